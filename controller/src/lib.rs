@@ -1,0 +1,1 @@
+//! Ringleader controller.

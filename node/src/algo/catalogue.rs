@@ -1,0 +1,211 @@
+//! What Ringleader can run: for each algorithm its name, source, the
+//! topologies it accepts, its assumptions, who wins, and its message bound as
+//! a function of n (positions) and k (initiators).
+
+use super::{Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, stages};
+use crate::topology::TopologyKind;
+
+/// Network assumptions of an algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Assumptions {
+    /// Needs links both ways.
+    pub bidirectional: bool,
+    /// Needs a common sense of direction.
+    pub oriented: bool,
+    /// Needs FIFO links.
+    pub fifo: bool,
+}
+
+/// One catalogue entry.
+#[derive(Clone, Copy, Debug)]
+pub struct AlgorithmSpec {
+    /// Catalogue name, e.g. `as-far`.
+    pub name: &'static str,
+    /// Human title.
+    pub title: &'static str,
+    /// Paper or seed followed.
+    pub source: &'static str,
+    /// One-paragraph description.
+    pub description: &'static str,
+    /// Topologies it runs on; the first is the default.
+    pub topologies: &'static [TopologyKind],
+    /// Network assumptions.
+    pub assumptions: Assumptions,
+    /// Its own winner rule (a request may mirror it).
+    pub rule: Rule,
+    /// The bound on all messages (election + notification), as text.
+    pub bound_formula: &'static str,
+    /// The bound on all messages for n positions and k initiators.
+    pub bound: fn(n: u64, k: u64) -> u64,
+    /// The exact message count, where it is the same on every schedule in
+    /// which initiators wake before any message reaches them (on FIFO links
+    /// where the algorithm assumes FIFO).
+    pub exact: Option<fn(n: u64, k: u64) -> u64>,
+    /// For given ids and initiators, the message count is the same on every
+    /// schedule in which initiators wake before any message reaches them (on
+    /// FIFO links). LIVE and SIMULATED counts must then match.
+    pub schedule_independent: bool,
+    /// Creates one node's state machine.
+    pub build: fn(&NodeContext) -> Box<dyn Algorithm>,
+}
+
+impl AlgorithmSpec {
+    /// The default topology.
+    pub fn default_topology(&self) -> TopologyKind {
+        self.topologies[0]
+    }
+
+    /// Can it run on `t`?
+    pub fn supports(&self, t: TopologyKind) -> bool {
+        self.topologies.contains(&t)
+    }
+}
+
+/// ⌈log2 n⌉ (0 for n ≤ 1).
+pub fn ceil_log2(n: u64) -> u64 {
+    if n <= 1 {
+        0
+    } else {
+        64 - (n - 1).leading_zeros() as u64
+    }
+}
+
+/// ⌊log2 n⌋ (0 for n ≤ 1).
+pub fn floor_log2(n: u64) -> u64 {
+    if n <= 1 {
+        0
+    } else {
+        63 - n.leading_zeros() as u64
+    }
+}
+
+const RINGS: &[TopologyKind] = &[
+    TopologyKind::RingUni,
+    TopologyKind::RingBi,
+    TopologyKind::RingBiUnoriented,
+];
+const BI_RINGS: &[TopologyKind] = &[TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
+
+/// Every algorithm, in the order `ListAlgorithms` shows them.
+pub static CATALOGUE: &[AlgorithmSpec] = &[
+    AlgorithmSpec {
+        name: "all-the-way",
+        title: "All the Way (Le Lann)",
+        source: "G. Le Lann 1977; N. Santoro, Design and Analysis of Distributed Algorithms, ch. 3 (seed 003)",
+        description: "Every id travels the whole ring; each node sees every id, learns n from the hop \
+                      counter of its own returning id, and decides once it has seen n ids. No \
+                      notification round is needed.",
+        topologies: RINGS,
+        assumptions: Assumptions {
+            bidirectional: false,
+            oriented: false,
+            fifo: false,
+        },
+        rule: Rule::Min,
+        bound_formula: "n^2",
+        bound: |n, _| n * n,
+        exact: Some(|n, _| n * n),
+        schedule_independent: true,
+        build: |c| Box::new(all_the_way::AllTheWay::new(c)),
+    },
+    AlgorithmSpec {
+        name: "as-far",
+        title: "AsFar (Chang-Roberts)",
+        source: "E. Chang, R. Roberts 1979; Santoro ch. 3 (seed 003)",
+        description: "Each id travels right until it meets a better id; the id that returns to its \
+                      owner wins, and the winner's notification goes round once.",
+        topologies: RINGS,
+        assumptions: Assumptions {
+            bidirectional: false,
+            oriented: false,
+            fifo: false,
+        },
+        rule: Rule::Max,
+        bound_formula: "n(n+1)/2 + n",
+        bound: |n, _| n * (n + 1) / 2 + n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(as_far::AsFar::new(c)),
+    },
+    AlgorithmSpec {
+        name: "controlled-distance",
+        title: "Controlled Distance (Hirschberg-Sinclair)",
+        source: "D. Hirschberg, J. Sinclair 1980 (seed 001); Santoro ch. 3 (seed 003)",
+        description: "Candidates probe both ways to distance 2^(stage-1) and survive when both probes \
+                      come back; a probe that travels all the way round elects its owner.",
+        topologies: BI_RINGS,
+        assumptions: Assumptions {
+            bidirectional: true,
+            oriented: false,
+            fifo: false,
+        },
+        rule: Rule::Max,
+        bound_formula: "8n(1+ceil(log2 n)) + n",
+        bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
+        exact: None,
+        schedule_independent: false,
+        build: |c| Box::new(controlled_distance::ControlledDistance::new(c)),
+    },
+    AlgorithmSpec {
+        name: "stages",
+        title: "Stages (Franklin)",
+        source: "W. R. Franklin 1982; Santoro ch. 3 (seed 003)",
+        description: "Candidates send their id both ways to the nearest candidates; a candidate that \
+                      beats both neighbours' ids survives to the next stage, so at most half survive.",
+        topologies: BI_RINGS,
+        assumptions: Assumptions {
+            bidirectional: true,
+            oriented: false,
+            fifo: true,
+        },
+        rule: Rule::Max,
+        bound_formula: "2n*floor(log2 n) + 3n",
+        bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(stages::Stages::new(c)),
+    },
+];
+
+/// The entry named `name`.
+pub fn find(name: &str) -> Option<&'static AlgorithmSpec> {
+    CATALOGUE.iter().find(|a| a.name == name)
+}
+
+/// Every catalogue name, comma-separated (for error messages).
+pub fn names() -> String {
+    CATALOGUE
+        .iter()
+        .map(|a| a.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Log helpers match their definitions on small and power-of-two values.
+    #[test]
+    fn logs() {
+        assert_eq!(
+            (ceil_log2(1), ceil_log2(2), ceil_log2(5), ceil_log2(8)),
+            (0, 1, 3, 3)
+        );
+        assert_eq!(
+            (floor_log2(1), floor_log2(2), floor_log2(5), floor_log2(8)),
+            (0, 1, 2, 3)
+        );
+    }
+
+    /// Names are unique and every entry has a default topology.
+    #[test]
+    fn catalogue_is_well_formed() {
+        let mut names: Vec<_> = CATALOGUE.iter().map(|a| a.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), CATALOGUE.len());
+        assert!(CATALOGUE.iter().all(|a| !a.topologies.is_empty()));
+        assert!(find("as-far").is_some() && find("nope").is_none());
+    }
+}

@@ -1,0 +1,314 @@
+//! The sans-IO election core.
+//!
+//! Every algorithm is a pure state machine implementing [`Algorithm`]: it is
+//! woken by [`Algorithm::on_start`] (a spontaneous initiator), fed messages
+//! with [`Algorithm::on_message`] and timers with [`Algorithm::on_timer`], and
+//! answers by pushing [`Effect`]s into an [`Outbox`]. It never touches tokio,
+//! sockets, clocks or a random generator; the drivers (the simulator in
+//! [`crate::sim`] and the gRPC runtime in [`crate::runtime`]) do, and they do
+//! the counting, so an algorithm cannot misreport its own cost.
+//!
+//! Ring conventions (kept by every ring algorithm and by [`crate::topology`]):
+//! ids are listed in ring order, position `i`'s *right* neighbour is position
+//! `i + 1 mod n`, port [`RIGHT`] leads right and port [`LEFT`] leads left, and
+//! a unidirectional algorithm sends to the right. On an unoriented ring each
+//! node's `LEFT`/`RIGHT` labels are its own.
+//!
+//! ```
+//! use ringleader_node::algo::{catalogue, NodeContext, Outbox, Rule, Effect, Msg, RIGHT};
+//! let spec = catalogue::find("as-far").unwrap();
+//! let mut node = (spec.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3 });
+//! let mut out = Outbox::default();
+//! node.on_start(&mut out);
+//! assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Election { id: 7, stage: 0, hops: 0 } }]);
+//! ```
+
+use std::fmt;
+
+pub mod all_the_way;
+pub mod as_far;
+pub mod catalogue;
+pub mod controlled_distance;
+pub mod stages;
+
+/// A node's local link label. Rings use [`LEFT`] and [`RIGHT`].
+pub type Port = u32;
+/// The port leading to the left neighbour (position `i - 1` on an oriented ring).
+pub const LEFT: Port = 0;
+/// The port leading to the right neighbour (position `i + 1` on an oriented ring).
+pub const RIGHT: Port = 1;
+
+/// The other port of a ring node.
+#[inline]
+pub fn other(port: Port) -> Port {
+    1 - port
+}
+
+/// Names a timer an algorithm set.
+pub type TimerId = u32;
+
+/// Which extremum wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// The smallest id wins.
+    Min,
+    /// The largest id wins.
+    Max,
+}
+
+impl Rule {
+    /// Does `a` beat `b` under this rule?
+    #[inline]
+    pub fn beats(self, a: u64, b: u64) -> bool {
+        match self {
+            Rule::Min => a < b,
+            Rule::Max => a > b,
+        }
+    }
+
+    /// The better of two ids.
+    #[inline]
+    pub fn best(self, a: u64, b: u64) -> u64 {
+        if self.beats(b, a) { b } else { a }
+    }
+
+    /// The winning id among `ids` (`None` when empty).
+    pub fn winner(self, ids: impl IntoIterator<Item = u64>) -> Option<u64> {
+        ids.into_iter().reduce(|a, b| self.best(a, b))
+    }
+
+    /// Lower-case name: `"min"` or `"max"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Min => "min",
+            Rule::Max => "max",
+        }
+    }
+}
+
+/// An election message, the domain twin of the protobuf `Body`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Msg {
+    /// A candidate id travelling the ring.
+    Election {
+        /// The candidate's id.
+        id: u64,
+        /// Sender's stage (Stages), 0 otherwise.
+        stage: u32,
+        /// Links crossed before this one (All the Way learns n from it).
+        hops: u32,
+    },
+    /// Controlled Distance "Forth": a probe that may cross `limit` more links.
+    Probe {
+        /// The candidate's id.
+        id: u64,
+        /// The candidate's stage.
+        stage: u32,
+        /// Links the probe may still cross, this one included.
+        limit: u32,
+    },
+    /// Controlled Distance "Back": a probe returning to its originator.
+    Reply {
+        /// The originator's id.
+        id: u64,
+        /// The originator's stage.
+        stage: u32,
+    },
+    /// Announcement of the winner.
+    Notify {
+        /// The leader's id.
+        leader: u64,
+    },
+}
+
+/// Kinds of [`Msg`], for per-kind counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MsgKind {
+    /// [`Msg::Election`]
+    Election = 0,
+    /// [`Msg::Probe`]
+    Probe = 1,
+    /// [`Msg::Reply`]
+    Reply = 2,
+    /// [`Msg::Notify`]
+    Notify = 3,
+}
+
+impl MsgKind {
+    /// Number of kinds (size of a per-kind counter array).
+    pub const COUNT: usize = 4;
+    /// Every kind, in index order.
+    pub const ALL: [MsgKind; Self::COUNT] = [
+        MsgKind::Election,
+        MsgKind::Probe,
+        MsgKind::Reply,
+        MsgKind::Notify,
+    ];
+
+    /// Counter name, as reported in `messages_by_kind`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MsgKind::Election => "election",
+            MsgKind::Probe => "probe",
+            MsgKind::Reply => "reply",
+            MsgKind::Notify => "notify",
+        }
+    }
+
+    /// Is this kind part of announcing the winner rather than finding it?
+    pub fn is_notification(self) -> bool {
+        matches!(self, MsgKind::Notify)
+    }
+}
+
+impl Msg {
+    /// The message's kind.
+    #[inline]
+    pub fn kind(&self) -> MsgKind {
+        match self {
+            Msg::Election { .. } => MsgKind::Election,
+            Msg::Probe { .. } => MsgKind::Probe,
+            Msg::Reply { .. } => MsgKind::Reply,
+            Msg::Notify { .. } => MsgKind::Notify,
+        }
+    }
+}
+
+/// What a node decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// This node is the leader.
+    Leader,
+    /// Another node is the leader.
+    Follower,
+}
+
+/// A node's final decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Decision {
+    /// Leader or follower.
+    pub role: Role,
+    /// The leader's id (this node's own id when it leads).
+    pub leader: u64,
+}
+
+/// What a state machine asks its driver to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Send `msg` on `port`.
+    Send {
+        /// Local port.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
+    /// Record the node's decision (at most once per election).
+    Decide(Decision),
+    /// Call [`Algorithm::on_timer`] with `timer` after `after_ms` (replaces a pending one).
+    SetTimer {
+        /// Timer name.
+        timer: TimerId,
+        /// Delay in milliseconds (virtual milliseconds in the simulator).
+        after_ms: u64,
+    },
+    /// Cancel a pending timer.
+    CancelTimer {
+        /// Timer name.
+        timer: TimerId,
+    },
+}
+
+/// The effects of one input, in order. Drivers reuse one outbox to avoid
+/// allocating per message.
+#[derive(Default, Debug)]
+pub struct Outbox {
+    effects: Vec<Effect>,
+}
+
+impl Outbox {
+    /// Queue a send.
+    #[inline]
+    pub fn send(&mut self, port: Port, msg: Msg) {
+        self.effects.push(Effect::Send { port, msg });
+    }
+
+    /// Queue a decision.
+    #[inline]
+    pub fn decide(&mut self, role: Role, leader: u64) {
+        self.effects.push(Effect::Decide(Decision { role, leader }));
+    }
+
+    /// Queue any effect.
+    #[inline]
+    pub fn push(&mut self, effect: Effect) {
+        self.effects.push(effect);
+    }
+
+    /// The queued effects.
+    pub fn effects(&self) -> &[Effect] {
+        &self.effects
+    }
+
+    /// Take the queued effects, leaving the outbox empty (keeps its capacity).
+    #[inline]
+    pub fn drain(&mut self) -> std::vec::Drain<'_, Effect> {
+        self.effects.drain(..)
+    }
+
+    /// Forget the queued effects.
+    pub fn clear(&mut self) {
+        self.effects.clear();
+    }
+}
+
+/// A message a state machine cannot take in its current state.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AlgoError {
+    /// The message kind does not belong to this algorithm.
+    #[error("{algorithm} does not use {kind} messages")]
+    UnexpectedKind {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// Kind received.
+        kind: &'static str,
+    },
+    /// The message arrived on a port this node does not have.
+    #[error("port {port} does not exist on this node")]
+    BadPort {
+        /// The port.
+        port: Port,
+    },
+    /// The message contradicts the algorithm's invariants (e.g. a duplicate id).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What a node knows when its share of an election is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeContext {
+    /// This node's id.
+    pub id: u64,
+    /// Which extremum wins.
+    pub rule: Rule,
+    /// Ring size. Algorithms of this crate do not rely on it (All the Way
+    /// learns it); it is there for algorithms that assume n known.
+    pub n: u32,
+}
+
+/// An election algorithm at one node: a pure state machine.
+pub trait Algorithm: Send + fmt::Debug {
+    /// Spontaneous wake-up of an initiator. Ignored if the node is already awake.
+    fn on_start(&mut self, out: &mut Outbox);
+
+    /// A message arrived on `port`.
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError>;
+
+    /// A timer set with [`Effect::SetTimer`] fired.
+    fn on_timer(&mut self, _timer: TimerId, _out: &mut Outbox) {}
+
+    /// The decision, once made.
+    fn decision(&self) -> Option<Decision>;
+
+    /// Current state name (for logs and events), e.g. `"candidate"`.
+    fn state(&self) -> &'static str;
+}

@@ -1,0 +1,11 @@
+//! Ringleader's node: the election state machines ([`algo`]), the overlays
+//! they run on ([`topology`]), the deterministic simulator ([`sim`]) and the
+//! gRPC runtime that runs them between real processes ([`runtime`]).
+#![warn(missing_docs, unreachable_pub)]
+
+pub mod algo;
+pub mod counters;
+pub mod invariants;
+pub mod sim;
+pub mod topology;
+pub mod wire;

@@ -1,0 +1,23 @@
+//! Protobuf types and gRPC stubs of Ringleader (package `ringleader.v1`).
+//!
+//! * [`v1::peer_server`] / [`v1::peer_client`]: node-to-node election traffic,
+//!   one persistent stream per directed link.
+//! * [`v1::agent_server`] / [`v1::agent_client`]: controller-to-node control.
+//! * [`v1::controller_server`] / [`v1::controller_client`]: the user-facing API.
+//!
+//! ```
+//! use prost::Message;
+//! use ringleader_proto::v1::{body, Body, Notify};
+//! let b = Body { kind: Some(body::Kind::Notify(Notify { leader: 7 })) };
+//! assert_eq!(b.encoded_len(), 4);
+//! ```
+#![warn(missing_docs)]
+
+/// Generated code of `ringleader.v1`.
+#[allow(missing_docs, clippy::all)]
+pub mod v1 {
+    tonic::include_proto!("ringleader.v1");
+}
+
+/// Encoded `FileDescriptorSet` of every Ringleader proto, for gRPC reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("ringleader_descriptor");
