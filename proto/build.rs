@@ -10,11 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // SAFETY: build scripts are single-threaded; nothing else reads the environment concurrently.
         unsafe { env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?) };
     }
-    let files = [
-        "ringleader/v1/peer.proto",
-        "ringleader/v1/agent.proto",
-        "ringleader/v1/controller.proto",
-    ];
+    let files = ["ringleader/v1/peer.proto", "ringleader/v1/agent.proto", "ringleader/v1/controller.proto"];
     for f in &files {
         println!("cargo:rerun-if-changed={f}");
     }

@@ -46,10 +46,7 @@ impl Counters {
 
     /// Non-zero per-kind counts with their names.
     pub fn named(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        MsgKind::ALL
-            .iter()
-            .map(|k| (k.name(), self.by_kind[*k as usize]))
-            .filter(|(_, c)| *c > 0)
+        MsgKind::ALL.iter().map(|k| (k.name(), self.by_kind[*k as usize])).filter(|(_, c)| *c > 0)
     }
 }
 
@@ -61,30 +58,13 @@ mod tests {
     #[test]
     fn record_and_add() {
         let mut c = Counters::default();
-        c.record(Msg::Election {
-            id: 1,
-            stage: 0,
-            hops: 0,
-        });
+        c.record(Msg::Election { id: 1, stage: 0, hops: 0 });
         c.record(Msg::Notify { leader: 1 });
         let mut t = Counters::default();
         t.add(&c);
         t.add(&c);
-        assert_eq!(
-            (t.messages, t.election_messages, t.notification_messages),
-            (4, 2, 2)
-        );
-        assert_eq!(
-            t.named().collect::<Vec<_>>(),
-            vec![("election", 2), ("notify", 2)]
-        );
-        assert_eq!(
-            t.bytes,
-            2 * (wire::encoded_len(Msg::Election {
-                id: 1,
-                stage: 0,
-                hops: 0
-            }) + 4) as u64
-        );
+        assert_eq!((t.messages, t.election_messages, t.notification_messages), (4, 2, 2));
+        assert_eq!(t.named().collect::<Vec<_>>(), vec![("election", 2), ("notify", 2)]);
+        assert_eq!(t.bytes, 2 * (wire::encoded_len(Msg::Election { id: 1, stage: 0, hops: 0 }) + 4) as u64);
     }
 }

@@ -13,21 +13,14 @@ pub fn at_most_one_leader(decisions: &[Option<Decision>]) -> Result<(), String> 
         .map(|(i, _)| i)
         .collect();
     if leaders.len() > 1 {
-        return Err(format!(
-            "{} leaders, at positions {:?}",
-            leaders.len(),
-            &leaders[..leaders.len().min(8)]
-        ));
+        return Err(format!("{} leaders, at positions {:?}", leaders.len(), &leaders[..leaders.len().min(8)]));
     }
     Ok(())
 }
 
 /// Some node claims leadership.
 pub fn some_leader(decisions: &[Option<Decision>]) -> Result<(), String> {
-    if decisions
-        .iter()
-        .any(|d| matches!(d, Some(d) if d.role == Role::Leader))
-    {
+    if decisions.iter().any(|d| matches!(d, Some(d) if d.role == Role::Leader)) {
         Ok(())
     } else {
         Err("no node became leader".into())
@@ -39,9 +32,7 @@ pub fn all_agree_on_leader(ids: &[u64], decisions: &[Option<Decision>]) -> Resul
     let undecided = decisions.iter().filter(|d| d.is_none()).count();
     if undecided > 0 {
         let first = decisions.iter().position(|d| d.is_none()).unwrap_or(0);
-        return Err(format!(
-            "{undecided} nodes never decided (first at position {first})"
-        ));
+        return Err(format!("{undecided} nodes never decided (first at position {first})"));
     }
     let mut named = decisions.iter().flatten().map(|d| d.leader);
     let first = named.next();
@@ -55,21 +46,14 @@ pub fn all_agree_on_leader(ids: &[u64], decisions: &[Option<Decision>]) -> Resul
             && d.role == Role::Leader
             && d.leader != ids[pos]
         {
-            return Err(format!(
-                "leader at position {pos} has id {} but announces {}",
-                ids[pos], d.leader
-            ));
+            return Err(format!("leader at position {pos} has id {} but announces {}", ids[pos], d.leader));
         }
     }
     Ok(())
 }
 
 /// The leader holds the winning id under `rule`.
-pub fn leader_is_extremum(
-    rule: Rule,
-    ids: &[u64],
-    decisions: &[Option<Decision>],
-) -> Result<(), String> {
+pub fn leader_is_extremum(rule: Rule, ids: &[u64], decisions: &[Option<Decision>]) -> Result<(), String> {
     let Some(expected) = rule.winner(ids.iter().copied()) else {
         return Ok(());
     };
@@ -78,11 +62,7 @@ pub fn leader_is_extremum(
             && d.role == Role::Leader
             && ids[pos] != expected
         {
-            return Err(format!(
-                "leader has id {} but the {} id is {expected}",
-                ids[pos],
-                rule.as_str()
-            ));
+            return Err(format!("leader has id {} but the {} id is {expected}", ids[pos], rule.as_str()));
         }
     }
     Ok(())
@@ -91,9 +71,7 @@ pub fn leader_is_extremum(
 /// The message count does not exceed the literature's bound.
 pub fn messages_within_bound(messages: u64, bound: u64, formula: &str) -> Result<(), String> {
     if messages > bound {
-        return Err(format!(
-            "{messages} messages exceed the bound {formula} = {bound}"
-        ));
+        return Err(format!("{messages} messages exceed the bound {formula} = {bound}"));
     }
     Ok(())
 }
@@ -128,19 +106,12 @@ pub fn verdict(
     ];
     let agreed = checks[2].is_ok();
     violations.extend(checks.into_iter().filter_map(Result::err));
-    let mut leaders = decisions
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| matches!(d, Some(d) if d.role == Role::Leader));
+    let mut leaders = decisions.iter().enumerate().filter(|(_, d)| matches!(d, Some(d) if d.role == Role::Leader));
     let leader = match (leaders.next(), leaders.next()) {
         (Some((p, _)), None) => Some(p as u32),
         _ => None,
     };
-    Verdict {
-        leader,
-        agreed,
-        violations,
-    }
+    Verdict { leader, agreed, violations }
 }
 
 #[cfg(test)]
@@ -148,37 +119,17 @@ mod tests {
     use super::*;
 
     fn lead(id: u64) -> Option<Decision> {
-        Some(Decision {
-            role: Role::Leader,
-            leader: id,
-        })
+        Some(Decision { role: Role::Leader, leader: id })
     }
     fn follow(id: u64) -> Option<Decision> {
-        Some(Decision {
-            role: Role::Follower,
-            leader: id,
-        })
+        Some(Decision { role: Role::Follower, leader: id })
     }
 
     /// A correct outcome passes every check and names the leader's position.
     #[test]
     fn correct_election() {
-        let v = verdict(
-            Rule::Max,
-            &[1, 3, 2],
-            &[follow(3), lead(3), follow(3)],
-            5,
-            9,
-            "x",
-        );
-        assert_eq!(
-            v,
-            Verdict {
-                leader: Some(1),
-                agreed: true,
-                violations: vec![]
-            }
-        );
+        let v = verdict(Rule::Max, &[1, 3, 2], &[follow(3), lead(3), follow(3)], 5, 9, "x");
+        assert_eq!(v, Verdict { leader: Some(1), agreed: true, violations: vec![] });
     }
 
     /// Each kind of failure is reported by its own check.
@@ -187,16 +138,8 @@ mod tests {
         let ids = [1, 3, 2];
         assert!(at_most_one_leader(&[lead(1), lead(3), None]).is_err());
         assert!(some_leader(&[follow(3), follow(3), None]).is_err());
-        assert!(
-            all_agree_on_leader(&ids, &[follow(3), lead(3), None])
-                .unwrap_err()
-                .contains("never decided")
-        );
-        assert!(
-            all_agree_on_leader(&ids, &[follow(2), lead(3), follow(3)])
-                .unwrap_err()
-                .contains("disagree")
-        );
+        assert!(all_agree_on_leader(&ids, &[follow(3), lead(3), None]).unwrap_err().contains("never decided"));
+        assert!(all_agree_on_leader(&ids, &[follow(2), lead(3), follow(3)]).unwrap_err().contains("disagree"));
         assert!(leader_is_extremum(Rule::Min, &ids, &[follow(3), lead(3), follow(3)]).is_err());
         assert!(messages_within_bound(10, 9, "n").is_err());
         let v = verdict(Rule::Max, &ids, &[lead(1), lead(3), follow(3)], 1, 9, "x");

@@ -50,14 +50,7 @@ pub struct SimConfig {
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig {
-            fifo: true,
-            unit_delay: false,
-            max_delay: 16,
-            stagger: false,
-            seed: 0,
-            max_deliveries: 0,
-        }
+        SimConfig { fifo: true, unit_delay: false, max_delay: 16, stagger: false, seed: 0, max_deliveries: 0 }
     }
 }
 
@@ -158,11 +151,8 @@ impl Driver<'_> {
         for eff in out.drain() {
             match eff {
                 Effect::Send { port, msg } => {
-                    let Some(link) = self.topo.link(pos, port).copied().filter(|l| l.outgoing)
-                    else {
-                        self.error(format!(
-                            "position {pos} sent {msg:?} on port {port}, which has no outgoing link"
-                        ));
+                    let Some(link) = self.topo.link(pos, port).copied().filter(|l| l.outgoing) else {
+                        self.error(format!("position {pos} sent {msg:?} on port {port}, which has no outgoing link"));
                         continue;
                     };
                     self.counters.record(msg);
@@ -175,8 +165,7 @@ impl Driver<'_> {
                         now + self.rng.random_range(1..=self.cfg.max_delay.max(1))
                     };
                     if self.cfg.fifo && !self.cfg.unit_delay {
-                        let slot =
-                            &mut self.link_last[(pos * self.topo.max_degree() + port) as usize];
+                        let slot = &mut self.link_last[(pos * self.topo.max_degree() + port) as usize];
                         time = time.max(*slot);
                         *slot = time;
                     }
@@ -186,11 +175,7 @@ impl Driver<'_> {
                             time,
                             seq: self.seq,
                             to: link.peer,
-                            what: What::Deliver {
-                                port: link.remote_port,
-                                msg: MsgOrd(msg),
-                                depth,
-                            },
+                            what: What::Deliver { port: link.remote_port, msg: MsgOrd(msg), depth },
                         },
                         &mut self.rng,
                     );
@@ -264,15 +249,8 @@ pub fn run(
     let n = topo.len();
     assert_eq!(ids.len(), n as usize, "one id per position");
     let bound = (spec.bound)(n as u64, initiators.len() as u64);
-    let cap = if cfg.max_deliveries > 0 {
-        cfg.max_deliveries
-    } else {
-        bound.saturating_mul(4).saturating_add(1_000)
-    };
-    let nodes = ids
-        .iter()
-        .map(|&id| (spec.build)(&NodeContext { id, rule, n }))
-        .collect();
+    let cap = if cfg.max_deliveries > 0 { cfg.max_deliveries } else { bound.saturating_mul(4).saturating_add(1_000) };
+    let nodes = ids.iter().map(|&id| (spec.build)(&NodeContext { id, rule, n })).collect();
     let mut d = Driver {
         topo,
         cfg,
@@ -299,12 +277,7 @@ pub fn run(
         let mut now_q: Vec<Event> = Vec::new();
         let mut next_q: Vec<Event> = Vec::new();
         for &p in initiators {
-            d.handle(Event {
-                time: 0,
-                seq: 0,
-                to: p,
-                what: What::Start,
-            });
+            d.handle(Event { time: 0, seq: 0, to: p, what: What::Start });
             d.apply(p, 0, |e, _| next_q.push(e));
         }
         let mut now = 0;
@@ -329,18 +302,9 @@ pub fn run(
     } else {
         let mut heap: BinaryHeap<Reverse<Event>> = BinaryHeap::new();
         for &p in initiators {
-            let time = if cfg.stagger {
-                d.rng.random_range(0..cfg.max_delay.max(1))
-            } else {
-                0
-            };
+            let time = if cfg.stagger { d.rng.random_range(0..cfg.max_delay.max(1)) } else { 0 };
             d.seq += 1;
-            heap.push(Reverse(Event {
-                time,
-                seq: d.seq,
-                to: p,
-                what: What::Start,
-            }));
+            heap.push(Reverse(Event { time, seq: d.seq, to: p, what: What::Start }));
         }
         while let Some(Reverse(ev)) = heap.pop() {
             if matches!(ev.what, What::Deliver { .. }) {
@@ -357,18 +321,9 @@ pub fn run(
         }
     }
 
-    let mut verdict = invariants::verdict(
-        rule,
-        ids,
-        &d.decisions,
-        d.counters.messages,
-        bound,
-        spec.bound_formula,
-    );
+    let mut verdict = invariants::verdict(rule, ids, &d.decisions, d.counters.messages, bound, spec.bound_formula);
     if !terminated {
-        verdict
-            .violations
-            .push(format!("did not go quiet within {cap} deliveries"));
+        verdict.violations.push(format!("did not go quiet within {cap} deliveries"));
     }
     verdict.violations.extend(d.errors.iter().cloned());
     SimReport {

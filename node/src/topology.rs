@@ -101,16 +101,8 @@ impl Topology {
         for i in 0..n_us {
             let r = (i + 1) % n_us;
             let l = (i + n_us - 1) % n_us;
-            let right = PortLink {
-                peer: r as u32,
-                remote_port: label(r, false),
-                outgoing: true,
-            };
-            let left = PortLink {
-                peer: l as u32,
-                remote_port: label(l, true),
-                outgoing: outgoing_left,
-            };
+            let right = PortLink { peer: r as u32, remote_port: label(r, false), outgoing: true };
+            let left = PortLink { peer: l as u32, remote_port: label(l, true), outgoing: outgoing_left };
             let mut pair = [left, right];
             if flipped[i] {
                 pair.swap(0, 1);
@@ -195,10 +187,7 @@ impl IdOrder {
             }
             IdOrder::Explicit(ids) => {
                 if ids.len() != n as usize {
-                    return Err(IdError::WrongLength {
-                        given: ids.len(),
-                        n,
-                    });
+                    return Err(IdError::WrongLength { given: ids.len(), n });
                 }
                 check_distinct(ids)?;
                 ids.clone()
@@ -238,11 +227,7 @@ mod tests {
     /// Every port of every ring leads to a neighbour whose remote port leads straight back.
     #[test]
     fn ring_links_are_symmetric() {
-        for kind in [
-            TopologyKind::RingUni,
-            TopologyKind::RingBi,
-            TopologyKind::RingBiUnoriented,
-        ] {
+        for kind in [TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented] {
             for n in 2..9 {
                 let t = Topology::ring(kind, n, 7).unwrap();
                 for i in 0..n {
@@ -263,22 +248,8 @@ mod tests {
     #[test]
     fn oriented_ring_convention() {
         let t = Topology::ring(TopologyKind::RingUni, 5, 0).unwrap();
-        assert_eq!(
-            t.link(4, RIGHT),
-            Some(&PortLink {
-                peer: 0,
-                remote_port: LEFT,
-                outgoing: true
-            })
-        );
-        assert_eq!(
-            t.link(0, LEFT),
-            Some(&PortLink {
-                peer: 4,
-                remote_port: RIGHT,
-                outgoing: false
-            })
-        );
+        assert_eq!(t.link(4, RIGHT), Some(&PortLink { peer: 0, remote_port: LEFT, outgoing: true }));
+        assert_eq!(t.link(0, LEFT), Some(&PortLink { peer: 4, remote_port: RIGHT, outgoing: false }));
     }
 
     /// Unoriented rings really disagree on direction somewhere.
@@ -300,14 +271,8 @@ mod tests {
         assert_eq!(r, IdOrder::Random(9).arrange(50).unwrap());
         r.sort();
         assert_eq!(r, (1..=50).collect::<Vec<_>>());
-        assert_eq!(
-            IdOrder::Explicit(vec![4, 4]).arrange(2),
-            Err(IdError::Duplicate(4))
-        );
-        assert_eq!(
-            IdOrder::Explicit(vec![4]).arrange(2),
-            Err(IdError::WrongLength { given: 1, n: 2 })
-        );
+        assert_eq!(IdOrder::Explicit(vec![4, 4]).arrange(2), Err(IdError::Duplicate(4)));
+        assert_eq!(IdOrder::Explicit(vec![4]).arrange(2), Err(IdError::WrongLength { given: 1, n: 2 }));
     }
 
     /// Initiator picks are distinct, sorted, in range, and reproducible.

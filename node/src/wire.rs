@@ -27,9 +27,7 @@ pub enum WireError {
 impl From<Msg> for pb::Body {
     fn from(m: Msg) -> Self {
         let kind = match m {
-            Msg::Election { id, stage, hops } => {
-                Kind::Election(pb::RingElection { id, stage, hops })
-            }
+            Msg::Election { id, stage, hops } => Kind::Election(pb::RingElection { id, stage, hops }),
             Msg::Probe { id, stage, limit } => Kind::Probe(pb::Probe { id, stage, limit }),
             Msg::Reply { id, stage } => Kind::Reply(pb::Reply { id, stage }),
             Msg::Notify { leader } => Kind::Notify(pb::Notify { leader }),
@@ -42,25 +40,12 @@ impl TryFrom<&pb::Body> for Msg {
     type Error = WireError;
 
     fn try_from(b: &pb::Body) -> Result<Self, WireError> {
-        Ok(
-            match b.kind.as_ref().ok_or(WireError::Missing("body.kind"))? {
-                Kind::Election(e) => Msg::Election {
-                    id: e.id,
-                    stage: e.stage,
-                    hops: e.hops,
-                },
-                Kind::Probe(p) => Msg::Probe {
-                    id: p.id,
-                    stage: p.stage,
-                    limit: p.limit,
-                },
-                Kind::Reply(r) => Msg::Reply {
-                    id: r.id,
-                    stage: r.stage,
-                },
-                Kind::Notify(n) => Msg::Notify { leader: n.leader },
-            },
-        )
+        Ok(match b.kind.as_ref().ok_or(WireError::Missing("body.kind"))? {
+            Kind::Election(e) => Msg::Election { id: e.id, stage: e.stage, hops: e.hops },
+            Kind::Probe(p) => Msg::Probe { id: p.id, stage: p.stage, limit: p.limit },
+            Kind::Reply(r) => Msg::Reply { id: r.id, stage: r.stage },
+            Kind::Notify(n) => Msg::Notify { leader: n.leader },
+        })
     }
 }
 
@@ -99,16 +84,8 @@ mod tests {
     #[test]
     fn round_trip() {
         let msgs = [
-            Msg::Election {
-                id: u64::MAX,
-                stage: 3,
-                hops: 9,
-            },
-            Msg::Probe {
-                id: 1,
-                stage: 0,
-                limit: 4,
-            },
+            Msg::Election { id: u64::MAX, stage: 3, hops: 9 },
+            Msg::Probe { id: 1, stage: 0, limit: 4 },
             Msg::Reply { id: 5, stage: 2 },
             Msg::Notify { leader: 0 },
         ];
@@ -123,9 +100,6 @@ mod tests {
     /// A body without a kind is an error naming the field, not a panic.
     #[test]
     fn empty_body_is_rejected() {
-        assert_eq!(
-            Msg::try_from(&pb::Body { kind: None }),
-            Err(WireError::Missing("body.kind"))
-        );
+        assert_eq!(Msg::try_from(&pb::Body { kind: None }), Err(WireError::Missing("body.kind")));
     }
 }

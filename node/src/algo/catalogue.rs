@@ -63,27 +63,15 @@ impl AlgorithmSpec {
 
 /// ⌈log2 n⌉ (0 for n ≤ 1).
 pub fn ceil_log2(n: u64) -> u64 {
-    if n <= 1 {
-        0
-    } else {
-        64 - (n - 1).leading_zeros() as u64
-    }
+    if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() as u64 }
 }
 
 /// ⌊log2 n⌋ (0 for n ≤ 1).
 pub fn floor_log2(n: u64) -> u64 {
-    if n <= 1 {
-        0
-    } else {
-        63 - n.leading_zeros() as u64
-    }
+    if n <= 1 { 0 } else { 63 - n.leading_zeros() as u64 }
 }
 
-const RINGS: &[TopologyKind] = &[
-    TopologyKind::RingUni,
-    TopologyKind::RingBi,
-    TopologyKind::RingBiUnoriented,
-];
+const RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
 const BI_RINGS: &[TopologyKind] = &[TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
 
 /// Every algorithm, in the order `ListAlgorithms` shows them.
@@ -96,11 +84,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
                       counter of its own returning id, and decides once it has seen n ids. No \
                       notification round is needed.",
         topologies: RINGS,
-        assumptions: Assumptions {
-            bidirectional: false,
-            oriented: false,
-            fifo: false,
-        },
+        assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
         rule: Rule::Min,
         bound_formula: "n^2",
         bound: |n, _| n * n,
@@ -115,11 +99,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         description: "Each id travels right until it meets a better id; the id that returns to its \
                       owner wins, and the winner's notification goes round once.",
         topologies: RINGS,
-        assumptions: Assumptions {
-            bidirectional: false,
-            oriented: false,
-            fifo: false,
-        },
+        assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
         rule: Rule::Max,
         bound_formula: "n(n+1)/2 + n",
         bound: |n, _| n * (n + 1) / 2 + n,
@@ -134,11 +114,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         description: "Candidates probe both ways to distance 2^(stage-1) and survive when both probes \
                       come back; a probe that travels all the way round elects its owner.",
         topologies: BI_RINGS,
-        assumptions: Assumptions {
-            bidirectional: true,
-            oriented: false,
-            fifo: false,
-        },
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
         rule: Rule::Max,
         bound_formula: "8n(1+ceil(log2 n)) + n",
         bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
@@ -153,11 +129,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         description: "Candidates send their id both ways to the nearest candidates; a candidate that \
                       beats both neighbours' ids survives to the next stage, so at most half survive.",
         topologies: BI_RINGS,
-        assumptions: Assumptions {
-            bidirectional: true,
-            oriented: false,
-            fifo: true,
-        },
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
         rule: Rule::Max,
         bound_formula: "2n*floor(log2 n) + 3n",
         bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
@@ -174,11 +146,7 @@ pub fn find(name: &str) -> Option<&'static AlgorithmSpec> {
 
 /// Every catalogue name, comma-separated (for error messages).
 pub fn names() -> String {
-    CATALOGUE
-        .iter()
-        .map(|a| a.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    CATALOGUE.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -188,14 +156,8 @@ mod tests {
     /// Log helpers match their definitions on small and power-of-two values.
     #[test]
     fn logs() {
-        assert_eq!(
-            (ceil_log2(1), ceil_log2(2), ceil_log2(5), ceil_log2(8)),
-            (0, 1, 3, 3)
-        );
-        assert_eq!(
-            (floor_log2(1), floor_log2(2), floor_log2(5), floor_log2(8)),
-            (0, 1, 2, 3)
-        );
+        assert_eq!((ceil_log2(1), ceil_log2(2), ceil_log2(5), ceil_log2(8)), (0, 1, 3, 3));
+        assert_eq!((floor_log2(1), floor_log2(2), floor_log2(5), floor_log2(8)), (0, 1, 2, 3));
     }
 
     /// Names are unique and every entry has a default topology.

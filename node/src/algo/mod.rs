@@ -138,12 +138,7 @@ impl MsgKind {
     /// Number of kinds (size of a per-kind counter array).
     pub const COUNT: usize = 4;
     /// Every kind, in index order.
-    pub const ALL: [MsgKind; Self::COUNT] = [
-        MsgKind::Election,
-        MsgKind::Probe,
-        MsgKind::Reply,
-        MsgKind::Notify,
-    ];
+    pub const ALL: [MsgKind; Self::COUNT] = [MsgKind::Election, MsgKind::Probe, MsgKind::Reply, MsgKind::Notify];
 
     /// Counter name, as reported in `messages_by_kind`.
     pub fn name(self) -> &'static str {
