@@ -1,27 +1,156 @@
-//! placeholder
-use super::*;
-/// placeholder
+//! # All the Way (Le Lann 1977)
+//!
+//! * Source: G. Le Lann, "Distributed systems: towards a formal approach"
+//!   (1977); N. Santoro, *Design and Analysis of Distributed Algorithms*,
+//!   ch. 3 (seed 003), "All the way".
+//! * Network: ring, unidirectional or bidirectional, local orientation only;
+//!   no FIFO needed (the hop counter tells n).
+//! * Winner: the minimum (Santoro), or the maximum when mirrored.
+//! * Messages: exactly n² (every id crosses every link); no notification is
+//!   needed because every node sees every id. Ideal time: about 2n.
+//!
+//! Every node (initiators first, the others when a message wakes them) sends
+//! its id to its right with hop counter 1; every node forwards every foreign
+//! id to the port opposite the one it came on, adding one to the counter, and
+//! remembers the best id seen. When its own id returns, the counter is n.
+//!
+//! Correction to the seed: its `CHECK` compares `count = ringsize`, but
+//! `count` counts the *foreign* ids a node has seen, which is `n - 1` at the
+//! end, so a literal transcription never terminates. A node decides when it
+//! knows n and has seen `n - 1` foreign ids.
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    Awake,
+    Done,
+}
+
+/// One node of All the Way.
 #[derive(Debug)]
 pub struct AllTheWay {
     id: u64,
+    rule: Rule,
+    state: State,
+    best: u64,
+    /// Foreign ids seen.
+    seen: u32,
+    /// Ring size, once the own id came back.
+    ring_size: Option<u32>,
+    decision: Option<Decision>,
 }
+
 impl AllTheWay {
-    /// New node.
+    /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        AllTheWay { id: c.id }
+        AllTheWay { id: c.id, rule: c.rule, state: State::Asleep, best: c.id, seen: 0, ring_size: None, decision: None }
+    }
+
+    fn wake(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            self.state = State::Awake;
+            out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 1 });
+        }
+    }
+
+    fn check(&mut self, out: &mut Outbox) {
+        if let Some(n) = self.ring_size
+            && self.seen + 1 == n
+        {
+            self.state = State::Done;
+            let role = if self.best == self.id { Role::Leader } else { Role::Follower };
+            let d = Decision { role, leader: self.best };
+            self.decision = Some(d);
+            out.push(super::Effect::Decide(d));
+        }
     }
 }
+
 impl Algorithm for AllTheWay {
-    fn on_start(&mut self, _out: &mut Outbox) {
-        let _ = self.id;
+    fn on_start(&mut self, out: &mut Outbox) {
+        self.wake(out);
     }
-    fn on_message(&mut self, _port: Port, _msg: Msg, _out: &mut Outbox) -> Result<(), AlgoError> {
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        let Msg::Election { id, hops, .. } = msg else {
+            return Err(AlgoError::UnexpectedKind { algorithm: "all-the-way", kind: msg.kind().name() });
+        };
+        if self.state == State::Done {
+            return Err(AlgoError::Invalid(format!("id {id} arrived after this node saw all {:?} ids", self.ring_size)));
+        }
+        self.wake(out);
+        if id == self.id {
+            if self.ring_size.is_some() || hops < 1 {
+                return Err(AlgoError::Invalid(format!("own id {id} came back twice or with hop count {hops}")));
+            }
+            self.ring_size = Some(hops);
+        } else {
+            out.send(other(port), Msg::Election { id, stage: 0, hops: hops.saturating_add(1) });
+            self.best = self.rule.best(self.best, id);
+            self.seen += 1;
+        }
+        self.check(out);
         Ok(())
     }
+
     fn decision(&self) -> Option<Decision> {
-        None
+        self.decision
     }
+
     fn state(&self) -> &'static str {
-        "asleep"
+        match (self.state, self.decision) {
+            (State::Asleep, _) => "asleep",
+            (State::Awake, _) => "awake",
+            (State::Done, Some(Decision { role: Role::Leader, .. })) => "leader",
+            (State::Done, _) => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{Effect, LEFT};
+
+    fn node(id: u64) -> AllTheWay {
+        AllTheWay::new(&NodeContext { id, rule: Rule::Min, n: 3 })
+    }
+
+    /// A node woken by a message first sends its own id, then forwards the foreign one.
+    #[test]
+    fn wake_by_message_sends_own_then_forwards() {
+        let mut a = node(5);
+        let mut out = Outbox::default();
+        a.on_message(LEFT, Msg::Election { id: 2, stage: 0, hops: 1 }, &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[
+                Effect::Send { port: RIGHT, msg: Msg::Election { id: 5, stage: 0, hops: 1 } },
+                Effect::Send { port: RIGHT, msg: Msg::Election { id: 2, stage: 0, hops: 2 } },
+            ]
+        );
+    }
+
+    /// Decision waits for both n (own id back) and n-1 foreign ids, in either order.
+    #[test]
+    fn decides_after_n_minus_one_foreign_ids_and_own_return() {
+        let mut a = node(5);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        a.on_message(LEFT, Msg::Election { id: 5, stage: 0, hops: 3 }, &mut out).unwrap();
+        a.on_message(LEFT, Msg::Election { id: 9, stage: 0, hops: 1 }, &mut out).unwrap();
+        assert_eq!(a.decision(), None);
+        out.clear();
+        a.on_message(LEFT, Msg::Election { id: 2, stage: 0, hops: 2 }, &mut out).unwrap();
+        assert_eq!(out.effects().last(), Some(&Effect::Decide(Decision { role: Role::Follower, leader: 2 })));
+    }
+
+    /// Foreign message kinds are refused, not panicked on.
+    #[test]
+    fn rejects_other_kinds() {
+        let mut a = node(1);
+        assert!(a.on_message(LEFT, Msg::Notify { leader: 1 }, &mut Outbox::default()).is_err());
     }
 }

@@ -1,27 +1,170 @@
-//! placeholder
-use super::*;
-/// placeholder
+//! # AsFar (Chang-Roberts 1979)
+//!
+//! * Source: E. Chang, R. Roberts, "An improved algorithm for decentralized
+//!   extrema-finding in circular configurations of processes" (1979);
+//!   Santoro ch. 3 (seed 003), "AsFar (as it can)".
+//! * Network: ring; sends to the right only, so it runs on unidirectional
+//!   rings and (using its local right) on any bidirectional ring; no FIFO.
+//! * Winner: the maximum (Chang-Roberts), or the minimum when mirrored.
+//! * Messages: worst n(n+1)/2 election + n notification (ids descending in
+//!   the sending direction for max), best 2n-1 + n, average n·H_n + n.
+//!
+//! An awake node remembers the best id it has seen; it forwards an arriving
+//! id only if that id beats everything it has seen, so each id travels as
+//! far as it can. The id that comes back to its owner wins; the winner sends
+//! a notification round the ring. A sleeping node woken by a message sends
+//! its own id first, unless the arriving id already beats it (Santoro's
+//! "avoided if" rule).
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    Awake,
+    Leader,
+    Follower,
+}
+
+/// One node of AsFar.
 #[derive(Debug)]
 pub struct AsFar {
     id: u64,
+    rule: Rule,
+    state: State,
+    best: u64,
+    leader: u64,
 }
+
 impl AsFar {
-    /// New node.
+    /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        AsFar { id: c.id }
+        AsFar { id: c.id, rule: c.rule, state: State::Asleep, best: c.id, leader: 0 }
     }
 }
+
 impl Algorithm for AsFar {
-    fn on_start(&mut self, _out: &mut Outbox) {
-        let _ = self.id;
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            self.state = State::Awake;
+            out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
+        }
     }
-    fn on_message(&mut self, _port: Port, _msg: Msg, _out: &mut Outbox) -> Result<(), AlgoError> {
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        match msg {
+            Msg::Election { id, .. } => match self.state {
+                State::Asleep => {
+                    self.state = State::Awake;
+                    if self.rule.beats(id, self.id) {
+                        self.best = id;
+                        out.send(other(port), msg);
+                    } else {
+                        out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
+                    }
+                }
+                State::Awake => {
+                    if id == self.id {
+                        self.state = State::Leader;
+                        self.leader = id;
+                        out.decide(Role::Leader, id);
+                        out.send(RIGHT, Msg::Notify { leader: id });
+                    } else if self.rule.beats(id, self.best) {
+                        self.best = id;
+                        out.send(other(port), msg);
+                    }
+                }
+                // Ids still in flight when the election ended are swallowed.
+                State::Leader | State::Follower => {}
+            },
+            Msg::Notify { leader } => match self.state {
+                State::Leader | State::Follower => {}
+                State::Asleep | State::Awake => {
+                    self.state = State::Follower;
+                    self.leader = leader;
+                    out.decide(Role::Follower, leader);
+                    out.send(other(port), msg);
+                }
+            },
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: "as-far", kind: msg.kind().name() }),
+        }
         Ok(())
     }
+
     fn decision(&self) -> Option<Decision> {
-        None
+        match self.state {
+            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
+            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
+            _ => None,
+        }
     }
+
     fn state(&self) -> &'static str {
-        "asleep"
+        match self.state {
+            State::Asleep => "asleep",
+            State::Awake => "awake",
+            State::Leader => "leader",
+            State::Follower => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{Effect, LEFT};
+
+    fn node(id: u64) -> AsFar {
+        AsFar::new(&NodeContext { id, rule: Rule::Max, n: 4 })
+    }
+
+    /// A sleeping node woken by a better id forwards it without sending its own.
+    #[test]
+    fn woken_by_better_id_only_forwards() {
+        let mut a = node(3);
+        let mut out = Outbox::default();
+        let m = Msg::Election { id: 9, stage: 0, hops: 0 };
+        a.on_message(LEFT, m, &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: m }]);
+    }
+
+    /// A sleeping node woken by a worse id sends its own and swallows the other.
+    #[test]
+    fn woken_by_worse_id_sends_own() {
+        let mut a = node(3);
+        let mut out = Outbox::default();
+        a.on_message(LEFT, Msg::Election { id: 1, stage: 0, hops: 0 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Election { id: 3, stage: 0, hops: 0 } }]);
+    }
+
+    /// The own id coming back makes the node leader and starts the notification.
+    #[test]
+    fn own_id_back_elects_and_notifies() {
+        let mut a = node(3);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(LEFT, Msg::Election { id: 3, stage: 0, hops: 0 }, &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[
+                Effect::Decide(Decision { role: Role::Leader, leader: 3 }),
+                Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 3 } }
+            ]
+        );
+        out.clear();
+        a.on_message(LEFT, Msg::Notify { leader: 3 }, &mut out).unwrap();
+        assert!(out.effects().is_empty(), "the notification stops at the leader");
+    }
+
+    /// An awake node drops ids that do not beat the best it has seen.
+    #[test]
+    fn drops_beaten_ids() {
+        let mut a = node(3);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(LEFT, Msg::Election { id: 2, stage: 0, hops: 0 }, &mut out).unwrap();
+        assert!(out.effects().is_empty());
     }
 }

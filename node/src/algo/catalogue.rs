@@ -41,9 +41,9 @@ pub struct AlgorithmSpec {
     /// which initiators wake before any message reaches them (on FIFO links
     /// where the algorithm assumes FIFO).
     pub exact: Option<fn(n: u64, k: u64) -> u64>,
-    /// For given ids and initiators, the message count is the same on every
-    /// schedule in which initiators wake before any message reaches them (on
-    /// FIFO links). LIVE and SIMULATED counts must then match.
+    /// On an oriented ring with FIFO links, for given ids and initiators, the
+    /// message count is the same on every schedule in which initiators wake
+    /// before any message reaches them. LIVE and SIMULATED counts must then match.
     pub schedule_independent: bool,
     /// Creates one node's state machine.
     pub build: fn(&NodeContext) -> Box<dyn Algorithm>,

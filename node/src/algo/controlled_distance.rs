@@ -1,27 +1,237 @@
-//! placeholder
-use super::*;
-/// placeholder
+//! # Controlled Distance (Hirschberg-Sinclair 1980)
+//!
+//! * Source: D. S. Hirschberg, J. B. Sinclair, "Decentralized extrema-finding
+//!   in circular configurations of processors" (1980); seed 001 (HS); Santoro
+//!   ch. 3 (seed 003), "Controlled distance".
+//! * Network: bidirectional ring, no orientation, no FIFO.
+//! * Winner: the maximum (HS), or the minimum when mirrored.
+//! * Messages: at most 8n(1 + ⌈log n⌉) election messages (Lynch's analysis)
+//!   + n notification. Ideal time O(n).
+//!
+//! A candidate in stage s sends a probe both ways that may cross 2^(s-1)
+//! links. Every node on the way compares (seed 001): a probe whose id does
+//! not beat the node's own id is swallowed; otherwise the node (now defeated
+//! if it was a candidate or asleep) relays it, or sends a reply back when the
+//! probe has no distance left. A candidate whose two probes both come back
+//! starts the next stage; a candidate that receives its own probe has sent it
+//! all the way round and is the leader; it sends a notification round.
+//!
+//! Corrections to the seed's pseudo-code (Santoro's slides):
+//! * `CHECK` advances the stage when `count = 1`, i.e. after the first reply;
+//!   a candidate must wait for the replies from *both* sides, else it
+//!   survives on one side's evidence (a better id on the other side is never
+//!   heard of, and two leaders can result).
+//! * A `DEFEATED` node forwards "everything to the other side"; probes must
+//!   still have their distance counted down and be bounced back at the limit
+//!   by relays, or they travel past their stage's distance.
+//! * Stray messages: a reply that reaches its originator after the
+//!   originator was defeated, and probes or replies that reach a node after
+//!   the election ended, are swallowed.
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    Candidate,
+    Defeated,
+    Leader,
+    Follower,
+}
+
+/// One node of Controlled Distance.
 #[derive(Debug)]
 pub struct ControlledDistance {
     id: u64,
+    rule: Rule,
+    state: State,
+    stage: u32,
+    replies: u8,
+    leader: u64,
 }
+
+/// Distance of stage `s` (1-based): 2^(s-1), saturating.
+fn distance(stage: u32) -> u32 {
+    1u32.checked_shl(stage.saturating_sub(1)).unwrap_or(u32::MAX)
+}
+
 impl ControlledDistance {
-    /// New node.
+    /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        ControlledDistance { id: c.id }
+        ControlledDistance { id: c.id, rule: c.rule, state: State::Asleep, stage: 0, replies: 0, leader: 0 }
+    }
+
+    fn probe_both(&mut self, out: &mut Outbox) {
+        self.stage += 1;
+        self.replies = 0;
+        let msg = Msg::Probe { id: self.id, stage: self.stage, limit: distance(self.stage) };
+        out.send(RIGHT, msg);
+        out.send(other(RIGHT), msg);
+    }
+
+    /// Relay a probe that beats this node: onwards, or back at the limit.
+    fn relay_probe(port: Port, id: u64, stage: u32, limit: u32, out: &mut Outbox) {
+        let left = limit.saturating_sub(1);
+        if left == 0 {
+            out.send(port, Msg::Reply { id, stage });
+        } else {
+            out.send(other(port), Msg::Probe { id, stage, limit: left });
+        }
+    }
+
+    fn probe(&mut self, port: Port, id: u64, stage: u32, limit: u32, out: &mut Outbox) {
+        match self.state {
+            State::Leader | State::Follower => {}
+            State::Candidate if id == self.id => {
+                self.state = State::Leader;
+                self.leader = id;
+                out.decide(Role::Leader, id);
+                out.send(RIGHT, Msg::Notify { leader: id });
+            }
+            // Own probe back after defeat cannot happen with distinct ids
+            // (the best node swallows it); swallow it anyway.
+            State::Defeated if id == self.id => {}
+            _ if self.rule.beats(id, self.id) => {
+                self.state = State::Defeated;
+                Self::relay_probe(port, id, stage, limit, out);
+            }
+            State::Asleep => {
+                self.state = State::Candidate;
+                self.probe_both(out);
+            }
+            // Worse probes are swallowed by candidates and relays alike.
+            State::Candidate | State::Defeated => {}
+        }
     }
 }
+
 impl Algorithm for ControlledDistance {
-    fn on_start(&mut self, _out: &mut Outbox) {
-        let _ = self.id;
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            self.state = State::Candidate;
+            self.probe_both(out);
+        }
     }
-    fn on_message(&mut self, _port: Port, _msg: Msg, _out: &mut Outbox) -> Result<(), AlgoError> {
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        match msg {
+            Msg::Probe { id, stage, limit } => self.probe(port, id, stage, limit, out),
+            Msg::Reply { id, stage } => match self.state {
+                State::Leader | State::Follower => {}
+                State::Defeated if id != self.id => out.send(other(port), msg),
+                State::Defeated => {}
+                State::Candidate if id == self.id => {
+                    if stage != self.stage {
+                        return Err(AlgoError::Invalid(format!(
+                            "reply of stage {stage} reached its candidate in stage {}",
+                            self.stage
+                        )));
+                    }
+                    self.replies += 1;
+                    if self.replies == 2 {
+                        self.probe_both(out);
+                    }
+                }
+                State::Candidate | State::Asleep => {
+                    return Err(AlgoError::Invalid(format!(
+                        "reply for {id} reached a node ({}) that never relayed its probe",
+                        self.state()
+                    )));
+                }
+            },
+            Msg::Notify { leader } => match self.state {
+                State::Leader | State::Follower => {}
+                _ => {
+                    self.state = State::Follower;
+                    self.leader = leader;
+                    out.decide(Role::Follower, leader);
+                    out.send(other(port), msg);
+                }
+            },
+            Msg::Election { .. } => {
+                return Err(AlgoError::UnexpectedKind { algorithm: "controlled-distance", kind: msg.kind().name() });
+            }
+        }
         Ok(())
     }
+
     fn decision(&self) -> Option<Decision> {
-        None
+        match self.state {
+            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
+            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
+            _ => None,
+        }
     }
+
     fn state(&self) -> &'static str {
-        "asleep"
+        match self.state {
+            State::Asleep => "asleep",
+            State::Candidate => "candidate",
+            State::Defeated => "defeated",
+            State::Leader => "leader",
+            State::Follower => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{Effect, LEFT};
+
+    fn node(id: u64) -> ControlledDistance {
+        ControlledDistance::new(&NodeContext { id, rule: Rule::Max, n: 8 })
+    }
+
+    /// Stage s probes both ways with distance 2^(s-1), and only after both replies.
+    #[test]
+    fn stages_wait_for_both_replies() {
+        let mut a = node(5);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        let p1 = Msg::Probe { id: 5, stage: 1, limit: 1 };
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: p1 }, Effect::Send { port: LEFT, msg: p1 }]);
+        out.clear();
+        a.on_message(LEFT, Msg::Reply { id: 5, stage: 1 }, &mut out).unwrap();
+        assert!(out.effects().is_empty(), "one reply is not enough");
+        a.on_message(RIGHT, Msg::Reply { id: 5, stage: 1 }, &mut out).unwrap();
+        let p2 = Msg::Probe { id: 5, stage: 2, limit: 2 };
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: p2 }, Effect::Send { port: LEFT, msg: p2 }]);
+    }
+
+    /// A relay counts the distance down and bounces the probe at the limit.
+    #[test]
+    fn relays_count_down_and_bounce() {
+        let mut a = node(1);
+        let mut out = Outbox::default();
+        a.on_message(LEFT, Msg::Probe { id: 5, stage: 2, limit: 2 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Probe { id: 5, stage: 2, limit: 1 } }]);
+        assert_eq!(a.state(), "defeated");
+        out.clear();
+        a.on_message(RIGHT, Msg::Probe { id: 7, stage: 1, limit: 1 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Reply { id: 7, stage: 1 } }]);
+    }
+
+    /// A sleeping node woken by a worse probe swallows it and becomes a candidate.
+    #[test]
+    fn worse_probe_wakes_a_candidate() {
+        let mut a = node(9);
+        let mut out = Outbox::default();
+        a.on_message(LEFT, Msg::Probe { id: 5, stage: 1, limit: 1 }, &mut out).unwrap();
+        assert_eq!(a.state(), "candidate");
+        assert_eq!(out.effects().len(), 2);
+        assert!(out.effects().iter().all(|e| matches!(e, Effect::Send { msg: Msg::Probe { id: 9, .. }, .. })));
+    }
+
+    /// Its own probe arriving makes a candidate leader and starts the notification.
+    #[test]
+    fn own_probe_elects() {
+        let mut a = node(9);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(LEFT, Msg::Probe { id: 9, stage: 1, limit: 1 }, &mut out).unwrap();
+        assert_eq!(a.decision(), Some(Decision { role: Role::Leader, leader: 9 }));
+        assert_eq!(out.effects()[1], Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } });
     }
 }

@@ -95,7 +95,8 @@ pub enum Msg {
         id: u64,
         /// Sender's stage (Stages), 0 otherwise.
         stage: u32,
-        /// Links crossed before this one (All the Way learns n from it).
+        /// Links crossed, counting the one it arrives on (All the Way learns n
+        /// from it); 0 when the algorithm does not use it.
         hops: u32,
     },
     /// Controlled Distance "Forth": a probe that may cross `limit` more links.

@@ -1,27 +1,233 @@
-//! placeholder
-use super::*;
-/// placeholder
+//! # Stages (Franklin 1982)
+//!
+//! * Source: W. R. Franklin, "On an improved algorithm for decentralized
+//!   extrema finding in circular configurations of processors" (1982);
+//!   Santoro ch. 3 (seed 003), "Stages" / "Electoral stages".
+//! * Network: bidirectional ring, no orientation, **FIFO links** (the
+//!   close-port technique below relies on it; the stage-buffering variant
+//!   that does not is a separate algorithm).
+//! * Winner: the maximum (Franklin), or the minimum when mirrored.
+//! * Messages: at most 2n⌊log n⌋ + 2n election + n notification
+//!   (each stage costs 2n and at most half the candidates survive one).
+//!
+//! In each stage every candidate sends its id both ways; defeated nodes
+//! relay, so each id reaches the nearest candidate on each side. After the
+//! first id a candidate closes that port (holding what arrives there), and
+//! after the second it survives to the next stage if its own id beats both,
+//! otherwise it is defeated; then it reopens the port and handles what it
+//! held. A candidate that receives its own id is the only one left; once its
+//! id is back from both sides (so no election message is in flight) it leads
+//! and sends a notification round the ring.
+//!
+//! Corrections to the seed's pseudo-code: the winner waits for its id from
+//! both sides before notifying (the slide notifies on the first, and the
+//! notification then races the second id, which a node that already became
+//! follower swallows: the count then depends on the schedule); `min` must be reset to the own id
+//! at every stage (the slide keeps the minimum across stages, which is only
+//! harmless because survivors are their own minimum); the notification is
+//! sent one way only (the slide sends it on both ports, costing n + 1 and
+//! letting the two waves cross); messages held on the closed port must be
+//! handled after the state change, including by a node that was just
+//! defeated (it relays them).
+
+use std::collections::VecDeque;
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    Candidate,
+    /// Got the first id of the stage on `closed`; waiting for the other side.
+    Waiting {
+        closed: Port,
+    },
+    Defeated,
+    /// Its own id came back from one side; waiting for it from the other.
+    Winning,
+    Leader,
+    Follower,
+}
+
+/// One node of Stages.
 #[derive(Debug)]
 pub struct Stages {
     id: u64,
+    rule: Rule,
+    state: State,
+    stage: u32,
+    best: u64,
+    held: VecDeque<(Port, Msg)>,
+    leader: u64,
 }
+
 impl Stages {
-    /// New node.
+    /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        Stages { id: c.id }
+        Stages { id: c.id, rule: c.rule, state: State::Asleep, stage: 0, best: c.id, held: VecDeque::new(), leader: 0 }
     }
-}
-impl Algorithm for Stages {
-    fn on_start(&mut self, _out: &mut Outbox) {
-        let _ = self.id;
+
+    fn next_stage(&mut self, out: &mut Outbox) {
+        self.stage += 1;
+        self.best = self.id;
+        self.state = State::Candidate;
+        let m = Msg::Election { id: self.id, stage: self.stage, hops: 0 };
+        out.send(RIGHT, m);
+        out.send(other(RIGHT), m);
     }
-    fn on_message(&mut self, _port: Port, _msg: Msg, _out: &mut Outbox) -> Result<(), AlgoError> {
+
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        match msg {
+            Msg::Election { id, stage, .. } => match self.state {
+                State::Asleep => {
+                    self.next_stage(out);
+                    self.step(port, msg, out)?;
+                }
+                State::Candidate if id == self.id => self.state = State::Winning,
+                State::Winning if id == self.id => {
+                    self.state = State::Leader;
+                    self.leader = id;
+                    out.decide(Role::Leader, id);
+                    out.send(RIGHT, Msg::Notify { leader: id });
+                }
+                State::Winning => {
+                    return Err(AlgoError::Invalid(format!("id {id} reached the last candidate {}", self.id)));
+                }
+                State::Candidate => {
+                    self.check_stage(id, stage)?;
+                    self.best = self.rule.best(self.best, id);
+                    self.state = State::Waiting { closed: port };
+                }
+                State::Waiting { closed } if closed == port => self.held.push_back((port, msg)),
+                State::Waiting { .. } => {
+                    self.check_stage(id, stage)?;
+                    self.best = self.rule.best(self.best, id);
+                    if self.best == self.id {
+                        self.next_stage(out);
+                    } else {
+                        self.state = State::Defeated;
+                    }
+                    // Reopen the closed port: handle what it held, in order.
+                    while let Some((p, m)) = self.held.pop_front() {
+                        self.step(p, m, out)?;
+                    }
+                }
+                State::Defeated => out.send(other(port), msg),
+                // Nothing is in flight once the leader has both its ids back.
+                State::Leader | State::Follower => {
+                    return Err(AlgoError::Invalid(format!("id {id} arrived after the election ended")));
+                }
+            },
+            Msg::Notify { leader } => match self.state {
+                State::Leader | State::Follower | State::Winning => {}
+                State::Waiting { closed } if closed == port => self.held.push_back((port, msg)),
+                _ => {
+                    self.state = State::Follower;
+                    self.leader = leader;
+                    self.held.clear();
+                    out.decide(Role::Follower, leader);
+                    out.send(other(port), msg);
+                }
+            },
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: "stages", kind: msg.kind().name() }),
+        }
         Ok(())
     }
-    fn decision(&self) -> Option<Decision> {
-        None
+
+    /// With FIFO links a candidate only ever hears ids of its own stage.
+    fn check_stage(&self, id: u64, stage: u32) -> Result<(), AlgoError> {
+        if stage != self.stage {
+            return Err(AlgoError::Invalid(format!(
+                "id {id} of stage {stage} reached a candidate in stage {} (links not FIFO?)",
+                self.stage
+            )));
+        }
+        Ok(())
     }
+}
+
+impl Algorithm for Stages {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            self.next_stage(out);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port > RIGHT {
+            return Err(AlgoError::BadPort { port });
+        }
+        self.step(port, msg, out)
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        match self.state {
+            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
+            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
+            _ => None,
+        }
+    }
+
     fn state(&self) -> &'static str {
-        "asleep"
+        match self.state {
+            State::Asleep => "asleep",
+            State::Candidate => "candidate",
+            State::Waiting { .. } => "waiting",
+            State::Defeated => "defeated",
+            State::Winning => "winning",
+            State::Leader => "leader",
+            State::Follower => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{Effect, LEFT};
+
+    fn node(id: u64) -> Stages {
+        Stages::new(&NodeContext { id, rule: Rule::Max, n: 8 })
+    }
+
+    fn el(id: u64, stage: u32) -> Msg {
+        Msg::Election { id, stage, hops: 0 }
+    }
+
+    /// A candidate beating both neighbours' ids starts the next stage.
+    #[test]
+    fn survivor_moves_to_next_stage() {
+        let mut a = node(5);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        a.on_message(RIGHT, el(4, 1), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 2) }, Effect::Send { port: LEFT, msg: el(5, 2) }]);
+    }
+
+    /// What arrives on the closed port waits, and is relayed once the node is defeated.
+    #[test]
+    fn held_messages_are_relayed_after_defeat() {
+        let mut a = node(2);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
+        a.on_message(LEFT, el(3, 2), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "stage-2 id held on the closed port");
+        a.on_message(RIGHT, el(1, 1), &mut out).unwrap();
+        assert_eq!(a.state(), "defeated");
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(3, 2) }]);
+    }
+
+    /// An id of the wrong stage at a candidate is reported, not silently used.
+    #[test]
+    fn stage_mismatch_is_an_error() {
+        let mut a = node(2);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        assert!(a.on_message(LEFT, el(3, 4), &mut out).is_err());
     }
 }

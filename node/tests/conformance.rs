@@ -1,0 +1,212 @@
+//! Conformance of every algorithm in the catalogue, in the simulator:
+//! exhaustive over id arrangements and initiator sets for small n, on every
+//! topology the algorithm accepts, with FIFO, non-FIFO (where allowed),
+//! unit-delay and staggered schedules; random large n against the bounds.
+
+use ringleader_node::algo::catalogue::{AlgorithmSpec, CATALOGUE};
+use ringleader_node::algo::{Role, Rule};
+use ringleader_node::sim::{self, SimConfig, SimReport};
+use ringleader_node::topology::{IdOrder, Topology, TopologyKind};
+
+/// All permutations of `1..=n` with id 1 at position 0 (rotations of a ring
+/// arrangement are equivalent once initiator sets range over all subsets).
+fn arrangements(n: u64) -> Vec<Vec<u64>> {
+    fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
+        if rest.is_empty() {
+            out.push(prefix.clone());
+            return;
+        }
+        for i in 0..rest.len() {
+            let x = rest.remove(i);
+            prefix.push(x);
+            rec(prefix, rest, out);
+            prefix.pop();
+            rest.insert(i, x);
+        }
+    }
+    let mut out = Vec::new();
+    rec(&mut vec![1], &mut (2..=n).collect(), &mut out);
+    out
+}
+
+/// Every non-empty subset of positions, as sorted position lists.
+fn subsets(n: u32) -> Vec<Vec<u32>> {
+    (1u32..(1 << n)).map(|mask| (0..n).filter(|p| mask & (1 << p) != 0).collect()).collect()
+}
+
+fn configs(spec: &AlgorithmSpec, seed: u64) -> Vec<(&'static str, SimConfig)> {
+    let mut v = vec![
+        ("fifo", SimConfig { seed, ..SimConfig::default() }),
+        ("unit", SimConfig { seed, unit_delay: true, ..SimConfig::default() }),
+        ("stagger", SimConfig { seed, stagger: true, ..SimConfig::default() }),
+    ];
+    if !spec.assumptions.fifo {
+        v.push(("non-fifo", SimConfig { seed, fifo: false, max_delay: 64, ..SimConfig::default() }));
+        v.push(("non-fifo-stagger", SimConfig { seed, fifo: false, stagger: true, ..SimConfig::default() }));
+    }
+    v
+}
+
+fn check(spec: &AlgorithmSpec, kind: TopologyKind, ids: &[u64], init: &[u32], rule: Rule, cfg: &SimConfig) -> SimReport {
+    let topo = Topology::ring(kind, ids.len() as u32, cfg.seed).unwrap();
+    let r = sim::run(spec, &topo, ids, init, rule, cfg);
+    let ctx = || format!("{} on {} ids={ids:?} initiators={init:?} rule={rule:?} cfg={cfg:?}", spec.name, kind.name());
+    assert!(r.verdict.violations.is_empty(), "{}: {:?}", ctx(), r.verdict.violations);
+    if let Some(exact) = spec.exact {
+        assert_eq!(r.counters.messages, exact(r.n as u64, r.k as u64), "{}", ctx());
+    }
+    assert_eq!(r.counters.messages, r.counters.election_messages + r.counters.notification_messages);
+    assert_eq!(r.sent_per_node.iter().sum::<u64>(), r.counters.messages, "{}", ctx());
+    r
+}
+
+fn exhaustive(spec: &AlgorithmSpec, n: u64, all_subsets: bool) -> usize {
+    let mut runs = 0;
+    let inits: Vec<Vec<u32>> = if all_subsets {
+        subsets(n as u32)
+    } else {
+        let mut v: Vec<Vec<u32>> = (0..n as u32).map(|p| vec![p]).collect();
+        v.push((0..n as u32).collect());
+        v
+    };
+    for (a, ids) in arrangements(n).iter().enumerate() {
+        for (i, init) in inits.iter().enumerate() {
+            for &kind in spec.topologies {
+                // The rules mirror each other; both are run exhaustively for n ≤ 5.
+                let rules: &[Rule] = if n <= 5 { &[Rule::Max, Rule::Min] } else { &[spec.rule] };
+                for &rule in rules {
+                    let seed = (a * 7919 + i * 31) as u64 + n;
+                    let mut counts = Vec::new();
+                    for (name, cfg) in configs(spec, seed) {
+                        let r = check(spec, kind, ids, init, rule, &cfg);
+                        if name == "fifo" || name == "unit" {
+                            counts.push(r.counters.messages);
+                        }
+                        runs += 1;
+                    }
+                    if spec.schedule_independent && kind.oriented() {
+                        assert_eq!(
+                            counts[0], counts[1],
+                            "{} on {} ids={ids:?} initiators={init:?}: count depends on the schedule",
+                            spec.name,
+                            kind.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    runs
+}
+
+/// For every algorithm and n ≤ 6: every arrangement × every initiator set ×
+/// every topology × both rules × every schedule elects the extremum, all agree,
+/// and counts stay within the bound (exact where the catalogue says so, and
+/// schedule-independent where it says so).
+#[test]
+fn exhaustive_small_rings() {
+    for spec in CATALOGUE {
+        let mut runs = 0;
+        for n in 2..=6 {
+            runs += exhaustive(spec, n, true);
+        }
+        eprintln!("{}: {runs} runs", spec.name);
+        assert!(runs > 10_000);
+    }
+}
+
+/// For n = 7 and 8: every arrangement, with each single initiator and with all initiating.
+#[test]
+fn exhaustive_rings_of_7_and_8() {
+    for spec in CATALOGUE {
+        let runs = exhaustive(spec, 7, false) + exhaustive(spec, 8, false);
+        eprintln!("{}: {runs} runs", spec.name);
+    }
+}
+
+/// Random rings up to n = 4096, random initiators and seeds, stay within the bounds.
+#[test]
+fn random_large_rings_within_bounds() {
+    for spec in CATALOGUE {
+        for (n, seeds) in [(64u32, 12u64), (257, 6), (1000, 3), (4096, 2)] {
+            for seed in 0..seeds {
+                let ids = IdOrder::Random(seed).arrange(n).unwrap();
+                let k = [1, n / 3, n][seed as usize % 3].max(1);
+                let init = ringleader_node::topology::pick_initiators(n, k, seed);
+                // The largest rings run on the default topology and schedule only
+                // (All the Way alone sends n² = 16.7 million messages at n = 4096).
+                let kinds = if n > 1000 { &spec.topologies[..1] } else { spec.topologies };
+                for &kind in kinds {
+                    for (_, cfg) in configs(spec, seed).into_iter().take(if n > 1000 { 1 } else { 5 }) {
+                        let r = check(spec, kind, &ids, &init, spec.rule, &cfg);
+                        assert!(r.counters.messages <= r.bound);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// AsFar's published extremes are attained exactly: descending ids (max rule,
+/// sending right) cost n(n+1)/2 election messages, ascending 2n-1, plus n notifications.
+#[test]
+fn as_far_worst_and_best_case_are_exact() {
+    let spec = ringleader_node::algo::catalogue::find("as-far").unwrap();
+    for n in [2u32, 3, 8, 33, 100] {
+        let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
+        let all: Vec<u32> = (0..n).collect();
+        let n64 = n as u64;
+        let worst = sim::run(spec, &ring, &IdOrder::Descending.arrange(n).unwrap(), &all, Rule::Max, &SimConfig::default());
+        assert_eq!(worst.counters.election_messages, n64 * (n64 + 1) / 2);
+        assert_eq!(worst.counters.notification_messages, n64);
+        assert_eq!(worst.counters.messages, worst.bound, "the bound is attained");
+        let best = sim::run(spec, &ring, &IdOrder::Ascending.arrange(n).unwrap(), &all, Rule::Max, &SimConfig::default());
+        assert_eq!(best.counters.election_messages, 2 * n64 - 1);
+    }
+}
+
+/// All the Way needs no notification round: n² election messages, 0 notifications, every node decided.
+#[test]
+fn all_the_way_has_no_notification() {
+    let spec = ringleader_node::algo::catalogue::find("all-the-way").unwrap();
+    let ring = Topology::ring(TopologyKind::RingUni, 10, 0).unwrap();
+    let r = sim::run(spec, &ring, &IdOrder::Random(3).arrange(10).unwrap(), &[4], Rule::Min, &SimConfig::default());
+    assert_eq!((r.counters.election_messages, r.counters.notification_messages), (100, 0));
+    assert!(r.decisions.iter().all(|d| d.is_some()));
+}
+
+/// Franklin's worst case: with ids arranged so exactly half the candidates
+/// survive each stage (bit-reversal order), Stages costs 2n per stage for
+/// log n + 1 stages plus n notifications: exactly 2n log n + 3n for n = 2^p.
+#[test]
+fn stages_bit_reversal_attains_the_bound() {
+    let spec = ringleader_node::algo::catalogue::find("stages").unwrap();
+    for p in 1..=10u32 {
+        let n = 1u32 << p;
+        // Position i holds the bit-reversal of i: neighbours in every stage alternate winners and losers.
+        let ids: Vec<u64> = (0..n).map(|i| (i.reverse_bits() >> (32 - p)) as u64 + 1).collect();
+        let ring = Topology::ring(TopologyKind::RingBi, n, 0).unwrap();
+        let all: Vec<u32> = (0..n).collect();
+        let r = sim::run(spec, &ring, &ids, &all, Rule::Max, &SimConfig::default());
+        assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+        assert_eq!(r.counters.messages, r.bound, "n = {n}");
+    }
+}
+
+/// The simulator scales: AsFar on a random ring of 100,000 nodes terminates
+/// correctly within its bound (speed is measured in the benchmark, not here).
+#[test]
+fn as_far_on_100k_nodes() {
+    let spec = ringleader_node::algo::catalogue::find("as-far").unwrap();
+    let n = 100_000;
+    let ring = Topology::ring(TopologyKind::RingUni, n, 1).unwrap();
+    let ids = IdOrder::Random(1).arrange(n).unwrap();
+    let all: Vec<u32> = (0..n).collect();
+    let r = sim::run(spec, &ring, &ids, &all, Rule::Max, &SimConfig { seed: 1, ..SimConfig::default() });
+    assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+    let leader = r.verdict.leader.unwrap();
+    assert_eq!(ids[leader as usize], n as u64);
+    assert_eq!(r.decisions.iter().filter(|d| d.map(|d| d.role) == Some(Role::Follower)).count(), n as usize - 1);
+    // n·H_n ≈ 1.2 million for n = 10^5: far from the n²/2 worst case.
+    assert!(r.counters.election_messages < 3_000_000, "{}", r.counters.election_messages);
+}

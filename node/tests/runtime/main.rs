@@ -1,0 +1,9 @@
+//! End-to-end tests of the gRPC node runtime: real node servers on loopback
+//! in one tokio runtime, driven through the Agent and Peer services.
+
+mod fixtures;
+
+mod t01_elections;
+mod t02_agent_validation;
+mod t03_link_rejections;
+mod t04_lifecycle;
