@@ -1,1 +1,334 @@
-fn main() {}
+//! Benchmark: election hops through the node runtime next to raw tonic
+//! streaming on the same loopback, and the simulator's deliveries per second.
+//!
+//! Run: `cargo bench -p ringleader-tests --bench hop` (add `-- --quick` for a
+//! short run). Everything is measured in this one run and printed as ratios;
+//! nothing is asserted (timing thresholds are flaky on shared machines).
+//!
+//! * Hop latency. Raw: a token crosses a ring of N tonic servers, each
+//!   forwarding the `Envelope` it receives on its persistent `Peer.Link`
+//!   stream to the next server's stream (no election logic). Runtime: an
+//!   AsFar election on N `ringleader-node` servers with one initiator holding
+//!   the maximum id, a purely sequential chain of 2N-1 hops (N election + N-1
+//!   notification messages until the last node decides), started by the
+//!   `Start` RPC and ended by the last `Events` decision; that set-up costs
+//!   are counted against the runtime.
+//! * Throughput: C tokens circulating at once on the raw ring versus C
+//!   concurrent All the Way elections (N² messages each) on the nodes.
+//! * Simulator: deliveries per second of AsFar on 100,000 nodes and All the
+//!   Way on 2,048 nodes, single-threaded.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use ringleader_node::algo::catalogue;
+use ringleader_node::runtime::{self, NodeConfig};
+use ringleader_node::sim::{self, SimConfig};
+use ringleader_node::topology::{IdOrder, Topology, TopologyKind};
+use ringleader_proto::v1::{
+    self as pb, Envelope, LinkReply, agent_client::AgentClient, peer_client::PeerClient, peer_server::Peer,
+    peer_server::PeerServer,
+};
+use tokio::sync::{Mutex, mpsc};
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::{TcpListenerStream, UnboundedReceiverStream};
+use tonic::transport::Channel;
+use tonic::{Request, Response, Status, Streaming};
+
+// ---------------------------------------------------------------- raw tonic
+
+/// A raw forwarder: every envelope received is sent on to the next server
+/// with `seq + 1`, until `seq` reaches the envelope's `causal_time` (the
+/// token's hop budget), when the token is reported done.
+struct Forwarder {
+    next: Mutex<Option<mpsc::UnboundedSender<Envelope>>>,
+    done: mpsc::UnboundedSender<u64>,
+}
+
+#[tonic::async_trait]
+impl Peer for Forwarder {
+    type LinkStream = tokio_stream::Empty<Result<LinkReply, Status>>;
+
+    async fn link(&self, req: Request<Streaming<Envelope>>) -> Result<Response<Self::LinkStream>, Status> {
+        let mut incoming = req.into_inner();
+        let next = self.next.lock().await.clone().ok_or_else(|| Status::unavailable("ring not closed yet"))?;
+        let done = self.done.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(mut env)) = incoming.next().await {
+                if env.seq >= env.causal_time {
+                    let _ = done.send(env.sender as u64);
+                } else {
+                    env.seq += 1;
+                    let _ = next.send(env);
+                }
+            }
+        });
+        Ok(Response::new(tokio_stream::empty()))
+    }
+}
+
+struct RawRing {
+    first: mpsc::UnboundedSender<Envelope>,
+    done: mpsc::UnboundedReceiver<u64>,
+}
+
+async fn raw_ring(n: usize) -> RawRing {
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
+    let mut addrs = Vec::new();
+    let mut forwarders = Vec::new();
+    for _ in 0..n {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        addrs.push(format!("http://{}", l.local_addr().unwrap()));
+        let f = Arc::new(Forwarder { next: Mutex::new(None), done: done_tx.clone() });
+        forwarders.push(f.clone());
+        let incoming = TcpListenerStream::new(l).map(|c| {
+            c.inspect(|s| {
+                let _ = s.set_nodelay(true);
+            })
+        });
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .tcp_nodelay(true)
+                .add_service(PeerServer::from_arc(f))
+                .serve_with_incoming(incoming),
+        );
+    }
+    // Server i forwards to server i+1 (channel i+1 is the request stream to
+    // server i+1); the bench feeds server 0 through channel 0.
+    let mut txs = Vec::new();
+    let mut rxs = Vec::new();
+    for _ in 0..n {
+        let (tx, rx) = mpsc::unbounded_channel();
+        txs.push(tx);
+        rxs.push(rx);
+    }
+    for i in 0..n {
+        *forwarders[i].next.lock().await = Some(txs[(i + 1) % n].clone());
+    }
+    for (addr, rx) in addrs.iter().zip(rxs) {
+        let ch = Channel::from_shared(addr.clone()).unwrap().tcp_nodelay(true).connect().await.unwrap();
+        let mut client = PeerClient::new(ch);
+        tokio::spawn(async move {
+            if let Ok(r) = client.link(UnboundedReceiverStream::new(rx)).await {
+                let mut r = r.into_inner();
+                while r.next().await.is_some() {}
+            }
+        });
+    }
+    let first = txs.swap_remove(0);
+    RawRing { first, done: done_rx }
+}
+
+fn token(id: u32, hops: u64) -> Envelope {
+    Envelope {
+        election_id: "bench".into(),
+        sender: id,
+        port: 0,
+        seq: 1,
+        causal_time: hops,
+        traceparent: String::new(),
+        body: Some(pb::Body::from(ringleader_node::algo::Msg::Election { id: 7, stage: 0, hops: 0 })),
+    }
+}
+
+/// Mean time of one hop when one token crosses `hops` hops, over `rounds` rounds.
+async fn raw_latency(ring: &mut RawRing, hops: u64, rounds: u32) -> Duration {
+    let start = Instant::now();
+    for _ in 0..rounds {
+        ring.first.send(token(0, hops)).unwrap();
+        ring.done.recv().await.unwrap();
+    }
+    start.elapsed() / (rounds * hops as u32)
+}
+
+/// Hops per second with `tokens` tokens circulating at once, each for `hops` hops.
+async fn raw_throughput(ring: &mut RawRing, tokens: u32, hops: u64) -> f64 {
+    let start = Instant::now();
+    for t in 0..tokens {
+        ring.first.send(token(t, hops)).unwrap();
+    }
+    for _ in 0..tokens {
+        ring.done.recv().await.unwrap();
+    }
+    (tokens as u64 * hops) as f64 / start.elapsed().as_secs_f64()
+}
+
+// ---------------------------------------------------------------- runtime
+
+struct Nodes {
+    addrs: Vec<String>,
+    agents: Vec<AgentClient<Channel>>,
+    events: mpsc::UnboundedReceiver<pb::NodeEvent>,
+}
+
+async fn nodes(n: usize) -> Nodes {
+    let mut addrs = Vec::new();
+    for i in 0..n {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let advertise = format!("http://{}", l.local_addr().unwrap());
+        addrs.push(advertise.clone());
+        tokio::spawn(runtime::serve(l, NodeConfig { name: format!("node-{i}"), advertise }, std::future::pending()));
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut agents = Vec::new();
+    for a in &addrs {
+        let ch = Channel::from_shared(a.clone()).unwrap().tcp_nodelay(true).connect().await.unwrap();
+        let mut agent = AgentClient::new(ch);
+        let mut ev = agent.events(pb::EventsRequest {}).await.unwrap().into_inner();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(e)) = ev.next().await {
+                let _ = tx.send(e);
+            }
+        });
+        agents.push(agent);
+    }
+    Nodes { addrs, agents, events: rx }
+}
+
+static ELECTION: AtomicU64 = AtomicU64::new(0);
+
+/// Prepare an election of `algorithm` on a unidirectional ring over all nodes.
+async fn prepare(nodes: &mut Nodes, algorithm: &str, ids: &[u64], initiators: &[u32]) -> String {
+    let n = nodes.addrs.len() as u32;
+    let eid = format!("bench-{}", ELECTION.fetch_add(1, Ordering::Relaxed));
+    let topo = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
+    let mut calls = Vec::new();
+    for p in 0..n {
+        let ports = topo
+            .ports(p)
+            .iter()
+            .map(|l| pb::PortPeer {
+                position: l.peer,
+                address: if l.outgoing { nodes.addrs[l.peer as usize].clone() } else { String::new() },
+                remote_port: l.remote_port,
+            })
+            .collect();
+        let req = pb::PrepareRequest {
+            election_id: eid.clone(),
+            algorithm: algorithm.into(),
+            rule: pb::Rule::Max as i32,
+            position: p,
+            size: n,
+            id: ids[p as usize],
+            ports,
+            initiator: initiators.contains(&p),
+        };
+        let mut agent = nodes.agents[p as usize].clone();
+        calls.push(tokio::spawn(async move { agent.prepare(req).await.unwrap() }));
+    }
+    for c in calls {
+        c.await.unwrap();
+    }
+    eid
+}
+
+async fn start(nodes: &mut Nodes, eid: &str, initiators: &[u32]) {
+    for &p in initiators {
+        nodes.agents[p as usize].start(pb::StartRequest { election_id: eid.into() }).await.unwrap();
+    }
+}
+
+async fn wait_decisions(nodes: &mut Nodes, count: usize) {
+    for _ in 0..count {
+        tokio::time::timeout(Duration::from_secs(30), nodes.events.recv()).await.expect("decision").unwrap();
+    }
+}
+
+async fn abort(nodes: &mut Nodes, eid: &str) {
+    for a in nodes.agents.iter_mut() {
+        a.abort(pb::AbortRequest { election_id: eid.into() }).await.unwrap();
+    }
+}
+
+/// Mean time of one election hop: AsFar with the maximum as the only
+/// initiator, 2n-1 sequential hops until the last node decides.
+async fn runtime_latency(nodes: &mut Nodes, rounds: u32) -> Duration {
+    let n = nodes.addrs.len() as u32;
+    let ids: Vec<u64> = (1..=n as u64).rev().collect(); // position 0 holds the maximum
+    let mut total = Duration::ZERO;
+    for _ in 0..rounds {
+        let eid = prepare(nodes, "as-far", &ids, &[0]).await;
+        let t = Instant::now();
+        start(nodes, &eid, &[0]).await;
+        wait_decisions(nodes, n as usize).await;
+        total += t.elapsed();
+        abort(nodes, &eid).await;
+    }
+    total / (rounds * (2 * n - 1))
+}
+
+/// Election messages per second with `elections` All the Way elections at once.
+async fn runtime_throughput(nodes: &mut Nodes, elections: u32) -> f64 {
+    let n = nodes.addrs.len() as u32;
+    let ids: Vec<u64> = (1..=n as u64).collect();
+    let all: Vec<u32> = (0..n).collect();
+    let mut eids = Vec::new();
+    for _ in 0..elections {
+        eids.push(prepare(nodes, "all-the-way", &ids, &all).await);
+    }
+    let t = Instant::now();
+    for eid in &eids {
+        start(nodes, eid, &all).await;
+    }
+    wait_decisions(nodes, (n * elections) as usize).await;
+    let secs = t.elapsed().as_secs_f64();
+    for eid in &eids {
+        abort(nodes, eid).await;
+    }
+    (elections as u64 * n as u64 * n as u64) as f64 / secs
+}
+
+// ---------------------------------------------------------------- simulator
+
+fn sim_rate(name: &str, n: u32, unit_delay: bool) -> (u64, f64) {
+    let spec = catalogue::find(name).unwrap();
+    let kind = spec.default_topology();
+    let ring = Topology::ring(kind, n, 1).unwrap();
+    let ids = IdOrder::Random(1).arrange(n).unwrap();
+    let all: Vec<u32> = (0..n).collect();
+    let cfg = SimConfig { seed: 1, unit_delay, ..SimConfig::default() };
+    let t = Instant::now();
+    let r = sim::run(spec, &ring, &ids, &all, spec.rule, &cfg);
+    let secs = t.elapsed().as_secs_f64();
+    assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+    (r.deliveries, r.deliveries as f64 / secs)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (rounds, tokens) = if quick { (20, 16) } else { (200, 64) };
+    let n = 16usize;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    println!("# Ringleader hop benchmark ({} rounds, {n} servers, multi-threaded tokio, loopback)", rounds);
+    rt.block_on(async {
+        let mut raw = raw_ring(n).await;
+        let mut nodes = nodes(n).await;
+        // Warm up connections and allocators.
+        raw_latency(&mut raw, 2 * n as u64, 5).await;
+        runtime_latency(&mut nodes, 3).await;
+
+        let raw_hop = raw_latency(&mut raw, 2 * n as u64 - 1, rounds).await;
+        let rt_hop = runtime_latency(&mut nodes, rounds).await;
+        println!("hop latency   raw tonic stream: {:>8.1} µs", raw_hop.as_secs_f64() * 1e6);
+        println!("hop latency   election runtime: {:>8.1} µs", rt_hop.as_secs_f64() * 1e6);
+        println!("ratio runtime/raw (latency):    {:>8.2}x", rt_hop.as_secs_f64() / raw_hop.as_secs_f64());
+
+        let raw_tp = raw_throughput(&mut raw, tokens, (n * n) as u64).await;
+        let rt_tp = runtime_throughput(&mut nodes, tokens).await;
+        println!("throughput    raw tonic stream: {:>10.0} msg/s ({tokens} tokens x {} hops)", raw_tp, n * n);
+        println!(
+            "throughput    election runtime: {:>10.0} msg/s ({tokens} all-the-way elections x {} msgs)",
+            rt_tp,
+            n * n
+        );
+        println!("ratio raw/runtime (throughput): {:>8.2}x", raw_tp / rt_tp);
+    });
+    drop(rt);
+    for (name, n, unit) in [("as-far", 100_000, true), ("as-far", 100_000, false), ("all-the-way", 2048, true)] {
+        let (d, rate) = sim_rate(name, n, unit);
+        let delays = if unit { "unit delays" } else { "random delays, FIFO" };
+        println!("simulator     {name} n={n} ({delays}): {d} deliveries, {:.1} M deliveries/s", rate / 1e6);
+    }
+}
