@@ -4,6 +4,10 @@
 //! * Seeded: the same [`SimConfig`] gives the same run, message for message.
 //! * Links are FIFO or not; delays are one time unit each ("ideal time") or
 //!   random in `1..=max_delay`.
+//! * Scheduling is a calendar queue (one bucket per time unit of the delay
+//!   window, events of a bucket in sending order) with a heap only for
+//!   timers, so a delivery costs O(1); the state machines of one run live in
+//!   one contiguous `Vec` of their concrete type (see [`run_with`]).
 //! * Initiators wake at time 0 before any delivery (the schedule the live
 //!   runtime reproduces), or at random times with [`SimConfig::stagger`].
 //! * It counts messages per kind, election vs notification, bytes (encoded
@@ -38,7 +42,7 @@ pub struct SimConfig {
     pub fifo: bool,
     /// Every message takes one time unit; otherwise `1..=max_delay`, random.
     pub unit_delay: bool,
-    /// Largest random delay.
+    /// Largest random delay (and the window of staggered wake-ups), at most 4096.
     pub max_delay: u64,
     /// Initiators wake at random times in `0..max_delay` instead of all at 0.
     pub stagger: bool,
@@ -83,48 +87,22 @@ pub struct SimReport {
     pub verdict: Verdict,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum What {
-    Deliver { port: Port, msg: MsgOrd, depth: u64 },
-    Start,
-    Timer { timer: TimerId, generation: u64 },
-}
-
-/// `Msg` has no total order; events only need one for the heap's tie-breaks,
-/// which `seq` already settles, so all messages compare equal.
+/// A scheduled delivery or wake-up; its time is the bucket it sits in.
 #[derive(Clone, Copy, Debug)]
-struct MsgOrd(Msg);
-impl PartialEq for MsgOrd {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for MsgOrd {}
-impl PartialOrd for MsgOrd {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for MsgOrd {
-    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
-        std::cmp::Ordering::Equal
-    }
+enum Ev {
+    Deliver { to: u32, port: Port, depth: u64, msg: Msg },
+    Start { to: u32 },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Event {
-    time: u64,
-    seq: u64,
-    to: u32,
-    what: What,
-}
+/// A pending timer: (time, seq, position, timer, generation).
+type TimerEv = Reverse<(u64, u64, u32, TimerId, u64)>;
 
 const MAX_ERRORS: usize = 16;
+const TIMER_SLOTS: usize = 8;
 
-struct Driver<'a> {
+struct Driver<'a, A> {
     topo: &'a Topology,
-    cfg: &'a SimConfig,
-    nodes: Vec<Box<dyn Algorithm>>,
+    nodes: Vec<A>,
     depth: Vec<u64>,
     decisions: Vec<Option<Decision>>,
     sent: Vec<u64>,
@@ -133,20 +111,35 @@ struct Driver<'a> {
     timer_gen: Vec<u64>,
     ideal_time: u64,
     errors: Vec<String>,
-    seq: u64,
     rng: Pcg64Mcg,
     out: Outbox,
+    fifo: bool,
+    unit_delay: bool,
+    max_delay: u64,
+    /// Calendar queue: bucket `t % width` holds the events of time `t`.
+    buckets: Vec<Vec<Ev>>,
+    width: u64,
+    pending: u64,
+    timers: BinaryHeap<TimerEv>,
+    seq: u64,
 }
 
-impl Driver<'_> {
+impl<A: Algorithm> Driver<'_, A> {
     fn error(&mut self, e: String) {
         if self.errors.len() < MAX_ERRORS {
             self.errors.push(e);
         }
     }
 
-    /// Apply the effects in `self.out` produced by `pos` at `now`; queued events go through `push`.
-    fn apply(&mut self, pos: u32, now: u64, mut push: impl FnMut(Event, &mut Pcg64Mcg)) {
+    #[inline]
+    fn schedule(&mut self, time: u64, ev: Ev) {
+        debug_assert!(self.width > 0);
+        self.buckets[(time % self.width) as usize].push(ev);
+        self.pending += 1;
+    }
+
+    /// Apply the effects in `self.out` produced by `pos` at `now`.
+    fn apply(&mut self, pos: u32, now: u64) {
         let mut out = std::mem::take(&mut self.out);
         for eff in out.drain() {
             match eff {
@@ -159,78 +152,47 @@ impl Driver<'_> {
                     self.sent[pos as usize] += 1;
                     let depth = self.depth[pos as usize] + 1;
                     self.ideal_time = self.ideal_time.max(depth);
-                    let mut time = if self.cfg.unit_delay {
-                        now + 1
-                    } else {
-                        now + self.rng.random_range(1..=self.cfg.max_delay.max(1))
-                    };
-                    if self.cfg.fifo && !self.cfg.unit_delay {
+                    let mut time =
+                        if self.unit_delay { now + 1 } else { now + self.rng.random_range(1..=self.max_delay) };
+                    if self.fifo && !self.unit_delay {
                         let slot = &mut self.link_last[(pos * self.topo.max_degree() + port) as usize];
                         time = time.max(*slot);
                         *slot = time;
                     }
-                    self.seq += 1;
-                    push(
-                        Event {
-                            time,
-                            seq: self.seq,
-                            to: link.peer,
-                            what: What::Deliver { port: link.remote_port, msg: MsgOrd(msg), depth },
-                        },
-                        &mut self.rng,
-                    );
+                    self.schedule(time, Ev::Deliver { to: link.peer, port: link.remote_port, depth, msg });
                 }
-                Effect::Decide(d) => {
-                    if let Some(prev) = self.decisions[pos as usize] {
-                        if prev != d {
-                            self.error(format!("position {pos} decided {prev:?} and then {d:?}"));
-                        }
-                    } else {
-                        self.decisions[pos as usize] = Some(d);
-                    }
-                }
+                Effect::Decide(d) => match self.decisions[pos as usize] {
+                    Some(prev) if prev != d => self.error(format!("position {pos} decided {prev:?} and then {d:?}")),
+                    Some(_) => {}
+                    None => self.decisions[pos as usize] = Some(d),
+                },
                 Effect::SetTimer { timer, after_ms } => {
-                    if self.cfg.unit_delay {
-                        self.error("timers are not simulated under unit delays".into());
-                        continue;
-                    }
-                    let slot = pos as usize * 8 + timer as usize % 8;
+                    let slot = pos as usize * TIMER_SLOTS + timer as usize % TIMER_SLOTS;
                     self.timer_gen[slot] += 1;
                     self.seq += 1;
-                    let generation = self.timer_gen[slot];
-                    push(
-                        Event {
-                            time: now + after_ms.max(1),
-                            seq: self.seq,
-                            to: pos,
-                            what: What::Timer { timer, generation },
-                        },
-                        &mut self.rng,
-                    );
+                    self.timers.push(Reverse((now + after_ms.max(1), self.seq, pos, timer, self.timer_gen[slot])));
                 }
                 Effect::CancelTimer { timer } => {
-                    self.timer_gen[pos as usize * 8 + timer as usize % 8] += 1;
+                    self.timer_gen[pos as usize * TIMER_SLOTS + timer as usize % TIMER_SLOTS] += 1;
                 }
             }
         }
         self.out = out;
     }
 
-    fn handle(&mut self, ev: Event) {
-        let pos = ev.to;
-        match ev.what {
-            What::Start => self.nodes[pos as usize].on_start(&mut self.out),
-            What::Deliver { port, msg, depth } => {
-                let d = &mut self.depth[pos as usize];
-                *d = (*d).max(depth);
-                if let Err(e) = self.nodes[pos as usize].on_message(port, msg.0, &mut self.out) {
-                    self.error(format!("position {pos}: {e}"));
-                }
+    fn handle(&mut self, ev: Ev) -> u32 {
+        match ev {
+            Ev::Start { to } => {
+                self.nodes[to as usize].on_start(&mut self.out);
+                to
             }
-            What::Timer { timer, generation } => {
-                if self.timer_gen[pos as usize * 8 + timer as usize % 8] == generation {
-                    self.nodes[pos as usize].on_timer(timer, &mut self.out);
+            Ev::Deliver { to, port, depth, msg } => {
+                let d = &mut self.depth[to as usize];
+                *d = (*d).max(depth);
+                if let Err(e) = self.nodes[to as usize].on_message(port, msg, &mut self.out) {
+                    self.error(format!("position {to}: {e}"));
                 }
+                to
             }
         }
     }
@@ -238,6 +200,8 @@ impl Driver<'_> {
 
 /// Run one election of `spec` on `topo` with `ids` (in position order) and
 /// the given initiator positions, until no message is in flight.
+///
+/// Dispatches to [`run_with`] with the algorithm's concrete state machine.
 pub fn run(
     spec: &AlgorithmSpec,
     topo: &Topology,
@@ -246,79 +210,100 @@ pub fn run(
     rule: Rule,
     cfg: &SimConfig,
 ) -> SimReport {
+    (spec.simulate)(spec, topo, ids, initiators, rule, cfg)
+}
+
+/// [`run`] with the state machines built by `make` (any [`Algorithm`],
+/// including `Box<dyn Algorithm>`).
+pub fn run_with<A: Algorithm>(
+    spec: &AlgorithmSpec,
+    topo: &Topology,
+    ids: &[u64],
+    initiators: &[u32],
+    rule: Rule,
+    cfg: &SimConfig,
+    make: impl Fn(&NodeContext) -> A,
+) -> SimReport {
     let n = topo.len();
     assert_eq!(ids.len(), n as usize, "one id per position");
     let bound = (spec.bound)(n as u64, initiators.len() as u64);
     let cap = if cfg.max_deliveries > 0 { cfg.max_deliveries } else { bound.saturating_mul(4).saturating_add(1_000) };
-    let nodes = ids.iter().map(|&id| (spec.build)(&NodeContext { id, rule, n })).collect();
+    let max_delay = cfg.max_delay.clamp(1, 4096);
+    let width = max_delay + 1;
     let mut d = Driver {
         topo,
-        cfg,
-        nodes,
+        nodes: ids.iter().map(|&id| make(&NodeContext { id, rule, n })).collect(),
         depth: vec![0; n as usize],
         decisions: vec![None; n as usize],
         sent: vec![0; n as usize],
         counters: Counters::default(),
         link_last: vec![0; (n * topo.max_degree()) as usize],
-        timer_gen: vec![0; n as usize * 8],
+        timer_gen: vec![0; n as usize * TIMER_SLOTS],
         ideal_time: 0,
         errors: Vec::new(),
-        seq: 0,
         rng: Pcg64Mcg::seed_from_u64(cfg.seed ^ 0x7363_6865_6475_6c65),
         out: Outbox::default(),
+        fifo: cfg.fifo,
+        unit_delay: cfg.unit_delay,
+        max_delay,
+        buckets: vec![Vec::new(); width as usize],
+        width,
+        pending: 0,
+        timers: BinaryHeap::new(),
+        seq: 0,
     };
+    for &p in initiators {
+        let time = if cfg.stagger { d.rng.random_range(0..max_delay) } else { 0 };
+        d.schedule(time, Ev::Start { to: p });
+    }
+
     let mut deliveries = 0u64;
     let mut end_time = 0u64;
     let mut terminated = true;
-
-    if cfg.unit_delay {
-        // Breadth-first by time step: everything sent at t arrives at t + 1,
-        // in sending order (FIFO) or shuffled within the step (non-FIFO).
-        let mut now_q: Vec<Event> = Vec::new();
-        let mut next_q: Vec<Event> = Vec::new();
-        for &p in initiators {
-            d.handle(Event { time: 0, seq: 0, to: p, what: What::Start });
-            d.apply(p, 0, |e, _| next_q.push(e));
-        }
-        let mut now = 0;
-        'outer: while !next_q.is_empty() {
-            now += 1;
-            std::mem::swap(&mut now_q, &mut next_q);
-            if !cfg.fifo {
-                now_q.shuffle(&mut d.rng);
+    let mut now = 0u64;
+    let mut bucket: Vec<Ev> = Vec::new();
+    'run: loop {
+        if d.pending == 0 {
+            // Nothing in the window: jump to the next timer, or stop.
+            match d.timers.peek() {
+                Some(Reverse((t, ..))) => now = now.max(*t),
+                None => break,
             }
-            for ev in now_q.drain(..) {
-                if deliveries >= cap {
-                    terminated = false;
-                    break 'outer;
-                }
-                deliveries += 1;
-                let to = ev.to;
-                d.handle(ev);
-                d.apply(to, now, |e, _| next_q.push(e));
+        }
+        while let Some(&Reverse((t, _, pos, timer, generation))) = d.timers.peek() {
+            if t > now {
+                break;
+            }
+            d.timers.pop();
+            if d.timer_gen[pos as usize * TIMER_SLOTS + timer as usize % TIMER_SLOTS] == generation {
+                d.nodes[pos as usize].on_timer(timer, &mut d.out);
+                d.apply(pos, now);
+                end_time = now;
+            }
+        }
+        std::mem::swap(&mut bucket, &mut d.buckets[(now % width) as usize]);
+        if !bucket.is_empty() {
+            if !cfg.fifo && cfg.unit_delay {
+                // Unit delays put a link's messages in one step: reorder within it.
+                bucket.shuffle(&mut d.rng);
             }
             end_time = now;
         }
-    } else {
-        let mut heap: BinaryHeap<Reverse<Event>> = BinaryHeap::new();
-        for &p in initiators {
-            let time = if cfg.stagger { d.rng.random_range(0..cfg.max_delay.max(1)) } else { 0 };
-            d.seq += 1;
-            heap.push(Reverse(Event { time, seq: d.seq, to: p, what: What::Start }));
-        }
-        while let Some(Reverse(ev)) = heap.pop() {
-            if matches!(ev.what, What::Deliver { .. }) {
+        for i in 0..bucket.len() {
+            let ev = bucket[i];
+            d.pending -= 1;
+            if let Ev::Deliver { .. } = ev {
                 if deliveries >= cap {
                     terminated = false;
-                    break;
+                    break 'run;
                 }
                 deliveries += 1;
             }
-            end_time = ev.time;
-            let to = ev.to;
-            d.handle(ev);
-            d.apply(to, ev.time, |e, _| heap.push(Reverse(e)));
+            let pos = d.handle(ev);
+            d.apply(pos, now);
         }
+        bucket.clear();
+        now += 1;
     }
 
     let mut verdict = invariants::verdict(rule, ids, &d.decisions, d.counters.messages, bound, spec.bound_formula);

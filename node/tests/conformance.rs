@@ -47,7 +47,14 @@ fn configs(spec: &AlgorithmSpec, seed: u64) -> Vec<(&'static str, SimConfig)> {
     v
 }
 
-fn check(spec: &AlgorithmSpec, kind: TopologyKind, ids: &[u64], init: &[u32], rule: Rule, cfg: &SimConfig) -> SimReport {
+fn check(
+    spec: &AlgorithmSpec,
+    kind: TopologyKind,
+    ids: &[u64],
+    init: &[u32],
+    rule: Rule,
+    cfg: &SimConfig,
+) -> SimReport {
     let topo = Topology::ring(kind, ids.len() as u32, cfg.seed).unwrap();
     let r = sim::run(spec, &topo, ids, init, rule, cfg);
     let ctx = || format!("{} on {} ids={ids:?} initiators={init:?} rule={rule:?} cfg={cfg:?}", spec.name, kind.name());
@@ -86,7 +93,8 @@ fn exhaustive(spec: &AlgorithmSpec, n: u64, all_subsets: bool) -> usize {
                     }
                     if spec.schedule_independent && kind.oriented() {
                         assert_eq!(
-                            counts[0], counts[1],
+                            counts[0],
+                            counts[1],
                             "{} on {} ids={ids:?} initiators={init:?}: count depends on the schedule",
                             spec.name,
                             kind.name()
@@ -156,11 +164,13 @@ fn as_far_worst_and_best_case_are_exact() {
         let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
         let all: Vec<u32> = (0..n).collect();
         let n64 = n as u64;
-        let worst = sim::run(spec, &ring, &IdOrder::Descending.arrange(n).unwrap(), &all, Rule::Max, &SimConfig::default());
+        let worst =
+            sim::run(spec, &ring, &IdOrder::Descending.arrange(n).unwrap(), &all, Rule::Max, &SimConfig::default());
         assert_eq!(worst.counters.election_messages, n64 * (n64 + 1) / 2);
         assert_eq!(worst.counters.notification_messages, n64);
         assert_eq!(worst.counters.messages, worst.bound, "the bound is attained");
-        let best = sim::run(spec, &ring, &IdOrder::Ascending.arrange(n).unwrap(), &all, Rule::Max, &SimConfig::default());
+        let best =
+            sim::run(spec, &ring, &IdOrder::Ascending.arrange(n).unwrap(), &all, Rule::Max, &SimConfig::default());
         assert_eq!(best.counters.election_messages, 2 * n64 - 1);
     }
 }

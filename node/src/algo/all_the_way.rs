@@ -78,7 +78,10 @@ impl Algorithm for AllTheWay {
             return Err(AlgoError::UnexpectedKind { algorithm: "all-the-way", kind: msg.kind().name() });
         };
         if self.state == State::Done {
-            return Err(AlgoError::Invalid(format!("id {id} arrived after this node saw all {:?} ids", self.ring_size)));
+            return Err(AlgoError::Invalid(format!(
+                "id {id} arrived after this node saw all {:?} ids",
+                self.ring_size
+            )));
         }
         self.wake(out);
         if id == self.id {

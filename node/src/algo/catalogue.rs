@@ -3,7 +3,12 @@
 //! a function of n (positions) and k (initiators).
 
 use super::{Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, stages};
-use crate::topology::TopologyKind;
+use crate::sim::{self, SimConfig, SimReport};
+use crate::topology::{Topology, TopologyKind};
+
+/// Runs the simulator with an algorithm's concrete state machine
+/// (see [`sim::run_with`]); arguments as [`sim::run`].
+pub type Simulate = fn(&AlgorithmSpec, &Topology, &[u64], &[u32], Rule, &SimConfig) -> SimReport;
 
 /// Network assumptions of an algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +52,8 @@ pub struct AlgorithmSpec {
     pub schedule_independent: bool,
     /// Creates one node's state machine.
     pub build: fn(&NodeContext) -> Box<dyn Algorithm>,
+    /// Simulates an election with the concrete state machine (no boxing).
+    pub simulate: Simulate,
 }
 
 impl AlgorithmSpec {
@@ -91,6 +98,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: Some(|n, _| n * n),
         schedule_independent: true,
         build: |c| Box::new(all_the_way::AllTheWay::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, all_the_way::AllTheWay::new),
     },
     AlgorithmSpec {
         name: "as-far",
@@ -106,6 +114,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(as_far::AsFar::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, as_far::AsFar::new),
     },
     AlgorithmSpec {
         name: "controlled-distance",
@@ -121,6 +130,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(controlled_distance::ControlledDistance::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, controlled_distance::ControlledDistance::new),
     },
     AlgorithmSpec {
         name: "stages",
@@ -136,6 +146,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(stages::Stages::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages::Stages::new),
     },
 ];
 

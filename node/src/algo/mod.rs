@@ -308,3 +308,26 @@ pub trait Algorithm: Send + fmt::Debug {
     /// Current state name (for logs and events), e.g. `"candidate"`.
     fn state(&self) -> &'static str;
 }
+
+/// A boxed state machine is one too, so drivers can hold `Box<dyn Algorithm>`.
+impl<T: Algorithm + ?Sized> Algorithm for Box<T> {
+    fn on_start(&mut self, out: &mut Outbox) {
+        (**self).on_start(out)
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        (**self).on_message(port, msg, out)
+    }
+
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        (**self).on_timer(timer, out)
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        (**self).decision()
+    }
+
+    fn state(&self) -> &'static str {
+        (**self).state()
+    }
+}

@@ -204,7 +204,10 @@ mod tests {
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
         assert!(out.effects().is_empty());
         a.on_message(RIGHT, el(4, 1), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 2) }, Effect::Send { port: LEFT, msg: el(5, 2) }]);
+        assert_eq!(
+            out.effects(),
+            &[Effect::Send { port: RIGHT, msg: el(5, 2) }, Effect::Send { port: LEFT, msg: el(5, 2) }]
+        );
     }
 
     /// What arrives on the closed port waits, and is relayed once the node is defeated.

@@ -113,7 +113,11 @@ pub async fn start_all(nodes: &mut [TestNode], election_id: &str, positions: &[u
 
 /// Poll every node's status until all have decided and the traffic has gone
 /// quiet (totals stable over a few polls), or panic after `timeout`.
-pub async fn wait_finished(nodes: &mut [TestNode], election_id: &str, timeout: Duration) -> Vec<pb::NodeElectionStatus> {
+pub async fn wait_finished(
+    nodes: &mut [TestNode],
+    election_id: &str,
+    timeout: Duration,
+) -> Vec<pb::NodeElectionStatus> {
     let deadline = tokio::time::Instant::now() + timeout;
     let mut last_total = None;
     let mut stable = 0;
@@ -124,9 +128,9 @@ pub async fn wait_finished(nodes: &mut [TestNode], election_id: &str, timeout: D
             all.push(st.expect("status").into_inner());
         }
         let decided = all.iter().all(|s| s.role != pb::Role::Undecided as i32);
-        let total: (u64, u64) = all.iter().fold((0, 0), |(s, r), x| {
-            (s + x.election_messages + x.notification_messages, r + x.received + x.rejected)
-        });
+        let total: (u64, u64) = all
+            .iter()
+            .fold((0, 0), |(s, r), x| (s + x.election_messages + x.notification_messages, r + x.received + x.rejected));
         // Quiet: everything sent has been received (or refused) and nothing changed since last time.
         if decided && total.0 == total.1 && last_total == Some(total) {
             stable += 1;
@@ -158,4 +162,10 @@ pub fn assert_elected(all: &[pb::NodeElectionStatus], leader: u64) {
     }
     assert_eq!(all.iter().filter(|s| s.role == pb::Role::Leader as i32).count(), 1, "{all:#?}");
     assert!(all.iter().all(|s| s.role == pb::Role::Leader as i32 || s.role == pb::Role::Follower as i32));
+}
+
+/// Totals over every node: (election messages, notification messages).
+pub fn counts(all: &[pb::NodeElectionStatus]) -> (u64, u64) {
+    let t = totals(all);
+    (t.0, t.1)
 }
