@@ -326,3 +326,116 @@ pub fn run_with<A: Algorithm>(
         verdict,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::catalogue::find;
+    use crate::algo::{AlgoError, RIGHT, Role};
+    use crate::topology::{IdOrder, TopologyKind};
+
+    /// Test machine: the node with id 1 sends 20 numbered messages right and
+    /// sets two timers, cancelling one; the receiver refuses a message that
+    /// arrives out of order and decides after the last one; the sender decides
+    /// when its timer fires.
+    #[derive(Debug)]
+    struct Sequencer {
+        id: u64,
+        next: u32,
+        decided: Option<Decision>,
+    }
+
+    const COUNT: u32 = 20;
+
+    impl Algorithm for Sequencer {
+        fn on_start(&mut self, out: &mut Outbox) {
+            if self.id == 1 {
+                for i in 0..COUNT {
+                    out.send(RIGHT, Msg::Election { id: 1, stage: i, hops: 0 });
+                }
+                out.push(Effect::SetTimer { timer: 1, after_ms: 1_000 });
+                out.push(Effect::SetTimer { timer: 2, after_ms: 5 });
+                out.push(Effect::CancelTimer { timer: 2 });
+            }
+        }
+        fn on_message(&mut self, _port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+            let Msg::Election { stage, .. } = msg else { return Err(AlgoError::Invalid("kind".into())) };
+            let expected = self.next;
+            self.next += 1;
+            if self.next == COUNT {
+                let d = Decision { role: Role::Follower, leader: 1 };
+                self.decided = Some(d);
+                out.push(Effect::Decide(d));
+            }
+            if stage != expected {
+                return Err(AlgoError::Invalid(format!("message {stage} arrived when {expected} was due")));
+            }
+            Ok(())
+        }
+        fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+            if timer == 1 {
+                let d = Decision { role: Role::Leader, leader: 1 };
+                self.decided = Some(d);
+                out.push(Effect::Decide(d));
+            } else {
+                out.push(Effect::Decide(Decision { role: Role::Follower, leader: 99 }));
+            }
+        }
+        fn decision(&self) -> Option<Decision> {
+            self.decided
+        }
+        fn state(&self) -> &'static str {
+            "test"
+        }
+    }
+
+    fn sequencer_run(fifo: bool, seed: u64) -> SimReport {
+        let spec = find("as-far").unwrap(); // only its bound is used
+        let topo = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
+        let cfg = SimConfig { fifo, seed, max_delay: 50, ..SimConfig::default() };
+        run_with(spec, &topo, &[1, 2], &[0], Rule::Max, &cfg, |c| Sequencer { id: c.id, next: 0, decided: None })
+    }
+
+    /// Timers fire at their virtual time and cancelled ones never do; FIFO
+    /// links keep sending order under random delays, non-FIFO links do not.
+    #[test]
+    fn timers_and_link_order() {
+        for seed in 0..20 {
+            let r = sequencer_run(true, seed);
+            assert!(r.errors.is_empty(), "seed {seed}: {:?}", r.errors);
+            assert_eq!(r.decisions[0], Some(Decision { role: Role::Leader, leader: 1 }), "seed {seed}");
+            assert!(r.end_time >= 1_000, "the sender decided on its 1000 ms timer");
+            assert!(r.terminated);
+        }
+        let reordered = (0..20).filter(|&seed| !sequencer_run(false, seed).errors.is_empty()).count();
+        assert!(reordered > 0, "non-FIFO links never reordered 20 messages in 20 runs");
+    }
+
+    /// The same configuration gives the same election, message for message.
+    #[test]
+    fn runs_are_deterministic() {
+        let spec = find("controlled-distance").unwrap();
+        let topo = Topology::ring(TopologyKind::RingBiUnoriented, 50, 9).unwrap();
+        let ids = IdOrder::Random(9).arrange(50).unwrap();
+        let cfg = SimConfig { seed: 9, fifo: false, stagger: true, ..SimConfig::default() };
+        let a = run(spec, &topo, &ids, &[3, 7, 20], Rule::Max, &cfg);
+        let b = run(spec, &topo, &ids, &[3, 7, 20], Rule::Max, &cfg);
+        assert_eq!(
+            (a.counters, a.end_time, a.ideal_time, &a.sent_per_node),
+            (b.counters, b.end_time, b.ideal_time, &b.sent_per_node)
+        );
+        let c = run(spec, &topo, &ids, &[3, 7, 20], Rule::Max, &SimConfig { seed: 10, ..cfg });
+        assert_ne!((a.end_time, a.counters), (c.end_time, c.counters), "another seed gives another schedule");
+    }
+
+    /// A run that never goes quiet is cut at the delivery cap and reported.
+    #[test]
+    fn non_termination_is_reported() {
+        let spec = find("all-the-way").unwrap();
+        let topo = Topology::ring(TopologyKind::RingUni, 8, 0).unwrap();
+        let cfg = SimConfig { max_deliveries: 10, ..SimConfig::default() };
+        let r = run(spec, &topo, &IdOrder::Ascending.arrange(8).unwrap(), &[0], Rule::Min, &cfg);
+        assert!(!r.terminated);
+        assert!(r.verdict.violations.iter().any(|v| v.contains("did not go quiet")), "{:?}", r.verdict.violations);
+    }
+}
