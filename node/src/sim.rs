@@ -289,8 +289,7 @@ pub fn run_with<A: Algorithm>(
             }
             end_time = now;
         }
-        for i in 0..bucket.len() {
-            let ev = bucket[i];
+        for &ev in &bucket {
             d.pending -= 1;
             if let Ev::Deliver { .. } = ev {
                 if deliveries >= cap {

@@ -98,16 +98,12 @@ impl Topology {
         };
         let n_us = n as usize;
         let mut ports = Vec::with_capacity(n_us);
-        for i in 0..n_us {
+        for (i, &flip) in flipped.iter().enumerate() {
             let r = (i + 1) % n_us;
             let l = (i + n_us - 1) % n_us;
             let right = PortLink { peer: r as u32, remote_port: label(r, false), outgoing: true };
             let left = PortLink { peer: l as u32, remote_port: label(l, true), outgoing: outgoing_left };
-            let mut pair = [left, right];
-            if flipped[i] {
-                pair.swap(0, 1);
-            }
-            ports.push(pair);
+            ports.push(if flip { [right, left] } else { [left, right] });
         }
         Ok(Topology { kind, ports })
     }
