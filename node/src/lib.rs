@@ -6,6 +6,7 @@
 pub mod algo;
 pub mod counters;
 pub mod invariants;
+pub mod runtime;
 pub mod sim;
 pub mod topology;
 pub mod wire;

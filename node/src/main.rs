@@ -1,1 +1,79 @@
-fn main() {}
+//! `ringleader-node`: one Ringleader node process (wiring only; see
+//! [`ringleader_node::runtime`] for what it does).
+
+mod config;
+mod telemetry;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use ringleader_node::runtime::{self, NodeConfig};
+use tracing::{error, info, warn};
+
+use crate::config::{Cli, Config};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let cfg = match Config::load(&cli) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ringleader-node: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init(cfg.telemetry.log.as_deref());
+    let addr = match cfg.listen_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            error!(listen = %cfg.node.listen, error = %e, "bad listen address");
+            return ExitCode::from(2);
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            error!(listen = %addr, error = %e, "cannot listen");
+            return ExitCode::FAILURE;
+        }
+    };
+    if cfg.node.advertise == format!("http://{}", cfg.node.listen) && addr.ip().is_unspecified() {
+        warn!(advertise = %cfg.node.advertise, "advertising an unspecified address; set --advertise so others can dial it");
+    }
+    let node = NodeConfig { name: cfg.node.name, advertise: cfg.node.advertise };
+    match runtime::serve(listener, node, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            error!(error = %e, "node failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => info!("Ctrl-C received"),
+        _ = term => info!("SIGTERM received"),
+    }
+}

@@ -1,0 +1,232 @@
+//! Configuration of `ringleader-node`.
+//!
+//! Sources, later ones winning: built-in defaults < a TOML file (`--config`)
+//! < environment variables `RINGLEADER__<SECTION>__<KEY>` (e.g.
+//! `RINGLEADER__NODE__LISTEN=0.0.0.0:7000`) < command-line flags.
+//!
+//! ```toml
+//! [node]
+//! listen = "0.0.0.0:7000"        # where the Peer and Agent services listen
+//! name = "node-0"                # default: the host name
+//! advertise = "http://node-0.ringleader-node:7000"  # default: http://<listen>
+//!
+//! [telemetry]
+//! log = "info,ringleader_node=debug"  # tracing filter; RUST_LOG wins over it
+//! ```
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Parser;
+use serde::Deserialize;
+
+/// Default listen address.
+pub const DEFAULT_LISTEN: &str = "0.0.0.0:7000";
+
+/// Command-line flags. Each one overrides the file and the environment.
+#[derive(Debug, Default, Parser)]
+#[command(name = "ringleader-node", version, about = "Ringleader node: runs its share of leader elections over gRPC")]
+pub struct Cli {
+    /// Address to listen on [default: 0.0.0.0:7000]
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Node name reported to the controller [default: the host name]
+    #[arg(long)]
+    pub name: Option<String>,
+    /// URL peers and the controller dial to reach this node [default: http://<listen>]
+    #[arg(long, value_name = "URL")]
+    pub advertise: Option<String>,
+    /// TOML configuration file
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Errors loading or validating the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A source could not be read or does not have the expected shape.
+    #[error("cannot load the configuration: {0}")]
+    Load(#[from] ::config::ConfigError),
+    /// A setting has a bad value.
+    #[error("invalid setting `{key}` = {value:?}: {reason}")]
+    Invalid {
+        /// Dotted key, e.g. `node.listen`.
+        key: &'static str,
+        /// The value given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// The merged configuration.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `[node]`
+    pub node: NodeSection,
+    /// `[telemetry]`
+    #[serde(default)]
+    pub telemetry: TelemetrySection,
+}
+
+/// `[node]`: who the node is and where it listens.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSection {
+    /// Socket address to listen on.
+    pub listen: String,
+    /// Node name (filled with the host name when not set).
+    #[serde(default)]
+    pub name: String,
+    /// The URL others dial (filled with `http://<listen>` when not set).
+    #[serde(default)]
+    pub advertise: String,
+}
+
+/// `[telemetry]`: logging.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySection {
+    /// `tracing` filter directives (default `info`; `RUST_LOG` overrides it).
+    #[serde(default)]
+    pub log: Option<String>,
+}
+
+impl Config {
+    /// Merge defaults, the file, the process environment and the flags, fill in derived defaults, and validate.
+    pub fn load(cli: &Cli) -> Result<Config, ConfigError> {
+        Self::load_with_env(cli, None)
+    }
+
+    /// [`Config::load`] with an explicit environment (`None`: the process's own).
+    pub fn load_with_env(cli: &Cli, env: Option<::config::Map<String, String>>) -> Result<Config, ConfigError> {
+        let mut b = ::config::Config::builder().set_default("node.listen", DEFAULT_LISTEN)?;
+        if let Some(path) = &cli.config {
+            b = b.add_source(::config::File::from(path.as_path()).format(::config::FileFormat::Toml).required(true));
+        }
+        let cfg: Config = b
+            .add_source(
+                ::config::Environment::with_prefix("RINGLEADER").prefix_separator("__").separator("__").source(env),
+            )
+            .set_override_option("node.listen", cli.listen.clone())?
+            .set_override_option("node.name", cli.name.clone())?
+            .set_override_option("node.advertise", cli.advertise.clone())?
+            .build()?
+            .try_deserialize()?;
+        let cfg = cfg.with_derived_defaults();
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn with_derived_defaults(mut self) -> Config {
+        if self.node.name.is_empty() {
+            self.node.name = hostname();
+        }
+        if self.node.advertise.is_empty() {
+            self.node.advertise = format!("http://{}", self.node.listen);
+        }
+        self
+    }
+
+    /// Check every setting, with an error naming the key and saying what is wrong.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key, value: &str, reason: String| ConfigError::Invalid { key, value: value.to_string(), reason };
+        self.listen_addr().map_err(|e| invalid("node.listen", &self.node.listen, e))?;
+        if self.node.name.trim().is_empty() {
+            return Err(invalid("node.name", &self.node.name, "must not be empty".into()));
+        }
+        let adv = &self.node.advertise;
+        let uri: tonic::codegen::http::Uri =
+            adv.parse().map_err(|e| invalid("node.advertise", adv, format!("not a URL: {e}")))?;
+        if uri.scheme_str() != Some("http") || uri.host().is_none_or(str::is_empty) {
+            return Err(invalid(
+                "node.advertise",
+                adv,
+                "must be an http:// URL with a host, e.g. http://10.0.0.7:7000".into(),
+            ));
+        }
+        if let Some(filter) = &self.telemetry.log {
+            tracing_subscriber::EnvFilter::try_new(filter)
+                .map_err(|e| invalid("telemetry.log", filter, format!("not a tracing filter: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// The listen address, parsed.
+    pub fn listen_addr(&self) -> Result<SocketAddr, String> {
+        self.node.listen.parse().map_err(|e| format!("not a socket address like 0.0.0.0:7000: {e}"))
+    }
+}
+
+/// The host name, from `HOSTNAME` or `/etc/hostname`, else `node`.
+fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "node".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Option<::config::Map<String, String>> {
+        Some(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+    }
+
+    /// With nothing given, the node listens on 0.0.0.0:7000 and advertises that address.
+    #[test]
+    fn defaults() {
+        let c = Config::load_with_env(&Cli::default(), env(&[])).unwrap();
+        assert_eq!(c.node.listen, DEFAULT_LISTEN);
+        assert_eq!(c.node.advertise, "http://0.0.0.0:7000");
+        assert!(!c.node.name.is_empty());
+    }
+
+    /// The file beats the defaults, the environment beats the file, and flags beat the environment.
+    #[test]
+    fn precedence() {
+        let dir = std::env::temp_dir().join(format!("ringleader-node-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("node.toml");
+        std::fs::write(
+            &file,
+            "[node]\nlisten = \"127.0.0.1:7100\"\nname = \"from-file\"\nadvertise = \"http://file:7100\"\n\
+             [telemetry]\nlog = \"debug\"\n",
+        )
+        .unwrap();
+        let cli = Cli { config: Some(file.clone()), ..Cli::default() };
+        let c = Config::load_with_env(&cli, env(&[])).unwrap();
+        assert_eq!((c.node.listen.as_str(), c.node.name.as_str()), ("127.0.0.1:7100", "from-file"));
+        assert_eq!(c.telemetry.log.as_deref(), Some("debug"));
+
+        let e = env(&[("RINGLEADER__NODE__NAME", "from-env"), ("RINGLEADER__NODE__LISTEN", "127.0.0.1:7200")]);
+        let c = Config::load_with_env(&cli, e.clone()).unwrap();
+        assert_eq!((c.node.listen.as_str(), c.node.name.as_str()), ("127.0.0.1:7200", "from-env"));
+        assert_eq!(c.node.advertise, "http://file:7100");
+
+        let cli = Cli { name: Some("from-flag".into()), ..cli };
+        let c = Config::load_with_env(&cli, e).unwrap();
+        assert_eq!((c.node.listen.as_str(), c.node.name.as_str()), ("127.0.0.1:7200", "from-flag"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Bad values are refused with the key named; unknown keys and missing files are errors too.
+    #[test]
+    fn validation_names_the_key() {
+        let bad = |cli: Cli, e: &[(&str, &str)]| Config::load_with_env(&cli, env(e)).unwrap_err().to_string();
+        let m = bad(Cli { listen: Some("nowhere".into()), ..Cli::default() }, &[]);
+        assert!(m.contains("`node.listen`"), "{m}");
+        let m = bad(Cli { advertise: Some("10.0.0.1:7000".into()), ..Cli::default() }, &[]);
+        assert!(m.contains("`node.advertise`"), "{m}");
+        let m = bad(Cli::default(), &[("RINGLEADER__TELEMETRY__LOG", "=#!")]);
+        assert!(m.contains("`telemetry.log`"), "{m}");
+        let m = bad(Cli::default(), &[("RINGLEADER__NODE__LISTN", "x")]);
+        assert!(m.contains("listn"), "{m}");
+        let m = bad(Cli { config: Some("/nonexistent/ringleader.toml".into()), ..Cli::default() }, &[]);
+        assert!(m.contains("ringleader.toml"), "{m}");
+    }
+}

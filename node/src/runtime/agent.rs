@@ -1,0 +1,250 @@
+//! The `Agent` service: the controller installs, starts, inspects and
+//! forgets this node's share of elections. Requests are validated here and
+//! every failure is an [`AgentError`], mapped to a `tonic::Status` in one place.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use ringleader_proto::v1::{self as pb, agent_server::Agent};
+use tokio::sync::{broadcast, oneshot};
+use tokio_stream::Stream;
+use tonic::{Code, Request, Response, Status};
+use tracing::{info, warn};
+
+use super::election::{Election, ElectionSetup, PortLink};
+use super::links;
+use super::node::Node;
+use crate::algo::{NodeContext, Rule, catalogue};
+
+/// Why an agent request failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum AgentError {
+    /// A request field is missing or has a bad value.
+    #[error("invalid `{field}`: {reason}")]
+    InvalidField { field: String, reason: String },
+    /// No election with this id on this node.
+    #[error("election `{0}` does not exist on this node")]
+    UnknownElection(String),
+    /// The id is taken on this node.
+    #[error("election `{0}` is already prepared on this node")]
+    Duplicate(String),
+    /// The node is stopping.
+    #[error("node is shutting down")]
+    ShuttingDown,
+    /// The state machine failed or the election is closed.
+    #[error("{message}")]
+    Election { code: Code, message: String },
+}
+
+impl AgentError {
+    fn field(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        AgentError::InvalidField { field: field.into(), reason: reason.into() }
+    }
+}
+
+impl From<AgentError> for Status {
+    fn from(e: AgentError) -> Status {
+        let code = match &e {
+            AgentError::InvalidField { .. } => Code::InvalidArgument,
+            AgentError::UnknownElection(_) => Code::NotFound,
+            AgentError::Duplicate(_) => Code::AlreadyExists,
+            AgentError::ShuttingDown => Code::Unavailable,
+            AgentError::Election { code, .. } => *code,
+        };
+        Status::new(code, e.to_string())
+    }
+}
+
+/// `ringleader.v1.Agent` over a node.
+#[derive(Debug, Clone)]
+pub(crate) struct AgentService(pub(crate) Arc<Node>);
+
+impl AgentService {
+    fn election(&self, election_id: &str) -> Result<Arc<Election>, AgentError> {
+        if election_id.is_empty() {
+            return Err(AgentError::field("election_id", "must not be empty"));
+        }
+        self.0.table.get(election_id).ok_or_else(|| AgentError::UnknownElection(election_id.to_string()))
+    }
+
+    fn prepare(&self, req: pb::PrepareRequest) -> Result<(), AgentError> {
+        let node = &self.0;
+        if node.is_stopping() {
+            return Err(AgentError::ShuttingDown);
+        }
+        if req.election_id.is_empty() {
+            return Err(AgentError::field("election_id", "must not be empty"));
+        }
+        let spec = catalogue::find(&req.algorithm).ok_or_else(|| {
+            AgentError::field(
+                "algorithm",
+                format!("unknown algorithm `{}`; known: {}", req.algorithm, catalogue::names()),
+            )
+        })?;
+        let rule = match pb::Rule::try_from(req.rule) {
+            Ok(pb::Rule::Min) => Rule::Min,
+            Ok(pb::Rule::Max) => Rule::Max,
+            Ok(pb::Rule::Unspecified) => return Err(AgentError::field("rule", "must be RULE_MIN or RULE_MAX")),
+            Err(_) => return Err(AgentError::field("rule", format!("unknown value {}", req.rule))),
+        };
+        if req.size == 0 {
+            return Err(AgentError::field("size", "must be at least 1"));
+        }
+        if req.position >= req.size {
+            return Err(AgentError::field("position", format!("{} is not below size {}", req.position, req.size)));
+        }
+        let mut endpoints = Vec::with_capacity(req.ports.len());
+        for (i, p) in req.ports.iter().enumerate() {
+            if p.position >= req.size {
+                return Err(AgentError::field(
+                    format!("ports[{i}].position"),
+                    format!("{} is not below size {}", p.position, req.size),
+                ));
+            }
+            endpoints.push(if p.address.is_empty() {
+                None
+            } else {
+                Some(links::endpoint(&p.address).map_err(|e| AgentError::field(format!("ports[{i}].address"), e))?)
+            });
+        }
+        if node.table.get(&req.election_id).is_some() {
+            return Err(AgentError::Duplicate(req.election_id));
+        }
+        let ports = req
+            .ports
+            .iter()
+            .zip(endpoints)
+            .map(|(p, ep)| PortLink {
+                peer: p.position,
+                remote_port: p.remote_port,
+                link: ep.map(|ep| node.links.get(&p.address, ep)),
+            })
+            .collect();
+        let algo = (spec.build)(&NodeContext { id: req.id, rule, n: req.size });
+        let setup = ElectionSetup {
+            election_id: req.election_id,
+            algorithm: spec.name,
+            position: req.position,
+            id: req.id,
+            initiator: req.initiator,
+            ports,
+        };
+        info!(
+            election = %setup.election_id, algorithm = setup.algorithm, position = setup.position,
+            id = setup.id, n = req.size, initiator = setup.initiator, "prepared"
+        );
+        let election = Election::new(setup, algo, node.events.clone());
+        if !node.table.insert(election.clone()) {
+            return Err(AgentError::Duplicate(election.id().to_string()));
+        }
+        Ok(())
+    }
+}
+
+#[tonic::async_trait]
+impl Agent for AgentService {
+    async fn prepare(&self, request: Request<pb::PrepareRequest>) -> Result<Response<pb::PrepareResponse>, Status> {
+        AgentService::prepare(self, request.into_inner())?;
+        Ok(Response::new(pb::PrepareResponse {}))
+    }
+
+    async fn start(&self, request: Request<pb::StartRequest>) -> Result<Response<pb::StartResponse>, Status> {
+        let election = self.election(&request.get_ref().election_id)?;
+        let started = election.start().map_err(|r| AgentError::Election { code: r.code, message: r.message })?;
+        info!(election = election.id(), released = started.released, "started");
+        Ok(Response::new(pb::StartResponse {}))
+    }
+
+    async fn abort(&self, request: Request<pb::AbortRequest>) -> Result<Response<pb::AbortResponse>, Status> {
+        let id = &request.get_ref().election_id;
+        self.election(id)?;
+        if let Some(e) = self.0.table.remove(id) {
+            e.close();
+            info!(election = %id, "aborted");
+        }
+        Ok(Response::new(pb::AbortResponse {}))
+    }
+
+    async fn status(&self, request: Request<pb::StatusRequest>) -> Result<Response<pb::NodeElectionStatus>, Status> {
+        Ok(Response::new(self.election(&request.get_ref().election_id)?.status()))
+    }
+
+    async fn info(&self, _request: Request<pb::InfoRequest>) -> Result<Response<pb::NodeInfo>, Status> {
+        let node = &self.0;
+        Ok(Response::new(pb::NodeInfo {
+            name: node.cfg.name.clone(),
+            address: node.cfg.advertise.clone(),
+            elections: node.table.len() as u64,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }))
+    }
+
+    type EventsStream = EventStream;
+
+    async fn events(&self, _request: Request<pb::EventsRequest>) -> Result<Response<EventStream>, Status> {
+        let node = &self.0;
+        if node.is_stopping() {
+            return Err(AgentError::ShuttingDown.into());
+        }
+        Ok(Response::new(EventStream::new(node.events.subscribe(), node.stop_signal())))
+    }
+}
+
+type NextEvent = (Result<pb::NodeEvent, broadcast::error::RecvError>, broadcast::Receiver<pb::NodeEvent>);
+
+async fn next_event(mut rx: broadcast::Receiver<pb::NodeEvent>) -> NextEvent {
+    let r = rx.recv().await;
+    (r, rx)
+}
+
+/// The response stream of `Events`: reads the node's broadcast channel
+/// directly (no task in between). A subscriber that falls behind skips the
+/// events it missed, with a warning; it never slows the node down.
+pub(crate) struct EventStream {
+    next: Pin<Box<dyn Future<Output = NextEvent> + Send>>,
+    stop: oneshot::Receiver<()>,
+    done: bool,
+}
+
+impl std::fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventStream").field("done", &self.done).finish_non_exhaustive()
+    }
+}
+
+impl EventStream {
+    pub(crate) fn new(rx: broadcast::Receiver<pb::NodeEvent>, stop: oneshot::Receiver<()>) -> Self {
+        EventStream { next: Box::pin(next_event(rx)), stop, done: false }
+    }
+}
+
+impl Stream for EventStream {
+    type Item = Result<pb::NodeEvent, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if Pin::new(&mut this.stop).poll(cx).is_ready() {
+            this.done = true;
+            return Poll::Ready(None);
+        }
+        loop {
+            let Poll::Ready((r, rx)) = this.next.as_mut().poll(cx) else { return Poll::Pending };
+            this.next = Box::pin(next_event(rx));
+            match r {
+                Ok(ev) => return Poll::Ready(Some(Ok(ev))),
+                Err(broadcast::error::RecvError::Lagged(skipped)) => {
+                    warn!(skipped, "an events subscriber fell behind; events skipped");
+                }
+                Err(broadcast::error::RecvError::Closed) => {
+                    this.done = true;
+                    return Poll::Ready(None);
+                }
+            }
+        }
+    }
+}

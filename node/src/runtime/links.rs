@@ -1,0 +1,299 @@
+//! Outgoing peer links: one persistent `Peer.Link` stream per destination
+//! address, shared by every election that sends there.
+//!
+//! A send never blocks and never spawns per message: the envelope goes into
+//! the link's unbounded channel, in the order the algorithm emitted it, and
+//! the channel *is* the request stream of the gRPC call. The stream is opened
+//! lazily on the first send; a task reads the reply stream (which only
+//! carries rejections) and logs them. If the connection fails or the peer
+//! ends the stream, the link forgets its channel so the next send
+//! reconnects, and whatever was still queued is counted as lost (node-wide
+//! and in the errors of each election it belonged to).
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use ringleader_proto::v1::{self as pb, peer_client::PeerClient};
+use tokio::sync::mpsc;
+use tokio_stream::Stream;
+use tonic::transport::Endpoint;
+use tracing::{debug, error, info, warn};
+
+use super::node::ElectionTable;
+
+/// How long a connection attempt to a peer may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// HTTP/2 keep-alive, so a peer that vanished without closing is noticed.
+const KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+/// Node-wide link figures.
+#[derive(Debug, Default)]
+pub(crate) struct LinkStats {
+    /// Envelopes that were queued on a link that then failed.
+    pub(crate) lost: AtomicU64,
+    /// Connections or streams that failed.
+    pub(crate) failures: AtomicU64,
+    /// Rejections peers sent back.
+    pub(crate) rejections_received: AtomicU64,
+}
+
+/// Parse and check a peer address; the endpoint carries the client settings.
+pub(crate) fn endpoint(address: &str) -> Result<Endpoint, String> {
+    let ep = Endpoint::from_shared(address.to_string()).map_err(|e| format!("`{address}` is not a valid URL: {e}"))?;
+    if ep.uri().scheme_str() != Some("http") {
+        return Err(format!("`{address}` must be an http:// URL, e.g. http://10.0.0.7:7000"));
+    }
+    if ep.uri().host().is_none_or(str::is_empty) {
+        return Err(format!("`{address}` has no host"));
+    }
+    Ok(ep
+        .tcp_nodelay(true)
+        .connect_timeout(CONNECT_TIMEOUT)
+        .http2_keep_alive_interval(KEEP_ALIVE)
+        .keep_alive_timeout(KEEP_ALIVE)
+        .keep_alive_while_idle(true))
+}
+
+/// Every outgoing link of this node, by destination address.
+#[derive(Debug)]
+pub(crate) struct Links {
+    map: Mutex<HashMap<String, Arc<Link>>>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    stats: LinkStats,
+    closed: AtomicBool,
+    table: Weak<ElectionTable>,
+}
+
+impl Links {
+    pub(crate) fn new(table: Weak<ElectionTable>) -> Self {
+        Links {
+            map: Mutex::new(HashMap::new()),
+            shared: Arc::new(Shared { stats: LinkStats::default(), closed: AtomicBool::new(false), table }),
+        }
+    }
+
+    /// The link to `address` (created, not yet connected, on first use).
+    pub(crate) fn get(&self, address: &str, endpoint: Endpoint) -> Arc<Link> {
+        let mut map = lock(&self.map);
+        if let Some(l) = map.get(address) {
+            return l.clone();
+        }
+        let link = Arc::new(Link {
+            address: address.to_string(),
+            endpoint,
+            state: Mutex::new(LinkState { tx: None, generation: 0 }),
+            shared: self.shared.clone(),
+        });
+        map.insert(address.to_string(), link.clone());
+        link
+    }
+
+    /// Node-wide link figures.
+    pub(crate) fn stats(&self) -> &LinkStats {
+        &self.shared.stats
+    }
+
+    /// End every outgoing stream (after sending what is queued) and refuse new ones.
+    pub(crate) fn close(&self) {
+        self.shared.closed.store(true, Ordering::SeqCst);
+        for link in lock(&self.map).values() {
+            lock(&link.state).tx = None;
+        }
+    }
+}
+
+/// One directed link to a peer process.
+#[derive(Debug)]
+pub(crate) struct Link {
+    address: String,
+    endpoint: Endpoint,
+    state: Mutex<LinkState>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct LinkState {
+    /// Feeds the current stream; `None` until the first send or after a failure.
+    tx: Option<mpsc::UnboundedSender<pb::Envelope>>,
+    /// Bumped for each stream, so a dying stream only clears its own sender.
+    generation: u64,
+}
+
+impl Link {
+    /// Queue `env` on this link, opening the stream if there is none. Never blocks.
+    pub(crate) fn send(self: &Arc<Self>, env: pb::Envelope) {
+        let mut st = lock(&self.state);
+        let env = match &st.tx {
+            Some(tx) => match tx.send(env) {
+                Ok(()) => return,
+                // The stream ended under us: reconnect below.
+                Err(mpsc::error::SendError(env)) => env,
+            },
+            None => env,
+        };
+        if self.shared.closed.load(Ordering::SeqCst) {
+            debug!(peer = %self.address, "node is shutting down; message not sent");
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            error!(peer = %self.address, "no tokio runtime to open a link on; message lost");
+            self.shared.stats.lost.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        // The receiver is alive, so this cannot fail.
+        let _ = tx.send(env);
+        st.tx = Some(tx);
+        st.generation += 1;
+        let generation = st.generation;
+        drop(st);
+        rt.spawn(self.clone().run(rx, generation));
+    }
+
+    /// Forget the stream of `generation`, if it is still the current one.
+    fn forget(&self, generation: u64) {
+        let mut st = lock(&self.state);
+        if st.generation == generation {
+            st.tx = None;
+        }
+    }
+
+    /// Connect, run the stream, read the rejections until the stream ends.
+    async fn run(self: Arc<Self>, rx: mpsc::UnboundedReceiver<pb::Envelope>, generation: u64) {
+        let dead = Arc::new(AtomicBool::new(false));
+        let outgoing = Outgoing { rx, seq: 0, dead: dead.clone(), link: self.clone() };
+        let channel = match self.endpoint.connect().await {
+            Ok(c) => c,
+            Err(e) => {
+                error!(peer = %self.address, error = %DisplayChain(&e), "cannot connect to peer");
+                self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
+                self.forget(generation);
+                drop(outgoing);
+                return;
+            }
+        };
+        debug!(peer = %self.address, "link connected");
+        let mut replies = match PeerClient::new(channel).link(outgoing).await {
+            Ok(r) => r.into_inner(),
+            Err(status) => {
+                error!(peer = %self.address, code = ?status.code(), message = status.message(), "peer refused the link");
+                self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
+                self.forget(generation);
+                return;
+            }
+        };
+        loop {
+            match replies.message().await {
+                Ok(Some(pb::LinkReply { kind: Some(pb::link_reply::Kind::Reject(r)) })) => {
+                    self.shared.stats.rejections_received.fetch_add(1, Ordering::Relaxed);
+                    warn!(
+                        peer = %self.address, seq = r.seq, election = %r.election_id,
+                        code = ?tonic::Code::from_i32(r.code), message = %r.message,
+                        "peer rejected an envelope"
+                    );
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    if self.shared.closed.load(Ordering::SeqCst) {
+                        debug!(peer = %self.address, "link closed");
+                    } else {
+                        info!(peer = %self.address, "peer closed the link; the next message reconnects");
+                    }
+                    break;
+                }
+                Err(status) => {
+                    self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
+                    error!(
+                        peer = %self.address, code = ?status.code(), message = status.message(),
+                        "link failed; the next message reconnects"
+                    );
+                    break;
+                }
+            }
+        }
+        dead.store(true, Ordering::SeqCst);
+        // Dropping the sender also wakes the request stream, which then ends.
+        self.forget(generation);
+    }
+}
+
+/// The request stream of one `Peer.Link` call: the link's channel, numbered.
+/// Dropping it counts whatever was still queued as lost.
+struct Outgoing {
+    rx: mpsc::UnboundedReceiver<pb::Envelope>,
+    seq: u64,
+    dead: Arc<AtomicBool>,
+    link: Arc<Link>,
+}
+
+impl Stream for Outgoing {
+    type Item = pb::Envelope;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<pb::Envelope>> {
+        if self.dead.load(Ordering::Relaxed) {
+            return Poll::Ready(None);
+        }
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(mut env)) => {
+                self.seq += 1;
+                env.seq = self.seq;
+                Poll::Ready(Some(env))
+            }
+            other => other,
+        }
+    }
+}
+
+impl Drop for Outgoing {
+    fn drop(&mut self) {
+        self.rx.close();
+        let mut lost: Vec<(String, u64)> = Vec::new();
+        let mut total = 0u64;
+        while let Ok(env) = self.rx.try_recv() {
+            total += 1;
+            match lost.iter_mut().find(|(e, _)| *e == env.election_id) {
+                Some(slot) => slot.1 += 1,
+                None => lost.push((env.election_id, 1)),
+            }
+        }
+        if total == 0 {
+            return;
+        }
+        let link = &self.link;
+        link.shared.stats.lost.fetch_add(total, Ordering::Relaxed);
+        error!(peer = %link.address, lost = total, "link to peer failed with messages still queued; they are lost");
+        let Some(table) = link.shared.table.upgrade() else { return };
+        for (election_id, n) in lost {
+            if let Some(e) = table.get(&election_id) {
+                e.record_error(format!("link to {} failed: {n} message(s) lost", link.address));
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// An error with its chain of sources (tonic's transport errors hide the cause in them).
+struct DisplayChain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for DisplayChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut src = self.0.source();
+        while let Some(s) = src {
+            write!(f, ": {s}")?;
+            src = s.source();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,124 @@
+//! The gRPC runtime: runs the election state machines of [`crate::algo`]
+//! between real processes.
+//!
+//! A node serves two services on one port:
+//!
+//! * `ringleader.v1.Agent`, the controller's handle: `Prepare` installs this
+//!   node's share of an election (its id, its ports and where they lead, the
+//!   algorithm), `Start` wakes it as an initiator, `Status` reports its
+//!   counters, `Events` streams its decisions, `Abort` forgets it.
+//! * `ringleader.v1.Peer`, election traffic between nodes: one persistent
+//!   `Link` stream per directed pair of processes, opened by the sender on
+//!   first use and shared by every election between the two (FIFO per link).
+//!
+//! The runtime is the driver of the sans-IO state machines, as the simulator
+//! is: it counts what they send (per kind, election vs notification, encoded
+//! bytes) and tracks causal time (each message carries its sender's causal
+//! depth + 1), so live and simulated figures are the same quantities. An
+//! initiator holds the messages that reach it before `Start` and processes them
+//! right after `on_start`, the schedule the simulator uses, so message counts
+//! match too.
+//!
+//! Nothing that arrives over the network can take a node down: unknown
+//! elections, bad ports, bodies the state machine cannot take are answered
+//! with a `Reject` on the link's reply stream (and logged and counted);
+//! undecodable bytes end that one stream with an error status.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use ringleader_node::runtime::{self, NodeConfig};
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let advertise = format!("http://{}", listener.local_addr()?);
+//! let cfg = NodeConfig { name: "node-0".into(), advertise };
+//! runtime::serve(listener, cfg, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(()) }
+//! ```
+
+use std::future::Future;
+use std::time::Duration;
+
+use ringleader_proto::v1::{agent_server::AgentServer, peer_server::PeerServer};
+use tokio::sync::oneshot;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::TcpListenerStream;
+use tracing::{info, warn};
+
+mod agent;
+mod election;
+mod links;
+mod node;
+mod peer;
+#[cfg(test)]
+mod tests;
+
+/// How long shutdown waits for open connections to close before returning anyway.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Who this node is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeConfig {
+    /// Node process name (reported by `Info`).
+    pub name: String,
+    /// The address peers dial to reach this node, e.g. `http://127.0.0.1:7001`
+    /// (reported by `Info`).
+    pub advertise: String,
+}
+
+/// Errors of the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The gRPC server failed.
+    #[error("gRPC server failed: {0}")]
+    Serve(#[from] tonic::transport::Error),
+}
+
+/// Serve the Peer and Agent services on `listener` until `shutdown` resolves.
+///
+/// On shutdown the node stops accepting connections, ends its long-lived
+/// streams (incoming links, event streams), closes its outgoing links after
+/// sending what is queued, drops its elections, and returns once the
+/// connections have closed (or after a grace period of a few seconds).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    cfg: NodeConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RuntimeError> {
+    let local = listener.local_addr().map_or_else(|e| format!("unknown ({e})"), |a| a.to_string());
+    let node = node::Node::new(cfg);
+    info!(name = %node.cfg.name, advertise = %node.cfg.advertise, listen = %local, "node serving");
+
+    let (fired_tx, fired_rx) = oneshot::channel::<()>();
+    let stopper = node.clone();
+    let signal = async move {
+        shutdown.await;
+        info!(name = %stopper.cfg.name, "shutting down");
+        stopper.shutdown();
+        let _ = fired_tx.send(());
+    };
+    let incoming = TcpListenerStream::new(listener).map(|conn| {
+        conn.inspect(|stream| {
+            // Election messages are small and latency-bound.
+            let _ = stream.set_nodelay(true);
+        })
+    });
+    let server = tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .add_service(PeerServer::from_arc(std::sync::Arc::new(peer::PeerService(node.clone()))))
+        .add_service(AgentServer::from_arc(std::sync::Arc::new(agent::AgentService(node.clone()))))
+        .serve_with_incoming_shutdown(incoming, signal);
+    let grace = async move {
+        match fired_rx.await {
+            Ok(()) => tokio::time::sleep(SHUTDOWN_GRACE).await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let result = tokio::select! {
+        r = server => r,
+        _ = grace => {
+            warn!(name = %node.cfg.name, "connections still open after the grace period; stopping anyway");
+            Ok(())
+        }
+    };
+    node.shutdown();
+    Ok(result?)
+}

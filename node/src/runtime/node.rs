@@ -1,0 +1,146 @@
+//! State shared by a node's services: the election table, the outgoing
+//! links, the event channel and the shutdown switch.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use ringleader_proto::v1 as pb;
+use tokio::sync::{broadcast, oneshot};
+use tonic::Code;
+use tracing::info;
+
+use super::NodeConfig;
+use super::election::{Election, Rejection};
+use super::links::Links;
+
+/// Events a slow `Events` subscriber may fall behind by before it skips some.
+const EVENT_BUFFER: usize = 4096;
+
+/// Every election this node holds, by id.
+#[derive(Debug, Default)]
+pub(crate) struct ElectionTable {
+    map: RwLock<HashMap<String, Arc<Election>>>,
+}
+
+impl ElectionTable {
+    pub(crate) fn get(&self, election_id: &str) -> Option<Arc<Election>> {
+        self.map.read().unwrap_or_else(|e| e.into_inner()).get(election_id).cloned()
+    }
+
+    /// Insert unless the id is taken; returns whether it was inserted.
+    pub(crate) fn insert(&self, election: Arc<Election>) -> bool {
+        let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+        if map.contains_key(election.id()) {
+            return false;
+        }
+        map.insert(election.id().to_string(), election);
+        true
+    }
+
+    pub(crate) fn remove(&self, election_id: &str) -> Option<Arc<Election>> {
+        self.map.write().unwrap_or_else(|e| e.into_inner()).remove(election_id)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    fn drain(&self) -> Vec<Arc<Election>> {
+        self.map.write().unwrap_or_else(|e| e.into_inner()).drain().map(|(_, e)| e).collect()
+    }
+}
+
+fn reject(seq: u64, election_id: String, r: Rejection) -> pb::Reject {
+    pb::Reject { seq, election_id, code: r.code as i32, message: r.message }
+}
+
+/// One node process (or one in-process node of a local cluster).
+#[derive(Debug)]
+pub(crate) struct Node {
+    pub(crate) cfg: NodeConfig,
+    pub(crate) table: Arc<ElectionTable>,
+    pub(crate) links: Links,
+    pub(crate) events: broadcast::Sender<pb::NodeEvent>,
+    /// Envelopes refused because their election is unknown here.
+    pub(crate) unknown_election: AtomicU64,
+    stopping: AtomicBool,
+    /// Wakes every long-lived response stream at shutdown.
+    stops: Mutex<Vec<oneshot::Sender<()>>>,
+}
+
+impl Node {
+    pub(crate) fn new(cfg: NodeConfig) -> Arc<Self> {
+        let table = Arc::new(ElectionTable::default());
+        let links = Links::new(Arc::downgrade(&table));
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        Arc::new(Node {
+            cfg,
+            table,
+            links,
+            events,
+            unknown_election: AtomicU64::new(0),
+            stopping: AtomicBool::new(false),
+            stops: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Hand an envelope from the network to its election; a refusal comes
+    /// back as the `Reject` to send on the link's reply stream.
+    #[inline]
+    pub(crate) fn receive(&self, env: pb::Envelope) -> Result<(), pb::Reject> {
+        let pb::Envelope { election_id, sender, port, seq, causal_time, body, .. } = env;
+        let Some(election) = self.table.get(&election_id) else {
+            self.unknown_election.fetch_add(1, Ordering::Relaxed);
+            let why = Rejection::new(Code::NotFound, format!("unknown election `{election_id}`"));
+            return Err(reject(seq, election_id, why));
+        };
+        // The envelope's id string is handed on to the first message this step sends.
+        let mut spare = Some(election_id);
+        election
+            .receive(sender, port, body.as_ref(), causal_time, &mut spare)
+            .map_err(|r| reject(seq, spare.take().unwrap_or_else(|| election.id().to_string()), r))
+    }
+
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// A signal that resolves when the node shuts down (at once if it already has).
+    pub(crate) fn stop_signal(&self) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        let mut stops = self.stops.lock().unwrap_or_else(|e| e.into_inner());
+        if self.is_stopping() {
+            drop(tx);
+        } else {
+            stops.retain(|s| !s.is_closed());
+            stops.push(tx);
+        }
+        rx
+    }
+
+    /// End the long-lived streams, close the outgoing links and drop every election.
+    pub(crate) fn shutdown(&self) {
+        if self.stopping.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        for s in self.stops.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            let _ = s.send(());
+        }
+        self.links.close();
+        let elections = self.table.drain();
+        for e in &elections {
+            e.close();
+        }
+        let stats = self.links.stats();
+        info!(
+            name = %self.cfg.name,
+            elections = elections.len(),
+            lost = stats.lost.load(Ordering::Relaxed),
+            link_failures = stats.failures.load(Ordering::Relaxed),
+            rejections_received = stats.rejections_received.load(Ordering::Relaxed),
+            unknown_election = self.unknown_election.load(Ordering::Relaxed),
+            "node stopped"
+        );
+    }
+}

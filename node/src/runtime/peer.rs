@@ -1,0 +1,102 @@
+//! The `Peer` service: incoming election traffic.
+//!
+//! Envelopes are processed inline, in the task that reads the stream: the
+//! response stream of `Link` *is* the loop that reads the request stream,
+//! hands each envelope to its election and yields only the rejections. No
+//! channel hop and no task per message.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use ringleader_proto::v1::{self as pb, peer_server::Peer};
+use tokio::sync::oneshot;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{debug, warn};
+
+use super::node::Node;
+
+/// Envelopes handled in one poll before yielding to the scheduler, so a
+/// flooded link cannot starve the others.
+const BUDGET: usize = 128;
+
+/// `ringleader.v1.Peer` over a node.
+#[derive(Debug, Clone)]
+pub(crate) struct PeerService(pub(crate) Arc<Node>);
+
+#[tonic::async_trait]
+impl Peer for PeerService {
+    type LinkStream = Inbound;
+
+    async fn link(&self, request: Request<Streaming<pb::Envelope>>) -> Result<Response<Inbound>, Status> {
+        if self.0.is_stopping() {
+            return Err(Status::unavailable("node is shutting down"));
+        }
+        let remote = request.remote_addr();
+        debug!(remote = ?remote, "incoming link");
+        Ok(Response::new(Inbound {
+            inbound: request.into_inner(),
+            node: self.0.clone(),
+            stop: self.0.stop_signal(),
+            remote,
+            done: false,
+        }))
+    }
+}
+
+/// The reply stream of one incoming link; polling it processes the link's envelopes.
+#[derive(Debug)]
+pub(crate) struct Inbound {
+    inbound: Streaming<pb::Envelope>,
+    node: Arc<Node>,
+    stop: oneshot::Receiver<()>,
+    remote: Option<SocketAddr>,
+    done: bool,
+}
+
+impl Stream for Inbound {
+    type Item = Result<pb::LinkReply, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if Pin::new(&mut this.stop).poll(cx).is_ready() {
+            // Shutting down: end the stream so the connection can close.
+            this.done = true;
+            return Poll::Ready(None);
+        }
+        for _ in 0..BUDGET {
+            match Pin::new(&mut this.inbound).poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => {
+                    debug!(remote = ?this.remote, "incoming link ended");
+                    this.done = true;
+                    return Poll::Ready(None);
+                }
+                Poll::Ready(Some(Err(status))) => {
+                    // Undecodable bytes or a broken transport: this stream is over, the server is not.
+                    warn!(remote = ?this.remote, code = ?status.code(), message = status.message(), "incoming link failed");
+                    this.done = true;
+                    return Poll::Ready(Some(Err(status)));
+                }
+                Poll::Ready(Some(Ok(env))) => {
+                    if let Err(r) = this.node.receive(env) {
+                        warn!(
+                            remote = ?this.remote, seq = r.seq, election = %r.election_id,
+                            code = ?tonic::Code::from_i32(r.code), message = %r.message,
+                            "rejected an envelope"
+                        );
+                        return Poll::Ready(Some(Ok(pb::LinkReply { kind: Some(pb::link_reply::Kind::Reject(r)) })));
+                    }
+                }
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}

@@ -1,0 +1,193 @@
+//! Unit tests of the election driver with test-only state machines (timers,
+//! algorithm errors and panics, sends on receive-only ports). The gRPC side
+//! is tested end to end in `node/tests/runtime/`.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ringleader_proto::v1 as pb;
+use tokio::sync::{broadcast, oneshot};
+use tokio_stream::StreamExt;
+use tonic::Code;
+
+use super::agent::EventStream;
+use super::election::{Election, ElectionSetup, PortLink};
+use crate::algo::{AlgoError, Algorithm, Decision, Effect, LEFT, Msg, Outbox, Port, RIGHT, Role, TimerId};
+
+/// A state machine scripted by the test: `on_start` emits `start`, every
+/// timer firing is recorded, and messages trigger errors or panics by kind.
+#[derive(Debug)]
+struct Scripted {
+    start: Vec<Effect>,
+    fired: Arc<Mutex<Vec<(TimerId, Instant)>>>,
+}
+
+impl Algorithm for Scripted {
+    fn on_start(&mut self, out: &mut Outbox) {
+        for e in self.start.drain(..) {
+            out.push(e);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        match msg {
+            Msg::Probe { .. } => panic!("scripted panic"),
+            Msg::Reply { .. } => Err(AlgoError::Invalid("scripted refusal".into())),
+            // Echo back where it came from, and also on the other port.
+            m => {
+                out.send(port, m);
+                out.send(1 - port, m);
+                Ok(())
+            }
+        }
+    }
+
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        self.fired.lock().unwrap().push((timer, Instant::now()));
+        if timer == 1 {
+            out.decide(Role::Leader, 7);
+        }
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        None
+    }
+
+    fn state(&self) -> &'static str {
+        "scripted"
+    }
+}
+
+struct Fixture {
+    election: Arc<Election>,
+    fired: Arc<Mutex<Vec<(TimerId, Instant)>>>,
+    events: broadcast::Receiver<pb::NodeEvent>,
+}
+
+/// A non-initiator at position 0 of a 2-ring whose ports both lead to position 1 and are receive-only.
+fn fixture(start: Vec<Effect>) -> Fixture {
+    let fired = Arc::new(Mutex::new(Vec::new()));
+    let (tx, events) = broadcast::channel(16);
+    let setup = ElectionSetup {
+        election_id: "e".into(),
+        algorithm: "scripted",
+        position: 0,
+        id: 7,
+        initiator: false,
+        ports: vec![
+            PortLink { peer: 1, remote_port: RIGHT, link: None },
+            PortLink { peer: 1, remote_port: LEFT, link: None },
+        ],
+    };
+    let election = Election::new(setup, Box::new(Scripted { start, fired: fired.clone() }), tx);
+    Fixture { election, fired, events }
+}
+
+fn body(m: Msg) -> pb::Body {
+    m.into()
+}
+
+/// Timers fire after their delay; a cancelled timer never fires and a replaced one fires once, at its new time.
+#[tokio::test]
+async fn timers_fire_unless_cancelled_or_replaced() {
+    let mut f = fixture(vec![
+        Effect::SetTimer { timer: 1, after_ms: 30 },
+        Effect::SetTimer { timer: 2, after_ms: 20 },
+        Effect::CancelTimer { timer: 2 },
+        Effect::SetTimer { timer: 3, after_ms: 10 },
+        Effect::SetTimer { timer: 3, after_ms: 80 },
+    ]);
+    let t0 = Instant::now();
+    f.election.start().unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let fired = f.fired.lock().unwrap().clone();
+    let names: Vec<TimerId> = fired.iter().map(|(t, _)| *t).collect();
+    assert_eq!(names, vec![1, 3], "timer 2 was cancelled, timer 3 replaced");
+    assert!(fired[0].1 - t0 >= Duration::from_millis(30));
+    assert!(fired[1].1 - t0 >= Duration::from_millis(80), "the replaced timer fired at its old time");
+    // The decision taken in on_timer is recorded and broadcast.
+    let st = f.election.status();
+    assert_eq!((st.role, st.leader_id), (pb::Role::Leader as i32, 7));
+    let ev = f.events.try_recv().unwrap();
+    assert_eq!((ev.election_id.as_str(), ev.role, ev.leader_id), ("e", pb::Role::Leader as i32, 7));
+}
+
+/// Closing an election (abort, shutdown) silences its pending timers.
+#[tokio::test]
+async fn closed_election_timers_do_not_fire() {
+    let f = fixture(vec![Effect::SetTimer { timer: 1, after_ms: 10 }]);
+    f.election.start().unwrap();
+    f.election.close();
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert!(f.fired.lock().unwrap().is_empty());
+    assert_eq!(f.election.status().role, pb::Role::Undecided as i32);
+}
+
+/// Algorithm refusals, panics and sends on receive-only ports become rejections and recorded errors, never panics.
+#[tokio::test]
+async fn algorithm_failures_are_recorded() {
+    let f = fixture(vec![]);
+    let e = &f.election;
+
+    // A send on a receive-only port is an algorithm error; nothing is counted as sent.
+    e.receive(1, LEFT, Some(&body(Msg::Notify { leader: 1 })), 3, &mut None).unwrap();
+    let st = e.status();
+    assert_eq!((st.received, st.max_causal_time, st.election_messages + st.notification_messages), (1, 3, 0));
+    assert_eq!(st.errors.len(), 2, "{:?}", st.errors);
+    assert!(st.errors[0].contains("no outgoing link"), "{:?}", st.errors);
+
+    let r = e.receive(1, LEFT, Some(&body(Msg::Reply { id: 1, stage: 0 })), 1, &mut None).unwrap_err();
+    assert_eq!(r.code, Code::InvalidArgument);
+    assert_eq!(r.message, "scripted refusal");
+
+    // A panic is caught; the election stops taking input.
+    let r = e.receive(1, LEFT, Some(&body(Msg::Probe { id: 1, stage: 0, limit: 1 })), 1, &mut None).unwrap_err();
+    assert_eq!(r.code, Code::Internal);
+    assert!(r.message.contains("scripted panic"), "{}", r.message);
+    let r = e.receive(1, LEFT, Some(&body(Msg::Notify { leader: 1 })), 1, &mut None).unwrap_err();
+    assert_eq!(r.code, Code::FailedPrecondition);
+
+    let st = e.status();
+    assert_eq!(st.rejected, 3);
+    assert!(st.errors.iter().any(|x| x.contains("scripted refusal")));
+    assert!(st.errors.iter().any(|x| x.contains("panicked")));
+}
+
+/// Envelopes naming a port the sender is not on, or without a usable body, are refused before the algorithm sees them.
+#[tokio::test]
+async fn bad_ports_and_bodies_are_refused() {
+    let f = fixture(vec![]);
+    let e = &f.election;
+    let ok = body(Msg::Notify { leader: 1 });
+    for (sender, port, b) in [(1, 2, Some(&ok)), (0, LEFT, Some(&ok)), (9, RIGHT, Some(&ok))] {
+        let r = e.receive(sender, port, b, 1, &mut None).unwrap_err();
+        assert_eq!(r.code, Code::InvalidArgument);
+        assert!(r.message.starts_with("bad port"), "{}", r.message);
+    }
+    let r = e.receive(1, LEFT, None, 1, &mut None).unwrap_err();
+    assert!(r.message.contains("`body`"), "{}", r.message);
+    let r = e.receive(1, LEFT, Some(&pb::Body { kind: None }), 1, &mut None).unwrap_err();
+    assert!(r.message.contains("body.kind"), "{}", r.message);
+    let st = e.status();
+    assert_eq!((st.rejected, st.received), (5, 0));
+}
+
+/// An Events subscriber that falls behind skips what it missed and goes on; the sender never blocks; the stream
+/// ends at shutdown.
+#[tokio::test]
+async fn lagging_event_subscriber_skips_and_continues() {
+    let (tx, rx) = broadcast::channel(2);
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let mut events = EventStream::new(rx, stop_rx);
+    let ev = |i: u64| pb::NodeEvent { election_id: format!("e{i}"), position: 0, role: 2, leader_id: i };
+    for i in 0..5 {
+        tx.send(ev(i)).unwrap();
+    }
+    // Events 0..3 were overwritten; the subscriber resumes at the oldest one kept.
+    assert_eq!(events.next().await.unwrap().unwrap().leader_id, 3);
+    assert_eq!(events.next().await.unwrap().unwrap().leader_id, 4);
+    tx.send(ev(5)).unwrap();
+    assert_eq!(events.next().await.unwrap().unwrap().leader_id, 5);
+    stop_tx.send(()).unwrap();
+    assert!(events.next().await.is_none());
+}
