@@ -1,1 +1,138 @@
-//! Ringleader controller.
+//! Ringleader's controller: the `ringleader.v1.Controller` gRPC service that
+//! plans leader elections, runs them on the node processes (LIVE) or in the
+//! deterministic simulator (SIMULATED), checks them and keeps their records.
+//!
+//! * [`config`]: defaults < file < `RINGLEADER__…` environment < flags.
+//! * [`cluster`]: the nodes (static addresses or the embedded local cluster).
+//! * [`api`]: the service, request checks and error mapping.
+//! * [`elections`]: plan -> configure -> start -> collect -> verdict -> record.
+//! * [`convert`]: protobuf <-> domain conversions.
+//!
+//! Serving the API with an embedded cluster of 4 nodes, then stopping it:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ringleader_controller::Error> {
+//! use ringleader_controller::config::Config;
+//! let mut config = Config::default();
+//! config.controller.local_nodes = 4;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//! let server = tokio::spawn(ringleader_controller::run(config, listener, async move {
+//!     let _ = stopped.await;
+//! }));
+//! // ... talk to it with ringleader_proto::v1::controller_client::ControllerClient ...
+//! let _ = stop.send(());
+//! server.await.expect("server task")?;
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs, unreachable_pub)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use ringleader_proto::v1::controller_server::ControllerServer;
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tracing::{info, warn};
+
+pub mod api;
+pub mod cluster;
+pub mod config;
+pub mod convert;
+pub mod elections;
+pub mod telemetry;
+
+/// Errors that stop the controller.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The configuration is unusable.
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    /// The cluster could not be set up.
+    #[error(transparent)]
+    Cluster(#[from] cluster::ClusterError),
+    /// The reflection service could not read the descriptors.
+    #[error("gRPC reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    /// The gRPC server failed.
+    #[error("gRPC server: {0}")]
+    Serve(#[from] tonic::transport::Error),
+    /// A socket could not be set up.
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serve the Controller API (with reflection v1 and v1alpha and
+/// `grpc.health.v1`) on `listener` until `shutdown` resolves, driving the
+/// cluster `config` describes; then stop the embedded nodes.
+pub async fn run(
+    config: config::Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    config.validate()?;
+    let settings = config.controller;
+    let cluster = cluster::Cluster::start(&settings).await?;
+    if cluster.is_local() && !cluster.wait_ready(Duration::from_secs(10)).await {
+        warn!("some local nodes did not open their event stream within 10 s");
+    }
+    let elections = elections::Elections::new(cluster.clone(), settings);
+    let service = ControllerServer::new(api::ControllerService::new(elections));
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<ControllerServer<api::ControllerService>>().await;
+    // Advertise only what this server serves: the descriptor set also holds the nodes' Agent and Peer.
+    let reflection = |reflection_service: &str| {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(ringleader_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .with_service_name("ringleader.v1.Controller")
+            .with_service_name("grpc.health.v1.Health")
+            .with_service_name(reflection_service)
+    };
+    let reflection_v1 = reflection("grpc.reflection.v1.ServerReflection").build_v1()?;
+    let reflection_v1alpha = reflection("grpc.reflection.v1alpha.ServerReflection").build_v1alpha()?;
+
+    let addr = listener.local_addr()?;
+    info!(%addr, nodes = cluster.len(), "ringleader.v1.Controller serving");
+    let served = tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .add_service(service)
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await;
+    info!("controller stopping");
+    cluster.shutdown().await;
+    served?;
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            warn!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => info!("Ctrl-C received"),
+        _ = term => info!("SIGTERM received"),
+    }
+}

@@ -1,0 +1,510 @@
+//! The `ringleader.v1.Controller` gRPC service: request checks, planning and
+//! every mapping of an error to a `tonic::Status`.
+//!
+//! Bad requests are refused before anything runs, with `INVALID_ARGUMENT`
+//! (the request itself is wrong) or `FAILED_PRECONDITION` (the request is
+//! fine but cannot run here, e.g. a LIVE election larger than the cluster);
+//! the message starts with the field at fault, e.g. `size: ...`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ringleader_node::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_node::topology::{self, IdError, IdOrder, Topology};
+use ringleader_proto::v1::{self as pb, controller_server::Controller};
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Code, Request, Response, Status};
+
+use crate::config::ControllerConfig;
+use crate::convert::{self, ElectionRequest};
+use crate::elections::{ElectionRecord, Elections, Entry, Mode, Plan, SimOptions, State, WatchEvent};
+
+/// Size of a SIMULATED election that does not give one.
+pub const DEFAULT_SIMULATED_SIZE: u32 = 8;
+
+/// A request refused before it ran, naming the field at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct RequestError {
+    /// `InvalidArgument` or `FailedPrecondition`.
+    pub code: Code,
+    /// The request field at fault, e.g. `size` or `simulation.non_fifo`.
+    pub field: &'static str,
+    /// What is wrong and what would be accepted.
+    pub reason: String,
+}
+
+impl RequestError {
+    fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        RequestError { code: Code::InvalidArgument, field, reason: reason.into() }
+    }
+
+    fn precondition(field: &'static str, reason: impl Into<String>) -> Self {
+        RequestError { code: Code::FailedPrecondition, field, reason: reason.into() }
+    }
+}
+
+impl From<RequestError> for Status {
+    fn from(e: RequestError) -> Self {
+        Status::new(e.code, e.to_string())
+    }
+}
+
+impl From<convert::ConvertError> for RequestError {
+    fn from(e: convert::ConvertError) -> Self {
+        let field = e.field();
+        let reason = match e {
+            convert::ConvertError::UnknownEnum { value, .. } => format!("unknown value {value}"),
+        };
+        RequestError::invalid(field, reason)
+    }
+}
+
+fn topology_names(spec: &AlgorithmSpec) -> String {
+    spec.topologies.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// Check `req` against the catalogue and a cluster of `cluster_nodes` nodes,
+/// and resolve every default: the election to run.
+pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConfig) -> Result<Plan, RequestError> {
+    if req.algorithm.is_empty() {
+        return Err(RequestError::invalid("algorithm", format!("required; one of: {}", catalogue::names())));
+    }
+    let spec = catalogue::find(&req.algorithm).ok_or_else(|| {
+        RequestError::invalid(
+            "algorithm",
+            format!("unknown algorithm `{}`; known algorithms: {}", req.algorithm, catalogue::names()),
+        )
+    })?;
+
+    let sim = req.simulation.unwrap_or_default();
+    if req.mode == Mode::Live && sim != SimOptions::default() {
+        return Err(RequestError::invalid("simulation", "simulation options apply to mode SIMULATED only"));
+    }
+    if req.mode == Mode::Simulated && sim.non_fifo && spec.assumptions.fifo {
+        return Err(RequestError::precondition(
+            "simulation.non_fifo",
+            format!("{} assumes FIFO links, so it cannot run on non-FIFO links", spec.name),
+        ));
+    }
+
+    let kind = req.topology.unwrap_or_else(|| spec.default_topology());
+    if !spec.supports(kind) {
+        return Err(RequestError::invalid(
+            "topology",
+            format!("{} cannot run on {}; it runs on {}", spec.name, kind.name(), topology_names(spec)),
+        ));
+    }
+
+    // Size: explicit ids fix it; otherwise `size`, 0 meaning the whole cluster (LIVE) or 8 (SIMULATED).
+    let explicit = !req.ids.is_empty();
+    let n: u64 = if explicit {
+        if req.size != 0 && req.size as usize != req.ids.len() {
+            return Err(RequestError::invalid(
+                "ids",
+                format!("{} ids given for size {}; give one id per position (or size 0)", req.ids.len(), req.size),
+            ));
+        }
+        req.ids.len() as u64
+    } else if req.size == 0 {
+        match req.mode {
+            Mode::Live => cluster_nodes as u64,
+            Mode::Simulated => DEFAULT_SIMULATED_SIZE as u64,
+        }
+    } else {
+        req.size as u64
+    };
+    if n < 2 {
+        return Err(if explicit {
+            RequestError::invalid("ids", format!("a ring needs at least 2 positions; {n} id given"))
+        } else if req.mode == Mode::Live && req.size == 0 {
+            RequestError::precondition(
+                "size",
+                format!(
+                    "the cluster has {cluster_nodes} nodes and a ring needs at least 2; start the controller with \
+                     --local-nodes N or --nodes, or use mode SIMULATED"
+                ),
+            )
+        } else {
+            RequestError::invalid("size", format!("a ring needs at least 2 positions, got {n}"))
+        });
+    }
+    match req.mode {
+        Mode::Live if n > cluster_nodes as u64 => {
+            return Err(RequestError::precondition(
+                "size",
+                format!(
+                    "{n} positions{} but the cluster has {cluster_nodes} nodes (LIVE runs one position per node; \
+                     use mode SIMULATED for larger rings)",
+                    if explicit { " (one per id)" } else { "" }
+                ),
+            ));
+        }
+        Mode::Simulated if n > config.max_simulated_size as u64 => {
+            return Err(RequestError::invalid(
+                "size",
+                format!("{n} positions is more than the simulator's limit of {}", config.max_simulated_size),
+            ));
+        }
+        _ => {}
+    }
+    let n = n as u32;
+
+    let ids = if explicit {
+        if req.ids.contains(&0) {
+            return Err(RequestError::invalid("ids", "ids must be positive; 0 is not an id"));
+        }
+        IdOrder::Explicit(req.ids.clone()).arrange(n)
+    } else {
+        req.id_order.arrange(n)
+    }
+    .map_err(|e| match e {
+        IdError::Duplicate(id) => RequestError::invalid("ids", format!("id {id} appears more than once")),
+        e @ IdError::WrongLength { .. } => RequestError::invalid("ids", e.to_string()),
+    })?;
+
+    let initiators = if !req.initiator_ids.is_empty() {
+        let position: HashMap<u64, u32> = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
+        let mut chosen = Vec::with_capacity(req.initiator_ids.len());
+        for id in &req.initiator_ids {
+            let p = *position.get(id).ok_or_else(|| {
+                RequestError::invalid("initiator_ids", format!("id {id} is not one of the election's ids"))
+            })?;
+            chosen.push(p);
+        }
+        chosen.sort_unstable();
+        if let Some(w) = chosen.windows(2).find(|w| w[0] == w[1]) {
+            let id = ids[w[0] as usize];
+            return Err(RequestError::invalid("initiator_ids", format!("id {id} is listed more than once")));
+        }
+        chosen
+    } else {
+        if req.initiators > n {
+            return Err(RequestError::invalid(
+                "initiators",
+                format!("{} initiators requested for {n} positions", req.initiators),
+            ));
+        }
+        let k = if req.initiators == 0 { n } else { req.initiators };
+        topology::pick_initiators(n, k, req.seed)
+    };
+
+    if req.mode == Mode::Simulated
+        && let Some(exact) = spec.exact
+    {
+        let messages = exact(n as u64, initiators.len() as u64);
+        if messages > config.max_simulated_messages {
+            return Err(RequestError::invalid(
+                "size",
+                format!(
+                    "{} sends {messages} messages on {n} positions, more than the simulator's budget of {} per \
+                     election (max_simulated_messages)",
+                    spec.name, config.max_simulated_messages
+                ),
+            ));
+        }
+    }
+
+    let topology = Topology::ring(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string()))?;
+    Ok(Plan {
+        spec,
+        mode: req.mode,
+        topology,
+        rule: req.winner.unwrap_or(spec.rule),
+        ids,
+        initiators,
+        seed: req.seed,
+        sim,
+    })
+}
+
+/// The Controller service.
+#[derive(Clone, Debug)]
+pub struct ControllerService {
+    elections: Arc<Elections>,
+}
+
+impl ControllerService {
+    /// A service running its elections through `elections`.
+    pub fn new(elections: Arc<Elections>) -> Self {
+        ControllerService { elections }
+    }
+
+    fn entry(&self, election_id: &str) -> Result<Arc<Entry>, Status> {
+        if election_id.is_empty() {
+            return Err(RequestError::invalid("election_id", "required").into());
+        }
+        self.elections.get(election_id).ok_or_else(|| {
+            Status::not_found(format!(
+                "election_id: no election `{election_id}` (the controller keeps the last {} elections)",
+                self.elections.config().max_elections
+            ))
+        })
+    }
+}
+
+fn leader_of(r: &ElectionRecord) -> Result<pb::Leader, Status> {
+    match r.state {
+        State::Finished => Ok(pb::Leader {
+            election_id: r.id.clone(),
+            algorithm: r.algorithm.to_string(),
+            leader: r.leader.as_ref().map(Into::into),
+            agreed: r.agreed,
+        }),
+        State::Failed => Err(Status::failed_precondition(format!(
+            "election {} failed: {}",
+            r.id,
+            r.error.as_deref().unwrap_or("unknown error")
+        ))),
+        State::Pending | State::Running => {
+            Err(Status::failed_precondition(format!("election {} has not finished yet", r.id)))
+        }
+    }
+}
+
+fn event(id: &str, kind: pb::election_event::Kind) -> pb::ElectionEvent {
+    pb::ElectionEvent { election_id: id.to_string(), kind: Some(kind) }
+}
+
+#[tonic::async_trait]
+impl Controller for ControllerService {
+    async fn list_algorithms(
+        &self,
+        _: Request<pb::ListAlgorithmsRequest>,
+    ) -> Result<Response<pb::ListAlgorithmsResponse>, Status> {
+        let algorithms = catalogue::CATALOGUE.iter().map(convert::algorithm_info).collect();
+        Ok(Response::new(pb::ListAlgorithmsResponse { algorithms }))
+    }
+
+    async fn get_cluster(&self, _: Request<pb::GetClusterRequest>) -> Result<Response<pb::Cluster>, Status> {
+        let timeout = self.elections.config().rpc_timeout();
+        let mut set = tokio::task::JoinSet::new();
+        for node in self.elections.cluster().nodes() {
+            let node = node.clone();
+            set.spawn(async move {
+                let mut client = node.client();
+                let answer = tokio::time::timeout(timeout, client.info(pb::InfoRequest {})).await;
+                let mut out =
+                    pb::ClusterNode { name: node.name(), address: node.address().to_string(), ..Default::default() };
+                match answer {
+                    Ok(Ok(info)) => {
+                        let info = info.into_inner();
+                        out.reachable = true;
+                        out.elections = info.elections;
+                        if !info.name.is_empty() {
+                            out.name = info.name;
+                        }
+                    }
+                    Ok(Err(status)) => out.error = format!("{:?}: {}", status.code(), status.message()),
+                    Err(_) => out.error = format!("no answer within {} ms", timeout.as_millis()),
+                }
+                (node.index(), out)
+            });
+        }
+        let mut nodes = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            let (i, node) = joined.map_err(|e| Status::internal(format!("GetCluster task failed: {e}")))?;
+            nodes.push((i, node));
+        }
+        nodes.sort_by_key(|(i, _)| *i);
+        Ok(Response::new(pb::Cluster { nodes: nodes.into_iter().map(|(_, n)| n).collect() }))
+    }
+
+    async fn start_election(
+        &self,
+        request: Request<pb::StartElectionRequest>,
+    ) -> Result<Response<pb::Election>, Status> {
+        let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
+        let plan = plan(&request, self.elections.cluster().len(), self.elections.config())?;
+        let entry = self.elections.launch(plan);
+        if request.wait {
+            entry.wait_done().await;
+        }
+        Ok(Response::new(pb::Election::from(&entry.snapshot())))
+    }
+
+    async fn get_election(&self, request: Request<pb::GetElectionRequest>) -> Result<Response<pb::Election>, Status> {
+        let entry = self.entry(&request.get_ref().election_id)?;
+        Ok(Response::new(pb::Election::from(&entry.snapshot())))
+    }
+
+    async fn list_elections(
+        &self,
+        request: Request<pb::ListElectionsRequest>,
+    ) -> Result<Response<pb::ListElectionsResponse>, Status> {
+        let algorithm = &request.get_ref().algorithm;
+        if !algorithm.is_empty() && catalogue::find(algorithm).is_none() {
+            return Err(RequestError::invalid(
+                "algorithm",
+                format!("unknown algorithm `{algorithm}`; known algorithms: {}", catalogue::names()),
+            )
+            .into());
+        }
+        let elections = self
+            .elections
+            .list()
+            .iter()
+            .map(|e| e.snapshot())
+            .filter(|r| algorithm.is_empty() || r.algorithm == algorithm)
+            .map(|r| convert::election_summary(&r))
+            .collect();
+        Ok(Response::new(pb::ListElectionsResponse { elections }))
+    }
+
+    type WatchElectionStream = ReceiverStream<Result<pb::ElectionEvent, Status>>;
+
+    async fn watch_election(
+        &self,
+        request: Request<pb::WatchElectionRequest>,
+    ) -> Result<Response<Self::WatchElectionStream>, Status> {
+        use pb::election_event::Kind;
+        let entry = self.entry(&request.get_ref().election_id)?;
+        let (snapshot, mut events) = entry.watch();
+        let (tx, rx) = mpsc::channel(64);
+        tokio::spawn(async move {
+            let id = snapshot.id.clone();
+            let send = |kind| {
+                let tx = tx.clone();
+                let ev = event(&id, kind);
+                async move { tx.send(Ok(ev)).await.is_ok() }
+            };
+            if !send(Kind::Snapshot(pb::Election::from(&snapshot))).await {
+                return;
+            }
+            if snapshot.state.is_terminal() {
+                send(Kind::Finished(pb::Election::from(&snapshot))).await;
+                return;
+            }
+            loop {
+                let kind = match events.recv().await {
+                    Ok(WatchEvent::Decided { position, node, decision }) => Kind::Decided(pb::NodeDecided {
+                        position,
+                        node,
+                        role: convert::role_name(Some(decision)).to_string(),
+                        leader_id: decision.leader,
+                    }),
+                    Ok(WatchEvent::State(r)) => Kind::Snapshot(pb::Election::from(&*r)),
+                    Ok(WatchEvent::Finished(r)) => {
+                        send(Kind::Finished(pb::Election::from(&*r))).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) | Err(broadcast::error::RecvError::Closed) => {
+                        // Too slow to follow every event: resume from the current state.
+                        let r = entry.snapshot();
+                        if r.state.is_terminal() {
+                            send(Kind::Finished(pb::Election::from(&r))).await;
+                            return;
+                        }
+                        Kind::Snapshot(pb::Election::from(&r))
+                    }
+                };
+                if !send(kind).await {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn get_leader(&self, request: Request<pb::GetLeaderRequest>) -> Result<Response<pb::Leader>, Status> {
+        let id = &request.get_ref().election_id;
+        let record = if id.is_empty() {
+            self.elections
+                .last_finished()
+                .ok_or_else(|| Status::not_found("no election has finished yet; start one with StartElection"))?
+                .snapshot()
+        } else {
+            self.entry(id)?.snapshot()
+        };
+        leader_of(&record).map(Response::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ringleader_node::topology::TopologyKind;
+
+    fn req(algorithm: &str) -> ElectionRequest {
+        ElectionRequest::try_from(pb::StartElectionRequest { algorithm: algorithm.into(), ..Default::default() })
+            .unwrap()
+    }
+
+    fn refused(r: &ElectionRequest, nodes: usize) -> (Code, &'static str) {
+        match plan(r, nodes, &ControllerConfig::default()) {
+            Ok(p) => panic!("accepted: {} on {} positions", p.spec.name, p.n()),
+            Err(e) => (e.code, e.field),
+        }
+    }
+
+    /// Defaults: LIVE over the whole cluster, every node an initiator, the
+    /// algorithm's own topology and rule, ids a permutation of 1..=n.
+    #[test]
+    fn defaults_resolve() {
+        let p = plan(&req("stages"), 8, &ControllerConfig::default()).unwrap();
+        assert_eq!((p.n(), p.k(), p.mode), (8, 8, Mode::Live));
+        assert_eq!(p.topology.kind(), TopologyKind::RingBi);
+        assert_eq!(p.rule, p.spec.rule);
+        let mut ids = p.ids.clone();
+        ids.sort();
+        assert_eq!(ids, (1..=8).collect::<Vec<_>>());
+        let mut sim = req("as-far");
+        sim.mode = Mode::Simulated;
+        assert_eq!(plan(&sim, 0, &ControllerConfig::default()).unwrap().n(), DEFAULT_SIMULATED_SIZE);
+    }
+
+    /// Explicit initiators are given by id and become sorted positions.
+    #[test]
+    fn initiators_by_id() {
+        let mut r = req("as-far");
+        r.ids = vec![30, 10, 20];
+        r.initiator_ids = vec![20, 30];
+        let p = plan(&r, 3, &ControllerConfig::default()).unwrap();
+        assert_eq!((p.ids.clone(), p.initiators.clone()), (vec![30, 10, 20], vec![0, 2]));
+    }
+
+    /// Every refusal carries the code and the field the API documents.
+    #[test]
+    fn refusals_name_the_field() {
+        use Code::{FailedPrecondition as Fp, InvalidArgument as Ia};
+        assert_eq!(refused(&req("nope"), 8), (Ia, "algorithm"));
+        assert_eq!(refused(&req(""), 8), (Ia, "algorithm"));
+        let mut r = req("stages");
+        r.topology = Some(TopologyKind::RingUni);
+        assert_eq!(refused(&r, 8), (Ia, "topology"));
+        let mut r = req("as-far");
+        r.ids = vec![1, 2, 2];
+        assert_eq!(refused(&r, 8), (Ia, "ids"));
+        r.ids = vec![1, 2, 3];
+        r.size = 4;
+        assert_eq!(refused(&r, 8), (Ia, "ids"));
+        r.size = 0;
+        r.initiator_ids = vec![4];
+        assert_eq!(refused(&r, 8), (Ia, "initiator_ids"));
+        let mut r = req("as-far");
+        r.size = 4;
+        r.initiators = 5;
+        assert_eq!(refused(&r, 8), (Ia, "initiators"));
+        r.initiators = 0;
+        r.size = 9;
+        assert_eq!(refused(&r, 8), (Fp, "size"));
+        r.size = 1;
+        assert_eq!(refused(&r, 8), (Ia, "size"));
+        assert_eq!(refused(&req("as-far"), 0), (Fp, "size"));
+        let mut r = req("stages");
+        r.mode = Mode::Simulated;
+        r.simulation = Some(SimOptions { non_fifo: true, unit_delay: false });
+        assert_eq!(refused(&r, 8), (Fp, "simulation.non_fifo"));
+        r.mode = Mode::Live;
+        assert_eq!(refused(&r, 8), (Ia, "simulation"));
+        let mut r = req("as-far");
+        r.mode = Mode::Simulated;
+        r.size = 1_000_001;
+        assert_eq!(refused(&r, 8), (Ia, "size"));
+        let mut r = req("all-the-way");
+        r.mode = Mode::Simulated;
+        r.size = 100_000;
+        assert_eq!(refused(&r, 8), (Ia, "size"));
+    }
+}

@@ -1,0 +1,309 @@
+//! Controller configuration: defaults < file (`--config FILE`, TOML) <
+//! environment (`RINGLEADER__CONTROLLER__PORT`, ...) < command-line flags,
+//! checked by [`Config::validate`] before anything starts.
+//!
+//! ```
+//! use ringleader_controller::config::{Config, Flags};
+//! let flags = Flags { local_nodes: Some(8), ..Flags::default() };
+//! let env = [("RINGLEADER__CONTROLLER__PORT".to_string(), "6000".to_string())];
+//! let config = Config::load_from(&flags, env).unwrap();
+//! assert_eq!((config.controller.port, config.controller.local_nodes), (6000, 8));
+//! config.validate().unwrap();
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use config::{Environment, File, FileFormat};
+use serde::Deserialize;
+
+/// Largest embedded local cluster.
+pub const MAX_LOCAL_NODES: u32 = 1024;
+
+/// Errors loading or checking the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A source could not be read or parsed.
+    #[error("cannot load configuration: {0}")]
+    Load(#[from] config::ConfigError),
+    /// A setting has a value the controller cannot use.
+    #[error("invalid configuration: `{key}`: {reason}")]
+    Invalid {
+        /// Dotted key, e.g. `controller.local_nodes`.
+        key: &'static str,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+}
+
+/// Command-line flags of `ringleader-controller` (the highest-priority source).
+#[derive(Clone, Debug, Default, PartialEq, Eq, clap::Parser)]
+#[command(
+    name = "ringleader-controller",
+    version,
+    about = "Ringleader's control plane: runs leader elections on gRPC nodes"
+)]
+pub struct Flags {
+    /// TOML configuration file (keys as in `[controller]`: port, local_nodes, nodes, ...).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to serve the Controller API on [default: 0.0.0.0].
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Port to serve the Controller API on [default: 50051].
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Start N node servers on 127.0.0.1 inside this process (the embedded local cluster).
+    #[arg(long, value_name = "N")]
+    pub local_nodes: Option<u32>,
+    /// Drive these node processes instead, e.g. `http://10.0.0.1:7000,http://10.0.0.2:7000`.
+    #[arg(long, value_name = "ADDRS", value_delimiter = ',')]
+    pub nodes: Option<Vec<String>>,
+    /// How long a LIVE election may take before it is reported FAILED [default: 30000].
+    #[arg(long, value_name = "MS")]
+    pub decision_timeout_ms: Option<u64>,
+}
+
+/// The whole configuration file / environment tree. Sections other than
+/// `[controller]` (e.g. `[node]`) are ignored, so one file can serve every process.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// The `[controller]` section.
+    pub controller: ControllerConfig,
+}
+
+/// The `[controller]` section.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ControllerConfig {
+    /// Address to serve on.
+    pub host: String,
+    /// Port to serve on.
+    pub port: u16,
+    /// Node servers to start in-process on loopback (0 = none).
+    pub local_nodes: u32,
+    /// Addresses of external node processes (`http://host:port`).
+    pub nodes: Vec<String>,
+    /// Deadline for every position of a LIVE election to decide.
+    pub decision_timeout_ms: u64,
+    /// Deadline for a decided LIVE election's last messages to be delivered.
+    pub quiet_timeout_ms: u64,
+    /// Deadline of one controller-to-node call.
+    pub rpc_timeout_ms: u64,
+    /// Elections kept in memory (the oldest finished ones are forgotten first).
+    pub max_elections: usize,
+    /// Largest `size` of a SIMULATED election.
+    pub max_simulated_size: u32,
+    /// Most messages one SIMULATED election may deliver before it is stopped
+    /// (and FAILED); keeps e.g. All the Way on a million nodes (10^12
+    /// messages) from occupying a core for days.
+    pub max_simulated_messages: u64,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            host: "0.0.0.0".into(),
+            port: 50051,
+            local_nodes: 0,
+            nodes: Vec::new(),
+            decision_timeout_ms: 30_000,
+            quiet_timeout_ms: 10_000,
+            rpc_timeout_ms: 5_000,
+            max_elections: 1_000,
+            max_simulated_size: 1_000_000,
+            max_simulated_messages: 200_000_000,
+        }
+    }
+}
+
+impl ControllerConfig {
+    /// [`Self::decision_timeout_ms`] as a duration.
+    pub fn decision_timeout(&self) -> Duration {
+        Duration::from_millis(self.decision_timeout_ms)
+    }
+
+    /// [`Self::quiet_timeout_ms`] as a duration.
+    pub fn quiet_timeout(&self) -> Duration {
+        Duration::from_millis(self.quiet_timeout_ms)
+    }
+
+    /// [`Self::rpc_timeout_ms`] as a duration.
+    pub fn rpc_timeout(&self) -> Duration {
+        Duration::from_millis(self.rpc_timeout_ms)
+    }
+}
+
+impl Config {
+    /// Load from the defaults, `flags.config`, the process environment and `flags`.
+    pub fn load(flags: &Flags) -> Result<Config, ConfigError> {
+        Self::load_from(flags, std::env::vars())
+    }
+
+    /// Like [`Config::load`], with the environment given explicitly (for tests).
+    pub fn load_from(flags: &Flags, env: impl IntoIterator<Item = (String, String)>) -> Result<Config, ConfigError> {
+        let env: HashMap<String, String> = env.into_iter().filter(|(k, _)| k.starts_with("RINGLEADER__")).collect();
+        let mut builder = config::Config::builder();
+        if let Some(path) = &flags.config {
+            builder = builder.add_source(File::from(path.as_path()).format(FileFormat::Toml).required(true));
+        }
+        builder = builder.add_source(
+            Environment::with_prefix("RINGLEADER")
+                .prefix_separator("__")
+                .separator("__")
+                .try_parsing(true)
+                .list_separator(",")
+                .with_list_parse_key("controller.nodes")
+                .source(Some(env.into_iter().collect())),
+        );
+        builder = builder
+            .set_override_option("controller.host", flags.host.clone())?
+            .set_override_option("controller.port", flags.port.map(u64::from))?
+            .set_override_option("controller.local_nodes", flags.local_nodes.map(u64::from))?
+            .set_override_option("controller.nodes", flags.nodes.clone())?
+            .set_override_option("controller.decision_timeout_ms", flags.decision_timeout_ms)?;
+        Ok(builder.build()?.try_deserialize()?)
+    }
+
+    /// Check every setting, with an error naming the key and the fix.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let c = &self.controller;
+        let invalid = |key, reason: String| Err(ConfigError::Invalid { key, reason });
+        if c.host.trim().is_empty() {
+            return invalid("controller.host", "must not be empty (e.g. 0.0.0.0 or 127.0.0.1)".into());
+        }
+        if c.local_nodes > 0 && !c.nodes.is_empty() {
+            return invalid(
+                "controller.local_nodes",
+                "give either local_nodes (an embedded cluster) or nodes (external node processes), not both".into(),
+            );
+        }
+        if c.local_nodes == 1 {
+            return invalid(
+                "controller.local_nodes",
+                "a ring needs at least 2 nodes; use 0 (none) or 2 or more".into(),
+            );
+        }
+        if c.local_nodes > MAX_LOCAL_NODES {
+            return invalid(
+                "controller.local_nodes",
+                format!("{} is more than the limit {MAX_LOCAL_NODES}", c.local_nodes),
+            );
+        }
+        if c.nodes.len() == 1 {
+            return invalid("controller.nodes", "a ring needs at least 2 nodes; list 2 or more addresses".into());
+        }
+        let mut seen = HashSet::new();
+        for addr in &c.nodes {
+            if !(addr.starts_with("http://") || addr.starts_with("https://")) {
+                return invalid("controller.nodes", format!("`{addr}` must start with http:// or https://"));
+            }
+            if addr.parse::<tonic::transport::Uri>().map(|u| u.host().is_none()).unwrap_or(true) {
+                return invalid("controller.nodes", format!("`{addr}` is not an address like http://host:port"));
+            }
+            if !seen.insert(addr.as_str()) {
+                return invalid("controller.nodes", format!("`{addr}` is listed twice"));
+            }
+        }
+        for (key, value) in [
+            ("controller.decision_timeout_ms", c.decision_timeout_ms),
+            ("controller.quiet_timeout_ms", c.quiet_timeout_ms),
+            ("controller.rpc_timeout_ms", c.rpc_timeout_ms),
+        ] {
+            if value == 0 {
+                return invalid(key, "must be at least 1 (milliseconds)".into());
+            }
+        }
+        if c.max_elections == 0 {
+            return invalid("controller.max_elections", "must be at least 1".into());
+        }
+        if c.max_simulated_size < 2 {
+            return invalid("controller.max_simulated_size", "must be at least 2".into());
+        }
+        if c.max_simulated_messages == 0 {
+            return invalid("controller.max_simulated_messages", "must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    /// With no source at all the defaults apply: port 50051, no nodes.
+    #[test]
+    fn defaults() {
+        let c = Config::load_from(&Flags::default(), env(&[])).unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.controller.port, 50051);
+        c.validate().unwrap();
+    }
+
+    /// Precedence is defaults < file < environment < flags, key by key.
+    #[test]
+    fn precedence() {
+        let dir = std::env::temp_dir().join(format!("ringleader-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("controller.toml");
+        std::fs::write(
+            &file,
+            "[controller]\nport = 6001\nlocal_nodes = 4\nrpc_timeout_ms = 700\n[node]\nanything = 1\n",
+        )
+        .unwrap();
+        let mut flags = Flags { config: Some(file), ..Flags::default() };
+        let e = env(&[("RINGLEADER__CONTROLLER__PORT", "6002"), ("RINGLEADER__CONTROLLER__LOCAL_NODES", "5")]);
+        let c = Config::load_from(&flags, e.clone()).unwrap();
+        assert_eq!((c.controller.port, c.controller.local_nodes, c.controller.rpc_timeout_ms), (6002, 5, 700));
+        flags.port = Some(6003);
+        let c = Config::load_from(&flags, e).unwrap();
+        assert_eq!((c.controller.port, c.controller.local_nodes), (6003, 5));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Node lists come from a comma-separated environment variable or flag.
+    #[test]
+    fn node_lists() {
+        let e = env(&[("RINGLEADER__CONTROLLER__NODES", "http://a:7000,http://b:7000")]);
+        let c = Config::load_from(&Flags::default(), e).unwrap();
+        assert_eq!(c.controller.nodes, vec!["http://a:7000", "http://b:7000"]);
+        c.validate().unwrap();
+    }
+
+    /// Bad values are refused with the key named.
+    #[test]
+    fn validation_names_the_key() {
+        let bad = |f: fn(&mut ControllerConfig), key: &str| {
+            let mut c = Config::default();
+            f(&mut c.controller);
+            let err = c.validate().unwrap_err().to_string();
+            assert!(err.contains(key), "{err}");
+        };
+        bad(|c| c.local_nodes = 1, "controller.local_nodes");
+        bad(|c| c.local_nodes = MAX_LOCAL_NODES + 1, "controller.local_nodes");
+        bad(|c| c.nodes = vec!["a:7000".into(), "http://b:1".into()], "controller.nodes");
+        bad(|c| c.nodes = vec!["http://b:1".into(), "http://b:1".into()], "controller.nodes");
+        bad(
+            |c| {
+                c.local_nodes = 2;
+                c.nodes = vec!["http://a:1".into(), "http://b:1".into()];
+            },
+            "controller.local_nodes",
+        );
+        bad(|c| c.decision_timeout_ms = 0, "controller.decision_timeout_ms");
+        bad(|c| c.host = String::new(), "controller.host");
+    }
+
+    /// A typo in the `[controller]` section is an error, not silently ignored.
+    #[test]
+    fn unknown_keys_are_refused() {
+        let e = env(&[("RINGLEADER__CONTROLLER__PROT", "1")]);
+        assert!(Config::load_from(&Flags::default(), e).unwrap_err().to_string().contains("prot"));
+    }
+}

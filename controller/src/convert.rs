@@ -1,0 +1,288 @@
+//! Protobuf <-> domain conversions of the Controller API, in one place.
+//!
+//! Incoming messages become domain values through `TryFrom`, which reports a
+//! bad field (e.g. an enum number the API does not define) as a
+//! [`ConvertError`] naming it; nothing here unwraps. Checks that need the
+//! catalogue or the cluster are [`crate::api`]'s.
+
+use ringleader_node::algo::catalogue::AlgorithmSpec;
+use ringleader_node::algo::{Decision, Role, Rule};
+use ringleader_node::topology::{IdOrder, TopologyKind};
+use ringleader_proto::v1 as pb;
+
+use crate::elections::{ElectionRecord, LeaderInfo, Metrics, Mode, Participant, SimOptions, State};
+
+/// A protobuf field the domain cannot take.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// An enum field holds a number the API does not define.
+    #[error("{field}: unknown value {value}")]
+    UnknownEnum {
+        /// Field name, e.g. `id_order`.
+        field: &'static str,
+        /// The number received.
+        value: i32,
+    },
+}
+
+impl ConvertError {
+    /// The field at fault.
+    pub fn field(&self) -> &'static str {
+        match self {
+            ConvertError::UnknownEnum { field, .. } => field,
+        }
+    }
+}
+
+/// A decoded `StartElection` request, not yet checked against the catalogue or the cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElectionRequest {
+    /// Catalogue name.
+    pub algorithm: String,
+    /// Positions (0 = default).
+    pub size: u32,
+    /// How ids are placed when `ids` is empty (RANDOM uses `seed`).
+    pub id_order: IdOrder,
+    /// Explicit ids in ring order.
+    pub ids: Vec<u64>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Number of initiators (0 = all).
+    pub initiators: u32,
+    /// Explicit initiators, by id.
+    pub initiator_ids: Vec<u64>,
+    /// LIVE or SIMULATED.
+    pub mode: Mode,
+    /// Answer only when finished.
+    pub wait: bool,
+    /// Requested overlay (`None` = the algorithm's default).
+    pub topology: Option<TopologyKind>,
+    /// Requested winner rule (`None` = the algorithm's own).
+    pub winner: Option<Rule>,
+    /// Simulator options, if any were given.
+    pub simulation: Option<SimOptions>,
+}
+
+fn enum_field<E: TryFrom<i32>>(field: &'static str, value: i32) -> Result<E, ConvertError> {
+    E::try_from(value).map_err(|_| ConvertError::UnknownEnum { field, value })
+}
+
+impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
+    type Error = ConvertError;
+
+    fn try_from(r: pb::StartElectionRequest) -> Result<Self, ConvertError> {
+        let id_order = match enum_field::<pb::IdOrder>("id_order", r.id_order)? {
+            pb::IdOrder::Ascending => IdOrder::Ascending,
+            pb::IdOrder::Descending => IdOrder::Descending,
+            pb::IdOrder::Random | pb::IdOrder::Unspecified => IdOrder::Random(r.seed),
+        };
+        let mode = match enum_field::<pb::Mode>("mode", r.mode)? {
+            pb::Mode::Live => Mode::Live,
+            pb::Mode::Simulated => Mode::Simulated,
+        };
+        let topology = match r.topology {
+            None => None,
+            Some(t) => topology_from_pb(enum_field("topology.kind", t.kind)?),
+        };
+        let winner = match enum_field::<pb::Winner>("winner", r.winner)? {
+            pb::Winner::Default => None,
+            pb::Winner::Min => Some(Rule::Min),
+            pb::Winner::Max => Some(Rule::Max),
+        };
+        Ok(ElectionRequest {
+            algorithm: r.algorithm,
+            size: r.size,
+            id_order,
+            ids: r.ids,
+            seed: r.seed,
+            initiators: r.initiators,
+            initiator_ids: r.initiator_ids,
+            mode,
+            wait: r.wait,
+            topology,
+            winner,
+            simulation: r.simulation.map(|s| SimOptions { non_fifo: s.non_fifo, unit_delay: s.unit_delay }),
+        })
+    }
+}
+
+/// The domain overlay of a protobuf one (`None` for TOPOLOGY_UNSPECIFIED).
+pub fn topology_from_pb(t: pb::TopologyKind) -> Option<TopologyKind> {
+    match t {
+        pb::TopologyKind::TopologyUnspecified => None,
+        pb::TopologyKind::RingUnidirectional => Some(TopologyKind::RingUni),
+        pb::TopologyKind::RingBidirectional => Some(TopologyKind::RingBi),
+        pb::TopologyKind::RingBidirectionalUnoriented => Some(TopologyKind::RingBiUnoriented),
+    }
+}
+
+/// The protobuf overlay of a domain one.
+pub fn topology_to_pb(t: TopologyKind) -> pb::TopologyKind {
+    match t {
+        TopologyKind::RingUni => pb::TopologyKind::RingUnidirectional,
+        TopologyKind::RingBi => pb::TopologyKind::RingBidirectional,
+        TopologyKind::RingBiUnoriented => pb::TopologyKind::RingBidirectionalUnoriented,
+    }
+}
+
+/// The protobuf winner of a rule.
+pub fn winner_to_pb(r: Rule) -> pb::Winner {
+    match r {
+        Rule::Min => pb::Winner::Min,
+        Rule::Max => pb::Winner::Max,
+    }
+}
+
+impl From<Mode> for pb::Mode {
+    fn from(m: Mode) -> Self {
+        match m {
+            Mode::Live => pb::Mode::Live,
+            Mode::Simulated => pb::Mode::Simulated,
+        }
+    }
+}
+
+impl From<State> for pb::ElectionState {
+    fn from(s: State) -> Self {
+        match s {
+            State::Pending => pb::ElectionState::Pending,
+            State::Running => pb::ElectionState::Running,
+            State::Finished => pb::ElectionState::Finished,
+            State::Failed => pb::ElectionState::Failed,
+        }
+    }
+}
+
+impl From<&LeaderInfo> for pb::LeaderRef {
+    fn from(l: &LeaderInfo) -> Self {
+        pb::LeaderRef { node: l.node.clone(), id: l.id, position: l.position }
+    }
+}
+
+impl From<&Metrics> for pb::Metrics {
+    fn from(m: &Metrics) -> Self {
+        pb::Metrics {
+            messages: m.messages,
+            election_messages: m.election_messages,
+            notification_messages: m.notification_messages,
+            messages_by_kind: m.by_kind.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            bytes: m.bytes,
+            ideal_time: m.ideal_time,
+            duration_ms: m.duration_ms,
+            bound: m.bound,
+            bound_formula: m.bound_formula.to_string(),
+            bound_ratio: m.bound_ratio(),
+        }
+    }
+}
+
+/// `"leader"`, `"follower"` or `"undecided"`.
+pub fn role_name(d: Option<Decision>) -> &'static str {
+    match d.map(|d| d.role) {
+        Some(Role::Leader) => "leader",
+        Some(Role::Follower) => "follower",
+        None => "undecided",
+    }
+}
+
+impl From<&Participant> for pb::Participant {
+    fn from(p: &Participant) -> Self {
+        pb::Participant {
+            position: p.position,
+            node: p.node.clone(),
+            id: p.id,
+            initiator: p.initiator,
+            role: role_name(p.decision).to_string(),
+            leader_id: p.decision.map(|d| d.leader).unwrap_or(0),
+            messages_sent: p.messages_sent,
+        }
+    }
+}
+
+impl From<&ElectionRecord> for pb::Election {
+    fn from(r: &ElectionRecord) -> Self {
+        pb::Election {
+            election_id: r.id.clone(),
+            algorithm: r.algorithm.to_string(),
+            mode: pb::Mode::from(r.mode) as i32,
+            state: pb::ElectionState::from(r.state) as i32,
+            topology: topology_to_pb(r.topology) as i32,
+            winner: winner_to_pb(r.rule) as i32,
+            n: r.n,
+            k: r.k,
+            seed: r.seed,
+            leader: r.leader.as_ref().map(Into::into),
+            agreed: r.agreed,
+            violations: r.violations.clone(),
+            metrics: r.metrics.as_ref().map(Into::into),
+            participants: r.participants.iter().map(Into::into).collect(),
+            error: r.error.clone().unwrap_or_default(),
+            started_at_ms: r.started_at_ms,
+        }
+    }
+}
+
+/// The election without its participants (for lists).
+pub fn election_summary(r: &ElectionRecord) -> pb::Election {
+    let mut e = pb::Election::from(r);
+    e.participants.clear();
+    e
+}
+
+/// The catalogue entry as `ListAlgorithms` shows it.
+pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
+    {
+        pb::AlgorithmInfo {
+            name: s.name.to_string(),
+            title: s.title.to_string(),
+            source: s.source.to_string(),
+            topologies: s.topologies.iter().map(|t| topology_to_pb(*t) as i32).collect(),
+            default_topology: topology_to_pb(s.default_topology()) as i32,
+            assumptions: Some(pb::Assumptions {
+                bidirectional: s.assumptions.bidirectional,
+                oriented: s.assumptions.oriented,
+                fifo: s.assumptions.fifo,
+            }),
+            winner: winner_to_pb(s.rule) as i32,
+            bound_formula: s.bound_formula.to_string(),
+            description: s.description.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Defaults decode to RANDOM ids from the seed, LIVE, the algorithm's own topology and rule.
+    #[test]
+    fn defaults() {
+        let r = ElectionRequest::try_from(pb::StartElectionRequest {
+            algorithm: "as-far".into(),
+            seed: 5,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(r.id_order, IdOrder::Random(5));
+        assert_eq!((r.mode, r.topology, r.winner, r.simulation), (Mode::Live, None, None, None));
+    }
+
+    /// Enum numbers the API does not define are errors naming the field.
+    #[test]
+    fn unknown_enums_name_the_field() {
+        let bad = |r: pb::StartElectionRequest| ElectionRequest::try_from(r).unwrap_err().field();
+        assert_eq!(bad(pb::StartElectionRequest { id_order: 9, ..Default::default() }), "id_order");
+        assert_eq!(bad(pb::StartElectionRequest { mode: 9, ..Default::default() }), "mode");
+        assert_eq!(bad(pb::StartElectionRequest { winner: 9, ..Default::default() }), "winner");
+        let topology = Some(pb::Topology { kind: 9 });
+        assert_eq!(bad(pb::StartElectionRequest { topology, ..Default::default() }), "topology.kind");
+    }
+
+    /// Overlay kinds survive a round trip.
+    #[test]
+    fn topology_round_trip() {
+        for t in [TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented] {
+            assert_eq!(topology_from_pb(topology_to_pb(t)), Some(t));
+        }
+    }
+}

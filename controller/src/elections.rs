@@ -1,0 +1,878 @@
+//! Running elections: plan -> configure the nodes -> start -> collect the
+//! decisions -> verdict -> record.
+//!
+//! A [`Plan`] (built and checked by [`crate::api`]) fixes everything about an
+//! election: algorithm, overlay, ids, initiators, mode. [`Elections::launch`]
+//! records it and runs it in a task:
+//!
+//! * **LIVE**: position `i` runs on cluster node `i`. Every position is
+//!   prepared (its id, its ports -> the neighbours' node addresses) before any
+//!   initiator is started; the controller then waits for every decision (the
+//!   nodes' `Events` streams, with a `Status` poll as a safety net), waits
+//!   until the election is quiet (every message sent has been received or
+//!   rejected, twice in a row), sums the nodes' counters, checks the
+//!   invariants and aborts the election on the nodes to free their memory.
+//! * **SIMULATED**: the node crate's deterministic simulator, on a blocking
+//!   thread.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ringleader_node::algo::catalogue::AlgorithmSpec;
+use ringleader_node::algo::{Decision, Role, Rule};
+use ringleader_node::invariants;
+use ringleader_node::sim::{self, SimConfig};
+use ringleader_node::topology::Topology;
+use ringleader_proto::v1 as pb;
+use tokio::sync::{broadcast, watch};
+use tokio::task::JoinSet;
+use tracing::{info, warn};
+
+use crate::cluster::{Cluster, Node};
+use crate::config::ControllerConfig;
+
+/// Elections with at most this many positions list their participants.
+pub const MAX_PARTICIPANTS: u32 = 1024;
+
+/// Where an election runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Over the nodes' gRPC links.
+    Live,
+    /// In the controller's deterministic simulator.
+    Simulated,
+}
+
+/// Life cycle of an election.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Recorded, nodes not configured yet.
+    Pending,
+    /// Nodes configured and started (or the simulator running).
+    Running,
+    /// Every position decided (see the violations for correctness).
+    Finished,
+    /// The election could not complete (see the error).
+    Failed,
+}
+
+impl State {
+    /// Finished or failed: nothing will change any more.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, State::Finished | State::Failed)
+    }
+}
+
+/// Options of a SIMULATED election.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Links may reorder messages.
+    pub non_fifo: bool,
+    /// Every message takes one time unit.
+    pub unit_delay: bool,
+}
+
+/// A fully resolved, checked election.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The algorithm.
+    pub spec: &'static AlgorithmSpec,
+    /// LIVE or SIMULATED.
+    pub mode: Mode,
+    /// The overlay.
+    pub topology: Topology,
+    /// Who wins.
+    pub rule: Rule,
+    /// Ids in ring order (position `i` has `ids[i]`).
+    pub ids: Vec<u64>,
+    /// Initiator positions, sorted.
+    pub initiators: Vec<u32>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Simulator options (SIMULATED only).
+    pub sim: SimOptions,
+}
+
+impl Plan {
+    /// Number of positions.
+    pub fn n(&self) -> u32 {
+        self.ids.len() as u32
+    }
+
+    /// Number of initiators.
+    pub fn k(&self) -> u32 {
+        self.initiators.len() as u32
+    }
+}
+
+/// The elected node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaderInfo {
+    /// Node process name (LIVE) or `sim-<position>`.
+    pub node: String,
+    /// The leader's id.
+    pub id: u64,
+    /// The leader's position.
+    pub position: u32,
+}
+
+/// What an election cost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Metrics {
+    /// Every message sent.
+    pub messages: u64,
+    /// Messages that find the winner.
+    pub election_messages: u64,
+    /// Messages that announce the winner.
+    pub notification_messages: u64,
+    /// Messages by kind name.
+    pub by_kind: BTreeMap<String, u64>,
+    /// Encoded protobuf sizes of the bodies sent.
+    pub bytes: u64,
+    /// Longest causal chain of messages.
+    pub ideal_time: u64,
+    /// Wall time: LIVE, from the first Start to the last decision; SIMULATED, the simulator's run.
+    pub duration_ms: u64,
+    /// The literature bound for (n, k).
+    pub bound: u64,
+    /// The bound as a formula.
+    pub bound_formula: &'static str,
+}
+
+impl Metrics {
+    /// `messages / bound` (0 when the bound is 0).
+    pub fn bound_ratio(&self) -> f64 {
+        if self.bound == 0 { 0.0 } else { self.messages as f64 / self.bound as f64 }
+    }
+}
+
+/// One position of an election.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Participant {
+    /// Ring position.
+    pub position: u32,
+    /// Node process name (LIVE) or `sim-<position>`.
+    pub node: String,
+    /// Its id.
+    pub id: u64,
+    /// Was it started as an initiator?
+    pub initiator: bool,
+    /// Its decision, once made.
+    pub decision: Option<Decision>,
+    /// Messages it sent.
+    pub messages_sent: u64,
+}
+
+/// Everything known about one election.
+#[derive(Clone, Debug)]
+pub struct ElectionRecord {
+    /// Election id.
+    pub id: String,
+    /// Catalogue name.
+    pub algorithm: &'static str,
+    /// LIVE or SIMULATED.
+    pub mode: Mode,
+    /// Life-cycle state.
+    pub state: State,
+    /// The overlay's shape.
+    pub topology: ringleader_node::topology::TopologyKind,
+    /// Who wins.
+    pub rule: Rule,
+    /// Positions.
+    pub n: u32,
+    /// Initiators.
+    pub k: u32,
+    /// Seed.
+    pub seed: u64,
+    /// The single leader, once known.
+    pub leader: Option<LeaderInfo>,
+    /// Every position decided and named the same leader.
+    pub agreed: bool,
+    /// Invariants that failed.
+    pub violations: Vec<String>,
+    /// Costs, once finished.
+    pub metrics: Option<Metrics>,
+    /// Per position (elections of at most [`MAX_PARTICIPANTS`] positions).
+    pub participants: Vec<Participant>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Unix time in milliseconds.
+    pub started_at_ms: u64,
+}
+
+/// Something a watcher of an election is told.
+#[derive(Clone, Debug)]
+pub enum WatchEvent {
+    /// A position decided.
+    Decided {
+        /// Its position.
+        position: u32,
+        /// Its node.
+        node: String,
+        /// What it decided.
+        decision: Decision,
+    },
+    /// The state changed (e.g. to RUNNING).
+    State(Box<ElectionRecord>),
+    /// The final record; nothing follows.
+    Finished(Box<ElectionRecord>),
+}
+
+/// One recorded election and its watchers.
+#[derive(Debug)]
+pub struct Entry {
+    record: Mutex<ElectionRecord>,
+    events: broadcast::Sender<WatchEvent>,
+    done: watch::Sender<bool>,
+}
+
+impl Entry {
+    fn lock(&self) -> MutexGuard<'_, ElectionRecord> {
+        self.record.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A copy of the current record.
+    pub fn snapshot(&self) -> ElectionRecord {
+        self.lock().clone()
+    }
+
+    /// The current record and a receiver of every later event, atomically
+    /// (no event falls between the two).
+    pub fn watch(&self) -> (ElectionRecord, broadcast::Receiver<WatchEvent>) {
+        let record = self.lock();
+        (record.clone(), self.events.subscribe())
+    }
+
+    /// Wait until the election is finished or failed.
+    pub async fn wait_done(&self) {
+        let mut rx = self.done.subscribe();
+        let _ = rx.wait_for(|d| *d).await;
+    }
+
+    fn update(&self, f: impl FnOnce(&mut ElectionRecord) -> Option<WatchEvent>) {
+        let mut record = self.lock();
+        if let Some(event) = f(&mut record) {
+            let _ = self.events.send(event);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Registry {
+    /// Most recent first.
+    order: VecDeque<Arc<Entry>>,
+    by_id: HashMap<String, Arc<Entry>>,
+    last_finished: Option<Arc<Entry>>,
+}
+
+/// The elections this controller has run, and the means to run more.
+#[derive(Debug)]
+pub struct Elections {
+    cluster: Arc<Cluster>,
+    config: ControllerConfig,
+    registry: Mutex<Registry>,
+    next: std::sync::atomic::AtomicU64,
+    simulations: tokio::sync::Semaphore,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+impl Elections {
+    /// An empty record over `cluster`.
+    pub fn new(cluster: Arc<Cluster>, config: ControllerConfig) -> Arc<Elections> {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        Arc::new(Elections {
+            cluster,
+            config,
+            registry: Mutex::default(),
+            next: 0.into(),
+            simulations: tokio::sync::Semaphore::new(cores),
+        })
+    }
+
+    /// The cluster elections run on.
+    pub fn cluster(&self) -> &Arc<Cluster> {
+        &self.cluster
+    }
+
+    /// The controller settings.
+    pub fn config(&self) -> &ControllerConfig {
+        &self.config
+    }
+
+    fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The election `id`.
+    pub fn get(&self, id: &str) -> Option<Arc<Entry>> {
+        self.registry().by_id.get(id).cloned()
+    }
+
+    /// Every kept election, most recent first.
+    pub fn list(&self) -> Vec<Arc<Entry>> {
+        self.registry().order.iter().cloned().collect()
+    }
+
+    /// The most recently finished election (state FINISHED).
+    pub fn last_finished(&self) -> Option<Arc<Entry>> {
+        self.registry().last_finished.clone()
+    }
+
+    /// Record `plan` as a PENDING election and run it in a task.
+    pub fn launch(self: &Arc<Self>, plan: Plan) -> Arc<Entry> {
+        let seq = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let started_at_ms = now_ms();
+        let id = format!("e{seq}-{started_at_ms:x}");
+        let participants = if plan.n() <= MAX_PARTICIPANTS {
+            let mut initiator = vec![false; plan.ids.len()];
+            for &p in &plan.initiators {
+                initiator[p as usize] = true;
+            }
+            plan.ids
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| Participant {
+                    position: i as u32,
+                    node: self.node_name(plan.mode, i as u32),
+                    id,
+                    initiator: initiator[i],
+                    decision: None,
+                    messages_sent: 0,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let record = ElectionRecord {
+            id: id.clone(),
+            algorithm: plan.spec.name,
+            mode: plan.mode,
+            state: State::Pending,
+            topology: plan.topology.kind(),
+            rule: plan.rule,
+            n: plan.n(),
+            k: plan.k(),
+            seed: plan.seed,
+            leader: None,
+            agreed: false,
+            violations: Vec::new(),
+            metrics: None,
+            participants,
+            error: None,
+            started_at_ms,
+        };
+        let entry = Arc::new(Entry {
+            record: Mutex::new(record),
+            events: broadcast::channel(1024).0,
+            done: watch::channel(false).0,
+        });
+        {
+            let mut reg = self.registry();
+            reg.order.push_front(entry.clone());
+            reg.by_id.insert(id.clone(), entry.clone());
+            // Forget the oldest finished elections beyond the limit; running ones stay.
+            while reg.order.len() > self.config.max_elections {
+                let Some(pos) = reg.order.iter().rposition(|e| e.lock().state.is_terminal()) else { break };
+                if let Some(old) = reg.order.remove(pos) {
+                    let old_id = old.lock().id.clone();
+                    reg.by_id.remove(&old_id);
+                }
+            }
+        }
+        info!(election = %id, algorithm = plan.spec.name, mode = ?plan.mode, n = plan.n(), k = plan.k(), "election planned");
+        let this = self.clone();
+        let task_entry = entry.clone();
+        tokio::spawn(async move {
+            // Run in a task of its own so that even a panic ends the election (FAILED) instead of leaving
+            // it RUNNING with its waiters hanging.
+            let runner = {
+                let (this, entry) = (this.clone(), task_entry.clone());
+                tokio::spawn(async move {
+                    match plan.mode {
+                        Mode::Live => this.run_live(&entry, &plan).await,
+                        Mode::Simulated => this.run_simulated(&entry, plan).await,
+                    }
+                })
+            };
+            let outcome = runner.await.unwrap_or_else(|e| Outcome::failed(format!("the election task crashed: {e}")));
+            this.finish(&task_entry, outcome);
+        });
+        entry
+    }
+
+    fn node_name(&self, mode: Mode, position: u32) -> String {
+        match mode {
+            Mode::Simulated => format!("sim-{position}"),
+            Mode::Live => self.cluster.nodes().get(position as usize).map(|n| n.name()).unwrap_or_default(),
+        }
+    }
+
+    fn set_running(&self, entry: &Entry) {
+        entry.update(|r| {
+            r.state = State::Running;
+            Some(WatchEvent::State(Box::new(r.clone())))
+        });
+    }
+
+    fn finish(&self, entry: &Arc<Entry>, outcome: Outcome) {
+        let mut finished_ok = false;
+        entry.update(|r| {
+            r.state = if outcome.error.is_some() { State::Failed } else { State::Finished };
+            finished_ok = r.state == State::Finished;
+            r.error = outcome.error;
+            r.agreed = outcome.agreed;
+            r.violations = outcome.violations;
+            r.metrics = outcome.metrics;
+            r.leader = outcome.leader;
+            if !r.participants.is_empty() {
+                for (p, (decision, sent)) in r.participants.iter_mut().zip(outcome.per_position) {
+                    p.decision = decision;
+                    p.messages_sent = sent;
+                    if r.mode == Mode::Live
+                        && let Some(node) = self.cluster.nodes().get(p.position as usize)
+                    {
+                        p.node = node.name();
+                    }
+                }
+            }
+            match r.state {
+                State::Failed => warn!(election = %r.id, error = ?r.error, "election failed"),
+                _ => info!(
+                    election = %r.id,
+                    leader = ?r.leader.as_ref().map(|l| l.id),
+                    agreed = r.agreed,
+                    violations = r.violations.len(),
+                    messages = r.metrics.as_ref().map(|m| m.messages),
+                    "election finished"
+                ),
+            }
+            Some(WatchEvent::Finished(Box::new(r.clone())))
+        });
+        if finished_ok {
+            self.registry().last_finished = Some(entry.clone());
+        }
+        let _ = entry.done.send(true);
+    }
+
+    async fn run_simulated(&self, entry: &Arc<Entry>, plan: Plan) -> Outcome {
+        // One simulation per core at a time; the others wait their turn.
+        let Ok(_permit) = self.simulations.acquire().await else {
+            return Outcome::failed("the simulator is shutting down".into());
+        };
+        self.set_running(entry);
+        // The simulator's own cap (a generous multiple of the bound) or the configured budget, whichever is lower.
+        let bound = (plan.spec.bound)(plan.n() as u64, plan.k() as u64);
+        let own_cap = bound.saturating_mul(4).saturating_add(1_000);
+        let budget = self.config.max_simulated_messages;
+        let cfg = SimConfig {
+            fifo: !plan.sim.non_fifo,
+            unit_delay: plan.sim.unit_delay,
+            seed: plan.seed,
+            max_deliveries: own_cap.min(budget),
+            ..SimConfig::default()
+        };
+        let started = Instant::now();
+        let joined = tokio::task::spawn_blocking(move || {
+            let report = sim::run(plan.spec, &plan.topology, &plan.ids, &plan.initiators, plan.rule, &cfg);
+            (plan, report)
+        })
+        .await;
+        let duration_ms = started.elapsed().as_millis() as u64;
+        let (plan, report) = match joined {
+            Ok(r) => r,
+            Err(e) => return Outcome::failed(format!("the simulator crashed: {e}")),
+        };
+        let error = (!report.terminated && budget < own_cap).then(|| {
+            format!(
+                "stopped after {} messages, the simulator's budget per election (max_simulated_messages)",
+                report.deliveries
+            )
+        });
+        let counters = &report.counters;
+        let metrics = Metrics {
+            messages: counters.messages,
+            election_messages: counters.election_messages,
+            notification_messages: counters.notification_messages,
+            by_kind: counters.named().map(|(k, c)| (k.to_string(), c)).collect(),
+            bytes: counters.bytes,
+            ideal_time: report.ideal_time,
+            duration_ms,
+            bound: report.bound,
+            bound_formula: plan.spec.bound_formula,
+        };
+        let leader = report.verdict.leader.map(|p| LeaderInfo {
+            node: format!("sim-{p}"),
+            id: plan.ids[p as usize],
+            position: p,
+        });
+        let per_position = if plan.n() <= MAX_PARTICIPANTS {
+            report.decisions.iter().copied().zip(report.sent_per_node.iter().copied()).collect()
+        } else {
+            Vec::new()
+        };
+        Outcome {
+            error,
+            agreed: report.verdict.agreed,
+            violations: report.verdict.violations,
+            metrics: Some(metrics),
+            leader,
+            per_position,
+        }
+    }
+
+    async fn run_live(&self, entry: &Arc<Entry>, plan: &Plan) -> Outcome {
+        let election_id = entry.lock().id.clone();
+        let n = plan.n() as usize;
+        let Some(nodes) = self.cluster.nodes().get(..n).map(|s| s.to_vec()) else {
+            return Outcome::failed(format!("the cluster has {} nodes; {n} are needed", self.cluster.len()));
+        };
+        let rpc_timeout = self.config.rpc_timeout();
+        let mut events = self.cluster.subscribe(&election_id);
+
+        // Configure every position before starting anyone, so no message finds an unprepared node.
+        let mut is_initiator = vec![false; n];
+        for &p in &plan.initiators {
+            is_initiator[p as usize] = true;
+        }
+        let prepares = (0..n).map(|i| {
+            let ports = plan
+                .topology
+                .ports(i as u32)
+                .iter()
+                .map(|link| pb::PortPeer {
+                    position: link.peer,
+                    address: if link.outgoing {
+                        nodes[link.peer as usize].address().to_string()
+                    } else {
+                        String::new()
+                    },
+                    remote_port: link.remote_port,
+                })
+                .collect();
+            pb::PrepareRequest {
+                election_id: election_id.clone(),
+                algorithm: plan.spec.name.to_string(),
+                rule: pb::Rule::from(plan.rule) as i32,
+                position: i as u32,
+                size: n as u32,
+                id: plan.ids[i],
+                ports,
+                initiator: is_initiator[i],
+            }
+        });
+        let calls = nodes.iter().zip(prepares).map(|(node, req)| {
+            let mut client = node.client();
+            (node.clone(), async move { client.prepare(req).await.map(|_| ()) })
+        });
+        if let Err(e) = all_ok(calls, rpc_timeout, "Prepare").await {
+            self.abort(&nodes, &election_id).await;
+            return Outcome::failed(e);
+        }
+        self.set_running(entry);
+
+        let started = Instant::now();
+        let calls = plan.initiators.iter().map(|&p| {
+            let node = nodes[p as usize].clone();
+            let mut client = node.client();
+            let req = pb::StartRequest { election_id: election_id.clone() };
+            (node, async move { client.start(req).await.map(|_| ()) })
+        });
+        if let Err(e) = all_ok(calls, rpc_timeout, "Start").await {
+            self.abort(&nodes, &election_id).await;
+            return Outcome::failed(e);
+        }
+
+        // Collect decisions: events as they come, a Status poll of the
+        // undecided now and then in case an event stream was not open.
+        let mut decisions: Vec<Option<Decision>> = vec![None; n];
+        let mut undecided = n;
+        let mut last_decision = started;
+        let deadline = tokio::time::Instant::now() + self.config.decision_timeout();
+        let mut poll = tokio::time::interval_at(
+            tokio::time::Instant::now() + Duration::from_millis(500),
+            Duration::from_millis(500),
+        );
+        let mut timed_out = false;
+        let mut events_open = true;
+        while undecided > 0 {
+            let found: Vec<(usize, Decision)> = tokio::select! {
+                event = events.recv(), if events_open => match event {
+                    Some((node, ev)) if node < n && ev.position as usize == node => {
+                        decision_of(ev.role, ev.leader_id).map(|d| vec![(node, d)]).unwrap_or_default()
+                    }
+                    Some((node, ev)) => {
+                        warn!(election = %election_id, node, position = ev.position, "event from an unexpected position");
+                        Vec::new()
+                    }
+                    None => {
+                        events_open = false;
+                        Vec::new()
+                    }
+                },
+                _ = poll.tick() => {
+                    let pending: Vec<usize> = (0..n).filter(|&i| decisions[i].is_none()).collect();
+                    let statuses = status_of(&nodes, &pending, &election_id, rpc_timeout).await;
+                    statuses
+                        .into_iter()
+                        .filter_map(|(i, s)| s.ok().and_then(|s| decision_of(s.role, s.leader_id)).map(|d| (i, d)))
+                        .collect()
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    timed_out = true;
+                    break;
+                }
+            };
+            for (i, d) in found {
+                if decisions[i].is_none() {
+                    decisions[i] = Some(d);
+                    undecided -= 1;
+                    last_decision = Instant::now();
+                    let node = nodes[i].name();
+                    entry.update(|r| {
+                        if let Some(p) = r.participants.get_mut(i) {
+                            p.decision = Some(d);
+                        }
+                        Some(WatchEvent::Decided { position: i as u32, node, decision: d })
+                    });
+                }
+            }
+        }
+        let duration_ms = last_decision.duration_since(started).as_millis() as u64;
+
+        // Wait until every message sent has arrived (received or rejected), twice in a row.
+        let quiet_deadline = tokio::time::Instant::now() + self.config.quiet_timeout();
+        let all: Vec<usize> = (0..n).collect();
+        let mut previous: Option<(u64, u64, u64)> = None;
+        let mut violations = Vec::new();
+        let statuses = loop {
+            let polled = status_of(&nodes, &all, &election_id, rpc_timeout).await;
+            let mut statuses = Vec::with_capacity(n);
+            let mut failure = None;
+            for (i, s) in polled {
+                match s {
+                    Ok(s) => statuses.push(s),
+                    Err(e) => {
+                        failure = Some(format!("Status on {} ({}) failed: {e}", nodes[i].name(), nodes[i].address()))
+                    }
+                }
+            }
+            if failure.is_none() && statuses.len() != n {
+                failure = Some(format!("Status answered for {} of {n} positions", statuses.len()));
+            }
+            if let Some(e) = failure {
+                self.abort(&nodes, &election_id).await;
+                return Outcome::failed(e);
+            }
+            let totals = statuses.iter().fold((0, 0, 0), |(s, r, j), st| {
+                (s + st.election_messages + st.notification_messages, r + st.received, j + st.rejected)
+            });
+            if timed_out || (totals.0 == totals.1 + totals.2 && previous == Some(totals)) {
+                break statuses;
+            }
+            if tokio::time::Instant::now() >= quiet_deadline {
+                violations.push(format!(
+                    "did not go quiet within {} ms: {} messages sent, {} received, {} rejected",
+                    self.config.quiet_timeout_ms, totals.0, totals.1, totals.2
+                ));
+                break statuses;
+            }
+            previous = Some(totals);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        self.abort(&nodes, &election_id).await;
+
+        // The nodes' final word on decisions wins over the events.
+        for (i, s) in statuses.iter().enumerate() {
+            if let Some(d) = decision_of(s.role, s.leader_id) {
+                decisions[i] = Some(d);
+            }
+        }
+        let mut metrics = Metrics {
+            duration_ms,
+            bound: (plan.spec.bound)(n as u64, plan.k() as u64),
+            bound_formula: plan.spec.bound_formula,
+            ..Metrics::default()
+        };
+        let mut rejected = 0;
+        for (i, s) in statuses.iter().enumerate() {
+            metrics.election_messages += s.election_messages;
+            metrics.notification_messages += s.notification_messages;
+            for (kind, c) in &s.sent_by_kind {
+                *metrics.by_kind.entry(kind.clone()).or_default() += c;
+            }
+            metrics.bytes += s.bytes;
+            metrics.ideal_time = metrics.ideal_time.max(s.max_causal_time);
+            rejected += s.rejected;
+            violations.extend(s.errors.iter().map(|e| format!("position {i}: {e}")));
+        }
+        metrics.by_kind.retain(|_, c| *c > 0);
+        metrics.messages = metrics.election_messages + metrics.notification_messages;
+        if rejected > 0 {
+            violations.push(format!("{rejected} messages were rejected by the nodes"));
+        }
+        let verdict = invariants::verdict(
+            plan.rule,
+            &plan.ids,
+            &decisions,
+            metrics.messages,
+            metrics.bound,
+            plan.spec.bound_formula,
+        );
+        let mut all_violations = verdict.violations;
+        all_violations.extend(violations);
+        let leader = verdict.leader.map(|p| LeaderInfo {
+            node: nodes[p as usize].name(),
+            id: plan.ids[p as usize],
+            position: p,
+        });
+        let per_position = if plan.n() <= MAX_PARTICIPANTS {
+            decisions.iter().zip(&statuses).map(|(d, s)| (*d, s.election_messages + s.notification_messages)).collect()
+        } else {
+            Vec::new()
+        };
+        let error = timed_out.then(|| {
+            let missing: Vec<usize> = (0..n).filter(|&i| decisions[i].is_none()).collect();
+            format!(
+                "timed out after {} ms waiting for decisions: {} of {n} positions undecided (positions {:?})",
+                self.config.decision_timeout_ms,
+                missing.len(),
+                &missing[..missing.len().min(16)]
+            )
+        });
+        Outcome {
+            error,
+            agreed: verdict.agreed,
+            violations: all_violations,
+            metrics: Some(metrics),
+            leader,
+            per_position,
+        }
+    }
+
+    /// Forget the election on every node (best effort: failures are logged).
+    async fn abort(&self, nodes: &[Arc<Node>], election_id: &str) {
+        let calls = nodes.iter().map(|node| {
+            let mut client = node.client();
+            let req = pb::AbortRequest { election_id: election_id.to_string() };
+            (node.clone(), async move { client.abort(req).await.map(|_| ()) })
+        });
+        if let Err(e) = all_ok(calls, self.config.rpc_timeout(), "Abort").await {
+            warn!(election = %election_id, error = %e, "could not abort the election everywhere");
+        }
+    }
+}
+
+/// The result of running an election, applied to its record by `finish`.
+#[derive(Debug, Default)]
+struct Outcome {
+    error: Option<String>,
+    agreed: bool,
+    violations: Vec<String>,
+    metrics: Option<Metrics>,
+    leader: Option<LeaderInfo>,
+    per_position: Vec<(Option<Decision>, u64)>,
+}
+
+impl Outcome {
+    fn failed(error: String) -> Outcome {
+        Outcome { error: Some(error), ..Outcome::default() }
+    }
+}
+
+/// A node's decision from its protobuf role and leader id.
+fn decision_of(role: i32, leader: u64) -> Option<Decision> {
+    match pb::Role::try_from(role).ok()? {
+        pb::Role::Leader => Some(Decision { role: Role::Leader, leader }),
+        pb::Role::Follower => Some(Decision { role: Role::Follower, leader }),
+        pb::Role::Undecided | pb::Role::Unspecified => None,
+    }
+}
+
+/// Run `calls` concurrently, each within `timeout`; the first failures, described.
+async fn all_ok<F>(
+    calls: impl Iterator<Item = (Arc<Node>, F)>,
+    timeout: Duration,
+    what: &'static str,
+) -> Result<(), String>
+where
+    F: std::future::Future<Output = Result<(), tonic::Status>> + Send + 'static,
+{
+    let mut set = JoinSet::new();
+    for (node, call) in calls {
+        set.spawn(async move {
+            let result = match tokio::time::timeout(timeout, call).await {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(status)) => format!("{:?}: {}", status.code(), status.message()),
+                Err(_) => format!("no answer within {} ms", timeout.as_millis()),
+            };
+            Err(format!("{what} on {} ({}) failed: {result}", node.name(), node.address()))
+        });
+    }
+    let mut errors = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => errors.push(e),
+            Err(e) => errors.push(format!("{what} task failed: {e}")),
+        }
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    errors.sort();
+    let more = errors.len().saturating_sub(3);
+    errors.truncate(3);
+    let mut msg = errors.join("; ");
+    if more > 0 {
+        msg.push_str(&format!(" (and {more} more)"));
+    }
+    Err(msg)
+}
+
+/// `Status` of the election at the nodes of `positions`, concurrently, in position order.
+async fn status_of(
+    nodes: &[Arc<Node>],
+    positions: &[usize],
+    election_id: &str,
+    timeout: Duration,
+) -> Vec<(usize, Result<pb::NodeElectionStatus, String>)> {
+    let mut set = JoinSet::new();
+    for &i in positions {
+        let mut client = nodes[i].client();
+        let req = pb::StatusRequest { election_id: election_id.to_string() };
+        set.spawn(async move {
+            let r = match tokio::time::timeout(timeout, client.status(req)).await {
+                Ok(Ok(s)) => Ok(s.into_inner()),
+                Ok(Err(status)) => Err(format!("{:?}: {}", status.code(), status.message())),
+                Err(_) => Err(format!("no answer within {} ms", timeout.as_millis())),
+            };
+            (i, r)
+        });
+    }
+    let mut out = Vec::with_capacity(positions.len());
+    while let Some(joined) = set.join_next().await {
+        if let Ok(r) = joined {
+            out.push(r);
+        }
+    }
+    out.sort_by_key(|(i, _)| *i);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Node roles map to decisions; undecided and unknown roles do not.
+    #[test]
+    fn roles() {
+        assert_eq!(decision_of(pb::Role::Leader as i32, 7), Some(Decision { role: Role::Leader, leader: 7 }));
+        assert_eq!(decision_of(pb::Role::Follower as i32, 7), Some(Decision { role: Role::Follower, leader: 7 }));
+        assert_eq!(decision_of(pb::Role::Undecided as i32, 0), None);
+        assert_eq!(decision_of(99, 0), None);
+    }
+}
