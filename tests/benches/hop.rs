@@ -11,12 +11,13 @@
 //!   AsFar election on N `ringleader-node` servers with one initiator holding
 //!   the maximum id, a purely sequential chain of 2N-1 hops (N election + N-1
 //!   notification messages until the last node decides), started by the
-//!   `Start` RPC and ended by the last `Events` decision. The net figure is
-//!   the difference between the chains on N and N/2 nodes divided by the N
-//!   extra hops (it cancels the `Start` call and the event); the gross figure
-//!   charges those to the hops.
-//! * Throughput: C tokens circulating at once on the raw ring versus C
-//!   concurrent All the Way elections (N² messages each) on the nodes.
+//!   `Start` RPC and ended by the last `Events` decision. Both are measured
+//!   on a long chain (2N-1 hops; N nodes) and a short one (N-1 hops; N/2
+//!   nodes), and a hop costs the difference divided by the N extra hops, which
+//!   cancels fixed costs (injecting the token; the `Start` call and the event).
+//! * Throughput: C tokens of N² hops circulating at once on the raw ring
+//!   versus C concurrent All the Way elections (N² messages each, one
+//!   initiator each) on the nodes.
 //! * Simulator: deliveries per second of AsFar on 100,000 nodes and All the
 //!   Way on 2,048 nodes, single-threaded.
 
@@ -262,32 +263,30 @@ async fn runtime_chain(nodes: &mut Nodes, rounds: u32) -> Duration {
     total / rounds
 }
 
-/// Election messages per second with `elections` All the Way elections at once.
+/// Election messages per second with `elections` All the Way elections at
+/// once, each started at one node (All the Way wakes the others and still
+/// sends n² messages), so one `Start` call per n² messages.
 async fn runtime_throughput(nodes: &mut Nodes, elections: u32) -> f64 {
     let n = nodes.addrs.len() as u32;
     let ids: Vec<u64> = (1..=n as u64).collect();
-    let all: Vec<u32> = (0..n).collect();
     let mut eids = Vec::new();
-    for _ in 0..elections {
-        eids.push(prepare(nodes, "all-the-way", &ids, &all).await);
+    for e in 0..elections {
+        let first = e % n;
+        eids.push((prepare(nodes, "all-the-way", &ids, &[first]).await, first));
     }
-    // All Start calls go out at once, so RPC round trips overlap the traffic
-    // instead of serialising in front of it.
     let t = Instant::now();
     let mut calls = Vec::new();
-    for eid in &eids {
-        for agent in &nodes.agents {
-            let mut agent = agent.clone();
-            let req = pb::StartRequest { election_id: eid.clone() };
-            calls.push(tokio::spawn(async move { agent.start(req).await.unwrap() }));
-        }
+    for (eid, first) in &eids {
+        let mut agent = nodes.agents[*first as usize].clone();
+        let req = pb::StartRequest { election_id: eid.clone() };
+        calls.push(tokio::spawn(async move { agent.start(req).await.unwrap() }));
     }
     for c in calls {
         c.await.unwrap();
     }
     wait_decisions(nodes, (n * elections) as usize).await;
     let secs = t.elapsed().as_secs_f64();
-    for eid in &eids {
+    for (eid, _) in &eids {
         abort(nodes, eid).await;
     }
     (elections as u64 * n as u64 * n as u64) as f64 / secs
@@ -324,18 +323,30 @@ fn main() {
         runtime_chain(&mut nodes, 3).await;
         runtime_chain(&mut half, 3).await;
 
-        let raw_hop = raw_latency(&mut raw, 2 * n as u64 - 1, rounds).await;
-        // The chain on n nodes has 2n-1 hops, on n/2 nodes n-1: the difference
-        // of their times is n hops, free of the Start call and event overhead.
-        let long = runtime_chain(&mut nodes, rounds).await;
-        let short = runtime_chain(&mut half, rounds).await;
-        let rt_hop_gross = long / (2 * n as u32 - 1);
-        let rt_hop = long.saturating_sub(short) / n as u32;
-        println!("hop latency   raw tonic stream:             {:>8.1} µs", raw_hop.as_secs_f64() * 1e6);
-        println!("hop latency   election runtime (net):       {:>8.1} µs", rt_hop.as_secs_f64() * 1e6);
-        println!("hop latency   election runtime (with Start RPC and event): {:>8.1} µs", rt_hop_gross.as_secs_f64() * 1e6);
-        println!("ratio runtime/raw (latency, net):   {:>8.2}x", rt_hop.as_secs_f64() / raw_hop.as_secs_f64());
-        println!("ratio runtime/raw (latency, gross): {:>8.2}x", rt_hop_gross.as_secs_f64() / raw_hop.as_secs_f64());
+        // Both sides are measured as the difference of a long and a short chain
+        // (2n-1 and n-1 hops), which cancels fixed costs: injecting the token
+        // for raw tonic; the Start call and the decision event for the runtime.
+        let (long_hops, short_hops) = (2 * n as u32 - 1, n as u32 - 1);
+        let raw_long = raw_latency(&mut raw, long_hops as u64, rounds).await * long_hops;
+        let raw_short = raw_latency(&mut raw, short_hops as u64, rounds).await * short_hops;
+        let rt_long = runtime_chain(&mut nodes, rounds).await;
+        let rt_short = runtime_chain(&mut half, rounds).await;
+        let raw_hop = raw_long.saturating_sub(raw_short) / (long_hops - short_hops);
+        let rt_hop = rt_long.saturating_sub(rt_short) / (long_hops - short_hops);
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        println!(
+            "chain {long_hops} hops   raw tonic {:>8.1} µs   election runtime {:>8.1} µs (incl. Start + event)",
+            us(raw_long),
+            us(rt_long)
+        );
+        println!(
+            "chain {short_hops} hops   raw tonic {:>8.1} µs   election runtime {:>8.1} µs",
+            us(raw_short),
+            us(rt_short)
+        );
+        println!("hop latency   raw tonic stream: {:>8.1} µs", us(raw_hop));
+        println!("hop latency   election runtime: {:>8.1} µs", us(rt_hop));
+        println!("ratio runtime/raw (hop latency): {:>7.2}x", rt_hop.as_secs_f64() / raw_hop.as_secs_f64());
 
         let raw_tp = raw_throughput(&mut raw, tokens, (n * n) as u64).await;
         let rt_tp = runtime_throughput(&mut nodes, tokens).await;

@@ -1,0 +1,4 @@
+//! End-to-end tests of the real `ringleader-controller` binary, driven the way
+//! users drive it: flags and environment, `grpcurl`, SIGTERM.
+
+mod t01_grpcurl;

@@ -1,0 +1,12 @@
+//! End-to-end tests of the controller over real gRPC: an in-process
+//! controller with an embedded cluster of node servers on 127.0.0.1, driven
+//! through the generated `ringleader.v1.Controller` client.
+
+mod t01_catalogue;
+mod t02_validation;
+mod t03_live;
+mod t04_live_vs_simulated;
+mod t05_simulated;
+mod t06_watch;
+mod t07_records;
+mod t08_configuration;

@@ -1,0 +1,59 @@
+use std::time::{Duration, Instant};
+
+use ringleader_proto::v1 as pb;
+use ringleader_tests::{TestController, assert_correct, election};
+
+fn simulated(algorithm: &str) -> pb::StartElectionRequest {
+    pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election(algorithm) }
+}
+
+/// A SIMULATED AsFar election on a random ring of 100,000 positions finishes correct, within the bound, in seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simulated_as_far_on_100000_positions() {
+    let ctl = TestController::start(0).await;
+    let started = Instant::now();
+    let e = ctl
+        .client()
+        .start_election(pb::StartElectionRequest { size: 100_000, seed: 5, ..simulated("as-far") })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_correct(&e);
+    assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
+    let leader = e.leader.unwrap();
+    assert_eq!((leader.id, leader.node), (100_000, format!("sim-{}", leader.position)));
+    assert!(e.participants.is_empty(), "participants are listed only up to 1024 positions");
+    ctl.stop().await;
+}
+
+/// Every algorithm runs SIMULATED with defaults (8 positions) and, where it allows them, on non-FIFO links with unit delays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simulated_defaults_and_options() {
+    let ctl = TestController::start(0).await;
+    let mut client = ctl.client();
+    for spec in ringleader_node::algo::catalogue::CATALOGUE {
+        let e = client.start_election(simulated(spec.name)).await.unwrap().into_inner();
+        assert_correct(&e);
+        assert_eq!((e.n, e.k, e.participants.len()), (8, 8, 8), "{}", spec.name);
+        let options = pb::SimulationOptions { non_fifo: !spec.assumptions.fifo, unit_delay: true };
+        let e = client
+            .start_election(pb::StartElectionRequest {
+                size: 64,
+                seed: 2,
+                simulation: Some(options),
+                ..simulated(spec.name)
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_correct(&e);
+        let m = e.metrics.unwrap();
+        assert!(
+            m.ideal_time >= 64,
+            "{}: a notification round alone takes n time units, got {}",
+            spec.name,
+            m.ideal_time
+        );
+    }
+    ctl.stop().await;
+}

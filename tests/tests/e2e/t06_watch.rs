@@ -1,0 +1,82 @@
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use ringleader_proto::v1::{self as pb, election_event::Kind};
+use ringleader_tests::{TestController, assert_correct, election};
+
+/// Read a WatchElection stream to its end (failing if it does not end within 30 s).
+async fn read_all(mut stream: tonic::Streaming<pb::ElectionEvent>) -> Vec<pb::ElectionEvent> {
+    let mut events = Vec::new();
+    let read = async {
+        while let Some(ev) = stream.message().await.expect("watch stream") {
+            events.push(ev);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), read).await.expect("the watch stream ends");
+    events
+}
+
+/// Watching a running LIVE election gives its snapshot first, then a decision per
+/// position not yet decided in that snapshot, then `finished`, and the stream ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_follows_a_live_election_to_the_end() {
+    let ctl = TestController::start(8).await;
+    let mut client = ctl.client();
+    let started = client
+        .start_election(pb::StartElectionRequest { wait: false, seed: 4, ..election("stages") })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        [pb::ElectionState::Pending as i32, pb::ElectionState::Running as i32].contains(&started.state),
+        "wait=false answers before the end: {started:?}"
+    );
+    let stream = client
+        .watch_election(pb::WatchElectionRequest { election_id: started.election_id.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    let events = read_all(stream).await;
+    assert!(events.iter().all(|e| e.election_id == started.election_id));
+    let Some(Kind::Snapshot(first)) = &events[0].kind else { panic!("first event is a snapshot: {:?}", events[0]) };
+    let Some(Kind::Finished(last)) = &events[events.len() - 1].kind else { panic!("last event is `finished`") };
+    assert_correct(last);
+    let mut decided: BTreeSet<u32> =
+        first.participants.iter().filter(|p| p.role != "undecided").map(|p| p.position).collect();
+    let leader = last.leader.as_ref().unwrap();
+    for ev in &events[1..events.len() - 1] {
+        match &ev.kind {
+            Some(Kind::Decided(d)) => {
+                assert!(decided.insert(d.position), "position {} decided twice", d.position);
+                assert_eq!(d.leader_id, leader.id);
+                assert_eq!(d.node, format!("node-{}", d.position));
+                assert_eq!(d.role, if d.position == leader.position { "leader" } else { "follower" });
+            }
+            Some(Kind::Snapshot(_)) => {}
+            other => panic!("unexpected event in the middle: {other:?}"),
+        }
+    }
+    if first.state != pb::ElectionState::Finished as i32 {
+        assert_eq!(decided.len(), 8, "every position's decision is reported");
+    }
+    ctl.stop().await;
+}
+
+/// Watching a finished election gives exactly its snapshot and `finished`, then the stream ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_of_a_finished_election_is_snapshot_then_finished() {
+    let ctl = TestController::start(4).await;
+    let mut client = ctl.client();
+    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
+    assert_correct(&e);
+    let stream = client
+        .watch_election(pb::WatchElectionRequest { election_id: e.election_id.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    let events = read_all(stream).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(matches!(&events[0].kind, Some(Kind::Snapshot(s)) if s == &e));
+    assert!(matches!(&events[1].kind, Some(Kind::Finished(f)) if f == &e));
+    ctl.stop().await;
+}

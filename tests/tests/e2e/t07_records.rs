@@ -1,0 +1,80 @@
+use std::time::Duration;
+
+use ringleader_proto::v1 as pb;
+use ringleader_tests::{TestController, assert_correct, election};
+
+/// GetElection returns what StartElection returned; ListElections lists most recent first, filters by
+/// algorithm and omits participants.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elections_are_recorded() {
+    let ctl = TestController::start(4).await;
+    let mut client = ctl.client();
+    let a = client.start_election(election("as-far")).await.unwrap().into_inner();
+    let b = client.start_election(election("stages")).await.unwrap().into_inner();
+    let c = client
+        .start_election(pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election("as-far") })
+        .await
+        .unwrap()
+        .into_inner();
+    for e in [&a, &b, &c] {
+        assert_correct(e);
+        let got = client.get_election(pb::GetElectionRequest { election_id: e.election_id.clone() }).await.unwrap();
+        assert_eq!(&got.into_inner(), e);
+    }
+    let all = client.list_elections(pb::ListElectionsRequest::default()).await.unwrap().into_inner().elections;
+    let ids: Vec<&str> = all.iter().map(|e| e.election_id.as_str()).collect();
+    assert_eq!(ids, vec![c.election_id.as_str(), b.election_id.as_str(), a.election_id.as_str()]);
+    assert!(all.iter().all(|e| e.participants.is_empty() && e.metrics.is_some()));
+    let as_far =
+        client.list_elections(pb::ListElectionsRequest { algorithm: "as-far".into() }).await.unwrap().into_inner();
+    let ids: Vec<&str> = as_far.elections.iter().map(|e| e.election_id.as_str()).collect();
+    assert_eq!(ids, vec![c.election_id.as_str(), a.election_id.as_str()]);
+    ctl.stop().await;
+}
+
+/// GetLeader names the leader of a given election, and by default that of the most recently finished one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_leader_by_id_and_latest() {
+    let ctl = TestController::start(5).await;
+    let mut client = ctl.client();
+    let max = client.start_election(election("as-far")).await.unwrap().into_inner();
+    let min = client.start_election(election("all-the-way")).await.unwrap().into_inner();
+    assert_correct(&max);
+    assert_correct(&min);
+    let latest = client.get_leader(pb::GetLeaderRequest::default()).await.unwrap().into_inner();
+    assert_eq!(
+        (latest.election_id.as_str(), latest.algorithm.as_str(), latest.agreed, latest.leader.map(|l| l.id)),
+        (min.election_id.as_str(), "all-the-way", true, Some(1))
+    );
+    let by_id =
+        client.get_leader(pb::GetLeaderRequest { election_id: max.election_id.clone() }).await.unwrap().into_inner();
+    assert_eq!((by_id.leader, by_id.agreed), (max.leader, true));
+    ctl.stop().await;
+}
+
+/// With wait=false StartElection answers at once (PENDING or RUNNING) and the election still finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_without_waiting() {
+    let ctl = TestController::start(8).await;
+    let mut client = ctl.client();
+    let e = client
+        .start_election(pb::StartElectionRequest { wait: false, ..election("controlled-distance") })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!([pb::ElectionState::Pending as i32, pb::ElectionState::Running as i32].contains(&e.state), "{e:?}");
+    let request = pb::GetElectionRequest { election_id: e.election_id.clone() };
+    let finished = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let got = client.get_election(request.clone()).await.unwrap().into_inner();
+            if got.state == pb::ElectionState::Finished as i32 || got.state == pb::ElectionState::Failed as i32 {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("finishes within 30 s");
+    assert_correct(&finished);
+    ctl.stop().await;
+}
