@@ -12,9 +12,11 @@
 //!   the maximum id, a purely sequential chain of 2N-1 hops (N election + N-1
 //!   notification messages until the last node decides), started by the
 //!   `Start` RPC and ended by the last `Events` decision. Both are measured
-//!   on a long chain (2N-1 hops; N nodes) and a short one (N-1 hops; N/2
-//!   nodes), and a hop costs the difference divided by the N extra hops, which
-//!   cancels fixed costs (injecting the token; the `Start` call and the event).
+//!   on a long chain (32 nodes) and a short one (8 nodes), and a hop costs
+//!   the difference divided by the extra hops, which cancels fixed costs
+//!   (injecting the token; the `Start` call and the event). The election
+//!   phase (n hops, to the leader's decision) and the whole election (2n-1
+//!   hops, to the last decision) are reported apart.
 //! * Throughput: C tokens of N² hops circulating at once on the raw ring
 //!   versus C concurrent All the Way elections (N² messages each, one
 //!   initiator each) on the nodes.
@@ -43,7 +45,8 @@ use tonic::{Request, Response, Status, Streaming};
 
 /// A raw forwarder: every envelope received is sent on to the next server
 /// with `seq + 1`, until `seq` reaches the envelope's `causal_time` (the
-/// token's hop budget), when the token is reported done.
+/// token's hop budget), when the token is reported done. Its `Link` has the
+/// same shape as the runtime's: the reply stream stays open (and silent).
 struct Forwarder {
     next: Mutex<Option<mpsc::UnboundedSender<Envelope>>>,
     done: mpsc::UnboundedSender<u64>,
@@ -51,7 +54,7 @@ struct Forwarder {
 
 #[tonic::async_trait]
 impl Peer for Forwarder {
-    type LinkStream = tokio_stream::Empty<Result<LinkReply, Status>>;
+    type LinkStream = tokio_stream::Pending<Result<LinkReply, Status>>;
 
     async fn link(&self, req: Request<Streaming<Envelope>>) -> Result<Response<Self::LinkStream>, Status> {
         let mut incoming = req.into_inner();
@@ -67,7 +70,7 @@ impl Peer for Forwarder {
                 }
             }
         });
-        Ok(Response::new(tokio_stream::empty()))
+        Ok(Response::new(tokio_stream::pending()))
     }
 }
 
@@ -135,14 +138,14 @@ fn token(id: u32, hops: u64) -> Envelope {
     }
 }
 
-/// Mean time of one hop when one token crosses `hops` hops, over `rounds` rounds.
-async fn raw_latency(ring: &mut RawRing, hops: u64, rounds: u32) -> Duration {
+/// Mean time of one token crossing `hops` hops, over `rounds` rounds.
+async fn raw_chain(ring: &mut RawRing, hops: u32, rounds: u32) -> Duration {
     let start = Instant::now();
     for _ in 0..rounds {
-        ring.first.send(token(0, hops)).unwrap();
+        ring.first.send(token(0, hops as u64)).unwrap();
         ring.done.recv().await.unwrap();
     }
-    start.elapsed() / (rounds * hops as u32)
+    start.elapsed() / rounds
 }
 
 /// Hops per second with `tokens` tokens circulating at once, each for `hops` hops.
@@ -245,22 +248,31 @@ async fn abort(nodes: &mut Nodes, eid: &str) {
     }
 }
 
-/// Mean wall time of one AsFar election with the maximum as the only
-/// initiator: 2n-1 sequential hops until the last node decides, plus the
-/// `Start` call and the last `Events` message.
-async fn runtime_chain(nodes: &mut Nodes, rounds: u32) -> Duration {
+/// Mean wall times of one AsFar election with the maximum as the only
+/// initiator: (until the leader decides: n election hops, no other decision
+/// on the way; until the last node decides: 2n-1 hops, n-1 of them also
+/// emitting a decision event). Both include the `Start` call and one event.
+async fn runtime_chain(nodes: &mut Nodes, rounds: u32) -> (Duration, Duration) {
     let n = nodes.addrs.len() as u32;
     let ids: Vec<u64> = (1..=n as u64).rev().collect(); // position 0 holds the maximum
-    let mut total = Duration::ZERO;
+    // Prepare every round's election first, so no set-up traffic overlaps the chains.
+    let mut eids = Vec::new();
     for _ in 0..rounds {
-        let eid = prepare(nodes, "as-far", &ids, &[0]).await;
-        let t = Instant::now();
-        start(nodes, &eid, &[0]).await;
-        wait_decisions(nodes, n as usize).await;
-        total += t.elapsed();
-        abort(nodes, &eid).await;
+        eids.push(prepare(nodes, "as-far", &ids, &[0]).await);
     }
-    total / rounds
+    let (mut to_leader, mut to_all) = (Duration::ZERO, Duration::ZERO);
+    for eid in &eids {
+        let t = Instant::now();
+        start(nodes, eid, &[0]).await;
+        wait_decisions(nodes, 1).await;
+        to_leader += t.elapsed();
+        wait_decisions(nodes, n as usize - 1).await;
+        to_all += t.elapsed();
+    }
+    for eid in &eids {
+        abort(nodes, eid).await;
+    }
+    (to_leader / rounds, to_all / rounds)
 }
 
 /// Election messages per second with `elections` All the Way elections at
@@ -310,43 +322,55 @@ fn sim_rate(name: &str, n: u32, unit_delay: bool) -> (u64, f64) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let (rounds, tokens) = if quick { (20, 16) } else { (200, 64) };
-    let n = 16usize;
+    let (reps, rounds, tokens) = if quick { (3, 10, 16) } else { (15, 20, 64) };
+    // Chains on `n` and on `short` nodes; their difference is the measured part.
+    let (n, short) = (32usize, 8usize);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    println!("# Ringleader hop benchmark ({} rounds, {n} servers, multi-threaded tokio, loopback)", rounds);
+    println!("# Ringleader hop benchmark ({reps} batches x {rounds} rounds, multi-threaded tokio, loopback)");
     rt.block_on(async {
         let mut raw = raw_ring(n).await;
         let mut nodes = start_nodes(n).await;
-        let mut half = start_nodes(n / 2).await;
+        let mut few = start_nodes(short).await;
         // Warm up connections and allocators.
-        raw_latency(&mut raw, 2 * n as u64, 5).await;
-        runtime_chain(&mut nodes, 3).await;
-        runtime_chain(&mut half, 3).await;
+        raw_chain(&mut raw, 2 * n as u32, 5).await;
+        let _ = runtime_chain(&mut nodes, 3).await;
+        let _ = runtime_chain(&mut few, 3).await;
 
-        // Both sides are measured as the difference of a long and a short chain
-        // (2n-1 and n-1 hops), which cancels fixed costs: injecting the token
-        // for raw tonic; the Start call and the decision event for the runtime.
-        let (long_hops, short_hops) = (2 * n as u32 - 1, n as u32 - 1);
-        let raw_long = raw_latency(&mut raw, long_hops as u64, rounds).await * long_hops;
-        let raw_short = raw_latency(&mut raw, short_hops as u64, rounds).await * short_hops;
-        let rt_long = runtime_chain(&mut nodes, rounds).await;
-        let rt_short = runtime_chain(&mut half, rounds).await;
-        let raw_hop = raw_long.saturating_sub(raw_short) / (long_hops - short_hops);
-        let rt_hop = rt_long.saturating_sub(rt_short) / (long_hops - short_hops);
-        let us = |d: Duration| d.as_secs_f64() * 1e6;
-        println!(
-            "chain {long_hops} hops   raw tonic {:>8.1} µs   election runtime {:>8.1} µs (incl. Start + event)",
-            us(raw_long),
-            us(rt_long)
+        // Every figure is the difference of a long and a short chain, which
+        // cancels fixed costs: injecting the token for raw tonic; the Start
+        // call and the decision event for the runtime. Raw and runtime chains
+        // alternate in `reps` batches so that drift on a shared machine hits
+        // both alike; medians over the batches are reported.
+        let (nl, ns) = (n as u32, short as u32);
+        let per_hop = |long: Duration, short: Duration, hops: u32| {
+            long.saturating_sub(short).as_secs_f64() / hops as f64
+        };
+        let (mut raw_e, mut rt_e, mut raw_w, mut rt_w) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..reps {
+            let raw_el = raw_chain(&mut raw, nl, rounds).await;
+            let raw_es = raw_chain(&mut raw, ns, rounds).await;
+            let raw_wl = raw_chain(&mut raw, 2 * nl - 1, rounds).await;
+            let raw_ws = raw_chain(&mut raw, 2 * ns - 1, rounds).await;
+            let (rt_el, rt_wl) = runtime_chain(&mut nodes, rounds).await;
+            let (rt_es, rt_ws) = runtime_chain(&mut few, rounds).await;
+            raw_e.push(per_hop(raw_el, raw_es, nl - ns));
+            rt_e.push(per_hop(rt_el, rt_es, nl - ns));
+            raw_w.push(per_hop(raw_wl, raw_ws, 2 * (nl - ns)));
+            rt_w.push(per_hop(rt_wl, rt_ws, 2 * (nl - ns)));
+        }
+        let show = |label: String, raw: &mut Vec<f64>, rt: &mut Vec<f64>| {
+            let (raw_m, rt_m) = (median(raw), median(rt));
+            println!("{label}");
+            println!("  hop latency   raw tonic stream: {:>8.1} µs (median of {reps} batches)", raw_m * 1e6);
+            println!("  hop latency   election runtime: {:>8.1} µs", rt_m * 1e6);
+            println!("  ratio runtime/raw:              {:>8.2}x", rt_m / raw_m);
+        };
+        show(format!("election phase (n hops to the leader's decision; chains on {nl} and {ns} nodes):"), &mut raw_e, &mut rt_e);
+        show(
+            format!("whole election (2n-1 hops to the last decision, n-1 of them also emit a decision event; {nl} and {ns} nodes):"),
+            &mut raw_w,
+            &mut rt_w,
         );
-        println!(
-            "chain {short_hops} hops   raw tonic {:>8.1} µs   election runtime {:>8.1} µs",
-            us(raw_short),
-            us(rt_short)
-        );
-        println!("hop latency   raw tonic stream: {:>8.1} µs", us(raw_hop));
-        println!("hop latency   election runtime: {:>8.1} µs", us(rt_hop));
-        println!("ratio runtime/raw (hop latency): {:>7.2}x", rt_hop.as_secs_f64() / raw_hop.as_secs_f64());
 
         let raw_tp = raw_throughput(&mut raw, tokens, (n * n) as u64).await;
         let rt_tp = runtime_throughput(&mut nodes, tokens).await;
@@ -360,8 +384,25 @@ fn main() {
     });
     drop(rt);
     for (name, n, unit) in [("as-far", 100_000, true), ("as-far", 100_000, false), ("all-the-way", 2048, true)] {
-        let (d, rate) = sim_rate(name, n, unit);
+        let mut rates = Vec::new();
+        let mut d = 0;
+        for _ in 0..if quick { 1 } else { 5 } {
+            let (deliveries, rate) = sim_rate(name, n, unit);
+            d = deliveries;
+            rates.push(rate);
+        }
         let delays = if unit { "unit delays" } else { "random delays, FIFO" };
-        println!("simulator     {name} n={n} ({delays}): {d} deliveries, {:.1} M deliveries/s", rate / 1e6);
+        let best = rates.iter().cloned().fold(0.0, f64::max);
+        println!(
+            "simulator     {name} n={n} ({delays}): {d} deliveries, {:.1} M deliveries/s (median of {}; best {:.1})",
+            median(&mut rates) / 1e6,
+            rates.len(),
+            best / 1e6
+        );
     }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
 }
