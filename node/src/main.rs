@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use ringleader_node::runtime::{self, NodeConfig};
-use tracing::{error, info, warn};
+use tracing::{error, warn};
 
 use crate::config::{Cli, Config};
 
@@ -41,39 +41,11 @@ async fn main() -> ExitCode {
         warn!(advertise = %cfg.node.advertise, "advertising an unspecified address; set --advertise so others can dial it");
     }
     let node = NodeConfig { name: cfg.node.name, advertise: cfg.node.advertise };
-    match runtime::serve(listener, node, shutdown_signal()).await {
+    match runtime::serve(listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             error!(error = %e, "node failed");
             ExitCode::FAILURE
         }
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            error!(error = %e, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                error!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => info!("Ctrl-C received"),
-        _ = term => info!("SIGTERM received"),
     }
 }
