@@ -562,6 +562,8 @@ impl Elections {
                 id: plan.ids[i],
                 ports,
                 initiator: is_initiator[i],
+                // The same bits the simulator gives this position for this seed.
+                coin: ringleader_node::algo::coin(plan.seed, i as u32),
             }
         });
         let calls = nodes.iter().zip(prepares).map(|(node, req)| {

@@ -46,7 +46,8 @@ pub struct SimConfig {
     pub max_delay: u64,
     /// Initiators wake at random times in `0..max_delay` instead of all at 0.
     pub stagger: bool,
-    /// Seed of every random choice of the scheduler.
+    /// Seed of every random choice of the scheduler, and of the nodes'
+    /// random bits ([`crate::algo::coin`]).
     pub seed: u64,
     /// Stop after this many deliveries (0 = a generous multiple of the bound).
     pub max_deliveries: u64,
@@ -232,7 +233,11 @@ pub fn run_with<A: Algorithm>(
     let width = max_delay + 1;
     let mut d = Driver {
         topo,
-        nodes: ids.iter().map(|&id| make(&NodeContext { id, rule, n })).collect(),
+        nodes: ids
+            .iter()
+            .enumerate()
+            .map(|(p, &id)| make(&NodeContext { id, rule, n, coin: crate::algo::coin(cfg.seed, p as u32) }))
+            .collect(),
         depth: vec![0; n as usize],
         decisions: vec![None; n as usize],
         sent: vec![0; n as usize],

@@ -31,6 +31,7 @@ impl From<Msg> for pb::Body {
             Msg::Probe { id, stage, limit } => Kind::Probe(pb::Probe { id, stage, limit }),
             Msg::Reply { id, stage } => Kind::Reply(pb::Reply { id, stage }),
             Msg::Notify { leader } => Kind::Notify(pb::Notify { leader }),
+            Msg::Feedback { id, stage } => Kind::Feedback(pb::Feedback { id, stage }),
         };
         pb::Body { kind: Some(kind) }
     }
@@ -45,6 +46,7 @@ impl TryFrom<&pb::Body> for Msg {
             Kind::Probe(p) => Msg::Probe { id: p.id, stage: p.stage, limit: p.limit },
             Kind::Reply(r) => Msg::Reply { id: r.id, stage: r.stage },
             Kind::Notify(n) => Msg::Notify { leader: n.leader },
+            Kind::Feedback(f) => Msg::Feedback { id: f.id, stage: f.stage },
         })
     }
 }
@@ -88,6 +90,7 @@ mod tests {
             Msg::Probe { id: 1, stage: 0, limit: 4 },
             Msg::Reply { id: 5, stage: 2 },
             Msg::Notify { leader: 0 },
+            Msg::Feedback { id: 3, stage: 1 },
         ];
         for m in msgs {
             let bytes = pb::Body::from(m).encode_to_vec();

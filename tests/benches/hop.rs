@@ -220,6 +220,7 @@ async fn prepare(nodes: &mut Nodes, algorithm: &str, ids: &[u64], initiators: &[
             id: ids[p as usize],
             ports,
             initiator: initiators.contains(&p),
+            coin: 0,
         };
         let mut agent = nodes.agents[p as usize].clone();
         calls.push(tokio::spawn(async move { agent.prepare(req).await.unwrap() }));

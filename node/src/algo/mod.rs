@@ -17,7 +17,7 @@
 //! ```
 //! use ringleader_node::algo::{catalogue, NodeContext, Outbox, Rule, Effect, Msg, RIGHT};
 //! let spec = catalogue::find("as-far").unwrap();
-//! let mut node = (spec.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3 });
+//! let mut node = (spec.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3, coin: 0 });
 //! let mut out = Outbox::default();
 //! node.on_start(&mut out);
 //! assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Election { id: 7, stage: 0, hops: 0 } }]);
@@ -120,6 +120,13 @@ pub enum Msg {
         /// The leader's id.
         leader: u64,
     },
+    /// Positive feedback to a candidate (Stages with Feedback).
+    Feedback {
+        /// The candidate's id.
+        id: u64,
+        /// The stage it is for.
+        stage: u32,
+    },
 }
 
 /// Kinds of [`Msg`], for per-kind counters.
@@ -133,13 +140,16 @@ pub enum MsgKind {
     Reply = 2,
     /// [`Msg::Notify`]
     Notify = 3,
+    /// [`Msg::Feedback`]
+    Feedback = 4,
 }
 
 impl MsgKind {
     /// Number of kinds (size of a per-kind counter array).
-    pub const COUNT: usize = 4;
+    pub const COUNT: usize = 5;
     /// Every kind, in index order.
-    pub const ALL: [MsgKind; Self::COUNT] = [MsgKind::Election, MsgKind::Probe, MsgKind::Reply, MsgKind::Notify];
+    pub const ALL: [MsgKind; Self::COUNT] =
+        [MsgKind::Election, MsgKind::Probe, MsgKind::Reply, MsgKind::Notify, MsgKind::Feedback];
 
     /// Counter name, as reported in `messages_by_kind`.
     pub fn name(self) -> &'static str {
@@ -148,6 +158,7 @@ impl MsgKind {
             MsgKind::Probe => "probe",
             MsgKind::Reply => "reply",
             MsgKind::Notify => "notify",
+            MsgKind::Feedback => "feedback",
         }
     }
 
@@ -166,6 +177,7 @@ impl Msg {
             Msg::Probe { .. } => MsgKind::Probe,
             Msg::Reply { .. } => MsgKind::Reply,
             Msg::Notify { .. } => MsgKind::Notify,
+            Msg::Feedback { .. } => MsgKind::Feedback,
         }
     }
 }
@@ -289,6 +301,19 @@ pub struct NodeContext {
     /// Ring size. Algorithms of this crate do not rely on it (All the Way
     /// learns it); it is there for algorithms that assume n known.
     pub n: u32,
+    /// Random bits for randomized algorithms (e.g. ProbAsFar's direction),
+    /// drawn by the driver with [`coin`] so that the simulator and the live
+    /// runtime give a node the same bits for the same election seed.
+    pub coin: u64,
+}
+
+/// The random bits of `position` in an election with `seed` (SplitMix64 of both).
+pub fn coin(seed: u64, position: u32) -> u64 {
+    let mut z = seed ^ (position as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x636f_696e;
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// An election algorithm at one node: a pure state machine.

@@ -95,6 +95,8 @@ pub fn ring_plan(
                 })
                 .collect(),
             initiator: initiators.contains(&i),
+            // What the simulator draws for seed 0 (SimConfig::default()).
+            coin: ringleader_node::algo::coin(0, i),
         })
         .collect()
 }

@@ -75,6 +75,7 @@ async fn unreachable_peer_loses_the_message_without_harm() {
             pb::PortPeer { position: 1, address: dead.clone(), remote_port: 0 },
         ],
         initiator: true,
+        coin: 0,
     };
     nodes[0].agent.prepare(req).await.unwrap();
     nodes[0].agent.start(pb::StartRequest { election_id: "u".into() }).await.unwrap();
