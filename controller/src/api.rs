@@ -157,11 +157,31 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         }
         IdOrder::Explicit(req.ids.clone()).arrange(n)
     } else {
-        req.id_order.arrange(n)
+        match req.id_order {
+            IdOrder::WorstCase | IdOrder::BestCase => {
+                let (arrangement, which) = if req.id_order == IdOrder::WorstCase {
+                    (spec.worst_case, "worst")
+                } else {
+                    (spec.best_case, "best")
+                };
+                let a = arrangement.ok_or_else(|| {
+                    RequestError::invalid(
+                        "id_order",
+                        format!(
+                            "{} has no known {which}-case arrangement; use ASCENDING, DESCENDING or RANDOM",
+                            spec.name
+                        ),
+                    )
+                })?;
+                Ok((a.ids)(n, req.winner.unwrap_or(spec.rule)))
+            }
+            ref other => other.arrange(n),
+        }
     }
     .map_err(|e| match e {
         IdError::Duplicate(id) => RequestError::invalid("ids", format!("id {id} appears more than once")),
         e @ IdError::WrongLength { .. } => RequestError::invalid("ids", e.to_string()),
+        e @ IdError::NeedsAlgorithm => RequestError::invalid("id_order", e.to_string()),
     })?;
 
     let initiators = if !req.initiator_ids.is_empty() {

@@ -75,6 +75,8 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             pb::IdOrder::Ascending => IdOrder::Ascending,
             pb::IdOrder::Descending => IdOrder::Descending,
             pb::IdOrder::Random | pb::IdOrder::Unspecified => IdOrder::Random(r.seed),
+            pb::IdOrder::WorstCase => IdOrder::WorstCase,
+            pb::IdOrder::BestCase => IdOrder::BestCase,
         };
         let mode = match enum_field::<pb::Mode>("mode", r.mode)? {
             pb::Mode::Live => Mode::Live,
@@ -246,6 +248,8 @@ pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
             winner: winner_to_pb(s.rule) as i32,
             bound_formula: s.bound_formula.to_string(),
             description: s.description.to_string(),
+            worst_case: s.worst_case.map(|a| a.description.to_string()).unwrap_or_default(),
+            best_case: s.best_case.map(|a| a.description.to_string()).unwrap_or_default(),
         }
     }
 }

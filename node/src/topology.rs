@@ -151,6 +151,10 @@ pub enum IdOrder {
     Random(u64),
     /// Given ids in ring order.
     Explicit(Vec<u64>),
+    /// The algorithm's worst-case arrangement (see the catalogue's `worst_case`).
+    WorstCase,
+    /// The algorithm's best-case arrangement (see the catalogue's `best_case`).
+    BestCase,
 }
 
 /// Bad id lists.
@@ -159,6 +163,9 @@ pub enum IdError {
     /// An id appears twice.
     #[error("id {0} appears more than once")]
     Duplicate(u64),
+    /// Worst and best cases depend on the algorithm: resolve them with the catalogue.
+    #[error("the worst and best case arrangements depend on the algorithm")]
+    NeedsAlgorithm,
     /// The explicit list's length differs from the requested size.
     #[error("{given} ids given for {n} positions")]
     WrongLength {
@@ -188,6 +195,7 @@ impl IdOrder {
                 check_distinct(ids)?;
                 ids.clone()
             }
+            IdOrder::WorstCase | IdOrder::BestCase => return Err(IdError::NeedsAlgorithm),
         })
     }
 }

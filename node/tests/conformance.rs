@@ -185,21 +185,66 @@ fn all_the_way_has_no_notification() {
     assert!(r.decisions.iter().all(|d| d.is_some()));
 }
 
-/// Franklin's worst case: with ids arranged so exactly half the candidates
-/// survive each stage (bit-reversal order), Stages costs 2n per stage for
-/// log n + 1 stages plus n notifications: exactly 2n log n + 3n for n = 2^p.
+/// Franklin's worst case: the catalogue's worst-case arrangement (bit-reversal
+/// order) makes exactly half the candidates survive each stage, so Stages
+/// costs 2n per stage for log n + 1 stages plus n notifications: exactly
+/// 2n log n + 3n, the bound, for n = 2^p and both rules.
 #[test]
-fn stages_bit_reversal_attains_the_bound() {
+fn stages_worst_case_attains_the_bound() {
     let spec = ringleader_node::algo::catalogue::find("stages").unwrap();
+    let worst = spec.worst_case.unwrap();
     for p in 1..=10u32 {
         let n = 1u32 << p;
-        // Position i holds the bit-reversal of i: neighbours in every stage alternate winners and losers.
-        let ids: Vec<u64> = (0..n).map(|i| (i.reverse_bits() >> (32 - p)) as u64 + 1).collect();
-        let ring = Topology::ring(TopologyKind::RingBi, n, 0).unwrap();
-        let all: Vec<u32> = (0..n).collect();
-        let r = sim::run(spec, &ring, &ids, &all, Rule::Max, &SimConfig::default());
-        assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
-        assert_eq!(r.counters.messages, r.bound, "n = {n}");
+        for rule in [Rule::Max, Rule::Min] {
+            let ids = (worst.ids)(n, rule);
+            let ring = Topology::ring(TopologyKind::RingBi, n, 0).unwrap();
+            let all: Vec<u32> = (0..n).collect();
+            let r = sim::run(spec, &ring, &ids, &all, rule, &SimConfig::default());
+            assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+            assert_eq!(r.counters.messages, r.bound, "n = {n}, {rule:?}");
+        }
+    }
+}
+
+/// Every worst/best-case arrangement in the catalogue is a permutation of
+/// 1..=n, and on the default topology with every node initiating it costs at
+/// least (worst) or at most (best) as much as each of 30 random arrangements.
+#[test]
+fn worst_and_best_cases_bracket_random_arrangements() {
+    for spec in CATALOGUE {
+        for n in [2u32, 3, 5, 8, 13, 16, 31, 64] {
+            for rule in [Rule::Max, Rule::Min] {
+                let ring = Topology::ring(spec.default_topology(), n, 0).unwrap();
+                let all: Vec<u32> = (0..n).collect();
+                let cost = |ids: &[u64]| {
+                    let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
+                    assert!(r.verdict.violations.is_empty(), "{} {ids:?}: {:?}", spec.name, r.verdict.violations);
+                    r.counters.messages
+                };
+                let randoms: Vec<u64> = (0..30).map(|s| cost(&IdOrder::Random(s).arrange(n).unwrap())).collect();
+                for (arr, worst) in [(spec.worst_case, true), (spec.best_case, false)] {
+                    let Some(arr) = arr else { continue };
+                    let ids = (arr.ids)(n, rule);
+                    let mut sorted = ids.clone();
+                    sorted.sort_unstable();
+                    assert_eq!(sorted, (1..=n as u64).collect::<Vec<_>>(), "{} n={n}", spec.name);
+                    let c = cost(&ids);
+                    if worst {
+                        assert!(
+                            randoms.iter().all(|&r| c >= r),
+                            "{} worst n={n} {rule:?}: {c} < {randoms:?}",
+                            spec.name
+                        );
+                    } else {
+                        assert!(
+                            randoms.iter().all(|&r| c <= r),
+                            "{} best n={n} {rule:?}: {c} > {randoms:?}",
+                            spec.name
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 

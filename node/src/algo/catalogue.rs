@@ -54,6 +54,55 @@ pub struct AlgorithmSpec {
     pub build: fn(&NodeContext) -> Box<dyn Algorithm>,
     /// Simulates an election with the concrete state machine (no boxing).
     pub simulate: Simulate,
+    /// The arrangement of ids 1..=n (in ring order) that costs the most
+    /// messages under a rule, and how it is built; `None` where the
+    /// literature gives none (or the count does not depend on the ids).
+    pub worst_case: Option<Arrangement>,
+    /// The arrangement that costs the fewest messages.
+    pub best_case: Option<Arrangement>,
+}
+
+/// A named id arrangement of 1..=n for a rule.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrangement {
+    /// How it is built, for `ListAlgorithms` and the docs.
+    pub description: &'static str,
+    /// Ids of positions 0..n.
+    pub ids: fn(n: u32, rule: Rule) -> Vec<u64>,
+}
+
+/// 1, 2, ..., n.
+pub fn ascending(n: u32) -> Vec<u64> {
+    (1..=n as u64).collect()
+}
+
+/// n, n-1, ..., 1.
+pub fn descending(n: u32) -> Vec<u64> {
+    (1..=n as u64).rev().collect()
+}
+
+/// Mirror an arrangement built for the max rule so it serves the min rule:
+/// id v becomes n + 1 - v (the order of every comparison is reversed).
+pub fn mirror(ids: Vec<u64>, n: u32, rule: Rule) -> Vec<u64> {
+    match rule {
+        Rule::Max => ids,
+        Rule::Min => ids.into_iter().map(|v| n as u64 + 1 - v).collect(),
+    }
+}
+
+/// Position i holds 1 + its rank when positions are sorted by the bit
+/// reversal of i (over ⌈log2 n⌉ bits): for n = 2^p, the ids of every
+/// stage's candidates alternate high and low, so exactly half survive.
+pub fn bit_reversal(n: u32) -> Vec<u64> {
+    let bits = ceil_log2(n as u64) as u32;
+    let key = |i: u32| if bits == 0 { 0 } else { i.reverse_bits() >> (32 - bits) };
+    let mut order: Vec<u32> = (0..n).collect();
+    order.sort_by_key(|&i| key(i));
+    let mut ids = vec![0u64; n as usize];
+    for (rank, &pos) in order.iter().enumerate() {
+        ids[pos as usize] = rank as u64 + 1;
+    }
+    ids
 }
 
 impl AlgorithmSpec {
@@ -99,6 +148,8 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(all_the_way::AllTheWay::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, all_the_way::AllTheWay::new),
+        worst_case: None,
+        best_case: None,
     },
     AlgorithmSpec {
         name: "as-far",
@@ -115,6 +166,14 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(as_far::AsFar::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, as_far::AsFar::new),
+        worst_case: Some(Arrangement {
+            description: "ids decreasing in the sending direction (DESCENDING for max): id of rank r crosses n - r + 1 links",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids increasing in the sending direction (ASCENDING for max): every id but the winner stops after one link",
+            ids: |n, r| mirror(ascending(n), n, r),
+        }),
     },
     AlgorithmSpec {
         name: "controlled-distance",
@@ -131,6 +190,8 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: false,
         build: |c| Box::new(controlled_distance::ControlledDistance::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, controlled_distance::ControlledDistance::new),
+        worst_case: None,
+        best_case: None,
     },
     AlgorithmSpec {
         name: "stages",
@@ -147,6 +208,14 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(stages::Stages::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages::Stages::new),
+        worst_case: Some(Arrangement {
+            description: "bit-reversal order: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
+            ids: |n, r| mirror(bit_reversal(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ASCENDING: only the extremum survives the first stage (5n messages)",
+            ids: |n, _| ascending(n),
+        }),
     },
 ];
 

@@ -1,7 +1,7 @@
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, election};
+use ringleader_tests::{TestController, assert_correct, assert_refused, election};
 
 fn simulated(algorithm: &str) -> pb::StartElectionRequest {
     pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election(algorithm) }
@@ -55,5 +55,42 @@ async fn simulated_defaults_and_options() {
             m.ideal_time
         );
     }
+    ctl.stop().await;
+}
+
+/// WORST_CASE and BEST_CASE id orders reach the catalogue's arrangements: AsFar's worst case on 100 positions
+/// costs exactly its bound n(n+1)/2 + n, its best case 2n-1 + n, LIVE on 8 nodes too; an algorithm without a
+/// known worst case is refused naming `id_order`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worst_and_best_case_id_orders() {
+    let ctl = TestController::start(8).await;
+    let mut client = ctl.client();
+    for (mode, n) in [(pb::Mode::Simulated, 100u64), (pb::Mode::Live, 8)] {
+        let worst = pb::StartElectionRequest {
+            size: n as u32,
+            mode: mode as i32,
+            id_order: pb::IdOrder::WorstCase as i32,
+            ..election("as-far")
+        };
+        let e = client.start_election(worst.clone()).await.unwrap().into_inner();
+        assert_correct(&e);
+        let m = e.metrics.unwrap();
+        assert_eq!((m.messages, m.bound), (n * (n + 1) / 2 + n, n * (n + 1) / 2 + n), "{mode:?}");
+        let best = pb::StartElectionRequest { id_order: pb::IdOrder::BestCase as i32, ..worst };
+        let e = client.start_election(best).await.unwrap().into_inner();
+        assert_correct(&e);
+        assert_eq!(e.metrics.unwrap().messages, 2 * n - 1 + n, "{mode:?}");
+    }
+    let status = client
+        .start_election(pb::StartElectionRequest {
+            id_order: pb::IdOrder::WorstCase as i32,
+            ..election("controlled-distance")
+        })
+        .await
+        .unwrap_err();
+    assert_refused(&status, tonic::Code::InvalidArgument, "id_order");
+    let algos = client.list_algorithms(pb::ListAlgorithmsRequest {}).await.unwrap().into_inner().algorithms;
+    let as_far = algos.iter().find(|a| a.name == "as-far").unwrap();
+    assert!(as_far.worst_case.contains("decreasing") && as_far.best_case.contains("increasing"));
     ctl.stop().await;
 }
