@@ -16,6 +16,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Request, Response, Status};
 
+use crate::compare;
 use crate::config::ControllerConfig;
 use crate::convert::{self, ElectionRequest};
 use crate::elections::{ElectionRecord, Elections, Entry, Mode, Plan, SimOptions, State, WatchEvent};
@@ -36,11 +37,11 @@ pub struct RequestError {
 }
 
 impl RequestError {
-    fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+    pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
         RequestError { code: Code::InvalidArgument, field, reason: reason.into() }
     }
 
-    fn precondition(field: &'static str, reason: impl Into<String>) -> Self {
+    pub(crate) fn precondition(field: &'static str, reason: impl Into<String>) -> Self {
         RequestError { code: Code::FailedPrecondition, field, reason: reason.into() }
     }
 }
@@ -427,6 +428,50 @@ impl Controller for ControllerService {
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 
+    type CompareAlgorithmsStream = ReceiverStream<Result<pb::CompareEvent, Status>>;
+
+    async fn compare_algorithms(
+        &self,
+        request: Request<pb::CompareRequest>,
+    ) -> Result<Response<Self::CompareAlgorithmsStream>, Status> {
+        let req = request.into_inner();
+        let config = self.elections.config();
+        let points = compare::points(&req, self.elections.cluster().len(), config.max_simulated_size)?;
+        let mode = pb::Mode::try_from(req.mode).unwrap_or(pb::Mode::Live);
+        // Plan every election before running any, so a bad point refuses the whole sweep.
+        let mut plans = Vec::with_capacity(points.len());
+        for p in &points {
+            let election = ElectionRequest::try_from(p.request(mode, req.initiators)).map_err(RequestError::from)?;
+            let plan = plan(&election, self.elections.cluster().len(), config)
+                .map_err(|e| Status::new(e.code, format!("{} (at {}): {}", e.field, p.describe(), e.reason)))?;
+            plans.push(plan);
+        }
+        let (tx, rx) = mpsc::channel(64);
+        let elections = self.elections.clone();
+        tokio::spawn(async move {
+            let total = points.len() as u32;
+            let mut rows = Vec::with_capacity(points.len());
+            for (i, (p, plan)) in points.iter().zip(plans).enumerate() {
+                let progress = pb::CompareProgress { done: i as u32, total, current: p.describe() };
+                if tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(progress)))).await.is_err() {
+                    return; // The caller went away: stop the sweep.
+                }
+                let entry = elections.launch(plan);
+                entry.wait_done().await;
+                let row = compare::row(p, &pb::Election::from(&entry.snapshot()));
+                rows.push(row.clone());
+                if tx.send(Ok(compare_event(pb::compare_event::Kind::Row(row)))).await.is_err() {
+                    return;
+                }
+            }
+            let done = pb::CompareProgress { done: total, total, current: String::new() };
+            let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(done)))).await;
+            let result = pb::CompareResult { csv: compare::csv(&rows), svg: compare::svg(&rows), rows };
+            let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Result(result)))).await;
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
     async fn get_leader(&self, request: Request<pb::GetLeaderRequest>) -> Result<Response<pb::Leader>, Status> {
         let id = &request.get_ref().election_id;
         let record = if id.is_empty() {
@@ -439,6 +484,10 @@ impl Controller for ControllerService {
         };
         leader_of(&record).map(Response::new)
     }
+}
+
+fn compare_event(kind: pb::compare_event::Kind) -> pb::CompareEvent {
+    pb::CompareEvent { kind: Some(kind) }
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ use tracing::{info, warn};
 
 pub mod api;
 pub mod cluster;
+pub mod compare;
 pub mod config;
 pub mod convert;
 pub mod elections;

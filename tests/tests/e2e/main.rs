@@ -10,3 +10,4 @@ mod t05_simulated;
 mod t06_watch;
 mod t07_records;
 mod t08_configuration;
+mod t09_compare;
