@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ringleader_node::algo::catalogue::{self, AlgorithmSpec};
-use ringleader_node::topology::{self, IdError, IdOrder, Topology};
+use ringleader_node::topology::{self, IdError, IdOrder, Topology, TopologyKind};
 use ringleader_proto::v1::{self as pb, controller_server::Controller};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
@@ -227,7 +227,18 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         }
     }
 
-    let topology = Topology::ring(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string()))?;
+    let topology = match kind {
+        TopologyKind::Tree if !req.edges.is_empty() => {
+            Topology::tree(n, &req.edges).map_err(|e| RequestError::invalid("topology.edges", e.to_string()))?
+        }
+        _ if !req.edges.is_empty() => {
+            return Err(RequestError::invalid(
+                "topology.edges",
+                format!("edges are only given for TREE, not {}", kind.name()),
+            ));
+        }
+        _ => Topology::build(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string()))?,
+    };
     Ok(Plan {
         spec,
         mode: req.mode,

@@ -57,6 +57,8 @@ pub struct ElectionRequest {
     pub wait: bool,
     /// Requested overlay (`None` = the algorithm's default).
     pub topology: Option<TopologyKind>,
+    /// Explicit tree edges (`topology.edges`); empty = drawn from the seed.
+    pub edges: Vec<(u32, u32)>,
     /// Requested winner rule (`None` = the algorithm's own).
     pub winner: Option<Rule>,
     /// Simulator options, if any were given.
@@ -82,9 +84,11 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             pb::Mode::Live => Mode::Live,
             pb::Mode::Simulated => Mode::Simulated,
         };
-        let topology = match r.topology {
-            None => None,
-            Some(t) => topology_from_pb(enum_field("topology.kind", t.kind)?),
+        let (topology, edges) = match r.topology {
+            None => (None, Vec::new()),
+            Some(t) => {
+                (topology_from_pb(enum_field("topology.kind", t.kind)?), t.edges.iter().map(|e| (e.a, e.b)).collect())
+            }
         };
         let winner = match enum_field::<pb::Winner>("winner", r.winner)? {
             pb::Winner::Default => None,
@@ -102,6 +106,7 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             mode,
             wait: r.wait,
             topology,
+            edges,
             winner,
             simulation: r.simulation.map(|s| SimOptions { non_fifo: s.non_fifo, unit_delay: s.unit_delay }),
         })
@@ -115,6 +120,7 @@ pub fn topology_from_pb(t: pb::TopologyKind) -> Option<TopologyKind> {
         pb::TopologyKind::RingUnidirectional => Some(TopologyKind::RingUni),
         pb::TopologyKind::RingBidirectional => Some(TopologyKind::RingBi),
         pb::TopologyKind::RingBidirectionalUnoriented => Some(TopologyKind::RingBiUnoriented),
+        pb::TopologyKind::Tree => Some(TopologyKind::Tree),
     }
 }
 
@@ -124,6 +130,7 @@ pub fn topology_to_pb(t: TopologyKind) -> pb::TopologyKind {
         TopologyKind::RingUni => pb::TopologyKind::RingUnidirectional,
         TopologyKind::RingBi => pb::TopologyKind::RingBidirectional,
         TopologyKind::RingBiUnoriented => pb::TopologyKind::RingBidirectionalUnoriented,
+        TopologyKind::Tree => pb::TopologyKind::Tree,
     }
 }
 
@@ -278,7 +285,7 @@ mod tests {
         assert_eq!(bad(pb::StartElectionRequest { id_order: 9, ..Default::default() }), "id_order");
         assert_eq!(bad(pb::StartElectionRequest { mode: 9, ..Default::default() }), "mode");
         assert_eq!(bad(pb::StartElectionRequest { winner: 9, ..Default::default() }), "winner");
-        let topology = Some(pb::Topology { kind: 9 });
+        let topology = Some(pb::Topology { kind: 9, edges: vec![] });
         assert_eq!(bad(pb::StartElectionRequest { topology, ..Default::default() }), "topology.kind");
     }
 

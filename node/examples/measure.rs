@@ -16,7 +16,7 @@ fn main() {
             for (name, order) in
                 [("ascending", IdOrder::Ascending), ("descending", IdOrder::Descending), ("random", IdOrder::Random(1))]
             {
-                let ring = Topology::ring(spec.default_topology(), n, 1).expect("ring");
+                let ring = Topology::build(spec.default_topology(), n, 1).expect("ring");
                 let ids = order.arrange(n).expect("ids");
                 let all: Vec<u32> = (0..n).collect();
                 let r = sim::run(spec, &ring, &ids, &all, spec.rule, &SimConfig { seed: 1, ..SimConfig::default() });

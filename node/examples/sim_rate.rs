@@ -12,7 +12,7 @@ fn main() {
     let name = args.next().unwrap_or_else(|| "as-far".into());
     let n: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let spec = catalogue::find(&name).expect("unknown algorithm");
-    let ring = Topology::ring(spec.default_topology(), n, 1).expect("ring");
+    let ring = Topology::build(spec.default_topology(), n, 1).expect("ring");
     let ids = IdOrder::Random(1).arrange(n).expect("ids");
     let all: Vec<u32> = (0..n).collect();
     for unit_delay in [true, false] {

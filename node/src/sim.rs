@@ -156,7 +156,8 @@ impl<A: Algorithm> Driver<'_, A> {
                     let mut time =
                         if self.unit_delay { now + 1 } else { now + self.rng.random_range(1..=self.max_delay) };
                     if self.fifo && !self.unit_delay {
-                        let slot = &mut self.link_last[(pos * self.topo.max_degree() + port) as usize];
+                        let Some(i) = self.topo.link_index(pos, port) else { continue };
+                        let slot = &mut self.link_last[i];
                         time = time.max(*slot);
                         *slot = time;
                     }
@@ -236,13 +237,16 @@ pub fn run_with<A: Algorithm>(
         nodes: ids
             .iter()
             .enumerate()
-            .map(|(p, &id)| make(&NodeContext { id, rule, n, coin: crate::algo::coin(cfg.seed, p as u32) }))
+            .map(|(p, &id)| {
+                let (coin, ports) = (crate::algo::coin(cfg.seed, p as u32), topo.ports(p as u32).len() as u32);
+                make(&NodeContext { id, rule, n, coin, ports })
+            })
             .collect(),
         depth: vec![0; n as usize],
         decisions: vec![None; n as usize],
         sent: vec![0; n as usize],
         counters: Counters::default(),
-        link_last: vec![0; (n * topo.max_degree()) as usize],
+        link_last: vec![0; topo.link_count()],
         timer_gen: vec![0; n as usize * TIMER_SLOTS],
         ideal_time: 0,
         errors: Vec::new(),

@@ -1,6 +1,10 @@
 //! Election overlays: which position's port leads to which neighbour, and how
 //! ids are placed on the positions.
 //!
+//! Rings give every position two ports; a tree gives a position one port per
+//! neighbour (in the order the edges list them), so algorithms on general
+//! topologies learn their degree from the number of ports.
+//!
 //! Convention (kept everywhere): ids are listed in ring order; position `i`'s
 //! right neighbour is position `i + 1 mod n`; port [`RIGHT`] leads right and
 //! [`LEFT`] leads left; a unidirectional ring only has links to the right, so
@@ -24,6 +28,8 @@ pub enum TopologyKind {
     RingBi,
     /// Ring with links both ways, each node's port labels its own.
     RingBiUnoriented,
+    /// A tree: n − 1 bidirectional links, connected, acyclic.
+    Tree,
 }
 
 impl TopologyKind {
@@ -33,6 +39,7 @@ impl TopologyKind {
             TopologyKind::RingUni => "RING_UNIDIRECTIONAL",
             TopologyKind::RingBi => "RING_BIDIRECTIONAL",
             TopologyKind::RingBiUnoriented => "RING_BIDIRECTIONAL_UNORIENTED",
+            TopologyKind::Tree => "TREE",
         }
     }
 
@@ -41,9 +48,14 @@ impl TopologyKind {
         !matches!(self, TopologyKind::RingUni)
     }
 
-    /// Do all nodes share a sense of direction?
+    /// Do all nodes share a sense of direction? (Only meaningful for rings.)
     pub fn oriented(self) -> bool {
-        !matches!(self, TopologyKind::RingBiUnoriented)
+        !matches!(self, TopologyKind::RingBiUnoriented | TopologyKind::Tree)
+    }
+
+    /// Is it one of the rings?
+    pub fn is_ring(self) -> bool {
+        matches!(self, TopologyKind::RingUni | TopologyKind::RingBi | TopologyKind::RingBiUnoriented)
     }
 }
 
@@ -62,7 +74,9 @@ pub struct PortLink {
 #[derive(Clone, Debug)]
 pub struct Topology {
     kind: TopologyKind,
-    ports: Vec<[PortLink; 2]>,
+    /// Position i's ports are `links[offsets[i]..offsets[i + 1]]`.
+    offsets: Vec<u32>,
+    links: Vec<PortLink>,
 }
 
 /// Errors building an overlay.
@@ -71,11 +85,20 @@ pub enum TopologyError {
     /// Rings need at least two positions.
     #[error("a ring needs at least 2 positions, got {0}")]
     TooSmall(u32),
+    /// The edges do not form a tree on the positions.
+    #[error("not a tree: {0}")]
+    NotATree(String),
+    /// The kind needs another constructor (e.g. a ring built as a tree).
+    #[error("{0} is not built this way")]
+    WrongKind(&'static str),
 }
 
 impl Topology {
     /// A ring of `n` positions; `seed` draws the port labels of an unoriented ring.
     pub fn ring(kind: TopologyKind, n: u32, seed: u64) -> Result<Self, TopologyError> {
+        if !kind.is_ring() {
+            return Err(TopologyError::WrongKind(kind.name()));
+        }
         if n < 2 {
             return Err(TopologyError::TooSmall(n));
         }
@@ -97,15 +120,93 @@ impl Topology {
             if flipped[i] { 1 - p } else { p }
         };
         let n_us = n as usize;
-        let mut ports = Vec::with_capacity(n_us);
+        let mut links = Vec::with_capacity(2 * n_us);
         for (i, &flip) in flipped.iter().enumerate() {
             let r = (i + 1) % n_us;
             let l = (i + n_us - 1) % n_us;
             let right = PortLink { peer: r as u32, remote_port: label(r, false), outgoing: true };
             let left = PortLink { peer: l as u32, remote_port: label(l, true), outgoing: outgoing_left };
-            ports.push(if flip { [right, left] } else { [left, right] });
+            links.extend(if flip { [right, left] } else { [left, right] });
         }
-        Ok(Topology { kind, ports })
+        Ok(Topology { kind, offsets: (0..=n).map(|i| 2 * i).collect(), links })
+    }
+
+    /// A tree on `n` positions from its edges (each listed once, either way
+    /// round). A position's ports follow the order its edges are listed in.
+    pub fn tree(n: u32, edges: &[(u32, u32)]) -> Result<Self, TopologyError> {
+        if n < 2 {
+            return Err(TopologyError::TooSmall(n));
+        }
+        if edges.len() != n as usize - 1 {
+            return Err(TopologyError::NotATree(format!("{} edges for {n} positions; a tree has n - 1", edges.len())));
+        }
+        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
+        for &(a, b) in edges {
+            if a >= n || b >= n {
+                return Err(TopologyError::NotATree(format!("edge {a}-{b} names a position outside 0..{n}")));
+            }
+            if a == b {
+                return Err(TopologyError::NotATree(format!("edge {a}-{b} is a self-loop")));
+            }
+            if adj[a as usize].contains(&b) {
+                return Err(TopologyError::NotATree(format!("edge {a}-{b} is listed twice")));
+            }
+            adj[a as usize].push(b);
+            adj[b as usize].push(a);
+        }
+        // n - 1 distinct edges and connected => a tree.
+        let mut seen = vec![false; n as usize];
+        let mut stack = vec![0u32];
+        seen[0] = true;
+        while let Some(v) = stack.pop() {
+            for &w in &adj[v as usize] {
+                if !seen[w as usize] {
+                    seen[w as usize] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        if let Some(p) = seen.iter().position(|s| !s) {
+            return Err(TopologyError::NotATree(format!("position {p} is not connected to position 0")));
+        }
+        let mut offsets = Vec::with_capacity(n as usize + 1);
+        let mut links = Vec::with_capacity(2 * edges.len());
+        offsets.push(0);
+        for (v, nbrs) in adj.iter().enumerate() {
+            for &w in nbrs {
+                let remote_port = adj[w as usize].iter().position(|&x| x == v as u32).unwrap_or(0) as Port;
+                links.push(PortLink { peer: w, remote_port, outgoing: true });
+            }
+            offsets.push(links.len() as u32);
+        }
+        Ok(Topology { kind: TopologyKind::Tree, offsets, links })
+    }
+
+    /// A uniformly random labelled tree on `n` positions (Prüfer sequence from `seed`).
+    pub fn random_tree(n: u32, seed: u64) -> Result<Self, TopologyError> {
+        Self::tree(n, &random_tree_edges(n, seed))
+    }
+
+    /// The overlay of `kind` on `n` positions, random parts drawn from `seed`
+    /// (orientation of unoriented rings, the shape of a tree).
+    pub fn build(kind: TopologyKind, n: u32, seed: u64) -> Result<Self, TopologyError> {
+        match kind {
+            TopologyKind::Tree => Self::random_tree(n, seed),
+            _ => Self::ring(kind, n, seed),
+        }
+    }
+
+    /// Every edge once, as (smaller position, larger position).
+    pub fn edges(&self) -> Vec<(u32, u32)> {
+        let mut e = Vec::new();
+        for v in 0..self.len() {
+            for l in self.ports(v) {
+                if v < l.peer {
+                    e.push((v, l.peer));
+                }
+            }
+        }
+        e
     }
 
     /// The overlay's shape.
@@ -115,29 +216,82 @@ impl Topology {
 
     /// Number of positions.
     pub fn len(&self) -> u32 {
-        self.ports.len() as u32
+        self.offsets.len() as u32 - 1
     }
 
     /// Always false: overlays have at least two positions.
     pub fn is_empty(&self) -> bool {
-        self.ports.is_empty()
+        self.len() == 0
     }
 
     /// The ports of `position`, indexed by local port number.
     pub fn ports(&self, position: u32) -> &[PortLink] {
-        &self.ports[position as usize]
+        let p = position as usize;
+        match (self.offsets.get(p), self.offsets.get(p + 1)) {
+            (Some(&a), Some(&b)) => &self.links[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
     /// Where `port` of `position` leads, if the port exists.
     #[inline]
     pub fn link(&self, position: u32, port: Port) -> Option<&PortLink> {
-        self.ports.get(position as usize)?.get(port as usize)
+        self.links.get(self.link_index(position, port)?)
+    }
+
+    /// A number in `0..link_count()` naming the directed link out of `port`
+    /// of `position` (for per-link state in drivers).
+    #[inline]
+    pub fn link_index(&self, position: u32, port: Port) -> Option<usize> {
+        let p = position as usize;
+        let (a, b) = (*self.offsets.get(p)?, *self.offsets.get(p + 1)?);
+        let i = a.checked_add(port)?;
+        (i < b).then_some(i as usize)
+    }
+
+    /// Number of (position, port) pairs.
+    pub fn link_count(&self) -> usize {
+        self.links.len()
     }
 
     /// Largest number of ports at a position.
     pub fn max_degree(&self) -> u32 {
-        2
+        self.offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
     }
+}
+
+/// The edges of a uniformly random labelled tree on `n` positions, decoded
+/// from a random Prüfer sequence drawn from `seed`.
+pub fn random_tree_edges(n: u32, seed: u64) -> Vec<(u32, u32)> {
+    if n < 2 {
+        return Vec::new();
+    }
+    if n == 2 {
+        return vec![(0, 1)];
+    }
+    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x7472_6565);
+    let prufer: Vec<u32> = (0..n - 2).map(|_| rand::Rng::random_range(&mut rng, 0..n)).collect();
+    let mut degree = vec![1u32; n as usize];
+    for &v in &prufer {
+        degree[v as usize] += 1;
+    }
+    // Leaves in increasing order via a min-heap.
+    let mut leaves: std::collections::BinaryHeap<std::cmp::Reverse<u32>> =
+        (0..n).filter(|&v| degree[v as usize] == 1).map(std::cmp::Reverse).collect();
+    let mut edges = Vec::with_capacity(n as usize - 1);
+    for &v in &prufer {
+        let Some(std::cmp::Reverse(leaf)) = leaves.pop() else { break };
+        edges.push((leaf, v));
+        degree[v as usize] -= 1;
+        if degree[v as usize] == 1 {
+            leaves.push(std::cmp::Reverse(v));
+        }
+    }
+    // Exactly two positions are left: they share the last edge.
+    if let (Some(std::cmp::Reverse(a)), Some(std::cmp::Reverse(b))) = (leaves.pop(), leaves.pop()) {
+        edges.push((a, b));
+    }
+    edges
 }
 
 /// How ids are placed on the positions.
@@ -277,6 +431,45 @@ mod tests {
         assert_eq!(r, (1..=50).collect::<Vec<_>>());
         assert_eq!(IdOrder::Explicit(vec![4, 4]).arrange(2), Err(IdError::Duplicate(4)));
         assert_eq!(IdOrder::Explicit(vec![4]).arrange(2), Err(IdError::WrongLength { given: 1, n: 2 }));
+    }
+
+    /// Random trees are trees (n - 1 edges, connected, symmetric ports) for many sizes and seeds, and
+    /// bad edge lists are refused with the reason.
+    #[test]
+    fn trees() {
+        for n in 2..40 {
+            for seed in 0..5 {
+                let t = Topology::random_tree(n, seed).unwrap();
+                assert_eq!(t.edges().len(), n as usize - 1);
+                let degrees: u32 = (0..n).map(|v| t.ports(v).len() as u32).sum();
+                assert_eq!(degrees, 2 * (n - 1));
+                for v in 0..n {
+                    for (p, l) in t.ports(v).iter().enumerate() {
+                        assert_eq!(
+                            t.link(l.peer, l.remote_port).map(|b| (b.peer, b.remote_port)),
+                            Some((v, p as Port))
+                        );
+                    }
+                }
+            }
+        }
+        let star: Vec<(u32, u32)> = (1..6).map(|v| (0, v)).collect();
+        assert_eq!(Topology::tree(6, &star).unwrap().max_degree(), 5);
+        assert!(matches!(Topology::tree(3, &[(0, 1)]), Err(TopologyError::NotATree(_))));
+        assert!(
+            matches!(Topology::tree(4, &[(0, 1), (1, 0), (2, 3)]), Err(TopologyError::NotATree(m)) if m.contains("twice"))
+        );
+        assert!(matches!(Topology::tree(4, &[(0, 1), (2, 3), (3, 2)]), Err(TopologyError::NotATree(_))));
+        assert!(
+            matches!(Topology::tree(4, &[(0, 1), (1, 2), (2, 2)]), Err(TopologyError::NotATree(m)) if m.contains("self"))
+        );
+        assert!(
+            matches!(Topology::tree(4, &[(0, 1), (2, 3), (1, 9)]), Err(TopologyError::NotATree(m)) if m.contains("outside"))
+        );
+        assert!(Topology::tree(4, &[(0, 1), (2, 3), (3, 1)]).is_ok());
+        assert!(
+            matches!(Topology::tree(5, &[(0, 1), (1, 2), (2, 0), (3, 4)]), Err(TopologyError::NotATree(m)) if m.contains("connected"))
+        );
     }
 
     /// Initiator picks are distinct, sorted, in range, and reproducible.

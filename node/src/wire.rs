@@ -32,6 +32,8 @@ impl From<Msg> for pb::Body {
             Msg::Reply { id, stage } => Kind::Reply(pb::Reply { id, stage }),
             Msg::Notify { leader } => Kind::Notify(pb::Notify { leader }),
             Msg::Feedback { id, stage } => Kind::Feedback(pb::Feedback { id, stage }),
+            Msg::Wakeup => Kind::Wakeup(pb::Wakeup {}),
+            Msg::Saturate { id } => Kind::Saturate(pb::Saturate { id }),
         };
         pb::Body { kind: Some(kind) }
     }
@@ -47,6 +49,8 @@ impl TryFrom<&pb::Body> for Msg {
             Kind::Reply(r) => Msg::Reply { id: r.id, stage: r.stage },
             Kind::Notify(n) => Msg::Notify { leader: n.leader },
             Kind::Feedback(f) => Msg::Feedback { id: f.id, stage: f.stage },
+            Kind::Wakeup(_) => Msg::Wakeup,
+            Kind::Saturate(s) => Msg::Saturate { id: s.id },
         })
     }
 }
@@ -91,6 +95,8 @@ mod tests {
             Msg::Reply { id: 5, stage: 2 },
             Msg::Notify { leader: 0 },
             Msg::Feedback { id: 3, stage: 1 },
+            Msg::Wakeup,
+            Msg::Saturate { id: 9 },
         ];
         for m in msgs {
             let bytes = pb::Body::from(m).encode_to_vec();

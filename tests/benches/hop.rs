@@ -310,7 +310,7 @@ async fn runtime_throughput(nodes: &mut Nodes, elections: u32) -> f64 {
 fn sim_rate(name: &str, n: u32, unit_delay: bool) -> (u64, f64) {
     let spec = catalogue::find(name).unwrap();
     let kind = spec.default_topology();
-    let ring = Topology::ring(kind, n, 1).unwrap();
+    let ring = Topology::build(kind, n, 1).unwrap();
     let ids = IdOrder::Random(1).arrange(n).unwrap();
     let all: Vec<u32> = (0..n).collect();
     let cfg = SimConfig { seed: 1, unit_delay, ..SimConfig::default() };

@@ -2,7 +2,7 @@
 //! topologies it accepts, its assumptions, who wins, and its message bound as
 //! a function of n (positions) and k (initiators).
 
-use super::{Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, stages};
+use super::{Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, stages, tree_saturation};
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
 
@@ -129,6 +129,7 @@ pub fn floor_log2(n: u64) -> u64 {
 
 const RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
 const BI_RINGS: &[TopologyKind] = &[TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
+const TREES: &[TopologyKind] = &[TopologyKind::Tree];
 
 /// Every algorithm, in the order `ListAlgorithms` shows them.
 pub static CATALOGUE: &[AlgorithmSpec] = &[
@@ -216,6 +217,24 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "ASCENDING: only the extremum survives the first stage (5n messages)",
             ids: |n, _| ascending(n),
         }),
+    },
+    AlgorithmSpec {
+        name: "tree-saturation",
+        title: "Tree election by saturation (Elect_min)",
+        source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 2-3 (seed 003)",
+        description: "Wake-up flood, then saturation: each node reports its subtree's best id to its last \
+                      neighbour; the two saturated nodes know the winner and notify the tree.",
+        topologies: TREES,
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
+        rule: Rule::Min,
+        bound_formula: "3n + k - 4",
+        bound: |n, k| 3 * n + k - 4,
+        exact: Some(|n, k| 3 * n + k - 4),
+        schedule_independent: true,
+        build: |c| Box::new(tree_saturation::TreeSaturation::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, tree_saturation::TreeSaturation::new),
+        worst_case: None,
+        best_case: None,
     },
 ];
 

@@ -148,7 +148,7 @@ impl Algorithm for ControlledDistance {
                     out.send(other(port), msg);
                 }
             },
-            Msg::Election { .. } | Msg::Feedback { .. } => {
+            _ => {
                 return Err(AlgoError::UnexpectedKind { algorithm: "controlled-distance", kind: msg.kind().name() });
             }
         }
@@ -180,7 +180,7 @@ mod tests {
     use crate::algo::{Effect, LEFT};
 
     fn node(id: u64) -> ControlledDistance {
-        ControlledDistance::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0 })
+        ControlledDistance::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2 })
     }
 
     /// Stage s probes both ways with distance 2^(s-1), and only after both replies.

@@ -17,7 +17,7 @@
 //! ```
 //! use ringleader_node::algo::{catalogue, NodeContext, Outbox, Rule, Effect, Msg, RIGHT};
 //! let spec = catalogue::find("as-far").unwrap();
-//! let mut node = (spec.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3, coin: 0 });
+//! let mut node = (spec.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3, coin: 0, ports: 2 });
 //! let mut out = Outbox::default();
 //! node.on_start(&mut out);
 //! assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Election { id: 7, stage: 0, hops: 0 } }]);
@@ -30,6 +30,7 @@ pub mod as_far;
 pub mod catalogue;
 pub mod controlled_distance;
 pub mod stages;
+pub mod tree_saturation;
 
 /// A node's local link label. Rings use [`LEFT`] and [`RIGHT`].
 pub type Port = u32;
@@ -127,6 +128,13 @@ pub enum Msg {
         /// The stage it is for.
         stage: u32,
     },
+    /// Wake-up flood (tree saturation, mesh election).
+    Wakeup,
+    /// Saturation message: the best id of the sender's subtree.
+    Saturate {
+        /// Best id the sender has seen in its subtree.
+        id: u64,
+    },
 }
 
 /// Kinds of [`Msg`], for per-kind counters.
@@ -142,14 +150,25 @@ pub enum MsgKind {
     Notify = 3,
     /// [`Msg::Feedback`]
     Feedback = 4,
+    /// [`Msg::Wakeup`]
+    Wakeup = 5,
+    /// [`Msg::Saturate`]
+    Saturate = 6,
 }
 
 impl MsgKind {
     /// Number of kinds (size of a per-kind counter array).
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = 7;
     /// Every kind, in index order.
-    pub const ALL: [MsgKind; Self::COUNT] =
-        [MsgKind::Election, MsgKind::Probe, MsgKind::Reply, MsgKind::Notify, MsgKind::Feedback];
+    pub const ALL: [MsgKind; Self::COUNT] = [
+        MsgKind::Election,
+        MsgKind::Probe,
+        MsgKind::Reply,
+        MsgKind::Notify,
+        MsgKind::Feedback,
+        MsgKind::Wakeup,
+        MsgKind::Saturate,
+    ];
 
     /// Counter name, as reported in `messages_by_kind`.
     pub fn name(self) -> &'static str {
@@ -159,6 +178,8 @@ impl MsgKind {
             MsgKind::Reply => "reply",
             MsgKind::Notify => "notify",
             MsgKind::Feedback => "feedback",
+            MsgKind::Wakeup => "wakeup",
+            MsgKind::Saturate => "saturate",
         }
     }
 
@@ -178,6 +199,8 @@ impl Msg {
             Msg::Reply { .. } => MsgKind::Reply,
             Msg::Notify { .. } => MsgKind::Notify,
             Msg::Feedback { .. } => MsgKind::Feedback,
+            Msg::Wakeup => MsgKind::Wakeup,
+            Msg::Saturate { .. } => MsgKind::Saturate,
         }
     }
 }
@@ -305,6 +328,8 @@ pub struct NodeContext {
     /// drawn by the driver with [`coin`] so that the simulator and the live
     /// runtime give a node the same bits for the same election seed.
     pub coin: u64,
+    /// Number of ports (2 on a ring; the degree on other topologies).
+    pub ports: u32,
 }
 
 /// The random bits of `position` in an election with `seed` (SplitMix64 of both).

@@ -122,7 +122,8 @@ impl AgentService {
                 link: ep.map(|ep| node.links.get(&p.address, ep)),
             })
             .collect();
-        let algo = (spec.build)(&NodeContext { id: req.id, rule, n: req.size, coin: req.coin });
+        let algo =
+            (spec.build)(&NodeContext { id: req.id, rule, n: req.size, coin: req.coin, ports: req.ports.len() as u32 });
         let setup = ElectionSetup {
             election_id: req.election_id,
             algorithm: spec.name,

@@ -76,7 +76,7 @@ pub fn ring_plan(
     nodes: &[TestNode],
 ) -> Vec<pb::PrepareRequest> {
     let n = ids.len() as u32;
-    let topo = Topology::ring(kind, n, 1).unwrap();
+    let topo = Topology::build(kind, n, 1).unwrap();
     (0..n)
         .map(|i| pb::PrepareRequest {
             election_id: election_id.to_string(),

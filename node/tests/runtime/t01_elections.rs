@@ -113,7 +113,7 @@ async fn every_algorithm_matches_the_simulator() {
         let winner = spec.rule.winner(ids).unwrap();
         assert_elected(&all, winner);
         if spec.schedule_independent {
-            let ring = Topology::ring(kind, 5, 1).unwrap();
+            let ring = Topology::build(kind, 5, 1).unwrap();
             let report = sim::run(spec, &ring, &ids, &all_pos, spec.rule, &SimConfig::default());
             let (e, n, b, _) = totals(&all);
             let c = report.counters;

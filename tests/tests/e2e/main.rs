@@ -11,3 +11,4 @@ mod t06_watch;
 mod t07_records;
 mod t08_configuration;
 mod t09_compare;
+mod t10_trees;

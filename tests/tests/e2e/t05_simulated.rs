@@ -48,9 +48,10 @@ async fn simulated_defaults_and_options() {
             .into_inner();
         assert_correct(&e);
         let m = e.metrics.unwrap();
+        let ring = spec.default_topology().is_ring();
         assert!(
-            m.ideal_time >= 64,
-            "{}: a notification round alone takes n time units, got {}",
+            !ring || m.ideal_time >= 64,
+            "{}: a notification round of a ring alone takes n time units, got {}",
             spec.name,
             m.ideal_time
         );

@@ -1,0 +1,217 @@
+//! # Tree election by saturation (Elect_min)
+//!
+//! * Source: N. Santoro, *Design and Analysis of Distributed Algorithms*,
+//!   ch. 2-3 (seed 003): the saturation technique and "Election in the Tree".
+//! * Network: a tree, bidirectional FIFO links; a node knows its degree
+//!   (its number of ports), not n.
+//! * Winner: the minimum (Santoro), or the maximum when mirrored.
+//! * Messages: exactly 3n + k* − 4, where k* is the number of nodes that
+//!   wake spontaneously: n + k* − 2 wake-ups, n saturation messages, n − 2
+//!   notifications; independent of the ids and of the tree's shape.
+//!
+//! Wake-up: an initiator sends `Wakeup` to all its neighbours; a node woken by
+//! a `Wakeup` forwards it to all the others. Saturation: a node sends
+//! `Saturate` (the best id of its subtree) to its last neighbour once it has
+//! heard `Saturate` from all the others (a leaf at once); that neighbour is its
+//! parent. Exactly two neighbouring nodes receive `Saturate` from their parent
+//! too: they are saturated and both know the best id of the whole tree. Each
+//! sends a notification with that id to its other neighbours, and every node
+//! forwards it away from its parent. The node holding the best id leads.
+//!
+//! Correction to the seed: the slide has the saturated nodes exchange a
+//! further `Election` message and compare their own ids, which elects the
+//! better of the two *saturated* nodes, not the tree's minimum; the minimum
+//! must travel with the saturation messages (Santoro's text does this) so
+//! the saturated nodes know it, and no extra exchange is needed.
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    /// Waiting for saturation messages from all but one neighbour.
+    Active,
+    /// Sent its saturation message to `parent`; waiting for the outcome.
+    Processing {
+        parent: Port,
+    },
+    Done,
+}
+
+/// One node of tree saturation.
+#[derive(Debug)]
+pub struct TreeSaturation {
+    id: u64,
+    rule: Rule,
+    degree: u32,
+    state: State,
+    best: u64,
+    /// Ports a saturation message arrived on.
+    heard: Vec<bool>,
+    heard_count: u32,
+    decision: Option<Decision>,
+}
+
+impl TreeSaturation {
+    /// A sleeping node.
+    pub fn new(c: &NodeContext) -> Self {
+        TreeSaturation {
+            id: c.id,
+            rule: c.rule,
+            degree: c.ports,
+            state: State::Asleep,
+            best: c.id,
+            heard: vec![false; c.ports as usize],
+            heard_count: 0,
+            decision: None,
+        }
+    }
+
+    fn wake(&mut self, from: Option<Port>, out: &mut Outbox) {
+        for p in 0..self.degree {
+            if Some(p) != from {
+                out.send(p, Msg::Wakeup);
+            }
+        }
+        self.state = State::Active;
+        self.maybe_send_up(out);
+    }
+
+    /// Once all neighbours but one have reported, report to that one.
+    fn maybe_send_up(&mut self, out: &mut Outbox) {
+        if self.state == State::Active && self.heard_count + 1 == self.degree {
+            let parent = self.heard.iter().position(|h| !h).unwrap_or(0) as Port;
+            out.send(parent, Msg::Saturate { id: self.best });
+            self.state = State::Processing { parent };
+        }
+    }
+
+    fn decide(&mut self, leader: u64, skip: Port, out: &mut Outbox) {
+        let role = if leader == self.id { Role::Leader } else { Role::Follower };
+        let d = Decision { role, leader };
+        self.decision = Some(d);
+        self.state = State::Done;
+        out.push(super::Effect::Decide(d));
+        for p in 0..self.degree {
+            if p != skip {
+                out.send(p, Msg::Notify { leader });
+            }
+        }
+    }
+}
+
+impl Algorithm for TreeSaturation {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            self.wake(None, out);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port >= self.degree {
+            return Err(AlgoError::BadPort { port });
+        }
+        match (msg, self.state) {
+            (Msg::Wakeup, State::Asleep) => self.wake(Some(port), out),
+            // Wake-ups of a node already awake cross on the link: ignore.
+            (Msg::Wakeup, _) => {}
+            (Msg::Saturate { id }, State::Active) => {
+                if self.heard[port as usize] {
+                    return Err(AlgoError::Invalid(format!("second saturation message on port {port}")));
+                }
+                self.heard[port as usize] = true;
+                self.heard_count += 1;
+                self.best = self.rule.best(self.best, id);
+                self.maybe_send_up(out);
+            }
+            (Msg::Saturate { id }, State::Processing { parent }) if port == parent => {
+                // Saturated: this node and its parent both know the whole tree.
+                let best = self.rule.best(self.best, id);
+                self.decide(best, parent, out);
+            }
+            (Msg::Notify { leader }, State::Processing { parent }) if port == parent => {
+                self.decide(leader, parent, out)
+            }
+            (Msg::Saturate { .. } | Msg::Notify { .. }, state) => {
+                return Err(AlgoError::Invalid(format!("{msg:?} on port {port} in state {state:?}")));
+            }
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: "tree-saturation", kind: msg.kind().name() }),
+        }
+        Ok(())
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        self.decision
+    }
+
+    fn state(&self) -> &'static str {
+        match (self.state, self.decision) {
+            (State::Asleep, _) => "asleep",
+            (State::Active, _) => "active",
+            (State::Processing { .. }, _) => "processing",
+            (State::Done, Some(Decision { role: Role::Leader, .. })) => "leader",
+            (State::Done, _) => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::Effect;
+
+    fn node(id: u64, ports: u32) -> TreeSaturation {
+        TreeSaturation::new(&NodeContext { id, rule: Rule::Min, n: 5, coin: 0, ports })
+    }
+
+    /// A leaf woken by its neighbour's wake-up reports its id to that neighbour at once.
+    #[test]
+    fn woken_leaf_saturates_up() {
+        let mut a = node(4, 1);
+        let mut out = Outbox::default();
+        a.on_message(0, Msg::Wakeup, &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: 0, msg: Msg::Saturate { id: 4 } }]);
+    }
+
+    /// An inner node forwards the wake-up, then reports the best id once all but one neighbour reported.
+    #[test]
+    fn inner_node_reports_to_the_last_neighbour() {
+        let mut a = node(5, 3);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        assert_eq!(out.effects().len(), 3, "wake-ups on all three ports");
+        out.clear();
+        a.on_message(2, Msg::Saturate { id: 7 }, &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        a.on_message(0, Msg::Saturate { id: 2 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: 1, msg: Msg::Saturate { id: 2 } }]);
+    }
+
+    /// A saturated node decides and notifies every neighbour but its partner; the minimum's holder leads.
+    #[test]
+    fn saturated_node_decides_and_notifies() {
+        let mut a = node(1, 2);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        a.on_message(0, Msg::Saturate { id: 3 }, &mut out).unwrap();
+        out.clear();
+        a.on_message(1, Msg::Saturate { id: 2 }, &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[
+                Effect::Decide(Decision { role: Role::Leader, leader: 1 }),
+                Effect::Send { port: 0, msg: Msg::Notify { leader: 1 } }
+            ]
+        );
+    }
+
+    /// Messages that cannot happen on a FIFO tree are refused, not ignored.
+    #[test]
+    fn impossible_messages_are_errors() {
+        let mut a = node(1, 2);
+        let mut out = Outbox::default();
+        assert!(a.on_message(0, Msg::Notify { leader: 1 }, &mut out).is_err());
+        assert!(a.on_message(5, Msg::Wakeup, &mut out).is_err());
+        assert!(a.on_message(0, Msg::Probe { id: 1, stage: 1, limit: 1 }, &mut out).is_err());
+    }
+}
