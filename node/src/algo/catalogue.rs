@@ -2,7 +2,7 @@
 //! topologies it accepts, its assumptions, who wins, and its message bound as
 //! a function of n (positions) and k (initiators).
 
-use super::{Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, stages};
+use super::{Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, stages, stages_buffered};
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
 
@@ -210,6 +210,30 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages::Stages::new),
         worst_case: Some(Arrangement {
             description: "bit-reversal order: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
+            ids: |n, r| mirror(bit_reversal(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ASCENDING: only the extremum survives the first stage (5n messages)",
+            ids: |n, _| ascending(n),
+        }),
+    },
+    AlgorithmSpec {
+        name: "stages-buffered",
+        title: "Stages without message ordering",
+        source: "W. R. Franklin 1982; Santoro ch. 3 (seed 003), Removing Message Ordering",
+        description: "Stages on links that may reorder: every id carries its stage, and a candidate \
+                      stores ids of later stages until it reaches them (relaying them if defeated).",
+        topologies: BI_RINGS,
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "2n*floor(log2 n) + 3n",
+        bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(stages_buffered::StagesBuffered::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_buffered::StagesBuffered::new),
+        worst_case: Some(Arrangement {
+            description: "bit-reversal order, as Stages: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
             ids: |n, r| mirror(bit_reversal(n), n, r),
         }),
         best_case: Some(Arrangement {

@@ -30,6 +30,7 @@ pub mod as_far;
 pub mod catalogue;
 pub mod controlled_distance;
 pub mod stages;
+pub mod stages_buffered;
 
 /// A node's local link label. Rings use [`LEFT`] and [`RIGHT`].
 pub type Port = u32;
