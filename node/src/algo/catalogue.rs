@@ -2,7 +2,10 @@
 //! topologies it accepts, its assumptions, who wins, and its message bound as
 //! a function of n (positions) and k (initiators).
 
-use super::{Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, stages, stages_buffered};
+use super::{
+    Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, participant_ring, prob_as_far, stages,
+    stages_buffered,
+};
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
 
@@ -128,6 +131,8 @@ pub fn floor_log2(n: u64) -> u64 {
 }
 
 const RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
+/// Rings where every node's right is the same way round (the seed's unidirectional algorithms).
+const ORIENTED_RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi];
 const BI_RINGS: &[TopologyKind] = &[TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
 
 /// Every algorithm, in the order `ListAlgorithms` shows them.
@@ -239,6 +244,50 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         best_case: Some(Arrangement {
             description: "ASCENDING: only the extremum survives the first stage (5n messages)",
             ids: |n, _| ascending(n),
+        }),
+    },
+    AlgorithmSpec {
+        name: "prob-as-far",
+        title: "ProbAsFar (randomized AsFar)",
+        source: "Santoro ch. 3 (seed 003), bidirectional election table",
+        description: "AsFar where each node sends its id in a direction chosen by its random bit; \
+                      ids go as far as they can in their own direction, the one that returns wins, \
+                      and the winner's notification goes round once.",
+        topologies: BI_RINGS,
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "n(n+1)/2 + n",
+        bound: |n, _| n * (n + 1) / 2 + n,
+        exact: None,
+        schedule_independent: false,
+        build: |c| Box::new(prob_as_far::ProbAsFar::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, prob_as_far::ProbAsFar::new),
+        worst_case: None,
+        best_case: None,
+    },
+    AlgorithmSpec {
+        name: "participant-ring",
+        title: "Ring with participant flags (seed 002)",
+        source: "seed 002 (Ring-Based Algorithm) and seed 004 (Ring Election, multiple initiators); Chang-Roberts 1979",
+        description: "Initiators send their id right; a better id is forwarded, a worse one replaced by \
+                      the node's own if it is not yet a participant and swallowed if it is; the id \
+                      that comes back elects its owner, whose `elected` message goes round once.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "3n-1 if k = 1, else n(n+1)/2 + n",
+        bound: |n, k| if k == 1 { 3 * n - 1 } else { n * (n + 1) / 2 + n },
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(participant_ring::ParticipantRing::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, participant_ring::ParticipantRing::new),
+        worst_case: Some(Arrangement {
+            description: "ids decreasing in the sending direction, all initiating: id of rank r crosses n - r + 1 links (n(n+1)/2 + n)",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids increasing in the sending direction: every id but the winner stops after one link (3n - 1 with all initiating)",
+            ids: |n, r| mirror(ascending(n), n, r),
         }),
     },
 ];

@@ -29,6 +29,8 @@ pub mod all_the_way;
 pub mod as_far;
 pub mod catalogue;
 pub mod controlled_distance;
+pub mod participant_ring;
+pub mod prob_as_far;
 pub mod stages;
 pub mod stages_buffered;
 
