@@ -4,7 +4,7 @@
 
 use super::{
     Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, participant_ring, prob_as_far, stages,
-    stages_buffered,
+    stages_buffered, stages_feedback,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -123,6 +123,16 @@ impl AlgorithmSpec {
 /// ⌈log2 n⌉ (0 for n ≤ 1).
 pub fn ceil_log2(n: u64) -> u64 {
     if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() as u64 }
+}
+
+/// ⌊log3 n⌋ (0 for n ≤ 2).
+pub fn floor_log3(mut n: u64) -> u64 {
+    let mut k = 0;
+    while n >= 3 {
+        n /= 3;
+        k += 1;
+    }
+    k
 }
 
 /// ⌊log2 n⌋ (0 for n ≤ 1).
@@ -290,6 +300,25 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             ids: |n, r| mirror(ascending(n), n, r),
         }),
     },
+    AlgorithmSpec {
+        name: "stages-feedback",
+        title: "Stages with Feedback",
+        source: "Santoro ch. 3 (seed 003), Stages with Feedback",
+        description: "Stages where a candidate sends a positive feedback to the neighbouring candidate \
+                      whose id beats its own and the other neighbour's; only candidates with feedback \
+                      from both sides survive, so at most a third do.",
+        topologies: BI_RINGS,
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "3n*floor(log3 n) + 6n",
+        bound: |n, _| 3 * n * floor_log3(n) + 6 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(stages_feedback::StagesFeedback::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_feedback::StagesFeedback::new),
+        worst_case: None,
+        best_case: None,
+    },
 ];
 
 /// The entry named `name`.
@@ -311,6 +340,7 @@ mod tests {
     fn logs() {
         assert_eq!((ceil_log2(1), ceil_log2(2), ceil_log2(5), ceil_log2(8)), (0, 1, 3, 3));
         assert_eq!((floor_log2(1), floor_log2(2), floor_log2(5), floor_log2(8)), (0, 1, 2, 3));
+        assert_eq!((floor_log3(2), floor_log3(3), floor_log3(8), floor_log3(9), floor_log3(27)), (0, 1, 1, 2, 3));
     }
 
     /// Names are unique and every entry has a default topology.

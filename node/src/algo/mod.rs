@@ -33,6 +33,7 @@ pub mod participant_ring;
 pub mod prob_as_far;
 pub mod stages;
 pub mod stages_buffered;
+pub mod stages_feedback;
 
 /// A node's local link label. Rings use [`LEFT`] and [`RIGHT`].
 pub type Port = u32;
