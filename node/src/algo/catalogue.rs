@@ -3,8 +3,8 @@
 //! a function of n (positions) and k (initiators).
 
 use super::{
-    Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, participant_ring, prob_as_far, stages,
-    stages_buffered, stages_feedback,
+    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, participant_ring, prob_as_far,
+    stages, stages_buffered, stages_feedback,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -316,6 +316,25 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(stages_feedback::StagesFeedback::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_feedback::StagesFeedback::new),
+        worst_case: None,
+        best_case: None,
+    },
+    AlgorithmSpec {
+        name: "alternate",
+        title: "Alternate (Alternating Steps)",
+        source: "Santoro ch. 3 (seed 003), Alternating Steps; Peterson 1982, Dolev-Klawe-Rodeh 1982",
+        description: "Candidates send their id right at odd steps and left at even steps, and survive \
+                      a step if their id beats the one they receive; the candidates of three \
+                      consecutive steps follow Fibonacci, so about 1.44 log n steps of n messages.",
+        topologies: &[TopologyKind::RingBi],
+        assumptions: Assumptions { bidirectional: true, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+        bound: |n, _| n * alternate::max_steps(n) + n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(alternate::Alternate::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, alternate::Alternate::new),
         worst_case: None,
         best_case: None,
     },

@@ -26,6 +26,7 @@
 use std::fmt;
 
 pub mod all_the_way;
+pub mod alternate;
 pub mod as_far;
 pub mod catalogue;
 pub mod controlled_distance;
