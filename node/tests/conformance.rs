@@ -284,3 +284,28 @@ fn alternate_fibonacci_bound_is_attained() {
         assert_eq!(worst, (spec.bound)(n, n), "n = {n}");
     }
 }
+
+/// UniStages' worst case: the bit-reversal arrangement halves the active
+/// nodes every phase, so for n = 2^p it costs exactly 2n log n + 2n (the
+/// bound), and the best case costs exactly 4n (one phase, the round that
+/// detects the end, the notification), for both rules.
+#[test]
+fn uni_stages_worst_case_attains_the_bound() {
+    let spec = ringleader_node::algo::catalogue::find("uni-stages").unwrap();
+    for p in 1..=10u32 {
+        let n = 1u32 << p;
+        let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
+        let all: Vec<u32> = (0..n).collect();
+        for rule in [Rule::Max, Rule::Min] {
+            let run = |ids: &[u64]| {
+                let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
+                assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+                r
+            };
+            let worst = run(&(spec.worst_case.unwrap().ids)(n, rule));
+            assert_eq!(worst.counters.messages, worst.bound, "n = {n}, {rule:?}");
+            let best = run(&(spec.best_case.unwrap().ids)(n, rule));
+            assert_eq!(best.counters.messages, 4 * n as u64, "n = {n}, {rule:?}");
+        }
+    }
+}

@@ -4,7 +4,7 @@
 
 use super::{
     Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, participant_ring, prob_as_far,
-    stages, stages_buffered, stages_feedback,
+    stages, stages_buffered, stages_feedback, uni_stages,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -283,7 +283,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
                       the node's own if it is not yet a participant and swallowed if it is; the id \
                       that comes back elects its owner, whose `elected` message goes round once.",
         topologies: ORIENTED_RINGS,
-        assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: false },
         rule: Rule::Max,
         bound_formula: "3n-1 if k = 1, else n(n+1)/2 + n",
         bound: |n, k| if k == 1 { 3 * n - 1 } else { n * (n + 1) / 2 + n },
@@ -337,6 +337,31 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, alternate::Alternate::new),
         worst_case: None,
         best_case: None,
+    },
+    AlgorithmSpec {
+        name: "uni-stages",
+        title: "UniStages (Dolev-Klawe-Rodeh / Peterson)",
+        source: "D. Dolev, M. Klawe, M. Rodeh 1982; G. L. Peterson 1982; Santoro ch. 3 (seed 003), unidirectional version",
+        description: "Stages simulated on a unidirectional ring: each active node sends its value and \
+                      forwards its predecessor's, and keeps the predecessor's value if it is a local \
+                      extremum; the last holder announces the winning value and its owner leads.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "2n*floor(log2 n) + 2n",
+        bound: |n, _| 2 * n * floor_log2(n) + 2 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(uni_stages::UniStages::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, uni_stages::UniStages::new),
+        worst_case: Some(Arrangement {
+            description: "bit-reversal order: for n = 2^p exactly half the active nodes stay active each phase (2n log n + 2n messages)",
+            ids: |n, r| mirror(bit_reversal(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids increasing in the sending direction: one node stays active after the first phase (4n messages, the least possible)",
+            ids: |n, r| mirror(ascending(n), n, r),
+        }),
     },
 ];
 

@@ -35,6 +35,7 @@ pub mod prob_as_far;
 pub mod stages;
 pub mod stages_buffered;
 pub mod stages_feedback;
+pub mod uni_stages;
 
 /// A node's local link label. Rings use [`LEFT`] and [`RIGHT`].
 pub type Port = u32;
