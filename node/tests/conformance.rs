@@ -266,23 +266,26 @@ fn as_far_on_100k_nodes() {
     assert!(r.counters.election_messages < 3_000_000, "{}", r.counters.election_messages);
 }
 
-/// Alternate's Fibonacci step bound is tight: for n = 2, 3, 5, 8 (the G_k),
-/// some arrangement (found exhaustively, all initiating) costs exactly
-/// n·T(n) + n, the catalogue bound; and the algorithm refuses unoriented rings.
+/// The Fibonacci round bound of Alternate and MinMax is tight: for n = 2,
+/// 3, 5, 8 (the G_k), some arrangement (found exhaustively, all initiating)
+/// costs exactly the catalogue bound; and Alternate refuses unoriented rings.
 #[test]
-fn alternate_fibonacci_bound_is_attained() {
-    let spec = ringleader_node::algo::catalogue::find("alternate").unwrap();
-    assert!(!spec.supports(TopologyKind::RingBiUnoriented) && !spec.supports(TopologyKind::RingUni));
-    for n in [2u64, 3, 5, 8] {
-        let ring = Topology::ring(TopologyKind::RingBi, n as u32, 0).unwrap();
-        let all: Vec<u32> = (0..n as u32).collect();
-        let worst = arrangements(n)
-            .iter()
-            .map(|ids| sim::run(spec, &ring, ids, &all, Rule::Max, &SimConfig::default()).counters.messages)
-            .max()
-            .unwrap();
-        assert_eq!(worst, (spec.bound)(n, n), "n = {n}");
+fn fibonacci_bounds_are_attained() {
+    for (name, kind) in [("alternate", TopologyKind::RingBi), ("min-max", TopologyKind::RingUni)] {
+        let spec = ringleader_node::algo::catalogue::find(name).unwrap();
+        assert!(!spec.supports(TopologyKind::RingBiUnoriented));
+        for n in [2u64, 3, 5, 8] {
+            let ring = Topology::ring(kind, n as u32, 0).unwrap();
+            let all: Vec<u32> = (0..n as u32).collect();
+            let worst = arrangements(n)
+                .iter()
+                .map(|ids| sim::run(spec, &ring, ids, &all, Rule::Max, &SimConfig::default()).counters.messages)
+                .max()
+                .unwrap();
+            assert_eq!(worst, (spec.bound)(n, n), "{name}, n = {n}");
+        }
     }
+    assert!(!ringleader_node::algo::catalogue::find("alternate").unwrap().supports(TopologyKind::RingUni));
 }
 
 /// UniStages' worst case: the bit-reversal arrangement halves the active

@@ -3,8 +3,8 @@
 //! a function of n (positions) and k (initiators).
 
 use super::{
-    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, participant_ring, prob_as_far,
-    stages, stages_buffered, stages_feedback, uni_stages,
+    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, min_max, participant_ring,
+    prob_as_far, stages, stages_buffered, stages_feedback, uni_stages,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -362,6 +362,26 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "ids increasing in the sending direction: one node stays active after the first phase (4n messages, the least possible)",
             ids: |n, r| mirror(ascending(n), n, r),
         }),
+    },
+    AlgorithmSpec {
+        name: "min-max",
+        title: "MinMax (unidirectional)",
+        source: "Santoro ch. 3 (seed 003), unidirectional table; L. Higham, T. Przytycka 1996 (basic algorithm)",
+        description: "Envelopes travel right; meeting the last envelope a node sent in the same round, \
+                      the larger is dropped in odd rounds and the smaller in even rounds, the other \
+                      promoted; the envelope that returns ends the election, and a collecting round \
+                      finds the extremum, whose owner leads.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+        bound: |n, _| n * alternate::max_steps(n) + 2 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(min_max::MinMax::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max::MinMax::new),
+        worst_case: None,
+        best_case: None,
     },
 ];
 
