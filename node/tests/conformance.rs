@@ -266,12 +266,16 @@ fn as_far_on_100k_nodes() {
     assert!(r.counters.election_messages < 3_000_000, "{}", r.counters.election_messages);
 }
 
-/// The Fibonacci round bound of Alternate and MinMax is tight: for n = 2,
+/// The Fibonacci round bound of Alternate, UniAlternate and MinMax is tight: for n = 2,
 /// 3, 5, 8 (the G_k), some arrangement (found exhaustively, all initiating)
 /// costs exactly the catalogue bound; and Alternate refuses unoriented rings.
 #[test]
 fn fibonacci_bounds_are_attained() {
-    for (name, kind) in [("alternate", TopologyKind::RingBi), ("min-max", TopologyKind::RingUni)] {
+    for (name, kind) in [
+        ("alternate", TopologyKind::RingBi),
+        ("uni-alternate", TopologyKind::RingUni),
+        ("min-max", TopologyKind::RingUni),
+    ] {
         let spec = ringleader_node::algo::catalogue::find(name).unwrap();
         assert!(!spec.supports(TopologyKind::RingBiUnoriented));
         for n in [2u64, 3, 5, 8] {

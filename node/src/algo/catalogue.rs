@@ -4,7 +4,7 @@
 
 use super::{
     Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, min_max, participant_ring,
-    prob_as_far, stages, stages_buffered, stages_feedback, uni_stages,
+    prob_as_far, stages, stages_buffered, stages_feedback, uni_alternate, uni_stages,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -380,6 +380,25 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(min_max::MinMax::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max::MinMax::new),
+        worst_case: None,
+        best_case: None,
+    },
+    AlgorithmSpec {
+        name: "uni-alternate",
+        title: "UniAlternate",
+        source: "Santoro ch. 3 (seed 003), unidirectional version and table",
+        description: "Alternate simulated on a unidirectional ring: at odd steps a node keeps its value \
+                      if it beats its predecessor's, at even steps it takes over its predecessor's value \
+                      if that beats its own; the last holder announces the value and its owner leads.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+        bound: |n, _| n * alternate::max_steps(n) + n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(uni_alternate::UniAlternate::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, uni_alternate::UniAlternate::new),
         worst_case: None,
         best_case: None,
     },
