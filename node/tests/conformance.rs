@@ -316,3 +316,28 @@ fn uni_stages_worst_case_attains_the_bound() {
         }
     }
 }
+
+/// Alternate's and UniAlternate's worst-case construction takes T(n) steps
+/// for every n, so it costs exactly the bound n·T(n) + n; the best case
+/// (only the extremum survives step 1) costs exactly 3n; both rules.
+#[test]
+fn alternate_worst_case_attains_the_bound_for_every_n() {
+    for (name, kind) in [("alternate", TopologyKind::RingBi), ("uni-alternate", TopologyKind::RingUni)] {
+        let spec = ringleader_node::algo::catalogue::find(name).unwrap();
+        for n in (2..=150u32).chain([233, 377, 1000, 4096]) {
+            let ring = Topology::ring(kind, n, 0).unwrap();
+            let all: Vec<u32> = (0..n).collect();
+            for rule in [Rule::Max, Rule::Min] {
+                let run = |ids: &[u64]| {
+                    let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
+                    assert!(r.verdict.violations.is_empty(), "{name} {ids:?}: {:?}", r.verdict.violations);
+                    r
+                };
+                let worst = run(&(spec.worst_case.unwrap().ids)(n, rule));
+                assert_eq!(worst.counters.messages, worst.bound, "{name}, n = {n}, {rule:?}");
+                let best = run(&(spec.best_case.unwrap().ids)(n, rule));
+                assert_eq!(best.counters.messages, 3 * n as u64, "{name}, n = {n}, {rule:?}");
+            }
+        }
+    }
+}

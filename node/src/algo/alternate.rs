@@ -52,6 +52,51 @@ pub fn max_steps(n: u64) -> u64 {
     k
 }
 
+/// An arrangement of 1..=n (ring order, max rule) on which Alternate takes
+/// T(n) steps, the most possible, so it sends exactly n·T(n) + n messages.
+///
+/// Built from A_2 = [1, 2] upwards. Given A_k (G_k ids, G_(k−1) of which
+/// survive step 1, those beating their left neighbour), A_(k+1) is A_k
+/// reversed with a new smallest id inserted after each of its G_(k−1)
+/// descents: the inserted ids lose step 1 to their left neighbours, every
+/// other node beats its left neighbour and survives, and the survivors,
+/// read in the ring order reversed, are A_k, which step 2 (going left) then
+/// runs from its own step 1. So A_(k+1) has G_k survivors and one step more.
+/// For G_k < n < G_(k+1), n − G_k further smallest ids go, in decreasing
+/// order, between two nodes of A_k where the right one beats the left one
+/// (that node survives step 1 either way): still T(n) = k steps.
+pub fn worst_case_ids(n: u32) -> Vec<u64> {
+    let n = n as usize;
+    if n <= 1 {
+        return vec![1; n];
+    }
+    let mut a: Vec<u64> = vec![1, 2];
+    loop {
+        let m = a.len();
+        let r: Vec<u64> = a.iter().rev().copied().collect();
+        let descents = (0..m).filter(|&i| r[i] > r[(i + 1) % m]).count();
+        if m + descents > n {
+            break;
+        }
+        let mut next = Vec::with_capacity(m + descents);
+        let mut loser = 0u64;
+        for i in 0..m {
+            next.push(r[i] + descents as u64);
+            if r[i] > r[(i + 1) % m] {
+                loser += 1;
+                next.push(loser);
+            }
+        }
+        a = next;
+    }
+    let extra = n - a.len();
+    let m = a.len();
+    let at = (0..m).find(|&i| a[i] < a[(i + 1) % m]).expect("two or more distinct ids have an ascent");
+    let mut out: Vec<u64> = a.iter().map(|&v| v + extra as u64).collect();
+    out.splice(at + 1..at + 1, (1..=extra as u64).rev());
+    out
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Asleep,
@@ -227,6 +272,16 @@ mod tests {
             out.effects(),
             &[Effect::Send { port: LEFT, msg: el(5, 2) }, Effect::Send { port: RIGHT, msg: el(5, 3) }]
         );
+    }
+
+    /// The worst-case construction: A_3 = [3, 1, 2], A_5 reverses it and adds
+    /// a loser after each descent; padding goes after an ascent.
+    #[test]
+    fn worst_case_construction() {
+        assert_eq!(worst_case_ids(2), vec![1, 2]);
+        assert_eq!(worst_case_ids(3), vec![3, 1, 2]);
+        assert_eq!(worst_case_ids(4), vec![4, 2, 1, 3]);
+        assert_eq!(worst_case_ids(5), vec![4, 1, 3, 5, 2]);
     }
 
     /// T(n) is the index of the largest of 1, 2, 3, 5, 8, ... not above n.

@@ -335,8 +335,14 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(alternate::Alternate::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, alternate::Alternate::new),
-        worst_case: None,
-        best_case: None,
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
+            ids: |n, r| mirror(alternate::worst_case_ids(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
     },
     AlgorithmSpec {
         name: "uni-stages",
@@ -399,8 +405,14 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(uni_alternate::UniAlternate::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, uni_alternate::UniAlternate::new),
-        worst_case: None,
-        best_case: None,
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
+            ids: |n, r| mirror(alternate::worst_case_ids(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
     },
 ];
 
