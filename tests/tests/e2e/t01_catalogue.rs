@@ -1,7 +1,7 @@
 use ringleader_proto::v1 as pb;
 use ringleader_tests::TestController;
 
-/// ListAlgorithms shows the four ring algorithms with the winner rule, assumptions and bound of the catalogue.
+/// ListAlgorithms shows every ring algorithm of the catalogue with the winner rule, assumptions and bound of the catalogue.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_algorithms_shows_the_catalogue() {
     let ctl = TestController::start(2).await;
@@ -15,6 +15,14 @@ async fn list_algorithms_shows_the_catalogue() {
             ("as-far", pb::Winner::Max),
             ("controlled-distance", pb::Winner::Max),
             ("stages", pb::Winner::Max),
+            ("stages-buffered", pb::Winner::Max),
+            ("prob-as-far", pb::Winner::Max),
+            ("participant-ring", pb::Winner::Max),
+            ("stages-feedback", pb::Winner::Max),
+            ("alternate", pb::Winner::Max),
+            ("uni-stages", pb::Winner::Max),
+            ("min-max", pb::Winner::Max),
+            ("uni-alternate", pb::Winner::Max),
         ]
     );
     for a in &algos {
@@ -27,6 +35,10 @@ async fn list_algorithms_shows_the_catalogue() {
     }
     let stages = algos.iter().find(|a| a.name == "stages").unwrap();
     assert!(!stages.topologies.contains(&(pb::TopologyKind::RingUnidirectional as i32)));
+    // Alternate needs a common sense of direction: only the oriented bidirectional ring.
+    let alternate = algos.iter().find(|a| a.name == "alternate").unwrap();
+    assert_eq!(alternate.topologies, vec![pb::TopologyKind::RingBidirectional as i32]);
+    assert!(alternate.assumptions.as_ref().unwrap().oriented);
     ctl.stop().await;
 }
 
