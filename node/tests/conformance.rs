@@ -269,3 +269,79 @@ fn as_far_on_100k_nodes() {
     // n·H_n ≈ 1.2 million for n = 10^5: far from the n²/2 worst case.
     assert!(r.counters.election_messages < 3_000_000, "{}", r.counters.election_messages);
 }
+
+/// The Fibonacci round bound of Alternate, UniAlternate and MinMax is tight: for n = 2,
+/// 3, 5, 8 (the G_k), some arrangement (found exhaustively, all initiating)
+/// costs exactly the catalogue bound; and Alternate refuses unoriented rings.
+#[test]
+fn fibonacci_bounds_are_attained() {
+    for (name, kind) in [
+        ("alternate", TopologyKind::RingBi),
+        ("uni-alternate", TopologyKind::RingUni),
+        ("min-max", TopologyKind::RingUni),
+    ] {
+        let spec = ringleader_node::algo::catalogue::find(name).unwrap();
+        assert!(!spec.supports(TopologyKind::RingBiUnoriented));
+        for n in [2u64, 3, 5, 8] {
+            let ring = Topology::ring(kind, n as u32, 0).unwrap();
+            let all: Vec<u32> = (0..n as u32).collect();
+            let worst = arrangements(n)
+                .iter()
+                .map(|ids| sim::run(spec, &ring, ids, &all, Rule::Max, &SimConfig::default()).counters.messages)
+                .max()
+                .unwrap();
+            assert_eq!(worst, (spec.bound)(n, n), "{name}, n = {n}");
+        }
+    }
+    assert!(!ringleader_node::algo::catalogue::find("alternate").unwrap().supports(TopologyKind::RingUni));
+}
+
+/// UniStages' worst case: the bit-reversal arrangement halves the active
+/// nodes every phase, so for n = 2^p it costs exactly 2n log n + 2n (the
+/// bound), and the best case costs exactly 4n (one phase, the round that
+/// detects the end, the notification), for both rules.
+#[test]
+fn uni_stages_worst_case_attains_the_bound() {
+    let spec = ringleader_node::algo::catalogue::find("uni-stages").unwrap();
+    for p in 1..=10u32 {
+        let n = 1u32 << p;
+        let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
+        let all: Vec<u32> = (0..n).collect();
+        for rule in [Rule::Max, Rule::Min] {
+            let run = |ids: &[u64]| {
+                let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
+                assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+                r
+            };
+            let worst = run(&(spec.worst_case.unwrap().ids)(n, rule));
+            assert_eq!(worst.counters.messages, worst.bound, "n = {n}, {rule:?}");
+            let best = run(&(spec.best_case.unwrap().ids)(n, rule));
+            assert_eq!(best.counters.messages, 4 * n as u64, "n = {n}, {rule:?}");
+        }
+    }
+}
+
+/// Alternate's and UniAlternate's worst-case construction takes T(n) steps
+/// for every n, so it costs exactly the bound n·T(n) + n; the best case
+/// (only the extremum survives step 1) costs exactly 3n; both rules.
+#[test]
+fn alternate_worst_case_attains_the_bound_for_every_n() {
+    for (name, kind) in [("alternate", TopologyKind::RingBi), ("uni-alternate", TopologyKind::RingUni)] {
+        let spec = ringleader_node::algo::catalogue::find(name).unwrap();
+        for n in (2..=150u32).chain([233, 377, 1000, 4096]) {
+            let ring = Topology::ring(kind, n, 0).unwrap();
+            let all: Vec<u32> = (0..n).collect();
+            for rule in [Rule::Max, Rule::Min] {
+                let run = |ids: &[u64]| {
+                    let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
+                    assert!(r.verdict.violations.is_empty(), "{name} {ids:?}: {:?}", r.verdict.violations);
+                    r
+                };
+                let worst = run(&(spec.worst_case.unwrap().ids)(n, rule));
+                assert_eq!(worst.counters.messages, worst.bound, "{name}, n = {n}, {rule:?}");
+                let best = run(&(spec.best_case.unwrap().ids)(n, rule));
+                assert_eq!(best.counters.messages, 3 * n as u64, "{name}, n = {n}, {rule:?}");
+            }
+        }
+    }
+}

@@ -2,7 +2,10 @@
 //! topologies it accepts, its assumptions, who wins, and its message bound as
 //! a function of n (positions) and k (initiators).
 
-use super::{Algorithm, NodeContext, Rule, all_the_way, as_far, controlled_distance, stages, tree_saturation};
+use super::{
+    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, min_max, participant_ring,
+    prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate, uni_stages,
+};
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
 
@@ -122,12 +125,24 @@ pub fn ceil_log2(n: u64) -> u64 {
     if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() as u64 }
 }
 
+/// ⌊log3 n⌋ (0 for n ≤ 2).
+pub fn floor_log3(mut n: u64) -> u64 {
+    let mut k = 0;
+    while n >= 3 {
+        n /= 3;
+        k += 1;
+    }
+    k
+}
+
 /// ⌊log2 n⌋ (0 for n ≤ 1).
 pub fn floor_log2(n: u64) -> u64 {
     if n <= 1 { 0 } else { 63 - n.leading_zeros() as u64 }
 }
 
 const RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
+/// Rings where every node's right is the same way round (the seed's unidirectional algorithms).
+const ORIENTED_RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi];
 const BI_RINGS: &[TopologyKind] = &[TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
 const TREES: &[TopologyKind] = &[TopologyKind::Tree];
 
@@ -219,6 +234,188 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         }),
     },
     AlgorithmSpec {
+        name: "stages-buffered",
+        title: "Stages without message ordering",
+        source: "W. R. Franklin 1982; Santoro ch. 3 (seed 003), Removing Message Ordering",
+        description: "Stages on links that may reorder: every id carries its stage, and a candidate \
+                      stores ids of later stages until it reaches them (relaying them if defeated).",
+        topologies: BI_RINGS,
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "2n*floor(log2 n) + 3n",
+        bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(stages_buffered::StagesBuffered::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_buffered::StagesBuffered::new),
+        worst_case: Some(Arrangement {
+            description: "bit-reversal order, as Stages: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
+            ids: |n, r| mirror(bit_reversal(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ASCENDING: only the extremum survives the first stage (5n messages)",
+            ids: |n, _| ascending(n),
+        }),
+    },
+    AlgorithmSpec {
+        name: "prob-as-far",
+        title: "ProbAsFar (randomized AsFar)",
+        source: "Santoro ch. 3 (seed 003), bidirectional election table",
+        description: "AsFar where each node sends its id in a direction chosen by its random bit; \
+                      ids go as far as they can in their own direction, the one that returns wins, \
+                      and the winner's notification goes round once.",
+        topologies: BI_RINGS,
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "n(n+1)/2 + n",
+        bound: |n, _| n * (n + 1) / 2 + n,
+        exact: None,
+        schedule_independent: false,
+        build: |c| Box::new(prob_as_far::ProbAsFar::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, prob_as_far::ProbAsFar::new),
+        worst_case: None,
+        best_case: None,
+    },
+    AlgorithmSpec {
+        name: "participant-ring",
+        title: "Ring with participant flags (seed 002)",
+        source: "seed 002 (Ring-Based Algorithm) and seed 004 (Ring Election, multiple initiators); Chang-Roberts 1979",
+        description: "Initiators send their id right; a better id is forwarded, a worse one replaced by \
+                      the node's own if it is not yet a participant and swallowed if it is; the id \
+                      that comes back elects its owner, whose `elected` message goes round once.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "3n-1 if k = 1, else n(n+1)/2 + n",
+        bound: |n, k| if k == 1 { 3 * n - 1 } else { n * (n + 1) / 2 + n },
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(participant_ring::ParticipantRing::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, participant_ring::ParticipantRing::new),
+        worst_case: Some(Arrangement {
+            description: "ids decreasing in the sending direction, all initiating: id of rank r crosses n - r + 1 links (n(n+1)/2 + n)",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids increasing in the sending direction: every id but the winner stops after one link (3n - 1 with all initiating)",
+            ids: |n, r| mirror(ascending(n), n, r),
+        }),
+    },
+    AlgorithmSpec {
+        name: "stages-feedback",
+        title: "Stages with Feedback",
+        source: "Santoro ch. 3 (seed 003), Stages with Feedback",
+        description: "Stages where a candidate sends a positive feedback to the neighbouring candidate \
+                      whose id beats its own and the other neighbour's; only candidates with feedback \
+                      from both sides survive, so at most a third do.",
+        topologies: BI_RINGS,
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "3n*floor(log3 n) + 6n",
+        bound: |n, _| 3 * n * floor_log3(n) + 6 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(stages_feedback::StagesFeedback::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_feedback::StagesFeedback::new),
+        worst_case: None,
+        best_case: None,
+    },
+    AlgorithmSpec {
+        name: "alternate",
+        title: "Alternate (Alternating Steps)",
+        source: "Santoro ch. 3 (seed 003), Alternating Steps; Peterson 1982, Dolev-Klawe-Rodeh 1982",
+        description: "Candidates send their id right at odd steps and left at even steps, and survive \
+                      a step if their id beats the one they receive; the candidates of three \
+                      consecutive steps follow Fibonacci, so about 1.44 log n steps of n messages.",
+        topologies: &[TopologyKind::RingBi],
+        assumptions: Assumptions { bidirectional: true, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+        bound: |n, _| n * alternate::max_steps(n) + n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(alternate::Alternate::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, alternate::Alternate::new),
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
+            ids: |n, r| mirror(alternate::worst_case_ids(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
+    },
+    AlgorithmSpec {
+        name: "uni-stages",
+        title: "UniStages (Dolev-Klawe-Rodeh / Peterson)",
+        source: "D. Dolev, M. Klawe, M. Rodeh 1982; G. L. Peterson 1982; Santoro ch. 3 (seed 003), unidirectional version",
+        description: "Stages simulated on a unidirectional ring: each active node sends its value and \
+                      forwards its predecessor's, and keeps the predecessor's value if it is a local \
+                      extremum; the last holder announces the winning value and its owner leads.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "2n*floor(log2 n) + 2n",
+        bound: |n, _| 2 * n * floor_log2(n) + 2 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(uni_stages::UniStages::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, uni_stages::UniStages::new),
+        worst_case: Some(Arrangement {
+            description: "bit-reversal order: for n = 2^p exactly half the active nodes stay active each phase (2n log n + 2n messages)",
+            ids: |n, r| mirror(bit_reversal(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids increasing in the sending direction: one node stays active after the first phase (4n messages, the least possible)",
+            ids: |n, r| mirror(ascending(n), n, r),
+        }),
+    },
+    AlgorithmSpec {
+        name: "min-max",
+        title: "MinMax (unidirectional)",
+        source: "Santoro ch. 3 (seed 003), unidirectional table; L. Higham, T. Przytycka 1996 (basic algorithm)",
+        description: "Envelopes travel right; meeting the last envelope a node sent in the same round, \
+                      the larger is dropped in odd rounds and the smaller in even rounds, the other \
+                      promoted; the envelope that returns ends the election, and a collecting round \
+                      finds the extremum, whose owner leads.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+        bound: |n, _| n * alternate::max_steps(n) + 2 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(min_max::MinMax::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max::MinMax::new),
+        worst_case: None,
+        best_case: None,
+    },
+    AlgorithmSpec {
+        name: "uni-alternate",
+        title: "UniAlternate",
+        source: "Santoro ch. 3 (seed 003), unidirectional version and table",
+        description: "Alternate simulated on a unidirectional ring: at odd steps a node keeps its value \
+                      if it beats its predecessor's, at even steps it takes over its predecessor's value \
+                      if that beats its own; the last holder announces the value and its owner leads.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+        bound: |n, _| n * alternate::max_steps(n) + n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(uni_alternate::UniAlternate::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, uni_alternate::UniAlternate::new),
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
+            ids: |n, r| mirror(alternate::worst_case_ids(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
+    },
+    AlgorithmSpec {
         name: "tree-saturation",
         title: "Tree election by saturation (Elect_min)",
         source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 2-3 (seed 003)",
@@ -257,6 +454,7 @@ mod tests {
     fn logs() {
         assert_eq!((ceil_log2(1), ceil_log2(2), ceil_log2(5), ceil_log2(8)), (0, 1, 3, 3));
         assert_eq!((floor_log2(1), floor_log2(2), floor_log2(5), floor_log2(8)), (0, 1, 2, 3));
+        assert_eq!((floor_log3(2), floor_log3(3), floor_log3(8), floor_log3(9), floor_log3(27)), (0, 1, 1, 2, 3));
     }
 
     /// Names are unique and every entry has a default topology.

@@ -26,11 +26,19 @@
 use std::fmt;
 
 pub mod all_the_way;
+pub mod alternate;
 pub mod as_far;
 pub mod catalogue;
 pub mod controlled_distance;
+pub mod min_max;
+pub mod participant_ring;
+pub mod prob_as_far;
 pub mod stages;
+pub mod stages_buffered;
+pub mod stages_feedback;
 pub mod tree_saturation;
+pub mod uni_alternate;
+pub mod uni_stages;
 
 /// A node's local link label. Rings use [`LEFT`] and [`RIGHT`].
 pub type Port = u32;

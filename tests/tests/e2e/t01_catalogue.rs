@@ -30,6 +30,10 @@ async fn list_algorithms_shows_the_catalogue() {
     }
     let stages = algos.iter().find(|a| a.name == "stages").unwrap();
     assert!(!stages.topologies.contains(&(pb::TopologyKind::RingUnidirectional as i32)));
+    // Alternate needs a common sense of direction: only the oriented bidirectional ring.
+    let alternate = algos.iter().find(|a| a.name == "alternate").unwrap();
+    assert_eq!(alternate.topologies, vec![pb::TopologyKind::RingBidirectional as i32]);
+    assert!(alternate.assumptions.as_ref().unwrap().oriented);
     ctl.stop().await;
 }
 

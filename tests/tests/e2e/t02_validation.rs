@@ -38,6 +38,24 @@ async fn bad_requests_name_the_field() {
             Ia,
             "topology",
         ),
+        (
+            "alternate on an unoriented ring",
+            pb::StartElectionRequest {
+                topology: ring(pb::TopologyKind::RingBidirectionalUnoriented),
+                ..election("alternate")
+            },
+            Ia,
+            "topology",
+        ),
+        (
+            "uni-stages on an unoriented ring",
+            pb::StartElectionRequest {
+                topology: ring(pb::TopologyKind::RingBidirectionalUnoriented),
+                ..election("uni-stages")
+            },
+            Ia,
+            "topology",
+        ),
         ("duplicate ids", pb::StartElectionRequest { ids: vec![3, 1, 3], ..election("as-far") }, Ia, "ids"),
         (
             "ids and size disagree",

@@ -1,0 +1,219 @@
+//! # MinMax (unidirectional; Higham-Przytycka's basic scheme)
+//!
+//! * Source: Santoro ch. 3 (seed 003), table "Election in Unidirectional
+//!   Links" (MinMax, 1.44 n log n + O(n)); L. Higham, T. Przytycka, "A
+//!   simple, efficient algorithm for maximum finding on rings" (1996), the
+//!   basic algorithm before early promotion.
+//! * Network: unidirectional ring (sends right; also runs on the oriented
+//!   bidirectional ring), **FIFO links**.
+//! * Winner: the maximum, or the minimum when mirrored. The envelope that
+//!   survives MinMax is in general neither (ids 1, 2, 3: it is 2), so the node
+//!   that detects the end sends one collecting round to find the extremum.
+//! * Messages: at most n·T(n) + n election (envelopes, then the collecting
+//!   round) + n notification, with T(n) = max{k : G_k ≤ n}, G = 1, 2, 3, 5,
+//!   8, ... (≈ 1.44 log n rounds, each costing at most n).
+//!
+//! Envelopes carry an id and a round. Every node sends an envelope with its
+//! own id in round 1 and remembers the last envelope it sent. An envelope
+//! reaching a node whose last envelope has a smaller round is relayed (and
+//! becomes that node's last). Reaching a node whose last envelope has the
+//! same round, it is compared with it: in odd rounds it is dropped if its id
+//! is larger, in even rounds if smaller; otherwise it is promoted to the next
+//! round and sent on. An envelope that comes back to the node that last sent
+//! it, in the same round, is the only one left.
+//!
+//! Why the bound: an envelope of round r travels from the node that promoted
+//! it to the one that promoted the next envelope of round r ahead of it
+//! (disjoint stretches: at most n links per round), and survives iff its id
+//! is smaller (odd r) or larger (even r) than that envelope's. Let c_r be the
+//! envelopes of round r. Each envelope x surviving rounds r and r + 1 had, in
+//! round r, an immediate successor s(x) that was dropped: else s(x) is x's
+//! successor in round r + 1 too, and x would have to beat it one way in round
+//! r and the other way in round r + 1. Distinct x have distinct s(x), so
+//! c_r ≥ c_(r+1) + c_(r+2); the last round has one envelope and the one
+//! before at least two, so n = c_1 ≥ G_T as for Alternate.
+//!
+//! Corrections: none to a seed (the slides name MinMax without pseudo-code).
+//! The collecting round (an `Election` with stage 0 carrying the best id
+//! seen) and the notification carrying the winner, whose owner declares
+//! itself leader, are Ringleader's additions so the extremum leads.
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+/// The stage of the collecting round's message.
+const COLLECT: u32 = 0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    /// Taking part: `last` is the last envelope sent.
+    Running,
+    /// Detected the end; the collecting round is out.
+    Collecting,
+    /// Sent the notification; waiting for it to come back.
+    Announcing,
+    Done,
+}
+
+/// One node of MinMax.
+#[derive(Debug)]
+pub struct MinMax {
+    id: u64,
+    rule: Rule,
+    state: State,
+    /// (id, round) of the last envelope sent.
+    last: (u64, u32),
+    decision: Option<Decision>,
+}
+
+impl MinMax {
+    /// A sleeping node.
+    pub fn new(c: &NodeContext) -> Self {
+        MinMax { id: c.id, rule: c.rule, state: State::Asleep, last: (c.id, 0), decision: None }
+    }
+
+    fn send_envelope(&mut self, id: u64, round: u32, out: &mut Outbox) {
+        self.last = (id, round);
+        out.send(RIGHT, Msg::Election { id, stage: round, hops: 0 });
+    }
+
+    fn wake(&mut self, out: &mut Outbox) {
+        self.state = State::Running;
+        self.send_envelope(self.id, 1, out);
+    }
+
+    fn decide(&mut self, leader: u64, out: &mut Outbox) {
+        let role = if leader == self.id { Role::Leader } else { Role::Follower };
+        self.decision = Some(Decision { role, leader });
+        out.decide(role, leader);
+    }
+
+    fn envelope(&mut self, id: u64, round: u32, out: &mut Outbox) -> Result<(), AlgoError> {
+        let (lid, lround) = self.last;
+        if round < lround {
+            return Err(AlgoError::Invalid(format!(
+                "envelope {id} of round {round} reached a node past round {lround} (links not FIFO?)"
+            )));
+        }
+        if round > lround {
+            self.send_envelope(id, round, out);
+        } else if id == lid {
+            // Back where it was last sent: the only envelope left.
+            self.state = State::Collecting;
+            out.send(RIGHT, Msg::Election { id: self.id, stage: COLLECT, hops: 0 });
+        } else {
+            let dropped = if round % 2 == 1 { id > lid } else { id < lid };
+            if !dropped {
+                self.send_envelope(id, round + 1, out);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Algorithm for MinMax {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            self.wake(out);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port > RIGHT {
+            return Err(AlgoError::BadPort { port });
+        }
+        match (msg, self.state) {
+            (Msg::Election { .. }, State::Asleep) => {
+                self.wake(out);
+                self.on_message(port, msg, out)?;
+            }
+            (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
+                self.state = State::Announcing;
+                self.decide(id, out);
+                out.send(RIGHT, Msg::Notify { leader: id });
+            }
+            (Msg::Election { id, stage: COLLECT, .. }, State::Running) => {
+                out.send(other(port), Msg::Election { id: self.rule.best(id, self.id), stage: COLLECT, hops: 0 });
+            }
+            (Msg::Election { id, stage, .. }, State::Running) => self.envelope(id, stage, out)?,
+            (Msg::Notify { .. }, State::Announcing) => self.state = State::Done,
+            (Msg::Notify { leader }, State::Running) => {
+                self.state = State::Done;
+                self.decide(leader, out);
+                out.send(other(port), msg);
+            }
+            (Msg::Election { .. } | Msg::Notify { .. }, state) => {
+                return Err(AlgoError::Invalid(format!("{msg:?} reached {} in state {state:?}", self.id)));
+            }
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: "min-max", kind: msg.kind().name() }),
+        }
+        Ok(())
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        self.decision
+    }
+
+    fn state(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Running => "running",
+            State::Collecting => "collecting",
+            State::Announcing => "announcing",
+            State::Done if matches!(self.decision, Some(d) if d.role == Role::Leader) => "leader",
+            State::Done => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::catalogue;
+    use crate::algo::{Effect, LEFT};
+    use crate::sim::{self, SimConfig};
+    use crate::topology::{Topology, TopologyKind};
+
+    fn el(id: u64, stage: u32) -> Msg {
+        Msg::Election { id, stage, hops: 0 }
+    }
+
+    fn started(id: u64) -> (MinMax, Outbox) {
+        let mut a = MinMax::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2 });
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        (a, out)
+    }
+
+    /// Odd rounds keep the smaller envelope, even rounds the larger; a kept
+    /// envelope is promoted, one of a later round is relayed as it is.
+    #[test]
+    fn odd_rounds_keep_min_even_rounds_keep_max() {
+        let (mut a, mut out) = started(5);
+        a.on_message(LEFT, el(7, 1), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "7 > 5 dropped in round 1");
+        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(3, 2) }]);
+        out.clear();
+        a.on_message(LEFT, el(2, 2), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "2 < 3 dropped in round 2");
+        a.on_message(LEFT, el(9, 4), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(9, 4) }], "relayed, not promoted");
+    }
+
+    /// On ids 1, 2, 3 the surviving envelope is 2, neither extremum; the
+    /// collecting round still makes the maximum's owner the leader.
+    #[test]
+    fn surviving_envelope_is_not_the_extremum_yet_the_extremum_leads() {
+        let spec = catalogue::find("min-max").unwrap();
+        let ring = Topology::ring(TopologyKind::RingUni, 3, 0).unwrap();
+        for rule in [Rule::Max, Rule::Min] {
+            let r = sim::run(spec, &ring, &[1, 2, 3], &[0, 1, 2], rule, &SimConfig::default());
+            assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+            assert_eq!(r.verdict.leader, Some(if rule == Rule::Max { 2 } else { 0 }));
+            // Rounds 1..3 cost 3 each, then the collecting round and the notification.
+            assert_eq!((r.counters.election_messages, r.counters.notification_messages), (12, 3));
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! # Ring with participant flags (Chang-Roberts as taught in seed 002)
+//!
+//! * Source: seed 002 ("Distributed Algorithms III: Leader Election",
+//!   Ring-Based Algorithm), after E. Chang, R. Roberts (1979) in the form of
+//!   Coulouris et al.; seed 004's "Ring Election" with multiple initiators
+//!   (suppress lower-id election messages) is the same algorithm with the
+//!   ranking attribute as the id.
+//! * Network: unidirectional ring (sends to the right; also runs on the
+//!   oriented bidirectional ring), no FIFO. Not on unoriented rings: with
+//!   local rights disagreeing, a replaced id and its replacement travel
+//!   opposite ways and one initiator can cost more than 3n − 1 (ids 1, 2, 3,
+//!   node 1 initiating: 9 messages on one labelling).
+//! * Winner: the maximum (seed 002), or the minimum when mirrored.
+//! * Messages, one initiator: election ≤ 2n − 1 (the initiator's message
+//!   reaches the maximum after at most n − 1 links, each better node on the
+//!   way replacing it by its own id, then the maximum's id goes round) plus n
+//!   `elected` messages: 3n − 1 in the worst case (the initiator just right
+//!   of the maximum) and 2n in the best (the maximum initiates), seed 002's
+//!   figures. Any number of initiators: an id sent by its owner travels until
+//!   it reaches a node with a better *own* id, so the id of rank r crosses at
+//!   most n − r + 1 links: at most n(n+1)/2 + n, AsFar's bound (attained by
+//!   ids decreasing in the sending direction, all initiating).
+//!
+//! Every node starts non-participant. An initiator marks itself participant
+//! and sends its id. On an election message with id: better than its own →
+//! forward it and mark participant; worse and not participant → send its own
+//! id instead and mark participant; worse and participant → swallow it; its
+//! own → it is the leader, and it sends the `elected` message
+//! ([`Msg::Notify`]) round the ring; every other node records the leader and
+//! forwards it, the leader swallows it.
+//!
+//! Corrections to the seed: "if part., stop forwarding" applies only to
+//! ids worse than the node's own. Read as a third rule for any id, it
+//! swallows the winner: with ids 1, 2 and only the node with id 1 initiating,
+//! node 2 replaces 1 by 2, and the participant node 1 stops it, so nobody is
+//! ever elected (regression test `participant_still_forwards_better_ids`).
+//! The seed's "`if = myid`" is "`id = myid`". The seed's "mark as non-part"
+//! (to allow a later election) is not needed for one election and omitted.
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    NonParticipant,
+    Participant,
+    Leader,
+    Follower,
+}
+
+/// One node of the participant-flag ring.
+#[derive(Debug)]
+pub struct ParticipantRing {
+    id: u64,
+    rule: Rule,
+    state: State,
+    leader: u64,
+}
+
+impl ParticipantRing {
+    /// A non-participant node.
+    pub fn new(c: &NodeContext) -> Self {
+        ParticipantRing { id: c.id, rule: c.rule, state: State::NonParticipant, leader: 0 }
+    }
+
+    fn own(&self) -> Msg {
+        Msg::Election { id: self.id, stage: 0, hops: 0 }
+    }
+}
+
+impl Algorithm for ParticipantRing {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::NonParticipant {
+            self.state = State::Participant;
+            out.send(RIGHT, self.own());
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port > RIGHT {
+            return Err(AlgoError::BadPort { port });
+        }
+        match msg {
+            Msg::Election { id, .. } => match self.state {
+                State::NonParticipant | State::Participant if id == self.id => {
+                    self.state = State::Leader;
+                    self.leader = id;
+                    out.decide(Role::Leader, id);
+                    out.send(RIGHT, Msg::Notify { leader: id });
+                }
+                State::NonParticipant | State::Participant if self.rule.beats(id, self.id) => {
+                    self.state = State::Participant;
+                    out.send(other(port), msg);
+                }
+                State::NonParticipant => {
+                    self.state = State::Participant;
+                    out.send(RIGHT, self.own());
+                }
+                // A worse id at a participant stops here.
+                State::Participant => {}
+                // Worse ids still in flight when the election ended are swallowed.
+                State::Leader | State::Follower => {}
+            },
+            Msg::Notify { leader } => match self.state {
+                State::Leader | State::Follower => {}
+                State::NonParticipant | State::Participant => {
+                    self.state = State::Follower;
+                    self.leader = leader;
+                    out.decide(Role::Follower, leader);
+                    out.send(other(port), msg);
+                }
+            },
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: "participant-ring", kind: msg.kind().name() }),
+        }
+        Ok(())
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        match self.state {
+            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
+            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
+            _ => None,
+        }
+    }
+
+    fn state(&self) -> &'static str {
+        match self.state {
+            State::NonParticipant => "non-participant",
+            State::Participant => "participant",
+            State::Leader => "leader",
+            State::Follower => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::catalogue;
+    use crate::algo::{Effect, LEFT};
+    use crate::sim::{self, SimConfig};
+    use crate::topology::{Topology, TopologyKind};
+
+    fn node(id: u64) -> ParticipantRing {
+        ParticipantRing::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2 })
+    }
+
+    fn el(id: u64) -> Msg {
+        Msg::Election { id, stage: 0, hops: 0 }
+    }
+
+    /// Seed 002's fix: a participant still forwards an id better than its own
+    /// (the literal "if participant, stop forwarding" would swallow the winner).
+    #[test]
+    fn participant_still_forwards_better_ids() {
+        let mut a = node(1);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(LEFT, el(2), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(2) }]);
+        // And on the 2-ring of that case, node 2 is elected and both agree.
+        let spec = catalogue::find("participant-ring").unwrap();
+        let ring = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
+        let r = sim::run(spec, &ring, &[1, 2], &[0], Rule::Max, &SimConfig::default());
+        assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+        assert_eq!(r.verdict.leader, Some(1));
+    }
+
+    /// A non-participant replaces a worse id by its own; a participant swallows it.
+    #[test]
+    fn worse_ids_replaced_then_swallowed() {
+        let mut a = node(5);
+        let mut out = Outbox::default();
+        a.on_message(LEFT, el(3), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5) }]);
+        out.clear();
+        a.on_message(LEFT, el(4), &mut out).unwrap();
+        assert!(out.effects().is_empty());
+    }
+
+    /// Seed 002's figures with one initiator: 2n when the maximum initiates,
+    /// 3n − 1 when the initiator is the maximum's right neighbour (ascending
+    /// ids, position 0 initiating); every other initiator lies in between.
+    #[test]
+    fn one_initiator_best_2n_worst_3n_minus_1() {
+        let spec = catalogue::find("participant-ring").unwrap();
+        for n in [2u32, 3, 5, 8, 64] {
+            let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
+            let ids = catalogue::ascending(n);
+            let n64 = n as u64;
+            let cost = |p: u32| {
+                let r = sim::run(spec, &ring, &ids, &[p], Rule::Max, &SimConfig::default());
+                assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+                r.counters.messages
+            };
+            assert_eq!(cost(n - 1), 2 * n64, "n = {n}: the maximum initiates");
+            assert_eq!(cost(0), 3 * n64 - 1, "n = {n}: the maximum's right neighbour initiates");
+            for p in 0..n {
+                // Initiator p is n - 1 - p links before the maximum.
+                assert_eq!(cost(p), 2 * n64 + (n64 - 1 - p as u64), "n = {n}, initiator {p}");
+            }
+        }
+    }
+}

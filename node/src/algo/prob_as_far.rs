@@ -1,0 +1,182 @@
+//! # ProbAsFar (randomized AsFar)
+//!
+//! * Source: Santoro ch. 3 (seed 003), table "Election in Bidirectional
+//!   Links": ProbAsFar, worst n², average 0.49 n log n + O(n).
+//! * Network: bidirectional ring, oriented or not (each node picks one of its
+//!   own ports at random); no FIFO.
+//! * Winner: the maximum (as Chang-Roberts), or the minimum when mirrored.
+//! * Messages: at most n(n+1)/2 election + n notification, as AsFar: an id
+//!   travels only until it meets a node whose own id (or a seen id) beats it,
+//!   so the id of rank r crosses at most n − r + 1 links (the r − 1 better
+//!   ids sit somewhere on its way round) and the winner's crosses n. On
+//!   average fewer than AsFar, because ids going opposite ways stop each other.
+//!
+//! Each node sends its own id on the port chosen by its random bit
+//! (`coin & 1`: [`RIGHT`] or [`LEFT`]); an id is forwarded away from the port
+//! it came on while it beats every id the node has seen (either way) and the
+//! node's own. The id that comes back to its owner (on the other port) wins;
+//! the winner sends a notification round the ring. A sleeping node woken by
+//! an id that beats its own only forwards it (its own id could not win).
+//!
+//! Corrections to the seed: the slides give no pseudo-code, only the name and
+//! the figures; "best seen" is shared by both directions here (dropping an id
+//! some better id already passed is safe, and keeps AsFar's worst case).
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    Awake,
+    Leader,
+    Follower,
+}
+
+/// One node of ProbAsFar.
+#[derive(Debug)]
+pub struct ProbAsFar {
+    id: u64,
+    rule: Rule,
+    state: State,
+    /// The port its own id goes out on, from the random bit.
+    dir: Port,
+    best: u64,
+    leader: u64,
+}
+
+impl ProbAsFar {
+    /// A sleeping node; its direction is bit 0 of `c.coin`.
+    pub fn new(c: &NodeContext) -> Self {
+        ProbAsFar { id: c.id, rule: c.rule, state: State::Asleep, dir: (c.coin & 1) as Port, best: c.id, leader: 0 }
+    }
+
+    fn wake(&mut self, out: &mut Outbox) {
+        self.state = State::Awake;
+        out.send(self.dir, Msg::Election { id: self.id, stage: 0, hops: 0 });
+    }
+}
+
+impl Algorithm for ProbAsFar {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            self.wake(out);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port > RIGHT {
+            return Err(AlgoError::BadPort { port });
+        }
+        match msg {
+            Msg::Election { id, .. } => match self.state {
+                State::Asleep if self.rule.beats(id, self.id) => {
+                    self.state = State::Awake;
+                    self.best = id;
+                    out.send(other(port), msg);
+                }
+                State::Asleep => self.wake(out),
+                State::Awake if id == self.id => {
+                    self.state = State::Leader;
+                    self.leader = id;
+                    out.decide(Role::Leader, id);
+                    out.send(RIGHT, Msg::Notify { leader: id });
+                }
+                State::Awake => {
+                    if self.rule.beats(id, self.best) {
+                        self.best = id;
+                        out.send(other(port), msg);
+                    }
+                }
+                // Ids still in flight when the election ended are swallowed.
+                State::Leader | State::Follower => {}
+            },
+            Msg::Notify { leader } => match self.state {
+                State::Leader | State::Follower => {}
+                State::Asleep | State::Awake => {
+                    self.state = State::Follower;
+                    self.leader = leader;
+                    out.decide(Role::Follower, leader);
+                    out.send(other(port), msg);
+                }
+            },
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: "prob-as-far", kind: msg.kind().name() }),
+        }
+        Ok(())
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        match self.state {
+            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
+            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
+            _ => None,
+        }
+    }
+
+    fn state(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Awake => "awake",
+            State::Leader => "leader",
+            State::Follower => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{Effect, LEFT};
+
+    fn node(id: u64, coin: u64) -> ProbAsFar {
+        ProbAsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin, ports: 2 })
+    }
+
+    fn el(id: u64) -> Msg {
+        Msg::Election { id, stage: 0, hops: 0 }
+    }
+
+    /// The random bit picks the port the own id goes out on.
+    #[test]
+    fn coin_picks_the_direction() {
+        for (coin, port) in [(0, LEFT), (1, RIGHT), (6, LEFT), (7, RIGHT)] {
+            let mut a = node(3, coin);
+            let mut out = Outbox::default();
+            a.on_start(&mut out);
+            assert_eq!(out.effects(), &[Effect::Send { port, msg: el(3) }], "coin {coin}");
+        }
+    }
+
+    /// Ids are relayed away from the port they came on, in both directions,
+    /// and dropped once a better id was seen going either way.
+    #[test]
+    fn forwards_both_ways_and_drops_beaten_ids() {
+        let mut a = node(3, 1);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(RIGHT, el(5), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: LEFT, msg: el(5) }]);
+        out.clear();
+        a.on_message(LEFT, el(4), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "4 loses to 5, seen the other way");
+        a.on_message(LEFT, el(8), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(8) }]);
+    }
+
+    /// The own id returning (from the other side) elects and starts one notification.
+    #[test]
+    fn own_id_back_elects() {
+        let mut a = node(9, 0);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(RIGHT, el(9), &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[
+                Effect::Decide(Decision { role: Role::Leader, leader: 9 }),
+                Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } }
+            ]
+        );
+    }
+}

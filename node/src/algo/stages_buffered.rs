@@ -1,0 +1,253 @@
+//! # Stages without message ordering (Franklin, per-stage buffering)
+//!
+//! * Source: W. R. Franklin (1982); Santoro ch. 3 (seed 003), "Stages",
+//!   section "Removing Message Ordering".
+//! * Network: bidirectional ring, no orientation, **no FIFO**: every message
+//!   carries its sender's stage, and a candidate stores the messages of later
+//!   stages until it reaches them.
+//! * Winner: the maximum (Franklin), or the minimum when mirrored.
+//! * Messages: as Stages, at most 2n⌊log n⌋ + 2n election + n notification.
+//!   The set of candidates of each stage depends only on the ids (every node
+//!   is a stage-1 candidate, and stage i + 1's candidates are those of stage
+//!   i that beat both nearest stage-i candidates), each stage costs exactly 2n
+//!   while two or more candidates are left, and at most half survive one.
+//!
+//! A candidate of stage i waits for one stage-i id on each port (which ever
+//! comes first); ids of later stages that arrive meanwhile are stored, not
+//! relayed. With both in, it survives to stage i + 1 if its own id beats
+//! both and then handles the stored ids of stage i + 1, or becomes defeated
+//! and relays everything it stored. A candidate whose own id comes back (from
+//! both sides) is the last one: it leads and sends a notification round.
+//!
+//! Corrections to the seed: the slide says a candidate "stores M and
+//! processes it after all messages with stage i + 1, ..., j − 1 arrive"; a
+//! candidate never receives messages of intermediate stages it skips (it is
+//! a candidate of every stage up to its last), so the rule reduces to
+//! "handle stage-j messages when reaching stage j, relay all stored ones when
+//! defeated". A stored message must be relayed by a node that becomes
+//! defeated (the slide is silent; dropping it loses the next stage's ids).
+
+use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    Candidate,
+    Defeated,
+    Leader,
+    Follower,
+}
+
+/// One node of Stages with per-stage buffering.
+#[derive(Debug)]
+pub struct StagesBuffered {
+    id: u64,
+    rule: Rule,
+    state: State,
+    stage: u32,
+    /// The stage-`stage` id received on each port.
+    got: [Option<u64>; 2],
+    /// Messages of later stages, in arrival order.
+    stored: Vec<(Port, Msg)>,
+    leader: u64,
+}
+
+impl StagesBuffered {
+    /// A sleeping node.
+    pub fn new(c: &NodeContext) -> Self {
+        StagesBuffered {
+            id: c.id,
+            rule: c.rule,
+            state: State::Asleep,
+            stage: 0,
+            got: [None, None],
+            stored: Vec::new(),
+            leader: 0,
+        }
+    }
+
+    fn next_stage(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
+        self.stage += 1;
+        self.state = State::Candidate;
+        self.got = [None, None];
+        let m = Msg::Election { id: self.id, stage: self.stage, hops: 0 };
+        out.send(RIGHT, m);
+        out.send(LEFT, m);
+        // Handle what was stored, in arrival order: ids of the new stage
+        // count now, later ones are stored again (a port carries one id per
+        // stage, so none can belong to a stage this node has already left).
+        for (port, msg) in std::mem::take(&mut self.stored) {
+            self.step(port, msg, out)?;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        match msg {
+            Msg::Election { id, stage, .. } => match self.state {
+                State::Asleep => {
+                    self.next_stage(out)?;
+                    self.step(port, msg, out)?;
+                }
+                State::Candidate if stage > self.stage => self.stored.push((port, msg)),
+                State::Candidate if stage < self.stage => {
+                    return Err(AlgoError::Invalid(format!(
+                        "id {id} of stage {stage} reached a candidate in stage {}",
+                        self.stage
+                    )));
+                }
+                State::Candidate => {
+                    if self.got[port as usize].is_some() {
+                        return Err(AlgoError::Invalid(format!("two stage-{stage} ids on port {port}")));
+                    }
+                    self.got[port as usize] = Some(id);
+                    if let [Some(a), Some(b)] = self.got {
+                        if a == self.id && b == self.id {
+                            self.state = State::Leader;
+                            self.leader = self.id;
+                            self.stored.clear();
+                            out.decide(Role::Leader, self.id);
+                            out.send(RIGHT, Msg::Notify { leader: self.id });
+                        } else if self.rule.best(self.rule.best(a, b), self.id) == self.id {
+                            self.next_stage(out)?;
+                        } else {
+                            self.state = State::Defeated;
+                            for (p, m) in std::mem::take(&mut self.stored) {
+                                out.send(other(p), m);
+                            }
+                        }
+                    }
+                }
+                State::Defeated => out.send(other(port), msg),
+                // The last candidate has both its ids back: nothing is in flight.
+                State::Leader | State::Follower => {
+                    return Err(AlgoError::Invalid(format!("id {id} arrived after the election ended")));
+                }
+            },
+            Msg::Notify { leader } => match self.state {
+                State::Leader | State::Follower => {}
+                State::Defeated => {
+                    self.state = State::Follower;
+                    self.leader = leader;
+                    out.decide(Role::Follower, leader);
+                    out.send(other(port), msg);
+                }
+                State::Asleep | State::Candidate => {
+                    return Err(AlgoError::Invalid(format!("notification reached candidate {}", self.id)));
+                }
+            },
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: "stages-buffered", kind: msg.kind().name() }),
+        }
+        Ok(())
+    }
+}
+
+impl Algorithm for StagesBuffered {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            // Nothing is stored yet, so starting the first stage cannot fail.
+            let _ = self.next_stage(out);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port > RIGHT {
+            return Err(AlgoError::BadPort { port });
+        }
+        self.step(port, msg, out)
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        match self.state {
+            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
+            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
+            _ => None,
+        }
+    }
+
+    fn state(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Candidate => "candidate",
+            State::Defeated => "defeated",
+            State::Leader => "leader",
+            State::Follower => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::Effect;
+
+    fn node(id: u64) -> StagesBuffered {
+        StagesBuffered::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2 })
+    }
+
+    fn el(id: u64, stage: u32) -> Msg {
+        Msg::Election { id, stage, hops: 0 }
+    }
+
+    /// An id of a later stage that overtakes the current stage's id is stored,
+    /// then used once the node reaches that stage.
+    #[test]
+    fn later_stage_id_is_stored_and_used_at_its_stage() {
+        let mut a = node(5);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(LEFT, el(3, 2), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "stage-2 id stored, not relayed");
+        a.on_message(LEFT, el(4, 1), &mut out).unwrap();
+        a.on_message(RIGHT, el(2, 1), &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[Effect::Send { port: RIGHT, msg: el(5, 2) }, Effect::Send { port: LEFT, msg: el(5, 2) }]
+        );
+        assert_eq!((a.stage, a.got), (2, [Some(3), None]), "the stored stage-2 id counts for stage 2");
+    }
+
+    /// A node defeated with stored ids relays them, each away from the port it came on.
+    #[test]
+    fn defeated_node_relays_stored_ids() {
+        let mut a = node(2);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(RIGHT, el(7, 2), &mut out).unwrap();
+        a.on_message(LEFT, el(6, 1), &mut out).unwrap();
+        a.on_message(RIGHT, el(1, 1), &mut out).unwrap();
+        assert_eq!(a.state(), "defeated");
+        assert_eq!(out.effects(), &[Effect::Send { port: LEFT, msg: el(7, 2) }]);
+    }
+
+    /// The own id back from both sides makes the node leader and starts one notification.
+    #[test]
+    fn own_id_from_both_sides_elects() {
+        let mut a = node(9);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(RIGHT, el(9, 1), &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        a.on_message(LEFT, el(9, 1), &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[
+                Effect::Decide(Decision { role: Role::Leader, leader: 9 }),
+                Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } }
+            ]
+        );
+    }
+
+    /// Two ids of one stage on one port contradict the algorithm and are reported.
+    #[test]
+    fn duplicate_stage_id_is_an_error() {
+        let mut a = node(5);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
+        assert!(a.on_message(LEFT, el(4, 1), &mut out).is_err());
+    }
+}

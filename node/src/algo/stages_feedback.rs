@@ -1,0 +1,322 @@
+//! # Stages with Feedback
+//!
+//! * Source: Santoro ch. 3 (seed 003), "Stages with Feedback"; N. Santoro,
+//!   Design and Analysis of Distributed Algorithms (2007), §3.8.
+//! * Network: bidirectional ring, no orientation, **FIFO links** (a missing
+//!   feedback is detected by the next stage's id overtaking it, see below).
+//! * Winner: the maximum (as Franklin's Stages), or the minimum when mirrored
+//!   (Santoro elects the minimum).
+//! * Messages: at most 3n⌊log₃ n⌋ + 5n election and feedback + n
+//!   notification. While c ≥ 2 candidates are left, a stage costs 2n ids (each
+//!   id travels to the nearest candidate) and at most n feedbacks (at most one
+//!   per segment between neighbouring candidates: both ends cannot beat each
+//!   other). A survivor s beats its neighbouring candidates r(s), l(s) and
+//!   their other neighbours r²(s), l²(s); neither r(s) nor r²(s) can survive
+//!   (r²(s) would have to beat s, which beats it), so survivors come with two
+//!   distinct non-survivors each: c' ≤ c/3 for c ≥ 3, and 2 candidates leave 1.
+//!   From n candidates at most ⌊log₃(n/2)⌋ + 1 ≤ ⌊log₃ n⌋ + 1 stages have two
+//!   or more candidates; the last one's ids go round (2n). Santoro's figure is
+//!   1.89 n log n + O(n) (3 log₃ 2 = 1.893).
+//!
+//! Each stage, candidates send their id both ways (defeated nodes relay). A
+//! candidate x with ids y and z from its two sides sends a positive feedback
+//! back to y if y beats x and z, and to z if z beats x and y; it survives the
+//! stage only if it gets a feedback from both sides. A candidate beaten by a
+//! neighbour is defeated at once. One that beats both waits: either both
+//! feedbacks come (next stage) or an id of a later stage arrives on a side
+//! that sent no feedback (on FIFO links the feedback would have come first),
+//! which defeats it (Santoro: "it works like a negative feedback"). Ids of a
+//! later stage that arrive before the node is done with its stage are held.
+//! The candidate whose own id comes back from both sides leads and sends a
+//! notification round.
+//!
+//! Corrections to the seed: the slide's condition for the feedback to z reads
+//! `id(z) < MIN(id(x), id(z))`, which is never true: no candidate would ever
+//! get feedback from its left and nobody would survive stage 1 (no leader on
+//! any ring of 3 or more). It must be `id(z) < MIN(id(x), id(y))` (regression
+//! test `feedback_goes_to_the_side_that_beats_both`). With two candidates
+//! left, y = z and neither condition holds, so the winner would starve: the
+//! loser sends its feedback on both sides (test `two_candidates_left`).
+//! Ids of the next stage can reach a candidate still collecting its own
+//! stage's ids (a survivor two candidates away is already one stage ahead):
+//! they are held, not relayed, since that candidate still owes feedback.
+
+use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    /// Collecting the stage's ids.
+    Candidate,
+    /// Beat both neighbours; waiting for their feedback.
+    Waiting,
+    Defeated,
+    Leader,
+    Follower,
+}
+
+/// One node of Stages with Feedback.
+#[derive(Debug)]
+pub struct StagesFeedback {
+    id: u64,
+    rule: Rule,
+    state: State,
+    stage: u32,
+    got: [Option<u64>; 2],
+    feedback: [bool; 2],
+    held: Vec<(Port, Msg)>,
+    leader: u64,
+}
+
+impl StagesFeedback {
+    /// A sleeping node.
+    pub fn new(c: &NodeContext) -> Self {
+        StagesFeedback {
+            id: c.id,
+            rule: c.rule,
+            state: State::Asleep,
+            stage: 0,
+            got: [None, None],
+            feedback: [false, false],
+            held: Vec::new(),
+            leader: 0,
+        }
+    }
+
+    fn next_stage(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
+        self.stage += 1;
+        self.state = State::Candidate;
+        self.got = [None, None];
+        self.feedback = [false, false];
+        let m = Msg::Election { id: self.id, stage: self.stage, hops: 0 };
+        out.send(RIGHT, m);
+        out.send(LEFT, m);
+        self.replay(out)
+    }
+
+    /// Handle the held messages again in the current state, in arrival order.
+    fn replay(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
+        for (port, msg) in std::mem::take(&mut self.held) {
+            self.step(port, msg, out)?;
+        }
+        Ok(())
+    }
+
+    fn defeat(&mut self, out: &mut Outbox) {
+        self.state = State::Defeated;
+        for (p, m) in std::mem::take(&mut self.held) {
+            out.send(other(p), m);
+        }
+    }
+
+    /// Does the id `a` from one side earn this node's feedback, `b` being the other side's?
+    fn earns_feedback(&self, a: u64, b: u64) -> bool {
+        self.rule.beats(a, self.id) && (a == b || self.rule.beats(a, b))
+    }
+
+    fn collected(&mut self, a: [u64; 2], out: &mut Outbox) -> Result<(), AlgoError> {
+        if a == [self.id, self.id] {
+            self.state = State::Leader;
+            self.leader = self.id;
+            out.decide(Role::Leader, self.id);
+            out.send(RIGHT, Msg::Notify { leader: self.id });
+            return Ok(());
+        }
+        for p in [LEFT, RIGHT] {
+            if self.earns_feedback(a[p as usize], a[other(p) as usize]) {
+                out.send(p, Msg::Feedback { id: a[p as usize], stage: self.stage });
+            }
+        }
+        if self.rule.beats(self.id, a[0]) && self.rule.beats(self.id, a[1]) {
+            self.state = State::Waiting;
+            if self.feedback == [true, true] {
+                return self.next_stage(out);
+            }
+            self.replay(out)
+        } else {
+            self.defeat(out);
+            Ok(())
+        }
+    }
+
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        let invalid = |what: String| Err(AlgoError::Invalid(what));
+        match (msg, self.state) {
+            (_, State::Asleep) if matches!(msg, Msg::Election { .. }) => {
+                self.next_stage(out)?;
+                self.step(port, msg, out)
+            }
+            (Msg::Election { stage, .. }, State::Candidate | State::Waiting) if stage > self.stage => {
+                if self.state == State::Waiting && !self.feedback[port as usize] {
+                    // FIFO: the neighbour's feedback would have come before this.
+                    self.held.push((port, msg));
+                    self.defeat(out);
+                } else {
+                    self.held.push((port, msg));
+                }
+                Ok(())
+            }
+            (Msg::Election { id, stage, .. }, State::Candidate) if stage == self.stage => {
+                if self.got[port as usize].is_some() {
+                    return invalid(format!("two stage-{stage} ids on port {port} at {}", self.id));
+                }
+                self.got[port as usize] = Some(id);
+                match self.got {
+                    [Some(l), Some(r)] => self.collected([l, r], out),
+                    _ => Ok(()),
+                }
+            }
+            (Msg::Feedback { id, stage }, State::Candidate | State::Waiting)
+                if id == self.id && stage == self.stage =>
+            {
+                self.feedback[port as usize] = true;
+                if self.state == State::Waiting && self.feedback == [true, true] {
+                    self.next_stage(out)?;
+                }
+                Ok(())
+            }
+            (Msg::Feedback { id, .. }, State::Defeated) if id == self.id => Ok(()),
+            (Msg::Election { .. } | Msg::Feedback { .. }, State::Defeated) => {
+                out.send(other(port), msg);
+                Ok(())
+            }
+            (Msg::Notify { leader }, State::Defeated) => {
+                self.state = State::Follower;
+                self.leader = leader;
+                out.decide(Role::Follower, leader);
+                out.send(other(port), msg);
+                Ok(())
+            }
+            (Msg::Notify { .. }, State::Leader) => Ok(()),
+            (Msg::Probe { .. } | Msg::Reply { .. }, _) => {
+                Err(AlgoError::UnexpectedKind { algorithm: "stages-feedback", kind: msg.kind().name() })
+            }
+            (msg, state) => invalid(format!("{msg:?} reached {} in state {state:?}, stage {}", self.id, self.stage)),
+        }
+    }
+}
+
+impl Algorithm for StagesFeedback {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            // Nothing is held yet, so starting the first stage cannot fail.
+            let _ = self.next_stage(out);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port > RIGHT {
+            return Err(AlgoError::BadPort { port });
+        }
+        self.step(port, msg, out)
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        match self.state {
+            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
+            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
+            _ => None,
+        }
+    }
+
+    fn state(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Candidate => "candidate",
+            State::Waiting => "waiting",
+            State::Defeated => "defeated",
+            State::Leader => "leader",
+            State::Follower => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::Effect;
+
+    fn node(id: u64, rule: Rule) -> StagesFeedback {
+        StagesFeedback::new(&NodeContext { id, rule, n: 8, coin: 0, ports: 2 })
+    }
+
+    fn el(id: u64, stage: u32) -> Msg {
+        Msg::Election { id, stage, hops: 0 }
+    }
+
+    fn started(id: u64, rule: Rule) -> (StagesFeedback, Outbox) {
+        let mut a = node(id, rule);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        (a, out)
+    }
+
+    /// Regression for the seed's typo `id(z) < MIN(id(x), id(z))`: a candidate
+    /// (min rule, as Santoro) sends its feedback to the side whose id beats
+    /// both its own and the other side's, whichever side that is.
+    #[test]
+    fn feedback_goes_to_the_side_that_beats_both() {
+        for (left, right, port) in [(3, 7, LEFT), (7, 3, RIGHT)] {
+            let (mut a, mut out) = started(5, Rule::Min);
+            a.on_message(LEFT, el(left, 1), &mut out).unwrap();
+            a.on_message(RIGHT, el(right, 1), &mut out).unwrap();
+            assert_eq!(out.effects(), &[Effect::Send { port, msg: Msg::Feedback { id: 3, stage: 1 } }]);
+            assert_eq!(a.state(), "defeated");
+        }
+    }
+
+    /// No feedback to a side that does not beat the other side too.
+    #[test]
+    fn no_feedback_to_a_side_beaten_by_the_other() {
+        let (mut a, mut out) = started(5, Rule::Min);
+        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
+        a.on_message(RIGHT, el(2, 1), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Feedback { id: 2, stage: 1 } }]);
+    }
+
+    /// With two candidates left (same id on both sides) the loser sends its
+    /// feedback both ways, and the winner moves on after both feedbacks.
+    #[test]
+    fn two_candidates_left() {
+        let (mut loser, mut out) = started(4, Rule::Max);
+        loser.on_message(LEFT, el(9, 1), &mut out).unwrap();
+        loser.on_message(RIGHT, el(9, 1), &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[
+                Effect::Send { port: LEFT, msg: Msg::Feedback { id: 9, stage: 1 } },
+                Effect::Send { port: RIGHT, msg: Msg::Feedback { id: 9, stage: 1 } }
+            ]
+        );
+        let (mut winner, mut out) = started(9, Rule::Max);
+        winner.on_message(LEFT, el(4, 1), &mut out).unwrap();
+        winner.on_message(RIGHT, el(4, 1), &mut out).unwrap();
+        assert_eq!(winner.state(), "waiting");
+        winner.on_message(LEFT, Msg::Feedback { id: 9, stage: 1 }, &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        winner.on_message(RIGHT, Msg::Feedback { id: 9, stage: 1 }, &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[Effect::Send { port: RIGHT, msg: el(9, 2) }, Effect::Send { port: LEFT, msg: el(9, 2) }]
+        );
+    }
+
+    /// A waiting candidate defeated by a later-stage id on a side that sent
+    /// no feedback relays it; one from a side that did is held for its next stage.
+    #[test]
+    fn later_stage_id_acts_as_negative_feedback() {
+        let (mut a, mut out) = started(9, Rule::Max);
+        a.on_message(LEFT, el(4, 1), &mut out).unwrap();
+        a.on_message(RIGHT, el(5, 1), &mut out).unwrap();
+        a.on_message(LEFT, Msg::Feedback { id: 9, stage: 1 }, &mut out).unwrap();
+        a.on_message(LEFT, el(12, 2), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "held: the left side sent its feedback");
+        a.on_message(RIGHT, el(11, 2), &mut out).unwrap();
+        assert_eq!(a.state(), "defeated");
+        assert_eq!(
+            out.effects(),
+            &[Effect::Send { port: RIGHT, msg: el(12, 2) }, Effect::Send { port: LEFT, msg: el(11, 2) }]
+        );
+    }
+}

@@ -1,0 +1,190 @@
+//! # UniAlternate (Alternate on a unidirectional ring)
+//!
+//! * Source: Santoro ch. 3 (seed 003), "Unidirectional version" and the
+//!   unidirectional table (UniAlternate, 1.44 n log n + O(n)); the same
+//!   simulation technique as UniStages (Dolev-Klawe-Rodeh, Peterson 1982).
+//! * Network: unidirectional ring (sends right; also runs on the oriented
+//!   bidirectional ring), **FIFO links**.
+//! * Winner: the maximum, or the minimum when mirrored.
+//! * Messages: exactly as many as Alternate on the same ids: n per step,
+//!   at most n·T(n) election + n notification, T(n) = max{k : G_k ≤ n},
+//!   G = 1, 2, 3, 5, 8, ...
+//!
+//! Every active node holds a value (first its own id) and, at every step,
+//! sends it right and receives its active predecessor's value v. At odd
+//! steps it stays active, keeping its value, if its value beats v (Alternate:
+//! a candidate compares with its left neighbour). At even steps Alternate
+//! compares each candidate with its *right* neighbour, which a unidirectional
+//! ring cannot do; the comparison of v with the node's own value is made by
+//! the node receiving it instead, and v survives (the node stays active,
+//! carrying v) if v beats the node's value. The surviving values are those of
+//! Alternate, carried one active node along. The active node whose own value
+//! comes back is the last; it announces the value, and the owner of that id
+//! declares itself leader.
+//!
+//! Corrections to the seed: as for UniStages, the node left holding the
+//! winning value need not own it, so the holder announces the value instead
+//! of declaring itself leader.
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    Active,
+    Relay,
+    Announcing,
+    Done,
+}
+
+/// One node of UniAlternate.
+#[derive(Debug)]
+pub struct UniAlternate {
+    id: u64,
+    rule: Rule,
+    state: State,
+    step: u32,
+    value: u64,
+    decision: Option<Decision>,
+}
+
+impl UniAlternate {
+    /// A sleeping node.
+    pub fn new(c: &NodeContext) -> Self {
+        UniAlternate { id: c.id, rule: c.rule, state: State::Asleep, step: 0, value: c.id, decision: None }
+    }
+
+    fn next_step(&mut self, out: &mut Outbox) {
+        self.step += 1;
+        self.state = State::Active;
+        out.send(RIGHT, Msg::Election { id: self.value, stage: self.step, hops: 0 });
+    }
+
+    fn decide(&mut self, leader: u64, out: &mut Outbox) {
+        let role = if leader == self.id { Role::Leader } else { Role::Follower };
+        self.decision = Some(Decision { role, leader });
+        out.decide(role, leader);
+    }
+}
+
+impl Algorithm for UniAlternate {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            self.next_step(out);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port > RIGHT {
+            return Err(AlgoError::BadPort { port });
+        }
+        match (msg, self.state) {
+            (Msg::Election { .. }, State::Asleep) => {
+                self.next_step(out);
+                self.on_message(port, msg, out)?;
+            }
+            (Msg::Election { id: v, stage, .. }, State::Active) => {
+                if stage != self.step {
+                    return Err(AlgoError::Invalid(format!(
+                        "step {stage} reached an active node at step {} (links not FIFO?)",
+                        self.step
+                    )));
+                }
+                if v == self.value {
+                    self.state = State::Announcing;
+                    self.decide(v, out);
+                    out.send(RIGHT, Msg::Notify { leader: v });
+                } else if self.step % 2 == 1 {
+                    if self.rule.beats(self.value, v) { self.next_step(out) } else { self.state = State::Relay }
+                } else if self.rule.beats(v, self.value) {
+                    self.value = v;
+                    self.next_step(out);
+                } else {
+                    self.state = State::Relay;
+                }
+            }
+            (Msg::Election { .. }, State::Relay) => out.send(other(port), msg),
+            (Msg::Notify { .. }, State::Announcing) => self.state = State::Done,
+            (Msg::Notify { leader }, State::Relay) => {
+                self.state = State::Done;
+                self.decide(leader, out);
+                out.send(other(port), msg);
+            }
+            (Msg::Election { .. } | Msg::Notify { .. }, state) => {
+                return Err(AlgoError::Invalid(format!("{msg:?} reached {} in state {state:?}", self.id)));
+            }
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: "uni-alternate", kind: msg.kind().name() }),
+        }
+        Ok(())
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        self.decision
+    }
+
+    fn state(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Active => "active",
+            State::Relay => "relay",
+            State::Announcing => "announcing",
+            State::Done if matches!(self.decision, Some(d) if d.role == Role::Leader) => "leader",
+            State::Done => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::catalogue;
+    use crate::algo::{Effect, LEFT};
+    use crate::sim::{self, SimConfig};
+    use crate::topology::{IdOrder, Topology, TopologyKind};
+
+    fn el(id: u64, stage: u32) -> Msg {
+        Msg::Election { id, stage, hops: 0 }
+    }
+
+    /// Odd steps keep the node's own value if it beats the predecessor's;
+    /// even steps adopt the predecessor's value if it beats the node's.
+    #[test]
+    fn odd_steps_keep_own_even_steps_adopt() {
+        let mut a = UniAlternate::new(&NodeContext { id: 5, rule: Rule::Max, n: 8, coin: 0, ports: 2 });
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 2) }]);
+        out.clear();
+        a.on_message(LEFT, el(8, 2), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(8, 3) }], "carries 8 now");
+        out.clear();
+        a.on_message(LEFT, el(9, 3), &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        assert_eq!(a.state(), "relay");
+    }
+
+    /// It simulates Alternate exactly: on every arrangement of up to 7 ids
+    /// (all initiating) it sends as many messages as Alternate on the
+    /// oriented bidirectional ring, and the owner of the extremum leads.
+    #[test]
+    fn counts_equal_alternate() {
+        let uni = catalogue::find("uni-alternate").unwrap();
+        let bi = catalogue::find("alternate").unwrap();
+        for n in 2..=7u32 {
+            let all: Vec<u32> = (0..n).collect();
+            let uring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
+            let bring = Topology::ring(TopologyKind::RingBi, n, 0).unwrap();
+            for seed in 0..40 {
+                let ids = IdOrder::Random(seed).arrange(n).unwrap();
+                for rule in [Rule::Max, Rule::Min] {
+                    let u = sim::run(uni, &uring, &ids, &all, rule, &SimConfig::default());
+                    let b = sim::run(bi, &bring, &ids, &all, rule, &SimConfig::default());
+                    assert!(u.verdict.violations.is_empty(), "{ids:?}: {:?}", u.verdict.violations);
+                    assert_eq!(u.counters.messages, b.counters.messages, "{ids:?} {rule:?}");
+                }
+            }
+        }
+    }
+}

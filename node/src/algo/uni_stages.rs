@@ -1,0 +1,225 @@
+//! # UniStages (Dolev-Klawe-Rodeh 1982 / Peterson 1982)
+//!
+//! * Source: D. Dolev, M. Klawe, M. Rodeh, "An O(n log n) unidirectional
+//!   distributed algorithm for extrema finding in a circle" (1982); G. L.
+//!   Peterson, "An O(n log n) unidirectional algorithm for the circular
+//!   extrema problem" (1982); Santoro ch. 3 (seed 003), "Unidirectional
+//!   version".
+//! * Network: unidirectional ring (sends right; also runs on the oriented
+//!   bidirectional ring), **FIFO links**.
+//! * Winner: the maximum (Peterson), or the minimum when mirrored.
+//! * Messages: at most 2n⌊log n⌋ election + n to detect the end + n
+//!   notification = 2n⌊log n⌋ + 2n. While a ≥ 2 nodes are active a phase
+//!   costs 2n (both messages of each active node travel to the next active
+//!   node) and at most ⌊a/2⌋ stay active (the survivors adopt values that are
+//!   local maxima of the cyclic sequence of active values, and two neighbours
+//!   cannot both be one), so at most ⌊log n⌋ such phases; then the last
+//!   active node's value goes round (n) and the notification too (n).
+//!
+//! Bidirectional Stages simulated on one direction: an active node holds a
+//! *value* (first its own id). In phase p it sends its value (step 2p − 1),
+//! receives its active predecessor's value v1 and forwards it (step 2p),
+//! then receives the value v2 of the active node two back. It has then seen
+//! what the node holding v1 would have seen in Stages (its two neighbours'
+//! values, shifted one active node along), so it stays active, adopting v1,
+//! if v1 beats both its own value and v2, and becomes a relay otherwise. A
+//! relay forwards everything. The active node whose own value comes back as
+//! its first message is the last: the value it holds is the extremum.
+//!
+//! Corrections to the seed / literature: the node that ends up holding the
+//! winning value is in general *not* its owner (ids 1, 2: node 1 ends up
+//! holding 2). Declaring the holder leader elects the wrong node (and the
+//! invariant `leader_is_extremum` fails). Here the holder sends the
+//! notification round carrying the winning value; the node whose own id it
+//! is declares itself leader, every other node (the holder included, unless
+//! it owns the value) a follower. Encoding: `Msg::Election { id: value,
+//! stage: step }`, the step's parity telling the first message of a phase
+//! from the second.
+
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Asleep,
+    /// Active, waiting for the first message of `phase`.
+    First,
+    /// Active, got `v1`; waiting for the second message.
+    Second {
+        v1: u64,
+    },
+    Relay,
+    /// Holds the winning value; its notification is going round.
+    Announcing,
+    Done,
+}
+
+/// One node of UniStages.
+#[derive(Debug)]
+pub struct UniStages {
+    id: u64,
+    rule: Rule,
+    state: State,
+    phase: u32,
+    value: u64,
+    decision: Option<Decision>,
+}
+
+impl UniStages {
+    /// A sleeping node.
+    pub fn new(c: &NodeContext) -> Self {
+        UniStages { id: c.id, rule: c.rule, state: State::Asleep, phase: 0, value: c.id, decision: None }
+    }
+
+    fn next_phase(&mut self, out: &mut Outbox) {
+        self.phase += 1;
+        self.state = State::First;
+        out.send(RIGHT, Msg::Election { id: self.value, stage: 2 * self.phase - 1, hops: 0 });
+    }
+
+    fn decide(&mut self, leader: u64, out: &mut Outbox) {
+        let role = if leader == self.id { Role::Leader } else { Role::Follower };
+        self.decision = Some(Decision { role, leader });
+        out.decide(role, leader);
+    }
+
+    fn on_msg(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        match msg {
+            Msg::Election { id: v, stage, .. } => match self.state {
+                State::Asleep => {
+                    self.next_phase(out);
+                    self.on_msg(port, msg, out)?;
+                }
+                State::First | State::Second { .. } => {
+                    let want = if self.state == State::First { 2 * self.phase - 1 } else { 2 * self.phase };
+                    if stage != want {
+                        return Err(AlgoError::Invalid(format!(
+                            "step {stage} reached an active node expecting step {want} (links not FIFO?)"
+                        )));
+                    }
+                    match self.state {
+                        State::First if v == self.value => {
+                            // The last active node: announce the value it holds.
+                            self.state = State::Announcing;
+                            self.decide(v, out);
+                            out.send(RIGHT, Msg::Notify { leader: v });
+                        }
+                        State::First => {
+                            self.state = State::Second { v1: v };
+                            out.send(RIGHT, Msg::Election { id: v, stage: 2 * self.phase, hops: 0 });
+                        }
+                        State::Second { v1 } => {
+                            if self.rule.beats(v1, self.value) && self.rule.beats(v1, v) {
+                                self.value = v1;
+                                self.next_phase(out);
+                            } else {
+                                self.state = State::Relay;
+                            }
+                        }
+                        _ => unreachable!("matched above"),
+                    }
+                }
+                State::Relay => out.send(other(port), msg),
+                State::Announcing | State::Done => {
+                    return Err(AlgoError::Invalid(format!("value {v} arrived after the election ended")));
+                }
+            },
+            Msg::Notify { leader } => match self.state {
+                State::Announcing => self.state = State::Done,
+                State::Relay => {
+                    self.state = State::Done;
+                    self.decide(leader, out);
+                    out.send(other(port), msg);
+                }
+                _ => return Err(AlgoError::Invalid(format!("notification reached {} in {:?}", self.id, self.state))),
+            },
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: "uni-stages", kind: msg.kind().name() }),
+        }
+        Ok(())
+    }
+}
+
+impl Algorithm for UniStages {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.state == State::Asleep {
+            self.next_phase(out);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port > RIGHT {
+            return Err(AlgoError::BadPort { port });
+        }
+        self.on_msg(port, msg, out)
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        self.decision
+    }
+
+    fn state(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::First | State::Second { .. } => "active",
+            State::Relay => "relay",
+            State::Announcing => "announcing",
+            State::Done if matches!(self.decision, Some(d) if d.role == Role::Leader) => "leader",
+            State::Done => "follower",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::catalogue;
+    use crate::algo::{Effect, LEFT};
+    use crate::sim::{self, SimConfig};
+    use crate::topology::{Topology, TopologyKind};
+
+    fn el(id: u64, stage: u32) -> Msg {
+        Msg::Election { id, stage, hops: 0 }
+    }
+
+    fn started(id: u64) -> (UniStages, Outbox) {
+        let mut a = UniStages::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2 });
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        (a, out)
+    }
+
+    /// An active node forwards its predecessor's value, then adopts it if it
+    /// beats both its own value and the one two back, starting the next phase.
+    #[test]
+    fn adopts_a_local_maximum() {
+        let (mut a, mut out) = started(3);
+        a.on_message(LEFT, el(7, 1), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(7, 2) }]);
+        out.clear();
+        a.on_message(LEFT, el(5, 2), &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(7, 3) }]);
+    }
+
+    /// A predecessor value beaten by the one two back makes the node a relay.
+    #[test]
+    fn becomes_relay_otherwise() {
+        let (mut a, mut out) = started(3);
+        a.on_message(LEFT, el(7, 1), &mut out).unwrap();
+        out.clear();
+        a.on_message(LEFT, el(9, 2), &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        assert_eq!(a.state(), "relay");
+    }
+
+    /// Regression (the guide's warning): on ids 1, 2 the node with id 1 ends
+    /// up holding 2; it must announce 2, not lead. The owner of 2 leads.
+    #[test]
+    fn the_owner_of_the_winning_value_leads_not_its_holder() {
+        let spec = catalogue::find("uni-stages").unwrap();
+        let ring = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
+        let r = sim::run(spec, &ring, &[1, 2], &[0, 1], Rule::Max, &SimConfig::default());
+        assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+        assert_eq!(r.verdict.leader, Some(1), "position 1 owns id 2");
+        assert_eq!(r.decisions[0], Some(Decision { role: Role::Follower, leader: 2 }));
+    }
+}
