@@ -2,3 +2,4 @@
 //! users drive it: flags and environment, `grpcurl`, SIGTERM.
 
 mod t01_grpcurl;
+mod t02_cargo_run;
