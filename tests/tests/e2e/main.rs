@@ -12,3 +12,4 @@ mod t07_records;
 mod t08_configuration;
 mod t09_compare;
 mod t10_trees;
+mod t11_live_64;
