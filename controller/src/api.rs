@@ -24,6 +24,9 @@ use crate::elections::{ElectionRecord, Elections, Entry, Mode, Plan, SimOptions,
 /// Size of a SIMULATED election that does not give one.
 pub const DEFAULT_SIMULATED_SIZE: u32 = 8;
 
+/// Largest COMPLETE network (n(n-1) directed links).
+pub const MAX_COMPLETE_SIZE: u32 = 2048;
+
 /// A request refused before it ran, naming the field at fault.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {reason}")]
@@ -98,7 +101,24 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         ));
     }
 
-    // Size: explicit ids fix it; otherwise `size`, 0 meaning the whole cluster (LIVE) or 8 (SIMULATED).
+    // Shape parameters belong to their topology.
+    if kind != TopologyKind::Mesh && (req.rows != 0 || req.cols != 0) {
+        return Err(RequestError::invalid(
+            if req.rows != 0 { "topology.rows" } else { "topology.cols" },
+            format!("rows and cols are only given for MESH, not {}", kind.name()),
+        ));
+    }
+    if !matches!(kind, TopologyKind::Tree | TopologyKind::Graph) && !req.edges.is_empty() {
+        return Err(RequestError::invalid(
+            "topology.edges",
+            format!("edges are only given for TREE and GRAPH, not {}", kind.name()),
+        ));
+    }
+    let mesh_size =
+        (kind == TopologyKind::Mesh && req.rows != 0 && req.cols != 0).then(|| req.rows as u64 * req.cols as u64);
+
+    // Size: explicit ids fix it, then a mesh's rows x cols; otherwise `size`,
+    // 0 meaning the whole cluster (LIVE) or 8 (SIMULATED).
     let explicit = !req.ids.is_empty();
     let n: u64 = if explicit {
         if req.size != 0 && req.size as usize != req.ids.len() {
@@ -107,7 +127,26 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
                 format!("{} ids given for size {}; give one id per position (or size 0)", req.ids.len(), req.size),
             ));
         }
+        if let Some(m) = mesh_size
+            && m != req.ids.len() as u64
+        {
+            return Err(RequestError::invalid(
+                "ids",
+                format!("{} ids given for a {} x {} mesh of {m} positions", req.ids.len(), req.rows, req.cols),
+            ));
+        }
         req.ids.len() as u64
+    } else if let Some(m) = mesh_size {
+        if req.size != 0 && req.size as u64 != m {
+            return Err(RequestError::invalid(
+                "size",
+                format!(
+                    "size {} differs from rows x cols = {} x {} = {m} (give one, or both alike)",
+                    req.size, req.rows, req.cols
+                ),
+            ));
+        }
+        m
     } else if req.size == 0 {
         match req.mode {
             Mode::Live => cluster_nodes as u64,
@@ -118,18 +157,24 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
     };
     if n < 2 {
         return Err(if explicit {
-            RequestError::invalid("ids", format!("a ring needs at least 2 positions; {n} id given"))
+            RequestError::invalid("ids", format!("an election needs at least 2 positions; {n} id given"))
         } else if req.mode == Mode::Live && req.size == 0 {
             RequestError::precondition(
                 "size",
                 format!(
-                    "the cluster has {cluster_nodes} nodes and a ring needs at least 2; start the controller with \
-                     --local-nodes N or --nodes, or use mode SIMULATED"
+                    "the cluster has {cluster_nodes} nodes and an election needs at least 2; start the controller \
+                     with --local-nodes N or --nodes, or use mode SIMULATED"
                 ),
             )
         } else {
-            RequestError::invalid("size", format!("a ring needs at least 2 positions, got {n}"))
+            RequestError::invalid("size", format!("an election needs at least 2 positions, got {n}"))
         });
+    }
+    if kind == TopologyKind::Complete && n > MAX_COMPLETE_SIZE as u64 {
+        return Err(RequestError::invalid(
+            "size",
+            format!("a COMPLETE network of {n} positions has too many links; at most {MAX_COMPLETE_SIZE} positions"),
+        ));
     }
     match req.mode {
         Mode::Live if n > cluster_nodes as u64 => {
@@ -231,11 +276,24 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         TopologyKind::Tree if !req.edges.is_empty() => {
             Topology::tree(n, &req.edges).map_err(|e| RequestError::invalid("topology.edges", e.to_string()))?
         }
-        _ if !req.edges.is_empty() => {
-            return Err(RequestError::invalid(
-                "topology.edges",
-                format!("edges are only given for TREE, not {}", kind.name()),
-            ));
+        TopologyKind::Graph if !req.edges.is_empty() => {
+            Topology::graph(n, &req.edges).map_err(|e| RequestError::invalid("topology.edges", e.to_string()))?
+        }
+        TopologyKind::Mesh => {
+            let (rows, cols) = match (req.rows, req.cols) {
+                (0, 0) => topology::mesh_shape(n).map_err(|e| RequestError::invalid("size", e.to_string()))?,
+                (0, c) if n % c != 0 => {
+                    return Err(RequestError::invalid("topology.cols", format!("{c} columns do not divide size {n}")));
+                }
+                (r, 0) if n % r != 0 => {
+                    return Err(RequestError::invalid("topology.rows", format!("{r} rows do not divide size {n}")));
+                }
+                (0, c) => (n / c, c),
+                (r, 0) => (r, n / r),
+                (r, c) => (r, c),
+            };
+            let field = if req.rows != 0 || req.cols != 0 { "topology.rows" } else { "size" };
+            Topology::mesh(rows, cols).map_err(|e| RequestError::invalid(field, e.to_string()))?
         }
         _ => Topology::build(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string()))?,
     };
@@ -532,6 +590,28 @@ mod tests {
         let mut sim = req("as-far");
         sim.mode = Mode::Simulated;
         assert_eq!(plan(&sim, 0, &ControllerConfig::default()).unwrap().n(), DEFAULT_SIMULATED_SIZE);
+    }
+
+    /// Shape parameters belong to their topology: rows/cols only for MESH, edges only for TREE and GRAPH,
+    /// and an algorithm refuses a topology it does not list (a ring algorithm on a mesh or complete network).
+    #[test]
+    fn shape_parameters_belong_to_their_topology() {
+        let mut r = req("as-far");
+        r.rows = 2;
+        assert_eq!(refused(&r, 8), (Code::InvalidArgument, "topology.rows"));
+        r.rows = 0;
+        r.cols = 4;
+        assert_eq!(refused(&r, 8), (Code::InvalidArgument, "topology.cols"));
+        r.cols = 0;
+        r.edges = vec![(0, 1)];
+        assert_eq!(refused(&r, 8), (Code::InvalidArgument, "topology.edges"));
+        for kind in [TopologyKind::Mesh, TopologyKind::Complete, TopologyKind::Graph] {
+            let mut r = req("as-far");
+            r.topology = Some(kind);
+            let e = plan(&r, 8, &ControllerConfig::default()).unwrap_err();
+            assert_eq!((e.code, e.field), (Code::InvalidArgument, "topology"));
+            assert!(e.reason.contains(kind.name()), "{}", e.reason);
+        }
     }
 
     /// Explicit initiators are given by id and become sorted positions.

@@ -57,8 +57,12 @@ pub struct ElectionRequest {
     pub wait: bool,
     /// Requested overlay (`None` = the algorithm's default).
     pub topology: Option<TopologyKind>,
-    /// Explicit tree edges (`topology.edges`); empty = drawn from the seed.
+    /// Explicit tree or graph edges (`topology.edges`); empty = drawn from the seed.
     pub edges: Vec<(u32, u32)>,
+    /// Mesh rows (`topology.rows`); 0 = derived.
+    pub rows: u32,
+    /// Mesh columns (`topology.cols`); 0 = derived.
+    pub cols: u32,
     /// Requested winner rule (`None` = the algorithm's own).
     pub winner: Option<Rule>,
     /// Simulator options, if any were given.
@@ -84,11 +88,14 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             pb::Mode::Live => Mode::Live,
             pb::Mode::Simulated => Mode::Simulated,
         };
-        let (topology, edges) = match r.topology {
-            None => (None, Vec::new()),
-            Some(t) => {
-                (topology_from_pb(enum_field("topology.kind", t.kind)?), t.edges.iter().map(|e| (e.a, e.b)).collect())
-            }
+        let (topology, edges, rows, cols) = match r.topology {
+            None => (None, Vec::new(), 0, 0),
+            Some(t) => (
+                topology_from_pb(enum_field("topology.kind", t.kind)?),
+                t.edges.iter().map(|e| (e.a, e.b)).collect(),
+                t.rows,
+                t.cols,
+            ),
         };
         let winner = match enum_field::<pb::Winner>("winner", r.winner)? {
             pb::Winner::Default => None,
@@ -107,6 +114,8 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             wait: r.wait,
             topology,
             edges,
+            rows,
+            cols,
             winner,
             simulation: r.simulation.map(|s| SimOptions { non_fifo: s.non_fifo, unit_delay: s.unit_delay }),
         })
@@ -121,6 +130,9 @@ pub fn topology_from_pb(t: pb::TopologyKind) -> Option<TopologyKind> {
         pb::TopologyKind::RingBidirectional => Some(TopologyKind::RingBi),
         pb::TopologyKind::RingBidirectionalUnoriented => Some(TopologyKind::RingBiUnoriented),
         pb::TopologyKind::Tree => Some(TopologyKind::Tree),
+        pb::TopologyKind::Mesh => Some(TopologyKind::Mesh),
+        pb::TopologyKind::Complete => Some(TopologyKind::Complete),
+        pb::TopologyKind::Graph => Some(TopologyKind::Graph),
     }
 }
 
@@ -131,6 +143,9 @@ pub fn topology_to_pb(t: TopologyKind) -> pb::TopologyKind {
         TopologyKind::RingBi => pb::TopologyKind::RingBidirectional,
         TopologyKind::RingBiUnoriented => pb::TopologyKind::RingBidirectionalUnoriented,
         TopologyKind::Tree => pb::TopologyKind::Tree,
+        TopologyKind::Mesh => pb::TopologyKind::Mesh,
+        TopologyKind::Complete => pb::TopologyKind::Complete,
+        TopologyKind::Graph => pb::TopologyKind::Graph,
     }
 }
 
@@ -257,6 +272,7 @@ pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
             description: s.description.to_string(),
             worst_case: s.worst_case.map(|a| a.description.to_string()).unwrap_or_default(),
             best_case: s.best_case.map(|a| a.description.to_string()).unwrap_or_default(),
+            candidates: s.candidates.describe().to_string(),
         }
     }
 }
@@ -285,7 +301,7 @@ mod tests {
         assert_eq!(bad(pb::StartElectionRequest { id_order: 9, ..Default::default() }), "id_order");
         assert_eq!(bad(pb::StartElectionRequest { mode: 9, ..Default::default() }), "mode");
         assert_eq!(bad(pb::StartElectionRequest { winner: 9, ..Default::default() }), "winner");
-        let topology = Some(pb::Topology { kind: 9, edges: vec![] });
+        let topology = Some(pb::Topology { kind: 9, edges: vec![], ..Default::default() });
         assert_eq!(bad(pb::StartElectionRequest { topology, ..Default::default() }), "topology.kind");
     }
 

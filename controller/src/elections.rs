@@ -551,6 +551,8 @@ impl Elections {
                         String::new()
                     },
                     remote_port: link.remote_port,
+                    id: plan.ids[link.peer as usize],
+                    label: pb::Compass::from(link.label).into(),
                 })
                 .collect();
             pb::PrepareRequest {
@@ -717,6 +719,7 @@ impl Elections {
             violations.push(format!("{rejected} messages were rejected by the nodes"));
         }
         let verdict = invariants::verdict(
+            plan.spec.expected_winner(&plan.topology, &plan.ids, &plan.initiators, plan.rule),
             plan.rule,
             &plan.ids,
             &decisions,

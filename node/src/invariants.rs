@@ -52,9 +52,20 @@ pub fn all_agree_on_leader(ids: &[u64], decisions: &[Option<Decision>]) -> Resul
     Ok(())
 }
 
-/// The leader holds the winning id under `rule`.
+/// The leader holds the winning id under `rule` among all of `ids`.
 pub fn leader_is_extremum(rule: Rule, ids: &[u64], decisions: &[Option<Decision>]) -> Result<(), String> {
-    let Some(expected) = rule.winner(ids.iter().copied()) else {
+    leader_is_expected(rule.winner(ids.iter().copied()), rule, ids, decisions)
+}
+
+/// The leader holds `expected`, the winning id among the algorithm's
+/// candidates (see [`crate::algo::catalogue::Candidates`]).
+pub fn leader_is_expected(
+    expected: Option<u64>,
+    rule: Rule,
+    ids: &[u64],
+    decisions: &[Option<Decision>],
+) -> Result<(), String> {
+    let Some(expected) = expected else {
         return Ok(());
     };
     for (pos, d) in decisions.iter().enumerate() {
@@ -87,8 +98,10 @@ pub struct Verdict {
     pub violations: Vec<String>,
 }
 
-/// Check every invariant of a finished election.
+/// Check every invariant of a finished election; `expected` is the id that
+/// must win ([`crate::algo::catalogue::AlgorithmSpec::expected_winner`]).
 pub fn verdict(
+    expected: Option<u64>,
     rule: Rule,
     ids: &[u64],
     decisions: &[Option<Decision>],
@@ -101,7 +114,7 @@ pub fn verdict(
         at_most_one_leader(decisions),
         some_leader(decisions),
         all_agree_on_leader(ids, decisions),
-        leader_is_extremum(rule, ids, decisions),
+        leader_is_expected(expected, rule, ids, decisions),
         messages_within_bound(messages, bound, formula),
     ];
     let agreed = checks[2].is_ok();
@@ -128,7 +141,7 @@ mod tests {
     /// A correct outcome passes every check and names the leader's position.
     #[test]
     fn correct_election() {
-        let v = verdict(Rule::Max, &[1, 3, 2], &[follow(3), lead(3), follow(3)], 5, 9, "x");
+        let v = verdict(Some(3), Rule::Max, &[1, 3, 2], &[follow(3), lead(3), follow(3)], 5, 9, "x");
         assert_eq!(v, Verdict { leader: Some(1), agreed: true, violations: vec![] });
     }
 
@@ -142,7 +155,7 @@ mod tests {
         assert!(all_agree_on_leader(&ids, &[follow(2), lead(3), follow(3)]).unwrap_err().contains("disagree"));
         assert!(leader_is_extremum(Rule::Min, &ids, &[follow(3), lead(3), follow(3)]).is_err());
         assert!(messages_within_bound(10, 9, "n").is_err());
-        let v = verdict(Rule::Max, &ids, &[lead(1), lead(3), follow(3)], 1, 9, "x");
+        let v = verdict(Some(3), Rule::Max, &ids, &[lead(1), lead(3), follow(3)], 1, 9, "x");
         assert_eq!(v.leader, None);
         assert!(!v.agreed);
         assert!(v.violations.len() >= 2);

@@ -30,7 +30,7 @@ use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
 use crate::algo::catalogue::AlgorithmSpec;
-use crate::algo::{Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, Rule, TimerId};
+use crate::algo::{Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, PortInfo, Rule, TimerId};
 use crate::counters::Counters;
 use crate::invariants::{self, Verdict};
 use crate::topology::Topology;
@@ -232,14 +232,19 @@ pub fn run_with<A: Algorithm>(
     let cap = if cfg.max_deliveries > 0 { cfg.max_deliveries } else { bound.saturating_mul(4).saturating_add(1_000) };
     let max_delay = cfg.max_delay.clamp(1, 4096);
     let width = max_delay + 1;
+    let mut info: Vec<PortInfo> = Vec::new();
     let mut d = Driver {
         topo,
         nodes: ids
             .iter()
             .enumerate()
             .map(|(p, &id)| {
-                let (coin, ports) = (crate::algo::coin(cfg.seed, p as u32), topo.ports(p as u32).len() as u32);
-                make(&NodeContext { id, rule, n, coin, ports })
+                info.clear();
+                info.extend(
+                    topo.ports(p as u32).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }),
+                );
+                let coin = crate::algo::coin(cfg.seed, p as u32);
+                make(&NodeContext { id, rule, n, coin, ports: info.len() as u32, port_info: &info })
             })
             .collect(),
         depth: vec![0; n as usize],
@@ -314,7 +319,9 @@ pub fn run_with<A: Algorithm>(
         now += 1;
     }
 
-    let mut verdict = invariants::verdict(rule, ids, &d.decisions, d.counters.messages, bound, spec.bound_formula);
+    let expected = spec.expected_winner(topo, ids, initiators, rule);
+    let mut verdict =
+        invariants::verdict(expected, rule, ids, &d.decisions, d.counters.messages, bound, spec.bound_formula);
     if !terminated {
         verdict.violations.push(format!("did not go quiet within {cap} deliveries"));
     }

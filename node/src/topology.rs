@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use rand::{SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
-use crate::algo::{LEFT, Port, RIGHT};
+use crate::algo::{Compass, LEFT, Port, RIGHT};
 
 /// Shapes of election overlay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -30,6 +30,12 @@ pub enum TopologyKind {
     RingBiUnoriented,
     /// A tree: n − 1 bidirectional links, connected, acyclic.
     Tree,
+    /// A rows × cols grid whose ports carry compass labels.
+    Mesh,
+    /// Every position linked to every other.
+    Complete,
+    /// Any connected graph.
+    Graph,
 }
 
 impl TopologyKind {
@@ -40,6 +46,9 @@ impl TopologyKind {
             TopologyKind::RingBi => "RING_BIDIRECTIONAL",
             TopologyKind::RingBiUnoriented => "RING_BIDIRECTIONAL_UNORIENTED",
             TopologyKind::Tree => "TREE",
+            TopologyKind::Mesh => "MESH",
+            TopologyKind::Complete => "COMPLETE",
+            TopologyKind::Graph => "GRAPH",
         }
     }
 
@@ -50,7 +59,7 @@ impl TopologyKind {
 
     /// Do all nodes share a sense of direction? (Only meaningful for rings.)
     pub fn oriented(self) -> bool {
-        !matches!(self, TopologyKind::RingBiUnoriented | TopologyKind::Tree)
+        matches!(self, TopologyKind::RingUni | TopologyKind::RingBi)
     }
 
     /// Is it one of the rings?
@@ -68,6 +77,8 @@ pub struct PortLink {
     pub remote_port: Port,
     /// May this node send on the port? (false: receive only)
     pub outgoing: bool,
+    /// Compass direction of the port on a mesh, [`Compass::None`] elsewhere.
+    pub label: Compass,
 }
 
 /// A built overlay of `n` positions.
@@ -83,7 +94,7 @@ pub struct Topology {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TopologyError {
     /// Rings need at least two positions.
-    #[error("a ring needs at least 2 positions, got {0}")]
+    #[error("an overlay needs at least 2 positions, got {0}")]
     TooSmall(u32),
     /// The edges do not form a tree on the positions.
     #[error("not a tree: {0}")]
@@ -91,6 +102,12 @@ pub enum TopologyError {
     /// The kind needs another constructor (e.g. a ring built as a tree).
     #[error("{0} is not built this way")]
     WrongKind(&'static str),
+    /// The edges do not form a simple connected graph on the positions.
+    #[error("not a connected graph: {0}")]
+    NotAGraph(String),
+    /// The mesh shape is impossible.
+    #[error("not a mesh: {0}")]
+    NotAMesh(String),
 }
 
 impl Topology {
@@ -124,8 +141,9 @@ impl Topology {
         for (i, &flip) in flipped.iter().enumerate() {
             let r = (i + 1) % n_us;
             let l = (i + n_us - 1) % n_us;
-            let right = PortLink { peer: r as u32, remote_port: label(r, false), outgoing: true };
-            let left = PortLink { peer: l as u32, remote_port: label(l, true), outgoing: outgoing_left };
+            let right = PortLink { peer: r as u32, remote_port: label(r, false), outgoing: true, label: Compass::None };
+            let left =
+                PortLink { peer: l as u32, remote_port: label(l, true), outgoing: outgoing_left, label: Compass::None };
             links.extend(if flip { [right, left] } else { [left, right] });
         }
         Ok(Topology { kind, offsets: (0..=n).map(|i| 2 * i).collect(), links })
@@ -140,46 +158,100 @@ impl Topology {
         if edges.len() != n as usize - 1 {
             return Err(TopologyError::NotATree(format!("{} edges for {n} positions; a tree has n - 1", edges.len())));
         }
-        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
-        for &(a, b) in edges {
-            if a >= n || b >= n {
-                return Err(TopologyError::NotATree(format!("edge {a}-{b} names a position outside 0..{n}")));
-            }
-            if a == b {
-                return Err(TopologyError::NotATree(format!("edge {a}-{b} is a self-loop")));
-            }
-            if adj[a as usize].contains(&b) {
-                return Err(TopologyError::NotATree(format!("edge {a}-{b} is listed twice")));
-            }
-            adj[a as usize].push(b);
-            adj[b as usize].push(a);
-        }
         // n - 1 distinct edges and connected => a tree.
-        let mut seen = vec![false; n as usize];
-        let mut stack = vec![0u32];
-        seen[0] = true;
-        while let Some(v) = stack.pop() {
-            for &w in &adj[v as usize] {
-                if !seen[w as usize] {
-                    seen[w as usize] = true;
-                    stack.push(w);
+        let adj = adjacency(n, edges).map_err(TopologyError::NotATree)?;
+        Ok(Self::from_adjacency(TopologyKind::Tree, &adj, |_, _| Compass::None))
+    }
+
+    /// A connected simple graph on `n` positions from its edges (each listed
+    /// once, either way round). Ports follow the order edges are listed in.
+    pub fn graph(n: u32, edges: &[(u32, u32)]) -> Result<Self, TopologyError> {
+        if n < 2 {
+            return Err(TopologyError::TooSmall(n));
+        }
+        let adj = adjacency(n, edges).map_err(TopologyError::NotAGraph)?;
+        Ok(Self::from_adjacency(TopologyKind::Graph, &adj, |_, _| Compass::None))
+    }
+
+    /// A random connected graph on `n` positions: a uniformly random tree
+    /// plus `n / 2` extra distinct edges, all drawn from `seed`.
+    pub fn random_graph(n: u32, seed: u64) -> Result<Self, TopologyError> {
+        Self::graph(n, &random_graph_edges(n, seed))
+    }
+
+    /// The complete graph on `n` positions. Port `p` of position `v` leads to
+    /// the `p`-th other position in increasing order.
+    pub fn complete(n: u32) -> Result<Self, TopologyError> {
+        if n < 2 {
+            return Err(TopologyError::TooSmall(n));
+        }
+        let adj: Vec<Vec<u32>> = (0..n).map(|v| (0..n).filter(|&w| w != v).collect()).collect();
+        Ok(Self::from_adjacency(TopologyKind::Complete, &adj, |_, _| Compass::None))
+    }
+
+    /// A `rows` × `cols` grid; position `r * cols + c` is row `r`, column
+    /// `c`. Each position's ports are its existing neighbours in the order
+    /// north, east, south, west, labelled with their [`Compass`] direction.
+    pub fn mesh(rows: u32, cols: u32) -> Result<Self, TopologyError> {
+        if rows < 2 || cols < 2 {
+            return Err(TopologyError::NotAMesh(format!(
+                "{rows} x {cols}: a mesh needs at least 2 rows and 2 columns"
+            )));
+        }
+        let n =
+            rows.checked_mul(cols).ok_or_else(|| TopologyError::NotAMesh(format!("{rows} x {cols} is too large")))?;
+        let at = |v: u32| (v / cols, v % cols);
+        let adj: Vec<Vec<u32>> = (0..n)
+            .map(|v| {
+                let (r, c) = at(v);
+                let mut a = Vec::with_capacity(4);
+                if r > 0 {
+                    a.push(v - cols);
                 }
+                if c + 1 < cols {
+                    a.push(v + 1);
+                }
+                if r + 1 < rows {
+                    a.push(v + cols);
+                }
+                if c > 0 {
+                    a.push(v - 1);
+                }
+                a
+            })
+            .collect();
+        Ok(Self::from_adjacency(TopologyKind::Mesh, &adj, |v, w| {
+            let ((r, c), (r2, c2)) = (at(v), at(w));
+            match (r2.cmp(&r), c2.cmp(&c)) {
+                (std::cmp::Ordering::Less, _) => Compass::North,
+                (std::cmp::Ordering::Greater, _) => Compass::South,
+                (_, std::cmp::Ordering::Greater) => Compass::East,
+                _ => Compass::West,
             }
-        }
-        if let Some(p) = seen.iter().position(|s| !s) {
-            return Err(TopologyError::NotATree(format!("position {p} is not connected to position 0")));
-        }
-        let mut offsets = Vec::with_capacity(n as usize + 1);
-        let mut links = Vec::with_capacity(2 * edges.len());
+        }))
+    }
+
+    /// The most square mesh of `n` positions: rows = the largest divisor of
+    /// `n` not above √n. Refused when that is 1 (n prime: only a line).
+    pub fn square_mesh(n: u32) -> Result<Self, TopologyError> {
+        let (rows, cols) = mesh_shape(n)?;
+        Self::mesh(rows, cols)
+    }
+
+    /// Build from symmetric adjacency lists (`adj[v]` lists `v`'s neighbours
+    /// in port order), labelling each port with `label(v, neighbour)`.
+    fn from_adjacency(kind: TopologyKind, adj: &[Vec<u32>], label: impl Fn(u32, u32) -> Compass) -> Self {
+        let mut offsets = Vec::with_capacity(adj.len() + 1);
+        let mut links = Vec::with_capacity(adj.iter().map(Vec::len).sum());
         offsets.push(0);
         for (v, nbrs) in adj.iter().enumerate() {
             for &w in nbrs {
                 let remote_port = adj[w as usize].iter().position(|&x| x == v as u32).unwrap_or(0) as Port;
-                links.push(PortLink { peer: w, remote_port, outgoing: true });
+                links.push(PortLink { peer: w, remote_port, outgoing: true, label: label(v as u32, w) });
             }
             offsets.push(links.len() as u32);
         }
-        Ok(Topology { kind: TopologyKind::Tree, offsets, links })
+        Topology { kind, offsets, links }
     }
 
     /// A uniformly random labelled tree on `n` positions (Prüfer sequence from `seed`).
@@ -189,9 +261,13 @@ impl Topology {
 
     /// The overlay of `kind` on `n` positions, random parts drawn from `seed`
     /// (orientation of unoriented rings, the shape of a tree).
+    /// Meshes take the most square shape of `n` positions ([`Self::square_mesh`]).
     pub fn build(kind: TopologyKind, n: u32, seed: u64) -> Result<Self, TopologyError> {
         match kind {
             TopologyKind::Tree => Self::random_tree(n, seed),
+            TopologyKind::Graph => Self::random_graph(n, seed),
+            TopologyKind::Complete => Self::complete(n),
+            TopologyKind::Mesh => Self::square_mesh(n),
             _ => Self::ring(kind, n, seed),
         }
     }
@@ -258,6 +334,75 @@ impl Topology {
     pub fn max_degree(&self) -> u32 {
         self.offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
     }
+}
+
+/// The most square `rows × cols = n` with `2 ≤ rows ≤ cols`.
+pub fn mesh_shape(n: u32) -> Result<(u32, u32), TopologyError> {
+    let mut rows = (n as f64).sqrt() as u32;
+    while rows > 1 && n % rows != 0 {
+        rows -= 1;
+    }
+    if rows < 2 {
+        return Err(TopologyError::NotAMesh(format!(
+            "{n} positions cannot form a grid of at least 2 x 2 (give rows and cols, or a size with a divisor from 2 to its square root)"
+        )));
+    }
+    Ok((rows, n / rows))
+}
+
+/// Symmetric adjacency lists from an edge list, refusing out-of-range
+/// positions, self-loops, repeated edges and disconnected graphs.
+fn adjacency(n: u32, edges: &[(u32, u32)]) -> Result<Vec<Vec<u32>>, String> {
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
+    let mut seen_edges = HashSet::with_capacity(edges.len());
+    for &(a, b) in edges {
+        if a >= n || b >= n {
+            return Err(format!("edge {a}-{b} names a position outside 0..{n}"));
+        }
+        if a == b {
+            return Err(format!("edge {a}-{b} is a self-loop"));
+        }
+        if !seen_edges.insert((a.min(b), a.max(b))) {
+            return Err(format!("edge {a}-{b} is listed twice"));
+        }
+        adj[a as usize].push(b);
+        adj[b as usize].push(a);
+    }
+    let mut seen = vec![false; n as usize];
+    let mut stack = vec![0u32];
+    seen[0] = true;
+    while let Some(v) = stack.pop() {
+        for &w in &adj[v as usize] {
+            if !seen[w as usize] {
+                seen[w as usize] = true;
+                stack.push(w);
+            }
+        }
+    }
+    if let Some(p) = seen.iter().position(|s| !s) {
+        return Err(format!("position {p} is not connected to position 0"));
+    }
+    Ok(adj)
+}
+
+/// A random tree on `n` positions plus up to `n / 2` extra distinct edges,
+/// all drawn from `seed` (connected by construction).
+pub fn random_graph_edges(n: u32, seed: u64) -> Vec<(u32, u32)> {
+    let mut edges = random_tree_edges(n, seed);
+    let max_edges = n as u64 * (n as u64 - 1) / 2;
+    let extra = (n as u64 / 2).min(max_edges - edges.len() as u64);
+    let mut have: HashSet<(u32, u32)> = edges.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
+    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x6772_6170_68);
+    let mut added = 0;
+    while added < extra {
+        let a = rand::Rng::random_range(&mut rng, 0..n);
+        let b = rand::Rng::random_range(&mut rng, 0..n);
+        if a != b && have.insert((a.min(b), a.max(b))) {
+            edges.push((a, b));
+            added += 1;
+        }
+    }
+    edges
 }
 
 /// The edges of a uniformly random labelled tree on `n` positions, decoded
@@ -406,8 +551,14 @@ mod tests {
     #[test]
     fn oriented_ring_convention() {
         let t = Topology::ring(TopologyKind::RingUni, 5, 0).unwrap();
-        assert_eq!(t.link(4, RIGHT), Some(&PortLink { peer: 0, remote_port: LEFT, outgoing: true }));
-        assert_eq!(t.link(0, LEFT), Some(&PortLink { peer: 4, remote_port: RIGHT, outgoing: false }));
+        assert_eq!(
+            t.link(4, RIGHT),
+            Some(&PortLink { peer: 0, remote_port: LEFT, outgoing: true, label: Compass::None })
+        );
+        assert_eq!(
+            t.link(0, LEFT),
+            Some(&PortLink { peer: 4, remote_port: RIGHT, outgoing: false, label: Compass::None })
+        );
     }
 
     /// Unoriented rings really disagree on direction somewhere.
@@ -470,6 +621,66 @@ mod tests {
         assert!(
             matches!(Topology::tree(5, &[(0, 1), (1, 2), (2, 0), (3, 4)]), Err(TopologyError::NotATree(m)) if m.contains("connected"))
         );
+    }
+
+    /// Every port of `t` leads to a neighbour whose remote port leads straight back.
+    fn assert_symmetric(t: &Topology) {
+        for v in 0..t.len() {
+            for (p, l) in t.ports(v).iter().enumerate() {
+                assert_eq!(t.link(l.peer, l.remote_port).map(|b| (b.peer, b.remote_port)), Some((v, p as Port)));
+            }
+        }
+    }
+
+    /// Meshes have the grid's edges, compass labels that point the right way, corners of degree 2, and
+    /// refuse shapes thinner than 2 x 2; the most square shape is chosen from n.
+    #[test]
+    fn meshes() {
+        let t = Topology::mesh(3, 4).unwrap();
+        assert_eq!(t.len(), 12);
+        assert_eq!(t.edges().len(), 3 * 3 + 4 * 2);
+        assert_symmetric(&t);
+        // Position 5 is row 1, column 1: all four directions.
+        let labels: Vec<(u32, Compass)> = t.ports(5).iter().map(|l| (l.peer, l.label)).collect();
+        assert_eq!(labels, vec![(1, Compass::North), (6, Compass::East), (9, Compass::South), (4, Compass::West)]);
+        // Corners have two ports, border nodes three.
+        assert_eq!([0, 3, 8, 11].map(|v| t.ports(v).len()), [2; 4]);
+        assert_eq!(
+            t.ports(1).iter().map(|l| l.label).collect::<Vec<_>>(),
+            vec![Compass::East, Compass::South, Compass::West]
+        );
+        assert!(matches!(Topology::mesh(1, 5), Err(TopologyError::NotAMesh(_))));
+        assert_eq!(mesh_shape(12), Ok((3, 4)));
+        assert_eq!(mesh_shape(16), Ok((4, 4)));
+        assert!(matches!(mesh_shape(13), Err(TopologyError::NotAMesh(m)) if m.contains("13")));
+        assert_eq!(Topology::build(TopologyKind::Mesh, 6, 0).unwrap().edges().len(), 7);
+    }
+
+    /// The complete graph has n(n-1)/2 edges and port p of v leads to the p-th other position.
+    #[test]
+    fn complete_graphs() {
+        let t = Topology::complete(5).unwrap();
+        assert_eq!(t.edges().len(), 10);
+        assert_symmetric(&t);
+        assert_eq!(t.ports(2).iter().map(|l| l.peer).collect::<Vec<_>>(), vec![0, 1, 3, 4]);
+    }
+
+    /// Random graphs are connected, simple, have n - 1 + n/2 edges, and bad edge lists are refused.
+    #[test]
+    fn graphs() {
+        for n in 2..30 {
+            for seed in 0..4 {
+                let t = Topology::random_graph(n, seed).unwrap();
+                let want = (n - 1 + n / 2).min(n * (n - 1) / 2);
+                assert_eq!(t.edges().len() as u32, want, "n={n} seed={seed}");
+                assert_symmetric(&t);
+            }
+        }
+        assert!(matches!(Topology::graph(3, &[(0, 1)]), Err(TopologyError::NotAGraph(m)) if m.contains("connected")));
+        assert!(
+            matches!(Topology::graph(3, &[(0, 1), (1, 0), (1, 2)]), Err(TopologyError::NotAGraph(m)) if m.contains("twice"))
+        );
+        assert!(Topology::graph(3, &[(0, 1), (1, 2), (2, 0)]).is_ok());
     }
 
     /// Initiator picks are distinct, sorted, in range, and reproducible.

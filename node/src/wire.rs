@@ -6,7 +6,7 @@
 use prost::Message;
 use ringleader_proto::v1::{self as pb, body::Kind};
 
-use crate::algo::{Msg, Rule};
+use crate::algo::{Compass, Msg, Rule};
 
 /// Errors turning a protobuf message into a domain one.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +34,10 @@ impl From<Msg> for pb::Body {
             Msg::Feedback { id, stage } => Kind::Feedback(pb::Feedback { id, stage }),
             Msg::Wakeup => Kind::Wakeup(pb::Wakeup {}),
             Msg::Saturate { id } => Kind::Saturate(pb::Saturate { id }),
+            Msg::Message1 { id } => Kind::Message1(pb::Capture { id }),
+            Msg::Message2 { id } => Kind::Message2(pb::Capture { id }),
+            Msg::Message3 { id } => Kind::Message3(pb::Capture { id }),
+            Msg::Echo { id } => Kind::Echo(pb::Echo { id }),
         };
         pb::Body { kind: Some(kind) }
     }
@@ -51,6 +55,10 @@ impl TryFrom<&pb::Body> for Msg {
             Kind::Feedback(f) => Msg::Feedback { id: f.id, stage: f.stage },
             Kind::Wakeup(_) => Msg::Wakeup,
             Kind::Saturate(s) => Msg::Saturate { id: s.id },
+            Kind::Message1(c) => Msg::Message1 { id: c.id },
+            Kind::Message2(c) => Msg::Message2 { id: c.id },
+            Kind::Message3(c) => Msg::Message3 { id: c.id },
+            Kind::Echo(e) => Msg::Echo { id: e.id },
         })
     }
 }
@@ -82,6 +90,30 @@ impl TryFrom<pb::Rule> for Rule {
     }
 }
 
+impl From<Compass> for pb::Compass {
+    fn from(c: Compass) -> Self {
+        match c {
+            Compass::None => pb::Compass::Unspecified,
+            Compass::North => pb::Compass::North,
+            Compass::East => pb::Compass::East,
+            Compass::South => pb::Compass::South,
+            Compass::West => pb::Compass::West,
+        }
+    }
+}
+
+impl From<pb::Compass> for Compass {
+    fn from(c: pb::Compass) -> Self {
+        match c {
+            pb::Compass::Unspecified => Compass::None,
+            pb::Compass::North => Compass::North,
+            pb::Compass::East => Compass::East,
+            pb::Compass::South => Compass::South,
+            pb::Compass::West => Compass::West,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +129,10 @@ mod tests {
             Msg::Feedback { id: 3, stage: 1 },
             Msg::Wakeup,
             Msg::Saturate { id: 9 },
+            Msg::Message1 { id: 2 },
+            Msg::Message2 { id: 3 },
+            Msg::Message3 { id: u64::MAX },
+            Msg::Echo { id: 7 },
         ];
         for m in msgs {
             let bytes = pb::Body::from(m).encode_to_vec();

@@ -209,6 +209,8 @@ async fn prepare(nodes: &mut Nodes, algorithm: &str, ids: &[u64], initiators: &[
                 position: l.peer,
                 address: if l.outgoing { nodes.addrs[l.peer as usize].clone() } else { String::new() },
                 remote_port: l.remote_port,
+                id: ids[l.peer as usize],
+                ..Default::default()
             })
             .collect();
         let req = pb::PrepareRequest {

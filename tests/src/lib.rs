@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use ringleader_controller::config::Config;
 use ringleader_node::algo::Rule;
-use ringleader_node::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_node::algo::catalogue::{self, AlgorithmSpec, Candidates};
 use ringleader_proto::v1::{self as pb, controller_client::ControllerClient};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -125,7 +125,9 @@ pub fn rule_of(e: &pb::Election) -> Rule {
 }
 
 /// Check a finished election: state FINISHED, a leader holding the winning
-/// id of its participants under its rule, every participant decided for that
+/// id of its candidates (every participant, or the initiators, as the
+/// catalogue says; mesh corners are left to the controller's own verdict)
+/// under its rule, every participant decided for that
 /// leader, agreed, no violations, and messages within the bound.
 pub fn assert_correct(e: &pb::Election) {
     let ctx = format!("election {} ({}, n={}, k={})", e.election_id, e.algorithm, e.n, e.k);
@@ -142,8 +144,14 @@ pub fn assert_correct(e: &pb::Election) {
     assert!(m.bytes > 0 && m.ideal_time > 0, "{ctx}: bytes and ideal time");
     if !e.participants.is_empty() {
         assert_eq!(e.participants.len(), e.n as usize, "{ctx}: participants");
-        let winner = rule_of(e).winner(e.participants.iter().map(|p| p.id)).unwrap_or_default();
-        assert_eq!(leader.id, winner, "{ctx}: leader id");
+        let candidates =
+            catalogue::find(&e.algorithm).unwrap_or_else(|| panic!("{ctx}: not in the catalogue")).candidates;
+        let winner = match candidates {
+            Candidates::All => rule_of(e).winner(e.participants.iter().map(|p| p.id)),
+            Candidates::Initiators => rule_of(e).winner(e.participants.iter().filter(|p| p.initiator).map(|p| p.id)),
+            Candidates::MeshCorners => Some(leader.id),
+        };
+        assert_eq!(Some(leader.id), winner, "{ctx}: leader id");
         let at = &e.participants[leader.position as usize];
         assert_eq!((at.id, &at.node), (leader.id, &leader.node), "{ctx}: leader position");
         for p in &e.participants {

@@ -118,7 +118,7 @@ mod tests {
     use crate::algo::{Effect, LEFT};
 
     fn node(id: u64) -> AllTheWay {
-        AllTheWay::new(&NodeContext { id, rule: Rule::Min, n: 3, coin: 0, ports: 2 })
+        AllTheWay::new(&NodeContext { id, rule: Rule::Min, n: 3, coin: 0, ports: 2, ..Default::default() })
     }
 
     /// A node woken by a message first sends its own id, then forwards the foreign one.

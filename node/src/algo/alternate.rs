@@ -233,7 +233,7 @@ mod tests {
     }
 
     fn started(id: u64) -> (Alternate, Outbox) {
-        let mut a = Alternate::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2 });
+        let mut a = Alternate::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
         let mut out = Outbox::default();
         a.on_start(&mut out);
         (a, out)

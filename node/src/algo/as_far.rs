@@ -115,7 +115,7 @@ mod tests {
     use crate::algo::{Effect, LEFT};
 
     fn node(id: u64) -> AsFar {
-        AsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2 })
+        AsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2, ..Default::default() })
     }
 
     /// A sleeping node woken by a better id forwards it without sending its own.

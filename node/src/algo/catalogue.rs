@@ -63,6 +63,30 @@ pub struct AlgorithmSpec {
     pub worst_case: Option<Arrangement>,
     /// The arrangement that costs the fewest messages.
     pub best_case: Option<Arrangement>,
+    /// Whose ids can win.
+    pub candidates: Candidates,
+}
+
+/// Whose ids an algorithm elects from: the winner is the extremum of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Candidates {
+    /// Every position (non-initiators are woken and compete).
+    All,
+    /// Only the initiators (a node that has not woken by itself stays passive).
+    Initiators,
+    /// Only the corners of a mesh (positions with two ports).
+    MeshCorners,
+}
+
+impl Candidates {
+    /// Human description, as `ListAlgorithms` reports it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Candidates::All => "every node",
+            Candidates::Initiators => "the initiators",
+            Candidates::MeshCorners => "the mesh corners",
+        }
+    }
 }
 
 /// A named id arrangement of 1..=n for a rule.
@@ -118,6 +142,17 @@ impl AlgorithmSpec {
     pub fn supports(&self, t: TopologyKind) -> bool {
         self.topologies.contains(&t)
     }
+
+    /// The id that must win on `topo` with these ids and initiators under `rule`.
+    pub fn expected_winner(&self, topo: &Topology, ids: &[u64], initiators: &[u32], rule: Rule) -> Option<u64> {
+        match self.candidates {
+            Candidates::All => rule.winner(ids.iter().copied()),
+            Candidates::Initiators => rule.winner(initiators.iter().filter_map(|&p| ids.get(p as usize).copied())),
+            Candidates::MeshCorners => rule.winner(
+                (0..topo.len()).filter(|&p| topo.ports(p).len() == 2).filter_map(|p| ids.get(p as usize).copied()),
+            ),
+        }
+    }
 }
 
 /// ⌈log2 n⌉ (0 for n ≤ 1).
@@ -166,6 +201,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, all_the_way::AllTheWay::new),
         worst_case: None,
         best_case: None,
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "as-far",
@@ -190,6 +226,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "ids increasing in the sending direction (ASCENDING for max): every id but the winner stops after one link",
             ids: |n, r| mirror(ascending(n), n, r),
         }),
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "controlled-distance",
@@ -208,6 +245,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, controlled_distance::ControlledDistance::new),
         worst_case: None,
         best_case: None,
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "stages",
@@ -232,6 +270,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "ASCENDING: only the extremum survives the first stage (5n messages)",
             ids: |n, _| ascending(n),
         }),
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "stages-buffered",
@@ -256,6 +295,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "ASCENDING: only the extremum survives the first stage (5n messages)",
             ids: |n, _| ascending(n),
         }),
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "prob-as-far",
@@ -275,6 +315,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, prob_as_far::ProbAsFar::new),
         worst_case: None,
         best_case: None,
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "participant-ring",
@@ -300,6 +341,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "ids increasing in the sending direction: every id but the winner stops after one link (3n - 1 with all initiating)",
             ids: |n, r| mirror(ascending(n), n, r),
         }),
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "stages-feedback",
@@ -319,6 +361,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_feedback::StagesFeedback::new),
         worst_case: None,
         best_case: None,
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "alternate",
@@ -344,6 +387,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
             ids: |n, r| mirror(descending(n), n, r),
         }),
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "uni-stages",
@@ -369,6 +413,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "ids increasing in the sending direction: one node stays active after the first phase (4n messages, the least possible)",
             ids: |n, r| mirror(ascending(n), n, r),
         }),
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "min-max",
@@ -389,6 +434,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max::MinMax::new),
         worst_case: None,
         best_case: None,
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "uni-alternate",
@@ -414,6 +460,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
             ids: |n, r| mirror(descending(n), n, r),
         }),
+        candidates: Candidates::All,
     },
     AlgorithmSpec {
         name: "tree-saturation",
@@ -432,6 +479,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, tree_saturation::TreeSaturation::new),
         worst_case: None,
         best_case: None,
+        candidates: Candidates::All,
     },
 ];
 

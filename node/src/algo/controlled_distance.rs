@@ -180,7 +180,7 @@ mod tests {
     use crate::algo::{Effect, LEFT};
 
     fn node(id: u64) -> ControlledDistance {
-        ControlledDistance::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2 })
+        ControlledDistance::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })
     }
 
     /// Stage s probes both ways with distance 2^(s-1), and only after both replies.

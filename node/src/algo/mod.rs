@@ -17,7 +17,7 @@
 //! ```
 //! use ringleader_node::algo::{catalogue, NodeContext, Outbox, Rule, Effect, Msg, RIGHT};
 //! let spec = catalogue::find("as-far").unwrap();
-//! let mut node = (spec.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3, coin: 0, ports: 2 });
+//! let mut node = (spec.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3, coin: 0, ports: 2, ..Default::default() });
 //! let mut out = Outbox::default();
 //! node.on_start(&mut out);
 //! assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Election { id: 7, stage: 0, hops: 0 } }]);
@@ -143,6 +143,29 @@ pub enum Msg {
         /// Best id the sender has seen in its subtree.
         id: u64,
     },
+    /// Complete-network election (Villadangos et al.) `message1`: a new
+    /// candidate predecessor travelling the virtual ring.
+    Message1 {
+        /// The candidate predecessor's id.
+        id: u64,
+    },
+    /// Complete-network election `message2`: a higher candidate telling a
+    /// lower one it is its candidate successor.
+    Message2 {
+        /// The candidate successor's id.
+        id: u64,
+    },
+    /// Complete-network election `message3`: a candidate predecessor handed
+    /// on to a candidate successor.
+    Message3 {
+        /// The candidate predecessor's id.
+        id: u64,
+    },
+    /// Echo of a wave back towards its initiator (echo with extinction).
+    Echo {
+        /// The wave's (initiator's) id.
+        id: u64,
+    },
 }
 
 /// Kinds of [`Msg`], for per-kind counters.
@@ -162,11 +185,19 @@ pub enum MsgKind {
     Wakeup = 5,
     /// [`Msg::Saturate`]
     Saturate = 6,
+    /// [`Msg::Message1`]
+    Message1 = 7,
+    /// [`Msg::Message2`]
+    Message2 = 8,
+    /// [`Msg::Message3`]
+    Message3 = 9,
+    /// [`Msg::Echo`]
+    Echo = 10,
 }
 
 impl MsgKind {
     /// Number of kinds (size of a per-kind counter array).
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 11;
     /// Every kind, in index order.
     pub const ALL: [MsgKind; Self::COUNT] = [
         MsgKind::Election,
@@ -176,6 +207,10 @@ impl MsgKind {
         MsgKind::Feedback,
         MsgKind::Wakeup,
         MsgKind::Saturate,
+        MsgKind::Message1,
+        MsgKind::Message2,
+        MsgKind::Message3,
+        MsgKind::Echo,
     ];
 
     /// Counter name, as reported in `messages_by_kind`.
@@ -188,6 +223,10 @@ impl MsgKind {
             MsgKind::Feedback => "feedback",
             MsgKind::Wakeup => "wakeup",
             MsgKind::Saturate => "saturate",
+            MsgKind::Message1 => "message1",
+            MsgKind::Message2 => "message2",
+            MsgKind::Message3 => "message3",
+            MsgKind::Echo => "echo",
         }
     }
 
@@ -209,6 +248,10 @@ impl Msg {
             Msg::Feedback { .. } => MsgKind::Feedback,
             Msg::Wakeup => MsgKind::Wakeup,
             Msg::Saturate { .. } => MsgKind::Saturate,
+            Msg::Message1 { .. } => MsgKind::Message1,
+            Msg::Message2 { .. } => MsgKind::Message2,
+            Msg::Message3 { .. } => MsgKind::Message3,
+            Msg::Echo { .. } => MsgKind::Echo,
         }
     }
 }
@@ -322,9 +365,35 @@ pub enum AlgoError {
     Invalid(String),
 }
 
+/// Compass direction of a mesh port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Compass {
+    /// Not a mesh port.
+    #[default]
+    None,
+    /// Towards row − 1.
+    North,
+    /// Towards column + 1.
+    East,
+    /// Towards row + 1.
+    South,
+    /// Towards column − 1.
+    West,
+}
+
+/// What a node knows about one of its ports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortInfo {
+    /// The id of the neighbour behind the port. Complete-network algorithms
+    /// address candidates by id; ring and tree algorithms do not look at it.
+    pub neighbour: u64,
+    /// Compass direction on a mesh; [`Compass::None`] elsewhere.
+    pub label: Compass,
+}
+
 /// What a node knows when its share of an election is created.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NodeContext {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeContext<'a> {
     /// This node's id.
     pub id: u64,
     /// Which extremum wins.
@@ -338,6 +407,16 @@ pub struct NodeContext {
     pub coin: u64,
     /// Number of ports (2 on a ring; the degree on other topologies).
     pub ports: u32,
+    /// Port `p` is `port_info[p]`; drivers always fill it (one entry per
+    /// port), hand-built contexts in tests may leave it empty.
+    pub port_info: &'a [PortInfo],
+}
+
+impl Default for Rule {
+    /// [`Rule::Max`], the rule of most of the literature.
+    fn default() -> Self {
+        Rule::Max
+    }
 }
 
 /// The random bits of `position` in an election with `seed` (SplitMix64 of both).

@@ -141,7 +141,7 @@ mod tests {
     use crate::topology::{Topology, TopologyKind};
 
     fn node(id: u64) -> ParticipantRing {
-        ParticipantRing::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2 })
+        ParticipantRing::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2, ..Default::default() })
     }
 
     fn el(id: u64) -> Msg {

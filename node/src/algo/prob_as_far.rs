@@ -128,7 +128,7 @@ mod tests {
     use crate::algo::{Effect, LEFT};
 
     fn node(id: u64, coin: u64) -> ProbAsFar {
-        ProbAsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin, ports: 2 })
+        ProbAsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin, ports: 2, ..Default::default() })
     }
 
     fn el(id: u64) -> Msg {

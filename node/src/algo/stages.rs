@@ -187,7 +187,7 @@ mod tests {
     use crate::algo::{Effect, LEFT};
 
     fn node(id: u64) -> Stages {
-        Stages::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2 })
+        Stages::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })
     }
 
     fn el(id: u64, stage: u32) -> Msg {

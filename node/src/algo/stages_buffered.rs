@@ -182,7 +182,7 @@ mod tests {
     use crate::algo::Effect;
 
     fn node(id: u64) -> StagesBuffered {
-        StagesBuffered::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2 })
+        StagesBuffered::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })
     }
 
     fn el(id: u64, stage: u32) -> Msg {

@@ -237,7 +237,7 @@ mod tests {
     use crate::algo::Effect;
 
     fn node(id: u64, rule: Rule) -> StagesFeedback {
-        StagesFeedback::new(&NodeContext { id, rule, n: 8, coin: 0, ports: 2 })
+        StagesFeedback::new(&NodeContext { id, rule, n: 8, coin: 0, ports: 2, ..Default::default() })
     }
 
     fn el(id: u64, stage: u32) -> Msg {

@@ -161,7 +161,7 @@ mod tests {
     use crate::algo::Effect;
 
     fn node(id: u64, ports: u32) -> TreeSaturation {
-        TreeSaturation::new(&NodeContext { id, rule: Rule::Min, n: 5, coin: 0, ports })
+        TreeSaturation::new(&NodeContext { id, rule: Rule::Min, n: 5, coin: 0, ports, ..Default::default() })
     }
 
     /// A leaf woken by its neighbour's wake-up reports its id to that neighbour at once.

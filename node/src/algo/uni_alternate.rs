@@ -150,7 +150,8 @@ mod tests {
     /// even steps adopt the predecessor's value if it beats the node's.
     #[test]
     fn odd_steps_keep_own_even_steps_adopt() {
-        let mut a = UniAlternate::new(&NodeContext { id: 5, rule: Rule::Max, n: 8, coin: 0, ports: 2 });
+        let mut a =
+            UniAlternate::new(&NodeContext { id: 5, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
         let mut out = Outbox::default();
         a.on_start(&mut out);
         out.clear();

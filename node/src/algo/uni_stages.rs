@@ -181,7 +181,7 @@ mod tests {
     }
 
     fn started(id: u64) -> (UniStages, Outbox) {
-        let mut a = UniStages::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2 });
+        let mut a = UniStages::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
         let mut out = Outbox::default();
         a.on_start(&mut out);
         out.clear();

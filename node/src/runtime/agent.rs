@@ -16,7 +16,7 @@ use tracing::{info, warn};
 use super::election::{Election, ElectionSetup, PortLink};
 use super::links;
 use super::node::Node;
-use crate::algo::{NodeContext, Rule, catalogue};
+use crate::algo::{NodeContext, PortInfo, Rule, catalogue};
 
 /// Why an agent request failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -122,8 +122,16 @@ impl AgentService {
                 link: ep.map(|ep| node.links.get(&p.address, ep)),
             })
             .collect();
-        let algo =
-            (spec.build)(&NodeContext { id: req.id, rule, n: req.size, coin: req.coin, ports: req.ports.len() as u32 });
+        let port_info: Vec<PortInfo> =
+            req.ports.iter().map(|p| PortInfo { neighbour: p.id, label: p.label().into() }).collect();
+        let algo = (spec.build)(&NodeContext {
+            id: req.id,
+            rule,
+            n: req.size,
+            coin: req.coin,
+            ports: port_info.len() as u32,
+            port_info: &port_info,
+        });
         let setup = ElectionSetup {
             election_id: req.election_id,
             algorithm: spec.name,

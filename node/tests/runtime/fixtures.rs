@@ -92,6 +92,8 @@ pub fn ring_plan(
                     position: l.peer,
                     address: if l.outgoing { nodes[l.peer as usize].address.clone() } else { String::new() },
                     remote_port: l.remote_port,
+                    id: ids[l.peer as usize],
+                    label: pb::Compass::from(l.label).into(),
                 })
                 .collect(),
             initiator: initiators.contains(&i),

@@ -103,6 +103,8 @@ async fn every_algorithm_matches_the_simulator() {
     let ids = [3, 5, 1, 4, 2];
     for spec in catalogue::CATALOGUE {
         let kind = spec.default_topology();
+        // Five positions make no mesh; meshes run live in the controller's end-to-end tests.
+        let Ok(topo) = Topology::build(kind, 5, 1) else { continue };
         let eid = format!("cat-{}", spec.name);
         let rule = if spec.rule == Rule::Max { pb::Rule::Max } else { pb::Rule::Min };
         let all_pos = [0, 1, 2, 3, 4];
@@ -110,11 +112,10 @@ async fn every_algorithm_matches_the_simulator() {
         prepare_all(&mut nodes, plan).await;
         start_all(&mut nodes, &eid, &all_pos).await;
         let all = wait_finished(&mut nodes, &eid, FINISH).await;
-        let winner = spec.rule.winner(ids).unwrap();
+        let winner = spec.expected_winner(&topo, &ids, &all_pos, spec.rule).unwrap();
         assert_elected(&all, winner);
         if spec.schedule_independent {
-            let ring = Topology::build(kind, 5, 1).unwrap();
-            let report = sim::run(spec, &ring, &ids, &all_pos, spec.rule, &SimConfig::default());
+            let report = sim::run(spec, &topo, &ids, &all_pos, spec.rule, &SimConfig::default());
             let (e, n, b, _) = totals(&all);
             let c = report.counters;
             assert_eq!((e, n, b), (c.election_messages, c.notification_messages, c.bytes), "{}", spec.name);

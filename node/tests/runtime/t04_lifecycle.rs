@@ -71,8 +71,8 @@ async fn unreachable_peer_loses_the_message_without_harm() {
         size: 2,
         id: 1,
         ports: vec![
-            pb::PortPeer { position: 1, address: String::new(), remote_port: 1 },
-            pb::PortPeer { position: 1, address: dead.clone(), remote_port: 0 },
+            pb::PortPeer { position: 1, address: String::new(), remote_port: 1, ..Default::default() },
+            pb::PortPeer { position: 1, address: dead.clone(), remote_port: 0, ..Default::default() },
         ],
         initiator: true,
         coin: 0,

@@ -20,7 +20,7 @@ async fn bad_requests_name_the_field() {
     use Code::{FailedPrecondition as Fp, InvalidArgument as Ia};
     let ctl = TestController::start(8).await;
     let sim = |algorithm: &str| pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election(algorithm) };
-    let ring = |kind: pb::TopologyKind| Some(pb::Topology { kind: kind as i32, edges: vec![] });
+    let ring = |kind: pb::TopologyKind| Some(pb::Topology { kind: kind as i32, edges: vec![], ..Default::default() });
     let cases: Vec<(&str, pb::StartElectionRequest, Code, &str)> = vec![
         ("no algorithm", election(""), Ia, "algorithm"),
         (
@@ -115,7 +115,10 @@ async fn bad_requests_name_the_field() {
         ("unknown winner", pb::StartElectionRequest { winner: 42, ..election("as-far") }, Ia, "winner"),
         (
             "unknown topology",
-            pb::StartElectionRequest { topology: Some(pb::Topology { kind: 42, edges: vec![] }), ..election("as-far") },
+            pb::StartElectionRequest {
+                topology: Some(pb::Topology { kind: 42, edges: vec![], ..Default::default() }),
+                ..election("as-far")
+            },
             Ia,
             "topology.kind",
         ),

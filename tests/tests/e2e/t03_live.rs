@@ -58,7 +58,7 @@ async fn explicit_ids_initiators_rule_and_topology() {
                 ids: ids.clone(),
                 initiator_ids: vec![30, 10],
                 winner: pb::Winner::Min as i32,
-                topology: Some(pb::Topology { kind: topology as i32, edges: vec![] }),
+                topology: Some(pb::Topology { kind: topology as i32, edges: vec![], ..Default::default() }),
                 seed: 3,
                 ..election(algorithm)
             })

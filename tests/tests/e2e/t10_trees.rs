@@ -5,6 +5,7 @@ fn tree(edges: &[(u32, u32)]) -> Option<pb::Topology> {
     Some(pb::Topology {
         kind: pb::TopologyKind::Tree as i32,
         edges: edges.iter().map(|&(a, b)| pb::Edge { a, b }).collect(),
+        ..Default::default()
     })
 }
 
@@ -57,6 +58,7 @@ async fn bad_trees_are_refused() {
                 topology: Some(pb::Topology {
                     kind: pb::TopologyKind::RingBidirectional as i32,
                     edges: vec![pb::Edge { a: 0, b: 1 }],
+                    ..Default::default()
                 }),
                 ..election("stages")
             },
