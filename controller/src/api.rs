@@ -282,10 +282,10 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         TopologyKind::Mesh => {
             let (rows, cols) = match (req.rows, req.cols) {
                 (0, 0) => topology::mesh_shape(n).map_err(|e| RequestError::invalid("size", e.to_string()))?,
-                (0, c) if n % c != 0 => {
+                (0, c) if !n.is_multiple_of(c) => {
                     return Err(RequestError::invalid("topology.cols", format!("{c} columns do not divide size {n}")));
                 }
-                (r, 0) if n % r != 0 => {
+                (r, 0) if !n.is_multiple_of(r) => {
                     return Err(RequestError::invalid("topology.rows", format!("{r} rows do not divide size {n}")));
                 }
                 (0, c) => (n / c, c),

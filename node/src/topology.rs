@@ -339,7 +339,7 @@ impl Topology {
 /// The most square `rows × cols = n` with `2 ≤ rows ≤ cols`.
 pub fn mesh_shape(n: u32) -> Result<(u32, u32), TopologyError> {
     let mut rows = (n as f64).sqrt() as u32;
-    while rows > 1 && n % rows != 0 {
+    while rows > 1 && !n.is_multiple_of(rows) {
         rows -= 1;
     }
     if rows < 2 {
@@ -392,7 +392,7 @@ pub fn random_graph_edges(n: u32, seed: u64) -> Vec<(u32, u32)> {
     let max_edges = n as u64 * (n as u64 - 1) / 2;
     let extra = (n as u64 / 2).min(max_edges - edges.len() as u64);
     let mut have: HashSet<(u32, u32)> = edges.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
-    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x6772_6170_68);
+    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x0067_7261_7068);
     let mut added = 0;
     while added < extra {
         let a = rand::Rng::random_range(&mut rng, 0..n);
