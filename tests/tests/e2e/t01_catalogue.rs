@@ -1,7 +1,7 @@
 use ringleader_proto::v1 as pb;
 use ringleader_tests::TestController;
 
-/// ListAlgorithms shows every catalogue entry in order with its winner rule, assumptions and bound; the
+/// ListAlgorithms shows every catalogue entry in order with its winner rule, candidates, assumptions and bound; the
 /// classics have their literature's rule.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_algorithms_shows_the_catalogue() {
@@ -27,6 +27,7 @@ async fn list_algorithms_shows_the_catalogue() {
         assert!(a.topologies.contains(&a.default_topology), "{}", a.name);
         assert_eq!(a.assumptions.as_ref().unwrap().fifo, spec.assumptions.fifo, "{}", a.name);
         assert!(!a.title.is_empty() && !a.source.is_empty() && !a.description.is_empty(), "{}", a.name);
+        assert_eq!(a.candidates, spec.candidates.describe(), "{}", a.name);
     }
     let stages = algos.iter().find(|a| a.name == "stages").unwrap();
     assert!(!stages.topologies.contains(&(pb::TopologyKind::RingUnidirectional as i32)));
