@@ -105,6 +105,8 @@ struct Driver<'a, A> {
     topo: &'a Topology,
     nodes: Vec<A>,
     depth: Vec<u64>,
+    /// Initiators whose start came before any message reached them.
+    spontaneous: Vec<u32>,
     decisions: Vec<Option<Decision>>,
     sent: Vec<u64>,
     counters: Counters,
@@ -185,6 +187,11 @@ impl<A: Algorithm> Driver<'_, A> {
     fn handle(&mut self, ev: Ev) -> u32 {
         match ev {
             Ev::Start { to } => {
+                // An initiator woken by a message before its own start is, in
+                // the asynchronous model, no initiator at all.
+                if self.depth[to as usize] == 0 {
+                    self.spontaneous.push(to);
+                }
                 self.nodes[to as usize].on_start(&mut self.out);
                 to
             }
@@ -248,6 +255,7 @@ pub fn run_with<A: Algorithm>(
             })
             .collect(),
         depth: vec![0; n as usize],
+        spontaneous: Vec::with_capacity(initiators.len()),
         decisions: vec![None; n as usize],
         sent: vec![0; n as usize],
         counters: Counters::default(),
@@ -319,7 +327,10 @@ pub fn run_with<A: Algorithm>(
         now += 1;
     }
 
-    let expected = spec.expected_winner(topo, ids, initiators, rule);
+    // Candidates are the initiators that really woke by themselves (under
+    // `stagger` a message may wake a designated initiator first).
+    d.spontaneous.sort_unstable();
+    let expected = spec.expected_winner(topo, ids, &d.spontaneous, rule);
     let mut verdict =
         invariants::verdict(expected, rule, ids, &d.decisions, d.counters.messages, bound, spec.bound_formula);
     if !terminated {
