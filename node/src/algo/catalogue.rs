@@ -3,8 +3,9 @@
 //! a function of n (positions) and k (initiators).
 
 use super::{
-    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, min_max, participant_ring,
-    prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate, uni_stages,
+    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, echo_extinction, min_max,
+    participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate,
+    uni_stages,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -480,6 +481,35 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         worst_case: None,
         best_case: None,
         candidates: Candidates::All,
+    },
+    AlgorithmSpec {
+        name: "echo-extinction",
+        title: "Echo with extinction (Chang 1982)",
+        source: "E. J. H. Chang, Echo algorithms: depth parallel operations on general graphs, IEEE TSE 1982; \
+                 G. Tel, Introduction to Distributed Algorithms, 7.3.1 Extinction",
+        description: "Each initiator starts an echo wave tagged with its id; a node joins the best wave it \
+                      has seen (worse waves die), forwards it to its other neighbours and echoes to its \
+                      parent once every neighbour answered; only the best initiator's wave completes, and \
+                      its initiator leads and notifies down the wave's spanning tree.",
+        topologies: &[
+            TopologyKind::Graph,
+            TopologyKind::Tree,
+            TopologyKind::Mesh,
+            TopologyKind::Complete,
+            TopologyKind::RingBi,
+            TopologyKind::RingBiUnoriented,
+        ],
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "2k*max(n, n(n-1)/2) + n - 1",
+        bound: |n, k| 2 * k * n.max(n * n.saturating_sub(1) / 2) + n.saturating_sub(1),
+        exact: None,
+        schedule_independent: false,
+        build: |c| Box::new(echo_extinction::EchoExtinction::new(c)),
+        simulate: echo_extinction::simulate,
+        worst_case: None,
+        best_case: None,
+        candidates: Candidates::Initiators,
     },
 ];
 
