@@ -506,7 +506,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(echo_extinction::EchoExtinction::new(c)),
-        simulate: echo_extinction::simulate,
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, echo_extinction::EchoExtinction::new),
         worst_case: None,
         best_case: None,
         candidates: Candidates::Initiators,

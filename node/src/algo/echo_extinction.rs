@@ -43,21 +43,14 @@
 //! node's echo (the whole subtree had finished), so no message overtaking
 //! another can be misread.
 //!
-//! Simulation: [`simulate`] runs the state machines with each initiator
-//! holding the messages that reach it before its own start, as the runtime
-//! does. Only the initiators' ids can win, and the simulator's staggered
-//! schedules would otherwise let a message reach an initiator first, after
-//! which it is no initiator (Santoro's and Tel's model; `on_start` of a node
-//! already awake is ignored) and the id the verdict expects may never
-//! compete. Holding is a legal asynchronous schedule (messages may be
-//! delayed arbitrarily) and the one live elections follow.
+//! Only the initiators' ids can win. Under the simulator's staggered
+//! schedules a message may reach a designated initiator before its start;
+//! that node is then no initiator (Santoro's and Tel's model; `on_start` of a
+//! node already awake is ignored), and the simulator expects the best of the
+//! initiators that did wake by themselves. Live, the runtime holds such
+//! messages until Start, so every designated initiator competes.
 
-use std::collections::HashSet;
-
-use super::catalogue::AlgorithmSpec;
 use super::{AlgoError, Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, Role, Rule};
-use crate::sim::{self, SimConfig, SimReport};
-use crate::topology::Topology;
 
 /// What a node has heard on one port in its current wave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,76 +244,12 @@ impl Algorithm for EchoExtinction {
     }
 }
 
-/// Runs an election in the simulator (the catalogue's `simulate`), with every
-/// initiator holding the messages that reach it before its start and taking
-/// them right after `on_start`, in arrival order, as the runtime does (see
-/// the module header). Identifies initiators by id, so ids must be distinct.
-pub fn simulate(
-    spec: &AlgorithmSpec,
-    topo: &Topology,
-    ids: &[u64],
-    initiators: &[u32],
-    rule: Rule,
-    cfg: &SimConfig,
-) -> SimReport {
-    let designated: HashSet<u64> = initiators.iter().filter_map(|&p| ids.get(p as usize).copied()).collect();
-    sim::run_with(spec, topo, ids, initiators, rule, cfg, |c| HeldUntilStart {
-        inner: EchoExtinction::new(c),
-        waiting: designated.contains(&c.id),
-        held: Vec::new(),
-        replay_error: None,
-    })
-}
-
-/// A state machine whose messages wait until its start (an initiator's view in the runtime).
-#[derive(Debug)]
-struct HeldUntilStart<A> {
-    inner: A,
-    /// An initiator not started yet: messages are held.
-    waiting: bool,
-    held: Vec<(Port, Msg)>,
-    /// The first error of a held message, reported with the next message
-    /// (`on_start` cannot return one).
-    replay_error: Option<AlgoError>,
-}
-
-impl<A: Algorithm> Algorithm for HeldUntilStart<A> {
-    fn on_start(&mut self, out: &mut Outbox) {
-        self.waiting = false;
-        self.inner.on_start(out);
-        for (port, msg) in std::mem::take(&mut self.held) {
-            if let Err(e) = self.inner.on_message(port, msg, out) {
-                self.replay_error.get_or_insert(e);
-            }
-        }
-    }
-
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if self.waiting {
-            self.held.push((port, msg));
-            return Ok(());
-        }
-        let result = self.inner.on_message(port, msg, out);
-        match self.replay_error.take() {
-            Some(e) => Err(e),
-            None => result,
-        }
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.inner.decision()
-    }
-
-    fn state(&self) -> &'static str {
-        if self.waiting { "asleep" } else { self.inner.state() }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::algo::catalogue;
-    use crate::topology::TopologyKind;
+    use crate::sim::{self, SimConfig};
+    use crate::topology::{Topology, TopologyKind};
 
     fn token(id: u64) -> Msg {
         Msg::Election { id, stage: 0, hops: 0 }
@@ -337,11 +266,6 @@ mod tests {
 
     fn node(id: u64, ports: u32, rule: Rule) -> EchoExtinction {
         EchoExtinction::new(&ctx(id, ports, rule))
-    }
-
-    /// An initiator not started yet, as [`simulate`] builds it.
-    fn held(id: u64, ports: u32) -> HeldUntilStart<EchoExtinction> {
-        HeldUntilStart { inner: node(id, ports, Rule::Max), waiting: true, held: Vec::new(), replay_error: None }
     }
 
     /// An initiator sends its wave's token on every port and waits.
@@ -488,26 +412,6 @@ mod tests {
         a.on_message(1, token(4), &mut out).unwrap();
     }
 
-    /// In the simulator an initiator holds what reaches it before its start, then starts and takes the
-    /// held messages in order; an error in a held message surfaces with the next message.
-    #[test]
-    fn initiator_holds_messages_until_its_start() {
-        let mut a = held(3, 2);
-        let mut out = Outbox::default();
-        a.on_message(0, token(2), &mut out).unwrap();
-        a.on_message(1, Msg::Echo { id: 2 }, &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        assert_eq!(a.state(), "asleep");
-        a.on_start(&mut out);
-        assert_eq!(out.effects(), &[send(0, token(3)), send(1, token(3))], "wave 2 is worse: dropped");
-        out.clear();
-        assert!(a.on_message(1, token(3), &mut out).is_ok());
-        let mut b = held(3, 2);
-        b.on_message(0, Msg::Echo { id: 7 }, &mut out).unwrap();
-        b.on_start(&mut out);
-        assert!(b.on_message(1, token(1), &mut out).is_err(), "the held echo of a wave never joined");
-    }
-
     /// With one initiator the count is exactly 2m + n - 1 on every schedule: the wave crosses each edge
     /// twice and the notification each tree edge once (triangle with a tail: m = 4, n = 4).
     #[test]
@@ -521,7 +425,7 @@ mod tests {
                 SimConfig { seed: 5, fifo: false, max_delay: 64, ..SimConfig::default() },
                 SimConfig { unit_delay: true, ..SimConfig::default() },
             ] {
-                let r = simulate(spec, &g, &[4, 1, 3, 2], &[start], Rule::Max, &cfg);
+                let r = sim::run(spec, &g, &[4, 1, 3, 2], &[start], Rule::Max, &cfg);
                 assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
                 assert_eq!((r.counters.election_messages, r.counters.notification_messages), (8, 3));
             }
@@ -554,7 +458,7 @@ mod tests {
                     let ids = IdOrder::Random(1).arrange(n).unwrap();
                     let init = pick_initiators(n, k, 1);
                     let r =
-                        simulate(spec, &topo, &ids, &init, Rule::Max, &SimConfig { seed: 1, ..SimConfig::default() });
+                        sim::run(spec, &topo, &ids, &init, Rule::Max, &SimConfig { seed: 1, ..SimConfig::default() });
                     assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
                     let c = r.counters;
                     let tight = 2 * m * k as u64 + n as u64 - 1;
