@@ -452,3 +452,60 @@ fn echo_extinction_on_small_graphs_within_2mk_plus_n_minus_1() {
         eprintln!("echo-extinction on {name} (n = {n}, m = {m}): {runs} runs");
     }
 }
+
+/// Mesh corner election on every shape from 2 × 2 to 5 × 5 and on 2 × 7, 7 × 2 and 3 × 8: random ids (and the
+/// catalogue's worst and best cases), each of a few single initiators and all initiating, both rules, every
+/// schedule config: the best corner leads, every node decides for it, the count is within the catalogue bound,
+/// and without stagger it is exactly `mesh_corners::message_count` (so it does not depend on the schedule). The
+/// worst case with all initiating costs 6n + n + 2·max(rows, cols) − 9, the bound itself on the longest shape.
+#[test]
+fn mesh_corners_on_every_shape() {
+    use ringleader_node::algo::mesh_corners;
+    let spec = ringleader_node::algo::catalogue::find("mesh-corners").unwrap();
+    let shapes = (2..=5u32).flat_map(|r| (2..=5u32).map(move |c| (r, c))).chain([(2, 7), (7, 2), (3, 8)]);
+    let mut runs = 0;
+    for (rows, cols) in shapes {
+        let topo = Topology::mesh(rows, cols).unwrap();
+        let n = rows * cols;
+        let corners = mesh_corners::corners(rows, cols).map(|(p, _)| p);
+        for rule in [Rule::Max, Rule::Min] {
+            let mut arrangements: Vec<(String, Vec<u64>)> =
+                (0..6).map(|s| (format!("random {s}"), IdOrder::Random(s).arrange(n).unwrap())).collect();
+            arrangements.push(("worst".into(), (spec.worst_case.unwrap().ids)(n, rule)));
+            arrangements.push(("best".into(), (spec.best_case.unwrap().ids)(n, rule)));
+            for (a, (name, ids)) in arrangements.iter().enumerate() {
+                let best = rule.winner(corners.map(|p| ids[p as usize])).unwrap();
+                let mut inits: Vec<Vec<u32>> = vec![(0..n).collect(), vec![0], vec![n / 2], vec![n - 1]];
+                inits.push(ringleader_node::topology::pick_initiators(n, 1, a as u64));
+                for init in &inits {
+                    for (cfg_name, cfg) in configs(spec, (a as u64) * 31 + n as u64) {
+                        let r = sim::run(spec, &topo, ids, init, rule, &cfg);
+                        let ctx = format!("{rows} x {cols} {name} ids={ids:?} init={init:?} {rule:?} {cfg_name}");
+                        assert!(r.verdict.violations.is_empty(), "{ctx}: {:?}", r.verdict.violations);
+                        let leader = r.verdict.leader.unwrap_or_else(|| panic!("{ctx}: no single leader"));
+                        assert_eq!(ids[leader as usize], best, "{ctx}: the best corner leads");
+                        assert!(r.decisions.iter().all(|d| d.map(|d| d.leader) == Some(best)), "{ctx}: agreement");
+                        assert!(r.counters.messages <= r.bound, "{ctx}");
+                        let exact = mesh_corners::message_count(rows, cols, ids, init.len() as u64, rule);
+                        if cfg.stagger {
+                            assert!(r.counters.messages <= exact, "{ctx}: fewer spontaneous wake-ups");
+                        } else {
+                            assert_eq!(r.counters.messages, exact, "{ctx}");
+                        }
+                        runs += 1;
+                    }
+                }
+                if name == "worst" {
+                    let all: Vec<u32> = (0..n).collect();
+                    let r = sim::run(spec, &topo, ids, &all, rule, &SimConfig::default());
+                    let (n, side) = (n as u64, rows.max(cols) as u64);
+                    assert_eq!(r.counters.messages, 7 * n + 2 * side - 9, "{rows} x {cols} {rule:?}");
+                    if side == mesh_corners::longest_side(n) {
+                        assert_eq!(r.counters.messages, r.bound, "{rows} x {cols}: the bound is attained");
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("mesh-corners: {runs} runs");
+}

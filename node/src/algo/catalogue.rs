@@ -3,8 +3,8 @@
 //! a function of n (positions) and k (initiators).
 
 use super::{
-    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, echo_extinction, min_max,
-    participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate,
+    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, echo_extinction, mesh_corners,
+    min_max, participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate,
     uni_stages,
 };
 use crate::sim::{self, SimConfig, SimReport};
@@ -510,6 +510,34 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         worst_case: None,
         best_case: None,
         candidates: Candidates::Initiators,
+    },
+    AlgorithmSpec {
+        name: "mesh-corners",
+        title: "Mesh: corner election",
+        source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 3, Election in Mesh Networks (seed 003)",
+        description: "Wake-up flood, then AsFar among the four corners on the border ring, oriented clockwise \
+                      by the compass labels (border nodes relay, a corner forwards only ids that beat its own); \
+                      the corner whose id comes back leads and floods the notification.",
+        topologies: &[TopologyKind::Mesh],
+        assumptions: Assumptions { bidirectional: true, oriented: true, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "6n + k + 2n/p - 9, p = smallest prime factor of n (7n + k - 9 for even n)",
+        bound: |n, k| (6 * n + k + 2 * mesh_corners::longest_side(n)).saturating_sub(9),
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(mesh_corners::MeshCorners::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, mesh_corners::MeshCorners::new),
+        worst_case: Some(Arrangement {
+            description: "on every rows x cols shape, corner ids decreasing clockwise from a corner that starts a short side: \
+                          6(max(rows,cols)-1) + 4(min(rows,cols)-1) border messages (6n + k + 2 max(rows,cols) - 9 in all)",
+            ids: |n, r| mirror(mesh_corners::worst_case_ids(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "on every rows x cols shape, corner ids increasing clockwise towards a corner that starts a long side: \
+                          3(max(rows,cols)-1) + 4(min(rows,cols)-1) border messages",
+            ids: |n, r| mirror(mesh_corners::best_case_ids(n), n, r),
+        }),
+        candidates: Candidates::MeshCorners,
     },
 ];
 

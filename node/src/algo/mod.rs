@@ -31,6 +31,7 @@ pub mod as_far;
 pub mod catalogue;
 pub mod controlled_distance;
 pub mod echo_extinction;
+pub mod mesh_corners;
 pub mod min_max;
 pub mod participant_ring;
 pub mod prob_as_far;

@@ -13,3 +13,4 @@ mod t08_configuration;
 mod t09_compare;
 mod t10_trees;
 mod t11_live_64;
+mod t12_mesh;
