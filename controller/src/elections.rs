@@ -465,7 +465,7 @@ impl Elections {
         };
         self.set_running(entry);
         // The simulator's own cap (a generous multiple of the bound) or the configured budget, whichever is lower.
-        let bound = (plan.spec.bound)(plan.n() as u64, plan.k() as u64);
+        let bound = plan.spec.bound_for(&plan.topology, plan.k() as u64);
         let own_cap = bound.saturating_mul(4).saturating_add(1_000);
         let budget = self.config.max_simulated_messages;
         let cfg = SimConfig {
@@ -697,7 +697,7 @@ impl Elections {
         }
         let mut metrics = Metrics {
             duration_ms,
-            bound: (plan.spec.bound)(n as u64, plan.k() as u64),
+            bound: plan.spec.bound_for(&plan.topology, plan.k() as u64),
             bound_formula: plan.spec.bound_formula,
             ..Metrics::default()
         };

@@ -235,7 +235,7 @@ pub fn run_with<A: Algorithm>(
 ) -> SimReport {
     let n = topo.len();
     assert_eq!(ids.len(), n as usize, "one id per position");
-    let bound = (spec.bound)(n as u64, initiators.len() as u64);
+    let bound = spec.bound_for(topo, initiators.len() as u64);
     let cap = if cfg.max_deliveries > 0 { cfg.max_deliveries } else { bound.saturating_mul(4).saturating_add(1_000) };
     let max_delay = cfg.max_delay.clamp(1, 4096);
     let width = max_delay + 1;

@@ -330,6 +330,11 @@ impl Topology {
         self.links.len()
     }
 
+    /// Number of links (undirected edges; a ring of two has two).
+    pub fn edge_count(&self) -> usize {
+        (0..self.len()).map(|v| self.ports(v).iter().filter(|l| v < l.peer).count()).sum()
+    }
+
     /// Largest number of ports at a position.
     pub fn max_degree(&self) -> u32 {
         self.offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)

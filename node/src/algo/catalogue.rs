@@ -44,8 +44,13 @@ pub struct AlgorithmSpec {
     pub rule: Rule,
     /// The bound on all messages (election + notification), as text.
     pub bound_formula: &'static str,
-    /// The bound on all messages for n positions and k initiators.
+    /// The bound on all messages for n positions and k initiators, valid on
+    /// every overlay the algorithm accepts.
     pub bound: fn(n: u64, k: u64) -> u64,
+    /// A sharper bound for one overlay, where the count depends on its shape:
+    /// called with n, the overlay's number of edges m, and k. Drivers use
+    /// [`AlgorithmSpec::bound_for`], which prefers it. `None`: `bound` alone.
+    pub bound_on: Option<fn(n: u64, m: u64, k: u64) -> u64>,
     /// The exact message count, where it is the same on every schedule in
     /// which initiators wake before any message reaches them (on FIFO links
     /// where the algorithm assumes FIFO).
@@ -144,6 +149,16 @@ impl AlgorithmSpec {
         self.topologies.contains(&t)
     }
 
+    /// The bound on `topo` with `k` initiators: [`Self::bound_on`] with the
+    /// overlay's edge count where the entry has one, else [`Self::bound`].
+    pub fn bound_for(&self, topo: &Topology, k: u64) -> u64 {
+        let n = topo.len() as u64;
+        match self.bound_on {
+            Some(f) => f(n, topo.edge_count() as u64, k),
+            None => (self.bound)(n, k),
+        }
+    }
+
     /// The id that must win on `topo` with these ids and initiators under `rule`.
     pub fn expected_winner(&self, topo: &Topology, ids: &[u64], initiators: &[u32], rule: Rule) -> Option<u64> {
         match self.candidates {
@@ -196,6 +211,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Min,
         bound_formula: "n^2",
         bound: |n, _| n * n,
+        bound_on: None,
         exact: Some(|n, _| n * n),
         schedule_independent: true,
         build: |c| Box::new(all_the_way::AllTheWay::new(c)),
@@ -215,6 +231,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "n(n+1)/2 + n",
         bound: |n, _| n * (n + 1) / 2 + n,
+        bound_on: None,
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(as_far::AsFar::new(c)),
@@ -240,6 +257,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "8n(1+ceil(log2 n)) + n",
         bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
+        bound_on: None,
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(controlled_distance::ControlledDistance::new(c)),
@@ -259,6 +277,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "2n*floor(log2 n) + 3n",
         bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
+        bound_on: None,
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(stages::Stages::new(c)),
@@ -284,6 +303,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "2n*floor(log2 n) + 3n",
         bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
+        bound_on: None,
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(stages_buffered::StagesBuffered::new(c)),
@@ -310,6 +330,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "n(n+1)/2 + n",
         bound: |n, _| n * (n + 1) / 2 + n,
+        bound_on: None,
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(prob_as_far::ProbAsFar::new(c)),
@@ -330,6 +351,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "3n-1 if k = 1, else n(n+1)/2 + n",
         bound: |n, k| if k == 1 { 3 * n - 1 } else { n * (n + 1) / 2 + n },
+        bound_on: None,
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(participant_ring::ParticipantRing::new(c)),
@@ -356,6 +378,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "3n*floor(log3 n) + 6n",
         bound: |n, _| 3 * n * floor_log3(n) + 6 * n,
+        bound_on: None,
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(stages_feedback::StagesFeedback::new(c)),
@@ -376,6 +399,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
         bound: |n, _| n * alternate::max_steps(n) + n,
+        bound_on: None,
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(alternate::Alternate::new(c)),
@@ -402,6 +426,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "2n*floor(log2 n) + 2n",
         bound: |n, _| 2 * n * floor_log2(n) + 2 * n,
+        bound_on: None,
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(uni_stages::UniStages::new(c)),
@@ -429,6 +454,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
         bound: |n, _| n * alternate::max_steps(n) + 2 * n,
+        bound_on: None,
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(min_max::MinMax::new(c)),
@@ -449,6 +475,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Max,
         bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
         bound: |n, _| n * alternate::max_steps(n) + n,
+        bound_on: None,
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(uni_alternate::UniAlternate::new(c)),
@@ -474,6 +501,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         rule: Rule::Min,
         bound_formula: "3n + k - 4",
         bound: |n, k| 3 * n + k - 4,
+        bound_on: None,
         exact: Some(|n, k| 3 * n + k - 4),
         schedule_independent: true,
         build: |c| Box::new(tree_saturation::TreeSaturation::new(c)),
@@ -501,8 +529,9 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         ],
         assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
         rule: Rule::Max,
-        bound_formula: "2k*max(n, n(n-1)/2) + n - 1",
+        bound_formula: "2mk + n - 1 (m = links of the overlay)",
         bound: |n, k| 2 * k * n.max(n * n.saturating_sub(1) / 2) + n.saturating_sub(1),
+        bound_on: Some(|n, m, k| 2 * m * k + n.saturating_sub(1)),
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(echo_extinction::EchoExtinction::new(c)),
@@ -521,8 +550,9 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         topologies: &[TopologyKind::Mesh],
         assumptions: Assumptions { bidirectional: true, oriented: true, fifo: false },
         rule: Rule::Max,
-        bound_formula: "6n + k + 2n/p - 9, p = smallest prime factor of n (7n + k - 9 for even n)",
+        bound_formula: "6n + k + 2max(rows, cols) - 9",
         bound: |n, k| (6 * n + k + 2 * mesh_corners::longest_side(n)).saturating_sub(9),
+        bound_on: Some(|n, m, k| (6 * n + k + 2 * mesh_corners::longest_side_of(n, m)).saturating_sub(9)),
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(mesh_corners::MeshCorners::new(c)),

@@ -268,6 +268,17 @@ pub fn longest_side(n: u64) -> u64 {
     (2..).take_while(|d| d * d <= n).find(|d| n.is_multiple_of(*d)).map_or(1, |d| n / d)
 }
 
+/// The longest side of the rows × cols mesh with n positions and m links
+/// (m = 2n − rows − cols, so rows + cols = 2n − m); [`longest_side`] when no
+/// mesh has that many links.
+pub fn longest_side_of(n: u64, m: u64) -> u64 {
+    let sum = (2 * n).saturating_sub(m);
+    (2..)
+        .take_while(|d| d * d <= n)
+        .find(|d| n.is_multiple_of(*d) && d + n / d == sum)
+        .map_or_else(|| longest_side(n), |d| n / d)
+}
+
 /// Ids 1..=n (max rule) costing the most border election messages on
 /// *every* rows × cols mesh of n positions: 6·L + 4·S (module header).
 ///
@@ -311,6 +322,17 @@ pub fn best_case_ids(n: u32) -> Vec<u64> {
 
 #[cfg(test)]
 mod tests {
+    /// The longest side is recovered from n and the link count for every shape up to 12 × 12.
+    #[test]
+    fn longest_side_from_links() {
+        for rows in 2..=12u64 {
+            for cols in 2..=12u64 {
+                let (n, m) = (rows * cols, rows * (cols - 1) + cols * (rows - 1));
+                assert_eq!(super::longest_side_of(n, m), rows.max(cols), "{rows} x {cols}");
+            }
+        }
+    }
+
     use super::*;
     use crate::algo::Effect;
     use crate::topology::Topology;
