@@ -185,8 +185,18 @@ impl Topology {
         if n < 2 {
             return Err(TopologyError::TooSmall(n));
         }
-        let adj: Vec<Vec<u32>> = (0..n).map(|v| (0..n).filter(|&w| w != v).collect()).collect();
-        Ok(Self::from_adjacency(TopologyKind::Complete, &adj, |_, _| Compass::None))
+        // Port p of v leads to w = p + (p >= v); w's port back to v is v − (v > w).
+        let links = (0..n)
+            .flat_map(|v| {
+                (0..n).filter(move |&w| w != v).map(move |w| PortLink {
+                    peer: w,
+                    remote_port: if v > w { v - 1 } else { v },
+                    outgoing: true,
+                    label: Compass::None,
+                })
+            })
+            .collect();
+        Ok(Topology { kind: TopologyKind::Complete, offsets: (0..=n).map(|v| v * (n - 1)).collect(), links })
     }
 
     /// A `rows` × `cols` grid; position `r * cols + c` is row `r`, column
@@ -241,12 +251,30 @@ impl Topology {
     /// Build from symmetric adjacency lists (`adj[v]` lists `v`'s neighbours
     /// in port order), labelling each port with `label(v, neighbour)`.
     fn from_adjacency(kind: TopologyKind, adj: &[Vec<u32>], label: impl Fn(u32, u32) -> Compass) -> Self {
+        // w's port towards v: a scan for small degrees, a binary search in a
+        // sorted copy for large ones (a star would otherwise cost n²).
+        let sorted: Vec<Option<Vec<(u32, Port)>>> = adj
+            .iter()
+            .map(|a| {
+                (a.len() > 16).then(|| {
+                    let mut s: Vec<(u32, Port)> = a.iter().enumerate().map(|(q, &x)| (x, q as Port)).collect();
+                    s.sort_unstable();
+                    s
+                })
+            })
+            .collect();
+        let port_towards = |w: usize, v: u32| -> Port {
+            match &sorted[w] {
+                Some(s) => s.binary_search_by_key(&v, |&(x, _)| x).map_or(0, |i| s[i].1),
+                None => adj[w].iter().position(|&x| x == v).unwrap_or(0) as Port,
+            }
+        };
         let mut offsets = Vec::with_capacity(adj.len() + 1);
         let mut links = Vec::with_capacity(adj.iter().map(Vec::len).sum());
         offsets.push(0);
         for (v, nbrs) in adj.iter().enumerate() {
             for &w in nbrs {
-                let remote_port = adj[w as usize].iter().position(|&x| x == v as u32).unwrap_or(0) as Port;
+                let remote_port = port_towards(w as usize, v as u32);
                 links.push(PortLink { peer: w, remote_port, outgoing: true, label: label(v as u32, w) });
             }
             offsets.push(links.len() as u32);
@@ -611,6 +639,9 @@ mod tests {
         }
         let star: Vec<(u32, u32)> = (1..6).map(|v| (0, v)).collect();
         assert_eq!(Topology::tree(6, &star).unwrap().max_degree(), 5);
+        // A large star takes the sorted path for the centre's ports.
+        let star: Vec<(u32, u32)> = (1..100).rev().map(|v| (v, 0)).collect();
+        assert_symmetric(&Topology::tree(100, &star).unwrap());
         assert!(matches!(Topology::tree(3, &[(0, 1)]), Err(TopologyError::NotATree(_))));
         assert!(
             matches!(Topology::tree(4, &[(0, 1), (1, 0), (2, 3)]), Err(TopologyError::NotATree(m)) if m.contains("twice"))
@@ -666,6 +697,7 @@ mod tests {
     fn complete_graphs() {
         let t = Topology::complete(5).unwrap();
         assert_eq!(t.edges().len(), 10);
+        assert_eq!(t.edge_count(), 10);
         assert_symmetric(&t);
         assert_eq!(t.ports(2).iter().map(|l| l.peer).collect::<Vec<_>>(), vec![0, 1, 3, 4]);
     }

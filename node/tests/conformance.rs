@@ -435,7 +435,11 @@ fn echo_extinction_on_small_graphs_within_2mk_plus_n_minus_1() {
                         let r = sim::run(spec, topo, ids, &init, rule, &cfg);
                         let ctx = || format!("{name} ids={ids:?} initiators={init:?} {rule:?} {cfg:?}");
                         assert!(r.verdict.violations.is_empty(), "{}: {:?}", ctx(), r.verdict.violations);
-                        assert_eq!(r.verdict.leader.map(|p| ids[p as usize]), Some(best), "{}", ctx());
+                        // Under stagger a designated initiator reached first is no initiator; the
+                        // verdict then checks the best of those that woke by themselves.
+                        if !cfg.stagger {
+                            assert_eq!(r.verdict.leader.map(|p| ids[p as usize]), Some(best), "{}", ctx());
+                        }
                         assert_eq!(r.counters.notification_messages, n64 - 1, "{}", ctx());
                         let (msgs, one_wave, k_waves) = (r.counters.messages, 2 * m + n64 - 1, 2 * m * k + n64 - 1);
                         assert!(msgs <= k_waves, "{}: {msgs} > 2mk + n - 1", ctx());

@@ -5,7 +5,7 @@
 use super::{
     Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, echo_extinction, mesh_corners,
     min_max, participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate,
-    uni_stages,
+    uni_stages, villadangos,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -536,6 +536,29 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: false,
         build: |c| Box::new(echo_extinction::EchoExtinction::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, echo_extinction::EchoExtinction::new),
+        worst_case: None,
+        best_case: None,
+        candidates: Candidates::Initiators,
+    },
+    AlgorithmSpec {
+        name: "complete-villadangos",
+        title: "Complete network (Villadangos et al.)",
+        source: "J. Villadangos, A. Cordoba, F. Farina, M. Prieto, Efficient Leader Election in Complete Networks, PDP 2005 (seed 000)",
+        description: "Nodes form a virtual ring by next-lower id. Each candidate sends message1 along it, \
+                      turning passive nodes into dummies, until it reaches the next candidate; the best \
+                      candidate, reached across the wrap-around, absorbs the others one by one with \
+                      message2 / message3, learns it leads when its own id comes back, and notifies \
+                      every node directly.",
+        topologies: &[TopologyKind::Complete],
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "2n + 2k - 3",
+        bound: |n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 },
+        bound_on: None,
+        exact: Some(|n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 }),
+        schedule_independent: true,
+        build: |c| Box::new(villadangos::Villadangos::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, villadangos::Villadangos::new),
         worst_case: None,
         best_case: None,
         candidates: Candidates::Initiators,

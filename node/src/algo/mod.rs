@@ -41,6 +41,7 @@ pub mod stages_feedback;
 pub mod tree_saturation;
 pub mod uni_alternate;
 pub mod uni_stages;
+pub mod villadangos;
 
 /// A node's local link label. Rings use [`LEFT`] and [`RIGHT`].
 pub type Port = u32;

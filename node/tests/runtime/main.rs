@@ -7,3 +7,4 @@ mod t01_elections;
 mod t02_agent_validation;
 mod t03_link_rejections;
 mod t04_lifecycle;
+mod t05_complete_network;
