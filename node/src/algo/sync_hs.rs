@@ -72,9 +72,8 @@
 //!   runs out must *answer* (send the reply back), not just stop, or no
 //!   candidate ever survives a phase. The seed's `<uid, hops, direction>` is
 //!   carried as `Probe {id, stage, limit}` out and `Reply {id, stage}` back.
-//! * "if the incoming is lesser than its own, it discards": applies to probes
-//!   only; replies are always relayed (a reply passes nodes that its probe
-//!   beat).
+//! * "if the incoming is lesser than its own, it discards" is about probes:
+//!   a reply only retraces nodes its probe beat, so it is always relayed.
 //! * The seed assumes every node starts; here non-initiators join when the
 //!   first message wakes them.
 
@@ -99,8 +98,10 @@ use super::{
 ///   non-FIFO schedule uses 64) break it: the election is still correct with
 ///   the same count, but not in lock-step.
 /// * Live on loopback a hop takes well under a millisecond, so 20 ms is
-///   ample; clocks start when each node wakes and are not aligned, so live
-///   rounds are approximate, which again changes timing only.
+///   ample; but clocks start when each node wakes and drift with the timers'
+///   lateness, so they are not aligned and a hop waits for the receiver's
+///   next tick, up to a round but often less: live rounds are approximate,
+///   which again changes timing only.
 pub const ROUND_MS: u64 = 20;
 
 /// The timer that drives the round clock.
