@@ -100,6 +100,8 @@ type TimerEv = Reverse<(u64, u64, u32, TimerId, u64)>;
 
 const MAX_ERRORS: usize = 16;
 const TIMER_SLOTS: usize = 8;
+/// Fewest timer events a run may fire before it counts as not terminating.
+const MAX_TIMER_EVENTS: u64 = 400_000_000;
 
 struct Driver<'a, A> {
     topo: &'a Topology,
@@ -280,6 +282,10 @@ pub fn run_with<A: Algorithm>(
     }
 
     let mut deliveries = 0u64;
+    // Timers are not messages, but a clock that never stops must not hang the
+    // driver either (synchronous algorithms tick every node every round).
+    let timer_cap = cap.saturating_mul(64).max(MAX_TIMER_EVENTS);
+    let mut timer_events = 0u64;
     let mut end_time = 0u64;
     let mut terminated = true;
     let mut now = 0u64;
@@ -298,6 +304,11 @@ pub fn run_with<A: Algorithm>(
             }
             d.timers.pop();
             if d.timer_gen[pos as usize * TIMER_SLOTS + timer as usize % TIMER_SLOTS] == generation {
+                timer_events += 1;
+                if timer_events > timer_cap {
+                    terminated = false;
+                    break 'run;
+                }
                 d.nodes[pos as usize].on_timer(timer, &mut d.out);
                 d.apply(pos, now);
                 end_time = now;
@@ -334,7 +345,11 @@ pub fn run_with<A: Algorithm>(
     let mut verdict =
         invariants::verdict(expected, rule, ids, &d.decisions, d.counters.messages, bound, spec.bound_formula);
     if !terminated {
-        verdict.violations.push(format!("did not go quiet within {cap} deliveries"));
+        verdict.violations.push(if timer_events > timer_cap {
+            format!("did not go quiet within {timer_cap} timer events")
+        } else {
+            format!("did not go quiet within {cap} deliveries")
+        });
     }
     verdict.violations.extend(d.errors.iter().cloned());
     SimReport {

@@ -4,8 +4,8 @@
 
 use super::{
     Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, echo_extinction, mesh_corners,
-    min_max, participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate,
-    uni_stages, villadangos,
+    min_max, participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, sync_hs, tree_saturation,
+    uni_alternate, uni_stages, villadangos,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -591,6 +591,32 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             ids: |n, r| mirror(mesh_corners::best_case_ids(n), n, r),
         }),
         candidates: Candidates::MeshCorners,
+    },
+    AlgorithmSpec {
+        name: "sync-hs",
+        title: "Hirschberg-Sinclair, synchronous (seed 001)",
+        source: "D. Hirschberg, J. Sinclair 1980 (seed 001); N. Lynch, Distributed Algorithms, 3.4",
+        description: "HS in lock-step rounds: nodes act only at the ticks of a round clock (a timer), one \
+                      hop per round, so phase i (probes to distance 2^i and back) of every candidate \
+                      takes exactly 2^(i+1) rounds; a probe that goes round the ring elects its owner. \
+                      Unlike controlled-distance (asynchronous), relaying a better probe does not \
+                      defeat a candidate and every node joins, so the count depends on the ids only.",
+        topologies: BI_RINGS,
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "8n(1+ceil(log2 n)) + n",
+        bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
+        bound_on: None,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(sync_hs::SyncHs::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, sync_hs::SyncHs::new),
+        worst_case: None,
+        best_case: Some(Arrangement {
+            description: "ASCENDING (one local extremum): 3n in phase 0, then only the extremum probes: 6n + 2^(p+2) - 8 messages, p = ceil(log2 n), the least possible",
+            ids: |n, _| ascending(n),
+        }),
+        candidates: Candidates::All,
     },
 ];
 

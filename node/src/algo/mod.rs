@@ -38,6 +38,7 @@ pub mod prob_as_far;
 pub mod stages;
 pub mod stages_buffered;
 pub mod stages_feedback;
+pub mod sync_hs;
 pub mod tree_saturation;
 pub mod uni_alternate;
 pub mod uni_stages;
