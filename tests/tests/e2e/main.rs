@@ -14,3 +14,4 @@ mod t09_compare;
 mod t10_trees;
 mod t11_live_64;
 mod t12_mesh;
+mod t13_complete_and_graphs;
