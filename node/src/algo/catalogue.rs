@@ -3,8 +3,9 @@
 //! a function of n (positions) and k (initiators).
 
 use super::{
-    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, min_max, participant_ring,
-    prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate, uni_stages,
+    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, controlled_distance, min_max,
+    participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate,
+    uni_stages,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -432,6 +433,32 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, tree_saturation::TreeSaturation::new),
         worst_case: None,
         best_case: None,
+    },
+    AlgorithmSpec {
+        name: "bi-min-max",
+        title: "BiMinMax (MinMax with candidates in place)",
+        source: "Santoro ch. 3 (seed 003), bidirectional table (BiMinMax, no pseudo-code); Ringleader's reading",
+        description: "Each stage every candidate sends its id right and compares it with the id of the nearest \
+                      candidate on its left: at odd stages it survives if its id is smaller, at even stages if \
+                      larger; ids carry their stage, so links need not be FIFO. The candidate whose id comes \
+                      back sends a collecting round and the notification, and the extremum's owner leads.",
+        topologies: &[TopologyKind::RingBi, TopologyKind::RingUni],
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+        bound: |n, _| n * alternate::max_steps(n) + 2 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(bi_min_max::BiMinMax::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, bi_min_max::BiMinMax::new),
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction (`bi_min_max::worst_case_ids`): B_(k+1) = B_k mirrored plus a new largest id after each ascent, so exactly G_(k-1) of G_k candidates fall at stage 1 and the rest face the next rule as B_k faced the first; T(n) stages: n*T(n) + 2n, the bound, for every n and either rule",
+            ids: |n, _| bi_min_max::worst_case_ids(n),
+        }),
+        best_case: Some(Arrangement {
+            description: "ASCENDING (either rule): only id 1 survives stage 1: 4n messages, the least possible",
+            ids: |n, _| ascending(n),
+        }),
     },
 ];
 

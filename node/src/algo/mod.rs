@@ -28,6 +28,7 @@ use std::fmt;
 pub mod all_the_way;
 pub mod alternate;
 pub mod as_far;
+pub mod bi_min_max;
 pub mod catalogue;
 pub mod controlled_distance;
 pub mod min_max;
