@@ -4,8 +4,8 @@
 
 use super::{
     Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, controlled_distance, min_max,
-    participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation, uni_alternate,
-    uni_stages,
+    min_max_plus, participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, tree_saturation,
+    uni_alternate, uni_stages,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -458,6 +458,28 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         best_case: Some(Arrangement {
             description: "ASCENDING (either rule): only id 1 survives stage 1: 4n messages, the least possible",
             ids: |n, _| ascending(n),
+        }),
+    },
+    AlgorithmSpec {
+        name: "min-max-plus",
+        title: "MinMax+ (Higham-Przytycka)",
+        source: "L. Higham, T. Przytycka 1996 (algorithm ELECT); Santoro ch. 3 (seed 003), unidirectional table",
+        description: "MinMax with early promotions: an envelope of an even round is promoted at the first node \
+                      whose last envelope, of the round before, is smaller (witness), and one of an odd round \
+                      after F_(r+2) links (distance); then a collecting round and the notification.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "E(n) + 2n, E(n) = n + sum over even i in 2..=m+1 of (2n - ceil(n F_i / F_(i+3))), m = max{odd r : 2 F_r <= n} (1.271 n log n + O(n))",
+        bound: |n, _| min_max_plus::election_bound(n) + 2 * n,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(min_max_plus::MinMaxPlus::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max_plus::MinMaxPlus::new),
+        worst_case: None,
+        best_case: Some(Arrangement {
+            description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
+            ids: |n, _| descending(n),
         }),
     },
 ];

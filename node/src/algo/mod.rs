@@ -32,6 +32,7 @@ pub mod bi_min_max;
 pub mod catalogue;
 pub mod controlled_distance;
 pub mod min_max;
+pub mod min_max_plus;
 pub mod participant_ring;
 pub mod prob_as_far;
 pub mod stages;
