@@ -109,6 +109,12 @@ pub fn bit_reversal(n: u32) -> Vec<u64> {
     ids
 }
 
+/// The arrangement read the other way round (ring order reversed).
+pub fn reversed(mut ids: Vec<u64>) -> Vec<u64> {
+    ids.reverse();
+    ids
+}
+
 impl AlgorithmSpec {
     /// The default topology.
     pub fn default_topology(&self) -> TopologyKind {
@@ -388,8 +394,14 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(min_max::MinMax::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max::MinMax::new),
-        worst_case: None,
-        best_case: None,
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction, BiMinMax's read backwards (MinMax compares each envelope with its successor, BiMinMax each candidate with its predecessor): T(n) rounds, n*T(n) + 2n, the bound, for every n; the same for both rules (the rounds' rules do not depend on it)",
+            ids: |n, _| reversed(bi_min_max::worst_case_ids(n)),
+        }),
+        best_case: Some(Arrangement {
+            description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
+            ids: |n, _| descending(n),
+        }),
     },
     AlgorithmSpec {
         name: "uni-alternate",
@@ -515,5 +527,30 @@ mod tests {
         assert_eq!(names.len(), CATALOGUE.len());
         assert!(CATALOGUE.iter().all(|a| !a.topologies.is_empty()));
         assert!(find("as-far").is_some() && find("nope").is_none());
+    }
+
+    fn cost(spec: &AlgorithmSpec, ids: &[u64], rule: Rule) -> u64 {
+        let n = ids.len() as u32;
+        let ring = Topology::build(spec.default_topology(), n, 0).unwrap();
+        let all: Vec<u32> = (0..n).collect();
+        let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
+        assert!(r.verdict.violations.is_empty(), "{} {ids:?}: {:?}", spec.name, r.verdict.violations);
+        r.counters.messages
+    }
+
+    /// MinMax's worst-case construction takes T(n) rounds for every n, so it
+    /// costs exactly its bound n·T(n) + 2n, under both rules; descending
+    /// ids cost 4n, the least possible.
+    #[test]
+    fn min_max_worst_case_attains_the_bound_for_every_n() {
+        let spec = find("min-max").unwrap();
+        for n in (2..=150u32).chain([233, 377, 1000, 4096]) {
+            for rule in [Rule::Max, Rule::Min] {
+                let worst = cost(spec, &(spec.worst_case.unwrap().ids)(n, rule), rule);
+                assert_eq!(worst, (spec.bound)(n as u64, n as u64), "n = {n}, {rule:?}");
+                let best = cost(spec, &(spec.best_case.unwrap().ids)(n, rule), rule);
+                assert_eq!(best, 4 * n as u64, "n = {n}, {rule:?}");
+            }
+        }
     }
 }
