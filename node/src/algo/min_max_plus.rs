@@ -69,11 +69,13 @@
 //!
 //! Corrections to the write-up: its `Promotion'` has no normal promotion in
 //! even rounds (r = s, x > y); the savings argument shows a witness always
-//! comes first, and the rule is kept here as in MinMax (it never fires in
-//! the exhaustive runs). Its loop tests `IsLeader` after promoting; here the
-//! return of an envelope is checked first, which matters when a lone
-//! envelope comes back after exactly F_(r+2) links. Its Corollary cites
-//! δ(host_(i+1)(b), host_i(b)); the saving is δ(host_(i−1)(b), host_i(b)).
+//! comes first, and the rule is kept here as in MinMax. Its loop tests
+//! `IsLeader` (received = last) after `last ← received`, where it always
+//! holds; here the return of an envelope is checked on receipt, before any
+//! promotion, which matters when a lone envelope comes back after exactly
+//! F_(r+2) links. Its Corollary cites δ(host_(i+1)(b), host_i(b)); the
+//! saving is δ(host_(i−1)(b), host_i(b)). Its round count is
+//! "F⁻¹(n) + O(1)"; a bound per n needs the constant: m + 2 rounds.
 //! The collecting round (an `Election` with stage 0 carrying the best id
 //! seen) and the notification are Ringleader's additions, as in MinMax.
 
