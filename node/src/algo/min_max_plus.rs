@@ -31,7 +31,7 @@
 //!
 //! A promoted envelope is sent on with round r + 1 and `hops` restarting.
 //!
-//! Why the bound (the paper's argument, completed). Let E_r be the
+//! Why the bound (the published argument, completed). Let E_r be the
 //! envelopes of round r in ring order, h_r(a) the node where a entered round
 //! r (its owner for r = 1) and t_r(a) the links a crosses in round r. On FIFO
 //! links an envelope of round r never meets a node whose `last` has a later
@@ -55,8 +55,8 @@
 //!   at b (a < b, so g ≠ b) the stretch from h_k(g) to h_k(b) adds at least
 //!   F_(k+1): g's own round-k travel if g survived round k, or, if g was
 //!   dropped, g's and its successor's gaps (2·F_k ≥ F_(k+1); the successor
-//!   is smaller than g, so not b). The paper's proof uses g's survival
-//!   without showing it; the case split above closes that gap.
+//!   is smaller than g, so not b). The write-up's proof (its Lemma 3) uses
+//!   g's survival without showing it; the case split above closes that gap.
 //! * So odd rounds with two or more envelopes have at most n / F_r of them:
 //!   no odd round past m has two, and a single envelope of odd round m + 2
 //!   comes back before F_(m+4) > n links. At most m + 2 rounds.
