@@ -3,9 +3,9 @@
 //! a function of n (positions) and k (initiators).
 
 use super::{
-    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, controlled_distance, echo_extinction, mesh_corners,
-    min_max, participant_ring, prob_as_far, stages, stages_buffered, stages_feedback, sync_hs, tree_saturation,
-    uni_alternate, uni_stages, villadangos,
+    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, controlled_distance, echo_extinction,
+    mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, stages, stages_buffered, stages_feedback,
+    sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -136,6 +136,88 @@ pub fn bit_reversal(n: u32) -> Vec<u64> {
         ids[pos as usize] = rank as u64 + 1;
     }
     ids
+}
+
+/// The arrangement read the other way round (ring order reversed).
+pub fn reversed(mut ids: Vec<u64>) -> Vec<u64> {
+    ids.reverse();
+    ids
+}
+
+/// An arrangement of 1..=n (ring order, max rule) on which Stages with
+/// Feedback sends [`feedback_worst_case_cost`] messages, the most found: it
+/// equals the exhaustive maximum for every n ≤ 8 and no random or
+/// hill-climbing search has beaten it (see `docs/algorithms.md`).
+///
+/// A stage with c ≥ 3 candidates costs 2n ids plus one feedback per segment
+/// between neighbouring candidates, except one segment per local maximum;
+/// a stage with two candidates costs 3n (the loser feeds back both ways);
+/// the last candidate's ids and the notification 3n. So the construction
+/// keeps as many stages as possible, ends them with two candidates, and
+/// makes the survivors the only local maxima, with their missing feedback on
+/// the shortest segments. With k = max{k : 2·3^(k−1) ≤ n}: U_1 = [2, 1];
+/// U_(j+1) puts after each id of U_j (raised above all new ids) a run of two
+/// new smaller ids, so stage 1 keeps exactly U_j and every gap triples. The
+/// n − 2·3^(k−1) remaining ids, smallest and decreasing, lengthen the run
+/// right after the maximum: its segments always carry feedback.
+pub fn feedback_worst_case(n: u32) -> Vec<u64> {
+    let n = n as usize;
+    if n <= 1 {
+        return vec![1; n];
+    }
+    let mut u: Vec<u64> = vec![2, 1];
+    while 3 * u.len() <= n {
+        let s = u.len() as u64;
+        let mut next = Vec::with_capacity(3 * u.len());
+        let mut small = 2 * s;
+        for &v in &u {
+            next.extend([v + 2 * s, small, small - 1]);
+            small -= 2;
+        }
+        u = next;
+    }
+    let extra = (n - u.len()) as u64;
+    // The maximum stays first; its run is the one or two ids after it.
+    let run_end = u.len().min(3);
+    let mut ids: Vec<u64> = u.iter().map(|&v| v + extra).collect();
+    ids.splice(run_end..run_end, (1..=extra).rev());
+    ids
+}
+
+/// 1, 2, ..., n with the disjoint pairs of positions (n−3, n−2), (n−5, n−4),
+/// ... down to position 1 swapped: every swapped pair's first id is a local
+/// maximum and so is n, ⌊n/2⌋ local maxima in all, and only n is larger than
+/// the two nearest ids on each side. Stages with Feedback's best
+/// case: a stage of n candidates costs 2n ids plus a feedback from every
+/// candidate that is not a local maximum, at least ⌈n/2⌉, then the last
+/// candidate's ids and the notification cost 3n; this arrangement needs no
+/// more (5n + ⌈n/2⌉ for n ≥ 3).
+pub fn zigzag(n: u32) -> Vec<u64> {
+    let mut ids = ascending(n);
+    let mut j = n as i64 - 3;
+    while j >= 1 {
+        ids.swap(j as usize, j as usize + 1);
+        j -= 2;
+    }
+    ids
+}
+
+/// What [`feedback_worst_case`] costs Stages with Feedback (all messages):
+/// 12 for n = 2 and 6n − 1 for n = 3..5 (one stage); otherwise, with k as
+/// there, k − 1 stages of 3n less the 2·3^(k−2) links of the segments
+/// without feedback, a stage of two candidates (3n), and 3n for the last
+/// candidate and the notification: 3n(k + 1) − 2(k − 1)·3^(k−2).
+pub fn feedback_worst_case_cost(n: u64) -> u64 {
+    let mut k = 1u32;
+    while 2 * 3u64.pow(k) <= n {
+        k += 1;
+    }
+    match (k, n) {
+        (_, 0 | 1) => 0,
+        (1, 2) => 12,
+        (1, _) => 6 * n - 1,
+        _ => 3 * n * (k as u64 + 1) - 2 * (k as u64 - 1) * 3u64.pow(k - 2),
+    }
 }
 
 impl AlgorithmSpec {
@@ -383,8 +465,14 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(stages_feedback::StagesFeedback::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_feedback::StagesFeedback::new),
-        worst_case: None,
-        best_case: None,
+        worst_case: Some(Arrangement {
+            description: "ternary construction (`feedback_worst_case`): the most stages, the last with two candidates, survivors the only local maxima, missing feedback on the shortest segments: 3n(k+1) - 2(k-1)3^(k-2) messages, k = max{k : 2*3^(k-1) <= n}; the exhaustive maximum for n <= 8, not beaten by random or hill-climbing search (no published worst case)",
+            ids: |n, r| mirror(feedback_worst_case(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "zigzag (`zigzag`: ascending with the pairs before the maximum swapped): floor(n/2) local maxima, so only ceil(n/2) feedbacks, and only the extremum survives stage 1: 5n + ceil(n/2) messages for n >= 3, the least possible",
+            ids: |n, r| mirror(zigzag(n), n, r),
+        }),
         candidates: Candidates::All,
     },
     AlgorithmSpec {
@@ -459,8 +547,14 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         schedule_independent: true,
         build: |c| Box::new(min_max::MinMax::new(c)),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max::MinMax::new),
-        worst_case: None,
-        best_case: None,
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction, BiMinMax's read backwards (MinMax compares each envelope with its successor, BiMinMax each candidate with its predecessor): T(n) rounds, n*T(n) + 2n, the bound, for every n; the same for both rules (the rounds' rules do not depend on it)",
+            ids: |n, _| reversed(bi_min_max::worst_case_ids(n)),
+        }),
+        best_case: Some(Arrangement {
+            description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
+            ids: |n, _| descending(n),
+        }),
         candidates: Candidates::All,
     },
     AlgorithmSpec {
@@ -618,6 +712,58 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         }),
         candidates: Candidates::All,
     },
+    AlgorithmSpec {
+        name: "bi-min-max",
+        title: "BiMinMax (MinMax with candidates in place)",
+        source: "Santoro ch. 3 (seed 003), bidirectional table (BiMinMax, no pseudo-code); Ringleader's reading",
+        description: "Each stage every candidate sends its id right and compares it with the id of the nearest \
+                      candidate on its left: at odd stages it survives if its id is smaller, at even stages if \
+                      larger; ids carry their stage, so links need not be FIFO. The candidate whose id comes \
+                      back sends a collecting round and the notification, and the extremum's owner leads.",
+        topologies: &[TopologyKind::RingBi, TopologyKind::RingUni],
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+        bound: |n, _| n * alternate::max_steps(n) + 2 * n,
+        bound_on: None,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(bi_min_max::BiMinMax::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, bi_min_max::BiMinMax::new),
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction (`bi_min_max::worst_case_ids`): B_(k+1) = B_k mirrored plus a new largest id after each ascent, so exactly G_(k-1) of G_k candidates fall at stage 1 and the rest face the next rule as B_k faced the first; T(n) stages: n*T(n) + 2n, the bound, for every n and either rule",
+            ids: |n, _| bi_min_max::worst_case_ids(n),
+        }),
+        best_case: Some(Arrangement {
+            description: "ASCENDING (either rule): only id 1 survives stage 1: 4n messages, the least possible",
+            ids: |n, _| ascending(n),
+        }),
+        candidates: Candidates::All,
+    },
+    AlgorithmSpec {
+        name: "min-max-plus",
+        title: "MinMax+ (Higham-Przytycka)",
+        source: "L. Higham, T. Przytycka 1996 (algorithm ELECT); Santoro ch. 3 (seed 003), unidirectional table",
+        description: "MinMax with early promotions: an envelope of an even round is promoted at the first node \
+                      whose last envelope, of the round before, is smaller (witness), and one of an odd round \
+                      after F_(r+2) links (distance); then a collecting round and the notification.",
+        topologies: ORIENTED_RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+        rule: Rule::Max,
+        bound_formula: "E(n) + 2n, E(n) = n + sum over even i in 2..=m+1 of (2n - ceil(n F_i / F_(i+3))), m = max{odd r : 2 F_r <= n} (1.271 n log n + O(n))",
+        bound: |n, _| min_max_plus::election_bound(n) + 2 * n,
+        bound_on: None,
+        exact: None,
+        schedule_independent: true,
+        build: |c| Box::new(min_max_plus::MinMaxPlus::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max_plus::MinMaxPlus::new),
+        worst_case: None,
+        best_case: Some(Arrangement {
+            description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
+            ids: |n, _| descending(n),
+        }),
+        candidates: Candidates::All,
+    },
 ];
 
 /// The entry named `name`.
@@ -651,5 +797,107 @@ mod tests {
         assert_eq!(names.len(), CATALOGUE.len());
         assert!(CATALOGUE.iter().all(|a| !a.topologies.is_empty()));
         assert!(find("as-far").is_some() && find("nope").is_none());
+    }
+
+    fn cost(spec: &AlgorithmSpec, ids: &[u64], rule: Rule) -> u64 {
+        let n = ids.len() as u32;
+        let ring = Topology::build(spec.default_topology(), n, 0).unwrap();
+        let all: Vec<u32> = (0..n).collect();
+        let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
+        assert!(r.verdict.violations.is_empty(), "{} {ids:?}: {:?}", spec.name, r.verdict.violations);
+        r.counters.messages
+    }
+
+    /// All permutations of 1..=n with id 1 first (rotations cost the same).
+    fn permutations(n: u32) -> Vec<Vec<u64>> {
+        fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
+            if rest.is_empty() {
+                out.push(prefix.clone());
+                return;
+            }
+            for i in 0..rest.len() {
+                let x = rest.remove(i);
+                prefix.push(x);
+                rec(prefix, rest, out);
+                prefix.pop();
+                rest.insert(i, x);
+            }
+        }
+        let mut out = Vec::new();
+        rec(&mut vec![1], &mut (2..=n as u64).collect(), &mut out);
+        out
+    }
+
+    /// A random arrangement of 1..=n (Fisher-Yates on a SplitMix stream).
+    fn shuffled(n: u32, seed: u64) -> Vec<u64> {
+        let mut ids = ascending(n);
+        for i in (1..ids.len()).rev() {
+            let j = (super::super::coin(seed, i as u32) % (i as u64 + 1)) as usize;
+            ids.swap(i, j);
+        }
+        ids
+    }
+
+    /// MinMax's worst-case construction takes T(n) rounds for every n, so it
+    /// costs exactly its bound n·T(n) + 2n, under both rules; descending
+    /// ids cost 4n, the least possible.
+    #[test]
+    fn min_max_worst_case_attains_the_bound_for_every_n() {
+        let spec = find("min-max").unwrap();
+        for n in (2..=150u32).chain([233, 377, 1000, 4096]) {
+            for rule in [Rule::Max, Rule::Min] {
+                let worst = cost(spec, &(spec.worst_case.unwrap().ids)(n, rule), rule);
+                assert_eq!(worst, (spec.bound)(n as u64, n as u64), "n = {n}, {rule:?}");
+                let best = cost(spec, &(spec.best_case.unwrap().ids)(n, rule), rule);
+                assert_eq!(best, 4 * n as u64, "n = {n}, {rule:?}");
+            }
+        }
+    }
+
+    /// Stages with Feedback has no published worst case, so this checks the
+    /// construction against search: it costs exactly `feedback_worst_case_cost`
+    /// (n = 2..=200 and larger n, both rules); exhaustively for n ≤ 8 no
+    /// arrangement costs more (it is the exact worst case there) and none
+    /// costs less than the zigzag best case, which costs exactly 5n + ⌈n/2⌉;
+    /// for 9 ≤ n ≤ 80, none of 300 random arrangements, nor the best of 200
+    /// swaps hill-climbed from each of 3 of them, costs more. The bound
+    /// 3n⌊log₃ n⌋ + 6n is not attained (it counts a full n of feedback per
+    /// stage, which survivors make impossible).
+    #[test]
+    fn stages_feedback_worst_case_beats_every_search() {
+        let spec = find("stages-feedback").unwrap();
+        let (worst, best) = (spec.worst_case.unwrap(), spec.best_case.unwrap());
+        for n in (2..=200u32).chain([243, 486, 1000, 1458, 4096]) {
+            for rule in [Rule::Max, Rule::Min] {
+                assert_eq!(cost(spec, &(worst.ids)(n, rule), rule), feedback_worst_case_cost(n as u64), "n = {n}");
+                if n >= 3 {
+                    assert_eq!(cost(spec, &(best.ids)(n, rule), rule), 5 * n as u64 + (n as u64).div_ceil(2));
+                }
+            }
+        }
+        for n in 2..=8u32 {
+            let costs: Vec<u64> = permutations(n).iter().map(|ids| cost(spec, ids, Rule::Max)).collect();
+            assert_eq!(*costs.iter().max().unwrap(), feedback_worst_case_cost(n as u64), "n = {n}");
+            assert_eq!(*costs.iter().min().unwrap(), cost(spec, &(best.ids)(n, Rule::Max), Rule::Max), "n = {n}");
+        }
+        for n in 9..=80u32 {
+            let constructed = feedback_worst_case_cost(n as u64);
+            for seed in 0..300 {
+                let ids = shuffled(n, seed);
+                assert!(cost(spec, &ids, Rule::Max) <= constructed, "n = {n}: {ids:?}");
+            }
+            for seed in 0..3 {
+                let mut ids = shuffled(n, 1000 + seed);
+                let mut c = cost(spec, &ids, Rule::Max);
+                for step in 0..200u32 {
+                    let r = super::super::coin(seed, step);
+                    let (i, j) = ((r % n as u64) as usize, ((r >> 32) % n as u64) as usize);
+                    ids.swap(i, j);
+                    let c2 = cost(spec, &ids, Rule::Max);
+                    if c2 >= c { c = c2 } else { ids.swap(i, j) }
+                }
+                assert!(c <= constructed, "n = {n}: hill-climbing found {c} > {constructed}: {ids:?}");
+            }
+        }
     }
 }
