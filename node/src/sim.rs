@@ -30,7 +30,7 @@ use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
 use crate::algo::catalogue::AlgorithmSpec;
-use crate::algo::{Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, PortInfo, Rule, TimerId};
+use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, PortInfo, Rule, TimerId};
 use crate::counters::Counters;
 use crate::invariants::{self, Verdict};
 use crate::topology::Topology;
@@ -84,8 +84,21 @@ pub struct SimReport {
     pub terminated: bool,
     /// The literature bound for (n, k).
     pub bound: u64,
+    /// Every [`Effect::Lead`] in time order: the kept-leadership timeline.
+    pub leaderships: Vec<LeadershipEvent>,
     /// Invariant checks, including `errors` and termination.
     pub verdict: Verdict,
+}
+
+/// A node's [`Effect::Lead`] and when it came.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeadershipEvent {
+    /// Virtual time.
+    pub time: u64,
+    /// The node's position.
+    pub position: u32,
+    /// What it now believes.
+    pub leadership: Leadership,
 }
 
 /// A scheduled delivery or wake-up; its time is the bucket it sits in.
@@ -116,6 +129,7 @@ struct Driver<'a, A> {
     timer_gen: Vec<u64>,
     ideal_time: u64,
     errors: Vec<String>,
+    leaderships: Vec<LeadershipEvent>,
     rng: Pcg64Mcg,
     out: Outbox,
     fifo: bool,
@@ -172,6 +186,7 @@ impl<A: Algorithm> Driver<'_, A> {
                     Some(_) => {}
                     None => self.decisions[pos as usize] = Some(d),
                 },
+                Effect::Lead(l) => self.leaderships.push(LeadershipEvent { time: now, position: pos, leadership: l }),
                 Effect::SetTimer { timer, after_ms } => {
                     let slot = pos as usize * TIMER_SLOTS + timer as usize % TIMER_SLOTS;
                     self.timer_gen[slot] += 1;
@@ -265,6 +280,7 @@ pub fn run_with<A: Algorithm>(
         timer_gen: vec![0; n as usize * TIMER_SLOTS],
         ideal_time: 0,
         errors: Vec::new(),
+        leaderships: Vec::new(),
         rng: Pcg64Mcg::seed_from_u64(cfg.seed ^ 0x7363_6865_6475_6c65),
         out: Outbox::default(),
         fifo: cfg.fifo,
@@ -362,6 +378,7 @@ pub fn run_with<A: Algorithm>(
         end_time,
         deliveries,
         errors: d.errors,
+        leaderships: d.leaderships,
         terminated,
         bound,
         verdict,

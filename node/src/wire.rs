@@ -38,6 +38,7 @@ impl From<Msg> for pb::Body {
             Msg::Message2 { id } => Kind::Message2(pb::Capture { id }),
             Msg::Message3 { id } => Kind::Message3(pb::Capture { id }),
             Msg::Echo { id } => Kind::Echo(pb::Echo { id }),
+            Msg::Heartbeat { term } => Kind::Heartbeat(pb::Heartbeat { term }),
         };
         pb::Body { kind: Some(kind) }
     }
@@ -59,6 +60,7 @@ impl TryFrom<&pb::Body> for Msg {
             Kind::Message2(c) => Msg::Message2 { id: c.id },
             Kind::Message3(c) => Msg::Message3 { id: c.id },
             Kind::Echo(e) => Msg::Echo { id: e.id },
+            Kind::Heartbeat(h) => Msg::Heartbeat { term: h.term },
         })
     }
 }
@@ -133,6 +135,7 @@ mod tests {
             Msg::Message2 { id: 3 },
             Msg::Message3 { id: u64::MAX },
             Msg::Echo { id: 7 },
+            Msg::Heartbeat { term: 3 },
         ];
         for m in msgs {
             let bytes = pb::Body::from(m).encode_to_vec();

@@ -172,6 +172,11 @@ pub enum Msg {
         /// The wave's (initiator's) id.
         id: u64,
     },
+    /// Failure-detector heartbeat ("I am alive"), with the sender's term.
+    Heartbeat {
+        /// The sender's current term (0 when it has none).
+        term: u64,
+    },
 }
 
 /// Kinds of [`Msg`], for per-kind counters.
@@ -199,11 +204,13 @@ pub enum MsgKind {
     Message3 = 9,
     /// [`Msg::Echo`]
     Echo = 10,
+    /// [`Msg::Heartbeat`]
+    Heartbeat = 11,
 }
 
 impl MsgKind {
     /// Number of kinds (size of a per-kind counter array).
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 12;
     /// Every kind, in index order.
     pub const ALL: [MsgKind; Self::COUNT] = [
         MsgKind::Election,
@@ -217,6 +224,7 @@ impl MsgKind {
         MsgKind::Message2,
         MsgKind::Message3,
         MsgKind::Echo,
+        MsgKind::Heartbeat,
     ];
 
     /// Counter name, as reported in `messages_by_kind`.
@@ -233,6 +241,7 @@ impl MsgKind {
             MsgKind::Message2 => "message2",
             MsgKind::Message3 => "message3",
             MsgKind::Echo => "echo",
+            MsgKind::Heartbeat => "heartbeat",
         }
     }
 
@@ -258,6 +267,7 @@ impl Msg {
             Msg::Message2 { .. } => MsgKind::Message2,
             Msg::Message3 { .. } => MsgKind::Message3,
             Msg::Echo { .. } => MsgKind::Echo,
+            Msg::Heartbeat { .. } => MsgKind::Heartbeat,
         }
     }
 }
@@ -280,6 +290,17 @@ pub struct Decision {
     pub leader: u64,
 }
 
+/// What a node believes about a kept leadership (failure-tolerant
+/// algorithms), announced with [`Effect::Lead`] whenever it changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Leadership {
+    /// The term (epoch) the belief is about; terms only grow at a node.
+    pub term: u64,
+    /// The leader of that term (this node's own id when it leads), or `None`
+    /// while the node knows of no leader (an election is under way).
+    pub leader: Option<u64>,
+}
+
 /// What a state machine asks its driver to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
@@ -292,6 +313,10 @@ pub enum Effect {
     },
     /// Record the node's decision (at most once per election).
     Decide(Decision),
+    /// Record the node's current belief about a kept leadership (any number
+    /// of times; drivers keep the timeline and check that no two nodes lead
+    /// in one term).
+    Lead(Leadership),
     /// Call [`Algorithm::on_timer`] with `timer` after `after_ms` (replaces a pending one).
     SetTimer {
         /// Timer name.
@@ -445,6 +470,11 @@ pub trait Algorithm: Send + fmt::Debug {
     /// A timer set with [`Effect::SetTimer`] fired.
     fn on_timer(&mut self, _timer: TimerId, _out: &mut Outbox) {}
 
+    /// Failure-detector input: the neighbour behind `port` is suspected to
+    /// have crashed (`suspected`), or was heard from again after a suspicion.
+    /// One-shot algorithms ignore it.
+    fn on_suspect(&mut self, _port: Port, _suspected: bool, _out: &mut Outbox) {}
+
     /// The decision, once made.
     fn decision(&self) -> Option<Decision>;
 
@@ -464,6 +494,10 @@ impl<T: Algorithm + ?Sized> Algorithm for Box<T> {
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
         (**self).on_timer(timer, out)
+    }
+
+    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+        (**self).on_suspect(port, suspected, out)
     }
 
     fn decision(&self) -> Option<Decision> {

@@ -16,7 +16,7 @@ use tonic::Code;
 use tracing::{info, warn};
 
 use super::links::Link;
-use crate::algo::{Algorithm, Decision, Effect, Msg, Outbox, Port, Role, TimerId};
+use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, TimerId};
 use crate::counters::Counters;
 
 /// Errors kept per election; later ones are counted, not stored, so a
@@ -76,6 +76,8 @@ struct State {
     /// Largest causal time sent or received.
     max_causal: u64,
     decision: Option<Decision>,
+    /// The latest kept-leadership belief ([`Effect::Lead`]).
+    leadership: Option<Leadership>,
     received: u64,
     rejected: u64,
     errors: Vec<String>,
@@ -129,6 +131,7 @@ impl Election {
             depth: 0,
             max_causal: 0,
             decision: None,
+            leadership: None,
             received: 0,
             rejected: 0,
             errors: Vec::new(),
@@ -295,6 +298,12 @@ impl Election {
             match effect {
                 Effect::Send { port, msg } => self.send(st, port, msg, spare),
                 Effect::Decide(d) => self.decide(st, d),
+                Effect::Lead(l) => {
+                    if st.leadership != Some(l) {
+                        info!(election = self.id(), position = self.setup.position, term = l.term, leader = ?l.leader, "leadership");
+                        st.leadership = Some(l);
+                    }
+                }
                 Effect::SetTimer { timer, after_ms } => self.set_timer(st, timer, after_ms),
                 Effect::CancelTimer { timer } => st.timers.retain(|(t, _)| *t != timer),
             }
