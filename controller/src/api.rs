@@ -20,6 +20,7 @@ use crate::compare;
 use crate::config::ControllerConfig;
 use crate::convert::{self, ElectionRequest};
 use crate::elections::{ElectionRecord, Elections, Entry, Mode, Plan, SimOptions, State, WatchEvent};
+use crate::faults::Faults;
 
 /// Size of a SIMULATED election that does not give one.
 pub const DEFAULT_SIMULATED_SIZE: u32 = 8;
@@ -313,12 +314,14 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
 #[derive(Clone, Debug)]
 pub struct ControllerService {
     elections: Arc<Elections>,
+    faults: Arc<Faults>,
 }
 
 impl ControllerService {
     /// A service running its elections through `elections`.
     pub fn new(elections: Arc<Elections>) -> Self {
-        ControllerService { elections }
+        let faults = Faults::new(elections.cluster().clone(), elections.config().rpc_timeout());
+        ControllerService { elections, faults }
     }
 
     fn entry(&self, election_id: &str) -> Result<Arc<Entry>, Status> {
@@ -539,6 +542,31 @@ impl Controller for ControllerService {
             let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Result(result)))).await;
         });
         Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn inject_fault(&self, request: Request<pb::InjectFaultRequest>) -> Result<Response<pb::FaultInfo>, Status> {
+        let elections = self.elections.clone();
+        // "The leader" is the leader of the latest finished election.
+        let leader = move || {
+            let record = elections.last_finished()?.snapshot();
+            leader_of(&record).ok()?.leader.map(|l| l.node)
+        };
+        Ok(Response::new(self.faults.inject(request.into_inner(), leader).await?))
+    }
+
+    async fn list_faults(
+        &self,
+        _request: Request<pb::ListFaultsRequest>,
+    ) -> Result<Response<pb::ListFaultsResponse>, Status> {
+        Ok(Response::new(pb::ListFaultsResponse { faults: self.faults.list() }))
+    }
+
+    async fn clear_faults(
+        &self,
+        request: Request<pb::ClearFaultsRequest>,
+    ) -> Result<Response<pb::ClearFaultsResponse>, Status> {
+        let cleared = self.faults.clear(&request.get_ref().fault_id).await?;
+        Ok(Response::new(pb::ClearFaultsResponse { cleared }))
     }
 
     async fn get_leader(&self, request: Request<pb::GetLeaderRequest>) -> Result<Response<pb::Leader>, Status> {

@@ -133,6 +133,7 @@ impl AgentService {
             port_info: &port_info,
         });
         let setup = ElectionSetup {
+            faults: node.faults.clone(),
             election_id: req.election_id,
             algorithm: spec.name,
             position: req.position,
@@ -178,6 +179,23 @@ impl Agent for AgentService {
 
     async fn status(&self, request: Request<pb::StatusRequest>) -> Result<Response<pb::NodeElectionStatus>, Status> {
         Ok(Response::new(self.election(&request.get_ref().election_id)?.status()))
+    }
+
+    async fn set_faults(
+        &self,
+        request: Request<pb::SetFaultsRequest>,
+    ) -> Result<Response<pb::SetFaultsResponse>, Status> {
+        let node = &self.0;
+        let req = request.into_inner();
+        node.faults.set(&req).map_err(Status::invalid_argument)?;
+        info!(
+            name = %node.cfg.name, crashed = req.crashed, links = req.links.len(), partitioned = req.partitioned,
+            "faults set"
+        );
+        Ok(Response::new(pb::SetFaultsResponse {
+            dropped: node.faults.dropped.load(std::sync::atomic::Ordering::Relaxed),
+            duplicated: node.faults.duplicated.load(std::sync::atomic::Ordering::Relaxed),
+        }))
     }
 
     async fn info(&self, _request: Request<pb::InfoRequest>) -> Result<Response<pb::NodeInfo>, Status> {

@@ -56,6 +56,8 @@ pub(crate) struct ElectionSetup {
     pub(crate) id: u64,
     pub(crate) initiator: bool,
     pub(crate) ports: Vec<PortLink>,
+    /// The node's injected faults: while it is crashed the election takes no input.
+    pub(crate) faults: Arc<super::faults::FaultTable>,
 }
 
 /// A message that reached an initiator before `Start`.
@@ -224,6 +226,9 @@ impl Election {
         if st.broken {
             return Err(Rejection::new(Code::FailedPrecondition, "the election's state machine failed earlier"));
         }
+        if self.setup.faults.crashed() {
+            return Err(Rejection::new(Code::Unavailable, "the node is crashed (an injected fault)"));
+        }
         st.started = true;
         let State { algo, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| algo.on_start(out))) {
@@ -376,7 +381,7 @@ impl Election {
         let mut st = self.lock();
         let Some(i) = st.timers.iter().position(|&(t, g)| t == timer && g == generation) else { return };
         st.timers.swap_remove(i);
-        if st.closed || st.broken {
+        if st.closed || st.broken || self.setup.faults.crashed() {
             return;
         }
         let State { algo, out, .. } = &mut *st;

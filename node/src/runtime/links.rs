@@ -23,6 +23,7 @@ use tokio_stream::Stream;
 use tonic::transport::Endpoint;
 use tracing::{debug, error, info, warn};
 
+use super::faults::{Fate, FaultTable};
 use super::node::ElectionTable;
 
 /// How long a connection attempt to a peer may take.
@@ -70,13 +71,14 @@ struct Shared {
     stats: LinkStats,
     closed: AtomicBool,
     table: Weak<ElectionTable>,
+    faults: Arc<FaultTable>,
 }
 
 impl Links {
-    pub(crate) fn new(table: Weak<ElectionTable>) -> Self {
+    pub(crate) fn new(table: Weak<ElectionTable>, faults: Arc<FaultTable>) -> Self {
         Links {
             map: Mutex::new(HashMap::new()),
-            shared: Arc::new(Shared { stats: LinkStats::default(), closed: AtomicBool::new(false), table }),
+            shared: Arc::new(Shared { stats: LinkStats::default(), closed: AtomicBool::new(false), table, faults }),
         }
     }
 
@@ -90,6 +92,7 @@ impl Links {
             address: address.to_string(),
             endpoint,
             state: Mutex::new(LinkState { tx: None, generation: 0 }),
+            delayed: Mutex::new(Delayed::default()),
             shared: self.shared.clone(),
         });
         map.insert(address.to_string(), link.clone());
@@ -116,7 +119,18 @@ pub(crate) struct Link {
     address: String,
     endpoint: Endpoint,
     state: Mutex<LinkState>,
+    /// Messages an injected delay holds back, in FIFO order.
+    delayed: Mutex<Delayed>,
     shared: Arc<Shared>,
+}
+
+/// The delay queue of a link with a delay fault.
+#[derive(Debug, Default)]
+struct Delayed {
+    /// Feeds the task that releases delayed messages in order.
+    tx: Option<mpsc::UnboundedSender<(tokio::time::Instant, pb::Envelope)>>,
+    /// Release time of the last message queued (FIFO: later ones wait for it).
+    last: Option<tokio::time::Instant>,
 }
 
 #[derive(Debug)]
@@ -128,8 +142,64 @@ struct LinkState {
 }
 
 impl Link {
-    /// Queue `env` on this link, opening the stream if there is none. Never blocks.
+    /// Send `env` as the node's faults say (dropped, delayed, duplicated or
+    /// at once). Never blocks.
     pub(crate) fn send(self: &Arc<Self>, env: pb::Envelope) {
+        match self.shared.faults.fate(&self.address) {
+            Fate::Drop => {}
+            Fate::Send { copies, delay, reorder } => {
+                let now = tokio::time::Instant::now();
+                let mut d = lock(&self.delayed);
+                let behind = d.last.is_some_and(|t| t > now);
+                if delay.is_zero() && (!behind || reorder) {
+                    drop(d);
+                    for _ in 1..copies {
+                        self.enqueue(env.clone());
+                    }
+                    self.enqueue(env);
+                    return;
+                }
+                let Ok(rt) = tokio::runtime::Handle::try_current() else {
+                    self.shared.stats.lost.fetch_add(1, Ordering::Relaxed);
+                    return;
+                };
+                let mut at = now + delay;
+                if reorder {
+                    // Overtaking allowed: its own timer, outside the FIFO queue.
+                    drop(d);
+                    let link = self.clone();
+                    rt.spawn(async move {
+                        tokio::time::sleep_until(at).await;
+                        for _ in 1..copies {
+                            link.enqueue(env.clone());
+                        }
+                        link.enqueue(env);
+                    });
+                    return;
+                }
+                at = at.max(d.last.unwrap_or(at));
+                d.last = Some(at);
+                let tx = d.tx.get_or_insert_with(|| {
+                    let (tx, mut rx) = mpsc::unbounded_channel::<(tokio::time::Instant, pb::Envelope)>();
+                    let link = Arc::downgrade(self);
+                    rt.spawn(async move {
+                        while let Some((at, env)) = rx.recv().await {
+                            tokio::time::sleep_until(at).await;
+                            let Some(link) = link.upgrade() else { return };
+                            link.enqueue(env);
+                        }
+                    });
+                    tx
+                });
+                for _ in 0..copies {
+                    let _ = tx.send((at, env.clone()));
+                }
+            }
+        }
+    }
+
+    /// Queue `env` on this link, opening the stream if there is none. Never blocks.
+    fn enqueue(self: &Arc<Self>, env: pb::Envelope) {
         let mut st = lock(&self.state);
         let env = match &st.tx {
             Some(tx) => match tx.send(env) {

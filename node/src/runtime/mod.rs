@@ -45,6 +45,7 @@ use tracing::{info, warn};
 
 mod agent;
 mod election;
+mod faults;
 mod links;
 mod node;
 mod peer;

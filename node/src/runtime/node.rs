@@ -12,6 +12,7 @@ use tracing::info;
 
 use super::NodeConfig;
 use super::election::{Election, Rejection};
+use super::faults::FaultTable;
 use super::links::Links;
 
 /// Events a slow `Events` subscriber may fall behind by before it skips some.
@@ -61,6 +62,8 @@ pub(crate) struct Node {
     pub(crate) cfg: NodeConfig,
     pub(crate) table: Arc<ElectionTable>,
     pub(crate) links: Links,
+    /// Injected faults applied to this node's traffic.
+    pub(crate) faults: Arc<FaultTable>,
     pub(crate) events: broadcast::Sender<pb::NodeEvent>,
     /// Envelopes refused because their election is unknown here.
     pub(crate) unknown_election: AtomicU64,
@@ -72,12 +75,14 @@ pub(crate) struct Node {
 impl Node {
     pub(crate) fn new(cfg: NodeConfig) -> Arc<Self> {
         let table = Arc::new(ElectionTable::default());
-        let links = Links::new(Arc::downgrade(&table));
+        let faults = Arc::new(FaultTable::new());
+        let links = Links::new(Arc::downgrade(&table), faults.clone());
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Arc::new(Node {
             cfg,
             table,
             links,
+            faults,
             events,
             unknown_election: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
@@ -89,6 +94,11 @@ impl Node {
     /// back as the `Reject` to send on the link's reply stream.
     #[inline]
     pub(crate) fn receive(&self, env: pb::Envelope) -> Result<(), pb::Reject> {
+        if self.faults.crashed() {
+            // A crashed node hears nothing; the sender cannot tell.
+            self.faults.lost_to_crash();
+            return Ok(());
+        }
         let pb::Envelope { election_id, sender, port, seq, causal_time, body, .. } = env;
         let Some(election) = self.table.get(&election_id) else {
             self.unknown_election.fetch_add(1, Ordering::Relaxed);

@@ -78,6 +78,7 @@ fn fixture(start: Vec<Effect>) -> Fixture {
             PortLink { peer: 1, remote_port: RIGHT, link: None },
             PortLink { peer: 1, remote_port: LEFT, link: None },
         ],
+        faults: Arc::new(super::faults::FaultTable::new()),
     };
     let election = Election::new(setup, Box::new(Scripted { start, fired: fired.clone() }), tx);
     Fixture { election, fired, events }

@@ -15,3 +15,4 @@ mod t10_trees;
 mod t11_live_64;
 mod t12_mesh;
 mod t13_complete_and_graphs;
+mod t14_faults;

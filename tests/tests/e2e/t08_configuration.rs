@@ -143,6 +143,12 @@ impl pb::agent_server::Agent for SilentAgent {
     async fn info(&self, _: tonic::Request<pb::InfoRequest>) -> Result<tonic::Response<pb::NodeInfo>, tonic::Status> {
         Ok(tonic::Response::new(pb::NodeInfo { name: "silent".into(), ..Default::default() }))
     }
+    async fn set_faults(
+        &self,
+        _: tonic::Request<pb::SetFaultsRequest>,
+    ) -> Result<tonic::Response<pb::SetFaultsResponse>, tonic::Status> {
+        Ok(tonic::Response::new(pb::SetFaultsResponse::default()))
+    }
     type EventsStream = tokio_stream::Pending<Result<pb::NodeEvent, tonic::Status>>;
     async fn events(
         &self,

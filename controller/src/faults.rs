@@ -1,0 +1,352 @@
+//! Injected faults: the registry behind `InjectFault`, `ListFaults` and
+//! `ClearFaults`, and the push of each node's share to its `Agent.SetFaults`.
+//!
+//! The controller keeps every active fault; after each change it computes,
+//! for every node, what that node must do to its own traffic (crashed or
+//! not, the link rules of its outgoing messages in injection order, the peers
+//! of its partition group) and sends it. A node applies faults in its
+//! transport layer (see `ringleader_node::runtime`), so a live election meets
+//! them exactly where real failures happen. `recover` clears the node's
+//! crash faults; a new `partition` replaces the previous one; `ClearFaults`
+//! without an id clears everything.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ringleader_proto::v1 as pb;
+use tonic::Code;
+use tracing::{info, warn};
+
+use crate::api::RequestError;
+use crate::cluster::Cluster;
+
+/// Longest `at_ms` accepted (one day).
+pub const MAX_AT_MS: u64 = 86_400_000;
+
+/// A fault resolved to node indices.
+#[derive(Clone, Debug, PartialEq)]
+enum Resolved {
+    Crash(usize),
+    /// Crash whoever leads when the fault fires.
+    CrashLeader,
+    Recover(usize),
+    Link {
+        from: Option<usize>,
+        to: Option<usize>,
+        spec: pb::LinkFaultSpec,
+    },
+    Partition(Vec<Vec<usize>>),
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    id: String,
+    request: pb::InjectFaultRequest,
+    resolved: Resolved,
+    seed: u64,
+    state: pb::FaultState,
+}
+
+/// The fault registry of one controller.
+#[derive(Debug)]
+pub struct Faults {
+    cluster: Arc<Cluster>,
+    entries: Mutex<Vec<Entry>>,
+    /// Serialises pushes so nodes see the changes in order.
+    push: tokio::sync::Mutex<()>,
+    next: AtomicU64,
+    rpc_timeout: Duration,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Faults {
+    /// A registry for `cluster`, calling nodes with `rpc_timeout`.
+    pub fn new(cluster: Arc<Cluster>, rpc_timeout: Duration) -> Arc<Self> {
+        Arc::new(Faults {
+            cluster,
+            entries: Mutex::new(Vec::new()),
+            push: tokio::sync::Mutex::new(()),
+            next: AtomicU64::new(1),
+            rpc_timeout,
+        })
+    }
+
+    fn node_index(&self, field: &'static str, name: &str) -> Result<usize, RequestError> {
+        if name.is_empty() {
+            return Err(RequestError::invalid(field, "required: a node name (see GetCluster)"));
+        }
+        self.cluster.nodes().iter().position(|n| n.name() == name).ok_or_else(|| {
+            let names: Vec<String> = self.cluster.nodes().iter().map(|n| n.name()).collect();
+            RequestError::invalid(field, format!("unknown node `{name}`; nodes: {}", names.join(", ")))
+        })
+    }
+
+    fn optional_node(&self, field: &'static str, name: &str) -> Result<Option<usize>, RequestError> {
+        if name.is_empty() { Ok(None) } else { self.node_index(field, name).map(Some) }
+    }
+
+    /// Check a request and resolve node names (a leader crash is resolved when it fires).
+    fn resolve(&self, req: &pb::InjectFaultRequest) -> Result<Resolved, RequestError> {
+        use pb::inject_fault_request::Kind;
+        if self.cluster.is_empty() {
+            return Err(RequestError::precondition("kind", "the cluster has no nodes to inject faults into"));
+        }
+        if req.at_ms > MAX_AT_MS {
+            return Err(RequestError::invalid("at_ms", format!("{} ms is more than a day", req.at_ms)));
+        }
+        let probability = |field: &'static str, p: f64| {
+            if (0.0..=1.0).contains(&p) {
+                Ok(())
+            } else {
+                Err(RequestError::invalid(field, format!("{p} is not a probability in [0, 1]")))
+            }
+        };
+        match &req.kind {
+            None => Err(RequestError::invalid("kind", "give one of crash, recover, link, partition")),
+            Some(Kind::Crash(c)) => match (c.leader, c.node.is_empty()) {
+                (true, false) => Err(RequestError::invalid("crash.leader", "give a node or leader: true, not both")),
+                (true, true) => Ok(Resolved::CrashLeader),
+                (false, _) => Ok(Resolved::Crash(self.node_index("crash.node", &c.node)?)),
+            },
+            Some(Kind::Recover(r)) => Ok(Resolved::Recover(self.node_index("recover.node", &r.node)?)),
+            Some(Kind::Link(l)) => {
+                let from = self.optional_node("link.from", &l.from)?;
+                let to = self.optional_node("link.to", &l.to)?;
+                if from.is_some() && from == to {
+                    return Err(RequestError::invalid("link.to", "a link joins two different nodes"));
+                }
+                probability("link.drop", l.drop)?;
+                probability("link.duplicate", l.duplicate)?;
+                probability("link.reorder", l.reorder)?;
+                if l.delay_ms > MAX_AT_MS || l.jitter_ms > MAX_AT_MS {
+                    return Err(RequestError::invalid("link.delay_ms", "a delay of more than a day"));
+                }
+                Ok(Resolved::Link { from, to, spec: l.clone() })
+            }
+            Some(Kind::Partition(p)) => {
+                if p.groups.is_empty() {
+                    return Err(RequestError::invalid("partition.groups", "give at least one group of nodes"));
+                }
+                let mut seen = HashSet::new();
+                let mut groups = Vec::with_capacity(p.groups.len());
+                for g in &p.groups {
+                    if g.nodes.is_empty() {
+                        return Err(RequestError::invalid("partition.groups", "a group has no nodes"));
+                    }
+                    let mut group = Vec::with_capacity(g.nodes.len());
+                    for name in &g.nodes {
+                        let i = self.node_index("partition.groups", name)?;
+                        if !seen.insert(i) {
+                            return Err(RequestError::invalid(
+                                "partition.groups",
+                                format!("node `{name}` is named twice"),
+                            ));
+                        }
+                        group.push(i);
+                    }
+                    groups.push(group);
+                }
+                Ok(Resolved::Partition(groups))
+            }
+        }
+    }
+
+    /// Check and register a fault; apply it now or when `at_ms` has passed.
+    /// `leader` names whoever leads now (for `crash.leader`).
+    pub async fn inject(
+        self: &Arc<Self>,
+        req: pb::InjectFaultRequest,
+        leader: impl Fn() -> Option<String> + Send + 'static,
+    ) -> Result<pb::FaultInfo, RequestError> {
+        let resolved = self.resolve(&req)?;
+        let id = format!("f{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let entry =
+            Entry { id: id.clone(), request: req.clone(), resolved, seed: req.seed, state: pb::FaultState::Scheduled };
+        if req.at_ms == 0 {
+            let info = self.activate(entry, &leader)?;
+            self.push_all().await.map_err(|e| RequestError { code: Code::Unavailable, field: "kind", reason: e })?;
+            return Ok(info);
+        }
+        let info = self.info(&entry);
+        lock(&self.entries).push(entry);
+        let me = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(req.at_ms)).await;
+            let entry = {
+                let mut entries = lock(&me.entries);
+                let Some(i) = entries.iter().position(|e| e.id == id) else { return }; // cleared meanwhile
+                entries.remove(i)
+            };
+            match me.activate(entry, &leader) {
+                Ok(info) => info!(fault = %info.fault_id, what = %info.description, "scheduled fault fired"),
+                Err(e) => warn!(fault = %id, error = %e, "scheduled fault could not fire"),
+            }
+            if let Err(e) = me.push_all().await {
+                warn!(fault = %id, error = %e, "could not push faults to every node");
+            }
+        });
+        Ok(info)
+    }
+
+    /// Make `entry` active in the registry (resolving a leader crash, applying a recover).
+    fn activate(&self, mut entry: Entry, leader: &dyn Fn() -> Option<String>) -> Result<pb::FaultInfo, RequestError> {
+        if entry.resolved == Resolved::CrashLeader {
+            let name = leader()
+                .ok_or_else(|| RequestError::precondition("crash.leader", "no election has elected a leader yet"))?;
+            let i = self.node_index("crash.leader", &name)?;
+            entry.resolved = Resolved::Crash(i);
+            entry.request.kind =
+                Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: name, leader: true }));
+        }
+        entry.state = pb::FaultState::Active;
+        let info = self.info(&entry);
+        let mut entries = lock(&self.entries);
+        match entry.resolved {
+            Resolved::Recover(node) => {
+                // A recover is an action, not a standing fault: it removes the node's crashes.
+                entries.retain(|e| !(e.resolved == Resolved::Crash(node) && e.state == pb::FaultState::Active));
+            }
+            Resolved::Partition(_) => {
+                entries
+                    .retain(|e| !(matches!(e.resolved, Resolved::Partition(_)) && e.state == pb::FaultState::Active));
+                entries.push(entry);
+            }
+            _ => entries.push(entry),
+        }
+        Ok(info)
+    }
+
+    /// Every registered fault, in injection order.
+    pub fn list(&self) -> Vec<pb::FaultInfo> {
+        lock(&self.entries).iter().map(|e| self.info(e)).collect()
+    }
+
+    /// Clear one fault (or all with an empty id) and push the result.
+    pub async fn clear(&self, fault_id: &str) -> Result<u32, RequestError> {
+        let cleared = {
+            let mut entries = lock(&self.entries);
+            let before = entries.len();
+            if fault_id.is_empty() {
+                entries.clear();
+            } else {
+                entries.retain(|e| e.id != fault_id);
+                if entries.len() == before {
+                    return Err(RequestError {
+                        code: Code::NotFound,
+                        field: "fault_id",
+                        reason: format!("no fault `{fault_id}`"),
+                    });
+                }
+            }
+            (before - entries.len()) as u32
+        };
+        self.push_all().await.map_err(|e| RequestError { code: Code::Unavailable, field: "fault_id", reason: e })?;
+        Ok(cleared)
+    }
+
+    fn describe(&self, e: &Entry) -> String {
+        let name = |i: &usize| self.cluster.nodes().get(*i).map_or_else(|| format!("#{i}"), |n| n.name());
+        let any = |i: &Option<usize>| i.as_ref().map_or_else(|| "*".to_string(), name);
+        match &e.resolved {
+            Resolved::Crash(i) => format!("crash {}", name(i)),
+            Resolved::CrashLeader => "crash the leader".to_string(),
+            Resolved::Recover(i) => format!("recover {}", name(i)),
+            Resolved::Link { from, to, spec } => format!(
+                "link {} -> {}: drop {}, delay {} ms + jitter {} ms, duplicate {}, reorder {}",
+                any(from),
+                any(to),
+                spec.drop,
+                spec.delay_ms,
+                spec.jitter_ms,
+                spec.duplicate,
+                spec.reorder
+            ),
+            Resolved::Partition(groups) => format!(
+                "partition {}",
+                groups
+                    .iter()
+                    .map(|g| format!("[{}]", g.iter().map(name).collect::<Vec<_>>().join(", ")))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
+        }
+    }
+
+    fn info(&self, e: &Entry) -> pb::FaultInfo {
+        pb::FaultInfo {
+            fault_id: e.id.clone(),
+            fault: Some(e.request.clone()),
+            state: e.state as i32,
+            description: self.describe(e),
+        }
+    }
+
+    /// What node `i` must do, from the active faults.
+    fn node_request(entries: &[Entry], i: usize, cluster: &Cluster) -> pb::SetFaultsRequest {
+        let mut req = pb::SetFaultsRequest::default();
+        let address = |j: usize| cluster.nodes().get(j).map(|n| n.address().to_string()).unwrap_or_default();
+        for e in entries.iter().filter(|e| e.state == pb::FaultState::Active) {
+            match &e.resolved {
+                Resolved::Crash(j) if *j == i => req.crashed = true,
+                Resolved::Link { from, to, spec } if from.is_none_or(|f| f == i) && *to != Some(i) => {
+                    req.links.push(pb::LinkRule {
+                        to: to.map(address).unwrap_or_default(),
+                        drop: spec.drop,
+                        delay_ms: spec.delay_ms,
+                        jitter_ms: spec.jitter_ms,
+                        duplicate: spec.duplicate,
+                        reorder: spec.reorder,
+                        // Each node draws its own sequence from the fault's seed.
+                        seed: e.seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    });
+                }
+                Resolved::Partition(groups) => {
+                    req.partitioned = true;
+                    req.reachable = groups
+                        .iter()
+                        .find(|g| g.contains(&i))
+                        .map(|g| g.iter().filter(|&&j| j != i).map(|&j| address(j)).collect())
+                        .unwrap_or_default();
+                }
+                _ => {}
+            }
+        }
+        req
+    }
+
+    /// Send every node its share of the active faults.
+    async fn push_all(&self) -> Result<(), String> {
+        let _order = self.push.lock().await;
+        let requests: Vec<pb::SetFaultsRequest> = {
+            let entries = lock(&self.entries);
+            (0..self.cluster.len()).map(|i| Self::node_request(&entries, i, &self.cluster)).collect()
+        };
+        let mut set = tokio::task::JoinSet::new();
+        for (node, req) in self.cluster.nodes().iter().zip(requests) {
+            let mut client = node.client();
+            let name = node.name();
+            let timeout = self.rpc_timeout;
+            set.spawn(async move {
+                match tokio::time::timeout(timeout, client.set_faults(req)).await {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(s)) => Err(format!("{name}: {}", s.message())),
+                    Err(_) => Err(format!("{name}: no answer within {} ms", timeout.as_millis())),
+                }
+            });
+        }
+        let mut failures = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            match joined {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(e),
+                Err(e) => failures.push(format!("task failed: {e}")),
+            }
+        }
+        if failures.is_empty() { Ok(()) } else { Err(format!("faults not applied on {}", failures.join("; "))) }
+    }
+}

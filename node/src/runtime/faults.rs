@@ -1,0 +1,225 @@
+//! The live fault layer: what this node does to its own traffic because the
+//! controller injected a fault (`Agent.SetFaults`).
+//!
+//! * **Crashed**: the node takes no messages (they are dropped on arrival),
+//!   fires no timers, ignores `Start` and sends nothing, until the controller
+//!   clears it. Its elections in flight keep their state (a live "recover" is
+//!   a process that resumes, not a new incarnation).
+//! * **Partitioned**: the node only sends to the peers of its group. Both
+//!   sides apply their own group, so traffic is cut both ways.
+//! * **Link rules**: for each message sent, the last rule whose `to` matches
+//!   the peer decides: dropped with probability `drop`; otherwise sent once,
+//!   or twice with probability `duplicate`, after `delay_ms + uniform(0..=jitter_ms)`.
+//!   Delayed messages keep the link's FIFO order unless `reorder` lets one
+//!   overtake. Each rule draws from its own generator seeded with its `seed`.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use ringleader_proto::v1 as pb;
+
+/// What happens to one message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// Lost.
+    Drop,
+    /// Sent `copies` times after `delay`; `reorder` lets it overtake earlier delayed messages.
+    Send {
+        /// 1, or 2 when duplicated.
+        copies: u32,
+        /// Extra delay.
+        delay: Duration,
+        /// May overtake.
+        reorder: bool,
+    },
+}
+
+/// The fate of a message with no fault in the way.
+pub(crate) const CLEAN: Fate = Fate::Send { copies: 1, delay: Duration::ZERO, reorder: false };
+
+#[derive(Debug)]
+struct Rule {
+    to: Option<String>,
+    drop: f64,
+    delay_ms: u64,
+    jitter_ms: u64,
+    duplicate: f64,
+    reorder: f64,
+    rng: Pcg64Mcg,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    rules: Vec<Rule>,
+    reachable: Option<HashSet<String>>,
+}
+
+/// This node's faults and what they did.
+#[derive(Debug, Default)]
+pub(crate) struct FaultTable {
+    crashed: AtomicBool,
+    /// Fast path: no rule and no partition.
+    clean: AtomicBool,
+    table: Mutex<Table>,
+    /// Messages lost to faults (sent or received while crashed, dropped, partitioned).
+    pub(crate) dropped: AtomicU64,
+    /// Extra copies sent.
+    pub(crate) duplicated: AtomicU64,
+}
+
+fn probability(field: &str, p: f64) -> Result<(), String> {
+    if (0.0..=1.0).contains(&p) { Ok(()) } else { Err(format!("{field}: {p} is not a probability in [0, 1]")) }
+}
+
+impl FaultTable {
+    /// A table with no faults.
+    pub(crate) fn new() -> Self {
+        FaultTable { clean: AtomicBool::new(true), ..FaultTable::default() }
+    }
+
+    /// Replace every fault with `req` (checked first: nothing changes on error).
+    pub(crate) fn set(&self, req: &pb::SetFaultsRequest) -> Result<(), String> {
+        let mut rules = Vec::with_capacity(req.links.len());
+        for (i, r) in req.links.iter().enumerate() {
+            probability(&format!("links[{i}].drop"), r.drop)?;
+            probability(&format!("links[{i}].duplicate"), r.duplicate)?;
+            probability(&format!("links[{i}].reorder"), r.reorder)?;
+            rules.push(Rule {
+                to: (!r.to.is_empty()).then(|| r.to.clone()),
+                drop: r.drop,
+                delay_ms: r.delay_ms,
+                jitter_ms: r.jitter_ms,
+                duplicate: r.duplicate,
+                reorder: r.reorder,
+                rng: Pcg64Mcg::seed_from_u64(r.seed),
+            });
+        }
+        let reachable = req.partitioned.then(|| req.reachable.iter().cloned().collect());
+        let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let clean = rules.is_empty() && reachable.is_none();
+        *t = Table { rules, reachable };
+        self.clean.store(clean, Ordering::SeqCst);
+        self.crashed.store(req.crashed, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Is the node crashed?
+    #[inline]
+    pub(crate) fn crashed(&self) -> bool {
+        self.crashed.load(Ordering::Relaxed)
+    }
+
+    /// Count a message lost because the node is crashed.
+    pub(crate) fn lost_to_crash(&self) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// What happens to a message this node sends to `peer`.
+    pub(crate) fn fate(&self, peer: &str) -> Fate {
+        if self.crashed() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return Fate::Drop;
+        }
+        if self.clean.load(Ordering::Relaxed) {
+            return CLEAN;
+        }
+        let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if t.reachable.as_ref().is_some_and(|r| !r.contains(peer)) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return Fate::Drop;
+        }
+        let Some(rule) = t.rules.iter_mut().rev().find(|r| r.to.as_deref().is_none_or(|to| to == peer)) else {
+            return CLEAN;
+        };
+        if rule.drop > 0.0 && rule.rng.random_bool(rule.drop) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return Fate::Drop;
+        }
+        let copies = if rule.duplicate > 0.0 && rule.rng.random_bool(rule.duplicate) {
+            self.duplicated.fetch_add(1, Ordering::Relaxed);
+            2
+        } else {
+            1
+        };
+        let jitter = if rule.jitter_ms > 0 { rule.rng.random_range(0..=rule.jitter_ms) } else { 0 };
+        let reorder = rule.reorder > 0.0 && rule.rng.random_bool(rule.reorder);
+        Fate::Send { copies, delay: Duration::from_millis(rule.delay_ms + jitter), reorder }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(to: &str, f: impl FnOnce(&mut pb::LinkRule)) -> pb::LinkRule {
+        let mut r = pb::LinkRule { to: to.into(), seed: 7, ..Default::default() };
+        f(&mut r);
+        r
+    }
+
+    /// No faults: every message is sent once at once; crashed: everything is dropped; clearing restores it.
+    #[test]
+    fn crash_and_clear() {
+        let t = FaultTable::new();
+        assert_eq!(t.fate("a"), CLEAN);
+        t.set(&pb::SetFaultsRequest { crashed: true, ..Default::default() }).unwrap();
+        assert!(t.crashed());
+        assert_eq!(t.fate("a"), Fate::Drop);
+        t.set(&pb::SetFaultsRequest::default()).unwrap();
+        assert_eq!(t.fate("a"), CLEAN);
+        assert_eq!(t.dropped.load(Ordering::Relaxed), 1);
+    }
+
+    /// The last matching rule decides: drop 1.0 to one peer loses every message to it, while a later rule for
+    /// every peer delays; a partition only lets messages reach the group; bad probabilities are refused.
+    #[test]
+    fn rules_partitions_and_validation() {
+        let t = FaultTable::new();
+        let req = pb::SetFaultsRequest {
+            links: vec![rule("", |r| r.delay_ms = 5), rule("b", |r| r.drop = 1.0)],
+            ..Default::default()
+        };
+        t.set(&req).unwrap();
+        assert_eq!(t.fate("b"), Fate::Drop);
+        assert_eq!(t.fate("a"), Fate::Send { copies: 1, delay: Duration::from_millis(5), reorder: false });
+        let part = pb::SetFaultsRequest { partitioned: true, reachable: vec!["a".into()], ..Default::default() };
+        t.set(&part).unwrap();
+        assert_eq!(t.fate("a"), CLEAN);
+        assert_eq!(t.fate("c"), Fate::Drop);
+        let bad = pb::SetFaultsRequest { links: vec![rule("", |r| r.duplicate = 2.0)], ..Default::default() };
+        assert!(t.set(&bad).unwrap_err().contains("links[0].duplicate"));
+        assert_eq!(t.fate("c"), Fate::Drop, "a refused request changes nothing");
+    }
+
+    /// Drop, duplicate and jitter are drawn from the rule's seed: the same seed gives the same fates, and the
+    /// frequencies follow the probabilities.
+    #[test]
+    fn seeded_fates() {
+        let fates = |seed| {
+            let t = FaultTable::new();
+            let r = rule("", |r| {
+                r.drop = 0.3;
+                r.duplicate = 0.2;
+                r.jitter_ms = 10;
+                r.seed = seed;
+            });
+            t.set(&pb::SetFaultsRequest { links: vec![r], ..Default::default() }).unwrap();
+            (0..2000).map(|_| t.fate("x")).collect::<Vec<_>>()
+        };
+        let (a, b) = (fates(1), fates(1));
+        assert_eq!(a, b);
+        assert_ne!(a, fates(2));
+        let dropped = a.iter().filter(|f| **f == Fate::Drop).count();
+        assert!((450..750).contains(&dropped), "{dropped} of 2000 dropped at p = 0.3");
+        let twice = a.iter().filter(|f| matches!(f, Fate::Send { copies: 2, .. })).count();
+        assert!((200..360).contains(&twice), "{twice} of ~1400 duplicated at p = 0.2");
+        assert!(a.iter().all(|f| match f {
+            Fate::Send { delay, .. } => *delay <= Duration::from_millis(10),
+            Fate::Drop => true,
+        }));
+    }
+}

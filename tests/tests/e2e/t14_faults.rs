@@ -1,0 +1,148 @@
+use pb::inject_fault_request::Kind;
+use ringleader_proto::v1 as pb;
+use ringleader_tests::{TestController, assert_correct, assert_refused, election, test_config};
+use tonic::Code;
+
+fn fault(kind: Kind) -> pb::InjectFaultRequest {
+    pb::InjectFaultRequest { kind: Some(kind), ..Default::default() }
+}
+
+fn link(f: impl FnOnce(&mut pb::LinkFaultSpec)) -> pb::InjectFaultRequest {
+    let mut spec = pb::LinkFaultSpec::default();
+    f(&mut spec);
+    fault(Kind::Link(spec))
+}
+
+fn partition(groups: &[&[&str]]) -> pb::InjectFaultRequest {
+    fault(Kind::Partition(pb::PartitionFault {
+        groups: groups.iter().map(|g| pb::NodeGroup { nodes: g.iter().map(|n| n.to_string()).collect() }).collect(),
+    }))
+}
+
+/// A controller of 4 local nodes whose elections give up after 2 s.
+async fn cluster() -> TestController {
+    let mut config = test_config(4);
+    config.controller.decision_timeout_ms = 2_000;
+    TestController::start_with(config).await
+}
+
+/// Invalid faults are refused naming the field: no kind, an unknown node, a probability outside [0, 1], a link
+/// from a node to itself, a partition that names a node twice or has an empty group; crashing "the leader"
+/// before any election has one is a failed precondition, and clearing an unknown fault id is NOT_FOUND.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_faults_are_refused() {
+    let ctl = cluster().await;
+    let mut client = ctl.client();
+    let cases = [
+        (pb::InjectFaultRequest::default(), Code::InvalidArgument, "kind"),
+        (
+            fault(Kind::Crash(pb::CrashFault { node: "node-9".into(), leader: false })),
+            Code::InvalidArgument,
+            "crash.node",
+        ),
+        (fault(Kind::Crash(pb::CrashFault::default())), Code::InvalidArgument, "crash.node"),
+        (fault(Kind::Recover(pb::RecoverFault { node: "nobody".into() })), Code::InvalidArgument, "recover.node"),
+        (link(|l| l.drop = 1.5), Code::InvalidArgument, "link.drop"),
+        (link(|l| l.duplicate = -0.5), Code::InvalidArgument, "link.duplicate"),
+        (
+            link(|l| {
+                l.from = "node-1".into();
+                l.to = "node-1".into();
+            }),
+            Code::InvalidArgument,
+            "link.to",
+        ),
+        (link(|l| l.to = "node-77".into()), Code::InvalidArgument, "link.to"),
+        (partition(&[&["node-0", "node-1"], &["node-1"]]), Code::InvalidArgument, "partition.groups"),
+        (partition(&[&["node-0"], &[]]), Code::InvalidArgument, "partition.groups"),
+        (
+            fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true })),
+            Code::FailedPrecondition,
+            "crash.leader",
+        ),
+    ];
+    for (req, code, field) in cases {
+        let status = client.inject_fault(req).await.unwrap_err();
+        assert_refused(&status, code, field);
+        assert!(status.message().len() > field.len() + 4, "the message says why: {}", status.message());
+    }
+    let twice = client.inject_fault(partition(&[&["node-0", "node-1"], &["node-1"]])).await.unwrap_err();
+    assert!(twice.message().contains("node-1") && twice.message().contains("twice"), "{}", twice.message());
+    let status = client.clear_faults(pb::ClearFaultsRequest { fault_id: "f999".into() }).await.unwrap_err();
+    assert_eq!(status.code(), Code::NotFound);
+    assert!(client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults.is_empty());
+    ctl.stop().await;
+}
+
+/// Dropping every message makes a LIVE election end FAILED with a reason (never hang); clearing the fault
+/// restores correct elections. A crashed node stops an election the same way; after `recover` it takes part
+/// again. ListFaults shows active faults with a description, ClearFaults clears them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drops_and_crashes_fail_elections_and_clear_completely() {
+    let ctl = cluster().await;
+    let mut client = ctl.client();
+
+    let f = client.inject_fault(link(|l| l.drop = 1.0)).await.unwrap().into_inner();
+    assert_eq!(f.state, pb::FaultState::Active as i32);
+    assert!(f.description.contains("drop 1"), "{}", f.description);
+    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
+    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
+    assert!(e.error.contains("undecided"), "{}", e.error);
+    let cleared = client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap().into_inner();
+    assert_eq!(cleared.cleared, 1);
+    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
+
+    let crash = fault(Kind::Crash(pb::CrashFault { node: "node-2".into(), leader: false }));
+    client.inject_fault(crash).await.unwrap();
+    let e = client.start_election(election("stages")).await.unwrap().into_inner();
+    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
+    let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].description, "crash node-2");
+    client.inject_fault(fault(Kind::Recover(pb::RecoverFault { node: "node-2".into() }))).await.unwrap();
+    assert!(client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults.is_empty());
+    assert_correct(&client.start_election(election("stages")).await.unwrap().into_inner());
+
+    // Delays and duplicates-free jitter keep elections correct (FIFO is kept without `reorder`).
+    client
+        .inject_fault(link(|l| {
+            l.delay_ms = 20;
+            l.jitter_ms = 10;
+        }))
+        .await
+        .unwrap();
+    assert_correct(&client.start_election(election("stages")).await.unwrap().into_inner());
+    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    ctl.stop().await;
+}
+
+/// A partition into two groups stops an election that needs both; a new partition replaces the old one; a
+/// scheduled fault is listed as SCHEDULED until it fires; crashing "the leader" crashes the last leader's node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partitions_schedules_and_the_leader() {
+    let ctl = cluster().await;
+    let mut client = ctl.client();
+    client.inject_fault(partition(&[&["node-0", "node-1"], &["node-2", "node-3"]])).await.unwrap();
+    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
+    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
+    client.inject_fault(partition(&[&["node-0", "node-1", "node-2", "node-3"]])).await.unwrap();
+    let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
+    assert_eq!(listed.len(), 1, "the new partition replaced the old: {listed:?}");
+    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
+
+    let later = pb::InjectFaultRequest { at_ms: 60_000, ..link(|l| l.drop = 0.5) };
+    let f = client.inject_fault(later).await.unwrap().into_inner();
+    assert_eq!(f.state, pb::FaultState::Scheduled as i32);
+
+    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
+    assert_correct(&e);
+    let leader = e.leader.unwrap().node;
+    let crash = fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true }));
+    let f = client.inject_fault(crash).await.unwrap().into_inner();
+    assert_eq!(f.description, format!("crash {leader}"));
+    let cleared = client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap().into_inner();
+    assert_eq!(cleared.cleared, 3, "partition, scheduled drop and crash");
+    assert!(client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults.is_empty());
+    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
+    ctl.stop().await;
+}
