@@ -321,6 +321,16 @@ impl ControllerService {
     /// A service running its elections through `elections`.
     pub fn new(elections: Arc<Elections>) -> Self {
         let faults = Faults::new(elections.cluster().clone(), elections.config().rpc_timeout());
+        let registry = Arc::downgrade(&faults);
+        elections.set_fault_note(crate::elections::FaultNote(Box::new(move || {
+            let list = registry.upgrade()?.list();
+            let active: Vec<String> = list
+                .into_iter()
+                .filter(|f| f.state == pb::FaultState::Active as i32)
+                .map(|f| format!("{} ({})", f.fault_id, f.description))
+                .collect();
+            (!active.is_empty()).then(|| active.join(", "))
+        })));
         ControllerService { elections, faults }
     }
 

@@ -274,6 +274,18 @@ pub struct Elections {
     registry: Mutex<Registry>,
     next: std::sync::atomic::AtomicU64,
     simulations: tokio::sync::Semaphore,
+    /// Describes the injected faults active now (set by the API), so a LIVE
+    /// election that fails says which faults were in the way.
+    fault_note: std::sync::OnceLock<FaultNote>,
+}
+
+/// Describes the active faults, if any (see [`Elections::set_fault_note`]).
+pub struct FaultNote(pub Box<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl std::fmt::Debug for FaultNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FaultNote")
+    }
 }
 
 fn now_ms() -> u64 {
@@ -290,7 +302,14 @@ impl Elections {
             registry: Mutex::default(),
             next: 0.into(),
             simulations: tokio::sync::Semaphore::new(cores),
+            fault_note: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Install the description of active faults that failed LIVE elections
+    /// quote (once; later calls are ignored).
+    pub fn set_fault_note(&self, note: FaultNote) {
+        let _ = self.fault_note.set(note);
     }
 
     /// The cluster elections run on.
@@ -393,7 +412,15 @@ impl Elections {
                 let (this, entry) = (this.clone(), task_entry.clone());
                 tokio::spawn(async move {
                     match plan.mode {
-                        Mode::Live => this.run_live(&entry, &plan).await,
+                        Mode::Live => {
+                            let mut outcome = this.run_live(&entry, &plan).await;
+                            if let (Some(error), Some(note)) = (outcome.error.as_mut(), this.fault_note.get())
+                                && let Some(faults) = (note.0)()
+                            {
+                                error.push_str(&format!("; injected faults active: {faults}"));
+                            }
+                            outcome
+                        }
                         Mode::Simulated => this.run_simulated(&entry, plan).await,
                     }
                 })

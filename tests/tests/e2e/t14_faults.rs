@@ -88,6 +88,11 @@ async fn drops_and_crashes_fail_elections_and_clear_completely() {
     let e = client.start_election(election("as-far")).await.unwrap().into_inner();
     assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
     assert!(e.error.contains("undecided"), "{}", e.error);
+    assert!(
+        e.error.contains("injected faults active: f1 (link * -> *: drop 1"),
+        "the reason names the fault: {}",
+        e.error
+    );
     let cleared = client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap().into_inner();
     assert_eq!(cleared.cleared, 1);
     assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
