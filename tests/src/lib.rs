@@ -199,38 +199,46 @@ pub fn grpcurl() -> Option<PathBuf> {
     None
 }
 
-/// The `ringleader-controller` binary of this build, built first if needed:
-/// `$RINGLEADER_CONTROLLER_BIN` if set, else `cargo build -p ringleader-controller`
-/// into this test's own target directory and profile (so it is never stale).
+/// The `ringleader-controller` binary of this build profile, built once
+/// per test process (or `RINGLEADER_CONTROLLER_BIN` if set).
 pub fn controller_binary() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| binary("ringleader-controller", "ringleader-controller", "RINGLEADER_CONTROLLER_BIN")).clone()
+}
+
+/// The `ringleader-node` binary of this build profile, built once per test
+/// process (or `RINGLEADER_NODE_BIN` if set).
+pub fn node_binary() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| binary("ringleader-node", "ringleader-node", "RINGLEADER_NODE_BIN")).clone()
+}
+
+/// Build `bin` of `package` with the test's own profile and target directory.
+fn binary(package: &str, bin: &str, env: &str) -> PathBuf {
     static BUILDING: Mutex<()> = Mutex::new(());
-    if let Some(bin) = std::env::var_os("RINGLEADER_CONTROLLER_BIN") {
-        return PathBuf::from(bin);
+    if let Some(path) = std::env::var_os(env) {
+        return PathBuf::from(path);
     }
     let _guard = BUILDING.lock().unwrap_or_else(|p| p.into_inner());
-    BIN.get_or_init(|| {
-        // The test runs as <target>/<profile>/deps/<name>-<hash>.
-        let exe = std::env::current_exe().expect("current_exe");
-        let profile_dir = exe.parent().and_then(Path::parent).expect("test executable under <target>/<profile>/deps");
-        let target_dir = profile_dir.parent().expect("target directory");
-        let profile = profile_dir.file_name().and_then(|p| p.to_str()).unwrap_or("debug");
-        let profile = if profile == "debug" { "dev" } else { profile };
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .current_dir(workspace_root())
-            .args(["build", "--quiet", "-p", "ringleader-controller", "--bin", "ringleader-controller", "--profile"])
-            .arg(profile)
-            .arg("--target-dir")
-            .arg(target_dir)
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cargo build -p ringleader-controller failed: {status}");
-        let bin = profile_dir.join(format!("ringleader-controller{}", std::env::consts::EXE_SUFFIX));
-        assert!(bin.exists(), "{} missing after cargo build", bin.display());
-        bin
-    })
-    .clone()
+    // The test runs as <target>/<profile>/deps/<name>-<hash>.
+    let exe = std::env::current_exe().expect("current_exe");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("test executable under <target>/<profile>/deps");
+    let target_dir = profile_dir.parent().expect("target directory");
+    let profile = profile_dir.file_name().and_then(|p| p.to_str()).unwrap_or("debug");
+    let profile = if profile == "debug" { "dev" } else { profile };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["build", "--quiet", "-p", package, "--bin", bin, "--profile"])
+        .arg(profile)
+        .arg("--target-dir")
+        .arg(target_dir)
+        .status()
+        .expect("run cargo build");
+    assert!(status.success(), "cargo build -p {package} failed: {status}");
+    let path = profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.exists(), "{} missing after cargo build", path.display());
+    path
 }
 
 /// A free TCP port on 127.0.0.1 (bound, then released for a child process to take).
