@@ -83,6 +83,29 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         )
     })?;
 
+    if req.keep_leader {
+        if spec.build_kept.is_none() {
+            let kept: Vec<&str> =
+                catalogue::CATALOGUE.iter().filter(|s| s.build_kept.is_some()).map(|s| s.name).collect();
+            return Err(RequestError::invalid(
+                "keep_leader",
+                format!(
+                    "{} is a one-shot election; algorithms that keep a leader: {}",
+                    spec.name,
+                    if kept.is_empty() { "none yet".to_string() } else { kept.join(", ") }
+                ),
+            ));
+        }
+        if req.mode == Mode::Simulated {
+            return Err(RequestError::invalid("keep_leader", "kept leaderships run LIVE only"));
+        }
+        if req.wait {
+            return Err(RequestError::invalid(
+                "wait",
+                "a kept leadership runs until StopElection; start it without wait and follow it with GetLeader",
+            ));
+        }
+    }
     let sim = req.simulation.unwrap_or_default();
     if req.mode == Mode::Live && sim != SimOptions::default() {
         return Err(RequestError::invalid("simulation", "simulation options apply to mode SIMULATED only"));
@@ -307,6 +330,7 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         initiators,
         seed: req.seed,
         sim,
+        keep_leader: req.keep_leader,
     })
 }
 
@@ -349,11 +373,31 @@ impl ControllerService {
 
 fn leader_of(r: &ElectionRecord) -> Result<pb::Leader, Status> {
     match r.state {
+        State::Running if r.keep_leader => match &r.leader {
+            Some(l) => Ok(pb::Leader {
+                election_id: r.id.clone(),
+                algorithm: r.algorithm.to_string(),
+                leader: Some(l.into()),
+                agreed: r.agreed,
+                term: r.term,
+                since: convert::rfc3339(r.leader_since_ms),
+            }),
+            None => Err(Status::failed_precondition(format!(
+                "election {} has no leader now (term {}): an election is under way or no majority is reachable",
+                r.id, r.term
+            ))),
+        },
         State::Finished => Ok(pb::Leader {
             election_id: r.id.clone(),
             algorithm: r.algorithm.to_string(),
             leader: r.leader.as_ref().map(Into::into),
             agreed: r.agreed,
+            term: r.term,
+            since: convert::rfc3339(if r.leader_since_ms > 0 {
+                r.leader_since_ms
+            } else {
+                r.started_at_ms + r.metrics.as_ref().map_or(0, |m| m.duration_ms)
+            }),
         }),
         State::Failed => Err(Status::failed_precondition(format!(
             "election {} failed: {}",
@@ -421,9 +465,24 @@ impl Controller for ControllerService {
         let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
         let plan = plan(&request, self.elections.cluster().len(), self.elections.config())?;
         let entry = self.elections.launch(plan);
-        if request.wait {
+        if request.wait && !request.keep_leader {
             entry.wait_done().await;
         }
+        Ok(Response::new(pb::Election::from(&entry.snapshot())))
+    }
+
+    async fn stop_election(&self, request: Request<pb::StopElectionRequest>) -> Result<Response<pb::Election>, Status> {
+        let entry = self.entry(&request.get_ref().election_id)?;
+        let record = entry.snapshot();
+        if !record.keep_leader {
+            return Err(RequestError::precondition(
+                "election_id",
+                format!("{} is a one-shot election; only kept leaderships (keep_leader) are stopped", record.id),
+            )
+            .into());
+        }
+        entry.stop();
+        entry.wait_done().await;
         Ok(Response::new(pb::Election::from(&entry.snapshot())))
     }
 
@@ -558,7 +617,12 @@ impl Controller for ControllerService {
         let elections = self.elections.clone();
         // "The leader" is the leader of the latest finished election.
         let leader = move || {
-            let record = elections.last_finished()?.snapshot();
+            let kept =
+                elections.list().into_iter().map(|e| e.snapshot()).find(|r| r.keep_leader && r.state == State::Running);
+            let record = match kept {
+                Some(r) => r,
+                None => elections.last_finished()?.snapshot(),
+            };
             leader_of(&record).ok()?.leader.map(|l| l.node)
         };
         Ok(Response::new(self.faults.inject(request.into_inner(), leader).await?))
@@ -581,9 +645,16 @@ impl Controller for ControllerService {
 
     async fn get_leader(&self, request: Request<pb::GetLeaderRequest>) -> Result<Response<pb::Leader>, Status> {
         let id = &request.get_ref().election_id;
+        // "Who leads now": a running kept leadership first, else the latest finished election.
+        let kept = || {
+            self.elections.list().into_iter().find(|e| {
+                let r = e.snapshot();
+                r.keep_leader && r.state == State::Running
+            })
+        };
         let record = if id.is_empty() {
-            self.elections
-                .last_finished()
+            kept()
+                .or_else(|| self.elections.last_finished())
                 .ok_or_else(|| Status::not_found("no election has finished yet; start one with StartElection"))?
                 .snapshot()
         } else {

@@ -55,6 +55,8 @@ pub struct ElectionRequest {
     pub mode: Mode,
     /// Answer only when finished.
     pub wait: bool,
+    /// Keep a leader until stopped.
+    pub keep_leader: bool,
     /// Requested overlay (`None` = the algorithm's default).
     pub topology: Option<TopologyKind>,
     /// Explicit tree or graph edges (`topology.edges`); empty = drawn from the seed.
@@ -112,6 +114,7 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             initiator_ids: r.initiator_ids,
             mode,
             wait: r.wait,
+            keep_leader: r.keep_leader,
             topology,
             edges,
             rows,
@@ -242,8 +245,39 @@ impl From<&ElectionRecord> for pb::Election {
             participants: r.participants.iter().map(Into::into).collect(),
             error: r.error.clone().unwrap_or_default(),
             started_at_ms: r.started_at_ms,
+            keep_leader: r.keep_leader,
+            term: r.term,
+            timeline: r
+                .timeline
+                .iter()
+                .map(|c| pb::LeadershipChange {
+                    position: c.position,
+                    node: c.node.clone(),
+                    term: c.term,
+                    leader_id: c.leader_id.unwrap_or(0),
+                    at_ms: c.at_ms,
+                })
+                .collect(),
+            overlaps: r.overlaps.clone(),
         }
     }
+}
+
+/// Unix milliseconds as RFC 3339 in UTC, e.g. `2026-11-22T03:04:05.678Z`.
+pub fn rfc3339(unix_ms: u64) -> String {
+    let (secs, ms) = (unix_ms / 1000, unix_ms % 1000);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// The election without its participants (for lists).
@@ -280,6 +314,14 @@ pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC 3339 formatting of Unix milliseconds matches known dates (epoch, a leap day, this session).
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(rfc3339(1_795_316_645_000), "2026-11-22T03:04:05.000Z");
+    }
 
     /// Defaults decode to RANDOM ids from the seed, LIVE, the algorithm's own topology and rule.
     #[test]

@@ -92,6 +92,8 @@ pub struct Plan {
     pub seed: u64,
     /// Simulator options (SIMULATED only).
     pub sim: SimOptions,
+    /// Keep a leader until stopped (failure-tolerant algorithms, LIVE).
+    pub keep_leader: bool,
 }
 
 impl Plan {
@@ -199,6 +201,31 @@ pub struct ElectionRecord {
     pub error: Option<String>,
     /// Unix time in milliseconds.
     pub started_at_ms: u64,
+    /// A kept leadership (runs until stopped).
+    pub keep_leader: bool,
+    /// The highest term any node claimed to lead.
+    pub term: u64,
+    /// Unix time in milliseconds at which the current leader claimed its term.
+    pub leader_since_ms: u64,
+    /// Every change of belief of a kept leadership, in arrival order.
+    pub timeline: Vec<LeadershipChange>,
+    /// Times two nodes both believed they led, with how long.
+    pub overlaps: Vec<String>,
+}
+
+/// One node's new belief about a kept leadership.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeadershipChange {
+    /// Its position.
+    pub position: u32,
+    /// Its node.
+    pub node: String,
+    /// The term of the belief.
+    pub term: u64,
+    /// The leader it believes in (`None`: none known).
+    pub leader_id: Option<u64>,
+    /// Milliseconds since the election started.
+    pub at_ms: u64,
 }
 
 /// Something a watcher of an election is told.
@@ -225,6 +252,8 @@ pub struct Entry {
     record: Mutex<ElectionRecord>,
     events: broadcast::Sender<WatchEvent>,
     done: watch::Sender<bool>,
+    /// Set by `StopElection` to end a kept leadership.
+    stop: watch::Sender<bool>,
 }
 
 impl Entry {
@@ -242,6 +271,11 @@ impl Entry {
     pub fn watch(&self) -> (ElectionRecord, broadcast::Receiver<WatchEvent>) {
         let record = self.lock();
         (record.clone(), self.events.subscribe())
+    }
+
+    /// Ask a kept leadership to end (no effect on one-shot elections).
+    pub fn stop(&self) {
+        let _ = self.stop.send(true);
     }
 
     /// Wait until the election is finished or failed.
@@ -278,6 +312,9 @@ pub struct Elections {
     /// election that fails says which faults were in the way.
     fault_note: std::sync::OnceLock<FaultNote>,
 }
+
+/// Most leadership changes a kept election records.
+pub const MAX_TIMELINE: usize = 10_000;
 
 /// Describes the active faults, if any (see [`Elections::set_fault_note`]).
 pub struct FaultNote(pub Box<dyn Fn() -> Option<String> + Send + Sync>);
@@ -383,11 +420,17 @@ impl Elections {
             participants,
             error: None,
             started_at_ms,
+            keep_leader: plan.keep_leader,
+            term: 0,
+            leader_since_ms: 0,
+            timeline: Vec::new(),
+            overlaps: Vec::new(),
         };
         let entry = Arc::new(Entry {
             record: Mutex::new(record),
             events: broadcast::channel(1024).0,
             done: watch::channel(false).0,
+            stop: watch::channel(false).0,
         });
         {
             let mut reg = self.registry();
@@ -429,6 +472,138 @@ impl Elections {
             this.finish(&task_entry, outcome);
         });
         entry
+    }
+
+    /// Follow a kept leadership until `StopElection`: record every change of
+    /// belief, keep the current leader and term, and check safety as it goes
+    /// (never two leaders of one term; overlaps of two self-believed leaders
+    /// are reported with their duration).
+    async fn keep(
+        &self,
+        entry: &Arc<Entry>,
+        plan: &Plan,
+        nodes: &[Arc<Node>],
+        election_id: &str,
+        mut events: crate::cluster::Subscription,
+        started: Instant,
+    ) -> Outcome {
+        let n = nodes.len();
+        let mut stop = entry.stop.subscribe();
+        let mut belief: Vec<Option<(u64, Option<u64>)>> = vec![None; n];
+        let mut claims: BTreeMap<u64, usize> = BTreeMap::new();
+        let mut violations: Vec<String> = Vec::new();
+        let mut overlaps: Vec<String> = Vec::new();
+        let mut overlap_since: Option<(Instant, Vec<usize>)> = None;
+        let mut events_open = true;
+        let leads = |belief: &[Option<(u64, Option<u64>)>], i: usize| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[i]);
+        let describe_overlap = |who: &[usize], since: Instant, belief: &[Option<(u64, Option<u64>)>]| {
+            let names: Vec<String> =
+                who.iter().map(|&i| format!("{} (term {})", nodes[i].name(), belief[i].map_or(0, |b| b.0))).collect();
+            format!("{} believed they led at once for {} ms", names.join(" and "), since.elapsed().as_millis())
+        };
+        loop {
+            let (node, ev) = tokio::select! {
+                _ = stop.wait_for(|s| *s) => break,
+                ev = events.recv(), if events_open => match ev {
+                    Some((node, ev)) if node < n && ev.kept && ev.position as usize == node => (node, ev),
+                    Some(_) => continue,
+                    None => {
+                        events_open = false;
+                        continue;
+                    }
+                },
+            };
+            let leader = (ev.leader_id != 0).then_some(ev.leader_id);
+            belief[node] = Some((ev.term, leader));
+            if leads(&belief, node) {
+                match claims.get(&ev.term) {
+                    Some(&other) if other != node => violations.push(format!(
+                        "two leaders of term {}: {} and {}",
+                        ev.term,
+                        nodes[other].name(),
+                        nodes[node].name()
+                    )),
+                    _ => {
+                        claims.insert(ev.term, node);
+                    }
+                }
+            }
+            let leaders: Vec<usize> = (0..n).filter(|&i| leads(&belief, i)).collect();
+            match (&overlap_since, leaders.len() >= 2) {
+                (None, true) => overlap_since = Some((Instant::now(), leaders.clone())),
+                (Some((since, who)), false) => {
+                    overlaps.push(describe_overlap(who, *since, &belief));
+                    overlap_since = None;
+                }
+                _ => {}
+            }
+            // The leader now: the self-believed leader of the highest term.
+            let top = leaders.iter().copied().max_by_key(|&i| belief[i].map_or(0, |b| b.0));
+            let agreed =
+                top.is_some_and(|t| (0..n).all(|i| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[t])));
+            let at_ms = started.elapsed().as_millis() as u64;
+            let name = nodes[node].name();
+            entry.update(|r| {
+                if r.timeline.len() < MAX_TIMELINE {
+                    r.timeline.push(LeadershipChange {
+                        position: node as u32,
+                        node: name,
+                        term: ev.term,
+                        leader_id: leader,
+                        at_ms,
+                    });
+                }
+                match top {
+                    Some(t) => {
+                        let term = belief[t].map_or(0, |b| b.0);
+                        if r.leader.as_ref().map(|l| l.position) != Some(t as u32) || r.term != term {
+                            r.leader_since_ms = now_ms();
+                        }
+                        r.term = r.term.max(term);
+                        r.leader = Some(LeaderInfo { node: nodes[t].name(), id: plan.ids[t], position: t as u32 });
+                    }
+                    None => r.leader = None,
+                }
+                r.agreed = agreed;
+                r.violations = violations.clone();
+                r.overlaps = overlaps.clone();
+                None
+            });
+        }
+        if let Some((since, who)) = overlap_since.take() {
+            overlaps.push(describe_overlap(&who, since, &belief));
+        }
+        let statuses = status_of(nodes, &(0..n).collect::<Vec<_>>(), election_id, self.config.rpc_timeout()).await;
+        self.abort(nodes, election_id).await;
+        let mut metrics = Metrics {
+            duration_ms: started.elapsed().as_millis() as u64,
+            bound: 0,
+            bound_formula: "none: a kept leadership elects again after every failure",
+            ..Metrics::default()
+        };
+        for s in statuses.into_iter().filter_map(|(_, s)| s.ok()) {
+            metrics.election_messages += s.election_messages;
+            metrics.notification_messages += s.notification_messages;
+            for (kind, c) in &s.sent_by_kind {
+                *metrics.by_kind.entry(kind.clone()).or_default() += c;
+            }
+            metrics.bytes += s.bytes;
+            metrics.ideal_time = metrics.ideal_time.max(s.max_causal_time);
+        }
+        metrics.messages = metrics.election_messages + metrics.notification_messages;
+        let record = entry.snapshot();
+        entry.update(|r| {
+            r.overlaps = overlaps.clone();
+            None
+        });
+        Outcome {
+            error: None,
+            agreed: record.agreed,
+            violations,
+            metrics: Some(metrics),
+            leader: record.leader,
+            per_position: Vec::new(),
+        }
     }
 
     fn node_name(&self, mode: Mode, position: u32) -> String {
@@ -593,6 +768,7 @@ impl Elections {
                 initiator: is_initiator[i],
                 // The same bits the simulator gives this position for this seed.
                 coin: ringleader_node::algo::coin(plan.seed, i as u32),
+                keep_leader: plan.keep_leader,
             }
         });
         let calls = nodes.iter().zip(prepares).map(|(node, req)| {
@@ -615,6 +791,9 @@ impl Elections {
         if let Err(e) = all_ok(calls, rpc_timeout, "Start").await {
             self.abort(&nodes, &election_id).await;
             return Outcome::failed(e);
+        }
+        if plan.keep_leader {
+            return self.keep(entry, plan, &nodes, &election_id, events, started).await;
         }
 
         // Collect decisions: events as they come, a Status poll of the

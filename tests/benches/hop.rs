@@ -223,6 +223,7 @@ async fn prepare(nodes: &mut Nodes, algorithm: &str, ids: &[u64], initiators: &[
             ports,
             initiator: initiators.contains(&p),
             coin: 0,
+            keep_leader: false,
         };
         let mut agent = nodes.agents[p as usize].clone();
         calls.push(tokio::spawn(async move { agent.prepare(req).await.unwrap() }));

@@ -10,6 +10,9 @@ use super::{
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
 
+/// Creates one node's state machine.
+pub type Build = fn(&NodeContext) -> Box<dyn Algorithm>;
+
 /// Runs the simulator with an algorithm's concrete state machine
 /// (see [`sim::run_with`]); arguments as [`sim::run`].
 pub type Simulate = fn(&AlgorithmSpec, &Topology, &[u64], &[u32], Rule, &SimConfig) -> SimReport;
@@ -61,6 +64,9 @@ pub struct AlgorithmSpec {
     pub schedule_independent: bool,
     /// Creates one node's state machine.
     pub build: fn(&NodeContext) -> Box<dyn Algorithm>,
+    /// Creates one node's state machine in "keep a leader" mode (with its
+    /// failure detector), for failure-tolerant algorithms; `None`: one-shot only.
+    pub build_kept: Option<Build>,
     /// Simulates an election with the concrete state machine (no boxing).
     pub simulate: Simulate,
     /// The arrangement of ids 1..=n (in ring order) that costs the most
@@ -297,6 +303,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: Some(|n, _| n * n),
         schedule_independent: true,
         build: |c| Box::new(all_the_way::AllTheWay::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, all_the_way::AllTheWay::new),
         worst_case: None,
         best_case: None,
@@ -317,6 +324,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(as_far::AsFar::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, as_far::AsFar::new),
         worst_case: Some(Arrangement {
             description: "ids decreasing in the sending direction (DESCENDING for max): id of rank r crosses n - r + 1 links",
@@ -343,6 +351,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(controlled_distance::ControlledDistance::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, controlled_distance::ControlledDistance::new),
         worst_case: None,
         best_case: None,
@@ -363,6 +372,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(stages::Stages::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages::Stages::new),
         worst_case: Some(Arrangement {
             description: "bit-reversal order: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
@@ -389,6 +399,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(stages_buffered::StagesBuffered::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_buffered::StagesBuffered::new),
         worst_case: Some(Arrangement {
             description: "bit-reversal order, as Stages: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
@@ -416,6 +427,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(prob_as_far::ProbAsFar::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, prob_as_far::ProbAsFar::new),
         worst_case: None,
         best_case: None,
@@ -437,6 +449,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(participant_ring::ParticipantRing::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, participant_ring::ParticipantRing::new),
         worst_case: Some(Arrangement {
             description: "ids decreasing in the sending direction, all initiating: id of rank r crosses n - r + 1 links (n(n+1)/2 + n)",
@@ -464,6 +477,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(stages_feedback::StagesFeedback::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_feedback::StagesFeedback::new),
         worst_case: Some(Arrangement {
             description: "ternary construction (`feedback_worst_case`): the most stages, the last with two candidates, survivors the only local maxima, missing feedback on the shortest segments: 3n(k+1) - 2(k-1)3^(k-2) messages, k = max{k : 2*3^(k-1) <= n}; the exhaustive maximum for n <= 8, not beaten by random or hill-climbing search (no published worst case)",
@@ -491,6 +505,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(alternate::Alternate::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, alternate::Alternate::new),
         worst_case: Some(Arrangement {
             description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
@@ -518,6 +533,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(uni_stages::UniStages::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, uni_stages::UniStages::new),
         worst_case: Some(Arrangement {
             description: "bit-reversal order: for n = 2^p exactly half the active nodes stay active each phase (2n log n + 2n messages)",
@@ -546,6 +562,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(min_max::MinMax::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max::MinMax::new),
         worst_case: Some(Arrangement {
             description: "Fibonacci construction, BiMinMax's read backwards (MinMax compares each envelope with its successor, BiMinMax each candidate with its predecessor): T(n) rounds, n*T(n) + 2n, the bound, for every n; the same for both rules (the rounds' rules do not depend on it)",
@@ -573,6 +590,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(uni_alternate::UniAlternate::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, uni_alternate::UniAlternate::new),
         worst_case: Some(Arrangement {
             description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
@@ -599,6 +617,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: Some(|n, k| 3 * n + k - 4),
         schedule_independent: true,
         build: |c| Box::new(tree_saturation::TreeSaturation::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, tree_saturation::TreeSaturation::new),
         worst_case: None,
         best_case: None,
@@ -629,6 +648,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(echo_extinction::EchoExtinction::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, echo_extinction::EchoExtinction::new),
         worst_case: None,
         best_case: None,
@@ -652,6 +672,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: Some(|n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 }),
         schedule_independent: true,
         build: |c| Box::new(villadangos::Villadangos::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, villadangos::Villadangos::new),
         worst_case: None,
         best_case: None,
@@ -673,6 +694,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(mesh_corners::MeshCorners::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, mesh_corners::MeshCorners::new),
         worst_case: Some(Arrangement {
             description: "on every rows x cols shape, corner ids decreasing clockwise from a corner that starts a short side: \
@@ -704,6 +726,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(sync_hs::SyncHs::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, sync_hs::SyncHs::new),
         worst_case: None,
         best_case: Some(Arrangement {
@@ -729,6 +752,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(bi_min_max::BiMinMax::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, bi_min_max::BiMinMax::new),
         worst_case: Some(Arrangement {
             description: "Fibonacci construction (`bi_min_max::worst_case_ids`): B_(k+1) = B_k mirrored plus a new largest id after each ascent, so exactly G_(k-1) of G_k candidates fall at stage 1 and the rest face the next rule as B_k faced the first; T(n) stages: n*T(n) + 2n, the bound, for every n and either rule",
@@ -756,6 +780,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: true,
         build: |c| Box::new(min_max_plus::MinMaxPlus::new(c)),
+        build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, min_max_plus::MinMaxPlus::new),
         worst_case: None,
         best_case: Some(Arrangement {

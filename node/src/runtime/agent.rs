@@ -83,6 +83,12 @@ impl AgentService {
                 format!("unknown algorithm `{}`; known: {}", req.algorithm, catalogue::names()),
             )
         })?;
+        let build = if req.keep_leader {
+            spec.build_kept
+                .ok_or_else(|| AgentError::field("keep_leader", format!("{} has no keep-a-leader mode", spec.name)))?
+        } else {
+            spec.build
+        };
         let rule = match pb::Rule::try_from(req.rule) {
             Ok(pb::Rule::Min) => Rule::Min,
             Ok(pb::Rule::Max) => Rule::Max,
@@ -124,7 +130,7 @@ impl AgentService {
             .collect();
         let port_info: Vec<PortInfo> =
             req.ports.iter().map(|p| PortInfo { neighbour: p.id, label: p.label().into() }).collect();
-        let algo = (spec.build)(&NodeContext {
+        let algo = build(&NodeContext {
             id: req.id,
             rule,
             n: req.size,

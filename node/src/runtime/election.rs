@@ -307,6 +307,19 @@ impl Election {
                     if st.leadership != Some(l) {
                         info!(election = self.id(), position = self.setup.position, term = l.term, leader = ?l.leader, "leadership");
                         st.leadership = Some(l);
+                        let role = match l.leader {
+                            Some(id) if id == self.setup.id => pb::Role::Leader,
+                            Some(_) => pb::Role::Follower,
+                            None => pb::Role::Undecided,
+                        };
+                        let _ = self.events.send(pb::NodeEvent {
+                            election_id: self.setup.election_id.clone(),
+                            position: self.setup.position,
+                            role: role as i32,
+                            leader_id: l.leader.unwrap_or(0),
+                            kept: true,
+                            term: l.term,
+                        });
                     }
                 }
                 Effect::SetTimer { timer, after_ms } => self.set_timer(st, timer, after_ms),
@@ -351,6 +364,7 @@ impl Election {
                     position: self.setup.position,
                     role: role_of(Some(d)) as i32,
                     leader_id: d.leader,
+                    ..Default::default()
                 });
             }
         }

@@ -180,7 +180,13 @@ async fn lagging_event_subscriber_skips_and_continues() {
     let (tx, rx) = broadcast::channel(2);
     let (stop_tx, stop_rx) = oneshot::channel();
     let mut events = EventStream::new(rx, stop_rx);
-    let ev = |i: u64| pb::NodeEvent { election_id: format!("e{i}"), position: 0, role: 2, leader_id: i };
+    let ev = |i: u64| pb::NodeEvent {
+        election_id: format!("e{i}"),
+        position: 0,
+        role: 2,
+        leader_id: i,
+        ..Default::default()
+    };
     for i in 0..5 {
         tx.send(ev(i)).unwrap();
     }

@@ -99,6 +99,7 @@ pub fn ring_plan(
             initiator: initiators.contains(&i),
             // What the simulator draws for seed 0 (SimConfig::default()).
             coin: ringleader_node::algo::coin(0, i),
+            keep_leader: false,
         })
         .collect()
 }

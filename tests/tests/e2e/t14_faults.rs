@@ -151,3 +151,19 @@ async fn partitions_schedules_and_the_leader() {
     assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
     ctl.stop().await;
 }
+
+/// A kept leadership is refused for one-shot algorithms (naming `keep_leader` and the algorithms that can),
+/// and StopElection is refused for a one-shot election (FAILED_PRECONDITION naming `election_id`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keep_leader_needs_a_failure_tolerant_algorithm() {
+    let ctl = cluster().await;
+    let mut client = ctl.client();
+    let req = pb::StartElectionRequest { keep_leader: true, wait: false, ..election("as-far") };
+    let status = client.start_election(req).await.unwrap_err();
+    assert_refused(&status, Code::InvalidArgument, "keep_leader");
+    assert!(status.message().contains("one-shot"), "{}", status.message());
+    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
+    let status = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap_err();
+    assert_refused(&status, Code::FailedPrecondition, "election_id");
+    ctl.stop().await;
+}
