@@ -31,6 +31,7 @@ pub mod as_far;
 pub mod bi_min_max;
 pub mod catalogue;
 pub mod controlled_distance;
+pub mod detector;
 pub mod echo_extinction;
 pub mod mesh_corners;
 pub mod min_max;
