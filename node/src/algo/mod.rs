@@ -29,6 +29,7 @@ pub mod all_the_way;
 pub mod alternate;
 pub mod as_far;
 pub mod bi_min_max;
+pub mod bully;
 pub mod catalogue;
 pub mod controlled_distance;
 pub mod detector;
