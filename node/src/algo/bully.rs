@@ -928,7 +928,8 @@ mod tests {
         net.run_until(2_000);
         assert!(net.all_live_believe(Leadership { term: 1, leader: Some(7) }), "{:?}", net.beliefs);
         let before = net.counters;
-        assert!(before.heartbeat_messages > 0 && before.messages <= 6 * 6 - 1, "{before:?}");
+        let bound = (catalogue::find(NAME).unwrap().bound)(6, 6);
+        assert!(before.heartbeat_messages > 0 && before.messages <= bound, "{before:?}");
         let crash = 2_000;
         let seven = net.pos(7) as usize;
         net.crashed[seven] = true;

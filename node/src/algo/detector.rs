@@ -414,7 +414,7 @@ mod tests {
     fn configurations() {
         assert_eq!(DetectorConfig::default(), DetectorConfig::LOOPBACK);
         assert!(DetectorConfig::LOOPBACK.validate().is_ok() && DetectorConfig::KUBERNETES.validate().is_ok());
-        assert!(DetectorConfig::KUBERNETES.timeout_ms > DetectorConfig::LOOPBACK.timeout_ms);
+        const { assert!(DetectorConfig::KUBERNETES.timeout_ms > DetectorConfig::LOOPBACK.timeout_ms) };
         assert!(DetectorConfig { period_ms: 0, timeout_ms: 10 }.validate().is_err());
         assert!(DetectorConfig { period_ms: 100, timeout_ms: 50 }.validate().is_err());
         assert_eq!(DetectorConfig { period_ms: 50, timeout_ms: 120 }.suspect_after(), 4);
