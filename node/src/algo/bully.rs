@@ -123,8 +123,16 @@ pub struct BullyConfig {
 }
 
 impl BullyConfig {
-    /// Loopback and the simulator: round trips are far below 500 ms (the
-    /// simulator's delays are at most 64 units in the conformance suite).
+    /// The catalogue's one-shot election ([`Bully::new`]): no failure is
+    /// expected, so a timeout only guards against a slow answer electing a
+    /// lower node, and in a failure-free run every timer is cancelled before
+    /// it fires. Generous: live, 64 nodes of a debug build on a loaded 2-core
+    /// host needed 2.6 s until the last decision (opening ~2,000 links of the
+    /// complete graph dominates), and with 500 ms seven nodes led.
+    pub const ONE_SHOT: BullyConfig = BullyConfig { answer_timeout_ms: 10_000, coordinator_timeout_ms: 30_000 };
+    /// Kept leadership on loopback: round trips are far below 500 ms, and the
+    /// answer timeout is part of every failover (the next-highest node waits
+    /// that long for the dead leader).
     pub const LOOPBACK: BullyConfig = BullyConfig { answer_timeout_ms: 500, coordinator_timeout_ms: 1_500 };
     /// A Kubernetes cluster, next to [`DetectorConfig::KUBERNETES`].
     pub const KUBERNETES: BullyConfig = BullyConfig { answer_timeout_ms: 2_000, coordinator_timeout_ms: 6_000 };
@@ -174,9 +182,9 @@ pub fn kept(c: &NodeContext, bully: BullyConfig, detector: DetectorConfig) -> De
 }
 
 impl Bully {
-    /// An asleep node with the default (loopback) timeouts: the catalogue's one-shot entry.
+    /// An asleep node with the one-shot timeouts ([`BullyConfig::ONE_SHOT`]): the catalogue's entry.
     pub fn new(c: &NodeContext) -> Self {
-        Bully::with_config(c, BullyConfig::default())
+        Bully::with_config(c, BullyConfig::ONE_SHOT)
     }
 
     /// An asleep node with the given timeouts.
@@ -442,14 +450,15 @@ mod tests {
     /// Node `id` whose ports lead to `peers`, in port order.
     fn node(id: u64, peers: &[u64]) -> Bully {
         let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        Bully::new(&NodeContext {
+        let c = NodeContext {
             id,
             rule: Rule::Max,
             n: peers.len() as u32 + 1,
             ports: peers.len() as u32,
             port_info: &info,
             ..Default::default()
-        })
+        };
+        Bully::with_config(&c, BullyConfig::LOOPBACK)
     }
 
     fn send(port: Port, msg: Msg) -> Effect {

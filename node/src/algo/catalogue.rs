@@ -772,7 +772,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
                       OK and takes the election over; a node that hears no answer within a timeout leads the \
                       next term and sends COORDINATOR to all. One-shot here (no failure detector); the kept \
                       mode adds heartbeats and re-elects with a higher term when the leader is suspected. \
-                      Needs delays below the answer timeout (500 ms).",
+                      Needs delays below the answer timeout (10 s one-shot).",
         topologies: &[TopologyKind::Complete],
         assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
         rule: Rule::Max,
