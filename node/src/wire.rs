@@ -39,6 +39,9 @@ impl From<Msg> for pb::Body {
             Msg::Message3 { id } => Kind::Message3(pb::Capture { id }),
             Msg::Echo { id } => Kind::Echo(pb::Echo { id }),
             Msg::Heartbeat { term } => Kind::Heartbeat(pb::Heartbeat { term }),
+            Msg::BullyElection { term } => Kind::BullyElection(pb::BullyElection { term }),
+            Msg::Answer { term } => Kind::Answer(pb::Answer { term }),
+            Msg::Coordinator { leader, term } => Kind::Coordinator(pb::Coordinator { leader, term }),
         };
         pb::Body { kind: Some(kind) }
     }
@@ -61,6 +64,9 @@ impl TryFrom<&pb::Body> for Msg {
             Kind::Message3(c) => Msg::Message3 { id: c.id },
             Kind::Echo(e) => Msg::Echo { id: e.id },
             Kind::Heartbeat(h) => Msg::Heartbeat { term: h.term },
+            Kind::BullyElection(e) => Msg::BullyElection { term: e.term },
+            Kind::Answer(a) => Msg::Answer { term: a.term },
+            Kind::Coordinator(c) => Msg::Coordinator { leader: c.leader, term: c.term },
         })
     }
 }
@@ -136,7 +142,13 @@ mod tests {
             Msg::Message3 { id: u64::MAX },
             Msg::Echo { id: 7 },
             Msg::Heartbeat { term: 3 },
+            Msg::BullyElection { term: 0 },
+            Msg::Answer { term: 7 },
+            Msg::Coordinator { leader: u64::MAX, term: 2 },
         ];
+        let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
+        kinds.dedup();
+        assert_eq!(kinds.len(), crate::algo::MsgKind::COUNT, "one message of every kind");
         for m in msgs {
             let bytes = pb::Body::from(m).encode_to_vec();
             assert_eq!(bytes.len(), encoded_len(m));

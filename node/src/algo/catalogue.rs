@@ -3,9 +3,9 @@
 //! a function of n (positions) and k (initiators).
 
 use super::{
-    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, controlled_distance, echo_extinction,
-    mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, stages, stages_buffered, stages_feedback,
-    sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos,
+    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, bully, controlled_distance,
+    echo_extinction, mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, stages, stages_buffered,
+    stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -787,6 +787,29 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
             ids: |n, _| descending(n),
         }),
+        candidates: Candidates::All,
+    },
+    AlgorithmSpec {
+        name: "bully",
+        title: "Bully (Garcia-Molina)",
+        source: "H. Garcia-Molina, Elections in a Distributed Computing System, IEEE Trans. Computers 1982 (seed 004)",
+        description: "A node that knows no live leader sends ELECTION to every higher id; a higher node answers \
+                      OK and takes the election over; a node that hears no answer within a timeout leads the \
+                      next term and sends COORDINATOR to all. One-shot here (no failure detector); the kept \
+                      mode adds heartbeats and re-elects with a higher term when the leader is suspected. \
+                      Needs delays below the answer timeout (10 s one-shot).",
+        topologies: &[TopologyKind::Complete],
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "n^2 - 1 (one election after a leader crash: n(n-1))",
+        bound: |n, _| (n * n).saturating_sub(1),
+        bound_on: None,
+        exact: None,
+        schedule_independent: false,
+        build: |c| Box::new(bully::Bully::new(c)),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, bully::Bully::new),
+        worst_case: None,
+        best_case: None,
         candidates: Candidates::All,
     },
 ];

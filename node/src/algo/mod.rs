@@ -29,8 +29,10 @@ pub mod all_the_way;
 pub mod alternate;
 pub mod as_far;
 pub mod bi_min_max;
+pub mod bully;
 pub mod catalogue;
 pub mod controlled_distance;
+pub mod detector;
 pub mod echo_extinction;
 pub mod mesh_corners;
 pub mod min_max;
@@ -177,6 +179,24 @@ pub enum Msg {
         /// The sender's current term (0 when it has none).
         term: u64,
     },
+    /// Bully `ELECTION`: sent to every better-ranked node by a node that
+    /// knows of no live leader.
+    BullyElection {
+        /// The highest term the sender has seen.
+        term: u64,
+    },
+    /// Bully `OK`: a better-ranked live node answers an election and takes it over.
+    Answer {
+        /// The highest term the answering node has seen.
+        term: u64,
+    },
+    /// Bully `COORDINATOR`: the sender leads `term`.
+    Coordinator {
+        /// The new leader's id (the sender's own).
+        leader: u64,
+        /// The term it leads.
+        term: u64,
+    },
 }
 
 /// Kinds of [`Msg`], for per-kind counters.
@@ -206,11 +226,17 @@ pub enum MsgKind {
     Echo = 10,
     /// [`Msg::Heartbeat`]
     Heartbeat = 11,
+    /// [`Msg::BullyElection`]
+    BullyElection = 12,
+    /// [`Msg::Answer`]
+    Answer = 13,
+    /// [`Msg::Coordinator`]
+    Coordinator = 14,
 }
 
 impl MsgKind {
     /// Number of kinds (size of a per-kind counter array).
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 15;
     /// Every kind, in index order.
     pub const ALL: [MsgKind; Self::COUNT] = [
         MsgKind::Election,
@@ -225,6 +251,9 @@ impl MsgKind {
         MsgKind::Message3,
         MsgKind::Echo,
         MsgKind::Heartbeat,
+        MsgKind::BullyElection,
+        MsgKind::Answer,
+        MsgKind::Coordinator,
     ];
 
     /// Counter name, as reported in `messages_by_kind`.
@@ -242,12 +271,21 @@ impl MsgKind {
             MsgKind::Message3 => "message3",
             MsgKind::Echo => "echo",
             MsgKind::Heartbeat => "heartbeat",
+            MsgKind::BullyElection => "bully_election",
+            MsgKind::Answer => "answer",
+            MsgKind::Coordinator => "coordinator",
         }
     }
 
     /// Is this kind part of announcing the winner rather than finding it?
     pub fn is_notification(self) -> bool {
-        matches!(self, MsgKind::Notify)
+        matches!(self, MsgKind::Notify | MsgKind::Coordinator)
+    }
+
+    /// Is this kind failure-detector traffic rather than election work? Such
+    /// messages are counted apart and never against an election's bound.
+    pub fn is_heartbeat(self) -> bool {
+        matches!(self, MsgKind::Heartbeat)
     }
 }
 
@@ -268,6 +306,9 @@ impl Msg {
             Msg::Message3 { .. } => MsgKind::Message3,
             Msg::Echo { .. } => MsgKind::Echo,
             Msg::Heartbeat { .. } => MsgKind::Heartbeat,
+            Msg::BullyElection { .. } => MsgKind::BullyElection,
+            Msg::Answer { .. } => MsgKind::Answer,
+            Msg::Coordinator { .. } => MsgKind::Coordinator,
         }
     }
 }

@@ -1,0 +1,422 @@
+//! # Heartbeat failure detector, as a wrapper around any algorithm
+//!
+//! * Source: seed 004 ("Failure detection": a dedicated failure detector at
+//!   every process, with the incompleteness and inaccuracy it warns about).
+//! * Network: any; every neighbour (port) is watched. Timer-driven and pure:
+//!   no clock, only [`Effect::SetTimer`].
+//! * Cost: one [`Msg::Heartbeat`] per port every `period`, counted apart from
+//!   election messages ([`crate::counters`]) and never against a bound.
+//!
+//! [`Detected<A>`] wraps a failure-tolerant algorithm `A`. Every `period` it
+//! sends `Heartbeat { term }` on every port (`term` is the last term the inner
+//! algorithm announced with [`Effect::Lead`], 0 before any) and counts, per
+//! port, the ticks since it last heard from that neighbour. **Any message
+//! counts as hearing**, not heartbeats only: a neighbour busy sending election
+//! messages is plainly alive, and a leader's reply to an election un-suspects
+//! it *before* the inner algorithm handles the reply, so the two agree.
+//! A neighbour silent for `timeout` is suspected: the inner algorithm gets
+//! [`Algorithm::on_suspect`]`(port, true)`. Because the detector only looks at
+//! its clock every `period`, suspicion comes after between `timeout` and
+//! `timeout + period` of silence (exactly: after ⌈timeout/period⌉ + 1 ticks
+//! without a message). The first message heard from a suspected neighbour
+//! un-suspects it (`on_suspect(port, false)`) before that message is handed
+//! on. Heartbeats are consumed here; every other message goes to the inner
+//! algorithm unchanged.
+//!
+//! **Timers.** The detector owns timer ids 6 and 7 (7 is its clock; 6 is
+//! reserved for it); inner algorithms use 0..=5. The simulator keeps 8 timer
+//! slots per node (`timer % 8`), so an inner timer whose id is 6 or 7 modulo 8
+//! would silently replace the detector's clock: the wrapper checks every timer
+//! effect of the inner algorithm and panics on one (a programming error; the
+//! runtime turns the panic into a recorded failure of that election).
+//!
+//! **False suspicion.** The detector cannot tell a crashed neighbour from a
+//! slow one: a link delay, a GC pause or a descheduled process longer than
+//! `timeout` makes a live node suspected (seed 004's "inaccuracy"). Under the
+//! bully algorithm ([`super::bully`]) a falsely suspected leader costs an
+//! election: if the leader answers it in time, nothing changes but messages;
+//! if it does not, a lower node leads a higher term, and the old leader steps
+//! down when that node's `Coordinator` reaches it (then, being the better
+//! id, it bullies its way back with a still higher term). Pick `timeout` well
+//! above the worst pause you expect: [`DetectorConfig::LOOPBACK`] for local
+//! clusters, [`DetectorConfig::KUBERNETES`] across pods and nodes.
+//!
+//! **Termination.** Heartbeats never stop: a detected algorithm keeps a
+//! leadership until its driver stops it, and a simulation of one never goes
+//! quiet. The catalogue's one-shot entries therefore run without the detector
+//! (see [`super::bully`]); only the kept-leadership mode composes it.
+
+use super::{AlgoError, Algorithm, Decision, Effect, Msg, Outbox, Port, TimerId};
+
+/// The detector's clock.
+pub const HEARTBEAT_TIMER: TimerId = 7;
+/// Reserved for the detector (inner algorithms must not use it).
+pub const RESERVED_TIMER: TimerId = 6;
+/// Timer slots per node in the drivers (the simulator maps ids `timer % 8`).
+const SLOTS: TimerId = 8;
+
+/// Is `timer` one of the detector's ids (6 or 7 modulo the 8 timer slots)?
+pub fn is_reserved(timer: TimerId) -> bool {
+    timer % SLOTS >= RESERVED_TIMER
+}
+
+/// Heartbeat period and suspicion timeout, in milliseconds (virtual ones in
+/// the simulator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DetectorConfig {
+    /// A heartbeat goes to every neighbour this often.
+    pub period_ms: u64,
+    /// A neighbour silent this long is suspected (at most one period later).
+    pub timeout_ms: u64,
+}
+
+impl DetectorConfig {
+    /// Loopback and a single host: delays well under a millisecond, so four
+    /// missed heartbeats mean trouble.
+    pub const LOOPBACK: DetectorConfig = DetectorConfig { period_ms: 50, timeout_ms: 200 };
+    /// A Kubernetes cluster: pod-to-pod round trips of a few ms, but CPU
+    /// throttling and stop-the-world pauses of hundreds of ms happen; ten
+    /// times the loopback settings.
+    pub const KUBERNETES: DetectorConfig = DetectorConfig { period_ms: 500, timeout_ms: 2_000 };
+
+    /// A positive period and a timeout of at least one period.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.period_ms == 0 {
+            return Err("detector period must be positive".into());
+        }
+        if self.timeout_ms < self.period_ms {
+            return Err(format!(
+                "detector timeout ({} ms) must be at least its period ({} ms)",
+                self.timeout_ms, self.period_ms
+            ));
+        }
+        Ok(())
+    }
+
+    /// Ticks of silence after which a neighbour is suspected: ⌈timeout/period⌉ + 1.
+    fn suspect_after(&self) -> u32 {
+        (self.timeout_ms.div_ceil(self.period_ms.max(1)) + 1).min(u32::MAX as u64) as u32
+    }
+}
+
+impl Default for DetectorConfig {
+    /// [`DetectorConfig::LOOPBACK`].
+    fn default() -> Self {
+        DetectorConfig::LOOPBACK
+    }
+}
+
+/// An algorithm with a heartbeat failure detector in front of it.
+#[derive(Debug)]
+pub struct Detected<A> {
+    inner: A,
+    cfg: DetectorConfig,
+    started: bool,
+    /// Per port: clock ticks since the neighbour was last heard.
+    silent: Vec<u32>,
+    /// Per port: currently suspected.
+    suspected: Vec<bool>,
+    suspect_after: u32,
+    /// The inner algorithm's last announced term, carried by heartbeats.
+    term: u64,
+}
+
+impl<A: Algorithm> Detected<A> {
+    /// Watch `ports` neighbours on behalf of `inner`.
+    pub fn new(inner: A, ports: u32, cfg: DetectorConfig) -> Self {
+        Detected {
+            inner,
+            cfg,
+            started: false,
+            silent: vec![0; ports as usize],
+            suspected: vec![false; ports as usize],
+            suspect_after: cfg.suspect_after(),
+            term: 0,
+        }
+    }
+
+    /// The wrapped algorithm.
+    pub fn inner(&self) -> &A {
+        &self.inner
+    }
+
+    /// Is the neighbour behind `port` suspected now?
+    pub fn is_suspected(&self, port: Port) -> bool {
+        self.suspected.get(port as usize).copied().unwrap_or(false)
+    }
+
+    /// The detector's settings.
+    pub fn config(&self) -> DetectorConfig {
+        self.cfg
+    }
+
+    fn heartbeats(&self, out: &mut Outbox) {
+        for port in 0..self.silent.len() as Port {
+            out.send(port, Msg::Heartbeat { term: self.term });
+        }
+    }
+
+    /// Start the clock (once): first heartbeats now, the next after a period.
+    fn start(&mut self, out: &mut Outbox) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        self.heartbeats(out);
+        out.push(Effect::SetTimer { timer: HEARTBEAT_TIMER, after_ms: self.cfg.period_ms });
+    }
+
+    /// Check what the inner algorithm queued since `from`: its timers must
+    /// stay off the detector's ids, and its latest term goes into heartbeats.
+    fn inspect(&mut self, out: &Outbox, from: usize) {
+        for e in &out.effects()[from..] {
+            match *e {
+                Effect::SetTimer { timer, .. } | Effect::CancelTimer { timer } => assert!(
+                    !is_reserved(timer),
+                    "timer {timer} is reserved for the failure detector (inner algorithms use 0..=5)"
+                ),
+                Effect::Lead(l) => self.term = l.term,
+                _ => {}
+            }
+        }
+    }
+
+    fn tick(&mut self, out: &mut Outbox) {
+        self.heartbeats(out);
+        out.push(Effect::SetTimer { timer: HEARTBEAT_TIMER, after_ms: self.cfg.period_ms });
+        for port in 0..self.silent.len() {
+            self.silent[port] = self.silent[port].saturating_add(1);
+            if self.silent[port] >= self.suspect_after && !self.suspected[port] {
+                self.suspected[port] = true;
+                let from = out.effects().len();
+                self.inner.on_suspect(port as Port, true, out);
+                self.inspect(out, from);
+            }
+        }
+    }
+}
+
+impl<A: Algorithm> Algorithm for Detected<A> {
+    fn on_start(&mut self, out: &mut Outbox) {
+        self.start(out);
+        let from = out.effects().len();
+        self.inner.on_start(out);
+        self.inspect(out, from);
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        let p = port as usize;
+        if p >= self.silent.len() {
+            return Err(AlgoError::BadPort { port });
+        }
+        // A node woken by a message is awake: its clock runs from now.
+        self.start(out);
+        self.silent[p] = 0;
+        let from = out.effects().len();
+        if self.suspected[p] {
+            self.suspected[p] = false;
+            self.inner.on_suspect(port, false, out);
+        }
+        let r = match msg {
+            Msg::Heartbeat { .. } => Ok(()),
+            _ => self.inner.on_message(port, msg, out),
+        };
+        self.inspect(out, from);
+        r
+    }
+
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        match timer {
+            HEARTBEAT_TIMER => self.tick(out),
+            RESERVED_TIMER => {}
+            _ => {
+                let from = out.effects().len();
+                self.inner.on_timer(timer, out);
+                self.inspect(out, from);
+            }
+        }
+    }
+
+    /// Suspicion from outside (a driver's own detector) goes straight to the inner algorithm.
+    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+        let from = out.effects().len();
+        self.inner.on_suspect(port, suspected, out);
+        self.inspect(out, from);
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        self.inner.decision()
+    }
+
+    fn state(&self) -> &'static str {
+        self.inner.state()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{Leadership, Role};
+
+    /// Test inner algorithm: records what reaches it, echoes a `Notify` back,
+    /// and sets the timer a `Wakeup` names.
+    #[derive(Debug, Default)]
+    struct Recorder {
+        got: Vec<(Port, Msg)>,
+        suspicions: Vec<(Port, bool)>,
+        timers: Vec<TimerId>,
+    }
+
+    impl Algorithm for Recorder {
+        fn on_start(&mut self, out: &mut Outbox) {
+            out.push(Effect::Lead(Leadership { term: 4, leader: Some(1) }));
+            out.push(Effect::SetTimer { timer: 0, after_ms: 10 });
+        }
+        fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+            self.got.push((port, msg));
+            match msg {
+                Msg::Notify { leader } => out.send(port, Msg::Notify { leader }),
+                Msg::Saturate { id } => out.push(Effect::SetTimer { timer: id as TimerId, after_ms: 1 }),
+                _ => {}
+            }
+            Ok(())
+        }
+        fn on_timer(&mut self, timer: TimerId, _out: &mut Outbox) {
+            self.timers.push(timer);
+        }
+        fn on_suspect(&mut self, port: Port, suspected: bool, _out: &mut Outbox) {
+            self.suspicions.push((port, suspected));
+        }
+        fn decision(&self) -> Option<Decision> {
+            Some(Decision { role: Role::Leader, leader: 1 })
+        }
+        fn state(&self) -> &'static str {
+            "recording"
+        }
+    }
+
+    fn detected(ports: u32) -> Detected<Recorder> {
+        Detected::new(Recorder::default(), ports, DetectorConfig { period_ms: 50, timeout_ms: 200 })
+    }
+
+    fn heartbeats(term: u64, ports: u32) -> Vec<Effect> {
+        (0..ports).map(|port| Effect::Send { port, msg: Msg::Heartbeat { term } }).collect()
+    }
+
+    fn clock() -> Effect {
+        Effect::SetTimer { timer: HEARTBEAT_TIMER, after_ms: 50 }
+    }
+
+    /// Starting sends heartbeats on every port and sets the clock before the
+    /// inner algorithm starts; heartbeats carry the term it announced.
+    #[test]
+    fn start_sends_heartbeats_and_sets_the_clock() {
+        let mut d = detected(3);
+        let mut out = Outbox::default();
+        d.on_start(&mut out);
+        let mut expected = heartbeats(0, 3);
+        expected.push(clock());
+        expected.push(Effect::Lead(Leadership { term: 4, leader: Some(1) }));
+        expected.push(Effect::SetTimer { timer: 0, after_ms: 10 });
+        assert_eq!(out.effects(), &expected[..]);
+        out.clear();
+        d.on_timer(HEARTBEAT_TIMER, &mut out);
+        let mut expected = heartbeats(4, 3);
+        expected.push(clock());
+        assert_eq!(out.effects(), &expected[..], "the next heartbeats carry term 4");
+    }
+
+    /// Timers driven by hand: with period 50 and timeout 200, a neighbour
+    /// silent for 4 ticks is not yet suspected and is at the 5th (silence of
+    /// 200..250 ms); one that keeps talking never is; a heartbeat from the
+    /// suspected one un-suspects it (reported once, before anything else),
+    /// and it is suspected again only after another full timeout.
+    #[test]
+    fn suspects_after_timeout_and_unsuspects_on_a_heartbeat() {
+        let mut d = detected(2);
+        let mut out = Outbox::default();
+        d.on_start(&mut out);
+        for tick in 1..=4 {
+            d.on_timer(HEARTBEAT_TIMER, &mut out);
+            d.on_message(1, Msg::Heartbeat { term: 0 }, &mut out).unwrap();
+            assert!(d.inner().suspicions.is_empty(), "tick {tick}");
+        }
+        out.clear();
+        d.on_timer(HEARTBEAT_TIMER, &mut out);
+        assert_eq!(d.inner().suspicions, vec![(0, true)], "port 0 silent for 5 ticks; port 1 talked");
+        assert!(d.is_suspected(0) && !d.is_suspected(1));
+        let mut expected = heartbeats(4, 2);
+        expected.push(clock());
+        assert_eq!(out.effects(), &expected[..], "heartbeats still go to a suspected neighbour");
+        d.on_timer(HEARTBEAT_TIMER, &mut out);
+        assert_eq!(d.inner().suspicions.len(), 1, "suspected once, not at every tick");
+        d.on_message(0, Msg::Heartbeat { term: 9 }, &mut out).unwrap();
+        assert_eq!(d.inner().suspicions, vec![(0, true), (0, false)]);
+        assert!(d.inner().got.is_empty(), "heartbeats never reach the inner algorithm");
+        for _ in 0..4 {
+            d.on_timer(HEARTBEAT_TIMER, &mut out);
+            d.on_message(1, Msg::Heartbeat { term: 0 }, &mut out).unwrap();
+        }
+        assert_eq!(d.inner().suspicions.len(), 2, "a fresh timeout starts at the last message");
+        d.on_timer(HEARTBEAT_TIMER, &mut out);
+        assert_eq!(d.inner().suspicions[2..], [(0, true)]);
+    }
+
+    /// Any message counts as a sign of life: a suspected neighbour's election
+    /// message un-suspects it first and is then handed to the inner algorithm
+    /// unchanged, with the inner algorithm's reply.
+    #[test]
+    fn forwards_other_messages_after_unsuspecting() {
+        let mut d = detected(2);
+        let mut out = Outbox::default();
+        d.on_start(&mut out);
+        for _ in 0..5 {
+            d.on_timer(HEARTBEAT_TIMER, &mut out);
+        }
+        assert!(d.is_suspected(1));
+        out.clear();
+        d.on_message(1, Msg::Notify { leader: 3 }, &mut out).unwrap();
+        assert_eq!(d.inner().suspicions, vec![(0, true), (1, true), (1, false)]);
+        assert_eq!(d.inner().got, vec![(1, Msg::Notify { leader: 3 })]);
+        assert_eq!(out.effects(), &[Effect::Send { port: 1, msg: Msg::Notify { leader: 3 } }]);
+        assert!(matches!(d.on_message(2, Msg::Wakeup, &mut out), Err(AlgoError::BadPort { port: 2 })));
+        assert_eq!((d.decision().map(|d| d.leader), d.state()), (Some(1), "recording"));
+    }
+
+    /// The inner algorithm's timers 0..=5 pass through both ways; the
+    /// detector's own ids never reach it; an inner timer on a reserved id
+    /// (6, 7, or 14 = 6 modulo the 8 slots) is refused.
+    #[test]
+    fn reserves_timers_6_and_7() {
+        let mut d = detected(1);
+        let mut out = Outbox::default();
+        d.on_start(&mut out);
+        for t in 0..=5 {
+            d.on_message(0, Msg::Saturate { id: t }, &mut out).unwrap();
+            d.on_timer(t as TimerId, &mut out);
+        }
+        d.on_timer(RESERVED_TIMER, &mut out);
+        d.on_timer(HEARTBEAT_TIMER, &mut out);
+        assert_eq!(d.inner().timers, vec![0, 1, 2, 3, 4, 5]);
+        assert!((0..6).all(|t| !is_reserved(t)) && is_reserved(6) && is_reserved(7) && is_reserved(14));
+        for t in [6u64, 7, 14] {
+            let mut d = detected(1);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                d.on_message(0, Msg::Saturate { id: t }, &mut Outbox::default())
+            }));
+            assert!(r.is_err(), "inner timer {t} must be refused");
+        }
+    }
+
+    /// The presets are valid, Kubernetes' is the slower one, and a timeout
+    /// shorter than the period is refused.
+    #[test]
+    fn configurations() {
+        assert_eq!(DetectorConfig::default(), DetectorConfig::LOOPBACK);
+        assert!(DetectorConfig::LOOPBACK.validate().is_ok() && DetectorConfig::KUBERNETES.validate().is_ok());
+        const { assert!(DetectorConfig::KUBERNETES.timeout_ms > DetectorConfig::LOOPBACK.timeout_ms) };
+        assert!(DetectorConfig { period_ms: 0, timeout_ms: 10 }.validate().is_err());
+        assert!(DetectorConfig { period_ms: 100, timeout_ms: 50 }.validate().is_err());
+        assert_eq!(DetectorConfig { period_ms: 50, timeout_ms: 120 }.suspect_after(), 4);
+    }
+}
