@@ -807,6 +807,9 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(bully::Bully::new(c)),
+        build_kept: Some(|c| {
+            Box::new(bully::kept(c, bully::BullyConfig::LOOPBACK, super::detector::DetectorConfig::LOOPBACK))
+        }),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, bully::Bully::new),
         worst_case: None,
         best_case: None,

@@ -16,3 +16,4 @@ mod t11_live_64;
 mod t12_mesh;
 mod t13_complete_and_graphs;
 mod t14_faults;
+mod t15_kept;
