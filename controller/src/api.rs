@@ -355,6 +355,10 @@ impl ControllerService {
                 .collect();
             (!active.is_empty()).then(|| active.join(", "))
         })));
+        let registry = Arc::downgrade(&faults);
+        elections.set_crash_probe(crate::elections::CrashProbe(Box::new(move || {
+            registry.upgrade().map(|f| f.crashed_nodes()).unwrap_or_default()
+        })));
         ControllerService { elections, faults }
     }
 

@@ -311,6 +311,17 @@ pub struct Elections {
     /// Describes the injected faults active now (set by the API), so a LIVE
     /// election that fails says which faults were in the way.
     fault_note: std::sync::OnceLock<FaultNote>,
+    /// Which node indices are crashed by an injected fault now (set by the API).
+    crashed: std::sync::OnceLock<CrashProbe>,
+}
+
+/// Tells which node indices an injected fault keeps crashed now.
+pub struct CrashProbe(pub Box<dyn Fn() -> Vec<usize> + Send + Sync>);
+
+impl std::fmt::Debug for CrashProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CrashProbe")
+    }
 }
 
 /// Most leadership changes a kept election records.
@@ -340,7 +351,14 @@ impl Elections {
             next: 0.into(),
             simulations: tokio::sync::Semaphore::new(cores),
             fault_note: std::sync::OnceLock::new(),
+            crashed: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Install the probe of crashed nodes that kept leaderships use to judge
+    /// agreement among live nodes (once; later calls are ignored).
+    pub fn set_crash_probe(&self, probe: CrashProbe) {
+        let _ = self.crashed.set(probe);
     }
 
     /// Install the description of active faults that failed LIVE elections
@@ -528,7 +546,10 @@ impl Elections {
                     }
                 }
             }
-            let leaders: Vec<usize> = (0..n).filter(|&i| leads(&belief, i)).collect();
+            // A crashed node's last belief is frozen: judge leaders and agreement among live nodes.
+            let crashed = self.crashed.get().map(|p| (p.0)()).unwrap_or_default();
+            let live = |i: &usize| !crashed.contains(i);
+            let leaders: Vec<usize> = (0..n).filter(|&i| leads(&belief, i)).filter(live).collect();
             match (&overlap_since, leaders.len() >= 2) {
                 (None, true) => overlap_since = Some((Instant::now(), leaders.clone())),
                 (Some((since, who)), false) => {
@@ -539,8 +560,9 @@ impl Elections {
             }
             // The leader now: the self-believed leader of the highest term.
             let top = leaders.iter().copied().max_by_key(|&i| belief[i].map_or(0, |b| b.0));
-            let agreed =
-                top.is_some_and(|t| (0..n).all(|i| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[t])));
+            let agreed = top.is_some_and(|t| {
+                (0..n).filter(live).all(|i| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[t]))
+            });
             let at_ms = started.elapsed().as_millis() as u64;
             let name = nodes[node].name();
             entry.update(|r| {

@@ -221,6 +221,18 @@ impl Faults {
         Ok(info)
     }
 
+    /// Node indices crashed by an active fault.
+    pub fn crashed_nodes(&self) -> Vec<usize> {
+        lock(&self.entries)
+            .iter()
+            .filter(|e| e.state == pb::FaultState::Active)
+            .filter_map(|e| match e.resolved {
+                Resolved::Crash(i) => Some(i),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Every registered fault, in injection order.
     pub fn list(&self) -> Vec<pb::FaultInfo> {
         lock(&self.entries).iter().map(|e| self.info(e)).collect()

@@ -24,7 +24,8 @@ async fn leader_until(
 }
 
 /// Bully keeps a leader on 5 LIVE nodes: the highest id leads in term >= 1; crashing it with
-/// `crash: {leader: true}` makes the next highest id lead with a higher term; the timeline never shows two
+/// `crash: {leader: true}` makes the next highest id lead with a higher term, agreed by every live node (the
+/// crashed leader's frozen belief does not count); the timeline never shows two
 /// leaders of one term; StopElection ends it FINISHED with no violations and the whole timeline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bully_keeps_a_leader_across_a_crash() {
@@ -53,6 +54,8 @@ async fn bully_keeps_a_leader_across_a_crash() {
         l.leader.as_ref().is_some_and(|r| r.id == 4) && l.term > first.term
     })
     .await;
+    let second =
+        leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| l.agreed && l.term == second.term).await;
     assert_ne!(second.leader.as_ref().unwrap().node, first.leader.as_ref().unwrap().node);
     client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
     let done = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
