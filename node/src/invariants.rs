@@ -216,6 +216,13 @@ impl Outcome<'_> {
         if o.fault_reasons.is_empty() {
             violations.extend(rest);
         } else if !rest.is_empty() {
+            // Losses can set off a cascade of algorithm errors: name the first few.
+            const SHOWN: usize = 4;
+            let more = rest.len().saturating_sub(SHOWN);
+            rest.truncate(SHOWN);
+            if more > 0 {
+                rest.push(format!("and {more} more"));
+            }
             failed_reason = Some(format!("{headline}: {} ({})", o.fault_reasons.join("; "), rest.join("; ")));
         }
         let mut leaders =
