@@ -660,6 +660,10 @@ impl<A: Algorithm> Driver<'_, A> {
 /// the given initiator positions, until no message is in flight.
 ///
 /// Dispatches to [`run_with`] with the algorithm's concrete state machine.
+///
+/// # Panics
+///
+/// On a fault plan that does not validate for `topo` (see [`run_checked`]).
 pub fn run(
     spec: &AlgorithmSpec,
     topo: &Topology,
