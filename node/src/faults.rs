@@ -6,6 +6,31 @@
 //! milliseconds live) and carrying the seed of its random choices, so a run
 //! replays exactly. [`validate`] checks a fault against the size of the
 //! overlay and names the field at fault, as the controller's API reports it.
+//!
+//! # Precedence: later faults win
+//!
+//! Faults take effect in time order (`at`; faults of one time in plan order)
+//! and a later fault overrides an earlier one where they overlap:
+//!
+//! * **Link faults.** A message from `a` to `b` meets the *latest* link fault
+//!   whose selector matches it (`from` is `None` or `a`, `to` is `None` or
+//!   `b`), and only that one: faults are not combined. A later fault on the
+//!   same selector therefore replaces the earlier one, and a fault with the
+//!   default [`LinkFault`] (no drop, delay, duplicate or reorder) clears the
+//!   links it selects: `Link { from: None, to: None, fault: LinkFault::default() }`
+//!   clears every link fault.
+//! * **Partitions.** A partition replaces the previous one; a partition with
+//!   one group holding every node heals the network.
+//! * **Crashes.** `Crash` of a node that is down and `Recover` of a node that
+//!   is up do nothing (the simulator logs them).
+//!
+//! # Seeds
+//!
+//! Each scheduled fault draws its random choices (drop, jitter, duplicate,
+//! reorder, in that order, per message it applies to) from its own generator
+//! seeded with its `seed`. Adding a fault therefore changes neither the
+//! scheduler's choices nor another fault's; a probability of 0 or 1 draws
+//! nothing.
 
 use std::collections::HashSet;
 
@@ -28,19 +53,25 @@ pub struct LinkFault {
 /// One fault.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
-    /// The node stops handling messages and timers; its links drop everything.
+    /// The node stops handling messages and timers; messages to it are lost
+    /// (those it sent before still arrive); its pending timers are void.
     Crash {
         /// Position of the node.
         node: u32,
     },
-    /// Whoever leads at the time the fault fires crashes (kept leaderships).
+    /// Whoever leads at the time the fault fires crashes: the live node whose
+    /// latest kept leadership names itself (the highest term if several), or
+    /// else a live node that decided to lead a one-shot election. Nothing
+    /// happens when no node leads.
     CrashLeader,
-    /// A crashed node comes back with fresh state (a new incarnation).
+    /// A crashed node comes back with fresh state (a new incarnation, built
+    /// from its original context and woken as an initiator).
     Recover {
         /// Position of the node.
         node: u32,
     },
-    /// Messages on the links from `from` to `to` (`None` = every node).
+    /// Messages sent on the links from `from` to `to` (`None` = every node)
+    /// from `at` on; the latest matching link fault wins (see the module docs).
     Link {
         /// Sending position, or every node.
         from: Option<u32>,
@@ -49,8 +80,9 @@ pub enum Fault {
         /// What happens to them.
         fault: LinkFault,
     },
-    /// Messages between different groups are lost; a node in no group forms
-    /// a group of its own.
+    /// Messages sent between different groups are lost; a node in no group
+    /// forms a group of its own. Replaces the previous partition; one group
+    /// of every node heals it.
     Partition {
         /// Disjoint groups of positions.
         groups: Vec<Vec<u32>>,

@@ -13,6 +13,46 @@
 //! * It counts messages per kind, election vs notification, bytes (encoded
 //!   protobuf sizes) and the longest causal chain, and checks the
 //!   [`crate::invariants`].
+//! * It applies a [`FaultPlan`] ([`SimConfig::faults`]) in its transport:
+//!   crashes, recoveries, lossy, slow, duplicating or reordering links, and
+//!   partitions (semantics below). With an empty plan a run is exactly the
+//!   run without faults.
+//!
+//! # Faults
+//!
+//! Each scheduled fault takes effect at its time `at`, before the timers and
+//! deliveries of that instant; a plan keeps the run going until its last
+//! fault has fired, even if the election went quiet before.
+//!
+//! * `Crash { node }`: the node stops; its start, timers and every message
+//!   still travelling to it are lost, and so is every message sent to it
+//!   while it is down (counted in [`SimReport::dropped`], not delivered).
+//!   Messages it sent before the crash still arrive.
+//! * `CrashLeader`: crashes the live node whose latest [`Effect::Lead`] names
+//!   itself (highest term first), or else a live node that decided to lead
+//!   (one-shot algorithms); with no leader nothing happens and
+//!   [`SimReport::fault_log`] says so.
+//! * `Recover { node }`: a new incarnation: the state machine is rebuilt from
+//!   the node's context (same id, ports and coin), its old decision and
+//!   timers are forgotten, and it is woken with `on_start`.
+//! * `Link { from, to, fault }`: each message sent on a matching link meets
+//!   the latest matching link fault only: it is lost with probability
+//!   `drop`; else it takes `delay_ms + uniform(0..=jitter_ms)` extra time
+//!   units, is delivered twice with probability `duplicate` (the copy right
+//!   after the original; it counts as a delivery, not as a message sent), and
+//!   on FIFO links is exempt from FIFO order with probability `reorder`. A
+//!   default `LinkFault` clears.
+//! * `Partition { groups }`: messages sent between groups are lost; the
+//!   latest partition wins; one group of every node heals.
+//!
+//! Link faults and partitions judge a message when it is sent: one already
+//! on its way arrives. Every fault draws from its own generator (seeded with
+//! its `seed`), never from the scheduler's, which draws exactly as without
+//! faults. Faults that break an algorithm's model (losses, crashes,
+//! duplicates, reordering under a FIFO assumption, delays for an algorithm
+//! that relies on timers) explain a failed election: the verdict then says
+//! why in [`Verdict::failed_reason`] instead of listing violations. Safety
+//! (one leader, one leader per term) is never excused.
 //!
 //! ```
 //! use ringleader_node::{algo::catalogue, sim::{self, SimConfig}, topology::{Topology, TopologyKind}};
@@ -24,19 +64,22 @@
 //! ```
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
 use crate::algo::catalogue::AlgorithmSpec;
-use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, PortInfo, Rule, TimerId};
+use crate::algo::{
+    Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule, TimerId,
+};
 use crate::counters::Counters;
+use crate::faults::{Fault, FaultError, FaultPlan, LinkFault};
 use crate::invariants::{self, Verdict};
 use crate::topology::Topology;
 
 /// How to schedule a simulated run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SimConfig {
     /// Links deliver in sending order.
     pub fifo: bool,
@@ -51,16 +94,26 @@ pub struct SimConfig {
     pub seed: u64,
     /// Stop after this many deliveries (0 = a generous multiple of the bound).
     pub max_deliveries: u64,
+    /// Faults to apply (none by default); see the module docs.
+    pub faults: FaultPlan,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { fifo: true, unit_delay: false, max_delay: 16, stagger: false, seed: 0, max_deliveries: 0 }
+        SimConfig {
+            fifo: true,
+            unit_delay: false,
+            max_delay: 16,
+            stagger: false,
+            seed: 0,
+            max_deliveries: 0,
+            faults: FaultPlan::default(),
+        }
     }
 }
 
 /// What a simulated run produced.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SimReport {
     /// Positions.
     pub n: u32,
@@ -76,8 +129,22 @@ pub struct SimReport {
     pub ideal_time: u64,
     /// Virtual time of the last event.
     pub end_time: u64,
-    /// Messages delivered.
+    /// Messages delivered (fault duplicates included).
     pub deliveries: u64,
+    /// Messages sent but lost to faults (crashed receivers, partitions, lossy
+    /// links); sent messages = deliveries − duplicated + dropped once quiet.
+    pub dropped: u64,
+    /// Extra copies delivered by faults.
+    pub duplicated: u64,
+    /// Messages given extra delay by faults.
+    pub delayed: u64,
+    /// Messages exempted from FIFO order by faults (FIFO runs only).
+    pub reordered: u64,
+    /// Positions down at the end.
+    pub crashed: Vec<u32>,
+    /// What the node faults did, with their times ("40: position 2
+    /// crashed"), including faults that found nothing to do.
+    pub fault_log: Vec<String>,
     /// Algorithm or driver errors (at most 16 kept).
     pub errors: Vec<String>,
     /// The run went quiet (did not hit `max_deliveries`).
@@ -115,9 +182,140 @@ const MAX_ERRORS: usize = 16;
 const TIMER_SLOTS: usize = 8;
 /// Fewest timer events a run may fire before it counts as not terminating.
 const MAX_TIMER_EVENTS: u64 = 400_000_000;
+/// Largest extra delay a link fault gives a message (about 35 years of
+/// milliseconds), so that virtual time cannot overflow.
+pub const MAX_FAULT_DELAY: u64 = 1 << 40;
+/// With faults, a run in which nothing is in flight and the nodes' timers
+/// have sent, decided and announced nothing for this long counts as quiet:
+/// a round clock waiting for a crashed neighbour would otherwise tick until
+/// the timer cap.
+pub const IDLE_TIME: u64 = 100_000;
+
+/// A link fault in force, with its own generator.
+struct ActiveLink {
+    from: Option<u32>,
+    to: Option<u32>,
+    fault: LinkFault,
+    rng: Pcg64Mcg,
+}
+
+impl ActiveLink {
+    #[inline]
+    fn matches(&self, from: u32, to: u32) -> bool {
+        self.from.is_none_or(|f| f == from) && self.to.is_none_or(|t| t == to)
+    }
+
+    /// Does this fault's selector cover every link `other` selects?
+    fn covers(&self, other: &ActiveLink) -> bool {
+        (self.from.is_none() || self.from == other.from) && (self.to.is_none() || self.to == other.to)
+    }
+}
+
+/// "1 message was" / "3 messages were".
+fn messages(n: u64) -> String {
+    if n == 1 { "1 message was".into() } else { format!("{n} messages were") }
+}
+
+/// Draw an event of probability `p` (0 and 1 draw nothing).
+#[inline]
+fn chance(rng: &mut Pcg64Mcg, p: f64) -> bool {
+    if p <= 0.0 {
+        false
+    } else if p >= 1.0 {
+        true
+    } else {
+        rng.random::<f64>() < p
+    }
+}
+
+/// A node's crash and, if it came back, its recovery.
+#[derive(Clone, Copy, Debug)]
+struct Outage {
+    position: u32,
+    crashed: u64,
+    recovered: Option<u64>,
+}
+
+/// The faults of a run and what they did; consulted only when the plan is
+/// not empty.
+#[derive(Default)]
+struct FaultState {
+    /// The plan, in time order (stable: plan order within one time).
+    plan: Vec<crate::faults::Scheduled>,
+    next: usize,
+    down: Vec<bool>,
+    outages: Vec<Outage>,
+    /// Group of each position under the current partition; empty = none.
+    group_of: Vec<u32>,
+    /// Link faults in force, oldest first (the last match wins).
+    links: Vec<ActiveLink>,
+    /// Deliveries too far ahead for the calendar window, by time.
+    far: BTreeMap<u64, Vec<Ev>>,
+    dropped_crashed: u64,
+    dropped_partition: u64,
+    dropped_link: u64,
+    duplicated: u64,
+    delayed: u64,
+    reordered: u64,
+    log: Vec<String>,
+}
+
+impl FaultState {
+    fn dropped(&self) -> u64 {
+        self.dropped_crashed + self.dropped_partition + self.dropped_link
+    }
+
+    /// The time of the next fault or far delivery.
+    fn next_time(&self) -> Option<u64> {
+        let fault = self.plan.get(self.next).map(|s| s.at);
+        let far = self.far.keys().next().copied();
+        match (fault, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Why an election may have failed: the faults the algorithm cannot be
+    /// asked to survive (see the module docs).
+    fn reasons(&self, assumes_fifo: bool, uses_timers: bool, name: &str) -> Vec<String> {
+        let mut r = Vec::new();
+        let dropped = self.dropped();
+        if dropped > 0 {
+            let parts: Vec<String> = [
+                (self.dropped_crashed, "to crashed nodes"),
+                (self.dropped_partition, "across the partition"),
+                (self.dropped_link, "by lossy links"),
+            ]
+            .iter()
+            .filter(|(c, _)| *c > 0)
+            .map(|(c, why)| format!("{c} {why}"))
+            .collect();
+            r.push(format!("{} dropped by faults ({})", messages(dropped), parts.join(", ")));
+        }
+        for o in &self.outages {
+            r.push(match o.recovered {
+                Some(t) => format!("position {} crashed at {} and recovered at {t}", o.position, o.crashed),
+                None => format!("position {} crashed at {}", o.position, o.crashed),
+            });
+        }
+        if self.duplicated > 0 {
+            r.push(format!("{} duplicated by faults", messages(self.duplicated)));
+        }
+        if self.reordered > 0 && assumes_fifo {
+            r.push(format!("{} let out of FIFO order, which {name} assumes", messages(self.reordered)));
+        }
+        if self.delayed > 0 && uses_timers {
+            r.push(format!("{} delayed by faults and {name} relies on timers", messages(self.delayed)));
+        }
+        r
+    }
+}
 
 struct Driver<'a, A> {
     topo: &'a Topology,
+    ids: &'a [u64],
+    rule: Rule,
+    seed: u64,
     nodes: Vec<A>,
     depth: Vec<u64>,
     /// Initiators whose start came before any message reached them.
@@ -141,6 +339,33 @@ struct Driver<'a, A> {
     pending: u64,
     timers: BinaryHeap<TimerEv>,
     seq: u64,
+    /// Some algorithm set a timer (delays may then explain a failure).
+    uses_timers: bool,
+    /// Time of the last send, delivery, decision or leadership (faulty runs).
+    last_activity: u64,
+    /// The plan is not empty: sends go through [`Driver::send_faulty`].
+    faulty: bool,
+    faults: FaultState,
+}
+
+/// Remove the events for position `p` from `evs`; returns the deliveries removed.
+fn sweep(evs: &mut Vec<Ev>, p: u32) -> u64 {
+    let mut lost = 0;
+    evs.retain(|ev| match *ev {
+        Ev::Deliver { to, .. } if to == p => {
+            lost += 1;
+            false
+        }
+        Ev::Start { to } => to != p,
+        Ev::Deliver { .. } => true,
+    });
+    lost
+}
+
+/// The ports of position `p` as its state machine sees them.
+fn port_info(topo: &Topology, ids: &[u64], p: u32, info: &mut Vec<PortInfo>) {
+    info.clear();
+    info.extend(topo.ports(p).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }));
 }
 
 impl<A: Algorithm> Driver<'_, A> {
@@ -173,21 +398,35 @@ impl<A: Algorithm> Driver<'_, A> {
                     self.ideal_time = self.ideal_time.max(depth);
                     let mut time =
                         if self.unit_delay { now + 1 } else { now + self.rng.random_range(1..=self.max_delay) };
+                    let ev = Ev::Deliver { to: link.peer, port: link.remote_port, depth, msg };
+                    if self.faulty {
+                        self.send_faulty(pos, port, link.peer, now, time, ev);
+                        continue;
+                    }
                     if self.fifo && !self.unit_delay {
                         let Some(i) = self.topo.link_index(pos, port) else { continue };
                         let slot = &mut self.link_last[i];
                         time = time.max(*slot);
                         *slot = time;
                     }
-                    self.schedule(time, Ev::Deliver { to: link.peer, port: link.remote_port, depth, msg });
+                    self.schedule(time, ev);
                 }
-                Effect::Decide(d) => match self.decisions[pos as usize] {
-                    Some(prev) if prev != d => self.error(format!("position {pos} decided {prev:?} and then {d:?}")),
-                    Some(_) => {}
-                    None => self.decisions[pos as usize] = Some(d),
-                },
-                Effect::Lead(l) => self.leaderships.push(LeadershipEvent { time: now, position: pos, leadership: l }),
+                Effect::Decide(d) => {
+                    self.last_activity = now;
+                    match self.decisions[pos as usize] {
+                        Some(prev) if prev != d => {
+                            self.error(format!("position {pos} decided {prev:?} and then {d:?}"))
+                        }
+                        Some(_) => {}
+                        None => self.decisions[pos as usize] = Some(d),
+                    }
+                }
+                Effect::Lead(l) => {
+                    self.last_activity = now;
+                    self.leaderships.push(LeadershipEvent { time: now, position: pos, leadership: l });
+                }
                 Effect::SetTimer { timer, after_ms } => {
+                    self.uses_timers = true;
                     let slot = pos as usize * TIMER_SLOTS + timer as usize % TIMER_SLOTS;
                     self.timer_gen[slot] += 1;
                     self.seq += 1;
@@ -199,6 +438,199 @@ impl<A: Algorithm> Driver<'_, A> {
             }
         }
         self.out = out;
+    }
+
+    /// Schedule `ev` at `time`, beyond the calendar window if need be.
+    fn schedule_from(&mut self, now: u64, time: u64, ev: Ev) {
+        if time - now >= self.width {
+            self.faults.far.entry(time).or_default().push(ev);
+        } else {
+            self.schedule(time, ev);
+        }
+    }
+
+    /// Send `ev` from `from` (on `port`) to `to` through the faults in force;
+    /// `time` is the scheduler's delivery time.
+    fn send_faulty(&mut self, from: u32, port: Port, to: u32, now: u64, mut time: u64, ev: Ev) {
+        self.last_activity = now;
+        let f = &mut self.faults;
+        if f.down[to as usize] {
+            f.dropped_crashed += 1;
+            return;
+        }
+        if !f.group_of.is_empty() && f.group_of[from as usize] != f.group_of[to as usize] {
+            f.dropped_partition += 1;
+            return;
+        }
+        let (mut duplicate, mut exempt) = (false, false);
+        if let Some(l) = f.links.iter_mut().rev().find(|l| l.matches(from, to)) {
+            let lf = l.fault;
+            if chance(&mut l.rng, lf.drop) {
+                f.dropped_link += 1;
+                return;
+            }
+            let jitter = if lf.jitter_ms > 0 { l.rng.random_range(0..=lf.jitter_ms) } else { 0 };
+            let extra = lf.delay_ms.saturating_add(jitter).min(MAX_FAULT_DELAY);
+            if extra > 0 {
+                time = time.saturating_add(extra);
+                f.delayed += 1;
+            }
+            duplicate = chance(&mut l.rng, lf.duplicate);
+            exempt = chance(&mut l.rng, lf.reorder) && self.fifo;
+        }
+        // Delays differ per message now, so FIFO needs the clamp even with unit delays.
+        if exempt {
+            f.reordered += 1;
+        } else if self.fifo
+            && let Some(i) = self.topo.link_index(from, port)
+        {
+            let slot = &mut self.link_last[i];
+            time = time.max(*slot);
+            *slot = time;
+        }
+        self.schedule_from(now, time, ev);
+        if duplicate {
+            self.faults.duplicated += 1;
+            self.schedule_from(now, time, ev);
+        }
+    }
+
+    /// Apply the faults due at `now` and bring far deliveries into the window.
+    fn fault_step(&mut self, now: u64, make: &impl Fn(&NodeContext) -> A, end_time: &mut u64) {
+        while let Some(s) = self.faults.plan.get(self.faults.next) {
+            if s.at > now {
+                break;
+            }
+            let s = s.clone();
+            self.faults.next += 1;
+            self.apply_fault(now, s, make, end_time);
+        }
+        while let Some(entry) = self.faults.far.first_entry() {
+            if entry.key().saturating_sub(now) >= self.width {
+                break;
+            }
+            let (time, evs) = entry.remove_entry();
+            for ev in evs {
+                self.schedule(time, ev);
+            }
+        }
+    }
+
+    fn apply_fault(
+        &mut self,
+        now: u64,
+        s: crate::faults::Scheduled,
+        make: &impl Fn(&NodeContext) -> A,
+        end_time: &mut u64,
+    ) {
+        match s.fault {
+            Fault::Crash { node } => self.crash(now, node, "crash"),
+            Fault::CrashLeader => match self.current_leader() {
+                Some(p) => self.crash(now, p, "crash-leader"),
+                None => self.faults.log.push(format!("{now}: crash-leader found no leader; nothing crashed")),
+            },
+            Fault::Recover { node } => {
+                if !self.faults.down[node as usize] {
+                    self.faults.log.push(format!("{now}: recover: position {node} is up; nothing to do"));
+                    return;
+                }
+                self.faults.down[node as usize] = false;
+                if let Some(o) = self.faults.outages.iter_mut().rev().find(|o| o.position == node) {
+                    o.recovered = Some(now);
+                }
+                self.void_timers(node);
+                let mut info = Vec::new();
+                port_info(self.topo, self.ids, node, &mut info);
+                let coin = crate::algo::coin(self.seed, node);
+                let ctx = NodeContext {
+                    id: self.ids[node as usize],
+                    rule: self.rule,
+                    n: self.topo.len(),
+                    coin,
+                    ports: info.len() as u32,
+                    port_info: &info,
+                };
+                self.nodes[node as usize] = make(&ctx);
+                self.decisions[node as usize] = None;
+                self.faults.log.push(format!("{now}: position {node} recovered as a new incarnation"));
+                self.nodes[node as usize].on_start(&mut self.out);
+                self.apply(node, now);
+                *end_time = now;
+            }
+            Fault::Link { from, to, fault } => {
+                let new = ActiveLink { from, to, fault, rng: Pcg64Mcg::seed_from_u64(s.seed ^ 0x6661_756c_7473) };
+                // Faults the new one shadows everywhere can go.
+                self.faults.links.retain(|l| !new.covers(l));
+                if fault != LinkFault::default() || !self.faults.links.is_empty() {
+                    self.faults.links.push(new);
+                }
+            }
+            Fault::Partition { groups } => {
+                let n = self.topo.len() as usize;
+                let f = &mut self.faults;
+                f.group_of.clear();
+                if !(groups.len() == 1 && groups[0].len() == n) {
+                    // A node in no group is alone: give it a group number of its own.
+                    f.group_of.extend((0..n as u32).map(|p| groups.len() as u32 + p));
+                    for (g, members) in groups.iter().enumerate() {
+                        for &p in members {
+                            f.group_of[p as usize] = g as u32;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The live node that leads now: the highest term of a kept leadership
+    /// naming its holder, else a one-shot leader.
+    fn current_leader(&self) -> Option<u32> {
+        let mut latest: Vec<Option<Leadership>> = vec![None; self.nodes.len()];
+        for e in &self.leaderships {
+            latest[e.position as usize] = Some(e.leadership);
+        }
+        let live = |p: usize| !self.faults.down[p];
+        let kept = latest
+            .iter()
+            .enumerate()
+            .filter(|&(p, l)| live(p) && matches!(l, Some(l) if l.leader == Some(self.ids[p])))
+            .max_by_key(|(_, l)| l.map(|l| l.term))
+            .map(|(p, _)| p as u32);
+        kept.or_else(|| {
+            self.decisions
+                .iter()
+                .enumerate()
+                .find(|&(p, d)| live(p) && matches!(d, Some(d) if d.role == Role::Leader))
+                .map(|(p, _)| p as u32)
+        })
+    }
+
+    fn void_timers(&mut self, p: u32) {
+        let base = p as usize * TIMER_SLOTS;
+        for g in &mut self.timer_gen[base..base + TIMER_SLOTS] {
+            *g += 1;
+        }
+    }
+
+    fn crash(&mut self, now: u64, p: u32, what: &str) {
+        if self.faults.down[p as usize] {
+            self.faults.log.push(format!("{now}: {what}: position {p} is already down"));
+            return;
+        }
+        self.faults.down[p as usize] = true;
+        self.faults.outages.push(Outage { position: p, crashed: now, recovered: None });
+        self.faults.log.push(format!("{now}: {what}: position {p} crashed"));
+        self.void_timers(p);
+        // What travels to it is lost with it (and a start not yet taken).
+        for b in &mut self.buckets {
+            let before = b.len();
+            self.faults.dropped_crashed += sweep(b, p);
+            self.pending -= (before - b.len()) as u64;
+        }
+        for evs in self.faults.far.values_mut() {
+            self.faults.dropped_crashed += sweep(evs, p);
+        }
+        self.faults.far.retain(|_, evs| !evs.is_empty());
     }
 
     fn handle(&mut self, ev: Ev) -> u32 {
@@ -228,6 +660,10 @@ impl<A: Algorithm> Driver<'_, A> {
 /// the given initiator positions, until no message is in flight.
 ///
 /// Dispatches to [`run_with`] with the algorithm's concrete state machine.
+///
+/// # Panics
+///
+/// On a fault plan that does not validate for `topo` (see [`run_checked`]).
 pub fn run(
     spec: &AlgorithmSpec,
     topo: &Topology,
@@ -239,8 +675,27 @@ pub fn run(
     (spec.simulate)(spec, topo, ids, initiators, rule, cfg)
 }
 
+/// [`run`], after checking [`SimConfig::faults`] against the overlay: a
+/// fault naming a position the overlay lacks, or a probability outside
+/// [0, 1], is refused with the [`FaultError`] naming the field.
+pub fn run_checked(
+    spec: &AlgorithmSpec,
+    topo: &Topology,
+    ids: &[u64],
+    initiators: &[u32],
+    rule: Rule,
+    cfg: &SimConfig,
+) -> Result<SimReport, FaultError> {
+    cfg.faults.validate(topo.len())?;
+    Ok(run(spec, topo, ids, initiators, rule, cfg))
+}
+
 /// [`run`] with the state machines built by `make` (any [`Algorithm`],
-/// including `Box<dyn Algorithm>`).
+/// including `Box<dyn Algorithm>`); `make` also rebuilds a recovered node.
+///
+/// # Panics
+///
+/// On a fault plan that does not validate for `topo` (see [`run_checked`]).
 pub fn run_with<A: Algorithm>(
     spec: &AlgorithmSpec,
     topo: &Topology,
@@ -252,21 +707,31 @@ pub fn run_with<A: Algorithm>(
 ) -> SimReport {
     let n = topo.len();
     assert_eq!(ids.len(), n as usize, "one id per position");
+    if let Err(e) = cfg.faults.validate(n) {
+        panic!("invalid fault plan: {e} (sim::run_checked reports it as an error)");
+    }
     let bound = spec.bound_for(topo, initiators.len() as u64);
     let cap = if cfg.max_deliveries > 0 { cfg.max_deliveries } else { bound.saturating_mul(4).saturating_add(1_000) };
     let max_delay = cfg.max_delay.clamp(1, 4096);
     let width = max_delay + 1;
     let mut info: Vec<PortInfo> = Vec::new();
+    let faulty = !cfg.faults.faults.is_empty();
+    let mut faults = FaultState::default();
+    if faulty {
+        faults.plan = cfg.faults.faults.clone();
+        faults.plan.sort_by_key(|s| s.at);
+        faults.down = vec![false; n as usize];
+    }
     let mut d = Driver {
         topo,
+        ids,
+        rule,
+        seed: cfg.seed,
         nodes: ids
             .iter()
             .enumerate()
             .map(|(p, &id)| {
-                info.clear();
-                info.extend(
-                    topo.ports(p as u32).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }),
-                );
+                port_info(topo, ids, p as u32, &mut info);
                 let coin = crate::algo::coin(cfg.seed, p as u32);
                 make(&NodeContext { id, rule, n, coin, ports: info.len() as u32, port_info: &info })
             })
@@ -291,6 +756,10 @@ pub fn run_with<A: Algorithm>(
         pending: 0,
         timers: BinaryHeap::new(),
         seq: 0,
+        uses_timers: false,
+        last_activity: 0,
+        faulty,
+        faults,
     };
     for &p in initiators {
         let time = if cfg.stagger { d.rng.random_range(0..max_delay) } else { 0 };
@@ -308,11 +777,30 @@ pub fn run_with<A: Algorithm>(
     let mut bucket: Vec<Ev> = Vec::new();
     'run: loop {
         if d.pending == 0 {
-            // Nothing in the window: jump to the next timer, or stop.
-            match d.timers.peek() {
-                Some(Reverse((t, ..))) => now = now.max(*t),
+            // Nothing in the window: jump to the next timer (or fault, or
+            // far delivery), or stop.
+            let mut next = d.timers.peek().map(|Reverse((t, ..))| *t);
+            if d.faulty {
+                match d.faults.next_time() {
+                    Some(f) => next = Some(next.map_or(f, |t| t.min(f))),
+                    // Only clocks left: stop once they have long done nothing.
+                    None if next.is_some_and(|t| t.saturating_sub(d.last_activity) > IDLE_TIME) => {
+                        d.faults.log.push(format!(
+                            "{now}: stopped: nothing in flight, and nothing sent, decided or announced since {}",
+                            d.last_activity
+                        ));
+                        break;
+                    }
+                    None => {}
+                }
+            }
+            match next {
+                Some(t) => now = now.max(t),
                 None => break,
             }
+        }
+        if d.faulty {
+            d.fault_step(now, &make, &mut end_time);
         }
         while let Some(&Reverse((t, _, pos, timer, generation))) = d.timers.peek() {
             if t > now {
@@ -337,6 +825,7 @@ pub fn run_with<A: Algorithm>(
                 bucket.shuffle(&mut d.rng);
             }
             end_time = now;
+            d.last_activity = now;
         }
         for &ev in &bucket {
             d.pending -= 1;
@@ -358,16 +847,33 @@ pub fn run_with<A: Algorithm>(
     // `stagger` a message may wake a designated initiator first).
     d.spontaneous.sort_unstable();
     let expected = spec.expected_winner(topo, ids, &d.spontaneous, rule);
-    let mut verdict =
-        invariants::verdict(expected, rule, ids, &d.decisions, d.counters.messages, bound, spec.bound_formula);
+    let mut failures = Vec::new();
     if !terminated {
-        verdict.violations.push(if timer_events > timer_cap {
+        failures.push(if timer_events > timer_cap {
             format!("did not go quiet within {timer_cap} timer events")
         } else {
             format!("did not go quiet within {cap} deliveries")
         });
     }
-    verdict.violations.extend(d.errors.iter().cloned());
+    failures.extend(d.errors.iter().cloned());
+    let crashed: Vec<u32> = (0..n).filter(|&p| d.faults.down.get(p as usize) == Some(&true)).collect();
+    let fifo_assumed = spec.assumptions.fifo && cfg.fifo;
+    let reasons = d.faults.reasons(fifo_assumed, d.uses_timers, spec.name);
+    let timeline: Vec<(u32, Leadership)> = d.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
+    let verdict = invariants::Outcome {
+        expected,
+        rule,
+        ids,
+        decisions: &d.decisions,
+        messages: d.counters.messages,
+        bound,
+        formula: spec.bound_formula,
+        timeline: &timeline,
+        failures,
+        crashed: &crashed,
+        fault_reasons: &reasons,
+    }
+    .verdict();
     SimReport {
         n,
         k: initiators.len() as u32,
@@ -377,6 +883,12 @@ pub fn run_with<A: Algorithm>(
         ideal_time: d.ideal_time,
         end_time,
         deliveries,
+        dropped: d.faults.dropped(),
+        duplicated: d.faults.duplicated,
+        delayed: d.faults.delayed,
+        reordered: d.faults.reordered,
+        crashed,
+        fault_log: d.faults.log,
         errors: d.errors,
         leaderships: d.leaderships,
         terminated,
@@ -467,6 +979,103 @@ mod tests {
         }
         let reordered = (0..20).filter(|&seed| !sequencer_run(false, seed).errors.is_empty()).count();
         assert!(reordered > 0, "non-FIFO links never reordered 20 messages in 20 runs");
+    }
+
+    /// FIFO links stay FIFO under fault jitter (also with unit delays, which otherwise need no
+    /// ordering), and a reorder probability of 1 lets messages overtake each other.
+    #[test]
+    fn fault_jitter_keeps_fifo_unless_reordered() {
+        let spec = find("as-far").unwrap();
+        let topo = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
+        let run_fault = |seed, fault| {
+            let faults = FaultPlan {
+                faults: vec![crate::faults::Scheduled {
+                    at: 0,
+                    seed,
+                    fault: Fault::Link { from: None, to: None, fault },
+                }],
+            };
+            let cfg = SimConfig { seed, unit_delay: true, faults, ..SimConfig::default() };
+            run_with(spec, &topo, &[1, 2], &[0], Rule::Max, &cfg, |c| Sequencer { id: c.id, next: 0, decided: None })
+        };
+        let jitter = LinkFault { jitter_ms: 30, ..LinkFault::default() };
+        let shuffle = LinkFault { reorder: 1.0, ..jitter };
+        let mut overtaken = 0;
+        for seed in 0..10 {
+            let r = run_fault(seed, jitter);
+            assert!(r.errors.is_empty(), "seed {seed}: {:?}", r.errors);
+            assert!(r.delayed > 0 && r.reordered == 0, "seed {seed}: {} delayed, {} reordered", r.delayed, r.reordered);
+            let r = run_fault(seed, shuffle);
+            assert_eq!(r.reordered, COUNT as u64);
+            overtaken += usize::from(!r.errors.is_empty());
+        }
+        assert!(overtaken > 5, "reordering overtook in only {overtaken} of 10 runs");
+    }
+
+    /// Test machine for timers across a crash: position 0 wakes position 1 with a message; a
+    /// start arms timer 1, a message arms timer 2; each timer decides a different (follower)
+    /// decision.
+    #[derive(Debug)]
+    struct Clock {
+        id: u64,
+    }
+
+    impl Algorithm for Clock {
+        fn on_start(&mut self, out: &mut Outbox) {
+            if self.id == 1 {
+                out.send(RIGHT, Msg::Wakeup);
+            }
+            out.push(Effect::SetTimer { timer: 1, after_ms: 100 });
+        }
+        fn on_message(&mut self, _port: Port, _msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+            out.push(Effect::SetTimer { timer: 2, after_ms: 100 });
+            Ok(())
+        }
+        fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+            out.decide(Role::Follower, if timer == 1 { 7 } else { 99 });
+        }
+        fn decision(&self) -> Option<Decision> {
+            None
+        }
+        fn state(&self) -> &'static str {
+            "clock"
+        }
+    }
+
+    /// A crash voids the node's pending timers, and a recovered node is a new incarnation whose
+    /// old timers never fire: only the timer its new start arms does.
+    #[test]
+    fn crash_voids_timers_and_recovery_starts_afresh() {
+        let spec = find("as-far").unwrap();
+        let topo = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
+        let run_plan = |faults: Vec<Fault>, times: &[u64]| {
+            let faults = FaultPlan {
+                faults: faults
+                    .into_iter()
+                    .zip(times)
+                    .map(|(fault, &at)| crate::faults::Scheduled { at, seed: 0, fault })
+                    .collect(),
+            };
+            let cfg = SimConfig { unit_delay: true, faults, ..SimConfig::default() };
+            run_with(spec, &topo, &[1, 2], &[0], Rule::Max, &cfg, |c| Clock { id: c.id })
+        };
+        let plain = run_plan(vec![], &[]);
+        assert_eq!(
+            plain.decisions[1],
+            Some(Decision { role: Role::Follower, leader: 99 }),
+            "woken at 1, timer 2 at 101"
+        );
+        assert_eq!(plain.end_time, 101);
+
+        let crashed = run_plan(vec![Fault::Crash { node: 1 }], &[50]);
+        assert_eq!(crashed.decisions[1], None);
+        assert_eq!((crashed.end_time, crashed.crashed.clone()), (100, vec![1]));
+
+        let back = run_plan(vec![Fault::Crash { node: 1 }, Fault::Recover { node: 1 }], &[50, 60]);
+        assert!(back.errors.is_empty(), "{:?}", back.errors);
+        assert_eq!(back.decisions[1], Some(Decision { role: Role::Follower, leader: 7 }), "only the new start's timer");
+        assert_eq!(back.end_time, 160);
+        assert!(back.crashed.is_empty());
     }
 
     /// The same configuration gives the same election, message for message.
