@@ -12,7 +12,7 @@
 //!   average fewer than AsFar, because ids going opposite ways stop each other.
 //!
 //! Each node sends its own id on the port chosen by its random bit
-//! (`coin & 1`: [`RIGHT`] or [`LEFT`]); an id is forwarded away from the port
+//! (`coin & 1`: [`RIGHT`](super::RIGHT) or [`LEFT`](super::LEFT)); an id is forwarded away from the port
 //! it came on while it beats every id the node has seen (either way) and the
 //! node's own. The id that comes back to its owner (on the other port) wins;
 //! the winner sends a notification round the ring. A sleeping node woken by
