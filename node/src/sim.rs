@@ -74,6 +74,7 @@ use crate::algo::{
     Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule, TimerId,
 };
 use crate::counters::Counters;
+use crate::failover::Outage;
 use crate::faults::{Fault, FaultError, FaultPlan, LinkFault};
 use crate::invariants::{self, Verdict};
 use crate::topology::Topology;
@@ -96,6 +97,14 @@ pub struct SimConfig {
     pub max_deliveries: u64,
     /// Faults to apply (none by default); see the module docs.
     pub faults: FaultPlan,
+    /// Stop at this virtual time (events of that instant included): for kept
+    /// leaderships, whose heartbeats never go quiet. `None`: run until quiet.
+    /// Reaching it is no failure ([`SimReport::horizon_reached`]); with a
+    /// horizon and `max_deliveries == 0` there is no delivery cap.
+    pub horizon: Option<u64>,
+    /// Record the time of every election or notification message sent in
+    /// [`SimReport::message_times`] (for failover costs; off by default).
+    pub log_message_times: bool,
 }
 
 impl Default for SimConfig {
@@ -108,6 +117,8 @@ impl Default for SimConfig {
             seed: 0,
             max_deliveries: 0,
             faults: FaultPlan::default(),
+            horizon: None,
+            log_message_times: false,
         }
     }
 }
@@ -121,7 +132,8 @@ pub struct SimReport {
     pub k: u32,
     /// Each position's decision.
     pub decisions: Vec<Option<Decision>>,
-    /// Messages sent by each position.
+    /// Election and notification messages sent by each position (heartbeats
+    /// excluded, as from [`Counters::messages`], which is their sum).
     pub sent_per_node: Vec<u64>,
     /// Totals.
     pub counters: Counters,
@@ -142,13 +154,23 @@ pub struct SimReport {
     pub reordered: u64,
     /// Positions down at the end.
     pub crashed: Vec<u32>,
+    /// Every crash the faults caused (`CrashLeader` resolved), in time order,
+    /// with its recovery if any (see [`crate::failover`]).
+    pub outages: Vec<Outage>,
     /// What the node faults did, with their times ("40: position 2
     /// crashed"), including faults that found nothing to do.
     pub fault_log: Vec<String>,
     /// Algorithm or driver errors (at most 16 kept).
     pub errors: Vec<String>,
-    /// The run went quiet (did not hit `max_deliveries`).
+    /// The run went quiet or reached its horizon (did not hit `max_deliveries`
+    /// or the timer cap).
     pub terminated: bool,
+    /// The run stopped at [`SimConfig::horizon`] with events still pending
+    /// (not a violation).
+    pub horizon_reached: bool,
+    /// With [`SimConfig::log_message_times`]: the virtual time of each
+    /// election or notification message sent, in sending order (so sorted).
+    pub message_times: Vec<u64>,
     /// The literature bound for (n, k).
     pub bound: u64,
     /// Every [`Effect::Lead`] in time order: the kept-leadership timeline.
@@ -226,14 +248,6 @@ fn chance(rng: &mut Pcg64Mcg, p: f64) -> bool {
     } else {
         rng.random::<f64>() < p
     }
-}
-
-/// A node's crash and, if it came back, its recovery.
-#[derive(Clone, Copy, Debug)]
-struct Outage {
-    position: u32,
-    crashed: u64,
-    recovered: Option<u64>,
 }
 
 /// The faults of a run and what they did; consulted only when the plan is
@@ -328,6 +342,8 @@ struct Driver<'a, A> {
     ideal_time: u64,
     errors: Vec<String>,
     leaderships: Vec<LeadershipEvent>,
+    /// `Some` when message times are logged.
+    message_times: Option<Vec<u64>>,
     rng: Pcg64Mcg,
     out: Outbox,
     fifo: bool,
@@ -393,7 +409,12 @@ impl<A: Algorithm> Driver<'_, A> {
                         continue;
                     };
                     self.counters.record(msg);
-                    self.sent[pos as usize] += 1;
+                    if !msg.kind().is_heartbeat() {
+                        self.sent[pos as usize] += 1;
+                        if let Some(log) = &mut self.message_times {
+                            log.push(now);
+                        }
+                    }
                     let depth = self.depth[pos as usize] + 1;
                     self.ideal_time = self.ideal_time.max(depth);
                     let mut time =
@@ -690,6 +711,27 @@ pub fn run_checked(
     Ok(run(spec, topo, ids, initiators, rule, cfg))
 }
 
+/// [`run`] in "keep a leader" mode: the state machines come from
+/// [`AlgorithmSpec::build_kept`] (boxed, with their failure detector), and
+/// `None` if the algorithm has no such mode. Heartbeats never go quiet: give
+/// `cfg` a [`SimConfig::horizon`], or the run stops only at the idle rule
+/// (faulty runs) or the timer cap.
+///
+/// # Panics
+///
+/// On a fault plan that does not validate for `topo` (see [`run_checked`]).
+pub fn run_kept(
+    spec: &AlgorithmSpec,
+    topo: &Topology,
+    ids: &[u64],
+    initiators: &[u32],
+    rule: Rule,
+    cfg: &SimConfig,
+) -> Option<SimReport> {
+    let build = spec.build_kept?;
+    Some(run_with(spec, topo, ids, initiators, rule, cfg, build))
+}
+
 /// [`run`] with the state machines built by `make` (any [`Algorithm`],
 /// including `Box<dyn Algorithm>`); `make` also rebuilds a recovered node.
 ///
@@ -711,7 +753,13 @@ pub fn run_with<A: Algorithm>(
         panic!("invalid fault plan: {e} (sim::run_checked reports it as an error)");
     }
     let bound = spec.bound_for(topo, initiators.len() as u64);
-    let cap = if cfg.max_deliveries > 0 { cfg.max_deliveries } else { bound.saturating_mul(4).saturating_add(1_000) };
+    let cap = if cfg.max_deliveries > 0 {
+        cfg.max_deliveries
+    } else if cfg.horizon.is_some() {
+        u64::MAX
+    } else {
+        bound.saturating_mul(4).saturating_add(1_000)
+    };
     let max_delay = cfg.max_delay.clamp(1, 4096);
     let width = max_delay + 1;
     let mut info: Vec<PortInfo> = Vec::new();
@@ -746,6 +794,7 @@ pub fn run_with<A: Algorithm>(
         ideal_time: 0,
         errors: Vec::new(),
         leaderships: Vec::new(),
+        message_times: cfg.log_message_times.then(Vec::new),
         rng: Pcg64Mcg::seed_from_u64(cfg.seed ^ 0x7363_6865_6475_6c65),
         out: Outbox::default(),
         fifo: cfg.fifo,
@@ -773,6 +822,7 @@ pub fn run_with<A: Algorithm>(
     let mut timer_events = 0u64;
     let mut end_time = 0u64;
     let mut terminated = true;
+    let mut horizon_reached = false;
     let mut now = 0u64;
     let mut bucket: Vec<Ev> = Vec::new();
     'run: loop {
@@ -798,6 +848,11 @@ pub fn run_with<A: Algorithm>(
                 Some(t) => now = now.max(t),
                 None => break,
             }
+        }
+        if cfg.horizon.is_some_and(|h| now > h) {
+            horizon_reached = true;
+            d.faults.log.push(format!("{now}: stopped at the horizon"));
+            break;
         }
         if d.faulty {
             d.fault_step(now, &make, &mut end_time);
@@ -888,10 +943,13 @@ pub fn run_with<A: Algorithm>(
         delayed: d.faults.delayed,
         reordered: d.faults.reordered,
         crashed,
+        outages: d.faults.outages,
         fault_log: d.faults.log,
         errors: d.errors,
         leaderships: d.leaderships,
         terminated,
+        horizon_reached,
+        message_times: d.message_times.unwrap_or_default(),
         bound,
         verdict,
     }
@@ -1093,6 +1151,27 @@ mod tests {
         );
         let c = run(spec, &topo, &ids, &[3, 7, 20], Rule::Max, &SimConfig { seed: 10, ..cfg });
         assert_ne!((a.end_time, a.counters), (c.end_time, c.counters), "another seed gives another schedule");
+    }
+
+    /// A kept bully leadership heartbeats forever: a horizon stops the run there without a
+    /// violation, and the per-position counts leave the heartbeats out, as `messages` does.
+    #[test]
+    fn horizon_stops_a_kept_leadership() {
+        let spec = find("bully").unwrap();
+        let topo = Topology::complete(5).unwrap();
+        let ids = IdOrder::Ascending.arrange(5).unwrap();
+        let cfg = SimConfig { horizon: Some(5_000), log_message_times: true, ..SimConfig::default() };
+        let r = run_kept(spec, &topo, &ids, &[0, 1, 2, 3, 4], Rule::Max, &cfg).unwrap();
+        assert!(r.horizon_reached && r.terminated);
+        assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+        assert!(r.end_time <= 5_000 && r.end_time > 4_900, "{}", r.end_time);
+        assert!(r.counters.heartbeat_messages > 0);
+        assert_eq!(r.sent_per_node.iter().sum::<u64>(), r.counters.messages);
+        assert_eq!(r.message_times.len() as u64, r.counters.messages);
+        assert!(r.message_times.is_sorted());
+        let leader = r.leaderships.last().unwrap().leadership.leader;
+        assert_eq!(leader, Some(5));
+        assert!(run_kept(find("as-far").unwrap(), &topo, &ids, &[0], Rule::Max, &cfg).is_none());
     }
 
     /// A run that never goes quiet is cut at the delivery cap and reported.

@@ -1,0 +1,258 @@
+//! Failover measurements from a kept-leadership timeline (issue 4, item 4):
+//! for each crash of a leader, how long until someone noticed, how long until
+//! every live node agreed on a new leader of a higher term, and how many
+//! election and notification messages were sent in between.
+//!
+//! Pure functions over what a simulated run reports
+//! ([`crate::sim::SimReport::leaderships`], the outages of its fault plan,
+//! [`crate::sim::SimReport::message_times`]); no clock of their own.
+//!
+//! * **Detection**: the first [`LeadershipEvent`] at or after the crash, from
+//!   another node, that no longer names the crashed leader at its term
+//!   (`leader: None` while electing, or any other belief).
+//! * **Agreement**: the first instant at or after the crash when every live
+//!   node's latest belief is the same leader, that leader is live, and its
+//!   term is above the crashed leader's. A node that recovered counts as live
+//!   from its recovery, and must have learned the leader too.
+//! * **Messages**: election and notification messages sent in
+//!   `[crash, agreement]`, heartbeats excluded; an election started there for
+//!   another reason (a false suspicion) is counted too.
+
+use crate::algo::Leadership;
+use crate::faults::{Fault, FaultPlan};
+use crate::sim::LeadershipEvent;
+
+/// A node's time down: crashed at `crashed`, up again at `recovered`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outage {
+    /// The node's position.
+    pub position: u32,
+    /// Time of the crash.
+    pub crashed: u64,
+    /// Time of the recovery, if any.
+    pub recovered: Option<u64>,
+}
+
+impl Outage {
+    /// Is the node down at `t` (a crash takes effect before the events of its instant)?
+    pub fn covers(&self, t: u64) -> bool {
+        self.crashed <= t && self.recovered.is_none_or(|r| t < r)
+    }
+}
+
+/// One leader's crash and what followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failover {
+    /// The crashed leader's position.
+    pub position: u32,
+    /// Its term.
+    pub term: u64,
+    /// Time of the crash.
+    pub crashed: u64,
+    /// Time from the crash to the first node's change of belief.
+    pub detection: Option<u64>,
+    /// Time from the crash to agreement on a new leader.
+    pub agreement: Option<u64>,
+    /// The new leader's id and term.
+    pub new_leader: Option<(u64, u64)>,
+    /// Election and notification messages sent from the crash to agreement.
+    pub messages: Option<u64>,
+}
+
+/// The outages of a plan's explicit `Crash` and `Recover` faults, in time
+/// order (a crash of a node already down and a recovery of a node up do
+/// nothing, as in the simulator). `CrashLeader` is resolved only while
+/// running, so it is not listed.
+pub fn outages(plan: &FaultPlan) -> Vec<Outage> {
+    let mut sched = plan.faults.clone();
+    sched.sort_by_key(|s| s.at);
+    let mut out: Vec<Outage> = Vec::new();
+    for s in &sched {
+        match s.fault {
+            Fault::Crash { node } if !out.iter().any(|o| o.position == node && o.recovered.is_none()) => {
+                out.push(Outage { position: node, crashed: s.at, recovered: None });
+            }
+            Fault::Recover { node } => {
+                if let Some(o) = out.iter_mut().find(|o| o.position == node && o.recovered.is_none()) {
+                    o.recovered = Some(s.at);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Is `p` down at `t`?
+fn down(outages: &[Outage], p: u32, t: u64) -> bool {
+    outages.iter().any(|o| o.position == p && o.covers(t))
+}
+
+/// The first time at or after `from` when every live node believes the same
+/// live leader with a term above `above`, and that leadership.
+pub fn agreement(
+    ids: &[u64],
+    timeline: &[LeadershipEvent],
+    outages: &[Outage],
+    from: u64,
+    above: u64,
+) -> Option<(u64, Leadership)> {
+    let n = ids.len();
+    let mut latest: Vec<Option<Leadership>> = vec![None; n];
+    let mut i = 0;
+    // Beliefs held before `from`, and a recovered node forgets its old one.
+    let mut checks: Vec<u64> = timeline.iter().map(|e| e.time).filter(|&t| t >= from).collect();
+    checks.push(from);
+    checks.extend(outages.iter().flat_map(|o| [Some(o.crashed), o.recovered]).flatten().filter(|&t| t >= from));
+    checks.sort_unstable();
+    checks.dedup();
+    let mut recoveries: Vec<(u64, u32)> = outages.iter().filter_map(|o| o.recovered.map(|r| (r, o.position))).collect();
+    recoveries.sort_unstable();
+    let mut r = 0;
+    for t in checks {
+        // Events and recoveries in time order; a recovery precedes the events of its instant.
+        loop {
+            let rec = recoveries.get(r).map(|x| x.0).filter(|&rt| rt <= t);
+            let ev = timeline.get(i).map(|e| e.time).filter(|&et| et <= t);
+            match (rec, ev) {
+                (Some(rt), Some(et)) if et < rt => {}
+                (Some(_), _) => {
+                    latest[recoveries[r].1 as usize] = None;
+                    r += 1;
+                    continue;
+                }
+                (None, Some(_)) => {}
+                (None, None) => break,
+            }
+            let e = timeline[i];
+            latest[e.position as usize] = Some(e.leadership);
+            i += 1;
+        }
+        let live: Vec<usize> = (0..n).filter(|&p| !down(outages, p as u32, t)).collect();
+        let Some(&first) = live.first() else { continue };
+        let Some(l) = latest[first] else { continue };
+        let Some(leader) = l.leader else { continue };
+        let Some(lp) = ids.iter().position(|&id| id == leader) else { continue };
+        if l.term > above && !down(outages, lp as u32, t) && live.iter().all(|&p| latest[p] == Some(l)) {
+            return Some((t, l));
+        }
+    }
+    None
+}
+
+/// Every crash of a leader in `outages` and its failover. A crashed node was
+/// a leader if its latest belief before the crash named itself.
+pub fn failovers(
+    ids: &[u64],
+    timeline: &[LeadershipEvent],
+    outages: &[Outage],
+    message_times: &[u64],
+) -> Vec<Failover> {
+    let mut out = Vec::new();
+    for o in outages {
+        let before = timeline.iter().rev().find(|e| e.position == o.position && e.time < o.crashed);
+        let Some(l) = before.map(|e| e.leadership) else { continue };
+        if l.leader != Some(ids[o.position as usize]) {
+            continue;
+        }
+        let detected = timeline
+            .iter()
+            .find(|e| e.time >= o.crashed && e.position != o.position && e.leadership != l)
+            .map(|e| e.time - o.crashed);
+        let agreed = agreement(ids, timeline, outages, o.crashed, l.term);
+        let messages = agreed.map(|(t, _)| {
+            let lo = message_times.partition_point(|&m| m < o.crashed);
+            let hi = message_times.partition_point(|&m| m <= t);
+            (hi - lo) as u64
+        });
+        out.push(Failover {
+            position: o.position,
+            term: l.term,
+            crashed: o.crashed,
+            detection: detected,
+            agreement: agreed.map(|(t, _)| t - o.crashed),
+            new_leader: agreed.and_then(|(_, l)| l.leader.map(|id| (id, l.term))),
+            messages,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::faults::Scheduled;
+
+    fn ev(time: u64, position: u32, term: u64, leader: Option<u64>) -> LeadershipEvent {
+        LeadershipEvent { time, position, leadership: Leadership { term, leader } }
+    }
+
+    /// Three nodes follow id 3 at term 1; it crashes at 100, node 1 starts electing at 130, node 2
+    /// leads term 2 at 150 and node 1 follows at 152: detection 30, agreement 52, and the messages
+    /// of [100, 152] only.
+    #[test]
+    fn one_failover_measured() {
+        let ids = [1, 2, 3];
+        let tl = vec![
+            ev(0, 2, 1, Some(3)),
+            ev(1, 0, 1, Some(3)),
+            ev(1, 1, 1, Some(3)),
+            ev(130, 0, 1, None),
+            ev(150, 1, 2, Some(2)),
+            ev(152, 0, 2, Some(2)),
+        ];
+        let outs = [Outage { position: 2, crashed: 100, recovered: None }];
+        let times = [0, 0, 1, 99, 100, 130, 131, 150, 152, 153];
+        let f = failovers(&ids, &tl, &outs, &times);
+        assert_eq!(
+            f,
+            vec![Failover {
+                position: 2,
+                term: 1,
+                crashed: 100,
+                detection: Some(30),
+                agreement: Some(52),
+                new_leader: Some((2, 2)),
+                messages: Some(5),
+            }]
+        );
+    }
+
+    /// A follower's crash is no failover; a node that recovered must learn the leader before
+    /// the cluster agrees; a leader that never gets replaced has no agreement.
+    #[test]
+    fn followers_recoveries_and_no_agreement() {
+        let ids = [1, 2, 3];
+        let tl = vec![ev(0, 2, 1, Some(3)), ev(1, 0, 1, Some(3)), ev(1, 1, 1, Some(3))];
+        let follower = [Outage { position: 0, crashed: 10, recovered: Some(20) }];
+        assert!(failovers(&ids, &tl, &follower, &[]).is_empty());
+        assert_eq!(agreement(&ids, &tl, &follower, 10, 0), Some((10, Leadership { term: 1, leader: Some(3) })));
+        let mut learned = tl.clone();
+        learned.push(ev(25, 0, 1, Some(3)));
+        assert_eq!(agreement(&ids, &learned, &follower, 20, 0).map(|(t, _)| t), Some(25));
+        let leader = [Outage { position: 2, crashed: 10, recovered: None }];
+        let f = failovers(&ids, &tl, &leader, &[]);
+        assert_eq!((f[0].detection, f[0].agreement, f[0].messages), (None, None, None));
+    }
+
+    /// Outages follow the plan's explicit crashes and recoveries in time order.
+    #[test]
+    fn outages_from_a_plan() {
+        let s = |at, fault| Scheduled { at, seed: 0, fault };
+        let plan = FaultPlan {
+            faults: vec![
+                s(50, Fault::Recover { node: 1 }),
+                s(10, Fault::Crash { node: 1 }),
+                s(20, Fault::Crash { node: 1 }),
+                s(60, Fault::Crash { node: 2 }),
+            ],
+        };
+        assert_eq!(
+            outages(&plan),
+            vec![
+                Outage { position: 1, crashed: 10, recovered: Some(50) },
+                Outage { position: 2, crashed: 60, recovered: None }
+            ]
+        );
+    }
+}
