@@ -206,7 +206,8 @@ fn report(what: &str, fo: &[Failover], runs: usize) {
 }
 
 /// 2,000 seeded kept-bully runs (n = 3..7) inside bully's model: crashes of the leader and of
-/// followers (no recovery) and slow links, delays at most 100 ms, a fifth of the 500 ms answer
+/// followers (no recovery, unless every node crashed: then the first leader comes back) and
+/// slow links, delays at most 100 ms, a fifth of the 500 ms answer
 /// timeout. Never two leaders of one term, and once every fault is over the live nodes agree on
 /// one live leader before the horizon.
 #[test]
