@@ -64,16 +64,20 @@ pub const ELECTION_TIMER: TimerId = 0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RingConfig {
     /// How long a node that knows no leader waits before it starts a new
-    /// election. Must exceed two trips round the ring plus a detection.
-    pub election_timeout_ms: u64,
+    /// election (`None`: never). Must exceed two trips round the ring: an
+    /// early timeout restarts elections that would have succeeded.
+    pub election_timeout_ms: Option<u64>,
 }
 
 impl RingConfig {
-    /// The catalogue's one-shot election: no failure expected, so the timer
-    /// is cancelled before it fires in a failure-free run.
-    pub const ONE_SHOT: RingConfig = RingConfig { election_timeout_ms: 30_000 };
-    /// Kept leadership on loopback.
-    pub const LOOPBACK: RingConfig = RingConfig { election_timeout_ms: 1_500 };
+    /// The catalogue's one-shot election: no timer. Without failures no
+    /// message is lost, and a trip round the ring grows with n (1,000 nodes
+    /// with simulated delays up to 64 ms take up to 64 s), so any fixed
+    /// timeout would restart elections of large rings that were succeeding.
+    pub const ONE_SHOT: RingConfig = RingConfig { election_timeout_ms: None };
+    /// Kept leadership on loopback: hops take well under a millisecond, so
+    /// 1.5 s covers two trips round rings of hundreds of nodes.
+    pub const LOOPBACK: RingConfig = RingConfig { election_timeout_ms: Some(1_500) };
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,8 +177,10 @@ impl RepairedRing {
     }
 
     fn set_timer(&mut self, out: &mut Outbox) {
-        self.timer = true;
-        out.push(Effect::SetTimer { timer: ELECTION_TIMER, after_ms: self.cfg.election_timeout_ms });
+        if let Some(after_ms) = self.cfg.election_timeout_ms {
+            self.timer = true;
+            out.push(Effect::SetTimer { timer: ELECTION_TIMER, after_ms });
+        }
     }
 
     fn stop_timer(&mut self, out: &mut Outbox) {
@@ -491,7 +497,7 @@ mod tests {
     }
 
     /// With no timer pending nothing happens; an unanswered election times
-    /// out into a new one; a lone node leads.
+    /// out into a new one; the one-shot configuration sets no timer; a lone node leads.
     #[test]
     fn timeouts_and_a_lone_node() {
         let mut a = node(3, &PEERS_OF_3);
@@ -502,6 +508,12 @@ mod tests {
         out.clear();
         a.on_timer(ELECTION_TIMER, &mut out);
         assert_eq!(out.effects(), &[lead(2, None), send(2, collect(2, 3, 3, 1)), SET]);
+        let info: Vec<PortInfo> = [4, 5].iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
+        let mut one_shot =
+            RepairedRing::new(&NodeContext { id: 3, n: 3, ports: 2, port_info: &info, ..Default::default() });
+        out.clear();
+        one_shot.on_start(&mut out);
+        assert_eq!(out.effects(), &[lead(1, None), send(0, collect(1, 3, 3, 1))]);
         let mut alone = node(3, &[]);
         out.clear();
         alone.on_start(&mut out);
