@@ -109,6 +109,8 @@ pub struct RepairedRing {
     /// The term of this node's own coordinator round under way.
     awaiting: Option<u64>,
     timer: bool,
+    /// The port this node last sent an election on, while electing.
+    sent_to: Option<Port>,
     announced: Option<Leadership>,
     decided: Option<Decision>,
 }
@@ -143,6 +145,7 @@ impl RepairedRing {
             coordinated: 0,
             awaiting: None,
             timer: false,
+            sent_to: None,
             announced: None,
             decided: None,
         }
@@ -201,6 +204,7 @@ impl RepairedRing {
         };
         self.phase = Phase::Electing;
         self.announce(out);
+        self.sent_to = Some(port);
         out.send(port, Msg::RingCollect { term: self.term, initiator: self.id, best: self.id, count: 1 });
         self.set_timer(out);
     }
@@ -251,6 +255,7 @@ impl RepairedRing {
         self.announce(out);
         if let Some(port) = self.successor() {
             let best = self.rule.best(best, self.id);
+            self.sent_to = Some(port);
             out.send(port, Msg::RingCollect { term, initiator, best, count: count.saturating_add(1) });
         }
         self.set_timer(out);
@@ -310,7 +315,10 @@ impl Algorithm for RepairedRing {
     fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
         let Some(&peer) = self.peers.get(port as usize) else { return };
         self.suspected[port as usize] = suspected;
-        if suspected && self.phase == Phase::Following(peer) {
+        let lost = self.phase == Phase::Electing && self.sent_to == Some(port);
+        if suspected && (self.phase == Phase::Following(peer) || lost) {
+            // The leader died, or the election this node sent went to a node
+            // that died (the sender detects the broken link): elect again.
             self.elect(out);
         }
     }
@@ -398,8 +406,12 @@ mod tests {
         assert_eq!(out.effects(), &[lead(1, None), send(1, collect(1, 3, 3, 1)), SET], "4 and 5 skipped: to 1");
         a.on_suspect(2, false, &mut out);
         out.clear();
-        a.on_message(3, collect(2, 2, 2, 3), &mut out).unwrap();
-        assert_eq!(out.effects(), &[lead(2, None), send(2, collect(2, 2, 3, 4)), SET]);
+        a.on_suspect(1, true, &mut out);
+        assert_eq!(out.effects(), &[lead(2, None), send(2, collect(2, 3, 3, 1)), SET], "sent to 1, which died: again");
+        a.on_suspect(1, false, &mut out);
+        out.clear();
+        a.on_message(3, collect(3, 2, 2, 3), &mut out).unwrap();
+        assert_eq!(out.effects(), &[lead(3, None), send(2, collect(3, 2, 3, 4)), SET]);
     }
 
     /// Elections of worse initiators (or older terms) are dropped by a
