@@ -42,6 +42,9 @@ impl From<Msg> for pb::Body {
             Msg::BullyElection { term } => Kind::BullyElection(pb::BullyElection { term }),
             Msg::Answer { term } => Kind::Answer(pb::Answer { term }),
             Msg::Coordinator { leader, term } => Kind::Coordinator(pb::Coordinator { leader, term }),
+            Msg::RingCollect { term, initiator, best, count } => {
+                Kind::RingCollect(pb::RingCollect { term, initiator, best, count })
+            }
         };
         pb::Body { kind: Some(kind) }
     }
@@ -67,6 +70,9 @@ impl TryFrom<&pb::Body> for Msg {
             Kind::BullyElection(e) => Msg::BullyElection { term: e.term },
             Kind::Answer(a) => Msg::Answer { term: a.term },
             Kind::Coordinator(c) => Msg::Coordinator { leader: c.leader, term: c.term },
+            Kind::RingCollect(r) => {
+                Msg::RingCollect { term: r.term, initiator: r.initiator, best: r.best, count: r.count }
+            }
         })
     }
 }
@@ -145,6 +151,7 @@ mod tests {
             Msg::BullyElection { term: 0 },
             Msg::Answer { term: 7 },
             Msg::Coordinator { leader: u64::MAX, term: 2 },
+            Msg::RingCollect { term: 4, initiator: 2, best: u64::MAX, count: 5 },
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
         kinds.dedup();

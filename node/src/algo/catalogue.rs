@@ -4,8 +4,8 @@
 
 use super::{
     Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, bully, controlled_distance,
-    echo_extinction, mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, stages, stages_buffered,
-    stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos,
+    echo_extinction, mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, repaired_ring, stages,
+    stages_buffered, stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -811,6 +811,37 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
             Box::new(bully::kept(c, bully::BullyConfig::LOOPBACK, super::detector::DetectorConfig::LOOPBACK))
         }),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, bully::Bully::new),
+        worst_case: None,
+        best_case: None,
+        candidates: Candidates::All,
+    },
+    AlgorithmSpec {
+        name: "repaired-ring",
+        title: "Ring with repair (seed 002, failure-tolerant)",
+        source: "seed 002 (the modified ring: broken links repaired, forwarders collected, coordinator round); seed 004 (several initiators)",
+        description: "The complete network used as a logical ring in id order; a node's successor is the next id \
+                      it does not suspect. An election carries its term, its initiator and the best id of the \
+                      nodes that forwarded it (the seed's list, reduced to its maximum and length); a node \
+                      forwards only elections better than the one it joined. Back at its initiator, it sends \
+                      COORDINATOR round the ring; if the coordinator is suspected when that returns, a new \
+                      election with a higher term. One-shot here; the kept mode adds heartbeats.",
+        topologies: &[TopologyKind::Complete],
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "n(n+3)/2 (elections n(n+1)/2 as Chang-Roberts, one coordinator round n)",
+        bound: |n, _| n * (n + 3) / 2,
+        bound_on: None,
+        exact: None,
+        schedule_independent: false,
+        build: |c| Box::new(repaired_ring::RepairedRing::new(c)),
+        build_kept: Some(|c| {
+            Box::new(repaired_ring::kept(
+                c,
+                repaired_ring::RingConfig::LOOPBACK,
+                super::detector::DetectorConfig::LOOPBACK,
+            ))
+        }),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, repaired_ring::RepairedRing::new),
         worst_case: None,
         best_case: None,
         candidates: Candidates::All,

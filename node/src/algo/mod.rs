@@ -39,6 +39,7 @@ pub mod min_max;
 pub mod min_max_plus;
 pub mod participant_ring;
 pub mod prob_as_far;
+pub mod repaired_ring;
 pub mod stages;
 pub mod stages_buffered;
 pub mod stages_feedback;
@@ -197,6 +198,19 @@ pub enum Msg {
         /// The term it leads.
         term: u64,
     },
+    /// Repaired ring (seed 002): an election travelling the logical ring.
+    /// The seed's list of forwarders is reduced to what the election uses:
+    /// the best id in it and its length.
+    RingCollect {
+        /// The election's term.
+        term: u64,
+        /// The node that started it.
+        initiator: u64,
+        /// The best id among the nodes that forwarded it (the initiator included).
+        best: u64,
+        /// How many nodes forwarded it (the initiator included).
+        count: u32,
+    },
 }
 
 /// Kinds of [`Msg`], for per-kind counters.
@@ -232,11 +246,13 @@ pub enum MsgKind {
     Answer = 13,
     /// [`Msg::Coordinator`]
     Coordinator = 14,
+    /// [`Msg::RingCollect`]
+    RingCollect = 15,
 }
 
 impl MsgKind {
     /// Number of kinds (size of a per-kind counter array).
-    pub const COUNT: usize = 15;
+    pub const COUNT: usize = 16;
     /// Every kind, in index order.
     pub const ALL: [MsgKind; Self::COUNT] = [
         MsgKind::Election,
@@ -254,6 +270,7 @@ impl MsgKind {
         MsgKind::BullyElection,
         MsgKind::Answer,
         MsgKind::Coordinator,
+        MsgKind::RingCollect,
     ];
 
     /// Counter name, as reported in `messages_by_kind`.
@@ -274,6 +291,7 @@ impl MsgKind {
             MsgKind::BullyElection => "bully_election",
             MsgKind::Answer => "answer",
             MsgKind::Coordinator => "coordinator",
+            MsgKind::RingCollect => "ring_collect",
         }
     }
 
@@ -309,6 +327,7 @@ impl Msg {
             Msg::BullyElection { .. } => MsgKind::BullyElection,
             Msg::Answer { .. } => MsgKind::Answer,
             Msg::Coordinator { .. } => MsgKind::Coordinator,
+            Msg::RingCollect { .. } => MsgKind::RingCollect,
         }
     }
 }

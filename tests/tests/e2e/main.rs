@@ -17,3 +17,4 @@ mod t12_mesh;
 mod t13_complete_and_graphs;
 mod t14_faults;
 mod t15_kept;
+mod t16_repaired_ring;

@@ -1,0 +1,536 @@
+//! # Ring with repair (seed 002, the "modified version")
+//!
+//! * Source: seed 002 ("In modified version: broken links detected by message
+//!   sender, ring repaired; election message tracks IDs of all processes that
+//!   fwd it; once message goes round circle, coordinator msg. sent out; once
+//!   coordinator msg. reaches initiator, election successful if coordinator
+//!   appears in list, otherwise new election"), with seed 004's rule for
+//!   several initiators (a participant suppresses the elections of worse
+//!   initiators).
+//! * Network: complete, used as a logical ring: every node orders all ids
+//!   (from `port_info`) and its successor is the next id in ring order (next
+//!   higher, wrapping) that it does not suspect. Asynchronous, not FIFO.
+//! * Winner: the best id (max, or min under [`Rule::Min`]) of the nodes that
+//!   forwarded the election.
+//! * Terms: an initiator starts term `t + 1` where `t` is the highest term it
+//!   has seen; elections compare by `(term, initiator)`.
+//!
+//! **Simplification of the seed's list.** [`Msg`] is `Copy` and carries no
+//! list, and the list is only used (1) to pick the coordinator, its best id,
+//! and (2) to check that the coordinator is still alive when the coordinator
+//! message returns. [`Msg::RingCollect`] therefore carries the running best id
+//! and the number of forwarders instead of the ids; check (2) is the
+//! initiator's failure detector, and it is made continuously rather than once
+//! when the [`Msg::Coordinator`] comes back: an initiator whose election
+//! returns with a suspected best starts a new election (higher term) instead
+//! of a coordinator round, and any node that suspects the leader it believes
+//! (the initiator included, while its coordinator travels) starts one at once.
+//!
+//! **Rules.** A node forwards an election strictly better than the one it
+//! last joined (adding itself to `best` and `count`) and drops a worse or
+//! equal one, so an election whose initiator crashed stops after one round.
+//! The initiator, on its election's return (if it has joined no better one),
+//! believes `best` leads `term` and sends `Coordinator { leader: best, term }`
+//! round the ring; each node believes it and forwards it once. A node that
+//! knows no leader keeps an election timer and starts a new election when it
+//! fires (a message sent to a node that crashed before forwarding it is
+//! lost); a node that suspects its leader starts one at once.
+//!
+//! **At most one coordinator per term.** A node initiates only a term above
+//! every term it has seen, so a node that joined `(t, a)` never initiates
+//! `t`; an initiator `b` of `t` drops `(t, a)` for a worse `a`. If both
+//! `(t, a)` and `(t, b)` returned, `(t, a)` passed `b` before `b` initiated
+//! (so `b` joined `t` and could not initiate it) — a contradiction.
+//!
+//! **Message complexity (one-shot, no failure).** Election `(1, x)` is
+//! dropped at the first node that joined a better election, at the latest at
+//! the next better initiator, so it crosses at most the ring distance to it;
+//! the best initiator's crosses all `n` links. As for Chang and Roberts, the
+//! sum is at most `n + (n − 1) + … + 1 = n(n + 1)/2` (initiators ranked
+//! decreasing along the ring, all starting before any message arrives). Then
+//! one coordinator round: `n` messages. Bound: `n(n + 1)/2 + n = n(n + 3)/2`.
+//! After a leader crash in the kept mode, with one initiator: `n − 1`
+//! elections and `n − 1` coordinators on the `n − 1` live nodes.
+
+use super::detector::{Detected, DetectorConfig};
+use super::{AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId};
+
+const NAME: &str = "repaired-ring";
+
+/// Timer: a node that knows no leader gives the election this long.
+pub const ELECTION_TIMER: TimerId = 0;
+
+/// The repaired ring's timeout, in milliseconds (virtual ones in the simulator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingConfig {
+    /// How long a node that knows no leader waits before it starts a new
+    /// election (`None`: never). Must exceed two trips round the ring: an
+    /// early timeout restarts elections that would have succeeded.
+    pub election_timeout_ms: Option<u64>,
+}
+
+impl RingConfig {
+    /// The catalogue's one-shot election: no timer. Without failures no
+    /// message is lost, and a trip round the ring grows with n (1,000 nodes
+    /// with simulated delays up to 64 ms take up to 64 s), so any fixed
+    /// timeout would restart elections of large rings that were succeeding.
+    pub const ONE_SHOT: RingConfig = RingConfig { election_timeout_ms: None };
+    /// Kept leadership on loopback: hops take well under a millisecond, so
+    /// 1.5 s covers two trips round rings of hundreds of nodes.
+    pub const LOOPBACK: RingConfig = RingConfig { election_timeout_ms: Some(1_500) };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Asleep,
+    Electing,
+    Following(u64),
+    Leading,
+}
+
+/// One node of the repaired ring.
+#[derive(Debug)]
+pub struct RepairedRing {
+    id: u64,
+    rule: Rule,
+    cfg: RingConfig,
+    /// The id behind each port.
+    peers: Box<[u64]>,
+    /// Ports in ring order starting after this node (next higher id first, wrapping).
+    ring: Box<[Port]>,
+    suspected: Box<[bool]>,
+    phase: Phase,
+    /// Highest term seen.
+    term: u64,
+    /// The best election `(term, initiator)` this node started or forwarded.
+    joined: Option<(u64, u64)>,
+    /// Highest term whose coordinator this node sent or forwarded.
+    coordinated: u64,
+    /// The term of this node's own coordinator round under way.
+    awaiting: Option<u64>,
+    timer: bool,
+    /// The port this node last sent an election on, while electing.
+    sent_to: Option<Port>,
+    announced: Option<Leadership>,
+    decided: Option<Decision>,
+}
+
+/// A kept-leadership repaired-ring node: [`RepairedRing`] behind a heartbeat failure detector.
+pub fn kept(c: &NodeContext, ring: RingConfig, detector: DetectorConfig) -> Detected<RepairedRing> {
+    Detected::new(RepairedRing::with_config(c, ring), c.ports, detector)
+}
+
+impl RepairedRing {
+    /// An asleep node with the one-shot timeout: the catalogue's entry.
+    pub fn new(c: &NodeContext) -> Self {
+        RepairedRing::with_config(c, RingConfig::ONE_SHOT)
+    }
+
+    /// An asleep node with the given timeout.
+    pub fn with_config(c: &NodeContext, cfg: RingConfig) -> Self {
+        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
+        let mut ring: Vec<Port> = (0..peers.len() as Port).collect();
+        // Higher ids first (ascending), then the lower ones (ascending): ring order from here.
+        ring.sort_by_key(|&p| (peers[p as usize] < c.id, peers[p as usize]));
+        RepairedRing {
+            id: c.id,
+            rule: c.rule,
+            cfg,
+            suspected: vec![false; peers.len()].into(),
+            peers,
+            ring: ring.into(),
+            phase: Phase::Asleep,
+            term: 0,
+            joined: None,
+            coordinated: 0,
+            awaiting: None,
+            timer: false,
+            sent_to: None,
+            announced: None,
+            decided: None,
+        }
+    }
+
+    /// What this node believes now: its term and leader (`None` while electing).
+    pub fn leadership(&self) -> Leadership {
+        let leader = match self.phase {
+            Phase::Following(l) => Some(l),
+            Phase::Leading => Some(self.id),
+            Phase::Asleep | Phase::Electing => None,
+        };
+        Leadership { term: self.term, leader }
+    }
+
+    /// The port of the first unsuspected node after this one in ring order.
+    fn successor(&self) -> Option<Port> {
+        self.ring.iter().copied().find(|&p| !self.suspected[p as usize])
+    }
+
+    /// Is election `a` better than `b`? Later terms first, then the better initiator.
+    fn better(&self, a: (u64, u64), b: (u64, u64)) -> bool {
+        a.0 > b.0 || (a.0 == b.0 && self.rule.beats(a.1, b.1))
+    }
+
+    fn announce(&mut self, out: &mut Outbox) {
+        let l = self.leadership();
+        if self.announced != Some(l) {
+            self.announced = Some(l);
+            out.push(Effect::Lead(l));
+        }
+    }
+
+    fn set_timer(&mut self, out: &mut Outbox) {
+        if let Some(after_ms) = self.cfg.election_timeout_ms {
+            self.timer = true;
+            out.push(Effect::SetTimer { timer: ELECTION_TIMER, after_ms });
+        }
+    }
+
+    fn stop_timer(&mut self, out: &mut Outbox) {
+        if std::mem::take(&mut self.timer) {
+            out.push(Effect::CancelTimer { timer: ELECTION_TIMER });
+        }
+    }
+
+    /// Start election `term + 1`.
+    fn elect(&mut self, out: &mut Outbox) {
+        self.term += 1;
+        self.joined = Some((self.term, self.id));
+        self.awaiting = None;
+        let Some(port) = self.successor() else {
+            // Nobody else is alive: lead alone.
+            self.believe(self.id, out);
+            return;
+        };
+        self.phase = Phase::Electing;
+        self.announce(out);
+        self.sent_to = Some(port);
+        out.send(port, Msg::RingCollect { term: self.term, initiator: self.id, best: self.id, count: 1 });
+        self.set_timer(out);
+    }
+
+    /// Believe `leader` leads the current term.
+    fn believe(&mut self, leader: u64, out: &mut Outbox) {
+        self.stop_timer(out);
+        self.phase = if leader == self.id { Phase::Leading } else { Phase::Following(leader) };
+        self.announce(out);
+        if self.decided.is_none() {
+            let role = if leader == self.id { Role::Leader } else { Role::Follower };
+            let d = Decision { role, leader };
+            self.decided = Some(d);
+            out.push(Effect::Decide(d));
+        }
+    }
+
+    fn is_suspected(&self, id: u64) -> bool {
+        self.peers.iter().zip(self.suspected.iter()).any(|(&p, &s)| p == id && s)
+    }
+
+    fn on_collect(&mut self, term: u64, initiator: u64, best: u64, count: u32, out: &mut Outbox) {
+        if initiator == self.id {
+            // Our election came back: it succeeded unless we joined a better one since.
+            if self.joined != Some((term, self.id)) {
+                return;
+            }
+            if best != self.id && self.is_suspected(best) {
+                // The seed's "coordinator not in the list": it died after forwarding.
+                self.elect(out);
+                return;
+            }
+            self.coordinated = term;
+            self.awaiting = Some(term);
+            self.believe(best, out);
+            if let Some(port) = self.successor() {
+                out.send(port, Msg::Coordinator { leader: best, term });
+            }
+            return;
+        }
+        if term < self.term || self.joined.is_some_and(|j| !self.better((term, initiator), j)) {
+            return; // stale, worse than the election we joined, or its second round
+        }
+        self.term = term;
+        self.joined = Some((term, initiator));
+        self.awaiting = None;
+        self.phase = Phase::Electing;
+        self.announce(out);
+        if let Some(port) = self.successor() {
+            let best = self.rule.best(best, self.id);
+            self.sent_to = Some(port);
+            out.send(port, Msg::RingCollect { term, initiator, best, count: count.saturating_add(1) });
+        }
+        self.set_timer(out);
+    }
+
+    fn on_coordinator(&mut self, leader: u64, term: u64, out: &mut Outbox) {
+        if self.awaiting == Some(term) {
+            // Our coordinator went round: done. (A suspicion of the leader
+            // meanwhile has already started a new election, with a new term.)
+            self.awaiting = None;
+            return;
+        }
+        if term < self.term || term <= self.coordinated {
+            return; // stale, or already forwarded (its initiator crashed)
+        }
+        self.term = term;
+        self.coordinated = term;
+        self.believe(leader, out);
+        if let Some(port) = self.successor() {
+            out.send(port, Msg::Coordinator { leader, term });
+        }
+        if leader != self.id && self.is_suspected(leader) {
+            self.elect(out);
+        }
+    }
+}
+
+impl Algorithm for RepairedRing {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.phase == Phase::Asleep {
+            self.elect(out);
+        }
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        if port as usize >= self.peers.len() {
+            return Err(AlgoError::BadPort { port });
+        }
+        match msg {
+            Msg::RingCollect { term, initiator, best, count } => self.on_collect(term, initiator, best, count, out),
+            Msg::Coordinator { leader, term } => self.on_coordinator(leader, term, out),
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
+        }
+        Ok(())
+    }
+
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        if timer != ELECTION_TIMER || !self.timer {
+            return;
+        }
+        self.timer = false;
+        if self.phase == Phase::Electing {
+            self.elect(out);
+        }
+    }
+
+    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+        let Some(&peer) = self.peers.get(port as usize) else { return };
+        self.suspected[port as usize] = suspected;
+        let lost = self.phase == Phase::Electing && self.sent_to == Some(port);
+        if suspected && (self.phase == Phase::Following(peer) || lost) {
+            // The leader died, or the election this node sent went to a node
+            // that died (the sender detects the broken link): elect again.
+            self.elect(out);
+        }
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        self.decided
+    }
+
+    fn state(&self) -> &'static str {
+        match self.phase {
+            Phase::Asleep => "asleep",
+            Phase::Electing => "electing",
+            Phase::Following(_) => "follower",
+            Phase::Leading => "leader",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::PortInfo;
+
+    /// Node `id` whose ports lead to `peers`, in port order, with the loopback timeout.
+    fn node(id: u64, peers: &[u64]) -> RepairedRing {
+        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
+        let c = NodeContext {
+            id,
+            rule: Rule::Max,
+            n: peers.len() as u32 + 1,
+            ports: peers.len() as u32,
+            port_info: &info,
+            ..Default::default()
+        };
+        RepairedRing::with_config(&c, RingConfig::LOOPBACK)
+    }
+
+    fn send(port: Port, msg: Msg) -> Effect {
+        Effect::Send { port, msg }
+    }
+
+    fn lead(term: u64, leader: Option<u64>) -> Effect {
+        Effect::Lead(Leadership { term, leader })
+    }
+
+    fn collect(term: u64, initiator: u64, best: u64, count: u32) -> Msg {
+        Msg::RingCollect { term, initiator, best, count }
+    }
+
+    const SET: Effect = Effect::SetTimer { timer: ELECTION_TIMER, after_ms: 1_500 };
+    const CANCEL: Effect = Effect::CancelTimer { timer: ELECTION_TIMER };
+
+    /// Node 3 of {1..5}: its successor is 4 (port 2), then 5 (port 0), 1, 2.
+    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
+
+    /// An initiator sends term 1 with itself as best to its successor (4);
+    /// a woken node adds itself (best 3, count 2) and forwards; the highest id
+    /// wraps round to the lowest.
+    #[test]
+    fn elections_go_to_the_next_higher_id_and_collect() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        assert_eq!(out.effects(), &[lead(1, None), send(2, collect(1, 3, 3, 1)), SET]);
+        let mut b = node(3, &PEERS_OF_3);
+        out.clear();
+        b.on_message(3, collect(1, 2, 2, 1), &mut out).unwrap();
+        assert_eq!(out.effects(), &[lead(1, None), send(2, collect(1, 2, 3, 2)), SET]);
+        let mut top = node(5, &[4, 3, 2, 1]);
+        out.clear();
+        top.on_message(0, collect(1, 4, 4, 4), &mut out).unwrap();
+        assert_eq!(out.effects(), &[lead(1, None), send(3, collect(1, 4, 5, 5)), SET]);
+    }
+
+    /// A suspected successor is skipped (the ring is repaired), and un-suspecting
+    /// it puts it back.
+    #[test]
+    fn a_suspected_successor_is_skipped() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        a.on_suspect(2, true, &mut out);
+        a.on_suspect(0, true, &mut out);
+        assert!(out.effects().is_empty());
+        a.on_start(&mut out);
+        assert_eq!(out.effects(), &[lead(1, None), send(1, collect(1, 3, 3, 1)), SET], "4 and 5 skipped: to 1");
+        a.on_suspect(2, false, &mut out);
+        out.clear();
+        a.on_suspect(1, true, &mut out);
+        assert_eq!(out.effects(), &[lead(2, None), send(2, collect(2, 3, 3, 1)), SET], "sent to 1, which died: again");
+        a.on_suspect(1, false, &mut out);
+        out.clear();
+        a.on_message(3, collect(3, 2, 2, 3), &mut out).unwrap();
+        assert_eq!(out.effects(), &[lead(3, None), send(2, collect(3, 2, 3, 4)), SET]);
+    }
+
+    /// Elections of worse initiators (or older terms) are dropped by a
+    /// participant, and a second round of a joined election stops.
+    #[test]
+    fn participants_suppress_worse_elections() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(3, collect(1, 2, 5, 4), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "initiator 2 < 3 in term 1");
+        a.on_message(1, collect(1, 4, 4, 2), &mut out).unwrap();
+        assert_eq!(out.effects(), &[send(2, collect(1, 4, 4, 3)), SET], "initiator 4 > 3: joined");
+        out.clear();
+        a.on_message(1, collect(1, 4, 5, 5), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "second round");
+        a.on_message(3, collect(1, 3, 5, 5), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "own election, but 3 joined a better one");
+    }
+
+    /// The initiator's election comes back: it believes the best id, decides,
+    /// and sends COORDINATOR round the ring; others believe and forward it once;
+    /// its return to the initiator ends the round.
+    #[test]
+    fn coordinator_round() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        out.clear();
+        a.on_message(3, collect(1, 3, 5, 5), &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[
+                CANCEL,
+                lead(1, Some(5)),
+                Effect::Decide(Decision { role: Role::Follower, leader: 5 }),
+                send(2, Msg::Coordinator { leader: 5, term: 1 }),
+            ]
+        );
+        out.clear();
+        a.on_message(3, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        assert_eq!(a.leadership(), Leadership { term: 1, leader: Some(5) });
+
+        let mut top = node(5, &[4, 3, 2, 1]);
+        out.clear();
+        top.on_message(0, collect(1, 3, 4, 3), &mut out).unwrap();
+        out.clear();
+        top.on_message(0, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[
+                CANCEL,
+                lead(1, Some(5)),
+                Effect::Decide(Decision { role: Role::Leader, leader: 5 }),
+                send(3, Msg::Coordinator { leader: 5, term: 1 }),
+            ]
+        );
+        out.clear();
+        top.on_message(0, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
+        assert!(out.effects().is_empty(), "forwarded once only");
+    }
+
+    /// The coordinator died: an election returning with a suspected best
+    /// starts a new election with a higher term that skips it, and a node
+    /// that suspects the leader it follows does the same.
+    #[test]
+    fn a_failed_coordinator_means_a_new_election_with_a_higher_term() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        a.on_suspect(0, true, &mut out);
+        out.clear();
+        a.on_message(3, collect(1, 3, 5, 5), &mut out).unwrap();
+        assert_eq!(out.effects(), &[lead(2, None), send(2, collect(2, 3, 3, 1)), SET]);
+        assert_eq!(a.decision(), None);
+        out.clear();
+        a.on_message(3, collect(2, 3, 4, 4), &mut out).unwrap();
+        assert_eq!(
+            out.effects(),
+            &[
+                CANCEL,
+                lead(2, Some(4)),
+                Effect::Decide(Decision { role: Role::Follower, leader: 4 }),
+                send(2, Msg::Coordinator { leader: 4, term: 2 }),
+            ]
+        );
+        out.clear();
+        a.on_suspect(2, true, &mut out);
+        assert_eq!(out.effects(), &[lead(3, None), send(1, collect(3, 3, 3, 1)), SET], "4 and 5 skipped");
+        out.clear();
+        a.on_message(3, Msg::Coordinator { leader: 4, term: 2 }, &mut out).unwrap();
+        assert!(out.effects().is_empty(), "stale coordinator");
+    }
+
+    /// With no timer pending nothing happens; an unanswered election times
+    /// out into a new one; the one-shot configuration sets no timer; a lone node leads.
+    #[test]
+    fn timeouts_and_a_lone_node() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        a.on_timer(ELECTION_TIMER, &mut out);
+        assert!(out.effects().is_empty());
+        a.on_start(&mut out);
+        out.clear();
+        a.on_timer(ELECTION_TIMER, &mut out);
+        assert_eq!(out.effects(), &[lead(2, None), send(2, collect(2, 3, 3, 1)), SET]);
+        let info: Vec<PortInfo> = [4, 5].iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
+        let mut one_shot =
+            RepairedRing::new(&NodeContext { id: 3, n: 3, ports: 2, port_info: &info, ..Default::default() });
+        out.clear();
+        one_shot.on_start(&mut out);
+        assert_eq!(out.effects(), &[lead(1, None), send(0, collect(1, 3, 3, 1))]);
+        let mut alone = node(3, &[]);
+        out.clear();
+        alone.on_start(&mut out);
+        assert_eq!(out.effects(), &[lead(1, Some(3)), Effect::Decide(Decision { role: Role::Leader, leader: 3 })]);
+        assert_eq!(a.on_message(9, Msg::Wakeup, &mut out), Err(AlgoError::BadPort { port: 9 }));
+        assert!(matches!(a.on_message(0, Msg::Wakeup, &mut out), Err(AlgoError::UnexpectedKind { .. })));
+    }
+}
