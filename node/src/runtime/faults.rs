@@ -38,6 +38,9 @@ pub(crate) enum Fate {
     },
 }
 
+/// Longest injected delay or jitter accepted (one day).
+pub(crate) const MAX_DELAY_MS: u64 = 86_400_000;
+
 /// The fate of a message with no fault in the way.
 pub(crate) const CLEAN: Fate = Fate::Send { copies: 1, delay: Duration::ZERO, reorder: false };
 
@@ -88,6 +91,10 @@ impl FaultTable {
             probability(&format!("links[{i}].drop"), r.drop)?;
             probability(&format!("links[{i}].duplicate"), r.duplicate)?;
             probability(&format!("links[{i}].reorder"), r.reorder)?;
+            // Delays arrive over the network: bound them so `now + delay` cannot overflow.
+            if r.delay_ms > MAX_DELAY_MS || r.jitter_ms > MAX_DELAY_MS {
+                return Err(format!("links[{i}].delay_ms: delays are at most {MAX_DELAY_MS} ms (a day)"));
+            }
             rules.push(Rule {
                 to: (!r.to.is_empty()).then(|| r.to.clone()),
                 drop: r.drop,
@@ -175,7 +182,7 @@ mod tests {
     }
 
     /// The last matching rule decides: drop 1.0 to one peer loses every message to it, while a later rule for
-    /// every peer delays; a partition only lets messages reach the group; bad probabilities are refused.
+    /// every peer delays; a partition only lets messages reach the group; bad probabilities and delays are refused.
     #[test]
     fn rules_partitions_and_validation() {
         let t = FaultTable::new();
@@ -192,6 +199,8 @@ mod tests {
         assert_eq!(t.fate("c"), Fate::Drop);
         let bad = pb::SetFaultsRequest { links: vec![rule("", |r| r.duplicate = 2.0)], ..Default::default() };
         assert!(t.set(&bad).unwrap_err().contains("links[0].duplicate"));
+        let huge = pb::SetFaultsRequest { links: vec![rule("", |r| r.delay_ms = u64::MAX)], ..Default::default() };
+        assert!(t.set(&huge).unwrap_err().contains("links[0].delay_ms"));
         assert_eq!(t.fate("c"), Fate::Drop, "a refused request changes nothing");
     }
 
