@@ -45,6 +45,13 @@ impl From<Msg> for pb::Body {
             Msg::RingCollect { term, initiator, best, count } => {
                 Kind::RingCollect(pb::RingCollect { term, initiator, best, count })
             }
+            Msg::NewLeader { term, leader } => Kind::NewLeader(pb::NewLeader { term, leader }),
+            Msg::Ack { term, leader, ok } => Kind::Ack(pb::Ack { term, leader, ok }),
+            Msg::Commit { term, leader } => Kind::Commit(pb::Commit { term, leader }),
+            Msg::VoteRequest { term, candidate } => Kind::VoteRequest(pb::VoteRequest { term, candidate }),
+            Msg::Vote { term, candidate, granted } => Kind::Vote(pb::Vote { term, candidate, granted }),
+            Msg::LeaseRenew { term, leader } => Kind::LeaseRenew(pb::LeaseRenew { term, leader }),
+            Msg::LeaseAck { term, granted } => Kind::LeaseAck(pb::LeaseAck { term, granted }),
         };
         pb::Body { kind: Some(kind) }
     }
@@ -73,6 +80,13 @@ impl TryFrom<&pb::Body> for Msg {
             Kind::RingCollect(r) => {
                 Msg::RingCollect { term: r.term, initiator: r.initiator, best: r.best, count: r.count }
             }
+            Kind::NewLeader(m) => Msg::NewLeader { term: m.term, leader: m.leader },
+            Kind::Ack(m) => Msg::Ack { term: m.term, leader: m.leader, ok: m.ok },
+            Kind::Commit(m) => Msg::Commit { term: m.term, leader: m.leader },
+            Kind::VoteRequest(m) => Msg::VoteRequest { term: m.term, candidate: m.candidate },
+            Kind::Vote(m) => Msg::Vote { term: m.term, candidate: m.candidate, granted: m.granted },
+            Kind::LeaseRenew(m) => Msg::LeaseRenew { term: m.term, leader: m.leader },
+            Kind::LeaseAck(m) => Msg::LeaseAck { term: m.term, granted: m.granted },
         })
     }
 }
@@ -152,6 +166,16 @@ mod tests {
             Msg::Answer { term: 7 },
             Msg::Coordinator { leader: u64::MAX, term: 2 },
             Msg::RingCollect { term: 4, initiator: 2, best: u64::MAX, count: 5 },
+            Msg::NewLeader { term: 7, leader: 9 },
+            Msg::Ack { term: 7, leader: 9, ok: true },
+            Msg::Ack { term: 8, leader: 9, ok: false },
+            Msg::Commit { term: 7, leader: u64::MAX },
+            Msg::VoteRequest { term: 3, candidate: 4 },
+            Msg::Vote { term: 3, candidate: 4, granted: true },
+            Msg::Vote { term: 5, candidate: 4, granted: false },
+            Msg::LeaseRenew { term: 3, leader: 4 },
+            Msg::LeaseAck { term: 3, granted: true },
+            Msg::LeaseAck { term: 6, granted: false },
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
         kinds.dedup();

@@ -211,6 +211,62 @@ pub enum Msg {
         /// How many nodes forwarded it (the initiator included).
         count: u32,
     },
+    /// ZooKeeper-style `NEW_LEADER`: the sender proposes itself for `term`.
+    NewLeader {
+        /// The proposed term.
+        term: u64,
+        /// The proposer's id (the sender's own).
+        leader: u64,
+    },
+    /// ZooKeeper-style `ACK` of a `NEW_LEADER` (`ok`), or its refusal.
+    Ack {
+        /// The proposal's term when `ok`; the highest term the sender has
+        /// seen when refusing.
+        term: u64,
+        /// The proposer acknowledged (or refused).
+        leader: u64,
+        /// Acknowledged (true) or refused (false).
+        ok: bool,
+    },
+    /// ZooKeeper-style `COMMIT`: a quorum acknowledged `leader` for `term`.
+    Commit {
+        /// The committed term.
+        term: u64,
+        /// The leader (the sender's own id).
+        leader: u64,
+    },
+    /// Chubby-style request for votes: `candidate` runs for `term`.
+    VoteRequest {
+        /// The term run for.
+        term: u64,
+        /// The candidate's id (the sender's own).
+        candidate: u64,
+    },
+    /// Chubby-style vote for `candidate` in `term`, or its refusal.
+    Vote {
+        /// The request's term when granted; the highest term the sender has
+        /// seen when refusing.
+        term: u64,
+        /// The candidate voted for (or refused).
+        candidate: u64,
+        /// Granted (true) or refused (false).
+        granted: bool,
+    },
+    /// Chubby-style lease renewal: the leader of `term` asks its voters to
+    /// extend their promise.
+    LeaseRenew {
+        /// The leader's term.
+        term: u64,
+        /// The leader's id (the sender's own).
+        leader: u64,
+    },
+    /// Chubby-style answer to a renewal: promise extended, or refused.
+    LeaseAck {
+        /// The renewal's term when granted; the highest term seen when refusing.
+        term: u64,
+        /// Extended (true) or refused (false).
+        granted: bool,
+    },
 }
 
 /// Kinds of [`Msg`], for per-kind counters.
@@ -248,11 +304,25 @@ pub enum MsgKind {
     Coordinator = 14,
     /// [`Msg::RingCollect`]
     RingCollect = 15,
+    /// [`Msg::NewLeader`]
+    NewLeader = 16,
+    /// [`Msg::Ack`]
+    Ack = 17,
+    /// [`Msg::Commit`]
+    Commit = 18,
+    /// [`Msg::VoteRequest`]
+    VoteRequest = 19,
+    /// [`Msg::Vote`]
+    Vote = 20,
+    /// [`Msg::LeaseRenew`]
+    LeaseRenew = 21,
+    /// [`Msg::LeaseAck`]
+    LeaseAck = 22,
 }
 
 impl MsgKind {
     /// Number of kinds (size of a per-kind counter array).
-    pub const COUNT: usize = 16;
+    pub const COUNT: usize = 23;
     /// Every kind, in index order.
     pub const ALL: [MsgKind; Self::COUNT] = [
         MsgKind::Election,
@@ -271,6 +341,13 @@ impl MsgKind {
         MsgKind::Answer,
         MsgKind::Coordinator,
         MsgKind::RingCollect,
+        MsgKind::NewLeader,
+        MsgKind::Ack,
+        MsgKind::Commit,
+        MsgKind::VoteRequest,
+        MsgKind::Vote,
+        MsgKind::LeaseRenew,
+        MsgKind::LeaseAck,
     ];
 
     /// Counter name, as reported in `messages_by_kind`.
@@ -292,12 +369,19 @@ impl MsgKind {
             MsgKind::Answer => "answer",
             MsgKind::Coordinator => "coordinator",
             MsgKind::RingCollect => "ring_collect",
+            MsgKind::NewLeader => "new_leader",
+            MsgKind::Ack => "ack",
+            MsgKind::Commit => "commit",
+            MsgKind::VoteRequest => "vote_request",
+            MsgKind::Vote => "vote",
+            MsgKind::LeaseRenew => "lease_renew",
+            MsgKind::LeaseAck => "lease_ack",
         }
     }
 
     /// Is this kind part of announcing the winner rather than finding it?
     pub fn is_notification(self) -> bool {
-        matches!(self, MsgKind::Notify | MsgKind::Coordinator)
+        matches!(self, MsgKind::Notify | MsgKind::Coordinator | MsgKind::Commit)
     }
 
     /// Is this kind failure-detector traffic rather than election work? Such
@@ -328,6 +412,13 @@ impl Msg {
             Msg::Answer { .. } => MsgKind::Answer,
             Msg::Coordinator { .. } => MsgKind::Coordinator,
             Msg::RingCollect { .. } => MsgKind::RingCollect,
+            Msg::NewLeader { .. } => MsgKind::NewLeader,
+            Msg::Ack { .. } => MsgKind::Ack,
+            Msg::Commit { .. } => MsgKind::Commit,
+            Msg::VoteRequest { .. } => MsgKind::VoteRequest,
+            Msg::Vote { .. } => MsgKind::Vote,
+            Msg::LeaseRenew { .. } => MsgKind::LeaseRenew,
+            Msg::LeaseAck { .. } => MsgKind::LeaseAck,
         }
     }
 }
