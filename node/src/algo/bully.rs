@@ -838,6 +838,7 @@ mod tests {
                         self.schedule(self.now + after_ms, Ev::Timer { pos, timer, generation });
                     }
                     Effect::CancelTimer { timer } => self.generations[pos as usize][timer as usize % 8] += 1,
+                    Effect::Persist(_) => {}
                 }
             }
         }

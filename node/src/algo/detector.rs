@@ -244,6 +244,10 @@ impl<A: Algorithm> Algorithm for Detected<A> {
         self.inspect(out, from);
     }
 
+    fn restore(&mut self, stable: super::Stable) {
+        self.inner.restore(stable)
+    }
+
     fn decision(&self) -> Option<Decision> {
         self.inner.decision()
     }

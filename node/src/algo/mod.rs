@@ -480,6 +480,22 @@ pub enum Effect {
         /// Timer name.
         timer: TimerId,
     },
+    /// Write `Stable` to the node's stable storage before any later effect
+    /// (a write-ahead record, replacing the previous one). A recovered
+    /// incarnation gets the last record back through [`Algorithm::restore`],
+    /// as a quorum algorithm that must never vote twice in one term needs.
+    Persist(Stable),
+}
+
+/// What a quorum algorithm keeps on disk across a crash: the highest term it
+/// has seen and whom it voted for (acknowledged) in it. Raft's `currentTerm`
+/// and `votedFor`; ZooKeeper's accepted epoch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Stable {
+    /// Highest term seen.
+    pub term: u64,
+    /// The candidate voted for (or proposal acknowledged) in `term`, if any.
+    pub vote: Option<u64>,
 }
 
 /// The effects of one input, in order. Drivers reuse one outbox to avoid
@@ -626,6 +642,11 @@ pub trait Algorithm: Send + fmt::Debug {
     /// One-shot algorithms ignore it.
     fn on_suspect(&mut self, _port: Port, _suspected: bool, _out: &mut Outbox) {}
 
+    /// A recovered incarnation, before [`Algorithm::on_start`], gets back
+    /// the last [`Effect::Persist`] record of the crashed one. Algorithms
+    /// that persist nothing ignore it.
+    fn restore(&mut self, _stable: Stable) {}
+
     /// The decision, once made.
     fn decision(&self) -> Option<Decision>;
 
@@ -649,6 +670,10 @@ impl<T: Algorithm + ?Sized> Algorithm for Box<T> {
 
     fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
         (**self).on_suspect(port, suspected, out)
+    }
+
+    fn restore(&mut self, stable: Stable) {
+        (**self).restore(stable)
     }
 
     fn decision(&self) -> Option<Decision> {

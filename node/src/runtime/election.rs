@@ -324,6 +324,10 @@ impl Election {
                 }
                 Effect::SetTimer { timer, after_ms } => self.set_timer(st, timer, after_ms),
                 Effect::CancelTimer { timer } => st.timers.retain(|(t, _)| *t != timer),
+                // A live "recover" resumes the same process with its state,
+                // so nothing needs reading back; a restarted process does not
+                // rejoin elections in flight.
+                Effect::Persist(_) => {}
             }
         }
         st.out = out;
