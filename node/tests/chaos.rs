@@ -1,209 +1,11 @@
-//! Seeded chaos for the failure-tolerant algorithms in "keep a leader" mode
-//! (issue 4, item 5): random crashes of the leader and of followers,
-//! recoveries, lossy and slow links and partitions, all healed before the
-//! horizon; safety (one leader per term) and agreement after healing.
+//! Seeded chaos for kept bully (issue 4, item 5): random crashes of the
+//! leader and of followers, recoveries, lossy and slow links and partitions,
+//! all healed before the horizon; safety (one leader per term) and agreement
+//! after healing. Plans and checks live in `common`.
 
-use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64Mcg;
-use ringleader_node::algo::catalogue;
-use ringleader_node::algo::{Leadership, Rule};
-use ringleader_node::failover::{self, Failover};
-use ringleader_node::faults::{Fault, FaultPlan, LinkFault, Scheduled};
-use ringleader_node::invariants;
-use ringleader_node::sim::{self, SimConfig, SimReport};
-use ringleader_node::topology::{IdOrder, Topology};
+mod common;
 
-/// Faults start after the first election and stop (all healed) by this time.
-const FAULTS_END: u64 = 6_000;
-/// Time left after the last fault for the cluster to agree.
-const SETTLE: u64 = 5_000;
-
-fn at(at: u64, seed: u64, fault: Fault) -> Scheduled {
-    Scheduled { at, seed, fault }
-}
-
-/// Which faults a plan may draw besides crashes and slow links.
-#[derive(Clone, Copy, Debug)]
-struct Mix {
-    /// Largest extra link delay (fixed part plus jitter), in ms.
-    max_delay: u64,
-    recoveries: bool,
-    drops: bool,
-    partitions: bool,
-}
-
-/// Everything the issue asks for, with delays well under bully's 500 ms answer timeout.
-const FULL: Mix = Mix { max_delay: 100, recoveries: true, drops: true, partitions: true };
-
-/// What a plan drew, to sort the runs by the faults outside bully's model.
-#[derive(Clone, Copy, Debug, Default)]
-struct Drawn {
-    recovery: bool,
-    drop: bool,
-    partition: bool,
-}
-
-/// A random plan on `n` positions; returns it with the time of its last fault.
-fn chaos_plan(rng: &mut Pcg64Mcg, n: u32, leader: u32, mix: Mix) -> (FaultPlan, u64, Drawn) {
-    let max_delay = mix.max_delay;
-    let mut drawn = Drawn::default();
-    let mut f = Vec::new();
-    let mut down = vec![false; n as usize];
-    let mut last = 0;
-    let faults = rng.random_range(1..=4);
-    for _ in 0..faults {
-        let t = rng.random_range(1_000..FAULTS_END - 1_500);
-        let until = t + rng.random_range(100..1_500);
-        let seed = rng.random();
-        let kinds = [true, true, mix.drops, true, mix.partitions];
-        let mut kind = rng.random_range(0..5);
-        while !kinds[kind] {
-            kind = rng.random_range(0..5);
-        }
-        match kind {
-            // The leader, or whoever leads now if the first one is gone.
-            0 => {
-                let p = if down[leader as usize] { rng.random_range(0..n) } else { leader };
-                f.push(at(t, seed, Fault::Crash { node: p }));
-                if mix.recoveries && rng.random_bool(0.6) {
-                    drawn.recovery = true;
-                    f.push(at(until, seed, Fault::Recover { node: p }));
-                } else {
-                    down[p as usize] = true;
-                }
-            }
-            1 => {
-                let p = rng.random_range(0..n);
-                f.push(at(t, seed, Fault::Crash { node: p }));
-                if mix.recoveries && rng.random_bool(0.6) {
-                    drawn.recovery = true;
-                    f.push(at(until, seed, Fault::Recover { node: p }));
-                } else {
-                    down[p as usize] = true;
-                }
-            }
-            2 => {
-                drawn.drop = true;
-                let drop = rng.random_range(0.0..=0.3);
-                let lf = LinkFault { drop, ..LinkFault::default() };
-                f.push(at(t, seed, Fault::Link { from: None, to: None, fault: lf }));
-                f.push(at(until, seed, Fault::Link { from: None, to: None, fault: LinkFault::default() }));
-            }
-            3 => {
-                let delay_ms = rng.random_range(0..=max_delay / 2);
-                let jitter_ms = rng.random_range(0..=max_delay - delay_ms);
-                let lf = LinkFault { delay_ms, jitter_ms, ..LinkFault::default() };
-                let from = rng.random_bool(0.5).then(|| rng.random_range(0..n));
-                f.push(at(t, seed, Fault::Link { from, to: None, fault: lf }));
-                f.push(at(until, seed, Fault::Link { from: None, to: None, fault: LinkFault::default() }));
-            }
-            _ => {
-                drawn.partition = true;
-                let mut order: Vec<u32> = (0..n).collect();
-                order.shuffle(rng);
-                let cut = rng.random_range(1..n) as usize;
-                let groups = vec![order[..cut].to_vec(), order[cut..].to_vec()];
-                f.push(at(t, seed, Fault::Partition { groups }));
-                f.push(at(until, seed, Fault::Partition { groups: vec![(0..n).collect()] }));
-            }
-        }
-        last = last.max(until);
-    }
-    // Someone must survive to lead.
-    if down.iter().all(|&d| d) {
-        drawn.recovery = true;
-        f.push(at(last, 0, Fault::Recover { node: leader }));
-    }
-    (FaultPlan { faults: f }, last, drawn)
-}
-
-/// One seeded kept-bully run.
-struct Run {
-    r: SimReport,
-    ids: Vec<u64>,
-    /// Time of the last fault (all healed by then).
-    last: u64,
-    drawn: Drawn,
-    ctx: String,
-}
-
-fn chaos_run(seed: u64, mix: Mix) -> Run {
-    let mut rng = Pcg64Mcg::seed_from_u64(seed);
-    let n = rng.random_range(3..=7);
-    let ids = IdOrder::Random(seed).arrange(n).unwrap();
-    let leader = ids.iter().position(|&id| id == n as u64).unwrap() as u32;
-    let (faults, last, drawn) = chaos_plan(&mut rng, n, leader, mix);
-    let cfg = SimConfig {
-        seed,
-        fifo: rng.random_bool(0.5),
-        max_delay: 16,
-        faults,
-        horizon: Some(last + SETTLE),
-        log_message_times: true,
-        ..SimConfig::default()
-    };
-    let spec = catalogue::find("bully").unwrap();
-    let topo = Topology::complete(n).unwrap();
-    let all: Vec<u32> = (0..n).collect();
-    let r = sim::run_kept(spec, &topo, &ids, &all, Rule::Max, &cfg).unwrap();
-    let ctx = format!("seed {seed} n {n} ids {ids:?} {cfg:?}");
-    Run { r, ids, last, drawn, ctx }
-}
-
-impl Run {
-    fn safety(&self) -> Result<(), String> {
-        let timeline: Vec<_> = self.r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
-        invariants::one_leader_per_term(&self.ids, &timeline)
-    }
-
-    /// The live nodes agree on one live leader from some time after the last fault to the end.
-    fn agreed(&self) -> bool {
-        final_agreement(&self.r, &self.ids).is_some()
-            && failover::agreement(&self.ids, &self.r.leaderships, &self.r.outages, self.last, 0).is_some()
-    }
-
-    fn failovers(&self) -> Vec<Failover> {
-        failover::failovers(&self.ids, &self.r.leaderships, &self.r.outages, &self.r.message_times)
-    }
-}
-
-/// The latest belief of every live node at the end, if they all agree on a live leader.
-fn final_agreement(r: &SimReport, ids: &[u64]) -> Option<Leadership> {
-    let mut latest = vec![None; ids.len()];
-    for e in &r.leaderships {
-        latest[e.position as usize] = Some(e.leadership);
-    }
-    for o in &r.outages {
-        if o.recovered.is_some() && !r.leaderships.iter().any(|e| e.position == o.position && e.time >= o.crashed) {
-            latest[o.position as usize] = None;
-        }
-    }
-    let live: Vec<usize> = (0..ids.len()).filter(|p| !r.crashed.contains(&(*p as u32))).collect();
-    let l = latest[live[0]]?;
-    let leader = ids.iter().position(|&id| Some(id) == l.leader)?;
-    (live.contains(&leader) && live.iter().all(|&p| latest[p] == Some(l))).then_some(l)
-}
-
-fn stats(name: &str, xs: impl Iterator<Item = u64>) -> String {
-    let xs: Vec<u64> = xs.collect();
-    if xs.is_empty() {
-        return format!("{name}: none");
-    }
-    let mean = xs.iter().sum::<u64>() as f64 / xs.len() as f64;
-    format!("{name}: mean {mean:.0}, max {}", xs.iter().max().unwrap())
-}
-
-fn report(what: &str, fo: &[Failover], runs: usize) {
-    eprintln!(
-        "{what}: {runs} runs, {} leader crashes, {} agreed; {}; {}; {}",
-        fo.len(),
-        fo.iter().filter(|f| f.agreement.is_some()).count(),
-        stats("detection ms", fo.iter().filter_map(|f| f.detection)),
-        stats("agreement ms", fo.iter().filter_map(|f| f.agreement)),
-        stats("messages", fo.iter().filter_map(|f| f.messages)),
-    );
-}
+use common::{FULL, Mix, chaos_run, report};
 
 /// 2,000 seeded kept-bully runs (n = 3..7) inside bully's model: crashes of the leader and of
 /// followers (no recovery, unless every node crashed: then the first leader comes back) and
@@ -216,7 +18,7 @@ fn bully_kept_is_safe_under_crashes_and_delays() {
     let runs = 2_000;
     let mut fo = Vec::new();
     for seed in 0..runs as u64 {
-        let run = chaos_run(seed, mix);
+        let run = chaos_run("bully", seed, mix);
         let (r, ctx) = (&run.r, &run.ctx);
         assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
         assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
@@ -241,7 +43,7 @@ fn bully_kept_full_chaos_is_measured() {
     let (mut unsafe_by, mut unagreed_by) = ([0usize; 8], [0usize; 8]);
     let mut drawn_by = [0usize; 8];
     for seed in 0..runs as u64 {
-        let run = chaos_run(seed, FULL);
+        let run = chaos_run("bully", seed, FULL);
         let (r, ctx) = (&run.r, &run.ctx);
         assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
         assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
@@ -283,7 +85,7 @@ fn bully_kept_with_delays_above_the_timeout() {
     let mut fo = Vec::new();
     let mix = Mix { max_delay: 1_500, recoveries: false, drops: false, partitions: false };
     for seed in 0..runs as u64 {
-        let run = chaos_run(1_000_000 + seed, mix);
+        let run = chaos_run("bully", 1_000_000 + seed, mix);
         unsafe_runs += usize::from(run.safety().is_err());
         unagreed += usize::from(!run.agreed());
         fo.extend(run.failovers());
