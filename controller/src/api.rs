@@ -385,6 +385,7 @@ fn leader_of(r: &ElectionRecord) -> Result<pb::Leader, Status> {
                 agreed: r.agreed,
                 term: r.term,
                 since: convert::rfc3339(r.leader_since_ms),
+                last_failover: r.failovers.last().map(Into::into),
             }),
             None => Err(Status::failed_precondition(format!(
                 "election {} has no leader now (term {}): an election is under way or no majority is reachable",
@@ -402,6 +403,7 @@ fn leader_of(r: &ElectionRecord) -> Result<pb::Leader, Status> {
             } else {
                 r.started_at_ms + r.metrics.as_ref().map_or(0, |m| m.duration_ms)
             }),
+            last_failover: r.failovers.last().map(Into::into),
         }),
         State::Failed => Err(Status::failed_precondition(format!(
             "election {} failed: {}",

@@ -11,6 +11,7 @@ use ringleader_node::topology::{IdOrder, TopologyKind};
 use ringleader_proto::v1 as pb;
 
 use crate::elections::{ElectionRecord, LeaderInfo, Metrics, Mode, Participant, SimOptions, State};
+use crate::failover::FailoverRecord;
 
 /// A protobuf field the domain cannot take.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -186,6 +187,22 @@ impl From<&LeaderInfo> for pb::LeaderRef {
     }
 }
 
+impl From<&FailoverRecord> for pb::Failover {
+    fn from(f: &FailoverRecord) -> Self {
+        pb::Failover {
+            leader: Some((&f.leader).into()),
+            term: f.term,
+            cause: f.cause.to_string(),
+            lost_at_ms: f.lost_at_ms,
+            detection_ms: f.detection_ms,
+            agreement_ms: f.agreement_ms,
+            new_leader: f.new_leader.as_ref().map(|(l, _)| l.into()),
+            new_term: f.new_leader.as_ref().map_or(0, |(_, t)| *t),
+            messages: f.messages,
+        }
+    }
+}
+
 impl From<&Metrics> for pb::Metrics {
     fn from(m: &Metrics) -> Self {
         pb::Metrics {
@@ -259,6 +276,7 @@ impl From<&ElectionRecord> for pb::Election {
                 })
                 .collect(),
             overlaps: r.overlaps.clone(),
+            failovers: r.failovers.iter().map(Into::into).collect(),
         }
     }
 }

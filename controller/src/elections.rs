@@ -31,6 +31,7 @@ use tracing::{info, warn};
 
 use crate::cluster::{Cluster, Node};
 use crate::config::ControllerConfig;
+use crate::failover::{self, Mark, Tracker};
 
 /// Elections with at most this many positions list their participants.
 pub const MAX_PARTICIPANTS: u32 = 1024;
@@ -211,6 +212,8 @@ pub struct ElectionRecord {
     pub timeline: Vec<LeadershipChange>,
     /// Times two nodes both believed they led, with how long.
     pub overlaps: Vec<String>,
+    /// Every loss of the agreed leader of a kept leadership.
+    pub failovers: Vec<crate::failover::FailoverRecord>,
 }
 
 /// One node's new belief about a kept leadership.
@@ -443,6 +446,7 @@ impl Elections {
             leader_since_ms: 0,
             timeline: Vec::new(),
             overlaps: Vec::new(),
+            failovers: Vec::new(),
         };
         let entry = Arc::new(Entry {
             record: Mutex::new(record),
@@ -519,11 +523,41 @@ impl Elections {
                 who.iter().map(|&i| format!("{} (term {})", nodes[i].name(), belief[i].map_or(0, |b| b.0))).collect();
             format!("{} believed they led at once for {} ms", names.join(" and "), since.elapsed().as_millis())
         };
+        let info = |i: usize| LeaderInfo { node: nodes[i].name(), id: plan.ids[i], position: i as u32 };
+        // Failover figures: a tick notices lost leaders without waiting for an event, and message
+        // counts are read from the nodes off the loop (a snapshot at the loss, one at agreement).
+        let mut tracker = Tracker::new();
+        let mut shown: Option<usize> = None;
+        let mut tick = tokio::time::interval(Duration::from_millis(50));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut snapshots: HashMap<usize, tokio::task::JoinHandle<HashMap<usize, u64>>> = HashMap::new();
+        let (measured_tx, mut measured) = tokio::sync::mpsc::unbounded_channel::<(usize, u64)>();
+        let rpc_timeout = self.config.rpc_timeout();
+        let snapshot = |positions: Vec<usize>| {
+            let nodes = nodes.to_vec();
+            let id = election_id.to_string();
+            tokio::spawn(async move {
+                status_of(&nodes, &positions, &id, rpc_timeout)
+                    .await
+                    .into_iter()
+                    .filter_map(|(i, s)| s.ok().map(|s| (i, s.election_messages + s.notification_messages)))
+                    .collect::<HashMap<usize, u64>>()
+            })
+        };
         loop {
-            let (node, ev) = tokio::select! {
+            let event = tokio::select! {
                 _ = stop.wait_for(|s| *s) => break,
+                _ = tick.tick() => None,
+                Some((i, m)) = measured.recv() => {
+                    tracker.set_messages(i, m);
+                    entry.update(|r| {
+                        r.failovers = tracker.records().to_vec();
+                        None
+                    });
+                    continue;
+                }
                 ev = events.recv(), if events_open => match ev {
-                    Some((node, ev)) if node < n && ev.kept && ev.position as usize == node => (node, ev),
+                    Some((node, ev)) if node < n && ev.kept && ev.position as usize == node => Some((node, ev)),
                     Some(_) => continue,
                     None => {
                         events_open = false;
@@ -531,24 +565,39 @@ impl Elections {
                     }
                 },
             };
-            let leader = (ev.leader_id != 0).then_some(ev.leader_id);
-            belief[node] = Some((ev.term, leader));
-            if leads(&belief, node) {
-                match claims.get(&ev.term) {
-                    Some(&other) if other != node => violations.push(format!(
-                        "two leaders of term {}: {} and {}",
-                        ev.term,
-                        nodes[other].name(),
-                        nodes[node].name()
-                    )),
-                    _ => {
-                        claims.insert(ev.term, node);
+            // A crashed node's last belief is frozen, and so is that of a node whose events no
+            // longer reach the controller: judge leaders and agreement among live nodes.
+            let crashed = self.crashed.get().map(|p| (p.0)()).unwrap_or_default();
+            let live = |i: &usize| !crashed.contains(i) && nodes[*i].events_connected();
+            let at_ms = started.elapsed().as_millis() as u64;
+            if let Some((node, ev)) = &event {
+                let (node, leader) = (*node, (ev.leader_id != 0).then_some(ev.leader_id));
+                belief[node] = Some((ev.term, leader));
+                if leads(&belief, node) {
+                    match claims.get(&ev.term) {
+                        Some(&other) if other != node => violations.push(format!(
+                            "two leaders of term {}: {} and {}",
+                            ev.term,
+                            nodes[other].name(),
+                            nodes[node].name()
+                        )),
+                        _ => {
+                            claims.insert(ev.term, node);
+                        }
                     }
                 }
+                if live(&node) {
+                    tracker.belief(at_ms, ev.term, leader);
+                }
             }
-            // A crashed node's last belief is frozen: judge leaders and agreement among live nodes.
-            let crashed = self.crashed.get().map(|p| (p.0)()).unwrap_or_default();
-            let live = |i: &usize| !crashed.contains(i);
+            if let Some(p) = tracker.held_position().map(|p| p as usize)
+                && !live(&p)
+            {
+                let cause = if crashed.contains(&p) { failover::CRASH_FAULT } else { failover::UNREACHABLE };
+                if let Mark::Opened(i) = tracker.leader_lost(at_ms, cause) {
+                    snapshots.insert(i, snapshot((0..n).filter(live).collect()));
+                }
+            }
             let leaders: Vec<usize> = (0..n).filter(|&i| leads(&belief, i)).filter(live).collect();
             match (&overlap_since, leaders.len() >= 2) {
                 (None, true) => overlap_since = Some((Instant::now(), leaders.clone())),
@@ -563,15 +612,38 @@ impl Elections {
             let agreed = top.is_some_and(|t| {
                 (0..n).filter(live).all(|i| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[t]))
             });
-            let at_ms = started.elapsed().as_millis() as u64;
-            let name = nodes[node].name();
+            if let Some(t) = top.filter(|_| agreed)
+                && let Mark::Closed(i) = tracker.agreed(at_ms, info(t), belief[t].map_or(0, |b| b.0))
+                && let Some(before) = snapshots.remove(&i)
+            {
+                let after = snapshot((0..n).filter(live).collect());
+                let tx = measured_tx.clone();
+                tokio::spawn(async move {
+                    if let (Ok(before), Ok(after)) = (before.await, after.await) {
+                        let spent = after.iter().filter_map(|(p, a)| Some(a.saturating_sub(*before.get(p)?))).sum();
+                        let _ = tx.send((i, spent));
+                    }
+                });
+            }
+            if event.is_none() && top == shown {
+                // A tick that changed nothing visible: keep the record as it is.
+                entry.update(|r| {
+                    r.agreed = agreed;
+                    r.failovers = tracker.records().to_vec();
+                    None
+                });
+                continue;
+            }
+            shown = top;
             entry.update(|r| {
-                if r.timeline.len() < MAX_TIMELINE {
+                if let Some((node, ev)) = &event
+                    && r.timeline.len() < MAX_TIMELINE
+                {
                     r.timeline.push(LeadershipChange {
-                        position: node as u32,
-                        node: name,
+                        position: *node as u32,
+                        node: nodes[*node].name(),
                         term: ev.term,
-                        leader_id: leader,
+                        leader_id: (ev.leader_id != 0).then_some(ev.leader_id),
                         at_ms,
                     });
                 }
@@ -582,13 +654,14 @@ impl Elections {
                             r.leader_since_ms = now_ms();
                         }
                         r.term = r.term.max(term);
-                        r.leader = Some(LeaderInfo { node: nodes[t].name(), id: plan.ids[t], position: t as u32 });
+                        r.leader = Some(info(t));
                     }
                     None => r.leader = None,
                 }
                 r.agreed = agreed;
                 r.violations = violations.clone();
                 r.overlaps = overlaps.clone();
+                r.failovers = tracker.records().to_vec();
                 None
             });
         }

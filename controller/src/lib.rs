@@ -41,6 +41,7 @@ pub mod compare;
 pub mod config;
 pub mod convert;
 pub mod elections;
+pub mod failover;
 pub mod faults;
 pub mod telemetry;
 

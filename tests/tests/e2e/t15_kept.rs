@@ -26,7 +26,8 @@ async fn leader_until(
 /// Bully keeps a leader on 5 LIVE nodes: the highest id leads in term >= 1; crashing it with
 /// `crash: {leader: true}` makes the next highest id lead with a higher term, agreed by every live node (the
 /// crashed leader's frozen belief does not count); the timeline never shows two
-/// leaders of one term; StopElection ends it FINISHED with no violations and the whole timeline.
+/// leaders of one term; the crash is recorded as a failover with its detection and agreement times and
+/// messages; StopElection ends it FINISHED with no violations and the whole timeline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bully_keeps_a_leader_across_a_crash() {
     let ctl = TestController::start_with(test_config(5)).await;
@@ -57,6 +58,23 @@ async fn bully_keeps_a_leader_across_a_crash() {
     let second =
         leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| l.agreed && l.term == second.term).await;
     assert_ne!(second.leader.as_ref().unwrap().node, first.leader.as_ref().unwrap().node);
+    // The crash is recorded as a failover: detected, agreed, and (read from the nodes a moment later) its messages.
+    let fo = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| {
+        l.last_failover.as_ref().is_some_and(|f| f.messages.is_some())
+    })
+    .await
+    .last_failover
+    .unwrap();
+    assert_eq!(fo.leader.as_ref().map(|l| l.id), Some(5), "{fo:?}");
+    assert_eq!((fo.term, fo.cause.as_str()), (first.term, "crash fault"), "{fo:?}");
+    assert_eq!(fo.new_leader.as_ref().map(|l| l.id), Some(4), "{fo:?}");
+    assert!(fo.new_term > fo.term, "{fo:?}");
+    let (detection, agreement) = (fo.detection_ms.unwrap(), fo.agreement_ms.unwrap());
+    assert!(detection <= agreement, "{fo:?}");
+    assert!(
+        fo.messages.unwrap() >= 4,
+        "at least an election to the one better node, its answer and coordinators: {fo:?}"
+    );
     client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
     let done = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
     assert_eq!(done.state, pb::ElectionState::Finished as i32, "{done:?}");
