@@ -106,6 +106,14 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
             ));
         }
     }
+    let detector = req.detector.unwrap_or_else(|| config.detector());
+    if req.detector.is_some() && !req.keep_leader {
+        return Err(RequestError::invalid(
+            "detector",
+            "failure-detector settings apply to kept leaderships (keep_leader) only",
+        ));
+    }
+    detector.validate().map_err(|e| RequestError::invalid("detector", e))?;
     let sim = req.simulation.unwrap_or_default();
     if req.mode == Mode::Live && sim != SimOptions::default() {
         return Err(RequestError::invalid("simulation", "simulation options apply to mode SIMULATED only"));
@@ -331,6 +339,7 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         seed: req.seed,
         sim,
         keep_leader: req.keep_leader,
+        detector,
     })
 }
 
@@ -677,6 +686,7 @@ fn compare_event(kind: pb::compare_event::Kind) -> pb::CompareEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ringleader_node::algo::detector::DetectorConfig;
     use ringleader_node::topology::TopologyKind;
 
     fn req(algorithm: &str) -> ElectionRequest {
@@ -689,6 +699,25 @@ mod tests {
             Ok(p) => panic!("accepted: {} on {} positions", p.spec.name, p.n()),
             Err(e) => (e.code, e.field),
         }
+    }
+
+    /// A kept leadership takes the controller's detector unless the request gives one; detector settings
+    /// without keep_leader, a zero period, a timeout below the period or above a day are refused naming `detector`.
+    #[test]
+    fn detector_settings_are_checked() {
+        let kept = ElectionRequest { keep_leader: true, ..req("bully") };
+        let cfg = ControllerConfig { detector_period_ms: 100, detector_timeout_ms: 900, ..ControllerConfig::default() };
+        assert_eq!(plan(&kept, 5, &cfg).unwrap().detector, DetectorConfig { period_ms: 100, timeout_ms: 900 });
+        let own = DetectorConfig { period_ms: 20, timeout_ms: 60 };
+        let asked = ElectionRequest { detector: Some(own), ..kept.clone() };
+        assert_eq!(plan(&asked, 5, &cfg).unwrap().detector, own);
+        for bad in [(0, 10), (50, 40), (50, 86_400_001)] {
+            let d = DetectorConfig { period_ms: bad.0, timeout_ms: bad.1 };
+            let r = ElectionRequest { detector: Some(d), ..kept.clone() };
+            assert_eq!(refused(&r, 5), (Code::InvalidArgument, "detector"), "{d:?}");
+        }
+        let one_shot = ElectionRequest { detector: Some(own), ..req("bully") };
+        assert_eq!(refused(&one_shot, 5), (Code::InvalidArgument, "detector"));
     }
 
     /// Defaults: LIVE over the whole cluster, every node an initiator, the

@@ -11,6 +11,7 @@
 //! config.validate().unwrap();
 //! ```
 
+use ringleader_node::algo::detector::DetectorConfig;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -100,6 +101,12 @@ pub struct ControllerConfig {
     /// (and FAILED); keeps e.g. All the Way on a million nodes (10^12
     /// messages) from occupying a core for days.
     pub max_simulated_messages: u64,
+    /// Heartbeat period of kept leaderships' failure detectors, unless a
+    /// `StartElection` gives its own (50 ms: loopback; 500 ms in Kubernetes).
+    pub detector_period_ms: u64,
+    /// A neighbour silent this long is suspected (200 ms: loopback; 2,000 ms
+    /// in Kubernetes). See docs/algorithms.md on false suspicion.
+    pub detector_timeout_ms: u64,
 }
 
 impl Default for ControllerConfig {
@@ -115,6 +122,8 @@ impl Default for ControllerConfig {
             max_elections: 1_000,
             max_simulated_size: 1_000_000,
             max_simulated_messages: 200_000_000,
+            detector_period_ms: DetectorConfig::LOOPBACK.period_ms,
+            detector_timeout_ms: DetectorConfig::LOOPBACK.timeout_ms,
         }
     }
 }
@@ -128,6 +137,11 @@ impl ControllerConfig {
     /// [`Self::quiet_timeout_ms`] as a duration.
     pub fn quiet_timeout(&self) -> Duration {
         Duration::from_millis(self.quiet_timeout_ms)
+    }
+
+    /// The default failure detector of kept leaderships.
+    pub fn detector(&self) -> DetectorConfig {
+        DetectorConfig { period_ms: self.detector_period_ms, timeout_ms: self.detector_timeout_ms }
     }
 
     /// [`Self::rpc_timeout_ms`] as a duration.
@@ -191,6 +205,9 @@ impl Config {
                 "controller.local_nodes",
                 format!("{} is more than the limit {MAX_LOCAL_NODES}", c.local_nodes),
             );
+        }
+        if let Err(e) = c.detector().validate() {
+            return invalid("controller.detector_timeout_ms", e);
         }
         if c.nodes.len() == 1 {
             return invalid("controller.nodes", "a ring needs at least 2 nodes; list 2 or more addresses".into());

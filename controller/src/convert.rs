@@ -6,6 +6,7 @@
 //! catalogue or the cluster are [`crate::api`]'s.
 
 use ringleader_node::algo::catalogue::AlgorithmSpec;
+use ringleader_node::algo::detector::DetectorConfig;
 use ringleader_node::algo::{Decision, Role, Rule};
 use ringleader_node::topology::{IdOrder, TopologyKind};
 use ringleader_proto::v1 as pb;
@@ -58,6 +59,8 @@ pub struct ElectionRequest {
     pub wait: bool,
     /// Keep a leader until stopped.
     pub keep_leader: bool,
+    /// Failure-detector settings of a kept leadership (`None` = the controller's).
+    pub detector: Option<DetectorConfig>,
     /// Requested overlay (`None` = the algorithm's default).
     pub topology: Option<TopologyKind>,
     /// Explicit tree or graph edges (`topology.edges`); empty = drawn from the seed.
@@ -116,6 +119,7 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             mode,
             wait: r.wait,
             keep_leader: r.keep_leader,
+            detector: r.detector.map(|d| DetectorConfig { period_ms: d.period_ms, timeout_ms: d.timeout_ms }),
             topology,
             edges,
             rows,

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ringleader_node::algo::catalogue::AlgorithmSpec;
+use ringleader_node::algo::detector::DetectorConfig;
 use ringleader_node::algo::{Decision, Role, Rule};
 use ringleader_node::invariants;
 use ringleader_node::sim::{self, SimConfig};
@@ -95,6 +96,8 @@ pub struct Plan {
     pub sim: SimOptions,
     /// Keep a leader until stopped (failure-tolerant algorithms, LIVE).
     pub keep_leader: bool,
+    /// The failure detector of a kept leadership.
+    pub detector: DetectorConfig,
 }
 
 impl Plan {
@@ -864,6 +867,10 @@ impl Elections {
                 // The same bits the simulator gives this position for this seed.
                 coin: ringleader_node::algo::coin(plan.seed, i as u32),
                 keep_leader: plan.keep_leader,
+                detector: plan.keep_leader.then_some(pb::FailureDetector {
+                    period_ms: plan.detector.period_ms,
+                    timeout_ms: plan.detector.timeout_ms,
+                }),
             }
         });
         let calls = nodes.iter().zip(prepares).map(|(node, req)| {

@@ -71,6 +71,7 @@ use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
 use crate::algo::catalogue::AlgorithmSpec;
+use crate::algo::detector::DetectorConfig;
 use crate::algo::{
     Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule, Stable, TimerId,
 };
@@ -106,6 +107,9 @@ pub struct SimConfig {
     /// Record the time of every election or notification message sent in
     /// [`SimReport::message_times`] (for failover costs; off by default).
     pub log_message_times: bool,
+    /// Failure-detector settings of kept leaderships ([`run_kept`]), in
+    /// virtual milliseconds; [`DetectorConfig::LOOPBACK`] by default.
+    pub detector: DetectorConfig,
 }
 
 impl Default for SimConfig {
@@ -120,6 +124,7 @@ impl Default for SimConfig {
             faults: FaultPlan::default(),
             horizon: None,
             log_message_times: false,
+            detector: DetectorConfig::LOOPBACK,
         }
     }
 }
@@ -720,7 +725,8 @@ pub fn run_checked(
 
 /// [`run`] in "keep a leader" mode: the state machines come from
 /// [`AlgorithmSpec::build_kept`] (boxed, with their failure detector), and
-/// `None` if the algorithm has no such mode. Heartbeats never go quiet: give
+/// `None` if the algorithm has no such mode. The failure detector runs with
+/// [`SimConfig::detector`]. Heartbeats never go quiet: give
 /// `cfg` a [`SimConfig::horizon`], or the run stops only at the idle rule
 /// (faulty runs) or the timer cap.
 ///
@@ -736,7 +742,7 @@ pub fn run_kept(
     cfg: &SimConfig,
 ) -> Option<SimReport> {
     let build = spec.build_kept?;
-    Some(run_with(spec, topo, ids, initiators, rule, cfg, build))
+    Some(run_with(spec, topo, ids, initiators, rule, cfg, |c| build(c, cfg.detector)))
 }
 
 /// [`run`] with the state machines built by `make` (any [`Algorithm`],

@@ -224,6 +224,7 @@ async fn prepare(nodes: &mut Nodes, algorithm: &str, ids: &[u64], initiators: &[
             initiator: initiators.contains(&p),
             coin: 0,
             keep_leader: false,
+            detector: None,
         };
         let mut agent = nodes.agents[p as usize].clone();
         calls.push(tokio::spawn(async move { agent.prepare(req).await.unwrap() }));

@@ -138,6 +138,18 @@ impl BullyConfig {
     pub const KUBERNETES: BullyConfig = BullyConfig { answer_timeout_ms: 2_000, coordinator_timeout_ms: 6_000 };
 }
 
+impl BullyConfig {
+    /// Timeouts that scale with the failure detector's: an answer must come
+    /// within 2.5 detector timeouts (500 ms for [`DetectorConfig::LOOPBACK`],
+    /// so the preset is unchanged), a coordinator within three answer
+    /// timeouts. A detector tuned for slow networks thus gets a bully that
+    /// waits as long for its answers.
+    pub fn for_detector(d: DetectorConfig) -> BullyConfig {
+        let answer_timeout_ms = d.timeout_ms.saturating_mul(5) / 2;
+        BullyConfig { answer_timeout_ms, coordinator_timeout_ms: answer_timeout_ms.saturating_mul(3) }
+    }
+}
+
 impl Default for BullyConfig {
     /// [`BullyConfig::LOOPBACK`].
     fn default() -> Self {
@@ -442,6 +454,14 @@ mod tests {
     use std::collections::{BTreeMap, BinaryHeap};
 
     use super::*;
+
+    /// Timeouts derived from the loopback detector are the loopback preset, and they grow with the detector's.
+    #[test]
+    fn timeouts_follow_the_detector() {
+        assert_eq!(BullyConfig::for_detector(DetectorConfig::LOOPBACK), BullyConfig::LOOPBACK);
+        let slow = BullyConfig::for_detector(DetectorConfig::KUBERNETES);
+        assert_eq!((slow.answer_timeout_ms, slow.coordinator_timeout_ms), (5_000, 15_000));
+    }
     use crate::algo::{MsgKind, PortInfo, catalogue};
     use crate::counters::Counters;
     use crate::sim::{self, SimConfig};

@@ -10,8 +10,14 @@ use super::{
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
 
+use super::detector::DetectorConfig;
+
 /// Creates one node's state machine.
 pub type Build = fn(&NodeContext) -> Box<dyn Algorithm>;
+
+/// Creates one node's state machine in "keep a leader" mode, with the failure
+/// detector's settings; the algorithm derives its own timeouts from them.
+pub type BuildKept = fn(&NodeContext, DetectorConfig) -> Box<dyn Algorithm>;
 
 /// Runs the simulator with an algorithm's concrete state machine
 /// (see [`sim::run_with`]); arguments as [`sim::run`].
@@ -66,7 +72,7 @@ pub struct AlgorithmSpec {
     pub build: fn(&NodeContext) -> Box<dyn Algorithm>,
     /// Creates one node's state machine in "keep a leader" mode (with its
     /// failure detector), for failure-tolerant algorithms; `None`: one-shot only.
-    pub build_kept: Option<Build>,
+    pub build_kept: Option<BuildKept>,
     /// Simulates an election with the concrete state machine (no boxing).
     pub simulate: Simulate,
     /// The arrangement of ids 1..=n (in ring order) that costs the most
@@ -807,9 +813,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(bully::Bully::new(c)),
-        build_kept: Some(|c| {
-            Box::new(bully::kept(c, bully::BullyConfig::LOOPBACK, super::detector::DetectorConfig::LOOPBACK))
-        }),
+        build_kept: Some(|c, d| Box::new(bully::kept(c, bully::BullyConfig::for_detector(d), d))),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, bully::Bully::new),
         worst_case: None,
         best_case: None,
@@ -834,13 +838,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(repaired_ring::RepairedRing::new(c)),
-        build_kept: Some(|c| {
-            Box::new(repaired_ring::kept(
-                c,
-                repaired_ring::RingConfig::LOOPBACK,
-                super::detector::DetectorConfig::LOOPBACK,
-            ))
-        }),
+        build_kept: Some(|c, d| Box::new(repaired_ring::kept(c, repaired_ring::RingConfig::for_detector(d), d))),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, repaired_ring::RepairedRing::new),
         worst_case: None,
         best_case: None,

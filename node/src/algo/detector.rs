@@ -60,6 +60,10 @@ pub fn is_reserved(timer: TimerId) -> bool {
     timer % SLOTS >= RESERVED_TIMER
 }
 
+/// Longest suspicion timeout accepted: a day (timers of a day or more are
+/// a mistake, and would overflow clock arithmetic far beyond).
+pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
+
 /// Heartbeat period and suspicion timeout, in milliseconds (virtual ones in
 /// the simulator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +87,12 @@ impl DetectorConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.period_ms == 0 {
             return Err("detector period must be positive".into());
+        }
+        if self.timeout_ms > MAX_TIMEOUT_MS {
+            return Err(format!(
+                "detector timeout ({} ms) must be at most a day ({MAX_TIMEOUT_MS} ms)",
+                self.timeout_ms
+            ));
         }
         if self.timeout_ms < self.period_ms {
             return Err(format!(

@@ -78,6 +78,12 @@ impl RingConfig {
     /// Kept leadership on loopback: hops take well under a millisecond, so
     /// 1.5 s covers two trips round rings of hundreds of nodes.
     pub const LOOPBACK: RingConfig = RingConfig { election_timeout_ms: Some(1_500) };
+
+    /// Kept leadership with an election timeout of 7.5 detector timeouts
+    /// (1.5 s for [`DetectorConfig::LOOPBACK`], the preset above).
+    pub fn for_detector(d: DetectorConfig) -> RingConfig {
+        RingConfig { election_timeout_ms: Some(d.timeout_ms.saturating_mul(15) / 2) }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -340,6 +346,13 @@ impl Algorithm for RepairedRing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The election timeout derived from the loopback detector is the loopback preset.
+    #[test]
+    fn timeout_follows_the_detector() {
+        assert_eq!(RingConfig::for_detector(DetectorConfig::LOOPBACK), RingConfig::LOOPBACK);
+        assert_eq!(RingConfig::for_detector(DetectorConfig::KUBERNETES).election_timeout_ms, Some(15_000));
+    }
     use crate::algo::PortInfo;
 
     /// Node `id` whose ports lead to `peers`, in port order, with the loopback timeout.

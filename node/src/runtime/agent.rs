@@ -16,6 +16,7 @@ use tracing::{info, warn};
 use super::election::{Election, ElectionSetup, PortLink};
 use super::links;
 use super::node::Node;
+use crate::algo::detector::DetectorConfig;
 use crate::algo::{NodeContext, PortInfo, Rule, catalogue};
 
 /// Why an agent request failed.
@@ -83,11 +84,20 @@ impl AgentService {
                 format!("unknown algorithm `{}`; known: {}", req.algorithm, catalogue::names()),
             )
         })?;
-        let build = if req.keep_leader {
-            spec.build_kept
-                .ok_or_else(|| AgentError::field("keep_leader", format!("{} has no keep-a-leader mode", spec.name)))?
+        let kept = if req.keep_leader {
+            let build = spec
+                .build_kept
+                .ok_or_else(|| AgentError::field("keep_leader", format!("{} has no keep-a-leader mode", spec.name)))?;
+            let detector = req.detector.map_or(DetectorConfig::LOOPBACK, |d| DetectorConfig {
+                period_ms: d.period_ms,
+                timeout_ms: d.timeout_ms,
+            });
+            detector.validate().map_err(|e| AgentError::field("detector", e))?;
+            Some((build, detector))
+        } else if req.detector.is_some() {
+            return Err(AgentError::field("detector", "applies to kept leaderships (keep_leader) only"));
         } else {
-            spec.build
+            None
         };
         let rule = match pb::Rule::try_from(req.rule) {
             Ok(pb::Rule::Min) => Rule::Min,
@@ -130,14 +140,18 @@ impl AgentService {
             .collect();
         let port_info: Vec<PortInfo> =
             req.ports.iter().map(|p| PortInfo { neighbour: p.id, label: p.label().into() }).collect();
-        let algo = build(&NodeContext {
+        let ctx = NodeContext {
             id: req.id,
             rule,
             n: req.size,
             coin: req.coin,
             ports: port_info.len() as u32,
             port_info: &port_info,
-        });
+        };
+        let algo = match kept {
+            Some((build, detector)) => build(&ctx, detector),
+            None => (spec.build)(&ctx),
+        };
         let setup = ElectionSetup {
             faults: node.faults.clone(),
             election_id: req.election_id,

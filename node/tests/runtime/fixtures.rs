@@ -100,6 +100,7 @@ pub fn ring_plan(
             // What the simulator draws for seed 0 (SimConfig::default()).
             coin: ringleader_node::algo::coin(0, i),
             keep_leader: false,
+            detector: None,
         })
         .collect()
 }
