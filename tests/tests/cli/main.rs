@@ -4,3 +4,4 @@
 mod t01_grpcurl;
 mod t02_cargo_run;
 mod t03_sigkill;
+mod t04_netns;
