@@ -1,0 +1,329 @@
+//! Benchmark: failover time of kept leaderships against failure-detector
+//! settings, next to etcd's own failover on the same machine.
+//!
+//! Run: `cargo bench -p ringleader-tests --bench failover` (add `-- --quick`
+//! for fewer crashes and no `etcdctl elect` measurement, which takes a
+//! minute per crash; `-- --algorithms bully,zookeeper` picks algorithms).
+//! Nothing is asserted; every figure is measured in this run and printed.
+//!
+//! * **Ringleader.** An embedded cluster of 5 nodes on loopback keeps a
+//!   leader with each kept algorithm and each detector setting (heartbeat
+//!   period, suspicion timeout). The benchmark crashes the agreed leader with
+//!   `InjectFault crash {leader: true}`, recovers it once another leader is
+//!   agreed, and repeats. Per crash it reports the time a client polling
+//!   `GetLeader` every 5 ms saw until a new leader was agreed by every live
+//!   node, and the controller's own failover figures (detection, agreement,
+//!   messages).
+//! * **etcd Raft.** A 5-member etcd cluster (Debian's `etcd-server`) on
+//!   loopback with `--heartbeat-interval` / `--election-timeout` set to the
+//!   same pairs (the election timeout raised to five heartbeats, etcd's
+//!   minimum, where the pair is tighter): SIGKILL of the Raft leader, then the time until a surviving
+//!   member reports a new leader (`etcdctl endpoint status`, polled).
+//! * **etcdctl elect.** Two `etcdctl elect` campaigners; SIGKILL of the
+//!   leading one, then the time until the other one prints that it leads.
+//!   etcdctl 3.4 holds its session lease with a fixed TTL of 60 s, so this is
+//!   a minute per crash; it is what an application that uses `etcdctl elect`
+//!   as its election gets.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ringleader_node::algo::catalogue;
+use ringleader_proto::v1 as pb;
+use ringleader_tests::{TestController, election, test_config};
+
+/// (heartbeat period, suspicion timeout) in ms.
+const SETTINGS: [(u64, u64); 4] = [(20, 80), (50, 200), (100, 400), (250, 1_000)];
+const NODES: u32 = 5;
+
+fn median(xs: &mut [u64]) -> u64 {
+    xs.sort_unstable();
+    if xs.is_empty() { 0 } else { xs[xs.len() / 2] }
+}
+
+fn summary(name: &str, xs: &mut [u64]) -> String {
+    if xs.is_empty() {
+        return format!("{name} -");
+    }
+    let med = median(xs);
+    format!("{name} {med} (max {})", xs.iter().max().unwrap())
+}
+
+/// Failovers of one kept algorithm under one detector setting.
+async fn ringleader(algorithm: &str, period_ms: u64, timeout_ms: u64, crashes: usize) -> String {
+    let ctl = TestController::start_with(test_config(NODES)).await;
+    let mut client = ctl.client();
+    let req = pb::StartElectionRequest {
+        keep_leader: true,
+        wait: false,
+        detector: Some(pb::FailureDetector { period_ms, timeout_ms }),
+        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
+        ..election(algorithm)
+    };
+    let e = match client.start_election(req).await {
+        Ok(e) => e.into_inner(),
+        Err(s) => return format!("{algorithm}: refused: {}", s.message()),
+    };
+    let id = e.election_id;
+    let agreed = |l: &pb::Leader| l.agreed && l.leader.is_some();
+    let (mut seen, mut detection, mut agreement, mut messages) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut failed = 0;
+    for _ in 0..crashes {
+        let Some(before) = poll(&mut client, &id, Duration::from_secs(30), agreed).await else {
+            failed += 1;
+            break;
+        };
+        let crash = pb::InjectFaultRequest {
+            kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: String::new(), leader: true })),
+            ..Default::default()
+        };
+        let fault = client.inject_fault(crash).await.expect("crash the leader").into_inner();
+        let t0 = Instant::now();
+        let new = |l: &pb::Leader| agreed(l) && l.term > before.term && l.leader != before.leader;
+        match poll(&mut client, &id, Duration::from_secs(60), new).await {
+            Some(_) => seen.push(t0.elapsed().as_millis() as u64),
+            None => failed += 1,
+        }
+        // The controller's figures; the message count arrives a moment after agreement.
+        let with_messages = |l: &pb::Leader| l.last_failover.as_ref().is_some_and(|f| f.messages.is_some());
+        if let Some(l) = poll(&mut client, &id, Duration::from_secs(10), with_messages).await {
+            let f = l.last_failover.unwrap();
+            detection.extend(f.detection_ms);
+            agreement.extend(f.agreement_ms);
+            messages.extend(f.messages);
+        }
+        let node = fault.description.trim_start_matches("crash ").to_string();
+        let recover = pb::InjectFaultRequest {
+            kind: Some(pb::inject_fault_request::Kind::Recover(pb::RecoverFault { node })),
+            ..Default::default()
+        };
+        client.inject_fault(recover).await.expect("recover");
+        tokio::time::sleep(Duration::from_millis(timeout_ms * 3)).await;
+    }
+    let _ = client.stop_election(pb::StopElectionRequest { election_id: id }).await;
+    ctl.stop().await;
+    format!(
+        "{algorithm:<12} period {period_ms:>4} ms timeout {timeout_ms:>5} ms | {} | {} | {} | {} | {} crashes, {failed} without a new leader",
+        summary("client-seen ms", &mut seen),
+        summary("detection ms", &mut detection),
+        summary("agreement ms", &mut agreement),
+        summary("messages", &mut messages),
+        crashes,
+    )
+}
+
+async fn poll(
+    client: &mut pb::controller_client::ControllerClient<tonic::transport::Channel>,
+    id: &str,
+    within: Duration,
+    ok: impl Fn(&pb::Leader) -> bool,
+) -> Option<pb::Leader> {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if let Ok(l) = client.get_leader(pb::GetLeaderRequest { election_id: id.into() }).await
+            && ok(l.get_ref())
+        {
+            return Some(l.into_inner());
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    None
+}
+
+// --------------------------------------------------------------------- etcd
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("port")
+}
+
+struct Etcd {
+    members: Vec<Option<Child>>,
+    clients: Vec<String>,
+    dir: std::path::PathBuf,
+}
+
+impl Etcd {
+    fn start(heartbeat_ms: u64, election_ms: u64) -> Option<Etcd> {
+        Command::new("etcd").arg("--version").output().ok()?;
+        let dir = std::env::temp_dir().join(format!("ringleader-etcd-{}-{heartbeat_ms}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let peers: Vec<(u16, u16)> = (0..NODES).map(|_| (free_port(), free_port())).collect();
+        let initial: Vec<String> =
+            peers.iter().enumerate().map(|(i, (_, p))| format!("m{i}=http://127.0.0.1:{p}")).collect();
+        let mut members = Vec::new();
+        for (i, (c, p)) in peers.iter().enumerate() {
+            let child = Command::new("etcd")
+                .args(["--name", &format!("m{i}")])
+                .arg("--data-dir")
+                .arg(dir.join(format!("m{i}")))
+                .args(["--listen-client-urls", &format!("http://127.0.0.1:{c}")])
+                .args(["--advertise-client-urls", &format!("http://127.0.0.1:{c}")])
+                .args(["--listen-peer-urls", &format!("http://127.0.0.1:{p}")])
+                .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{p}")])
+                .args(["--initial-cluster", &initial.join(",")])
+                .args(["--initial-cluster-state", "new", "--initial-cluster-token", "ringleader-bench"])
+                .args(["--heartbeat-interval", &heartbeat_ms.to_string()])
+                .args(["--election-timeout", &election_ms.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .ok()?;
+            members.push(Some(child));
+        }
+        let clients = peers.iter().map(|(c, _)| format!("127.0.0.1:{c}")).collect();
+        Some(Etcd { members, clients, dir })
+    }
+
+    /// The Raft leader's member index as reported by member `via`.
+    fn leader(&self, via: usize) -> Option<usize> {
+        let out = Command::new("etcdctl")
+            .args(["--endpoints", &self.clients[via], "--command-timeout=300ms", "--dial-timeout=300ms"])
+            .args(["endpoint", "status", "-w", "fields"])
+            .env("ETCDCTL_API", "3")
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let field = |name: &str| {
+            text.lines().find(|l| l.starts_with(&format!("\"{name}\""))).and_then(|l| l.split(':').nth(1)).map(str::trim)
+        };
+        let (leader, me) = (field("Leader")?.parse::<u64>().ok()?, field("MemberID")?.parse::<u64>().ok()?);
+        if leader == 0 {
+            return None;
+        }
+        if leader == me {
+            return Some(via);
+        }
+        // Which member is the leader: ask each live one for its own id.
+        (0..self.clients.len()).filter(|&i| i != via && self.members[i].is_some()).find(|&i| {
+            Command::new("etcdctl")
+                .args(["--endpoints", &self.clients[i], "--command-timeout=300ms", "endpoint", "status", "-w", "fields"])
+                .env("ETCDCTL_API", "3")
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&format!("\"MemberID\" : {leader}")))
+        })
+    }
+
+    fn kill(&mut self, i: usize) {
+        if let Some(mut c) = self.members[i].take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        for c in self.members.iter_mut().flatten() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Raft failovers of a 5-member etcd cluster: SIGKILL the leader, time until a survivor names a new one.
+fn etcd_raft(heartbeat_ms: u64, election_ms: u64, crashes: usize) -> String {
+    let mut seen = Vec::new();
+    let mut failed = 0;
+    for _ in 0..crashes {
+        let Some(mut etcd) = Etcd::start(heartbeat_ms, election_ms) else {
+            return "etcd: not installed (apt-get install etcd-server etcd-client)".into();
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let leader = loop {
+            if let Some(l) = etcd.leader(0) {
+                break Some(l);
+            }
+            if Instant::now() > deadline {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let Some(leader) = leader else {
+            failed += 1;
+            continue;
+        };
+        std::thread::sleep(Duration::from_millis(election_ms * 2));
+        etcd.kill(leader);
+        let t0 = Instant::now();
+        let survivor = (0..NODES as usize).find(|&i| i != leader).unwrap();
+        let mut got = false;
+        while t0.elapsed() < Duration::from_secs(30) {
+            if etcd.leader(survivor).is_some_and(|l| l != leader) {
+                got = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if got {
+            seen.push(t0.elapsed().as_millis() as u64);
+        } else {
+            failed += 1;
+        }
+    }
+    format!(
+        "etcd raft    heartbeat {heartbeat_ms:>4} ms election {election_ms:>5} ms | {} | {crashes} crashes, {failed} without a new leader",
+        summary("client-seen ms", &mut seen)
+    )
+}
+
+/// `etcdctl elect`: two campaigners, SIGKILL the leading one, time until the other leads.
+fn etcdctl_elect() -> String {
+    let Some(etcd) = Etcd::start(100, 1_000) else { return "etcdctl elect: etcd not installed".into() };
+    std::thread::sleep(Duration::from_secs(3));
+    let campaign = |name: &str| {
+        Command::new("etcdctl")
+            .args(["--endpoints", &etcd.clients.join(","), "elect", "bench", name])
+            .env("ETCDCTL_API", "3")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("etcdctl elect")
+    };
+    let mut first = campaign("first");
+    let mut lines = BufReader::new(first.stdout.take().unwrap()).lines();
+    if lines.next().is_none() {
+        let _ = first.kill();
+        let _ = first.wait();
+        return "etcdctl elect: the first campaigner never led".into();
+    }
+    let mut second = campaign("second");
+    std::thread::sleep(Duration::from_secs(1));
+    let _ = first.kill();
+    let _ = first.wait();
+    let t0 = Instant::now();
+    let mut out = BufReader::new(second.stdout.take().unwrap()).lines();
+    let led = out.next().is_some();
+    let took = t0.elapsed();
+    let _ = second.kill();
+    let _ = second.wait();
+    if led {
+        format!("etcdctl elect (session TTL 60 s): the second campaigner led {} ms after SIGKILL of the first", took.as_millis())
+    } else {
+        "etcdctl elect: the second campaigner never led".into()
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let crashes = if quick { 3 } else { 10 };
+    let algorithms: Vec<String> = match args.iter().position(|a| a == "--algorithms") {
+        Some(i) => args.get(i + 1).map(|s| s.split(',').map(String::from).collect()).unwrap_or_default(),
+        None => catalogue::CATALOGUE.iter().filter(|s| s.build_kept.is_some()).map(|s| s.name.to_string()).collect(),
+    };
+    println!("failover of kept leaderships on {NODES} loopback nodes, {crashes} crashes per row (medians, max)");
+    for &(period, timeout) in &SETTINGS {
+        for a in &algorithms {
+            println!("{}", ringleader(a, period, timeout, crashes).await);
+        }
+        // etcd refuses an election timeout below five heartbeats.
+        let election = timeout.max(5 * period);
+        println!("{}", tokio::task::spawn_blocking(move || etcd_raft(period, election, crashes.min(5))).await.unwrap());
+    }
+    if !quick {
+        println!("{}", tokio::task::spawn_blocking(etcdctl_elect).await.unwrap());
+    }
+}
