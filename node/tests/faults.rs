@@ -578,3 +578,32 @@ fn triggered_faults_fire_after_their_event() {
     assert!(never.outages.is_empty());
     assert!(never.fault_log.iter().any(|l| l.contains("never took effect")), "{:?}", never.fault_log);
 }
+
+/// Heartbeats are a kind: dropping only the leader's heartbeats for a while makes the followers of a kept bully
+/// leadership suspect a leader that never crashed (they drop their belief and elect, and the leader, alive,
+/// answers with its coordinator), while election and coordinator messages still flow; nothing crashed, the same
+/// leader keeps leading, and safety holds.
+#[test]
+fn dropping_heartbeats_causes_false_suspicion() {
+    let spec = spec("bully");
+    let topo = Topology::complete(5).unwrap();
+    let ids = IdOrder::Ascending.arrange(5).unwrap();
+    let mute = LinkFault { kind: Some(MsgKind::Heartbeat), ..DROP };
+    let run = |faults| {
+        let cfg = SimConfig { seed: 4, horizon: Some(12_000), faults: plan(faults), ..SimConfig::default() };
+        sim::run_kept(spec, &topo, &ids, &[0, 1, 2, 3, 4], spec.rule, &cfg).unwrap()
+    };
+    let suspicions =
+        |r: &SimReport| r.leaderships.iter().filter(|e| e.time > 2_000 && e.leadership.leader.is_none()).count();
+    let quiet = run(vec![at(12_000, every_link(LinkFault::default()))]);
+    assert_eq!(suspicions(&quiet), 0, "no fault, no suspicion");
+    let r = run(vec![
+        at(2_000, Fault::Link { from: Some(4), to: None, fault: mute }),
+        at(6_000, every_link(LinkFault::default())),
+    ]);
+    assert!(r.outages.is_empty());
+    assert!(r.dropped > 0 && r.dropped <= r.counters.heartbeat_messages, "only heartbeats were lost");
+    assert!(suspicions(&r) > 0, "{:?}", r.leaderships);
+    assert_eq!(r.leaderships.last().unwrap().leadership.leader, Some(5));
+    assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+}
