@@ -506,3 +506,24 @@ impl Faults {
         if failures.is_empty() { Ok(()) } else { Err(format!("faults not applied on {}", failures.join("; "))) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pb::after_event::Event;
+
+    /// `after` decodes to its trigger; an empty one, `leader_elected: false` and zero counts are refused naming
+    /// `after`, `after.messages` and `after.term`; no `after` is no trigger.
+    #[test]
+    fn after_decodes_or_names_the_field() {
+        let t = |event| trigger(Some(&pb::AfterEvent { event }));
+        assert_eq!(trigger(None), Ok(None));
+        assert_eq!(t(Some(Event::LeaderElected(true))), Ok(Some(Trigger::LeaderElected)));
+        assert_eq!(t(Some(Event::Messages(4))), Ok(Some(Trigger::Messages(4))));
+        assert_eq!(t(Some(Event::Term(2))), Ok(Some(Trigger::Term(2))));
+        assert_eq!(t(None).unwrap_err().field, "after");
+        assert_eq!(t(Some(Event::LeaderElected(false))).unwrap_err().field, "after");
+        assert_eq!(t(Some(Event::Messages(0))).unwrap_err().field, "after.messages");
+        assert_eq!(t(Some(Event::Term(0))).unwrap_err().field, "after.term");
+    }
+}
