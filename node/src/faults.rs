@@ -28,7 +28,12 @@
 //! naming itself, or a one-shot leader decision); the election and
 //! notification messages sent (heartbeats excluded) reach a count; a node
 //! claims to lead a term of at least a given number. A trigger fires once;
-//! a fault whose event never comes never takes effect.
+//! a fault whose event never comes never takes effect. The simulator sees
+//! each event at its exact instant; live, the controller watches the
+//! election's reports (every 10 ms: leadership events as the nodes send
+//! them, message counts from the nodes' `Status`), so a live fault lands a
+//! few milliseconds after its event, and a message count may be overshot
+//! by the messages sent meanwhile.
 //!
 //! # Precedence: later faults win
 //!
