@@ -629,18 +629,8 @@ impl Controller for ControllerService {
     }
 
     async fn inject_fault(&self, request: Request<pb::InjectFaultRequest>) -> Result<Response<pb::FaultInfo>, Status> {
-        let elections = self.elections.clone();
-        // "The leader" is the leader of the latest finished election.
-        let leader = move || {
-            let kept =
-                elections.list().into_iter().map(|e| e.snapshot()).find(|r| r.keep_leader && r.state == State::Running);
-            let record = match kept {
-                Some(r) => r,
-                None => elections.last_finished()?.snapshot(),
-            };
-            leader_of(&record).ok()?.leader.map(|l| l.node)
-        };
-        Ok(Response::new(self.faults.inject(request.into_inner(), leader).await?))
+        let watch = Arc::new(ElectionWatch(self.elections.clone()));
+        Ok(Response::new(self.faults.inject(request.into_inner(), watch).await?))
     }
 
     async fn list_faults(
@@ -676,6 +666,43 @@ impl Controller for ControllerService {
             self.entry(id)?.snapshot()
         };
         leader_of(&record).map(Response::new)
+    }
+}
+
+/// The election registry as faults that wait for an event see it.
+struct ElectionWatch(Arc<Elections>);
+
+impl ElectionWatch {
+    fn kept(&self) -> Option<ElectionRecord> {
+        self.0
+            .list()
+            .into_iter()
+            .map(|e| e.snapshot())
+            .find(|r| r.keep_leader && r.state == State::Running && r.mode == Mode::Live)
+    }
+}
+
+impl crate::faults::Watch for ElectionWatch {
+    /// "The leader": of the running kept leadership, else of the latest finished election.
+    fn leader(&self) -> Option<String> {
+        let record = match self.kept() {
+            Some(r) => r,
+            None => self.0.last_finished()?.snapshot(),
+        };
+        leader_of(&record).ok()?.leader.map(|l| l.node)
+    }
+
+    fn running_kept(&self) -> Option<String> {
+        self.kept().map(|r| r.id)
+    }
+
+    fn live_elections(&self) -> Vec<String> {
+        self.0.list().into_iter().map(|e| e.snapshot()).filter(|r| r.mode == Mode::Live).map(|r| r.id).collect()
+    }
+
+    fn progress(&self, id: &str) -> Option<(bool, u64)> {
+        let r = self.0.get(id)?.snapshot();
+        Some((r.leader.is_some(), r.term))
     }
 }
 

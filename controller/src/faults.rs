@@ -9,12 +9,29 @@
 //! them exactly where real failures happen. `recover` clears the node's
 //! crash faults; a new `partition` replaces the previous one; `ClearFaults`
 //! without an id clears everything.
+//!
+//! Link faults may select a message kind (`link.kind`) and the nth matching
+//! message per link (`link.nth`); the nodes apply both (each rule carries its
+//! fault id, so a fault pushed again keeps counting where it was).
+//!
+//! A fault with `after` is WAITING until its event, then SCHEDULED for
+//! `at_ms`, then ACTIVE. The controller watches the event itself (see
+//! [`Watch`]): the election watched is the running LIVE kept leadership when
+//! the fault is injected, else the next LIVE election started. It looks every
+//! [`POLL`]: leadership events come from the nodes' event streams as they
+//! happen, so a leader or term trigger fires within about `POLL` of the
+//! controller hearing of it (a one-shot election's leader is known when it
+//! finishes); a message-count trigger asks every node's `Agent.Status`, so it
+//! fires once the count reported is reached, and the messages sent
+//! meanwhile (at most one `POLL` plus an RPC round trip) are not held back.
+//! The simulator's triggers are exact (`ringleader_node::sim`).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ringleader_node::faults::{Trigger, kind_named};
 use ringleader_proto::v1 as pb;
 use tonic::Code;
 use tracing::{info, warn};
@@ -24,6 +41,38 @@ use crate::cluster::Cluster;
 
 /// Longest `at_ms` accepted (one day).
 pub const MAX_AT_MS: u64 = 86_400_000;
+
+/// How often a fault waiting for an event looks at the election.
+pub const POLL: Duration = Duration::from_millis(10);
+
+/// What the controller knows of its elections, for faults that wait for an
+/// event (implemented over the election registry by the API layer).
+pub trait Watch: Send + Sync + 'static {
+    /// The node that leads now (for `crash.leader`), if any.
+    fn leader(&self) -> Option<String>;
+    /// The id of the running LIVE kept leadership, if any.
+    fn running_kept(&self) -> Option<String>;
+    /// The ids of every LIVE election known, most recent first.
+    fn live_elections(&self) -> Vec<String>;
+    /// Election `id`: does it have a leader, and the highest term a node claimed to lead.
+    fn progress(&self, id: &str) -> Option<(bool, u64)>;
+}
+
+/// The trigger of `after`, checked; `None` without `after`.
+pub fn trigger(after: Option<&pb::AfterEvent>) -> Result<Option<Trigger>, RequestError> {
+    use pb::after_event::Event;
+    let Some(after) = after else { return Ok(None) };
+    let t = match after.event {
+        None | Some(Event::LeaderElected(false)) => {
+            return Err(RequestError::invalid("after", "give one of leader_elected: true, messages, term"));
+        }
+        Some(Event::LeaderElected(true)) => Trigger::LeaderElected,
+        Some(Event::Messages(k)) => Trigger::Messages(k),
+        Some(Event::Term(t)) => Trigger::Term(t),
+    };
+    ringleader_node::faults::validate_trigger(&t).map_err(|e| RequestError::invalid(e.field, e.reason))?;
+    Ok(Some(t))
+}
 
 /// A fault resolved to node indices.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +96,8 @@ struct Entry {
     resolved: Resolved,
     seed: u64,
     state: pb::FaultState,
+    /// The event it waits for (while WAITING).
+    after: Option<Trigger>,
 }
 
 /// The fault registry of one controller.
@@ -126,6 +177,14 @@ impl Faults {
                 if l.delay_ms > MAX_AT_MS || l.jitter_ms > MAX_AT_MS {
                     return Err(RequestError::invalid("link.delay_ms", "a delay of more than a day"));
                 }
+                kind_named("link.kind", &l.kind).map_err(|e| RequestError::invalid(e.field, e.reason))?;
+                let effect = l.drop > 0.0 || l.delay_ms > 0 || l.jitter_ms > 0 || l.duplicate > 0.0 || l.reorder > 0.0;
+                if l.nth > 0 && !effect {
+                    return Err(RequestError::invalid(
+                        "link.nth",
+                        "a fault on one message needs an effect (drop, delay_ms, jitter_ms, duplicate or reorder)",
+                    ));
+                }
                 Ok(Resolved::Link { from, to, spec: l.clone() })
             }
             Some(Kind::Partition(p)) => {
@@ -156,33 +215,49 @@ impl Faults {
         }
     }
 
-    /// Check and register a fault; apply it now or when `at_ms` has passed.
-    /// `leader` names whoever leads now (for `crash.leader`).
+    /// Check and register a fault; apply it now, when `at_ms` has passed, or
+    /// `at_ms` after its `after` event. `watch` tells whoever leads now (for
+    /// `crash.leader`) and how the elections progress (for `after`).
     pub async fn inject(
         self: &Arc<Self>,
         req: pb::InjectFaultRequest,
-        leader: impl Fn() -> Option<String> + Send + 'static,
+        watch: Arc<dyn Watch>,
     ) -> Result<pb::FaultInfo, RequestError> {
         let resolved = self.resolve(&req)?;
+        let after = trigger(req.after.as_ref())?;
         let id = format!("f{}", self.next.fetch_add(1, Ordering::Relaxed));
-        let entry =
-            Entry { id: id.clone(), request: req.clone(), resolved, seed: req.seed, state: pb::FaultState::Scheduled };
-        if req.at_ms == 0 {
-            let info = self.activate(entry, &leader)?;
+        let state = if after.is_some() { pb::FaultState::Waiting } else { pb::FaultState::Scheduled };
+        let entry = Entry { id: id.clone(), request: req.clone(), resolved, seed: req.seed, state, after };
+        if req.at_ms == 0 && after.is_none() {
+            let info = self.activate(entry, &*watch)?;
             self.push_all().await.map_err(|e| RequestError { code: Code::Unavailable, field: "kind", reason: e })?;
             return Ok(info);
         }
         let info = self.info(&entry);
         lock(&self.entries).push(entry);
         let me = self.clone();
+        // The election to watch is chosen now: the running kept leadership, else the next one started.
+        let kept = watch.running_kept();
+        let known: HashSet<String> =
+            if kept.is_none() { watch.live_elections().into_iter().collect() } else { HashSet::new() };
         tokio::spawn(async move {
+            if let Some(t) = after {
+                if !me.wait_for(&id, t, kept, &known, &*watch).await {
+                    return; // cleared meanwhile
+                }
+                if let Some(e) = lock(&me.entries).iter_mut().find(|e| e.id == id) {
+                    e.state = pb::FaultState::Scheduled;
+                    e.after = None;
+                }
+                info!(fault = %id, event = %t, "the event of a waiting fault came");
+            }
             tokio::time::sleep(Duration::from_millis(req.at_ms)).await;
             let entry = {
                 let mut entries = lock(&me.entries);
                 let Some(i) = entries.iter().position(|e| e.id == id) else { return }; // cleared meanwhile
                 entries.remove(i)
             };
-            match me.activate(entry, &leader) {
+            match me.activate(entry, &*watch) {
                 Ok(info) => info!(fault = %info.fault_id, what = %info.description, "scheduled fault fired"),
                 Err(e) => warn!(fault = %id, error = %e, "scheduled fault could not fire"),
             }
@@ -193,10 +268,66 @@ impl Faults {
         Ok(info)
     }
 
+    /// Poll until `t` holds for the watched election (`kept`, else the first
+    /// LIVE election not in `known`); false if fault `id` was cleared first.
+    async fn wait_for(
+        &self,
+        id: &str,
+        t: Trigger,
+        kept: Option<String>,
+        known: &HashSet<String>,
+        watch: &dyn Watch,
+    ) -> bool {
+        let mut target = kept;
+        let mut tick = tokio::time::interval(POLL);
+        loop {
+            tick.tick().await;
+            if !lock(&self.entries).iter().any(|e| e.id == id) {
+                return false;
+            }
+            if target.is_none() {
+                // The first one started after the fault (the list is most recent first).
+                target = watch.live_elections().into_iter().rev().find(|e| !known.contains(e));
+            }
+            let Some(election) = &target else { continue };
+            let met = match t {
+                Trigger::LeaderElected => watch.progress(election).is_some_and(|(leader, _)| leader),
+                Trigger::Term(term) => watch.progress(election).is_some_and(|(_, claimed)| claimed >= term),
+                Trigger::Messages(k) => self.messages_sent(election).await >= k,
+            };
+            if met {
+                return true;
+            }
+        }
+    }
+
+    /// Election and notification messages the nodes report for `election` so far.
+    async fn messages_sent(&self, election: &str) -> u64 {
+        let mut set = tokio::task::JoinSet::new();
+        for node in self.cluster.nodes() {
+            let mut client = node.client();
+            let req = pb::StatusRequest { election_id: election.to_string() };
+            let timeout = self.rpc_timeout;
+            set.spawn(async move {
+                match tokio::time::timeout(timeout, client.status(req)).await {
+                    Ok(Ok(s)) => s.get_ref().election_messages + s.get_ref().notification_messages,
+                    // A node without that election (or down) has sent nothing of it.
+                    _ => 0,
+                }
+            });
+        }
+        let mut sum = 0;
+        while let Some(n) = set.join_next().await {
+            sum += n.unwrap_or(0);
+        }
+        sum
+    }
+
     /// Make `entry` active in the registry (resolving a leader crash, applying a recover).
-    fn activate(&self, mut entry: Entry, leader: &dyn Fn() -> Option<String>) -> Result<pb::FaultInfo, RequestError> {
+    fn activate(&self, mut entry: Entry, watch: &dyn Watch) -> Result<pb::FaultInfo, RequestError> {
         if entry.resolved == Resolved::CrashLeader {
-            let name = leader()
+            let name = watch
+                .leader()
                 .ok_or_else(|| RequestError::precondition("crash.leader", "no election has elected a leader yet"))?;
             let i = self.node_index("crash.leader", &name)?;
             entry.resolved = Resolved::Crash(i);
@@ -262,6 +393,14 @@ impl Faults {
     }
 
     fn describe(&self, e: &Entry) -> String {
+        let what = self.describe_fault(e);
+        match e.after {
+            Some(t) => format!("{what}; pending: {} ms after {t}", e.request.at_ms),
+            None => what,
+        }
+    }
+
+    fn describe_fault(&self, e: &Entry) -> String {
         let name = |i: &usize| self.cluster.nodes().get(*i).map_or_else(|| format!("#{i}"), |n| n.name());
         let any = |i: &Option<usize>| i.as_ref().map_or_else(|| "*".to_string(), name);
         match &e.resolved {
@@ -269,9 +408,11 @@ impl Faults {
             Resolved::CrashLeader => "crash the leader".to_string(),
             Resolved::Recover(i) => format!("recover {}", name(i)),
             Resolved::Link { from, to, spec } => format!(
-                "link {} -> {}: drop {}, delay {} ms + jitter {} ms, duplicate {}, reorder {}",
+                "link {} -> {}{}{}: drop {}, delay {} ms + jitter {} ms, duplicate {}, reorder {}",
                 any(from),
                 any(to),
+                if spec.kind.is_empty() { String::new() } else { format!(", {} messages", spec.kind) },
+                if spec.nth == 0 { String::new() } else { format!(", message #{} per link", spec.nth) },
                 spec.drop,
                 spec.delay_ms,
                 spec.jitter_ms,
@@ -315,6 +456,9 @@ impl Faults {
                         reorder: spec.reorder,
                         // Each node draws its own sequence from the fault's seed.
                         seed: e.seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                        kind: spec.kind.clone(),
+                        nth: spec.nth,
+                        fault_id: e.id.clone(),
                     });
                 }
                 Resolved::Partition(groups) => {
@@ -360,5 +504,26 @@ impl Faults {
             }
         }
         if failures.is_empty() { Ok(()) } else { Err(format!("faults not applied on {}", failures.join("; "))) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pb::after_event::Event;
+
+    /// `after` decodes to its trigger; an empty one, `leader_elected: false` and zero counts are refused naming
+    /// `after`, `after.messages` and `after.term`; no `after` is no trigger.
+    #[test]
+    fn after_decodes_or_names_the_field() {
+        let t = |event| trigger(Some(&pb::AfterEvent { event }));
+        assert_eq!(trigger(None), Ok(None));
+        assert_eq!(t(Some(Event::LeaderElected(true))), Ok(Some(Trigger::LeaderElected)));
+        assert_eq!(t(Some(Event::Messages(4))), Ok(Some(Trigger::Messages(4))));
+        assert_eq!(t(Some(Event::Term(2))), Ok(Some(Trigger::Term(2))));
+        assert_eq!(t(None).unwrap_err().field, "after");
+        assert_eq!(t(Some(Event::LeaderElected(false))).unwrap_err().field, "after");
+        assert_eq!(t(Some(Event::Messages(0))).unwrap_err().field, "after.messages");
+        assert_eq!(t(Some(Event::Term(0))).unwrap_err().field, "after.term");
     }
 }

@@ -61,13 +61,14 @@ pub struct Failover {
 
 /// The outages of a plan's explicit `Crash` and `Recover` faults, in time
 /// order (a crash of a node already down and a recovery of a node up do
-/// nothing, as in the simulator). `CrashLeader` is resolved only while
-/// running, so it is not listed.
+/// nothing, as in the simulator). `CrashLeader` and faults waiting for a
+/// trigger are resolved only while running, so they are not listed.
 pub fn outages(plan: &FaultPlan) -> Vec<Outage> {
     let mut sched = plan.faults.clone();
     sched.sort_by_key(|s| s.at);
     let mut out: Vec<Outage> = Vec::new();
-    for s in &sched {
+    // A triggered fault's time is known only while running.
+    for s in sched.iter().filter(|s| s.after.is_none()) {
         match s.fault {
             Fault::Crash { node } if !out.iter().any(|o| o.position == node && o.recovered.is_none()) => {
                 out.push(Outage { position: node, crashed: s.at, recovered: None });
@@ -238,7 +239,7 @@ mod tests {
     /// Outages follow the plan's explicit crashes and recoveries in time order.
     #[test]
     fn outages_from_a_plan() {
-        let s = |at, fault| Scheduled { at, seed: 0, fault };
+        let s = |at, fault| Scheduled::new(at, 0, fault);
         let plan = FaultPlan {
             faults: vec![
                 s(50, Fault::Recover { node: 1 }),

@@ -3,22 +3,57 @@
 //!
 //! A [`Fault`] names nodes by overlay position. A [`FaultPlan`] is a list of
 //! faults, each switched on at a time (virtual time units in the simulator,
-//! milliseconds live) and carrying the seed of its random choices, so a run
+//! milliseconds live), or that long after an event of the election (a
+//! [`Trigger`]), and carrying the seed of its random choices, so a run
 //! replays exactly. [`validate`] checks a fault against the size of the
 //! overlay and names the field at fault, as the controller's API reports it.
+//!
+//! # Selectors
+//!
+//! A link fault selects messages by sending node (`from`), receiving node
+//! (`to`), message kind ([`LinkFault::kind`], a [`MsgKind`]; heartbeats are a
+//! kind too) and position in the stream ([`LinkFault::nth`]): with `nth = k`
+//! the fault only touches the k-th message that matches `from`, `to` and
+//! `kind` on each directed link it selects, counted from when the fault takes
+//! effect, per link and per fault. Every message sent on a link while the
+//! fault is in force counts, whatever happens to it afterwards (including
+//! messages a partition or a crashed receiver then loses); messages a crashed
+//! sender never sends do not.
+//!
+//! # Triggers
+//!
+//! [`Scheduled::after`] makes a fault wait for an event of the election
+//! instead of a time: it takes effect `at` after the event. The events
+//! ([`Trigger`]): a node announces that it leads (a kept [`crate::algo::Effect::Lead`]
+//! naming itself, or a one-shot leader decision); the election and
+//! notification messages sent (heartbeats excluded) reach a count; a node
+//! claims to lead a term of at least a given number. A trigger fires once;
+//! a fault whose event never comes never takes effect. The simulator sees
+//! each event at its exact instant; live, the controller watches the
+//! election's reports (every 10 ms: leadership events as the nodes send
+//! them, message counts from the nodes' `Status`), so a live fault lands a
+//! few milliseconds after its event, and a message count may be overshot
+//! by the messages sent meanwhile.
 //!
 //! # Precedence: later faults win
 //!
 //! Faults take effect in time order (`at`; faults of one time in plan order)
 //! and a later fault overrides an earlier one where they overlap:
 //!
-//! * **Link faults.** A message from `a` to `b` meets the *latest* link fault
-//!   whose selector matches it (`from` is `None` or `a`, `to` is `None` or
-//!   `b`), and only that one: faults are not combined. A later fault on the
-//!   same selector therefore replaces the earlier one, and a fault with the
-//!   default [`LinkFault`] (no drop, delay, duplicate or reorder) clears the
-//!   links it selects: `Link { from: None, to: None, fault: LinkFault::default() }`
-//!   clears every link fault.
+//! * **Link faults.** A message from `a` to `b` of kind `k` meets the
+//!   *latest* link fault whose selector matches it (`from` is `None` or `a`,
+//!   `to` is `None` or `b`, `kind` is `None` or `k`, and `nth` is 0 or the
+//!   message is the nth that fault counted on that link), and only that one:
+//!   faults are not combined. A later fault on the same selector therefore
+//!   replaces the earlier one, a later kind-less fault shadows an earlier
+//!   kind-specific one on the links it selects, while a later kind-specific
+//!   fault leaves the earlier kind-less one in force for the other kinds. An
+//!   nth-selected fault only decides its one message per link: the messages
+//!   before and after it meet the earlier faults. A fault with no effect (no
+//!   drop, delay, duplicate or reorder, [`LinkFault::has_effect`]) and
+//!   `nth = 0` clears the links (and kind) it selects:
+//!   `Link { from: None, to: None, fault: LinkFault::default() }` clears
+//!   every link fault.
 //! * **Partitions.** A partition replaces the previous one; a partition with
 //!   one group holding every node heals the network.
 //! * **Crashes.** `Crash` of a node that is down and `Recover` of a node that
@@ -34,7 +69,10 @@
 
 use std::collections::HashSet;
 
-/// What goes wrong on the links a [`Fault::Link`] selects.
+use crate::algo::MsgKind;
+
+/// What goes wrong on the links a [`Fault::Link`] selects, and which of
+/// their messages it selects (`kind`, `nth`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinkFault {
     /// Probability in [0, 1] that a message is lost.
@@ -48,6 +86,53 @@ pub struct LinkFault {
     /// Probability in [0, 1] that a message may overtake earlier ones on its
     /// link (FIFO order is kept otherwise).
     pub reorder: f64,
+    /// Only messages of this kind (`None`: every kind, heartbeats included).
+    pub kind: Option<MsgKind>,
+    /// Only the nth matching message (1-based) on each selected link,
+    /// counted from when the fault takes effect; 0 = every message.
+    pub nth: u64,
+}
+
+impl LinkFault {
+    /// Does the fault do anything to the messages it selects? One that does
+    /// not (and has `nth = 0`) clears the link faults it shadows.
+    pub fn has_effect(&self) -> bool {
+        self.drop > 0.0 || self.delay_ms > 0 || self.jitter_ms > 0 || self.duplicate > 0.0 || self.reorder > 0.0
+    }
+}
+
+/// The message kind called `name` (as [`MsgKind::name`] spells it), or the
+/// error naming `field` and listing the valid names. An empty name is `None`:
+/// every kind.
+pub fn kind_named(field: &'static str, name: &str) -> Result<Option<MsgKind>, FaultError> {
+    if name.is_empty() {
+        return Ok(None);
+    }
+    MsgKind::ALL.iter().copied().find(|k| k.name() == name).map(Some).ok_or_else(|| {
+        let names: Vec<&str> = MsgKind::ALL.iter().map(|k| k.name()).collect();
+        bad(field, format!("unknown message kind `{name}`; kinds: {}", names.join(", ")))
+    })
+}
+
+/// The event a [`Scheduled`] fault waits for (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// A node first announces that it leads.
+    LeaderElected,
+    /// The election and notification messages sent reach this count (≥ 1).
+    Messages(u64),
+    /// A node first claims to lead a term of at least this (≥ 1).
+    Term(u64),
+}
+
+impl std::fmt::Display for Trigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Trigger::LeaderElected => write!(f, "a leader is elected"),
+            Trigger::Messages(k) => write!(f, "{k} election messages were sent"),
+            Trigger::Term(t) => write!(f, "a leader of term {t} or more appears"),
+        }
+    }
 }
 
 /// One fault.
@@ -90,15 +175,30 @@ pub enum Fault {
 }
 
 /// A fault switched on at `at` (virtual time units in the simulator,
-/// milliseconds after the election's start live), with its own seed.
+/// milliseconds after the election's start live), or `at` after the event
+/// `after`, with its own seed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scheduled {
-    /// When it takes effect.
+    /// When it takes effect: from the start, or after the event.
     pub at: u64,
     /// The seed of its random choices (drop, jitter, duplicate, reorder).
     pub seed: u64,
     /// The fault.
     pub fault: Fault,
+    /// Wait for this event, then `at` more (`None`: `at` from the start).
+    pub after: Option<Trigger>,
+}
+
+impl Scheduled {
+    /// `fault` at time `at`, drawing from `seed`.
+    pub fn new(at: u64, seed: u64, fault: Fault) -> Self {
+        Scheduled { at, seed, fault, after: None }
+    }
+
+    /// The same fault, `at` after `trigger` instead.
+    pub fn after(self, trigger: Trigger) -> Self {
+        Scheduled { after: Some(trigger), ..self }
+    }
 }
 
 /// The faults of one run.
@@ -155,6 +255,12 @@ pub fn validate(fault: &Fault, n: u32) -> Result<(), FaultError> {
             probability("link.drop", fault.drop)?;
             probability("link.duplicate", fault.duplicate)?;
             probability("link.reorder", fault.reorder)?;
+            if fault.nth > 0 && !fault.has_effect() {
+                return Err(bad(
+                    "link.nth",
+                    "a fault on one message needs an effect (drop, delay_ms, jitter_ms, duplicate or reorder)",
+                ));
+            }
             Ok(())
         }
         Fault::Partition { groups } => {
@@ -178,10 +284,22 @@ pub fn validate(fault: &Fault, n: u32) -> Result<(), FaultError> {
     }
 }
 
+/// Check a trigger: counts of 0 would be met before anything happens.
+pub fn validate_trigger(t: &Trigger) -> Result<(), FaultError> {
+    match t {
+        Trigger::Messages(0) => Err(bad("after.messages", "count at least 1 message")),
+        Trigger::Term(0) => Err(bad("after.term", "terms start at 1")),
+        _ => Ok(()),
+    }
+}
+
 impl FaultPlan {
-    /// Check every fault against an overlay of `n` positions.
+    /// Check every fault (and trigger) against an overlay of `n` positions.
     pub fn validate(&self, n: u32) -> Result<(), FaultError> {
-        self.faults.iter().try_for_each(|s| validate(&s.fault, n))
+        self.faults.iter().try_for_each(|s| {
+            validate(&s.fault, n)?;
+            s.after.map_or(Ok(()), |t| validate_trigger(&t))
+        })
     }
 }
 
@@ -212,5 +330,27 @@ mod tests {
             validate(&link(Some(0), None, LinkFault { drop: 1.0, delay_ms: 5, ..LinkFault::default() }), 4).is_ok()
         );
         assert!(validate(&Fault::CrashLeader, 4).is_ok());
+    }
+
+    /// Kind names resolve as `MsgKind::name` spells them (empty = every kind); an unknown name is refused naming
+    /// the field and listing the valid names; an nth-selected fault without an effect and triggers that count to 0
+    /// are refused naming `link.nth`, `after.messages` and `after.term`.
+    #[test]
+    fn selectors_and_triggers_are_checked() {
+        assert_eq!(kind_named("link.kind", "coordinator"), Ok(Some(MsgKind::Coordinator)));
+        assert_eq!(kind_named("link.kind", "heartbeat"), Ok(Some(MsgKind::Heartbeat)));
+        assert_eq!(kind_named("link.kind", ""), Ok(None));
+        let e = kind_named("link.kind", "Elected").unwrap_err();
+        assert_eq!(e.field, "link.kind");
+        assert!(e.reason.contains("`Elected`") && e.reason.contains("notify, ") && e.reason.contains("commit"), "{e}");
+        let nth = |fault| Fault::Link { from: None, to: Some(1), fault };
+        let e = validate(&nth(LinkFault { nth: 1, ..LinkFault::default() }), 4).unwrap_err();
+        assert_eq!(e.field, "link.nth");
+        assert!(validate(&nth(LinkFault { nth: 1, drop: 1.0, ..LinkFault::default() }), 4).is_ok());
+        let plan = |t| FaultPlan { faults: vec![Scheduled::new(0, 0, Fault::CrashLeader).after(t)] };
+        assert_eq!(plan(Trigger::Messages(0)).validate(4).unwrap_err().field, "after.messages");
+        assert_eq!(plan(Trigger::Term(0)).validate(4).unwrap_err().field, "after.term");
+        assert!(plan(Trigger::LeaderElected).validate(4).is_ok());
+        assert!(plan(Trigger::Term(2)).validate(4).is_ok());
     }
 }

@@ -36,13 +36,21 @@
 //!   the node's context (same id, ports and coin), its old decision and
 //!   timers are forgotten, it gets back its last [`Effect::Persist`] record
 //!   (its disk) through [`Algorithm::restore`], and it is woken with `on_start`.
-//! * `Link { from, to, fault }`: each message sent on a matching link meets
-//!   the latest matching link fault only: it is lost with probability
+//! * `Link { from, to, fault }`: each message sent on a matching link (of the
+//!   fault's `kind`, if any; only the `nth` such message per link, if set)
+//!   meets the latest matching link fault only: it is lost with probability
 //!   `drop`; else it takes `delay_ms + uniform(0..=jitter_ms)` extra time
 //!   units, is delivered twice with probability `duplicate` (the copy right
 //!   after the original; it counts as a delivery, not as a message sent), and
 //!   on FIFO links is exempt from FIFO order with probability `reorder`. A
-//!   default `LinkFault` clears.
+//!   fault without effect clears what it selects (see [`crate::faults`]).
+//! * A fault with a [`Trigger`] waits for its event, then takes effect `at`
+//!   later, and at the earliest at the next instant (the event's own instant
+//!   is under way): a node's first [`Effect::Lead`] naming itself or leader
+//!   decision (`LeaderElected`), the k-th election or notification message
+//!   sent (`Messages(k)`), a node's first [`Effect::Lead`] naming itself for
+//!   a term ≥ t (`Term(t)`). The fault log records each trigger, and each
+//!   fault whose event never came.
 //! * `Partition { groups }`: messages sent between groups are lost; the
 //!   latest partition wins; one group of every node heals.
 //!
@@ -70,6 +78,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
+use crate::algo::MsgKind;
 use crate::algo::catalogue::AlgorithmSpec;
 use crate::algo::detector::DetectorConfig;
 use crate::algo::{
@@ -77,7 +86,7 @@ use crate::algo::{
 };
 use crate::counters::Counters;
 use crate::failover::Outage;
-use crate::faults::{Fault, FaultError, FaultPlan, LinkFault};
+use crate::faults::{Fault, FaultError, FaultPlan, LinkFault, Trigger};
 use crate::invariants::{self, Verdict};
 use crate::topology::Topology;
 
@@ -225,17 +234,47 @@ struct ActiveLink {
     to: Option<u32>,
     fault: LinkFault,
     rng: Pcg64Mcg,
+    /// With `nth > 0`: messages counted so far per directed link (from, to).
+    counts: BTreeMap<(u32, u32), u64>,
+    /// Whether the message being sent is this fault's nth on its link (set by [`ActiveLink::count`]).
+    hit: bool,
 }
 
 impl ActiveLink {
+    /// Does the message selector (links and kind, not `nth`) match?
     #[inline]
-    fn matches(&self, from: u32, to: u32) -> bool {
-        self.from.is_none_or(|f| f == from) && self.to.is_none_or(|t| t == to)
+    fn selects(&self, from: u32, to: u32, kind: MsgKind) -> bool {
+        self.from.is_none_or(|f| f == from)
+            && self.to.is_none_or(|t| t == to)
+            && self.fault.kind.is_none_or(|k| k == kind)
     }
 
-    /// Does this fault's selector cover every link `other` selects?
+    /// Count a message sent from `from` to `to` if the selector matches;
+    /// remember whether it is the nth.
+    #[inline]
+    fn count(&mut self, from: u32, to: u32, kind: MsgKind) {
+        self.hit = false;
+        if self.fault.nth > 0 && self.selects(from, to, kind) {
+            let c = self.counts.entry((from, to)).or_default();
+            *c += 1;
+            self.hit = *c == self.fault.nth;
+        }
+    }
+
+    /// Does the fault decide this message ([`ActiveLink::count`] first)?
+    #[inline]
+    fn matches(&self, from: u32, to: u32, kind: MsgKind) -> bool {
+        self.selects(from, to, kind) && (self.fault.nth == 0 || self.hit)
+    }
+
+    /// Does this fault decide every message `other` would (so `other` can
+    /// go)? Only a fault on every message (`nth = 0`) can, on the same or
+    /// wider links, of `other`'s kind or of every kind.
     fn covers(&self, other: &ActiveLink) -> bool {
-        (self.from.is_none() || self.from == other.from) && (self.to.is_none() || self.to == other.to)
+        self.fault.nth == 0
+            && (self.from.is_none() || self.from == other.from)
+            && (self.to.is_none() || self.to == other.to)
+            && (self.fault.kind.is_none() || self.fault.kind == other.fault.kind)
     }
 }
 
@@ -260,9 +299,12 @@ fn chance(rng: &mut Pcg64Mcg, p: f64) -> bool {
 /// not empty.
 #[derive(Default)]
 struct FaultState {
-    /// The plan, in time order (stable: plan order within one time).
+    /// The plan, in time order (stable: plan order within one time); a
+    /// triggered fault joins it when its event comes.
     plan: Vec<crate::faults::Scheduled>,
     next: usize,
+    /// Faults waiting for their [`Trigger`], in plan order.
+    waiting: Vec<crate::faults::Scheduled>,
     down: Vec<bool>,
     outages: Vec<Outage>,
     /// Group of each position under the current partition; empty = none.
@@ -422,6 +464,10 @@ impl<A: Algorithm> Driver<'_, A> {
                         if let Some(log) = &mut self.message_times {
                             log.push(now);
                         }
+                        if !self.faults.waiting.is_empty() {
+                            let sent = self.counters.messages;
+                            self.trigger(now, |t| matches!(t, Trigger::Messages(k) if sent >= k));
+                        }
                     }
                     let depth = self.depth[pos as usize] + 1;
                     self.ideal_time = self.ideal_time.max(depth);
@@ -449,10 +495,20 @@ impl<A: Algorithm> Driver<'_, A> {
                         Some(_) => {}
                         None => self.decisions[pos as usize] = Some(d),
                     }
+                    if d.role == Role::Leader && !self.faults.waiting.is_empty() {
+                        self.trigger(now, |t| t == Trigger::LeaderElected);
+                    }
                 }
                 Effect::Lead(l) => {
                     self.last_activity = now;
                     self.leaderships.push(LeadershipEvent { time: now, position: pos, leadership: l });
+                    if l.leader == Some(self.ids[pos as usize]) && !self.faults.waiting.is_empty() {
+                        self.trigger(now, |t| match t {
+                            Trigger::LeaderElected => true,
+                            Trigger::Term(term) => l.term >= term,
+                            Trigger::Messages(_) => false,
+                        });
+                    }
                 }
                 Effect::SetTimer { timer, after_ms } => {
                     self.uses_timers = true;
@@ -470,6 +526,27 @@ impl<A: Algorithm> Driver<'_, A> {
         self.out = out;
     }
 
+    /// Move the waiting faults whose trigger `fired` says has come into the
+    /// plan, `at` after `now` and at the earliest at the next instant (this
+    /// one is under way).
+    fn trigger(&mut self, now: u64, fired: impl Fn(Trigger) -> bool) {
+        let f = &mut self.faults;
+        let mut i = 0;
+        while i < f.waiting.len() {
+            let Some(t) = f.waiting[i].after.filter(|&t| fired(t)) else {
+                i += 1;
+                continue;
+            };
+            let mut s = f.waiting.remove(i);
+            s.at = now.saturating_add(s.at.max(1));
+            s.after = None;
+            f.log.push(format!("{now}: {t}: a fault takes effect at {}", s.at));
+            let at = s.at;
+            let pos = f.next + f.plan[f.next..].partition_point(|p| p.at <= at);
+            f.plan.insert(pos, s);
+        }
+    }
+
     /// Schedule `ev` at `time`, beyond the calendar window if need be.
     fn schedule_from(&mut self, now: u64, time: u64, ev: Ev) {
         if time - now >= self.width {
@@ -484,6 +561,12 @@ impl<A: Algorithm> Driver<'_, A> {
     fn send_faulty(&mut self, from: u32, port: Port, to: u32, now: u64, mut time: u64, ev: Ev) {
         self.last_activity = now;
         let f = &mut self.faults;
+        let Ev::Deliver { msg, .. } = ev else { return };
+        let kind = msg.kind();
+        // Every message sent counts towards nth selectors, whatever becomes of it.
+        for l in &mut f.links {
+            l.count(from, to, kind);
+        }
         if f.down[to as usize] {
             f.dropped_crashed += 1;
             return;
@@ -493,7 +576,7 @@ impl<A: Algorithm> Driver<'_, A> {
             return;
         }
         let (mut duplicate, mut exempt) = (false, false);
-        if let Some(l) = f.links.iter_mut().rev().find(|l| l.matches(from, to)) {
+        if let Some(l) = f.links.iter_mut().rev().find(|l| l.matches(from, to, kind)) {
             let lf = l.fault;
             if chance(&mut l.rng, lf.drop) {
                 f.dropped_link += 1;
@@ -591,10 +674,11 @@ impl<A: Algorithm> Driver<'_, A> {
                 *end_time = now;
             }
             Fault::Link { from, to, fault } => {
-                let new = ActiveLink { from, to, fault, rng: Pcg64Mcg::seed_from_u64(s.seed ^ 0x6661_756c_7473) };
+                let rng = Pcg64Mcg::seed_from_u64(s.seed ^ 0x6661_756c_7473);
+                let new = ActiveLink { from, to, fault, rng, counts: BTreeMap::new(), hit: false };
                 // Faults the new one shadows everywhere can go.
                 self.faults.links.retain(|l| !new.covers(l));
-                if fault != LinkFault::default() || !self.faults.links.is_empty() {
+                if fault.has_effect() || !self.faults.links.is_empty() {
                     self.faults.links.push(new);
                 }
             }
@@ -779,7 +863,7 @@ pub fn run_with<A: Algorithm>(
     let faulty = !cfg.faults.faults.is_empty();
     let mut faults = FaultState::default();
     if faulty {
-        faults.plan = cfg.faults.faults.clone();
+        (faults.waiting, faults.plan) = cfg.faults.faults.iter().cloned().partition(|s| s.after.is_some());
         faults.plan.sort_by_key(|s| s.at);
         faults.down = vec![false; n as usize];
     }
@@ -925,6 +1009,11 @@ pub fn run_with<A: Algorithm>(
         });
     }
     failures.extend(d.errors.iter().cloned());
+    for s in &d.faults.waiting {
+        if let Some(t) = s.after {
+            d.faults.log.push(format!("{end_time}: never took effect, waiting until {t}: {:?}", s.fault));
+        }
+    }
     let crashed: Vec<u32> = (0..n).filter(|&p| d.faults.down.get(p as usize) == Some(&true)).collect();
     let fifo_assumed = spec.assumptions.fifo && cfg.fifo;
     let reasons = d.faults.reasons(fifo_assumed, d.uses_timers, spec.name);
@@ -1061,11 +1150,7 @@ mod tests {
         let topo = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
         let run_fault = |seed, fault| {
             let faults = FaultPlan {
-                faults: vec![crate::faults::Scheduled {
-                    at: 0,
-                    seed,
-                    fault: Fault::Link { from: None, to: None, fault },
-                }],
+                faults: vec![crate::faults::Scheduled::new(0, seed, Fault::Link { from: None, to: None, fault })],
             };
             let cfg = SimConfig { seed, unit_delay: true, faults, ..SimConfig::default() };
             run_with(spec, &topo, &[1, 2], &[0], Rule::Max, &cfg, |c| Sequencer { id: c.id, next: 0, decided: None })
@@ -1125,7 +1210,7 @@ mod tests {
                 faults: faults
                     .into_iter()
                     .zip(times)
-                    .map(|(fault, &at)| crate::faults::Scheduled { at, seed: 0, fault })
+                    .map(|(fault, &at)| crate::faults::Scheduled::new(at, 0, fault))
                     .collect(),
             };
             let cfg = SimConfig { unit_delay: true, faults, ..SimConfig::default() };
@@ -1190,9 +1275,8 @@ mod tests {
         let topo = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
         let plan = [(10, Fault::Crash { node: 0 }), (20, Fault::Recover { node: 0 })];
         let plan = plan.iter().chain(&[(30, Fault::Crash { node: 0 }), (40, Fault::Recover { node: 0 })]);
-        let faults = FaultPlan {
-            faults: plan.map(|(at, f)| crate::faults::Scheduled { at: *at, seed: 0, fault: f.clone() }).collect(),
-        };
+        let faults =
+            FaultPlan { faults: plan.map(|(at, f)| crate::faults::Scheduled::new(*at, 0, f.clone())).collect() };
         let cfg = SimConfig { unit_delay: true, faults, ..SimConfig::default() };
         let r = run_with(spec, &topo, &[1, 2], &[0], Rule::Max, &cfg, |_| Disk { term: 0, restored: None });
         assert!(r.errors.is_empty(), "{:?}", r.errors);

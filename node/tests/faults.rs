@@ -5,8 +5,8 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use ringleader_node::algo::catalogue::{self, AlgorithmSpec};
-use ringleader_node::algo::{Decision, Role};
-use ringleader_node::faults::{Fault, FaultPlan, LinkFault, Scheduled};
+use ringleader_node::algo::{Decision, MsgKind, Role};
+use ringleader_node::faults::{Fault, FaultPlan, LinkFault, Scheduled, Trigger};
 use ringleader_node::sim::{self, SimConfig, SimReport};
 use ringleader_node::topology::{IdOrder, Topology};
 
@@ -15,7 +15,7 @@ fn spec(name: &str) -> &'static AlgorithmSpec {
 }
 
 fn at(at: u64, fault: Fault) -> Scheduled {
-    Scheduled { at, seed: at ^ 0x5eed, fault }
+    Scheduled::new(at, at ^ 0x5eed, fault)
 }
 
 fn every_link(fault: LinkFault) -> Fault {
@@ -352,11 +352,8 @@ fn crash_leader_without_a_leader_is_logged() {
 /// changes nothing.
 #[test]
 fn faults_are_deterministic_per_seed() {
-    let lossy = |seed| Scheduled {
-        at: 0,
-        seed,
-        fault: every_link(LinkFault { drop: 0.3, jitter_ms: 9, ..LinkFault::default() }),
-    };
+    let lossy =
+        |seed| Scheduled::new(0, seed, every_link(LinkFault { drop: 0.3, jitter_ms: 9, ..LinkFault::default() }));
     let cfg = |faults| SimConfig { seed: 11, faults: plan(faults), ..SimConfig::default() };
     let a = run_n("stages-buffered", 16, &cfg(vec![lossy(1)]));
     let b = run_n("stages-buffered", 16, &cfg(vec![lossy(1)]));
@@ -367,11 +364,11 @@ fn faults_are_deterministic_per_seed() {
         others.iter().any(|o| (o.dropped, o.counters) != (a.dropped, a.counters)),
         "other fault seeds, other drops"
     );
-    let idle = Scheduled {
-        at: 0,
-        seed: 99,
-        fault: Fault::Link { from: Some(0), to: Some(8), fault: LinkFault { drop: 0.5, ..LinkFault::default() } },
-    };
+    let idle = Scheduled::new(
+        0,
+        99,
+        Fault::Link { from: Some(0), to: Some(8), fault: LinkFault { drop: 0.5, ..LinkFault::default() } },
+    );
     assert_eq!(run_n("stages-buffered", 16, &cfg(vec![lossy(1), idle])), a);
 }
 
@@ -414,19 +411,12 @@ fn chaos_plan(rng: &mut Pcg64Mcg, n: u32) -> FaultPlan {
             jitter_ms: rng.random_range(0..=30),
             duplicate: rng.random_range(0.0..=0.2),
             reorder: rng.random_range(0.0..=0.5),
+            ..LinkFault::default()
         };
-        faults.push(Scheduled {
-            at: rng.random_range(0..30),
-            seed: rng.random(),
-            fault: Fault::Link { from, to, fault },
-        });
+        faults.push(Scheduled::new(rng.random_range(0..30), rng.random(), Fault::Link { from, to, fault }));
     }
     if rng.random_bool(0.2) {
-        faults.push(Scheduled {
-            at: rng.random_range(0..60),
-            seed: 0,
-            fault: Fault::Crash { node: rng.random_range(0..n) },
-        });
+        faults.push(Scheduled::new(rng.random_range(0..60), 0, Fault::Crash { node: rng.random_range(0..n) }));
     }
     FaultPlan { faults }
 }
@@ -464,4 +454,156 @@ fn chaos_never_two_leaders() {
         }
         eprintln!("{name}: {elected} of 500 elected a leader, {failed} failed with a reason");
     }
+}
+
+fn select(kind: Option<MsgKind>, nth: u64, fault: LinkFault) -> Fault {
+    every_link(LinkFault { kind, nth, ..fault })
+}
+
+const DROP: LinkFault =
+    LinkFault { drop: 1.0, delay_ms: 0, jitter_ms: 0, duplicate: 0.0, reorder: 0.0, kind: None, nth: 0 };
+
+/// Dropping only `notify` messages lets as-far find its leader (every election message arrives) but lose every
+/// announcement: the run ends without agreement, the verdict blames the lossy links, and exactly the notification
+/// messages were lost.
+#[test]
+fn dropping_one_kind_loses_only_that_kind() {
+    let cfg = SimConfig {
+        seed: 3,
+        faults: plan(vec![at(0, select(Some(MsgKind::Notify), 0, DROP))]),
+        ..SimConfig::default()
+    };
+    let r = run_n("as-far", 8, &cfg);
+    assert_books_balance(&r, "notify dropped");
+    assert!(r.counters.notification_messages > 0);
+    assert_eq!(r.dropped, r.counters.notification_messages, "every announcement and nothing else was lost");
+    assert!(!r.verdict.agreed);
+    let why = r.verdict.failed_reason.as_deref().unwrap_or_default();
+    assert!(why.contains("dropped by faults") && why.contains("by lossy links"), "{why}");
+    assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
+    assert_eq!(r.decisions.iter().filter(|d| d.is_some()).count(), 1, "only the winner knows");
+
+    let coordinator = SimConfig { faults: plan(vec![at(0, select(Some(MsgKind::Coordinator), 0, DROP))]), ..cfg };
+    let r = run_n("as-far", 8, &coordinator);
+    assert_eq!(r.dropped, 0, "as-far sends no coordinator messages");
+    assert!(r.verdict.agreed);
+}
+
+/// Precedence with kinds: a later kind-less fault shadows an earlier kind-specific one (here it clears it), while a
+/// later kind-specific fault leaves the earlier kind-less one in force for the other kinds.
+#[test]
+fn kind_precedence() {
+    let run = |faults| run_n("as-far", 8, &SimConfig { seed: 5, faults: plan(faults), ..SimConfig::default() });
+    let r = run(vec![at(0, select(Some(MsgKind::Notify), 0, DROP)), at(1, every_link(LinkFault::default()))]);
+    assert_eq!(r.dropped, 0, "the later clear shadowed the notify drop");
+    assert!(r.verdict.agreed);
+    let slow = LinkFault { delay_ms: 7, ..LinkFault::default() };
+    let r = run(vec![at(0, every_link(slow)), at(0, select(Some(MsgKind::Notify), 0, DROP))]);
+    assert_eq!(r.dropped, r.counters.notification_messages);
+    assert_eq!(r.delayed, r.counters.election_messages, "election messages still meet the earlier delay");
+}
+
+/// The nth selector hits exactly one message per link: dropping the 1st message on every link of an 8-ring where
+/// everyone initiates loses exactly 8 messages (one per link); the 3rd election message per link loses at most one
+/// per link; and an nth fault does not clear the earlier fault for the other messages.
+#[test]
+fn nth_hits_one_message_per_link() {
+    for seed in 0..10 {
+        let cfg = SimConfig { seed, faults: plan(vec![at(0, select(None, 1, DROP))]), ..SimConfig::default() };
+        let r = run_n("as-far", 8, &cfg);
+        assert_books_balance(&r, &format!("seed {seed}"));
+        assert_eq!(r.dropped, 8, "seed {seed}: the first message of each of the 8 links");
+        let third = SimConfig { faults: plan(vec![at(0, select(Some(MsgKind::Election), 3, DROP))]), ..cfg.clone() };
+        let r = run_n("as-far", 8, &third);
+        let links_with_three = r.dropped;
+        assert!(links_with_three <= 8, "seed {seed}: {links_with_three}");
+    }
+    let slow = LinkFault { delay_ms: 7, ..LinkFault::default() };
+    let nth = LinkFault { duplicate: 1.0, ..LinkFault::default() };
+    let cfg = SimConfig {
+        seed: 1,
+        faults: plan(vec![at(0, every_link(slow)), at(0, select(None, 2, nth))]),
+        ..SimConfig::default()
+    };
+    let r = run_n("as-far", 8, &cfg);
+    assert_eq!(r.duplicated, 8, "the 2nd message of each link, once");
+    assert_eq!(r.delayed, r.counters.messages - 8, "the other messages meet the earlier delay");
+}
+
+/// Kept bully on 5 nodes: "crash the leader once a leader is elected" fires at the first leadership (the fault log
+/// says when), the crashed node is that leader, and a leader of a higher term follows; the same plan replays to
+/// the same report. A term trigger waits for that term; a message-count trigger for that many messages; a trigger
+/// that never comes leaves the fault unapplied and says so.
+#[test]
+fn triggered_faults_fire_after_their_event() {
+    let spec = spec("bully");
+    let topo = Topology::complete(5).unwrap();
+    let ids = IdOrder::Ascending.arrange(5).unwrap();
+    let run = |s: Vec<Scheduled>| {
+        let cfg = SimConfig {
+            seed: 2,
+            horizon: Some(20_000),
+            faults: plan(s),
+            log_message_times: true,
+            ..SimConfig::default()
+        };
+        sim::run_kept(spec, &topo, &ids, &[0, 1, 2, 3, 4], spec.rule, &cfg).unwrap()
+    };
+    let crash_leader = Scheduled::new(50, 1, Fault::CrashLeader).after(Trigger::LeaderElected);
+    let r = run(vec![crash_leader.clone()]);
+    let first = r.leaderships.iter().find(|e| e.leadership.leader == Some(ids[e.position as usize])).unwrap();
+    assert_eq!(r.outages.len(), 1, "{:?}", r.fault_log);
+    assert_eq!(r.outages[0].position, first.position);
+    assert_eq!(r.outages[0].crashed, first.time + 50, "{:?}", r.fault_log);
+    assert!(r.fault_log[0].starts_with(&format!("{}: a leader is elected", first.time)), "{:?}", r.fault_log);
+    let last = r.leaderships.last().unwrap().leadership;
+    assert!(last.term > first.leadership.term && last.leader.is_some(), "{last:?}");
+    assert_eq!(run(vec![crash_leader.clone()]), r, "the plan replays");
+
+    // Crash the first leader as before, and the leader of the next term as soon as it claims it.
+    let term = run(vec![crash_leader, Scheduled::new(0, 1, Fault::CrashLeader).after(Trigger::Term(last.term))]);
+    let claim = term
+        .leaderships
+        .iter()
+        .find(|e| e.leadership.term >= last.term && e.leadership.leader == Some(ids[e.position as usize]))
+        .unwrap();
+    assert_eq!(term.outages.len(), 2, "{:?}", term.fault_log);
+    assert_eq!(term.outages[1].position, claim.position);
+    assert_eq!(term.outages[1].crashed, claim.time + 1, "at 0 after the event is the next instant");
+
+    let count = run(vec![Scheduled::new(0, 1, Fault::Crash { node: 0 }).after(Trigger::Messages(3))]);
+    assert_eq!(count.outages.len(), 1);
+    assert_eq!(count.outages[0].crashed, count.message_times[2] + 1, "the instant after the 3rd message");
+    let never = run(vec![Scheduled::new(0, 1, Fault::Crash { node: 0 }).after(Trigger::Term(1_000))]);
+    assert!(never.outages.is_empty());
+    assert!(never.fault_log.iter().any(|l| l.contains("never took effect")), "{:?}", never.fault_log);
+}
+
+/// Heartbeats are a kind: dropping only the leader's heartbeats for a while makes the followers of a kept bully
+/// leadership suspect a leader that never crashed (they drop their belief and elect, and the leader, alive,
+/// answers with its coordinator), while election and coordinator messages still flow; nothing crashed, the same
+/// leader keeps leading, and safety holds.
+#[test]
+fn dropping_heartbeats_causes_false_suspicion() {
+    let spec = spec("bully");
+    let topo = Topology::complete(5).unwrap();
+    let ids = IdOrder::Ascending.arrange(5).unwrap();
+    let mute = LinkFault { kind: Some(MsgKind::Heartbeat), ..DROP };
+    let run = |faults| {
+        let cfg = SimConfig { seed: 4, horizon: Some(12_000), faults: plan(faults), ..SimConfig::default() };
+        sim::run_kept(spec, &topo, &ids, &[0, 1, 2, 3, 4], spec.rule, &cfg).unwrap()
+    };
+    let suspicions =
+        |r: &SimReport| r.leaderships.iter().filter(|e| e.time > 2_000 && e.leadership.leader.is_none()).count();
+    let quiet = run(vec![at(12_000, every_link(LinkFault::default()))]);
+    assert_eq!(suspicions(&quiet), 0, "no fault, no suspicion");
+    let r = run(vec![
+        at(2_000, Fault::Link { from: Some(4), to: None, fault: mute }),
+        at(6_000, every_link(LinkFault::default())),
+    ]);
+    assert!(r.outages.is_empty());
+    assert!(r.dropped > 0 && r.dropped <= r.counters.heartbeat_messages, "only heartbeats were lost");
+    assert!(suspicions(&r) > 0, "{:?}", r.leaderships);
+    assert_eq!(r.leaderships.last().unwrap().leadership.leader, Some(5));
+    assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
 }

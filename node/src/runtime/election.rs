@@ -344,15 +344,19 @@ impl Election {
         let causal_time = st.depth + 1;
         st.max_causal = st.max_causal.max(causal_time);
         let election_id = spare.take().unwrap_or_else(|| self.setup.election_id.clone());
-        link.send(pb::Envelope {
-            election_id,
-            sender: self.setup.position,
-            port: remote_port,
-            seq: 0,
-            causal_time,
-            traceparent: String::new(),
-            body: Some(msg.into()),
-        });
+        let kind = msg.kind();
+        link.send(
+            pb::Envelope {
+                election_id,
+                sender: self.setup.position,
+                port: remote_port,
+                seq: 0,
+                causal_time,
+                traceparent: String::new(),
+                body: Some(msg.into()),
+            },
+            kind,
+        );
     }
 
     fn decide(&self, st: &mut State, d: Decision) {

@@ -7,13 +7,18 @@
 //!   a process that resumes, not a new incarnation).
 //! * **Partitioned**: the node only sends to the peers of its group. Both
 //!   sides apply their own group, so traffic is cut both ways.
-//! * **Link rules**: for each message sent, the last rule whose `to` matches
-//!   the peer decides: dropped with probability `drop`; otherwise sent once,
+//! * **Link rules**: for each message sent, the last rule that matches it
+//!   decides: its `to` is empty or the peer, its `kind` empty or the
+//!   message's kind, and with `nth = k` the message is the k-th to that peer
+//!   matching `to` and `kind` since the rule arrived (every message sent
+//!   while the node is up counts, whatever becomes of it; a rule that comes
+//!   back with the same `fault_id` keeps its counts). The message is
+//!   dropped with probability `drop`; otherwise sent once,
 //!   or twice with probability `duplicate`, after `delay_ms + uniform(0..=jitter_ms)`.
 //!   Delayed messages keep the link's FIFO order unless `reorder` lets one
 //!   overtake. Each rule draws from its own generator seeded with its `seed`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -21,6 +26,9 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use ringleader_proto::v1 as pb;
+
+use crate::algo::MsgKind;
+use crate::faults::kind_named;
 
 /// What happens to one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,13 +54,39 @@ pub(crate) const CLEAN: Fate = Fate::Send { copies: 1, delay: Duration::ZERO, re
 
 #[derive(Debug)]
 struct Rule {
+    fault_id: String,
     to: Option<String>,
+    kind: Option<MsgKind>,
+    nth: u64,
+    /// With `nth > 0`: messages counted per peer.
+    counts: HashMap<String, u64>,
+    /// The message being judged is this rule's nth (set by [`Rule::count`]).
+    hit: bool,
     drop: f64,
     delay_ms: u64,
     jitter_ms: u64,
     duplicate: f64,
     reorder: f64,
     rng: Pcg64Mcg,
+}
+
+impl Rule {
+    fn selects(&self, peer: &str, kind: MsgKind) -> bool {
+        self.to.as_deref().is_none_or(|to| to == peer) && self.kind.is_none_or(|k| k == kind)
+    }
+
+    fn count(&mut self, peer: &str, kind: MsgKind) {
+        self.hit = false;
+        if self.nth > 0 && self.selects(peer, kind) {
+            let c = self.counts.entry(peer.to_string()).or_default();
+            *c += 1;
+            self.hit = *c == self.nth;
+        }
+    }
+
+    fn matches(&self, peer: &str, kind: MsgKind) -> bool {
+        self.selects(peer, kind) && (self.nth == 0 || self.hit)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -95,8 +129,14 @@ impl FaultTable {
             if r.delay_ms > MAX_DELAY_MS || r.jitter_ms > MAX_DELAY_MS {
                 return Err(format!("links[{i}].delay_ms: delays are at most {MAX_DELAY_MS} ms (a day)"));
             }
+            let kind = kind_named("kind", &r.kind).map_err(|e| format!("links[{i}].{e}"))?;
             rules.push(Rule {
+                fault_id: r.fault_id.clone(),
                 to: (!r.to.is_empty()).then(|| r.to.clone()),
+                kind,
+                nth: r.nth,
+                counts: HashMap::new(),
+                hit: false,
                 drop: r.drop,
                 delay_ms: r.delay_ms,
                 jitter_ms: r.jitter_ms,
@@ -107,6 +147,13 @@ impl FaultTable {
         }
         let reachable = req.partitioned.then(|| req.reachable.iter().cloned().collect());
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        // The same fault pushed again (another fault changed) goes on counting and drawing where it was.
+        for new in rules.iter_mut().filter(|r| !r.fault_id.is_empty()) {
+            if let Some(old) = t.rules.iter_mut().find(|o| o.fault_id == new.fault_id && o.nth == new.nth) {
+                new.counts = std::mem::take(&mut old.counts);
+                new.rng = old.rng.clone();
+            }
+        }
         let clean = rules.is_empty() && reachable.is_none();
         *t = Table { rules, reachable };
         self.clean.store(clean, Ordering::SeqCst);
@@ -125,8 +172,8 @@ impl FaultTable {
         self.dropped.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// What happens to a message this node sends to `peer`.
-    pub(crate) fn fate(&self, peer: &str) -> Fate {
+    /// What happens to a message of `kind` this node sends to `peer`.
+    pub(crate) fn fate(&self, peer: &str, kind: MsgKind) -> Fate {
         if self.crashed() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return Fate::Drop;
@@ -135,11 +182,15 @@ impl FaultTable {
             return CLEAN;
         }
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        // Every message sent counts towards nth selectors, as in the simulator.
+        for r in &mut t.rules {
+            r.count(peer, kind);
+        }
         if t.reachable.as_ref().is_some_and(|r| !r.contains(peer)) {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return Fate::Drop;
         }
-        let Some(rule) = t.rules.iter_mut().rev().find(|r| r.to.as_deref().is_none_or(|to| to == peer)) else {
+        let Some(rule) = t.rules.iter_mut().rev().find(|r| r.matches(peer, kind)) else {
             return CLEAN;
         };
         if rule.drop > 0.0 && rule.rng.random_bool(rule.drop) {
@@ -172,12 +223,12 @@ mod tests {
     #[test]
     fn crash_and_clear() {
         let t = FaultTable::new();
-        assert_eq!(t.fate("a"), CLEAN);
+        assert_eq!(t.fate("a", MsgKind::Election), CLEAN);
         t.set(&pb::SetFaultsRequest { crashed: true, ..Default::default() }).unwrap();
         assert!(t.crashed());
-        assert_eq!(t.fate("a"), Fate::Drop);
+        assert_eq!(t.fate("a", MsgKind::Election), Fate::Drop);
         t.set(&pb::SetFaultsRequest::default()).unwrap();
-        assert_eq!(t.fate("a"), CLEAN);
+        assert_eq!(t.fate("a", MsgKind::Election), CLEAN);
         assert_eq!(t.dropped.load(Ordering::Relaxed), 1);
     }
 
@@ -191,17 +242,64 @@ mod tests {
             ..Default::default()
         };
         t.set(&req).unwrap();
-        assert_eq!(t.fate("b"), Fate::Drop);
-        assert_eq!(t.fate("a"), Fate::Send { copies: 1, delay: Duration::from_millis(5), reorder: false });
+        assert_eq!(t.fate("b", MsgKind::Election), Fate::Drop);
+        assert_eq!(
+            t.fate("a", MsgKind::Election),
+            Fate::Send { copies: 1, delay: Duration::from_millis(5), reorder: false }
+        );
         let part = pb::SetFaultsRequest { partitioned: true, reachable: vec!["a".into()], ..Default::default() };
         t.set(&part).unwrap();
-        assert_eq!(t.fate("a"), CLEAN);
-        assert_eq!(t.fate("c"), Fate::Drop);
+        assert_eq!(t.fate("a", MsgKind::Election), CLEAN);
+        assert_eq!(t.fate("c", MsgKind::Election), Fate::Drop);
         let bad = pb::SetFaultsRequest { links: vec![rule("", |r| r.duplicate = 2.0)], ..Default::default() };
         assert!(t.set(&bad).unwrap_err().contains("links[0].duplicate"));
         let huge = pb::SetFaultsRequest { links: vec![rule("", |r| r.delay_ms = u64::MAX)], ..Default::default() };
         assert!(t.set(&huge).unwrap_err().contains("links[0].delay_ms"));
-        assert_eq!(t.fate("c"), Fate::Drop, "a refused request changes nothing");
+        assert_eq!(t.fate("c", MsgKind::Election), Fate::Drop, "a refused request changes nothing");
+    }
+
+    /// A kind-selected rule only touches that kind, and a later kind-less rule shadows it; an nth rule drops
+    /// exactly the nth matching message to each peer (other kinds do not count), its count survives a new request
+    /// carrying the same fault id, and an unknown kind is refused naming `links[i].kind`.
+    #[test]
+    fn kind_and_nth_selectors() {
+        let t = FaultTable::new();
+        let notify = rule("", |r| {
+            r.kind = "notify".into();
+            r.drop = 1.0;
+        });
+        t.set(&pb::SetFaultsRequest { links: vec![notify.clone()], ..Default::default() }).unwrap();
+        assert_eq!(t.fate("a", MsgKind::Notify), Fate::Drop);
+        assert_eq!(t.fate("a", MsgKind::Election), CLEAN);
+        let delay = rule("", |r| r.delay_ms = 3);
+        t.set(&pb::SetFaultsRequest { links: vec![notify.clone(), delay.clone()], ..Default::default() }).unwrap();
+        let slow = Fate::Send { copies: 1, delay: Duration::from_millis(3), reorder: false };
+        assert_eq!(t.fate("a", MsgKind::Notify), slow, "the later kind-less rule wins");
+        t.set(&pb::SetFaultsRequest { links: vec![delay, notify], ..Default::default() }).unwrap();
+        assert_eq!(t.fate("a", MsgKind::Notify), Fate::Drop, "the later kind rule wins for its kind");
+        assert_eq!(t.fate("a", MsgKind::Heartbeat), slow, "and leaves the rest to the earlier one");
+
+        let second = rule("", |r| {
+            r.kind = "heartbeat".into();
+            r.nth = 2;
+            r.drop = 1.0;
+            r.fault_id = "f1".into();
+        });
+        t.set(&pb::SetFaultsRequest { links: vec![second.clone()], ..Default::default() }).unwrap();
+        let before = t.dropped.load(Ordering::Relaxed);
+        assert_eq!(t.fate("a", MsgKind::Heartbeat), CLEAN);
+        assert_eq!(t.fate("a", MsgKind::Election), CLEAN, "another kind does not count");
+        assert_eq!(t.fate("b", MsgKind::Heartbeat), CLEAN);
+        // The same fault pushed again keeps counting: a's next heartbeat is its 2nd.
+        t.set(&pb::SetFaultsRequest { links: vec![second], ..Default::default() }).unwrap();
+        assert_eq!(t.fate("a", MsgKind::Heartbeat), Fate::Drop);
+        assert_eq!(t.fate("b", MsgKind::Heartbeat), Fate::Drop);
+        assert!((0..10).all(|_| t.fate("a", MsgKind::Heartbeat) == CLEAN), "only the 2nd");
+        assert_eq!(t.dropped.load(Ordering::Relaxed) - before, 2, "one message per peer");
+
+        let bad = pb::SetFaultsRequest { links: vec![rule("", |r| r.kind = "elected".into())], ..Default::default() };
+        let e = t.set(&bad).unwrap_err();
+        assert!(e.starts_with("links[0].kind: unknown message kind `elected`"), "{e}");
     }
 
     /// Drop, duplicate and jitter are drawn from the rule's seed: the same seed gives the same fates, and the
@@ -217,7 +315,7 @@ mod tests {
                 r.seed = seed;
             });
             t.set(&pb::SetFaultsRequest { links: vec![r], ..Default::default() }).unwrap();
-            (0..2000).map(|_| t.fate("x")).collect::<Vec<_>>()
+            (0..2000).map(|_| t.fate("x", MsgKind::Election)).collect::<Vec<_>>()
         };
         let (a, b) = (fates(1), fates(1));
         assert_eq!(a, b);

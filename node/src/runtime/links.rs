@@ -25,6 +25,7 @@ use tracing::{debug, error, info, warn};
 
 use super::faults::{Fate, FaultTable};
 use super::node::ElectionTable;
+use crate::algo::MsgKind;
 
 /// How long a connection attempt to a peer may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -142,10 +143,10 @@ struct LinkState {
 }
 
 impl Link {
-    /// Send `env` as the node's faults say (dropped, delayed, duplicated or
-    /// at once). Never blocks.
-    pub(crate) fn send(self: &Arc<Self>, env: pb::Envelope) {
-        match self.shared.faults.fate(&self.address) {
+    /// Send `env`, a message of `kind`, as the node's faults say (dropped,
+    /// delayed, duplicated or at once). Never blocks.
+    pub(crate) fn send(self: &Arc<Self>, env: pb::Envelope, kind: MsgKind) {
+        match self.shared.faults.fate(&self.address, kind) {
             Fate::Drop => {}
             Fate::Send { copies, delay, reorder } => {
                 let now = tokio::time::Instant::now();

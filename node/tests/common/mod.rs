@@ -21,7 +21,7 @@ pub const FAULTS_END: u64 = 6_000;
 pub const SETTLE: u64 = 5_000;
 
 fn at(at: u64, seed: u64, fault: Fault) -> Scheduled {
-    Scheduled { at, seed, fault }
+    Scheduled::new(at, seed, fault)
 }
 
 /// Which faults a plan may draw besides crashes and slow links.

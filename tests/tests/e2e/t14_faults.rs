@@ -1,3 +1,5 @@
+use std::time::{Duration, Instant};
+
 use pb::inject_fault_request::Kind;
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{TestController, assert_correct, assert_refused, election, test_config};
@@ -165,5 +167,191 @@ async fn keep_leader_needs_a_failure_tolerant_algorithm() {
     let e = client.start_election(election("as-far")).await.unwrap().into_inner();
     let status = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap_err();
     assert_refused(&status, Code::FailedPrecondition, "election_id");
+    ctl.stop().await;
+}
+
+/// Selectors, triggers and their refusals: an unknown `link.kind` is refused listing the kinds, an nth fault
+/// without an effect is refused naming `link.nth`, an empty `after` and zero counts name `after` /
+/// `after.messages` / `after.term`; a fault waiting for an event that has not come is listed as WAITING with its
+/// trigger described, and ClearFaults removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selectors_and_triggers_are_checked_and_listed() {
+    use pb::after_event::Event;
+    let ctl = cluster().await;
+    let mut client = ctl.client();
+    let after = |event| pb::InjectFaultRequest {
+        after: Some(pb::AfterEvent { event }),
+        ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false }))
+    };
+    let cases = [
+        (link(|l| l.kind = "elected".into()), "link.kind"),
+        (link(|l| l.nth = 1), "link.nth"),
+        (after(None), "after"),
+        (after(Some(Event::LeaderElected(false))), "after"),
+        (after(Some(Event::Messages(0))), "after.messages"),
+        (after(Some(Event::Term(0))), "after.term"),
+    ];
+    for (req, field) in cases {
+        let status = client.inject_fault(req).await.unwrap_err();
+        assert_refused(&status, Code::InvalidArgument, field);
+    }
+    let kinds = client.inject_fault(link(|l| l.kind = "elected".into())).await.unwrap_err();
+    assert!(kinds.message().contains("coordinator") && kinds.message().contains("heartbeat"), "{}", kinds.message());
+
+    let f = client.inject_fault(after(Some(Event::Term(1_000)))).await.unwrap().into_inner();
+    assert_eq!(f.state, pb::FaultState::Waiting as i32);
+    let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].state, pb::FaultState::Waiting as i32);
+    assert_eq!(listed[0].description, "crash node-1; pending: 0 ms after a leader of term 1000 or more appears");
+    // Nothing crashed while it waits: elections still run correctly.
+    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
+    assert_eq!(client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap().into_inner().cleared, 1);
+    ctl.stop().await;
+}
+
+/// A kind-selected drop loses only that kind, live: dropping every `notify` message leaves an as-far election
+/// FAILED (the nodes never learn the leader) with the fault named in the reason, while dropping `coordinator`
+/// messages, which as-far never sends, leaves it correct.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kind_selected_drop() {
+    let ctl = cluster().await;
+    let mut client = ctl.client();
+    let f = client
+        .inject_fault(link(|l| {
+            l.kind = "notify".into();
+            l.drop = 1.0;
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(f.description, "link * -> *, notify messages: drop 1, delay 0 ms + jitter 0 ms, duplicate 0, reorder 0");
+    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
+    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
+    assert!(e.error.contains("notify messages"), "the reason names the fault: {}", e.error);
+    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    client
+        .inject_fault(link(|l| {
+            l.kind = "coordinator".into();
+            l.drop = 1.0;
+        }))
+        .await
+        .unwrap();
+    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
+    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    ctl.stop().await;
+}
+
+/// An nth-selected drop hits exactly one message per link, live: losing the first announcement to a node that
+/// does not lead fails one as-far election; with the fault still in force, the next election (whose announcement
+/// to that node is its second) is correct.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nth_selected_drop() {
+    let ctl = cluster().await;
+    let mut client = ctl.client();
+    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
+    assert_correct(&e);
+    let leader = e.leader.unwrap().node;
+    let target = ["node-1", "node-2", "node-3"].into_iter().find(|n| *n != leader).unwrap();
+    client
+        .inject_fault(link(|l| {
+            l.to = target.into();
+            l.kind = "notify".into();
+            l.nth = 1;
+            l.drop = 1.0;
+        }))
+        .await
+        .unwrap();
+    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
+    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
+    assert!(e.error.contains("message #1 per link"), "{}", e.error);
+    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
+    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    ctl.stop().await;
+}
+
+/// `crash: {leader: true}` with `after: {leader_elected: true}`, injected before a kept bully leadership starts,
+/// waits (WAITING), fires once the leadership has a leader and crashes that leader; GetLeader then shows another
+/// node leading with a higher term than any the crashed node claimed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_the_leader_after_it_is_elected() {
+    let ctl = TestController::start_with(test_config(5)).await;
+    let mut client = ctl.client();
+    let crash = pb::InjectFaultRequest {
+        after: Some(pb::AfterEvent { event: Some(pb::after_event::Event::LeaderElected(true)) }),
+        ..fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true }))
+    };
+    let f = client.inject_fault(crash).await.unwrap().into_inner();
+    assert_eq!(f.state, pb::FaultState::Waiting as i32);
+    let req = pb::StartElectionRequest {
+        keep_leader: true,
+        wait: false,
+        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
+        ..election("bully")
+    };
+    let e = client.start_election(req).await.unwrap().into_inner();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let crashed = loop {
+        let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
+        if let Some(f) = listed.iter().find(|f| f.state == pb::FaultState::Active as i32) {
+            break f.description.strip_prefix("crash ").unwrap().to_string();
+        }
+        assert!(Instant::now() < deadline, "the fault never fired: {listed:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    tracing::info!("--- {crashed} crashed once elected; waiting for the next leader");
+    let next = loop {
+        if let Ok(l) = client.get_leader(pb::GetLeaderRequest { election_id: e.election_id.clone() }).await
+            && l.get_ref().leader.as_ref().is_some_and(|r| r.node != crashed)
+        {
+            break l.into_inner();
+        }
+        assert!(Instant::now() < deadline, "no new leader after {crashed} crashed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let done = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
+    let claimed = done
+        .timeline
+        .iter()
+        .filter(|c| {
+            c.node == crashed
+                && c.leader_id != 0
+                && Some(c.leader_id) == done.participants.get(c.position as usize).map(|p| p.id)
+        })
+        .map(|c| c.term)
+        .max()
+        .unwrap_or_else(|| panic!("{crashed} never claimed to lead: {:?}", done.timeline));
+    assert!(next.term > claimed, "new term {} after {crashed} led term {claimed}", next.term);
+    assert!(done.violations.is_empty(), "{:?}", done.violations);
+    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    ctl.stop().await;
+}
+
+/// `after: {messages: 1}` waits for the next LIVE election to send a message, as the nodes' Status reports it:
+/// the fault is WAITING until an as-far election runs, then becomes ACTIVE (here a crash of node-1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fault_after_the_first_messages() {
+    let ctl = cluster().await;
+    let mut client = ctl.client();
+    let crash = pb::InjectFaultRequest {
+        after: Some(pb::AfterEvent { event: Some(pb::after_event::Event::Messages(1)) }),
+        ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false }))
+    };
+    client.inject_fault(crash).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
+    assert_eq!(listed[0].state, pb::FaultState::Waiting as i32, "no election, no messages: {listed:?}");
+    client.start_election(election("as-far")).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
+        if listed[0].state == pb::FaultState::Active as i32 {
+            assert_eq!(listed[0].description, "crash node-1");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the fault never fired: {listed:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
     ctl.stop().await;
 }
