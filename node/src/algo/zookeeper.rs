@@ -683,3 +683,360 @@ impl Algorithm for ZooKeeper {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{MsgKind, PortInfo, catalogue};
+    use crate::faults::{Fault, FaultPlan, Scheduled};
+    use crate::invariants;
+    use crate::sim::{self, SimConfig, SimReport};
+    use crate::topology::{IdOrder, Topology};
+
+    /// One-shot node `id` of `peers.len() + 1` nodes whose ports lead to `peers`, in port order.
+    fn node(id: u64, peers: &[u64]) -> ZooKeeper {
+        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
+        let c = NodeContext {
+            id,
+            rule: Rule::Max,
+            n: peers.len() as u32 + 1,
+            ports: peers.len() as u32,
+            port_info: &info,
+            ..Default::default()
+        };
+        ZooKeeper::new(&c)
+    }
+
+    fn send(port: Port, msg: Msg) -> Effect {
+        Effect::Send { port, msg }
+    }
+
+    fn lead(term: u64, leader: Option<u64>) -> Effect {
+        Effect::Lead(Leadership { term, leader })
+    }
+
+    fn persist(term: u64, vote: u64) -> Effect {
+        Effect::Persist(Stable { term, vote: Some(vote) })
+    }
+
+    fn ack(term: u64, leader: u64, ok: bool) -> Msg {
+        Msg::Ack { term, leader, ok }
+    }
+
+    const PEERS_OF_5: [u64; 4] = [1, 4, 2, 3];
+    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
+
+    /// The best node proposes term 1 at once (its own vote persisted before
+    /// the NEW_LEADERs leave); two acks make a quorum of 3 out of 5 with its
+    /// own: it leads term 1, decides, and commits to every peer; a late ack
+    /// changes nothing.
+    #[test]
+    fn best_node_proposes_and_commits_on_a_quorum() {
+        let mut m = node(5, &PEERS_OF_5);
+        let mut out = Outbox::default();
+        m.on_start(&mut out);
+        let mut expected = vec![lead(0, None), persist(1, 5)];
+        expected.extend((0..4).map(|p| send(p, Msg::NewLeader { term: 1, leader: 5 })));
+        assert_eq!(out.effects(), &expected[..]);
+        assert_eq!((m.state(), m.quorum()), ("proposing", 3));
+        out.clear();
+        m.on_message(2, ack(1, 5, true), &mut out).unwrap();
+        assert!(out.effects().is_empty(), "2 of 5 is no quorum");
+        m.on_message(1, ack(1, 5, true), &mut out).unwrap();
+        let mut expected = vec![lead(1, Some(5)), Effect::Decide(Decision { role: Role::Leader, leader: 5 })];
+        expected.extend((0..4).map(|p| send(p, Msg::Commit { term: 1, leader: 5 })));
+        assert_eq!(out.effects(), &expected[..]);
+        out.clear();
+        m.on_message(0, ack(1, 5, true), &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        assert_eq!(m.leadership(), Leadership { term: 1, leader: Some(5) });
+    }
+
+    /// A non-best initiator wakes the best node with one WAKEUP, acks its
+    /// NEW_LEADER (persisting the vote first), refuses a second proposal of
+    /// the same term, and follows on COMMIT, deciding once.
+    #[test]
+    fn follower_wakes_the_best_acks_once_and_follows() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        assert_eq!(out.effects(), &[lead(0, None), send(0, Msg::Wakeup)]);
+        out.clear();
+        a.on_message(0, Msg::NewLeader { term: 1, leader: 5 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[persist(1, 5), send(0, ack(1, 5, true))]);
+        out.clear();
+        a.on_message(2, Msg::NewLeader { term: 1, leader: 4 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[send(2, ack(1, 4, false))], "one ack per term");
+        out.clear();
+        a.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[lead(1, Some(5)), Effect::Decide(Decision { role: Role::Follower, leader: 5 })]);
+        assert_eq!(a.state(), "follower");
+    }
+
+    /// Stable storage: a node that acked (1, 5) and crashed comes back with
+    /// its record through `restore`, so it refuses 4's proposal of term 1
+    /// (a fresh node without the record would ack it: two acks in one term)
+    /// and acks term 2. Restored, it tells every peer it restarted.
+    #[test]
+    fn recovered_node_does_not_ack_twice_in_a_term() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        a.on_message(0, Msg::NewLeader { term: 1, leader: 5 }, &mut out).unwrap();
+        let disk = a.stable();
+        assert_eq!(disk, Stable { term: 1, vote: Some(5) });
+
+        let mut amnesiac = node(3, &PEERS_OF_3);
+        out.clear();
+        amnesiac.on_message(2, Msg::NewLeader { term: 1, leader: 4 }, &mut out).unwrap();
+        assert!(out.effects().contains(&send(2, ack(1, 4, true))), "without its disk it would ack twice");
+
+        let mut b = node(3, &PEERS_OF_3);
+        b.restore(disk);
+        out.clear();
+        b.on_start(&mut out);
+        let mut expected = vec![lead(0, None)];
+        expected.extend((0..4).map(|p| send(p, Msg::Wakeup)));
+        assert_eq!(out.effects(), &expected[..], "a new incarnation says it restarted");
+        out.clear();
+        b.on_message(2, Msg::NewLeader { term: 1, leader: 4 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[send(2, ack(1, 4, false))]);
+        out.clear();
+        b.on_message(2, Msg::NewLeader { term: 2, leader: 4 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[persist(2, 4), send(2, ack(2, 4, true))]);
+    }
+
+    /// No preemption: a leader answers a NEW_LEADER with its own COMMIT; a
+    /// follower of a live leader refuses it (with the highest term it has
+    /// seen), remembers it, and acks it once it suspects its leader. A
+    /// follower that receives a WAKEUP from its leader (restarted) looks again.
+    #[test]
+    fn a_live_leader_is_not_preempted() {
+        let mut m = node(5, &PEERS_OF_5);
+        let mut out = Outbox::default();
+        m.on_start(&mut out);
+        m.on_message(0, ack(1, 5, true), &mut out).unwrap();
+        m.on_message(1, ack(1, 5, true), &mut out).unwrap();
+        out.clear();
+        m.on_message(1, Msg::NewLeader { term: 7, leader: 4 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[send(1, Msg::Commit { term: 1, leader: 5 })]);
+        assert_eq!(m.state(), "leader");
+
+        let mut f = node(3, &PEERS_OF_3);
+        f.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
+        out.clear();
+        f.on_message(2, Msg::NewLeader { term: 2, leader: 4 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[send(2, ack(2, 4, false))]);
+        out.clear();
+        f.on_suspect(3, true, &mut out);
+        assert!(out.effects().is_empty(), "2 is not the leader, and 3 + 1 nodes are still a quorum");
+        f.on_suspect(0, true, &mut out);
+        assert_eq!(out.effects(), &[lead(1, None), persist(2, 4), send(2, ack(2, 4, true))]);
+        assert_eq!(f.state(), "looking");
+
+        let mut g = node(3, &PEERS_OF_3);
+        g.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
+        out.clear();
+        g.on_message(2, Msg::Wakeup, &mut out).unwrap();
+        assert!(out.effects().is_empty(), "a WAKEUP from another node changes nothing");
+        g.on_message(0, Msg::Wakeup, &mut out).unwrap();
+        assert_eq!(out.effects(), &[lead(1, None)]);
+    }
+
+    /// Epochs and promises: a node whose failed proposals raised its promise
+    /// to 9 still follows a COMMIT of epoch 2 (only committed terms are
+    /// epochs); a COMMIT below a node's epoch is stale: a follower answers it
+    /// with a refusal carrying its epoch, and a leader that gets such an
+    /// answer (after the answer to its proposal) proposes itself above it.
+    #[test]
+    fn epochs_are_not_promises() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        a.restore(Stable { term: 9, vote: Some(3) });
+        a.on_message(2, Msg::Commit { term: 2, leader: 4 }, &mut out).unwrap();
+        assert_eq!((a.leadership(), a.stable().term), (Leadership { term: 2, leader: Some(4) }, 9));
+        out.clear();
+        a.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[send(0, ack(2, 5, false))], "stale: told that epoch 2 exists");
+
+        let info: Vec<PortInfo> = PEERS_OF_5.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
+        let c = NodeContext { id: 5, rule: Rule::Max, n: 5, ports: 4, port_info: &info, ..Default::default() };
+        let mut m = ZooKeeper::with_config(&c, Some(ZkConfig::LOOPBACK));
+        m.on_start(&mut out);
+        m.on_message(0, ack(1, 5, true), &mut out).unwrap();
+        m.on_message(1, ack(1, 5, true), &mut out).unwrap();
+        m.on_message(3, ack(4, 5, false), &mut out).unwrap();
+        assert_eq!(m.state(), "leader", "the first answer since the proposal refuses it: ignored");
+        out.clear();
+        m.on_message(3, ack(2, 5, false), &mut out).unwrap();
+        assert_eq!(m.state(), "proposing", "a later epoch exists: propose above it");
+        assert!(out.effects().contains(&send(0, Msg::NewLeader { term: 5, leader: 5 })), "{:?}", out.effects());
+    }
+
+    /// Quorum loss: a follower that no longer sees a quorum stops following
+    /// (even with its leader in sight), a node that does not see a quorum
+    /// does not follow a COMMIT, and a leader that no longer sees a quorum
+    /// steps down, telling the peers still in sight.
+    #[test]
+    fn a_minority_never_has_a_leader() {
+        let mut f = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        f.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
+        f.on_suspect(1, true, &mut out);
+        f.on_suspect(2, true, &mut out);
+        assert_eq!(f.state(), "follower", "3, 5 and 2 are 3 of 5");
+        out.clear();
+        f.on_suspect(3, true, &mut out);
+        assert_eq!(out.effects(), &[lead(1, None)], "3 and 5 alone are 2 of 5");
+        out.clear();
+        f.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
+        assert!(out.effects().is_empty() && f.state() == "looking");
+
+        let mut m = node(5, &PEERS_OF_5);
+        m.on_start(&mut out);
+        m.on_message(0, ack(1, 5, true), &mut out).unwrap();
+        m.on_message(1, ack(1, 5, true), &mut out).unwrap();
+        m.on_suspect(0, true, &mut out);
+        out.clear();
+        m.on_suspect(1, true, &mut out);
+        assert!(out.effects().is_empty(), "5, 2 and 3 are a quorum");
+        m.on_suspect(2, true, &mut out);
+        assert_eq!(out.effects(), &[send(3, Msg::Wakeup), lead(1, None)]);
+        assert_eq!(m.state(), "looking");
+    }
+
+    /// Messages that cannot happen are errors: a NEW_LEADER or COMMIT for
+    /// somebody else than its sender, an ACK for another proposer, term 0, a
+    /// foreign kind, a missing port.
+    #[test]
+    fn impossible_messages_are_errors() {
+        let mut a = node(3, &PEERS_OF_3);
+        let mut out = Outbox::default();
+        let invalid = [
+            Msg::NewLeader { term: 1, leader: 4 },
+            Msg::NewLeader { term: 0, leader: 5 },
+            Msg::Commit { term: 1, leader: 4 },
+            ack(1, 5, true),
+        ];
+        for msg in invalid {
+            assert!(matches!(a.on_message(0, msg, &mut out), Err(AlgoError::Invalid(_))), "{msg:?}");
+        }
+        assert!(matches!(a.on_message(0, Msg::Heartbeat { term: 1 }, &mut out), Err(AlgoError::UnexpectedKind { .. })));
+        assert!(matches!(a.on_message(9, Msg::Wakeup, &mut out), Err(AlgoError::BadPort { port: 9 })));
+    }
+
+    /// In the simulator (one-shot, random delays, FIFO and not): every n from 2 to 9 and both rules,
+    /// the best id leads term 1 and everybody follows it; with every node initiating the count
+    /// stays within 3(n − 1) + 2·min(k, n − 1), and with the best node the only initiator it is
+    /// exactly 3(n − 1): n − 1 NEW_LEADERs, ACKs and COMMITs.
+    #[test]
+    fn simulated_counts_within_the_bound() {
+        let spec = catalogue::find(NAME).unwrap();
+        for n in 2..=9u32 {
+            let topo = Topology::complete(n).unwrap();
+            let ids = IdOrder::Random(n as u64).arrange(n).unwrap();
+            let all: Vec<u32> = (0..n).collect();
+            for rule in [Rule::Max, Rule::Min] {
+                let best = rule.winner(ids.iter().copied()).unwrap();
+                let best_pos = ids.iter().position(|&i| i == best).unwrap() as u32;
+                for fifo in [true, false] {
+                    let cfg = SimConfig { fifo, seed: n as u64, ..SimConfig::default() };
+                    let r = sim::run(spec, &topo, &ids, &all, rule, &cfg);
+                    assert!(r.verdict.violations.is_empty(), "n {n}: {:?}", r.verdict.violations);
+                    assert!(r.counters.messages <= (spec.bound)(n as u64, n as u64), "n {n}");
+                    assert!(r.decisions.iter().all(|d| d.map(|d| d.leader) == Some(best)));
+                    let one = sim::run(spec, &topo, &ids, &[best_pos], rule, &cfg);
+                    assert!(one.verdict.violations.is_empty(), "n {n}: {:?}", one.verdict.violations);
+                    let m = (n - 1) as u64;
+                    assert_eq!(one.counters.messages, 3 * m, "n {n}");
+                    let by = |k: MsgKind| one.counters.by_kind[k as usize];
+                    assert_eq!((by(MsgKind::NewLeader), by(MsgKind::Ack), by(MsgKind::Commit)), (m, m, m));
+                    assert!(one.leaderships.iter().all(|e| e.leadership.term <= 1));
+                }
+            }
+        }
+    }
+
+    // ---- Kept mode in the simulator, with scheduled faults ----
+
+    const IDS: [u64; 5] = [3, 5, 1, 4, 2];
+
+    fn kept_run(faults: Vec<(u64, Fault)>, horizon: u64) -> SimReport {
+        let spec = catalogue::find(NAME).unwrap();
+        let topo = Topology::complete(IDS.len() as u32).unwrap();
+        let all: Vec<u32> = (0..IDS.len() as u32).collect();
+        let faults =
+            FaultPlan { faults: faults.into_iter().map(|(at, fault)| Scheduled { at, seed: at, fault }).collect() };
+        let cfg = SimConfig { seed: 7, fifo: false, faults, horizon: Some(horizon), ..SimConfig::default() };
+        let r = sim::run_kept(spec, &topo, &IDS, &all, Rule::Max, &cfg).unwrap();
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let timeline: Vec<_> = r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
+        invariants::one_leader_per_term(&IDS, &timeline).unwrap();
+        r
+    }
+
+    /// Each position's latest belief at time `t`.
+    fn beliefs_at(r: &SimReport, t: u64) -> Vec<Option<Leadership>> {
+        let mut latest = vec![None; IDS.len()];
+        for e in r.leaderships.iter().filter(|e| e.time <= t) {
+            latest[e.position as usize] = Some(e.leadership);
+        }
+        latest
+    }
+
+    fn partition(groups: &[&[u32]]) -> Fault {
+        Fault::Partition { groups: groups.iter().map(|g| g.to_vec()).collect() }
+    }
+
+    /// Leader crash, kept mode: 5 leads term 1; it crashes at 2,000; after detection (the
+    /// detector's 200..250 ms) the others elect 4, the best live node, for term 2, and stay so.
+    #[test]
+    fn leader_crash_elects_the_best_live_node_with_a_higher_term() {
+        let r = kept_run(vec![(2_000, Fault::Crash { node: 1 })], 6_000);
+        let five = Some(Leadership { term: 1, leader: Some(5) });
+        assert!(beliefs_at(&r, 1_999).iter().all(|b| *b == five));
+        let four = Some(Leadership { term: 2, leader: Some(4) });
+        let settled = r.leaderships.iter().filter(|e| e.time > 2_000).map(|e| e.time).max().unwrap();
+        eprintln!("crash of 5 at 2000: all live nodes follow 4 (term 2) at {settled}");
+        assert!(settled <= 2_000 + 250 + 100, "{settled}");
+        let end = beliefs_at(&r, 6_000);
+        assert!([0, 2, 3, 4].iter().all(|&p| end[p] == four), "{end:?}");
+    }
+
+    /// A partition that leaves no majority ([3, 5], [1, 4], [2] by id): within detection time
+    /// every node announces that it knows no leader (the leader steps down, its followers stop
+    /// following), no term above 1 is ever committed (a node that suspected the leader before
+    /// the rest may propose in vain), and the cluster stays so while it lasts.
+    #[test]
+    fn partition_without_majority_leaves_no_leader() {
+        let r = kept_run(vec![(2_000, partition(&[&[0, 1], &[2, 3], &[4]]))], 6_000);
+        let none = beliefs_at(&r, 2_000 + 300);
+        assert!(none.iter().all(|b| b.is_some_and(|l| l.leader.is_none())), "{none:?}");
+        assert!(r.leaderships.iter().filter(|e| e.time > 2_300).all(|e| e.leadership.leader.is_none()));
+        assert!(r.leaderships.iter().all(|e| e.leadership.term <= 1), "no term was committed");
+        let proposals = r.counters.by_kind[MsgKind::NewLeader as usize] / 4 - 1;
+        eprintln!("no majority from 2000 to 6000: nobody leads from {}; {proposals} proposals in vain", {
+            r.leaderships.iter().map(|e| e.time).max().unwrap()
+        });
+    }
+
+    /// Majority side: cutting the leader 5 off with 3 ([3, 5] | [1, 4, 2]) makes the majority
+    /// elect 4 for term 2 while the minority has no leader; when the partition heals at 4,000
+    /// the minority learns 4's leadership and follows it: 5, the better id, does not preempt a
+    /// live leader with a quorum. One leader everywhere, term 2, to the end.
+    #[test]
+    fn majority_elects_and_healing_converges_without_preemption() {
+        let faults = vec![(2_000, partition(&[&[0, 1], &[2, 3, 4]])), (4_000, partition(&[&[0, 1, 2, 3, 4]]))];
+        let r = kept_run(faults, 8_000);
+        let mid = beliefs_at(&r, 3_999);
+        let four = Some(Leadership { term: 2, leader: Some(4) });
+        assert_eq!(&mid[2..], &[four; 3], "{mid:?}");
+        assert!(mid[..2].iter().all(|b| b.is_some_and(|l| l.leader.is_none())), "{mid:?}");
+        let end = beliefs_at(&r, 8_000);
+        assert!(end.iter().all(|b| *b == four), "{end:?}");
+        let healed = r.leaderships.iter().filter(|e| e.time >= 4_000).map(|e| e.time).max().unwrap();
+        eprintln!("partition healed at 4000: every node follows 4 (term 2) at {healed}");
+        assert!(
+            r.leaderships.iter().all(|e| e.position != 1 || e.leadership.leader != Some(5) || e.leadership.term == 1)
+        );
+    }
+}
