@@ -67,9 +67,13 @@
 //!   it with its own `COMMIT`, any other node with `ACK { epoch, L, ok:
 //!   false }`, telling the stale leader that a later epoch was committed.
 //! * **Keeping it.** A follower that suspects its leader, or no longer sees
-//!   a quorum, looks again (announcing `leader: None`) and proposes if it is
-//!   now eligible. A leader that no longer sees a quorum steps down
-//!   (announces `Leadership { term, leader: None }`). A leader that learns
+//!   a quorum, or heard no `COMMIT` from its leader for `lease_ms`, looks
+//!   again (announcing `leader: None`) and proposes if it is now eligible. A
+//!   leader that no longer sees a quorum steps down (announces
+//!   `Leadership { term, leader: None }`) and sends `Wakeup` to the peers it
+//!   still sees: a follower that gets a `Wakeup` from its own leader stops
+//!   following it. A looking node that hears again from a peer it suspected
+//!   sends it a `Wakeup` too (a leader answers with its `COMMIT`). A leader that learns
 //!   of a committed epoch above its own (a refusal carrying a higher term)
 //!   proposes itself again with a higher term; its followers ack it. Every
 //!   `recommit_ms` the leader sends its `COMMIT` again to every peer (the
@@ -79,7 +83,10 @@
 //! * **Wake-up.** A node woken spontaneously that is not eligible sends one
 //!   `Wakeup` to the best node (so an asleep best node starts the election);
 //!   a leader answers a `Wakeup` with its `COMMIT`. A node woken by a
-//!   message sends none.
+//!   message sends none. A recovered incarnation (one that got a record
+//!   back through `restore`) sends `Wakeup` to every peer instead: if it
+//!   led before a crash too short for the detectors, its followers learn
+//!   that it leads no more.
 //!
 //! Every change of belief is announced with [`Effect::Lead`] (`leader: None`
 //! while looking or proposing); the first leader learned also with
@@ -1038,5 +1045,26 @@ mod tests {
         assert!(
             r.leaderships.iter().all(|e| e.position != 1 || e.leadership.leader != Some(5) || e.leadership.term == 1)
         );
+    }
+
+    /// False suspicion: every message from leader 5 to 4 (the next best) is 400 ms late from
+    /// 2,000 to 3,000 ms, so 4 suspects 5 and, eligible, proposes itself; the other followers
+    /// still hear 5 and refuse, 5 answers with its COMMIT, and 4 follows 5 again: no term above
+    /// 1 is ever committed, nobody but 5 ever leads, and everybody follows 5 in term 1 at the end.
+    #[test]
+    fn false_suspicion_of_a_live_leader_changes_nothing() {
+        use crate::faults::LinkFault;
+        let slow = LinkFault { delay_ms: 400, ..LinkFault::default() };
+        let faults = vec![
+            (2_000, Fault::Link { from: Some(1), to: Some(3), fault: slow }),
+            (3_000, Fault::Link { from: None, to: None, fault: LinkFault::default() }),
+        ];
+        let r = kept_run(faults, 6_000);
+        let doubts = r.leaderships.iter().filter(|e| e.time > 2_000 && e.leadership.leader.is_none()).count();
+        assert!(doubts > 0 && r.counters.by_kind[MsgKind::NewLeader as usize] > 4, "4 suspected 5 and proposed");
+        assert!(r.leaderships.iter().all(|e| e.leadership.term <= 1), "no term above 1 committed");
+        assert!(r.leaderships.iter().all(|e| e.leadership.leader.is_none_or(|l| l == 5)));
+        let five = Some(Leadership { term: 1, leader: Some(5) });
+        assert!(beliefs_at(&r, 6_000).iter().all(|b| *b == five));
     }
 }
