@@ -404,9 +404,10 @@ impl ZooKeeper {
         self.stop_timer(out);
         self.phase = Phase::Looking;
         self.announce(out);
-        self.ack_refused(out);
         if self.eligible() {
             self.propose(out);
+        } else {
+            self.ack_refused(out);
         }
     }
 
