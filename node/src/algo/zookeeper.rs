@@ -51,7 +51,7 @@
 //!   vote first.
 //! * **ACK.** A node acks `NEW_LEADER { t, L }` (`ACK { t, L, ok: true }`,
 //!   persisting `(t, L)` first) when `t > promised` and it is asleep,
-//!   looking, proposing a term for a node that `L` beats, or following `L`
+//!   looking, proposing itself while `L` beats it, or following `L`
 //!   itself (a leader moving its followers to a new epoch). Otherwise it
 //!   refuses (`ok: false`, with the highest term it has seen), except that
 //!   a leader answers with its own `COMMIT { epoch, self }`: a live leader
