@@ -5,7 +5,7 @@
 use super::{
     Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, bully, controlled_distance,
     echo_extinction, mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, repaired_ring, stages,
-    stages_buffered, stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos,
+    stages_buffered, stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos, zookeeper,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -840,6 +840,34 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         build: |c| Box::new(repaired_ring::RepairedRing::new(c)),
         build_kept: Some(|c, d| Box::new(repaired_ring::kept(c, repaired_ring::RingConfig::for_detector(d), d))),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, repaired_ring::RepairedRing::new),
+        worst_case: None,
+        best_case: None,
+        candidates: Candidates::All,
+    },
+    AlgorithmSpec {
+        name: "zookeeper",
+        title: "ZooKeeper-style election (NEW_LEADER / ACK / COMMIT)",
+        source: "seed 004 (Apache ZooKeeper: sequence numbers, each node watches the next-better one, NEW_LEADER / ACK / COMMIT with a quorum)",
+        description: "The best node proposes itself with NEW_LEADER and a term above every term it has heard of; \
+                      each node acks at most one proposal per term (persisted, so also across a crash); a proposer \
+                      acked by a quorum (a majority of all nodes) leads and broadcasts COMMIT, on which the others \
+                      follow it. A non-best initiator wakes the best node with one WAKEUP. One-shot here (no \
+                      failure detector, no timer); the kept mode adds heartbeats: a node proposes once every \
+                      better node is suspected and it sees a quorum, a leader that no longer sees a quorum steps \
+                      down, and a live leader with a quorum is never preempted.",
+        topologies: &[TopologyKind::Complete],
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "3(n-1) + 2 min(k, n-1) (NEW_LEADER, ACK, COMMIT from the best node; a WAKEUP from each other initiator and at most one COMMIT answering it; exactly 3(n-1) when the best node alone initiates)",
+        bound: |n, k| 3 * n.saturating_sub(1) + 2 * k.min(n.saturating_sub(1)),
+        bound_on: None,
+        exact: None,
+        schedule_independent: false,
+        build: |c| Box::new(zookeeper::ZooKeeper::new(c)),
+        build_kept: Some(|c| {
+            Box::new(zookeeper::kept(c, zookeeper::ZkConfig::LOOPBACK, super::detector::DetectorConfig::LOOPBACK))
+        }),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, zookeeper::ZooKeeper::new),
         worst_case: None,
         best_case: None,
         candidates: Candidates::All,

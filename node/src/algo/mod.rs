@@ -48,6 +48,7 @@ pub mod tree_saturation;
 pub mod uni_alternate;
 pub mod uni_stages;
 pub mod villadangos;
+pub mod zookeeper;
 
 /// A node's local link label. Rings use [`LEFT`] and [`RIGHT`].
 pub type Port = u32;

@@ -1,0 +1,75 @@
+//! Seeded chaos for the kept ZooKeeper-style election (issue 4, item 3):
+//! random crashes of the leader and of followers, recoveries, lossy and slow
+//! links and partitions, all healed before the horizon. Quorums and a
+//! persisted promise make it safe under all of them, so safety is asserted on
+//! every run, not only on the runs inside a timing model. Plans and checks
+//! live in `common`.
+
+mod common;
+
+use common::{FULL, Run, chaos_run, report};
+use ringleader_node::algo::Leadership;
+
+/// The latest belief of every node live at the end (a recovered node that
+/// announced nothing since its recovery believes nothing).
+fn live_beliefs(run: &Run) -> Vec<Option<Leadership>> {
+    let r = &run.r;
+    let mut latest = vec![None; run.ids.len()];
+    for e in &r.leaderships {
+        latest[e.position as usize] = Some(e.leadership);
+    }
+    for o in &r.outages {
+        if o.recovered.is_some() && !r.leaderships.iter().any(|e| e.position == o.position && e.time >= o.crashed) {
+            latest[o.position as usize] = None;
+        }
+    }
+    (0..run.ids.len()).filter(|p| !r.crashed.contains(&(*p as u32))).map(|p| latest[p]).collect()
+}
+
+/// 2,000 seeded kept runs (n = 3..7) of the full mix: crashes of the leader and of followers,
+/// recoveries, lossy links (drop <= 0.3), delays <= 100 ms and healing partitions. Never two
+/// leaders of one term, no algorithm error, the horizon is reached, and at the horizon: when a
+/// majority of the nodes is live, the live nodes agree on one live leader from some time after
+/// the last fault to the end; when crashes without recovery left no majority, no live node
+/// believes anybody leads.
+#[test]
+fn zookeeper_kept_is_safe_under_full_chaos() {
+    let runs = 2_000;
+    let mut fo = Vec::new();
+    let (mut majority_runs, mut minority_runs) = (0, 0);
+    let (mut partitions, mut recoveries, mut drops) = (0, 0, 0);
+    for seed in 0..runs as u64 {
+        let run = chaos_run("zookeeper", seed, FULL);
+        let (r, ctx) = (&run.r, &run.ctx);
+        assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
+        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
+        if let Err(e) = run.safety() {
+            panic!("{ctx}: {e}\n{:?}\n{:?}", r.fault_log, r.leaderships);
+        }
+        let n = run.ids.len();
+        let live = n - r.crashed.len();
+        if live > n / 2 {
+            majority_runs += 1;
+            assert!(run.agreed(), "{ctx}: no agreement at the horizon\n{:?}\n{:?}", r.fault_log, r.leaderships);
+        } else {
+            minority_runs += 1;
+            let beliefs = live_beliefs(&run);
+            assert!(
+                beliefs.iter().all(|b| b.is_none_or(|l| l.leader.is_none())),
+                "{ctx}: a minority believes in a leader at the horizon: {beliefs:?}\n{:?}\n{:?}",
+                r.fault_log,
+                r.leaderships
+            );
+        }
+        partitions += usize::from(run.drawn.partition);
+        recoveries += usize::from(run.drawn.recovery);
+        drops += usize::from(run.drawn.drop);
+        fo.extend(run.failovers());
+    }
+    eprintln!(
+        "zookeeper kept, full chaos: {runs} runs ({partitions} with a partition, {recoveries} with a recovery, \
+         {drops} with lossy links), 0 with two leaders of one term; {majority_runs} ended with a live majority \
+         (all agreed), {minority_runs} without one (nobody led)"
+    );
+    report("zookeeper kept, full chaos", &fo, runs);
+}
