@@ -752,3 +752,341 @@ impl Algorithm for Chubby {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{MsgKind, PortInfo, catalogue};
+    use crate::faults::{Fault, FaultPlan, Scheduled};
+    use crate::invariants;
+    use crate::sim::{self, SimConfig, SimReport};
+    use crate::topology::{IdOrder, Topology};
+
+    /// Node `id` whose ports lead to `peers`, in port order.
+    fn node(id: u64, peers: &[u64], cfg: ChubbyConfig) -> Chubby {
+        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
+        let c = NodeContext {
+            id,
+            rule: Rule::Max,
+            n: peers.len() as u32 + 1,
+            ports: peers.len() as u32,
+            port_info: &info,
+            ..Default::default()
+        };
+        Chubby::with_config(&c, cfg)
+    }
+
+    fn vote(term: u64, candidate: u64, granted: bool) -> Effect {
+        Effect::Send { port: 0, msg: Msg::Vote { term, candidate, granted } }
+    }
+
+    fn granted(out: &Outbox) -> Option<bool> {
+        out.effects().iter().find_map(|e| match e {
+            Effect::Send { msg: Msg::Vote { granted, .. }, .. } => Some(*granted),
+            _ => None,
+        })
+    }
+
+    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
+
+    /// The presets validate; a margin under 5%, a renewal that does not fit twice in the
+    /// leader's lease and a candidacy longer than it are refused.
+    #[test]
+    fn presets_validate_and_bad_timing_is_refused() {
+        for cfg in [ChubbyConfig::ONE_SHOT, ChubbyConfig::LOOPBACK, ChubbyConfig::KUBERNETES] {
+            assert_eq!(cfg.validate(), Ok(()), "{cfg:?}");
+        }
+        let l = ChubbyConfig::LOOPBACK;
+        for bad in [
+            ChubbyConfig { margin_ms: 10, ..l },
+            ChubbyConfig { margin_ms: 1_000, ..l },
+            ChubbyConfig { renew_ms: 500, ..l },
+            ChubbyConfig { candidacy_ms: 950, ..l },
+            ChubbyConfig { backoff_ms: 0, ..l },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+
+    /// The best id runs at once on waking: it persists its own vote for term 1 before
+    /// asking every node, starts its round-0 deadline (lease − margin) and its candidacy
+    /// timeout; a quorum of grants (3 of 5 with its own) makes it lead and send the first
+    /// renewal round at once; a late vote changes nothing.
+    #[test]
+    fn best_id_runs_at_once_and_leads_on_a_quorum() {
+        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        let mut expected = vec![
+            Effect::Lead(Leadership { term: 0, leader: None }),
+            Effect::Persist(Stable { term: 1, vote: Some(5) }),
+            Effect::SetTimer { timer: DEADLINE_TIMER, after_ms: 900 },
+            Effect::SetTimer { timer: ELECTION_TIMER, after_ms: 400 },
+        ];
+        expected.extend((0..4).map(|port| Effect::Send { port, msg: Msg::VoteRequest { term: 1, candidate: 5 } }));
+        assert_eq!(out.effects(), &expected[..]);
+        out.clear();
+        a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        assert!(out.effects().is_empty(), "2 of 5: no quorum yet");
+        a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        let mut expected = vec![
+            Effect::CancelTimer { timer: ELECTION_TIMER },
+            Effect::Lead(Leadership { term: 1, leader: Some(5) }),
+            Effect::Decide(Decision { role: Role::Leader, leader: 5 }),
+            Effect::SetTimer { timer: DEADLINE_TIMER + 1, after_ms: 900 },
+        ];
+        expected.extend((0..4).map(|port| Effect::Send { port, msg: Msg::LeaseRenew { term: 1, leader: 5 } }));
+        expected.push(Effect::SetTimer { timer: RENEW_TIMER, after_ms: 300 });
+        assert_eq!(out.effects(), &expected[..]);
+        out.clear();
+        a.on_message(0, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        assert_eq!(a.state(), "leader");
+    }
+
+    /// A voter never votes twice in one term, also across a crash: 3 grants 5 in term 2
+    /// (persisted before the vote leaves), refuses 4 in term 2 while promised and after the
+    /// promise ran out; a recovered incarnation restored from the record refuses everybody
+    /// for one lease (it may have promised anything), then still refuses term 2 to 4 and
+    /// grants term 3. Nobody grants a worse candidate.
+    #[test]
+    fn a_voter_never_votes_twice_per_term_even_across_a_crash() {
+        let mut a = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
+        let mut out = Outbox::default();
+        a.on_message(0, Msg::VoteRequest { term: 2, candidate: 5 }, &mut out).unwrap();
+        let persist = out.effects().iter().position(|e| *e == Effect::Persist(Stable { term: 2, vote: Some(5) }));
+        let sent = out.effects().iter().position(|e| *e == vote(2, 5, true));
+        assert!(persist.unwrap() < sent.unwrap(), "{:?}", out.effects());
+        assert!(out.effects().contains(&Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }));
+        out.clear();
+        a.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(false), "promised to 5, and voted in term 2");
+        out.clear();
+        a.on_timer(PROMISE_TIMER, &mut out);
+        out.clear();
+        a.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(false), "free, but voted for 5 in term 2");
+        out.clear();
+        a.on_message(1, Msg::VoteRequest { term: 9, candidate: 1 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(false), "1 is worse than 3");
+
+        let mut b = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
+        b.restore(a.stable());
+        out.clear();
+        b.on_start(&mut out);
+        assert_eq!(
+            out.effects(),
+            &[
+                Effect::Lead(Leadership { term: 0, leader: None }),
+                Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }
+            ]
+        );
+        for (term, who) in [(2, 4), (3, 4), (3, 5)] {
+            out.clear();
+            b.on_message(if who == 5 { 0 } else { 2 }, Msg::VoteRequest { term, candidate: who }, &mut out).unwrap();
+            assert_eq!(granted(&out), Some(false), "blocked: term {term} for {who}");
+        }
+        out.clear();
+        b.on_message(0, Msg::LeaseRenew { term: 2, leader: 5 }, &mut out).unwrap();
+        assert!(out.effects().contains(&Effect::Send { port: 0, msg: Msg::LeaseAck { term: 3, granted: false } }));
+        out.clear();
+        b.on_timer(PROMISE_TIMER, &mut out);
+        out.clear();
+        b.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(false), "the restored record: voted for 5 in term 2");
+        out.clear();
+        b.on_message(2, Msg::VoteRequest { term: 3, candidate: 4 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(true));
+        assert_eq!(b.stable(), Stable { term: 3, vote: Some(4) });
+    }
+
+    /// The lease rests on the latest round a quorum credited: with acknowledgements from
+    /// one node only (2 of 5) the deadline of round 0 ends the lease; the j-th
+    /// acknowledgement of a node is credited to round j, so two nodes' first
+    /// acknowledgements carry the lease past round 0 to round 1's deadline, not further.
+    #[test]
+    fn the_lease_ends_at_the_deadline_of_the_last_credited_round() {
+        let win = |a: &mut Chubby, out: &mut Outbox| {
+            a.on_start(out);
+            a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
+            a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
+            assert_eq!(a.state(), "leader");
+            out.clear();
+        };
+        let mut out = Outbox::default();
+        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        win(&mut a, &mut out);
+        a.on_message(0, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
+        a.on_timer(DEADLINE_TIMER, &mut out);
+        assert_eq!(a.state(), "no-leader", "round 0 was the last credited");
+        assert_eq!(out.effects()[..2], [Effect::CancelTimer { timer: RENEW_TIMER }, Effect::CancelTimer { timer: 4 }]);
+        assert!(out.effects().contains(&Effect::Lead(Leadership { term: 1, leader: None })));
+
+        let mut b = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        win(&mut b, &mut out);
+        b.on_message(0, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
+        b.on_message(2, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
+        b.on_message(2, Msg::LeaseAck { term: 0, granted: true }, &mut out).unwrap();
+        b.on_timer(RENEW_TIMER, &mut out);
+        b.on_timer(DEADLINE_TIMER, &mut out);
+        assert_eq!(b.state(), "leader", "round 1 is credited by 5, 1 and 2");
+        b.on_timer(DEADLINE_TIMER + 1, &mut out);
+        assert_eq!(b.state(), "no-leader", "round 2 is not");
+    }
+
+    /// Messages that cannot happen are errors: a request or renewal naming somebody else
+    /// than its sender, a vote for another candidate, a foreign kind, a missing port.
+    #[test]
+    fn impossible_messages_are_errors() {
+        let mut a = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
+        let mut out = Outbox::default();
+        let bad = [
+            Msg::VoteRequest { term: 1, candidate: 4 },
+            Msg::LeaseRenew { term: 1, leader: 4 },
+            Msg::Vote { term: 1, candidate: 5, granted: true },
+        ];
+        for msg in bad {
+            assert!(matches!(a.on_message(0, msg, &mut out), Err(AlgoError::Invalid(_))), "{msg:?}");
+        }
+        assert!(matches!(a.on_message(0, Msg::Wakeup, &mut out), Err(AlgoError::UnexpectedKind { .. })));
+        assert!(matches!(
+            a.on_message(9, Msg::LeaseAck { term: 0, granted: true }, &mut out),
+            Err(AlgoError::BadPort { port: 9 })
+        ));
+    }
+
+    /// One-shot, in the simulator: every node initiating costs exactly 4(n − 1) (a request,
+    /// a vote, a renewal and an acknowledgement per other node); a lone initiator that is
+    /// not the best id costs exactly the bound 6(n − 1) (its candidacy wakes the best one);
+    /// the best id leads term 1 or 2, all agree and the run goes quiet, under both rules.
+    #[test]
+    fn one_shot_counts_attain_the_bound() {
+        let spec = catalogue::find(NAME).unwrap();
+        for n in [2u32, 3, 8, 20] {
+            let topo = Topology::complete(n).unwrap();
+            let ids = IdOrder::Random(n as u64).arrange(n).unwrap();
+            let all: Vec<u32> = (0..n).collect();
+            let m = n as u64 - 1;
+            for rule in [Rule::Max, Rule::Min] {
+                let r = sim::run(spec, &topo, &ids, &all, rule, &SimConfig::default());
+                assert!(r.verdict.violations.is_empty() && r.terminated, "{:?}", r.verdict.violations);
+                assert_eq!(r.counters.messages, 4 * m, "n = {n}");
+                for k in [MsgKind::VoteRequest, MsgKind::Vote, MsgKind::LeaseRenew, MsgKind::LeaseAck] {
+                    assert_eq!(r.counters.by_kind[k as usize], m, "n = {n} {k:?}");
+                }
+                let worst = ids.iter().position(|&id| Some(id) != rule.winner(ids.iter().copied())).unwrap() as u32;
+                let one = sim::run(spec, &topo, &ids, &[worst], rule, &SimConfig::default());
+                assert!(one.verdict.violations.is_empty(), "{:?}", one.verdict.violations);
+                assert_eq!(one.counters.messages, (spec.bound)(n as u64, 1), "n = {n}");
+            }
+        }
+    }
+
+    fn kept(ids: &[u64], faults: Vec<(u64, Fault)>, horizon: u64) -> SimReport {
+        let n = ids.len() as u32;
+        let faults = faults.into_iter().map(|(at, fault)| Scheduled { at, seed: at, fault }).collect();
+        let cfg = SimConfig {
+            faults: FaultPlan { faults },
+            horizon: Some(horizon),
+            log_message_times: true,
+            ..SimConfig::default()
+        };
+        let all: Vec<u32> = (0..n).collect();
+        let spec = catalogue::find(NAME).unwrap();
+        let r = sim::run_kept(spec, &Topology::complete(n).unwrap(), ids, &all, Rule::Max, &cfg).unwrap();
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let timeline: Vec<_> = r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
+        invariants::one_leader_per_term(ids, &timeline).unwrap();
+        r
+    }
+
+    /// The belief of position `p` at time `t` (its latest `Lead` at or before `t`).
+    fn belief(r: &SimReport, p: u32, t: u64) -> Option<Leadership> {
+        r.leaderships.iter().filter(|e| e.position == p && e.time <= t).last().map(|e| e.leadership)
+    }
+
+    /// The positions that believe they lead at `t`.
+    fn leaders_at(r: &SimReport, ids: &[u64], t: u64) -> Vec<u32> {
+        (0..ids.len() as u32).filter(|&p| belief(r, p, t).is_some_and(|l| l.leader == Some(ids[p as usize]))).collect()
+    }
+
+    const IDS: [u64; 5] = [3, 7, 1, 5, 4];
+
+    /// Kept, failure-free, 5 nodes for 3 s: 7 leads term 1 throughout; the election costs
+    /// exactly 2(n − 1) requests and votes, then every renewal round 2(n − 1) (a renewal and
+    /// an acknowledgement per follower), one round at the win and one every 300 ms.
+    #[test]
+    fn kept_failure_free_count() {
+        let r = kept(&IDS, vec![], 3_000);
+        let by = |k: MsgKind| r.counters.by_kind[k as usize];
+        assert_eq!((by(MsgKind::VoteRequest), by(MsgKind::Vote)), (4, 4));
+        let rounds = by(MsgKind::LeaseRenew) / 4;
+        assert_eq!((by(MsgKind::LeaseRenew), by(MsgKind::LeaseAck)), (4 * rounds, 4 * rounds));
+        assert_eq!(rounds, 1 + (3_000 - 32) / 300, "one at the win (by 32 ms), then every 300 ms");
+        assert!(r.leaderships.iter().all(|e| e.leadership.term <= 1));
+        for p in 0..5 {
+            assert_eq!(belief(&r, p, 3_000), Some(Leadership { term: 1, leader: Some(7) }));
+        }
+    }
+
+    /// A partition that leaves no group a majority ({3,7} {1,5} {4}) at 2 s: 7 cannot renew,
+    /// steps down when its lease runs out, nobody else can be elected; from 2 s + the lease
+    /// on nobody leads, and so it stays until the horizon. Healed at 6 s, a leader of a
+    /// higher term is agreed on within 2 s.
+    #[test]
+    fn a_partition_without_majority_leaves_no_leader_until_it_heals() {
+        let groups = vec![vec![0, 1], vec![2, 3], vec![4]];
+        let r = kept(&IDS, vec![(2_000, Fault::Partition { groups: groups.clone() })], 6_000);
+        let stepped = r.leaderships.iter().find(|e| e.time >= 2_000 && e.position == 1).unwrap();
+        assert_eq!(stepped.leadership, Leadership { term: 1, leader: None });
+        assert!(stepped.time <= 2_000 + 1_000, "the lease ends within L: {}", stepped.time);
+        for t in (3_000..=6_000).step_by(50) {
+            assert!(leaders_at(&r, &IDS, t).is_empty(), "someone leads at {t}: {:?}", r.leaderships);
+        }
+        let healed =
+            vec![(2_000, Fault::Partition { groups }), (6_000, Fault::Partition { groups: vec![(0..5).collect()] })];
+        let r = kept(&IDS, healed, 8_000);
+        let last: Vec<_> = (0..5).map(|p| belief(&r, p, 8_000).unwrap()).collect();
+        assert!(last.iter().all(|&l| l == last[0] && l.leader.is_some() && l.term > 1), "{last:?}");
+        let agreed = r.leaderships.iter().map(|e| e.time).max().unwrap();
+        eprintln!("healed at 6000 ms: all follow {:?} at {agreed} ms", last[0]);
+        assert!(agreed < 8_000);
+    }
+
+    /// 7 alone in a minority ({7} | {3,1,5,4}) at 2 s: the majority elects 5 with a higher
+    /// term, but only after 7's lease ran out (7 steps down first, and never two nodes
+    /// lead at one instant); when the partition heals at 5 s, 7 follows 5.
+    #[test]
+    fn the_majority_elects_only_after_the_old_lease_expired() {
+        let part = Fault::Partition { groups: vec![vec![1], vec![0, 2, 3, 4]] };
+        let r = kept(&IDS, vec![(2_000, part), (5_000, Fault::Partition { groups: vec![(0..5).collect()] })], 7_000);
+        let down = r.leaderships.iter().find(|e| e.time >= 2_000 && e.position == 1).unwrap().time;
+        let up = r.leaderships.iter().find(|e| e.time >= 2_000 && e.leadership.leader == Some(5)).unwrap();
+        eprintln!(
+            "partition at 2000 ms: 7 stepped down at {down} ms, 5 leads term {} from {} ms",
+            up.leadership.term, up.time
+        );
+        assert!(up.leadership.term > 1 && up.position == 3);
+        assert!(down < up.time, "the new leader must wait for the old lease");
+        for t in 0..7_000 {
+            assert!(leaders_at(&r, &IDS, t).len() <= 1, "two leaders at {t}");
+        }
+        for p in 0..5 {
+            assert_eq!(belief(&r, p, 7_000), Some(up.leadership), "position {p}");
+        }
+    }
+
+    /// The leader crashes at 2 s: the best live node (5) leads a higher term after every
+    /// promise to 7 ran out (about one lease), the others follow; 7 recovers at 4 s, is
+    /// blocked for a lease, then follows 5 (it does not take the lead back).
+    #[test]
+    fn a_crashed_leader_is_replaced_and_recovers_as_a_follower() {
+        let r = kept(&IDS, vec![(2_000, Fault::Crash { node: 1 }), (4_000, Fault::Recover { node: 1 })], 7_000);
+        let up = r.leaderships.iter().find(|e| e.time >= 2_000 && e.leadership.leader == Some(5)).unwrap();
+        eprintln!("crash of 7 at 2000 ms: 5 leads term {} from {} ms", up.leadership.term, up.time);
+        assert!(up.time > 2_000 + 700 && up.time < 2_000 + 1_500, "{}", up.time);
+        for p in 0..5 {
+            assert_eq!(belief(&r, p, 7_000), Some(up.leadership), "position {p}");
+        }
+    }
+}
