@@ -1002,7 +1002,7 @@ mod tests {
 
     /// The belief of position `p` at time `t` (its latest `Lead` at or before `t`).
     fn belief(r: &SimReport, p: u32, t: u64) -> Option<Leadership> {
-        r.leaderships.iter().filter(|e| e.position == p && e.time <= t).last().map(|e| e.leadership)
+        r.leaderships.iter().rev().find(|e| e.position == p && e.time <= t).map(|e| e.leadership)
     }
 
     /// The positions that believe they lead at `t`.
