@@ -70,8 +70,11 @@
 //!   [`Algorithm::restore`] (so it never votes twice in one term) and grants
 //!   nothing for one full lease after restarting, since it may have promised
 //!   something just before the crash and does not know to whom.
-//! * **Terms.** A candidate runs for the highest term seen + 1. Unlike Raft, a
-//!   leader does *not* step down when it sees a higher term: the lease makes
+//! * **Terms.** A candidate runs for the highest term seen + 1. A leader that
+//!   receives a renewal of a later term steps down and follows (a later leader
+//!   means its lease is over; with working timers it already stepped down, a
+//!   frozen process learns it this way). Otherwise, unlike Raft, a leader does
+//!   *not* step down when it sees a higher term: the lease makes
 //!   that unnecessary (no other node can be elected before it ends) and a node
 //!   coming back from a partition with a high term cannot disrupt a healthy
 //!   leader; its renewals are acknowledged whatever term a node voted in
@@ -630,6 +633,14 @@ impl Chubby {
     fn on_renew(&mut self, port: Port, term: u64, leader: u64, out: &mut Outbox) {
         self.seen = self.seen.max(term);
         self.wake(out);
+        // A later leader exists, so this node's lease is over: with working
+        // timers it stepped down already; a process that was frozen (its
+        // timers lost) learns it here.
+        if let Phase::Leading { term: leading } = self.phase
+            && term > leading
+        {
+            self.step_down(out);
+        }
         if !(self.free_for(leader) && term >= self.leader_term) {
             out.send(port, Msg::LeaseAck { term: self.highest(), granted: false });
             return;
@@ -932,6 +943,28 @@ mod tests {
         assert_eq!(b.state(), "leader", "round 1 is credited by 5, 1 and 2");
         b.on_timer(DEADLINE_TIMER + 1, &mut out);
         assert_eq!(b.state(), "no-leader", "round 2 is not");
+    }
+
+    /// A leader that was frozen (its timers lost) and hears a renewal of a later term steps
+    /// down and follows the later leader at once; a renewal of an older term is refused.
+    #[test]
+    fn a_leader_follows_a_renewal_of_a_later_term() {
+        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        out.clear();
+        a.on_message(1, Msg::LeaseRenew { term: 0, leader: 4 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: 1, msg: Msg::LeaseAck { term: 1, granted: false } }]);
+        out.clear();
+        a.on_message(1, Msg::LeaseRenew { term: 3, leader: 4 }, &mut out).unwrap();
+        assert!(out.effects().contains(&Effect::Lead(Leadership { term: 1, leader: None })));
+        assert!(out.effects().ends_with(&[
+            Effect::Lead(Leadership { term: 3, leader: Some(4) }),
+            Effect::Send { port: 1, msg: Msg::LeaseAck { term: 3, granted: true } }
+        ]));
+        assert_eq!(a.state(), "follower");
     }
 
     /// Messages that cannot happen are errors: a request or renewal naming somebody else

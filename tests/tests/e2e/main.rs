@@ -18,3 +18,4 @@ mod t13_complete_and_graphs;
 mod t14_faults;
 mod t15_kept;
 mod t16_repaired_ring;
+mod t18_chubby;
