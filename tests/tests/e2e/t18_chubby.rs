@@ -73,7 +73,11 @@ async fn chubby_keeps_a_leader_and_refuses_one_without_a_majority() {
         second.term,
         crashed_at.elapsed()
     );
+    tracing::info!("--- bring the crashed leader back");
+    // The runtime's crash froze it (its timers were dropped): it believes it leads its old term until a
+    // renewal of the later term reaches it (within one renewal period) and it follows.
     client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
     let second = leader_until(&mut client, &id, Duration::from_secs(20), |l| l.agreed && l.term >= second.term).await;
 
     tracing::info!("--- partition without a majority");
