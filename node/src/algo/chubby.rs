@@ -36,17 +36,22 @@
 //!   renewal of a leader c, is a *promise*: for the lease L from the moment of
 //!   the grant (the promise timer) the node grants nothing to anybody but c.
 //! * **Votes.** `VoteRequest { term, candidate }` is granted iff the node does
-//!   not lead, holds no promise to another node, and has not voted in `term`
-//!   for somebody else nor in a later term (one vote per term, kept on disk).
-//!   The reply is `Vote { term, candidate, granted }`; a refusal carries the
-//!   highest term the node has seen.
+//!   not lead, holds no promise to another node, the candidate is not worse
+//!   than the node itself (it is alive and would run), and it has not voted in
+//!   `term` for somebody else nor in a later term (one vote per term, kept on
+//!   disk). The reply is `Vote { term, candidate, granted }`; a refusal
+//!   carries the highest term the node has seen.
 //! * **Candidacy.** An idle node with no promise runs after a back-off of
 //!   `rank × backoff` (rank 0 is the best id, so the best node usually runs
 //!   alone; after a failed candidacy half a `backoff` more): term = highest
 //!   term seen + 1, it votes for itself (persisted) and sends `VoteRequest` to
 //!   every node. It leads on a quorum of grants; it gives up when so many
-//!   refused that no quorum is left, when its round-0 deadline passes, when it
-//!   grants a later term's candidate, or when it acknowledges a leader.
+//!   refused that no quorum is left, after `candidacy` ms, when it grants a
+//!   better candidate, or when it acknowledges a leader; refused by a better
+//!   node, it backs off a whole lease more, leaving that node the field.
+//!   (Without these two preferences, candidates that each needed every live
+//!   vote, e.g. 3 of 4 nodes up, bound each other's voters in a cycle and
+//!   nobody was ever elected in the chaos runs.)
 //! * **Lease.** The leader sends `LeaseRenew { term, leader }` to every node at
 //!   once on winning and then every `renew` ms; a node acknowledges
 //!   (`LeaseAck { term, granted: true }`) unless it leads or holds a promise to
