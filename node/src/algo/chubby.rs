@@ -470,7 +470,8 @@ impl Chubby {
     /// Run for the next term.
     fn run(&mut self, out: &mut Outbox) {
         self.cancel_election_timer(out);
-        let term = self.seen.max(self.stable.term) + 1;
+        // Saturating: a term near u64::MAX from a faulty peer must not panic.
+        let term = self.seen.max(self.stable.term).saturating_add(1);
         self.seen = term;
         self.stable = Stable { term, vote: Some(self.id) };
         out.push(Effect::Persist(self.stable));
@@ -973,7 +974,8 @@ mod tests {
     }
 
     /// Messages that cannot happen are errors: a request or renewal naming somebody else
-    /// than its sender, a vote for another candidate, a foreign kind, a missing port.
+    /// than its sender, a vote for another candidate, a foreign kind, a missing port; the
+    /// largest term does not overflow.
     #[test]
     fn impossible_messages_are_errors() {
         let mut a = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
@@ -987,6 +989,10 @@ mod tests {
             assert!(matches!(a.on_message(0, msg, &mut out), Err(AlgoError::Invalid(_))), "{msg:?}");
         }
         assert!(matches!(a.on_message(0, Msg::Wakeup, &mut out), Err(AlgoError::UnexpectedKind { .. })));
+        a.on_message(0, Msg::VoteRequest { term: u64::MAX, candidate: 5 }, &mut out).unwrap();
+        a.on_timer(PROMISE_TIMER, &mut out);
+        a.on_timer(ELECTION_TIMER, &mut out);
+        assert_eq!(a.state(), "candidate", "the largest term does not overflow");
         assert!(matches!(
             a.on_message(9, Msg::LeaseAck { term: 0, granted: true }, &mut out),
             Err(AlgoError::BadPort { port: 9 })
