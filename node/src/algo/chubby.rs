@@ -462,6 +462,9 @@ impl Chubby {
         let slot = (round % SLOTS as u64) as usize;
         if let Some(old) = self.slots[slot].take() {
             self.deadline_passed(old, out);
+            if !matches!(self.phase, Phase::Leading { .. }) {
+                return; // that ended the lease: no round to time
+            }
         }
         self.slots[slot] = Some(round);
         out.push(Effect::SetTimer { timer: DEADLINE_TIMER + slot as TimerId, after_ms: self.cfg.leader_lease_ms() });
