@@ -185,7 +185,10 @@ impl Etcd {
             .ok()?;
         let text = String::from_utf8_lossy(&out.stdout);
         let field = |name: &str| {
-            text.lines().find(|l| l.starts_with(&format!("\"{name}\""))).and_then(|l| l.split(':').nth(1)).map(str::trim)
+            text.lines()
+                .find(|l| l.starts_with(&format!("\"{name}\"")))
+                .and_then(|l| l.split(':').nth(1))
+                .map(str::trim)
         };
         let (leader, me) = (field("Leader")?.parse::<u64>().ok()?, field("MemberID")?.parse::<u64>().ok()?);
         if leader == 0 {
@@ -197,7 +200,15 @@ impl Etcd {
         // Which member is the leader: ask each live one for its own id.
         (0..self.clients.len()).filter(|&i| i != via && self.members[i].is_some()).find(|&i| {
             Command::new("etcdctl")
-                .args(["--endpoints", &self.clients[i], "--command-timeout=300ms", "endpoint", "status", "-w", "fields"])
+                .args([
+                    "--endpoints",
+                    &self.clients[i],
+                    "--command-timeout=300ms",
+                    "endpoint",
+                    "status",
+                    "-w",
+                    "fields",
+                ])
                 .env("ETCDCTL_API", "3")
                 .output()
                 .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(&format!("\"MemberID\" : {leader}")))
@@ -299,7 +310,10 @@ fn etcdctl_elect() -> String {
     let _ = second.kill();
     let _ = second.wait();
     if led {
-        format!("etcdctl elect (session TTL 60 s): the second campaigner led {} ms after SIGKILL of the first", took.as_millis())
+        format!(
+            "etcdctl elect (session TTL 60 s): the second campaigner led {} ms after SIGKILL of the first",
+            took.as_millis()
+        )
     } else {
         "etcdctl elect: the second campaigner never led".into()
     }

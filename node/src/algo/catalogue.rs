@@ -3,7 +3,7 @@
 //! a function of n (positions) and k (initiators).
 
 use super::{
-    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, bully, controlled_distance,
+    Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, bully, chubby, controlled_distance,
     echo_extinction, mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, repaired_ring, stages,
     stages_buffered, stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos, zookeeper,
 };
@@ -864,10 +864,36 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         exact: None,
         schedule_independent: false,
         build: |c| Box::new(zookeeper::ZooKeeper::new(c)),
-        build_kept: Some(|c| {
-            Box::new(zookeeper::kept(c, zookeeper::ZkConfig::LOOPBACK, super::detector::DetectorConfig::LOOPBACK))
-        }),
+        build_kept: Some(|c, d| Box::new(zookeeper::kept(c, zookeeper::ZkConfig::for_detector(d), d))),
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, zookeeper::ZooKeeper::new),
+        worst_case: None,
+        best_case: None,
+        candidates: Candidates::All,
+    },
+    AlgorithmSpec {
+        name: "chubby",
+        title: "Chubby-style election (majority votes, leases)",
+        source: "seed 004 (Google Chubby: votes, quorum, master lease renewed by asking for a majority); \
+                 M. Burrows, The Chubby lock service, OSDI 2006",
+        description: "A node that knows no leader backs off by rank (the best id first) and asks every node \
+                      for its vote in term = highest seen + 1; a node votes at most once per term (kept on \
+                      disk) and, in the kept mode, a vote or a lease acknowledgement is a promise to grant \
+                      nobody else for the lease; a quorum elects. The kept leader renews its lease every \
+                      300 ms and steps down when its lease (1 s minus a drift margin, counted from sending \
+                      the request a quorum granted) runs out, before any promise it relies on: never two \
+                      leaders at once, and without a majority nobody leads. One-shot here: no lease, the \
+                      leader announces itself with one renewal round.",
+        topologies: &[TopologyKind::Complete],
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "6(n-1) (4(n-1) when the best id initiates)",
+        bound: |n, _| 6 * n.saturating_sub(1),
+        bound_on: None,
+        exact: None,
+        schedule_independent: false,
+        build: |c| Box::new(chubby::Chubby::new(c)),
+        build_kept: Some(|c, d| Box::new(chubby::Chubby::with_config(c, chubby::ChubbyConfig::for_detector(d)))),
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, chubby::Chubby::new),
         worst_case: None,
         best_case: None,
         candidates: Candidates::All,

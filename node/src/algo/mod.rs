@@ -31,6 +31,7 @@ pub mod as_far;
 pub mod bi_min_max;
 pub mod bully;
 pub mod catalogue;
+pub mod chubby;
 pub mod controlled_distance;
 pub mod detector;
 pub mod echo_extinction;

@@ -201,6 +201,18 @@ impl ZkConfig {
     pub const LOOPBACK: ZkConfig = ZkConfig { proposal_timeout_ms: 400, recommit_ms: 1_000, lease_ms: 2_500 };
     /// A Kubernetes cluster, next to [`DetectorConfig::KUBERNETES`].
     pub const KUBERNETES: ZkConfig = ZkConfig { proposal_timeout_ms: 2_000, recommit_ms: 5_000, lease_ms: 12_500 };
+
+    /// Timeouts scaled to a detector's suspicion timeout `t`: proposals retried
+    /// after 2t, COMMIT re-sent every 5t, followers looking again after 12.5t
+    /// ([`ZkConfig::LOOPBACK`] for [`DetectorConfig::LOOPBACK`]).
+    pub fn for_detector(d: DetectorConfig) -> ZkConfig {
+        let t = d.timeout_ms.max(1);
+        ZkConfig {
+            proposal_timeout_ms: t.saturating_mul(2),
+            recommit_ms: t.saturating_mul(5),
+            lease_ms: t.saturating_mul(25) / 2,
+        }
+    }
 }
 
 impl Default for ZkConfig {
@@ -695,6 +707,14 @@ impl Algorithm for ZooKeeper {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The timeouts derived from the loopback detector are the loopback preset, and they scale with the timeout.
+    #[test]
+    fn timeouts_follow_the_detector() {
+        assert_eq!(ZkConfig::for_detector(DetectorConfig::LOOPBACK), ZkConfig::LOOPBACK);
+        let k = ZkConfig::for_detector(DetectorConfig::KUBERNETES);
+        assert_eq!((k.proposal_timeout_ms, k.recommit_ms, k.lease_ms), (4_000, 10_000, 25_000));
+    }
     use crate::algo::{MsgKind, PortInfo, catalogue};
     use crate::faults::{Fault, FaultPlan, Scheduled};
     use crate::invariants;
@@ -973,7 +993,7 @@ mod tests {
         let topo = Topology::complete(IDS.len() as u32).unwrap();
         let all: Vec<u32> = (0..IDS.len() as u32).collect();
         let faults =
-            FaultPlan { faults: faults.into_iter().map(|(at, fault)| Scheduled { at, seed: at, fault }).collect() };
+            FaultPlan { faults: faults.into_iter().map(|(at, fault)| Scheduled::new(at, at, fault)).collect() };
         let cfg = SimConfig { seed: 7, fifo: false, faults, horizon: Some(horizon), ..SimConfig::default() };
         let r = sim::run_kept(spec, &topo, &IDS, &all, Rule::Max, &cfg).unwrap();
         assert!(r.errors.is_empty(), "{:?}", r.errors);

@@ -19,3 +19,4 @@ mod t14_faults;
 mod t15_kept;
 mod t16_repaired_ring;
 mod t17_zookeeper;
+mod t18_chubby;

@@ -1,0 +1,1167 @@
+//! # Chubby-style election: majority votes and a lease the leader renews
+//!
+//! * Source: seed 004, section "Google Chubby" (a potential leader asks for
+//!   votes; each server votes for at most one leader; a quorum elects, so two
+//!   leaders are never elected; the master then holds a lease during which no
+//!   other election runs, renews it by asking whether it still has a
+//!   majority, and a new election is guaranteed at the end of a lease);
+//!   M. Burrows, "The Chubby lock service for loosely-coupled distributed
+//!   systems", OSDI 2006, §2.12 (master leases, "the master lease is renewed
+//!   periodically", replicas promise not to elect a different master for the
+//!   lease interval).
+//! * Network: complete graph, bidirectional links, no FIFO. A node knows the
+//!   ids behind its ports ([`NodeContext::port_info`]) and the membership size
+//!   n ([`NodeContext::n`]); a quorum is ⌊n/2⌋ + 1 of the **whole**
+//!   membership, live or not. Safety (one leader per term, and no two leases
+//!   overlapping in real time) holds under any message delay, loss or
+//!   reordering, crashes and recoveries, as long as local timers run at rates
+//!   that differ by less than the drift margin (below) and messages are not
+//!   duplicated. Liveness needs a live, connected majority and delays well
+//!   below the lease.
+//! * Candidates: every node. Winner: the best id (the maximum; the minimum when
+//!   mirrored) in the one-shot mode; in the kept mode usually the best live id
+//!   of a connected majority (back-off by rank), always one of a majority.
+//! * Messages: one-shot, failure-free, at most **6(n − 1)**, exactly 4(n − 1)
+//!   when the best id initiates; kept, failure-free: 4(n − 1) to elect and
+//!   announce, then 2(n − 1) per renewal period. Proofs below.
+//!
+//! ## The algorithm (kept mode)
+//!
+//! A node is *asleep*, *idle* (knows no leader), a *candidate*, a *follower*
+//! or the *leader*. Its stable record ([`Stable`], written with
+//! [`Effect::Persist`] before the message it justifies) holds the term of its
+//! latest vote and whom it voted for.
+//!
+//! * **Promise.** Granting a vote to a candidate c, or acknowledging a lease
+//!   renewal of a leader c, is a *promise*: for the lease L from the moment of
+//!   the grant (the promise timer) the node grants nothing to anybody but c.
+//! * **Votes.** `VoteRequest { term, candidate }` is granted iff the node does
+//!   not lead, holds no promise to another node, the candidate is not worse
+//!   than the node itself (it is alive and would run), and it has not voted in
+//!   `term` for somebody else nor in a later term (one vote per term, kept on
+//!   disk). The reply is `Vote { term, candidate, granted }`; a refusal
+//!   carries the highest term the node has seen.
+//! * **Candidacy.** An idle node with no promise runs after a back-off of
+//!   `rank × backoff` (rank 0 is the best id, so the best node usually runs
+//!   alone; after a failed candidacy half a `backoff` more): term = highest
+//!   term seen + 1, it votes for itself (persisted) and sends `VoteRequest` to
+//!   every node. It leads on a quorum of grants; it gives up when so many
+//!   refused that no quorum is left, after `candidacy` ms, when it grants a
+//!   better candidate, or when it acknowledges a leader; refused by a better
+//!   node, it backs off a whole lease more, leaving that node the field.
+//!   (Without these two preferences, candidates that each needed every live
+//!   vote, e.g. 3 of 4 nodes up, bound each other's voters in a cycle and
+//!   nobody was ever elected in the chaos runs.)
+//! * **Lease.** The leader sends `LeaseRenew { term, leader }` to every node at
+//!   once on winning and then every `renew` ms; a node acknowledges
+//!   (`LeaseAck { term, granted: true }`) unless it leads or holds a promise to
+//!   another node or the renewal's term is below the leader it last followed.
+//!   Round r is sent at s_r (round 0 is the `VoteRequest`); its *deadline* is
+//!   s_r + D with D = L − margin, measured by a timer set when it is sent. The
+//!   lease rests on the latest round K for which a quorum (the leader
+//!   included) has shown a grant; the leader steps down
+//!   (`Lead { term, leader: None }`) at the deadline of round K.
+//! * **Attributing acknowledgements.** `LeaseAck` carries no round number, so
+//!   the leader counts, per node, the granted acknowledgements of its term:
+//!   the j-th one is credited to round j, the earliest round it can answer
+//!   (each answers a distinct renewal, rounds are numbered from 1, so j
+//!   acknowledgements answer some round ≥ j). Losses and reordering only make
+//!   the credit earlier, which is safe; a *duplicated* acknowledgement could
+//!   make it later, hence the assumption of no duplicates (gRPC streams never
+//!   duplicate).
+//! * **Expiry.** A follower whose promise runs out without a renewal announces
+//!   `Lead { term, leader: None }` and backs off to run.
+//! * **Recovery.** A recovered incarnation gets its stable record back through
+//!   [`Algorithm::restore`] (so it never votes twice in one term) and grants
+//!   nothing for one full lease after restarting, since it may have promised
+//!   something just before the crash and does not know to whom.
+//! * **Terms.** A candidate runs for the highest term seen + 1. A leader that
+//!   receives a renewal of a later term steps down and follows (a later leader
+//!   means its lease is over; with working timers it already stepped down, a
+//!   frozen process learns it this way). Otherwise, unlike Raft, a leader does
+//!   *not* step down when it sees a higher term: the lease makes
+//!   that unnecessary (no other node can be elected before it ends) and a node
+//!   coming back from a partition with a high term cannot disrupt a healthy
+//!   leader; its renewals are acknowledged whatever term a node voted in
+//!   last. Announced terms are the terms of leaders (followed or led), so they
+//!   only grow at a node.
+//!
+//! Every change of belief is announced with [`Effect::Lead`]; the first leader
+//! learned also with [`Effect::Decide`].
+//!
+//! ## Safety: one leader per term, and no overlap of leases
+//!
+//! *One leader per term.* A leader of term t got grants of t from a quorum; a
+//! node grants at most one candidate per term, and its record survives
+//! crashes; two quorums intersect. So no two nodes lead one term.
+//!
+//! *No overlap.* Say y leads at time T on round K of its term: every x of a
+//! quorum Q granted y at some τ_x with s_K ≤ τ_x ≤ T (the leader itself at s_K,
+//! and it grants nobody while it leads), and T < s_K + D. x's promise to y
+//! then runs until at least τ_x + L ≥ s_K + L > T (a later grant to y only
+//! extends it; a crash of x is followed by a block of L from the recovery).
+//! So at T every node of Q grants nothing to anybody but y. If z ≠ y also leads
+//! at T, on a quorum Q', some x ∈ Q ∩ Q' granted both y and z at times whose
+//! promises both cover T, so one of the grants was made while the promise to
+//! the other one ran: impossible. Hence at any instant at most one node
+//! believes it leads, of any term — provided the leader's D on its clock ends
+//! before the promises' L on the voters' clocks: with timer rates within
+//! (1 ± ρ) of real time, D(1 + ρ) < L(1 − ρ), i.e. margin > 2ρL roughly, plus
+//! the leader's timer latency. The presets keep 10%.
+//!
+//! ## Liveness
+//!
+//! With a live majority connected by links whose round trip is well below
+//! `backoff` and D − `renew`: the leader's renewals reach the quorum every
+//! `renew` ms, so each round is credited before the previous deadline and the
+//! lease never lapses; a follower's promise (L > D > `renew`) never runs out.
+//! After the leader is lost, every promise to it has run out L after the last
+//! grant; the best idle node then runs first (back-off by rank) and, with no
+//! promise left to block the voters, wins. A partition leaving no group with
+//! a majority leaves everybody idle: candidacies fail forever, nobody leads
+//! (the safe answer). When a partition heals, a node that voted in higher
+//! terms meanwhile acknowledges the current leader's renewals as soon as its
+//! own promise (at most L) runs out.
+//!
+//! ## One-shot mode (the catalogue's `build`): at most 6(n − 1) messages
+//!
+//! No lease, no renewals and no promises (nothing fails); the leader announces
+//! itself with one `LeaseRenew` round, so a simulation goes quiet. Every node
+//! knows the best id M. M runs as soon as it is awake; another node waits
+//! `rank × backoff` (10 s) and only then runs, to wake M. A node refuses any
+//! candidate worse than itself, and a candidate gives up on a refusal from a
+//! better node, so only M can lead. Assume delays and the spread of the
+//! initiators' wake-ups below `backoff`/4. (1) If M initiates, it runs at its
+//! wake-up, every node grants term 1 (nobody else ran: every other timer is
+//! at least `backoff` after its wake-up) and M leads after two delays; its
+//! `LeaseRenew` reaches every node, which follows, acknowledges and cancels
+//! its timer, before any timer fires: (n − 1) requests, votes, renewals and
+//! acknowledgements, **4(n − 1)**. (2) Otherwise nobody sends anything until
+//! the best initiator's timer fires (ranks differ, so it fires alone); its
+//! (n − 1) requests get (n − 1) answers and wake M, which refuses and runs for
+//! term 2, which every node grants (no node voted above term 1); as in (1)
+//! that costs 4(n − 1), **6(n − 1)** in all, the bound.
+//!
+//! ## Kept mode, failure-free: 4(n − 1), then 2(n − 1) per renewal
+//!
+//! Every node awake at 0, delays below `backoff`: M runs at once, the others'
+//! back-offs are at least `backoff`, so they grant M's request (which cancels
+//! their back-off) and M leads: 2(n − 1) messages; the first renewal round
+//! goes out at once, and every `renew` ms after: 2(n − 1) each (a renewal and
+//! its acknowledgement per follower).
+
+use super::detector::DetectorConfig;
+use super::{
+    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Role, Rule, Stable, TimerId,
+};
+
+const NAME: &str = "chubby";
+
+/// Timer: a promise (a vote or an acknowledged renewal) runs out; also the
+/// block of a recovered incarnation.
+pub const PROMISE_TIMER: TimerId = 0;
+/// Timer: the back-off before running for election.
+pub const ELECTION_TIMER: TimerId = 1;
+/// Timer: the leader's next renewal round.
+pub const RENEW_TIMER: TimerId = 2;
+/// Timers 3, 4 and 5: the deadlines of the last three rounds (round r uses
+/// `DEADLINE_TIMER + r % 3`).
+pub const DEADLINE_TIMER: TimerId = 3;
+const SLOTS: usize = 3;
+
+/// Chubby's timing, in milliseconds (virtual ones in the simulator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChubbyConfig {
+    /// Keep a leader (leases, renewals, promises); `false`: the one-shot mode.
+    pub keep: bool,
+    /// L: how long a grant binds the granting node.
+    pub lease_ms: u64,
+    /// How often the leader renews.
+    pub renew_ms: u64,
+    /// How much earlier than L (counted from sending) the leader's lease
+    /// ends: covers timer-rate drift and the latency of its timers.
+    pub margin_ms: u64,
+    /// The back-off per rank before running (the best id waits 0).
+    pub backoff_ms: u64,
+    /// How long a candidate waits for a quorum of votes before it gives up
+    /// (at most the leader's lease: a later win would bring no lease).
+    pub candidacy_ms: u64,
+}
+
+/// A [`ChubbyConfig`] that cannot work.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("chubby config: {0}")]
+pub struct ConfigError(pub String);
+
+impl ChubbyConfig {
+    /// The catalogue's one-shot election: no lease; a node other than the best
+    /// waits `rank × 10 s` before it runs (only to wake the best node).
+    pub const ONE_SHOT: ChubbyConfig =
+        ChubbyConfig { keep: false, lease_ms: 0, renew_ms: 0, margin_ms: 0, backoff_ms: 10_000, candidacy_ms: 0 };
+    /// Kept leadership on loopback: a 1 s lease renewed every 300 ms (two
+    /// renewals may be lost), 10% margin, 100 ms back-off per rank, 400 ms
+    /// for the votes to come back.
+    pub const LOOPBACK: ChubbyConfig =
+        ChubbyConfig { keep: true, lease_ms: 1_000, renew_ms: 300, margin_ms: 100, backoff_ms: 100, candidacy_ms: 400 };
+    /// A Kubernetes cluster: [`ChubbyConfig::LOOPBACK`] × 10.
+    pub const KUBERNETES: ChubbyConfig = ChubbyConfig {
+        keep: true,
+        lease_ms: 10_000,
+        renew_ms: 3_000,
+        margin_ms: 1_000,
+        backoff_ms: 1_000,
+        candidacy_ms: 4_000,
+    };
+
+    /// Kept timing scaled to a detector's suspicion timeout `t` (Chubby needs
+    /// no heartbeats: the lease is its failure detector): lease 5t renewed
+    /// every 1.5t, margin t/2, back-off t/2 per rank, candidacy 2t
+    /// ([`ChubbyConfig::LOOPBACK`] for [`DetectorConfig::LOOPBACK`]). Valid
+    /// for every timeout of at least 2 ms.
+    pub fn for_detector(d: DetectorConfig) -> ChubbyConfig {
+        let t = d.timeout_ms.max(2);
+        ChubbyConfig {
+            keep: true,
+            lease_ms: t.saturating_mul(5),
+            renew_ms: t.saturating_mul(3) / 2,
+            margin_ms: t / 2,
+            backoff_ms: t / 2,
+            candidacy_ms: t.saturating_mul(2),
+        }
+    }
+
+    /// D: the leader's lease, from sending a round to its deadline.
+    pub fn leader_lease_ms(&self) -> u64 {
+        self.lease_ms.saturating_sub(self.margin_ms)
+    }
+
+    /// Check that the timing can keep a leader safely.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |s: &str| Err(ConfigError(s.into()));
+        if self.backoff_ms == 0 {
+            return bad("backoff_ms must be positive");
+        }
+        if !self.keep {
+            return Ok(());
+        }
+        if self.lease_ms == 0 || self.renew_ms == 0 {
+            return bad("lease_ms and renew_ms must be positive");
+        }
+        if self.margin_ms * 20 < self.lease_ms {
+            return bad("margin_ms must be at least 5% of lease_ms (clock drift, timer latency)");
+        }
+        if self.margin_ms >= self.lease_ms {
+            return bad("margin_ms must be below lease_ms");
+        }
+        if self.candidacy_ms == 0 || self.candidacy_ms > self.leader_lease_ms() {
+            return bad("candidacy_ms must be positive and at most lease_ms - margin_ms");
+        }
+        if 2 * self.renew_ms > self.leader_lease_ms() {
+            return bad("renew_ms must fit twice in lease_ms - margin_ms (one lost renewal must not end the lease)");
+        }
+        Ok(())
+    }
+}
+
+impl Default for ChubbyConfig {
+    /// [`ChubbyConfig::LOOPBACK`].
+    fn default() -> Self {
+        ChubbyConfig::LOOPBACK
+    }
+}
+
+/// Whom a node's running promise binds it to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Promise {
+    /// Granted (a vote or a renewal) to this node.
+    To(u64),
+    /// A recovered incarnation: it may have promised anything before the crash.
+    Blocked,
+}
+
+/// Why a node backs off before running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Retry {
+    /// It knows no leader (woken, a promise ran out).
+    First,
+    /// Its candidacy (or lease) failed.
+    Failed,
+    /// A better node refused it: let that one run first.
+    Outranked,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Asleep,
+    /// Knows no leader.
+    Idle,
+    Candidate {
+        term: u64,
+    },
+    Following(u64),
+    Leading {
+        term: u64,
+    },
+}
+
+/// One node of the Chubby-style election.
+#[derive(Debug)]
+pub struct Chubby {
+    id: u64,
+    rule: Rule,
+    /// The id behind each port.
+    peers: Box<[u64]>,
+    /// Per port: the peer is better-ranked than this node.
+    better: Box<[bool]>,
+    /// How many nodes are better-ranked (0: the best id).
+    rank: u64,
+    quorum: usize,
+    cfg: ChubbyConfig,
+    phase: Phase,
+    /// On disk: the term of the latest vote and whom it went to.
+    stable: Stable,
+    /// Highest term seen anywhere.
+    seen: u64,
+    /// Term of the latest leader followed or led (the term announced).
+    leader_term: u64,
+    /// The running promise (the promise timer is pending).
+    promise: Option<Promise>,
+    /// The back-off timer is pending.
+    election_pending: bool,
+    /// Restored from stable storage (a recovered incarnation).
+    restored: bool,
+    /// Candidate: granted votes per port; leader: the vote is its round-0 credit.
+    voted: Vec<bool>,
+    /// Candidate: refusals per port.
+    refused: Vec<bool>,
+    /// Leader: granted acknowledgements per port in this term.
+    acks: Vec<u64>,
+    /// Leader: the last round sent (0: the vote request).
+    round: u64,
+    /// Leader: the latest round credited by a quorum.
+    credited: u64,
+    /// The round whose deadline each slot's timer holds.
+    slots: [Option<u64>; SLOTS],
+    announced: Option<Leadership>,
+    decided: Option<Decision>,
+}
+
+impl Chubby {
+    /// An asleep one-shot node ([`ChubbyConfig::ONE_SHOT`]): the catalogue's entry.
+    pub fn new(c: &NodeContext) -> Self {
+        Chubby::with_config(c, ChubbyConfig::ONE_SHOT)
+    }
+
+    /// An asleep kept-leadership node with the given timing (see [`ChubbyConfig::validate`]).
+    pub fn with_config(c: &NodeContext, cfg: ChubbyConfig) -> Self {
+        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
+        let better: Box<[bool]> = peers.iter().map(|&p| c.rule.beats(p, c.id)).collect();
+        let rank = better.iter().filter(|&&b| b).count() as u64;
+        let n = (c.n as usize).max(peers.len() + 1);
+        let ports = peers.len();
+        Chubby {
+            id: c.id,
+            rule: c.rule,
+            peers,
+            better,
+            rank,
+            quorum: n / 2 + 1,
+            cfg,
+            phase: Phase::Asleep,
+            stable: Stable::default(),
+            seen: 0,
+            leader_term: 0,
+            promise: None,
+            election_pending: false,
+            restored: false,
+            voted: vec![false; ports],
+            refused: vec![false; ports],
+            acks: vec![0; ports],
+            round: 0,
+            credited: 0,
+            slots: [None; SLOTS],
+            announced: None,
+            decided: None,
+        }
+    }
+
+    /// What this node believes now: the latest leader's term and the leader (`None` when it knows none).
+    pub fn leadership(&self) -> Leadership {
+        let leader = match self.phase {
+            Phase::Following(l) => Some(l),
+            Phase::Leading { .. } => Some(self.id),
+            _ => None,
+        };
+        Leadership { term: self.leader_term, leader }
+    }
+
+    /// What this node keeps on disk.
+    pub fn stable(&self) -> Stable {
+        self.stable
+    }
+
+    fn announce(&mut self, out: &mut Outbox) {
+        let l = self.leadership();
+        if self.announced != Some(l) {
+            self.announced = Some(l);
+            out.push(Effect::Lead(l));
+        }
+    }
+
+    fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
+        if self.decided.is_none() {
+            let d = Decision { role, leader };
+            self.decided = Some(d);
+            out.push(Effect::Decide(d));
+        }
+    }
+
+    fn broadcast(&self, msg: Msg, out: &mut Outbox) {
+        for port in 0..self.peers.len() as Port {
+            out.send(port, msg);
+        }
+    }
+
+    fn wake(&mut self, out: &mut Outbox) {
+        if self.phase != Phase::Asleep {
+            return;
+        }
+        self.phase = Phase::Idle;
+        self.announce(out);
+        if self.restored && self.cfg.keep {
+            self.promise = Some(Promise::Blocked);
+            out.push(Effect::SetTimer { timer: PROMISE_TIMER, after_ms: self.cfg.lease_ms });
+        }
+        self.schedule_candidacy(Retry::First, out);
+    }
+
+    fn set_election_timer(&mut self, after_ms: u64, out: &mut Outbox) {
+        self.election_pending = true;
+        out.push(Effect::SetTimer { timer: ELECTION_TIMER, after_ms });
+    }
+
+    fn cancel_election_timer(&mut self, out: &mut Outbox) {
+        if std::mem::take(&mut self.election_pending) {
+            out.push(Effect::CancelTimer { timer: ELECTION_TIMER });
+        }
+    }
+
+    /// Back off before running; nothing while a promise binds this node (its
+    /// expiry calls this again).
+    fn schedule_candidacy(&mut self, retry: Retry, out: &mut Outbox) {
+        if self.promise.is_some() || self.phase != Phase::Idle {
+            return;
+        }
+        let extra = match retry {
+            _ if !self.cfg.keep => 0,
+            Retry::First => 0,
+            Retry::Failed => self.cfg.backoff_ms / 2,
+            Retry::Outranked => self.cfg.lease_ms,
+        };
+        let delay = self.rank * self.cfg.backoff_ms + extra;
+        if delay == 0 {
+            self.run(out);
+        } else {
+            self.set_election_timer(delay, out);
+        }
+    }
+
+    fn clear_deadlines(&mut self, out: &mut Outbox) {
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if slot.take().is_some() {
+                out.push(Effect::CancelTimer { timer: DEADLINE_TIMER + i as TimerId });
+            }
+        }
+    }
+
+    /// Start the deadline of `round` (sent now), first settling the round
+    /// whose slot it takes: its deadline is treated as passed (early, so safe).
+    fn start_deadline(&mut self, round: u64, out: &mut Outbox) {
+        let slot = (round % SLOTS as u64) as usize;
+        if let Some(old) = self.slots[slot].take() {
+            self.deadline_passed(old, out);
+            if !matches!(self.phase, Phase::Leading { .. }) {
+                return; // that ended the lease: no round to time
+            }
+        }
+        self.slots[slot] = Some(round);
+        out.push(Effect::SetTimer { timer: DEADLINE_TIMER + slot as TimerId, after_ms: self.cfg.leader_lease_ms() });
+    }
+
+    /// Run for the next term.
+    fn run(&mut self, out: &mut Outbox) {
+        self.cancel_election_timer(out);
+        // Saturating: a term near u64::MAX from a faulty peer must not panic.
+        let term = self.seen.max(self.stable.term).saturating_add(1);
+        self.seen = term;
+        self.stable = Stable { term, vote: Some(self.id) };
+        out.push(Effect::Persist(self.stable));
+        self.phase = Phase::Candidate { term };
+        self.voted.iter_mut().for_each(|v| *v = false);
+        self.refused.iter_mut().for_each(|v| *v = false);
+        self.round = 0;
+        self.clear_deadlines(out);
+        if self.cfg.keep {
+            self.start_deadline(0, out);
+            self.set_election_timer(self.cfg.candidacy_ms, out);
+        }
+        self.announce(out);
+        self.broadcast(Msg::VoteRequest { term, candidate: self.id }, out);
+        self.check_won(out);
+    }
+
+    fn give_up(&mut self, retry: Retry, out: &mut Outbox) {
+        self.phase = Phase::Idle;
+        self.clear_deadlines(out);
+        self.announce(out);
+        self.schedule_candidacy(retry, out);
+    }
+
+    fn check_won(&mut self, out: &mut Outbox) {
+        let Phase::Candidate { term } = self.phase else { return };
+        let grants = 1 + self.voted.iter().filter(|&&v| v).count();
+        // One-shot: a better node that is awake refuses, and it may not have answered yet.
+        let better_answered = self.cfg.keep || self.better.iter().zip(&self.voted).all(|(&b, &v)| !b || v);
+        if grants >= self.quorum && better_answered {
+            self.lead(term, out);
+        }
+    }
+
+    fn lead(&mut self, term: u64, out: &mut Outbox) {
+        self.cancel_election_timer(out);
+        self.phase = Phase::Leading { term };
+        self.leader_term = term;
+        self.acks.iter_mut().for_each(|a| *a = 0);
+        self.credited = 0;
+        self.announce(out);
+        self.decide_once(Role::Leader, self.id, out);
+        self.renew(out);
+    }
+
+    /// Send the next renewal round (the first one announces the leader).
+    fn renew(&mut self, out: &mut Outbox) {
+        let Phase::Leading { term } = self.phase else { return };
+        if !self.cfg.keep {
+            self.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
+            return;
+        }
+        self.round += 1;
+        self.start_deadline(self.round, out);
+        if self.phase != (Phase::Leading { term }) {
+            return; // the evicted deadline ended the lease
+        }
+        self.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
+        out.push(Effect::SetTimer { timer: RENEW_TIMER, after_ms: self.cfg.renew_ms });
+        self.recredit();
+    }
+
+    /// The latest round a quorum has granted: the leader itself has every
+    /// round it sent; a node's j-th acknowledgement is credited to round j,
+    /// its vote to round 0.
+    fn recredit(&mut self) {
+        let mut credit: Vec<u64> = self
+            .acks
+            .iter()
+            .zip(&self.voted)
+            .filter_map(|(&a, &v)| if a > 0 { Some(a) } else { v.then_some(0) })
+            .collect();
+        credit.push(self.round);
+        credit.sort_unstable_by(|a, b| b.cmp(a));
+        if let Some(&k) = credit.get(self.quorum - 1) {
+            self.credited = self.credited.max(k);
+        }
+    }
+
+    fn deadline_passed(&mut self, round: u64, out: &mut Outbox) {
+        match self.phase {
+            Phase::Candidate { .. } if round == 0 => self.give_up(Retry::Failed, out),
+            Phase::Leading { .. } if self.credited <= round => self.step_down(out),
+            _ => {}
+        }
+    }
+
+    fn step_down(&mut self, out: &mut Outbox) {
+        self.phase = Phase::Idle;
+        out.push(Effect::CancelTimer { timer: RENEW_TIMER });
+        self.clear_deadlines(out);
+        self.announce(out);
+        self.schedule_candidacy(Retry::Failed, out);
+    }
+
+    /// Bind this node to `to` for a lease from now.
+    fn promise_to(&mut self, to: u64, out: &mut Outbox) {
+        if self.cfg.keep {
+            self.promise = Some(Promise::To(to));
+            self.cancel_election_timer(out);
+            out.push(Effect::SetTimer { timer: PROMISE_TIMER, after_ms: self.cfg.lease_ms });
+        }
+    }
+
+    /// May this node grant anything to `to` now?
+    fn free_for(&self, to: u64) -> bool {
+        !matches!(self.phase, Phase::Leading { .. })
+            && match self.promise {
+                None => true,
+                Some(Promise::To(p)) => p == to,
+                Some(Promise::Blocked) => false,
+            }
+    }
+
+    fn highest(&self) -> u64 {
+        self.seen.max(self.stable.term).max(self.leader_term)
+    }
+
+    fn on_vote_request(&mut self, port: Port, term: u64, candidate: u64, out: &mut Outbox) {
+        self.seen = self.seen.max(term);
+        self.wake(out);
+        let once =
+            term > self.stable.term || (term == self.stable.term && self.stable.vote.is_none_or(|v| v == candidate));
+        // A node is alive to run itself: it never binds itself to a worse candidate.
+        let worse = self.rule.beats(self.id, candidate);
+        if !(once && !worse && self.free_for(candidate)) {
+            out.send(port, Msg::Vote { term: self.highest(), candidate, granted: false });
+            return;
+        }
+        self.stable = Stable { term, vote: Some(candidate) };
+        out.push(Effect::Persist(self.stable));
+        self.promise_to(candidate, out);
+        match self.phase {
+            Phase::Candidate { .. } => {
+                self.clear_deadlines(out);
+                self.phase = Phase::Idle;
+                self.schedule_candidacy(Retry::Failed, out); // one-shot; kept: promised, nothing
+            }
+            Phase::Following(_) => self.phase = Phase::Idle,
+            _ => {}
+        }
+        self.announce(out);
+        out.send(port, Msg::Vote { term, candidate, granted: true });
+    }
+
+    fn on_vote(&mut self, port: Port, term: u64, granted: bool, out: &mut Outbox) {
+        self.seen = self.seen.max(term);
+        let Phase::Candidate { term: running } = self.phase else { return };
+        let p = port as usize;
+        if granted && term == running {
+            self.voted[p] = true;
+            self.check_won(out);
+        } else if !granted {
+            self.refused[p] = true;
+            let refusals = self.refused.iter().zip(&self.voted).filter(|&(&r, &v)| r && !v).count();
+            let n = self.peers.len() + 1;
+            if self.better[p] {
+                self.give_up(Retry::Outranked, out);
+            } else if refusals > n - self.quorum {
+                self.give_up(Retry::Failed, out);
+            }
+        }
+    }
+
+    fn on_renew(&mut self, port: Port, term: u64, leader: u64, out: &mut Outbox) {
+        self.seen = self.seen.max(term);
+        self.wake(out);
+        // A later leader exists, so this node's lease is over: with working
+        // timers it stepped down already; a process that was frozen (its
+        // timers lost) learns it here.
+        if let Phase::Leading { term: leading } = self.phase
+            && term > leading
+        {
+            self.step_down(out);
+        }
+        if !(self.free_for(leader) && term >= self.leader_term) {
+            out.send(port, Msg::LeaseAck { term: self.highest(), granted: false });
+            return;
+        }
+        self.promise_to(leader, out);
+        self.cancel_election_timer(out);
+        if matches!(self.phase, Phase::Candidate { .. }) {
+            self.clear_deadlines(out);
+        }
+        self.phase = Phase::Following(leader);
+        self.leader_term = term;
+        self.announce(out);
+        self.decide_once(Role::Follower, leader, out);
+        out.send(port, Msg::LeaseAck { term, granted: true });
+    }
+
+    fn on_ack(&mut self, port: Port, term: u64, granted: bool) {
+        self.seen = self.seen.max(term);
+        if let Phase::Leading { term: leading } = self.phase
+            && granted
+            && term == leading
+            && self.cfg.keep
+        {
+            self.acks[port as usize] += 1;
+            self.recredit();
+        }
+    }
+
+    fn sender(&self, port: Port) -> Result<u64, AlgoError> {
+        self.peers.get(port as usize).copied().ok_or(AlgoError::BadPort { port })
+    }
+
+    fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
+        AlgoError::Invalid(format!("{NAME}: {msg:?} from {from} cannot reach node {} ({})", self.id, self.state()))
+    }
+}
+
+impl Algorithm for Chubby {
+    fn on_start(&mut self, out: &mut Outbox) {
+        self.wake(out);
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        let from = self.sender(port)?;
+        match msg {
+            Msg::VoteRequest { term, candidate } => {
+                if candidate != from {
+                    return Err(self.invalid(msg, from));
+                }
+                self.on_vote_request(port, term, candidate, out);
+            }
+            Msg::Vote { term, candidate, granted } => {
+                if candidate != self.id {
+                    return Err(self.invalid(msg, from));
+                }
+                self.on_vote(port, term, granted, out);
+            }
+            Msg::LeaseRenew { term, leader } => {
+                if leader != from {
+                    return Err(self.invalid(msg, from));
+                }
+                self.on_renew(port, term, leader, out);
+            }
+            Msg::LeaseAck { term, granted } => self.on_ack(port, term, granted),
+            _ => return Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
+        }
+        Ok(())
+    }
+
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        match timer {
+            PROMISE_TIMER => {
+                if self.promise.take().is_none() {
+                    return;
+                }
+                if matches!(self.phase, Phase::Following(_)) {
+                    self.phase = Phase::Idle;
+                    self.announce(out);
+                }
+                self.schedule_candidacy(Retry::First, out);
+            }
+            ELECTION_TIMER => {
+                if !std::mem::take(&mut self.election_pending) {
+                    return;
+                }
+                match self.phase {
+                    Phase::Idle if self.promise.is_none() => self.run(out),
+                    Phase::Candidate { .. } => self.give_up(Retry::Failed, out),
+                    _ => {}
+                }
+            }
+            RENEW_TIMER => self.renew(out),
+            t if (DEADLINE_TIMER..DEADLINE_TIMER + SLOTS as TimerId).contains(&t) => {
+                if let Some(round) = self.slots[(t - DEADLINE_TIMER) as usize].take() {
+                    self.deadline_passed(round, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn restore(&mut self, stable: Stable) {
+        self.stable = stable;
+        self.seen = self.seen.max(stable.term);
+        self.restored = true;
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        self.decided
+    }
+
+    fn state(&self) -> &'static str {
+        match self.phase {
+            Phase::Asleep => "asleep",
+            Phase::Idle if self.promise.is_some() => "promised",
+            Phase::Idle => "no-leader",
+            Phase::Candidate { .. } => "candidate",
+            Phase::Following(_) => "follower",
+            Phase::Leading { .. } => "leader",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The timing derived from the loopback detector is the loopback preset, and every derived timing validates.
+    #[test]
+    fn timing_follows_the_detector() {
+        assert_eq!(ChubbyConfig::for_detector(DetectorConfig::LOOPBACK), ChubbyConfig::LOOPBACK);
+        for timeout_ms in [1, 2, 3, 7, 80, 200, 1_000, 2_000, crate::algo::detector::MAX_TIMEOUT_MS] {
+            let c = ChubbyConfig::for_detector(DetectorConfig { period_ms: 1, timeout_ms });
+            assert_eq!(c.validate(), Ok(()), "timeout {timeout_ms}");
+        }
+    }
+    use crate::algo::{MsgKind, PortInfo, catalogue};
+    use crate::faults::{Fault, FaultPlan, Scheduled};
+    use crate::invariants;
+    use crate::sim::{self, SimConfig, SimReport};
+    use crate::topology::{IdOrder, Topology};
+
+    /// Node `id` whose ports lead to `peers`, in port order.
+    fn node(id: u64, peers: &[u64], cfg: ChubbyConfig) -> Chubby {
+        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
+        let c = NodeContext {
+            id,
+            rule: Rule::Max,
+            n: peers.len() as u32 + 1,
+            ports: peers.len() as u32,
+            port_info: &info,
+            ..Default::default()
+        };
+        Chubby::with_config(&c, cfg)
+    }
+
+    fn vote(term: u64, candidate: u64, granted: bool) -> Effect {
+        Effect::Send { port: 0, msg: Msg::Vote { term, candidate, granted } }
+    }
+
+    fn granted(out: &Outbox) -> Option<bool> {
+        out.effects().iter().find_map(|e| match e {
+            Effect::Send { msg: Msg::Vote { granted, .. }, .. } => Some(*granted),
+            _ => None,
+        })
+    }
+
+    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
+
+    /// The presets validate; a margin under 5%, a renewal that does not fit twice in the
+    /// leader's lease and a candidacy longer than it are refused.
+    #[test]
+    fn presets_validate_and_bad_timing_is_refused() {
+        for cfg in [ChubbyConfig::ONE_SHOT, ChubbyConfig::LOOPBACK, ChubbyConfig::KUBERNETES] {
+            assert_eq!(cfg.validate(), Ok(()), "{cfg:?}");
+        }
+        let l = ChubbyConfig::LOOPBACK;
+        for bad in [
+            ChubbyConfig { margin_ms: 10, ..l },
+            ChubbyConfig { margin_ms: 1_000, ..l },
+            ChubbyConfig { renew_ms: 500, ..l },
+            ChubbyConfig { candidacy_ms: 950, ..l },
+            ChubbyConfig { backoff_ms: 0, ..l },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+
+    /// The best id runs at once on waking: it persists its own vote for term 1 before
+    /// asking every node, starts its round-0 deadline (lease − margin) and its candidacy
+    /// timeout; a quorum of grants (3 of 5 with its own) makes it lead and send the first
+    /// renewal round at once; a late vote changes nothing.
+    #[test]
+    fn best_id_runs_at_once_and_leads_on_a_quorum() {
+        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        let mut expected = vec![
+            Effect::Lead(Leadership { term: 0, leader: None }),
+            Effect::Persist(Stable { term: 1, vote: Some(5) }),
+            Effect::SetTimer { timer: DEADLINE_TIMER, after_ms: 900 },
+            Effect::SetTimer { timer: ELECTION_TIMER, after_ms: 400 },
+        ];
+        expected.extend((0..4).map(|port| Effect::Send { port, msg: Msg::VoteRequest { term: 1, candidate: 5 } }));
+        assert_eq!(out.effects(), &expected[..]);
+        out.clear();
+        a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        assert!(out.effects().is_empty(), "2 of 5: no quorum yet");
+        a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        let mut expected = vec![
+            Effect::CancelTimer { timer: ELECTION_TIMER },
+            Effect::Lead(Leadership { term: 1, leader: Some(5) }),
+            Effect::Decide(Decision { role: Role::Leader, leader: 5 }),
+            Effect::SetTimer { timer: DEADLINE_TIMER + 1, after_ms: 900 },
+        ];
+        expected.extend((0..4).map(|port| Effect::Send { port, msg: Msg::LeaseRenew { term: 1, leader: 5 } }));
+        expected.push(Effect::SetTimer { timer: RENEW_TIMER, after_ms: 300 });
+        assert_eq!(out.effects(), &expected[..]);
+        out.clear();
+        a.on_message(0, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        assert!(out.effects().is_empty());
+        assert_eq!(a.state(), "leader");
+    }
+
+    /// A voter never votes twice in one term, also across a crash: 3 grants 5 in term 2
+    /// (persisted before the vote leaves), refuses 4 in term 2 while promised and after the
+    /// promise ran out; a recovered incarnation restored from the record refuses everybody
+    /// for one lease (it may have promised anything), then still refuses term 2 to 4 and
+    /// grants term 3. Nobody grants a worse candidate.
+    #[test]
+    fn a_voter_never_votes_twice_per_term_even_across_a_crash() {
+        let mut a = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
+        let mut out = Outbox::default();
+        a.on_message(0, Msg::VoteRequest { term: 2, candidate: 5 }, &mut out).unwrap();
+        let persist = out.effects().iter().position(|e| *e == Effect::Persist(Stable { term: 2, vote: Some(5) }));
+        let sent = out.effects().iter().position(|e| *e == vote(2, 5, true));
+        assert!(persist.unwrap() < sent.unwrap(), "{:?}", out.effects());
+        assert!(out.effects().contains(&Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }));
+        out.clear();
+        a.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(false), "promised to 5, and voted in term 2");
+        out.clear();
+        a.on_timer(PROMISE_TIMER, &mut out);
+        out.clear();
+        a.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(false), "free, but voted for 5 in term 2");
+        out.clear();
+        a.on_message(1, Msg::VoteRequest { term: 9, candidate: 1 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(false), "1 is worse than 3");
+
+        let mut b = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
+        b.restore(a.stable());
+        out.clear();
+        b.on_start(&mut out);
+        assert_eq!(
+            out.effects(),
+            &[
+                Effect::Lead(Leadership { term: 0, leader: None }),
+                Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }
+            ]
+        );
+        for (term, who) in [(2, 4), (3, 4), (3, 5)] {
+            out.clear();
+            b.on_message(if who == 5 { 0 } else { 2 }, Msg::VoteRequest { term, candidate: who }, &mut out).unwrap();
+            assert_eq!(granted(&out), Some(false), "blocked: term {term} for {who}");
+        }
+        out.clear();
+        b.on_message(0, Msg::LeaseRenew { term: 2, leader: 5 }, &mut out).unwrap();
+        assert!(out.effects().contains(&Effect::Send { port: 0, msg: Msg::LeaseAck { term: 3, granted: false } }));
+        out.clear();
+        b.on_timer(PROMISE_TIMER, &mut out);
+        out.clear();
+        b.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(false), "the restored record: voted for 5 in term 2");
+        out.clear();
+        b.on_message(2, Msg::VoteRequest { term: 3, candidate: 4 }, &mut out).unwrap();
+        assert_eq!(granted(&out), Some(true));
+        assert_eq!(b.stable(), Stable { term: 3, vote: Some(4) });
+    }
+
+    /// The lease rests on the latest round a quorum credited: with acknowledgements from
+    /// one node only (2 of 5) the deadline of round 0 ends the lease; the j-th
+    /// acknowledgement of a node is credited to round j, so two nodes' first
+    /// acknowledgements carry the lease past round 0 to round 1's deadline, not further.
+    #[test]
+    fn the_lease_ends_at_the_deadline_of_the_last_credited_round() {
+        let win = |a: &mut Chubby, out: &mut Outbox| {
+            a.on_start(out);
+            a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
+            a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
+            assert_eq!(a.state(), "leader");
+            out.clear();
+        };
+        let mut out = Outbox::default();
+        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        win(&mut a, &mut out);
+        a.on_message(0, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
+        a.on_timer(DEADLINE_TIMER, &mut out);
+        assert_eq!(a.state(), "no-leader", "round 0 was the last credited");
+        assert_eq!(out.effects()[..2], [Effect::CancelTimer { timer: RENEW_TIMER }, Effect::CancelTimer { timer: 4 }]);
+        assert!(out.effects().contains(&Effect::Lead(Leadership { term: 1, leader: None })));
+
+        let mut b = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        win(&mut b, &mut out);
+        b.on_message(0, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
+        b.on_message(2, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
+        b.on_message(2, Msg::LeaseAck { term: 0, granted: true }, &mut out).unwrap();
+        b.on_timer(RENEW_TIMER, &mut out);
+        b.on_timer(DEADLINE_TIMER, &mut out);
+        assert_eq!(b.state(), "leader", "round 1 is credited by 5, 1 and 2");
+        b.on_timer(DEADLINE_TIMER + 1, &mut out);
+        assert_eq!(b.state(), "no-leader", "round 2 is not");
+    }
+
+    /// A leader that was frozen (its timers lost) and hears a renewal of a later term steps
+    /// down and follows the later leader at once; a renewal of an older term is refused.
+    #[test]
+    fn a_leader_follows_a_renewal_of_a_later_term() {
+        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+        out.clear();
+        a.on_message(1, Msg::LeaseRenew { term: 0, leader: 4 }, &mut out).unwrap();
+        assert_eq!(out.effects(), &[Effect::Send { port: 1, msg: Msg::LeaseAck { term: 1, granted: false } }]);
+        out.clear();
+        a.on_message(1, Msg::LeaseRenew { term: 3, leader: 4 }, &mut out).unwrap();
+        assert!(out.effects().contains(&Effect::Lead(Leadership { term: 1, leader: None })));
+        assert!(out.effects().ends_with(&[
+            Effect::Lead(Leadership { term: 3, leader: Some(4) }),
+            Effect::Send { port: 1, msg: Msg::LeaseAck { term: 3, granted: true } }
+        ]));
+        assert_eq!(a.state(), "follower");
+    }
+
+    /// Messages that cannot happen are errors: a request or renewal naming somebody else
+    /// than its sender, a vote for another candidate, a foreign kind, a missing port; the
+    /// largest term does not overflow.
+    #[test]
+    fn impossible_messages_are_errors() {
+        let mut a = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
+        let mut out = Outbox::default();
+        let bad = [
+            Msg::VoteRequest { term: 1, candidate: 4 },
+            Msg::LeaseRenew { term: 1, leader: 4 },
+            Msg::Vote { term: 1, candidate: 5, granted: true },
+        ];
+        for msg in bad {
+            assert!(matches!(a.on_message(0, msg, &mut out), Err(AlgoError::Invalid(_))), "{msg:?}");
+        }
+        assert!(matches!(a.on_message(0, Msg::Wakeup, &mut out), Err(AlgoError::UnexpectedKind { .. })));
+        a.on_message(0, Msg::VoteRequest { term: u64::MAX, candidate: 5 }, &mut out).unwrap();
+        a.on_timer(PROMISE_TIMER, &mut out);
+        a.on_timer(ELECTION_TIMER, &mut out);
+        assert_eq!(a.state(), "candidate", "the largest term does not overflow");
+        assert!(matches!(
+            a.on_message(9, Msg::LeaseAck { term: 0, granted: true }, &mut out),
+            Err(AlgoError::BadPort { port: 9 })
+        ));
+    }
+
+    /// One-shot, in the simulator: every node initiating costs exactly 4(n − 1) (a request,
+    /// a vote, a renewal and an acknowledgement per other node); a lone initiator that is
+    /// not the best id costs exactly the bound 6(n − 1) (its candidacy wakes the best one);
+    /// the best id leads term 1 or 2, all agree and the run goes quiet, under both rules.
+    #[test]
+    fn one_shot_counts_attain_the_bound() {
+        let spec = catalogue::find(NAME).unwrap();
+        for n in [2u32, 3, 8, 20] {
+            let topo = Topology::complete(n).unwrap();
+            let ids = IdOrder::Random(n as u64).arrange(n).unwrap();
+            let all: Vec<u32> = (0..n).collect();
+            let m = n as u64 - 1;
+            for rule in [Rule::Max, Rule::Min] {
+                let r = sim::run(spec, &topo, &ids, &all, rule, &SimConfig::default());
+                assert!(r.verdict.violations.is_empty() && r.terminated, "{:?}", r.verdict.violations);
+                assert_eq!(r.counters.messages, 4 * m, "n = {n}");
+                for k in [MsgKind::VoteRequest, MsgKind::Vote, MsgKind::LeaseRenew, MsgKind::LeaseAck] {
+                    assert_eq!(r.counters.by_kind[k as usize], m, "n = {n} {k:?}");
+                }
+                let worst = ids.iter().position(|&id| Some(id) != rule.winner(ids.iter().copied())).unwrap() as u32;
+                let one = sim::run(spec, &topo, &ids, &[worst], rule, &SimConfig::default());
+                assert!(one.verdict.violations.is_empty(), "{:?}", one.verdict.violations);
+                assert_eq!(one.counters.messages, (spec.bound)(n as u64, 1), "n = {n}");
+            }
+        }
+    }
+
+    fn kept(ids: &[u64], faults: Vec<(u64, Fault)>, horizon: u64) -> SimReport {
+        let n = ids.len() as u32;
+        let faults = faults.into_iter().map(|(at, fault)| Scheduled::new(at, at, fault)).collect();
+        let cfg = SimConfig {
+            faults: FaultPlan { faults },
+            horizon: Some(horizon),
+            log_message_times: true,
+            ..SimConfig::default()
+        };
+        let all: Vec<u32> = (0..n).collect();
+        let spec = catalogue::find(NAME).unwrap();
+        let r = sim::run_kept(spec, &Topology::complete(n).unwrap(), ids, &all, Rule::Max, &cfg).unwrap();
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let timeline: Vec<_> = r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
+        invariants::one_leader_per_term(ids, &timeline).unwrap();
+        r
+    }
+
+    /// The belief of position `p` at time `t` (its latest `Lead` at or before `t`).
+    fn belief(r: &SimReport, p: u32, t: u64) -> Option<Leadership> {
+        r.leaderships.iter().rev().find(|e| e.position == p && e.time <= t).map(|e| e.leadership)
+    }
+
+    /// The positions that believe they lead at `t`.
+    fn leaders_at(r: &SimReport, ids: &[u64], t: u64) -> Vec<u32> {
+        (0..ids.len() as u32).filter(|&p| belief(r, p, t).is_some_and(|l| l.leader == Some(ids[p as usize]))).collect()
+    }
+
+    const IDS: [u64; 5] = [3, 7, 1, 5, 4];
+
+    /// Kept, failure-free, 5 nodes for 3 s: 7 leads term 1 throughout; the election costs
+    /// exactly 2(n − 1) requests and votes, then every renewal round 2(n − 1) (a renewal and
+    /// an acknowledgement per follower), one round at the win and one every 300 ms.
+    #[test]
+    fn kept_failure_free_count() {
+        let r = kept(&IDS, vec![], 3_000);
+        let by = |k: MsgKind| r.counters.by_kind[k as usize];
+        assert_eq!((by(MsgKind::VoteRequest), by(MsgKind::Vote)), (4, 4));
+        let rounds = by(MsgKind::LeaseRenew) / 4;
+        assert_eq!((by(MsgKind::LeaseRenew), by(MsgKind::LeaseAck)), (4 * rounds, 4 * rounds));
+        assert_eq!(rounds, 1 + (3_000 - 32) / 300, "one at the win (by 32 ms), then every 300 ms");
+        assert!(r.leaderships.iter().all(|e| e.leadership.term <= 1));
+        for p in 0..5 {
+            assert_eq!(belief(&r, p, 3_000), Some(Leadership { term: 1, leader: Some(7) }));
+        }
+    }
+
+    /// A partition that leaves no group a majority ({3,7} {1,5} {4}) at 2 s: 7 cannot renew,
+    /// steps down when its lease runs out, nobody else can be elected; from 2 s + the lease
+    /// on nobody leads, and so it stays until the horizon. Healed at 6 s, a leader of a
+    /// higher term is agreed on within 2 s.
+    #[test]
+    fn a_partition_without_majority_leaves_no_leader_until_it_heals() {
+        let groups = vec![vec![0, 1], vec![2, 3], vec![4]];
+        let r = kept(&IDS, vec![(2_000, Fault::Partition { groups: groups.clone() })], 6_000);
+        let stepped = r.leaderships.iter().find(|e| e.time >= 2_000 && e.position == 1).unwrap();
+        assert_eq!(stepped.leadership, Leadership { term: 1, leader: None });
+        assert!(stepped.time <= 2_000 + 1_000, "the lease ends within L: {}", stepped.time);
+        for t in (3_000..=6_000).step_by(50) {
+            assert!(leaders_at(&r, &IDS, t).is_empty(), "someone leads at {t}: {:?}", r.leaderships);
+        }
+        let healed =
+            vec![(2_000, Fault::Partition { groups }), (6_000, Fault::Partition { groups: vec![(0..5).collect()] })];
+        let r = kept(&IDS, healed, 8_000);
+        let last: Vec<_> = (0..5).map(|p| belief(&r, p, 8_000).unwrap()).collect();
+        assert!(last.iter().all(|&l| l == last[0] && l.leader.is_some() && l.term > 1), "{last:?}");
+        let agreed = r.leaderships.iter().map(|e| e.time).max().unwrap();
+        eprintln!("healed at 6000 ms: all follow {:?} at {agreed} ms", last[0]);
+        assert!(agreed < 8_000);
+    }
+
+    /// 7 alone in a minority ({7} | {3,1,5,4}) at 2 s: the majority elects 5 with a higher
+    /// term, but only after 7's lease ran out (7 steps down first, and never two nodes
+    /// lead at one instant); when the partition heals at 5 s, 7 follows 5.
+    #[test]
+    fn the_majority_elects_only_after_the_old_lease_expired() {
+        let part = Fault::Partition { groups: vec![vec![1], vec![0, 2, 3, 4]] };
+        let r = kept(&IDS, vec![(2_000, part), (5_000, Fault::Partition { groups: vec![(0..5).collect()] })], 7_000);
+        let down = r.leaderships.iter().find(|e| e.time >= 2_000 && e.position == 1).unwrap().time;
+        let up = r.leaderships.iter().find(|e| e.time >= 2_000 && e.leadership.leader == Some(5)).unwrap();
+        eprintln!(
+            "partition at 2000 ms: 7 stepped down at {down} ms, 5 leads term {} from {} ms",
+            up.leadership.term, up.time
+        );
+        assert!(up.leadership.term > 1 && up.position == 3);
+        assert!(down < up.time, "the new leader must wait for the old lease");
+        for t in 0..7_000 {
+            assert!(leaders_at(&r, &IDS, t).len() <= 1, "two leaders at {t}");
+        }
+        for p in 0..5 {
+            assert_eq!(belief(&r, p, 7_000), Some(up.leadership), "position {p}");
+        }
+    }
+
+    /// The leader crashes at 2 s: the best live node (5) leads a higher term after every
+    /// promise to 7 ran out (about one lease), the others follow; 7 recovers at 4 s, is
+    /// blocked for a lease, then follows 5 (it does not take the lead back).
+    #[test]
+    fn a_crashed_leader_is_replaced_and_recovers_as_a_follower() {
+        let r = kept(&IDS, vec![(2_000, Fault::Crash { node: 1 }), (4_000, Fault::Recover { node: 1 })], 7_000);
+        let up = r.leaderships.iter().find(|e| e.time >= 2_000 && e.leadership.leader == Some(5)).unwrap();
+        eprintln!("crash of 7 at 2000 ms: 5 leads term {} from {} ms", up.leadership.term, up.time);
+        assert!(up.time > 2_000 + 700 && up.time < 2_000 + 1_500, "{}", up.time);
+        for p in 0..5 {
+            assert_eq!(belief(&r, p, 7_000), Some(up.leadership), "position {p}");
+        }
+    }
+}
