@@ -572,6 +572,11 @@ impl Elections {
             // longer reach the controller: judge leaders and agreement among live nodes.
             let crashed = self.crashed.get().map(|p| (p.0)()).unwrap_or_default();
             let live = |i: &usize| !crashed.contains(i) && nodes[*i].events_connected();
+            // A crashed node's belief dies with it: the node comes back as a new incarnation that
+            // reports afresh, and its old belief must not count (nor overlap) in between.
+            for &i in crashed.iter().filter(|&&i| i < n) {
+                belief[i] = None;
+            }
             let at_ms = started.elapsed().as_millis() as u64;
             if let Some((node, ev)) = &event {
                 let (node, leader) = (*node, (ev.leader_id != 0).then_some(ev.leader_id));

@@ -13,7 +13,7 @@ use tokio_stream::Stream;
 use tonic::{Code, Request, Response, Status};
 use tracing::{info, warn};
 
-use super::election::{Election, ElectionSetup, PortLink};
+use super::election::{Election, ElectionSetup, PortLink, Rebuild};
 use super::links;
 use super::node::Node;
 use crate::algo::detector::DetectorConfig;
@@ -140,17 +140,27 @@ impl AgentService {
             .collect();
         let port_info: Vec<PortInfo> =
             req.ports.iter().map(|p| PortInfo { neighbour: p.id, label: p.label().into() }).collect();
-        let ctx = NodeContext {
-            id: req.id,
-            rule,
-            n: req.size,
-            coin: req.coin,
-            ports: port_info.len() as u32,
-            port_info: &port_info,
-        };
-        let algo = match kept {
-            Some((build, detector)) => build(&ctx, detector),
-            None => (spec.build)(&ctx),
+        let (algo, rebuild) = match kept {
+            Some((build, detector)) => {
+                let (id, size, coin) = (req.id, req.size, req.coin);
+                let rebuild = Rebuild(Box::new(move || {
+                    let ctx =
+                        NodeContext { id, rule, n: size, coin, ports: port_info.len() as u32, port_info: &port_info };
+                    build(&ctx, detector)
+                }));
+                ((rebuild.0)(), Some(rebuild))
+            }
+            None => {
+                let ctx = NodeContext {
+                    id: req.id,
+                    rule,
+                    n: req.size,
+                    coin: req.coin,
+                    ports: port_info.len() as u32,
+                    port_info: &port_info,
+                };
+                ((spec.build)(&ctx), None)
+            }
         };
         let setup = ElectionSetup {
             faults: node.faults.clone(),
@@ -160,6 +170,7 @@ impl AgentService {
             id: req.id,
             initiator: req.initiator,
             ports,
+            rebuild,
         };
         info!(
             election = %setup.election_id, algorithm = setup.algorithm, position = setup.position,
@@ -207,7 +218,13 @@ impl Agent for AgentService {
     ) -> Result<Response<pb::SetFaultsResponse>, Status> {
         let node = &self.0;
         let req = request.into_inner();
+        let was_crashed = node.faults.crashed();
         node.faults.set(&req).map_err(Status::invalid_argument)?;
+        if was_crashed && !req.crashed {
+            // Recovered: kept elections go on with a new incarnation of the state machine.
+            let restarted = node.table.all().iter().filter(|e| e.restart()).count();
+            info!(name = %node.cfg.name, restarted, "recovered from a crash fault");
+        }
         info!(
             name = %node.cfg.name, crashed = req.crashed, links = req.links.len(), partitioned = req.partitioned,
             "faults set"

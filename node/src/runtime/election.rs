@@ -16,7 +16,7 @@ use tonic::Code;
 use tracing::{info, warn};
 
 use super::links::Link;
-use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, TimerId};
+use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, Stable, TimerId};
 use crate::counters::Counters;
 
 /// Errors kept per election; later ones are counted, not stored, so a
@@ -58,6 +58,18 @@ pub(crate) struct ElectionSetup {
     pub(crate) ports: Vec<PortLink>,
     /// The node's injected faults: while it is crashed the election takes no input.
     pub(crate) faults: Arc<super::faults::FaultTable>,
+    /// Kept elections: a new incarnation for a node that recovers from a crash.
+    pub(crate) rebuild: Option<Rebuild>,
+}
+
+/// Builds a fresh state machine for a kept election's node: what a crashed
+/// and restarted process would run.
+pub(crate) struct Rebuild(pub(crate) Box<dyn Fn() -> Box<dyn Algorithm> + Send + Sync>);
+
+impl std::fmt::Debug for Rebuild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Rebuild(..)")
+    }
 }
 
 /// A message that reached an initiator before `Start`.
@@ -80,6 +92,9 @@ struct State {
     decision: Option<Decision>,
     /// The latest kept-leadership belief ([`Effect::Lead`]).
     leadership: Option<Leadership>,
+    /// The last record the algorithm asked to keep on stable storage
+    /// ([`Effect::Persist`]); it survives a crash fault.
+    stable: Option<Stable>,
     received: u64,
     rejected: u64,
     errors: Vec<String>,
@@ -134,6 +149,7 @@ impl Election {
             max_causal: 0,
             decision: None,
             leadership: None,
+            stable: None,
             received: 0,
             rejected: 0,
             errors: Vec::new(),
@@ -252,6 +268,48 @@ impl Election {
         Ok(Started { released })
     }
 
+    /// The node recovered from a crash fault: a kept election's node becomes
+    /// a new incarnation, as in the simulator: a fresh state machine that gets
+    /// the last persisted record back ([`Algorithm::restore`]) and starts; the
+    /// old one's timers are void. The controller hears that the node's old
+    /// belief ended. One-shot elections (no `rebuild`) resume with their state.
+    /// Returns whether it restarted.
+    pub(crate) fn restart(self: &Arc<Self>) -> bool {
+        let Some(rebuild) = &self.setup.rebuild else { return false };
+        let mut st = self.lock();
+        if st.closed || st.broken || !st.started || self.setup.faults.crashed() {
+            return false;
+        }
+        let mut algo = match catch_unwind(AssertUnwindSafe(|| (rebuild.0)())) {
+            Ok(a) => a,
+            Err(panic) => {
+                let e = format!("algorithm panicked while rebuilding after a crash: {}", panic_text(&*panic));
+                self.break_down(&mut st, e);
+                return false;
+            }
+        };
+        if let Some(stable) = st.stable {
+            algo.restore(stable);
+        }
+        st.algo = algo;
+        st.timers.clear();
+        st.out.clear();
+        st.decision = None;
+        if let Some(old) = st.leadership.filter(|l| l.leader.is_some()) {
+            // The new incarnation believes nothing until it hears or decides.
+            st.out.push(Effect::Lead(Leadership { term: old.term, leader: None }));
+        }
+        info!(election = self.id(), position = self.setup.position, restored = ?st.stable, "restarted after a crash");
+        let State { algo, out, .. } = &mut *st;
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| algo.on_start(out))) {
+            let e = format!("algorithm panicked in on_start after a crash: {}", panic_text(&*panic));
+            self.break_down(&mut st, e);
+            return false;
+        }
+        self.apply(&mut st, &mut None);
+        true
+    }
+
     /// Stop taking input and silence the timers.
     pub(crate) fn close(&self) {
         let mut st = self.lock();
@@ -324,10 +382,10 @@ impl Election {
                 }
                 Effect::SetTimer { timer, after_ms } => self.set_timer(st, timer, after_ms),
                 Effect::CancelTimer { timer } => st.timers.retain(|(t, _)| *t != timer),
-                // A live "recover" resumes the same process with its state,
-                // so nothing needs reading back; a restarted process does not
-                // rejoin elections in flight.
-                Effect::Persist(_) => {}
+                // Kept in memory: a crash fault loses the state machine but
+                // not this record (see `restart`); a killed process loses both
+                // and does not rejoin elections in flight.
+                Effect::Persist(stable) => st.stable = Some(stable),
             }
         }
         st.out = out;

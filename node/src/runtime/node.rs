@@ -47,6 +47,11 @@ impl ElectionTable {
         self.map.read().unwrap_or_else(|e| e.into_inner()).len()
     }
 
+    /// Every election held now.
+    pub(crate) fn all(&self) -> Vec<Arc<Election>> {
+        self.map.read().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
+    }
+
     fn drain(&self) -> Vec<Arc<Election>> {
         self.map.write().unwrap_or_else(|e| e.into_inner()).drain().map(|(_, e)| e).collect()
     }

@@ -11,8 +11,10 @@ use tokio_stream::StreamExt;
 use tonic::Code;
 
 use super::agent::EventStream;
-use super::election::{Election, ElectionSetup, PortLink};
-use crate::algo::{AlgoError, Algorithm, Decision, Effect, LEFT, Msg, Outbox, Port, RIGHT, Role, TimerId};
+use super::election::{Election, ElectionSetup, PortLink, Rebuild};
+use crate::algo::{
+    AlgoError, Algorithm, Decision, Effect, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
+};
 
 /// A state machine scripted by the test: `on_start` emits `start`, every
 /// timer firing is recorded, and messages trigger errors or panics by kind.
@@ -79,6 +81,7 @@ fn fixture(start: Vec<Effect>) -> Fixture {
             PortLink { peer: 1, remote_port: LEFT, link: None },
         ],
         faults: Arc::new(super::faults::FaultTable::new()),
+        rebuild: None,
     };
     let election = Election::new(setup, Box::new(Scripted { start, fired: fired.clone() }), tx);
     Fixture { election, fired, events }
@@ -197,4 +200,67 @@ async fn lagging_event_subscriber_skips_and_continues() {
     assert_eq!(events.next().await.unwrap().unwrap().leader_id, 5);
     stop_tx.send(()).unwrap();
     assert!(events.next().await.is_none());
+}
+
+/// A kept node: each incarnation leads the term after the one it was restored with, persists it, and
+/// logs what `restore` handed it.
+#[derive(Debug)]
+struct Incarnation {
+    term: u64,
+    restored: Arc<Mutex<Vec<Stable>>>,
+}
+
+impl Algorithm for Incarnation {
+    fn on_start(&mut self, out: &mut Outbox) {
+        self.term += 1;
+        out.push(Effect::Persist(Stable { term: self.term, vote: Some(7) }));
+        out.push(Effect::Lead(Leadership { term: self.term, leader: Some(7) }));
+    }
+
+    fn on_message(&mut self, _: Port, _: Msg, _: &mut Outbox) -> Result<(), AlgoError> {
+        Ok(())
+    }
+
+    fn restore(&mut self, stable: Stable) {
+        self.term = stable.term;
+        self.restored.lock().unwrap().push(stable);
+    }
+
+    fn decision(&self) -> Option<Decision> {
+        None
+    }
+
+    fn state(&self) -> &'static str {
+        "incarnation"
+    }
+}
+
+/// Recovering from a crash fault restarts a kept election's node as a new incarnation: it gets the last
+/// persisted record back, its old belief is reported ended, and it starts afresh; no restart while crashed.
+#[tokio::test]
+async fn recovery_restarts_a_kept_node_with_its_persisted_record() {
+    let restored = Arc::new(Mutex::new(Vec::new()));
+    let log = restored.clone();
+    let (tx, mut events) = broadcast::channel(16);
+    let faults = Arc::new(super::faults::FaultTable::new());
+    let setup = ElectionSetup {
+        election_id: "k".into(),
+        algorithm: "incarnation",
+        position: 0,
+        id: 7,
+        initiator: true,
+        ports: vec![],
+        faults: faults.clone(),
+        rebuild: Some(Rebuild(Box::new(move || Box::new(Incarnation { term: 0, restored: log.clone() })))),
+    };
+    let election = Election::new(setup, Box::new(Incarnation { term: 0, restored: restored.clone() }), tx);
+    assert!(!election.restart(), "a node that never started has nothing to restart");
+    election.start().unwrap();
+    faults.set(&pb::SetFaultsRequest { crashed: true, ..Default::default() }).unwrap();
+    assert!(!election.restart(), "no restart while crashed");
+    faults.set(&pb::SetFaultsRequest::default()).unwrap();
+    assert!(election.restart());
+    assert_eq!(*restored.lock().unwrap(), vec![Stable { term: 1, vote: Some(7) }]);
+    let seen: Vec<(u64, u64)> = std::iter::from_fn(|| events.try_recv().ok()).map(|e| (e.term, e.leader_id)).collect();
+    assert_eq!(seen, vec![(1, 7), (1, 0), (2, 7)], "lead term 1, that belief ended, then term 2 after the restart");
 }

@@ -27,7 +27,8 @@ async fn leader_until(
 /// `crash: {leader: true}` makes the next highest id lead with a higher term, agreed by every live node (the
 /// crashed leader's frozen belief does not count); the timeline never shows two
 /// leaders of one term; the crash is recorded as a failover with its detection and agreement times and
-/// messages; StopElection ends it FINISHED with no violations and the whole timeline.
+/// messages; recovering the crashed leader restarts it, and it bullies back with a higher term, agreed by
+/// all; StopElection ends it FINISHED with no violations and the whole timeline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bully_keeps_a_leader_across_a_crash() {
     let ctl = TestController::start_with(test_config(5)).await;
@@ -75,11 +76,17 @@ async fn bully_keeps_a_leader_across_a_crash() {
         fo.messages.unwrap() >= 4,
         "at least an election to the one better node, its answer and coordinators: {fo:?}"
     );
+    // Recovery is a restart: the old leader comes back as a new incarnation (not frozen in its old
+    // belief), bullies back as the highest id with a higher term, and every node agrees.
     client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    let third = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| {
+        l.agreed && l.leader.as_ref().is_some_and(|r| r.id == 5) && l.term > second.term
+    })
+    .await;
     let done = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
     assert_eq!(done.state, pb::ElectionState::Finished as i32, "{done:?}");
     assert!(done.violations.is_empty(), "{:?}", done.violations);
     assert!(done.timeline.len() >= 5, "{:?}", done.timeline);
-    assert!(done.term >= second.term);
+    assert!(done.term >= third.term);
     ctl.stop().await;
 }
