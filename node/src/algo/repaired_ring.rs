@@ -204,7 +204,8 @@ impl RepairedRing {
         self.joined = Some((self.term, self.id));
         self.awaiting = None;
         let Some(port) = self.successor() else {
-            // Nobody else is alive: lead alone.
+            // Nobody else is alive: lead alone (this term now has its leader).
+            self.coordinated = self.term;
             self.believe(self.id, out);
             return;
         };
@@ -251,8 +252,20 @@ impl RepairedRing {
             }
             return;
         }
-        if term < self.term || self.joined.is_some_and(|j| !self.better((term, initiator), j)) {
-            return; // stale, worse than the election we joined, or its second round
+        if term < self.term || term <= self.coordinated {
+            // Stale, or of a term that already has a leader: only a node that
+            // missed the later terms sends it (one restarted, or back from a
+            // partition). Tell it who leads, or it would elect alone, after
+            // its timeout, in a term somebody else may have led.
+            if let (Some(leader), Some(port)) =
+                (self.leadership().leader, self.peers.iter().position(|&p| p == initiator))
+            {
+                out.send(port as Port, Msg::Coordinator { leader, term: self.term });
+            }
+            return;
+        }
+        if self.joined.is_some_and(|j| !self.better((term, initiator), j)) {
+            return; // worse than the election we joined, or its second round
         }
         self.term = term;
         self.joined = Some((term, initiator));
@@ -404,6 +417,29 @@ mod tests {
         out.clear();
         top.on_message(0, collect(1, 4, 4, 4), &mut out).unwrap();
         assert_eq!(out.effects(), &[lead(1, None), send(3, collect(1, 4, 5, 5)), SET]);
+    }
+
+    /// An election of a past term, or of a term that already has a leader, is not joined: its initiator
+    /// (restarted, or back from a partition) is told who leads now, and follows.
+    #[test]
+    fn a_late_election_is_answered_with_the_leader() {
+        let mut out = Outbox::default();
+        let mut a = node(3, &PEERS_OF_3);
+        a.on_message(0, Msg::Coordinator { leader: 4, term: 2 }, &mut out).unwrap();
+        out.clear();
+        a.on_message(3, collect(1, 5, 5, 1), &mut out).unwrap();
+        assert_eq!(out.effects(), &[send(0, Msg::Coordinator { leader: 4, term: 2 })], "term 1 is over");
+        out.clear();
+        a.on_message(3, collect(2, 5, 5, 1), &mut out).unwrap();
+        assert_eq!(out.effects(), &[send(0, Msg::Coordinator { leader: 4, term: 2 })], "term 2 has a leader");
+        out.clear();
+        a.on_message(3, collect(3, 5, 5, 1), &mut out).unwrap();
+        assert_eq!(out.effects()[..2], [lead(3, None), send(2, collect(3, 5, 5, 2))], "term 3 is joined");
+        let mut back = node(5, &[4, 3, 2, 1]);
+        back.on_start(&mut out);
+        out.clear();
+        back.on_message(2, Msg::Coordinator { leader: 4, term: 2 }, &mut out).unwrap();
+        assert_eq!(back.leadership(), Leadership { term: 2, leader: Some(4) }, "the restarted node follows");
     }
 
     /// A suspected successor is skipped (the ring is repaired), and un-suspecting
