@@ -101,7 +101,9 @@
 //! plus two delays.
 
 use super::detector::{Detected, DetectorConfig};
-use super::{AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId};
+use super::{
+    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
+};
 
 const NAME: &str = "bully";
 
@@ -184,8 +186,7 @@ pub struct Bully {
     term: u64,
     /// The one bully timer pending, if any.
     timer: Option<TimerId>,
-    announced: Option<Leadership>,
-    decided: Option<Decision>,
+    reports: Reports,
 }
 
 /// A kept-leadership bully node: [`Bully`] behind a heartbeat failure detector.
@@ -212,8 +213,7 @@ impl Bully {
             phase: Phase::Asleep,
             term: 0,
             timer: None,
-            announced: None,
-            decided: None,
+            reports: Reports::default(),
         }
     }
 
@@ -234,18 +234,11 @@ impl Bully {
 
     fn announce(&mut self, out: &mut Outbox) {
         let l = self.leadership();
-        if self.announced != Some(l) {
-            self.announced = Some(l);
-            out.push(Effect::Lead(l));
-        }
+        self.reports.announce(l, out);
     }
 
     fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
-        if self.decided.is_none() {
-            let d = Decision { role, leader };
-            self.decided = Some(d);
-            out.push(Effect::Decide(d));
-        }
+        self.reports.decide_once(role, leader, out);
     }
 
     fn set_timer(&mut self, timer: TimerId, after_ms: u64, out: &mut Outbox) {
@@ -434,7 +427,7 @@ impl Algorithm for Bully {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decided
+        self.reports.decision()
     }
 
     fn state(&self) -> &'static str {

@@ -152,7 +152,8 @@
 
 use super::detector::DetectorConfig;
 use super::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Role, Rule, Stable, TimerId,
+    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
+    TimerId,
 };
 
 const NAME: &str = "chubby";
@@ -342,8 +343,7 @@ pub struct Chubby {
     credited: u64,
     /// The round whose deadline each slot's timer holds.
     slots: [Option<u64>; SLOTS],
-    announced: Option<Leadership>,
-    decided: Option<Decision>,
+    reports: Reports,
 }
 
 impl Chubby {
@@ -380,8 +380,7 @@ impl Chubby {
             round: 0,
             credited: 0,
             slots: [None; SLOTS],
-            announced: None,
-            decided: None,
+            reports: Reports::default(),
         }
     }
 
@@ -402,18 +401,11 @@ impl Chubby {
 
     fn announce(&mut self, out: &mut Outbox) {
         let l = self.leadership();
-        if self.announced != Some(l) {
-            self.announced = Some(l);
-            out.push(Effect::Lead(l));
-        }
+        self.reports.announce(l, out);
     }
 
     fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
-        if self.decided.is_none() {
-            let d = Decision { role, leader };
-            self.decided = Some(d);
-            out.push(Effect::Decide(d));
-        }
+        self.reports.decide_once(role, leader, out);
     }
 
     fn broadcast(&self, msg: Msg, out: &mut Outbox) {
@@ -776,7 +768,7 @@ impl Algorithm for Chubby {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decided
+        self.reports.decision()
     }
 
     fn state(&self) -> &'static str {

@@ -507,6 +507,38 @@ pub struct Outbox {
     effects: Vec<Effect>,
 }
 
+/// What a kept algorithm has reported so far: its belief ([`Effect::Lead`])
+/// and its first decision ([`Effect::Decide`]), each pushed only when new.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reports {
+    announced: Option<Leadership>,
+    decided: Option<Decision>,
+}
+
+impl Reports {
+    /// Push `Lead(l)` unless `l` is the belief announced last.
+    pub fn announce(&mut self, l: Leadership, out: &mut Outbox) {
+        if self.announced != Some(l) {
+            self.announced = Some(l);
+            out.push(Effect::Lead(l));
+        }
+    }
+
+    /// Push `Decide` the first time only (the one-shot verdict).
+    pub fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
+        if self.decided.is_none() {
+            let d = Decision { role, leader };
+            self.decided = Some(d);
+            out.push(Effect::Decide(d));
+        }
+    }
+
+    /// The first decision, if any.
+    pub fn decision(&self) -> Option<Decision> {
+        self.decided
+    }
+}
+
 impl Outbox {
     /// Queue a send.
     #[inline]

@@ -53,7 +53,9 @@
 //! elections and `n − 1` coordinators on the `n − 1` live nodes.
 
 use super::detector::{Detected, DetectorConfig};
-use super::{AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId};
+use super::{
+    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
+};
 
 const NAME: &str = "repaired-ring";
 
@@ -117,8 +119,7 @@ pub struct RepairedRing {
     timer: bool,
     /// The port this node last sent an election on, while electing.
     sent_to: Option<Port>,
-    announced: Option<Leadership>,
-    decided: Option<Decision>,
+    reports: Reports,
 }
 
 /// A kept-leadership repaired-ring node: [`RepairedRing`] behind a heartbeat failure detector.
@@ -152,8 +153,7 @@ impl RepairedRing {
             awaiting: None,
             timer: false,
             sent_to: None,
-            announced: None,
-            decided: None,
+            reports: Reports::default(),
         }
     }
 
@@ -179,10 +179,7 @@ impl RepairedRing {
 
     fn announce(&mut self, out: &mut Outbox) {
         let l = self.leadership();
-        if self.announced != Some(l) {
-            self.announced = Some(l);
-            out.push(Effect::Lead(l));
-        }
+        self.reports.announce(l, out);
     }
 
     fn set_timer(&mut self, out: &mut Outbox) {
@@ -221,12 +218,8 @@ impl RepairedRing {
         self.stop_timer(out);
         self.phase = if leader == self.id { Phase::Leading } else { Phase::Following(leader) };
         self.announce(out);
-        if self.decided.is_none() {
-            let role = if leader == self.id { Role::Leader } else { Role::Follower };
-            let d = Decision { role, leader };
-            self.decided = Some(d);
-            out.push(Effect::Decide(d));
-        }
+        let role = if leader == self.id { Role::Leader } else { Role::Follower };
+        self.reports.decide_once(role, leader, out);
     }
 
     fn is_suspected(&self, id: u64) -> bool {
@@ -343,7 +336,7 @@ impl Algorithm for RepairedRing {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decided
+        self.reports.decision()
     }
 
     fn state(&self) -> &'static str {

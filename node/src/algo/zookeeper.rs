@@ -170,7 +170,8 @@
 
 use super::detector::{Detected, DetectorConfig};
 use super::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Role, Rule, Stable, TimerId,
+    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
+    TimerId,
 };
 
 const NAME: &str = "zookeeper";
@@ -269,8 +270,7 @@ pub struct ZooKeeper {
     restored: bool,
     /// The one timer pending, if any.
     timer: Option<TimerId>,
-    announced: Option<Leadership>,
-    decided: Option<Decision>,
+    reports: Reports,
 }
 
 /// A kept-leadership node: [`ZooKeeper`] behind a heartbeat failure detector.
@@ -313,8 +313,7 @@ impl ZooKeeper {
             refused: None,
             restored: false,
             timer: None,
-            announced: None,
-            decided: None,
+            reports: Reports::default(),
         }
     }
 
@@ -345,18 +344,11 @@ impl ZooKeeper {
 
     fn announce(&mut self, out: &mut Outbox) {
         let l = self.leadership();
-        if self.announced != Some(l) {
-            self.announced = Some(l);
-            out.push(Effect::Lead(l));
-        }
+        self.reports.announce(l, out);
     }
 
     fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
-        if self.decided.is_none() {
-            let d = Decision { role, leader };
-            self.decided = Some(d);
-            out.push(Effect::Decide(d));
-        }
+        self.reports.decide_once(role, leader, out);
     }
 
     fn set_timer(&mut self, timer: TimerId, after_ms: u64, out: &mut Outbox) {
@@ -690,7 +682,7 @@ impl Algorithm for ZooKeeper {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decided
+        self.reports.decision()
     }
 
     fn state(&self) -> &'static str {
