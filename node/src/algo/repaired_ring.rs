@@ -245,11 +245,14 @@ impl RepairedRing {
             }
             return;
         }
-        if term < self.term || term <= self.coordinated {
-            // Stale, or of a term that already has a leader: only a node that
-            // missed the later terms sends it (one restarted, or back from a
-            // partition). Tell it who leads, or it would elect alone, after
-            // its timeout, in a term somebody else may have led.
+        let worse = self.joined.is_some_and(|j| !self.better((term, initiator), j));
+        if term < self.term || (term <= self.coordinated && !worse) {
+            // Of a past term, or one that would be joined but whose term
+            // already has a leader: only a node that missed the later terms
+            // sends it (one restarted, or back from a partition). Tell it who
+            // leads, or it would elect alone, after its timeout, in a term
+            // somebody else may have led. (Never without failures: every
+            // election has term 1 then, and none beats the one that won.)
             if let (Some(leader), Some(port)) =
                 (self.leadership().leader, self.peers.iter().position(|&p| p == initiator))
             {
@@ -257,7 +260,7 @@ impl RepairedRing {
             }
             return;
         }
-        if self.joined.is_some_and(|j| !self.better((term, initiator), j)) {
+        if worse {
             return; // worse than the election we joined, or its second round
         }
         self.term = term;
