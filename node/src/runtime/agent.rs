@@ -252,7 +252,11 @@ impl Agent for AgentService {
         if node.is_stopping() {
             return Err(AgentError::ShuttingDown.into());
         }
-        Ok(Response::new(EventStream::new(node.events.subscribe(), node.stop_signal())))
+        // Subscribe first, then read the current beliefs: a change in between arrives twice rather than
+        // not at all. A controller that reconnects (or connects late) learns who believes what now.
+        let rx = node.events.subscribe();
+        let backlog = node.table.all().iter().filter_map(|e| e.current_belief()).collect();
+        Ok(Response::new(EventStream::new(rx, node.stop_signal()).with_backlog(backlog)))
     }
 }
 
@@ -267,6 +271,8 @@ async fn next_event(mut rx: broadcast::Receiver<pb::NodeEvent>) -> NextEvent {
 /// directly (no task in between). A subscriber that falls behind skips the
 /// events it missed, with a warning; it never slows the node down.
 pub(crate) struct EventStream {
+    /// Sent before anything from the channel: the kept beliefs current when the stream opened.
+    backlog: std::collections::VecDeque<pb::NodeEvent>,
     next: Pin<Box<dyn Future<Output = NextEvent> + Send>>,
     stop: oneshot::Receiver<()>,
     done: bool,
@@ -280,7 +286,13 @@ impl std::fmt::Debug for EventStream {
 
 impl EventStream {
     pub(crate) fn new(rx: broadcast::Receiver<pb::NodeEvent>, stop: oneshot::Receiver<()>) -> Self {
-        EventStream { next: Box::pin(next_event(rx)), stop, done: false }
+        EventStream { backlog: Default::default(), next: Box::pin(next_event(rx)), stop, done: false }
+    }
+
+    /// Send `events` first.
+    pub(crate) fn with_backlog(mut self, events: Vec<pb::NodeEvent>) -> Self {
+        self.backlog = events.into();
+        self
     }
 }
 
@@ -295,6 +307,9 @@ impl Stream for EventStream {
         if Pin::new(&mut this.stop).poll(cx).is_ready() {
             this.done = true;
             return Poll::Ready(None);
+        }
+        if let Some(ev) = this.backlog.pop_front() {
+            return Poll::Ready(Some(Ok(ev)));
         }
         loop {
             let Poll::Ready((r, rx)) = this.next.as_mut().poll(cx) else { return Poll::Pending };

@@ -365,19 +365,7 @@ impl Election {
                     if st.leadership != Some(l) {
                         info!(election = self.id(), position = self.setup.position, term = l.term, leader = ?l.leader, "leadership");
                         st.leadership = Some(l);
-                        let role = match l.leader {
-                            Some(id) if id == self.setup.id => pb::Role::Leader,
-                            Some(_) => pb::Role::Follower,
-                            None => pb::Role::Undecided,
-                        };
-                        let _ = self.events.send(pb::NodeEvent {
-                            election_id: self.setup.election_id.clone(),
-                            position: self.setup.position,
-                            role: role as i32,
-                            leader_id: l.leader.unwrap_or(0),
-                            kept: true,
-                            term: l.term,
-                        });
+                        let _ = self.events.send(self.lead_event(l));
                     }
                 }
                 Effect::SetTimer { timer, after_ms } => self.set_timer(st, timer, after_ms),
@@ -471,6 +459,33 @@ impl Election {
             return;
         }
         self.apply(&mut st, &mut None);
+    }
+
+    /// The kept-leadership event that reports belief `l`.
+    fn lead_event(&self, l: Leadership) -> pb::NodeEvent {
+        let role = match l.leader {
+            Some(id) if id == self.setup.id => pb::Role::Leader,
+            Some(_) => pb::Role::Follower,
+            None => pb::Role::Undecided,
+        };
+        pb::NodeEvent {
+            election_id: self.setup.election_id.clone(),
+            position: self.setup.position,
+            role: role as i32,
+            leader_id: l.leader.unwrap_or(0),
+            kept: true,
+            term: l.term,
+        }
+    }
+
+    /// The current kept-leadership belief as an event, for a subscriber that
+    /// (re)connects after it was announced; `None` for one-shot elections.
+    pub(crate) fn current_belief(&self) -> Option<pb::NodeEvent> {
+        let st = self.lock();
+        if st.closed {
+            return None;
+        }
+        st.leadership.map(|l| self.lead_event(l))
     }
 
     /// This node's figures in the election.

@@ -264,3 +264,32 @@ async fn recovery_restarts_a_kept_node_with_its_persisted_record() {
     let seen: Vec<(u64, u64)> = std::iter::from_fn(|| events.try_recv().ok()).map(|e| (e.term, e.leader_id)).collect();
     assert_eq!(seen, vec![(1, 7), (1, 0), (2, 7)], "lead term 1, that belief ended, then term 2 after the restart");
 }
+
+/// A new `Events` subscriber first gets the kept beliefs current when it subscribed, then live events:
+/// a controller that (re)connects late still learns who leads.
+#[tokio::test]
+async fn a_late_subscriber_gets_the_current_beliefs_first() {
+    let (tx, _keep) = broadcast::channel(16);
+    let setup = ElectionSetup {
+        election_id: "k".into(),
+        algorithm: "incarnation",
+        position: 0,
+        id: 7,
+        initiator: true,
+        ports: vec![],
+        faults: Arc::new(super::faults::FaultTable::new()),
+        rebuild: None,
+    };
+    let restored = Arc::new(Mutex::new(Vec::new()));
+    let election = Election::new(setup, Box::new(Incarnation { term: 0, restored }), tx.clone());
+    assert_eq!(election.current_belief(), None, "nothing believed before the start");
+    election.start().unwrap();
+    let belief = election.current_belief().expect("a belief after the start");
+    assert_eq!((belief.term, belief.leader_id, belief.kept), (1, 7, true));
+    let (_stop_tx, stop) = oneshot::channel();
+    let mut stream = EventStream::new(tx.subscribe(), stop).with_backlog(vec![belief.clone()]);
+    let later = pb::NodeEvent { term: 2, ..belief.clone() };
+    tx.send(later.clone()).unwrap();
+    assert_eq!(stream.next().await.unwrap().unwrap(), belief);
+    assert_eq!(stream.next().await.unwrap().unwrap(), later);
+}

@@ -132,20 +132,38 @@ impl Hosts {
     }
 
     fn spawn_nodes(&mut self) {
+        self.nodes.resize_with(NODES, || None);
         for i in 0..NODES {
+            self.spawn(i);
+        }
+    }
+
+    /// Start node `i`'s process in its namespace (again, after a kill).
+    fn spawn(&mut self, i: usize) {
+        {
             let log = std::env::temp_dir().join(format!("ringleader-netns-{}-node{i}.log", self.tag));
-            let file = std::fs::File::create(&log).expect("log file");
+            let file = std::fs::OpenOptions::new().create(true).append(true).open(&log).expect("log file");
             let child = Command::new("ip")
                 .args(["netns", "exec", &self.namespaces[i]])
                 .arg(node_binary())
                 .args(["--listen", &format!("{}:{PORT}", self.ip(i)), "--name", &format!("host-{}", i + 1)])
-                .env("RUST_LOG", "warn")
+                .env("RUST_LOG", std::env::var("NETNS_NODE_LOG").unwrap_or_else(|_| "warn".into()))
                 .stdin(Stdio::null())
                 .stdout(file.try_clone().expect("log"))
                 .stderr(file)
                 .spawn()
                 .expect("spawn ringleader-node in its namespace");
-            self.nodes.push(Some(child));
+            self.nodes[i] = Some(child);
+        }
+    }
+
+    /// Cut the network into `groups` (nodes of different groups cannot talk), or restore it.
+    fn partition(&self, groups: &[&[usize]], cut: bool) {
+        for (g, group) in groups.iter().enumerate() {
+            let others: Vec<usize> = groups[g + 1..].iter().flat_map(|o| o.iter().copied()).collect();
+            for &a in group.iter() {
+                self.cut(a, &others, cut);
+            }
         }
     }
 
@@ -168,6 +186,19 @@ impl Drop for Hosts {
             let _ = run(&["ip", "netns", "del", ns]);
         }
         let _ = run(&["ip", "link", "del", &self.bridge()]);
+    }
+}
+
+/// Wait until the controller reaches every node (60 s at most).
+async fn all_reachable(client: &mut ControllerClient<Channel>) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let c = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
+        if c.nodes.len() == NODES && c.nodes.iter().all(|n| n.reachable) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "nodes in namespaces not reachable within 60 s: {c:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
@@ -195,7 +226,11 @@ async fn leader_until(
 /// host-5's process makes host-4 the single agreed leader with a higher term within the expected
 /// time (detector timeout + bully's answer timeout + slack), recorded as a failover whose cause is
 /// the unreachable node; cutting host-4's links to the rest makes host-3 lead a higher term;
-/// restoring them ends with one agreed leader; the timeline never shows two leaders of one term.
+/// restoring them ends with one agreed leader; the timeline never shows two leaders of one term. Then
+/// the killed process restarts, a ZooKeeper-style leadership elects host-5, and cutting the network
+/// into {1, 2} {3, 4} {5} leaves it without a leader (FAILED_PRECONDITION "no leader") and elects
+/// nobody while no group holds a majority; healing brings one agreed leader of a higher term, with
+/// no violation and no overlap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leader_killed_across_network_namespaces() {
     let mut hosts = match Hosts::create() {
@@ -214,15 +249,7 @@ async fn leader_killed_across_network_namespaces() {
     config.controller.rpc_timeout_ms = 3_000;
     let ctl = TestController::start_with(config).await;
     let mut client = ctl.client();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let c = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
-        if c.nodes.len() == NODES && c.nodes.iter().all(|n| n.reachable) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "nodes in namespaces not reachable within 60 s: {c:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    all_reachable(&mut client).await;
 
     // A detector that rides out TCP retransmissions after a lost segment (200 ms and more).
     let detector = pb::FailureDetector { period_ms: 100, timeout_ms: 1_000 };
@@ -280,5 +307,52 @@ async fn leader_killed_across_network_namespaces() {
     let done = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
     assert_eq!(done.state, pb::ElectionState::Finished as i32, "{done:?}");
     assert!(done.violations.is_empty(), "two leaders of one term: {:?}", done.violations);
+
+    // The killed process restarts; then a quorum algorithm under a partition that leaves no majority.
+    hosts.spawn(4);
+    all_reachable(&mut client).await;
+    let req = pb::StartElectionRequest {
+        keep_leader: true,
+        wait: false,
+        ids: (1..=NODES as u64).collect(),
+        detector: Some(detector),
+        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
+        ..election("zookeeper")
+    };
+    let z = client.start_election(req).await.unwrap().into_inner();
+    let zk = leader_until(&mut client, &z.election_id, within, "zookeeper: host-5 agreed", |l| {
+        l.agreed && l.leader.as_ref().is_some_and(|r| r.id == 5)
+    })
+    .await;
+    let groups: [&[usize]; 3] = [&[0, 1], &[2, 3], &[4]];
+    hosts.partition(&groups, true);
+    let cut = Instant::now();
+    let deadline = cut + within;
+    let refusal = loop {
+        match client.get_leader(pb::GetLeaderRequest { election_id: z.election_id.clone() }).await {
+            Err(s) => break s,
+            Ok(l) => assert!(Instant::now() < deadline, "zookeeper: still a leader without a majority: {l:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(refusal.code(), tonic::Code::FailedPrecondition, "{refusal:?}");
+    assert!(refusal.message().contains("no leader"), "{}", refusal.message());
+    eprintln!("netns: zookeeper cut into 2 + 2 + 1: no leader after {} ms", cut.elapsed().as_millis());
+    // Nobody is elected while no group holds a majority (three detector timeouts and more).
+    let quiet = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < quiet {
+        let answer = client.get_leader(pb::GetLeaderRequest { election_id: z.election_id.clone() }).await;
+        assert!(answer.is_err(), "zookeeper elected without a majority: {answer:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    hosts.partition(&groups, false);
+    let back = leader_until(&mut client, &z.election_id, within * 2, "zookeeper: a leader after healing", |l| {
+        l.agreed && l.term > zk.term
+    })
+    .await;
+    eprintln!("netns: zookeeper healed: {} leads term {}", back.leader.as_ref().unwrap().node, back.term);
+    let done = client.stop_election(pb::StopElectionRequest { election_id: z.election_id }).await.unwrap().into_inner();
+    assert!(done.violations.is_empty(), "zookeeper: two leaders of one term: {:?}", done.violations);
+    assert!(done.overlaps.is_empty(), "zookeeper: two self-believed leaders at once: {:?}", done.overlaps);
     ctl.stop().await;
 }
