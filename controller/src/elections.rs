@@ -518,12 +518,13 @@ impl Elections {
         let mut claims: BTreeMap<u64, usize> = BTreeMap::new();
         let mut violations: Vec<String> = Vec::new();
         let mut overlaps: Vec<String> = Vec::new();
-        let mut overlap_since: Option<(Instant, Vec<usize>)> = None;
+        // When an overlap began, and who led which term then.
+        let mut overlap_since: Option<(Instant, Vec<(usize, u64)>)> = None;
         let mut events_open = true;
         let leads = |belief: &[Option<(u64, Option<u64>)>], i: usize| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[i]);
-        let describe_overlap = |who: &[usize], since: Instant, belief: &[Option<(u64, Option<u64>)>]| {
+        let describe_overlap = |who: &[(usize, u64)], since: Instant| {
             let names: Vec<String> =
-                who.iter().map(|&i| format!("{} (term {})", nodes[i].name(), belief[i].map_or(0, |b| b.0))).collect();
+                who.iter().map(|&(i, term)| format!("{} (term {term})", nodes[i].name())).collect();
             format!("{} believed they led at once for {} ms", names.join(" and "), since.elapsed().as_millis())
         };
         let info = |i: usize| LeaderInfo { node: nodes[i].name(), id: plan.ids[i], position: i as u32 };
@@ -608,9 +609,12 @@ impl Elections {
             }
             let leaders: Vec<usize> = (0..n).filter(|&i| leads(&belief, i)).filter(live).collect();
             match (&overlap_since, leaders.len() >= 2) {
-                (None, true) => overlap_since = Some((Instant::now(), leaders.clone())),
+                (None, true) => {
+                    let who = leaders.iter().map(|&i| (i, belief[i].map_or(0, |b| b.0))).collect();
+                    overlap_since = Some((Instant::now(), who));
+                }
                 (Some((since, who)), false) => {
-                    overlaps.push(describe_overlap(who, *since, &belief));
+                    overlaps.push(describe_overlap(who, *since));
                     overlap_since = None;
                 }
                 _ => {}
@@ -674,7 +678,7 @@ impl Elections {
             });
         }
         if let Some((since, who)) = overlap_since.take() {
-            overlaps.push(describe_overlap(&who, since, &belief));
+            overlaps.push(describe_overlap(&who, since));
         }
         let statuses = status_of(nodes, &(0..n).collect::<Vec<_>>(), election_id, self.config.rpc_timeout()).await;
         self.abort(nodes, election_id).await;
