@@ -105,6 +105,25 @@ impl Drop for TestController {
     }
 }
 
+/// Poll `GetLeader` for election `id` every 50 ms until `ok` holds for the answer; panic after `within`.
+pub async fn leader_until(
+    client: &mut ControllerClient<Channel>,
+    id: &str,
+    within: Duration,
+    ok: impl Fn(&pb::Leader) -> bool,
+) -> pb::Leader {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if let Ok(l) = client.get_leader(pb::GetLeaderRequest { election_id: id.into() }).await
+            && ok(l.get_ref())
+        {
+            return l.into_inner();
+        }
+        assert!(std::time::Instant::now() < deadline, "no such leader within {within:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A `StartElection` request for `algorithm` that waits for the result.
 pub fn election(algorithm: &str) -> pb::StartElectionRequest {
     pb::StartElectionRequest { algorithm: algorithm.into(), wait: true, ..Default::default() }

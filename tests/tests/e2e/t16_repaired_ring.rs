@@ -2,26 +2,7 @@ use std::time::{Duration, Instant};
 
 use pb::inject_fault_request::Kind;
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, election, test_config};
-
-/// Poll GetLeader until `ok` holds for the answer, or panic after `within`.
-async fn leader_until(
-    client: &mut pb::controller_client::ControllerClient<tonic::transport::Channel>,
-    id: &str,
-    within: Duration,
-    ok: impl Fn(&pb::Leader) -> bool,
-) -> pb::Leader {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Ok(l) = client.get_leader(pb::GetLeaderRequest { election_id: id.into() }).await
-            && ok(l.get_ref())
-        {
-            return l.into_inner();
-        }
-        assert!(Instant::now() < deadline, "no such leader within {within:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use ringleader_tests::{TestController, election, leader_until, test_config};
 
 /// The repaired ring (seed 002) keeps a leader on 5 LIVE nodes: the highest id leads in term >= 1;
 /// crashing it with `crash: {leader: true}` makes the live nodes skip it on the ring and agree on a new

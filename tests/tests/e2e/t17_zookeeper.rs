@@ -2,24 +2,10 @@ use std::time::{Duration, Instant};
 
 use pb::inject_fault_request::Kind;
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, election, test_config};
+use ringleader_tests::{TestController, election, leader_until, test_config};
 use tonic::Code;
 
 type Client = pb::controller_client::ControllerClient<tonic::transport::Channel>;
-
-/// Poll GetLeader until `ok` holds for the answer, or panic after `within`.
-async fn leader_until(client: &mut Client, id: &str, within: Duration, ok: impl Fn(&pb::Leader) -> bool) -> pb::Leader {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Ok(l) = client.get_leader(pb::GetLeaderRequest { election_id: id.into() }).await
-            && ok(l.get_ref())
-        {
-            return l.into_inner();
-        }
-        assert!(Instant::now() < deadline, "no such leader within {within:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// GetLeader's refusal now, if it refuses.
 async fn no_leader(client: &mut Client, id: &str) -> Option<tonic::Status> {
