@@ -5,6 +5,7 @@
 
 pub mod algo;
 pub mod counters;
+pub mod diagram;
 pub mod failover;
 pub mod faults;
 pub mod invariants;

@@ -116,6 +116,10 @@ pub struct SimConfig {
     /// Record the time of every election or notification message sent in
     /// [`SimReport::message_times`] (for failover costs; off by default).
     pub log_message_times: bool,
+    /// Record every election or notification message (sender, receiver,
+    /// kind, sending and arrival time) in [`SimReport::arrows`], for the
+    /// space-time diagram ([`crate::diagram`]); off by default.
+    pub log_arrows: bool,
     /// Failure-detector settings of kept leaderships ([`run_kept`]), in
     /// virtual milliseconds; [`DetectorConfig::LOOPBACK`] by default.
     pub detector: DetectorConfig,
@@ -133,6 +137,7 @@ impl Default for SimConfig {
             faults: FaultPlan::default(),
             horizon: None,
             log_message_times: false,
+            log_arrows: false,
             detector: DetectorConfig::LOOPBACK,
         }
     }
@@ -186,6 +191,11 @@ pub struct SimReport {
     /// With [`SimConfig::log_message_times`]: the virtual time of each
     /// election or notification message sent, in sending order (so sorted).
     pub message_times: Vec<u64>,
+    /// With [`SimConfig::log_arrows`]: every election or notification
+    /// message, in sending order; a duplicated one twice, a lost one with no
+    /// arrival (a message that reaches a node crashed meanwhile is drawn as
+    /// arriving).
+    pub arrows: Vec<crate::diagram::Arrow>,
     /// The literature bound for (n, k).
     pub bound: u64,
     /// Every [`Effect::Lead`] in time order: the kept-leadership timeline.
@@ -394,6 +404,8 @@ struct Driver<'a, A> {
     leaderships: Vec<LeadershipEvent>,
     /// `Some` when message times are logged.
     message_times: Option<Vec<u64>>,
+    /// `Some` when arrows are logged.
+    arrows: Option<Vec<crate::diagram::Arrow>>,
     rng: Pcg64Mcg,
     out: Outbox,
     fifo: bool,
@@ -484,6 +496,7 @@ impl<A: Algorithm> Driver<'_, A> {
                         time = time.max(*slot);
                         *slot = time;
                     }
+                    self.arrow(pos, link.peer, msg, now, Some(time));
                     self.schedule(time, ev);
                 }
                 Effect::Decide(d) => {
@@ -569,10 +582,12 @@ impl<A: Algorithm> Driver<'_, A> {
         }
         if f.down[to as usize] {
             f.dropped_crashed += 1;
+            self.arrow(from, to, msg, now, None);
             return;
         }
         if !f.group_of.is_empty() && f.group_of[from as usize] != f.group_of[to as usize] {
             f.dropped_partition += 1;
+            self.arrow(from, to, msg, now, None);
             return;
         }
         let (mut duplicate, mut exempt) = (false, false);
@@ -580,6 +595,7 @@ impl<A: Algorithm> Driver<'_, A> {
             let lf = l.fault;
             if chance(&mut l.rng, lf.drop) {
                 f.dropped_link += 1;
+                self.arrow(from, to, msg, now, None);
                 return;
             }
             let jitter = if lf.jitter_ms > 0 { l.rng.random_range(0..=lf.jitter_ms) } else { 0 };
@@ -601,10 +617,22 @@ impl<A: Algorithm> Driver<'_, A> {
             time = time.max(*slot);
             *slot = time;
         }
+        self.arrow(from, to, msg, now, Some(time));
         self.schedule_from(now, time, ev);
         if duplicate {
             self.faults.duplicated += 1;
+            self.arrow(from, to, msg, now, Some(time));
             self.schedule_from(now, time, ev);
+        }
+    }
+
+    /// Log a message for the diagram (heartbeats are left out).
+    #[inline]
+    fn arrow(&mut self, from: u32, to: u32, msg: Msg, sent: u64, received: Option<u64>) {
+        if let Some(log) = &mut self.arrows
+            && !msg.kind().is_heartbeat()
+        {
+            log.push(crate::diagram::Arrow { from, to, kind: msg.kind(), sent, received });
         }
     }
 
@@ -893,6 +921,7 @@ pub fn run_with<A: Algorithm>(
         errors: Vec::new(),
         leaderships: Vec::new(),
         message_times: cfg.log_message_times.then(Vec::new),
+        arrows: cfg.log_arrows.then(Vec::new),
         rng: Pcg64Mcg::seed_from_u64(cfg.seed ^ 0x7363_6865_6475_6c65),
         out: Outbox::default(),
         fifo: cfg.fifo,
@@ -1053,6 +1082,7 @@ pub fn run_with<A: Algorithm>(
         terminated,
         horizon_reached,
         message_times: d.message_times.unwrap_or_default(),
+        arrows: d.arrows.unwrap_or_default(),
         bound,
         verdict,
     }
@@ -1298,6 +1328,31 @@ mod tests {
         );
         let c = run(spec, &topo, &ids, &[3, 7, 20], Rule::Max, &SimConfig { seed: 10, ..cfg });
         assert_ne!((a.end_time, a.counters), (c.end_time, c.counters), "another seed gives another schedule");
+    }
+
+    /// With `log_arrows`, a fault-free run logs one arrow per election or notification message, each
+    /// arriving after it left; a kept run leaves the heartbeats out; and the 8-node diagram renders
+    /// one arrow per message.
+    #[test]
+    fn arrows_log_every_message_for_the_diagram() {
+        let spec = find("as-far").unwrap();
+        let topo = Topology::build(TopologyKind::RingUni, 8, 0).unwrap();
+        let ids = IdOrder::Random(3).arrange(8).unwrap();
+        let cfg = SimConfig { log_arrows: true, ..SimConfig::default() };
+        let r = run(spec, &topo, &ids, &[0, 1, 2, 3, 4, 5, 6, 7], Rule::Max, &cfg);
+        assert_eq!(r.arrows.len() as u64, r.counters.messages);
+        assert!(r.arrows.iter().all(|a| a.received.is_some_and(|t| t > a.sent) && a.to == (a.from + 1) % 8));
+        let nodes = ids.iter().map(|id| format!("id {id}")).collect();
+        let leader = ids.iter().position(|&i| i == 8).map(|p| p as u32);
+        let d = crate::diagram::Diagram { title: "as-far".into(), nodes, arrows: &r.arrows, leader, time_unit: "t" };
+        assert_eq!(crate::diagram::svg(&d).matches(r#"class="msg""#).count(), r.arrows.len());
+
+        let kept = SimConfig { horizon: Some(2_000), log_arrows: true, ..SimConfig::default() };
+        let topo = Topology::complete(4).unwrap();
+        let ids = IdOrder::Ascending.arrange(4).unwrap();
+        let r = run_kept(find("bully").unwrap(), &topo, &ids, &[0, 1, 2, 3], Rule::Max, &kept).unwrap();
+        assert!(r.counters.heartbeat_messages > 0);
+        assert_eq!(r.arrows.len() as u64, r.counters.messages, "heartbeats are not drawn");
     }
 
     /// A kept bully leadership heartbeats forever: a horizon stops the run there without a

@@ -1,0 +1,228 @@
+//! Space-time diagrams of an election as SVG: one horizontal line per node
+//! (time runs left to right), one arrow per message from its sending to its
+//! receiving moment, coloured by message kind, with a legend. Lost messages
+//! end in a cross. Pure: the drivers collect the [`Arrow`]s (the simulator
+//! with [`crate::sim::SimConfig::log_arrows`]).
+
+use std::fmt::Write as _;
+
+use crate::algo::MsgKind;
+
+/// At most this many arrows are drawn; the rest are counted in the caption.
+pub const MAX_ARROWS: usize = 5_000;
+
+/// One message: who sent it to whom, of which kind, when it left and when it
+/// arrived (`None`: lost).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrow {
+    /// Sending position.
+    pub from: u32,
+    /// Receiving position.
+    pub to: u32,
+    /// Message kind.
+    pub kind: MsgKind,
+    /// Sending time.
+    pub sent: u64,
+    /// Arrival time, `None` if the message was lost.
+    pub received: Option<u64>,
+}
+
+/// What to draw.
+#[derive(Clone, Debug)]
+pub struct Diagram<'a> {
+    /// Caption, e.g. "as-far, n = 8, RANDOM ids".
+    pub title: String,
+    /// Label of each position's line, in position order.
+    pub nodes: Vec<String>,
+    /// The messages, in any order.
+    pub arrows: &'a [Arrow],
+    /// The elected position, drawn in bold.
+    pub leader: Option<u32>,
+    /// Unit of the time axis, e.g. "virtual time" or "ms".
+    pub time_unit: &'a str,
+}
+
+/// Colours for message kinds, by kind index (cycled).
+const PALETTE: [&str; 10] =
+    ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+
+const LEFT: f64 = 110.0;
+const PLOT_WIDTH: f64 = 900.0;
+const TOP: f64 = 50.0;
+const ROW: f64 = 36.0;
+
+fn colour(kind: MsgKind) -> &'static str {
+    PALETTE[kind as usize % PALETTE.len()]
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Render `d` as a standalone SVG document.
+pub fn svg(d: &Diagram<'_>) -> String {
+    let n = d.nodes.len().max(1);
+    let drawn = &d.arrows[..d.arrows.len().min(MAX_ARROWS)];
+    let end = drawn.iter().map(|a| a.received.unwrap_or(a.sent)).max().unwrap_or(0).max(1);
+    let x = |t: u64| LEFT + PLOT_WIDTH * t as f64 / end as f64;
+    let y = |p: u32| TOP + ROW * p as f64;
+    let mut kinds: Vec<MsgKind> = drawn.iter().map(|a| a.kind).collect();
+    kinds.sort_by_key(|k| *k as usize);
+    kinds.dedup();
+    let legend_top = TOP + ROW * n as f64 + 20.0;
+    let height = legend_top + 24.0 * kinds.len().div_ceil(4) as f64 + 30.0;
+    let width = LEFT + PLOT_WIDTH + 40.0;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(s, "<defs>");
+    for &k in &kinds {
+        let _ = writeln!(
+            s,
+            r#"<marker id="head-{name}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{c}"/></marker>"#,
+            name = k.name(),
+            c = colour(k)
+        );
+    }
+    let _ = writeln!(s, "</defs>");
+    let mut caption = escape(&d.title);
+    if d.arrows.len() > drawn.len() {
+        let _ = write!(caption, " (first {} of {} messages drawn)", drawn.len(), d.arrows.len());
+    }
+    let _ = writeln!(s, r#"<text x="{LEFT}" y="22" font-size="15" font-weight="bold">{caption}</text>"#);
+    for (p, name) in d.nodes.iter().enumerate() {
+        let p = p as u32;
+        let lead = d.leader == Some(p);
+        let (stroke, weight) = if lead { ("#000", 3) } else { ("#999", 1) };
+        let _ = writeln!(
+            s,
+            r#"<line class="node" x1="{LEFT}" y1="{yy}" x2="{x2}" y2="{yy}" stroke="{stroke}" stroke-width="{weight}"/>"#,
+            yy = y(p),
+            x2 = LEFT + PLOT_WIDTH
+        );
+        let label = if lead { format!("{} (leader)", escape(name)) } else { escape(name) };
+        let _ = writeln!(
+            s,
+            r#"<text x="{lx}" y="{ly}" text-anchor="end"{bold}>{label}</text>"#,
+            lx = LEFT - 8.0,
+            ly = y(p) + 4.0,
+            bold = if lead { r#" font-weight="bold""# } else { "" }
+        );
+    }
+    for a in drawn {
+        let (x1, y1) = (x(a.sent), y(a.from));
+        let c = colour(a.kind);
+        match a.received {
+            Some(r) => {
+                let _ = writeln!(
+                    s,
+                    r#"<line class="msg" x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="1.2" marker-end="url(#head-{name})"><title>{name} {from} -> {to}, {sent} -> {r}</title></line>"#,
+                    x2 = x(r),
+                    y2 = y(a.to),
+                    name = a.kind.name(),
+                    from = a.from,
+                    to = a.to,
+                    sent = a.sent
+                );
+            }
+            None => {
+                // Lost: a short dashed stub towards the receiver, ending in a cross.
+                let (x2, y2) = (x1 + 12.0, y1 + (y(a.to) - y1) * 0.3);
+                let _ = writeln!(
+                    s,
+                    r#"<line class="msg lost" x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-dasharray="3 2"><title>{name} {from} -> {to}, sent {sent}, lost</title></line>"#,
+                    name = a.kind.name(),
+                    from = a.from,
+                    to = a.to,
+                    sent = a.sent
+                );
+                let _ = writeln!(
+                    s,
+                    r#"<path d="M {a1:.1} {b1:.1} L {a2:.1} {b2:.1} M {a1:.1} {b2:.1} L {a2:.1} {b1:.1}" stroke="{c}"/>"#,
+                    a1 = x2 - 3.0,
+                    a2 = x2 + 3.0,
+                    b1 = y2 - 3.0,
+                    b2 = y2 + 3.0
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        s,
+        r##"<text x="{LEFT}" y="{ty}" fill="#555">0</text><text x="{tx}" y="{ty}" fill="#555" text-anchor="end">{end} ({unit})</text>"##,
+        ty = TOP + ROW * (n as f64 - 1.0) + 22.0,
+        tx = LEFT + PLOT_WIDTH,
+        unit = escape(d.time_unit)
+    );
+    for (i, &k) in kinds.iter().enumerate() {
+        let lx = LEFT + 220.0 * (i % 4) as f64;
+        let ly = legend_top + 24.0 * (i / 4) as f64;
+        let count = drawn.iter().filter(|a| a.kind == k).count();
+        let _ = writeln!(
+            s,
+            r#"<line x1="{lx}" y1="{ly}" x2="{lx2}" y2="{ly}" stroke="{c}" stroke-width="2"/><text x="{tx}" y="{ty}">{name} ({count})</text>"#,
+            lx2 = lx + 24.0,
+            c = colour(k),
+            tx = lx + 30.0,
+            ty = ly + 4.0,
+            name = k.name()
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arrow(from: u32, to: u32, kind: MsgKind, sent: u64, received: Option<u64>) -> Arrow {
+        Arrow { from, to, kind, sent, received }
+    }
+
+    /// Every node gets a line, every message an arrow (lost ones a dashed stub), every kind a legend
+    /// entry with its count, and names are escaped.
+    #[test]
+    fn lines_arrows_and_legend() {
+        let arrows = [
+            arrow(0, 1, MsgKind::Election, 0, Some(3)),
+            arrow(1, 2, MsgKind::Election, 3, Some(5)),
+            arrow(2, 0, MsgKind::Notify, 5, None),
+        ];
+        let d = Diagram {
+            title: "as-far <test>".into(),
+            nodes: vec!["a".into(), "b".into(), "c&d".into()],
+            arrows: &arrows,
+            leader: Some(2),
+            time_unit: "virtual time",
+        };
+        let out = svg(&d);
+        assert!(out.starts_with("<svg ") && out.ends_with("</svg>\n"));
+        assert_eq!(out.matches(r#"class="node""#).count(), 3);
+        assert_eq!(out.matches(r#"class="msg""#).count(), 2);
+        assert_eq!(out.matches(r#"class="msg lost""#).count(), 1);
+        assert!(out.contains("election (2)") && out.contains("notify (1)"), "{out}");
+        assert!(out.contains("as-far &lt;test&gt;") && out.contains("c&amp;d (leader)"), "{out}");
+        assert!(!out.contains("<test>"));
+    }
+
+    /// Beyond MAX_ARROWS only the first ones are drawn, and the caption says so.
+    #[test]
+    fn too_many_arrows_are_capped_and_said() {
+        let arrows: Vec<Arrow> =
+            (0..MAX_ARROWS as u64 + 7).map(|t| arrow(0, 1, MsgKind::Election, t, Some(t + 1))).collect();
+        let d = Diagram {
+            title: "big".into(),
+            nodes: vec!["a".into(), "b".into()],
+            arrows: &arrows,
+            leader: None,
+            time_unit: "t",
+        };
+        let out = svg(&d);
+        assert_eq!(out.matches(r#"class="msg""#).count(), MAX_ARROWS);
+        assert!(out.contains(&format!("first {MAX_ARROWS} of {} messages drawn", MAX_ARROWS + 7)));
+    }
+}
