@@ -19,7 +19,9 @@ use tonic::{Code, Request, Response, Status};
 use crate::compare;
 use crate::config::ControllerConfig;
 use crate::convert::{self, ElectionRequest};
-use crate::elections::{ElectionRecord, Elections, Entry, Mode, Plan, SimOptions, State, WatchEvent};
+use crate::elections::{
+    ElectionRecord, Elections, Entry, MAX_DIAGRAM_NODES, Mode, Plan, SimOptions, State, WatchEvent,
+};
 use crate::faults::Faults;
 
 /// Size of a SIMULATED election that does not give one.
@@ -329,6 +331,12 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         }
         _ => Topology::build(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string()))?,
     };
+    if sim.diagram && topology.len() > MAX_DIAGRAM_NODES {
+        return Err(RequestError::invalid(
+            "simulation.diagram",
+            format!("a diagram is drawn for at most {MAX_DIAGRAM_NODES} nodes, not {}", topology.len()),
+        ));
+    }
     Ok(Plan {
         spec,
         mode: req.mode,
@@ -825,7 +833,7 @@ mod tests {
         assert_eq!(refused(&req("as-far"), 0), (Fp, "size"));
         let mut r = req("stages");
         r.mode = Mode::Simulated;
-        r.simulation = Some(SimOptions { non_fifo: true, unit_delay: false });
+        r.simulation = Some(SimOptions { non_fifo: true, ..SimOptions::default() });
         assert_eq!(refused(&r, 8), (Fp, "simulation.non_fifo"));
         r.mode = Mode::Live;
         assert_eq!(refused(&r, 8), (Ia, "simulation"));

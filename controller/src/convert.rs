@@ -125,7 +125,11 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             rows,
             cols,
             winner,
-            simulation: r.simulation.map(|s| SimOptions { non_fifo: s.non_fifo, unit_delay: s.unit_delay }),
+            simulation: r.simulation.map(|s| SimOptions {
+                non_fifo: s.non_fifo,
+                unit_delay: s.unit_delay,
+                diagram: s.diagram,
+            }),
         })
     }
 }
@@ -281,6 +285,7 @@ impl From<&ElectionRecord> for pb::Election {
                 .collect(),
             overlaps: r.overlaps.clone(),
             failovers: r.failovers.iter().map(Into::into).collect(),
+            diagram_svg: r.diagram_svg.clone().unwrap_or_default(),
         }
     }
 }

@@ -73,7 +73,12 @@ pub struct SimOptions {
     pub non_fifo: bool,
     /// Every message takes one time unit.
     pub unit_delay: bool,
+    /// Draw the space-time diagram ([`ElectionRecord::diagram_svg`]).
+    pub diagram: bool,
 }
+
+/// The most nodes a space-time diagram is drawn for.
+pub const MAX_DIAGRAM_NODES: u32 = 256;
 
 /// A fully resolved, checked election.
 #[derive(Clone, Debug)]
@@ -217,6 +222,8 @@ pub struct ElectionRecord {
     pub overlaps: Vec<String>,
     /// Every loss of the agreed leader of a kept leadership.
     pub failovers: Vec<crate::failover::FailoverRecord>,
+    /// The space-time diagram as SVG, when asked for (`SimOptions::diagram`).
+    pub diagram_svg: Option<String>,
 }
 
 /// One node's new belief about a kept leadership.
@@ -450,6 +457,7 @@ impl Elections {
             timeline: Vec::new(),
             overlaps: Vec::new(),
             failovers: Vec::new(),
+            diagram_svg: None,
         };
         let entry = Arc::new(Entry {
             record: Mutex::new(record),
@@ -710,6 +718,7 @@ impl Elections {
             metrics: Some(metrics),
             leader: record.leader,
             per_position: Vec::new(),
+            diagram_svg: None,
         }
     }
 
@@ -737,6 +746,7 @@ impl Elections {
             r.violations = outcome.violations;
             r.metrics = outcome.metrics;
             r.leader = outcome.leader;
+            r.diagram_svg = outcome.diagram_svg;
             if !r.participants.is_empty() {
                 for (p, (decision, sent)) in r.participants.iter_mut().zip(outcome.per_position) {
                     p.decision = decision;
@@ -780,6 +790,7 @@ impl Elections {
         let cfg = SimConfig {
             fifo: !plan.sim.non_fifo,
             unit_delay: plan.sim.unit_delay,
+            log_arrows: plan.sim.diagram,
             seed: plan.seed,
             max_deliveries: own_cap.min(budget),
             ..SimConfig::default()
@@ -818,6 +829,25 @@ impl Elections {
             id: plan.ids[p as usize],
             position: p,
         });
+        let diagram_svg = plan.sim.diagram.then(|| {
+            let title = format!(
+                "{}, n = {}, k = {}, seed {}: {} messages",
+                plan.spec.name,
+                plan.n(),
+                plan.k(),
+                plan.seed,
+                report.counters.messages
+            );
+            let nodes = plan.ids.iter().enumerate().map(|(p, id)| format!("sim-{p} (id {id})")).collect();
+            let d = ringleader_node::diagram::Diagram {
+                title,
+                nodes,
+                arrows: &report.arrows,
+                leader: report.verdict.leader,
+                time_unit: "virtual time",
+            };
+            ringleader_node::diagram::svg(&d)
+        });
         let per_position = if plan.n() <= MAX_PARTICIPANTS {
             report.decisions.iter().copied().zip(report.sent_per_node.iter().copied()).collect()
         } else {
@@ -830,6 +860,7 @@ impl Elections {
             metrics: Some(metrics),
             leader,
             per_position,
+            diagram_svg,
         }
     }
 
@@ -1072,6 +1103,7 @@ impl Elections {
             metrics: Some(metrics),
             leader,
             per_position,
+            diagram_svg: None,
         }
     }
 
@@ -1097,6 +1129,7 @@ struct Outcome {
     metrics: Option<Metrics>,
     leader: Option<LeaderInfo>,
     per_position: Vec<(Option<Decision>, u64)>,
+    diagram_svg: Option<String>,
 }
 
 impl Outcome {

@@ -46,7 +46,6 @@ pub struct Diagram<'a> {
 const PALETTE: [&str; 10] =
     ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
 
-const LEFT: f64 = 110.0;
 const PLOT_WIDTH: f64 = 900.0;
 const TOP: f64 = 50.0;
 const ROW: f64 = 36.0;
@@ -62,16 +61,19 @@ fn escape(s: &str) -> String {
 /// Render `d` as a standalone SVG document.
 pub fn svg(d: &Diagram<'_>) -> String {
     let n = d.nodes.len().max(1);
+    // Room for the longest label (bold, with " (leader)"), at about 7.5 px per character.
+    let longest = d.nodes.iter().map(|l| l.chars().count()).max().unwrap_or(0) + " (leader)".len();
+    let left = (longest as f64 * 7.5 + 16.0).max(110.0);
     let drawn = &d.arrows[..d.arrows.len().min(MAX_ARROWS)];
     let end = drawn.iter().map(|a| a.received.unwrap_or(a.sent)).max().unwrap_or(0).max(1);
-    let x = |t: u64| LEFT + PLOT_WIDTH * t as f64 / end as f64;
+    let x = |t: u64| left + PLOT_WIDTH * t as f64 / end as f64;
     let y = |p: u32| TOP + ROW * p as f64;
     let mut kinds: Vec<MsgKind> = drawn.iter().map(|a| a.kind).collect();
     kinds.sort_by_key(|k| *k as usize);
     kinds.dedup();
     let legend_top = TOP + ROW * n as f64 + 20.0;
     let height = legend_top + 24.0 * kinds.len().div_ceil(4) as f64 + 30.0;
-    let width = LEFT + PLOT_WIDTH + 40.0;
+    let width = left + PLOT_WIDTH + 40.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -92,22 +94,22 @@ pub fn svg(d: &Diagram<'_>) -> String {
     if d.arrows.len() > drawn.len() {
         let _ = write!(caption, " (first {} of {} messages drawn)", drawn.len(), d.arrows.len());
     }
-    let _ = writeln!(s, r#"<text x="{LEFT}" y="22" font-size="15" font-weight="bold">{caption}</text>"#);
+    let _ = writeln!(s, r#"<text x="{left}" y="22" font-size="15" font-weight="bold">{caption}</text>"#);
     for (p, name) in d.nodes.iter().enumerate() {
         let p = p as u32;
         let lead = d.leader == Some(p);
         let (stroke, weight) = if lead { ("#000", 3) } else { ("#999", 1) };
         let _ = writeln!(
             s,
-            r#"<line class="node" x1="{LEFT}" y1="{yy}" x2="{x2}" y2="{yy}" stroke="{stroke}" stroke-width="{weight}"/>"#,
+            r#"<line class="node" x1="{left}" y1="{yy}" x2="{x2}" y2="{yy}" stroke="{stroke}" stroke-width="{weight}"/>"#,
             yy = y(p),
-            x2 = LEFT + PLOT_WIDTH
+            x2 = left + PLOT_WIDTH
         );
         let label = if lead { format!("{} (leader)", escape(name)) } else { escape(name) };
         let _ = writeln!(
             s,
             r#"<text x="{lx}" y="{ly}" text-anchor="end"{bold}>{label}</text>"#,
-            lx = LEFT - 8.0,
+            lx = left - 8.0,
             ly = y(p) + 4.0,
             bold = if lead { r#" font-weight="bold""# } else { "" }
         );
@@ -152,13 +154,13 @@ pub fn svg(d: &Diagram<'_>) -> String {
     }
     let _ = writeln!(
         s,
-        r##"<text x="{LEFT}" y="{ty}" fill="#555">0</text><text x="{tx}" y="{ty}" fill="#555" text-anchor="end">{end} ({unit})</text>"##,
+        r##"<text x="{left}" y="{ty}" fill="#555">0</text><text x="{tx}" y="{ty}" fill="#555" text-anchor="end">{end} ({unit})</text>"##,
         ty = TOP + ROW * (n as f64 - 1.0) + 22.0,
-        tx = LEFT + PLOT_WIDTH,
+        tx = left + PLOT_WIDTH,
         unit = escape(d.time_unit)
     );
     for (i, &k) in kinds.iter().enumerate() {
-        let lx = LEFT + 220.0 * (i % 4) as f64;
+        let lx = left + 220.0 * (i % 4) as f64;
         let ly = legend_top + 24.0 * (i / 4) as f64;
         let count = drawn.iter().filter(|a| a.kind == k).count();
         let _ = writeln!(

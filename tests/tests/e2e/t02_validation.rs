@@ -94,7 +94,7 @@ async fn bad_requests_name_the_field() {
         (
             "non-FIFO links for a FIFO algorithm",
             pb::StartElectionRequest {
-                simulation: Some(pb::SimulationOptions { non_fifo: true, unit_delay: false }),
+                simulation: Some(pb::SimulationOptions { non_fifo: true, ..Default::default() }),
                 ..sim("stages")
             },
             Fp,
@@ -103,7 +103,7 @@ async fn bad_requests_name_the_field() {
         (
             "simulation options in LIVE mode",
             pb::StartElectionRequest {
-                simulation: Some(pb::SimulationOptions { non_fifo: false, unit_delay: true }),
+                simulation: Some(pb::SimulationOptions { unit_delay: true, ..Default::default() }),
                 ..election("as-far")
             },
             Ia,

@@ -35,7 +35,8 @@ async fn simulated_defaults_and_options() {
         let e = client.start_election(simulated(spec.name)).await.unwrap().into_inner();
         assert_correct(&e);
         assert_eq!((e.n, e.k, e.participants.len()), (8, 8, 8), "{}", spec.name);
-        let options = pb::SimulationOptions { non_fifo: !spec.assumptions.fifo, unit_delay: true };
+        let options =
+            pb::SimulationOptions { non_fifo: !spec.assumptions.fifo, unit_delay: true, ..Default::default() };
         let e = client
             .start_election(pb::StartElectionRequest {
                 size: 64,
@@ -93,5 +94,31 @@ async fn worst_and_best_case_id_orders() {
     let algos = client.list_algorithms(pb::ListAlgorithmsRequest {}).await.unwrap().into_inner().algorithms;
     let as_far = algos.iter().find(|a| a.name == "as-far").unwrap();
     assert!(as_far.worst_case.contains("decreasing") && as_far.best_case.contains("increasing"));
+    ctl.stop().await;
+}
+
+/// `simulation.diagram` returns the election's space-time diagram as SVG: one line per position and one
+/// arrow per message; a LIVE election or more than 256 positions are refused naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simulated_diagram_as_svg() {
+    let ctl = TestController::start(0).await;
+    let mut client = ctl.client();
+    let with_diagram = Some(pb::SimulationOptions { diagram: true, ..Default::default() });
+    let e = client
+        .start_election(pb::StartElectionRequest { simulation: with_diagram, ..simulated("as-far") })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_correct(&e);
+    let svg = &e.diagram_svg;
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{svg}");
+    assert_eq!(svg.matches(r#"class="node""#).count(), 8);
+    assert_eq!(svg.matches(r#"class="msg""#).count() as u64, e.metrics.as_ref().unwrap().messages);
+    let plain = client.start_election(simulated("as-far")).await.unwrap().into_inner();
+    assert!(plain.diagram_svg.is_empty(), "no diagram unless asked for");
+    let live = pb::StartElectionRequest { simulation: with_diagram, ..election("as-far") };
+    assert_refused(&client.start_election(live).await.unwrap_err(), tonic::Code::InvalidArgument, "simulation");
+    let big = pb::StartElectionRequest { size: 300, simulation: with_diagram, ..simulated("as-far") };
+    assert_refused(&client.start_election(big).await.unwrap_err(), tonic::Code::InvalidArgument, "simulation.diagram");
     ctl.stop().await;
 }
