@@ -105,6 +105,24 @@ impl Drop for TestController {
     }
 }
 
+/// `StartElection` for a kept leadership of `algorithm` on the complete network, not waiting.
+pub fn kept(algorithm: &str) -> pb::StartElectionRequest {
+    pb::StartElectionRequest {
+        keep_leader: true,
+        wait: false,
+        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
+        ..election(algorithm)
+    }
+}
+
+/// `InjectFault` that crashes whoever leads now.
+pub fn crash_leader() -> pb::InjectFaultRequest {
+    pb::InjectFaultRequest {
+        kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: String::new(), leader: true })),
+        ..Default::default()
+    }
+}
+
 /// Poll `GetLeader` for election `id` every 50 ms until `ok` holds for the answer; panic after `within`.
 pub async fn leader_until(
     client: &mut ControllerClient<Channel>,

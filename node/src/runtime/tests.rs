@@ -235,6 +235,20 @@ impl Algorithm for Incarnation {
     }
 }
 
+/// A portless initiator at position 0 (id 7) of election `k`, running [`Incarnation`].
+fn kept_setup(faults: Arc<super::faults::FaultTable>, rebuild: Option<Rebuild>) -> ElectionSetup {
+    ElectionSetup {
+        election_id: "k".into(),
+        algorithm: "incarnation",
+        position: 0,
+        id: 7,
+        initiator: true,
+        ports: vec![],
+        faults,
+        rebuild,
+    }
+}
+
 /// Recovering from a crash fault restarts a kept election's node as a new incarnation: it gets the last
 /// persisted record back, its old belief is reported ended, and it starts afresh; no restart while crashed.
 #[tokio::test]
@@ -243,16 +257,8 @@ async fn recovery_restarts_a_kept_node_with_its_persisted_record() {
     let log = restored.clone();
     let (tx, mut events) = broadcast::channel(16);
     let faults = Arc::new(super::faults::FaultTable::new());
-    let setup = ElectionSetup {
-        election_id: "k".into(),
-        algorithm: "incarnation",
-        position: 0,
-        id: 7,
-        initiator: true,
-        ports: vec![],
-        faults: faults.clone(),
-        rebuild: Some(Rebuild(Box::new(move || Box::new(Incarnation { term: 0, restored: log.clone() })))),
-    };
+    let rebuild = Rebuild(Box::new(move || Box::new(Incarnation { term: 0, restored: log.clone() })));
+    let setup = kept_setup(faults.clone(), Some(rebuild));
     let election = Election::new(setup, Box::new(Incarnation { term: 0, restored: restored.clone() }), tx);
     assert!(!election.restart(), "a node that never started has nothing to restart");
     election.start().unwrap();
@@ -270,16 +276,7 @@ async fn recovery_restarts_a_kept_node_with_its_persisted_record() {
 #[tokio::test]
 async fn a_late_subscriber_gets_the_current_beliefs_first() {
     let (tx, _keep) = broadcast::channel(16);
-    let setup = ElectionSetup {
-        election_id: "k".into(),
-        algorithm: "incarnation",
-        position: 0,
-        id: 7,
-        initiator: true,
-        ports: vec![],
-        faults: Arc::new(super::faults::FaultTable::new()),
-        rebuild: None,
-    };
+    let setup = kept_setup(Arc::new(super::faults::FaultTable::new()), None);
     let restored = Arc::new(Mutex::new(Vec::new()));
     let election = Election::new(setup, Box::new(Incarnation { term: 0, restored }), tx.clone());
     assert_eq!(election.current_belief(), None, "nothing believed before the start");

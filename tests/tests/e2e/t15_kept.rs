@@ -1,8 +1,7 @@
 use std::time::Duration;
 
-use pb::inject_fault_request::Kind;
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, election, leader_until, test_config};
+use ringleader_tests::{TestController, crash_leader, kept, leader_until, test_config};
 
 /// Bully keeps a leader on 5 LIVE nodes: the highest id leads in term >= 1; crashing it with
 /// `crash: {leader: true}` makes the next highest id lead with a higher term, agreed by every live node (the
@@ -14,12 +13,7 @@ use ringleader_tests::{TestController, election, leader_until, test_config};
 async fn bully_keeps_a_leader_across_a_crash() {
     let ctl = TestController::start_with(test_config(5)).await;
     let mut client = ctl.client();
-    let req = pb::StartElectionRequest {
-        keep_leader: true,
-        wait: false,
-        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
-        ..election("bully")
-    };
+    let req = kept("bully");
     let e = client.start_election(req).await.unwrap().into_inner();
     assert!(e.keep_leader);
     let first = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| {
@@ -27,10 +21,7 @@ async fn bully_keeps_a_leader_across_a_crash() {
     })
     .await;
     assert!(!first.since.is_empty());
-    let crash = pb::InjectFaultRequest {
-        kind: Some(Kind::Crash(pb::CrashFault { node: String::new(), leader: true })),
-        ..Default::default()
-    };
+    let crash = crash_leader();
     let f = client.inject_fault(crash).await.unwrap().into_inner();
     assert_eq!(f.description, format!("crash {}", first.leader.as_ref().unwrap().node));
     let second = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| {

@@ -1,8 +1,7 @@
 use std::time::{Duration, Instant};
 
-use pb::inject_fault_request::Kind;
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, election, leader_until, test_config};
+use ringleader_tests::{TestController, crash_leader, kept, leader_until, test_config};
 
 /// The repaired ring (seed 002) keeps a leader on 5 LIVE nodes: the highest id leads in term >= 1;
 /// crashing it with `crash: {leader: true}` makes the live nodes skip it on the ring and agree on a new
@@ -11,12 +10,7 @@ use ringleader_tests::{TestController, election, leader_until, test_config};
 async fn repaired_ring_keeps_a_leader_across_a_crash() {
     let ctl = TestController::start_with(test_config(5)).await;
     let mut client = ctl.client();
-    let req = pb::StartElectionRequest {
-        keep_leader: true,
-        wait: false,
-        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
-        ..election("repaired-ring")
-    };
+    let req = kept("repaired-ring");
     let e = client.start_election(req).await.unwrap().into_inner();
     assert!(e.keep_leader);
     tracing::info!("--- wait for the highest id to lead");
@@ -26,10 +20,7 @@ async fn repaired_ring_keeps_a_leader_across_a_crash() {
     .await;
     assert!(!first.since.is_empty());
     tracing::info!("--- crash the leader");
-    let crash = pb::InjectFaultRequest {
-        kind: Some(Kind::Crash(pb::CrashFault { node: String::new(), leader: true })),
-        ..Default::default()
-    };
+    let crash = crash_leader();
     let f = client.inject_fault(crash).await.unwrap().into_inner();
     assert_eq!(f.description, format!("crash {}", first.leader.as_ref().unwrap().node));
     let crashed_at = Instant::now();

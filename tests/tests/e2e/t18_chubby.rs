@@ -2,7 +2,7 @@ use std::time::{Duration, Instant};
 
 use pb::inject_fault_request::Kind;
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, election, leader_until, test_config};
+use ringleader_tests::{TestController, crash_leader, kept, leader_until, test_config};
 use tonic::Code;
 
 type Client = pb::controller_client::ControllerClient<tonic::transport::Channel>;
@@ -28,12 +28,7 @@ fn partition(groups: &[&[&str]]) -> pb::InjectFaultRequest {
 async fn chubby_keeps_a_leader_and_refuses_one_without_a_majority() {
     let ctl = TestController::start_with(test_config(5)).await;
     let mut client = ctl.client();
-    let req = pb::StartElectionRequest {
-        keep_leader: true,
-        wait: false,
-        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
-        ..election("chubby")
-    };
+    let req = kept("chubby");
     let e = client.start_election(req).await.unwrap().into_inner();
     let id = e.election_id.clone();
     assert!(e.keep_leader);
@@ -43,10 +38,7 @@ async fn chubby_keeps_a_leader_and_refuses_one_without_a_majority() {
     .await;
 
     tracing::info!("--- crash the leader");
-    let crash = pb::InjectFaultRequest {
-        kind: Some(Kind::Crash(pb::CrashFault { node: String::new(), leader: true })),
-        ..Default::default()
-    };
+    let crash = crash_leader();
     let f = client.inject_fault(crash).await.unwrap().into_inner();
     assert_eq!(f.description, format!("crash {}", first.leader.as_ref().unwrap().node));
     let crashed_at = Instant::now();
