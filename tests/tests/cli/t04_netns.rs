@@ -8,7 +8,9 @@
 //!
 //! Needs root and iproute2 (nftables for loss without netem). Outside CI
 //! without them it prints a note and passes; in CI (`CI=true`) their absence
-//! is a failure, so the run cannot silently skip it.
+//! is a failure, so the run cannot silently skip it. The node processes log
+//! to `$TMPDIR/ringleader-netns-<tag>-node<i>.log` at the level in
+//! `NETNS_NODE_LOG` (default `warn`; `info` shows every belief).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
