@@ -373,6 +373,11 @@ impl ControllerService {
             (!active.is_empty()).then(|| active.join(", "))
         })));
         let registry = Arc::downgrade(&faults);
+        crate::telemetry::register_gauges(
+            &elections,
+            Arc::new(move || registry.upgrade().map(|f| f.active_kinds()).unwrap_or_default()),
+        );
+        let registry = Arc::downgrade(&faults);
         elections.set_crash_probe(crate::elections::CrashProbe(Box::new(move || {
             registry.upgrade().map(|f| f.crashed_nodes()).unwrap_or_default()
         })));

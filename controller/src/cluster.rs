@@ -1,5 +1,6 @@
-//! The node processes the controller drives: a static list of addresses or
-//! the embedded local cluster (`--local-nodes N`: N node servers on
+//! The node processes the controller drives: a static list of addresses,
+//! the nodes behind a DNS name (`discover`: a Kubernetes headless Service),
+//! or the embedded local cluster (`--local-nodes N`: N node servers on
 //! 127.0.0.1 in this process, talking real gRPC to each other).
 //!
 //! The cluster keeps one `Agent` client per node and follows every node's
@@ -34,6 +35,108 @@ pub enum ClusterError {
     /// A local node could not bind its listener.
     #[error("cannot bind a local node on 127.0.0.1: {0}")]
     Bind(#[from] std::io::Error),
+    /// Discovery did not find enough nodes in time.
+    #[error("discovery of `{name}`: {found} of the {wanted} nodes answered within {secs} s (last problem: {last})")]
+    Discovery {
+        /// The DNS name.
+        name: String,
+        /// Nodes that answered.
+        found: usize,
+        /// `controller.discover_nodes`.
+        wanted: u32,
+        /// How long it tried.
+        secs: u64,
+        /// The last error met.
+        last: String,
+    },
+}
+
+/// Find the nodes behind `config.discover` (`host:port`, e.g. a headless
+/// Service's name, whose A records are the node pods): resolve it until at
+/// least `discover_nodes` addresses answer `Info`, then use each node's
+/// advertised address (stable pod DNS names in a StatefulSet), in natural
+/// order of the node names (`node-2` before `node-10`), so that position `i`
+/// of every election runs on the `i`-th pod. Logs its progress while it waits.
+pub async fn discover(config: &ControllerConfig) -> Result<Vec<(String, String)>, ClusterError> {
+    let started = tokio::time::Instant::now();
+    let deadline = started + config.discover_timeout();
+    let mut last;
+    let mut found = 0;
+    loop {
+        match find_nodes(config).await {
+            Ok(nodes) if nodes.len() >= config.discover_nodes as usize => {
+                info!(name = %config.discover, nodes = nodes.len(), "discovered the nodes");
+                return Ok(nodes);
+            }
+            Ok(nodes) => {
+                found = nodes.len();
+                last = format!("{found} answered");
+            }
+            Err(e) => last = e,
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(ClusterError::Discovery {
+                name: config.discover.clone(),
+                found,
+                wanted: config.discover_nodes,
+                secs: started.elapsed().as_secs(),
+                last,
+            });
+        }
+        info!(name = %config.discover, found, wanted = config.discover_nodes, last = %last, "waiting for the nodes");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}
+
+/// One discovery round: resolve, then ask every address who it is.
+async fn find_nodes(config: &ControllerConfig) -> Result<Vec<(String, String)>, String> {
+    let mut addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(config.discover.as_str())
+        .await
+        .map_err(|e| format!("cannot resolve `{}`: {e}", config.discover))?
+        .collect();
+    addrs.sort();
+    addrs.dedup();
+    let mut nodes = Vec::new();
+    let mut problems = Vec::new();
+    for addr in addrs {
+        let url = format!("http://{addr}");
+        let info = async {
+            let endpoint =
+                Endpoint::from_shared(url.clone()).map_err(|e| e.to_string())?.connect_timeout(config.rpc_timeout());
+            let mut client = AgentClient::new(endpoint.connect().await.map_err(|e| e.to_string())?);
+            client.info(pb::InfoRequest {}).await.map(|r| r.into_inner()).map_err(|s| s.message().to_string())
+        };
+        match tokio::time::timeout(config.rpc_timeout(), info).await {
+            Ok(Ok(i)) if !i.address.is_empty() => nodes.push((i.name, i.address)),
+            Ok(Ok(_)) => problems.push(format!("{url} advertises no address")),
+            Ok(Err(e)) => problems.push(format!("{url}: {e}")),
+            Err(_) => problems.push(format!("{url}: no answer")),
+        }
+    }
+    if nodes.is_empty() && !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    nodes.sort_by_key(|n| natural_key(&n.0));
+    nodes.dedup_by(|a, b| a.1 == b.1);
+    Ok(nodes)
+}
+
+/// Sort key comparing digit runs as numbers: `node-2` < `node-10`.
+fn natural_key(s: &str) -> Vec<(bool, u64, String)> {
+    let mut key = Vec::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        if digits > 0 {
+            key.push((true, rest[..digits].parse().unwrap_or(u64::MAX), String::new()));
+            rest = &rest[digits..];
+        } else {
+            let text = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+            key.push((false, 0, rest[..text].to_string()));
+            rest = &rest[text..];
+        }
+    }
+    key
 }
 
 /// One node process.
@@ -145,6 +248,8 @@ impl Cluster {
                 members.push((name, address));
             }
             info!(nodes = config.local_nodes, "started the embedded local cluster on 127.0.0.1");
+        } else if !config.discover.is_empty() {
+            members = discover(config).await?;
         } else {
             members.extend(config.nodes.iter().map(|a| (a.clone(), a.clone())));
         }
@@ -272,5 +377,45 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
             _ = stop.wait_for(|s| *s) => return,
         }
         backoff = (backoff * 2).min(Duration::from_secs(2));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pod names sort by ordinal, so position i of an election runs on pod i.
+    #[test]
+    fn natural_order_of_node_names() {
+        let mut names = vec!["node-10", "node-2", "node-1", "node-0", "node-11"];
+        names.sort_by_key(|n| natural_key(n));
+        assert_eq!(names, ["node-0", "node-1", "node-2", "node-10", "node-11"]);
+    }
+
+    /// Discovery through DNS finds the node servers behind a name (here `localhost`, one node) and
+    /// uses the address each node advertises; asking for more nodes than answer ends in a clear error.
+    #[tokio::test]
+    async fn discovers_nodes_behind_a_dns_name() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cfg = NodeConfig { name: "pod-0".into(), advertise: format!("http://127.0.0.1:{port}") };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(runtime::serve(listener, cfg, async move {
+            let _ = stopped.await;
+        }));
+        let mut config = ControllerConfig {
+            discover: format!("localhost:{port}"),
+            discover_nodes: 1,
+            discover_timeout_ms: 10_000,
+            ..ControllerConfig::default()
+        };
+        let nodes = discover(&config).await.unwrap();
+        assert_eq!(nodes, vec![("pod-0".to_string(), format!("http://127.0.0.1:{port}"))]);
+        config.discover_nodes = 3;
+        config.discover_timeout_ms = 1;
+        let e = discover(&config).await.unwrap_err().to_string();
+        assert!(e.contains("1 of the 3 nodes"), "{e}");
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
     }
 }

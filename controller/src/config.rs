@@ -73,6 +73,9 @@ pub struct Flags {
 pub struct Config {
     /// The `[controller]` section.
     pub controller: ControllerConfig,
+    /// The `[telemetry]` section (shared with the nodes; see
+    /// [`ringleader_node::observe::TelemetrySection`]).
+    pub telemetry: ringleader_node::observe::TelemetrySection,
 }
 
 /// The `[controller]` section.
@@ -107,6 +110,14 @@ pub struct ControllerConfig {
     /// A neighbour silent this long is suspected (200 ms: loopback; 2,000 ms
     /// in Kubernetes). See docs/algorithms.md on false suspicion.
     pub detector_timeout_ms: u64,
+    /// Discover the nodes behind this `host:port` (e.g. a Kubernetes headless
+    /// Service, `ringleader-node.ringleader.svc.cluster.local:7000`) instead
+    /// of listing them; empty = off. See [`crate::cluster::discover`].
+    pub discover: String,
+    /// With `discover`: wait until at least this many nodes answer.
+    pub discover_nodes: u32,
+    /// With `discover`: give up (and exit) after this long.
+    pub discover_timeout_ms: u64,
 }
 
 impl Default for ControllerConfig {
@@ -124,6 +135,9 @@ impl Default for ControllerConfig {
             max_simulated_messages: 200_000_000,
             detector_period_ms: DetectorConfig::LOOPBACK.period_ms,
             detector_timeout_ms: DetectorConfig::LOOPBACK.timeout_ms,
+            discover: String::new(),
+            discover_nodes: 0,
+            discover_timeout_ms: 600_000,
         }
     }
 }
@@ -142,6 +156,11 @@ impl ControllerConfig {
     /// The default failure detector of kept leaderships.
     pub fn detector(&self) -> DetectorConfig {
         DetectorConfig { period_ms: self.detector_period_ms, timeout_ms: self.detector_timeout_ms }
+    }
+
+    /// [`Self::discover_timeout_ms`] as a duration.
+    pub fn discover_timeout(&self) -> Duration {
+        Duration::from_millis(self.discover_timeout_ms)
     }
 
     /// [`Self::rpc_timeout_ms`] as a duration.
@@ -209,6 +228,30 @@ impl Config {
         if let Err(e) = c.detector().validate() {
             return invalid("controller.detector_timeout_ms", e);
         }
+        if !c.discover.is_empty() {
+            if c.local_nodes > 0 || !c.nodes.is_empty() {
+                return invalid(
+                    "controller.discover",
+                    "give one of local_nodes, nodes or discover (a DNS name whose addresses are the nodes)".into(),
+                );
+            }
+            let port = c.discover.rsplit_once(':').and_then(|(host, p)| (!host.is_empty()).then_some(p));
+            if port.and_then(|p| p.parse::<u16>().ok()).is_none() {
+                return invalid(
+                    "controller.discover",
+                    format!(
+                        "`{}` is not host:port, e.g. ringleader-node.ringleader.svc.cluster.local:7000",
+                        c.discover
+                    ),
+                );
+            }
+            if c.discover_nodes < 2 {
+                return invalid(
+                    "controller.discover_nodes",
+                    "with discover, give how many nodes to wait for (at least 2)".into(),
+                );
+            }
+        }
         if c.nodes.len() == 1 {
             return invalid("controller.nodes", "a ring needs at least 2 nodes; list 2 or more addresses".into());
         }
@@ -228,6 +271,7 @@ impl Config {
             ("controller.decision_timeout_ms", c.decision_timeout_ms),
             ("controller.quiet_timeout_ms", c.quiet_timeout_ms),
             ("controller.rpc_timeout_ms", c.rpc_timeout_ms),
+            ("controller.discover_timeout_ms", c.discover_timeout_ms),
         ] {
             if value == 0 {
                 return invalid(key, "must be at least 1 (milliseconds)".into());
@@ -242,7 +286,7 @@ impl Config {
         if c.max_simulated_messages == 0 {
             return invalid("controller.max_simulated_messages", "must be at least 1".into());
         }
-        Ok(())
+        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Invalid { key, reason })
     }
 }
 
@@ -315,6 +359,19 @@ mod tests {
         );
         bad(|c| c.decision_timeout_ms = 0, "controller.decision_timeout_ms");
         bad(|c| c.host = String::new(), "controller.host");
+        bad(|c| c.discover = "ringleader-node".into(), "controller.discover");
+        bad(|c| c.discover = "ringleader-node:7000".into(), "controller.discover_nodes");
+        bad(
+            |c| {
+                c.discover = "n:7000".into();
+                c.discover_nodes = 2;
+                c.local_nodes = 2;
+            },
+            "controller.discover",
+        );
+        let mut c = Config::default();
+        c.telemetry.metrics_listen = Some("localhost".into());
+        assert!(c.validate().unwrap_err().to_string().contains("telemetry.metrics_listen"));
     }
 
     /// A typo in the `[controller]` section is an error, not silently ignored.

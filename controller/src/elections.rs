@@ -33,6 +33,7 @@ use tracing::{info, warn};
 use crate::cluster::{Cluster, Node};
 use crate::config::ControllerConfig;
 use crate::failover::{self, Mark, Tracker};
+use crate::telemetry;
 
 /// Elections with at most this many positions list their participants.
 pub const MAX_PARTICIPANTS: u32 = 1024;
@@ -274,6 +275,11 @@ impl Entry {
         self.record.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Read the current record without copying it.
+    pub fn inspect<R>(&self, f: impl FnOnce(&ElectionRecord) -> R) -> R {
+        f(&self.lock())
+    }
+
     /// A copy of the current record.
     pub fn snapshot(&self) -> ElectionRecord {
         self.lock().clone()
@@ -479,6 +485,10 @@ impl Elections {
             }
         }
         info!(election = %id, algorithm = plan.spec.name, mode = ?plan.mode, n = plan.n(), k = plan.k(), "election planned");
+        telemetry::metrics().started(plan.spec.name, plan.mode);
+        // The root of the election's trace: the nodes' spans descend from it.
+        let span = telemetry::election_span(&id, plan.spec.name, plan.mode, plan.n(), plan.k());
+        let traceparent = telemetry::traceparent_of(&span);
         let this = self.clone();
         let task_entry = entry.clone();
         tokio::spawn(async move {
@@ -489,7 +499,7 @@ impl Elections {
                 tokio::spawn(async move {
                     match plan.mode {
                         Mode::Live => {
-                            let mut outcome = this.run_live(&entry, &plan).await;
+                            let mut outcome = this.run_live(&entry, &plan, traceparent).await;
                             if let (Some(error), Some(note)) = (outcome.error.as_mut(), this.fault_note.get())
                                 && let Some(faults) = (note.0)()
                             {
@@ -503,6 +513,11 @@ impl Elections {
             };
             let outcome = runner.await.unwrap_or_else(|e| Outcome::failed(format!("the election task crashed: {e}")));
             this.finish(&task_entry, outcome);
+            task_entry.inspect(|r| {
+                telemetry::close_span(&span, r);
+                telemetry::metrics().ended(r);
+            });
+            drop(span);
         });
         entry
     }
@@ -634,16 +649,20 @@ impl Elections {
             });
             if let Some(t) = top.filter(|_| agreed)
                 && let Mark::Closed(i) = tracker.agreed(at_ms, info(t), belief[t].map_or(0, |b| b.0))
-                && let Some(before) = snapshots.remove(&i)
             {
-                let after = snapshot((0..n).filter(live).collect());
-                let tx = measured_tx.clone();
-                tokio::spawn(async move {
-                    if let (Ok(before), Ok(after)) = (before.await, after.await) {
-                        let spent = after.iter().filter_map(|(p, a)| Some(a.saturating_sub(*before.get(p)?))).sum();
-                        let _ = tx.send((i, spent));
-                    }
-                });
+                if let Some(ms) = tracker.records().get(i).and_then(|r| r.agreement_ms) {
+                    telemetry::metrics().failover(plan.spec.name, ms);
+                }
+                if let Some(before) = snapshots.remove(&i) {
+                    let after = snapshot((0..n).filter(live).collect());
+                    let tx = measured_tx.clone();
+                    tokio::spawn(async move {
+                        if let (Ok(before), Ok(after)) = (before.await, after.await) {
+                            let spent = after.iter().filter_map(|(p, a)| Some(a.saturating_sub(*before.get(p)?))).sum();
+                            let _ = tx.send((i, spent));
+                        }
+                    });
+                }
             }
             if event.is_none() && top == shown {
                 // A tick that changed nothing visible: keep the record as it is.
@@ -864,7 +883,7 @@ impl Elections {
         }
     }
 
-    async fn run_live(&self, entry: &Arc<Entry>, plan: &Plan) -> Outcome {
+    async fn run_live(&self, entry: &Arc<Entry>, plan: &Plan, traceparent: String) -> Outcome {
         let election_id = entry.lock().id.clone();
         let n = plan.n() as usize;
         let Some(nodes) = self.cluster.nodes().get(..n).map(|s| s.to_vec()) else {
@@ -911,6 +930,7 @@ impl Elections {
                     period_ms: plan.detector.period_ms,
                     timeout_ms: plan.detector.timeout_ms,
                 }),
+                traceparent: traceparent.clone(),
             }
         });
         let calls = nodes.iter().zip(prepares).map(|(node, req)| {

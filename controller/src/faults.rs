@@ -364,6 +364,20 @@ impl Faults {
             .collect()
     }
 
+    /// The kind (`crash`, `recover`, `link`, `partition`) of every registered fault
+    /// (active, scheduled or waiting), for the `ringleader.faults.active` gauge.
+    pub fn active_kinds(&self) -> Vec<&'static str> {
+        lock(&self.entries)
+            .iter()
+            .map(|e| match e.resolved {
+                Resolved::Crash(_) | Resolved::CrashLeader => "crash",
+                Resolved::Recover(_) => "recover",
+                Resolved::Link { .. } => "link",
+                Resolved::Partition(_) => "partition",
+            })
+            .collect()
+    }
+
     /// Every registered fault, in injection order.
     pub fn list(&self) -> Vec<pb::FaultInfo> {
         lock(&self.entries).iter().map(|e| self.info(e)).collect()

@@ -9,12 +9,19 @@ use ringleader_controller::{run, shutdown_signal, telemetry};
 #[tokio::main]
 async fn main() -> ExitCode {
     let flags = Flags::parse();
-    telemetry::init();
     let config = match Config::load(&flags).and_then(|c| c.validate().map(|()| c)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("ringleader-controller: {e}");
             return ExitCode::from(2);
+        }
+    };
+    // Before the first election: the instruments come from the global meter.
+    let telemetry = match telemetry::Telemetry::init(&config.telemetry.settings("ringleader-controller")).await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("ringleader-controller: {e}");
+            return ExitCode::FAILURE;
         }
     };
     let (host, port) = (config.controller.host.clone(), config.controller.port);
@@ -25,11 +32,13 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match run(config, listener, shutdown_signal()).await {
+    let code = match run(config, listener, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ringleader-controller: {e}");
             ExitCode::FAILURE
         }
-    }
+    };
+    telemetry.shutdown().await;
+    code
 }

@@ -12,6 +12,8 @@
 //!
 //! [telemetry]
 //! log = "info,ringleader_node=debug"  # tracing filter; RUST_LOG wins over it
+//! otlp_endpoint = "http://otel-collector:4317"  # else OTEL_EXPORTER_OTLP_ENDPOINT; unset: none
+//! metrics_listen = "0.0.0.0:9464"     # Prometheus /metrics; unset: not served
 //! ```
 
 use std::net::SocketAddr;
@@ -47,6 +49,14 @@ pub enum ConfigError {
     /// A source could not be read or does not have the expected shape.
     #[error("cannot load the configuration: {0}")]
     Load(#[from] ::config::ConfigError),
+    /// A `[telemetry]` setting has a bad value.
+    #[error("invalid setting `{key}`: {reason}")]
+    Telemetry {
+        /// Dotted key, e.g. `telemetry.metrics_listen`.
+        key: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A setting has a bad value.
     #[error("invalid setting `{key}` = {value:?}: {reason}")]
     Invalid {
@@ -59,15 +69,16 @@ pub enum ConfigError {
     },
 }
 
-/// The merged configuration.
+/// The merged configuration. Sections other than `[node]` and `[telemetry]`
+/// (e.g. `[controller]`) are ignored, so one file can serve every process;
+/// unknown keys inside these two are errors.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
 pub struct Config {
     /// `[node]`
     pub node: NodeSection,
     /// `[telemetry]`
     #[serde(default)]
-    pub telemetry: TelemetrySection,
+    pub telemetry: ringleader_node::observe::TelemetrySection,
 }
 
 /// `[node]`: who the node is and where it listens.
@@ -82,15 +93,6 @@ pub struct NodeSection {
     /// The URL others dial (filled with `http://<listen>` when not set).
     #[serde(default)]
     pub advertise: String,
-}
-
-/// `[telemetry]`: logging.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct TelemetrySection {
-    /// `tracing` filter directives (default `info`; `RUST_LOG` overrides it).
-    #[serde(default)]
-    pub log: Option<String>,
 }
 
 impl Config {
@@ -146,10 +148,7 @@ impl Config {
                 "must be an http:// URL with a host, e.g. http://10.0.0.7:7000".into(),
             ));
         }
-        if let Some(filter) = &self.telemetry.log {
-            tracing_subscriber::EnvFilter::try_new(filter)
-                .map_err(|e| invalid("telemetry.log", filter, format!("not a tracing filter: {e}")))?;
-        }
+        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Telemetry { key, reason })?;
         Ok(())
     }
 
@@ -228,5 +227,14 @@ mod tests {
         assert!(m.contains("listn"), "{m}");
         let m = bad(Cli { config: Some("/nonexistent/ringleader.toml".into()), ..Cli::default() }, &[]);
         assert!(m.contains("ringleader.toml"), "{m}");
+        let m = bad(Cli::default(), &[("RINGLEADER__TELEMETRY__METRICS_LISTEN", "9464")]);
+        assert!(m.contains("`telemetry.metrics_listen`"), "{m}");
+    }
+
+    /// The controller's section in a shared file does not stop the node.
+    #[test]
+    fn other_sections_are_ignored() {
+        let c = Config::load_with_env(&Cli::default(), env(&[("RINGLEADER__CONTROLLER__PORT", "50051")])).unwrap();
+        assert_eq!(c.node.listen, DEFAULT_LISTEN);
     }
 }

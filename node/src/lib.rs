@@ -9,6 +9,7 @@ pub mod diagram;
 pub mod failover;
 pub mod faults;
 pub mod invariants;
+pub mod observe;
 pub mod runtime;
 pub mod sim;
 pub mod topology;

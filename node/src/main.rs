@@ -2,11 +2,11 @@
 //! [`ringleader_node::runtime`] for what it does).
 
 mod config;
-mod telemetry;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use ringleader_node::observe::Telemetry;
 use ringleader_node::runtime::{self, NodeConfig};
 use tracing::{error, warn};
 
@@ -22,7 +22,13 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init(cfg.telemetry.log.as_deref());
+    let telemetry = match Telemetry::init(&cfg.telemetry.settings("ringleader-node")).await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("ringleader-node: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let addr = match cfg.listen_addr() {
         Ok(a) => a,
         Err(e) => {
@@ -41,11 +47,13 @@ async fn main() -> ExitCode {
         warn!(advertise = %cfg.node.advertise, "advertising an unspecified address; set --advertise so others can dial it");
     }
     let node = NodeConfig { name: cfg.node.name, advertise: cfg.node.advertise };
-    match runtime::serve(listener, node, runtime::shutdown_signal()).await {
+    let code = match runtime::serve(listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             error!(error = %e, "node failed");
             ExitCode::FAILURE
         }
-    }
+    };
+    telemetry.shutdown().await;
+    code
 }

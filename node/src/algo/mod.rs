@@ -391,9 +391,25 @@ impl MsgKind {
     pub fn is_heartbeat(self) -> bool {
         matches!(self, MsgKind::Heartbeat)
     }
+
+    /// Is this kind steady-state upkeep of a kept leadership (heartbeats and
+    /// lease renewals) rather than a step of an election? The runtime does not
+    /// trace it, so a leadership kept for hours does not fill its trace.
+    pub fn is_upkeep(self) -> bool {
+        matches!(self, MsgKind::Heartbeat | MsgKind::LeaseRenew | MsgKind::LeaseAck)
+    }
 }
 
 impl Msg {
+    /// The stage or phase the message belongs to, for algorithms that have stages.
+    pub fn stage(&self) -> Option<u32> {
+        match *self {
+            Msg::Election { stage, .. } | Msg::Probe { stage, .. } | Msg::Reply { stage, .. } => Some(stage),
+            Msg::Feedback { stage, .. } => Some(stage),
+            _ => None,
+        }
+    }
+
     /// The message's kind.
     #[inline]
     pub fn kind(&self) -> MsgKind {

@@ -125,6 +125,8 @@ impl AgentService {
                 Some(links::endpoint(&p.address).map_err(|e| AgentError::field(format!("ports[{i}].address"), e))?)
             });
         }
+        let trace =
+            crate::observe::parse_traceparent(&req.traceparent).map_err(|e| AgentError::field("traceparent", e))?;
         if node.table.get(&req.election_id).is_some() {
             return Err(AgentError::Duplicate(req.election_id));
         }
@@ -171,6 +173,8 @@ impl AgentService {
             initiator: req.initiator,
             ports,
             rebuild,
+            node: crate::observe::kv("node", node.cfg.name.clone()),
+            trace,
         };
         info!(
             election = %setup.election_id, algorithm = setup.algorithm, position = setup.position,

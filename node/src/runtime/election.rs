@@ -8,8 +8,10 @@
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use opentelemetry::trace::{Span as _, SpanContext, SpanKind, TraceContextExt as _, Tracer as _};
+use opentelemetry::{Context, KeyValue, global};
 use ringleader_proto::v1 as pb;
 use tokio::sync::broadcast;
 use tonic::Code;
@@ -18,6 +20,7 @@ use tracing::{info, warn};
 use super::links::Link;
 use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, Stable, TimerId};
 use crate::counters::Counters;
+use crate::observe::{self, kv, node_metrics};
 
 /// Errors kept per election; later ones are counted, not stored, so a
 /// misbehaving peer cannot grow a node's memory without bound.
@@ -60,6 +63,10 @@ pub(crate) struct ElectionSetup {
     pub(crate) faults: Arc<super::faults::FaultTable>,
     /// Kept elections: a new incarnation for a node that recovers from a crash.
     pub(crate) rebuild: Option<Rebuild>,
+    /// This node's name: the `node` label of its metrics and spans.
+    pub(crate) node: KeyValue,
+    /// The controller's root span of the election; `None`: the election is not traced.
+    pub(crate) trace: Option<SpanContext>,
 }
 
 /// Builds a fresh state machine for a kept election's node: what a crashed
@@ -73,11 +80,30 @@ impl std::fmt::Debug for Rebuild {
 }
 
 /// A message that reached an initiator before `Start`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Pending {
     port: Port,
     msg: Msg,
     causal_time: u64,
+    /// The span that sent it.
+    parent: Option<SpanContext>,
+}
+
+/// A live timer: the generation that may fire it, and the span that set it.
+#[derive(Debug)]
+struct Timer {
+    id: TimerId,
+    generation: u64,
+    parent: Option<SpanContext>,
+}
+
+/// What an algorithm step was handed, for its span.
+#[derive(Clone, Copy, Debug)]
+enum Input {
+    Start,
+    Restart,
+    Message { port: Port, msg: Msg, causal_time: u64 },
+    Timer(TimerId),
 }
 
 #[derive(Debug)]
@@ -102,7 +128,7 @@ struct State {
     started: bool,
     pending: VecDeque<Pending>,
     /// Live timers and the generation that may fire them.
-    timers: Vec<(TimerId, u64)>,
+    timers: Vec<Timer>,
     next_generation: u64,
     /// Aborted or the node is shutting down: take no more input.
     closed: bool,
@@ -183,6 +209,7 @@ impl Election {
         port: Port,
         body: Option<&pb::Body>,
         causal_time: u64,
+        traceparent: &str,
         spare: &mut Option<String>,
     ) -> Result<(), Rejection> {
         let port_ok = self.setup.ports.get(port as usize).is_some_and(|p| p.peer == sender);
@@ -224,12 +251,22 @@ impl Election {
                 format!("election `{}` stopped after its state machine failed", self.id()),
             ));
         }
+        // A malformed trace context costs the message its parent link, not its delivery.
+        let parent = match self.setup.trace {
+            Some(_) => observe::parse_traceparent(traceparent).ok().flatten(),
+            None => None,
+        };
         if self.setup.initiator && !st.started {
-            st.pending.push_back(Pending { port, msg, causal_time });
+            st.pending.push_back(Pending { port, msg, causal_time, parent });
             return Ok(());
         }
+        let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let result = self.deliver(&mut st, port, msg, causal_time);
-        self.apply(&mut st, spare);
+        let mut span = self.step_span(&st, began, Input::Message { port, msg, causal_time }, parent, sender);
+        if let (Some(span), Err(r)) = (span.as_mut(), &result) {
+            span.set_status(opentelemetry::trace::Status::error(r.message.clone()));
+        }
+        self.apply(&mut st, spare, span.as_mut());
         result
     }
 
@@ -246,6 +283,7 @@ impl Election {
             return Err(Rejection::new(Code::Unavailable, "the node is crashed (an injected fault)"));
         }
         st.started = true;
+        let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let State { algo, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| algo.on_start(out))) {
             let e = format!("algorithm panicked in on_start: {}", panic_text(&*panic));
@@ -253,17 +291,24 @@ impl Election {
             return Err(Rejection::new(Code::Internal, e));
         }
         let mut spare = None;
-        self.apply(&mut st, &mut spare);
+        let mut span = self.step_span(&st, began, Input::Start, None, self.setup.position);
+        self.apply(&mut st, &mut spare, span.as_mut());
+        drop(span);
         let mut released = 0;
         while let Some(p) = st.pending.pop_front() {
             if st.broken {
                 break;
             }
             released += 1;
-            if let Err(r) = self.deliver(&mut st, p.port, p.msg, p.causal_time) {
+            let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
+            let sender = self.setup.ports.get(p.port as usize).map_or(0, |l| l.peer);
+            let result = self.deliver(&mut st, p.port, p.msg, p.causal_time);
+            if let Err(r) = &result {
                 warn!(election = self.id(), port = p.port, msg = ?p.msg, error = %r.message, "queued message refused");
             }
-            self.apply(&mut st, &mut spare);
+            let input = Input::Message { port: p.port, msg: p.msg, causal_time: p.causal_time };
+            let mut span = self.step_span(&st, began, input, p.parent, sender);
+            self.apply(&mut st, &mut spare, span.as_mut());
         }
         Ok(Started { released })
     }
@@ -300,13 +345,15 @@ impl Election {
             st.out.push(Effect::Lead(Leadership { term: old.term, leader: None }));
         }
         info!(election = self.id(), position = self.setup.position, restored = ?st.stable, "restarted after a crash");
+        let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let State { algo, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| algo.on_start(out))) {
             let e = format!("algorithm panicked in on_start after a crash: {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return false;
         }
-        self.apply(&mut st, &mut None);
+        let mut span = self.step_span(&st, began, Input::Restart, None, self.setup.position);
+        self.apply(&mut st, &mut None, span.as_mut());
         true
     }
 
@@ -328,6 +375,7 @@ impl Election {
         st.depth = st.depth.max(causal_time);
         st.max_causal = st.max_causal.max(causal_time);
         st.received += 1;
+        node_metrics().received.add(1, &self.labels(msg));
         let State { algo, out, .. } = &mut *st;
         match catch_unwind(AssertUnwindSafe(|| algo.on_message(port, msg, out))) {
             Ok(Ok(())) => Ok(()),
@@ -354,22 +402,120 @@ impl Election {
         st.record_error(e);
     }
 
-    /// Carry out the effects in the outbox, in order.
-    fn apply(self: &Arc<Self>, st: &mut State, spare: &mut Option<String>) {
+    /// The metric labels of a message of this election.
+    fn labels(&self, msg: Msg) -> [KeyValue; 3] {
+        [kv("algorithm", self.setup.algorithm), kv("kind", msg.kind().name()), self.setup.node.clone()]
+    }
+
+    /// The span of the algorithm step that just ran (its effects still in the
+    /// outbox), or `None` when the election is untraced or the step was only
+    /// upkeep (heartbeats, lease renewals) that changed nothing.
+    fn step_span(
+        &self,
+        st: &State,
+        began: Option<SystemTime>,
+        input: Input,
+        parent: Option<SpanContext>,
+        sender: u32,
+    ) -> Option<global::BoxedSpan> {
+        let (root, began) = (self.setup.trace.as_ref()?, began?);
+        let eventful = st.out.effects().iter().any(|e| match e {
+            Effect::Send { msg, .. } => !msg.kind().is_upkeep(),
+            Effect::Decide(_) => true,
+            Effect::Lead(l) => st.leadership != Some(*l),
+            Effect::SetTimer { .. } | Effect::CancelTimer { .. } | Effect::Persist(_) => false,
+        });
+        let (name, kind) = match input {
+            Input::Message { msg, .. } if msg.kind().is_upkeep() && !eventful => return None,
+            Input::Timer(_) if !eventful => return None,
+            Input::Message { msg, .. } => (format!("receive {}", msg.kind().name()), SpanKind::Consumer),
+            Input::Start => ("start".to_string(), SpanKind::Internal),
+            Input::Restart => ("restart".to_string(), SpanKind::Internal),
+            Input::Timer(_) => ("timer".to_string(), SpanKind::Internal),
+        };
+        let mut attributes = vec![
+            kv("ringleader.election.id", self.setup.election_id.clone()),
+            kv("ringleader.algorithm", self.setup.algorithm),
+            KeyValue::new("ringleader.node", self.setup.node.value.clone()),
+            kv("ringleader.position", i64::from(self.setup.position)),
+        ];
+        match input {
+            Input::Message { port, msg, causal_time } => {
+                attributes.push(kv("ringleader.message.kind", msg.kind().name()));
+                attributes.push(kv("ringleader.message.sender", i64::from(sender)));
+                attributes.push(kv("ringleader.port", i64::from(port)));
+                attributes.push(kv("ringleader.causal_time", causal_time as i64));
+                if let Some(stage) = msg.stage() {
+                    attributes.push(kv("ringleader.stage", i64::from(stage)));
+                }
+            }
+            Input::Timer(t) => {
+                attributes.push(kv("ringleader.timer", i64::from(t)));
+                attributes.push(kv("ringleader.causal_time", st.depth as i64));
+            }
+            Input::Start | Input::Restart => attributes.push(kv("ringleader.causal_time", st.depth as i64)),
+        }
+        let parent = Context::new().with_remote_span_context(parent.unwrap_or_else(|| root.clone()));
+        let tracer = global::tracer(observe::NODE_SCOPE);
+        Some(
+            tracer
+                .span_builder(name)
+                .with_kind(kind)
+                .with_start_time(began)
+                .with_attributes(attributes)
+                .start_with_context(&tracer, &parent),
+        )
+    }
+
+    /// Carry out the effects in the outbox, in order; `span` is the step's
+    /// span, which the messages sent carry as their parent.
+    fn apply(self: &Arc<Self>, st: &mut State, spare: &mut Option<String>, mut span: Option<&mut global::BoxedSpan>) {
         let mut out = std::mem::take(&mut st.out);
+        let context = span.as_ref().map(|s| s.span_context().clone());
+        let traceparent = context.as_ref().and_then(observe::traceparent);
         for effect in out.drain() {
             match effect {
-                Effect::Send { port, msg } => self.send(st, port, msg, spare),
-                Effect::Decide(d) => self.decide(st, d),
+                Effect::Send { port, msg } => {
+                    let carried = if msg.kind().is_upkeep() { None } else { traceparent.clone() };
+                    if let (Some(span), Some(_)) = (span.as_mut(), &carried) {
+                        let to = self.setup.ports.get(port as usize).map_or(-1, |p| i64::from(p.peer));
+                        span.add_event(
+                            format!("send {}", msg.kind().name()),
+                            vec![kv("ringleader.port", i64::from(port)), kv("ringleader.to", to)],
+                        );
+                    }
+                    self.send(st, port, msg, spare, carried)
+                }
+                Effect::Decide(d) => {
+                    if let Some(span) = span.as_mut() {
+                        span.add_event(
+                            "decide",
+                            vec![
+                                kv("ringleader.role", format!("{:?}", d.role)),
+                                kv("ringleader.leader", d.leader as i64),
+                            ],
+                        );
+                    }
+                    self.decide(st, d)
+                }
                 Effect::Lead(l) => {
                     if st.leadership != Some(l) {
                         info!(election = self.id(), position = self.setup.position, term = l.term, leader = ?l.leader, "leadership");
+                        if let Some(span) = span.as_mut() {
+                            span.add_event(
+                                "leadership",
+                                vec![
+                                    kv("ringleader.term", l.term as i64),
+                                    kv("ringleader.leader", l.leader.map_or(-1, |id| id as i64)),
+                                ],
+                            );
+                        }
                         st.leadership = Some(l);
                         let _ = self.events.send(self.lead_event(l));
                     }
                 }
-                Effect::SetTimer { timer, after_ms } => self.set_timer(st, timer, after_ms),
-                Effect::CancelTimer { timer } => st.timers.retain(|(t, _)| *t != timer),
+                Effect::SetTimer { timer, after_ms } => self.set_timer(st, timer, after_ms, context.clone()),
+                Effect::CancelTimer { timer } => st.timers.retain(|t| t.id != timer),
                 // Kept in memory: a crash fault loses the state machine but
                 // not this record (see `restart`); a killed process loses both
                 // and does not rejoin elections in flight.
@@ -379,7 +525,7 @@ impl Election {
         st.out = out;
     }
 
-    fn send(&self, st: &mut State, port: Port, msg: Msg, spare: &mut Option<String>) {
+    fn send(&self, st: &mut State, port: Port, msg: Msg, spare: &mut Option<String>, traceparent: Option<String>) {
         let Some((link, remote_port)) =
             self.setup.ports.get(port as usize).and_then(|p| Some((p.link.as_ref()?, p.remote_port)))
         else {
@@ -387,6 +533,10 @@ impl Election {
             return;
         };
         st.counters.record(msg);
+        let labels = self.labels(msg);
+        let metrics = node_metrics();
+        metrics.sent.add(1, &labels);
+        metrics.sent_bytes.add(crate::wire::encoded_len(msg) as u64, &labels);
         let causal_time = st.depth + 1;
         st.max_causal = st.max_causal.max(causal_time);
         let election_id = spare.take().unwrap_or_else(|| self.setup.election_id.clone());
@@ -398,7 +548,7 @@ impl Election {
                 port: remote_port,
                 seq: 0,
                 causal_time,
-                traceparent: String::new(),
+                traceparent: traceparent.unwrap_or_default(),
                 body: Some(msg.into()),
             },
             kind,
@@ -424,16 +574,19 @@ impl Election {
         }
     }
 
-    fn set_timer(self: &Arc<Self>, st: &mut State, timer: TimerId, after_ms: u64) {
+    fn set_timer(self: &Arc<Self>, st: &mut State, timer: TimerId, after_ms: u64, parent: Option<SpanContext>) {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             st.record_error(format!("timer {timer} set outside a tokio runtime"));
             return;
         };
         st.next_generation += 1;
         let generation = st.next_generation;
-        match st.timers.iter_mut().find(|(t, _)| *t == timer) {
-            Some(slot) => slot.1 = generation,
-            None => st.timers.push((timer, generation)),
+        match st.timers.iter_mut().find(|t| t.id == timer) {
+            Some(slot) => {
+                slot.generation = generation;
+                slot.parent = parent;
+            }
+            None => st.timers.push(Timer { id: timer, generation, parent }),
         }
         let weak = Arc::downgrade(self);
         rt.spawn(async move {
@@ -447,18 +600,20 @@ impl Election {
     /// A timer task woke up; it fires only if nothing replaced or cancelled it since.
     fn fire(self: &Arc<Self>, timer: TimerId, generation: u64) {
         let mut st = self.lock();
-        let Some(i) = st.timers.iter().position(|&(t, g)| t == timer && g == generation) else { return };
-        st.timers.swap_remove(i);
+        let Some(i) = st.timers.iter().position(|t| t.id == timer && t.generation == generation) else { return };
+        let parent = st.timers.swap_remove(i).parent;
         if st.closed || st.broken || self.setup.faults.crashed() {
             return;
         }
+        let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let State { algo, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| algo.on_timer(timer, out))) {
             let e = format!("algorithm panicked in on_timer({timer}): {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return;
         }
-        self.apply(&mut st, &mut None);
+        let mut span = self.step_span(&st, began, Input::Timer(timer), parent, self.setup.position);
+        self.apply(&mut st, &mut None, span.as_mut());
     }
 
     /// The kept-leadership event that reports belief `l`.

@@ -73,7 +73,7 @@ pub enum RuntimeError {
     Serve(#[from] tonic::transport::Error),
 }
 
-/// Serve the Peer and Agent services on `listener` until `shutdown` resolves.
+/// Serve the Peer and Agent services (and `grpc.health.v1`) on `listener` until `shutdown` resolves.
 ///
 /// On shutdown the node stops accepting connections, ends its long-lived
 /// streams (incoming links, event streams), closes its outgoing links after
@@ -102,8 +102,13 @@ pub async fn serve(
             let _ = stream.set_nodelay(true);
         })
     });
+    // grpc.health.v1 for Kubernetes probes: the whole server ("") and each service.
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<PeerServer<peer::PeerService>>().await;
+    health.set_serving::<AgentServer<agent::AgentService>>().await;
     let server = tonic::transport::Server::builder()
         .tcp_nodelay(true)
+        .add_service(health_service)
         .add_service(PeerServer::from_arc(std::sync::Arc::new(peer::PeerService(node.clone()))))
         .add_service(AgentServer::from_arc(std::sync::Arc::new(agent::AgentService(node.clone()))))
         .serve_with_incoming_shutdown(incoming, signal);

@@ -104,17 +104,25 @@ impl Node {
             self.faults.lost_to_crash();
             return Ok(());
         }
-        let pb::Envelope { election_id, sender, port, seq, causal_time, body, .. } = env;
+        let pb::Envelope { election_id, sender, port, seq, causal_time, body, traceparent } = env;
         let Some(election) = self.table.get(&election_id) else {
             self.unknown_election.fetch_add(1, Ordering::Relaxed);
+            self.count_rejection(Code::NotFound);
             let why = Rejection::new(Code::NotFound, format!("unknown election `{election_id}`"));
             return Err(reject(seq, election_id, why));
         };
         // The envelope's id string is handed on to the first message this step sends.
         let mut spare = Some(election_id);
-        election
-            .receive(sender, port, body.as_ref(), causal_time, &mut spare)
-            .map_err(|r| reject(seq, spare.take().unwrap_or_else(|| election.id().to_string()), r))
+        election.receive(sender, port, body.as_ref(), causal_time, &traceparent, &mut spare).map_err(|r| {
+            self.count_rejection(r.code);
+            reject(seq, spare.take().unwrap_or_else(|| election.id().to_string()), r)
+        })
+    }
+
+    fn count_rejection(&self, code: Code) {
+        let labels =
+            [crate::observe::kv("node", self.cfg.name.clone()), crate::observe::kv("code", format!("{code:?}"))];
+        crate::observe::node_metrics().rejected.add(1, &labels);
     }
 
     pub(crate) fn is_stopping(&self) -> bool {

@@ -101,6 +101,7 @@ pub fn ring_plan(
             coin: ringleader_node::algo::coin(0, i),
             keep_leader: false,
             detector: None,
+            traceparent: String::new(),
         })
         .collect()
 }

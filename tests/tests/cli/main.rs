@@ -5,3 +5,4 @@ mod t01_grpcurl;
 mod t02_cargo_run;
 mod t03_sigkill;
 mod t04_netns;
+mod t05_otlp;
