@@ -331,9 +331,10 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         }
         _ => Topology::build(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string()))?,
     };
-    if sim.diagram && topology.len() > MAX_DIAGRAM_NODES {
+    let diagram = req.diagram || sim.diagram;
+    if diagram && topology.len() > MAX_DIAGRAM_NODES {
         return Err(RequestError::invalid(
-            "simulation.diagram",
+            if req.diagram { "diagram" } else { "simulation.diagram" },
             format!("a diagram is drawn for at most {MAX_DIAGRAM_NODES} nodes, not {}", topology.len()),
         ));
     }
@@ -346,6 +347,7 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         initiators,
         seed: req.seed,
         sim,
+        diagram,
         keep_leader: req.keep_leader,
         detector,
     })

@@ -71,6 +71,8 @@ pub struct ElectionRequest {
     pub cols: u32,
     /// Requested winner rule (`None` = the algorithm's own).
     pub winner: Option<Rule>,
+    /// Draw the space-time diagram (LIVE or SIMULATED).
+    pub diagram: bool,
     /// Simulator options, if any were given.
     pub simulation: Option<SimOptions>,
 }
@@ -125,6 +127,7 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             rows,
             cols,
             winner,
+            diagram: r.diagram,
             simulation: r.simulation.map(|s| SimOptions {
                 non_fifo: s.non_fifo,
                 unit_delay: s.unit_delay,

@@ -15,13 +15,14 @@
 //! * **SIMULATED**: the node crate's deterministic simulator, on a blocking
 //!   thread.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ringleader_node::algo::catalogue::AlgorithmSpec;
 use ringleader_node::algo::detector::DetectorConfig;
-use ringleader_node::algo::{Decision, Role, Rule};
+use ringleader_node::algo::{Decision, MsgKind, Role, Rule};
+use ringleader_node::diagram::{self, Arrow};
 use ringleader_node::invariants;
 use ringleader_node::sim::{self, SimConfig};
 use ringleader_node::topology::Topology;
@@ -100,6 +101,8 @@ pub struct Plan {
     pub seed: u64,
     /// Simulator options (SIMULATED only).
     pub sim: SimOptions,
+    /// Draw the space-time diagram (LIVE: from the nodes' message logs).
+    pub diagram: bool,
     /// Keep a leader until stopped (failure-tolerant algorithms, LIVE).
     pub keep_leader: bool,
     /// The failure detector of a kept leadership.
@@ -708,6 +711,10 @@ impl Elections {
             overlaps.push(describe_overlap(&who, since));
         }
         let statuses = status_of(nodes, &(0..n).collect::<Vec<_>>(), election_id, self.config.rpc_timeout()).await;
+        let diagram = match plan.diagram {
+            true => self.live_diagram(plan, nodes, election_id).await,
+            false => None,
+        };
         self.abort(nodes, election_id).await;
         let mut metrics = Metrics {
             duration_ms: started.elapsed().as_millis() as u64,
@@ -730,6 +737,7 @@ impl Elections {
             r.overlaps = overlaps.clone();
             None
         });
+        let diagram_svg = diagram.map(|d| d.svg(record.leader.as_ref().map(|l| l.position), metrics.messages));
         Outcome {
             error: None,
             agreed: record.agreed,
@@ -737,7 +745,7 @@ impl Elections {
             metrics: Some(metrics),
             leader: record.leader,
             per_position: Vec::new(),
-            diagram_svg: None,
+            diagram_svg,
         }
     }
 
@@ -809,7 +817,7 @@ impl Elections {
         let cfg = SimConfig {
             fifo: !plan.sim.non_fifo,
             unit_delay: plan.sim.unit_delay,
-            log_arrows: plan.sim.diagram,
+            log_arrows: plan.diagram,
             seed: plan.seed,
             max_deliveries: own_cap.min(budget),
             ..SimConfig::default()
@@ -848,7 +856,7 @@ impl Elections {
             id: plan.ids[p as usize],
             position: p,
         });
-        let diagram_svg = plan.sim.diagram.then(|| {
+        let diagram_svg = plan.diagram.then(|| {
             let title = format!(
                 "{}, n = {}, k = {}, seed {}: {} messages",
                 plan.spec.name,
@@ -931,6 +939,7 @@ impl Elections {
                     timeout_ms: plan.detector.timeout_ms,
                 }),
                 traceparent: traceparent.clone(),
+                log_messages: plan.diagram,
             }
         });
         let calls = nodes.iter().zip(prepares).map(|(node, req)| {
@@ -1055,6 +1064,10 @@ impl Elections {
             previous = Some(totals);
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
+        let diagram = match plan.diagram {
+            true => self.live_diagram(plan, &nodes, &election_id).await,
+            false => None,
+        };
         self.abort(&nodes, &election_id).await;
 
         // The nodes' final word on decisions wins over the events.
@@ -1102,6 +1115,7 @@ impl Elections {
             id: plan.ids[p as usize],
             position: p,
         });
+        let diagram_svg = diagram.map(|d| d.svg(verdict.leader, metrics.messages));
         let per_position = if plan.n() <= MAX_PARTICIPANTS {
             decisions.iter().zip(&statuses).map(|(d, s)| (*d, s.election_messages + s.notification_messages)).collect()
         } else {
@@ -1123,8 +1137,79 @@ impl Elections {
             metrics: Some(metrics),
             leader,
             per_position,
-            diagram_svg: None,
+            diagram_svg,
         }
+    }
+
+    /// Read the nodes' message logs of a LIVE election and pair each send with
+    /// its receipts (a lost message has none, a duplicated one two) into the
+    /// arrows of its space-time diagram, in microseconds since the first send.
+    async fn live_diagram(&self, plan: &Plan, nodes: &[Arc<Node>], election_id: &str) -> Option<LiveDiagram> {
+        let mut set = JoinSet::new();
+        for (i, node) in nodes.iter().enumerate() {
+            let mut client = node.client();
+            let req = pb::MessagesRequest { election_id: election_id.to_string() };
+            let timeout = self.config.rpc_timeout();
+            set.spawn(async move { (i, tokio::time::timeout(timeout, client.messages(req)).await) });
+        }
+        let mut logs: Vec<Option<pb::MessageLog>> = vec![None; nodes.len()];
+        while let Some(Ok((i, r))) = set.join_next().await {
+            logs[i] = r.ok().and_then(|r| r.ok()).map(|r| r.into_inner());
+        }
+        let mut notes = Vec::new();
+        let unread: Vec<String> =
+            logs.iter().enumerate().filter(|(_, l)| l.is_none()).map(|(i, _)| nodes[i].name()).collect();
+        if !unread.is_empty() {
+            notes.push(format!("no log from {}", unread.join(", ")));
+        }
+        let truncated: u64 = logs.iter().flatten().map(|l| l.truncated).sum();
+        if truncated > 0 {
+            notes.push(format!("{truncated} log entries over the limit left out"));
+        }
+        let kind = |name: &str| MsgKind::ALL.into_iter().find(|k| k.name() == name);
+        let mut sends: HashMap<(u32, u64), (u32, MsgKind, u64)> = HashMap::new();
+        let mut origin = u64::MAX;
+        for (from, log) in logs.iter().enumerate() {
+            for s in log.iter().flat_map(|l| &l.sent) {
+                if let Some(k) = kind(&s.kind) {
+                    sends.insert((from as u32, s.seq), (s.to, k, s.at_us));
+                    origin = origin.min(s.at_us);
+                }
+            }
+        }
+        if sends.is_empty() {
+            origin = 0;
+        }
+        let mut arrows = Vec::with_capacity(sends.len());
+        let mut received: HashSet<(u32, u64)> = HashSet::new();
+        for (to, log) in logs.iter().enumerate() {
+            for r in log.iter().flat_map(|l| &l.received) {
+                if let Some(&(_, k, sent)) = sends.get(&(r.from, r.seq)) {
+                    received.insert((r.from, r.seq));
+                    arrows.push(Arrow {
+                        from: r.from,
+                        to: to as u32,
+                        kind: k,
+                        sent: sent.saturating_sub(origin),
+                        received: Some(r.at_us.saturating_sub(origin)),
+                    });
+                }
+            }
+        }
+        for (&(from, seq), &(to, kind, sent)) in &sends {
+            if !received.contains(&(from, seq)) {
+                arrows.push(Arrow { from, to, kind, sent: sent.saturating_sub(origin), received: None });
+            }
+        }
+        arrows.sort_by_key(|a| (a.sent, a.from, a.to));
+        arrows.truncate(diagram::MAX_ARROWS);
+        let nodes = nodes.iter().zip(&plan.ids).map(|(n, id)| format!("{} (id {id})", n.name())).collect();
+        Some(LiveDiagram {
+            title: format!("{}, n = {}, k = {}, LIVE", plan.spec.name, plan.n(), plan.k()),
+            nodes,
+            arrows,
+            notes,
+        })
     }
 
     /// Forget the election on every node (best effort: failures are logged).
@@ -1137,6 +1222,26 @@ impl Elections {
         if let Err(e) = all_ok(calls, self.config.rpc_timeout(), "Abort").await {
             warn!(election = %election_id, error = %e, "could not abort the election everywhere");
         }
+    }
+}
+
+/// The pieces of a LIVE election's space-time diagram.
+struct LiveDiagram {
+    title: String,
+    nodes: Vec<String>,
+    arrows: Vec<Arrow>,
+    /// What is missing from the picture (unread logs, truncation).
+    notes: Vec<String>,
+}
+
+impl LiveDiagram {
+    fn svg(self, leader: Option<u32>, messages: u64) -> String {
+        let mut title = format!("{}: {messages} messages", self.title);
+        for note in &self.notes {
+            title.push_str(&format!("; {note}"));
+        }
+        let d = diagram::Diagram { title, nodes: self.nodes, arrows: &self.arrows, leader, time_unit: "µs" };
+        diagram::svg(&d)
     }
 }
 

@@ -135,6 +135,7 @@ fn token(id: u32, hops: u64) -> Envelope {
         causal_time: hops,
         traceparent: String::new(),
         body: Some(pb::Body::from(ringleader_node::algo::Msg::Election { id: 7, stage: 0, hops: 0 })),
+        message_seq: 0,
     }
 }
 
@@ -226,6 +227,7 @@ async fn prepare(nodes: &mut Nodes, algorithm: &str, ids: &[u64], initiators: &[
             keep_leader: false,
             detector: None,
             traceparent: String::new(),
+            log_messages: false,
         };
         let mut agent = nodes.agents[p as usize].clone();
         calls.push(tokio::spawn(async move { agent.prepare(req).await.unwrap() }));

@@ -175,6 +175,7 @@ impl AgentService {
             rebuild,
             node: crate::observe::kv("node", node.cfg.name.clone()),
             trace,
+            log_messages: req.log_messages,
         };
         info!(
             election = %setup.election_id, algorithm = setup.algorithm, position = setup.position,
@@ -247,6 +248,11 @@ impl Agent for AgentService {
             elections: node.table.len() as u64,
             version: env!("CARGO_PKG_VERSION").to_string(),
         }))
+    }
+
+    async fn messages(&self, request: Request<pb::MessagesRequest>) -> Result<Response<pb::MessageLog>, Status> {
+        let election = self.election(&request.get_ref().election_id)?;
+        Ok(Response::new(election.messages()))
     }
 
     type EventsStream = EventStream;

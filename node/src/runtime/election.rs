@@ -22,6 +22,9 @@ use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Ro
 use crate::counters::Counters;
 use crate::observe::{self, kv, node_metrics};
 
+/// Entries of each half (sends, receipts) of a node's message log of one election.
+pub(crate) const MAX_LOGGED: usize = 8_192;
+
 /// Errors kept per election; later ones are counted, not stored, so a
 /// misbehaving peer cannot grow a node's memory without bound.
 const MAX_ERRORS: usize = 64;
@@ -67,6 +70,27 @@ pub(crate) struct ElectionSetup {
     pub(crate) node: KeyValue,
     /// The controller's root span of the election; `None`: the election is not traced.
     pub(crate) trace: Option<SpanContext>,
+    /// Keep a message log for the space-time diagram.
+    pub(crate) log_messages: bool,
+}
+
+/// An envelope as it arrives, minus the election id.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Arrival<'a> {
+    pub(crate) sender: u32,
+    pub(crate) port: Port,
+    pub(crate) body: Option<&'a pb::Body>,
+    pub(crate) causal_time: u64,
+    pub(crate) traceparent: &'a str,
+    pub(crate) message_seq: u64,
+}
+
+impl<'a> Arrival<'a> {
+    /// An untraced, unnumbered arrival.
+    #[cfg(test)]
+    pub(crate) fn new(sender: u32, port: Port, body: Option<&'a pb::Body>, causal_time: u64) -> Self {
+        Arrival { sender, port, body, causal_time, traceparent: "", message_seq: 0 }
+    }
 }
 
 /// Builds a fresh state machine for a kept election's node: what a crashed
@@ -134,6 +158,10 @@ struct State {
     closed: bool,
     /// The state machine panicked; its state is unknown, so it takes no more input.
     broken: bool,
+    /// Messages sent so far (the last `message_seq`).
+    sent_seq: u64,
+    /// The message log, when the election keeps one.
+    log: Option<Box<pb::MessageLog>>,
 }
 
 impl State {
@@ -186,7 +214,13 @@ impl Election {
             next_generation: 0,
             closed: false,
             broken: false,
+            sent_seq: 0,
+            log: None,
         };
+        let mut state = state;
+        if setup.log_messages {
+            state.log = Some(Box::default());
+        }
         Arc::new(Election { setup, events, state: Mutex::new(state) })
     }
 
@@ -203,15 +237,8 @@ impl Election {
 
     /// Take an envelope from the network. `spare` is the envelope's own
     /// election id, reused for the first message this step sends.
-    pub(crate) fn receive(
-        self: &Arc<Self>,
-        sender: u32,
-        port: Port,
-        body: Option<&pb::Body>,
-        causal_time: u64,
-        traceparent: &str,
-        spare: &mut Option<String>,
-    ) -> Result<(), Rejection> {
+    pub(crate) fn receive(self: &Arc<Self>, arrival: Arrival<'_>, spare: &mut Option<String>) -> Result<(), Rejection> {
+        let Arrival { sender, port, body, causal_time, traceparent, message_seq } = arrival;
         let port_ok = self.setup.ports.get(port as usize).is_some_and(|p| p.peer == sender);
         if !port_ok {
             let why = match self.setup.ports.get(port as usize) {
@@ -256,6 +283,20 @@ impl Election {
             Some(_) => observe::parse_traceparent(traceparent).ok().flatten(),
             None => None,
         };
+        if !msg.kind().is_upkeep()
+            && let Some(log) = st.log.as_mut()
+        {
+            if log.received.len() < MAX_LOGGED {
+                log.received.push(pb::LoggedReceipt {
+                    from: sender,
+                    seq: message_seq,
+                    kind: msg.kind().name().to_string(),
+                    at_us: unix_micros(),
+                });
+            } else {
+                log.truncated += 1;
+            }
+        }
         if self.setup.initiator && !st.started {
             st.pending.push_back(Pending { port, msg, causal_time, parent });
             return Ok(());
@@ -539,6 +580,23 @@ impl Election {
         metrics.sent_bytes.add(crate::wire::encoded_len(msg) as u64, &labels);
         let causal_time = st.depth + 1;
         st.max_causal = st.max_causal.max(causal_time);
+        st.sent_seq += 1;
+        let message_seq = st.sent_seq;
+        if !msg.kind().is_upkeep()
+            && let Some(log) = st.log.as_mut()
+        {
+            if log.sent.len() < MAX_LOGGED {
+                let to = self.setup.ports.get(port as usize).map_or(u32::MAX, |p| p.peer);
+                log.sent.push(pb::LoggedSend {
+                    seq: message_seq,
+                    to,
+                    kind: msg.kind().name().to_string(),
+                    at_us: unix_micros(),
+                });
+            } else {
+                log.truncated += 1;
+            }
+        }
         let election_id = spare.take().unwrap_or_else(|| self.setup.election_id.clone());
         let kind = msg.kind();
         link.send(
@@ -550,6 +608,7 @@ impl Election {
                 causal_time,
                 traceparent: traceparent.unwrap_or_default(),
                 body: Some(msg.into()),
+                message_seq,
             },
             kind,
         );
@@ -643,6 +702,14 @@ impl Election {
         st.leadership.map(|l| self.lead_event(l))
     }
 
+    /// This node's message log (`disabled` when the election keeps none).
+    pub(crate) fn messages(&self) -> pb::MessageLog {
+        match &self.lock().log {
+            Some(log) => (**log).clone(),
+            None => pb::MessageLog { disabled: true, ..Default::default() },
+        }
+    }
+
     /// This node's figures in the election.
     pub(crate) fn status(&self) -> pb::NodeElectionStatus {
         let st = self.lock();
@@ -665,6 +732,11 @@ impl Election {
             errors,
         }
     }
+}
+
+/// Unix time in microseconds (0 before 1970).
+fn unix_micros() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
 }
 
 fn role_of(d: Option<Decision>) -> pb::Role {

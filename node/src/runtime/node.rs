@@ -11,7 +11,7 @@ use tonic::Code;
 use tracing::info;
 
 use super::NodeConfig;
-use super::election::{Election, Rejection};
+use super::election::{Arrival, Election, Rejection};
 use super::faults::FaultTable;
 use super::links::Links;
 
@@ -104,7 +104,7 @@ impl Node {
             self.faults.lost_to_crash();
             return Ok(());
         }
-        let pb::Envelope { election_id, sender, port, seq, causal_time, body, traceparent } = env;
+        let pb::Envelope { election_id, sender, port, seq, causal_time, body, traceparent, message_seq } = env;
         let Some(election) = self.table.get(&election_id) else {
             self.unknown_election.fetch_add(1, Ordering::Relaxed);
             self.count_rejection(Code::NotFound);
@@ -113,7 +113,9 @@ impl Node {
         };
         // The envelope's id string is handed on to the first message this step sends.
         let mut spare = Some(election_id);
-        election.receive(sender, port, body.as_ref(), causal_time, &traceparent, &mut spare).map_err(|r| {
+        let arrival =
+            Arrival { sender, port, body: body.as_ref(), causal_time, traceparent: &traceparent, message_seq };
+        election.receive(arrival, &mut spare).map_err(|r| {
             self.count_rejection(r.code);
             reject(seq, spare.take().unwrap_or_else(|| election.id().to_string()), r)
         })

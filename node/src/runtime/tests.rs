@@ -11,7 +11,7 @@ use tokio_stream::StreamExt;
 use tonic::Code;
 
 use super::agent::EventStream;
-use super::election::{Election, ElectionSetup, PortLink, Rebuild};
+use super::election::{Arrival, Election, ElectionSetup, PortLink, Rebuild};
 use crate::algo::{
     AlgoError, Algorithm, Decision, Effect, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
 };
@@ -84,6 +84,7 @@ fn fixture(start: Vec<Effect>) -> Fixture {
         rebuild: None,
         node: crate::observe::kv("node", "test"),
         trace: None,
+        log_messages: false,
     };
     let election = Election::new(setup, Box::new(Scripted { start, fired: fired.clone() }), tx);
     Fixture { election, fired, events }
@@ -136,21 +137,23 @@ async fn algorithm_failures_are_recorded() {
     let e = &f.election;
 
     // A send on a receive-only port is an algorithm error; nothing is counted as sent.
-    e.receive(1, LEFT, Some(&body(Msg::Notify { leader: 1 })), 3, "", &mut None).unwrap();
+    e.receive(Arrival::new(1, LEFT, Some(&body(Msg::Notify { leader: 1 })), 3), &mut None).unwrap();
     let st = e.status();
     assert_eq!((st.received, st.max_causal_time, st.election_messages + st.notification_messages), (1, 3, 0));
     assert_eq!(st.errors.len(), 2, "{:?}", st.errors);
     assert!(st.errors[0].contains("no outgoing link"), "{:?}", st.errors);
 
-    let r = e.receive(1, LEFT, Some(&body(Msg::Reply { id: 1, stage: 0 })), 1, "", &mut None).unwrap_err();
+    let r = e.receive(Arrival::new(1, LEFT, Some(&body(Msg::Reply { id: 1, stage: 0 })), 1), &mut None).unwrap_err();
     assert_eq!(r.code, Code::InvalidArgument);
     assert_eq!(r.message, "scripted refusal");
 
     // A panic is caught; the election stops taking input.
-    let r = e.receive(1, LEFT, Some(&body(Msg::Probe { id: 1, stage: 0, limit: 1 })), 1, "", &mut None).unwrap_err();
+    let r = e
+        .receive(Arrival::new(1, LEFT, Some(&body(Msg::Probe { id: 1, stage: 0, limit: 1 })), 1), &mut None)
+        .unwrap_err();
     assert_eq!(r.code, Code::Internal);
     assert!(r.message.contains("scripted panic"), "{}", r.message);
-    let r = e.receive(1, LEFT, Some(&body(Msg::Notify { leader: 1 })), 1, "", &mut None).unwrap_err();
+    let r = e.receive(Arrival::new(1, LEFT, Some(&body(Msg::Notify { leader: 1 })), 1), &mut None).unwrap_err();
     assert_eq!(r.code, Code::FailedPrecondition);
 
     let st = e.status();
@@ -166,13 +169,13 @@ async fn bad_ports_and_bodies_are_refused() {
     let e = &f.election;
     let ok = body(Msg::Notify { leader: 1 });
     for (sender, port, b) in [(1, 2, Some(&ok)), (0, LEFT, Some(&ok)), (9, RIGHT, Some(&ok))] {
-        let r = e.receive(sender, port, b, 1, "", &mut None).unwrap_err();
+        let r = e.receive(Arrival::new(sender, port, b, 1), &mut None).unwrap_err();
         assert_eq!(r.code, Code::InvalidArgument);
         assert!(r.message.starts_with("bad port"), "{}", r.message);
     }
-    let r = e.receive(1, LEFT, None, 1, "", &mut None).unwrap_err();
+    let r = e.receive(Arrival::new(1, LEFT, None, 1), &mut None).unwrap_err();
     assert!(r.message.contains("`body`"), "{}", r.message);
-    let r = e.receive(1, LEFT, Some(&pb::Body { kind: None }), 1, "", &mut None).unwrap_err();
+    let r = e.receive(Arrival::new(1, LEFT, Some(&pb::Body { kind: None }), 1), &mut None).unwrap_err();
     assert!(r.message.contains("body.kind"), "{}", r.message);
     let st = e.status();
     assert_eq!((st.rejected, st.received), (5, 0));
@@ -250,6 +253,7 @@ fn kept_setup(faults: Arc<super::faults::FaultTable>, rebuild: Option<Rebuild>) 
         rebuild,
         node: crate::observe::kv("node", "test"),
         trace: None,
+        log_messages: false,
     }
 }
 

@@ -102,6 +102,7 @@ pub fn ring_plan(
             keep_leader: false,
             detector: None,
             traceparent: String::new(),
+            log_messages: false,
         })
         .collect()
 }

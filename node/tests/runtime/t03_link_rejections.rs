@@ -26,6 +26,7 @@ fn envelope(election_id: &str, sender: u32, port: u32, body: Option<pb::Body>) -
         causal_time: 1,
         traceparent: String::new(),
         body,
+        message_seq: 0,
     }
 }
 

@@ -79,6 +79,7 @@ async fn unreachable_peer_loses_the_message_without_harm() {
         keep_leader: false,
         detector: None,
         traceparent: String::new(),
+        log_messages: false,
     };
     nodes[0].agent.prepare(req).await.unwrap();
     nodes[0].agent.start(pb::StartRequest { election_id: "u".into() }).await.unwrap();

@@ -122,3 +122,29 @@ async fn simulated_diagram_as_svg() {
     assert_refused(&client.start_election(big).await.unwrap_err(), tonic::Code::InvalidArgument, "simulation.diagram");
     ctl.stop().await;
 }
+
+/// `diagram` on a LIVE election draws it from the nodes' message logs: one line per node, one arrow per
+/// message sent, each paired with its receipt (no faults, so none lost); the 256-node limit is refused
+/// naming `diagram`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_diagram_as_svg() {
+    let ctl = TestController::start(8).await;
+    let mut client = ctl.client();
+    let e = client
+        .start_election(pb::StartElectionRequest { diagram: true, ..election("as-far") })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_correct(&e);
+    let svg = &e.diagram_svg;
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{svg}");
+    assert_eq!(svg.matches(r#"class="node""#).count(), 8);
+    assert_eq!(svg.matches(r#"class="msg""#).count() as u64, e.metrics.as_ref().unwrap().messages, "{svg}");
+    assert!(svg.contains("LIVE") && svg.contains("node-0"), "{svg}");
+    assert!(!svg.contains(r#"class="msg lost""#), "nothing lost without faults");
+    let plain = client.start_election(election("as-far")).await.unwrap().into_inner();
+    assert!(plain.diagram_svg.is_empty(), "no diagram unless asked for");
+    let big = pb::StartElectionRequest { size: 300, diagram: true, ..simulated("as-far") };
+    assert_refused(&client.start_election(big).await.unwrap_err(), tonic::Code::InvalidArgument, "diagram");
+    ctl.stop().await;
+}

@@ -149,6 +149,12 @@ impl pb::agent_server::Agent for SilentAgent {
     ) -> Result<tonic::Response<pb::SetFaultsResponse>, tonic::Status> {
         Ok(tonic::Response::new(pb::SetFaultsResponse::default()))
     }
+    async fn messages(
+        &self,
+        _: tonic::Request<pb::MessagesRequest>,
+    ) -> Result<tonic::Response<pb::MessageLog>, tonic::Status> {
+        Ok(tonic::Response::new(pb::MessageLog::default()))
+    }
     type EventsStream = tokio_stream::Pending<Result<pb::NodeEvent, tonic::Status>>;
     async fn events(
         &self,
