@@ -189,10 +189,29 @@ impl Metrics {
     }
 }
 
-/// Register the observable gauges that read the controller's state: running
-/// elections, the newest kept leadership's leader and term per algorithm, and
-/// the active faults by kind.
+impl Metrics {
+    /// Start every election counter at zero for every algorithm and mode, so
+    /// the series exist (and `rate()` sees the first election) before anything
+    /// has happened; bounded: catalogue size x 2 modes x 2 outcomes.
+    pub fn zero(&self) {
+        for spec in ringleader_node::algo::catalogue::CATALOGUE {
+            for mode in [Mode::Live, Mode::Simulated] {
+                let labels = [kv("algorithm", spec.name), kv("mode", mode_label(mode))];
+                self.started.add(0, &labels);
+                self.failed.add(0, &labels);
+                for outcome in ["correct", "violated"] {
+                    self.finished.add(0, &[labels[0].clone(), labels[1].clone(), kv("outcome", outcome)]);
+                }
+            }
+        }
+    }
+}
+
+/// Start the election counters at zero and register the observable gauges
+/// that read the controller's state: running elections, the newest kept
+/// leadership's leader and term per algorithm, and the active faults by kind.
 pub fn register_gauges(elections: &Arc<Elections>, faults: Arc<dyn Fn() -> Vec<&'static str> + Send + Sync>) {
+    metrics().zero();
     let meter = global::meter(SCOPE);
     let weak: Weak<Elections> = Arc::downgrade(elections);
     let w = weak.clone();

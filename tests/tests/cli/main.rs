@@ -6,3 +6,5 @@ mod t02_cargo_run;
 mod t03_sigkill;
 mod t04_netns;
 mod t05_otlp;
+mod t06_prometheus;
+mod t07_manifests;
