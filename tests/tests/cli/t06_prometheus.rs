@@ -106,7 +106,21 @@ fn expressions(dashboard: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Every Prometheus query of every dashboard returns series once Prometheus has scraped the controller
+/// The `ringleader_*` metric names an expression uses.
+fn metric_names(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = expr;
+    while let Some(i) = rest.find("ringleader_") {
+        let tail = &rest[i..];
+        let end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
+        out.push(tail[..end].to_string());
+        rest = &tail[end..];
+    }
+    out
+}
+
+/// Every Prometheus query of every dashboard, and every metric they name, returns series once Prometheus
+/// has scraped the controller
 /// (embedded cluster) through LIVE and SIMULATED elections, a failed one (a crashed node), and a kept leadership that
 /// loses its leader to a crash fault (left running, with the fault active, while the queries run).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -195,6 +209,19 @@ async fn every_dashboard_query_returns_series() {
         let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
         let exprs = expressions(&dashboard);
         assert!(!exprs.is_empty(), "{} has no Prometheus query", file.display());
+        // Every metric a query names must itself have data, so that a fallback such as
+        // `... or on() vector(-1)` cannot hide a metric the programs never export.
+        let mut names: Vec<String> = exprs.iter().flat_map(|(_, e)| metric_names(e)).collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            checked += 1;
+            match query(prom, &name) {
+                Ok(0) => failures.push(format!("{}: metric {name} has no series", file.display())),
+                Ok(_) => {}
+                Err(e) => failures.push(format!("{}: metric {name}: {e}", file.display())),
+            }
+        }
         for (what, expr) in exprs {
             checked += 1;
             match query(prom, &expr) {
@@ -204,8 +231,13 @@ async fn every_dashboard_query_returns_series() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {checked} dashboard queries failed:\n{}", failures.len(), failures.join("\n"));
-    eprintln!("{checked} dashboard queries returned series");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} dashboard queries and metric names failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    eprintln!("{checked} dashboard queries and metric names returned series");
     let _ = client.stop_election(pb::StopElectionRequest { election_id: k.election_id }).await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,0 +1,50 @@
+# syntax=docker/dockerfile:1
+#
+# Images of the two Ringleader programs, built from this workspace:
+#
+#   docker build --target node       -t ringleader/node:0.1.0 .
+#   docker build --target controller -t ringleader/controller:0.1.0 .
+#
+# (k8s/README.md loads them into a kind cluster.) The build needs no system
+# protoc: the proto crate's build script uses the vendored one.
+
+ARG RUST_VERSION=1.95
+
+# ---- builder: both release binaries in one cargo invocation ----------------
+FROM rust:${RUST_VERSION}-slim-bookworm AS builder
+WORKDIR /app
+COPY . .
+# The cargo registry and the target directory are BuildKit caches, so a
+# rebuild after a source change only recompiles the workspace crates. The
+# cache mount is not part of the image: copy the binaries out of it into
+# /app/target/release.
+RUN --mount=type=cache,id=ringleader-cargo-registry,target=/usr/local/cargo/registry,sharing=locked \
+    --mount=type=cache,id=ringleader-cargo-git,target=/usr/local/cargo/git,sharing=locked \
+    --mount=type=cache,id=ringleader-target,target=/cache/target,sharing=locked \
+    CARGO_TARGET_DIR=/cache/target \
+    cargo build --release --locked -p ringleader-node -p ringleader-controller \
+ && mkdir -p /app/target/release \
+ && cp /cache/target/release/ringleader-node /cache/target/release/ringleader-controller /app/target/release/
+
+# ---- node: Peer and Agent gRPC on 7000, Prometheus /metrics on 9464 --------
+FROM gcr.io/distroless/cc-debian12:nonroot AS node
+LABEL org.opencontainers.image.title="ringleader-node" \
+      org.opencontainers.image.description="Ringleader node: runs its share of leader elections over gRPC" \
+      org.opencontainers.image.version="0.1.0" \
+      org.opencontainers.image.licenses="Apache-2.0"
+COPY --from=builder /app/target/release/ringleader-node /usr/local/bin/ringleader-node
+# Numeric, so that Kubernetes' runAsNonRoot can verify it.
+USER 10001:10001
+EXPOSE 7000 9464
+ENTRYPOINT ["/usr/local/bin/ringleader-node"]
+
+# ---- controller: Controller API gRPC on 50051, /metrics on 9464 ------------
+FROM gcr.io/distroless/cc-debian12:nonroot AS controller
+LABEL org.opencontainers.image.title="ringleader-controller" \
+      org.opencontainers.image.description="Ringleader controller: starts leader elections on the nodes and reports them" \
+      org.opencontainers.image.version="0.1.0" \
+      org.opencontainers.image.licenses="Apache-2.0"
+COPY --from=builder /app/target/release/ringleader-controller /usr/local/bin/ringleader-controller
+USER 10001:10001
+EXPOSE 50051 9464
+ENTRYPOINT ["/usr/local/bin/ringleader-controller"]
