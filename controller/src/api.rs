@@ -6,6 +6,7 @@
 //! fine but cannot run here, e.g. a LIVE election larger than the cluster);
 //! the message starts with the field at fault, e.g. `size: ...`.
 
+use ringleader_node::auth::{Access, Auth};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -358,11 +359,17 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
 pub struct ControllerService {
     elections: Arc<Elections>,
     faults: Arc<Faults>,
+    auth: Auth,
 }
 
 impl ControllerService {
-    /// A service running its elections through `elections`.
+    /// A service running its elections through `elections`, open to every caller.
     pub fn new(elections: Arc<Elections>) -> Self {
+        Self::with_auth(elections, Auth::default())
+    }
+
+    /// A service that asks callers for the tokens of `auth` (see [`ringleader_node::auth`]).
+    pub fn with_auth(elections: Arc<Elections>, auth: Auth) -> Self {
         let faults = Faults::new(elections.cluster().clone(), elections.config().rpc_timeout());
         let registry = Arc::downgrade(&faults);
         elections.set_fault_note(crate::elections::FaultNote(Box::new(move || {
@@ -383,7 +390,14 @@ impl ControllerService {
         elections.set_crash_probe(crate::elections::CrashProbe(Box::new(move || {
             registry.upgrade().map(|f| f.crashed_nodes()).unwrap_or_default()
         })));
-        ControllerService { elections, faults }
+        ControllerService { elections, faults, auth }
+    }
+
+    /// Refuse the call unless its credentials allow `access` (counted and logged, never the secret).
+    fn authorize<T>(&self, request: &Request<T>, method: &'static str, access: Access) -> Result<(), Status> {
+        self.auth.check_controller(request.metadata(), method, access).inspect_err(|status| {
+            ringleader_node::auth::refused("controller", method, request.remote_addr(), status);
+        })
     }
 
     fn entry(&self, election_id: &str) -> Result<Arc<Entry>, Status> {
@@ -448,13 +462,15 @@ fn event(id: &str, kind: pb::election_event::Kind) -> pb::ElectionEvent {
 impl Controller for ControllerService {
     async fn list_algorithms(
         &self,
-        _: Request<pb::ListAlgorithmsRequest>,
+        request: Request<pb::ListAlgorithmsRequest>,
     ) -> Result<Response<pb::ListAlgorithmsResponse>, Status> {
+        self.authorize(&request, "ListAlgorithms", Access::Read)?;
         let algorithms = catalogue::CATALOGUE.iter().map(convert::algorithm_info).collect();
         Ok(Response::new(pb::ListAlgorithmsResponse { algorithms }))
     }
 
-    async fn get_cluster(&self, _: Request<pb::GetClusterRequest>) -> Result<Response<pb::Cluster>, Status> {
+    async fn get_cluster(&self, request: Request<pb::GetClusterRequest>) -> Result<Response<pb::Cluster>, Status> {
+        self.authorize(&request, "GetCluster", Access::Read)?;
         let timeout = self.elections.config().rpc_timeout();
         let mut set = tokio::task::JoinSet::new();
         for node in self.elections.cluster().nodes() {
@@ -492,6 +508,7 @@ impl Controller for ControllerService {
         &self,
         request: Request<pb::StartElectionRequest>,
     ) -> Result<Response<pb::Election>, Status> {
+        self.authorize(&request, "StartElection", Access::Write)?;
         let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
         let plan = plan(&request, self.elections.cluster().len(), self.elections.config())?;
         let entry = self.elections.launch(plan);
@@ -502,6 +519,7 @@ impl Controller for ControllerService {
     }
 
     async fn stop_election(&self, request: Request<pb::StopElectionRequest>) -> Result<Response<pb::Election>, Status> {
+        self.authorize(&request, "StopElection", Access::Write)?;
         let entry = self.entry(&request.get_ref().election_id)?;
         let record = entry.snapshot();
         if !record.keep_leader {
@@ -517,6 +535,7 @@ impl Controller for ControllerService {
     }
 
     async fn get_election(&self, request: Request<pb::GetElectionRequest>) -> Result<Response<pb::Election>, Status> {
+        self.authorize(&request, "GetElection", Access::Read)?;
         let entry = self.entry(&request.get_ref().election_id)?;
         Ok(Response::new(pb::Election::from(&entry.snapshot())))
     }
@@ -525,6 +544,7 @@ impl Controller for ControllerService {
         &self,
         request: Request<pb::ListElectionsRequest>,
     ) -> Result<Response<pb::ListElectionsResponse>, Status> {
+        self.authorize(&request, "ListElections", Access::Read)?;
         let algorithm = &request.get_ref().algorithm;
         if !algorithm.is_empty() && catalogue::find(algorithm).is_none() {
             return Err(RequestError::invalid(
@@ -550,6 +570,7 @@ impl Controller for ControllerService {
         &self,
         request: Request<pb::WatchElectionRequest>,
     ) -> Result<Response<Self::WatchElectionStream>, Status> {
+        self.authorize(&request, "WatchElection", Access::Read)?;
         use pb::election_event::Kind;
         let entry = self.entry(&request.get_ref().election_id)?;
         let (snapshot, mut events) = entry.watch();
@@ -605,6 +626,7 @@ impl Controller for ControllerService {
         &self,
         request: Request<pb::CompareRequest>,
     ) -> Result<Response<Self::CompareAlgorithmsStream>, Status> {
+        self.authorize(&request, "CompareAlgorithms", Access::Write)?;
         let req = request.into_inner();
         let config = self.elections.config();
         let points = compare::points(&req, self.elections.cluster().len(), config.max_simulated_size)?;
@@ -644,14 +666,16 @@ impl Controller for ControllerService {
     }
 
     async fn inject_fault(&self, request: Request<pb::InjectFaultRequest>) -> Result<Response<pb::FaultInfo>, Status> {
+        self.authorize(&request, "InjectFault", Access::Write)?;
         let watch = Arc::new(ElectionWatch(self.elections.clone()));
         Ok(Response::new(self.faults.inject(request.into_inner(), watch).await?))
     }
 
     async fn list_faults(
         &self,
-        _request: Request<pb::ListFaultsRequest>,
+        request: Request<pb::ListFaultsRequest>,
     ) -> Result<Response<pb::ListFaultsResponse>, Status> {
+        self.authorize(&request, "ListFaults", Access::Read)?;
         Ok(Response::new(pb::ListFaultsResponse { faults: self.faults.list() }))
     }
 
@@ -659,11 +683,13 @@ impl Controller for ControllerService {
         &self,
         request: Request<pb::ClearFaultsRequest>,
     ) -> Result<Response<pb::ClearFaultsResponse>, Status> {
+        self.authorize(&request, "ClearFaults", Access::Write)?;
         let cleared = self.faults.clear(&request.get_ref().fault_id).await?;
         Ok(Response::new(pb::ClearFaultsResponse { cleared }))
     }
 
     async fn get_leader(&self, request: Request<pb::GetLeaderRequest>) -> Result<Response<pb::Leader>, Status> {
+        self.authorize(&request, "GetLeader", Access::Read)?;
         let id = &request.get_ref().election_id;
         // "Who leads now": a running kept leadership first, else the latest finished election.
         let kept = || {

@@ -12,10 +12,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use ringleader_node::auth::{Auth, Bearer};
 use ringleader_node::runtime::{self, NodeConfig};
 use ringleader_proto::v1::{self as pb, agent_client::AgentClient};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use tracing::{debug, info, warn};
 
@@ -57,13 +59,13 @@ pub enum ClusterError {
 /// advertised address (stable pod DNS names in a StatefulSet), in natural
 /// order of the node names (`node-2` before `node-10`), so that position `i`
 /// of every election runs on the `i`-th pod. Logs its progress while it waits.
-pub async fn discover(config: &ControllerConfig) -> Result<Vec<(String, String)>, ClusterError> {
+pub async fn discover(config: &ControllerConfig, auth: &Auth) -> Result<Vec<(String, String)>, ClusterError> {
     let started = tokio::time::Instant::now();
     let deadline = started + config.discover_timeout();
     let mut last;
     let mut found = 0;
     loop {
-        match find_nodes(config).await {
+        match find_nodes(config, auth).await {
             Ok(nodes) if nodes.len() >= config.discover_nodes as usize => {
                 info!(name = %config.discover, nodes = nodes.len(), "discovered the nodes");
                 return Ok(nodes);
@@ -89,7 +91,7 @@ pub async fn discover(config: &ControllerConfig) -> Result<Vec<(String, String)>
 }
 
 /// One discovery round: resolve, then ask every address who it is.
-async fn find_nodes(config: &ControllerConfig) -> Result<Vec<(String, String)>, String> {
+async fn find_nodes(config: &ControllerConfig, auth: &Auth) -> Result<Vec<(String, String)>, String> {
     let mut addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(config.discover.as_str())
         .await
         .map_err(|e| format!("cannot resolve `{}`: {e}", config.discover))?
@@ -103,7 +105,8 @@ async fn find_nodes(config: &ControllerConfig) -> Result<Vec<(String, String)>, 
         let info = async {
             let endpoint =
                 Endpoint::from_shared(url.clone()).map_err(|e| e.to_string())?.connect_timeout(config.rpc_timeout());
-            let mut client = AgentClient::new(endpoint.connect().await.map_err(|e| e.to_string())?);
+            let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
+            let mut client = AgentClient::with_interceptor(channel, Bearer(auth.agent_token.clone()));
             client.info(pb::InfoRequest {}).await.map(|r| r.into_inner()).map_err(|s| s.message().to_string())
         };
         match tokio::time::timeout(config.rpc_timeout(), info).await {
@@ -145,7 +148,7 @@ pub struct Node {
     index: usize,
     address: String,
     name: RwLock<String>,
-    client: AgentClient<Channel>,
+    client: AgentClient<InterceptedService<Channel, Bearer>>,
     events_connected: AtomicBool,
 }
 
@@ -166,7 +169,7 @@ impl Node {
     }
 
     /// A client of the node's `Agent` service (cheap to clone).
-    pub fn client(&self) -> AgentClient<Channel> {
+    pub fn client(&self) -> AgentClient<InterceptedService<Channel, Bearer>> {
         self.client.clone()
     }
 
@@ -225,7 +228,7 @@ pub struct Cluster {
 impl Cluster {
     /// Build the cluster the configuration describes: start the embedded
     /// local nodes (`local_nodes`) or connect (lazily) to `nodes`.
-    pub async fn start(config: &ControllerConfig) -> Result<Arc<Cluster>, ClusterError> {
+    pub async fn start(config: &ControllerConfig, auth: &Auth) -> Result<Arc<Cluster>, ClusterError> {
         let (stop, _) = watch::channel(false);
         let mut tasks = Vec::new();
         let mut members = Vec::new();
@@ -234,7 +237,12 @@ impl Cluster {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
                 let address = format!("http://{}", listener.local_addr()?);
                 let name = format!("node-{i}");
-                let cfg = NodeConfig { name: name.clone(), advertise: address.clone() };
+                let cfg = NodeConfig {
+                    name: name.clone(),
+                    advertise: address.clone(),
+                    agent_token: auth.agent_token.clone(),
+                    peer_token: auth.peer_token.clone(),
+                };
                 let mut rx = stop.subscribe();
                 let node_name = name.clone();
                 tasks.push(tokio::spawn(async move {
@@ -249,7 +257,7 @@ impl Cluster {
             }
             info!(nodes = config.local_nodes, "started the embedded local cluster on 127.0.0.1");
         } else if !config.discover.is_empty() {
-            members = discover(config).await?;
+            members = discover(config, auth).await?;
         } else {
             members.extend(config.nodes.iter().map(|a| (a.clone(), a.clone())));
         }
@@ -261,7 +269,7 @@ impl Cluster {
                 .connect_timeout(config.rpc_timeout())
                 .http2_keep_alive_interval(Duration::from_secs(10))
                 .keep_alive_while_idle(true);
-            let client = AgentClient::new(endpoint.connect_lazy());
+            let client = AgentClient::with_interceptor(endpoint.connect_lazy(), Bearer(auth.agent_token.clone()));
             nodes.push(Arc::new(Node {
                 index,
                 address,
@@ -398,7 +406,8 @@ mod tests {
     async fn discovers_nodes_behind_a_dns_name() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let cfg = NodeConfig { name: "pod-0".into(), advertise: format!("http://127.0.0.1:{port}") };
+        let cfg =
+            NodeConfig { name: "pod-0".into(), advertise: format!("http://127.0.0.1:{port}"), ..NodeConfig::default() };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let server = tokio::spawn(runtime::serve(listener, cfg, async move {
             let _ = stopped.await;
@@ -409,11 +418,11 @@ mod tests {
             discover_timeout_ms: 10_000,
             ..ControllerConfig::default()
         };
-        let nodes = discover(&config).await.unwrap();
+        let nodes = discover(&config, &Auth::default()).await.unwrap();
         assert_eq!(nodes, vec![("pod-0".to_string(), format!("http://127.0.0.1:{port}"))]);
         config.discover_nodes = 3;
         config.discover_timeout_ms = 1;
-        let e = discover(&config).await.unwrap_err().to_string();
+        let e = discover(&config, &Auth::default()).await.unwrap_err().to_string();
         assert!(e.contains("1 of the 3 nodes"), "{e}");
         let _ = stop.send(());
         server.await.unwrap().unwrap();

@@ -76,6 +76,8 @@ pub struct Config {
     /// The `[telemetry]` section (shared with the nodes; see
     /// [`ringleader_node::observe::TelemetrySection`]).
     pub telemetry: ringleader_node::observe::TelemetrySection,
+    /// The `[auth]` section (shared with the nodes; see [`ringleader_node::auth`]).
+    pub auth: ringleader_node::auth::AuthSection,
 }
 
 /// The `[controller]` section.
@@ -286,7 +288,8 @@ impl Config {
         if c.max_simulated_messages == 0 {
             return invalid("controller.max_simulated_messages", "must be at least 1".into());
         }
-        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Invalid { key, reason })
+        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
+        self.auth.resolve().map(|_| ()).map_err(|(key, reason)| ConfigError::Invalid { key, reason })
     }
 }
 

@@ -74,13 +74,14 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     config.validate()?;
+    let auth = config.auth.resolve().map_err(|(key, reason)| config::ConfigError::Invalid { key, reason })?;
     let settings = config.controller;
-    let cluster = cluster::Cluster::start(&settings).await?;
+    let cluster = cluster::Cluster::start(&settings, &auth).await?;
     if cluster.is_local() && !cluster.wait_ready(Duration::from_secs(10)).await {
         warn!("some local nodes did not open their event stream within 10 s");
     }
     let elections = elections::Elections::new(cluster.clone(), settings);
-    let service = ControllerServer::new(api::ControllerService::new(elections));
+    let service = ControllerServer::new(api::ControllerService::with_auth(elections, auth));
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<ControllerServer<api::ControllerService>>().await;

@@ -49,7 +49,7 @@ pub enum ConfigError {
     /// A source could not be read or does not have the expected shape.
     #[error("cannot load the configuration: {0}")]
     Load(#[from] ::config::ConfigError),
-    /// A `[telemetry]` setting has a bad value.
+    /// A `[telemetry]` or `[auth]` setting has a bad value.
     #[error("invalid setting `{key}`: {reason}")]
     Telemetry {
         /// Dotted key, e.g. `telemetry.metrics_listen`.
@@ -79,6 +79,9 @@ pub struct Config {
     /// `[telemetry]`
     #[serde(default)]
     pub telemetry: ringleader_node::observe::TelemetrySection,
+    /// `[auth]` (the node uses `agent_token` and `peer_token`)
+    #[serde(default)]
+    pub auth: ringleader_node::auth::AuthSection,
 }
 
 /// `[node]`: who the node is and where it listens.
@@ -149,6 +152,7 @@ impl Config {
             ));
         }
         self.telemetry.validate().map_err(|(key, reason)| ConfigError::Telemetry { key, reason })?;
+        self.auth.resolve().map_err(|(key, reason)| ConfigError::Telemetry { key, reason })?;
         Ok(())
     }
 

@@ -4,6 +4,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod algo;
+pub mod auth;
 pub mod counters;
 pub mod diagram;
 pub mod failover;

@@ -46,7 +46,19 @@ async fn main() -> ExitCode {
     if cfg.node.advertise == format!("http://{}", cfg.node.listen) && addr.ip().is_unspecified() {
         warn!(advertise = %cfg.node.advertise, "advertising an unspecified address; set --advertise so others can dial it");
     }
-    let node = NodeConfig { name: cfg.node.name, advertise: cfg.node.advertise };
+    let auth = match cfg.auth.resolve() {
+        Ok(a) => a,
+        Err((key, reason)) => {
+            eprintln!("ringleader-node: invalid setting `{key}`: {reason}");
+            return ExitCode::from(2);
+        }
+    };
+    let node = NodeConfig {
+        name: cfg.node.name,
+        advertise: cfg.node.advertise,
+        agent_token: auth.agent_token,
+        peer_token: auth.peer_token,
+    };
     let code = match runtime::serve(listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

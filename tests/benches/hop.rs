@@ -175,7 +175,11 @@ async fn start_nodes(n: usize) -> Nodes {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let advertise = format!("http://{}", l.local_addr().unwrap());
         addrs.push(advertise.clone());
-        tokio::spawn(runtime::serve(l, NodeConfig { name: format!("node-{i}"), advertise }, std::future::pending()));
+        tokio::spawn(runtime::serve(
+            l,
+            NodeConfig { name: format!("node-{i}"), advertise, ..NodeConfig::default() },
+            std::future::pending(),
+        ));
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let mut agents = Vec::new();

@@ -73,13 +73,21 @@ struct Shared {
     closed: AtomicBool,
     table: Weak<ElectionTable>,
     faults: Arc<FaultTable>,
+    /// Presents this cluster's peer token on every link.
+    bearer: crate::auth::Bearer,
 }
 
 impl Links {
-    pub(crate) fn new(table: Weak<ElectionTable>, faults: Arc<FaultTable>) -> Self {
+    pub(crate) fn new(
+        table: Weak<ElectionTable>,
+        faults: Arc<FaultTable>,
+        peer_token: Option<crate::auth::Secret>,
+    ) -> Self {
+        let bearer = crate::auth::Bearer(peer_token);
+        let closed = AtomicBool::new(false);
         Links {
             map: Mutex::new(HashMap::new()),
-            shared: Arc::new(Shared { stats: LinkStats::default(), closed: AtomicBool::new(false), table, faults }),
+            shared: Arc::new(Shared { stats: LinkStats::default(), closed, table, faults, bearer }),
         }
     }
 
@@ -252,7 +260,7 @@ impl Link {
             }
         };
         debug!(peer = %self.address, "link connected");
-        let mut replies = match PeerClient::new(channel).link(outgoing).await {
+        let mut replies = match PeerClient::with_interceptor(channel, self.shared.bearer.clone()).link(outgoing).await {
             Ok(r) => r.into_inner(),
             Err(status) => {
                 error!(peer = %self.address, code = ?status.code(), message = status.message(), "peer refused the link");

@@ -29,7 +29,7 @@
 //! use ringleader_node::runtime::{self, NodeConfig};
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
 //! let advertise = format!("http://{}", listener.local_addr()?);
-//! let cfg = NodeConfig { name: "node-0".into(), advertise };
+//! let cfg = NodeConfig { name: "node-0".into(), advertise, ..NodeConfig::default() };
 //! runtime::serve(listener, cfg, async { let _ = tokio::signal::ctrl_c().await; }).await?;
 //! # Ok(()) }
 //! ```
@@ -39,6 +39,9 @@ use std::time::Duration;
 
 use ringleader_proto::v1::{agent_server::AgentServer, peer_server::PeerServer};
 use tokio::sync::oneshot;
+use tonic::service::interceptor::InterceptedService;
+
+use crate::auth::Gate;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 use tracing::{info, warn};
@@ -56,13 +59,17 @@ mod tests;
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Who this node is.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeConfig {
     /// Node process name (reported by `Info`).
     pub name: String,
     /// The address peers dial to reach this node, e.g. `http://127.0.0.1:7001`
     /// (reported by `Info`).
     pub advertise: String,
+    /// Agent calls must present this token (the controller's); `None`: open.
+    pub agent_token: Option<crate::auth::Secret>,
+    /// Peer links must present this token, and this node presents it on its own links; `None`: open.
+    pub peer_token: Option<crate::auth::Secret>,
 }
 
 /// Errors of the runtime.
@@ -109,8 +116,14 @@ pub async fn serve(
     let server = tonic::transport::Server::builder()
         .tcp_nodelay(true)
         .add_service(health_service)
-        .add_service(PeerServer::from_arc(std::sync::Arc::new(peer::PeerService(node.clone()))))
-        .add_service(AgentServer::from_arc(std::sync::Arc::new(agent::AgentService(node.clone()))))
+        .add_service(InterceptedService::new(
+            PeerServer::from_arc(std::sync::Arc::new(peer::PeerService(node.clone()))),
+            Gate { service: "peer", expected: node.cfg.peer_token.clone() },
+        ))
+        .add_service(InterceptedService::new(
+            AgentServer::from_arc(std::sync::Arc::new(agent::AgentService(node.clone()))),
+            Gate { service: "agent", expected: node.cfg.agent_token.clone() },
+        ))
         .serve_with_incoming_shutdown(incoming, signal);
     let grace = async move {
         match fired_rx.await {

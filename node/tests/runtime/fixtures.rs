@@ -23,7 +23,7 @@ impl TestNode {
         let listener = tokio::net::TcpListener::bind(bind).await.expect("bind");
         let address = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();
-        let cfg = NodeConfig { name: name.to_string(), advertise: address.clone() };
+        let cfg = NodeConfig { name: name.to_string(), advertise: address.clone(), ..NodeConfig::default() };
         let handle = tokio::spawn(runtime::serve(listener, cfg, async move {
             let _ = stopped.await;
         }));

@@ -8,3 +8,4 @@ mod t02_agent_validation;
 mod t03_link_rejections;
 mod t04_lifecycle;
 mod t05_complete_network;
+mod t06_auth;

@@ -13,7 +13,7 @@ async fn static_node_list() {
     for i in 0..5 {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = format!("http://{}", listener.local_addr().unwrap());
-        let cfg = NodeConfig { name: format!("static-{i}"), advertise: address.clone() };
+        let cfg = NodeConfig { name: format!("static-{i}"), advertise: address.clone(), ..NodeConfig::default() };
         let mut rx = stopped.clone();
         servers.push(tokio::spawn(runtime::serve(listener, cfg, async move {
             let _ = rx.wait_for(|s| *s).await;
@@ -81,7 +81,7 @@ async fn unreachable_node_fails_the_election() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let alive = format!("http://{}", listener.local_addr().unwrap());
     let mut rx = stopped.clone();
-    let cfg = NodeConfig { name: "alive".into(), advertise: alive.clone() };
+    let cfg = NodeConfig { name: "alive".into(), advertise: alive.clone(), ..NodeConfig::default() };
     let server = tokio::spawn(runtime::serve(listener, cfg, async move {
         let _ = rx.wait_for(|s| *s).await;
     }));
