@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use ringleader_node::auth::{Auth, Bearer};
 use ringleader_node::runtime::{self, NodeConfig};
+use ringleader_node::tls::Tls;
 use ringleader_proto::v1::{self as pb, agent_client::AgentClient};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -27,12 +28,12 @@ use crate::config::ControllerConfig;
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
     /// A node address is not a valid endpoint.
-    #[error("bad node address `{address}`: {source}")]
+    #[error("bad node address `{address}`: {reason}")]
     BadAddress {
         /// The address.
         address: String,
         /// Why.
-        source: tonic::transport::Error,
+        reason: String,
     },
     /// A local node could not bind its listener.
     #[error("cannot bind a local node on 127.0.0.1: {0}")]
@@ -59,13 +60,17 @@ pub enum ClusterError {
 /// advertised address (stable pod DNS names in a StatefulSet), in natural
 /// order of the node names (`node-2` before `node-10`), so that position `i`
 /// of every election runs on the `i`-th pod. Logs its progress while it waits.
-pub async fn discover(config: &ControllerConfig, auth: &Auth) -> Result<Vec<(String, String)>, ClusterError> {
+pub async fn discover(
+    config: &ControllerConfig,
+    auth: &Auth,
+    tls: Option<&Tls>,
+) -> Result<Vec<(String, String)>, ClusterError> {
     let started = tokio::time::Instant::now();
     let deadline = started + config.discover_timeout();
     let mut last;
     let mut found = 0;
     loop {
-        match find_nodes(config, auth).await {
+        match find_nodes(config, auth, tls).await {
             Ok(nodes) if nodes.len() >= config.discover_nodes as usize => {
                 info!(name = %config.discover, nodes = nodes.len(), "discovered the nodes");
                 return Ok(nodes);
@@ -91,7 +96,11 @@ pub async fn discover(config: &ControllerConfig, auth: &Auth) -> Result<Vec<(Str
 }
 
 /// One discovery round: resolve, then ask every address who it is.
-async fn find_nodes(config: &ControllerConfig, auth: &Auth) -> Result<Vec<(String, String)>, String> {
+async fn find_nodes(
+    config: &ControllerConfig,
+    auth: &Auth,
+    tls: Option<&Tls>,
+) -> Result<Vec<(String, String)>, String> {
     let mut addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(config.discover.as_str())
         .await
         .map_err(|e| format!("cannot resolve `{}`: {e}", config.discover))?
@@ -101,10 +110,15 @@ async fn find_nodes(config: &ControllerConfig, auth: &Auth) -> Result<Vec<(Strin
     let mut nodes = Vec::new();
     let mut problems = Vec::new();
     for addr in addrs {
-        let url = format!("http://{addr}");
+        let url = format!("{}://{addr}", Tls::scheme(tls));
         let info = async {
-            let endpoint =
+            let mut endpoint =
                 Endpoint::from_shared(url.clone()).map_err(|e| e.to_string())?.connect_timeout(config.rpc_timeout());
+            if let Some(tls) = tls {
+                // Dialled by IP: the certificates name the Service (and each pod), not the address.
+                let host = config.discover.rsplit_once(':').map_or(config.discover.as_str(), |(h, _)| h);
+                endpoint = endpoint.tls_config(tls.client().domain_name(host)).map_err(|e| e.to_string())?;
+            }
             let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
             let mut client = AgentClient::with_interceptor(channel, Bearer(auth.agent_token.clone()));
             client.info(pb::InfoRequest {}).await.map(|r| r.into_inner()).map_err(|s| s.message().to_string())
@@ -228,20 +242,25 @@ pub struct Cluster {
 impl Cluster {
     /// Build the cluster the configuration describes: start the embedded
     /// local nodes (`local_nodes`) or connect (lazily) to `nodes`.
-    pub async fn start(config: &ControllerConfig, auth: &Auth) -> Result<Arc<Cluster>, ClusterError> {
+    pub async fn start(
+        config: &ControllerConfig,
+        auth: &Auth,
+        tls: Option<&Tls>,
+    ) -> Result<Arc<Cluster>, ClusterError> {
         let (stop, _) = watch::channel(false);
         let mut tasks = Vec::new();
         let mut members = Vec::new();
         if config.local_nodes > 0 {
             for i in 0..config.local_nodes {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-                let address = format!("http://{}", listener.local_addr()?);
+                let address = format!("{}://{}", Tls::scheme(tls), listener.local_addr()?);
                 let name = format!("node-{i}");
                 let cfg = NodeConfig {
                     name: name.clone(),
                     advertise: address.clone(),
                     agent_token: auth.agent_token.clone(),
                     peer_token: auth.peer_token.clone(),
+                    tls: tls.cloned(),
                 };
                 let mut rx = stop.subscribe();
                 let node_name = name.clone();
@@ -257,14 +276,14 @@ impl Cluster {
             }
             info!(nodes = config.local_nodes, "started the embedded local cluster on 127.0.0.1");
         } else if !config.discover.is_empty() {
-            members = discover(config, auth).await?;
+            members = discover(config, auth, tls).await?;
         } else {
             members.extend(config.nodes.iter().map(|a| (a.clone(), a.clone())));
         }
         let mut nodes = Vec::with_capacity(members.len());
         for (index, (name, address)) in members.into_iter().enumerate() {
-            let endpoint = Endpoint::from_shared(address.clone())
-                .map_err(|source| ClusterError::BadAddress { address: address.clone(), source })?
+            let endpoint = ringleader_node::tls::endpoint(&address, tls)
+                .map_err(|reason| ClusterError::BadAddress { address: address.clone(), reason })?
                 .tcp_nodelay(true)
                 .connect_timeout(config.rpc_timeout())
                 .http2_keep_alive_interval(Duration::from_secs(10))
@@ -418,11 +437,11 @@ mod tests {
             discover_timeout_ms: 10_000,
             ..ControllerConfig::default()
         };
-        let nodes = discover(&config, &Auth::default()).await.unwrap();
+        let nodes = discover(&config, &Auth::default(), None).await.unwrap();
         assert_eq!(nodes, vec![("pod-0".to_string(), format!("http://127.0.0.1:{port}"))]);
         config.discover_nodes = 3;
         config.discover_timeout_ms = 1;
-        let e = discover(&config, &Auth::default()).await.unwrap_err().to_string();
+        let e = discover(&config, &Auth::default(), None).await.unwrap_err().to_string();
         assert!(e.contains("1 of the 3 nodes"), "{e}");
         let _ = stop.send(());
         server.await.unwrap().unwrap();

@@ -78,6 +78,8 @@ pub struct Config {
     pub telemetry: ringleader_node::observe::TelemetrySection,
     /// The `[auth]` section (shared with the nodes; see [`ringleader_node::auth`]).
     pub auth: ringleader_node::auth::AuthSection,
+    /// The `[tls]` section (shared with the nodes; see [`ringleader_node::tls`]).
+    pub tls: ringleader_node::tls::TlsSection,
 }
 
 /// The `[controller]` section.
@@ -289,7 +291,8 @@ impl Config {
             return invalid("controller.max_simulated_messages", "must be at least 1".into());
         }
         self.telemetry.validate().map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-        self.auth.resolve().map(|_| ()).map_err(|(key, reason)| ConfigError::Invalid { key, reason })
+        self.auth.resolve().map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
+        self.tls.load().map(|_| ()).map_err(|(key, reason)| ConfigError::Invalid { key, reason })
     }
 }
 

@@ -75,8 +75,9 @@ pub async fn run(
 ) -> Result<(), Error> {
     config.validate()?;
     let auth = config.auth.resolve().map_err(|(key, reason)| config::ConfigError::Invalid { key, reason })?;
+    let tls = config.tls.load().map_err(|(key, reason)| config::ConfigError::Invalid { key, reason })?;
     let settings = config.controller;
-    let cluster = cluster::Cluster::start(&settings, &auth).await?;
+    let cluster = cluster::Cluster::start(&settings, &auth, tls.as_ref()).await?;
     if cluster.is_local() && !cluster.wait_ready(Duration::from_secs(10)).await {
         warn!("some local nodes did not open their event stream within 10 s");
     }
@@ -99,7 +100,12 @@ pub async fn run(
 
     let addr = listener.local_addr()?;
     info!(%addr, nodes = cluster.len(), "ringleader.v1.Controller serving");
-    let served = tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = &tls {
+        builder = builder.tls_config(tls.server())?;
+    }
+    info!(tls = tls.as_ref().map(|t| if t.mutual() { "mutual" } else { "server" }).unwrap_or("off"), "transport");
+    let served = builder
         .tcp_nodelay(true)
         .add_service(service)
         .add_service(health_service)

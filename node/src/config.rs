@@ -49,9 +49,9 @@ pub enum ConfigError {
     /// A source could not be read or does not have the expected shape.
     #[error("cannot load the configuration: {0}")]
     Load(#[from] ::config::ConfigError),
-    /// A `[telemetry]` or `[auth]` setting has a bad value.
+    /// A `[telemetry]`, `[auth]` or `[tls]` setting has a bad value.
     #[error("invalid setting `{key}`: {reason}")]
-    Telemetry {
+    Section {
         /// Dotted key, e.g. `telemetry.metrics_listen`.
         key: &'static str,
         /// What is wrong with it.
@@ -82,6 +82,9 @@ pub struct Config {
     /// `[auth]` (the node uses `agent_token` and `peer_token`)
     #[serde(default)]
     pub auth: ringleader_node::auth::AuthSection,
+    /// `[tls]`
+    #[serde(default)]
+    pub tls: ringleader_node::tls::TlsSection,
 }
 
 /// `[node]`: who the node is and where it listens.
@@ -129,7 +132,8 @@ impl Config {
             self.node.name = hostname();
         }
         if self.node.advertise.is_empty() {
-            self.node.advertise = format!("http://{}", self.node.listen);
+            let scheme = if self.tls.cert.is_some() { "https" } else { "http" };
+            self.node.advertise = format!("{scheme}://{}", self.node.listen);
         }
         self
     }
@@ -144,15 +148,17 @@ impl Config {
         let adv = &self.node.advertise;
         let uri: tonic::codegen::http::Uri =
             adv.parse().map_err(|e| invalid("node.advertise", adv, format!("not a URL: {e}")))?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none_or(str::is_empty) {
+        let scheme = if self.tls.cert.is_some() { "https" } else { "http" };
+        if uri.scheme_str() != Some(scheme) || uri.host().is_none_or(str::is_empty) {
             return Err(invalid(
                 "node.advertise",
                 adv,
-                "must be an http:// URL with a host, e.g. http://10.0.0.7:7000".into(),
+                format!("must be an {scheme}:// URL with a host, e.g. {scheme}://10.0.0.7:7000 (https with [tls])"),
             ));
         }
-        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Telemetry { key, reason })?;
-        self.auth.resolve().map_err(|(key, reason)| ConfigError::Telemetry { key, reason })?;
+        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
+        self.auth.resolve().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
+        self.tls.load().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
         Ok(())
     }
 

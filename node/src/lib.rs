@@ -13,5 +13,6 @@ pub mod invariants;
 pub mod observe;
 pub mod runtime;
 pub mod sim;
+pub mod tls;
 pub mod topology;
 pub mod wire;

@@ -53,11 +53,19 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let tls = match cfg.tls.load() {
+        Ok(t) => t,
+        Err((key, reason)) => {
+            eprintln!("ringleader-node: invalid setting `{key}`: {reason}");
+            return ExitCode::from(2);
+        }
+    };
     let node = NodeConfig {
         name: cfg.node.name,
         advertise: cfg.node.advertise,
         agent_token: auth.agent_token,
         peer_token: auth.peer_token,
+        tls,
     };
     let code = match runtime::serve(listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -122,7 +122,10 @@ impl AgentService {
             endpoints.push(if p.address.is_empty() {
                 None
             } else {
-                Some(links::endpoint(&p.address).map_err(|e| AgentError::field(format!("ports[{i}].address"), e))?)
+                Some(
+                    links::endpoint(&p.address, node.cfg.tls.as_ref())
+                        .map_err(|e| AgentError::field(format!("ports[{i}].address"), e))?,
+                )
             });
         }
         let trace =

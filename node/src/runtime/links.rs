@@ -43,15 +43,22 @@ pub(crate) struct LinkStats {
     pub(crate) rejections_received: AtomicU64,
 }
 
-/// Parse and check a peer address; the endpoint carries the client settings.
-pub(crate) fn endpoint(address: &str) -> Result<Endpoint, String> {
+/// Parse and check a peer address; the endpoint carries the client settings
+/// (TLS with `tls` for an `https://` address).
+pub(crate) fn endpoint(address: &str, tls: Option<&crate::tls::Tls>) -> Result<Endpoint, String> {
     let ep = Endpoint::from_shared(address.to_string()).map_err(|e| format!("`{address}` is not a valid URL: {e}"))?;
-    if ep.uri().scheme_str() != Some("http") {
-        return Err(format!("`{address}` must be an http:// URL, e.g. http://10.0.0.7:7000"));
+    match (ep.uri().scheme_str(), tls) {
+        (Some("http"), None) | (Some("https"), Some(_)) => {}
+        (Some("http"), Some(_)) => {
+            return Err(format!("`{address}` is http:// but this node speaks TLS; use https://"));
+        }
+        (Some("https"), None) => return Err(format!("`{address}` is https:// but this node has no [tls] settings")),
+        _ => return Err(format!("`{address}` must be an http:// or https:// URL, e.g. http://10.0.0.7:7000")),
     }
     if ep.uri().host().is_none_or(str::is_empty) {
         return Err(format!("`{address}` has no host"));
     }
+    let ep = crate::tls::endpoint(address, tls)?;
     Ok(ep
         .tcp_nodelay(true)
         .connect_timeout(CONNECT_TIMEOUT)

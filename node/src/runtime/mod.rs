@@ -70,6 +70,8 @@ pub struct NodeConfig {
     pub agent_token: Option<crate::auth::Secret>,
     /// Peer links must present this token, and this node presents it on its own links; `None`: open.
     pub peer_token: Option<crate::auth::Secret>,
+    /// Serve TLS (mutual TLS if so configured) and dial `https://` peers with it; `None`: plain text.
+    pub tls: Option<crate::tls::Tls>,
 }
 
 /// Errors of the runtime.
@@ -113,7 +115,11 @@ pub async fn serve(
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<PeerServer<peer::PeerService>>().await;
     health.set_serving::<AgentServer<agent::AgentService>>().await;
-    let server = tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = &node.cfg.tls {
+        builder = builder.tls_config(tls.server())?;
+    }
+    let server = builder
         .tcp_nodelay(true)
         .add_service(health_service)
         .add_service(InterceptedService::new(

@@ -20,3 +20,4 @@ mod t15_kept;
 mod t16_repaired_ring;
 mod t17_zookeeper;
 mod t18_chubby;
+mod t19_mtls;
