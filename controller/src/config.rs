@@ -122,6 +122,9 @@ pub struct ControllerConfig {
     pub discover_nodes: u32,
     /// With `discover`: give up (and exit) after this long.
     pub discover_timeout_ms: u64,
+    /// Keep election records in this file (an embedded database) so a
+    /// restart loses none; empty = in memory only.
+    pub history_path: String,
 }
 
 impl Default for ControllerConfig {
@@ -142,6 +145,7 @@ impl Default for ControllerConfig {
             discover: String::new(),
             discover_nodes: 0,
             discover_timeout_ms: 600_000,
+            history_path: String::new(),
         }
     }
 }

@@ -40,7 +40,7 @@ use crate::telemetry;
 pub const MAX_PARTICIPANTS: u32 = 1024;
 
 /// Where an election runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Mode {
     /// Over the nodes' gRPC links.
     Live,
@@ -49,7 +49,7 @@ pub enum Mode {
 }
 
 /// Life cycle of an election.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum State {
     /// Recorded, nodes not configured yet.
     Pending,
@@ -122,7 +122,7 @@ impl Plan {
 }
 
 /// The elected node.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LeaderInfo {
     /// Node process name (LIVE) or `sim-<position>`.
     pub node: String,
@@ -133,7 +133,7 @@ pub struct LeaderInfo {
 }
 
 /// What an election cost.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Metrics {
     /// Every message sent.
     pub messages: u64,
@@ -152,7 +152,8 @@ pub struct Metrics {
     /// The literature bound for (n, k).
     pub bound: u64,
     /// The bound as a formula.
-    pub bound_formula: &'static str,
+    #[serde(deserialize_with = "crate::history::static_str")]
+    pub bound_formula: crate::history::StaticStr,
 }
 
 impl Metrics {
@@ -163,7 +164,7 @@ impl Metrics {
 }
 
 /// One position of an election.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Participant {
     /// Ring position.
     pub position: u32,
@@ -180,12 +181,13 @@ pub struct Participant {
 }
 
 /// Everything known about one election.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ElectionRecord {
     /// Election id.
     pub id: String,
     /// Catalogue name.
-    pub algorithm: &'static str,
+    #[serde(deserialize_with = "crate::history::static_str")]
+    pub algorithm: crate::history::StaticStr,
     /// LIVE or SIMULATED.
     pub mode: Mode,
     /// Life-cycle state.
@@ -231,7 +233,7 @@ pub struct ElectionRecord {
 }
 
 /// One node's new belief about a kept leadership.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LeadershipChange {
     /// Its position.
     pub position: u32,
@@ -335,6 +337,8 @@ pub struct Elections {
     fault_note: std::sync::OnceLock<FaultNote>,
     /// Which node indices are crashed by an injected fault now (set by the API).
     crashed: std::sync::OnceLock<CrashProbe>,
+    /// Where records are kept across restarts, if anywhere.
+    history: Option<crate::history::History>,
 }
 
 /// Tells which node indices an injected fault keeps crashed now.
@@ -363,18 +367,53 @@ fn now_ms() -> u64 {
 }
 
 impl Elections {
-    /// An empty record over `cluster`.
+    /// An empty record over `cluster`, kept in memory only.
     pub fn new(cluster: Arc<Cluster>, config: ControllerConfig) -> Arc<Elections> {
+        Self::with_history(cluster, config, None, Vec::new())
+    }
+
+    /// A record over `cluster` that starts with `restored` (oldest first) and
+    /// writes every change to `history`.
+    pub fn with_history(
+        cluster: Arc<Cluster>,
+        config: ControllerConfig,
+        history: Option<crate::history::History>,
+        restored: Vec<ElectionRecord>,
+    ) -> Arc<Elections> {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let mut registry = Registry::default();
+        for record in restored {
+            let finished = record.state == State::Finished;
+            let id = record.id.clone();
+            let entry = Arc::new(Entry {
+                record: Mutex::new(record),
+                events: broadcast::channel(1).0,
+                done: watch::channel(true).0,
+                stop: watch::channel(false).0,
+            });
+            registry.order.push_front(entry.clone());
+            registry.by_id.insert(id, entry.clone());
+            if finished {
+                registry.last_finished = Some(entry);
+            }
+        }
         Arc::new(Elections {
             cluster,
             config,
-            registry: Mutex::default(),
+            registry: Mutex::new(registry),
             next: 0.into(),
             simulations: tokio::sync::Semaphore::new(cores),
             fault_note: std::sync::OnceLock::new(),
             crashed: std::sync::OnceLock::new(),
+            history,
         })
+    }
+
+    /// Write every record change so far to disk and close the history (no-op without one).
+    pub fn close_history(&self) {
+        if let Some(h) = &self.history {
+            h.close();
+        }
     }
 
     /// Install the probe of crashed nodes that kept leaderships use to judge
@@ -486,6 +525,9 @@ impl Elections {
                     reg.by_id.remove(&old_id);
                 }
             }
+        }
+        if let Some(h) = &self.history {
+            entry.inspect(|r| h.put(r));
         }
         info!(election = %id, algorithm = plan.spec.name, mode = ?plan.mode, n = plan.n(), k = plan.k(), "election planned");
         telemetry::metrics().started(plan.spec.name, plan.mode);
@@ -800,6 +842,9 @@ impl Elections {
         });
         if finished_ok {
             self.registry().last_finished = Some(entry.clone());
+        }
+        if let Some(h) = &self.history {
+            entry.inspect(|r| h.put(r));
         }
         let _ = entry.done.send(true);
     }

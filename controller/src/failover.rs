@@ -25,14 +25,15 @@
 use crate::elections::LeaderInfo;
 
 /// One loss of a kept leadership's agreed leader.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FailoverRecord {
     /// The lost leader.
     pub leader: LeaderInfo,
     /// Its term.
     pub term: u64,
     /// How the controller learned it was gone.
-    pub cause: &'static str,
+    #[serde(deserialize_with = "crate::history::static_str")]
+    pub cause: crate::history::StaticStr,
     /// Milliseconds since the election started at which the controller learned it.
     pub lost_at_ms: u64,
     /// Milliseconds from the loss to the first change of belief of a live node.

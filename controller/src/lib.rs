@@ -43,6 +43,7 @@ pub mod convert;
 pub mod elections;
 pub mod failover;
 pub mod faults;
+pub mod history;
 pub mod telemetry;
 
 /// Errors that stop the controller.
@@ -57,6 +58,9 @@ pub enum Error {
     /// The reflection service could not read the descriptors.
     #[error("gRPC reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// The election history could not be opened.
+    #[error(transparent)]
+    History(#[from] history::HistoryError),
     /// The gRPC server failed.
     #[error("gRPC server: {0}")]
     Serve(#[from] tonic::transport::Error),
@@ -81,8 +85,15 @@ pub async fn run(
     if cluster.is_local() && !cluster.wait_ready(Duration::from_secs(10)).await {
         warn!("some local nodes did not open their event stream within 10 s");
     }
-    let elections = elections::Elections::new(cluster.clone(), settings);
-    let service = ControllerServer::new(api::ControllerService::with_auth(elections, auth));
+    let (history, restored) = match settings.history_path.as_str() {
+        "" => (None, Vec::new()),
+        path => {
+            let (h, records) = history::History::open(std::path::Path::new(path), settings.max_elections)?;
+            (Some(h), records)
+        }
+    };
+    let elections = elections::Elections::with_history(cluster.clone(), settings, history, restored);
+    let service = ControllerServer::new(api::ControllerService::with_auth(elections.clone(), auth));
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<ControllerServer<api::ControllerService>>().await;
@@ -115,6 +126,8 @@ pub async fn run(
         .await;
     info!("controller stopping");
     cluster.shutdown().await;
+    let records = elections.clone();
+    let _ = tokio::task::spawn_blocking(move || records.close_history()).await;
     served?;
     Ok(())
 }

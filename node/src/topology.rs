@@ -20,7 +20,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::algo::{Compass, LEFT, Port, RIGHT};
 
 /// Shapes of election overlay.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TopologyKind {
     /// Ring with links to the right only.
     RingUni,

@@ -68,7 +68,7 @@ pub fn other(port: Port) -> Port {
 pub type TimerId = u32;
 
 /// Which extremum wins.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Rule {
     /// The smallest id wins.
     Min,
@@ -442,7 +442,7 @@ impl Msg {
 }
 
 /// What a node decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Role {
     /// This node is the leader.
     Leader,
@@ -451,7 +451,7 @@ pub enum Role {
 }
 
 /// A node's final decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Decision {
     /// Leader or follower.
     pub role: Role,

@@ -21,3 +21,4 @@ mod t16_repaired_ring;
 mod t17_zookeeper;
 mod t18_chubby;
 mod t19_mtls;
+mod t20_history;
