@@ -511,7 +511,7 @@ impl Controller for ControllerService {
         self.authorize(&request, "StartElection", Access::Write)?;
         let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
         let plan = plan(&request, self.elections.cluster().len(), self.elections.config())?;
-        let entry = self.elections.launch(plan);
+        let entry = self.elections.launch(plan).map_err(|e| Status::resource_exhausted(e.to_string()))?;
         if request.wait && !request.keep_leader {
             entry.wait_done().await;
         }
@@ -649,7 +649,13 @@ impl Controller for ControllerService {
                 if tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(progress)))).await.is_err() {
                     return; // The caller went away: stop the sweep.
                 }
-                let entry = elections.launch(plan);
+                // A sweep waits for room rather than failing when the controller is busy.
+                let entry = loop {
+                    match elections.launch(plan.clone()) {
+                        Ok(entry) => break entry,
+                        Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+                    }
+                };
                 entry.wait_done().await;
                 let row = compare::row(p, &pb::Election::from(&entry.snapshot()));
                 rows.push(row.clone());

@@ -125,6 +125,10 @@ pub struct ControllerConfig {
     /// Keep election records in this file (an embedded database) so a
     /// restart loses none; empty = in memory only.
     pub history_path: String,
+    /// Most elections running at once; `StartElection` beyond it is
+    /// refused RESOURCE_EXHAUSTED. Running elections are never forgotten, so
+    /// this also bounds memory beyond `max_elections`.
+    pub max_running_elections: usize,
 }
 
 impl Default for ControllerConfig {
@@ -146,6 +150,7 @@ impl Default for ControllerConfig {
             discover_nodes: 0,
             discover_timeout_ms: 600_000,
             history_path: String::new(),
+            max_running_elections: 256,
         }
     }
 }
@@ -284,6 +289,9 @@ impl Config {
             if value == 0 {
                 return invalid(key, "must be at least 1 (milliseconds)".into());
             }
+        }
+        if c.max_running_elections == 0 {
+            return invalid("controller.max_running_elections", "must be at least 1".into());
         }
         if c.max_elections == 0 {
             return invalid("controller.max_elections", "must be at least 1".into());

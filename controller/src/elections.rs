@@ -339,7 +339,16 @@ pub struct Elections {
     crashed: std::sync::OnceLock<CrashProbe>,
     /// Where records are kept across restarts, if anywhere.
     history: Option<crate::history::History>,
+    /// Elections launched and not finished yet.
+    running: std::sync::atomic::AtomicUsize,
 }
+
+/// `StartElection` refused: as many elections are running as the controller takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0} elections are running, the most this controller runs at once (controller.max_running_elections); try again when one has finished"
+)]
+pub struct Overloaded(pub usize);
 
 /// Tells which node indices an injected fault keeps crashed now.
 pub struct CrashProbe(pub Box<dyn Fn() -> Vec<usize> + Send + Sync>);
@@ -406,6 +415,7 @@ impl Elections {
             fault_note: std::sync::OnceLock::new(),
             crashed: std::sync::OnceLock::new(),
             history,
+            running: 0.into(),
         })
     }
 
@@ -458,7 +468,13 @@ impl Elections {
     }
 
     /// Record `plan` as a PENDING election and run it in a task.
-    pub fn launch(self: &Arc<Self>, plan: Plan) -> Arc<Entry> {
+    pub fn launch(self: &Arc<Self>, plan: Plan) -> Result<Arc<Entry>, Overloaded> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let limit = self.config.max_running_elections;
+        if self.running.fetch_add(1, SeqCst) >= limit {
+            self.running.fetch_sub(1, SeqCst);
+            return Err(Overloaded(limit));
+        }
         let seq = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let started_at_ms = now_ms();
         let id = format!("e{seq}-{started_at_ms:x}");
@@ -564,7 +580,12 @@ impl Elections {
             });
             drop(span);
         });
-        entry
+        Ok(entry)
+    }
+
+    /// Elections launched and not finished yet.
+    pub fn running(&self) -> usize {
+        self.running.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Follow a kept leadership until `StopElection`: record every change of
@@ -846,6 +867,7 @@ impl Elections {
         if let Some(h) = &self.history {
             entry.inspect(|r| h.put(r));
         }
+        self.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         let _ = entry.done.send(true);
     }
 

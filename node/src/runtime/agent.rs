@@ -19,6 +19,9 @@ use super::node::Node;
 use crate::algo::detector::DetectorConfig;
 use crate::algo::{NodeContext, PortInfo, Rule, catalogue};
 
+/// Most elections one node holds at once (prepared and not aborted).
+pub const MAX_ELECTIONS: usize = 4_096;
+
 /// Why an agent request failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum AgentError {
@@ -34,6 +37,9 @@ pub(crate) enum AgentError {
     /// The node is stopping.
     #[error("node is shutting down")]
     ShuttingDown,
+    /// The node holds as many elections as it may.
+    #[error("this node already holds {0} elections (the most it takes); abort finished ones first")]
+    Full(usize),
     /// The state machine failed or the election is closed.
     #[error("{message}")]
     Election { code: Code, message: String },
@@ -52,6 +58,7 @@ impl From<AgentError> for Status {
             AgentError::UnknownElection(_) => Code::NotFound,
             AgentError::Duplicate(_) => Code::AlreadyExists,
             AgentError::ShuttingDown => Code::Unavailable,
+            AgentError::Full(_) => Code::ResourceExhausted,
             AgentError::Election { code, .. } => *code,
         };
         Status::new(code, e.to_string())
@@ -130,6 +137,9 @@ impl AgentService {
         }
         let trace =
             crate::observe::parse_traceparent(&req.traceparent).map_err(|e| AgentError::field("traceparent", e))?;
+        if node.table.len() >= MAX_ELECTIONS {
+            return Err(AgentError::Full(MAX_ELECTIONS));
+        }
         if node.table.get(&req.election_id).is_some() {
             return Err(AgentError::Duplicate(req.election_id));
         }

@@ -27,6 +27,9 @@ use super::faults::{Fate, FaultTable};
 use super::node::ElectionTable;
 use crate::algo::MsgKind;
 
+/// Most envelopes one outgoing link holds for a peer that does not take them.
+pub const MAX_QUEUED: usize = 65_536;
+
 /// How long a connection attempt to a peer may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// HTTP/2 keep-alive, so a peer that vanished without closing is noticed.
@@ -107,6 +110,7 @@ impl Links {
         let link = Arc::new(Link {
             address: address.to_string(),
             endpoint,
+            queued: 0.into(),
             state: Mutex::new(LinkState { tx: None, generation: 0 }),
             delayed: Mutex::new(Delayed::default()),
             shared: self.shared.clone(),
@@ -134,6 +138,8 @@ impl Links {
 pub(crate) struct Link {
     address: String,
     endpoint: Endpoint,
+    /// Envelopes in the link's queue, not yet taken by the stream.
+    queued: std::sync::atomic::AtomicUsize,
     state: Mutex<LinkState>,
     /// Messages an injected delay holds back, in FIFO order.
     delayed: Mutex<Delayed>,
@@ -214,8 +220,22 @@ impl Link {
         }
     }
 
-    /// Queue `env` on this link, opening the stream if there is none. Never blocks.
+    /// Queue `env` on this link, opening the stream if there is none. Never
+    /// blocks; a link whose peer does not take its messages holds at most
+    /// [`MAX_QUEUED`] of them, and loses (and counts) the rest, so a dead or
+    /// slow peer costs bounded memory and never stalls the other links.
     fn enqueue(self: &Arc<Self>, env: pb::Envelope) {
+        if self.queued.fetch_add(1, Ordering::Relaxed) >= MAX_QUEUED {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+            let lost = self.shared.stats.lost.fetch_add(1, Ordering::Relaxed) + 1;
+            if lost.is_power_of_two() {
+                warn!(peer = %self.address, queued = MAX_QUEUED, lost, "link queue full: the peer is not taking messages; dropping");
+            }
+            if let Some(e) = self.shared.table.upgrade().and_then(|t| t.get(&env.election_id)) {
+                e.record_error(format!("link to {} full ({MAX_QUEUED} queued): a message was lost", self.address));
+            }
+            return;
+        }
         let mut st = lock(&self.state);
         let env = match &st.tx {
             Some(tx) => match tx.send(env) {
@@ -227,11 +247,13 @@ impl Link {
         };
         if self.shared.closed.load(Ordering::SeqCst) {
             debug!(peer = %self.address, "node is shutting down; message not sent");
+            self.queued.fetch_sub(1, Ordering::Relaxed);
             return;
         }
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             error!(peer = %self.address, "no tokio runtime to open a link on; message lost");
             self.shared.stats.lost.fetch_add(1, Ordering::Relaxed);
+            self.queued.fetch_sub(1, Ordering::Relaxed);
             return;
         };
         let (tx, rx) = mpsc::unbounded_channel();
@@ -329,6 +351,7 @@ impl Stream for Outgoing {
         }
         match self.rx.poll_recv(cx) {
             Poll::Ready(Some(mut env)) => {
+                self.link.queued.fetch_sub(1, Ordering::Relaxed);
                 self.seq += 1;
                 env.seq = self.seq;
                 Poll::Ready(Some(env))
@@ -344,6 +367,7 @@ impl Drop for Outgoing {
         let mut lost: Vec<(String, u64)> = Vec::new();
         let mut total = 0u64;
         while let Ok(env) = self.rx.try_recv() {
+            self.link.queued.fetch_sub(1, Ordering::Relaxed);
             total += 1;
             match lost.iter_mut().find(|(e, _)| *e == env.election_id) {
                 Some(slot) => slot.1 += 1,

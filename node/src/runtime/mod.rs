@@ -55,6 +55,15 @@ mod peer;
 #[cfg(test)]
 mod tests;
 
+/// Largest envelope a node takes from a peer (election messages are tens of bytes).
+pub const MAX_ENVELOPE: usize = 64 * 1024;
+
+/// Largest controller request a node takes (a `Prepare` of a 1,024-port node is ~60 KiB).
+pub const MAX_AGENT_REQUEST: usize = 4 * 1024 * 1024;
+
+pub use agent::MAX_ELECTIONS;
+pub use links::MAX_QUEUED;
+
 /// How long shutdown waits for open connections to close before returning anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -121,13 +130,18 @@ pub async fn serve(
     }
     let server = builder
         .tcp_nodelay(true)
+        // A slow peer gets its own HTTP/2 flow control; no connection may
+        // hold more than this many streams open against us.
+        .max_concurrent_streams(Some(1_024))
         .add_service(health_service)
         .add_service(InterceptedService::new(
-            PeerServer::from_arc(std::sync::Arc::new(peer::PeerService(node.clone()))),
+            PeerServer::from_arc(std::sync::Arc::new(peer::PeerService(node.clone())))
+                .max_decoding_message_size(MAX_ENVELOPE),
             Gate { service: "peer", expected: node.cfg.peer_token.clone() },
         ))
         .add_service(InterceptedService::new(
-            AgentServer::from_arc(std::sync::Arc::new(agent::AgentService(node.clone()))),
+            AgentServer::from_arc(std::sync::Arc::new(agent::AgentService(node.clone())))
+                .max_decoding_message_size(MAX_AGENT_REQUEST),
             Gate { service: "agent", expected: node.cfg.agent_token.clone() },
         ))
         .serve_with_incoming_shutdown(incoming, signal);

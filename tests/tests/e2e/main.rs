@@ -22,3 +22,4 @@ mod t17_zookeeper;
 mod t18_chubby;
 mod t19_mtls;
 mod t20_history;
+mod t21_limits;

@@ -1,0 +1,34 @@
+//! Overload is refused, not absorbed.
+
+use std::time::Duration;
+
+use ringleader_proto::v1 as pb;
+use ringleader_tests::{TestController, assert_correct, election, kept, leader_until, test_config};
+
+/// With `max_running_elections = 1`, a second StartElection while a kept leadership runs is refused
+/// RESOURCE_EXHAUSTED with a message naming the setting; once the first is stopped the next one runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_many_running_elections_are_refused() {
+    let mut config = test_config(4);
+    config.controller.max_running_elections = 1;
+    let ctl = TestController::start_with(config).await;
+    let mut client = ctl.client();
+    let k = client.start_election(kept("bully")).await.unwrap().into_inner();
+    leader_until(&mut client, &k.election_id, Duration::from_secs(20), |l| l.agreed).await;
+    let refused = client.start_election(election("as-far")).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused:?}");
+    assert!(refused.message().contains("max_running_elections"), "{}", refused.message());
+    client.stop_election(pb::StopElectionRequest { election_id: k.election_id }).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let e = loop {
+        match client.start_election(election("as-far")).await {
+            Ok(e) => break e.into_inner(),
+            Err(s) if s.code() == tonic::Code::ResourceExhausted && std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Err(s) => panic!("{s:?}"),
+        }
+    };
+    assert_correct(&e);
+    ctl.stop().await;
+}
