@@ -6,10 +6,9 @@
 
 use proptest::prelude::*;
 use prost::Message;
-use ringleader_node::algo::catalogue::{AlgorithmSpec, CATALOGUE};
-use ringleader_node::algo::detector::DetectorConfig;
-use ringleader_node::algo::{Algorithm, Effect, Msg, NodeContext, Outbox, PortInfo, Rule, TimerId};
-use ringleader_node::topology::Topology;
+use ringleader_node::algo::Msg;
+use ringleader_node::algo::catalogue::CATALOGUE;
+use ringleader_node::algo::harness::{self, Feeder};
 use ringleader_proto::v1 as pb;
 
 /// Any message, with ids and terms mostly small (where the algorithms' comparisons are).
@@ -58,59 +57,6 @@ fn inputs() -> impl Strategy<Value = Vec<Input>> {
     )
 }
 
-/// Position 0 of `spec`'s default topology on `n` nodes, built as a driver builds it.
-fn build(spec: &AlgorithmSpec, n: u32, kept: bool) -> Option<(Box<dyn Algorithm>, u32)> {
-    let topology = Topology::build(spec.default_topology(), n, 7).ok()?;
-    let ids: Vec<u64> = (1..=u64::from(n)).collect();
-    let ports = topology.ports(0);
-    let info: Vec<PortInfo> =
-        ports.iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }).collect();
-    let ctx = NodeContext { id: ids[0], rule: Rule::Max, n, coin: 42, ports: info.len() as u32, port_info: &info };
-    let algo = match (kept, spec.build_kept) {
-        (false, _) => (spec.build)(&ctx),
-        (true, Some(b)) => b(&ctx, DetectorConfig::LOOPBACK),
-        (true, None) => return None,
-    };
-    Some((algo, info.len() as u32))
-}
-
-/// Feed `inputs` to `algo` as a driver would (timers only once set, never after being cancelled);
-/// every step's effects stay within a bound of its ports.
-fn run(mut algo: Box<dyn Algorithm>, ports: u32, start: bool, inputs: &[Input]) {
-    let bound = 8 * ports as usize + 32;
-    let mut out = Outbox::default();
-    let mut timers: Vec<TimerId> = Vec::new();
-    let step = |out: &mut Outbox, timers: &mut Vec<TimerId>| {
-        assert!(out.effects().len() <= bound, "{} effects in one step: {:?}", out.effects().len(), out.effects());
-        for e in out.drain() {
-            match e {
-                Effect::SetTimer { timer, .. } if !timers.contains(&timer) => timers.push(timer),
-                Effect::CancelTimer { timer } => timers.retain(|t| *t != timer),
-                _ => {}
-            }
-        }
-    };
-    if start {
-        algo.on_start(&mut out);
-        step(&mut out, &mut timers);
-    }
-    for input in inputs {
-        match input {
-            Input::Message(p, m) if ports > 0 => {
-                // An algorithm may refuse a message (the node rejects the envelope); it may not panic.
-                let _ = algo.on_message((*p % ports as usize) as u32, *m, &mut out);
-            }
-            Input::Message(..) => {}
-            Input::Timer(i) if !timers.is_empty() => {
-                let t = timers.remove(i % timers.len());
-                algo.on_timer(t, &mut out);
-            }
-            Input::Timer(_) => {}
-        }
-        step(&mut out, &mut timers);
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -134,8 +80,17 @@ proptest! {
     fn algorithms_survive_arbitrary_messages(n in 2u32..10, start in any::<bool>(), inputs in inputs()) {
         for spec in CATALOGUE {
             for kept in [false, true] {
-                if let Some((algo, ports)) = build(spec, n, kept) {
-                    run(algo, ports, start, &inputs);
+                if let Some((algo, ports)) = harness::node(spec, n, kept) {
+                    let mut feeder = Feeder::new(algo, ports);
+                    if start {
+                        feeder.start();
+                    }
+                    for input in &inputs {
+                        match input {
+                            Input::Message(port, m) => feeder.message(*port, *m),
+                            Input::Timer(i) => feeder.timer(*i),
+                        }
+                    }
                 }
             }
         }

@@ -35,6 +35,7 @@ pub mod chubby;
 pub mod controlled_distance;
 pub mod detector;
 pub mod echo_extinction;
+pub mod harness;
 pub mod mesh_corners;
 pub mod min_max;
 pub mod min_max_plus;

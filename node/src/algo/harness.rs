@@ -1,0 +1,81 @@
+//! Drive one node's state machine as the runtime would, without a network:
+//! for property tests and fuzz targets that feed it hostile input.
+//!
+//! [`node`] builds position 0 of an algorithm's default topology the way the
+//! drivers build it; [`Feeder`] hands it messages on its ports and fires only
+//! the timers it has set, checking that no step's output runs away.
+
+use super::catalogue::AlgorithmSpec;
+use super::detector::DetectorConfig;
+use super::{Algorithm, Effect, Msg, NodeContext, Outbox, PortInfo, Rule, TimerId};
+use crate::topology::Topology;
+
+/// Position 0 (id 1 of ids 1..=n) of `spec`'s default topology on `n` nodes,
+/// one-shot or kept; `None` when the topology or the kept mode does not exist.
+pub fn node(spec: &AlgorithmSpec, n: u32, kept: bool) -> Option<(Box<dyn Algorithm>, u32)> {
+    let topology = Topology::build(spec.default_topology(), n, 7).ok()?;
+    let ids: Vec<u64> = (1..=u64::from(n)).collect();
+    let info: Vec<PortInfo> =
+        topology.ports(0).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }).collect();
+    let ctx = NodeContext { id: ids[0], rule: Rule::Max, n, coin: 42, ports: info.len() as u32, port_info: &info };
+    let algo = match (kept, spec.build_kept) {
+        (false, _) => (spec.build)(&ctx),
+        (true, Some(build)) => build(&ctx, DetectorConfig::LOOPBACK),
+        (true, None) => return None,
+    };
+    Some((algo, info.len() as u32))
+}
+
+/// Feeds a state machine and keeps track of its timers.
+#[derive(Debug)]
+pub struct Feeder {
+    algo: Box<dyn Algorithm>,
+    ports: u32,
+    out: Outbox,
+    timers: Vec<TimerId>,
+    bound: usize,
+}
+
+impl Feeder {
+    /// A feeder of `algo`, which has `ports` ports.
+    pub fn new(algo: Box<dyn Algorithm>, ports: u32) -> Feeder {
+        Feeder { algo, ports, out: Outbox::default(), timers: Vec::new(), bound: 8 * ports as usize + 32 }
+    }
+
+    /// Wake the node.
+    pub fn start(&mut self) {
+        self.algo.on_start(&mut self.out);
+        self.settle();
+    }
+
+    /// A message on port `port % ports` (nothing on a portless node). The
+    /// algorithm may refuse it, as a node rejects an envelope; it may not panic.
+    pub fn message(&mut self, port: usize, msg: Msg) {
+        if self.ports > 0 {
+            let _ = self.algo.on_message((port % self.ports as usize) as u32, msg, &mut self.out);
+            self.settle();
+        }
+    }
+
+    /// Fire the `i % count`-th of the timers the node has set and not cancelled (nothing if none).
+    pub fn timer(&mut self, i: usize) {
+        if !self.timers.is_empty() {
+            let t = self.timers.remove(i % self.timers.len());
+            self.algo.on_timer(t, &mut self.out);
+            self.settle();
+        }
+    }
+
+    /// Check the step's output is bounded, then carry out its timer effects.
+    fn settle(&mut self) {
+        let n = self.out.effects().len();
+        assert!(n <= self.bound, "{n} effects in one step (bound {}): {:?}", self.bound, self.out.effects());
+        for e in self.out.drain() {
+            match e {
+                Effect::SetTimer { timer, .. } if !self.timers.contains(&timer) => self.timers.push(timer),
+                Effect::CancelTimer { timer } => self.timers.retain(|t| *t != timer),
+                _ => {}
+            }
+        }
+    }
+}
