@@ -35,7 +35,7 @@ LABEL org.opencontainers.image.title="ringleader-node" \
 COPY --from=builder /app/target/release/ringleader-node /usr/local/bin/ringleader-node
 # Numeric, so that Kubernetes' runAsNonRoot can verify it.
 USER 10001:10001
-EXPOSE 7000 9464
+EXPOSE 7000 7001 9464
 ENTRYPOINT ["/usr/local/bin/ringleader-node"]
 
 # ---- controller: Controller API gRPC on 50051, /metrics on 9464 ------------
@@ -46,5 +46,5 @@ LABEL org.opencontainers.image.title="ringleader-controller" \
       org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=builder /app/target/release/ringleader-controller /usr/local/bin/ringleader-controller
 USER 10001:10001
-EXPOSE 50051 9464
+EXPOSE 50051 50052 9464
 ENTRYPOINT ["/usr/local/bin/ringleader-controller"]

@@ -129,6 +129,10 @@ pub struct ControllerConfig {
     /// refused RESOURCE_EXHAUSTED. Running elections are never forgotten, so
     /// this also bounds memory beyond `max_elections`.
     pub max_running_elections: usize,
+    /// Also serve `grpc.health.v1` alone, in plain text, on this socket
+    /// address (e.g. `0.0.0.0:50052`), for Kubernetes gRPC probes, which
+    /// cannot speak TLS; empty = off.
+    pub health_listen: String,
 }
 
 impl Default for ControllerConfig {
@@ -151,6 +155,7 @@ impl Default for ControllerConfig {
             discover_timeout_ms: 600_000,
             history_path: String::new(),
             max_running_elections: 256,
+            health_listen: String::new(),
         }
     }
 }
@@ -169,6 +174,14 @@ impl ControllerConfig {
     /// The default failure detector of kept leaderships.
     pub fn detector(&self) -> DetectorConfig {
         DetectorConfig { period_ms: self.detector_period_ms, timeout_ms: self.detector_timeout_ms }
+    }
+
+    /// [`Self::health_listen`], parsed (`None`: off).
+    pub fn health_addr(&self) -> Result<Option<std::net::SocketAddr>, String> {
+        match self.health_listen.trim() {
+            "" => Ok(None),
+            a => a.parse().map(Some).map_err(|e| format!("`{a}` is not a socket address like 0.0.0.0:50052: {e}")),
+        }
     }
 
     /// [`Self::discover_timeout_ms`] as a duration.
@@ -237,6 +250,9 @@ impl Config {
                 "controller.local_nodes",
                 format!("{} is more than the limit {MAX_LOCAL_NODES}", c.local_nodes),
             );
+        }
+        if let Err(e) = c.health_addr() {
+            return invalid("controller.health_listen", e);
         }
         if let Err(e) = c.detector().validate() {
             return invalid("controller.detector_timeout_ms", e);
@@ -377,6 +393,7 @@ mod tests {
         );
         bad(|c| c.decision_timeout_ms = 0, "controller.decision_timeout_ms");
         bad(|c| c.host = String::new(), "controller.host");
+        bad(|c| c.health_listen = "50052".into(), "controller.health_listen");
         bad(|c| c.discover = "ringleader-node".into(), "controller.discover");
         bad(|c| c.discover = "ringleader-node:7000".into(), "controller.discover_nodes");
         bad(

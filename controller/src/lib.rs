@@ -81,6 +81,9 @@ pub async fn run(
     let auth = config.auth.resolve().map_err(|(key, reason)| config::ConfigError::Invalid { key, reason })?;
     let tls = config.tls.load().map_err(|(key, reason)| config::ConfigError::Invalid { key, reason })?;
     let settings = config.controller;
+    let settings_health = settings
+        .health_addr()
+        .map_err(|reason| config::ConfigError::Invalid { key: "controller.health_listen", reason })?;
     let cluster = cluster::Cluster::start(&settings, &auth, tls.as_ref()).await?;
     if cluster.is_local() && !cluster.wait_ready(Duration::from_secs(10)).await {
         warn!("some local nodes did not open their event stream within 10 s");
@@ -97,6 +100,17 @@ pub async fn run(
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<ControllerServer<api::ControllerService>>().await;
+    // Bound only now: like the API, the probes' port answers once the cluster is up.
+    let _plain_health = match settings_health {
+        Some(addr) => {
+            let l = TcpListener::bind(addr).await?;
+            Some(ringleader_node::runtime::AbortOnDrop(tokio::spawn(ringleader_node::runtime::serve_plain_health(
+                l,
+                health_service.clone(),
+            ))))
+        }
+        None => None,
+    };
     // Advertise only what this server serves: the descriptor set also holds the nodes' Agent and Peer.
     let reflection = |reflection_service: &str| {
         tonic_reflection::server::Builder::configure()

@@ -8,7 +8,10 @@
 //! [node]
 //! listen = "0.0.0.0:7000"        # where the Peer and Agent services listen
 //! name = "node-0"                # default: the host name
-//! advertise = "http://node-0.ringleader-node:7000"  # default: http://<listen>
+//! advertise = "http://node-0.ringleader-node:7000"  # default: http://<listen>; a bare host:port
+//!                                                    # gets http:// (https:// with [tls])
+//! health_listen = "0.0.0.0:7001" # grpc.health.v1 alone in plain text, for Kubernetes probes of a
+//!                                # TLS node; unset: not served
 //!
 //! [telemetry]
 //! log = "info,ringleader_node=debug"  # tracing filter; RUST_LOG wins over it
@@ -35,6 +38,9 @@ pub struct Cli {
     /// Node name reported to the controller [default: the host name]
     #[arg(long)]
     pub name: Option<String>,
+    /// Also serve grpc.health.v1 alone, in plain text, on this address (for Kubernetes probes under TLS)
+    #[arg(long, value_name = "ADDR")]
+    pub health_listen: Option<String>,
     /// URL peers and the controller dial to reach this node [default: http://<listen>]
     #[arg(long, value_name = "URL")]
     pub advertise: Option<String>,
@@ -96,9 +102,13 @@ pub struct NodeSection {
     /// Node name (filled with the host name when not set).
     #[serde(default)]
     pub name: String,
-    /// The URL others dial (filled with `http://<listen>` when not set).
+    /// The URL others dial (filled with `http://<listen>` when not set; a bare `host:port` gets
+    /// `http://`, or `https://` with `[tls]`).
     #[serde(default)]
     pub advertise: String,
+    /// Where to serve `grpc.health.v1` alone in plain text (empty: nowhere).
+    #[serde(default)]
+    pub health_listen: String,
 }
 
 impl Config {
@@ -120,6 +130,7 @@ impl Config {
             .set_override_option("node.listen", cli.listen.clone())?
             .set_override_option("node.name", cli.name.clone())?
             .set_override_option("node.advertise", cli.advertise.clone())?
+            .set_override_option("node.health_listen", cli.health_listen.clone())?
             .build()?
             .try_deserialize()?;
         let cfg = cfg.with_derived_defaults();
@@ -131,9 +142,12 @@ impl Config {
         if self.node.name.is_empty() {
             self.node.name = hostname();
         }
+        let scheme = if self.tls.cert.is_some() { "https" } else { "http" };
         if self.node.advertise.is_empty() {
-            let scheme = if self.tls.cert.is_some() { "https" } else { "http" };
             self.node.advertise = format!("{scheme}://{}", self.node.listen);
+        } else if !self.node.advertise.contains("://") {
+            // A bare host:port: the scheme follows [tls], so turning TLS on needs no second edit.
+            self.node.advertise = format!("{scheme}://{}", self.node.advertise);
         }
         self
     }
@@ -156,10 +170,19 @@ impl Config {
                 format!("must be an {scheme}:// URL with a host, e.g. {scheme}://10.0.0.7:7000 (https with [tls])"),
             ));
         }
+        self.health_addr().map_err(|e| invalid("node.health_listen", &self.node.health_listen, e))?;
         self.telemetry.validate().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
         self.auth.resolve().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
         self.tls.load().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
         Ok(())
+    }
+
+    /// The plain-text health address, parsed (`None`: not served).
+    pub fn health_addr(&self) -> Result<Option<SocketAddr>, String> {
+        match self.node.health_listen.trim() {
+            "" => Ok(None),
+            a => a.parse().map(Some).map_err(|e| format!("not a socket address like 0.0.0.0:7001: {e}")),
+        }
     }
 
     /// The listen address, parsed.
@@ -229,8 +252,10 @@ mod tests {
         let bad = |cli: Cli, e: &[(&str, &str)]| Config::load_with_env(&cli, env(e)).unwrap_err().to_string();
         let m = bad(Cli { listen: Some("nowhere".into()), ..Cli::default() }, &[]);
         assert!(m.contains("`node.listen`"), "{m}");
-        let m = bad(Cli { advertise: Some("10.0.0.1:7000".into()), ..Cli::default() }, &[]);
+        let m = bad(Cli { advertise: Some("ftp://10.0.0.1:7000".into()), ..Cli::default() }, &[]);
         assert!(m.contains("`node.advertise`"), "{m}");
+        let m = bad(Cli { health_listen: Some("7001".into()), ..Cli::default() }, &[]);
+        assert!(m.contains("`node.health_listen`"), "{m}");
         let m = bad(Cli::default(), &[("RINGLEADER__TELEMETRY__LOG", "=#!")]);
         assert!(m.contains("`telemetry.log`"), "{m}");
         let m = bad(Cli::default(), &[("RINGLEADER__NODE__LISTN", "x")]);
@@ -239,6 +264,23 @@ mod tests {
         assert!(m.contains("ringleader.toml"), "{m}");
         let m = bad(Cli::default(), &[("RINGLEADER__TELEMETRY__METRICS_LISTEN", "9464")]);
         assert!(m.contains("`telemetry.metrics_listen`"), "{m}");
+    }
+
+    /// A bare `host:port` to advertise gets the scheme of the node's transport, so the Kubernetes
+    /// manifests need no edit of the address to turn TLS on.
+    #[test]
+    fn bare_advertise_gets_the_scheme() {
+        let cli = Cli { advertise: Some("node-0.ringleader-node:7000".into()), ..Cli::default() };
+        let c = Config::load_with_env(&cli, env(&[])).unwrap();
+        assert_eq!(c.node.advertise, "http://node-0.ringleader-node:7000");
+        let with_tls =
+            Config { tls: ringleader_node::tls::TlsSection { cert: Some("c.pem".into()), ..Default::default() }, ..c };
+        let derived = Config {
+            node: NodeSection { advertise: "node-0.ringleader-node:7000".into(), ..with_tls.node.clone() },
+            ..with_tls
+        }
+        .with_derived_defaults();
+        assert_eq!(derived.node.advertise, "https://node-0.ringleader-node:7000");
     }
 
     /// The controller's section in a shared file does not stop the node.

@@ -43,6 +43,20 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let health_listener = match cfg.health_addr() {
+        Ok(None) => None,
+        Ok(Some(addr)) => match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => Some(l),
+            Err(e) => {
+                error!(health_listen = %addr, error = %e, "cannot listen");
+                return ExitCode::FAILURE;
+            }
+        },
+        Err(e) => {
+            error!(error = %e, "bad health_listen address");
+            return ExitCode::from(2);
+        }
+    };
     if cfg.node.advertise == format!("http://{}", cfg.node.listen) && addr.ip().is_unspecified() {
         warn!(advertise = %cfg.node.advertise, "advertising an unspecified address; set --advertise so others can dial it");
     }
@@ -67,7 +81,7 @@ async fn main() -> ExitCode {
         peer_token: auth.peer_token,
         tls,
     };
-    let code = match runtime::serve(listener, node, runtime::shutdown_signal()).await {
+    let code = match runtime::serve_with_health(listener, health_listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             error!(error = %e, "node failed");

@@ -102,6 +102,17 @@ pub async fn serve(
     cfg: NodeConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RuntimeError> {
+    serve_with_health(listener, None, cfg, shutdown).await
+}
+
+/// [`serve`], and with `health_listener` also `grpc.health.v1` alone in plain text there (see
+/// [`serve_plain_health`]), for as long as the node serves.
+pub async fn serve_with_health(
+    listener: tokio::net::TcpListener,
+    health_listener: Option<tokio::net::TcpListener>,
+    cfg: NodeConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RuntimeError> {
     let local = listener.local_addr().map_or_else(|e| format!("unknown ({e})"), |a| a.to_string());
     let node = node::Node::new(cfg);
     info!(name = %node.cfg.name, advertise = %node.cfg.advertise, listen = %local, "node serving");
@@ -124,6 +135,8 @@ pub async fn serve(
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<PeerServer<peer::PeerService>>().await;
     health.set_serving::<AgentServer<agent::AgentService>>().await;
+    let _plain_health =
+        health_listener.map(|l| AbortOnDrop(tokio::spawn(serve_plain_health(l, health_service.clone()))));
     let mut builder = tonic::transport::Server::builder();
     if let Some(tls) = &node.cfg.tls {
         builder = builder.tls_config(tls.server())?;
@@ -160,6 +173,35 @@ pub async fn serve(
     };
     node.shutdown();
     Ok(result?)
+}
+
+/// Serve `grpc.health.v1` alone, in plain text, on `listener`, answering from the same reporter as
+/// `service`'s main server. Kubernetes gRPC probes cannot speak TLS, so a server that serves TLS only
+/// gives its probes this second port; it reveals nothing but whether the process serves. Runs until
+/// the task running it is dropped or aborted; an accept error is logged and ends it.
+pub async fn serve_plain_health<H: tonic_health::pb::health_server::Health>(
+    listener: tokio::net::TcpListener,
+    service: tonic_health::pb::health_server::HealthServer<H>,
+) {
+    let addr = listener.local_addr().map_or_else(|e| format!("unknown ({e})"), |a| a.to_string());
+    info!(listen = %addr, "grpc.health.v1 serving in plain text");
+    if let Err(e) = tonic::transport::Server::builder()
+        .add_service(service)
+        .serve_with_incoming(TcpListenerStream::new(listener))
+        .await
+    {
+        warn!(listen = %addr, error = %e, "plain-text health server failed");
+    }
+}
+
+/// Aborts a spawned task when dropped: a helper server lives exactly as long as its main server.
+#[derive(Debug)]
+pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM (for `serve`'s `shutdown`; the binaries use it).

@@ -8,3 +8,4 @@ mod t04_netns;
 mod t05_otlp;
 mod t06_prometheus;
 mod t07_manifests;
+mod t08_k8s_env;

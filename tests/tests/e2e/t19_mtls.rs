@@ -8,8 +8,10 @@ use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, Extend
 use ringleader_node::tls::TlsSection;
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{assert_correct, election, test_config};
+use ringleader_tests::{assert_correct, election, free_port, test_config};
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 /// A certificate and key signed by `ca`, valid for `names`, for servers and clients.
 fn leaf(ca: &CertifiedIssuer<'_, KeyPair>, common_name: &str, names: &[&str]) -> (String, String) {
@@ -30,7 +32,8 @@ fn write(dir: &Path, name: &str, pem: &str) -> std::path::PathBuf {
 /// With `[tls]` cert, key, ca and `mutual`, the controller serves TLS only and its embedded nodes are
 /// https:// (controller to node and node to node over mutual TLS); a client with a certificate from the
 /// cluster's CA runs a LIVE election to a correct finish, while a plain-text client and a TLS client
-/// without a certificate are turned away.
+/// without a certificate are turned away; Kubernetes' plain-text gRPC probes get SERVING from the
+/// `controller.health_listen` port, which serves nothing else.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn election_over_mutual_tls_on_every_link() {
     let dir = std::env::temp_dir().join(format!("ringleader-mtls-{}", std::process::id()));
@@ -49,6 +52,8 @@ async fn election_over_mutual_tls_on_every_link() {
         ca: Some(write(&dir, "ca.crt", &ca.pem())),
         mutual: true,
     };
+    let health_port = free_port();
+    config.controller.health_listen = format!("127.0.0.1:{health_port}");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -88,6 +93,16 @@ async fn election_over_mutual_tls_on_every_link() {
     );
     let mut plain = ControllerClient::new(Endpoint::from_shared(format!("http://{addr}")).unwrap().connect_lazy());
     assert!(plain.get_cluster(pb::GetClusterRequest {}).await.is_err(), "plain text is not served");
+
+    let probe = Endpoint::from_shared(format!("http://127.0.0.1:{health_port}")).unwrap().connect().await.unwrap();
+    let status = HealthClient::new(probe.clone()).check(HealthCheckRequest { service: String::new() }).await.unwrap();
+    assert_eq!(status.into_inner().status, ServingStatus::Serving as i32, "the probe port answers in plain text");
+    let only_health = ControllerClient::new(probe).get_cluster(pb::GetClusterRequest {}).await.unwrap_err();
+    assert_eq!(
+        only_health.code(),
+        tonic::Code::Unimplemented,
+        "the probe port serves nothing but health: {only_health:?}"
+    );
 
     let _ = stop.send(());
     server.await.unwrap().unwrap();
