@@ -9,3 +9,4 @@ mod t03_link_rejections;
 mod t04_lifecycle;
 mod t05_complete_network;
 mod t06_auth;
+mod t07_limits;

@@ -1,0 +1,134 @@
+//! A node's limits hold against a busy or hostile world: it refuses elections beyond its table's
+//! size, ends a link that sends an oversized envelope, and a peer that takes nothing stalls no
+//! other election.
+
+use std::time::Duration;
+
+use ringleader_node::algo::Msg;
+use ringleader_node::runtime::{MAX_ELECTIONS, MAX_ENVELOPE};
+use ringleader_node::topology::TopologyKind;
+use ringleader_proto::v1::{self as pb, peer_client::PeerClient};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Code;
+
+use crate::fixtures::*;
+
+/// Position 0 of a 2-ring AsFar election `id` whose outgoing port leads to `address`.
+fn towards(id: &str, address: &str) -> pb::PrepareRequest {
+    pb::PrepareRequest {
+        election_id: id.into(),
+        algorithm: "as-far".into(),
+        rule: pb::Rule::Max as i32,
+        position: 0,
+        size: 2,
+        id: 1,
+        ports: vec![
+            pb::PortPeer { position: 1, address: String::new(), remote_port: 1, ..Default::default() },
+            pb::PortPeer { position: 1, address: address.into(), remote_port: 0, ..Default::default() },
+        ],
+        initiator: true,
+        ..Default::default()
+    }
+}
+
+/// With MAX_ELECTIONS elections installed, one more Prepare is RESOURCE_EXHAUSTED with a message that
+/// gives the limit, and nothing is installed; once one is aborted, the next Prepare is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepare_beyond_the_election_limit_is_resource_exhausted() {
+    let mut nodes = start_nodes(2).await;
+    let peer = nodes[1].address.clone();
+    for i in 0..MAX_ELECTIONS {
+        nodes[0]
+            .agent
+            .prepare(towards(&format!("e{i}"), &peer))
+            .await
+            .unwrap_or_else(|s| panic!("prepare e{i}: {s:?}"));
+    }
+    let full = nodes[0].agent.prepare(towards("one-too-many", &peer)).await.unwrap_err();
+    assert_eq!(full.code(), Code::ResourceExhausted, "{full:?}");
+    assert!(full.message().contains(&MAX_ELECTIONS.to_string()), "the message gives the limit: {full:?}");
+    let missing = nodes[0].agent.status(pb::StatusRequest { election_id: "one-too-many".into() }).await.unwrap_err();
+    assert_eq!(missing.code(), Code::NotFound, "a refused Prepare installs nothing: {missing:?}");
+
+    nodes[0].agent.abort(pb::AbortRequest { election_id: "e0".into() }).await.unwrap();
+    nodes[0].agent.prepare(towards("one-too-many", &peer)).await.unwrap();
+}
+
+/// An envelope larger than MAX_ENVELOPE ends that link stream with a status (the node never buffers
+/// it whole), while the node keeps serving: a new link's envelope reaches its election.
+#[tokio::test]
+async fn an_oversized_envelope_ends_only_its_stream() {
+    let mut nodes = start_nodes(2).await;
+    let plan = ring_plan("r", "as-far", TopologyKind::RingUni, &[1, 2], &[], pb::Rule::Max, &nodes);
+    nodes[0].agent.prepare(plan[0].clone()).await.unwrap();
+    let envelope = |election_id: String| pb::Envelope {
+        election_id,
+        sender: 1,
+        port: 0,
+        causal_time: 1,
+        body: Some(Msg::Election { id: 2, stage: 0, hops: 0 }.into()),
+        ..Default::default()
+    };
+
+    let (tx, rx) = mpsc::channel(4);
+    let mut peer = PeerClient::new(channel(&nodes[0].address).await);
+    let mut replies = peer.link(ReceiverStream::new(rx)).await.unwrap().into_inner();
+    tx.send(envelope("r".repeat(MAX_ENVELOPE + 1))).await.unwrap();
+    let ended =
+        tokio::time::timeout(Duration::from_secs(5), replies.message()).await.expect("the stream ends promptly");
+    let status = ended.expect_err("an oversized envelope ends the stream with a status");
+    assert_eq!(status.code(), Code::OutOfRange, "{status:?}");
+
+    let (tx, rx) = mpsc::channel(4);
+    let _replies = peer.link(ReceiverStream::new(rx)).await.unwrap().into_inner();
+    tx.send(envelope("r".into())).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let st = nodes[0].agent.status(pb::StatusRequest { election_id: "r".into() }).await.unwrap().into_inner();
+        if st.received == 1 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the valid envelope never arrived: {st:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A peer that accepts connections and never reads or answers (a hung process), and elections sending
+/// to it, do not hold up the node: a ring election across it and two healthy nodes, started after,
+/// finishes with the right leader, and the stuck elections still answer Status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_takes_nothing_stalls_no_other_election() {
+    let black_hole = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hole = format!("http://{}", black_hole.local_addr().unwrap());
+    // Accept and hold every connection, reading nothing.
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = black_hole.accept().await {
+            open.push(socket);
+        }
+    });
+    let mut nodes = start_nodes(3).await;
+    for i in 0..50 {
+        let id = format!("stuck-{i}");
+        nodes[0].agent.prepare(towards(&id, &hole)).await.unwrap();
+        nodes[0].agent.start(pb::StartRequest { election_id: id }).await.unwrap();
+    }
+
+    let plan = ring_plan("ok", "stages", TopologyKind::RingBi, &[3, 1, 2], &[0, 1, 2], pb::Rule::Max, &nodes);
+    prepare_all(&mut nodes, plan).await;
+    start_all(&mut nodes, "ok", &[0, 1, 2]).await;
+    let all = wait_finished(&mut nodes, "ok", Duration::from_secs(20)).await;
+    assert_elected(&all, 3);
+
+    let st = tokio::time::timeout(
+        Duration::from_secs(2),
+        nodes[0].agent.status(pb::StatusRequest { election_id: "stuck-0".into() }),
+    )
+    .await
+    .expect("Status of a stuck election answers promptly")
+    .unwrap()
+    .into_inner();
+    assert_eq!(st.role, pb::Role::Undecided as i32, "nobody answered the stuck election: {st:?}");
+    held.abort();
+}
