@@ -107,6 +107,25 @@ pub fn ring_plan(
         .collect()
 }
 
+/// Position 0 (id 1, an initiator) of a 2-ring AsFar election `election_id` whose one outgoing port
+/// leads to `address`: for tests of what a node does with a peer it cannot reach or that hangs.
+pub fn lone_initiator(election_id: &str, address: &str) -> pb::PrepareRequest {
+    pb::PrepareRequest {
+        election_id: election_id.into(),
+        algorithm: "as-far".into(),
+        rule: pb::Rule::Max as i32,
+        position: 0,
+        size: 2,
+        id: 1,
+        ports: vec![
+            pb::PortPeer { position: 1, address: String::new(), remote_port: 1, ..Default::default() },
+            pb::PortPeer { position: 1, address: address.into(), remote_port: 0, ..Default::default() },
+        ],
+        initiator: true,
+        ..Default::default()
+    }
+}
+
 pub async fn prepare_all(nodes: &mut [TestNode], plan: Vec<pb::PrepareRequest>) {
     for (node, req) in nodes.iter_mut().zip(plan) {
         node.agent.prepare(req).await.expect("prepare");

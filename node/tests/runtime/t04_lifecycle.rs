@@ -63,24 +63,7 @@ async fn unreachable_peer_loses_the_message_without_harm() {
     // Reserve a port, then free it so nothing listens there.
     let dead = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();
     let dead = format!("http://{dead}");
-    let req = pb::PrepareRequest {
-        election_id: "u".into(),
-        algorithm: "as-far".into(),
-        rule: pb::Rule::Max as i32,
-        position: 0,
-        size: 2,
-        id: 1,
-        ports: vec![
-            pb::PortPeer { position: 1, address: String::new(), remote_port: 1, ..Default::default() },
-            pb::PortPeer { position: 1, address: dead.clone(), remote_port: 0, ..Default::default() },
-        ],
-        initiator: true,
-        coin: 0,
-        keep_leader: false,
-        detector: None,
-        traceparent: String::new(),
-        log_messages: false,
-    };
+    let req = lone_initiator("u", &dead);
     nodes[0].agent.prepare(req).await.unwrap();
     nodes[0].agent.start(pb::StartRequest { election_id: "u".into() }).await.unwrap();
     let deadline = tokio::time::Instant::now() + FINISH;

@@ -14,24 +14,6 @@ use tonic::Code;
 
 use crate::fixtures::*;
 
-/// Position 0 of a 2-ring AsFar election `id` whose outgoing port leads to `address`.
-fn towards(id: &str, address: &str) -> pb::PrepareRequest {
-    pb::PrepareRequest {
-        election_id: id.into(),
-        algorithm: "as-far".into(),
-        rule: pb::Rule::Max as i32,
-        position: 0,
-        size: 2,
-        id: 1,
-        ports: vec![
-            pb::PortPeer { position: 1, address: String::new(), remote_port: 1, ..Default::default() },
-            pb::PortPeer { position: 1, address: address.into(), remote_port: 0, ..Default::default() },
-        ],
-        initiator: true,
-        ..Default::default()
-    }
-}
-
 /// With MAX_ELECTIONS elections installed, one more Prepare is RESOURCE_EXHAUSTED with a message that
 /// gives the limit, and nothing is installed; once one is aborted, the next Prepare is taken.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -41,18 +23,18 @@ async fn prepare_beyond_the_election_limit_is_resource_exhausted() {
     for i in 0..MAX_ELECTIONS {
         nodes[0]
             .agent
-            .prepare(towards(&format!("e{i}"), &peer))
+            .prepare(lone_initiator(&format!("e{i}"), &peer))
             .await
             .unwrap_or_else(|s| panic!("prepare e{i}: {s:?}"));
     }
-    let full = nodes[0].agent.prepare(towards("one-too-many", &peer)).await.unwrap_err();
+    let full = nodes[0].agent.prepare(lone_initiator("one-too-many", &peer)).await.unwrap_err();
     assert_eq!(full.code(), Code::ResourceExhausted, "{full:?}");
     assert!(full.message().contains(&MAX_ELECTIONS.to_string()), "the message gives the limit: {full:?}");
     let missing = nodes[0].agent.status(pb::StatusRequest { election_id: "one-too-many".into() }).await.unwrap_err();
     assert_eq!(missing.code(), Code::NotFound, "a refused Prepare installs nothing: {missing:?}");
 
     nodes[0].agent.abort(pb::AbortRequest { election_id: "e0".into() }).await.unwrap();
-    nodes[0].agent.prepare(towards("one-too-many", &peer)).await.unwrap();
+    nodes[0].agent.prepare(lone_initiator("one-too-many", &peer)).await.unwrap();
 }
 
 /// An envelope larger than MAX_ENVELOPE ends that link stream with a status (the node never buffers
@@ -111,7 +93,7 @@ async fn a_peer_that_takes_nothing_stalls_no_other_election() {
     let mut nodes = start_nodes(3).await;
     for i in 0..50 {
         let id = format!("stuck-{i}");
-        nodes[0].agent.prepare(towards(&id, &hole)).await.unwrap();
+        nodes[0].agent.prepare(lone_initiator(&id, &hole)).await.unwrap();
         nodes[0].agent.start(pb::StartRequest { election_id: id }).await.unwrap();
     }
 
