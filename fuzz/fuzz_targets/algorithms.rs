@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(body) = pb::Body::decode(bytes)
             && let Ok(msg) = Msg::try_from(&body)
         {
-            feeder.message(*op as usize, msg);
+            let _ = feeder.message(*op as usize, msg);
         }
         rest = tail;
     }

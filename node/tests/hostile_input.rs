@@ -6,9 +6,9 @@
 
 use proptest::prelude::*;
 use prost::Message;
-use ringleader_node::algo::Msg;
 use ringleader_node::algo::catalogue::CATALOGUE;
 use ringleader_node::algo::harness::{self, Feeder};
+use ringleader_node::algo::{MAX_HELD, Msg};
 use ringleader_proto::v1 as pb;
 
 /// Any message, with ids and terms mostly small (where the algorithms' comparisons are).
@@ -87,7 +87,9 @@ proptest! {
                     }
                     for input in &inputs {
                         match input {
-                            Input::Message(port, m) => feeder.message(*port, *m),
+                            Input::Message(port, m) => {
+                                let _ = feeder.message(*port, *m);
+                            }
                             Input::Timer(i) => feeder.timer(*i),
                         }
                     }
@@ -108,4 +110,42 @@ fn messages_round_trip_through_the_wire() {
             Ok(())
         })
         .unwrap();
+}
+
+/// A peer that floods a node with messages of a far later stage, on every port, meets a bound: every
+/// algorithm that holds such messages for later (Stages, Stages buffered, Stages with Feedback,
+/// Alternate, BiMinMax, synchronous Hirschberg-Sinclair) holds at most MAX_HELD and refuses the rest,
+/// and no algorithm holds anything it was not built to hold.
+#[test]
+fn a_flood_of_later_stage_messages_is_held_only_up_to_the_cap() {
+    let holders = ["stages", "stages-buffered", "stages-feedback", "alternate", "bi-min-max", "sync-hs"];
+    for spec in CATALOGUE {
+        let Some((algo, ports)) = harness::node(spec, 8, false) else { continue };
+        let mut feeder = Feeder::new(algo, ports);
+        feeder.start();
+        if spec.name == "stages" {
+            // A current-stage message first: Stages then closes that port and holds whatever comes on it.
+            feeder.message(0, Msg::Election { id: 0, stage: 1, hops: 1 }).unwrap();
+        }
+        let mut refused = 0;
+        for i in 0..4 * MAX_HELD {
+            // A larger id than any of the ring's, far ahead: a candidate cannot use it yet (the
+            // synchronous algorithm takes probes, held until the next round).
+            let (id, stage) = (1_000 + i as u64, 1_000);
+            let msg = if spec.name == "sync-hs" {
+                Msg::Probe { id, stage, limit: 1 << 20 }
+            } else {
+                Msg::Election { id, stage, hops: 1 }
+            };
+            if feeder.message(i % 2, msg).is_err() {
+                refused += 1;
+            }
+        }
+        if holders.contains(&spec.name) {
+            assert_eq!(feeder.held(), MAX_HELD, "{} holds up to the cap", spec.name);
+            assert!(refused >= 2 * MAX_HELD, "{} refuses beyond the cap ({refused} refused)", spec.name);
+        } else {
+            assert_eq!(feeder.held(), 0, "{} holds nothing", spec.name);
+        }
+    }
 }

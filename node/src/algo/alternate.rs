@@ -145,7 +145,10 @@ impl Alternate {
                     self.next_step(out)?;
                     self.on_msg(port, msg, out)?;
                 }
-                State::Candidate if stage > self.step => self.held.push((port, msg)),
+                State::Candidate if stage > self.step => {
+                    super::room_to_hold(self.held.len())?;
+                    self.held.push((port, msg));
+                }
                 State::Candidate if stage < self.step || port != other(out_port(self.step)) => {
                     return Err(AlgoError::Invalid(format!(
                         "id {id} of step {stage} on port {port} reached a candidate at step {} (links not FIFO?)",
@@ -210,6 +213,10 @@ impl Algorithm for Alternate {
             State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
             _ => None,
         }
+    }
+
+    fn held(&self) -> usize {
+        self.held.len()
     }
 
     fn state(&self) -> &'static str {

@@ -160,7 +160,10 @@ impl BiMinMax {
                 out.send(RIGHT, Msg::Notify { leader: id });
             }
             (Msg::Election { .. }, State::Defeated) => out.send(RIGHT, msg),
-            (Msg::Election { stage, .. }, State::Candidate) if stage > self.stage => self.held.push(msg),
+            (Msg::Election { stage, .. }, State::Candidate) if stage > self.stage => {
+                super::room_to_hold(self.held.len())?;
+                self.held.push(msg);
+            }
             (Msg::Election { id, stage, .. }, State::Candidate) if stage == self.stage => {
                 let survives = if stage % 2 == 1 { self.id < id } else { self.id > id };
                 if id == self.id {
@@ -214,6 +217,10 @@ impl Algorithm for BiMinMax {
 
     fn decision(&self) -> Option<Decision> {
         self.decision
+    }
+
+    fn held(&self) -> usize {
+        self.held.len()
     }
 
     fn state(&self) -> &'static str {

@@ -247,6 +247,10 @@ impl<A: Algorithm> Algorithm for Detected<A> {
         }
     }
 
+    fn held(&self) -> usize {
+        self.inner.held()
+    }
+
     /// Suspicion from outside (a driver's own detector) goes straight to the inner algorithm.
     fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
         let from = out.effects().len();

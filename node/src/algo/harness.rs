@@ -3,11 +3,12 @@
 //!
 //! [`node`] builds position 0 of an algorithm's default topology the way the
 //! drivers build it; [`Feeder`] hands it messages on its ports and fires only
-//! the timers it has set, checking that no step's output runs away.
+//! the timers it has set, checking that no step's output runs away and that
+//! the messages it holds for later stay within [`MAX_HELD`].
 
 use super::catalogue::AlgorithmSpec;
 use super::detector::DetectorConfig;
-use super::{Algorithm, Effect, Msg, NodeContext, Outbox, PortInfo, Rule, TimerId};
+use super::{AlgoError, Algorithm, Effect, MAX_HELD, Msg, NodeContext, Outbox, PortInfo, Rule, TimerId};
 use crate::topology::Topology;
 
 /// Position 0 (id 1 of ids 1..=n) of `spec`'s default topology on `n` nodes,
@@ -49,12 +50,19 @@ impl Feeder {
     }
 
     /// A message on port `port % ports` (nothing on a portless node). The
-    /// algorithm may refuse it, as a node rejects an envelope; it may not panic.
-    pub fn message(&mut self, port: usize, msg: Msg) {
-        if self.ports > 0 {
-            let _ = self.algo.on_message((port % self.ports as usize) as u32, msg, &mut self.out);
-            self.settle();
+    /// algorithm may refuse it (`Err`), as a node rejects an envelope; it may not panic.
+    pub fn message(&mut self, port: usize, msg: Msg) -> Result<(), AlgoError> {
+        if self.ports == 0 {
+            return Ok(());
         }
+        let result = self.algo.on_message((port % self.ports as usize) as u32, msg, &mut self.out);
+        self.settle();
+        result
+    }
+
+    /// How many messages the node holds for later.
+    pub fn held(&self) -> usize {
+        self.algo.held()
     }
 
     /// Fire the `i % count`-th of the timers the node has set and not cancelled (nothing if none).
@@ -66,10 +74,12 @@ impl Feeder {
         }
     }
 
-    /// Check the step's output is bounded, then carry out its timer effects.
+    /// Check the step's output and what the node holds are bounded, then carry out its timer effects.
     fn settle(&mut self) {
         let n = self.out.effects().len();
         assert!(n <= self.bound, "{n} effects in one step (bound {}): {:?}", self.bound, self.out.effects());
+        let held = self.algo.held();
+        assert!(held <= MAX_HELD, "{held} messages held (at most {MAX_HELD}): {:?}", self.algo);
         for e in self.out.drain() {
             match e {
                 Effect::SetTimer { timer, .. } if !self.timers.contains(&timer) => self.timers.push(timer),

@@ -703,6 +703,31 @@ pub trait Algorithm: Send + fmt::Debug {
 
     /// Current state name (for logs and events), e.g. `"candidate"`.
     fn state(&self) -> &'static str;
+
+    /// How many messages the node holds for later (a later stage, a closed
+    /// port, the next round); never more than [`MAX_HELD`]. Algorithms that
+    /// hold nothing keep the default 0.
+    fn held(&self) -> usize {
+        0
+    }
+}
+
+/// Most messages one node of one election holds for later. A correct run
+/// holds a few (a couple per port at most); the cap keeps a faulty or hostile
+/// peer that sends later-stage messages without end from growing the node's
+/// memory. Beyond it a message is refused, as the runtime refuses any
+/// envelope an algorithm cannot take (a `Reject` to the sender, counted).
+pub const MAX_HELD: usize = 256;
+
+/// `Ok` while a node holding `held` messages may hold one more (see [`MAX_HELD`]).
+pub fn room_to_hold(held: usize) -> Result<(), AlgoError> {
+    if held >= MAX_HELD {
+        Err(AlgoError::Invalid(format!(
+            "{held} messages are already held for later, the most a node holds (a faulty peer?): refused"
+        )))
+    } else {
+        Ok(())
+    }
 }
 
 /// A boxed state machine is one too, so drivers can hold `Box<dyn Algorithm>`.
@@ -729,6 +754,10 @@ impl<T: Algorithm + ?Sized> Algorithm for Box<T> {
 
     fn decision(&self) -> Option<Decision> {
         (**self).decision()
+    }
+
+    fn held(&self) -> usize {
+        (**self).held()
     }
 
     fn state(&self) -> &'static str {

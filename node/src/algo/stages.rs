@@ -98,7 +98,10 @@ impl Stages {
                     self.best = self.rule.best(self.best, id);
                     self.state = State::Waiting { closed: port };
                 }
-                State::Waiting { closed } if closed == port => self.held.push_back((port, msg)),
+                State::Waiting { closed } if closed == port => {
+                    super::room_to_hold(self.held.len())?;
+                    self.held.push_back((port, msg));
+                }
                 State::Waiting { .. } => {
                     self.check_stage(id, stage)?;
                     self.best = self.rule.best(self.best, id);
@@ -120,7 +123,10 @@ impl Stages {
             },
             Msg::Notify { leader } => match self.state {
                 State::Leader | State::Follower | State::Winning => {}
-                State::Waiting { closed } if closed == port => self.held.push_back((port, msg)),
+                State::Waiting { closed } if closed == port => {
+                    super::room_to_hold(self.held.len())?;
+                    self.held.push_back((port, msg));
+                }
                 _ => {
                     self.state = State::Follower;
                     self.leader = leader;
@@ -166,6 +172,10 @@ impl Algorithm for Stages {
             State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
             _ => None,
         }
+    }
+
+    fn held(&self) -> usize {
+        self.held.len()
     }
 
     fn state(&self) -> &'static str {

@@ -89,7 +89,10 @@ impl StagesBuffered {
                     self.next_stage(out)?;
                     self.step(port, msg, out)?;
                 }
-                State::Candidate if stage > self.stage => self.stored.push((port, msg)),
+                State::Candidate if stage > self.stage => {
+                    super::room_to_hold(self.stored.len())?;
+                    self.stored.push((port, msg));
+                }
                 State::Candidate if stage < self.stage => {
                     return Err(AlgoError::Invalid(format!(
                         "id {id} of stage {stage} reached a candidate in stage {}",
@@ -163,6 +166,10 @@ impl Algorithm for StagesBuffered {
             State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
             _ => None,
         }
+    }
+
+    fn held(&self) -> usize {
+        self.stored.len()
     }
 
     fn state(&self) -> &'static str {

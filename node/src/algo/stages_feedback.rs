@@ -147,6 +147,7 @@ impl StagesFeedback {
                 self.step(port, msg, out)
             }
             (Msg::Election { stage, .. }, State::Candidate | State::Waiting) if stage > self.stage => {
+                super::room_to_hold(self.held.len())?;
                 if self.state == State::Waiting && !self.feedback[port as usize] {
                     // FIFO: the neighbour's feedback would have come before this.
                     self.held.push((port, msg));
@@ -217,6 +218,10 @@ impl Algorithm for StagesFeedback {
             State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
             _ => None,
         }
+    }
+
+    fn held(&self) -> usize {
+        self.held.len()
     }
 
     fn state(&self) -> &'static str {

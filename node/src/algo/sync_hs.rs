@@ -274,6 +274,7 @@ impl Algorithm for SyncHs {
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         self.check(port, &msg)?;
+        super::room_to_hold(self.inbox.len())?;
         if !self.awake {
             self.awake = true;
             self.start_pending = true;
@@ -307,6 +308,10 @@ impl Algorithm for SyncHs {
 
     fn decision(&self) -> Option<Decision> {
         self.decision
+    }
+
+    fn held(&self) -> usize {
+        self.inbox.len()
     }
 
     fn state(&self) -> &'static str {
