@@ -103,7 +103,10 @@ pub async fn run(
     // Bound only now: like the API, the probes' port answers once the cluster is up.
     let _plain_health = match settings_health {
         Some(addr) => {
-            let l = TcpListener::bind(addr).await?;
+            let l = TcpListener::bind(addr).await.map_err(|e| config::ConfigError::Invalid {
+                key: "controller.health_listen",
+                reason: format!("cannot listen on {addr}: {e}"),
+            })?;
             Some(ringleader_node::runtime::AbortOnDrop(tokio::spawn(ringleader_node::runtime::serve_plain_health(
                 l,
                 health_service.clone(),

@@ -207,3 +207,16 @@ async fn undecided_election_times_out() {
         s.await.unwrap().unwrap();
     }
 }
+
+/// A `controller.health_listen` address already taken stops the controller with an error naming the
+/// setting and the address, instead of serving without the port its probes use.
+#[tokio::test]
+async fn health_port_in_use_is_an_error_naming_the_setting() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let mut config = test_config(0);
+    config.controller.health_listen = addr.to_string();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let err = ringleader_controller::run(config, listener, std::future::pending()).await.unwrap_err().to_string();
+    assert!(err.contains("controller.health_listen") && err.contains(&addr.to_string()), "{err}");
+}
