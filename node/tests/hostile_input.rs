@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use prost::Message;
 use ringleader_node::algo::catalogue::CATALOGUE;
 use ringleader_node::algo::harness::{self, Feeder};
-use ringleader_node::algo::{MAX_HELD, Msg};
+use ringleader_node::algo::{AlgoError, MAX_HELD, Msg};
 use ringleader_proto::v1 as pb;
 
 /// Any message, with ids and terms mostly small (where the algorithms' comparisons are).
@@ -127,7 +127,7 @@ fn a_flood_of_later_stage_messages_is_held_only_up_to_the_cap() {
             // A current-stage message first: Stages then closes that port and holds whatever comes on it.
             feeder.message(0, Msg::Election { id: 0, stage: 1, hops: 1 }).unwrap();
         }
-        let mut refused = 0;
+        let (mut refused, mut capped) = (0, 0);
         for i in 0..4 * MAX_HELD {
             // A larger id than any of the ring's, far ahead: a candidate cannot use it yet (the
             // synchronous algorithm takes probes, held until the next round).
@@ -137,13 +137,20 @@ fn a_flood_of_later_stage_messages_is_held_only_up_to_the_cap() {
             } else {
                 Msg::Election { id, stage, hops: 1 }
             };
-            if feeder.message(i % 2, msg).is_err() {
-                refused += 1;
+            match feeder.message(i % 2, msg) {
+                Ok(()) => {}
+                Err(AlgoError::TooManyHeld { held }) => {
+                    assert_eq!(held, MAX_HELD, "{}", spec.name);
+                    refused += 1;
+                    capped += 1;
+                }
+                Err(_) => refused += 1,
             }
         }
         if holders.contains(&spec.name) {
             assert_eq!(feeder.held(), MAX_HELD, "{} holds up to the cap", spec.name);
             assert!(refused >= 2 * MAX_HELD, "{} refuses beyond the cap ({refused} refused)", spec.name);
+            assert!(capped > 0, "{} refuses for being full once it is", spec.name);
         } else {
             assert_eq!(feeder.held(), 0, "{} holds nothing", spec.name);
         }

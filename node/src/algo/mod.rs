@@ -612,6 +612,13 @@ pub enum AlgoError {
     /// The message contradicts the algorithm's invariants (e.g. a duplicate id).
     #[error("{0}")]
     Invalid(String),
+    /// The node already holds [`MAX_HELD`] messages for later: refused (a
+    /// faulty or flooding peer), so its memory stays bounded.
+    #[error("{held} messages are already held for later, the most a node holds (a faulty peer?): refused")]
+    TooManyHeld {
+        /// Messages held.
+        held: usize,
+    },
 }
 
 /// Compass direction of a mesh port.
@@ -721,13 +728,7 @@ pub const MAX_HELD: usize = 256;
 
 /// `Ok` while a node holding `held` messages may hold one more (see [`MAX_HELD`]).
 pub fn room_to_hold(held: usize) -> Result<(), AlgoError> {
-    if held >= MAX_HELD {
-        Err(AlgoError::Invalid(format!(
-            "{held} messages are already held for later, the most a node holds (a faulty peer?): refused"
-        )))
-    } else {
-        Ok(())
-    }
+    if held >= MAX_HELD { Err(AlgoError::TooManyHeld { held }) } else { Ok(()) }
 }
 
 /// A boxed state machine is one too, so drivers can hold `Box<dyn Algorithm>`.

@@ -423,7 +423,11 @@ impl Election {
             Ok(Err(e)) => {
                 st.rejected += 1;
                 st.record_error(format!("{msg:?} on port {port}: {e}"));
-                Err(Rejection::new(Code::InvalidArgument, e.to_string()))
+                let code = match e {
+                    crate::algo::AlgoError::TooManyHeld { .. } => Code::ResourceExhausted,
+                    _ => Code::InvalidArgument,
+                };
+                Err(Rejection::new(code, e.to_string()))
             }
             Err(panic) => {
                 let e = format!("algorithm panicked on {msg:?} from port {port}: {}", panic_text(&*panic));

@@ -1,10 +1,10 @@
 //! A node's limits hold against a busy or hostile world: it refuses elections beyond its table's
-//! size, ends a link that sends an oversized envelope, and a peer that takes nothing stalls no
-//! other election.
+//! size, ends a link that sends an oversized envelope, holds only so many messages for later, and a
+//! peer that takes nothing stalls no other election.
 
 use std::time::Duration;
 
-use ringleader_node::algo::Msg;
+use ringleader_node::algo::{MAX_HELD, Msg};
 use ringleader_node::runtime::{MAX_ELECTIONS, MAX_ENVELOPE};
 use ringleader_node::topology::TopologyKind;
 use ringleader_proto::v1::{self as pb, peer_client::PeerClient};
@@ -113,4 +113,36 @@ async fn a_peer_that_takes_nothing_stalls_no_other_election() {
     .into_inner();
     assert_eq!(st.role, pb::Role::Undecided as i32, "nobody answered the stuck election: {st:?}");
     held.abort();
+}
+
+/// A peer that floods a Stages node with messages on its closed port (held until the other side
+/// answers) meets the holding cap: the node holds MAX_HELD of them and answers each further one with
+/// a RESOURCE_EXHAUSTED Reject on the same stream.
+#[tokio::test]
+async fn a_flood_of_held_messages_is_refused_resource_exhausted() {
+    let mut nodes = start_nodes(3).await;
+    let plan = ring_plan("f", "stages", TopologyKind::RingBi, &[1, 2, 3], &[], pb::Rule::Max, &nodes);
+    let (sender, port) = (plan[0].ports[0].position, 0);
+    nodes[0].agent.prepare(plan[0].clone()).await.unwrap();
+
+    let (tx, rx) = mpsc::channel(64);
+    let mut peer = PeerClient::new(channel(&nodes[0].address).await);
+    let mut replies = peer.link(ReceiverStream::new(rx)).await.unwrap().into_inner();
+    let extra = 40;
+    // The first wakes the node (stage 1) and closes the port; the rest wait there.
+    for seq in 1..=(1 + MAX_HELD + extra) as u64 {
+        let body = Some(Msg::Election { id: 2, stage: 1, hops: 1 }.into());
+        let env =
+            pb::Envelope { election_id: "f".into(), sender, port, seq, causal_time: 1, body, ..Default::default() };
+        tx.send(env).await.unwrap();
+    }
+    for i in 0..extra {
+        let reply = tokio::time::timeout(Duration::from_secs(5), replies.message()).await.unwrap().unwrap().unwrap();
+        let Some(pb::link_reply::Kind::Reject(r)) = reply.kind else { panic!("a reject: {reply:?}") };
+        assert_eq!(r.seq, (2 + MAX_HELD + i) as u64, "the envelopes beyond the cap are refused, in order");
+        assert_eq!(Code::from_i32(r.code), Code::ResourceExhausted, "{r:?}");
+        assert!(r.message.contains("held"), "{r:?}");
+    }
+    let st = nodes[0].agent.status(pb::StatusRequest { election_id: "f".into() }).await.unwrap().into_inner();
+    assert_eq!(st.received, (1 + MAX_HELD + extra) as u64, "{st:?}");
 }
