@@ -23,4 +23,3 @@ mod t18_chubby;
 mod t19_mtls;
 mod t20_history;
 mod t21_limits;
-mod t22_load;

@@ -1,4 +1,9 @@
 //! Load: hundreds of LIVE elections at once on one cluster.
+//!
+//! A test binary of its own: cargo runs test binaries one after another, so
+//! this load (both cores busy for seconds) never runs beside the e2e tests
+//! whose failure detectors have loopback timings (50 ms heartbeats, 200 ms
+//! suspicion) and would see false suspicions under it.
 
 use std::time::Instant;
 
