@@ -232,7 +232,8 @@ async fn leader_until(
 /// the killed process restarts, a ZooKeeper-style leadership elects host-5, and cutting the network
 /// into {1, 2} {3, 4} {5} leaves it without a leader (FAILED_PRECONDITION "no leader") and elects
 /// nobody while no group holds a majority; healing brings one agreed leader of a higher term, with
-/// no violation and no overlap.
+/// no two leaders of one term. (Two leaders of *different* terms may overlap for a moment after the
+/// heal — ZooKeeper-style election promises one leader per term, not leases; `chubby` does.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leader_killed_across_network_namespaces() {
     let mut hosts = match Hosts::create() {
@@ -355,6 +356,8 @@ async fn leader_killed_across_network_namespaces() {
     eprintln!("netns: zookeeper healed: {} leads term {}", back.leader.as_ref().unwrap().node, back.term);
     let done = client.stop_election(pb::StopElectionRequest { election_id: z.election_id }).await.unwrap().into_inner();
     assert!(done.violations.is_empty(), "zookeeper: two leaders of one term: {:?}", done.violations);
-    assert!(done.overlaps.is_empty(), "zookeeper: two self-believed leaders at once: {:?}", done.overlaps);
+    // Without leases an old leader may believe it leads until the new leader's COMMIT reaches it
+    // (docs/algorithms.md, "False suspicion"): reported, allowed, and never of one term (checked above).
+    eprintln!("netns: zookeeper overlaps of different terms: {:?}", done.overlaps);
     ctl.stop().await;
 }
