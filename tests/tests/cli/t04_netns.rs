@@ -223,6 +223,18 @@ async fn leader_until(
     }
 }
 
+/// A kept leadership of `algorithm` on the complete network of the five hosts, ids 1..=5.
+fn req_for(algorithm: &str, detector: pb::FailureDetector) -> pb::StartElectionRequest {
+    pb::StartElectionRequest {
+        keep_leader: true,
+        wait: false,
+        ids: (1..=NODES as u64).collect(),
+        detector: Some(detector),
+        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
+        ..election(algorithm)
+    }
+}
+
 /// Five node processes, each in its own network namespace behind a bridge, with loss injected by the
 /// kernel (netem, or nftables where the kernel lacks netem): kept bully elects host-5; SIGKILL of
 /// host-5's process makes host-4 the single agreed leader with a higher term within the expected
@@ -233,7 +245,9 @@ async fn leader_until(
 /// into {1, 2} {3, 4} {5} leaves it without a leader (FAILED_PRECONDITION "no leader") and elects
 /// nobody while no group holds a majority; healing brings one agreed leader of a higher term, with
 /// no two leaders of one term. (Two leaders of *different* terms may overlap for a moment after the
-/// heal — ZooKeeper-style election promises one leader per term, not leases; `chubby` does.)
+/// heal: ZooKeeper-style election promises one leader per term, not leases.) Last, a Chubby-style
+/// leader cut off from the other four: they elect another node of a higher term, healing brings one
+/// agreed leader, and leases keep any two self-believed leaders from overlapping at all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leader_killed_across_network_namespaces() {
     let mut hosts = match Hosts::create() {
@@ -256,15 +270,7 @@ async fn leader_killed_across_network_namespaces() {
 
     // A detector that rides out TCP retransmissions after a lost segment (200 ms and more).
     let detector = pb::FailureDetector { period_ms: 100, timeout_ms: 1_000 };
-    let req = pb::StartElectionRequest {
-        keep_leader: true,
-        wait: false,
-        ids: (1..=NODES as u64).collect(),
-        detector: Some(detector),
-        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
-        ..election("bully")
-    };
-    let e = client.start_election(req).await.unwrap().into_inner();
+    let e = client.start_election(req_for("bully", detector)).await.unwrap().into_inner();
     let first = leader_until(&mut client, &e.election_id, Duration::from_secs(30), "host-5 agreed", |l| {
         l.agreed && l.leader.as_ref().is_some_and(|r| r.id == 5)
     })
@@ -314,15 +320,7 @@ async fn leader_killed_across_network_namespaces() {
     // The killed process restarts; then a quorum algorithm under a partition that leaves no majority.
     hosts.spawn(4);
     all_reachable(&mut client).await;
-    let req = pb::StartElectionRequest {
-        keep_leader: true,
-        wait: false,
-        ids: (1..=NODES as u64).collect(),
-        detector: Some(detector),
-        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
-        ..election("zookeeper")
-    };
-    let z = client.start_election(req).await.unwrap().into_inner();
+    let z = client.start_election(req_for("zookeeper", detector)).await.unwrap().into_inner();
     let zk = leader_until(&mut client, &z.election_id, within, "zookeeper: host-5 agreed", |l| {
         l.agreed && l.leader.as_ref().is_some_and(|r| r.id == 5)
     })
@@ -359,5 +357,35 @@ async fn leader_killed_across_network_namespaces() {
     // Without leases an old leader may believe it leads until the new leader's COMMIT reaches it
     // (docs/algorithms.md, "False suspicion"): reported, allowed, and never of one term (checked above).
     eprintln!("netns: zookeeper overlaps of different terms: {:?}", done.overlaps);
+
+    // Leases do promise no overlap: a Chubby-style leader cut off from the majority steps down before
+    // the majority, bound by its promises for a lease, can elect anyone (lease 5 s, margin 0.5 s here).
+    let c = client.start_election(req_for("chubby", detector)).await.unwrap().into_inner();
+    let ch = leader_until(&mut client, &c.election_id, within, "chubby: host-5 agreed", |l| {
+        l.agreed && l.leader.as_ref().is_some_and(|r| r.id == 5)
+    })
+    .await;
+    let cut = Instant::now();
+    hosts.cut(4, &[0, 1, 2, 3], true);
+    let majority = leader_until(&mut client, &c.election_id, within * 2, "chubby: the majority elects", |l| {
+        l.leader.as_ref().is_some_and(|r| r.id != 5) && l.term > ch.term
+    })
+    .await;
+    eprintln!(
+        "netns: chubby leader cut off: {} leads term {} after {} ms",
+        majority.leader.as_ref().unwrap().node,
+        majority.term,
+        cut.elapsed().as_millis()
+    );
+    hosts.cut(4, &[0, 1, 2, 3], false);
+    let rejoined =
+        leader_until(&mut client, &c.election_id, within * 2, "chubby: one agreed leader after healing", |l| {
+            l.agreed && l.term >= majority.term
+        })
+        .await;
+    eprintln!("netns: chubby healed: {} leads term {}", rejoined.leader.as_ref().unwrap().node, rejoined.term);
+    let done = client.stop_election(pb::StopElectionRequest { election_id: c.election_id }).await.unwrap().into_inner();
+    assert!(done.violations.is_empty(), "chubby: two leaders of one term: {:?}", done.violations);
+    assert!(done.overlaps.is_empty(), "chubby: two self-believed leaders at once: {:?}", done.overlaps);
     ctl.stop().await;
 }
