@@ -353,6 +353,7 @@ async fn leader_killed_across_network_namespaces() {
     .await;
     eprintln!("netns: zookeeper healed: {} leads term {}", back.leader.as_ref().unwrap().node, back.term);
     let done = client.stop_election(pb::StopElectionRequest { election_id: z.election_id }).await.unwrap().into_inner();
+    assert_eq!(done.state, pb::ElectionState::Finished as i32, "zookeeper: {done:?}");
     assert!(done.violations.is_empty(), "zookeeper: two leaders of one term: {:?}", done.violations);
     // Without leases an old leader may believe it leads until the new leader's COMMIT reaches it
     // (docs/algorithms.md, "False suspicion"): reported, allowed, and never of one term (checked above).
@@ -385,6 +386,7 @@ async fn leader_killed_across_network_namespaces() {
         .await;
     eprintln!("netns: chubby healed: {} leads term {}", rejoined.leader.as_ref().unwrap().node, rejoined.term);
     let done = client.stop_election(pb::StopElectionRequest { election_id: c.election_id }).await.unwrap().into_inner();
+    assert_eq!(done.state, pb::ElectionState::Finished as i32, "chubby: {done:?}");
     assert!(done.violations.is_empty(), "chubby: two leaders of one term: {:?}", done.violations);
     assert!(done.overlaps.is_empty(), "chubby: two self-believed leaders at once: {:?}", done.overlaps);
     ctl.stop().await;
