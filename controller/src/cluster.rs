@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use ringleader_node::auth::{Auth, Bearer};
+use ringleader_node::auth::{Auth, Bearer, Secret};
 use ringleader_node::runtime::{self, NodeConfig};
 use ringleader_node::tls::Tls;
 use ringleader_proto::v1::{self as pb, agent_client::AgentClient};
@@ -35,6 +35,9 @@ pub enum ClusterError {
         /// Why.
         reason: String,
     },
+    /// The operating system gave no random bytes for the embedded nodes' credentials.
+    #[error("cannot generate credentials for the embedded nodes: {0}")]
+    Random(String),
     /// A local node could not bind its listener.
     #[error("cannot bind a local node on 127.0.0.1: {0}")]
     Bind(#[from] std::io::Error),
@@ -156,6 +159,32 @@ fn natural_key(s: &str) -> Vec<(bool, u64, String)> {
     key
 }
 
+/// The credentials of the embedded cluster (`--local-nodes`): when the
+/// controller requires a token, its nodes require agent and peer tokens too,
+/// so that nobody reaches around the controller's gate to its nodes' ports.
+/// Tokens the configuration does not give are generated for this run (128
+/// random bits each, from the operating system), held only in memory, never
+/// logged ([`Secret`] prints as `***`) and never returned by any API. Without
+/// a controller token, the nodes take what the configuration gives.
+pub fn embedded_credentials(auth: &Auth) -> Result<Auth, ClusterError> {
+    if auth.token.is_none() {
+        return Ok(auth.clone());
+    }
+    let generate = || -> Result<Secret, ClusterError> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| ClusterError::Random(e.to_string()))?;
+        Ok(Secret::new(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+    };
+    let mut nodes = auth.clone();
+    if nodes.agent_token.is_none() {
+        nodes.agent_token = Some(generate()?);
+    }
+    if nodes.peer_token.is_none() {
+        nodes.peer_token = Some(generate()?);
+    }
+    Ok(nodes)
+}
+
 /// One node process.
 #[derive(Debug)]
 pub struct Node {
@@ -250,6 +279,13 @@ impl Cluster {
         let (stop, _) = watch::channel(false);
         let mut tasks = Vec::new();
         let mut members = Vec::new();
+        let embedded;
+        let auth = if config.local_nodes > 0 {
+            embedded = embedded_credentials(auth)?;
+            &embedded
+        } else {
+            auth
+        };
         if config.local_nodes > 0 {
             for i in 0..config.local_nodes {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

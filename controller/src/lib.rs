@@ -84,10 +84,15 @@ pub async fn run(
     let settings_health = settings
         .health_addr()
         .map_err(|reason| config::ConfigError::Invalid { key: "controller.health_listen", reason })?;
-    let cluster = cluster::Cluster::start(&settings, &auth, tls.as_ref()).await?;
-    if cluster.is_local() && !cluster.wait_ready(Duration::from_secs(10)).await {
-        warn!("some local nodes did not open their event stream within 10 s");
+    let addr = listener.local_addr()?;
+    if auth.token.is_none() && !addr.ip().is_loopback() {
+        warn!(
+            %addr,
+            "the controller requires no token but listens beyond loopback: anyone who reaches {addr} may start \
+             elections and inject faults; set auth.token (RINGLEADER__AUTH__TOKEN) or listen on 127.0.0.1"
+        );
     }
+    // The history first: a bad path must not start (and then stop) the embedded nodes.
     let (history, restored) = match settings.history_path.as_str() {
         "" => (None, Vec::new()),
         path => {
@@ -95,6 +100,10 @@ pub async fn run(
             (Some(h), records)
         }
     };
+    let cluster = cluster::Cluster::start(&settings, &auth, tls.as_ref()).await?;
+    if cluster.is_local() && !cluster.wait_ready(Duration::from_secs(10)).await {
+        warn!("some local nodes did not open their event stream within 10 s");
+    }
     let elections = elections::Elections::with_history(cluster.clone(), settings, history, restored);
     let service = ControllerServer::new(api::ControllerService::with_auth(elections.clone(), auth));
 
@@ -126,7 +135,6 @@ pub async fn run(
     let reflection_v1 = reflection("grpc.reflection.v1.ServerReflection").build_v1()?;
     let reflection_v1alpha = reflection("grpc.reflection.v1alpha.ServerReflection").build_v1alpha()?;
 
-    let addr = listener.local_addr()?;
     info!(%addr, nodes = cluster.len(), "ringleader.v1.Controller serving");
     let mut builder = tonic::transport::Server::builder();
     if let Some(tls) = &tls {

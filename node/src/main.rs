@@ -74,6 +74,13 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if !addr.ip().is_loopback() {
+        for (token, key) in [(&auth.agent_token, "auth.agent_token"), (&auth.peer_token, "auth.peer_token")] {
+            if token.is_none() {
+                warn!(listen = %addr, "no {key} but listening beyond loopback: anyone who reaches {addr} may call this node; set {key}");
+            }
+        }
+    }
     let node = NodeConfig {
         name: cfg.node.name,
         advertise: cfg.node.advertise,

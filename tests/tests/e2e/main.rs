@@ -23,3 +23,4 @@ mod t18_chubby;
 mod t19_mtls;
 mod t20_history;
 mod t21_limits;
+mod t22_embedded_auth;
