@@ -15,7 +15,7 @@
 //! * **SIMULATED**: the node crate's deterministic simulator, on a blocking
 //!   thread.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -607,14 +607,12 @@ impl Elections {
         let mut claims: BTreeMap<u64, usize> = BTreeMap::new();
         let mut violations: Vec<String> = Vec::new();
         let mut overlaps: Vec<String> = Vec::new();
-        // When an overlap began, and who led which term then.
-        let mut overlap_since: Option<(Instant, Vec<(usize, u64)>)> = None;
+        // When an overlap began, and every term each node led while it lasted.
+        let mut overlap_since: Option<(Instant, BTreeMap<usize, BTreeSet<u64>>)> = None;
         let mut events_open = true;
         let leads = |belief: &[Option<(u64, Option<u64>)>], i: usize| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[i]);
-        let describe_overlap = |who: &[(usize, u64)], since: Instant| {
-            let names: Vec<String> =
-                who.iter().map(|&(i, term)| format!("{} (term {term})", nodes[i].name())).collect();
-            format!("{} believed they led at once for {} ms", names.join(" and "), since.elapsed().as_millis())
+        let describe_overlap = |who: &BTreeMap<usize, BTreeSet<u64>>, since: Instant| {
+            overlap_text(who, |i| nodes[i].name(), since.elapsed().as_millis() as u64)
         };
         let info = |i: usize| LeaderInfo { node: nodes[i].name(), id: plan.ids[i], position: i as u32 };
         // Failover figures: a tick notices lost leaders without waiting for an event, and message
@@ -697,16 +695,19 @@ impl Elections {
                 }
             }
             let leaders: Vec<usize> = (0..n).filter(|&i| leads(&belief, i)).filter(live).collect();
-            match (&overlap_since, leaders.len() >= 2) {
-                (None, true) => {
-                    let who = leaders.iter().map(|&i| (i, belief[i].map_or(0, |b| b.0))).collect();
-                    overlap_since = Some((Instant::now(), who));
-                }
+            match (&mut overlap_since, leaders.len() >= 2) {
+                (None, true) => overlap_since = Some((Instant::now(), BTreeMap::new())),
                 (Some((since, who)), false) => {
                     overlaps.push(describe_overlap(who, *since));
                     overlap_since = None;
                 }
                 _ => {}
+            }
+            // Terms change during an overlap (a stale leader elects again): name each one.
+            if let Some((_, who)) = &mut overlap_since {
+                for &i in &leaders {
+                    who.entry(i).or_default().insert(belief[i].map_or(0, |b| b.0));
+                }
             }
             // The leader now: the self-believed leader of the highest term.
             let top = leaders.iter().copied().max_by_key(|&i| belief[i].map_or(0, |b| b.0));
@@ -1331,6 +1332,24 @@ impl Outcome {
 }
 
 /// A node's decision from its protobuf role and leader id.
+/// The text of an overlap: every node that believed it led while it lasted,
+/// with each term it led meanwhile, e.g. `node-0 (term 2) and node-4 (terms
+/// 1 and 3) believed they led at once for 120 ms`.
+fn overlap_text(who: &BTreeMap<usize, BTreeSet<u64>>, name: impl Fn(usize) -> String, ms: u64) -> String {
+    let names: Vec<String> = who
+        .iter()
+        .map(|(&i, terms)| {
+            let terms: Vec<String> = terms.iter().map(u64::to_string).collect();
+            match terms.as_slice() {
+                [one] => format!("{} (term {one})", name(i)),
+                [init @ .., last] => format!("{} (terms {} and {last})", name(i), init.join(", ")),
+                [] => name(i),
+            }
+        })
+        .collect();
+    format!("{} believed they led at once for {ms} ms", names.join(" and "))
+}
+
 fn decision_of(role: i32, leader: u64) -> Option<Decision> {
     match pb::Role::try_from(role).ok()? {
         pb::Role::Leader => Some(Decision { role: Role::Leader, leader }),
@@ -1413,6 +1432,17 @@ async fn status_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An overlap names every term each node led while it lasted, not only the terms when it began
+    /// (it named node-4 "term 1" while node-4 led term 3).
+    #[test]
+    fn overlap_text_names_every_term_led() {
+        let who = BTreeMap::from([(0, BTreeSet::from([2])), (4, BTreeSet::from([1, 3]))]);
+        assert_eq!(
+            overlap_text(&who, |i| format!("node-{i}"), 120),
+            "node-0 (term 2) and node-4 (terms 1 and 3) believed they led at once for 120 ms"
+        );
+    }
 
     /// Node roles map to decisions; undecided and unknown roles do not.
     #[test]

@@ -1,12 +1,13 @@
 //! A node of any catalogue algorithm fed whatever arrives: the first bytes
-//! pick the algorithm, the size, kept or not and started or not; the rest is
+//! pick the algorithm, the size, kept or not, started or not and the rule
+//! (so position 0 holds the worst or the best id); the rest is
 //! a sequence of records `[port][len][len bytes of a protobuf Body]`, or
 //! `[0xFF][i]` to fire the node's i-th set timer. No panic, bounded output.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
-use ringleader_node::algo::Msg;
+use ringleader_node::algo::{Msg, Rule};
 use ringleader_node::algo::catalogue::CATALOGUE;
 use ringleader_node::algo::harness::{self, Feeder};
 use ringleader_proto::v1 as pb;
@@ -15,7 +16,8 @@ fuzz_target!(|data: &[u8]| {
     let [pick, size, flags, rest @ ..] = data else { return };
     let spec = &CATALOGUE[*pick as usize % CATALOGUE.len()];
     let n = 2 + u32::from(*size % 8);
-    let Some((algo, ports)) = harness::node(spec, n, flags & 1 == 1) else { return };
+    let rule = if flags & 4 == 4 { Rule::Min } else { Rule::Max };
+    let Some((algo, ports)) = harness::node_under(spec, n, flags & 1 == 1, rule) else { return };
     let mut feeder = Feeder::new(algo, ports);
     if flags & 2 == 2 {
         feeder.start();

@@ -172,6 +172,18 @@ pub enum Fault {
         /// Disjoint groups of positions.
         groups: Vec<Vec<u32>>,
     },
+    /// Simulator only: `msg` reaches `node` on `port` as if the neighbour
+    /// behind it had sent it: what a member holding the peer token could
+    /// forge. Nothing counts it as sent; a refusal lands in the report's
+    /// errors like any other.
+    Forge {
+        /// Receiving position.
+        node: u32,
+        /// The port it arrives on.
+        port: u32,
+        /// The forged message.
+        msg: crate::algo::Msg,
+    },
 }
 
 /// A fault switched on at `at` (virtual time units in the simulator,
@@ -242,6 +254,7 @@ pub fn validate(fault: &Fault, n: u32) -> Result<(), FaultError> {
         Fault::Crash { node } => position("crash.node", *node, n),
         Fault::CrashLeader => Ok(()),
         Fault::Recover { node } => position("recover.node", *node, n),
+        Fault::Forge { node, .. } => position("forge.node", *node, n),
         Fault::Link { from, to, fault } => {
             if let Some(f) = from {
                 position("link.from", *f, n)?;

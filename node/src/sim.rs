@@ -710,6 +710,19 @@ impl<A: Algorithm> Driver<'_, A> {
                     self.faults.links.push(new);
                 }
             }
+            Fault::Forge { node, port, msg } => {
+                if self.faults.down[node as usize] {
+                    self.faults.log.push(format!("{now}: forge: position {node} is down; nothing delivered"));
+                } else if self.topo.link(node, port).is_none() {
+                    self.faults.log.push(format!("{now}: forge: position {node} has no port {port}"));
+                } else {
+                    if let Err(e) = self.nodes[node as usize].on_message(port, msg, &mut self.out) {
+                        self.error(format!("position {node}: forged {msg:?}: {e}"));
+                    }
+                    self.apply(node, now);
+                    *end_time = now;
+                }
+            }
             Fault::Partition { groups } => {
                 let n = self.topo.len() as usize;
                 let f = &mut self.faults;

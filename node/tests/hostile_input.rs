@@ -8,13 +8,30 @@ use proptest::prelude::*;
 use prost::Message;
 use ringleader_node::algo::catalogue::CATALOGUE;
 use ringleader_node::algo::harness::{self, Feeder};
-use ringleader_node::algo::{AlgoError, MAX_HELD, Msg};
+use ringleader_node::algo::{AlgoError, MAX_HELD, MAX_TERM, Msg, Rule};
 use ringleader_proto::v1 as pb;
 
-/// Any message, with ids and terms mostly small (where the algorithms' comparisons are).
+/// Values at the edges of the integer ranges, where arithmetic overflows or wraps.
+const EXTREMES: [u64; 11] = [
+    0,
+    1,
+    2,
+    u32::MAX as u64 - 1,
+    u32::MAX as u64,
+    u32::MAX as u64 + 1,
+    MAX_TERM - 1,
+    MAX_TERM,
+    MAX_TERM + 1,
+    u64::MAX - 1,
+    u64::MAX,
+];
+
+/// Any message, with ids and terms mostly small (where the algorithms' comparisons are), and
+/// now and then at the edges of their ranges.
 fn msg() -> impl Strategy<Value = Msg> {
-    let small = prop_oneof![4 => 0u64..12, 1 => any::<u64>()];
-    (0usize..23, small.clone(), small, 0u32..6, any::<u32>(), any::<bool>()).prop_map(
+    let small = prop_oneof![4 => 0u64..12, 1 => any::<u64>(), 1 => prop::sample::select(&EXTREMES[..])];
+    let stage = prop_oneof![4 => 0u32..6, 1 => prop::sample::select(&[u32::MAX - 1, u32::MAX][..])];
+    (0usize..23, small.clone(), small, stage, any::<u32>(), any::<bool>()).prop_map(
         |(kind, a, b, s, c, f)| match kind {
             0 => Msg::Election { id: a, stage: s, hops: c % 64 },
             1 => Msg::Probe { id: a, stage: s, limit: c % 64 },
@@ -27,7 +44,7 @@ fn msg() -> impl Strategy<Value = Msg> {
             8 => Msg::Message2 { id: a },
             9 => Msg::Message3 { id: a },
             10 => Msg::Echo { id: a },
-            11 => Msg::Heartbeat { term: a },
+            11 => Msg::Heartbeat { term: a, leading: f },
             12 => Msg::BullyElection { term: a },
             13 => Msg::Answer { term: a },
             14 => Msg::Coordinator { leader: a, term: b },
@@ -153,6 +170,78 @@ fn a_flood_of_later_stage_messages_is_held_only_up_to_the_cap() {
             assert!(capped > 0, "{} refuses for being full once it is", spec.name);
         } else {
             assert_eq!(feeder.held(), 0, "{} holds nothing", spec.name);
+        }
+    }
+}
+
+/// Every message kind with `x` in every integer field (terms, ids, stages, hops, limits, counts),
+/// `leading`/`ok`/`granted` both ways.
+fn with_value(x: u64) -> Vec<Msg> {
+    let s = x.min(u64::from(u32::MAX)) as u32;
+    let mut all = vec![
+        Msg::Election { id: x, stage: s, hops: s },
+        Msg::Probe { id: x, stage: s, limit: s },
+        Msg::Reply { id: x, stage: s },
+        Msg::Notify { leader: x },
+        Msg::Feedback { id: x, stage: s },
+        Msg::Saturate { id: x },
+        Msg::Message1 { id: x },
+        Msg::Message2 { id: x },
+        Msg::Message3 { id: x },
+        Msg::Echo { id: x },
+        Msg::BullyElection { term: x },
+        Msg::Answer { term: x },
+        Msg::Coordinator { leader: x, term: x },
+        Msg::RingCollect { term: x, initiator: x, best: x, count: s },
+        Msg::NewLeader { term: x, leader: x },
+        Msg::Commit { term: x, leader: x },
+        Msg::VoteRequest { term: x, candidate: x },
+        Msg::LeaseRenew { term: x, leader: x },
+    ];
+    for f in [false, true] {
+        all.extend([
+            Msg::Heartbeat { term: x, leading: f },
+            Msg::Ack { term: x, leader: x, ok: f },
+            Msg::Vote { term: x, candidate: x, granted: f },
+            Msg::LeaseAck { term: x, granted: f },
+        ]);
+    }
+    all
+}
+
+/// Issue 13, finding 2: every algorithm, one-shot and kept, under both rules (so position 0 holds
+/// the worst and the best id), takes every message kind with every field at the edges of its
+/// range (0, 1, u32::MAX and u64::MAX and their neighbours, MAX_TERM and its neighbours) on every
+/// port, then fires its timers for a while, without a panic (overflow checks are on in tests: a
+/// wrapping `term + 1` panics here). The kept-leadership algorithms refuse any term above
+/// MAX_TERM as implausible, on arrival, whatever the kind.
+/// Fails on the code before the fix (bully's `self.term += 1` overflowed on a forged term).
+#[test]
+fn extreme_field_values_never_panic_and_implausible_terms_are_refused() {
+    for spec in CATALOGUE {
+        for kept in [false, true] {
+            for rule in [Rule::Max, Rule::Min] {
+                for x in EXTREMES {
+                    for msg in with_value(x) {
+                        let Some((algo, ports)) = harness::node_under(spec, 3, kept, rule) else { continue };
+                        let mut feeder = Feeder::new(algo, ports);
+                        feeder.start();
+                        for port in 0..ports as usize {
+                            let result = feeder.message(port, msg);
+                            if spec.build_kept.is_some() && msg.term().is_some_and(|t| t > MAX_TERM) {
+                                assert!(
+                                    matches!(result, Err(AlgoError::Implausible { field: "term", .. })),
+                                    "{} (kept {kept}): {msg:?} gave {result:?}",
+                                    spec.name
+                                );
+                            }
+                        }
+                        for i in 0..64 {
+                            feeder.timer(i);
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{FULL, Mix, chaos_run, report};
+use common::{FULL, Mix, chaos_run, report, stats};
 
 /// 2,000 seeded kept repaired-ring runs (n = 3..7): crashes of any node and links slowed by at most
 /// 100 ms (two trips round the ring stay far below the 1.5 s election timeout). In every run where
@@ -43,5 +43,30 @@ fn repaired_ring_kept_is_safe_under_crashes_and_delays() {
     report("repaired-ring kept, crashes and delays <= 100 ms", &fo, runs);
     eprintln!(
         "{restarted} runs where every node crashed and one restarted; {restarted_unsafe} of them led a term twice"
+    );
+}
+
+/// 2,000 seeded kept repaired-ring runs of the full mix: crashes, recoveries, lossy links,
+/// delays <= 100 ms and healing partitions. The ring has no quorum, so a partition lets both
+/// sides lead (safety is counted, not asserted); but once the faults heal, every run agrees on
+/// one live leader within the ring's convergence bound: a leader tells a neighbour whose
+/// heartbeats show an older term who leads, and of two leaders of one term the worse elects
+/// again. (Before heartbeats carried terms and claims, 570 of these 2,000 runs never agreed.)
+#[test]
+fn repaired_ring_kept_converges_after_full_chaos() {
+    let runs = 2_000;
+    let (mut unsafe_runs, mut converged) = (0, Vec::new());
+    for seed in 0..runs as u64 {
+        let run = chaos_run("repaired-ring", seed, FULL);
+        let (r, ctx) = (&run.r, &run.ctx);
+        assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
+        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
+        unsafe_runs += usize::from(run.safety().is_err());
+        converged.push(run.converged_within_bound().unwrap_or_else(|e| panic!("{e}\n{:?}", r.leaderships)));
+    }
+    eprintln!(
+        "repaired-ring kept, full chaos: {runs} runs, {unsafe_runs} with two leaders of one term (partitions, \
+         recoveries); {}",
+        stats("agreement after the last fault, ms", converged.into_iter())
     );
 }

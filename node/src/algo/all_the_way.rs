@@ -57,7 +57,7 @@ impl AllTheWay {
 
     fn check(&mut self, out: &mut Outbox) {
         if let Some(n) = self.ring_size
-            && self.seen + 1 == n
+            && self.seen.saturating_add(1) == n
         {
             self.state = State::Done;
             let role = if self.best == self.id { Role::Leader } else { Role::Follower };
@@ -92,7 +92,7 @@ impl Algorithm for AllTheWay {
         } else {
             out.send(other(port), Msg::Election { id, stage: 0, hops: hops.saturating_add(1) });
             self.best = self.rule.best(self.best, id);
-            self.seen += 1;
+            self.seen = self.seen.saturating_add(1);
         }
         self.check(out);
         Ok(())

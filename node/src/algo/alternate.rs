@@ -129,7 +129,7 @@ impl Alternate {
     }
 
     fn next_step(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
-        self.step += 1;
+        self.step = self.step.saturating_add(1);
         self.state = State::Candidate;
         out.send(out_port(self.step), Msg::Election { id: self.id, stage: self.step, hops: 0 });
         for (port, msg) in std::mem::take(&mut self.held) {

@@ -129,7 +129,7 @@ impl BiMinMax {
     }
 
     fn next_stage(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
-        self.stage += 1;
+        self.stage = self.stage.saturating_add(1);
         self.state = State::Candidate;
         out.send(RIGHT, Msg::Election { id: self.id, stage: self.stage, hops: 0 });
         for msg in std::mem::take(&mut self.held) {

@@ -905,6 +905,21 @@ pub fn find(name: &str) -> Option<&'static AlgorithmSpec> {
     CATALOGUE.iter().find(|a| a.name == name)
 }
 
+/// How long after the last fault heals a kept leadership of `name` on `n`
+/// nodes, with detector `d` and messages delayed by at most `delay_ms`,
+/// agrees on one live leader at most (a live majority assumed where the
+/// algorithm needs one); `None` for algorithms without a kept mode. Each
+/// algorithm's `convergence_bound_ms` gives the formula and its argument.
+pub fn convergence_bound_ms(name: &str, d: DetectorConfig, n: u32, delay_ms: u64) -> Option<u64> {
+    match name {
+        "bully" => Some(bully::convergence_bound_ms(d, delay_ms)),
+        "repaired-ring" => Some(repaired_ring::convergence_bound_ms(d, n, delay_ms)),
+        "zookeeper" => Some(zookeeper::convergence_bound_ms(d, delay_ms)),
+        "chubby" => Some(chubby::convergence_bound_ms(d, n, delay_ms)),
+        _ => None,
+    }
+}
+
 /// Every catalogue name, comma-separated (for error messages).
 pub fn names() -> String {
     CATALOGUE.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")

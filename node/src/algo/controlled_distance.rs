@@ -62,7 +62,7 @@ impl ControlledDistance {
     }
 
     fn probe_both(&mut self, out: &mut Outbox) {
-        self.stage += 1;
+        self.stage = self.stage.saturating_add(1);
         self.replies = 0;
         let msg = Msg::Probe { id: self.id, stage: self.stage, limit: distance(self.stage) };
         out.send(RIGHT, msg);

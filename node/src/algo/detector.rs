@@ -8,8 +8,9 @@
 //!   election messages ([`crate::counters`]) and never against a bound.
 //!
 //! [`Detected<A>`] wraps a failure-tolerant algorithm `A`. Every `period` it
-//! sends `Heartbeat { term }` on every port (`term` is the last term the inner
-//! algorithm announced with [`Effect::Lead`], 0 before any) and counts, per
+//! sends `Heartbeat { term, leading }` on every port (the last term the inner
+//! algorithm announced with [`Effect::Lead`], 0 before any, and whether that
+//! announcement named this node as the leader) and counts, per
 //! port, the ticks since it last heard from that neighbour. **Any message
 //! counts as hearing**, not heartbeats only: a neighbour busy sending election
 //! messages is plainly alive, and a leader's reply to an election un-suspects
@@ -20,8 +21,11 @@
 //! `timeout + period` of silence (exactly: after ⌈timeout/period⌉ + 1 ticks
 //! without a message). The first message heard from a suspected neighbour
 //! un-suspects it (`on_suspect(port, false)`) before that message is handed
-//! on. Heartbeats are consumed here; every other message goes to the inner
-//! algorithm unchanged.
+//! on. A heartbeat's term goes to the inner algorithm as
+//! [`Algorithm::on_heartbeat`] (so a node that missed a newer term's
+//! election messages still learns of it, see [`super::bully`]); every other
+//! message goes to the inner algorithm unchanged. A heartbeat whose term is
+//! above [`super::MAX_TERM`] is refused and counts as no hearing.
 //!
 //! **Timers.** The detector owns timer ids 6 and 7 (7 is its clock; 6 is
 //! reserved for it); inner algorithms use 0..=5. The simulator keeps 8 timer
@@ -116,6 +120,39 @@ impl Default for DetectorConfig {
     }
 }
 
+/// A leader's memory of which neighbours' heartbeats show an older term
+/// since it last told them who leads. A heartbeat sent just before the
+/// leader's announcement arrived is normal and costs nothing; the second
+/// one in a row means the announcement was lost, and the leader tells that
+/// neighbour again ([`Behind::heard`] returns `true`). So a failure-free
+/// run sends no message beyond the algorithm's own, and a lost announcement
+/// is repaired within two heartbeat periods.
+#[derive(Clone, Debug, Default)]
+pub struct Behind(Box<[u8]>);
+
+impl Behind {
+    /// No neighbour behind, on `ports` ports.
+    pub fn new(ports: usize) -> Behind {
+        Behind(vec![0; ports].into())
+    }
+
+    /// A heartbeat on `port` showed an older term: is it time to tell it again?
+    pub fn heard(&mut self, port: Port) -> bool {
+        let Some(c) = self.0.get_mut(port as usize) else { return false };
+        *c = c.saturating_add(1);
+        if *c >= 2 {
+            *c = 0;
+            return true;
+        }
+        false
+    }
+
+    /// Every neighbour was just told.
+    pub fn told_all(&mut self) {
+        self.0.iter_mut().for_each(|c| *c = 0);
+    }
+}
+
 /// An algorithm with a heartbeat failure detector in front of it.
 #[derive(Debug)]
 pub struct Detected<A> {
@@ -129,11 +166,15 @@ pub struct Detected<A> {
     suspect_after: u32,
     /// The inner algorithm's last announced term, carried by heartbeats.
     term: u64,
+    /// Its last announcement named this node the leader.
+    leading: bool,
+    /// This node's id.
+    id: u64,
 }
 
 impl<A: Algorithm> Detected<A> {
-    /// Watch `ports` neighbours on behalf of `inner`.
-    pub fn new(inner: A, ports: u32, cfg: DetectorConfig) -> Self {
+    /// Watch `ports` neighbours on behalf of `inner`, the algorithm of node `id`.
+    pub fn new(inner: A, id: u64, ports: u32, cfg: DetectorConfig) -> Self {
         Detected {
             inner,
             cfg,
@@ -142,6 +183,8 @@ impl<A: Algorithm> Detected<A> {
             suspected: vec![false; ports as usize],
             suspect_after: cfg.suspect_after(),
             term: 0,
+            leading: false,
+            id,
         }
     }
 
@@ -162,7 +205,7 @@ impl<A: Algorithm> Detected<A> {
 
     fn heartbeats(&self, out: &mut Outbox) {
         for port in 0..self.silent.len() as Port {
-            out.send(port, Msg::Heartbeat { term: self.term });
+            out.send(port, Msg::Heartbeat { term: self.term, leading: self.leading });
         }
     }
 
@@ -185,7 +228,10 @@ impl<A: Algorithm> Detected<A> {
                     !is_reserved(timer),
                     "timer {timer} is reserved for the failure detector (inner algorithms use 0..=5)"
                 ),
-                Effect::Lead(l) => self.term = l.term,
+                Effect::Lead(l) => {
+                    self.term = l.term;
+                    self.leading = l.leader == Some(self.id);
+                }
                 _ => {}
             }
         }
@@ -219,6 +265,9 @@ impl<A: Algorithm> Algorithm for Detected<A> {
         if p >= self.silent.len() {
             return Err(AlgoError::BadPort { port });
         }
+        if let Msg::Heartbeat { .. } = msg {
+            super::check_term("failure detector", &msg)?;
+        }
         // A node woken by a message is awake: its clock runs from now.
         self.start(out);
         self.silent[p] = 0;
@@ -228,7 +277,10 @@ impl<A: Algorithm> Algorithm for Detected<A> {
             self.inner.on_suspect(port, false, out);
         }
         let r = match msg {
-            Msg::Heartbeat { .. } => Ok(()),
+            Msg::Heartbeat { term, leading } => {
+                self.inner.on_heartbeat(port, term, leading, out);
+                Ok(())
+            }
             _ => self.inner.on_message(port, msg, out),
         };
         self.inspect(out, from);
@@ -258,6 +310,12 @@ impl<A: Algorithm> Algorithm for Detected<A> {
         self.inspect(out, from);
     }
 
+    fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
+        let from = out.effects().len();
+        self.inner.on_heartbeat(port, term, leading, out);
+        self.inspect(out, from);
+    }
+
     fn restore(&mut self, stable: super::Stable) {
         self.inner.restore(stable)
     }
@@ -283,6 +341,7 @@ mod tests {
         got: Vec<(Port, Msg)>,
         suspicions: Vec<(Port, bool)>,
         timers: Vec<TimerId>,
+        heard: Vec<(Port, u64, bool)>,
     }
 
     impl Algorithm for Recorder {
@@ -305,6 +364,9 @@ mod tests {
         fn on_suspect(&mut self, port: Port, suspected: bool, _out: &mut Outbox) {
             self.suspicions.push((port, suspected));
         }
+        fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, _out: &mut Outbox) {
+            self.heard.push((port, term, leading));
+        }
         fn decision(&self) -> Option<Decision> {
             Some(Decision { role: Role::Leader, leader: 1 })
         }
@@ -314,11 +376,12 @@ mod tests {
     }
 
     fn detected(ports: u32) -> Detected<Recorder> {
-        Detected::new(Recorder::default(), ports, DetectorConfig { period_ms: 50, timeout_ms: 200 })
+        Detected::new(Recorder::default(), 1, ports, DetectorConfig { period_ms: 50, timeout_ms: 200 })
     }
 
+    /// Heartbeats on every port; the recorder (node 1) announced that it leads term 4.
     fn heartbeats(term: u64, ports: u32) -> Vec<Effect> {
-        (0..ports).map(|port| Effect::Send { port, msg: Msg::Heartbeat { term } }).collect()
+        (0..ports).map(|port| Effect::Send { port, msg: Msg::Heartbeat { term, leading: term == 4 } }).collect()
     }
 
     fn clock() -> Effect {
@@ -356,7 +419,7 @@ mod tests {
         d.on_start(&mut out);
         for tick in 1..=4 {
             d.on_timer(HEARTBEAT_TIMER, &mut out);
-            d.on_message(1, Msg::Heartbeat { term: 0 }, &mut out).unwrap();
+            d.on_message(1, Msg::Heartbeat { term: 0, leading: false }, &mut out).unwrap();
             assert!(d.inner().suspicions.is_empty(), "tick {tick}");
         }
         out.clear();
@@ -368,12 +431,13 @@ mod tests {
         assert_eq!(out.effects(), &expected[..], "heartbeats still go to a suspected neighbour");
         d.on_timer(HEARTBEAT_TIMER, &mut out);
         assert_eq!(d.inner().suspicions.len(), 1, "suspected once, not at every tick");
-        d.on_message(0, Msg::Heartbeat { term: 9 }, &mut out).unwrap();
+        d.on_message(0, Msg::Heartbeat { term: 9, leading: true }, &mut out).unwrap();
         assert_eq!(d.inner().suspicions, vec![(0, true), (0, false)]);
-        assert!(d.inner().got.is_empty(), "heartbeats never reach the inner algorithm");
+        assert!(d.inner().got.is_empty(), "heartbeats never reach the inner algorithm as messages");
+        assert_eq!(d.inner().heard.last(), Some(&(0, 9, true)), "their term and claim do, after the un-suspicion");
         for _ in 0..4 {
             d.on_timer(HEARTBEAT_TIMER, &mut out);
-            d.on_message(1, Msg::Heartbeat { term: 0 }, &mut out).unwrap();
+            d.on_message(1, Msg::Heartbeat { term: 0, leading: false }, &mut out).unwrap();
         }
         assert_eq!(d.inner().suspicions.len(), 2, "a fresh timeout starts at the last message");
         d.on_timer(HEARTBEAT_TIMER, &mut out);

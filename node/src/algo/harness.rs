@@ -14,11 +14,18 @@ use crate::topology::Topology;
 /// Position 0 (id 1 of ids 1..=n) of `spec`'s default topology on `n` nodes,
 /// one-shot or kept; `None` when the topology or the kept mode does not exist.
 pub fn node(spec: &AlgorithmSpec, n: u32, kept: bool) -> Option<(Box<dyn Algorithm>, u32)> {
+    node_under(spec, n, kept, Rule::Max)
+}
+
+/// [`node`] under `rule`: under [`Rule::Min`] position 0 holds the best id
+/// (1) instead of the worst, which takes other paths (a bully node with
+/// nobody above it leads at once).
+pub fn node_under(spec: &AlgorithmSpec, n: u32, kept: bool, rule: Rule) -> Option<(Box<dyn Algorithm>, u32)> {
     let topology = Topology::build(spec.default_topology(), n, 7).ok()?;
     let ids: Vec<u64> = (1..=u64::from(n)).collect();
     let info: Vec<PortInfo> =
         topology.ports(0).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }).collect();
-    let ctx = NodeContext { id: ids[0], rule: Rule::Max, n, coin: 42, ports: info.len() as u32, port_info: &info };
+    let ctx = NodeContext { id: ids[0], rule, n, coin: 42, ports: info.len() as u32, port_info: &info };
     let algo = match (kept, spec.build_kept) {
         (false, _) => (spec.build)(&ctx),
         (true, Some(build)) => build(&ctx, DetectorConfig::LOOPBACK),

@@ -104,7 +104,7 @@ impl MinMax {
         } else {
             let dropped = if round % 2 == 1 { id > lid } else { id < lid };
             if !dropped {
-                self.send_envelope(id, round + 1, out);
+                self.send_envelope(id, super::plus_one("min-max", "stage", round)?, out);
             }
         }
         Ok(())

@@ -87,7 +87,9 @@ const COLLECT: u32 = 0;
 /// The Fibonacci number F_k (F_0 = 0, F_1 = F_2 = 1), saturating.
 pub fn fib(k: u32) -> u64 {
     let (mut a, mut b) = (0u64, 1u64);
-    for _ in 0..k {
+    // F_94 is the first beyond u64::MAX: from k = 100 on the loop would only
+    // repeat the saturated value (and a forged stage of 4 billion would spin).
+    for _ in 0..k.min(100) {
         (a, b) = (b, a.saturating_add(b));
     }
     a
@@ -140,14 +142,17 @@ impl MinMaxPlus {
     }
 
     /// Send envelope (id, round) having crossed `hops` links this round so far.
-    fn send_envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) {
+    fn send_envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
+        let hops = super::plus_one("min-max-plus", "hops", hops)?;
         self.last = (id, round);
-        out.send(RIGHT, Msg::Election { id, stage: round, hops: hops + 1 });
+        out.send(RIGHT, Msg::Election { id, stage: round, hops });
+        Ok(())
     }
 
     fn wake(&mut self, out: &mut Outbox) {
         self.state = State::Running;
-        self.send_envelope(self.id, 1, 0, out);
+        // Cannot fail: hops 0.
+        let _ = self.send_envelope(self.id, 1, 0, out);
     }
 
     fn decide(&mut self, leader: u64, out: &mut Outbox) {
@@ -173,14 +178,14 @@ impl MinMaxPlus {
         if round == lround && if odd { id > lid } else { id < lid } {
             return Ok(());
         }
-        let promoted =
-            round == lround || (!odd && lround + 1 == round && id > lid) || (odd && u64::from(hops) >= fib(round + 2));
+        let promoted = round == lround
+            || (!odd && lround + 1 == round && id > lid)
+            || (odd && u64::from(hops) >= fib(round.saturating_add(2)));
         if promoted {
-            self.send_envelope(id, round + 1, 0, out);
+            self.send_envelope(id, super::plus_one("min-max-plus", "stage", round)?, 0, out)
         } else {
-            self.send_envelope(id, round, hops, out);
+            self.send_envelope(id, round, hops, out)
         }
-        Ok(())
     }
 }
 

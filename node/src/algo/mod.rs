@@ -59,10 +59,50 @@ pub const LEFT: Port = 0;
 /// The port leading to the right neighbour (position `i + 1` on an oriented ring).
 pub const RIGHT: Port = 1;
 
-/// The other port of a ring node.
+/// The other port of a ring node ([`LEFT`] for anything but [`LEFT`]: no
+/// arithmetic on a port number that came with a message).
 #[inline]
 pub fn other(port: Port) -> Port {
-    1 - port
+    if port == LEFT { RIGHT } else { LEFT }
+}
+
+/// The largest term a message may carry: 2^53 − 1. Terms grow by one per
+/// election, so a real cluster stays far below it (a new term every
+/// microsecond would take 285 years to get there), while every term a
+/// correct node can reach still has a successor; and 2^53 − 1 is also the
+/// largest integer a JSON client reads exactly. A larger term can only be
+/// forged or corrupted: it is refused ([`AlgoError::Implausible`]) before it
+/// touches any state, so no term arithmetic can overflow or wrap.
+pub const MAX_TERM: u64 = (1 << 53) - 1;
+
+/// The term after `term`, or `None` when `term` is already [`MAX_TERM`]
+/// (the term space is used up: the caller keeps its state rather than wrap).
+#[inline]
+pub fn next_term(term: u64) -> Option<u64> {
+    (term < MAX_TERM).then(|| term + 1)
+}
+
+/// Refuse a message whose term field is above [`MAX_TERM`] (see there).
+/// Every kept-leadership algorithm calls it first thing in `on_message`.
+pub fn check_term(algorithm: &'static str, msg: &Msg) -> Result<(), AlgoError> {
+    match msg.term() {
+        Some(value) if value > MAX_TERM => {
+            Err(AlgoError::Implausible { algorithm, field: "term", value, max: MAX_TERM })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `value + 1` for a counter taken from (or pushed by) a message, refused as
+/// implausible instead of wrapping at `u32::MAX`.
+#[inline]
+pub fn plus_one(algorithm: &'static str, field: &'static str, value: u32) -> Result<u32, AlgoError> {
+    value.checked_add(1).ok_or(AlgoError::Implausible {
+        algorithm,
+        field,
+        value: u64::from(value),
+        max: u64::from(u32::MAX - 1),
+    })
 }
 
 /// Names a timer an algorithm set.
@@ -178,10 +218,12 @@ pub enum Msg {
         /// The wave's (initiator's) id.
         id: u64,
     },
-    /// Failure-detector heartbeat ("I am alive"), with the sender's term.
+    /// Failure-detector heartbeat ("I am alive"), with the sender's belief.
     Heartbeat {
         /// The sender's current term (0 when it has none).
         term: u64,
+        /// The sender believes it leads `term`.
+        leading: bool,
     },
     /// Bully `ELECTION`: sent to every better-ranked node by a node that
     /// knows of no live leader.
@@ -270,6 +312,28 @@ pub enum Msg {
         /// Extended (true) or refused (false).
         granted: bool,
     },
+}
+
+impl Msg {
+    /// The term a message carries (kept leaderships' messages and
+    /// heartbeats), `None` for the others.
+    pub fn term(&self) -> Option<u64> {
+        match *self {
+            Msg::Heartbeat { term, .. }
+            | Msg::BullyElection { term }
+            | Msg::Answer { term }
+            | Msg::Coordinator { term, .. }
+            | Msg::RingCollect { term, .. }
+            | Msg::NewLeader { term, .. }
+            | Msg::Ack { term, .. }
+            | Msg::Commit { term, .. }
+            | Msg::VoteRequest { term, .. }
+            | Msg::Vote { term, .. }
+            | Msg::LeaseRenew { term, .. }
+            | Msg::LeaseAck { term, .. } => Some(term),
+            _ => None,
+        }
+    }
 }
 
 /// Kinds of [`Msg`], for per-kind counters.
@@ -612,6 +676,21 @@ pub enum AlgoError {
     /// The message contradicts the algorithm's invariants (e.g. a duplicate id).
     #[error("{0}")]
     Invalid(String),
+    /// A field holds a value no correct node sends (a term above
+    /// [`MAX_TERM`], a stage or hop count at the top of its range): refused
+    /// before it touches any state, so nothing that came from the network
+    /// can overflow or wrap.
+    #[error("{algorithm}: implausible {field} {value} (at most {max}): refused")]
+    Implausible {
+        /// Algorithm name.
+        algorithm: &'static str,
+        /// The message field.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+        /// The largest value taken.
+        max: u64,
+    },
     /// The node already holds [`MAX_HELD`] messages for later: refused (a
     /// faulty or flooding peer), so its memory stays bounded.
     #[error("{held} messages are already held for later, the most a node holds (a faulty peer?): refused")]
@@ -700,6 +779,16 @@ pub trait Algorithm: Send + fmt::Debug {
     /// One-shot algorithms ignore it.
     fn on_suspect(&mut self, _port: Port, _suspected: bool, _out: &mut Outbox) {}
 
+    /// Failure-detector input: the neighbour behind `port` is alive, its
+    /// latest announced term is `term` and it believes it leads that term
+    /// (`leading`) or not (a [`Msg::Heartbeat`], already checked against
+    /// [`MAX_TERM`]). A node that missed the message telling it of a newer
+    /// term, or a leader that sees a neighbour behind, learns it here:
+    /// heartbeats keep flowing after faults heal, so an algorithm that uses
+    /// them converges even when every election message to a node was lost.
+    /// Algorithms without terms ignore it.
+    fn on_heartbeat(&mut self, _port: Port, _term: u64, _leading: bool, _out: &mut Outbox) {}
+
     /// A recovered incarnation, before [`Algorithm::on_start`], gets back
     /// the last [`Effect::Persist`] record of the crashed one. Algorithms
     /// that persist nothing ignore it.
@@ -747,6 +836,10 @@ impl<T: Algorithm + ?Sized> Algorithm for Box<T> {
 
     fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
         (**self).on_suspect(port, suspected, out)
+    }
+
+    fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
+        (**self).on_heartbeat(port, term, leading, out)
     }
 
     fn restore(&mut self, stable: Stable) {

@@ -68,7 +68,7 @@ impl Stages {
     }
 
     fn next_stage(&mut self, out: &mut Outbox) {
-        self.stage += 1;
+        self.stage = self.stage.saturating_add(1);
         self.best = self.id;
         self.state = State::Candidate;
         let m = Msg::Election { id: self.id, stage: self.stage, hops: 0 };

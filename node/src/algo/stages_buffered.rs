@@ -67,7 +67,7 @@ impl StagesBuffered {
     }
 
     fn next_stage(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
-        self.stage += 1;
+        self.stage = self.stage.saturating_add(1);
         self.state = State::Candidate;
         self.got = [None, None];
         let m = Msg::Election { id: self.id, stage: self.stage, hops: 0 };

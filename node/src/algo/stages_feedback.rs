@@ -84,7 +84,7 @@ impl StagesFeedback {
     }
 
     fn next_stage(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
-        self.stage += 1;
+        self.stage = self.stage.saturating_add(1);
         self.state = State::Candidate;
         self.got = [None, None];
         self.feedback = [false, false];

@@ -240,7 +240,7 @@ impl SyncHs {
             Msg::Reply { .. } => {
                 self.replies += 1;
                 if self.replies == 2 {
-                    self.phase += 1;
+                    self.phase = self.phase.saturating_add(1);
                     self.replies = 0;
                     self.probe_both(out);
                 }

@@ -55,7 +55,7 @@ impl UniAlternate {
     }
 
     fn next_step(&mut self, out: &mut Outbox) {
-        self.step += 1;
+        self.step = self.step.saturating_add(1);
         self.state = State::Active;
         out.send(RIGHT, Msg::Election { id: self.value, stage: self.step, hops: 0 });
     }

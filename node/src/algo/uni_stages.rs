@@ -71,9 +71,9 @@ impl UniStages {
     }
 
     fn next_phase(&mut self, out: &mut Outbox) {
-        self.phase += 1;
+        self.phase = self.phase.saturating_add(1);
         self.state = State::First;
-        out.send(RIGHT, Msg::Election { id: self.value, stage: 2 * self.phase - 1, hops: 0 });
+        out.send(RIGHT, Msg::Election { id: self.value, stage: self.phase.saturating_mul(2) - 1, hops: 0 });
     }
 
     fn decide(&mut self, leader: u64, out: &mut Outbox) {
@@ -90,7 +90,11 @@ impl UniStages {
                     self.on_msg(port, msg, out)?;
                 }
                 State::First | State::Second { .. } => {
-                    let want = if self.state == State::First { 2 * self.phase - 1 } else { 2 * self.phase };
+                    let want = if self.state == State::First {
+                        self.phase.saturating_mul(2) - 1
+                    } else {
+                        self.phase.saturating_mul(2)
+                    };
                     if stage != want {
                         return Err(AlgoError::Invalid(format!(
                             "step {stage} reached an active node expecting step {want} (links not FIFO?)"
@@ -105,7 +109,7 @@ impl UniStages {
                         }
                         State::First => {
                             self.state = State::Second { v1: v };
-                            out.send(RIGHT, Msg::Election { id: v, stage: 2 * self.phase, hops: 0 });
+                            out.send(RIGHT, Msg::Election { id: v, stage: self.phase.saturating_mul(2), hops: 0 });
                         }
                         State::Second { v1 } => {
                             if self.rule.beats(v1, self.value) && self.rule.beats(v1, v) {

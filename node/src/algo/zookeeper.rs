@@ -273,9 +273,24 @@ pub struct ZooKeeper {
     reports: Reports,
 }
 
+/// How long after the last fault heals the live nodes of a live majority
+/// follow one live leader at most, with the timeouts [`ZkConfig::for_detector`]
+/// derives from `d` and messages delayed by at most `delay_ms`: **F + 2R +
+/// T + 2P + 4δ**, F the follower lease, R the proposal timeout (72 periods +
+/// 4δ for the default T = 4P). Argument: a follower of a leader that no
+/// longer commits to it drops it when its lease F runs out; a proposal that
+/// fails (split acks) is retried after R; a suspicion left over from the
+/// faults clears within T; commits and heartbeats reach everyone within P +
+/// 2δ. Argued, not proved; `node/tests/zookeeper_chaos.rs` asserts it on
+/// 2,000 seeded runs of the full fault mix.
+pub fn convergence_bound_ms(d: DetectorConfig, delay_ms: u64) -> u64 {
+    let z = ZkConfig::for_detector(d);
+    z.lease_ms + 2 * z.proposal_timeout_ms + d.timeout_ms + 2 * d.period_ms + 4 * delay_ms
+}
+
 /// A kept-leadership node: [`ZooKeeper`] behind a heartbeat failure detector.
 pub fn kept(c: &NodeContext, zk: ZkConfig, detector: DetectorConfig) -> Detected<ZooKeeper> {
-    Detected::new(ZooKeeper::with_config(c, Some(zk)), c.ports, detector)
+    Detected::new(ZooKeeper::with_config(c, Some(zk)), c.id, c.ports, detector)
 }
 
 impl ZooKeeper {
@@ -415,9 +430,10 @@ impl ZooKeeper {
         }
     }
 
-    /// Propose itself for a term above every term it has heard of.
+    /// Propose itself for a term above every term it has heard of (none once
+    /// the term space is used up: [`super::next_term`]).
     fn propose(&mut self, out: &mut Outbox) {
-        let term = self.seen.max(self.promised).max(self.epoch) + 1;
+        let Some(term) = super::next_term(self.seen.max(self.promised).max(self.epoch)) else { return };
         self.seen = term;
         self.promised = term;
         self.vote = Some(self.id);
@@ -599,6 +615,7 @@ impl Algorithm for ZooKeeper {
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let from = self.sender(port)?;
+        super::check_term(NAME, &msg)?;
         match msg {
             Msg::NewLeader { term, leader } => {
                 if leader != from || term == 0 {
@@ -940,7 +957,10 @@ mod tests {
         for msg in invalid {
             assert!(matches!(a.on_message(0, msg, &mut out), Err(AlgoError::Invalid(_))), "{msg:?}");
         }
-        assert!(matches!(a.on_message(0, Msg::Heartbeat { term: 1 }, &mut out), Err(AlgoError::UnexpectedKind { .. })));
+        assert!(matches!(
+            a.on_message(0, Msg::Heartbeat { term: 1, leading: false }, &mut out),
+            Err(AlgoError::UnexpectedKind { .. })
+        ));
         assert!(matches!(a.on_message(9, Msg::Wakeup, &mut out), Err(AlgoError::BadPort { port: 9 })));
     }
 

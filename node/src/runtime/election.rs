@@ -255,6 +255,14 @@ impl Election {
             self.lock().rejected += 1;
             return Err(Rejection::new(Code::InvalidArgument, why));
         }
+        if causal_time > crate::algo::MAX_TERM {
+            // Each message adds one to the causal time: no run gets near 2^53.
+            self.lock().rejected += 1;
+            return Err(Rejection::new(
+                Code::InvalidArgument,
+                format!("implausible causal_time {causal_time} (at most {})", crate::algo::MAX_TERM),
+            ));
+        }
         let msg = match body.map(Msg::try_from) {
             Some(Ok(m)) => m,
             Some(Err(e)) => {
@@ -582,7 +590,7 @@ impl Election {
         let metrics = node_metrics();
         metrics.sent.add(1, &labels);
         metrics.sent_bytes.add(crate::wire::encoded_len(msg) as u64, &labels);
-        let causal_time = st.depth + 1;
+        let causal_time = st.depth.saturating_add(1);
         st.max_causal = st.max_causal.max(causal_time);
         st.sent_seq += 1;
         let message_seq = st.sent_seq;

@@ -8,6 +8,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use ringleader_node::algo::catalogue;
+use ringleader_node::algo::detector::DetectorConfig;
 use ringleader_node::algo::{Leadership, Rule};
 use ringleader_node::failover::{self, Failover};
 use ringleader_node::faults::{Fault, FaultPlan, LinkFault, Scheduled};
@@ -17,8 +18,11 @@ use ringleader_node::topology::{IdOrder, Topology};
 
 /// Faults start after the first election and stop (all healed) by this time.
 pub const FAULTS_END: u64 = 6_000;
-/// Time left after the last fault for the cluster to agree.
+/// Time left after the last fault for the cluster to agree: above every
+/// algorithm's convergence bound on these sizes (at most 4,564 ms).
 pub const SETTLE: u64 = 5_000;
+/// The scheduler's largest delay in these runs.
+pub const MAX_DELAY: u64 = 16;
 
 fn at(at: u64, seed: u64, fault: Fault) -> Scheduled {
     Scheduled::new(at, seed, fault)
@@ -121,6 +125,7 @@ pub fn chaos_plan(rng: &mut Pcg64Mcg, n: u32, leader: u32, mix: Mix) -> (FaultPl
 
 /// One seeded kept-leadership run.
 pub struct Run {
+    pub algorithm: String,
     pub r: SimReport,
     pub ids: Vec<u64>,
     /// Time of the last fault (all healed by then).
@@ -139,7 +144,7 @@ pub fn chaos_run(algorithm: &str, seed: u64, mix: Mix) -> Run {
     let cfg = SimConfig {
         seed,
         fifo: rng.random_bool(0.5),
-        max_delay: 16,
+        max_delay: MAX_DELAY,
         faults,
         horizon: Some(last + SETTLE),
         log_message_times: true,
@@ -150,7 +155,7 @@ pub fn chaos_run(algorithm: &str, seed: u64, mix: Mix) -> Run {
     let all: Vec<u32> = (0..n).collect();
     let r = sim::run_kept(spec, &topo, &ids, &all, Rule::Max, &cfg).unwrap();
     let ctx = format!("{algorithm} seed {seed} n {n} ids {ids:?} {cfg:?}");
-    Run { r, ids, last, drawn, ctx }
+    Run { algorithm: algorithm.to_string(), r, ids, last, drawn, ctx }
 }
 
 impl Run {
@@ -164,6 +169,42 @@ impl Run {
     pub fn agreed(&self) -> bool {
         final_agreement(&self.r, &self.ids).is_some()
             && failover::agreement(&self.ids, &self.r.leaderships, &self.r.outages, self.last, 0).is_some()
+    }
+
+    /// How long after the last fault the live nodes came to agree for good on
+    /// one live leader: the time of the last change of belief of any live
+    /// node, less the time of the last fault (0 if nothing changed after it);
+    /// `None` if they do not agree at the horizon.
+    pub fn convergence(&self) -> Option<u64> {
+        final_agreement(&self.r, &self.ids)?;
+        let r = &self.r;
+        let last_change = r
+            .leaderships
+            .iter()
+            .filter(|e| !r.crashed.contains(&e.position))
+            .map(|e| e.time)
+            .chain(r.outages.iter().filter_map(|o| o.recovered))
+            .max()
+            .unwrap_or(0);
+        Some(last_change.saturating_sub(self.last))
+    }
+
+    /// The algorithm's convergence bound for this run (the scheduler's delays,
+    /// at most [`MAX_DELAY`], are the only ones left once the faults heal).
+    pub fn bound(&self) -> u64 {
+        catalogue::convergence_bound_ms(&self.algorithm, DetectorConfig::default(), self.ids.len() as u32, MAX_DELAY)
+            .expect("a kept algorithm")
+    }
+
+    /// Agreement within the algorithm's convergence bound of the last fault
+    /// (see [`Run::convergence`]); returns how long it took.
+    pub fn converged_within_bound(&self) -> Result<u64, String> {
+        let bound = self.bound();
+        match self.convergence() {
+            Some(t) if t <= bound => Ok(t),
+            Some(t) => Err(format!("{}: agreed {t} ms after the last fault, bound {bound} ms", self.ctx)),
+            None => Err(format!("{}: no agreement at the horizon", self.ctx)),
+        }
     }
 
     /// Every crash of a leader, with its figures.
