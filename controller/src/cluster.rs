@@ -386,7 +386,7 @@ impl Cluster {
 
     /// Stop following events and stop the local nodes; waits for them.
     pub async fn shutdown(&self) {
-        let _ = self.stop.send(true);
+        self.stop.send_replace(true);
         let tasks = self.tasks.lock().map(|mut t| std::mem::take(&mut *t)).unwrap_or_default();
         for t in tasks {
             if tokio::time::timeout(Duration::from_secs(5), t).await.is_err() {
@@ -398,7 +398,7 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let _ = self.stop.send(true);
+        self.stop.send_replace(true);
     }
 }
 

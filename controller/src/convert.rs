@@ -289,6 +289,7 @@ impl From<&ElectionRecord> for pb::Election {
             overlaps: r.overlaps.clone(),
             failovers: r.failovers.iter().map(Into::into).collect(),
             diagram_svg: r.diagram_svg.clone().unwrap_or_default(),
+            notes: r.notes.clone(),
         }
     }
 }

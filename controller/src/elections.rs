@@ -180,6 +180,9 @@ pub struct Participant {
     pub messages_sent: u64,
 }
 
+/// The error of an election ended by `StopElection` (or the controller's shutdown) before it finished.
+pub const STOPPED: &str = "stopped by StopElection before it finished";
+
 /// Everything known about one election.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ElectionRecord {
@@ -230,6 +233,10 @@ pub struct ElectionRecord {
     pub failovers: Vec<crate::failover::FailoverRecord>,
     /// The space-time diagram as SVG, when asked for (`SimOptions::diagram`).
     pub diagram_svg: Option<String>,
+    /// What happened that is neither a violation nor a failure (e.g. nodes
+    /// that no longer ran a kept leadership when it was stopped).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// One node's new belief about a kept leadership.
@@ -297,9 +304,11 @@ impl Entry {
         (record.clone(), self.events.subscribe())
     }
 
-    /// Ask a kept leadership to end (no effect on one-shot elections).
+    /// Ask the election to end: a kept leadership ends FINISHED, a running
+    /// one-shot election (LIVE or SIMULATED) is cancelled and ends FAILED;
+    /// nothing happens to a finished one.
     pub fn stop(&self) {
-        let _ = self.stop.send(true);
+        self.stop.send_replace(true);
     }
 
     /// Wait until the election is finished or failed.
@@ -522,6 +531,7 @@ impl Elections {
             overlaps: Vec::new(),
             failovers: Vec::new(),
             diagram_svg: None,
+            notes: Vec::new(),
         };
         let entry = Arc::new(Entry {
             record: Mutex::new(record),
@@ -581,6 +591,28 @@ impl Elections {
             drop(span);
         });
         Ok(entry)
+    }
+
+    /// Stop every election still running (the controller's shutdown): kept
+    /// leaderships end, one-shot elections (simulations included) are
+    /// cancelled, so none outlives the grace period.
+    pub fn stop_all(&self) {
+        let entries: Vec<Arc<Entry>> = self.registry().order.iter().cloned().collect();
+        for e in entries.iter().filter(|e| !e.inspect(|r| r.state.is_terminal())) {
+            e.stop();
+        }
+    }
+
+    /// Wait until no election runs, or `timeout` passes; returns whether none runs.
+    pub async fn wait_idle(&self, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while self.running() > 0 {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        true
     }
 
     /// Elections launched and not finished yet.
@@ -786,6 +818,19 @@ impl Elections {
             bound_formula: "none: a kept leadership elects again after every failure",
             ..Metrics::default()
         };
+        // A node that no longer knows the election dropped it outside the controller: an Abort
+        // from elsewhere, or a restarted process. Say so, instead of reporting silence.
+        let notes: Vec<String> = statuses
+            .iter()
+            .filter(|(_, s)| s.as_ref().is_err_and(|e| e.contains("NotFound")))
+            .map(|(i, _)| {
+                format!(
+                    "{} no longer ran the election when it was stopped (aborted outside the controller, or its \
+                     process restarted); its counts are missing from the metrics",
+                    nodes[*i].name()
+                )
+            })
+            .collect();
         for s in statuses.into_iter().filter_map(|(_, s)| s.ok()) {
             metrics.election_messages += s.election_messages;
             metrics.notification_messages += s.notification_messages;
@@ -799,6 +844,7 @@ impl Elections {
         let record = entry.snapshot();
         entry.update(|r| {
             r.overlaps = overlaps.clone();
+            r.notes = notes;
             None
         });
         let diagram_svg = diagram.map(|d| d.svg(record.leader.as_ref().map(|l| l.position), metrics.messages));
@@ -827,8 +873,15 @@ impl Elections {
         });
     }
 
-    fn finish(&self, entry: &Arc<Entry>, outcome: Outcome) {
+    fn finish(&self, entry: &Arc<Entry>, mut outcome: Outcome) {
         let mut finished_ok = false;
+        if outcome.error.is_none() && outcome.leader.is_none() && !entry.inspect(|r| r.keep_leader) {
+            // A one-shot election without a leader is never FINISHED: its violations say why.
+            outcome.error = Some(match outcome.violations.first() {
+                Some(v) => format!("no leader: {v}"),
+                None => "no leader".to_string(),
+            });
+        }
         entry.update(|r| {
             r.state = if outcome.error.is_some() { State::Failed } else { State::Finished };
             finished_ok = r.state == State::Finished;
@@ -869,13 +922,18 @@ impl Elections {
             entry.inspect(|r| h.put(r));
         }
         self.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-        let _ = entry.done.send(true);
+        entry.done.send_replace(true);
     }
 
     async fn run_simulated(&self, entry: &Arc<Entry>, plan: Plan) -> Outcome {
-        // One simulation per core at a time; the others wait their turn.
-        let Ok(_permit) = self.simulations.acquire().await else {
-            return Outcome::failed("the simulator is shutting down".into());
+        let mut stop = entry.stop.subscribe();
+        // One simulation per core at a time; the others wait their turn (or are stopped waiting).
+        let _permit = tokio::select! {
+            permit = self.simulations.acquire() => match permit {
+                Ok(p) => p,
+                Err(_) => return Outcome::failed("the simulator is shutting down".into()),
+            },
+            () = stopped(&mut stop) => return Outcome::failed(STOPPED.into()),
         };
         self.set_running(entry);
         // The simulator's own cap (a generous multiple of the bound) or the configured budget, whichever is lower.
@@ -888,25 +946,39 @@ impl Elections {
             log_arrows: plan.diagram,
             seed: plan.seed,
             max_deliveries: own_cap.min(budget),
+            cancel: sim::Cancel::new(),
             ..SimConfig::default()
         };
+        let cancel = cfg.cancel.clone();
         let started = Instant::now();
-        let joined = tokio::task::spawn_blocking(move || {
+        let job = tokio::task::spawn_blocking(move || {
             let report = sim::run(plan.spec, &plan.topology, &plan.ids, &plan.initiators, plan.rule, &cfg);
             (plan, report)
-        })
-        .await;
+        });
+        tokio::pin!(job);
+        let joined = tokio::select! {
+            joined = &mut job => joined,
+            () = stopped(&mut stop) => {
+                // The simulator looks at the flag every few thousand events: it ends within milliseconds.
+                cancel.cancel();
+                job.await
+            }
+        };
         let duration_ms = started.elapsed().as_millis() as u64;
         let (plan, report) = match joined {
             Ok(r) => r,
             Err(e) => return Outcome::failed(format!("the simulator crashed: {e}")),
         };
-        let error = (!report.terminated && budget < own_cap).then(|| {
-            format!(
+        let error = if report.cancelled {
+            Some(format!("{STOPPED} after {} simulated deliveries", report.deliveries))
+        } else if !report.terminated && budget < own_cap {
+            Some(format!(
                 "stopped after {} messages, the simulator's budget per election (max_simulated_messages)",
                 report.deliveries
-            )
-        });
+            ))
+        } else {
+            None
+        };
         let counters = &report.counters;
         let metrics = Metrics {
             messages: counters.messages,
@@ -1034,6 +1106,7 @@ impl Elections {
         if plan.keep_leader {
             return self.keep(entry, plan, &nodes, &election_id, events, started).await;
         }
+        let mut stop = entry.stop.subscribe();
 
         // Collect decisions: events as they come, a Status poll of the
         // undecided now and then in case an event stream was not open.
@@ -1073,6 +1146,10 @@ impl Elections {
                 _ = tokio::time::sleep_until(deadline) => {
                     timed_out = true;
                     break;
+                }
+                () = stopped(&mut stop) => {
+                    self.abort(&nodes, &election_id).await;
+                    return Outcome::failed(format!("{STOPPED} ({} of {n} positions had decided)", n - undecided));
                 }
             };
             for (i, d) in found {
@@ -1121,6 +1198,11 @@ impl Elections {
             });
             if timed_out || (totals.0 == totals.1 + totals.2 && previous == Some(totals)) {
                 break statuses;
+            }
+            let stop_asked = *stop.borrow();
+            if stop_asked {
+                self.abort(&nodes, &election_id).await;
+                return Outcome::failed(format!("{STOPPED} (waiting for its last messages)"));
             }
             if tokio::time::Instant::now() >= quiet_deadline {
                 violations.push(format!(
@@ -1348,6 +1430,11 @@ fn overlap_text(who: &BTreeMap<usize, BTreeSet<u64>>, name: impl Fn(usize) -> St
         })
         .collect();
     format!("{} believed they led at once for {ms} ms", names.join(" and "))
+}
+
+/// Resolves once `StopElection` asked the election to end (holds no borrow of the flag).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
 }
 
 fn decision_of(role: i32, leader: u64) -> Option<Decision> {

@@ -227,6 +227,7 @@ mod tests {
             overlaps: Vec::new(),
             failovers: Vec::new(),
             diagram_svg: None,
+            notes: Vec::new(),
         }
     }
 

@@ -135,6 +135,14 @@ pub async fn run(
     let reflection_v1 = reflection("grpc.reflection.v1.ServerReflection").build_v1()?;
     let reflection_v1alpha = reflection("grpc.reflection.v1alpha.ServerReflection").build_v1alpha()?;
 
+    // On the shutdown signal, stop every running election first: the server drains its
+    // in-flight calls, and a StartElection waiting on a long simulation would hold it open.
+    let stopping = elections.clone();
+    let shutdown = async move {
+        shutdown.await;
+        info!(running = stopping.running(), "stopping every running election");
+        stopping.stop_all();
+    };
     info!(%addr, nodes = cluster.len(), "ringleader.v1.Controller serving");
     let mut builder = tonic::transport::Server::builder();
     if let Some(tls) = &tls {
@@ -150,6 +158,9 @@ pub async fn run(
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
         .await;
     info!("controller stopping");
+    if !elections.wait_idle(Duration::from_secs(5)).await {
+        warn!(running = elections.running(), "elections still running 5 s after the shutdown began");
+    }
     cluster.shutdown().await;
     let records = elections.clone();
     let _ = tokio::task::spawn_blocking(move || records.close_history()).await;

@@ -90,6 +90,42 @@ use crate::faults::{Fault, FaultError, FaultPlan, LinkFault, Trigger};
 use crate::invariants::{self, Verdict};
 use crate::topology::Topology;
 
+/// A handle that stops a running simulation from another thread
+/// ([`SimConfig::cancel`]): the run ends within a few thousand events,
+/// reported with [`SimReport::cancelled`]. Clones share the flag; configs
+/// compare equal whatever their handles.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Option<std::sync::Arc<std::sync::atomic::AtomicBool>>);
+
+impl Cancel {
+    /// A handle that can be triggered.
+    pub fn new() -> Cancel {
+        Cancel(Some(std::sync::Arc::default()))
+    }
+
+    /// Ask the run to stop.
+    pub fn cancel(&self) {
+        if let Some(flag) = &self.0 {
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Was the run asked to stop?
+    #[inline]
+    pub fn is_cancelled(&self) -> bool {
+        self.0.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for Cancel {
+    fn eq(&self, _: &Cancel) -> bool {
+        true
+    }
+}
+
+/// Events between two looks at [`SimConfig::cancel`].
+const CANCEL_CHECK: u64 = 4096;
+
 /// How to schedule a simulated run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimConfig {
@@ -123,6 +159,9 @@ pub struct SimConfig {
     /// Failure-detector settings of kept leaderships ([`run_kept`]), in
     /// virtual milliseconds; [`DetectorConfig::LOOPBACK`] by default.
     pub detector: DetectorConfig,
+    /// Stops the run when triggered from elsewhere (a user's StopElection,
+    /// the controller's shutdown); never by default.
+    pub cancel: Cancel,
 }
 
 impl Default for SimConfig {
@@ -139,6 +178,7 @@ impl Default for SimConfig {
             log_message_times: false,
             log_arrows: false,
             detector: DetectorConfig::LOOPBACK,
+            cancel: Cancel::default(),
         }
     }
 }
@@ -188,6 +228,9 @@ pub struct SimReport {
     /// The run stopped at [`SimConfig::horizon`] with events still pending
     /// (not a violation).
     pub horizon_reached: bool,
+    /// The run was stopped through [`SimConfig::cancel`] (`terminated` is
+    /// false, and the verdict says so).
+    pub cancelled: bool,
     /// With [`SimConfig::log_message_times`]: the virtual time of each
     /// election or notification message sent, in sending order (so sorted).
     pub message_times: Vec<u64>,
@@ -958,11 +1001,16 @@ pub fn run_with<A: Algorithm>(
     let mut deliveries = 0u64;
     // Timers are not messages, but a clock that never stops must not hang the
     // driver either (synchronous algorithms tick every node every round).
-    let timer_cap = cap.saturating_mul(64).max(MAX_TIMER_EVENTS);
+    let timer_cap = cap
+        .saturating_mul(64)
+        .max(MAX_TIMER_EVENTS)
+        .max(crate::algo::catalogue::timer_event_bound(spec, u64::from(n)).saturating_mul(2));
     let mut timer_events = 0u64;
     let mut end_time = 0u64;
     let mut terminated = true;
     let mut horizon_reached = false;
+    let mut cancelled = false;
+    let mut steps = 0u64;
     let mut now = 0u64;
     let mut bucket: Vec<Ev> = Vec::new();
     'run: loop {
@@ -989,6 +1037,12 @@ pub fn run_with<A: Algorithm>(
                 None => break,
             }
         }
+        steps += 1;
+        if steps.is_multiple_of(CANCEL_CHECK) && cfg.cancel.is_cancelled() {
+            cancelled = true;
+            terminated = false;
+            break;
+        }
         if cfg.horizon.is_some_and(|h| now > h) {
             horizon_reached = true;
             d.faults.log.push(format!("{now}: stopped at the horizon"));
@@ -1006,6 +1060,10 @@ pub fn run_with<A: Algorithm>(
                 timer_events += 1;
                 if timer_events > timer_cap {
                     terminated = false;
+                    break 'run;
+                }
+                if timer_events.is_multiple_of(CANCEL_CHECK) && cfg.cancel.is_cancelled() {
+                    (cancelled, terminated) = (true, false);
                     break 'run;
                 }
                 d.nodes[pos as usize].on_timer(timer, &mut d.out);
@@ -1030,6 +1088,10 @@ pub fn run_with<A: Algorithm>(
                     break 'run;
                 }
                 deliveries += 1;
+                if deliveries.is_multiple_of(CANCEL_CHECK) && cfg.cancel.is_cancelled() {
+                    (cancelled, terminated) = (true, false);
+                    break 'run;
+                }
             }
             let pos = d.handle(ev);
             d.apply(pos, now);
@@ -1043,7 +1105,9 @@ pub fn run_with<A: Algorithm>(
     d.spontaneous.sort_unstable();
     let expected = spec.expected_winner(topo, ids, &d.spontaneous, rule);
     let mut failures = Vec::new();
-    if !terminated {
+    if cancelled {
+        failures.push(format!("cancelled after {deliveries} deliveries and {timer_events} timer events"));
+    } else if !terminated {
         failures.push(if timer_events > timer_cap {
             format!("did not go quiet within {timer_cap} timer events")
         } else {
@@ -1094,6 +1158,7 @@ pub fn run_with<A: Algorithm>(
         leaderships: d.leaderships,
         terminated,
         horizon_reached,
+        cancelled,
         message_times: d.message_times.unwrap_or_default(),
         arrows: d.arrows.unwrap_or_default(),
         bound,

@@ -486,7 +486,7 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         build_kept: None,
         simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, stages_feedback::StagesFeedback::new),
         worst_case: Some(Arrangement {
-            description: "ternary construction (`feedback_worst_case`): the most stages, the last with two candidates, survivors the only local maxima, missing feedback on the shortest segments: 3n(k+1) - 2(k-1)3^(k-2) messages, k = max{k : 2*3^(k-1) <= n}; the exhaustive maximum for n <= 8, not beaten by random or hill-climbing search (no published worst case)",
+            description: "ternary construction (`feedback_worst_case`): the most stages, the last with two candidates, survivors the only local maxima, missing feedback on the shortest segments: 12 messages at n = 2, 6n - 1 at n = 3..5 (17, 23 and 29: one stage), otherwise 3n(k+1) - 2(k-1)3^(k-2), k = max{k : 2*3^(k-1) <= n}; the exhaustive maximum for n <= 8, not beaten by random or hill-climbing search (no published worst case)",
             ids: |n, r| mirror(feedback_worst_case(n), n, r),
         }),
         best_case: Some(Arrangement {
@@ -905,6 +905,17 @@ pub fn find(name: &str) -> Option<&'static AlgorithmSpec> {
     CATALOGUE.iter().find(|a| a.name == name)
 }
 
+/// Most timer events a failure-free one-shot run of `spec` on `n` nodes
+/// fires: a round clock ticks every node every round (`sync-hs`); 0 for
+/// algorithms whose timers are few. The simulator's timer budget and the
+/// controller's size check follow it.
+pub fn timer_event_bound(spec: &AlgorithmSpec, n: u64) -> u64 {
+    match spec.name {
+        "sync-hs" => sync_hs::max_timer_events(n),
+        _ => 0,
+    }
+}
+
 /// How long after the last fault heals a kept leadership of `name` on `n`
 /// nodes, with detector `d` and messages delayed by at most `delay_ms`,
 /// agrees on one live leader at most (a live majority assumed where the
@@ -1012,6 +1023,18 @@ mod tests {
     /// swaps hill-climbed from each of 3 of them, costs more. The bound
     /// 3n⌊log₃ n⌋ + 6n is not attained (it counts a full n of feedback per
     /// stage, which survivors make impossible).
+    /// The worst-case text of Stages with Feedback states the exhaustive maxima at the sizes where
+    /// its general formula does not apply (it gave 18, 24 and 30 at n = 3, 4, 5; the maxima are
+    /// 17, 23 and 29).
+    #[test]
+    fn stages_feedback_worst_case_text_states_the_small_maxima() {
+        let spec = find("stages-feedback").unwrap();
+        let text = spec.worst_case.unwrap().description;
+        let max = |n: u32| permutations(n).iter().map(|ids| cost(spec, ids, Rule::Max)).max().unwrap();
+        assert!(text.contains(&format!("{} messages at n = 2", max(2))), "{text}");
+        assert!(text.contains(&format!("({}, {} and {}: one stage)", max(3), max(4), max(5))), "{text}");
+    }
+
     #[test]
     fn stages_feedback_worst_case_beats_every_search() {
         let spec = find("stages-feedback").unwrap();

@@ -113,6 +113,16 @@ pub fn phase_start(i: u32) -> u64 {
     (1u64 << (i + 1)) - 2
 }
 
+/// Most round-clock events of a run on `n` nodes: the winner's probe goes
+/// round the ring in its phase p = ⌈log2 n⌉, which ends by round
+/// `phase_start(p + 1)`, and the notification takes n more rounds; every node
+/// ticks once a round. The simulator's timer budget for this algorithm
+/// (twice this), so a large ring is not cut short by a fixed cap.
+pub fn max_timer_events(n: u64) -> u64 {
+    let p = super::catalogue::ceil_log2(n).min(61) as u32;
+    n.saturating_mul(phase_start(p + 1).saturating_add(n).saturating_add(2))
+}
+
 /// Links a phase-`i` probe may cross: 2^i (saturating).
 fn distance(i: u32) -> u32 {
     1u32.checked_shl(i).unwrap_or(u32::MAX)

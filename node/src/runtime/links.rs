@@ -298,13 +298,27 @@ impl Link {
                 return;
             }
         };
+        // Envelopes to an election the peer no longer runs are the normal end of every
+        // election (heartbeats cross the aborts): counted, logged once per connection.
+        let mut unknown = 0u64;
         loop {
             match replies.message().await {
                 Ok(Some(pb::LinkReply { kind: Some(pb::link_reply::Kind::Reject(r)) })) => {
                     self.shared.stats.rejections_received.fetch_add(1, Ordering::Relaxed);
+                    let code = tonic::Code::from_i32(r.code);
+                    if code == tonic::Code::NotFound {
+                        unknown += 1;
+                        if unknown == 1 {
+                            info!(peer = %self.address, election = %r.election_id, message = %r.message,
+                                "peer no longer runs an election (further ones on this link at debug level)");
+                        } else {
+                            debug!(peer = %self.address, election = %r.election_id, "peer no longer runs the election");
+                        }
+                        continue;
+                    }
                     warn!(
                         peer = %self.address, seq = r.seq, election = %r.election_id,
-                        code = ?tonic::Code::from_i32(r.code), message = %r.message,
+                        code = ?code, message = %r.message,
                         "peer rejected an envelope"
                     );
                 }

@@ -86,11 +86,18 @@ impl Stream for Inbound {
                 }
                 Poll::Ready(Some(Ok(env))) => {
                     if let Err(r) = this.node.receive(env) {
-                        warn!(
-                            remote = ?this.remote, seq = r.seq, election = %r.election_id,
-                            code = ?tonic::Code::from_i32(r.code), message = %r.message,
-                            "rejected an envelope"
-                        );
+                        let code = tonic::Code::from_i32(r.code);
+                        if code == tonic::Code::NotFound {
+                            // An election this node no longer runs: the normal end of every election
+                            // (messages cross the aborts). Counted in the metrics; the sender logs it once.
+                            debug!(remote = ?this.remote, election = %r.election_id, "envelope for an election not run here");
+                        } else {
+                            warn!(
+                                remote = ?this.remote, seq = r.seq, election = %r.election_id,
+                                code = ?code, message = %r.message,
+                                "rejected an envelope"
+                            );
+                        }
                         return Poll::Ready(Some(Ok(pb::LinkReply { kind: Some(pb::link_reply::Kind::Reject(r)) })));
                     }
                 }

@@ -24,3 +24,4 @@ mod t19_mtls;
 mod t20_history;
 mod t21_limits;
 mod t22_embedded_auth;
+mod t23_stopping;
