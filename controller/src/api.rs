@@ -533,7 +533,7 @@ impl Controller for ControllerService {
         self.authorize(&request, "StartElection", Access::Write)?;
         let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
         let plan = plan(&request, self.elections.cluster().len(), self.elections.config())?;
-        let entry = self.elections.launch(plan).map_err(|e| Status::resource_exhausted(e.to_string()))?;
+        let entry = self.elections.launch(plan)?;
         if request.wait && !request.keep_leader {
             entry.wait_done().await;
         }

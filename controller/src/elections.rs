@@ -29,7 +29,7 @@ use ringleader_node::topology::Topology;
 use ringleader_proto::v1 as pb;
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinSet;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use crate::cluster::{Cluster, Node};
 use crate::config::ControllerConfig;
@@ -180,8 +180,10 @@ pub struct Participant {
     pub messages_sent: u64,
 }
 
-/// The error of an election ended by `StopElection` (or the controller's shutdown) before it finished.
+/// The error of an election ended by `StopElection` before it finished.
 pub const STOPPED: &str = "stopped by StopElection before it finished";
+/// The error of an election ended by the controller's shutdown before it finished.
+pub const SHUT_DOWN: &str = "stopped by the controller's shutdown before it finished";
 
 /// Everything known about one election.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -350,6 +352,31 @@ pub struct Elections {
     history: Option<crate::history::History>,
     /// Elections launched and not finished yet.
     running: std::sync::atomic::AtomicUsize,
+    /// The controller is shutting down ([`Elections::stop_all`]).
+    shutting_down: std::sync::atomic::AtomicBool,
+}
+
+/// Why `StartElection` was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// As many elections run as the controller takes (RESOURCE_EXHAUSTED).
+    #[error(transparent)]
+    Overloaded(#[from] Overloaded),
+    /// The election history refuses writes (UNAVAILABLE): a full or failing disk.
+    #[error(
+        "the election history {0} (controller.history_path) refuses writes (disk full or failing); new elections \
+         are refused until it takes them again, which the controller retries on its own"
+    )]
+    HistoryUnavailable(String),
+}
+
+impl From<LaunchError> for tonic::Status {
+    fn from(e: LaunchError) -> tonic::Status {
+        match e {
+            LaunchError::Overloaded(_) => tonic::Status::resource_exhausted(e.to_string()),
+            LaunchError::HistoryUnavailable(_) => tonic::Status::unavailable(e.to_string()),
+        }
+    }
 }
 
 /// `StartElection` refused: as many elections are running as the controller takes.
@@ -425,10 +452,17 @@ impl Elections {
             crashed: std::sync::OnceLock::new(),
             history,
             running: 0.into(),
+            shutting_down: false.into(),
         })
     }
 
-    /// Write every record change so far to disk and close the history (no-op without one).
+    /// Follow whether the history takes writes (`None` without a history).
+    pub fn watch_history(&self) -> Option<tokio::sync::watch::Receiver<bool>> {
+        self.history.as_ref().map(|h| h.watch_writable())
+    }
+
+    /// Write every record change so far to disk and close the history (no-op
+    /// without one), retrying a while if the disk refuses.
     pub fn close_history(&self) {
         if let Some(h) = &self.history {
             h.close();
@@ -476,13 +510,18 @@ impl Elections {
         self.registry().last_finished.clone()
     }
 
-    /// Record `plan` as a PENDING election and run it in a task.
-    pub fn launch(self: &Arc<Self>, plan: Plan) -> Result<Arc<Entry>, Overloaded> {
+    /// Record `plan` as a PENDING election and run it in a task. Refused
+    /// while `max_running_elections` run, or while the history refuses writes
+    /// (an election whose record could not be saved must not start).
+    pub fn launch(self: &Arc<Self>, plan: Plan) -> Result<Arc<Entry>, LaunchError> {
         use std::sync::atomic::Ordering::SeqCst;
+        if let Some(h) = self.history.as_ref().filter(|h| !h.writable()) {
+            return Err(LaunchError::HistoryUnavailable(h.path().display().to_string()));
+        }
         let limit = self.config.max_running_elections;
         if self.running.fetch_add(1, SeqCst) >= limit {
             self.running.fetch_sub(1, SeqCst);
-            return Err(Overloaded(limit));
+            return Err(LaunchError::Overloaded(Overloaded(limit)));
         }
         let seq = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let started_at_ms = now_ms();
@@ -583,7 +622,7 @@ impl Elections {
                 })
             };
             let outcome = runner.await.unwrap_or_else(|e| Outcome::failed(format!("the election task crashed: {e}")));
-            this.finish(&task_entry, outcome);
+            this.finish(&task_entry, outcome).await;
             task_entry.inspect(|r| {
                 telemetry::close_span(&span, r);
                 telemetry::metrics().ended(r);
@@ -597,10 +636,16 @@ impl Elections {
     /// leaderships end, one-shot elections (simulations included) are
     /// cancelled, so none outlives the grace period.
     pub fn stop_all(&self) {
+        self.shutting_down.store(true, std::sync::atomic::Ordering::SeqCst);
         let entries: Vec<Arc<Entry>> = self.registry().order.iter().cloned().collect();
         for e in entries.iter().filter(|e| !e.inspect(|r| r.state.is_terminal())) {
             e.stop();
         }
+    }
+
+    /// Why a stopped election stopped: a user's StopElection, or the shutdown.
+    fn stopped_text(&self) -> &'static str {
+        if self.shutting_down.load(std::sync::atomic::Ordering::SeqCst) { SHUT_DOWN } else { STOPPED }
     }
 
     /// Wait until no election runs, or `timeout` passes; returns whether none runs.
@@ -820,7 +865,7 @@ impl Elections {
         };
         // A node that no longer knows the election dropped it outside the controller: an Abort
         // from elsewhere, or a restarted process. Say so, instead of reporting silence.
-        let notes: Vec<String> = statuses
+        let mut notes: Vec<String> = statuses
             .iter()
             .filter(|(_, s)| s.as_ref().is_err_and(|e| e.contains("NotFound")))
             .map(|(i, _)| {
@@ -831,6 +876,9 @@ impl Elections {
                 )
             })
             .collect();
+        if self.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
+            notes.push("ended by the controller's shutdown".to_string());
+        }
         for s in statuses.into_iter().filter_map(|(_, s)| s.ok()) {
             metrics.election_messages += s.election_messages;
             metrics.notification_messages += s.notification_messages;
@@ -873,8 +921,10 @@ impl Elections {
         });
     }
 
-    fn finish(&self, entry: &Arc<Entry>, mut outcome: Outcome) {
-        let mut finished_ok = false;
+    /// Record the outcome: on disk first (with a history), then in memory,
+    /// where callers and watchers see it: nothing is reported ended that a
+    /// restart could lose.
+    async fn finish(&self, entry: &Arc<Entry>, mut outcome: Outcome) {
         if outcome.error.is_none() && outcome.leader.is_none() && !entry.inspect(|r| r.keep_leader) {
             // A one-shot election without a leader is never FINISHED: its violations say why.
             outcome.error = Some(match outcome.violations.first() {
@@ -882,44 +932,50 @@ impl Elections {
                 None => "no leader".to_string(),
             });
         }
-        entry.update(|r| {
-            r.state = if outcome.error.is_some() { State::Failed } else { State::Finished };
-            finished_ok = r.state == State::Finished;
-            r.error = outcome.error;
-            r.agreed = outcome.agreed;
-            r.violations = outcome.violations;
-            r.metrics = outcome.metrics;
-            r.leader = outcome.leader;
-            r.diagram_svg = outcome.diagram_svg;
-            if !r.participants.is_empty() {
-                for (p, (decision, sent)) in r.participants.iter_mut().zip(outcome.per_position) {
-                    p.decision = decision;
-                    p.messages_sent = sent;
-                    if r.mode == Mode::Live
-                        && let Some(node) = self.cluster.nodes().get(p.position as usize)
-                    {
-                        p.node = node.name();
-                    }
+        // The runner has returned: nothing else changes the record now.
+        let mut r = entry.snapshot();
+        r.state = if outcome.error.is_some() { State::Failed } else { State::Finished };
+        let finished_ok = r.state == State::Finished;
+        r.error = outcome.error;
+        r.agreed = outcome.agreed;
+        r.violations = outcome.violations;
+        r.metrics = outcome.metrics;
+        r.leader = outcome.leader;
+        r.diagram_svg = outcome.diagram_svg;
+        if !r.participants.is_empty() {
+            for (p, (decision, sent)) in r.participants.iter_mut().zip(outcome.per_position) {
+                p.decision = decision;
+                p.messages_sent = sent;
+                if r.mode == Mode::Live
+                    && let Some(node) = self.cluster.nodes().get(p.position as usize)
+                {
+                    p.node = node.name();
                 }
             }
-            match r.state {
-                State::Failed => warn!(election = %r.id, error = ?r.error, "election failed"),
-                _ => info!(
-                    election = %r.id,
-                    leader = ?r.leader.as_ref().map(|l| l.id),
-                    agreed = r.agreed,
-                    violations = r.violations.len(),
-                    messages = r.metrics.as_ref().map(|m| m.messages),
-                    "election finished"
-                ),
-            }
-            Some(WatchEvent::Finished(Box::new(r.clone())))
+        }
+        if let Some(h) = &self.history
+            && let Err(e) = h.save(&r).await
+        {
+            // Only when the controller stops while the disk refuses writes.
+            error!(election = %r.id, error = %e, "the election ended but its record is not on disk");
+        }
+        match r.state {
+            State::Failed => warn!(election = %r.id, error = ?r.error, "election failed"),
+            _ => info!(
+                election = %r.id,
+                leader = ?r.leader.as_ref().map(|l| l.id),
+                agreed = r.agreed,
+                violations = r.violations.len(),
+                messages = r.metrics.as_ref().map(|m| m.messages),
+                "election finished"
+            ),
+        }
+        entry.update(|current| {
+            *current = r;
+            Some(WatchEvent::Finished(Box::new(current.clone())))
         });
         if finished_ok {
             self.registry().last_finished = Some(entry.clone());
-        }
-        if let Some(h) = &self.history {
-            entry.inspect(|r| h.put(r));
         }
         self.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         entry.done.send_replace(true);
@@ -933,7 +989,7 @@ impl Elections {
                 Ok(p) => p,
                 Err(_) => return Outcome::failed("the simulator is shutting down".into()),
             },
-            () = stopped(&mut stop) => return Outcome::failed(STOPPED.into()),
+            () = stopped(&mut stop) => return Outcome::failed(self.stopped_text().into()),
         };
         self.set_running(entry);
         // The simulator's own cap (a generous multiple of the bound) or the configured budget, whichever is lower.
@@ -970,7 +1026,7 @@ impl Elections {
             Err(e) => return Outcome::failed(format!("the simulator crashed: {e}")),
         };
         let error = if report.cancelled {
-            Some(format!("{STOPPED} after {} simulated deliveries", report.deliveries))
+            Some(format!("{} after {} simulated deliveries", self.stopped_text(), report.deliveries))
         } else if !report.terminated && budget < own_cap {
             Some(format!(
                 "stopped after {} messages, the simulator's budget per election (max_simulated_messages)",
@@ -1149,7 +1205,11 @@ impl Elections {
                 }
                 () = stopped(&mut stop) => {
                     self.abort(&nodes, &election_id).await;
-                    return Outcome::failed(format!("{STOPPED} ({} of {n} positions had decided)", n - undecided));
+                    return Outcome::failed(format!(
+                        "{} ({} of {n} positions had decided)",
+                        self.stopped_text(),
+                        n - undecided
+                    ));
                 }
             };
             for (i, d) in found {
@@ -1202,7 +1262,7 @@ impl Elections {
             let stop_asked = *stop.borrow();
             if stop_asked {
                 self.abort(&nodes, &election_id).await;
-                return Outcome::failed(format!("{STOPPED} (waiting for its last messages)"));
+                return Outcome::failed(format!("{} (waiting for its last messages)", self.stopped_text()));
             }
             if tokio::time::Instant::now() >= quiet_deadline {
                 violations.push(format!(

@@ -1,8 +1,14 @@
 //! Election history that survives a controller restart: every record
 //! (verdict, metrics, timeline, failovers) is written to an embedded store
 //! ([redb], one file at `controller.history_path`) when an election is planned
-//! and when it ends, by one writer thread so writes keep their order and the
-//! election tasks never block on the disk.
+//! and when it ends, by one writer thread so writes keep their order. The
+//! record of an ended election is on disk before anyone is told it ended
+//! ([`History::save`]: the election task waits for the commit; whatever is
+//! queued goes in one transaction). A failed write is retried every
+//! [`RETRY`], reopening the file; meanwhile [`History::writable`] is false,
+//! the controller refuses new elections (UNAVAILABLE, naming the path) and
+//! reports NOT_SERVING, and `ringleader.history.write_failures` counts the
+//! failed commits. Service resumes by itself once the disk takes writes.
 //!
 //! On start the controller reads the newest `max_elections` records back. A
 //! record that was still PENDING or RUNNING when the controller stopped ends
@@ -13,9 +19,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, mpsc};
 
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
-use tracing::{info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::elections::{ElectionRecord, State};
+use crate::telemetry;
 
 /// Records by key `<started_at_ms as 16 hex digits>-<id>`: lexicographic order is start order.
 const RECORDS: TableDefinition<&str, &[u8]> = TableDefinition::new("elections");
@@ -34,7 +41,8 @@ pub struct HistoryError {
 }
 
 enum Op {
-    Put(Box<ElectionRecord>),
+    /// Write a record; `saved` hears once it is committed to disk.
+    Put(Box<ElectionRecord>, Option<tokio::sync::oneshot::Sender<()>>),
     Flush(mpsc::Sender<()>),
 }
 
@@ -44,12 +52,15 @@ pub struct History {
     tx: Mutex<Option<mpsc::Sender<Op>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     path: PathBuf,
+    /// `true` while writes succeed; `false` from the first failed commit
+    /// until one succeeds again.
+    writable: tokio::sync::watch::Receiver<bool>,
 }
 
 impl std::fmt::Debug for Op {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Op::Put(r) => write!(f, "Put({})", r.id),
+            Op::Put(r, _) => write!(f, "Put({})", r.id),
             Op::Flush(_) => f.write_str("Flush"),
         }
     }
@@ -58,6 +69,17 @@ impl std::fmt::Debug for Op {
 fn key(r: &ElectionRecord) -> String {
     format!("{:016x}-{}", r.started_at_ms, r.id)
 }
+
+/// How long the writer waits before it tries a failed write again (reopening the file).
+pub const RETRY: std::time::Duration = std::time::Duration::from_millis(250);
+/// How long a closing writer keeps trying to save what is queued.
+const CLOSING_TRIES: u32 = 20;
+
+/// The history could not save a record (the controller is stopping while
+/// the disk refuses writes).
+#[derive(Debug, thiserror::Error)]
+#[error("the election history {0} could not save the record")]
+pub struct NotSaved(pub String);
 
 impl History {
     /// Open (or create) the store at `path`, read back its newest `keep`
@@ -96,34 +118,64 @@ impl History {
         }
         info!(path = %path.display(), records = records.len(), interrupted = interrupted.len(), unreadable, "election history");
         let (tx, rx) = mpsc::channel::<Op>();
+        let (writable_tx, writable) = tokio::sync::watch::channel(true);
         let writer_path = path.to_path_buf();
         let writer = std::thread::Builder::new()
             .name("history-writer".into())
-            .spawn(move || write_loop(db, rx, keep, &writer_path))
+            .spawn(move || Writer { db: Some(db), path: writer_path, keep, writable: writable_tx }.run(rx))
             .map_err(|e| fail(format!("cannot start the writer: {e}")))?;
-        let history = History { tx: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)), path: path.to_path_buf() };
+        let history =
+            History { tx: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)), path: path.to_path_buf(), writable };
         for r in interrupted {
             history.put(&r);
         }
         Ok((history, records))
     }
 
-    /// Queue a record for writing (replacing its earlier version).
+    /// The store's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Do writes succeed now? (`false` from a failed commit until one succeeds.)
+    pub fn writable(&self) -> bool {
+        *self.writable.borrow()
+    }
+
+    /// Follow [`History::writable`] as it changes.
+    pub fn watch_writable(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.writable.clone()
+    }
+
+    /// Queue a record for writing (replacing its earlier version), without
+    /// waiting for the disk (records of elections that have not ended).
     pub fn put(&self, record: &ElectionRecord) {
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        let sent = tx.as_ref().is_some_and(|tx| tx.send(Op::Put(Box::new(record.clone()))).is_ok());
-        if !sent {
+        if !self.send(Op::Put(Box::new(record.clone()), None)) {
             warn!(path = %self.path.display(), election = %record.id, "the history is closed; record not saved");
         }
     }
 
-    /// Wait until everything queued so far is on disk.
+    /// Write a record and wait until it is committed to disk. The writer
+    /// retries a failed write (reopening the file) until it succeeds, so this
+    /// waits as long as the disk refuses writes; it fails only when the
+    /// history closes first.
+    pub async fn save(&self, record: &ElectionRecord) -> Result<(), NotSaved> {
+        let (saved, wait) = tokio::sync::oneshot::channel();
+        if !self.send(Op::Put(Box::new(record.clone()), Some(saved))) {
+            return Err(NotSaved(self.path.display().to_string()));
+        }
+        wait.await.map_err(|_| NotSaved(self.path.display().to_string()))
+    }
+
+    fn send(&self, op: Op) -> bool {
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        tx.as_ref().is_some_and(|tx| tx.send(op).is_ok())
+    }
+
+    /// Wait until everything queued so far is on disk (or given up at close).
     pub fn flush(&self) {
         let (done, wait) = mpsc::channel();
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-        let sent = tx.as_ref().is_some_and(|tx| tx.send(Op::Flush(done)).is_ok());
-        drop(tx);
-        if sent {
+        if self.send(Op::Flush(done)) {
             let _ = wait.recv();
         }
     }
@@ -137,29 +189,93 @@ impl History {
     }
 }
 
-fn write_loop(db: Database, rx: mpsc::Receiver<Op>, keep: usize, path: &Path) {
-    while let Ok(op) = rx.recv() {
-        // Write everything that is waiting in one transaction.
-        let mut ops = vec![op];
-        ops.extend(rx.try_iter());
-        let mut flushed = Vec::new();
+/// The writer thread's state: the open file (none after a failure, until
+/// it is reopened) and the flag the controller's health follows.
+struct Writer {
+    db: Option<Database>,
+    path: PathBuf,
+    keep: usize,
+    writable: tokio::sync::watch::Sender<bool>,
+}
+
+impl Writer {
+    fn run(mut self, rx: mpsc::Receiver<Op>) {
+        while let Ok(op) = rx.recv() {
+            // Write everything that is waiting in one transaction (group commit).
+            let mut ops = vec![op];
+            ops.extend(rx.try_iter());
+            let mut tries = 0u32;
+            loop {
+                match self.write(&ops) {
+                    Ok(()) => {
+                        if !*self.writable.borrow() {
+                            info!(path = %self.path.display(), "the election history takes writes again");
+                            self.writable.send_replace(true);
+                        }
+                        break;
+                    }
+                    Err(e) => {
+                        telemetry::metrics().history_write_failed();
+                        if *self.writable.borrow() {
+                            error!(
+                                path = %self.path.display(), error = %e,
+                                "cannot write the election history; new elections are refused until it can \
+                                 (retrying every {} ms)", RETRY.as_millis()
+                            );
+                            self.writable.send_replace(false);
+                        } else {
+                            debug!(path = %self.path.display(), error = %e, "the election history still refuses writes");
+                        }
+                        // redb refuses every later operation after an I/O error: reopen the file.
+                        self.db = None;
+                        tries += 1;
+                        let closing = matches!(rx.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+                        if closing && tries >= CLOSING_TRIES {
+                            let unsaved = ops.iter().filter(|op| matches!(op, Op::Put(..))).count();
+                            error!(path = %self.path.display(), unsaved, "closing with records the disk refused");
+                            break;
+                        }
+                        std::thread::sleep(RETRY);
+                        ops.extend(rx.try_iter());
+                    }
+                }
+            }
+            for op in ops {
+                match op {
+                    Op::Put(_, Some(saved)) if *self.writable.borrow() => {
+                        let _ = saved.send(());
+                    }
+                    Op::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// One transaction with every record in `ops`, then the oldest beyond `keep` forgotten.
+    fn write(&mut self, ops: &[Op]) -> Result<(), String> {
+        if self.db.is_none() {
+            self.db = Some(Database::create(&self.path).map_err(|e| format!("cannot reopen: {e}"))?);
+        }
+        let db = self.db.as_ref().ok_or("no database")?;
         let result = (|| -> Result<(), redb::Error> {
             let tx = db.begin_write()?;
             {
                 let mut table = tx.open_table(RECORDS)?;
                 for op in ops {
-                    match op {
-                        Op::Put(r) => match serde_json::to_vec(&*r) {
+                    if let Op::Put(r, _) = op {
+                        match serde_json::to_vec(&**r) {
                             Ok(bytes) => {
-                                table.insert(key(&r).as_str(), bytes.as_slice())?;
+                                table.insert(key(r).as_str(), bytes.as_slice())?;
                             }
                             Err(e) => warn!(election = %r.id, error = %e, "cannot encode a record"),
-                        },
-                        Op::Flush(done) => flushed.push(done),
+                        }
                     }
                 }
                 // Forget the oldest beyond `keep`.
-                let excess = (table.len()? as usize).saturating_sub(keep);
+                let excess = (table.len()? as usize).saturating_sub(self.keep);
                 if excess > 0 {
                     let old: Vec<String> =
                         table.iter()?.take(excess).filter_map(|r| r.ok().map(|(k, _)| k.value().to_string())).collect();
@@ -171,12 +287,7 @@ fn write_loop(db: Database, rx: mpsc::Receiver<Op>, keep: usize, path: &Path) {
             tx.commit()?;
             Ok(())
         })();
-        if let Err(e) = result {
-            warn!(path = %path.display(), error = %e, "cannot write the election history");
-        }
-        for done in flushed {
-            let _ = done.send(());
-        }
+        result.map_err(|e| e.to_string())
     }
 }
 

@@ -109,6 +109,24 @@ pub async fn run(
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<ControllerServer<api::ControllerService>>().await;
+    // While the history refuses writes the controller refuses elections: say so to the probes.
+    let _history_health = elections.watch_history().map(|mut writable| {
+        let health = health.clone();
+        ringleader_node::runtime::AbortOnDrop(tokio::spawn(async move {
+            loop {
+                if *writable.borrow_and_update() {
+                    health.set_serving::<ControllerServer<api::ControllerService>>().await;
+                    health.set_service_status("", tonic_health::ServingStatus::Serving).await;
+                } else {
+                    health.set_not_serving::<ControllerServer<api::ControllerService>>().await;
+                    health.set_service_status("", tonic_health::ServingStatus::NotServing).await;
+                }
+                if writable.changed().await.is_err() {
+                    return;
+                }
+            }
+        }))
+    });
     // Bound only now: like the API, the probes' port answers once the cluster is up.
     let _plain_health = match settings_health {
         Some(addr) => {

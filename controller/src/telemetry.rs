@@ -98,6 +98,7 @@ pub struct Metrics {
     bound: Histogram<u64>,
     ratio: Histogram<f64>,
     failover: Histogram<f64>,
+    history_failures: Counter<u64>,
 }
 
 /// The instruments, created from the global meter on first use.
@@ -154,6 +155,11 @@ pub fn metrics() -> &'static Metrics {
                 .with_description("Time from a kept leader's loss to agreement on a new leader")
                 .with_boundaries(vec![0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0])
                 .build(),
+            history_failures: meter
+                .u64_counter("ringleader.history.write_failures")
+                .with_unit("{write}")
+                .with_description("Failed commits of the election history (each is retried)")
+                .build(),
         }
     })
 }
@@ -183,6 +189,11 @@ impl Metrics {
         }
     }
 
+    /// A commit of the election history failed (it is retried).
+    pub fn history_write_failed(&self) {
+        self.history_failures.add(1, &[]);
+    }
+
     /// A kept leadership agreed on a new leader `ms` after losing the old one.
     pub fn failover(&self, algorithm: &'static str, ms: u64) {
         self.failover.record(ms as f64 / 1e3, &[kv("algorithm", algorithm)]);
@@ -204,6 +215,7 @@ impl Metrics {
                 }
             }
         }
+        self.history_failures.add(0, &[]);
     }
 }
 

@@ -25,3 +25,4 @@ mod t20_history;
 mod t21_limits;
 mod t22_embedded_auth;
 mod t23_stopping;
+mod t24_history_full_disk;

@@ -193,7 +193,8 @@ async fn stop_cancels_a_live_one_shot_election() {
 }
 
 /// The controller shuts down within its grace period while a long SIMULATED election runs with a
-/// caller waiting for it: the election is cancelled (FAILED, stopped) and the server drains.
+/// caller waiting for it: the election is cancelled (FAILED, "stopped by the controller's
+/// shutdown") and the server drains.
 /// Fails on the code before the fix: the graceful shutdown waited for the simulation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_stops_a_running_simulation() {
@@ -218,7 +219,7 @@ async fn shutdown_stops_a_running_simulation() {
     eprintln!("the controller stopped {} ms after the shutdown began", asked.elapsed().as_millis());
     let answer = waiting.await.unwrap().unwrap().into_inner();
     assert_eq!(answer.state, pb::ElectionState::Failed as i32, "{answer:?}");
-    assert!(answer.error.starts_with("stopped by StopElection"), "{}", answer.error);
+    assert!(answer.error.starts_with("stopped by the controller's shutdown"), "{}", answer.error);
 }
 
 /// A synchronous Hirschberg-Sinclair simulation whose round clock would exceed the budget is
