@@ -297,6 +297,7 @@ impl Cluster {
                     agent_token: auth.agent_token.clone(),
                     peer_token: auth.peer_token.clone(),
                     tls: tls.cloned(),
+                    limits: config.limits(),
                 };
                 let mut rx = stop.subscribe();
                 let node_name = name.clone();

@@ -133,6 +133,14 @@ pub struct ControllerConfig {
     /// address (e.g. `0.0.0.0:50052`), for Kubernetes gRPC probes, which
     /// cannot speak TLS; empty = off.
     pub health_listen: String,
+    /// Most connections the API server holds at once; more are closed as
+    /// soon as they are accepted (logged, counted in
+    /// `ringleader.connections.refused`).
+    pub max_connections: usize,
+    /// A connection that sends nothing this long is closed (live HTTP/2
+    /// clients answer the server's pings every 20 s, so only dead or silent
+    /// ones are).
+    pub idle_timeout_ms: u64,
 }
 
 impl Default for ControllerConfig {
@@ -156,6 +164,8 @@ impl Default for ControllerConfig {
             history_path: String::new(),
             max_running_elections: 256,
             health_listen: String::new(),
+            max_connections: ringleader_node::runtime::limits::ConnLimits::DEFAULT.max_connections,
+            idle_timeout_ms: ringleader_node::runtime::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,
         }
     }
 }
@@ -174,6 +184,15 @@ impl ControllerConfig {
     /// The default failure detector of kept leaderships.
     pub fn detector(&self) -> DetectorConfig {
         DetectorConfig { period_ms: self.detector_period_ms, timeout_ms: self.detector_timeout_ms }
+    }
+
+    /// The API server's connection limits.
+    pub fn limits(&self) -> ringleader_node::runtime::limits::ConnLimits {
+        ringleader_node::runtime::limits::ConnLimits {
+            max_connections: self.max_connections,
+            idle_timeout: Duration::from_millis(self.idle_timeout_ms),
+            ..ringleader_node::runtime::limits::ConnLimits::DEFAULT
+        }
     }
 
     /// [`Self::health_listen`], parsed (`None`: off).
@@ -308,6 +327,12 @@ impl Config {
         }
         if c.max_running_elections == 0 {
             return invalid("controller.max_running_elections", "must be at least 1".into());
+        }
+        if c.max_connections < 8 {
+            return invalid("controller.max_connections", "must be at least 8".into());
+        }
+        if !(1_000..=86_400_000).contains(&c.idle_timeout_ms) {
+            return invalid("controller.idle_timeout_ms", "must be between 1 s and a day (1000..=86400000)".into());
         }
         if c.max_elections == 0 {
             return invalid("controller.max_elections", "must be at least 1".into());

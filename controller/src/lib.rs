@@ -32,7 +32,6 @@ use std::time::Duration;
 
 use ringleader_proto::v1::controller_server::ControllerServer;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tracing::{info, warn};
 
 pub mod api;
@@ -81,6 +80,7 @@ pub async fn run(
     let auth = config.auth.resolve().map_err(|(key, reason)| config::ConfigError::Invalid { key, reason })?;
     let tls = config.tls.load().map_err(|(key, reason)| config::ConfigError::Invalid { key, reason })?;
     let settings = config.controller;
+    let settings_limits = settings.limits();
     let settings_health = settings
         .health_addr()
         .map_err(|reason| config::ConfigError::Invalid { key: "controller.health_listen", reason })?;
@@ -166,14 +166,17 @@ pub async fn run(
     if let Some(tls) = &tls {
         builder = builder.tls_config(tls.server())?;
     }
+    let limits = settings_limits;
     info!(tls = tls.as_ref().map(|t| if t.mutual() { "mutual" } else { "server" }).unwrap_or("off"), "transport");
-    let served = builder
-        .tcp_nodelay(true)
+    let served = ringleader_node::runtime::limits::apply_http2(builder, &limits)
         .add_service(service)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(
+            ringleader_node::runtime::limits::incoming(listener, limits, "controller"),
+            shutdown,
+        )
         .await;
     info!("controller stopping");
     if !elections.wait_idle(Duration::from_secs(5)).await {

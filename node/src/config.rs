@@ -12,6 +12,8 @@
 //!                                                    # gets http:// (https:// with [tls])
 //! health_listen = "0.0.0.0:7001" # grpc.health.v1 alone in plain text, for Kubernetes probes of a
 //!                                # TLS node; unset: not served
+//! max_connections = 4096         # connections held at once; more are closed at once (logged, counted)
+//! idle_timeout_ms = 60000        # a connection that sends nothing this long is closed
 //!
 //! [telemetry]
 //! log = "info,ringleader_node=debug"  # tracing filter; RUST_LOG wins over it
@@ -109,6 +111,20 @@ pub struct NodeSection {
     /// Where to serve `grpc.health.v1` alone in plain text (empty: nowhere).
     #[serde(default)]
     pub health_listen: String,
+    /// Most connections the server holds at once.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// A connection that sends nothing this long is closed.
+    #[serde(default = "default_idle_timeout_ms")]
+    pub idle_timeout_ms: u64,
+}
+
+fn default_max_connections() -> usize {
+    ringleader_node::runtime::limits::ConnLimits::DEFAULT.max_connections
+}
+
+fn default_idle_timeout_ms() -> u64 {
+    ringleader_node::runtime::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64
 }
 
 impl Config {
@@ -171,10 +187,27 @@ impl Config {
             ));
         }
         self.health_addr().map_err(|e| invalid("node.health_listen", &self.node.health_listen, e))?;
+        if self.node.max_connections < 8 {
+            let v = self.node.max_connections.to_string();
+            return Err(invalid("node.max_connections", &v, "must be at least 8".into()));
+        }
+        if !(1_000..=86_400_000).contains(&self.node.idle_timeout_ms) {
+            let v = self.node.idle_timeout_ms.to_string();
+            return Err(invalid("node.idle_timeout_ms", &v, "must be between 1 s and a day (1000..=86400000)".into()));
+        }
         self.telemetry.validate().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
         self.auth.resolve().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
         self.tls.load().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
         Ok(())
+    }
+
+    /// The server's connection limits.
+    pub fn limits(&self) -> ringleader_node::runtime::limits::ConnLimits {
+        ringleader_node::runtime::limits::ConnLimits {
+            max_connections: self.node.max_connections,
+            idle_timeout: std::time::Duration::from_millis(self.node.idle_timeout_ms),
+            ..ringleader_node::runtime::limits::ConnLimits::DEFAULT
+        }
     }
 
     /// The plain-text health address, parsed (`None`: not served).

@@ -81,12 +81,14 @@ async fn main() -> ExitCode {
             }
         }
     }
+    let limits = cfg.limits();
     let node = NodeConfig {
         name: cfg.node.name,
         advertise: cfg.node.advertise,
         agent_token: auth.agent_token,
         peer_token: auth.peer_token,
         tls,
+        limits,
     };
     let code = match runtime::serve_with_health(listener, health_listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

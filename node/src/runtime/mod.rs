@@ -42,13 +42,13 @@ use tokio::sync::oneshot;
 use tonic::service::interceptor::InterceptedService;
 
 use crate::auth::Gate;
-use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 use tracing::{info, warn};
 
 mod agent;
 mod election;
 mod faults;
+pub mod limits;
 mod links;
 mod node;
 mod peer;
@@ -81,6 +81,8 @@ pub struct NodeConfig {
     pub peer_token: Option<crate::auth::Secret>,
     /// Serve TLS (mutual TLS if so configured) and dial `https://` peers with it; `None`: plain text.
     pub tls: Option<crate::tls::Tls>,
+    /// Connections and streams this node's server holds at most, and its idle timeout.
+    pub limits: limits::ConnLimits,
 }
 
 /// Errors of the runtime.
@@ -125,12 +127,8 @@ pub async fn serve_with_health(
         stopper.shutdown();
         let _ = fired_tx.send(());
     };
-    let incoming = TcpListenerStream::new(listener).map(|conn| {
-        conn.inspect(|stream| {
-            // Election messages are small and latency-bound.
-            let _ = stream.set_nodelay(true);
-        })
-    });
+    // Election messages are small and latency-bound: `incoming` sets TCP_NODELAY.
+    let incoming = limits::incoming(listener, node.cfg.limits, "node");
     // grpc.health.v1 for Kubernetes probes: the whole server ("") and each service.
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<PeerServer<peer::PeerService>>().await;
@@ -141,11 +139,9 @@ pub async fn serve_with_health(
     if let Some(tls) = &node.cfg.tls {
         builder = builder.tls_config(tls.server())?;
     }
-    let server = builder
-        .tcp_nodelay(true)
-        // A slow peer gets its own HTTP/2 flow control; no connection may
-        // hold more than this many streams open against us.
-        .max_concurrent_streams(Some(1_024))
+    // A slow peer gets its own HTTP/2 flow control; no connection may hold
+    // more than `limits.max_streams` streams open against us.
+    let server = limits::apply_http2(builder, &node.cfg.limits)
         .add_service(health_service)
         .add_service(InterceptedService::new(
             PeerServer::from_arc(std::sync::Arc::new(peer::PeerService(node.clone())))

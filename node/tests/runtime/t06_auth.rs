@@ -20,7 +20,7 @@ async fn node_checks_agent_and_peer_tokens() {
         advertise: address.clone(),
         agent_token: Some(agent_token.clone()),
         peer_token: Some(peer_token.clone()),
-        tls: None,
+        ..NodeConfig::default()
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(runtime::serve(listener, cfg, async move {
