@@ -287,6 +287,8 @@ impl Cluster {
             auth
         };
         if config.local_nodes > 0 {
+            // One connection per node server for all of them (not one per pair of nodes).
+            let channels = ringleader_node::runtime::SharedChannels::default();
             for i in 0..config.local_nodes {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
                 let address = format!("{}://{}", Tls::scheme(tls), listener.local_addr()?);
@@ -298,6 +300,7 @@ impl Cluster {
                     peer_token: auth.peer_token.clone(),
                     tls: tls.cloned(),
                     limits: config.limits(),
+                    channels: channels.clone(),
                 };
                 let mut rx = stop.subscribe();
                 let node_name = name.clone();

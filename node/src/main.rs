@@ -89,6 +89,7 @@ async fn main() -> ExitCode {
         peer_token: auth.peer_token,
         tls,
         limits,
+        channels: Default::default(),
     };
     let code = match runtime::serve_with_health(listener, health_listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

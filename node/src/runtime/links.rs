@@ -1,5 +1,7 @@
 //! Outgoing peer links: one persistent `Peer.Link` stream per destination
-//! address, shared by every election that sends there.
+//! address, shared by every election that sends there; the streams of every
+//! node of one process to one destination share one HTTP/2 connection
+//! ([`ChannelPool`]), so sockets grow with servers, not with pairs of nodes.
 //!
 //! A send never blocks and never spawns per message: the envelope goes into
 //! the link's unbounded channel, in the order the algorithm emitted it, and
@@ -67,8 +69,48 @@ pub(crate) fn endpoint(address: &str, tls: Option<&crate::tls::Tls>) -> Result<E
         .connect_timeout(CONNECT_TIMEOUT)
         .http2_keep_alive_interval(KEEP_ALIVE)
         .keep_alive_timeout(KEEP_ALIVE)
-        .keep_alive_while_idle(true))
+        .keep_alive_while_idle(true)
+        // One connection carries the streams of every local node to that peer.
+        .initial_connection_window_size(4 << 20))
 }
+
+/// One HTTP/2 connection (a lazily connected, self-reconnecting tonic
+/// `Channel`) per destination address, shared by every node of a process
+/// that holds the same pool: the embedded cluster gives all its nodes one
+/// ([`super::NodeConfig::channels`]), so n local nodes of a complete network
+/// open n connections, not n(n − 1). Each link is its own stream on it, so
+/// per-link FIFO order is kept.
+#[derive(Debug, Default)]
+pub struct ChannelPool(Mutex<HashMap<String, tonic::transport::Channel>>);
+
+impl ChannelPool {
+    /// The shared connection to `address` (made from `endpoint` on first use).
+    fn channel(&self, address: &str, endpoint: &Endpoint) -> tonic::transport::Channel {
+        lock(&self.0).entry(address.to_string()).or_insert_with(|| endpoint.connect_lazy()).clone()
+    }
+
+    /// Connections made so far.
+    pub fn len(&self) -> usize {
+        lock(&self.0).len()
+    }
+
+    /// None made yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A pool shared by the nodes given the same one; compared by identity.
+#[derive(Clone, Debug, Default)]
+pub struct SharedChannels(pub Arc<ChannelPool>);
+
+impl PartialEq for SharedChannels {
+    fn eq(&self, other: &SharedChannels) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for SharedChannels {}
 
 /// Every outgoing link of this node, by destination address.
 #[derive(Debug)]
@@ -79,6 +121,7 @@ pub(crate) struct Links {
 
 #[derive(Debug)]
 struct Shared {
+    pool: SharedChannels,
     stats: LinkStats,
     closed: AtomicBool,
     table: Weak<ElectionTable>,
@@ -92,12 +135,13 @@ impl Links {
         table: Weak<ElectionTable>,
         faults: Arc<FaultTable>,
         peer_token: Option<crate::auth::Secret>,
+        pool: SharedChannels,
     ) -> Self {
         let bearer = crate::auth::Bearer(peer_token);
         let closed = AtomicBool::new(false);
         Links {
             map: Mutex::new(HashMap::new()),
-            shared: Arc::new(Shared { stats: LinkStats::default(), closed, table, faults, bearer }),
+            shared: Arc::new(Shared { pool, stats: LinkStats::default(), closed, table, faults, bearer }),
         }
     }
 
@@ -278,21 +322,20 @@ impl Link {
     async fn run(self: Arc<Self>, rx: mpsc::UnboundedReceiver<pb::Envelope>, generation: u64) {
         let dead = Arc::new(AtomicBool::new(false));
         let outgoing = Outgoing { rx, seq: 0, dead: dead.clone(), link: self.clone() };
-        let channel = match self.endpoint.connect().await {
-            Ok(c) => c,
-            Err(e) => {
-                error!(peer = %self.address, error = %DisplayChain(&e), "cannot connect to peer");
-                self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
-                self.forget(generation);
-                drop(outgoing);
-                return;
-            }
-        };
-        debug!(peer = %self.address, "link connected");
+        // Connects on first use (a failure to connect comes back as the call's status below).
+        let channel = self.shared.pool.0.channel(&self.address, &self.endpoint);
         let mut replies = match PeerClient::with_interceptor(channel, self.shared.bearer.clone()).link(outgoing).await {
-            Ok(r) => r.into_inner(),
+            Ok(r) => {
+                debug!(peer = %self.address, "link connected");
+                r.into_inner()
+            }
             Err(status) => {
-                error!(peer = %self.address, code = ?status.code(), message = status.message(), "peer refused the link");
+                // A connection that could not be made shows here too, its cause in the source chain.
+                let cause = std::error::Error::source(&status).map(|e| DisplayChain(e).to_string()).unwrap_or_default();
+                error!(
+                    peer = %self.address, code = ?status.code(), message = status.message(), cause = %cause,
+                    "cannot open the link to the peer"
+                );
                 self.shared.stats.failures.fetch_add(1, Ordering::Relaxed);
                 self.forget(generation);
                 return;

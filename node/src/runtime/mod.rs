@@ -62,7 +62,7 @@ pub const MAX_ENVELOPE: usize = 64 * 1024;
 pub const MAX_AGENT_REQUEST: usize = 4 * 1024 * 1024;
 
 pub use agent::MAX_ELECTIONS;
-pub use links::MAX_QUEUED;
+pub use links::{ChannelPool, MAX_QUEUED, SharedChannels};
 
 /// How long shutdown waits for open connections to close before returning anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -83,6 +83,10 @@ pub struct NodeConfig {
     pub tls: Option<crate::tls::Tls>,
     /// Connections and streams this node's server holds at most, and its idle timeout.
     pub limits: limits::ConnLimits,
+    /// The outgoing connections it shares with the other nodes of its process
+    /// (the embedded cluster gives all its nodes one pool; a default config
+    /// has a pool of its own).
+    pub channels: SharedChannels,
 }
 
 /// Errors of the runtime.

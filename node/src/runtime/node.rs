@@ -81,7 +81,7 @@ impl Node {
     pub(crate) fn new(cfg: NodeConfig) -> Arc<Self> {
         let table = Arc::new(ElectionTable::default());
         let faults = Arc::new(FaultTable::new());
-        let links = Links::new(Arc::downgrade(&table), faults.clone(), cfg.peer_token.clone());
+        let links = Links::new(Arc::downgrade(&table), faults.clone(), cfg.peer_token.clone(), cfg.channels.clone());
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Arc::new(Node {
             cfg,
