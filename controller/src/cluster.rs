@@ -38,6 +38,19 @@ pub enum ClusterError {
     /// The operating system gave no random bytes for the embedded nodes' credentials.
     #[error("cannot generate credentials for the embedded nodes: {0}")]
     Random(String),
+    /// The process may not open enough descriptors for the embedded cluster.
+    #[error(
+        "controller.local_nodes: {nodes} embedded nodes need about {needed} open files, but this process may open \
+         {limit} (ulimit -n); raise the limit or start fewer nodes"
+    )]
+    TooManyFiles {
+        /// `controller.local_nodes`.
+        nodes: u32,
+        /// Descriptors they need.
+        needed: u64,
+        /// The soft limit.
+        limit: u64,
+    },
     /// A local node could not bind its listener.
     #[error("cannot bind a local node on 127.0.0.1: {0}")]
     Bind(#[from] std::io::Error),
@@ -139,6 +152,13 @@ async fn find_nodes(
     nodes.sort_by_key(|n| natural_key(&n.0));
     nodes.dedup_by(|a, b| a.1 == b.1);
     Ok(nodes)
+}
+
+/// The soft limit on open files of this process (Linux `/proc`; `None` elsewhere or unlimited).
+fn open_files_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
 }
 
 /// Sort key comparing digit runs as numbers: `node-2` < `node-10`.
@@ -287,6 +307,14 @@ impl Cluster {
             auth
         };
         if config.local_nodes > 0 {
+            // Each node: its listener, its server's end of the shared peer connection and of the
+            // controller's agent channel, the client ends of both, its event stream; and some room.
+            let needed = 6 * u64::from(config.local_nodes) + 256;
+            if let Some(limit) = open_files_limit()
+                && needed > limit
+            {
+                return Err(ClusterError::TooManyFiles { nodes: config.local_nodes, needed, limit });
+            }
             // One connection per node server for all of them (not one per pair of nodes).
             let channels = ringleader_node::runtime::SharedChannels::default();
             for i in 0..config.local_nodes {

@@ -31,9 +31,10 @@ fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<u64> = rest.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
     let ticks = 100.0; // USER_HZ on Linux
-    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) as f64 / ticks
+    (field(11) + field(12)) as f64 / ticks
 }
 
 async fn measure(n: u32, window: Duration) -> Result<String, String> {

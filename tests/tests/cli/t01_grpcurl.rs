@@ -163,7 +163,8 @@ fn environment_configures_the_binary() {
     ctl.terminate();
 }
 
-/// A bad setting stops the binary at start with exit code 2 and a message naming the key.
+/// A bad setting stops the binary at start with exit code 2 and a message naming the key; an embedded
+/// cluster larger than the open-files limit allows stops it with an error naming the key and the limit.
 #[test]
 fn bad_configuration_is_refused_at_start() {
     let out = Command::new(controller_binary()).args(["--local-nodes", "1"]).output().expect("run");
@@ -177,6 +178,16 @@ fn bad_configuration_is_refused_at_start() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("controller.nodes") && stderr.contains("not-a-url"), "{stderr}");
+    // An embedded cluster the process may not open enough files for is refused before any node
+    // starts, naming the setting and the limit (100 nodes need ~856 descriptors; 512 allowed).
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -n 512 && exec '{}' --local-nodes 100 --port 0", controller_binary().display()))
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("controller.local_nodes") && stderr.contains("512"), "{stderr}");
 }
 
 /// With `auth.token` set (from the environment, as a Kubernetes Secret would give it), grpcurl's
