@@ -11,17 +11,7 @@
 use std::time::Instant;
 
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, test_config};
-
-fn request() -> pb::StartElectionRequest {
-    pb::StartElectionRequest {
-        algorithm: "as-far".into(),
-        size: 16,
-        mode: pb::Mode::Simulated as i32,
-        wait: true,
-        ..Default::default()
-    }
-}
+use ringleader_tests::{TestController, simulated, test_config};
 
 /// Elections per second: `total` elections by `callers` concurrent callers.
 async fn rate(ctl: &TestController, total: usize, callers: usize) -> f64 {
@@ -32,7 +22,7 @@ async fn rate(ctl: &TestController, total: usize, callers: usize) -> f64 {
         let share = total / callers + usize::from(c < total % callers);
         tasks.push(tokio::spawn(async move {
             for _ in 0..share {
-                let e = client.start_election(request()).await.expect("election").into_inner();
+                let e = client.start_election(simulated("as-far", 16)).await.expect("election").into_inner();
                 assert_eq!(e.state, pb::ElectionState::Finished as i32, "{e:?}");
             }
         }));

@@ -147,6 +147,11 @@ pub fn election(algorithm: &str) -> pb::StartElectionRequest {
     pb::StartElectionRequest { algorithm: algorithm.into(), wait: true, ..Default::default() }
 }
 
+/// [`election`] in the simulator, on `size` positions.
+pub fn simulated(algorithm: &str, size: u32) -> pb::StartElectionRequest {
+    pb::StartElectionRequest { size, mode: pb::Mode::Simulated as i32, ..election(algorithm) }
+}
+
 /// The catalogue entry of `algorithm`.
 pub fn spec(algorithm: &str) -> &'static AlgorithmSpec {
     catalogue::find(algorithm).unwrap_or_else(|| panic!("{algorithm} is not in the catalogue"))

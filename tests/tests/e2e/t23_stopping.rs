@@ -142,13 +142,7 @@ async fn big_simulator() -> TestController {
 
 /// All the Way on 40,000 simulated nodes: 1.6 × 10^9 messages, a minute or more of a core.
 fn long_simulation(wait: bool) -> pb::StartElectionRequest {
-    pb::StartElectionRequest {
-        algorithm: "all-the-way".into(),
-        size: 40_000,
-        mode: pb::Mode::Simulated as i32,
-        wait,
-        ..Default::default()
-    }
+    pb::StartElectionRequest { wait, ..ringleader_tests::simulated("all-the-way", 40_000) }
 }
 
 /// A long SIMULATED election is stopped by StopElection: it ends FAILED, saying it was stopped.
@@ -231,13 +225,7 @@ async fn sync_hs_beyond_the_budget_is_refused_naming_size() {
     config.controller.max_simulated_messages = 10_000;
     let ctl = TestController::start_with(config).await;
     let mut client = ctl.client();
-    let req = |size| pb::StartElectionRequest {
-        algorithm: "sync-hs".into(),
-        size,
-        mode: pb::Mode::Simulated as i32,
-        wait: true,
-        ..Default::default()
-    };
+    let req = |size| ringleader_tests::simulated("sync-hs", size);
     let refused = client.start_election(req(100)).await.unwrap_err();
     assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
     assert!(refused.message().contains("size") && refused.message().contains("sync-hs"), "{}", refused.message());

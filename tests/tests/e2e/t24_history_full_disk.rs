@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, in_ci, test_config};
+use ringleader_tests::{TestController, in_ci, simulated, test_config};
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -53,16 +53,6 @@ fn fill(dir: &Path) -> PathBuf {
     path
 }
 
-fn simulated() -> pb::StartElectionRequest {
-    pb::StartElectionRequest {
-        algorithm: "as-far".into(),
-        size: 16,
-        mode: pb::Mode::Simulated as i32,
-        wait: true,
-        ..Default::default()
-    }
-}
-
 async fn health(addr: std::net::SocketAddr) -> ServingStatus {
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap();
     let mut h = HealthClient::new(channel);
@@ -94,7 +84,7 @@ async fn a_full_disk_refuses_elections_until_space_returns_and_loses_none() {
     let mut client = ctl.client();
     let mut answered = Vec::new();
     for _ in 0..20 {
-        let e = client.start_election(simulated()).await.unwrap().into_inner();
+        let e = client.start_election(simulated("as-far", 16)).await.unwrap().into_inner();
         assert_eq!(e.state, pb::ElectionState::Finished as i32, "{e:?}");
         answered.push(e.election_id);
     }
@@ -108,7 +98,7 @@ async fn a_full_disk_refuses_elections_until_space_returns_and_loses_none() {
     let mut tries = 0;
     let refused = loop {
         let mut c = client.clone();
-        let call = tokio::spawn(async move { c.start_election(simulated()).await });
+        let call = tokio::spawn(async move { c.start_election(simulated("as-far", 16)).await });
         tokio::time::sleep(Duration::from_millis(100)).await;
         if call.is_finished() {
             match call.await.unwrap() {
@@ -136,7 +126,7 @@ async fn a_full_disk_refuses_elections_until_space_returns_and_loses_none() {
         answered.push(e.election_id);
     }
     let e = loop {
-        match client.start_election(simulated()).await {
+        match client.start_election(simulated("as-far", 16)).await {
             Ok(e) => break e.into_inner(),
             Err(s) if s.code() == Code::Unavailable && freed.elapsed() < Duration::from_secs(20) => {
                 tokio::time::sleep(Duration::from_millis(50)).await
