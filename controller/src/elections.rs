@@ -1026,7 +1026,7 @@ impl Elections {
             Err(e) => return Outcome::failed(format!("the simulator crashed: {e}")),
         };
         let error = if report.cancelled {
-            Some(format!("{} after {} simulated deliveries", self.stopped_text(), report.deliveries))
+            Some(format!("{} ({} simulated deliveries done)", self.stopped_text(), report.deliveries))
         } else if !report.terminated && budget < own_cap {
             Some(format!(
                 "stopped after {} messages, the simulator's budget per election (max_simulated_messages)",
