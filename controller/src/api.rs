@@ -389,7 +389,7 @@ fn fits_the_process(plan: &Plan) -> Result<(), Status> {
     if !plan.keep_leader {
         return Ok(());
     }
-    let links = plan.topology.link_count() as u64;
+    let links = catalogue::heartbeats_per_period(plan.spec.name, &plan.topology);
     let period = plan.detector.period_ms.max(1);
     let per_second = links.saturating_mul(1_000) / period;
     if per_second <= MAX_LOCAL_HEARTBEATS_PER_SECOND {
@@ -397,9 +397,10 @@ fn fits_the_process(plan: &Plan) -> Result<(), Status> {
     }
     let needed = links.saturating_mul(1_000).div_ceil(MAX_LOCAL_HEARTBEATS_PER_SECOND);
     Err(Status::resource_exhausted(format!(
-        "size: a kept leadership of {} nodes on the embedded cluster sends {per_second} heartbeats a second \
-         ({links} links every {period} ms), more than one process carries ({MAX_LOCAL_HEARTBEATS_PER_SECOND}/s); \
+        "size: a kept {} leadership of {} nodes on the embedded cluster sends {per_second} heartbeats a second \
+         ({links} every {period} ms), more than one process carries ({MAX_LOCAL_HEARTBEATS_PER_SECOND}/s); \
          use detector.period_ms of at least {needed} or fewer nodes",
+        plan.spec.name,
         plan.n()
     )))
 }

@@ -1,5 +1,5 @@
 //! What keeping a leader costs the embedded cluster at 16, 64 and 256 nodes:
-//! a kept ZooKeeper-style leadership (complete network, loopback detector:
+//! a kept ZooKeeper-style and a kept bully leadership (complete network, loopback detector:
 //! heartbeats every 50 ms) on an in-process controller with `--local-nodes
 //! N`, measured once every node follows the leader, over a steady window:
 //! open sockets of the process, heartbeats sent per second (the nodes' own
@@ -37,13 +37,13 @@ fn cpu_seconds() -> f64 {
     (field(11) + field(12)) as f64 / ticks
 }
 
-async fn measure(n: u32, window: Duration) -> Result<String, String> {
+async fn measure(algorithm: &str, n: u32, window: Duration) -> Result<String, String> {
     let mut config = test_config(n);
     config.controller.decision_timeout_ms = 120_000;
     let ctl = TestController::start_with(config).await;
     let mut client = ctl.client();
     let started = Instant::now();
-    let e = client.start_election(kept("zookeeper")).await.map_err(|s| s.to_string())?.into_inner();
+    let e = client.start_election(kept(algorithm)).await.map_err(|s| s.to_string())?.into_inner();
     let id = e.election_id.clone();
     let agreed = loop {
         match client.get_leader(pb::GetLeaderRequest { election_id: id.clone() }).await {
@@ -90,12 +90,14 @@ async fn measure(n: u32, window: Duration) -> Result<String, String> {
 async fn main() {
     let sizes: Vec<u32> = std::env::args().filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![16, 64, 256] } else { sizes };
-    println!("kept zookeeper on the embedded cluster (loopback detector: heartbeat every 50 ms):");
-    for n in sizes {
-        match tokio::time::timeout(Duration::from_secs(300), measure(n, Duration::from_secs(10))).await {
-            Ok(Ok(line)) => println!("  {line}"),
-            Ok(Err(e)) => println!("  {n:>4} nodes: failed: {e}"),
-            Err(_) => println!("  {n:>4} nodes: failed: no result within 300 s"),
+    for algorithm in ["zookeeper", "bully"] {
+        println!("kept {algorithm} on the embedded cluster (loopback detector: heartbeat every 50 ms):");
+        for &n in &sizes {
+            match tokio::time::timeout(Duration::from_secs(300), measure(algorithm, n, Duration::from_secs(10))).await {
+                Ok(Ok(line)) => println!("  {line}"),
+                Ok(Err(e)) => println!("  {n:>4} nodes: failed: {e}"),
+                Err(_) => println!("  {n:>4} nodes: failed: no result within 300 s"),
+            }
         }
     }
 }

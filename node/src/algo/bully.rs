@@ -488,6 +488,18 @@ impl Algorithm for Bully {
         }
     }
 
+    /// The leader watches every node (its heartbeats carry its claim to all,
+    /// theirs their terms to it); a follower watches its leader only; a node
+    /// electing relies on its timeouts. So a settled cluster sends 2(n − 1)
+    /// heartbeats a period.
+    fn watched(&self, port: Port) -> bool {
+        match self.phase {
+            Phase::Leading => true,
+            Phase::Following(leader) => self.peers.get(port as usize) == Some(&leader),
+            Phase::Asleep | Phase::Electing { .. } => false,
+        }
+    }
+
     fn decision(&self) -> Option<Decision> {
         self.reports.decision()
     }

@@ -916,6 +916,16 @@ pub fn timer_event_bound(spec: &AlgorithmSpec, n: u64) -> u64 {
     }
 }
 
+/// Heartbeats a settled kept leadership of `name` sends per detector period
+/// on `topo`: bully's leader and followers watch only each other (2(n − 1));
+/// the others watch every neighbour (one per directed link).
+pub fn heartbeats_per_period(name: &str, topo: &Topology) -> u64 {
+    match name {
+        "bully" => 2 * u64::from(topo.len().saturating_sub(1)),
+        _ => topo.link_count() as u64,
+    }
+}
+
 /// How long after the last fault heals a kept leadership of `name` on `n`
 /// nodes, with detector `d` and messages delayed by at most `delay_ms`,
 /// agrees on one live leader at most (a live majority assumed where the

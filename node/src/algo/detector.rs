@@ -205,7 +205,9 @@ impl<A: Algorithm> Detected<A> {
 
     fn heartbeats(&self, out: &mut Outbox) {
         for port in 0..self.silent.len() as Port {
-            out.send(port, Msg::Heartbeat { term: self.term, leading: self.leading });
+            if self.inner.watched(port) {
+                out.send(port, Msg::Heartbeat { term: self.term, leading: self.leading });
+            }
         }
     }
 
@@ -241,6 +243,12 @@ impl<A: Algorithm> Detected<A> {
         self.heartbeats(out);
         out.push(Effect::SetTimer { timer: HEARTBEAT_TIMER, after_ms: self.cfg.period_ms });
         for port in 0..self.silent.len() {
+            if !self.inner.watched(port as Port) {
+                // Not watched: no heartbeats expected, so silence means nothing (a suspicion
+                // already made stands until the neighbour is heard).
+                self.silent[port] = 0;
+                continue;
+            }
             self.silent[port] = self.silent[port].saturating_add(1);
             if self.silent[port] >= self.suspect_after && !self.suspected[port] {
                 self.suspected[port] = true;

@@ -789,6 +789,15 @@ pub trait Algorithm: Send + fmt::Debug {
     /// Algorithms without terms ignore it.
     fn on_heartbeat(&mut self, _port: Port, _term: u64, _leading: bool, _out: &mut Outbox) {}
 
+    /// Does this node need to watch the neighbour behind `port` now? A
+    /// failure detector sends heartbeats to, and suspects, only the watched
+    /// neighbours, so an algorithm that needs only its leader (a follower)
+    /// or its followers (the leader) keeps heartbeats at O(n) a period
+    /// instead of n(n − 1). Every neighbour by default.
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+
     /// A recovered incarnation, before [`Algorithm::on_start`], gets back
     /// the last [`Effect::Persist`] record of the crashed one. Algorithms
     /// that persist nothing ignore it.
@@ -840,6 +849,10 @@ impl<T: Algorithm + ?Sized> Algorithm for Box<T> {
 
     fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
         (**self).on_heartbeat(port, term, leading, out)
+    }
+
+    fn watched(&self, port: Port) -> bool {
+        (**self).watched(port)
     }
 
     fn restore(&mut self, stable: Stable) {
