@@ -8,7 +8,8 @@
 //! reported with what went wrong. Nothing is asserted; every figure is
 //! measured in this run.
 //!
-//! `cargo bench -p ringleader-tests --bench keep [-- SIZES...]` (default 16 64 256; window 10 s).
+//! `cargo bench -p ringleader-tests --bench keep [-- SIZES...]` (default 16 64 256; window 10 s);
+//! `KEEP_ALGORITHMS=bully` (comma-separated) measures only those.
 
 use std::time::{Duration, Instant};
 
@@ -90,10 +91,18 @@ async fn measure(algorithm: &str, n: u32, window: Duration) -> Result<String, St
 async fn main() {
     let sizes: Vec<u32> = std::env::args().filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { vec![16, 64, 256] } else { sizes };
-    for algorithm in ["zookeeper", "bully"] {
+    let algorithms: Vec<String> = std::env::var("KEEP_ALGORITHMS")
+        .map(|a| a.split(',').map(String::from).collect())
+        .unwrap_or_else(|_| vec!["zookeeper".into(), "bully".into()]);
+    for algorithm in &algorithms {
         println!("kept {algorithm} on the embedded cluster (loopback detector: heartbeat every 50 ms):");
         for &n in &sizes {
-            match tokio::time::timeout(Duration::from_secs(300), measure(algorithm, n, Duration::from_secs(10))).await {
+            match tokio::time::timeout(
+                Duration::from_secs(300),
+                measure(algorithm.as_str(), n, Duration::from_secs(10)),
+            )
+            .await
+            {
                 Ok(Ok(line)) => println!("  {line}"),
                 Ok(Err(e)) => println!("  {n:>4} nodes: failed: {e}"),
                 Err(_) => println!("  {n:>4} nodes: failed: no result within 300 s"),
