@@ -1024,15 +1024,6 @@ mod tests {
         }
     }
 
-    /// Stages with Feedback has no published worst case, so this checks the
-    /// construction against search: it costs exactly `feedback_worst_case_cost`
-    /// (n = 2..=200 and larger n, both rules); exhaustively for n ≤ 8 no
-    /// arrangement costs more (it is the exact worst case there) and none
-    /// costs less than the zigzag best case, which costs exactly 5n + ⌈n/2⌉;
-    /// for 9 ≤ n ≤ 80, none of 300 random arrangements, nor the best of 200
-    /// swaps hill-climbed from each of 3 of them, costs more. The bound
-    /// 3n⌊log₃ n⌋ + 6n is not attained (it counts a full n of feedback per
-    /// stage, which survivors make impossible).
     /// The worst-case text of Stages with Feedback states the exhaustive maxima at the sizes where
     /// its general formula does not apply (it gave 18, 24 and 30 at n = 3, 4, 5; the maxima are
     /// 17, 23 and 29).
@@ -1045,6 +1036,15 @@ mod tests {
         assert!(text.contains(&format!("({}, {} and {}: one stage)", max(3), max(4), max(5))), "{text}");
     }
 
+    /// Stages with Feedback has no published worst case, so this checks the
+    /// construction against search: it costs exactly `feedback_worst_case_cost`
+    /// (n = 2..=200 and larger n, both rules); exhaustively for n ≤ 8 no
+    /// arrangement costs more (it is the exact worst case there) and none
+    /// costs less than the zigzag best case, which costs exactly 5n + ⌈n/2⌉;
+    /// for 9 ≤ n ≤ 80, none of 300 random arrangements, nor the best of 200
+    /// swaps hill-climbed from each of 3 of them, costs more. The bound
+    /// 3n⌊log₃ n⌋ + 6n is not attained (it counts a full n of feedback per
+    /// stage, which survivors make impossible).
     #[test]
     fn stages_feedback_worst_case_beats_every_search() {
         let spec = find("stages-feedback").unwrap();

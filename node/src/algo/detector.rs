@@ -2,10 +2,11 @@
 //!
 //! * Source: seed 004 ("Failure detection": a dedicated failure detector at
 //!   every process, with the incompleteness and inaccuracy it warns about).
-//! * Network: any; every neighbour (port) is watched. Timer-driven and pure:
-//!   no clock, only [`Effect::SetTimer`].
-//! * Cost: one [`Msg::Heartbeat`] per port every `period`, counted apart from
-//!   election messages ([`crate::counters`]) and never against a bound.
+//! * Network: any; the neighbours the inner algorithm says it needs
+//!   ([`Algorithm::watched`], every one by default) are watched. Timer-driven
+//!   and pure: no clock, only [`Effect::SetTimer`].
+//! * Cost: one [`Msg::Heartbeat`] per watched port every `period`, counted
+//!   apart from election messages ([`crate::counters`]) and never against a bound.
 //!
 //! [`Detected<A>`] wraps a failure-tolerant algorithm `A`. Every `period` it
 //! sends `Heartbeat { term, leading }` on every port (the last term the inner

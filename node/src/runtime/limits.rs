@@ -63,26 +63,33 @@ pub fn apply_http2(builder: tonic::transport::Server, limits: &ConnLimits) -> to
         .http2_keepalive_timeout(Some(ping))
 }
 
-fn refused_counter() -> &'static Counter<u64> {
-    static C: std::sync::OnceLock<Counter<u64>> = std::sync::OnceLock::new();
+/// The connection counters: closed at accept (over the cap), closed idle.
+fn counters() -> &'static [Counter<u64>; 2] {
+    static C: std::sync::OnceLock<[Counter<u64>; 2]> = std::sync::OnceLock::new();
     C.get_or_init(|| {
-        global::meter(crate::observe::NODE_SCOPE)
-            .u64_counter("ringleader.connections.refused")
-            .with_unit("{connection}")
-            .with_description("Connections closed at once because the server held max_connections, by server")
-            .build()
+        let meter = global::meter(crate::observe::NODE_SCOPE);
+        let counter = |name: &'static str, description: &'static str| {
+            meter.u64_counter(name).with_unit("{connection}").with_description(description).build()
+        };
+        [
+            counter(
+                "ringleader.connections.refused",
+                "Connections closed at once because the server held max_connections, by server",
+            ),
+            counter(
+                "ringleader.connections.idle_closed",
+                "Connections closed because they sent nothing for idle_timeout, by server",
+            ),
+        ]
     })
 }
 
+fn refused_counter() -> &'static Counter<u64> {
+    &counters()[0]
+}
+
 fn idle_counter() -> &'static Counter<u64> {
-    static C: std::sync::OnceLock<Counter<u64>> = std::sync::OnceLock::new();
-    C.get_or_init(|| {
-        global::meter(crate::observe::NODE_SCOPE)
-            .u64_counter("ringleader.connections.idle_closed")
-            .with_unit("{connection}")
-            .with_description("Connections closed because they sent nothing for idle_timeout, by server")
-            .build()
-    })
+    &counters()[1]
 }
 
 /// The accepted connections of `listener` within `limits`, for
