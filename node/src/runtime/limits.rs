@@ -99,9 +99,23 @@ pub fn incoming(
     limits: ConnLimits,
     server: &'static str,
 ) -> impl Stream<Item = io::Result<Limited>> + Send + 'static {
+    incoming_with(listener, limits, server, TRIM_PERIOD)
+}
+
+/// How often the allocator is trimmed after connections closed.
+const TRIM_PERIOD: Duration = Duration::from_secs(10);
+
+/// [`incoming`] with the trim period as a parameter, for the tests.
+fn incoming_with(
+    listener: TcpListener,
+    limits: ConnLimits,
+    server: &'static str,
+    trim_period: Duration,
+) -> impl Stream<Item = io::Result<Limited>> + Send + 'static {
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let refused = Arc::new(AtomicU64::new(0));
-    trim_after_closes(Arc::downgrade(&permits), limits.max_connections);
+    let closes = Arc::new(AtomicU64::new(0));
+    trim_after_closes(Arc::downgrade(&closes), trim_period);
     let label = [crate::observe::kv("server", server)];
     tokio_stream::wrappers::TcpListenerStream::new(listener).filter_map(move |conn| {
         let stream = match conn {
@@ -111,8 +125,12 @@ pub fn incoming(
         };
         let _ = stream.set_nodelay(true);
         match permits.clone().try_acquire_owned() {
-            Ok(permit) => Some(Ok(Limited::new(stream, permit, limits.idle_timeout, server))),
+            Ok(permit) => {
+                let slot = Slot { _permit: permit, closes: closes.clone() };
+                Some(Ok(Limited::new(stream, slot, limits.idle_timeout, server)))
+            }
             Err(_) => {
+                closes.fetch_add(1, Ordering::Relaxed);
                 let n = refused.fetch_add(1, Ordering::Relaxed) + 1;
                 refused_counter().add(1, &label);
                 if n == 1 || n.is_power_of_two() {
@@ -132,26 +150,45 @@ pub fn incoming(
 /// Give freed memory back to the operating system after connections close:
 /// glibc's allocator keeps what its per-thread arenas freed (a flood of
 /// connections would leave the process at its high-water mark for good).
-/// Every 10 s, if at least 64 connections closed since the last look,
-/// `malloc_trim`. Ends with the listener.
-fn trim_after_closes(permits: std::sync::Weak<Semaphore>, max: usize) {
+/// Every 10 s, if at least 64 connections closed (or were refused) since the
+/// last look, `malloc_trim`. It counts closes rather than comparing how many
+/// are open at each look, which missed a flood that came and went between two
+/// looks. Ends with the listener.
+fn trim_after_closes(closes: std::sync::Weak<AtomicU64>, period: Duration) {
     let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
     rt.spawn(async move {
-        let mut last_open = 0usize;
+        let mut seen = 0u64;
         loop {
-            tokio::time::sleep(Duration::from_secs(10)).await;
-            let Some(p) = permits.upgrade() else { return };
-            let open = max - p.available_permits();
-            if last_open >= open + 64 {
+            tokio::time::sleep(period).await;
+            let Some(c) = closes.upgrade() else { return };
+            let now = c.load(Ordering::Relaxed);
+            if now.saturating_sub(seen) >= 64 {
                 trim();
             }
-            last_open = open;
+            seen = now;
         }
     });
 }
 
+/// A connection's place under the cap; counts the close when dropped.
+#[derive(Debug)]
+struct Slot {
+    _permit: OwnedSemaphorePermit,
+    closes: Arc<AtomicU64>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.closes.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// How many times this process trimmed its allocator after closes.
+static TRIMS: AtomicU64 = AtomicU64::new(0);
+
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn trim() {
+    TRIMS.fetch_add(1, Ordering::Relaxed);
     // SAFETY: malloc_trim only walks the allocator's own free lists.
     unsafe {
         libc::malloc_trim(0);
@@ -159,22 +196,24 @@ fn trim() {
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn trim() {}
+fn trim() {
+    TRIMS.fetch_add(1, Ordering::Relaxed);
+}
 
 /// An accepted connection holding its slot, closed when it stays silent.
 #[derive(Debug)]
 pub struct Limited {
     stream: TcpStream,
-    _permit: OwnedSemaphorePermit,
+    _slot: Slot,
     idle_timeout: Duration,
     idle: Pin<Box<tokio::time::Sleep>>,
     server: &'static str,
 }
 
 impl Limited {
-    fn new(stream: TcpStream, permit: OwnedSemaphorePermit, idle_timeout: Duration, server: &'static str) -> Self {
+    fn new(stream: TcpStream, slot: Slot, idle_timeout: Duration, server: &'static str) -> Self {
         let idle = Box::pin(tokio::time::sleep(idle_timeout));
-        Limited { stream, _permit: permit, idle_timeout, idle, server }
+        Limited { stream, _slot: slot, idle_timeout, idle, server }
     }
 }
 
@@ -230,5 +269,42 @@ impl AsyncWrite for Limited {
 
     fn is_write_vectored(&self) -> bool {
         self.stream.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flood that comes and goes between two looks (here: connections
+    /// refused over the cap, which never hold a slot) still makes the server
+    /// trim its allocator. Before, the trim compared the connections open at
+    /// each look and missed it: the idle-flood test's memory check then
+    /// failed whenever the flood fell inside one 10 s window.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flood_between_two_looks_still_trims() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let limits = ConnLimits { max_connections: 1, ..ConnLimits::DEFAULT };
+        let mut accepted = Box::pin(incoming_with(listener, limits, "test", Duration::from_millis(100)));
+        let held = tokio::spawn(async move {
+            let mut kept = Vec::new();
+            while let Some(conn) = accepted.next().await {
+                kept.extend(conn.ok());
+            }
+        });
+        let before = TRIMS.load(Ordering::Relaxed);
+        let flood: Vec<_> = tokio::task::spawn_blocking(move || {
+            (0..100).filter_map(|_| std::net::TcpStream::connect(addr).ok()).collect::<Vec<_>>()
+        })
+        .await
+        .unwrap();
+        assert_eq!(flood.len(), 100);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while TRIMS.load(Ordering::Relaxed) == before {
+            assert!(tokio::time::Instant::now() < deadline, "no trim after 99 refused connections");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        held.abort();
     }
 }
