@@ -89,8 +89,8 @@ mod tests {
     #[test]
     fn heartbeats_stay_out_of_the_total() {
         let mut c = Counters::default();
-        c.record(Msg::Heartbeat { term: 1, leading: false });
-        c.record(Msg::Heartbeat { term: 1, leading: false });
+        c.record(Msg::Heartbeat { term: 1, leading: false, watching: true });
+        c.record(Msg::Heartbeat { term: 1, leading: false, watching: true });
         c.record(Msg::BullyElection { term: 0 });
         c.record(Msg::Coordinator { leader: 3, term: 1 });
         let mut t = Counters::default();

@@ -44,7 +44,7 @@ fn msg() -> impl Strategy<Value = Msg> {
             8 => Msg::Message2 { id: a },
             9 => Msg::Message3 { id: a },
             10 => Msg::Echo { id: a },
-            11 => Msg::Heartbeat { term: a, leading: f },
+            11 => Msg::Heartbeat { term: a, leading: f, watching: !f },
             12 => Msg::BullyElection { term: a },
             13 => Msg::Answer { term: a },
             14 => Msg::Coordinator { leader: a, term: b },
@@ -200,7 +200,7 @@ fn with_value(x: u64) -> Vec<Msg> {
     ];
     for f in [false, true] {
         all.extend([
-            Msg::Heartbeat { term: x, leading: f },
+            Msg::Heartbeat { term: x, leading: f, watching: f },
             Msg::Ack { term: x, leader: x, ok: f },
             Msg::Vote { term: x, candidate: x, granted: f },
             Msg::LeaseAck { term: x, granted: f },

@@ -917,11 +917,20 @@ pub fn timer_event_bound(spec: &AlgorithmSpec, n: u64) -> u64 {
 }
 
 /// Heartbeats a settled kept leadership of `name` sends per detector period
-/// on `topo`: bully's leader and followers watch only each other (2(n − 1));
-/// the others watch every neighbour (one per directed link).
+/// on `topo` at most (each algorithm's `watched` says whom it watches, and
+/// the detector answers whoever watches it): bully's and ZooKeeper-style's
+/// leader and followers watch only each other (2(n − 1)); the repaired
+/// ring's followers also watch their ring successor, which answers (at most
+/// 4(n − 1)); Chubby-style sends none (its lease is its detector); an
+/// algorithm that watches every neighbour, one per directed link. While a
+/// node looks for a leader it watches everyone: elections cost more, for as
+/// long as they last.
 pub fn heartbeats_per_period(name: &str, topo: &Topology) -> u64 {
+    let others = u64::from(topo.len().saturating_sub(1));
     match name {
-        "bully" => 2 * u64::from(topo.len().saturating_sub(1)),
+        "bully" | "zookeeper" => 2 * others,
+        "repaired-ring" => 4 * others,
+        "chubby" => 0,
         _ => topo.link_count() as u64,
     }
 }

@@ -5,13 +5,15 @@
 //! * Network: any; the neighbours the inner algorithm says it needs
 //!   ([`Algorithm::watched`], every one by default) are watched. Timer-driven
 //!   and pure: no clock, only [`Effect::SetTimer`].
-//! * Cost: one [`Msg::Heartbeat`] per watched port every `period`, counted
-//!   apart from election messages ([`crate::counters`]) and never against a bound.
+//! * Cost: one [`Msg::Heartbeat`] per watched port, and one per port that
+//!   watches this node, every `period`; counted apart from election messages
+//!   ([`crate::counters`]) and never against a bound.
 //!
 //! [`Detected<A>`] wraps a failure-tolerant algorithm `A`. Every `period` it
-//! sends `Heartbeat { term, leading }` on every port (the last term the inner
-//! algorithm announced with [`Effect::Lead`], 0 before any, and whether that
-//! announcement named this node as the leader) and counts, per
+//! sends `Heartbeat { term, leading, watching: true }` on every watched port
+//! (the last term the inner algorithm announced with [`Effect::Lead`], 0
+//! before any, and whether that announcement named this node as the leader)
+//! and counts, per
 //! port, the ticks since it last heard from that neighbour. **Any message
 //! counts as hearing**, not heartbeats only: a neighbour busy sending election
 //! messages is plainly alive, and a leader's reply to an election un-suspects
@@ -27,6 +29,18 @@
 //! election messages still learns of it, see [`super::bully`]); every other
 //! message goes to the inner algorithm unchanged. A heartbeat whose term is
 //! above [`super::MAX_TERM`] is refused and counts as no hearing.
+//!
+//! **Reciprocity.** Watching is often one-sided: a follower of the
+//! ZooKeeper-style algorithm watches its leader only, while a node looking for
+//! a leader watches everyone. A node that watches another would then suspect
+//! it although it lives, since nothing makes the other one send heartbeats.
+//! So heartbeats say whether their sender watches the receiver, and a node
+//! answers every neighbour that asked within the suspicion window with
+//! heartbeats of its own (`watching: false`, which are not answered in
+//! turn). Every watched neighbour that lives is therefore heard every period,
+//! whatever it watches itself, and heartbeats per period stay at most twice
+//! the watched pairs: O(n) when every node watches O(1) neighbours and the
+//! leader watches all.
 //!
 //! **Timers.** The detector owns timer ids 6 and 7 (7 is its clock; 6 is
 //! reserved for it); inner algorithms use 0..=5. The simulator keeps 8 timer
@@ -164,6 +178,9 @@ pub struct Detected<A> {
     silent: Vec<u32>,
     /// Per port: currently suspected.
     suspected: Vec<bool>,
+    /// Per port: clock ticks since the neighbour last sent a heartbeat that
+    /// asked for answers (`watching: true`); `u32::MAX` if it never did.
+    asked: Vec<u32>,
     suspect_after: u32,
     /// The inner algorithm's last announced term, carried by heartbeats.
     term: u64,
@@ -182,6 +199,7 @@ impl<A: Algorithm> Detected<A> {
             started: false,
             silent: vec![0; ports as usize],
             suspected: vec![false; ports as usize],
+            asked: vec![u32::MAX; ports as usize],
             suspect_after: cfg.suspect_after(),
             term: 0,
             leading: false,
@@ -204,10 +222,13 @@ impl<A: Algorithm> Detected<A> {
         self.cfg
     }
 
+    /// A heartbeat to every watched neighbour (asking for answers), and an
+    /// answer to every other one that asked within the suspicion window.
     fn heartbeats(&self, out: &mut Outbox) {
         for port in 0..self.silent.len() as Port {
-            if self.inner.watched(port) {
-                out.send(port, Msg::Heartbeat { term: self.term, leading: self.leading });
+            let watching = self.inner.watched(port);
+            if watching || self.asked[port as usize] < self.suspect_after {
+                out.send(port, Msg::Heartbeat { term: self.term, leading: self.leading, watching });
             }
         }
     }
@@ -242,6 +263,7 @@ impl<A: Algorithm> Detected<A> {
 
     fn tick(&mut self, out: &mut Outbox) {
         self.heartbeats(out);
+        self.asked.iter_mut().for_each(|a| *a = a.saturating_add(1));
         out.push(Effect::SetTimer { timer: HEARTBEAT_TIMER, after_ms: self.cfg.period_ms });
         for port in 0..self.silent.len() {
             if !self.inner.watched(port as Port) {
@@ -286,7 +308,10 @@ impl<A: Algorithm> Algorithm for Detected<A> {
             self.inner.on_suspect(port, false, out);
         }
         let r = match msg {
-            Msg::Heartbeat { term, leading } => {
+            Msg::Heartbeat { term, leading, watching } => {
+                if watching {
+                    self.asked[p] = 0;
+                }
                 self.inner.on_heartbeat(port, term, leading, out);
                 Ok(())
             }
@@ -351,6 +376,8 @@ mod tests {
         suspicions: Vec<(Port, bool)>,
         timers: Vec<TimerId>,
         heard: Vec<(Port, u64, bool)>,
+        /// Ports not watched (every port is watched by default).
+        unwatched: Vec<Port>,
     }
 
     impl Algorithm for Recorder {
@@ -376,6 +403,9 @@ mod tests {
         fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, _out: &mut Outbox) {
             self.heard.push((port, term, leading));
         }
+        fn watched(&self, port: Port) -> bool {
+            !self.unwatched.contains(&port)
+        }
         fn decision(&self) -> Option<Decision> {
             Some(Decision { role: Role::Leader, leader: 1 })
         }
@@ -390,7 +420,9 @@ mod tests {
 
     /// Heartbeats on every port; the recorder (node 1) announced that it leads term 4.
     fn heartbeats(term: u64, ports: u32) -> Vec<Effect> {
-        (0..ports).map(|port| Effect::Send { port, msg: Msg::Heartbeat { term, leading: term == 4 } }).collect()
+        (0..ports)
+            .map(|port| Effect::Send { port, msg: Msg::Heartbeat { term, leading: term == 4, watching: true } })
+            .collect()
     }
 
     fn clock() -> Effect {
@@ -428,7 +460,7 @@ mod tests {
         d.on_start(&mut out);
         for tick in 1..=4 {
             d.on_timer(HEARTBEAT_TIMER, &mut out);
-            d.on_message(1, Msg::Heartbeat { term: 0, leading: false }, &mut out).unwrap();
+            d.on_message(1, Msg::Heartbeat { term: 0, leading: false, watching: true }, &mut out).unwrap();
             assert!(d.inner().suspicions.is_empty(), "tick {tick}");
         }
         out.clear();
@@ -440,13 +472,13 @@ mod tests {
         assert_eq!(out.effects(), &expected[..], "heartbeats still go to a suspected neighbour");
         d.on_timer(HEARTBEAT_TIMER, &mut out);
         assert_eq!(d.inner().suspicions.len(), 1, "suspected once, not at every tick");
-        d.on_message(0, Msg::Heartbeat { term: 9, leading: true }, &mut out).unwrap();
+        d.on_message(0, Msg::Heartbeat { term: 9, leading: true, watching: true }, &mut out).unwrap();
         assert_eq!(d.inner().suspicions, vec![(0, true), (0, false)]);
         assert!(d.inner().got.is_empty(), "heartbeats never reach the inner algorithm as messages");
         assert_eq!(d.inner().heard.last(), Some(&(0, 9, true)), "their term and claim do, after the un-suspicion");
         for _ in 0..4 {
             d.on_timer(HEARTBEAT_TIMER, &mut out);
-            d.on_message(1, Msg::Heartbeat { term: 0, leading: false }, &mut out).unwrap();
+            d.on_message(1, Msg::Heartbeat { term: 0, leading: false, watching: true }, &mut out).unwrap();
         }
         assert_eq!(d.inner().suspicions.len(), 2, "a fresh timeout starts at the last message");
         d.on_timer(HEARTBEAT_TIMER, &mut out);
@@ -472,6 +504,54 @@ mod tests {
         assert_eq!(out.effects(), &[Effect::Send { port: 1, msg: Msg::Notify { leader: 3 } }]);
         assert!(matches!(d.on_message(2, Msg::Wakeup, &mut out), Err(AlgoError::BadPort { port: 2 })));
         assert_eq!((d.decision().map(|d| d.leader), d.state()), (Some(1), "recording"));
+    }
+
+    /// A neighbour this node does not watch gets no heartbeats and is never
+    /// suspected, until it asks: a heartbeat with `watching: true` from it is
+    /// answered (`watching: false`) at every tick of the suspicion window after
+    /// it, so the asking side never suspects a live node that does not need it.
+    /// Answers are not answered (no ping-pong between two nodes that watch
+    /// neither), and the answers stop one window after the questions do.
+    #[test]
+    fn answers_the_neighbours_that_watch_it() {
+        let mut d = Detected::new(
+            Recorder { unwatched: vec![1], ..Recorder::default() },
+            1,
+            2,
+            DetectorConfig { period_ms: 50, timeout_ms: 200 },
+        );
+        let sent_to = |out: &Outbox| -> Vec<(Port, bool)> {
+            out.effects()
+                .iter()
+                .filter_map(|e| match *e {
+                    Effect::Send { port, msg: Msg::Heartbeat { watching, .. } } => Some((port, watching)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut out = Outbox::default();
+        d.on_start(&mut out);
+        assert_eq!(sent_to(&out), [(0, true)], "only the watched port");
+        for _ in 0..10 {
+            out.clear();
+            d.on_timer(HEARTBEAT_TIMER, &mut out);
+            assert_eq!(sent_to(&out), [(0, true)]);
+        }
+        assert!(!d.is_suspected(1), "an unwatched neighbour is never suspected");
+        d.on_message(1, Msg::Heartbeat { term: 0, leading: false, watching: false }, &mut out).unwrap();
+        out.clear();
+        d.on_timer(HEARTBEAT_TIMER, &mut out);
+        assert_eq!(sent_to(&out), [(0, true)], "an answer is not answered");
+        d.on_message(1, Msg::Heartbeat { term: 0, leading: false, watching: true }, &mut out).unwrap();
+        let suspect_after = DetectorConfig { period_ms: 50, timeout_ms: 200 }.suspect_after();
+        for tick in 0..suspect_after {
+            out.clear();
+            d.on_timer(HEARTBEAT_TIMER, &mut out);
+            assert_eq!(sent_to(&out), [(0, true), (1, false)], "tick {tick} after the question");
+        }
+        out.clear();
+        d.on_timer(HEARTBEAT_TIMER, &mut out);
+        assert_eq!(sent_to(&out), [(0, true)], "the answers stop a window after the questions");
     }
 
     /// The inner algorithm's timers 0..=5 pass through both ways; the

@@ -224,6 +224,9 @@ pub enum Msg {
         term: u64,
         /// The sender believes it leads `term`.
         leading: bool,
+        /// The sender watches the receiver: answer with heartbeats (see
+        /// [`detector`]'s reciprocity).
+        watching: bool,
     },
     /// Bully `ELECTION`: sent to every better-ranked node by a node that
     /// knows of no live leader.

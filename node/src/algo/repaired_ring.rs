@@ -106,6 +106,8 @@ pub struct RepairedRing {
     peers: Box<[u64]>,
     /// Ports in ring order starting after this node (next higher id first, wrapping).
     ring: Box<[Port]>,
+    /// Per port: its position in `ring`.
+    position: Box<[u32]>,
     suspected: Box<[bool]>,
     phase: Phase,
     /// Highest term seen.
@@ -157,7 +159,12 @@ impl RepairedRing {
         let mut ring: Vec<Port> = (0..peers.len() as Port).collect();
         // Higher ids first (ascending), then the lower ones (ascending): ring order from here.
         ring.sort_by_key(|&p| (peers[p as usize] < c.id, peers[p as usize]));
+        let mut position = vec![0u32; ring.len()];
+        for (i, &p) in ring.iter().enumerate() {
+            position[p as usize] = i as u32;
+        }
         RepairedRing {
+            position: position.into(),
             id: c.id,
             rule: c.rule,
             cfg,
@@ -384,6 +391,22 @@ impl Algorithm for RepairedRing {
         } else if term == self.term && leading && self.rule.beats(peer, self.id) {
             self.elect(out);
         }
+    }
+
+    /// The leader watches every node (their heartbeats tell it who is
+    /// behind); a follower watches its leader and its ring successors up to
+    /// the first one it does not suspect (the ring it would send an
+    /// election on, and whether a skipped one came back); a node electing,
+    /// or asleep, watches everyone (its election's best may be anyone).
+    /// So a settled ring sends O(n) heartbeats a period (about 4n).
+    fn watched(&self, port: Port) -> bool {
+        let Phase::Following(leader) = self.phase else { return true };
+        if self.peers.get(port as usize) == Some(&leader) {
+            return true;
+        }
+        let Some(&at) = self.position.get(port as usize) else { return false };
+        // The successor is found in as many steps as suspected nodes precede it.
+        self.successor().is_none_or(|s| at <= self.position[s as usize])
     }
 
     fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {

@@ -691,6 +691,22 @@ impl Algorithm for ZooKeeper {
         }
     }
 
+    /// The leader watches every node (it steps down when it no longer sees
+    /// a quorum); a follower watches its leader only; a node looking for a
+    /// leader, or proposing, watches everyone (it needs to know who is in
+    /// sight: eligibility and quorum). So a settled cluster sends 2(n − 1)
+    /// heartbeats a period. A suspicion made while looking stands while
+    /// following until that node is heard again; it can only make a
+    /// follower think it sees fewer nodes, and it clears within a period
+    /// once the node looks again (the detector's reciprocity makes every
+    /// live node answer).
+    fn watched(&self, port: Port) -> bool {
+        match self.phase {
+            Phase::Following(leader) => self.peers.get(port as usize) == Some(&leader),
+            Phase::Leading | Phase::Asleep | Phase::Looking | Phase::Proposing => true,
+        }
+    }
+
     fn restore(&mut self, stable: Stable) {
         self.promised = stable.term;
         self.vote = stable.vote;
@@ -958,7 +974,7 @@ mod tests {
             assert!(matches!(a.on_message(0, msg, &mut out), Err(AlgoError::Invalid(_))), "{msg:?}");
         }
         assert!(matches!(
-            a.on_message(0, Msg::Heartbeat { term: 1, leading: false }, &mut out),
+            a.on_message(0, Msg::Heartbeat { term: 1, leading: false, watching: true }, &mut out),
             Err(AlgoError::UnexpectedKind { .. })
         ));
         assert!(matches!(a.on_message(9, Msg::Wakeup, &mut out), Err(AlgoError::BadPort { port: 9 })));

@@ -33,22 +33,23 @@ async fn too_many_running_elections_are_refused() {
     ctl.stop().await;
 }
 
-/// A kept leadership whose heartbeats the embedded cluster's one process cannot carry (32 nodes of
-/// a complete network with a 4 ms detector period: 248,000 a second) is refused up front,
-/// RESOURCE_EXHAUSTED, saying how many it would send and which period would fit; a period that
-/// fits is accepted. (Before, 256 nodes at 50 ms started, never agreed and starved the process.)
+/// A kept leadership whose heartbeats the embedded cluster's one process cannot carry (a 64-node
+/// repaired ring, at most 4 · 63 heartbeats a period, with a 1 ms detector period: 252,000 a
+/// second) is refused up front, RESOURCE_EXHAUSTED, saying how many it would send and which period
+/// would fit; a period that fits is accepted. (Before, 256 nodes at 50 ms started, never agreed
+/// and starved the process.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_leadership_the_process_cannot_carry_is_refused_up_front() {
-    let ctl = TestController::start(32).await;
+    let ctl = TestController::start(64).await;
     let mut client = ctl.client();
     let with_period = |period_ms| pb::StartElectionRequest {
         detector: Some(pb::FailureDetector { period_ms, timeout_ms: 4 * period_ms }),
-        ..kept("zookeeper")
+        ..kept("repaired-ring")
     };
-    let refused = client.start_election(with_period(4)).await.unwrap_err();
+    let refused = client.start_election(with_period(1)).await.unwrap_err();
     assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused:?}");
     let m = refused.message();
-    assert!(m.contains("248000 heartbeats a second") && m.contains("detector.period_ms of at least 5"), "{m}");
+    assert!(m.contains("252000 heartbeats a second") && m.contains("detector.period_ms of at least 2"), "{m}");
     let k = client.start_election(with_period(50)).await.unwrap().into_inner();
     client.stop_election(pb::StopElectionRequest { election_id: k.election_id }).await.unwrap();
     ctl.stop().await;
