@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ringleader_node::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_node::algo::detector::DetectorConfig;
 use ringleader_node::topology::{self, IdError, IdOrder, Topology, TopologyKind};
 use ringleader_proto::v1::{self as pb, controller_server::Controller};
 use tokio::sync::{broadcast, mpsc};
@@ -383,12 +384,69 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
 /// 256 at 50 ms (1.3 M/s) never agreed.
 pub const MAX_LOCAL_HEARTBEATS_PER_SECOND: u64 = 200_000;
 
+/// The largest kept leadership of each algorithm that `benches/keep` saw
+/// agree on the embedded cluster (release build, 2 cores, loopback detector:
+/// 50 ms period, 200 ms timeout). The next size up never agreed within 120 s:
+/// an election's burst (bully's n² election and answer messages, the n(n − 1)
+/// heartbeats a period of nodes that all look for a leader) and opening a
+/// stream per pair of nodes took longer than the timeouts, and each timeout
+/// started another election. A slower detector did not rescue it (a 256-node
+/// ZooKeeper-style run at 250 / 1,000 ms had no leader after 40 s; bully at
+/// 200 / 800 ms agreed after 51 violations), so the limit is on nodes.
+///
+/// | algorithm | agreed | did not agree |
+/// | --- | --- | --- |
+/// | bully | 128 nodes, 3.8 s | 256 |
+/// | zookeeper | 128 nodes, 2.9 s | 256 |
+/// | repaired-ring | 64 nodes, 0.2 s | 128 |
+/// | chubby | 256 nodes, 0.5 s (the largest tried) | |
+pub fn max_local_kept_nodes(algorithm: &str) -> Option<u32> {
+    match algorithm {
+        "bully" | "zookeeper" => Some(128),
+        "repaired-ring" => Some(64),
+        "chubby" => Some(256),
+        _ => None,
+    }
+}
+
 /// Refuse up front, RESOURCE_EXHAUSTED saying why, a kept leadership the
 /// embedded cluster's one process cannot carry (instead of a leaderless run
-/// that starves every other election of the process).
+/// that starves every other election of the process): its settled
+/// heartbeats, and the burst of an election in which every node takes part.
 fn fits_the_process(plan: &Plan) -> Result<(), Status> {
     if !plan.keep_leader {
         return Ok(());
+    }
+    let name = plan.spec.name;
+    if let Some(max) = max_local_kept_nodes(name) {
+        let n = plan.n() as u32;
+        if n > max {
+            return Err(Status::resource_exhausted(format!(
+                "size: a kept {name} leadership of {n} nodes does not fit the embedded cluster's one process: the \
+                 largest that agreed there was {max} nodes (docs/performance.md); use at most {max} nodes, or run \
+                 the nodes as separate processes (ringleader-node, k8s/)"
+            )));
+        }
+        // At that size and the loopback detector, an election's burst was carried; a faster detector
+        // asks more of the process than was measured.
+        let max_topology = Topology::complete(max).ok();
+        let carried =
+            max_topology.and_then(|t| catalogue::election_load_per_second(name, &t, DetectorConfig::LOOPBACK));
+        let load = catalogue::election_load_per_second(name, &plan.topology, plan.detector);
+        if let (Some(load), Some(carried)) = (load, carried)
+            && load > carried
+        {
+            // Every load model is inversely proportional to the detector's timing.
+            let factor = load.div_ceil(carried);
+            return Err(Status::resource_exhausted(format!(
+                "detector: a kept {name} leadership of {n} nodes with this detector asks the embedded cluster's one \
+                 process for an election burst of {load} messages a second ({name}'s model), more than the {carried}/s \
+                 measured to work; use a detector about {factor} times slower (period_ms {} and timeout_ms {}) or \
+                 fewer nodes",
+                plan.detector.period_ms.saturating_mul(factor),
+                plan.detector.timeout_ms.saturating_mul(factor),
+            )));
+        }
     }
     let links = catalogue::heartbeats_per_period(plan.spec.name, &plan.topology);
     let period = plan.detector.period_ms.max(1);
@@ -821,6 +879,35 @@ mod tests {
         match plan(r, nodes, &ControllerConfig::default()) {
             Ok(p) => panic!("accepted: {} on {} positions", p.spec.name, p.n()),
             Err(e) => (e.code, e.field),
+        }
+    }
+
+    /// On the embedded cluster, a kept leadership is admitted at the loopback detector up to the largest
+    /// size the keep benchmark saw agree (bully and ZooKeeper-style 128 nodes, repaired ring 64,
+    /// Chubby-style 256) and refused one node beyond, whatever the detector, naming `size`; at that
+    /// size a detector five times faster than loopback is refused naming `detector`, with a
+    /// suggested detector that is admitted.
+    #[test]
+    fn kept_leaderships_fit_the_embedded_process_as_measured() {
+        let check = |algorithm: &str, n: usize, detector: DetectorConfig| {
+            let kept = ElectionRequest { keep_leader: true, detector: Some(detector), ..req(algorithm) };
+            fits_the_process(&plan(&kept, n, &ControllerConfig::default()).unwrap())
+        };
+        let loopback = DetectorConfig::LOOPBACK;
+        let slow = DetectorConfig { period_ms: 5_000, timeout_ms: 20_000 };
+        let fast = DetectorConfig { period_ms: 10, timeout_ms: 40 };
+        for (algorithm, agreed) in [("bully", 128), ("zookeeper", 128), ("repaired-ring", 64), ("chubby", 256)] {
+            assert!(check(algorithm, agreed, loopback).is_ok(), "{algorithm} {agreed}");
+            let e = check(algorithm, agreed + 1, slow).unwrap_err();
+            assert_eq!(e.code(), Code::ResourceExhausted, "{algorithm} {}", agreed + 1);
+            assert!(e.message().starts_with("size: "), "{}", e.message());
+            let e = check(algorithm, agreed, fast).unwrap_err();
+            assert!(e.message().starts_with("detector: "), "{algorithm}: {}", e.message());
+            let suggested = e.message().split("(period_ms ").nth(1).unwrap();
+            let (period, timeout) = suggested.split_once(" and timeout_ms ").unwrap();
+            let timeout = timeout.split(')').next().unwrap();
+            let d = DetectorConfig { period_ms: period.parse().unwrap(), timeout_ms: timeout.parse().unwrap() };
+            assert!(check(algorithm, agreed, d).is_ok(), "{algorithm} {agreed} with the suggested {d:?}");
         }
     }
 

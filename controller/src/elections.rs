@@ -682,8 +682,8 @@ impl Elections {
         let mut stop = entry.stop.subscribe();
         let mut belief: Vec<Option<(u64, Option<u64>)>> = vec![None; n];
         let mut claims: BTreeMap<u64, usize> = BTreeMap::new();
-        let mut violations: Vec<String> = Vec::new();
-        let mut overlaps: Vec<String> = Vec::new();
+        let mut violations = Capped::default();
+        let mut overlaps = Capped::default();
         // When an overlap began, and every term each node led while it lasted.
         let mut overlap_since: Option<(Instant, BTreeMap<usize, BTreeSet<u64>>)> = None;
         let mut events_open = true;
@@ -842,8 +842,8 @@ impl Elections {
                     None => r.leader = None,
                 }
                 r.agreed = agreed;
-                r.violations = violations.clone();
-                r.overlaps = overlaps.clone();
+                r.violations = violations.to_vec();
+                r.overlaps = overlaps.to_vec();
                 r.failovers = tracker.records().to_vec();
                 None
             });
@@ -891,7 +891,7 @@ impl Elections {
         metrics.messages = metrics.election_messages + metrics.notification_messages;
         let record = entry.snapshot();
         entry.update(|r| {
-            r.overlaps = overlaps.clone();
+            r.overlaps = overlaps.to_vec();
             r.notes = notes;
             None
         });
@@ -899,7 +899,7 @@ impl Elections {
         Outcome {
             error: None,
             agreed: record.agreed,
-            violations,
+            violations: violations.to_vec(),
             metrics: Some(metrics),
             leader: record.leader,
             per_position: Vec::new(),
@@ -1506,6 +1506,38 @@ fn decision_of(role: i32, leader: u64) -> Option<Decision> {
 }
 
 /// Run `calls` concurrently, each within `timeout`; the first failures, described.
+/// Most violations (or overlaps) a kept leadership records word for word;
+/// beyond, they are only counted. A cluster that cannot agree (e.g. with
+/// delays above bully's timeouts) can otherwise add thousands a second, each
+/// copied into every snapshot of the record.
+pub const MAX_RECORDED_VIOLATIONS: usize = 100;
+
+/// A list of findings kept to [`MAX_RECORDED_VIOLATIONS`], the rest counted.
+#[derive(Clone, Debug, Default)]
+struct Capped {
+    list: Vec<String>,
+    more: u64,
+}
+
+impl Capped {
+    fn push(&mut self, finding: String) {
+        if self.list.len() < MAX_RECORDED_VIOLATIONS {
+            self.list.push(finding);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// The findings kept, and a last line counting the others if any.
+    fn to_vec(&self) -> Vec<String> {
+        let mut v = self.list.clone();
+        if self.more > 0 {
+            v.push(format!("... and {} more of the same kind, not recorded", self.more));
+        }
+        v
+    }
+}
+
 async fn all_ok<F>(
     calls: impl Iterator<Item = (Arc<Node>, F)>,
     timeout: Duration,
@@ -1579,6 +1611,24 @@ async fn status_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kept leadership that cannot agree records at most 100 violations word for word and counts
+    /// the rest (a 256-node kept bully on one process recorded thousands, each copied into every
+    /// snapshot: GetElection answered 900 KB and the process grew to 2.9 GB).
+    #[test]
+    fn violations_beyond_the_cap_are_counted_not_kept() {
+        let mut c = Capped::default();
+        for i in 0..10_000 {
+            c.push(format!("two leaders of term {i}"));
+        }
+        let v = c.to_vec();
+        assert_eq!(v.len(), MAX_RECORDED_VIOLATIONS + 1);
+        assert_eq!(v[99], "two leaders of term 99");
+        assert_eq!(v[100], "... and 9900 more of the same kind, not recorded");
+        let mut few = Capped::default();
+        few.push("one".into());
+        assert_eq!(few.to_vec(), ["one"]);
+    }
 
     /// An overlap names every term each node led while it lasted, not only the terms when it began
     /// (it named node-4 "term 1" while node-4 led term 3).

@@ -935,6 +935,25 @@ pub fn heartbeats_per_period(name: &str, topo: &Topology) -> u64 {
     }
 }
 
+/// Messages a second a kept leadership of `name` on `topo` sends while every
+/// node elects at once (its start, or a partition healing), by the model of
+/// what each algorithm must get through in time: bully's n² election and
+/// answer messages within its answer timeout (n² · 1000 / A); ZooKeeper-style
+/// looking nodes and the repaired ring's electing ones watch everyone, one
+/// heartbeat per directed link every period (links · 1000 / P); Chubby-style
+/// candidates run one at a time (rank back-off), so only its steady renewals
+/// (2(n − 1) every renew period). `None` for algorithms without a kept mode.
+pub fn election_load_per_second(name: &str, topo: &Topology, d: DetectorConfig) -> Option<u64> {
+    let n = u64::from(topo.len());
+    let per_second = |messages: u64, ms: u64| messages.saturating_mul(1_000) / ms.max(1);
+    match name {
+        "bully" => Some(per_second(n.saturating_mul(n), bully::BullyConfig::for_detector(d).answer_timeout_ms)),
+        "zookeeper" | "repaired-ring" => Some(per_second(topo.link_count() as u64, d.period_ms)),
+        "chubby" => Some(per_second(2 * n.saturating_sub(1), chubby::ChubbyConfig::for_detector(d).renew_ms)),
+        _ => None,
+    }
+}
+
 /// How long after the last fault heals a kept leadership of `name` on `n`
 /// nodes, with detector `d` and messages delayed by at most `delay_ms`,
 /// agrees on one live leader at most (a live majority assumed where the
