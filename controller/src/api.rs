@@ -419,7 +419,7 @@ fn fits_the_process(plan: &Plan) -> Result<(), Status> {
     }
     let name = plan.spec.name;
     if let Some(max) = max_local_kept_nodes(name) {
-        let n = plan.n() as u32;
+        let n = plan.n();
         if n > max {
             return Err(Status::resource_exhausted(format!(
                 "size: a kept {name} leadership of {n} nodes does not fit the embedded cluster's one process: the \
