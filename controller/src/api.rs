@@ -10,9 +10,9 @@ use ringleader_node::auth::{Access, Auth};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ringleader_node::algo::catalogue::{self, AlgorithmSpec};
-use ringleader_node::algo::detector::DetectorConfig;
-use ringleader_node::topology::{self, IdError, IdOrder, Topology, TopologyKind};
+use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::topology::{self, IdError, IdOrder, Topology, TopologyKind};
 use ringleader_proto::v1::{self as pb, controller_server::Controller};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
@@ -867,8 +867,8 @@ fn compare_event(kind: pb::compare_event::Kind) -> pb::CompareEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ringleader_node::algo::detector::DetectorConfig;
-    use ringleader_node::topology::TopologyKind;
+    use ringleader_core::algo::detector::DetectorConfig;
+    use ringleader_core::topology::TopologyKind;
 
     fn req(algorithm: &str) -> ElectionRequest {
         ElectionRequest::try_from(pb::StartElectionRequest { algorithm: algorithm.into(), ..Default::default() })

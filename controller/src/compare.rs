@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use ringleader_node::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
 use ringleader_proto::v1 as pb;
 
 use crate::api::RequestError;

@@ -11,7 +11,7 @@
 //! config.validate().unwrap();
 //! ```
 
-use ringleader_node::algo::detector::DetectorConfig;
+use ringleader_core::algo::detector::DetectorConfig;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -19,13 +19,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ringleader_node::algo::catalogue::AlgorithmSpec;
-use ringleader_node::algo::detector::DetectorConfig;
-use ringleader_node::algo::{Decision, MsgKind, Role, Rule};
-use ringleader_node::diagram::{self, Arrow};
-use ringleader_node::invariants;
-use ringleader_node::sim::{self, SimConfig};
-use ringleader_node::topology::Topology;
+use ringleader_core::algo::catalogue::AlgorithmSpec;
+use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::algo::{Decision, MsgKind, Role, Rule};
+use ringleader_core::diagram::{self, Arrow};
+use ringleader_core::invariants;
+use ringleader_core::sim::{self, SimConfig};
+use ringleader_core::topology::Topology;
 use ringleader_proto::v1 as pb;
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinSet;
@@ -198,7 +198,7 @@ pub struct ElectionRecord {
     /// Life-cycle state.
     pub state: State,
     /// The overlay's shape.
-    pub topology: ringleader_node::topology::TopologyKind,
+    pub topology: ringleader_core::topology::TopologyKind,
     /// Who wins.
     pub rule: Rule,
     /// Positions.
@@ -1062,14 +1062,14 @@ impl Elections {
                 report.counters.messages
             );
             let nodes = plan.ids.iter().enumerate().map(|(p, id)| format!("sim-{p} (id {id})")).collect();
-            let d = ringleader_node::diagram::Diagram {
+            let d = ringleader_core::diagram::Diagram {
                 title,
                 nodes,
                 arrows: &report.arrows,
                 leader: report.verdict.leader,
                 time_unit: "virtual time",
             };
-            ringleader_node::diagram::svg(&d)
+            ringleader_core::diagram::svg(&d)
         });
         let per_position = if plan.n() <= MAX_PARTICIPANTS {
             report.decisions.iter().copied().zip(report.sent_per_node.iter().copied()).collect()
@@ -1128,7 +1128,7 @@ impl Elections {
                 ports,
                 initiator: is_initiator[i],
                 // The same bits the simulator gives this position for this seed.
-                coin: ringleader_node::algo::coin(plan.seed, i as u32),
+                coin: ringleader_core::algo::coin(plan.seed, i as u32),
                 keep_leader: plan.keep_leader,
                 detector: plan.keep_leader.then_some(pb::FailureDetector {
                     period_ms: plan.detector.period_ms,

@@ -24,14 +24,14 @@
 //! finishes); a message-count trigger asks every node's `Agent.Status`, so it
 //! fires once the count reported is reached, and the messages sent
 //! meanwhile (at most one `POLL` plus an RPC round trip) are not held back.
-//! The simulator's triggers are exact (`ringleader_node::sim`).
+//! The simulator's triggers are exact (`ringleader_core::sim`).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ringleader_node::faults::{Trigger, kind_named};
+use ringleader_core::faults::{Trigger, kind_named};
 use ringleader_proto::v1 as pb;
 use tonic::Code;
 use tracing::{info, warn};
@@ -70,7 +70,7 @@ pub fn trigger(after: Option<&pb::AfterEvent>) -> Result<Option<Trigger>, Reques
         Some(Event::Messages(k)) => Trigger::Messages(k),
         Some(Event::Term(t)) => Trigger::Term(t),
     };
-    ringleader_node::faults::validate_trigger(&t).map_err(|e| RequestError::invalid(e.field, e.reason))?;
+    ringleader_core::faults::validate_trigger(&t).map_err(|e| RequestError::invalid(e.field, e.reason))?;
     Ok(Some(t))
 }
 

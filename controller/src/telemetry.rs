@@ -205,7 +205,7 @@ impl Metrics {
     /// the series exist (and `rate()` sees the first election) before anything
     /// has happened; bounded: catalogue size x 2 modes x 2 outcomes.
     pub fn zero(&self) {
-        for spec in ringleader_node::algo::catalogue::CATALOGUE {
+        for spec in ringleader_core::algo::catalogue::CATALOGUE {
             for mode in [Mode::Live, Mode::Simulated] {
                 let labels = [kv("algorithm", spec.name), kv("mode", mode_label(mode))];
                 self.started.add(0, &labels);

@@ -7,9 +7,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
-use ringleader_node::algo::{Msg, Rule};
-use ringleader_node::algo::catalogue::CATALOGUE;
-use ringleader_node::algo::harness::{self, Feeder};
+use ringleader_core::algo::{Msg, Rule};
+use ringleader_core::algo::catalogue::CATALOGUE;
+use ringleader_core::algo::harness::{self, Feeder};
 use ringleader_proto::v1 as pb;
 
 fuzz_target!(|data: &[u8]| {

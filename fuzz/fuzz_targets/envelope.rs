@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
-use ringleader_node::algo::Msg;
+use ringleader_core::algo::Msg;
 use ringleader_proto::v1 as pb;
 
 fuzz_target!(|data: &[u8]| {

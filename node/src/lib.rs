@@ -1,18 +1,10 @@
-//! Ringleader's node: the election state machines ([`algo`]), the overlays
-//! they run on ([`topology`]), the deterministic simulator ([`sim`]) and the
-//! gRPC runtime that runs them between real processes ([`runtime`]).
+//! Ringleader's node: the gRPC runtime ([`runtime`]) that runs the pure
+//! election core (`ringleader-core`: algorithms, topologies, simulator) between
+//! real processes, with its bearer-token gate ([`auth`]), TLS ([`tls`]) and
+//! telemetry ([`observe`]).
 #![warn(missing_docs, unreachable_pub)]
 
-pub mod algo;
 pub mod auth;
-pub mod counters;
-pub mod diagram;
-pub mod failover;
-pub mod faults;
-pub mod invariants;
 pub mod observe;
 pub mod runtime;
-pub mod sim;
 pub mod tls;
-pub mod topology;
-pub mod wire;

@@ -29,7 +29,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ringleader_node::algo::catalogue;
+use ringleader_core::algo::catalogue;
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{TestController, election, test_config};
 

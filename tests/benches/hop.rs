@@ -27,10 +27,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use ringleader_node::algo::catalogue;
+use ringleader_core::algo::catalogue;
+use ringleader_core::sim::{self, SimConfig};
+use ringleader_core::topology::{IdOrder, Topology, TopologyKind};
 use ringleader_node::runtime::{self, NodeConfig};
-use ringleader_node::sim::{self, SimConfig};
-use ringleader_node::topology::{IdOrder, Topology, TopologyKind};
 use ringleader_proto::v1::{
     self as pb, Envelope, LinkReply, agent_client::AgentClient, peer_client::PeerClient, peer_server::Peer,
     peer_server::PeerServer,
@@ -134,7 +134,7 @@ fn token(id: u32, hops: u64) -> Envelope {
         seq: 1,
         causal_time: hops,
         traceparent: String::new(),
-        body: Some(pb::Body::from(ringleader_node::algo::Msg::Election { id: 7, stage: 0, hops: 0 })),
+        body: Some(pb::Body::from(ringleader_core::algo::Msg::Election { id: 7, stage: 0, hops: 0 })),
         message_seq: 0,
     }
 }

@@ -13,8 +13,8 @@ use std::sync::{Mutex, Once, OnceLock};
 use std::time::Duration;
 
 use ringleader_controller::config::Config;
-use ringleader_node::algo::Rule;
-use ringleader_node::algo::catalogue::{self, AlgorithmSpec, Candidates};
+use ringleader_core::algo::Rule;
+use ringleader_core::algo::catalogue::{self, AlgorithmSpec, Candidates};
 use ringleader_proto::v1::{self as pb, controller_client::ControllerClient};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -181,7 +181,7 @@ pub fn assert_correct(e: &pb::Election) {
     let m = e.metrics.as_ref().unwrap_or_else(|| panic!("{ctx}: no metrics"));
     assert!(m.messages <= m.bound, "{ctx}: {} messages > bound {} = {}", m.messages, m.bound_formula, m.bound);
     assert_eq!(m.messages, m.election_messages + m.notification_messages, "{ctx}: election + notification");
-    // Heartbeats are listed by kind but kept out of `messages` (see node/src/counters.rs).
+    // Heartbeats are listed by kind but kept out of `messages` (see core/src/counters.rs).
     let heartbeats = m.messages_by_kind.get("heartbeat").copied().unwrap_or(0);
     assert_eq!(m.messages, m.messages_by_kind.values().sum::<u64>() - heartbeats, "{ctx}: per-kind counts");
     assert!(m.bound > 0 && !m.bound_formula.is_empty(), "{ctx}: bound");

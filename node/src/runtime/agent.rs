@@ -16,8 +16,8 @@ use tracing::{info, warn};
 use super::election::{Election, ElectionSetup, PortLink, Rebuild};
 use super::links;
 use super::node::Node;
-use crate::algo::detector::DetectorConfig;
-use crate::algo::{NodeContext, PortInfo, Rule, catalogue};
+use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::algo::{NodeContext, PortInfo, Rule, catalogue};
 
 /// Most elections one node holds at once (prepared and not aborted).
 pub const MAX_ELECTIONS: usize = 4_096;

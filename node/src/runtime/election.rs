@@ -18,9 +18,9 @@ use tonic::Code;
 use tracing::{info, warn};
 
 use super::links::Link;
-use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, Stable, TimerId};
-use crate::counters::Counters;
 use crate::observe::{self, kv, node_metrics};
+use ringleader_core::algo::{Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, Stable, TimerId};
+use ringleader_core::counters::Counters;
 
 /// Entries of each half (sends, receipts) of a node's message log of one election.
 pub(crate) const MAX_LOGGED: usize = 8_192;
@@ -255,12 +255,12 @@ impl Election {
             self.lock().rejected += 1;
             return Err(Rejection::new(Code::InvalidArgument, why));
         }
-        if causal_time > crate::algo::MAX_TERM {
+        if causal_time > ringleader_core::algo::MAX_TERM {
             // Each message adds one to the causal time: no run gets near 2^53.
             self.lock().rejected += 1;
             return Err(Rejection::new(
                 Code::InvalidArgument,
-                format!("implausible causal_time {causal_time} (at most {})", crate::algo::MAX_TERM),
+                format!("implausible causal_time {causal_time} (at most {})", ringleader_core::algo::MAX_TERM),
             ));
         }
         let msg = match body.map(Msg::try_from) {
@@ -432,7 +432,7 @@ impl Election {
                 st.rejected += 1;
                 st.record_error(format!("{msg:?} on port {port}: {e}"));
                 let code = match e {
-                    crate::algo::AlgoError::TooManyHeld { .. } => Code::ResourceExhausted,
+                    ringleader_core::algo::AlgoError::TooManyHeld { .. } => Code::ResourceExhausted,
                     _ => Code::InvalidArgument,
                 };
                 Err(Rejection::new(code, e.to_string()))
@@ -589,7 +589,7 @@ impl Election {
         let labels = self.labels(msg);
         let metrics = node_metrics();
         metrics.sent.add(1, &labels);
-        metrics.sent_bytes.add(crate::wire::encoded_len(msg) as u64, &labels);
+        metrics.sent_bytes.add(ringleader_core::wire::encoded_len(msg) as u64, &labels);
         let causal_time = st.depth.saturating_add(1);
         st.max_causal = st.max_causal.max(causal_time);
         st.sent_seq += 1;

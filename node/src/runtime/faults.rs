@@ -27,8 +27,8 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use ringleader_proto::v1 as pb;
 
-use crate::algo::MsgKind;
-use crate::faults::kind_named;
+use ringleader_core::algo::MsgKind;
+use ringleader_core::faults::kind_named;
 
 /// What happens to one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,7 +27,7 @@ use tracing::{debug, error, info, warn};
 
 use super::faults::{Fate, FaultTable};
 use super::node::ElectionTable;
-use crate::algo::MsgKind;
+use ringleader_core::algo::MsgKind;
 
 /// Most envelopes one outgoing link holds for a peer that does not take them.
 pub const MAX_QUEUED: usize = 65_536;

@@ -1,4 +1,4 @@
-//! The gRPC runtime: runs the election state machines of [`crate::algo`]
+//! The gRPC runtime: runs the election state machines of [`ringleader_core::algo`]
 //! between real processes.
 //!
 //! A node serves two services on one port:

@@ -12,7 +12,7 @@ use tonic::Code;
 
 use super::agent::EventStream;
 use super::election::{Arrival, Election, ElectionSetup, PortLink, Rebuild};
-use crate::algo::{
+use ringleader_core::algo::{
     AlgoError, Algorithm, Decision, Effect, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
 };
 

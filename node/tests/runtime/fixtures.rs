@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use ringleader_core::topology::{Topology, TopologyKind};
 use ringleader_node::runtime::{self, NodeConfig, RuntimeError};
-use ringleader_node::topology::{Topology, TopologyKind};
 use ringleader_proto::v1::{self as pb, agent_client::AgentClient};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -98,7 +98,7 @@ pub fn ring_plan(
                 .collect(),
             initiator: initiators.contains(&i),
             // What the simulator draws for seed 0 (SimConfig::default()).
-            coin: ringleader_node::algo::coin(0, i),
+            coin: ringleader_core::algo::coin(0, i),
             keep_leader: false,
             detector: None,
             traceparent: String::new(),

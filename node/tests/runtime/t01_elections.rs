@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use ringleader_node::algo::{Rule, catalogue};
-use ringleader_node::sim::{self, SimConfig};
-use ringleader_node::topology::{Topology, TopologyKind};
+use ringleader_core::algo::{Rule, catalogue};
+use ringleader_core::sim::{self, SimConfig};
+use ringleader_core::topology::{Topology, TopologyKind};
 use ringleader_proto::v1 as pb;
 
 use crate::fixtures::*;

@@ -1,6 +1,6 @@
 //! The Agent service validates every request and answers with the right code, naming the field.
 
-use ringleader_node::topology::TopologyKind;
+use ringleader_core::topology::TopologyKind;
 use ringleader_proto::v1 as pb;
 use tonic::Code;
 

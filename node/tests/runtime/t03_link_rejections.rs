@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use prost::Message;
 use prost::bytes::BufMut;
-use ringleader_node::algo::Msg;
-use ringleader_node::topology::TopologyKind;
+use ringleader_core::algo::Msg;
+use ringleader_core::topology::TopologyKind;
 use ringleader_proto::v1::{self as pb, peer_client::PeerClient};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;

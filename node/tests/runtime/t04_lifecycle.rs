@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use ringleader_node::topology::TopologyKind;
+use ringleader_core::topology::TopologyKind;
 use ringleader_proto::v1 as pb;
 
 use crate::fixtures::*;

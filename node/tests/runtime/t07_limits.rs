@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use ringleader_node::algo::{MAX_HELD, Msg};
+use ringleader_core::algo::{MAX_HELD, Msg};
+use ringleader_core::topology::TopologyKind;
 use ringleader_node::runtime::{MAX_ELECTIONS, MAX_ENVELOPE};
-use ringleader_node::topology::TopologyKind;
 use ringleader_proto::v1::{self as pb, peer_client::PeerClient};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;

@@ -9,7 +9,7 @@ async fn list_algorithms_shows_the_catalogue() {
     let algos = ctl.client().list_algorithms(pb::ListAlgorithmsRequest {}).await.unwrap().into_inner().algorithms;
     let summary: Vec<(&str, pb::Winner)> =
         algos.iter().map(|a| (a.name.as_str(), pb::Winner::try_from(a.winner).unwrap())).collect();
-    let names: Vec<&str> = ringleader_node::algo::catalogue::CATALOGUE.iter().map(|s| s.name).collect();
+    let names: Vec<&str> = ringleader_core::algo::catalogue::CATALOGUE.iter().map(|s| s.name).collect();
     assert_eq!(summary.iter().map(|(n, _)| *n).collect::<Vec<_>>(), names);
     for expected in [
         ("all-the-way", pb::Winner::Min),

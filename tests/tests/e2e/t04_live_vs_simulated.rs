@@ -1,4 +1,4 @@
-use ringleader_node::algo::catalogue::CATALOGUE;
+use ringleader_core::algo::catalogue::CATALOGUE;
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{TestController, assert_correct, election};
 

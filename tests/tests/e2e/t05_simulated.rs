@@ -31,7 +31,7 @@ async fn simulated_as_far_on_100000_positions() {
 async fn simulated_defaults_and_options() {
     let ctl = TestController::start(0).await;
     let mut client = ctl.client();
-    for spec in ringleader_node::algo::catalogue::CATALOGUE {
+    for spec in ringleader_core::algo::catalogue::CATALOGUE {
         let e = client.start_election(simulated(spec.name)).await.unwrap().into_inner();
         assert_correct(&e);
         assert_eq!((e.n, e.k, e.participants.len()), (8, 8, 8), "{}", spec.name);

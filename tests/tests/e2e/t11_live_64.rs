@@ -7,7 +7,7 @@ use ringleader_tests::{TestController, assert_correct, election};
 async fn every_algorithm_live_on_64_nodes() {
     let ctl = TestController::start(64).await;
     let mut client = ctl.client();
-    for spec in ringleader_node::algo::catalogue::CATALOGUE {
+    for spec in ringleader_core::algo::catalogue::CATALOGUE {
         let e = client
             .start_election(pb::StartElectionRequest { seed: 7, ..election(spec.name) })
             .await
@@ -15,9 +15,9 @@ async fn every_algorithm_live_on_64_nodes() {
             .into_inner();
         assert_correct(&e);
         assert_eq!(e.n, 64, "{}", spec.name);
-        if spec.candidates != ringleader_node::algo::catalogue::Candidates::MeshCorners {
+        if spec.candidates != ringleader_core::algo::catalogue::Candidates::MeshCorners {
             // Every node initiates, so every node is a candidate.
-            let expected = if spec.rule == ringleader_node::algo::Rule::Max { 64 } else { 1 };
+            let expected = if spec.rule == ringleader_core::algo::Rule::Max { 64 } else { 1 };
             assert_eq!(e.leader.unwrap().id, expected, "{}", spec.name);
         }
     }

@@ -1,4 +1,4 @@
-use ringleader_node::algo::mesh_corners;
+use ringleader_core::algo::mesh_corners;
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{TestController, assert_correct, assert_refused, election, rule_of};
 use tonic::Code;

@@ -64,7 +64,7 @@
 //! (one leader, one leader per term) is never excused.
 //!
 //! ```
-//! use ringleader_node::{algo::catalogue, sim::{self, SimConfig}, topology::{Topology, TopologyKind}};
+//! use ringleader_core::{algo::catalogue, sim::{self, SimConfig}, topology::{Topology, TopologyKind}};
 //! let spec = catalogue::find("as-far").unwrap();
 //! let ring = Topology::ring(TopologyKind::RingUni, 4, 0).unwrap();
 //! let report = sim::run(spec, &ring, &[4, 3, 2, 1], &[0, 1, 2, 3], spec.rule, &SimConfig::default());

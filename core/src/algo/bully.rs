@@ -202,7 +202,7 @@ pub struct Bully {
 /// heartbeat may follow a suspicion) makes it elect once more (A). Every
 /// claim and term reaches every node within a heartbeat, and nobody outranks
 /// M, so after its last `Coordinator` (δ) nothing changes. Argued, not
-/// proved; `node/tests/chaos.rs` asserts it on 2,000 seeded runs of the full
+/// proved; `core/tests/chaos.rs` asserts it on 2,000 seeded runs of the full
 /// fault mix.
 pub fn convergence_bound_ms(d: DetectorConfig, delay_ms: u64) -> u64 {
     let b = BullyConfig::for_detector(d);

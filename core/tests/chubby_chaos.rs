@@ -7,7 +7,7 @@
 mod common;
 
 use common::{FULL, Mix, chaos_run, final_agreement, report};
-use ringleader_node::sim::SimReport;
+use ringleader_core::sim::SimReport;
 
 /// The intervals in which each position believed it led: from its `Lead`
 /// naming itself to its next `Lead` or its crash (the end of the run if neither).

@@ -6,9 +6,9 @@
 
 use proptest::prelude::*;
 use prost::Message;
-use ringleader_node::algo::catalogue::CATALOGUE;
-use ringleader_node::algo::harness::{self, Feeder};
-use ringleader_node::algo::{AlgoError, MAX_HELD, MAX_TERM, Msg, Rule};
+use ringleader_core::algo::catalogue::CATALOGUE;
+use ringleader_core::algo::harness::{self, Feeder};
+use ringleader_core::algo::{AlgoError, MAX_HELD, MAX_TERM, Msg, Rule};
 use ringleader_proto::v1 as pb;
 
 /// Values at the edges of the integer ranges, where arithmetic overflows or wraps.

@@ -281,7 +281,7 @@ pub struct ZooKeeper {
 /// longer commits to it drops it when its lease F runs out; a proposal that
 /// fails (split acks) is retried after R; a suspicion left over from the
 /// faults clears within T; commits and heartbeats reach everyone within P +
-/// 2δ. Argued, not proved; `node/tests/zookeeper_chaos.rs` asserts it on
+/// 2δ. Argued, not proved; `core/tests/zookeeper_chaos.rs` asserts it on
 /// 2,000 seeded runs of the full fault mix.
 pub fn convergence_bound_ms(d: DetectorConfig, delay_ms: u64) -> u64 {
     let z = ZkConfig::for_detector(d);

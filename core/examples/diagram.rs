@@ -1,12 +1,12 @@
 //! Draw the space-time diagram of one simulated election as SVG.
 //!
-//! `cargo run -p ringleader-node --example diagram -- [ALGORITHM] [N] [OUT.svg]`
+//! `cargo run -p ringleader-core --example diagram -- [ALGORITHM] [N] [OUT.svg]`
 //! (defaults: as-far, 8 nodes, random ids, every node initiating, standard output).
 
-use ringleader_node::algo::{Rule, catalogue};
-use ringleader_node::diagram::{Diagram, svg};
-use ringleader_node::sim::{self, SimConfig};
-use ringleader_node::topology::{IdOrder, Topology};
+use ringleader_core::algo::{Rule, catalogue};
+use ringleader_core::diagram::{Diagram, svg};
+use ringleader_core::sim::{self, SimConfig};
+use ringleader_core::topology::{IdOrder, Topology};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -6,12 +6,12 @@
 mod common;
 
 use common::{FULL, MAX_DELAY, Mix, chaos_run, report};
-use ringleader_node::algo::catalogue::{self, CATALOGUE};
-use ringleader_node::algo::detector::DetectorConfig;
-use ringleader_node::algo::{MsgKind, Rule};
-use ringleader_node::faults::{Fault, FaultPlan, LinkFault, Scheduled};
-use ringleader_node::sim::{self, SimConfig};
-use ringleader_node::topology::Topology;
+use ringleader_core::algo::catalogue::{self, CATALOGUE};
+use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::algo::{MsgKind, Rule};
+use ringleader_core::faults::{Fault, FaultPlan, LinkFault, Scheduled};
+use ringleader_core::sim::{self, SimConfig};
+use ringleader_core::topology::Topology;
 
 /// 2,000 seeded kept-bully runs (n = 3..7) inside bully's model: crashes of the leader and of
 /// followers (no recovery, unless every node crashed: then the first leader comes back) and
@@ -135,7 +135,7 @@ fn bully_stale_leader_is_told_once_the_loss_stops() {
     let spec = catalogue::find("bully").unwrap();
     let r = sim::run_kept(spec, &Topology::complete(5).unwrap(), &ids, &all, Rule::Max, &cfg).unwrap();
     let timeline: Vec<_> = r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
-    ringleader_node::invariants::one_leader_per_term(&ids, &timeline).unwrap();
+    ringleader_core::invariants::one_leader_per_term(&ids, &timeline).unwrap();
     assert!(
         r.leaderships.iter().any(|e| e.position == 4 && e.leadership.leader == Some(4) && e.time < 3_500),
         "position 4 led while position 0 was down: {:?}",
@@ -159,8 +159,8 @@ fn every_kept_algorithm_has_a_convergence_bound() {
 
 /// The messages of the kept leaderships with term `x`, as the neighbour `from` would send them to
 /// node `to` (so they pass the checks that a sender names itself).
-fn forged(x: u64, from: u64, to: u64) -> Vec<ringleader_node::algo::Msg> {
-    use ringleader_node::algo::Msg;
+fn forged(x: u64, from: u64, to: u64) -> Vec<ringleader_core::algo::Msg> {
+    use ringleader_core::algo::Msg;
     let mut all = vec![
         Msg::BullyElection { term: x },
         Msg::Answer { term: x },
@@ -190,9 +190,9 @@ fn forged(x: u64, from: u64, to: u64) -> Vec<ringleader_node::algo::Msg> {
 /// convergence bound. (Before the fix bully wrapped to term 0 and reported two leaders of it.)
 #[test]
 fn kept_leaderships_recover_from_forged_extreme_terms() {
-    use ringleader_node::algo::MAX_TERM;
+    use ringleader_core::algo::MAX_TERM;
     let n = 5;
-    let ids = ringleader_node::topology::IdOrder::Random(11).arrange(n).unwrap();
+    let ids = ringleader_core::topology::IdOrder::Random(11).arrange(n).unwrap();
     let topo = Topology::complete(n).unwrap();
     let mut plan = Vec::new();
     for x in [u64::MAX, u64::MAX - 1, 0, 1, u64::from(u32::MAX), u64::from(u32::MAX) + 1] {
@@ -218,7 +218,7 @@ fn kept_leaderships_recover_from_forged_extreme_terms() {
         let name = spec.name;
         assert!(r.errors.iter().any(|e| e.contains("implausible term")), "{name}: {:?}", r.errors);
         let timeline: Vec<_> = r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
-        ringleader_node::invariants::one_leader_per_term(&ids, &timeline).unwrap_or_else(|e| panic!("{name}: {e}"));
+        ringleader_core::invariants::one_leader_per_term(&ids, &timeline).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(r.leaderships.iter().all(|e| e.leadership.term <= MAX_TERM), "{name}: {:?}", r.leaderships);
         let agreed =
             common::final_agreement(&r, &ids).unwrap_or_else(|| panic!("{name}: no agreement: {:?}", r.leaderships));

@@ -1,11 +1,11 @@
 //! Prints the simulator's deliveries per second on a few large elections:
-//! `cargo run --release -p ringleader-node --example sim_rate [algorithm] [n]`.
+//! `cargo run --release -p ringleader-core --example sim_rate [algorithm] [n]`.
 
 use std::time::Instant;
 
-use ringleader_node::algo::catalogue;
-use ringleader_node::sim::{self, SimConfig};
-use ringleader_node::topology::{IdOrder, Topology};
+use ringleader_core::algo::catalogue;
+use ringleader_core::sim::{self, SimConfig};
+use ringleader_core::topology::{IdOrder, Topology};
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -1,12 +1,12 @@
 //! Prints the markdown table of measured message counts in `docs/algorithms.md`:
-//! `cargo run --release -p ringleader-node --example measure`.
+//! `cargo run --release -p ringleader-core --example measure`.
 //!
 //! Every algorithm of the catalogue on its default topology, all nodes
 //! initiating, FIFO links with random delays (seed 1), for a few n and id orders.
 
-use ringleader_node::algo::catalogue::CATALOGUE;
-use ringleader_node::sim::{self, SimConfig};
-use ringleader_node::topology::{IdOrder, Topology};
+use ringleader_core::algo::catalogue::CATALOGUE;
+use ringleader_core::sim::{self, SimConfig};
+use ringleader_core::topology::{IdOrder, Topology};
 
 fn main() {
     println!("| algorithm | n | ids | election | notification | total | bound | total/bound | ideal time |");

@@ -5,7 +5,7 @@
 //! with [`Algorithm::on_message`] and timers with [`Algorithm::on_timer`], and
 //! answers by pushing [`Effect`]s into an [`Outbox`]. It never touches tokio,
 //! sockets, clocks or a random generator; the drivers (the simulator in
-//! [`crate::sim`] and the gRPC runtime in [`crate::runtime`]) do, and they do
+//! [`crate::sim`] and the gRPC runtime in `ringleader-node`'s `runtime`) do, and they do
 //! the counting, so an algorithm cannot misreport its own cost.
 //!
 //! Ring conventions (kept by every ring algorithm and by [`crate::topology`]):
@@ -15,7 +15,7 @@
 //! node's `LEFT`/`RIGHT` labels are its own.
 //!
 //! ```
-//! use ringleader_node::algo::{catalogue, NodeContext, Outbox, Rule, Effect, Msg, RIGHT};
+//! use ringleader_core::algo::{catalogue, NodeContext, Outbox, Rule, Effect, Msg, RIGHT};
 //! let spec = catalogue::find("as-far").unwrap();
 //! let mut node = (spec.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3, coin: 0, ports: 2, ..Default::default() });
 //! let mut out = Outbox::default();

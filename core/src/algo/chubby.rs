@@ -207,7 +207,7 @@ pub struct ConfigError(pub String);
 /// bind their voters for another L, and the leader's first lease may have to
 /// wait out a third for the nodes that promised the loser; a follower learns
 /// the leader at the next renewal (W). Argued loosely, not proved (the
-/// chaos runs measured up to 3.4 L); `node/tests/chubby_chaos.rs` asserts it
+/// chaos runs measured up to 3.4 L); `core/tests/chubby_chaos.rs` asserts it
 /// on 10,000 seeded runs of the full fault mix.
 pub fn convergence_bound_ms(d: DetectorConfig, n: u32, delay_ms: u64) -> u64 {
     let c = ChubbyConfig::for_detector(d);

@@ -3,10 +3,10 @@
 //! topology the algorithm accepts, with FIFO, non-FIFO (where allowed),
 //! unit-delay and staggered schedules; random large n against the bounds.
 
-use ringleader_node::algo::catalogue::{AlgorithmSpec, CATALOGUE};
-use ringleader_node::algo::{Role, Rule};
-use ringleader_node::sim::{self, SimConfig, SimReport};
-use ringleader_node::topology::{IdOrder, Topology, TopologyKind};
+use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
+use ringleader_core::algo::{Role, Rule};
+use ringleader_core::sim::{self, SimConfig, SimReport};
+use ringleader_core::topology::{IdOrder, Topology, TopologyKind};
 
 /// All permutations of `1..=n` with id 1 at position 0 (rotations of a ring
 /// arrangement are equivalent once initiator sets range over all subsets).
@@ -150,7 +150,7 @@ fn random_large_rings_within_bounds() {
             for seed in 0..seeds {
                 let ids = IdOrder::Random(seed).arrange(n).unwrap();
                 let k = [1, n / 3, n][seed as usize % 3].max(1);
-                let init = ringleader_node::topology::pick_initiators(n, k, seed);
+                let init = ringleader_core::topology::pick_initiators(n, k, seed);
                 // The largest rings run on the default topology and schedule only
                 // (All the Way alone sends n² = 16.7 million messages at n = 4096).
                 let kinds = if n > 1000 { &spec.topologies[..1] } else { spec.topologies };
@@ -169,7 +169,7 @@ fn random_large_rings_within_bounds() {
 /// sending right) cost n(n+1)/2 election messages, ascending 2n-1, plus n notifications.
 #[test]
 fn as_far_worst_and_best_case_are_exact() {
-    let spec = ringleader_node::algo::catalogue::find("as-far").unwrap();
+    let spec = ringleader_core::algo::catalogue::find("as-far").unwrap();
     for n in [2u32, 3, 8, 33, 100] {
         let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
         let all: Vec<u32> = (0..n).collect();
@@ -188,7 +188,7 @@ fn as_far_worst_and_best_case_are_exact() {
 /// All the Way needs no notification round: n² election messages, 0 notifications, every node decided.
 #[test]
 fn all_the_way_has_no_notification() {
-    let spec = ringleader_node::algo::catalogue::find("all-the-way").unwrap();
+    let spec = ringleader_core::algo::catalogue::find("all-the-way").unwrap();
     let ring = Topology::ring(TopologyKind::RingUni, 10, 0).unwrap();
     let r = sim::run(spec, &ring, &IdOrder::Random(3).arrange(10).unwrap(), &[4], Rule::Min, &SimConfig::default());
     assert_eq!((r.counters.election_messages, r.counters.notification_messages), (100, 0));
@@ -201,7 +201,7 @@ fn all_the_way_has_no_notification() {
 /// 2n log n + 3n, the bound, for n = 2^p and both rules.
 #[test]
 fn stages_worst_case_attains_the_bound() {
-    let spec = ringleader_node::algo::catalogue::find("stages").unwrap();
+    let spec = ringleader_core::algo::catalogue::find("stages").unwrap();
     let worst = spec.worst_case.unwrap();
     for p in 1..=10u32 {
         let n = 1u32 << p;
@@ -265,7 +265,7 @@ fn worst_and_best_cases_bracket_random_arrangements() {
 /// correctly within its bound (speed is measured in the benchmark, not here).
 #[test]
 fn as_far_on_100k_nodes() {
-    let spec = ringleader_node::algo::catalogue::find("as-far").unwrap();
+    let spec = ringleader_core::algo::catalogue::find("as-far").unwrap();
     let n = 100_000;
     let ring = Topology::ring(TopologyKind::RingUni, n, 1).unwrap();
     let ids = IdOrder::Random(1).arrange(n).unwrap();
@@ -289,7 +289,7 @@ fn fibonacci_bounds_are_attained() {
         ("uni-alternate", TopologyKind::RingUni),
         ("min-max", TopologyKind::RingUni),
     ] {
-        let spec = ringleader_node::algo::catalogue::find(name).unwrap();
+        let spec = ringleader_core::algo::catalogue::find(name).unwrap();
         assert!(!spec.supports(TopologyKind::RingBiUnoriented));
         for n in [2u64, 3, 5, 8] {
             let ring = Topology::ring(kind, n as u32, 0).unwrap();
@@ -302,7 +302,7 @@ fn fibonacci_bounds_are_attained() {
             assert_eq!(worst, (spec.bound)(n, n), "{name}, n = {n}");
         }
     }
-    assert!(!ringleader_node::algo::catalogue::find("alternate").unwrap().supports(TopologyKind::RingUni));
+    assert!(!ringleader_core::algo::catalogue::find("alternate").unwrap().supports(TopologyKind::RingUni));
 }
 
 /// UniStages' worst case: the bit-reversal arrangement halves the active
@@ -311,7 +311,7 @@ fn fibonacci_bounds_are_attained() {
 /// detects the end, the notification), for both rules.
 #[test]
 fn uni_stages_worst_case_attains_the_bound() {
-    let spec = ringleader_node::algo::catalogue::find("uni-stages").unwrap();
+    let spec = ringleader_core::algo::catalogue::find("uni-stages").unwrap();
     for p in 1..=10u32 {
         let n = 1u32 << p;
         let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
@@ -336,7 +336,7 @@ fn uni_stages_worst_case_attains_the_bound() {
 #[test]
 fn alternate_worst_case_attains_the_bound_for_every_n() {
     for (name, kind) in [("alternate", TopologyKind::RingBi), ("uni-alternate", TopologyKind::RingUni)] {
-        let spec = ringleader_node::algo::catalogue::find(name).unwrap();
+        let spec = ringleader_core::algo::catalogue::find(name).unwrap();
         for n in (2..=150u32).chain([233, 377, 1000, 4096]) {
             let ring = Topology::ring(kind, n, 0).unwrap();
             let all: Vec<u32> = (0..n).collect();
@@ -379,7 +379,7 @@ fn echo_extinction_on_small_graphs_within_2mk_plus_n_minus_1() {
         }
         out
     }
-    let spec = ringleader_node::algo::catalogue::find("echo-extinction").unwrap();
+    let spec = ringleader_core::algo::catalogue::find("echo-extinction").unwrap();
     let star: Vec<(u32, u32)> = (1..6).map(|v| (0, v)).collect();
     let graphs = [
         ("triangle with a tail", Topology::graph(4, &[(0, 1), (1, 2), (2, 0), (2, 3)]).unwrap()),
@@ -464,8 +464,8 @@ fn echo_extinction_on_small_graphs_within_2mk_plus_n_minus_1() {
 /// worst case with all initiating costs 6n + n + 2·max(rows, cols) − 9, the bound itself on the longest shape.
 #[test]
 fn mesh_corners_on_every_shape() {
-    use ringleader_node::algo::mesh_corners;
-    let spec = ringleader_node::algo::catalogue::find("mesh-corners").unwrap();
+    use ringleader_core::algo::mesh_corners;
+    let spec = ringleader_core::algo::catalogue::find("mesh-corners").unwrap();
     let shapes = (2..=5u32).flat_map(|r| (2..=5u32).map(move |c| (r, c))).chain([(2, 7), (7, 2), (3, 8)]);
     let mut runs = 0;
     for (rows, cols) in shapes {
@@ -480,7 +480,7 @@ fn mesh_corners_on_every_shape() {
             for (a, (name, ids)) in arrangements.iter().enumerate() {
                 let best = rule.winner(corners.map(|p| ids[p as usize])).unwrap();
                 let mut inits: Vec<Vec<u32>> = vec![(0..n).collect(), vec![0], vec![n / 2], vec![n - 1]];
-                inits.push(ringleader_node::topology::pick_initiators(n, 1, a as u64));
+                inits.push(ringleader_core::topology::pick_initiators(n, 1, a as u64));
                 for init in &inits {
                     for (cfg_name, cfg) in configs(spec, (a as u64) * 31 + n as u64) {
                         let r = sim::run(spec, &topo, ids, init, rule, &cfg);

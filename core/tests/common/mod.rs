@@ -7,14 +7,14 @@
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use ringleader_node::algo::catalogue;
-use ringleader_node::algo::detector::DetectorConfig;
-use ringleader_node::algo::{Leadership, Rule};
-use ringleader_node::failover::{self, Failover};
-use ringleader_node::faults::{Fault, FaultPlan, LinkFault, Scheduled};
-use ringleader_node::invariants;
-use ringleader_node::sim::{self, SimConfig, SimReport};
-use ringleader_node::topology::{IdOrder, Topology};
+use ringleader_core::algo::catalogue;
+use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::algo::{Leadership, Rule};
+use ringleader_core::failover::{self, Failover};
+use ringleader_core::faults::{Fault, FaultPlan, LinkFault, Scheduled};
+use ringleader_core::invariants;
+use ringleader_core::sim::{self, SimConfig, SimReport};
+use ringleader_core::topology::{IdOrder, Topology};
 
 /// Faults start after the first election and stop (all healed) by this time.
 pub const FAULTS_END: u64 = 6_000;

@@ -8,7 +8,7 @@
 mod common;
 
 use common::{FULL, Run, chaos_run, report};
-use ringleader_node::algo::Leadership;
+use ringleader_core::algo::Leadership;
 
 /// The latest belief of every node live at the end (a recovered node that
 /// announced nothing since its recovery believes nothing).

@@ -135,7 +135,7 @@ pub struct RepairedRing {
 /// election started just before the heal may have been lost, which costs a
 /// second E; a stale leader or a node that missed a coordinator is told by
 /// the leader within a heartbeat (P), and a suspicion left over from the
-/// faults clears within T. Argued, not proved; `node/tests/repaired_ring_chaos.rs`
+/// faults clears within T. Argued, not proved; `core/tests/repaired_ring_chaos.rs`
 /// asserts it on 2,000 seeded runs of the full fault mix.
 pub fn convergence_bound_ms(d: DetectorConfig, n: u32, delay_ms: u64) -> u64 {
     let e = RingConfig::for_detector(d).election_timeout_ms.unwrap_or(0);
