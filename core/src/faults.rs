@@ -66,10 +66,158 @@
 //! seeded with its `seed`. Adding a fault therefore changes neither the
 //! scheduler's choices nor another fault's; a probability of 0 or 1 draws
 //! nothing.
+//!
+//! # One rule for both drivers
+//!
+//! [`LinkRule`] is the one implementation of all of the above for a link
+//! fault in force: the selector, the nth counting, the precedence
+//! ([`count_all`], [`decide`]) and the random draws ([`LinkRule::fate`]). The simulator keys
+//! it by overlay position, the gRPC runtime by peer address; both seed it
+//! with [`LinkRule::new`], so a fault with the same seed meeting the same
+//! messages decides the same fates in both.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 
 use crate::algo::MsgKind;
+
+/// Largest extra delay a link fault gives a message (about 35 years of
+/// milliseconds), so that no clock can overflow.
+pub const MAX_FAULT_DELAY: u64 = 1 << 40;
+
+/// What a link fault does to one message it decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkFate {
+    /// Lost.
+    Drop,
+    /// Delivered after `extra_delay_ms` more than usual, twice if
+    /// `duplicate`; `reorder` lets it overtake earlier messages of a FIFO link.
+    Send {
+        /// Extra delay: `delay_ms + uniform(0..=jitter_ms)`, at most [`MAX_FAULT_DELAY`].
+        extra_delay_ms: u64,
+        /// Delivered a second time.
+        duplicate: bool,
+        /// Exempt from FIFO order.
+        reorder: bool,
+    },
+}
+
+/// A link fault in force, keyed by `A` (an overlay position in the
+/// simulator, a peer address in the runtime): its selector, its nth counts
+/// per directed link and its own random generator.
+#[derive(Clone, Debug)]
+pub struct LinkRule<A> {
+    /// Only messages sent by this node (`None`: any).
+    pub from: Option<A>,
+    /// Only messages sent to this node (`None`: any).
+    pub to: Option<A>,
+    /// What it does, to which kind, and `nth`.
+    pub fault: LinkFault,
+    rng: Pcg64Mcg,
+    /// With `nth > 0`: messages counted so far per directed link (from, to).
+    counts: BTreeMap<(A, A), u64>,
+    /// Whether the message being judged is this rule's nth (set by [`LinkRule::count`]).
+    hit: bool,
+}
+
+impl<A: Ord + Clone> LinkRule<A> {
+    /// A rule in force from now, drawing from a generator seeded by `seed`
+    /// (the fault's own seed, as both drivers receive it).
+    pub fn new(from: Option<A>, to: Option<A>, fault: LinkFault, seed: u64) -> Self {
+        let rng = Pcg64Mcg::seed_from_u64(seed ^ 0x6661_756c_7473);
+        LinkRule { from, to, fault, rng, counts: BTreeMap::new(), hit: false }
+    }
+
+    /// Go on counting and drawing where `old` (the same fault, pushed again) was.
+    pub fn continue_from(&mut self, old: &mut LinkRule<A>) {
+        self.counts = std::mem::take(&mut old.counts);
+        self.rng = old.rng.clone();
+    }
+
+    /// Does the message selector (links and kind, not `nth`) match?
+    #[inline]
+    pub fn selects(&self, from: &A, to: &A, kind: MsgKind) -> bool {
+        self.from.as_ref().is_none_or(|f| f == from)
+            && self.to.as_ref().is_none_or(|t| t == to)
+            && self.fault.kind.is_none_or(|k| k == kind)
+    }
+
+    /// Count a message sent from `from` to `to` if the selector matches;
+    /// remember whether it is the nth.
+    #[inline]
+    pub fn count(&mut self, from: &A, to: &A, kind: MsgKind) {
+        self.hit = false;
+        if self.fault.nth > 0 && self.selects(from, to, kind) {
+            let c = self.counts.entry((from.clone(), to.clone())).or_default();
+            *c += 1;
+            self.hit = *c == self.fault.nth;
+        }
+    }
+
+    /// Does the rule decide this message ([`LinkRule::count`] first)?
+    #[inline]
+    pub fn matches(&self, from: &A, to: &A, kind: MsgKind) -> bool {
+        self.selects(from, to, kind) && (self.fault.nth == 0 || self.hit)
+    }
+
+    /// Does this rule decide every message `other` would (so `other` can
+    /// go)? Only a fault on every message (`nth = 0`) can, on the same or
+    /// wider links, of `other`'s kind or of every kind.
+    pub fn covers(&self, other: &LinkRule<A>) -> bool {
+        self.fault.nth == 0
+            && (self.from.is_none() || self.from == other.from)
+            && (self.to.is_none() || self.to == other.to)
+            && (self.fault.kind.is_none() || self.fault.kind == other.fault.kind)
+    }
+
+    /// The fate of one message this rule decides. Draws in the order drop,
+    /// jitter, duplicate, reorder, each only where it can go either way (a
+    /// probability of 0 or 1, or no jitter, draws nothing).
+    #[inline]
+    pub fn fate(&mut self) -> LinkFate {
+        let f = self.fault;
+        if chance(&mut self.rng, f.drop) {
+            return LinkFate::Drop;
+        }
+        let jitter = if f.jitter_ms > 0 { self.rng.random_range(0..=f.jitter_ms) } else { 0 };
+        let extra_delay_ms = f.delay_ms.saturating_add(jitter).min(MAX_FAULT_DELAY);
+        let duplicate = chance(&mut self.rng, f.duplicate);
+        let reorder = chance(&mut self.rng, f.reorder);
+        LinkFate::Send { extra_delay_ms, duplicate, reorder }
+    }
+}
+
+/// Count one message sent from `from` to `to` on every rule in force (every
+/// message sent counts towards nth selectors, whatever becomes of it: call
+/// this before a partition or a crashed receiver loses it).
+#[inline]
+pub fn count_all<A: Ord + Clone>(rules: &mut [LinkRule<A>], from: &A, to: &A, kind: MsgKind) {
+    for r in rules.iter_mut() {
+        r.count(from, to, kind);
+    }
+}
+
+/// The fate of a message [`count_all`] counted: the latest rule in force
+/// (rules are kept oldest first) that matches it decides, and only that one.
+/// `None`: no rule decides it.
+#[inline]
+pub fn decide<A: Ord + Clone>(rules: &mut [LinkRule<A>], from: &A, to: &A, kind: MsgKind) -> Option<LinkFate> {
+    rules.iter_mut().rev().find(|r| r.matches(from, to, kind)).map(LinkRule::fate)
+}
+
+/// Draw an event of probability `p` (0 and 1 draw nothing).
+#[inline]
+fn chance(rng: &mut Pcg64Mcg, p: f64) -> bool {
+    if p <= 0.0 {
+        false
+    } else if p >= 1.0 {
+        true
+    } else {
+        rng.random::<f64>() < p
+    }
+}
 
 /// What goes wrong on the links a [`Fault::Link`] selects, and which of
 /// their messages it selects (`kind`, `nth`).
@@ -319,6 +467,28 @@ impl FaultPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A link rule draws in the documented order, drop, jitter, duplicate, reorder, from a generator
+    /// seeded by the fault's seed, and draws nothing for a probability of 0 or 1: replaying the draws by
+    /// hand from the same generator gives the same fates.
+    #[test]
+    fn link_rule_draws_drop_jitter_duplicate_reorder() {
+        let fault =
+            LinkFault { drop: 0.25, delay_ms: 3, jitter_ms: 20, duplicate: 0.5, reorder: 1.0, ..LinkFault::default() };
+        let mut rule: LinkRule<u32> = LinkRule::new(None, None, fault, 42);
+        let mut rng = Pcg64Mcg::seed_from_u64(42 ^ 0x6661_756c_7473);
+        for i in 0..1_000 {
+            let want = if rng.random::<f64>() < 0.25 {
+                LinkFate::Drop
+            } else {
+                let jitter: u64 = rng.random_range(0..=20);
+                let duplicate = rng.random::<f64>() < 0.5;
+                // reorder = 1.0: true, no draw
+                LinkFate::Send { extra_delay_ms: 3 + jitter, duplicate, reorder: true }
+            };
+            assert_eq!(rule.fate(), want, "message {i}");
+        }
+    }
 
     /// Faults naming unknown nodes, probabilities outside [0, 1], a link from a node to itself, and partitions
     /// with an empty group or a node named twice are refused naming the field; good faults pass.

@@ -78,7 +78,6 @@ use std::collections::{BTreeMap, BinaryHeap};
 use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
-use crate::algo::MsgKind;
 use crate::algo::catalogue::AlgorithmSpec;
 use crate::algo::detector::DetectorConfig;
 use crate::algo::{
@@ -86,7 +85,7 @@ use crate::algo::{
 };
 use crate::counters::Counters;
 use crate::failover::Outage;
-use crate::faults::{Fault, FaultError, FaultPlan, LinkFault, Trigger};
+use crate::faults::{self, Fault, FaultError, FaultPlan, LinkFate, LinkRule, Trigger};
 use crate::invariants::{self, Verdict};
 use crate::topology::Topology;
 
@@ -272,80 +271,17 @@ const MAX_ERRORS: usize = 16;
 const TIMER_SLOTS: usize = 8;
 /// Fewest timer events a run may fire before it counts as not terminating.
 const MAX_TIMER_EVENTS: u64 = 400_000_000;
-/// Largest extra delay a link fault gives a message (about 35 years of
-/// milliseconds), so that virtual time cannot overflow.
-pub const MAX_FAULT_DELAY: u64 = 1 << 40;
+/// Largest extra delay a link fault gives a message (see [`faults::MAX_FAULT_DELAY`]).
+pub use crate::faults::MAX_FAULT_DELAY;
 /// With faults, a run in which nothing is in flight and the nodes' timers
 /// have sent, decided and announced nothing for this long counts as quiet:
 /// a round clock waiting for a crashed neighbour would otherwise tick until
 /// the timer cap.
 pub const IDLE_TIME: u64 = 100_000;
 
-/// A link fault in force, with its own generator.
-struct ActiveLink {
-    from: Option<u32>,
-    to: Option<u32>,
-    fault: LinkFault,
-    rng: Pcg64Mcg,
-    /// With `nth > 0`: messages counted so far per directed link (from, to).
-    counts: BTreeMap<(u32, u32), u64>,
-    /// Whether the message being sent is this fault's nth on its link (set by [`ActiveLink::count`]).
-    hit: bool,
-}
-
-impl ActiveLink {
-    /// Does the message selector (links and kind, not `nth`) match?
-    #[inline]
-    fn selects(&self, from: u32, to: u32, kind: MsgKind) -> bool {
-        self.from.is_none_or(|f| f == from)
-            && self.to.is_none_or(|t| t == to)
-            && self.fault.kind.is_none_or(|k| k == kind)
-    }
-
-    /// Count a message sent from `from` to `to` if the selector matches;
-    /// remember whether it is the nth.
-    #[inline]
-    fn count(&mut self, from: u32, to: u32, kind: MsgKind) {
-        self.hit = false;
-        if self.fault.nth > 0 && self.selects(from, to, kind) {
-            let c = self.counts.entry((from, to)).or_default();
-            *c += 1;
-            self.hit = *c == self.fault.nth;
-        }
-    }
-
-    /// Does the fault decide this message ([`ActiveLink::count`] first)?
-    #[inline]
-    fn matches(&self, from: u32, to: u32, kind: MsgKind) -> bool {
-        self.selects(from, to, kind) && (self.fault.nth == 0 || self.hit)
-    }
-
-    /// Does this fault decide every message `other` would (so `other` can
-    /// go)? Only a fault on every message (`nth = 0`) can, on the same or
-    /// wider links, of `other`'s kind or of every kind.
-    fn covers(&self, other: &ActiveLink) -> bool {
-        self.fault.nth == 0
-            && (self.from.is_none() || self.from == other.from)
-            && (self.to.is_none() || self.to == other.to)
-            && (self.fault.kind.is_none() || self.fault.kind == other.fault.kind)
-    }
-}
-
 /// "1 message was" / "3 messages were".
 fn messages(n: u64) -> String {
     if n == 1 { "1 message was".into() } else { format!("{n} messages were") }
-}
-
-/// Draw an event of probability `p` (0 and 1 draw nothing).
-#[inline]
-fn chance(rng: &mut Pcg64Mcg, p: f64) -> bool {
-    if p <= 0.0 {
-        false
-    } else if p >= 1.0 {
-        true
-    } else {
-        rng.random::<f64>() < p
-    }
 }
 
 /// The faults of a run and what they did; consulted only when the plan is
@@ -363,7 +299,7 @@ struct FaultState {
     /// Group of each position under the current partition; empty = none.
     group_of: Vec<u32>,
     /// Link faults in force, oldest first (the last match wins).
-    links: Vec<ActiveLink>,
+    links: Vec<LinkRule<u32>>,
     /// Deliveries too far ahead for the calendar window, by time.
     far: BTreeMap<u64, Vec<Ev>>,
     dropped_crashed: u64,
@@ -620,9 +556,7 @@ impl<A: Algorithm> Driver<'_, A> {
         let Ev::Deliver { msg, .. } = ev else { return };
         let kind = msg.kind();
         // Every message sent counts towards nth selectors, whatever becomes of it.
-        for l in &mut f.links {
-            l.count(from, to, kind);
-        }
+        faults::count_all(&mut f.links, &from, &to, kind);
         if f.down[to as usize] {
             f.dropped_crashed += 1;
             self.arrow(from, to, msg, now, None);
@@ -634,21 +568,21 @@ impl<A: Algorithm> Driver<'_, A> {
             return;
         }
         let (mut duplicate, mut exempt) = (false, false);
-        if let Some(l) = f.links.iter_mut().rev().find(|l| l.matches(from, to, kind)) {
-            let lf = l.fault;
-            if chance(&mut l.rng, lf.drop) {
+        match faults::decide(&mut f.links, &from, &to, kind) {
+            None => {}
+            Some(LinkFate::Drop) => {
                 f.dropped_link += 1;
                 self.arrow(from, to, msg, now, None);
                 return;
             }
-            let jitter = if lf.jitter_ms > 0 { l.rng.random_range(0..=lf.jitter_ms) } else { 0 };
-            let extra = lf.delay_ms.saturating_add(jitter).min(MAX_FAULT_DELAY);
-            if extra > 0 {
-                time = time.saturating_add(extra);
-                f.delayed += 1;
+            Some(LinkFate::Send { extra_delay_ms, duplicate: twice, reorder }) => {
+                if extra_delay_ms > 0 {
+                    time = time.saturating_add(extra_delay_ms);
+                    f.delayed += 1;
+                }
+                duplicate = twice;
+                exempt = reorder && self.fifo;
             }
-            duplicate = chance(&mut l.rng, lf.duplicate);
-            exempt = chance(&mut l.rng, lf.reorder) && self.fifo;
         }
         // Delays differ per message now, so FIFO needs the clamp even with unit delays.
         if exempt {
@@ -745,8 +679,7 @@ impl<A: Algorithm> Driver<'_, A> {
                 *end_time = now;
             }
             Fault::Link { from, to, fault } => {
-                let rng = Pcg64Mcg::seed_from_u64(s.seed ^ 0x6661_756c_7473);
-                let new = ActiveLink { from, to, fault, rng, counts: BTreeMap::new(), hit: false };
+                let new = LinkRule::new(from, to, fault, s.seed);
                 // Faults the new one shadows everywhere can go.
                 self.faults.links.retain(|l| !new.covers(l));
                 if fault.has_effect() || !self.faults.links.is_empty() {
@@ -1171,6 +1104,7 @@ mod tests {
     use super::*;
     use crate::algo::catalogue::find;
     use crate::algo::{AlgoError, RIGHT, Role};
+    use crate::faults::LinkFault;
     use crate::topology::{IdOrder, TopologyKind};
 
     /// Test machine: the node with id 1 sends 20 numbered messages right and

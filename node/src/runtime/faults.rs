@@ -17,18 +17,20 @@
 //!   or twice with probability `duplicate`, after `delay_ms + uniform(0..=jitter_ms)`.
 //!   Delayed messages keep the link's FIFO order unless `reorder` lets one
 //!   overtake. Each rule draws from its own generator seeded with its `seed`.
+//!
+//! The rules are the core's [`LinkRule`] (selector, nth counting, precedence
+//! and the order of random draws), the very code the simulator runs, so a
+//! fault with the same seed decides the same fates live and simulated.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use ringleader_proto::v1 as pb;
 
 use ringleader_core::algo::MsgKind;
-use ringleader_core::faults::kind_named;
+use ringleader_core::faults::{self, LinkFate, LinkFault, LinkRule, kind_named};
 
 /// What happens to one message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,46 +54,13 @@ pub(crate) const MAX_DELAY_MS: u64 = 86_400_000;
 /// The fate of a message with no fault in the way.
 pub(crate) const CLEAN: Fate = Fate::Send { copies: 1, delay: Duration::ZERO, reorder: false };
 
-#[derive(Debug)]
-struct Rule {
-    fault_id: String,
-    to: Option<String>,
-    kind: Option<MsgKind>,
-    nth: u64,
-    /// With `nth > 0`: messages counted per peer.
-    counts: HashMap<String, u64>,
-    /// The message being judged is this rule's nth (set by [`Rule::count`]).
-    hit: bool,
-    drop: f64,
-    delay_ms: u64,
-    jitter_ms: u64,
-    duplicate: f64,
-    reorder: f64,
-    rng: Pcg64Mcg,
-}
-
-impl Rule {
-    fn selects(&self, peer: &str, kind: MsgKind) -> bool {
-        self.to.as_deref().is_none_or(|to| to == peer) && self.kind.is_none_or(|k| k == kind)
-    }
-
-    fn count(&mut self, peer: &str, kind: MsgKind) {
-        self.hit = false;
-        if self.nth > 0 && self.selects(peer, kind) {
-            let c = self.counts.entry(peer.to_string()).or_default();
-            *c += 1;
-            self.hit = *c == self.nth;
-        }
-    }
-
-    fn matches(&self, peer: &str, kind: MsgKind) -> bool {
-        self.selects(peer, kind) && (self.nth == 0 || self.hit)
-    }
-}
-
 #[derive(Debug, Default)]
 struct Table {
-    rules: Vec<Rule>,
+    /// The link rules in force, oldest first, keyed by peer address (the
+    /// sender is always this node: [`ME`]); the same rule as the simulator's.
+    rules: Vec<LinkRule<String>>,
+    /// Each rule's `fault_id`, by index.
+    fault_ids: Vec<String>,
     reachable: Option<HashSet<String>>,
 }
 
@@ -130,32 +99,30 @@ impl FaultTable {
                 return Err(format!("links[{i}].delay_ms: delays are at most {MAX_DELAY_MS} ms (a day)"));
             }
             let kind = kind_named("kind", &r.kind).map_err(|e| format!("links[{i}].{e}"))?;
-            rules.push(Rule {
-                fault_id: r.fault_id.clone(),
-                to: (!r.to.is_empty()).then(|| r.to.clone()),
-                kind,
-                nth: r.nth,
-                counts: HashMap::new(),
-                hit: false,
+            let fault = LinkFault {
                 drop: r.drop,
                 delay_ms: r.delay_ms,
                 jitter_ms: r.jitter_ms,
                 duplicate: r.duplicate,
                 reorder: r.reorder,
-                rng: Pcg64Mcg::seed_from_u64(r.seed),
-            });
+                kind,
+                nth: r.nth,
+            };
+            rules.push(LinkRule::new(None, (!r.to.is_empty()).then(|| r.to.clone()), fault, r.seed));
         }
+        let fault_ids: Vec<String> = req.links.iter().map(|r| r.fault_id.clone()).collect();
         let reachable = req.partitioned.then(|| req.reachable.iter().cloned().collect());
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         // The same fault pushed again (another fault changed) goes on counting and drawing where it was.
-        for new in rules.iter_mut().filter(|r| !r.fault_id.is_empty()) {
-            if let Some(old) = t.rules.iter_mut().find(|o| o.fault_id == new.fault_id && o.nth == new.nth) {
-                new.counts = std::mem::take(&mut old.counts);
-                new.rng = old.rng.clone();
+        let old = std::mem::take(&mut *t);
+        let mut old: Vec<(String, LinkRule<String>)> = old.fault_ids.into_iter().zip(old.rules).collect();
+        for (id, new) in fault_ids.iter().zip(rules.iter_mut()).filter(|(id, _)| !id.is_empty()) {
+            if let Some((_, o)) = old.iter_mut().find(|(o_id, o)| o_id == id && o.fault.nth == new.fault.nth) {
+                new.continue_from(o);
             }
         }
         let clean = rules.is_empty() && reachable.is_none();
-        *t = Table { rules, reachable };
+        *t = Table { rules, fault_ids, reachable };
         self.clean.store(clean, Ordering::SeqCst);
         self.crashed.store(req.crashed, Ordering::SeqCst);
         Ok(())
@@ -183,31 +150,32 @@ impl FaultTable {
         }
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         // Every message sent counts towards nth selectors, as in the simulator.
-        for r in &mut t.rules {
-            r.count(peer, kind);
-        }
-        if t.reachable.as_ref().is_some_and(|r| !r.contains(peer)) {
+        let peer = peer.to_string();
+        faults::count_all(&mut t.rules, &ME, &peer, kind);
+        if t.reachable.as_ref().is_some_and(|r| !r.contains(&peer)) {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return Fate::Drop;
         }
-        let Some(rule) = t.rules.iter_mut().rev().find(|r| r.matches(peer, kind)) else {
-            return CLEAN;
-        };
-        if rule.drop > 0.0 && rule.rng.random_bool(rule.drop) {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return Fate::Drop;
+        match faults::decide(&mut t.rules, &ME, &peer, kind) {
+            None => CLEAN,
+            Some(LinkFate::Drop) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                Fate::Drop
+            }
+            Some(LinkFate::Send { extra_delay_ms, duplicate, reorder }) => {
+                if duplicate {
+                    self.duplicated.fetch_add(1, Ordering::Relaxed);
+                }
+                let copies = if duplicate { 2 } else { 1 };
+                Fate::Send { copies, delay: Duration::from_millis(extra_delay_ms), reorder }
+            }
         }
-        let copies = if rule.duplicate > 0.0 && rule.rng.random_bool(rule.duplicate) {
-            self.duplicated.fetch_add(1, Ordering::Relaxed);
-            2
-        } else {
-            1
-        };
-        let jitter = if rule.jitter_ms > 0 { rule.rng.random_range(0..=rule.jitter_ms) } else { 0 };
-        let reorder = rule.reorder > 0.0 && rule.rng.random_bool(rule.reorder);
-        Fate::Send { copies, delay: Duration::from_millis(rule.delay_ms + jitter), reorder }
     }
 }
+
+/// The sender of every message a node's rules judge: the node itself (its
+/// rules select only by receiver).
+const ME: String = String::new();
 
 #[cfg(test)]
 mod tests {
@@ -217,6 +185,65 @@ mod tests {
         let mut r = pb::LinkRule { to: to.into(), seed: 7, ..Default::default() };
         f(&mut r);
         r
+    }
+
+    /// The runtime applies the simulator's link rule: for the same faults and seeds, a stream of messages to
+    /// several peers and of several kinds meets the same fates (drop, extra delay, duplicate, reorder) as
+    /// the core's `LinkRule`s the simulator uses, nth selectors and precedence included. Failed before the
+    /// rules were shared: the runtime drew duplicate before jitter, and drew probabilities another way.
+    #[test]
+    fn live_fates_are_the_simulators() {
+        let links = vec![
+            rule("", |r| {
+                (r.drop, r.delay_ms, r.jitter_ms, r.duplicate, r.reorder, r.seed) = (0.2, 5, 40, 0.3, 0.5, 11);
+            }),
+            rule("b", |r| (r.drop, r.jitter_ms, r.duplicate, r.seed) = (0.1, 9, 0.6, 12)),
+            rule("c", |r| (r.kind, r.nth, r.drop, r.seed) = ("notify".into(), 3, 1.0, 13)),
+        ];
+        let t = FaultTable::new();
+        t.set(&pb::SetFaultsRequest { links: links.clone(), ..Default::default() }).unwrap();
+        let mut model: Vec<LinkRule<String>> = links
+            .iter()
+            .map(|r| {
+                let kind = kind_named("kind", &r.kind).unwrap();
+                let f = LinkFault {
+                    drop: r.drop,
+                    delay_ms: r.delay_ms,
+                    jitter_ms: r.jitter_ms,
+                    duplicate: r.duplicate,
+                    reorder: r.reorder,
+                    kind,
+                    nth: r.nth,
+                };
+                LinkRule::new(None, (!r.to.is_empty()).then(|| r.to.clone()), f, r.seed)
+            })
+            .collect();
+        let (mut drops, mut dups, mut late) = (0, 0, 0);
+        for i in 0..3_000u32 {
+            let peer = ["a", "b", "c"][(i % 3) as usize].to_string();
+            let kind = if i % 5 == 0 { MsgKind::Notify } else { MsgKind::Election };
+            faults::count_all(&mut model, &ME, &peer, kind);
+            let want = match faults::decide(&mut model, &ME, &peer, kind) {
+                None => CLEAN,
+                Some(LinkFate::Drop) => Fate::Drop,
+                Some(LinkFate::Send { extra_delay_ms, duplicate, reorder }) => Fate::Send {
+                    copies: if duplicate { 2 } else { 1 },
+                    delay: Duration::from_millis(extra_delay_ms),
+                    reorder,
+                },
+            };
+            let got = t.fate(&peer, kind);
+            assert_eq!(got, want, "message {i} to {peer} ({kind:?})");
+            match got {
+                Fate::Drop => drops += 1,
+                Fate::Send { copies, delay, .. } => {
+                    dups += u32::from(copies == 2);
+                    late += u32::from(delay > Duration::from_millis(5));
+                }
+            }
+        }
+        // The stream exercised every outcome.
+        assert!(drops > 100 && dups > 100 && late > 100, "{drops} {dups} {late}");
     }
 
     /// No faults: every message is sent once at once; crashed: everything is dropped; clearing restores it.
