@@ -3,7 +3,9 @@
 //! random delays and a plan of link faults (drops, delays with jitter,
 //! duplicates, reorders, an nth-selected drop, a crash and a recovery), each
 //! report hashed whole (`{:?}`: counters, verdict, fault log, leaderships).
-//! A refactor of the core must leave it unchanged:
+//! The hash is std's `DefaultHasher`, stable within one toolchain (compare
+//! builds made with the same rustc). A refactor of the core must leave it
+//! unchanged:
 //! `cargo run --release -p ringleader-core --example fingerprint`.
 
 use std::collections::hash_map::DefaultHasher;

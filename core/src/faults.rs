@@ -76,6 +76,7 @@
 //! with [`LinkRule::new`], so a fault with the same seed meeting the same
 //! messages decides the same fates in both.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashSet};
 
 use rand::{Rng, SeedableRng};
@@ -106,7 +107,9 @@ pub enum LinkFate {
 
 /// A link fault in force, keyed by `A` (an overlay position in the
 /// simulator, a peer address in the runtime): its selector, its nth counts
-/// per directed link and its own random generator.
+/// per directed link and its own random generator. Messages are judged by a
+/// borrowed key `Q` (`u32`, or `str` for a `String` address), so judging
+/// allocates nothing unless an nth selector counts a new link.
 #[derive(Clone, Debug)]
 pub struct LinkRule<A> {
     /// Only messages sent by this node (`None`: any).
@@ -138,19 +141,27 @@ impl<A: Ord + Clone> LinkRule<A> {
 
     /// Does the message selector (links and kind, not `nth`) match?
     #[inline]
-    pub fn selects(&self, from: &A, to: &A, kind: MsgKind) -> bool {
-        self.from.as_ref().is_none_or(|f| f == from)
-            && self.to.as_ref().is_none_or(|t| t == to)
+    pub fn selects<Q>(&self, from: &Q, to: &Q, kind: MsgKind) -> bool
+    where
+        A: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.from.as_ref().is_none_or(|f| f.borrow() == from)
+            && self.to.as_ref().is_none_or(|t| t.borrow() == to)
             && self.fault.kind.is_none_or(|k| k == kind)
     }
 
     /// Count a message sent from `from` to `to` if the selector matches;
     /// remember whether it is the nth.
     #[inline]
-    pub fn count(&mut self, from: &A, to: &A, kind: MsgKind) {
+    pub fn count<Q>(&mut self, from: &Q, to: &Q, kind: MsgKind)
+    where
+        A: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = A> + ?Sized,
+    {
         self.hit = false;
         if self.fault.nth > 0 && self.selects(from, to, kind) {
-            let c = self.counts.entry((from.clone(), to.clone())).or_default();
+            let c = self.counts.entry((from.to_owned(), to.to_owned())).or_default();
             *c += 1;
             self.hit = *c == self.fault.nth;
         }
@@ -158,7 +169,11 @@ impl<A: Ord + Clone> LinkRule<A> {
 
     /// Does the rule decide this message ([`LinkRule::count`] first)?
     #[inline]
-    pub fn matches(&self, from: &A, to: &A, kind: MsgKind) -> bool {
+    pub fn matches<Q>(&self, from: &Q, to: &Q, kind: MsgKind) -> bool
+    where
+        A: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         self.selects(from, to, kind) && (self.fault.nth == 0 || self.hit)
     }
 
@@ -193,7 +208,11 @@ impl<A: Ord + Clone> LinkRule<A> {
 /// message sent counts towards nth selectors, whatever becomes of it: call
 /// this before a partition or a crashed receiver loses it).
 #[inline]
-pub fn count_all<A: Ord + Clone>(rules: &mut [LinkRule<A>], from: &A, to: &A, kind: MsgKind) {
+pub fn count_all<A, Q>(rules: &mut [LinkRule<A>], from: &Q, to: &Q, kind: MsgKind)
+where
+    A: Ord + Clone + Borrow<Q>,
+    Q: Ord + ToOwned<Owned = A> + ?Sized,
+{
     for r in rules.iter_mut() {
         r.count(from, to, kind);
     }
@@ -203,7 +222,11 @@ pub fn count_all<A: Ord + Clone>(rules: &mut [LinkRule<A>], from: &A, to: &A, ki
 /// (rules are kept oldest first) that matches it decides, and only that one.
 /// `None`: no rule decides it.
 #[inline]
-pub fn decide<A: Ord + Clone>(rules: &mut [LinkRule<A>], from: &A, to: &A, kind: MsgKind) -> Option<LinkFate> {
+pub fn decide<A, Q>(rules: &mut [LinkRule<A>], from: &Q, to: &Q, kind: MsgKind) -> Option<LinkFate>
+where
+    A: Ord + Clone + Borrow<Q>,
+    Q: Ord + ?Sized,
+{
     rules.iter_mut().rev().find(|r| r.matches(from, to, kind)).map(LinkRule::fate)
 }
 

@@ -150,13 +150,12 @@ impl FaultTable {
         }
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         // Every message sent counts towards nth selectors, as in the simulator.
-        let peer = peer.to_string();
-        faults::count_all(&mut t.rules, &ME, &peer, kind);
-        if t.reachable.as_ref().is_some_and(|r| !r.contains(&peer)) {
+        faults::count_all(&mut t.rules, ME, peer, kind);
+        if t.reachable.as_ref().is_some_and(|r| !r.contains(peer)) {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return Fate::Drop;
         }
-        match faults::decide(&mut t.rules, &ME, &peer, kind) {
+        match faults::decide(&mut t.rules, ME, peer, kind) {
             None => CLEAN,
             Some(LinkFate::Drop) => {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
@@ -175,7 +174,7 @@ impl FaultTable {
 
 /// The sender of every message a node's rules judge: the node itself (its
 /// rules select only by receiver).
-const ME: String = String::new();
+const ME: &str = "";
 
 #[cfg(test)]
 mod tests {
@@ -220,10 +219,10 @@ mod tests {
             .collect();
         let (mut drops, mut dups, mut late) = (0, 0, 0);
         for i in 0..3_000u32 {
-            let peer = ["a", "b", "c"][(i % 3) as usize].to_string();
+            let peer = ["a", "b", "c"][(i % 3) as usize];
             let kind = if i % 5 == 0 { MsgKind::Notify } else { MsgKind::Election };
-            faults::count_all(&mut model, &ME, &peer, kind);
-            let want = match faults::decide(&mut model, &ME, &peer, kind) {
+            faults::count_all(&mut model, ME, peer, kind);
+            let want = match faults::decide(&mut model, ME, peer, kind) {
                 None => CLEAN,
                 Some(LinkFate::Drop) => Fate::Drop,
                 Some(LinkFate::Send { extra_delay_ms, duplicate, reorder }) => Fate::Send {
@@ -232,7 +231,7 @@ mod tests {
                     reorder,
                 },
             };
-            let got = t.fate(&peer, kind);
+            let got = t.fate(peer, kind);
             assert_eq!(got, want, "message {i} to {peer} ({kind:?})");
             match got {
                 Fate::Drop => drops += 1,
