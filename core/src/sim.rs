@@ -80,13 +80,12 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::algo::catalogue::AlgorithmSpec;
 use crate::algo::detector::DetectorConfig;
-use crate::algo::{
-    Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule, Stable, TimerId,
-};
+use crate::algo::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Role, Rule, TimerId};
 use crate::counters::Counters;
 use crate::failover::Outage;
 use crate::faults::{self, Fault, FaultError, FaultPlan, LinkFate, LinkRule, Trigger};
 use crate::invariants::{self, Verdict};
+use crate::shell::{Output, Outputs, Shell};
 use crate::topology::Topology;
 
 /// A handle that stops a running simulation from another thread
@@ -268,7 +267,6 @@ enum Ev {
 type TimerEv = Reverse<(u64, u64, u32, TimerId, u64)>;
 
 const MAX_ERRORS: usize = 16;
-const TIMER_SLOTS: usize = 8;
 /// Fewest timer events a run may fire before it counts as not terminating.
 const MAX_TIMER_EVENTS: u64 = 400_000_000;
 /// Largest extra delay a link fault gives a message (see [`faults::MAX_FAULT_DELAY`]).
@@ -367,17 +365,16 @@ struct Driver<'a, A> {
     ids: &'a [u64],
     rule: Rule,
     seed: u64,
-    nodes: Vec<A>,
+    /// The nodes: each algorithm in its shell, which keeps its decision,
+    /// belief, persisted record (the disk that survives a crash), timer
+    /// generations and counters.
+    nodes: Vec<Shell<A>>,
     depth: Vec<u64>,
     /// Initiators whose start came before any message reached them.
     spontaneous: Vec<u32>,
-    decisions: Vec<Option<Decision>>,
-    /// Per node, its last [`Effect::Persist`] record: the disk that survives a crash.
-    stable: Vec<Option<Stable>>,
-    sent: Vec<u64>,
-    counters: Counters,
+    /// Election and notification messages sent so far (for [`Trigger::Messages`]).
+    messages: u64,
     link_last: Vec<u64>,
-    timer_gen: Vec<u64>,
     ideal_time: u64,
     errors: Vec<String>,
     leaderships: Vec<LeadershipEvent>,
@@ -386,7 +383,7 @@ struct Driver<'a, A> {
     /// `Some` when arrows are logged.
     arrows: Option<Vec<crate::diagram::Arrow>>,
     rng: Pcg64Mcg,
-    out: Outbox,
+    out: Outputs,
     fifo: bool,
     unit_delay: bool,
     max_delay: u64,
@@ -439,24 +436,23 @@ impl<A: Algorithm> Driver<'_, A> {
         self.pending += 1;
     }
 
-    /// Apply the effects in `self.out` produced by `pos` at `now`.
+    /// Carry out the outputs in `self.out` of a step of `pos` at `now`.
     fn apply(&mut self, pos: u32, now: u64) {
         let mut out = std::mem::take(&mut self.out);
-        for eff in out.drain() {
-            match eff {
-                Effect::Send { port, msg } => {
+        for output in out.drain() {
+            match output {
+                Output::Send { port, msg } => {
                     let Some(link) = self.topo.link(pos, port).copied().filter(|l| l.outgoing) else {
                         self.error(format!("position {pos} sent {msg:?} on port {port}, which has no outgoing link"));
                         continue;
                     };
-                    self.counters.record(msg);
                     if !msg.kind().is_heartbeat() {
-                        self.sent[pos as usize] += 1;
+                        self.messages += 1;
                         if let Some(log) = &mut self.message_times {
                             log.push(now);
                         }
                         if !self.faults.waiting.is_empty() {
-                            let sent = self.counters.messages;
+                            let sent = self.messages;
                             self.trigger(now, |t| matches!(t, Trigger::Messages(k) if sent >= k));
                         }
                     }
@@ -478,20 +474,17 @@ impl<A: Algorithm> Driver<'_, A> {
                     self.arrow(pos, link.peer, msg, now, Some(time));
                     self.schedule(time, ev);
                 }
-                Effect::Decide(d) => {
+                Output::Decided(d) => {
                     self.last_activity = now;
-                    match self.decisions[pos as usize] {
-                        Some(prev) if prev != d => {
-                            self.error(format!("position {pos} decided {prev:?} and then {d:?}"))
-                        }
-                        Some(_) => {}
-                        None => self.decisions[pos as usize] = Some(d),
-                    }
                     if d.role == Role::Leader && !self.faults.waiting.is_empty() {
                         self.trigger(now, |t| t == Trigger::LeaderElected);
                     }
                 }
-                Effect::Lead(l) => {
+                Output::Misstep(m) => {
+                    self.last_activity = now;
+                    self.error(format!("position {pos} {m}"));
+                }
+                Output::Lead(l) => {
                     self.last_activity = now;
                     self.leaderships.push(LeadershipEvent { time: now, position: pos, leadership: l });
                     if l.leader == Some(self.ids[pos as usize]) && !self.faults.waiting.is_empty() {
@@ -502,17 +495,13 @@ impl<A: Algorithm> Driver<'_, A> {
                         });
                     }
                 }
-                Effect::SetTimer { timer, after_ms } => {
+                // The timeline holds what algorithms announce; a recovery is in the outages.
+                Output::BeliefEnded(_) => {}
+                Output::SetTimer { timer, after_ms, generation } => {
                     self.uses_timers = true;
-                    let slot = pos as usize * TIMER_SLOTS + timer as usize % TIMER_SLOTS;
-                    self.timer_gen[slot] += 1;
                     self.seq += 1;
-                    self.timers.push(Reverse((now + after_ms.max(1), self.seq, pos, timer, self.timer_gen[slot])));
+                    self.timers.push(Reverse((now + after_ms.max(1), self.seq, pos, timer, generation)));
                 }
-                Effect::CancelTimer { timer } => {
-                    self.timer_gen[pos as usize * TIMER_SLOTS + timer as usize % TIMER_SLOTS] += 1;
-                }
-                Effect::Persist(st) => self.stable[pos as usize] = Some(st),
             }
         }
         self.out = out;
@@ -656,7 +645,6 @@ impl<A: Algorithm> Driver<'_, A> {
                 if let Some(o) = self.faults.outages.iter_mut().rev().find(|o| o.position == node) {
                     o.recovered = Some(now);
                 }
-                self.void_timers(node);
                 let mut info = Vec::new();
                 port_info(self.topo, self.ids, node, &mut info);
                 let coin = crate::algo::coin(self.seed, node);
@@ -668,13 +656,8 @@ impl<A: Algorithm> Driver<'_, A> {
                     ports: info.len() as u32,
                     port_info: &info,
                 };
-                self.nodes[node as usize] = make(&ctx);
-                if let Some(st) = self.stable[node as usize] {
-                    self.nodes[node as usize].restore(st);
-                }
-                self.decisions[node as usize] = None;
                 self.faults.log.push(format!("{now}: position {node} recovered as a new incarnation"));
-                self.nodes[node as usize].on_start(&mut self.out);
+                self.nodes[node as usize].restart(make(&ctx), &mut self.out);
                 self.apply(node, now);
                 *end_time = now;
             }
@@ -692,7 +675,7 @@ impl<A: Algorithm> Driver<'_, A> {
                 } else if self.topo.link(node, port).is_none() {
                     self.faults.log.push(format!("{now}: forge: position {node} has no port {port}"));
                 } else {
-                    if let Err(e) = self.nodes[node as usize].on_message(port, msg, &mut self.out) {
+                    if let Err(e) = self.nodes[node as usize].message(port, msg, &mut self.out) {
                         self.error(format!("position {node}: forged {msg:?}: {e}"));
                     }
                     self.apply(node, now);
@@ -731,19 +714,12 @@ impl<A: Algorithm> Driver<'_, A> {
             .max_by_key(|(_, l)| l.map(|l| l.term))
             .map(|(p, _)| p as u32);
         kept.or_else(|| {
-            self.decisions
+            self.nodes
                 .iter()
                 .enumerate()
-                .find(|&(p, d)| live(p) && matches!(d, Some(d) if d.role == Role::Leader))
+                .find(|&(p, s)| live(p) && matches!(s.decision(), Some(d) if d.role == Role::Leader))
                 .map(|(p, _)| p as u32)
         })
-    }
-
-    fn void_timers(&mut self, p: u32) {
-        let base = p as usize * TIMER_SLOTS;
-        for g in &mut self.timer_gen[base..base + TIMER_SLOTS] {
-            *g += 1;
-        }
     }
 
     fn crash(&mut self, now: u64, p: u32, what: &str) {
@@ -754,7 +730,7 @@ impl<A: Algorithm> Driver<'_, A> {
         self.faults.down[p as usize] = true;
         self.faults.outages.push(Outage { position: p, crashed: now, recovered: None });
         self.faults.log.push(format!("{now}: {what}: position {p} crashed"));
-        self.void_timers(p);
+        self.nodes[p as usize].crash();
         // What travels to it is lost with it (and a start not yet taken).
         for b in &mut self.buckets {
             let before = b.len();
@@ -775,13 +751,13 @@ impl<A: Algorithm> Driver<'_, A> {
                 if self.depth[to as usize] == 0 {
                     self.spontaneous.push(to);
                 }
-                self.nodes[to as usize].on_start(&mut self.out);
+                self.nodes[to as usize].start(&mut self.out);
                 to
             }
             Ev::Deliver { to, port, depth, msg } => {
                 let d = &mut self.depth[to as usize];
                 *d = (*d).max(depth);
-                if let Err(e) = self.nodes[to as usize].on_message(port, msg, &mut self.out) {
+                if let Err(e) = self.nodes[to as usize].message(port, msg, &mut self.out) {
                     self.error(format!("position {to}: {e}"));
                 }
                 to
@@ -895,24 +871,20 @@ pub fn run_with<A: Algorithm>(
             .map(|(p, &id)| {
                 port_info(topo, ids, p as u32, &mut info);
                 let coin = crate::algo::coin(cfg.seed, p as u32);
-                make(&NodeContext { id, rule, n, coin, ports: info.len() as u32, port_info: &info })
+                Shell::new(make(&NodeContext { id, rule, n, coin, ports: info.len() as u32, port_info: &info }))
             })
             .collect(),
         depth: vec![0; n as usize],
         spontaneous: Vec::with_capacity(initiators.len()),
-        decisions: vec![None; n as usize],
-        stable: vec![None; n as usize],
-        sent: vec![0; n as usize],
-        counters: Counters::default(),
+        messages: 0,
         link_last: vec![0; topo.link_count()],
-        timer_gen: vec![0; n as usize * TIMER_SLOTS],
         ideal_time: 0,
         errors: Vec::new(),
         leaderships: Vec::new(),
         message_times: cfg.log_message_times.then(Vec::new),
         arrows: cfg.log_arrows.then(Vec::new),
         rng: Pcg64Mcg::seed_from_u64(cfg.seed ^ 0x7363_6865_6475_6c65),
-        out: Outbox::default(),
+        out: Outputs::default(),
         fifo: cfg.fifo,
         unit_delay: cfg.unit_delay,
         max_delay,
@@ -989,7 +961,7 @@ pub fn run_with<A: Algorithm>(
                 break;
             }
             d.timers.pop();
-            if d.timer_gen[pos as usize * TIMER_SLOTS + timer as usize % TIMER_SLOTS] == generation {
+            if d.nodes[pos as usize].timer_due(timer, generation) {
                 timer_events += 1;
                 if timer_events > timer_cap {
                     terminated = false;
@@ -999,7 +971,7 @@ pub fn run_with<A: Algorithm>(
                     (cancelled, terminated) = (true, false);
                     break 'run;
                 }
-                d.nodes[pos as usize].on_timer(timer, &mut d.out);
+                d.nodes[pos as usize].timer(timer, generation, &mut d.out);
                 d.apply(pos, now);
                 end_time = now;
             }
@@ -1056,13 +1028,18 @@ pub fn run_with<A: Algorithm>(
     let crashed: Vec<u32> = (0..n).filter(|&p| d.faults.down.get(p as usize) == Some(&true)).collect();
     let fifo_assumed = spec.assumptions.fifo && cfg.fifo;
     let reasons = d.faults.reasons(fifo_assumed, d.uses_timers, spec.name);
+    let decisions: Vec<Option<Decision>> = d.nodes.iter().map(Shell::decision).collect();
+    let mut counters = Counters::default();
+    for node in &d.nodes {
+        counters.add(node.counters());
+    }
     let timeline: Vec<(u32, Leadership)> = d.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
     let verdict = invariants::Outcome {
         expected,
         rule,
         ids,
-        decisions: &d.decisions,
-        messages: d.counters.messages,
+        decisions: &decisions,
+        messages: counters.messages,
         bound,
         formula: spec.bound_formula,
         timeline: &timeline,
@@ -1074,9 +1051,9 @@ pub fn run_with<A: Algorithm>(
     SimReport {
         n,
         k: initiators.len() as u32,
-        decisions: d.decisions,
-        sent_per_node: d.sent,
-        counters: d.counters,
+        sent_per_node: d.nodes.iter().map(|s| s.counters().messages).collect(),
+        decisions,
+        counters,
         ideal_time: d.ideal_time,
         end_time,
         deliveries,
@@ -1103,7 +1080,7 @@ pub fn run_with<A: Algorithm>(
 mod tests {
     use super::*;
     use crate::algo::catalogue::find;
-    use crate::algo::{AlgoError, RIGHT, Role};
+    use crate::algo::{AlgoError, Effect, Outbox, RIGHT, Role, Stable};
     use crate::faults::LinkFault;
     use crate::topology::{IdOrder, TopologyKind};
 

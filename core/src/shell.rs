@@ -1,0 +1,496 @@
+//! One node as every driver runs it: the pure shell around an algorithm.
+//!
+//! An [`Algorithm`] only answers inputs with [`Effect`]s. What a node does
+//! with those effects, apart from moving bytes and keeping time, is the same
+//! in the simulator, the gRPC runtime, the fuzz harness and the unit tests, so
+//! it lives here once, in the spirit of raft-rs's `RawNode` and quinn-proto's
+//! `Connection`:
+//!
+//! * **decide once**: the first [`Effect::Decide`] is the node's decision; a
+//!   later, different one is a [`Misstep::Redecided`], never a second verdict;
+//! * **leadership reports**: the latest [`Effect::Lead`] belief, reported to
+//!   the driver only when it changes;
+//! * **the persisted record**: the last [`Effect::Persist`], which survives a
+//!   crash and is handed to the next incarnation ([`Shell::restart`]);
+//! * **timers with generations**: each [`Effect::SetTimer`] becomes an
+//!   [`Output::SetTimer`] stamped with a generation; the driver sleeps and
+//!   hands the stamp back to [`Shell::timer`], which fires only the latest,
+//!   uncancelled one, so a replaced, cancelled or pre-crash timer cannot fire;
+//! * **messages held before start**: an initiator whose start has not come
+//!   yet may hold what reaches it ([`Shell::hold`]), at most [`MAX_HELD`](crate::algo::MAX_HELD);
+//! * **the counters**: every message the algorithm sends, by kind.
+//!
+//! The driver gets only what needs I/O, as [`Output`]s: messages to send,
+//! timers to schedule, a decision or belief to report, a misstep to log.
+//!
+//! ```
+//! use ringleader_core::algo::{catalogue, NodeContext, Msg, RIGHT};
+//! use ringleader_core::shell::{Output, Outputs, Shell};
+//! let spec = catalogue::find("as-far").unwrap();
+//! let algo = (spec.build)(&NodeContext { id: 7, n: 3, ports: 2, ..Default::default() });
+//! let mut node: Shell<_> = Shell::new(algo);
+//! let mut out = Outputs::default();
+//! node.start(&mut out);
+//! assert_eq!(out.drain().collect::<Vec<_>>(), [Output::Send { port: RIGHT, msg: Msg::Election { id: 7, stage: 0, hops: 0 } }]);
+//! assert_eq!(node.counters().messages, 1);
+//! ```
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use crate::algo::{
+    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Stable, TimerId, room_to_hold,
+};
+use crate::counters::Counters;
+
+/// Timers a node may have: an algorithm names its timers `0..TIMER_SLOTS`
+/// (the failure detector takes the last two, see
+/// [`crate::algo::detector::HEARTBEAT_TIMER`]). Setting a timer replaces the
+/// pending one of the same id; an id beyond the slots is refused as a
+/// [`Misstep::NoSuchTimer`].
+pub const TIMER_SLOTS: usize = 8;
+
+/// What a shell asks its driver to do after a step, in the order the
+/// algorithm asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Send `msg` on local port `port` (already counted).
+    Send {
+        /// Local port.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
+    /// The node decided, for the first time.
+    Decided(Decision),
+    /// The node's kept-leadership belief changed to this one (or it is the
+    /// first belief of a new incarnation).
+    Lead(Leadership),
+    /// Call [`Shell::timer`] with `timer` and `generation` after `after_ms`
+    /// (milliseconds, virtual ones in the simulator). A later set or cancel
+    /// of the same timer makes this one stale: the driver need not unschedule it.
+    SetTimer {
+        /// The timer.
+        timer: TimerId,
+        /// Delay in milliseconds.
+        after_ms: u64,
+        /// The stamp to hand back.
+        generation: u64,
+    },
+    /// A restarted node's old incarnation believed it knew a leader: that
+    /// belief ended (the new one believes nothing until it hears or decides).
+    BeliefEnded(Leadership),
+    /// The algorithm asked for something a node cannot do: a programming
+    /// error, logged by the driver; nothing else happened.
+    Misstep(Misstep),
+}
+
+/// An effect the shell refused (a bug in the algorithm, not in its input).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Misstep {
+    /// A second decision that differs from the first.
+    Redecided {
+        /// The decision that stands.
+        first: Decision,
+        /// The one refused.
+        then: Decision,
+    },
+    /// A timer id beyond [`TIMER_SLOTS`].
+    NoSuchTimer {
+        /// The id.
+        timer: TimerId,
+    },
+}
+
+impl fmt::Display for Misstep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Misstep::Redecided { first, then } => write!(f, "decided {first:?} and then {then:?}"),
+            Misstep::NoSuchTimer { timer } => {
+                write!(f, "set or cancelled timer {timer}; a node has timers 0..{TIMER_SLOTS}")
+            }
+        }
+    }
+}
+
+/// The buffers of one step: the algorithm's effects, then the driver's
+/// outputs. A driver keeps one and reuses it, so a step allocates nothing.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    effects: Outbox,
+    list: Vec<Output>,
+}
+
+impl Outputs {
+    /// The outputs of the last step, in order.
+    pub fn as_slice(&self) -> &[Output] {
+        &self.list
+    }
+
+    /// Take the outputs, leaving the buffer empty (it keeps its capacity).
+    pub fn drain(&mut self) -> std::vec::Drain<'_, Output> {
+        self.list.drain(..)
+    }
+
+    /// Forget the outputs (a driver that gives up on a step).
+    pub fn clear(&mut self) {
+        self.effects.clear();
+        self.list.clear();
+    }
+}
+
+/// One node of one election: an algorithm and everything every driver keeps
+/// around it. `H` is what the driver keeps with a message held before start
+/// (the runtime: its causal time and trace parent; `()` elsewhere).
+#[derive(Debug)]
+pub struct Shell<A, H = ()> {
+    algo: A,
+    started: bool,
+    decision: Option<Decision>,
+    leadership: Option<Leadership>,
+    stable: Option<Stable>,
+    generations: [u64; TIMER_SLOTS],
+    counters: Counters,
+    held: VecDeque<(Port, Msg, H)>,
+}
+
+impl<A: Algorithm, H> Shell<A, H> {
+    /// A node that has not started yet.
+    pub fn new(algo: A) -> Self {
+        Shell {
+            algo,
+            started: false,
+            decision: None,
+            leadership: None,
+            stable: None,
+            generations: [0; TIMER_SLOTS],
+            counters: Counters::default(),
+            held: VecDeque::new(),
+        }
+    }
+
+    /// Wake the node as an initiator ([`Algorithm::on_start`]). Messages
+    /// it held wait for [`Shell::release`].
+    pub fn start(&mut self, out: &mut Outputs) {
+        self.started = true;
+        self.algo.on_start(&mut out.effects);
+        self.settle(out);
+    }
+
+    /// A message arrived on `port`. The algorithm may refuse it; the
+    /// effects of what it did before refusing still come out.
+    pub fn message(&mut self, port: Port, msg: Msg, out: &mut Outputs) -> Result<(), AlgoError> {
+        let result = self.algo.on_message(port, msg, &mut out.effects);
+        self.settle(out);
+        result
+    }
+
+    /// The timer the driver scheduled for `(timer, generation)` is due. It
+    /// fires (and `true` comes back) only if no later set or cancel, and no
+    /// crash, made it stale.
+    pub fn timer(&mut self, timer: TimerId, generation: u64, out: &mut Outputs) -> bool {
+        if !self.timer_due(timer, generation) {
+            return false;
+        }
+        self.algo.on_timer(timer, &mut out.effects);
+        self.settle(out);
+        true
+    }
+
+    /// Would [`Shell::timer`] fire `(timer, generation)`? (A driver that
+    /// counts or caps timer events asks first.)
+    #[inline]
+    pub fn timer_due(&self, timer: TimerId, generation: u64) -> bool {
+        self.generations.get(timer as usize) == Some(&generation)
+    }
+
+    /// Failure-detector input about the neighbour behind `port`
+    /// ([`Algorithm::on_suspect`]).
+    pub fn suspect(&mut self, port: Port, suspected: bool, out: &mut Outputs) {
+        self.algo.on_suspect(port, suspected, &mut out.effects);
+        self.settle(out);
+    }
+
+    /// The node crashed: every pending timer is void.
+    pub fn crash(&mut self) {
+        for g in &mut self.generations {
+            *g += 1;
+        }
+    }
+
+    /// The node recovered as a new incarnation `algo`: it gets the last
+    /// persisted record back ([`Algorithm::restore`]), forgets the old one's
+    /// decision, belief and timers, and starts. A belief of the old
+    /// incarnation that named a leader comes out as [`Output::BeliefEnded`]
+    /// first; the new incarnation's first belief is reported whatever it is
+    /// (a belief is reported when it changes within one incarnation).
+    pub fn restart(&mut self, mut algo: A, out: &mut Outputs) {
+        if let Some(stable) = self.stable {
+            algo.restore(stable);
+        }
+        self.algo = algo;
+        self.crash();
+        self.decision = None;
+        if let Some(old) = self.leadership.take().filter(|l| l.leader.is_some()) {
+            out.list.push(Output::BeliefEnded(Leadership { term: old.term, leader: None }));
+        }
+        self.start(out);
+    }
+
+    /// Keep a message that reached the node before its start, with the
+    /// driver's `extra`; refused beyond [`MAX_HELD`](crate::algo::MAX_HELD) held messages (a
+    /// flooding peer cannot grow the node's memory).
+    pub fn hold(&mut self, port: Port, msg: Msg, extra: H) -> Result<(), AlgoError> {
+        room_to_hold(self.held.len())?;
+        self.held.push_back((port, msg, extra));
+        Ok(())
+    }
+
+    /// The oldest message held before start, to hand to [`Shell::message`].
+    pub fn release(&mut self) -> Option<(Port, Msg, H)> {
+        self.held.pop_front()
+    }
+
+    /// Drop the held messages and void the timers (the election is over here).
+    pub fn close(&mut self) {
+        self.held.clear();
+        self.crash();
+    }
+
+    /// Has [`Shell::start`] run?
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// The first decision, if any.
+    pub fn decision(&self) -> Option<Decision> {
+        self.decision
+    }
+
+    /// The latest kept-leadership belief, if any.
+    pub fn leadership(&self) -> Option<Leadership> {
+        self.leadership
+    }
+
+    /// The last persisted record, if any.
+    pub fn stable(&self) -> Option<Stable> {
+        self.stable
+    }
+
+    /// What the node sent, by kind (across its incarnations).
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The algorithm (for its state name, held count, watched ports).
+    pub fn algorithm(&self) -> &A {
+        &self.algo
+    }
+
+    /// Messages held before start plus those the algorithm holds for later.
+    pub fn held(&self) -> usize {
+        self.held.len() + self.algo.held()
+    }
+
+    /// Turn the step's effects into outputs, keeping what is the shell's.
+    fn settle(&mut self, out: &mut Outputs) {
+        for effect in out.effects.drain() {
+            let output = match effect {
+                Effect::Send { port, msg } => {
+                    self.counters.record(msg);
+                    Output::Send { port, msg }
+                }
+                Effect::Decide(d) => match self.decision {
+                    None => {
+                        self.decision = Some(d);
+                        Output::Decided(d)
+                    }
+                    Some(first) if first != d => Output::Misstep(Misstep::Redecided { first, then: d }),
+                    Some(_) => continue,
+                },
+                Effect::Lead(l) => {
+                    if self.leadership == Some(l) {
+                        continue;
+                    }
+                    self.leadership = Some(l);
+                    Output::Lead(l)
+                }
+                Effect::SetTimer { timer, after_ms } => match self.generations.get_mut(timer as usize) {
+                    Some(g) => {
+                        *g += 1;
+                        Output::SetTimer { timer, after_ms, generation: *g }
+                    }
+                    None => Output::Misstep(Misstep::NoSuchTimer { timer }),
+                },
+                Effect::CancelTimer { timer } => match self.generations.get_mut(timer as usize) {
+                    Some(g) => {
+                        *g += 1;
+                        continue;
+                    }
+                    None => Output::Misstep(Misstep::NoSuchTimer { timer }),
+                },
+                Effect::Persist(stable) => {
+                    self.stable = Some(stable);
+                    continue;
+                }
+            };
+            out.list.push(output);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{AlgoError, MAX_HELD, Role};
+
+    /// A scripted algorithm: each input pushes the effects queued for it.
+    #[derive(Debug, Default)]
+    struct Script {
+        on_start: Vec<Effect>,
+        on_message: Vec<Effect>,
+        on_timer: Vec<Effect>,
+        fired: Vec<TimerId>,
+        restored: Option<Stable>,
+    }
+
+    impl Algorithm for Script {
+        fn on_start(&mut self, out: &mut Outbox) {
+            self.on_start.iter().for_each(|e| out.push(*e));
+        }
+        fn on_message(&mut self, _port: Port, _msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+            self.on_message.iter().for_each(|e| out.push(*e));
+            Ok(())
+        }
+        fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+            self.fired.push(timer);
+            self.on_timer.iter().for_each(|e| out.push(*e));
+        }
+        fn restore(&mut self, stable: Stable) {
+            self.restored = Some(stable);
+        }
+        fn decision(&self) -> Option<Decision> {
+            None
+        }
+        fn state(&self) -> &'static str {
+            "scripted"
+        }
+    }
+
+    const WAKE: Msg = Msg::Wakeup;
+    fn leader(id: u64) -> Decision {
+        Decision { role: Role::Leader, leader: id }
+    }
+
+    /// The first decision stands: a repeat is silent, a different one is a
+    /// misstep that changes nothing.
+    #[test]
+    fn decides_once() {
+        let mut s: Shell<Script> = Shell::new(Script {
+            on_message: vec![Effect::Decide(leader(1)), Effect::Decide(leader(1)), Effect::Decide(leader(2))],
+            ..Script::default()
+        });
+        let mut out = Outputs::default();
+        s.message(0, WAKE, &mut out).unwrap();
+        assert_eq!(
+            out.drain().collect::<Vec<_>>(),
+            [Output::Decided(leader(1)), Output::Misstep(Misstep::Redecided { first: leader(1), then: leader(2) })]
+        );
+        assert_eq!(s.decision(), Some(leader(1)));
+    }
+
+    /// A belief is reported when it changes, not when it is repeated.
+    #[test]
+    fn reports_a_belief_when_it_changes() {
+        let a = Leadership { term: 1, leader: Some(3) };
+        let b = Leadership { term: 2, leader: None };
+        let mut s: Shell<Script> = Shell::new(Script {
+            on_message: vec![Effect::Lead(a), Effect::Lead(a), Effect::Lead(b)],
+            ..Script::default()
+        });
+        let mut out = Outputs::default();
+        s.message(0, WAKE, &mut out).unwrap();
+        assert_eq!(out.drain().collect::<Vec<_>>(), [Output::Lead(a), Output::Lead(b)]);
+        assert_eq!(s.leadership(), Some(b));
+    }
+
+    /// Only the latest set of a timer fires: a replaced, cancelled or
+    /// pre-crash one is stale, and an id beyond the slots is a misstep.
+    #[test]
+    fn only_the_latest_timer_fires() {
+        let mut s: Shell<Script> = Shell::new(Script {
+            on_start: vec![
+                Effect::SetTimer { timer: 2, after_ms: 5 },
+                Effect::SetTimer { timer: 2, after_ms: 9 },
+                Effect::SetTimer { timer: 3, after_ms: 1 },
+                Effect::CancelTimer { timer: 3 },
+                Effect::SetTimer { timer: TIMER_SLOTS as TimerId, after_ms: 1 },
+            ],
+            ..Script::default()
+        });
+        let mut out = Outputs::default();
+        s.start(&mut out);
+        let outs: Vec<Output> = out.drain().collect();
+        assert_eq!(
+            outs,
+            [
+                Output::SetTimer { timer: 2, after_ms: 5, generation: 1 },
+                Output::SetTimer { timer: 2, after_ms: 9, generation: 2 },
+                Output::SetTimer { timer: 3, after_ms: 1, generation: 1 },
+                Output::Misstep(Misstep::NoSuchTimer { timer: 8 }),
+            ]
+        );
+        assert!(!s.timer(2, 1, &mut out), "replaced");
+        assert!(!s.timer(3, 1, &mut out), "cancelled");
+        assert!(!s.timer(8, 0, &mut out), "no such slot");
+        assert!(s.timer(2, 2, &mut out));
+        assert_eq!(s.algorithm().fired, [2]);
+        s.crash();
+        assert!(!s.timer(2, 2, &mut out), "voided by the crash");
+    }
+
+    /// A new incarnation gets the persisted record back, forgets the old
+    /// decision, belief and timers, and the old belief in a leader is ended first;
+    /// the counters span both incarnations.
+    #[test]
+    fn restart_restores_the_record_and_ends_the_old_belief() {
+        let stable = Stable { term: 4, vote: Some(9) };
+        let lead = Leadership { term: 4, leader: Some(9) };
+        let mut s: Shell<Script> = Shell::new(Script {
+            on_start: vec![
+                Effect::Persist(stable),
+                Effect::Lead(lead),
+                Effect::Decide(leader(9)),
+                Effect::SetTimer { timer: 0, after_ms: 1 },
+                Effect::Send { port: 0, msg: WAKE },
+            ],
+            ..Script::default()
+        });
+        let mut out = Outputs::default();
+        s.start(&mut out);
+        out.clear();
+        s.restart(Script::default(), &mut out);
+        let ended = Leadership { term: 4, leader: None };
+        assert_eq!(out.drain().collect::<Vec<_>>(), [Output::BeliefEnded(ended)]);
+        assert_eq!(
+            (s.algorithm().restored, s.decision(), s.leadership(), s.stable()),
+            (Some(stable), None, None, Some(stable))
+        );
+        assert!(!s.timer(0, 1, &mut out));
+        assert_eq!(s.counters().messages, 1);
+    }
+
+    /// Messages held before start come back in order, and the holding stops
+    /// at the cap with the algorithms' own refusal.
+    #[test]
+    fn holds_before_start_up_to_the_cap() {
+        let mut s: Shell<Script, u32> = Shell::new(Script::default());
+        for i in 0..MAX_HELD as u32 {
+            s.hold(i % 2, WAKE, i).unwrap();
+        }
+        assert_eq!(s.hold(0, WAKE, 0), Err(AlgoError::TooManyHeld { held: MAX_HELD }));
+        assert_eq!(s.held(), MAX_HELD);
+        assert_eq!(s.release(), Some((0, WAKE, 0)));
+        assert_eq!(s.release(), Some((1, WAKE, 1)));
+    }
+}
