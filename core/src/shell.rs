@@ -100,6 +100,15 @@ pub enum Misstep {
         /// The id.
         timer: TimerId,
     },
+    /// A send on a port the node cannot send on (it does not exist, or it
+    /// is receive-only, as the left port of a unidirectional ring): not
+    /// sent, not counted.
+    NoLink {
+        /// The port.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
 }
 
 impl fmt::Display for Misstep {
@@ -109,6 +118,7 @@ impl fmt::Display for Misstep {
             Misstep::NoSuchTimer { timer } => {
                 write!(f, "set or cancelled timer {timer}; a node has timers 0..{TIMER_SLOTS}")
             }
+            Misstep::NoLink { port, msg } => write!(f, "sent {msg:?} on port {port}, which has no outgoing link"),
         }
     }
 }
@@ -119,9 +129,16 @@ impl fmt::Display for Misstep {
 pub struct Outputs {
     effects: Outbox,
     list: Vec<Output>,
+    effect_count: usize,
 }
 
 impl Outputs {
+    /// How many effects the algorithm pushed in the last step (a runaway
+    /// check: outputs are fewer, as persists and cancels stay in the shell).
+    pub fn effect_count(&self) -> usize {
+        self.effect_count
+    }
+
     /// The outputs of the last step, in order.
     pub fn as_slice(&self) -> &[Output] {
         &self.list
@@ -148,10 +165,17 @@ pub struct Shell<A, H = ()> {
     started: bool,
     decision: Option<Decision>,
     leadership: Option<Leadership>,
+    /// A new incarnation has announced nothing yet: its first belief is
+    /// reported even if it equals the last one reported.
+    fresh: bool,
     stable: Option<Stable>,
     generations: [u64; TIMER_SLOTS],
     counters: Counters,
     held: VecDeque<(Port, Msg, H)>,
+    /// Ports `0..ports` exist ...
+    ports: Port,
+    /// ... and these of them take no sends.
+    receive_only: Vec<Port>,
 }
 
 impl<A: Algorithm, H> Shell<A, H> {
@@ -162,11 +186,22 @@ impl<A: Algorithm, H> Shell<A, H> {
             started: false,
             decision: None,
             leadership: None,
+            fresh: false,
             stable: None,
             generations: [0; TIMER_SLOTS],
             counters: Counters::default(),
             held: VecDeque::new(),
+            ports: Port::MAX,
+            receive_only: Vec::new(),
         }
+    }
+
+    /// The node has ports `0..ports`, and sends on `receive_only` ones are
+    /// refused ([`Misstep::NoLink`]). Without it every port takes sends.
+    pub fn with_links(mut self, ports: Port, receive_only: impl IntoIterator<Item = Port>) -> Self {
+        self.ports = ports;
+        self.receive_only = receive_only.into_iter().collect();
+        self
     }
 
     /// Wake the node as an initiator ([`Algorithm::on_start`]). Messages
@@ -220,10 +255,10 @@ impl<A: Algorithm, H> Shell<A, H> {
 
     /// The node recovered as a new incarnation `algo`: it gets the last
     /// persisted record back ([`Algorithm::restore`]), forgets the old one's
-    /// decision, belief and timers, and starts. A belief of the old
-    /// incarnation that named a leader comes out as [`Output::BeliefEnded`]
-    /// first; the new incarnation's first belief is reported whatever it is
-    /// (a belief is reported when it changes within one incarnation).
+    /// decision and timers, and starts. A belief of the old incarnation
+    /// that named a leader ends (the node now knows of no leader in that
+    /// term), which comes out first as [`Output::BeliefEnded`]; the new
+    /// incarnation's first belief is reported whatever it is.
     pub fn restart(&mut self, mut algo: A, out: &mut Outputs) {
         if let Some(stable) = self.stable {
             algo.restore(stable);
@@ -231,9 +266,12 @@ impl<A: Algorithm, H> Shell<A, H> {
         self.algo = algo;
         self.crash();
         self.decision = None;
-        if let Some(old) = self.leadership.take().filter(|l| l.leader.is_some()) {
-            out.list.push(Output::BeliefEnded(Leadership { term: old.term, leader: None }));
+        if let Some(old) = self.leadership.filter(|l| l.leader.is_some()) {
+            let ended = Leadership { term: old.term, leader: None };
+            self.leadership = Some(ended);
+            out.list.push(Output::BeliefEnded(ended));
         }
+        self.fresh = true;
         self.start(out);
     }
 
@@ -294,11 +332,16 @@ impl<A: Algorithm, H> Shell<A, H> {
 
     /// Turn the step's effects into outputs, keeping what is the shell's.
     fn settle(&mut self, out: &mut Outputs) {
+        out.effect_count = out.effects.effects().len();
         for effect in out.effects.drain() {
             let output = match effect {
                 Effect::Send { port, msg } => {
-                    self.counters.record(msg);
-                    Output::Send { port, msg }
+                    if port >= self.ports || self.receive_only.contains(&port) {
+                        Output::Misstep(Misstep::NoLink { port, msg })
+                    } else {
+                        self.counters.record(msg);
+                        Output::Send { port, msg }
+                    }
                 }
                 Effect::Decide(d) => match self.decision {
                     None => {
@@ -309,10 +352,11 @@ impl<A: Algorithm, H> Shell<A, H> {
                     Some(_) => continue,
                 },
                 Effect::Lead(l) => {
-                    if self.leadership == Some(l) {
+                    if self.leadership == Some(l) && !self.fresh {
                         continue;
                     }
                     self.leadership = Some(l);
+                    self.fresh = false;
                     Output::Lead(l)
                 }
                 Effect::SetTimer { timer, after_ms } => match self.generations.get_mut(timer as usize) {
@@ -414,6 +458,25 @@ mod tests {
         assert_eq!(s.leadership(), Some(b));
     }
 
+    /// A send on a missing or receive-only port is a misstep: not sent, not counted.
+    #[test]
+    fn sends_only_on_links_that_send() {
+        let sends = [0, 1, 2].map(|port| Effect::Send { port, msg: WAKE });
+        let mut s: Shell<Script> =
+            Shell::new(Script { on_start: sends.to_vec(), ..Script::default() }).with_links(2, [0]);
+        let mut out = Outputs::default();
+        s.start(&mut out);
+        assert_eq!(
+            out.drain().collect::<Vec<_>>(),
+            [
+                Output::Misstep(Misstep::NoLink { port: 0, msg: WAKE }),
+                Output::Send { port: 1, msg: WAKE },
+                Output::Misstep(Misstep::NoLink { port: 2, msg: WAKE }),
+            ]
+        );
+        assert_eq!(s.counters().messages, 1);
+    }
+
     /// Only the latest set of a timer fires: a replaced, cancelled or
     /// pre-crash one is stale, and an id beyond the slots is a misstep.
     #[test]
@@ -450,7 +513,7 @@ mod tests {
     }
 
     /// A new incarnation gets the persisted record back, forgets the old
-    /// decision, belief and timers, and the old belief in a leader is ended first;
+    /// decision and timers, and the old belief in a leader is ended first;
     /// the counters span both incarnations.
     #[test]
     fn restart_restores_the_record_and_ends_the_old_belief() {
@@ -474,7 +537,7 @@ mod tests {
         assert_eq!(out.drain().collect::<Vec<_>>(), [Output::BeliefEnded(ended)]);
         assert_eq!(
             (s.algorithm().restored, s.decision(), s.leadership(), s.stable()),
-            (Some(stable), None, None, Some(stable))
+            (Some(stable), None, Some(ended), Some(stable))
         );
         assert!(!s.timer(0, 1, &mut out));
         assert_eq!(s.counters().messages, 1);

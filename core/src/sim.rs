@@ -871,7 +871,10 @@ pub fn run_with<A: Algorithm>(
             .map(|(p, &id)| {
                 port_info(topo, ids, p as u32, &mut info);
                 let coin = crate::algo::coin(cfg.seed, p as u32);
-                Shell::new(make(&NodeContext { id, rule, n, coin, ports: info.len() as u32, port_info: &info }))
+                let ports = info.len() as Port;
+                let receive_only = (0..ports).filter(|&q| topo.link(p as u32, q).is_some_and(|l| !l.outgoing));
+                Shell::new(make(&NodeContext { id, rule, n, coin, ports, port_info: &info }))
+                    .with_links(ports, receive_only)
             })
             .collect(),
         depth: vec![0; n as usize],

@@ -531,6 +531,7 @@ mod tests {
     }
     use crate::algo::{MsgKind, PortInfo, catalogue};
     use crate::counters::Counters;
+    use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology};
 
@@ -821,26 +822,23 @@ mod tests {
         Timer { pos: u32, timer: TimerId, generation: u64 },
     }
 
-    /// Complete network of `A`s: random delays 1..=5 ms (a fixed LCG),
-    /// 8 timer slots per node as in the simulator. A crashed node takes no
+    /// Complete network of `A`s, each in the node shell every driver uses:
+    /// random delays 1..=5 ms (a fixed LCG). A crashed node takes no
     /// input and its timers stop; a cut node keeps running but nothing it
     /// sends or is sent arrives. After every effect, it checks that no two
     /// nodes believe they lead the same term.
     struct Net<A> {
         topo: Topology,
         ids: Vec<u64>,
-        nodes: Vec<A>,
+        nodes: Vec<Shell<A>>,
         now: u64,
         queue: BinaryHeap<Reverse<(u64, u64)>>,
         events: BTreeMap<u64, Ev>,
         seq: u64,
-        generations: Vec<[u64; 8]>,
         crashed: Vec<bool>,
         cut: Vec<bool>,
-        beliefs: Vec<Option<Leadership>>,
-        /// (time, position, belief) of every `Lead`.
+        /// (time, position, belief) of every change of belief.
         timeline: Vec<(u64, u32, Leadership)>,
-        counters: Counters,
         rng: u64,
     }
 
@@ -855,14 +853,14 @@ mod tests {
                         .iter()
                         .map(|l| PortInfo { neighbour: ids[l.peer as usize], ..Default::default() })
                         .collect();
-                    make(&NodeContext {
+                    Shell::new(make(&NodeContext {
                         id: ids[v as usize],
                         rule: Rule::Max,
                         n,
                         ports: n - 1,
                         port_info: &info,
                         ..Default::default()
-                    })
+                    }))
                 })
                 .collect();
             Net {
@@ -873,12 +871,9 @@ mod tests {
                 queue: BinaryHeap::new(),
                 events: BTreeMap::new(),
                 seq: 0,
-                generations: vec![[0; 8]; n as usize],
                 crashed: vec![false; n as usize],
                 cut: vec![false; n as usize],
-                beliefs: vec![None; n as usize],
                 timeline: Vec::new(),
-                counters: Counters::default(),
                 rng: 0x2545_f491_4f6c_dd1d,
             }
         }
@@ -903,37 +898,43 @@ mod tests {
             1 + (self.rng >> 33) % 5
         }
 
-        fn apply(&mut self, pos: u32, out: &mut Outbox) {
-            for e in out.drain() {
-                match e {
-                    Effect::Send { port, msg } => {
-                        self.counters.record(msg);
+        fn apply(&mut self, pos: u32, out: &mut Outputs) {
+            for o in out.drain() {
+                match o {
+                    Output::Send { port, msg } => {
                         let l = *self.topo.link(pos, port).unwrap();
                         let at = self.now + self.delay();
                         self.schedule(at, Ev::Deliver { from: pos, to: l.peer, port: l.remote_port, msg });
                     }
-                    Effect::Lead(l) => {
-                        self.beliefs[pos as usize] = Some(l);
+                    Output::Lead(l) => {
                         self.timeline.push((self.now, pos, l));
                         self.check_one_leader_per_term();
                     }
-                    Effect::Decide(_) => {}
-                    Effect::SetTimer { timer, after_ms } => {
-                        let g = &mut self.generations[pos as usize][timer as usize % 8];
-                        *g += 1;
-                        let generation = *g;
-                        self.schedule(self.now + after_ms, Ev::Timer { pos, timer, generation });
+                    Output::SetTimer { timer, after_ms, generation } => {
+                        self.schedule(self.now + after_ms, Ev::Timer { pos, timer, generation })
                     }
-                    Effect::CancelTimer { timer } => self.generations[pos as usize][timer as usize % 8] += 1,
-                    Effect::Persist(_) => {}
+                    Output::Misstep(m) => panic!("position {pos} {m}"),
+                    Output::Decided(_) | Output::BeliefEnded(_) => {}
                 }
             }
         }
 
+        /// What each node believes now.
+        fn beliefs(&self) -> Vec<Option<Leadership>> {
+            self.nodes.iter().map(Shell::leadership).collect()
+        }
+
+        /// Everything sent so far.
+        fn counters(&self) -> Counters {
+            let mut c = Counters::default();
+            self.nodes.iter().for_each(|s| c.add(s.counters()));
+            c
+        }
+
         fn check_one_leader_per_term(&self) {
             let mut leaders: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-            for (p, b) in self.beliefs.iter().enumerate() {
-                if let Some(Leadership { term, leader: Some(l) }) = *b
+            for (p, b) in self.beliefs().into_iter().enumerate() {
+                if let Some(Leadership { term, leader: Some(l) }) = b
                     && l == self.ids[p]
                 {
                     leaders.entry(term).or_default().push(l);
@@ -946,16 +947,16 @@ mod tests {
 
         fn start_all(&mut self) {
             for v in 0..self.nodes.len() as u32 {
-                let mut out = Outbox::default();
-                self.nodes[v as usize].on_start(&mut out);
+                let mut out = Outputs::default();
+                self.nodes[v as usize].start(&mut out);
                 self.apply(v, &mut out);
             }
         }
 
         fn suspect(&mut self, at: u64, about: u64) {
             let (v, port) = (self.pos(at), self.port_to(at, about));
-            let mut out = Outbox::default();
-            self.nodes[v as usize].on_suspect(port, true, &mut out);
+            let mut out = Outputs::default();
+            self.nodes[v as usize].suspect(port, true, &mut out);
             self.apply(v, &mut out);
         }
 
@@ -968,23 +969,20 @@ mod tests {
                 self.queue.pop();
                 self.now = at;
                 let ev = self.events.remove(&seq).unwrap();
-                let mut out = Outbox::default();
+                let mut out = Outputs::default();
                 let pos = match ev {
                     Ev::Deliver { from, to, port, msg } => {
                         let lost = [from, to].iter().any(|&v| self.cut[v as usize] || self.crashed[v as usize]);
                         if lost {
                             continue;
                         }
-                        self.nodes[to as usize].on_message(port, msg, &mut out).unwrap();
+                        self.nodes[to as usize].message(port, msg, &mut out).unwrap();
                         to
                     }
                     Ev::Timer { pos, timer, generation } => {
-                        if self.crashed[pos as usize]
-                            || self.generations[pos as usize][timer as usize % 8] != generation
-                        {
+                        if self.crashed[pos as usize] || !self.nodes[pos as usize].timer(timer, generation, &mut out) {
                             continue;
                         }
-                        self.nodes[pos as usize].on_timer(timer, &mut out);
                         pos
                     }
                 };
@@ -997,7 +995,8 @@ mod tests {
 
         /// Every live node believes `belief`.
         fn all_live_believe(&self, belief: Leadership) -> bool {
-            (0..self.nodes.len()).filter(|&p| !self.crashed[p]).all(|p| self.beliefs[p] == Some(belief))
+            let beliefs = self.beliefs();
+            (0..self.nodes.len()).filter(|&p| !self.crashed[p]).all(|p| beliefs[p] == Some(belief))
         }
 
         /// When every live node last changed its belief.
@@ -1029,26 +1028,30 @@ mod tests {
             net.start_all();
             let crash = 10 * d.timeout_ms;
             net.run_until(crash);
-            assert!(net.all_live_believe(Leadership { term: 1, leader: Some(7) }), "{name}: {:?}", net.beliefs);
-            let before = net.counters;
+            assert!(net.all_live_believe(Leadership { term: 1, leader: Some(7) }), "{name}: {:?}", net.beliefs());
+            let before = net.counters();
             let bound = (catalogue::find(NAME).unwrap().bound)(6, 6);
             assert!(before.heartbeat_messages > 0 && before.messages <= bound, "{name}: {before:?}");
             let seven = net.pos(7) as usize;
             net.crashed[seven] = true;
             net.run_until(crash + 2 * (d.timeout_ms + b.answer_timeout_ms));
-            assert!(net.all_live_believe(Leadership { term: 2, leader: Some(5) }), "{name}: {:?}", net.beliefs);
+            assert!(net.all_live_believe(Leadership { term: 2, leader: Some(5) }), "{name}: {:?}", net.beliefs());
             let first_doubt = net.timeline.iter().find(|(t, _, l)| *t > crash && l.leader.is_none()).unwrap().0;
             let (detection, failover) = (first_doubt - crash, net.settled_at() - crash);
             eprintln!(
                 "{name}: crash of 7: first suspicion after {detection} ms, all follow 5 (term 2) after {failover} ms, \
                  {} election messages",
-                net.counters.messages - before.messages
+                net.counters().messages - before.messages
             );
             assert!((d.timeout_ms..=d.timeout_ms + d.period_ms + 10).contains(&detection), "{name}: {detection} ms");
             assert!(failover <= d.timeout_ms + d.period_ms + b.answer_timeout_ms + 20, "{name}: {failover} ms");
-            assert_eq!(net.nodes[net.pos(5) as usize].state(), "leader");
+            assert_eq!(net.nodes[net.pos(5) as usize].algorithm().state(), "leader");
             net.run_until(crash + 50 * d.timeout_ms);
-            assert!(net.all_live_believe(Leadership { term: 2, leader: Some(5) }), "{name} stable: {:?}", net.beliefs);
+            assert!(
+                net.all_live_believe(Leadership { term: 2, leader: Some(5) }),
+                "{name} stable: {:?}",
+                net.beliefs()
+            );
         }
     }
 
@@ -1066,11 +1069,11 @@ mod tests {
         net.cut[seven] = true;
         net.run_until(3_500);
         let others: Vec<usize> = (0..6).filter(|&p| p != seven).collect();
-        assert!(others.iter().all(|&p| net.beliefs[p] == Some(Leadership { term: 2, leader: Some(5) })));
-        assert_eq!(net.beliefs[seven], Some(Leadership { term: 1, leader: Some(7) }), "7 cannot know");
+        assert!(others.iter().all(|&p| net.beliefs()[p] == Some(Leadership { term: 2, leader: Some(5) })));
+        assert_eq!(net.beliefs()[seven], Some(Leadership { term: 1, leader: Some(7) }), "7 cannot know");
         net.cut[seven] = false;
         net.run_until(5_000);
-        assert!(net.all_live_believe(Leadership { term: 3, leader: Some(7) }), "{:?}", net.beliefs);
+        assert!(net.all_live_believe(Leadership { term: 3, leader: Some(7) }), "{:?}", net.beliefs());
         eprintln!("after the cut healed at 3500 ms, all follow 7 (term 3) at {} ms", net.settled_at());
         assert!(net.settled_at() < 3_500 + 300);
     }
@@ -1087,15 +1090,15 @@ mod tests {
         net.run_until(u64::MAX);
         assert!(net.all_live_believe(Leadership { term: 1, leader: Some(6) }));
         assert!(net.queue.is_empty(), "one-shot: nothing pending once the leader is known");
-        let before = net.counters;
+        let before = net.counters();
         let six = net.pos(6) as usize;
         net.crashed[six] = true;
         net.suspect(1, 6);
         net.run_until(u64::MAX);
-        assert!(net.all_live_believe(Leadership { term: 2, leader: Some(5) }), "{:?}", net.beliefs);
-        let by = |k: MsgKind| net.counters.by_kind[k as usize] - before.by_kind[k as usize];
+        assert!(net.all_live_believe(Leadership { term: 2, leader: Some(5) }), "{:?}", net.beliefs());
+        let by = |k: MsgKind| net.counters().by_kind[k as usize] - before.by_kind[k as usize];
         assert_eq!((by(MsgKind::BullyElection), by(MsgKind::Answer), by(MsgKind::Coordinator)), (15, 10, 5));
-        assert_eq!(net.counters.messages - before.messages, 6 * 5);
-        assert_eq!(net.counters.heartbeat_messages, 0);
+        assert_eq!(net.counters().messages - before.messages, 6 * 5);
+        assert_eq!(net.counters().heartbeat_messages, 0);
     }
 }

@@ -42,12 +42,13 @@
 //! the watched pairs: O(n) when every node watches O(1) neighbours and the
 //! leader watches all.
 //!
-//! **Timers.** The detector owns timer ids 6 and 7 (7 is its clock; 6 is
-//! reserved for it); inner algorithms use 0..=5. The simulator keeps 8 timer
-//! slots per node (`timer % 8`), so an inner timer whose id is 6 or 7 modulo 8
-//! would silently replace the detector's clock: the wrapper checks every timer
-//! effect of the inner algorithm and panics on one (a programming error; the
-//! runtime turns the panic into a recorded failure of that election).
+//! **Timers.** A node has [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS) (8)
+//! timers, ids 0..=7 (see [`Effect::SetTimer`]). The detector owns ids 6 and
+//! 7 (7 is its clock; 6 is reserved for it); inner algorithms use 0..=5. An
+//! inner timer on 6 or 7 would silently replace the detector's clock: the
+//! wrapper checks every timer effect of the inner algorithm and panics on one
+//! (a programming error; the runtime turns the panic into a recorded failure
+//! of that election).
 //!
 //! **False suspicion.** The detector cannot tell a crashed neighbour from a
 //! slow one: a link delay, a GC pause or a descheduled process longer than
@@ -71,12 +72,11 @@ use super::{AlgoError, Algorithm, Decision, Effect, Msg, Outbox, Port, TimerId};
 pub const HEARTBEAT_TIMER: TimerId = 7;
 /// Reserved for the detector (inner algorithms must not use it).
 pub const RESERVED_TIMER: TimerId = 6;
-/// Timer slots per node in the drivers (the simulator maps ids `timer % 8`).
-const SLOTS: TimerId = 8;
-
-/// Is `timer` one of the detector's ids (6 or 7 modulo the 8 timer slots)?
+/// Is `timer` off limits to an inner algorithm: one of the detector's ids (6
+/// or 7), or beyond the [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS), which
+/// are no timers at all?
 pub fn is_reserved(timer: TimerId) -> bool {
-    timer % SLOTS >= RESERVED_TIMER
+    timer >= RESERVED_TIMER
 }
 
 /// Longest suspicion timeout accepted: a day (timers of a day or more are

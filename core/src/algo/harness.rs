@@ -2,13 +2,14 @@
 //! for property tests and fuzz targets that feed it hostile input.
 //!
 //! [`node`] builds position 0 of an algorithm's default topology the way the
-//! drivers build it; [`Feeder`] hands it messages on its ports and fires only
-//! the timers it has set, checking that no step's output runs away and that
+//! drivers build it; [`Feeder`] hands it messages on its ports through the
+//! node [`Shell`] and fires only the timers it has set, checking that no step's output runs away and that
 //! the messages it holds for later stay within [`MAX_HELD`].
 
 use super::catalogue::AlgorithmSpec;
 use super::detector::DetectorConfig;
-use super::{AlgoError, Algorithm, Effect, MAX_HELD, Msg, NodeContext, Outbox, PortInfo, Rule, TimerId};
+use super::{AlgoError, Algorithm, MAX_HELD, Msg, NodeContext, PortInfo, Rule, TimerId};
+use crate::shell::{Misstep, Output, Outputs, Shell};
 use crate::topology::Topology;
 
 /// Position 0 (id 1 of ids 1..=n) of `spec`'s default topology on `n` nodes,
@@ -34,25 +35,33 @@ pub fn node_under(spec: &AlgorithmSpec, n: u32, kept: bool, rule: Rule) -> Optio
     Some((algo, info.len() as u32))
 }
 
-/// Feeds a state machine and keeps track of its timers.
+/// Feeds a state machine, through the [`Shell`] every driver uses, and
+/// keeps track of its timers.
 #[derive(Debug)]
 pub struct Feeder {
-    algo: Box<dyn Algorithm>,
+    node: Shell<Box<dyn Algorithm>>,
     ports: u32,
-    out: Outbox,
-    timers: Vec<TimerId>,
+    out: Outputs,
+    /// The timers set and not yet fired, with their generations, in the order first set.
+    timers: Vec<(TimerId, u64)>,
     bound: usize,
 }
 
 impl Feeder {
     /// A feeder of `algo`, which has `ports` ports.
     pub fn new(algo: Box<dyn Algorithm>, ports: u32) -> Feeder {
-        Feeder { algo, ports, out: Outbox::default(), timers: Vec::new(), bound: 8 * ports as usize + 32 }
+        Feeder {
+            node: Shell::new(algo),
+            ports,
+            out: Outputs::default(),
+            timers: Vec::new(),
+            bound: 8 * ports as usize + 32,
+        }
     }
 
     /// Wake the node.
     pub fn start(&mut self) {
-        self.algo.on_start(&mut self.out);
+        self.node.start(&mut self.out);
         self.settle();
     }
 
@@ -62,35 +71,41 @@ impl Feeder {
         if self.ports == 0 {
             return Ok(());
         }
-        let result = self.algo.on_message((port % self.ports as usize) as u32, msg, &mut self.out);
+        let result = self.node.message((port % self.ports as usize) as u32, msg, &mut self.out);
         self.settle();
         result
     }
 
     /// How many messages the node holds for later.
     pub fn held(&self) -> usize {
-        self.algo.held()
+        self.node.held()
     }
 
     /// Fire the `i % count`-th of the timers the node has set and not cancelled (nothing if none).
     pub fn timer(&mut self, i: usize) {
+        let node = &self.node;
+        self.timers.retain(|&(t, g)| node.timer_due(t, g));
         if !self.timers.is_empty() {
-            let t = self.timers.remove(i % self.timers.len());
-            self.algo.on_timer(t, &mut self.out);
+            let (t, g) = self.timers.remove(i % self.timers.len());
+            self.node.timer(t, g, &mut self.out);
             self.settle();
         }
     }
 
-    /// Check the step's output and what the node holds are bounded, then carry out its timer effects.
+    /// Check the step's output and what the node holds are bounded, then note its timers.
     fn settle(&mut self) {
-        let n = self.out.effects().len();
-        assert!(n <= self.bound, "{n} effects in one step (bound {}): {:?}", self.bound, self.out.effects());
-        let held = self.algo.held();
-        assert!(held <= MAX_HELD, "{held} messages held (at most {MAX_HELD}): {:?}", self.algo);
-        for e in self.out.drain() {
-            match e {
-                Effect::SetTimer { timer, .. } if !self.timers.contains(&timer) => self.timers.push(timer),
-                Effect::CancelTimer { timer } => self.timers.retain(|t| *t != timer),
+        let n = self.out.effect_count();
+        assert!(n <= self.bound, "{n} effects in one step (bound {}): {:?}", self.bound, self.out.as_slice());
+        let held = self.node.held();
+        assert!(held <= MAX_HELD, "{held} messages held (at most {MAX_HELD}): {:?}", self.node.algorithm());
+        for o in self.out.drain() {
+            match o {
+                Output::SetTimer { timer, generation, .. } => match self.timers.iter_mut().find(|(t, _)| *t == timer) {
+                    Some(slot) => slot.1 = generation,
+                    None => self.timers.push((timer, generation)),
+                },
+                // A forged message may well make a node decide again; an unknown timer is a bug.
+                Output::Misstep(m @ Misstep::NoSuchTimer { .. }) => panic!("{m}"),
                 _ => {}
             }
         }

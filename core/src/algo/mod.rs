@@ -554,9 +554,14 @@ pub enum Effect {
     /// of times; drivers keep the timeline and check that no two nodes lead
     /// in one term).
     Lead(Leadership),
-    /// Call [`Algorithm::on_timer`] with `timer` after `after_ms` (replaces a pending one).
+    /// Call [`Algorithm::on_timer`] with `timer` after `after_ms`, replacing
+    /// the pending one of the same id. A node has
+    /// [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS) timers, ids `0..8` (the
+    /// failure detector takes 6 and 7); the node [`Shell`](crate::shell::Shell)
+    /// stamps each set with a generation, so a replaced, cancelled or
+    /// pre-crash timer never fires, and refuses an id beyond the slots.
     SetTimer {
-        /// Timer name.
+        /// Timer name, below [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS).
         timer: TimerId,
         /// Delay in milliseconds (virtual milliseconds in the simulator).
         after_ms: u64,

@@ -293,6 +293,7 @@ mod tests {
     use super::*;
     use crate::algo::catalogue;
     use crate::algo::{Effect, MsgKind, PortInfo};
+    use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};
     use crate::topology::Topology;
 
@@ -313,16 +314,14 @@ mod tests {
         Effect::Send { port, msg }
     }
 
-    /// A hand-driven complete network: every send waits in `flight` until a
-    /// test delivers it, so a test chooses the schedule.
+    /// A hand-driven complete network of node shells: every send waits in
+    /// `flight` until a test delivers it, so a test chooses the schedule.
     struct Net {
         topo: Topology,
         ids: Vec<u64>,
-        nodes: Vec<Villadangos>,
+        nodes: Vec<Shell<Villadangos>>,
         /// (to position, port it arrives on, message)
         flight: Vec<(u32, Port, Msg)>,
-        decisions: Vec<Option<Decision>>,
-        sent: u64,
     }
 
     impl Net {
@@ -331,34 +330,41 @@ mod tests {
             let nodes = (0..ids.len() as u32)
                 .map(|v| {
                     let peers: Vec<u64> = topo.ports(v).iter().map(|l| ids[l.peer as usize]).collect();
-                    node(ids[v as usize], rule, &peers)
+                    Shell::new(node(ids[v as usize], rule, &peers))
                 })
                 .collect();
-            Net { topo, ids: ids.to_vec(), nodes, flight: Vec::new(), decisions: vec![None; ids.len()], sent: 0 }
+            Net { topo, ids: ids.to_vec(), nodes, flight: Vec::new() }
         }
 
         fn pos(&self, id: u64) -> u32 {
             self.ids.iter().position(|&x| x == id).unwrap() as u32
         }
 
-        fn apply(&mut self, from: u32, out: &mut Outbox) {
-            for e in out.drain() {
-                match e {
-                    Effect::Send { port, msg } => {
+        fn apply(&mut self, from: u32, out: &mut Outputs) {
+            for o in out.drain() {
+                match o {
+                    Output::Send { port, msg } => {
                         let l = self.topo.link(from, port).unwrap();
                         self.flight.push((l.peer, l.remote_port, msg));
-                        self.sent += 1;
                     }
-                    Effect::Decide(d) => self.decisions[from as usize] = Some(d),
-                    _ => unreachable!(),
+                    Output::Decided(_) => {}
+                    o => unreachable!("{o:?}"),
                 }
             }
         }
 
+        fn decisions(&self) -> Vec<Option<Decision>> {
+            self.nodes.iter().map(Shell::decision).collect()
+        }
+
+        fn sent(&self) -> u64 {
+            self.nodes.iter().map(|s| s.counters().messages).sum()
+        }
+
         fn start(&mut self, id: u64) {
             let v = self.pos(id);
-            let mut out = Outbox::default();
-            self.nodes[v as usize].on_start(&mut out);
+            let mut out = Outputs::default();
+            self.nodes[v as usize].start(&mut out);
             self.apply(v, &mut out);
         }
 
@@ -367,16 +373,16 @@ mod tests {
             let v = self.pos(to);
             let i = self.flight.iter().position(|(t, _, m)| *t == v && pick(m)).expect("such a message in flight");
             let (_, port, msg) = self.flight.remove(i);
-            let mut out = Outbox::default();
-            self.nodes[v as usize].on_message(port, msg, &mut out).unwrap();
+            let mut out = Outputs::default();
+            self.nodes[v as usize].message(port, msg, &mut out).unwrap();
             self.apply(v, &mut out);
         }
 
         /// Deliver everything in flight, oldest first, until quiet.
         fn drain(&mut self) {
             while let Some((v, port, msg)) = (!self.flight.is_empty()).then(|| self.flight.remove(0)) {
-                let mut out = Outbox::default();
-                self.nodes[v as usize].on_message(port, msg, &mut out).unwrap();
+                let mut out = Outputs::default();
+                self.nodes[v as usize].message(port, msg, &mut out).unwrap();
                 self.apply(v, &mut out);
             }
         }
@@ -473,13 +479,13 @@ mod tests {
         net.deliver(3, |m| *m == Msg::Message1 { id: 1 });
         net.deliver(2, |m| *m == Msg::Message1 { id: 3 });
         net.deliver(1, |m| *m == Msg::Message2 { id: 3 });
-        assert_eq!(net.nodes[0].state(), "candidate", "1 knows its successor, not yet its predecessor");
+        assert_eq!(net.nodes[0].algorithm().state(), "candidate", "1 knows its successor, not yet its predecessor");
         net.deliver(1, |m| *m == Msg::Message1 { id: 3 });
         assert_eq!(net.flight, vec![(2, 0, Msg::Message3 { id: 3 })], "1 hands 3 its own id");
         net.drain();
-        assert_eq!(net.decisions[2], Some(Decision { role: Role::Leader, leader: 3 }));
-        assert!(net.decisions.iter().all(|d| d.map(|d| d.leader) == Some(3)));
-        assert_eq!(net.sent, 7);
+        assert_eq!(net.decisions()[2], Some(Decision { role: Role::Leader, leader: 3 }));
+        assert!(net.decisions().iter().all(|d| d.map(|d| d.leader) == Some(3)));
+        assert_eq!(net.sent(), 7);
         // The same case in the simulator, on the schedule that first showed it.
         let spec = catalogue::find(NAME).unwrap();
         let cfg = SimConfig { unit_delay: true, ..SimConfig::default() };

@@ -1,11 +1,12 @@
-//! One node's share of one election: the state machine, its ports, the
-//! driver-side counters, the pending queue of an initiator that has not been
-//! started yet, and its timers.
+//! One node's share of one election: the state machine in the core's node
+//! [`Shell`] (which keeps its decision, belief, persisted record, timer
+//! generations, counters and the messages an initiator holds before
+//! `Start`), its ports, and what only a live node has: links, tokio timer
+//! tasks, spans, metrics and the message log.
 //!
 //! Everything mutable sits behind one `std::sync::Mutex`, held only for one
 //! algorithm step plus the non-blocking enqueueing of its effects.
 
-use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
@@ -19,8 +20,8 @@ use tracing::{info, warn};
 
 use super::links::Link;
 use crate::observe::{self, kv, node_metrics};
-use ringleader_core::algo::{Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, Stable, TimerId};
-use ringleader_core::counters::Counters;
+use ringleader_core::algo::{Algorithm, Decision, Leadership, Msg, Port, Role, TimerId};
+use ringleader_core::shell::{Output, Outputs, Shell, TIMER_SLOTS};
 
 /// Entries of each half (sends, receipts) of a node's message log of one election.
 pub(crate) const MAX_LOGGED: usize = 8_192;
@@ -103,21 +104,11 @@ impl std::fmt::Debug for Rebuild {
     }
 }
 
-/// A message that reached an initiator before `Start`.
+/// What the runtime keeps with a message an initiator holds before `Start`.
 #[derive(Clone, Debug)]
 struct Pending {
-    port: Port,
-    msg: Msg,
     causal_time: u64,
     /// The span that sent it.
-    parent: Option<SpanContext>,
-}
-
-/// A live timer: the generation that may fire it, and the span that set it.
-#[derive(Debug)]
-struct Timer {
-    id: TimerId,
-    generation: u64,
     parent: Option<SpanContext>,
 }
 
@@ -132,28 +123,22 @@ enum Input {
 
 #[derive(Debug)]
 struct State {
-    algo: Box<dyn Algorithm>,
-    out: Outbox,
-    counters: Counters,
+    /// The state machine and what every driver keeps around it. Its
+    /// persisted record is kept in memory: a crash fault loses the state
+    /// machine but not the record (see `restart`); a killed process loses
+    /// both and does not rejoin elections in flight.
+    shell: Shell<Box<dyn Algorithm>, Pending>,
+    out: Outputs,
     /// Causal depth: the largest causal time received.
     depth: u64,
     /// Largest causal time sent or received.
     max_causal: u64,
-    decision: Option<Decision>,
-    /// The latest kept-leadership belief ([`Effect::Lead`]).
-    leadership: Option<Leadership>,
-    /// The last record the algorithm asked to keep on stable storage
-    /// ([`Effect::Persist`]); it survives a crash fault.
-    stable: Option<Stable>,
     received: u64,
     rejected: u64,
     errors: Vec<String>,
     errors_dropped: u64,
-    started: bool,
-    pending: VecDeque<Pending>,
-    /// Live timers and the generation that may fire them.
-    timers: Vec<Timer>,
-    next_generation: u64,
+    /// The span that set each timer (the parent of the step it fires).
+    timer_parents: [Option<SpanContext>; TIMER_SLOTS],
     /// Aborted or the node is shutting down: take no more input.
     closed: bool,
     /// The state machine panicked; its state is unknown, so it takes no more input.
@@ -195,23 +180,17 @@ impl Election {
         algo: Box<dyn Algorithm>,
         events: broadcast::Sender<pb::NodeEvent>,
     ) -> Arc<Self> {
+        let receive_only = (0..setup.ports.len() as Port).filter(|&p| setup.ports[p as usize].link.is_none());
         let state = State {
-            algo,
-            out: Outbox::default(),
-            counters: Counters::default(),
+            shell: Shell::new(algo).with_links(setup.ports.len() as Port, receive_only),
+            out: Outputs::default(),
             depth: 0,
             max_causal: 0,
-            decision: None,
-            leadership: None,
-            stable: None,
             received: 0,
             rejected: 0,
             errors: Vec::new(),
             errors_dropped: 0,
-            started: false,
-            pending: VecDeque::new(),
-            timers: Vec::new(),
-            next_generation: 0,
+            timer_parents: Default::default(),
             closed: false,
             broken: false,
             sent_seq: 0,
@@ -305,9 +284,11 @@ impl Election {
                 log.truncated += 1;
             }
         }
-        if self.setup.initiator && !st.started {
-            st.pending.push_back(Pending { port, msg, causal_time, parent });
-            return Ok(());
+        if self.setup.initiator && !st.shell.started() {
+            return st.shell.hold(port, msg, Pending { causal_time, parent }).map_err(|e| {
+                st.rejected += 1;
+                Rejection::new(Code::ResourceExhausted, format!("{e} (the initiator has not started yet)"))
+            });
         }
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let result = self.deliver(&mut st, port, msg, causal_time);
@@ -331,10 +312,9 @@ impl Election {
         if self.setup.faults.crashed() {
             return Err(Rejection::new(Code::Unavailable, "the node is crashed (an injected fault)"));
         }
-        st.started = true;
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
-        let State { algo, out, .. } = &mut *st;
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| algo.on_start(out))) {
+        let State { shell, out, .. } = &mut *st;
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.start(out))) {
             let e = format!("algorithm panicked in on_start: {}", panic_text(&*panic));
             self.break_down(&mut st, e.clone());
             return Err(Rejection::new(Code::Internal, e));
@@ -344,18 +324,17 @@ impl Election {
         self.apply(&mut st, &mut spare, span.as_mut());
         drop(span);
         let mut released = 0;
-        while let Some(p) = st.pending.pop_front() {
-            if st.broken {
-                break;
-            }
+        while !st.broken
+            && let Some((port, msg, p)) = st.shell.release()
+        {
             released += 1;
             let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
-            let sender = self.setup.ports.get(p.port as usize).map_or(0, |l| l.peer);
-            let result = self.deliver(&mut st, p.port, p.msg, p.causal_time);
+            let sender = self.setup.ports.get(port as usize).map_or(0, |l| l.peer);
+            let result = self.deliver(&mut st, port, msg, p.causal_time);
             if let Err(r) = &result {
-                warn!(election = self.id(), port = p.port, msg = ?p.msg, error = %r.message, "queued message refused");
+                warn!(election = self.id(), port, msg = ?msg, error = %r.message, "queued message refused");
             }
-            let input = Input::Message { port: p.port, msg: p.msg, causal_time: p.causal_time };
+            let input = Input::Message { port, msg, causal_time: p.causal_time };
             let mut span = self.step_span(&st, began, input, p.parent, sender);
             self.apply(&mut st, &mut spare, span.as_mut());
         }
@@ -371,10 +350,10 @@ impl Election {
     pub(crate) fn restart(self: &Arc<Self>) -> bool {
         let Some(rebuild) = &self.setup.rebuild else { return false };
         let mut st = self.lock();
-        if st.closed || st.broken || !st.started || self.setup.faults.crashed() {
+        if st.closed || st.broken || !st.shell.started() || self.setup.faults.crashed() {
             return false;
         }
-        let mut algo = match catch_unwind(AssertUnwindSafe(|| (rebuild.0)())) {
+        let algo = match catch_unwind(AssertUnwindSafe(|| (rebuild.0)())) {
             Ok(a) => a,
             Err(panic) => {
                 let e = format!("algorithm panicked while rebuilding after a crash: {}", panic_text(&*panic));
@@ -382,21 +361,12 @@ impl Election {
                 return false;
             }
         };
-        if let Some(stable) = st.stable {
-            algo.restore(stable);
-        }
-        st.algo = algo;
-        st.timers.clear();
         st.out.clear();
-        st.decision = None;
-        if let Some(old) = st.leadership.filter(|l| l.leader.is_some()) {
-            // The new incarnation believes nothing until it hears or decides.
-            st.out.push(Effect::Lead(Leadership { term: old.term, leader: None }));
-        }
-        info!(election = self.id(), position = self.setup.position, restored = ?st.stable, "restarted after a crash");
+        st.timer_parents = Default::default();
+        info!(election = self.id(), position = self.setup.position, restored = ?st.shell.stable(), "restarted after a crash");
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
-        let State { algo, out, .. } = &mut *st;
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| algo.on_start(out))) {
+        let State { shell, out, .. } = &mut *st;
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.restart(algo, out))) {
             let e = format!("algorithm panicked in on_start after a crash: {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return false;
@@ -410,8 +380,8 @@ impl Election {
     pub(crate) fn close(&self) {
         let mut st = self.lock();
         st.closed = true;
-        st.timers.clear();
-        st.pending.clear();
+        st.shell.close();
+        st.timer_parents = Default::default();
     }
 
     /// Record an error that happened outside the state machine (e.g. a lost link).
@@ -425,8 +395,8 @@ impl Election {
         st.max_causal = st.max_causal.max(causal_time);
         st.received += 1;
         node_metrics().received.add(1, &self.labels(msg));
-        let State { algo, out, .. } = &mut *st;
-        match catch_unwind(AssertUnwindSafe(|| algo.on_message(port, msg, out))) {
+        let State { shell, out, .. } = &mut *st;
+        match catch_unwind(AssertUnwindSafe(|| shell.message(port, msg, out))) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
                 st.rejected += 1;
@@ -450,8 +420,8 @@ impl Election {
         warn!(election = self.id(), error = %e, "state machine failed; the election takes no more input");
         st.out.clear();
         st.broken = true;
-        st.timers.clear();
-        st.pending.clear();
+        st.shell.close();
+        st.timer_parents = Default::default();
         st.record_error(e);
     }
 
@@ -472,11 +442,10 @@ impl Election {
         sender: u32,
     ) -> Option<global::BoxedSpan> {
         let (root, began) = (self.setup.trace.as_ref()?, began?);
-        let eventful = st.out.effects().iter().any(|e| match e {
-            Effect::Send { msg, .. } => !msg.kind().is_upkeep(),
-            Effect::Decide(_) => true,
-            Effect::Lead(l) => st.leadership != Some(*l),
-            Effect::SetTimer { .. } | Effect::CancelTimer { .. } | Effect::Persist(_) => false,
+        let eventful = st.out.as_slice().iter().any(|o| match o {
+            Output::Send { msg, .. } => !msg.kind().is_upkeep(),
+            Output::Decided(_) | Output::Lead(_) | Output::BeliefEnded(_) | Output::Misstep(_) => true,
+            Output::SetTimer { .. } => false,
         });
         let (name, kind) = match input {
             Input::Message { msg, .. } if msg.kind().is_upkeep() && !eventful => return None,
@@ -526,9 +495,9 @@ impl Election {
         let mut out = std::mem::take(&mut st.out);
         let context = span.as_ref().map(|s| s.span_context().clone());
         let traceparent = context.as_ref().and_then(observe::traceparent);
-        for effect in out.drain() {
-            match effect {
-                Effect::Send { port, msg } => {
+        for output in out.drain() {
+            match output {
+                Output::Send { port, msg } => {
                     let carried = if msg.kind().is_upkeep() { None } else { traceparent.clone() };
                     if let (Some(span), Some(_)) = (span.as_mut(), &carried) {
                         let to = self.setup.ports.get(port as usize).map_or(-1, |p| i64::from(p.peer));
@@ -539,7 +508,7 @@ impl Election {
                     }
                     self.send(st, port, msg, spare, carried)
                 }
-                Effect::Decide(d) => {
+                Output::Decided(d) => {
                     if let Some(span) = span.as_mut() {
                         span.add_event(
                             "decide",
@@ -549,30 +518,25 @@ impl Election {
                             ],
                         );
                     }
-                    self.decide(st, d)
+                    self.decide(d)
                 }
-                Effect::Lead(l) => {
-                    if st.leadership != Some(l) {
-                        info!(election = self.id(), position = self.setup.position, term = l.term, leader = ?l.leader, "leadership");
-                        if let Some(span) = span.as_mut() {
-                            span.add_event(
-                                "leadership",
-                                vec![
-                                    kv("ringleader.term", l.term as i64),
-                                    kv("ringleader.leader", l.leader.map_or(-1, |id| id as i64)),
-                                ],
-                            );
-                        }
-                        st.leadership = Some(l);
-                        let _ = self.events.send(self.lead_event(l));
+                Output::Lead(l) | Output::BeliefEnded(l) => {
+                    info!(election = self.id(), position = self.setup.position, term = l.term, leader = ?l.leader, "leadership");
+                    if let Some(span) = span.as_mut() {
+                        span.add_event(
+                            "leadership",
+                            vec![
+                                kv("ringleader.term", l.term as i64),
+                                kv("ringleader.leader", l.leader.map_or(-1, |id| id as i64)),
+                            ],
+                        );
                     }
+                    let _ = self.events.send(self.lead_event(l));
                 }
-                Effect::SetTimer { timer, after_ms } => self.set_timer(st, timer, after_ms, context.clone()),
-                Effect::CancelTimer { timer } => st.timers.retain(|t| t.id != timer),
-                // Kept in memory: a crash fault loses the state machine but
-                // not this record (see `restart`); a killed process loses both
-                // and does not rejoin elections in flight.
-                Effect::Persist(stable) => st.stable = Some(stable),
+                Output::SetTimer { timer, after_ms, generation } => {
+                    self.set_timer(st, timer, after_ms, generation, context.clone())
+                }
+                Output::Misstep(m) => st.record_error(m.to_string()),
             }
         }
         st.out = out;
@@ -585,7 +549,6 @@ impl Election {
             st.record_error(format!("sent {msg:?} on port {port}, which has no outgoing link"));
             return;
         };
-        st.counters.record(msg);
         let labels = self.labels(msg);
         let metrics = node_metrics();
         metrics.sent.add(1, &labels);
@@ -626,39 +589,34 @@ impl Election {
         );
     }
 
-    fn decide(&self, st: &mut State, d: Decision) {
-        match st.decision {
-            Some(prev) if prev != d => st.record_error(format!("decided {prev:?} and then {d:?}")),
-            Some(_) => {}
-            None => {
-                st.decision = Some(d);
-                info!(election = self.id(), position = self.setup.position, role = ?d.role, leader = d.leader, "decided");
-                // No subscriber is fine: events are for whoever listens now.
-                let _ = self.events.send(pb::NodeEvent {
-                    election_id: self.setup.election_id.clone(),
-                    position: self.setup.position,
-                    role: role_of(Some(d)) as i32,
-                    leader_id: d.leader,
-                    ..Default::default()
-                });
-            }
-        }
+    /// Report the node's (first) decision.
+    fn decide(&self, d: Decision) {
+        info!(election = self.id(), position = self.setup.position, role = ?d.role, leader = d.leader, "decided");
+        // No subscriber is fine: events are for whoever listens now.
+        let _ = self.events.send(pb::NodeEvent {
+            election_id: self.setup.election_id.clone(),
+            position: self.setup.position,
+            role: role_of(Some(d)) as i32,
+            leader_id: d.leader,
+            ..Default::default()
+        });
     }
 
-    fn set_timer(self: &Arc<Self>, st: &mut State, timer: TimerId, after_ms: u64, parent: Option<SpanContext>) {
+    /// Sleep `after_ms`, then hand `(timer, generation)` back to the shell.
+    fn set_timer(
+        self: &Arc<Self>,
+        st: &mut State,
+        timer: TimerId,
+        after_ms: u64,
+        generation: u64,
+        parent: Option<SpanContext>,
+    ) {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             st.record_error(format!("timer {timer} set outside a tokio runtime"));
             return;
         };
-        st.next_generation += 1;
-        let generation = st.next_generation;
-        match st.timers.iter_mut().find(|t| t.id == timer) {
-            Some(slot) => {
-                slot.generation = generation;
-                slot.parent = parent;
-            }
-            None => st.timers.push(Timer { id: timer, generation, parent }),
-        }
+        // The shell refuses ids beyond the slots before they come out as timers.
+        st.timer_parents[timer as usize] = parent;
         let weak = Arc::downgrade(self);
         rt.spawn(async move {
             tokio::time::sleep(Duration::from_millis(after_ms)).await;
@@ -671,14 +629,16 @@ impl Election {
     /// A timer task woke up; it fires only if nothing replaced or cancelled it since.
     fn fire(self: &Arc<Self>, timer: TimerId, generation: u64) {
         let mut st = self.lock();
-        let Some(i) = st.timers.iter().position(|t| t.id == timer && t.generation == generation) else { return };
-        let parent = st.timers.swap_remove(i).parent;
+        if !st.shell.timer_due(timer, generation) {
+            return;
+        }
+        let parent = st.timer_parents[timer as usize].take();
         if st.closed || st.broken || self.setup.faults.crashed() {
             return;
         }
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
-        let State { algo, out, .. } = &mut *st;
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| algo.on_timer(timer, out))) {
+        let State { shell, out, .. } = &mut *st;
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.timer(timer, generation, out))) {
             let e = format!("algorithm panicked in on_timer({timer}): {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return;
@@ -711,7 +671,7 @@ impl Election {
         if st.closed {
             return None;
         }
-        st.leadership.map(|l| self.lead_event(l))
+        st.shell.leadership().map(|l| self.lead_event(l))
     }
 
     /// This node's message log (`disabled` when the election keeps none).
@@ -732,12 +692,12 @@ impl Election {
         pb::NodeElectionStatus {
             election_id: self.setup.election_id.clone(),
             position: self.setup.position,
-            role: role_of(st.decision) as i32,
-            leader_id: st.decision.map_or(0, |d| d.leader),
-            sent_by_kind: st.counters.named().map(|(k, v)| (k.to_string(), v)).collect(),
-            election_messages: st.counters.election_messages,
-            notification_messages: st.counters.notification_messages,
-            bytes: st.counters.bytes,
+            role: role_of(st.shell.decision()) as i32,
+            leader_id: st.shell.decision().map_or(0, |d| d.leader),
+            sent_by_kind: st.shell.counters().named().map(|(k, v)| (k.to_string(), v)).collect(),
+            election_messages: st.shell.counters().election_messages,
+            notification_messages: st.shell.counters().notification_messages,
+            bytes: st.shell.counters().bytes,
             received: st.received,
             max_causal_time: st.max_causal,
             rejected: st.rejected,

@@ -68,6 +68,15 @@ struct Fixture {
 
 /// A non-initiator at position 0 of a 2-ring whose ports both lead to position 1 and are receive-only.
 fn fixture(start: Vec<Effect>) -> Fixture {
+    fixture_as(start, false)
+}
+
+/// [`fixture`], as an initiator (which holds messages until `Start`).
+fn fixture_initiator(start: Vec<Effect>) -> Fixture {
+    fixture_as(start, true)
+}
+
+fn fixture_as(start: Vec<Effect>, initiator: bool) -> Fixture {
     let fired = Arc::new(Mutex::new(Vec::new()));
     let (tx, events) = broadcast::channel(16);
     let setup = ElectionSetup {
@@ -75,7 +84,7 @@ fn fixture(start: Vec<Effect>) -> Fixture {
         algorithm: "scripted",
         position: 0,
         id: 7,
-        initiator: false,
+        initiator,
         ports: vec![
             PortLink { peer: 1, remote_port: RIGHT, link: None },
             PortLink { peer: 1, remote_port: LEFT, link: None },
@@ -297,4 +306,22 @@ async fn a_late_subscriber_gets_the_current_beliefs_first() {
     tx.send(later.clone()).unwrap();
     assert_eq!(stream.next().await.unwrap().unwrap(), belief);
     assert_eq!(stream.next().await.unwrap().unwrap(), later);
+}
+
+/// An initiator that has not started holds what reaches it, but only up to
+/// the cap every node keeps ([`ringleader_core::algo::MAX_HELD`]): beyond it a
+/// flooding peer's envelopes are refused with RESOURCE_EXHAUSTED, so its
+/// memory stays bounded; what was held is all handed over at `Start`.
+#[tokio::test]
+async fn an_unstarted_initiator_holds_a_bounded_number_of_messages() {
+    let f = fixture_initiator(vec![]);
+    let wake = body(Msg::Wakeup);
+    let cap = ringleader_core::algo::MAX_HELD;
+    for i in 0..cap {
+        f.election.receive(Arrival::new(1, (i % 2) as Port, Some(&wake), 1), &mut None).unwrap();
+    }
+    let refused = f.election.receive(Arrival::new(1, 0, Some(&wake), 1), &mut None).unwrap_err();
+    assert_eq!(refused.code, Code::ResourceExhausted, "{}", refused.message);
+    assert_eq!(f.election.status().rejected, 1);
+    assert_eq!(f.election.start().unwrap().released, cap);
 }
