@@ -16,15 +16,15 @@ use ringleader_core::topology::{self, IdError, IdOrder, Topology, TopologyKind};
 use ringleader_proto::v1::{self as pb, controller_server::Controller};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Code, Request, Response, Status};
+use tonic::{Request, Response, Status};
 
 use crate::compare;
 use crate::config::ControllerConfig;
 use crate::convert::{self, ElectionRequest};
-use crate::elections::{
-    ElectionRecord, Elections, Entry, MAX_DIAGRAM_NODES, Mode, Plan, SimOptions, State, WatchEvent,
-};
+use crate::elections::{Elections, Entry, MAX_DIAGRAM_NODES, Plan, WatchEvent};
+pub use crate::error::RequestError;
 use crate::faults::Faults;
+use crate::record::{ElectionRecord, Mode, SimOptions, State};
 
 /// Size of a SIMULATED election that does not give one.
 pub const DEFAULT_SIMULATED_SIZE: u32 = 8;
@@ -38,44 +38,6 @@ pub const MAX_COMPLETE_SIZE: u32 = 2048;
 /// build here); beyond, the request is refused up front, naming `size`,
 /// instead of running for minutes and failing.
 pub const TIMER_EVENTS_PER_MESSAGE: u64 = 4;
-
-/// A request refused before it ran, naming the field at fault.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct RequestError {
-    /// `InvalidArgument` or `FailedPrecondition`.
-    pub code: Code,
-    /// The request field at fault, e.g. `size` or `simulation.non_fifo`.
-    pub field: &'static str,
-    /// What is wrong and what would be accepted.
-    pub reason: String,
-}
-
-impl RequestError {
-    pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
-        RequestError { code: Code::InvalidArgument, field, reason: reason.into() }
-    }
-
-    pub(crate) fn precondition(field: &'static str, reason: impl Into<String>) -> Self {
-        RequestError { code: Code::FailedPrecondition, field, reason: reason.into() }
-    }
-}
-
-impl From<RequestError> for Status {
-    fn from(e: RequestError) -> Self {
-        Status::new(e.code, e.to_string())
-    }
-}
-
-impl From<convert::ConvertError> for RequestError {
-    fn from(e: convert::ConvertError) -> Self {
-        let field = e.field();
-        let reason = match e {
-            convert::ConvertError::UnknownEnum { value, .. } => format!("unknown value {value}"),
-        };
-        RequestError::invalid(field, reason)
-    }
-}
 
 fn topology_names(spec: &AlgorithmSpec) -> String {
     spec.topologies.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
@@ -869,6 +831,7 @@ mod tests {
     use super::*;
     use ringleader_core::algo::detector::DetectorConfig;
     use ringleader_core::topology::TopologyKind;
+    use tonic::Code;
 
     fn req(algorithm: &str) -> ElectionRequest {
         ElectionRequest::try_from(pb::StartElectionRequest { algorithm: algorithm.into(), ..Default::default() })

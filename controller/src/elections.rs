@@ -33,51 +33,12 @@ use tracing::{error, info, warn};
 
 use crate::cluster::{Cluster, Node};
 use crate::config::ControllerConfig;
+pub use crate::error::{LaunchError, Overloaded};
 use crate::failover::{self, Mark, Tracker};
+pub use crate::record::{
+    ElectionRecord, LeaderInfo, LeadershipChange, MAX_PARTICIPANTS, Metrics, Mode, Participant, SimOptions, State,
+};
 use crate::telemetry;
-
-/// Elections with at most this many positions list their participants.
-pub const MAX_PARTICIPANTS: u32 = 1024;
-
-/// Where an election runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Mode {
-    /// Over the nodes' gRPC links.
-    Live,
-    /// In the controller's deterministic simulator.
-    Simulated,
-}
-
-/// Life cycle of an election.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum State {
-    /// Recorded, nodes not configured yet.
-    Pending,
-    /// Nodes configured and started (or the simulator running).
-    Running,
-    /// Every position decided (see the violations for correctness).
-    Finished,
-    /// The election could not complete (see the error).
-    Failed,
-}
-
-impl State {
-    /// Finished or failed: nothing will change any more.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, State::Finished | State::Failed)
-    }
-}
-
-/// Options of a SIMULATED election.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SimOptions {
-    /// Links may reorder messages.
-    pub non_fifo: bool,
-    /// Every message takes one time unit.
-    pub unit_delay: bool,
-    /// Draw the space-time diagram ([`ElectionRecord::diagram_svg`]).
-    pub diagram: bool,
-}
 
 /// The most nodes a space-time diagram is drawn for.
 pub const MAX_DIAGRAM_NODES: u32 = 256;
@@ -121,140 +82,10 @@ impl Plan {
     }
 }
 
-/// The elected node.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct LeaderInfo {
-    /// Node process name (LIVE) or `sim-<position>`.
-    pub node: String,
-    /// The leader's id.
-    pub id: u64,
-    /// The leader's position.
-    pub position: u32,
-}
-
-/// What an election cost.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Metrics {
-    /// Every message sent.
-    pub messages: u64,
-    /// Messages that find the winner.
-    pub election_messages: u64,
-    /// Messages that announce the winner.
-    pub notification_messages: u64,
-    /// Messages by kind name.
-    pub by_kind: BTreeMap<String, u64>,
-    /// Encoded protobuf sizes of the bodies sent.
-    pub bytes: u64,
-    /// Longest causal chain of messages.
-    pub ideal_time: u64,
-    /// Wall time: LIVE, from the first Start to the last decision; SIMULATED, the simulator's run.
-    pub duration_ms: u64,
-    /// The literature bound for (n, k).
-    pub bound: u64,
-    /// The bound as a formula.
-    #[serde(deserialize_with = "crate::history::static_str")]
-    pub bound_formula: crate::history::StaticStr,
-}
-
-impl Metrics {
-    /// `messages / bound` (0 when the bound is 0).
-    pub fn bound_ratio(&self) -> f64 {
-        if self.bound == 0 { 0.0 } else { self.messages as f64 / self.bound as f64 }
-    }
-}
-
-/// One position of an election.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Participant {
-    /// Ring position.
-    pub position: u32,
-    /// Node process name (LIVE) or `sim-<position>`.
-    pub node: String,
-    /// Its id.
-    pub id: u64,
-    /// Was it started as an initiator?
-    pub initiator: bool,
-    /// Its decision, once made.
-    pub decision: Option<Decision>,
-    /// Messages it sent.
-    pub messages_sent: u64,
-}
-
 /// The error of an election ended by `StopElection` before it finished.
 pub const STOPPED: &str = "stopped by StopElection before it finished";
 /// The error of an election ended by the controller's shutdown before it finished.
 pub const SHUT_DOWN: &str = "stopped by the controller's shutdown before it finished";
-
-/// Everything known about one election.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct ElectionRecord {
-    /// Election id.
-    pub id: String,
-    /// Catalogue name.
-    #[serde(deserialize_with = "crate::history::static_str")]
-    pub algorithm: crate::history::StaticStr,
-    /// LIVE or SIMULATED.
-    pub mode: Mode,
-    /// Life-cycle state.
-    pub state: State,
-    /// The overlay's shape.
-    pub topology: ringleader_core::topology::TopologyKind,
-    /// Who wins.
-    pub rule: Rule,
-    /// Positions.
-    pub n: u32,
-    /// Initiators.
-    pub k: u32,
-    /// Seed.
-    pub seed: u64,
-    /// The single leader, once known.
-    pub leader: Option<LeaderInfo>,
-    /// Every position decided and named the same leader.
-    pub agreed: bool,
-    /// Invariants that failed.
-    pub violations: Vec<String>,
-    /// Costs, once finished.
-    pub metrics: Option<Metrics>,
-    /// Per position (elections of at most [`MAX_PARTICIPANTS`] positions).
-    pub participants: Vec<Participant>,
-    /// Why it failed.
-    pub error: Option<String>,
-    /// Unix time in milliseconds.
-    pub started_at_ms: u64,
-    /// A kept leadership (runs until stopped).
-    pub keep_leader: bool,
-    /// The highest term any node claimed to lead.
-    pub term: u64,
-    /// Unix time in milliseconds at which the current leader claimed its term.
-    pub leader_since_ms: u64,
-    /// Every change of belief of a kept leadership, in arrival order.
-    pub timeline: Vec<LeadershipChange>,
-    /// Times two nodes both believed they led, with how long.
-    pub overlaps: Vec<String>,
-    /// Every loss of the agreed leader of a kept leadership.
-    pub failovers: Vec<crate::failover::FailoverRecord>,
-    /// The space-time diagram as SVG, when asked for (`SimOptions::diagram`).
-    pub diagram_svg: Option<String>,
-    /// What happened that is neither a violation nor a failure (e.g. nodes
-    /// that no longer ran a kept leadership when it was stopped).
-    #[serde(default)]
-    pub notes: Vec<String>,
-}
-
-/// One node's new belief about a kept leadership.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct LeadershipChange {
-    /// Its position.
-    pub position: u32,
-    /// Its node.
-    pub node: String,
-    /// The term of the belief.
-    pub term: u64,
-    /// The leader it believes in (`None`: none known).
-    pub leader_id: Option<u64>,
-    /// Milliseconds since the election started.
-    pub at_ms: u64,
-}
 
 /// Something a watcher of an election is told.
 #[derive(Clone, Debug)]
@@ -355,36 +186,6 @@ pub struct Elections {
     /// The controller is shutting down ([`Elections::stop_all`]).
     shutting_down: std::sync::atomic::AtomicBool,
 }
-
-/// Why `StartElection` was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum LaunchError {
-    /// As many elections run as the controller takes (RESOURCE_EXHAUSTED).
-    #[error(transparent)]
-    Overloaded(#[from] Overloaded),
-    /// The election history refuses writes (UNAVAILABLE): a full or failing disk.
-    #[error(
-        "the election history {0} (controller.history_path) refuses writes (disk full or failing); new elections \
-         are refused until it takes them again, which the controller retries on its own"
-    )]
-    HistoryUnavailable(String),
-}
-
-impl From<LaunchError> for tonic::Status {
-    fn from(e: LaunchError) -> tonic::Status {
-        match e {
-            LaunchError::Overloaded(_) => tonic::Status::resource_exhausted(e.to_string()),
-            LaunchError::HistoryUnavailable(_) => tonic::Status::unavailable(e.to_string()),
-        }
-    }
-}
-
-/// `StartElection` refused: as many elections are running as the controller takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{0} elections are running, the most this controller runs at once (controller.max_running_elections); try again when one has finished"
-)]
-pub struct Overloaded(pub usize);
 
 /// Tells which node indices an injected fault keeps crashed now.
 pub struct CrashProbe(pub Box<dyn Fn() -> Vec<usize> + Send + Sync>);
@@ -1431,6 +1232,14 @@ impl Elections {
         });
         if let Err(e) = all_ok(calls, self.config.rpc_timeout(), "Abort").await {
             warn!(election = %election_id, error = %e, "could not abort the election everywhere");
+        }
+    }
+}
+
+impl telemetry::Records for Elections {
+    fn each_record(&self, f: &mut dyn FnMut(&ElectionRecord)) {
+        for entry in self.list() {
+            entry.inspect(|r| f(r));
         }
     }
 }
