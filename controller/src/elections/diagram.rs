@@ -10,7 +10,7 @@ use ringleader_core::algo::MsgKind;
 use ringleader_core::diagram::{self, Arrow};
 use ringleader_proto::v1 as pb;
 
-use super::nodes;
+use super::agent;
 use super::run::Plan;
 use crate::cluster::Node;
 
@@ -25,7 +25,7 @@ pub(super) struct LiveDiagram {
 
 /// Read the nodes' message logs of a LIVE election into its diagram.
 pub(super) async fn read(plan: &Plan, nodes: &[Arc<Node>], election_id: &str, timeout: Duration) -> LiveDiagram {
-    let logs = nodes::message_logs(nodes, election_id, timeout).await;
+    let logs = agent::message_logs(nodes, election_id, timeout).await;
     let names: Vec<String> = nodes.iter().map(|n| n.name()).collect();
     let title = format!("{}, n = {}, k = {}, LIVE", plan.spec.name, plan.n(), plan.k());
     LiveDiagram::from_logs(title, &names, &plan.ids, &logs)

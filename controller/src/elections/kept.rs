@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::agent;
 use super::diagram;
 use super::entry::Entry;
-use super::nodes;
 use super::run::{Context, Outcome, Plan, now_ms};
 use crate::cluster::{Node, Subscription};
 use crate::failover::{self, Mark, Tracker};
@@ -59,7 +59,7 @@ pub(super) async fn follow(
         let nodes = nodes.to_vec();
         let id = election_id.to_string();
         tokio::spawn(async move {
-            nodes::status_of(&nodes, &positions, &id, rpc_timeout)
+            agent::status_of(&nodes, &positions, &id, rpc_timeout)
                 .await
                 .into_iter()
                 .filter_map(|(i, s)| s.ok().map(|s| (i, s.election_messages + s.notification_messages)))
@@ -204,12 +204,12 @@ pub(super) async fn follow(
     if let Some((since, who)) = overlap_since.take() {
         overlaps.push(describe_overlap(&who, since));
     }
-    let statuses = nodes::status_of(nodes, &(0..n).collect::<Vec<_>>(), election_id, ctx.config.rpc_timeout()).await;
+    let statuses = agent::status_of(nodes, &(0..n).collect::<Vec<_>>(), election_id, ctx.config.rpc_timeout()).await;
     let diagram = match plan.diagram {
         true => Some(diagram::read(plan, nodes, election_id, ctx.config.rpc_timeout()).await),
         false => None,
     };
-    nodes::abort(nodes, election_id, ctx.config.rpc_timeout()).await;
+    agent::abort(nodes, election_id, ctx.config.rpc_timeout()).await;
     let mut metrics = Metrics {
         duration_ms: started.elapsed().as_millis() as u64,
         bound: 0,

@@ -13,10 +13,10 @@ use ringleader_proto::v1 as pb;
 use tokio::sync::watch;
 use tracing::warn;
 
+use super::agent;
 use super::diagram::{self, LiveDiagram};
 use super::entry::{Entry, WatchEvent};
 use super::kept;
-use super::nodes;
 use super::run::{Context, Outcome, Plan, stopped};
 use crate::cluster::{Cluster, Node, Subscription};
 use crate::record::{LeaderInfo, MAX_PARTICIPANTS, Metrics};
@@ -61,7 +61,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
         true => Some(diagram::read(plan, &nodes, &election_id, rpc_timeout).await),
         false => None,
     };
-    nodes::abort(&nodes, &election_id, rpc_timeout).await;
+    agent::abort(&nodes, &election_id, rpc_timeout).await;
     judge(plan, |i| nodes[i].name(), collected, &statuses, not_quiet, diagram, ctx.config.decision_timeout_ms)
 }
 
@@ -77,7 +77,7 @@ enum Halt {
 /// Abort the election on the nodes, then say why it ended. The stop's
 /// reason is read only after the abort, as the shutdown may begin meanwhile.
 async fn halt(ctx: &Context<'_>, nodes: &[Arc<Node>], election_id: &str, halt: Halt) -> Outcome {
-    nodes::abort(nodes, election_id, ctx.config.rpc_timeout()).await;
+    agent::abort(nodes, election_id, ctx.config.rpc_timeout()).await;
     match halt {
         Halt::Failed(e) => Outcome::failed(e),
         Halt::Stopped(doing) => Outcome::failed(format!("{} ({doing})", ctx.stopped_text())),
@@ -145,7 +145,7 @@ async fn prepare(nodes: &[Arc<Node>], requests: Vec<pb::PrepareRequest>, timeout
         let mut client = node.client();
         (node.clone(), async move { client.prepare(req).await.map(|_| ()) })
     });
-    nodes::all_ok(calls, timeout, "Prepare").await
+    agent::all_ok(calls, timeout, "Prepare").await
 }
 
 /// Wake the initiators.
@@ -156,7 +156,7 @@ async fn start(nodes: &[Arc<Node>], initiators: &[u32], election_id: &str, timeo
         let req = pb::StartRequest { election_id: election_id.to_string() };
         (node, async move { client.start(req).await.map(|_| ()) })
     });
-    nodes::all_ok(calls, timeout, "Start").await
+    agent::all_ok(calls, timeout, "Start").await
 }
 
 /// The decisions as collected, before the nodes' final word.
@@ -196,7 +196,7 @@ async fn collect(
         let found: Vec<(usize, Decision)> = tokio::select! {
             event = events.recv(), if events_open => match event {
                 Some((node, ev)) if node < n && ev.position as usize == node => {
-                    nodes::decision_of(ev.role, ev.leader_id).map(|d| vec![(node, d)]).unwrap_or_default()
+                    agent::decision_of(ev.role, ev.leader_id).map(|d| vec![(node, d)]).unwrap_or_default()
                 }
                 Some((node, ev)) => {
                     warn!(election = %election_id, node, position = ev.position, "event from an unexpected position");
@@ -209,10 +209,10 @@ async fn collect(
             },
             _ = poll.tick() => {
                 let pending: Vec<usize> = (0..n).filter(|&i| decisions[i].is_none()).collect();
-                let statuses = nodes::status_of(nodes, &pending, election_id, rpc_timeout).await;
+                let statuses = agent::status_of(nodes, &pending, election_id, rpc_timeout).await;
                 statuses
                     .into_iter()
-                    .filter_map(|(i, s)| s.ok().and_then(|s| nodes::decision_of(s.role, s.leader_id)).map(|d| (i, d)))
+                    .filter_map(|(i, s)| s.ok().and_then(|s| agent::decision_of(s.role, s.leader_id)).map(|d| (i, d)))
                     .collect()
             }
             _ = tokio::time::sleep_until(deadline) => {
@@ -282,7 +282,7 @@ async fn wait_quiet(
     let all: Vec<usize> = (0..n).collect();
     let mut previous: Option<Traffic> = None;
     loop {
-        let polled = nodes::status_of(nodes, &all, election_id, ctx.config.rpc_timeout()).await;
+        let polled = agent::status_of(nodes, &all, election_id, ctx.config.rpc_timeout()).await;
         let mut statuses = Vec::with_capacity(n);
         let mut failure = None;
         for (i, s) in polled {
@@ -368,7 +368,7 @@ fn judge(
 ) -> Outcome {
     let Collected { mut decisions, duration_ms, timed_out } = collected;
     for (i, s) in statuses.iter().enumerate() {
-        if let Some(d) = nodes::decision_of(s.role, s.leader_id) {
+        if let Some(d) = agent::decision_of(s.role, s.leader_id) {
             decisions[i] = Some(d);
         }
     }

@@ -20,13 +20,13 @@
 //! Every run gets a `run::Context` borrowed from the store and returns an
 //! `Outcome` that the store applies to the record; the runs never see the
 //! store itself, so the dependencies point one way: this module -> the runs
-//! -> `entry`, `nodes`, `diagram`, `run` -> [`crate::record`].
+//! -> `entry`, `agent`, `diagram`, `run` -> [`crate::record`].
 
+mod agent;
 mod diagram;
 mod entry;
 mod kept;
 mod live;
-mod nodes;
 mod run;
 mod simulated;
 
