@@ -16,7 +16,7 @@ use std::fmt::Write;
 use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
 use ringleader_proto::v1 as pb;
 
-use crate::api::RequestError;
+use crate::error::RequestError;
 
 /// Most elections one sweep may run.
 pub const MAX_POINTS: usize = 10_000;

@@ -11,30 +11,8 @@ use ringleader_core::algo::{Decision, Role, Rule};
 use ringleader_core::topology::{IdOrder, TopologyKind};
 use ringleader_proto::v1 as pb;
 
-use crate::elections::{ElectionRecord, LeaderInfo, Metrics, Mode, Participant, SimOptions, State};
-use crate::failover::FailoverRecord;
-
-/// A protobuf field the domain cannot take.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ConvertError {
-    /// An enum field holds a number the API does not define.
-    #[error("{field}: unknown value {value}")]
-    UnknownEnum {
-        /// Field name, e.g. `id_order`.
-        field: &'static str,
-        /// The number received.
-        value: i32,
-    },
-}
-
-impl ConvertError {
-    /// The field at fault.
-    pub fn field(&self) -> &'static str {
-        match self {
-            ConvertError::UnknownEnum { field, .. } => field,
-        }
-    }
-}
+pub use crate::error::ConvertError;
+use crate::record::{ElectionRecord, FailoverRecord, LeaderInfo, Metrics, Mode, Participant, SimOptions, State};
 
 /// A decoded `StartElection` request, not yet checked against the catalogue or the cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -22,30 +22,8 @@
 //! is the first moment every live node names one live leader other than the
 //! lost one (or the same node with a higher term, after it recovered).
 
-use crate::elections::LeaderInfo;
-
-/// One loss of a kept leadership's agreed leader.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FailoverRecord {
-    /// The lost leader.
-    pub leader: LeaderInfo,
-    /// Its term.
-    pub term: u64,
-    /// How the controller learned it was gone.
-    #[serde(deserialize_with = "crate::history::static_str")]
-    pub cause: crate::history::StaticStr,
-    /// Milliseconds since the election started at which the controller learned it.
-    pub lost_at_ms: u64,
-    /// Milliseconds from the loss to the first change of belief of a live node.
-    pub detection_ms: Option<u64>,
-    /// Milliseconds from the loss to agreement on a new leader.
-    pub agreement_ms: Option<u64>,
-    /// The new agreed leader and its term.
-    pub new_leader: Option<(LeaderInfo, u64)>,
-    /// Election and notification messages sent by the live nodes from the
-    /// loss to agreement (heartbeats excluded), once read from the nodes.
-    pub messages: Option<u64>,
-}
+pub use crate::record::FailoverRecord;
+use crate::record::LeaderInfo;
 
 /// Cause of a loss: an injected crash fault.
 pub const CRASH_FAULT: &str = "crash fault";

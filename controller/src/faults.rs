@@ -36,8 +36,8 @@ use ringleader_proto::v1 as pb;
 use tonic::Code;
 use tracing::{info, warn};
 
-use crate::api::RequestError;
 use crate::cluster::Cluster;
+use crate::error::RequestError;
 
 /// Longest `at_ms` accepted (one day).
 pub const MAX_AT_MS: u64 = 86_400_000;

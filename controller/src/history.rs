@@ -14,14 +14,14 @@
 //! record that was still PENDING or RUNNING when the controller stopped ends
 //! FAILED, with an error saying so: no election stays "running" forever.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, mpsc};
+use std::sync::{Mutex, mpsc};
 
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use tracing::{debug, error, info, warn};
 
-use crate::elections::{ElectionRecord, State};
+pub use crate::record::StaticStr;
+use crate::record::{ElectionRecord, State};
 use crate::telemetry;
 
 /// Records by key `<started_at_ms as 16 hex digits>-<id>`: lexicographic order is start order.
@@ -291,24 +291,6 @@ impl Writer {
     }
 }
 
-/// A `&'static str` field of a stored record (an alias, so serde does not
-/// try to borrow it from the input).
-pub type StaticStr = &'static str;
-
-/// Deserialize a `&'static str` field (algorithm names, bound formulas,
-/// failover causes): each distinct string is kept once for the process's life.
-pub(crate) fn static_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-    static INTERNED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let s = <String as serde::Deserialize>::deserialize(d)?;
-    let mut set = INTERNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&known) = set.get(s.as_str()) {
-        return Ok(known);
-    }
-    let leaked: &'static str = Box::leak(s.into_boxed_str());
-    set.insert(leaked);
-    Ok(leaked)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,7 +299,7 @@ mod tests {
         ElectionRecord {
             id: format!("e{i}"),
             algorithm: "as-far",
-            mode: crate::elections::Mode::Live,
+            mode: crate::record::Mode::Live,
             state,
             topology: ringleader_core::topology::TopologyKind::RingUni,
             rule: ringleader_core::algo::Rule::Max,

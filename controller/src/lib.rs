@@ -7,6 +7,8 @@
 //! * [`api`]: the service, request checks and error mapping.
 //! * [`elections`]: plan -> configure -> start -> collect -> verdict -> record.
 //! * [`convert`]: protobuf <-> domain conversions.
+//! * [`record`]: what is known of an election; [`error`]: why a request is
+//!   refused. Both are leaves that every other module may read.
 //!
 //! Serving the API with an embedded cluster of 4 nodes, then stopping it:
 //!
@@ -40,9 +42,11 @@ pub mod compare;
 pub mod config;
 pub mod convert;
 pub mod elections;
+pub mod error;
 pub mod failover;
 pub mod faults;
 pub mod history;
+pub mod record;
 pub mod telemetry;
 
 /// Errors that stop the controller.

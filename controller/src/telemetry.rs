@@ -26,7 +26,7 @@ use opentelemetry::trace::TraceContextExt as _;
 use ringleader_node::observe::{self, kv};
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
-use crate::elections::{ElectionRecord, Elections, Mode, State};
+use crate::record::{ElectionRecord, Mode, State};
 
 pub use ringleader_node::observe::{Settings, Telemetry, TelemetryError};
 
@@ -219,13 +219,20 @@ impl Metrics {
     }
 }
 
+/// The records the gauges read (the election registry implements it), so
+/// that telemetry depends on records, not on how elections run.
+pub trait Records: Send + Sync + 'static {
+    /// Call `f` on every record kept, newest first.
+    fn each_record(&self, f: &mut dyn FnMut(&ElectionRecord));
+}
+
 /// Start the election counters at zero and register the observable gauges
 /// that read the controller's state: running elections, the newest kept
 /// leadership's leader and term per algorithm, and the active faults by kind.
-pub fn register_gauges(elections: &Arc<Elections>, faults: Arc<dyn Fn() -> Vec<&'static str> + Send + Sync>) {
+pub fn register_gauges<R: Records>(elections: &Arc<R>, faults: Arc<dyn Fn() -> Vec<&'static str> + Send + Sync>) {
     metrics().zero();
     let meter = global::meter(SCOPE);
-    let weak: Weak<Elections> = Arc::downgrade(elections);
+    let weak: Weak<R> = Arc::downgrade(elections);
     let w = weak.clone();
     meter
         .u64_observable_gauge("ringleader.elections.running")
@@ -234,12 +241,11 @@ pub fn register_gauges(elections: &Arc<Elections>, faults: Arc<dyn Fn() -> Vec<&
         .with_callback(move |o| {
             let Some(e) = w.upgrade() else { return };
             let mut running: BTreeMap<(&'static str, &'static str), u64> = BTreeMap::new();
-            for entry in e.list() {
-                let (state, algorithm, mode) = entry.inspect(|r| (r.state, r.algorithm, r.mode));
-                if !state.is_terminal() {
-                    *running.entry((algorithm, mode_label(mode))).or_default() += 1;
+            e.each_record(&mut |r| {
+                if !r.state.is_terminal() {
+                    *running.entry((r.algorithm, mode_label(r.mode))).or_default() += 1;
                 }
-            }
+            });
             for ((algorithm, mode), c) in running {
                 o.observe(c, &[kv("algorithm", algorithm), kv("mode", mode)]);
             }
@@ -253,7 +259,7 @@ pub fn register_gauges(elections: &Arc<Elections>, faults: Arc<dyn Fn() -> Vec<&
         )
         .with_callback(move |o| {
             let Some(e) = w.upgrade() else { return };
-            for (algorithm, (position, _)) in kept_leaders(&e) {
+            for (algorithm, (position, _)) in kept_leaders(&*e) {
                 o.observe(position, &[kv("algorithm", algorithm)]);
             }
         })
@@ -264,7 +270,7 @@ pub fn register_gauges(elections: &Arc<Elections>, faults: Arc<dyn Fn() -> Vec<&
         .with_description("Highest term of the newest running kept leadership of each algorithm")
         .with_callback(move |o| {
             let Some(e) = w.upgrade() else { return };
-            for (algorithm, (_, term)) in kept_leaders(&e) {
+            for (algorithm, (_, term)) in kept_leaders(&*e) {
                 o.observe(term, &[kv("algorithm", algorithm)]);
             }
         })
@@ -287,16 +293,14 @@ pub fn register_gauges(elections: &Arc<Elections>, faults: Arc<dyn Fn() -> Vec<&
 }
 
 /// Per algorithm, the newest running kept leadership's (leader position or -1, term).
-fn kept_leaders(e: &Elections) -> BTreeMap<&'static str, (i64, u64)> {
+fn kept_leaders(e: &impl Records) -> BTreeMap<&'static str, (i64, u64)> {
     let mut out = BTreeMap::new();
-    // `list` is newest first: keep the first seen per algorithm.
-    for entry in e.list() {
-        entry.inspect(|r| {
-            if r.keep_leader && r.state == State::Running && !out.contains_key(r.algorithm) {
-                let position = r.leader.as_ref().filter(|_| r.agreed).map_or(-1, |l| i64::from(l.position));
-                out.insert(r.algorithm, (position, r.term));
-            }
-        });
-    }
+    // Records come newest first: keep the first seen per algorithm.
+    e.each_record(&mut |r| {
+        if r.keep_leader && r.state == State::Running && !out.contains_key(r.algorithm) {
+            let position = r.leader.as_ref().filter(|_| r.agreed).map_or(-1, |l| i64::from(l.position));
+            out.insert(r.algorithm, (position, r.term));
+        }
+    });
     out
 }

@@ -1,30 +1,21 @@
-//! The `ringleader.v1.Controller` gRPC service: request checks, planning and
-//! every mapping of an error to a `tonic::Status`.
-//!
-//! Bad requests are refused before anything runs, with `INVALID_ARGUMENT`
-//! (the request itself is wrong) or `FAILED_PRECONDITION` (the request is
-//! fine but cannot run here, e.g. a LIVE election larger than the cluster);
-//! the message starts with the field at fault, e.g. `size: ...`.
+//! Checking a `StartElection` request and resolving it into a [`Plan`]: one
+//! phase per concern (algorithm, kept leadership, detector, simulator
+//! options, overlay, size, ids, initiators, budgets, diagram), each refusing
+//! with the field at fault; and the admission of kept leaderships to the
+//! embedded cluster's one process.
 
-use ringleader_node::auth::{Access, Auth};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::topology::{self, IdError, IdOrder, Topology, TopologyKind};
-use ringleader_proto::v1::{self as pb, controller_server::Controller};
-use tokio::sync::{broadcast, mpsc};
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Code, Request, Response, Status};
+use tonic::Status;
 
-use crate::compare;
 use crate::config::ControllerConfig;
-use crate::convert::{self, ElectionRequest};
-use crate::elections::{
-    ElectionRecord, Elections, Entry, MAX_DIAGRAM_NODES, Mode, Plan, SimOptions, State, WatchEvent,
-};
-use crate::faults::Faults;
+use crate::convert::ElectionRequest;
+use crate::elections::{MAX_DIAGRAM_NODES, Plan};
+use crate::error::RequestError;
+use crate::record::{Mode, SimOptions};
 
 /// Size of a SIMULATED election that does not give one.
 pub const DEFAULT_SIMULATED_SIZE: u32 = 8;
@@ -39,84 +30,84 @@ pub const MAX_COMPLETE_SIZE: u32 = 2048;
 /// instead of running for minutes and failing.
 pub const TIMER_EVENTS_PER_MESSAGE: u64 = 4;
 
-/// A request refused before it ran, naming the field at fault.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct RequestError {
-    /// `InvalidArgument` or `FailedPrecondition`.
-    pub code: Code,
-    /// The request field at fault, e.g. `size` or `simulation.non_fifo`.
-    pub field: &'static str,
-    /// What is wrong and what would be accepted.
-    pub reason: String,
-}
-
-impl RequestError {
-    pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
-        RequestError { code: Code::InvalidArgument, field, reason: reason.into() }
-    }
-
-    pub(crate) fn precondition(field: &'static str, reason: impl Into<String>) -> Self {
-        RequestError { code: Code::FailedPrecondition, field, reason: reason.into() }
-    }
-}
-
-impl From<RequestError> for Status {
-    fn from(e: RequestError) -> Self {
-        Status::new(e.code, e.to_string())
-    }
-}
-
-impl From<convert::ConvertError> for RequestError {
-    fn from(e: convert::ConvertError) -> Self {
-        let field = e.field();
-        let reason = match e {
-            convert::ConvertError::UnknownEnum { value, .. } => format!("unknown value {value}"),
-        };
-        RequestError::invalid(field, reason)
-    }
-}
-
 fn topology_names(spec: &AlgorithmSpec) -> String {
     spec.topologies.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// Check `req` against the catalogue and a cluster of `cluster_nodes` nodes,
-/// and resolve every default: the election to run.
+/// and resolve every default: the election to run. The checks run in this
+/// order, so a request wrong in several ways is refused for the first.
 pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConfig) -> Result<Plan, RequestError> {
+    let spec = algorithm(req)?;
+    check_keep_leader(req, spec)?;
+    let detector = detector(req, config)?;
+    let sim = simulation(req, spec)?;
+    let kind = topology_kind(req, spec)?;
+    let n = size_fits(req, spec, kind, size(req, kind, cluster_nodes)?, cluster_nodes, config)?;
+    let ids = ids(req, spec, n)?;
+    let initiators = initiators(req, &ids, n)?;
+    within_message_budget(req, spec, n, initiators.len(), config)?;
+    let topology = build_topology(req, kind, n)?;
+    let diagram = diagram(req, sim, &topology)?;
+    Ok(Plan {
+        spec,
+        mode: req.mode,
+        topology,
+        rule: req.winner.unwrap_or(spec.rule),
+        ids,
+        initiators,
+        seed: req.seed,
+        sim,
+        diagram,
+        keep_leader: req.keep_leader,
+        detector,
+    })
+}
+
+/// The catalogue entry the request names.
+fn algorithm(req: &ElectionRequest) -> Result<&'static AlgorithmSpec, RequestError> {
     if req.algorithm.is_empty() {
         return Err(RequestError::invalid("algorithm", format!("required; one of: {}", catalogue::names())));
     }
-    let spec = catalogue::find(&req.algorithm).ok_or_else(|| {
+    catalogue::find(&req.algorithm).ok_or_else(|| {
         RequestError::invalid(
             "algorithm",
             format!("unknown algorithm `{}`; known algorithms: {}", req.algorithm, catalogue::names()),
         )
-    })?;
+    })
+}
 
-    if req.keep_leader {
-        if spec.build_kept.is_none() {
-            let kept: Vec<&str> =
-                catalogue::CATALOGUE.iter().filter(|s| s.build_kept.is_some()).map(|s| s.name).collect();
-            return Err(RequestError::invalid(
-                "keep_leader",
-                format!(
-                    "{} is a one-shot election; algorithms that keep a leader: {}",
-                    spec.name,
-                    if kept.is_empty() { "none yet".to_string() } else { kept.join(", ") }
-                ),
-            ));
-        }
-        if req.mode == Mode::Simulated {
-            return Err(RequestError::invalid("keep_leader", "kept leaderships run LIVE only"));
-        }
-        if req.wait {
-            return Err(RequestError::invalid(
-                "wait",
-                "a kept leadership runs until StopElection; start it without wait and follow it with GetLeader",
-            ));
-        }
+/// A kept leadership needs an algorithm that keeps one, runs LIVE, and is
+/// not waited for (it runs until stopped).
+fn check_keep_leader(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<(), RequestError> {
+    if !req.keep_leader {
+        return Ok(());
     }
+    if spec.build_kept.is_none() {
+        let kept: Vec<&str> = catalogue::CATALOGUE.iter().filter(|s| s.build_kept.is_some()).map(|s| s.name).collect();
+        return Err(RequestError::invalid(
+            "keep_leader",
+            format!(
+                "{} is a one-shot election; algorithms that keep a leader: {}",
+                spec.name,
+                if kept.is_empty() { "none yet".to_string() } else { kept.join(", ") }
+            ),
+        ));
+    }
+    if req.mode == Mode::Simulated {
+        return Err(RequestError::invalid("keep_leader", "kept leaderships run LIVE only"));
+    }
+    if req.wait {
+        return Err(RequestError::invalid(
+            "wait",
+            "a kept leadership runs until StopElection; start it without wait and follow it with GetLeader",
+        ));
+    }
+    Ok(())
+}
+
+/// The failure detector: the request's (kept leaderships only), else the controller's.
+fn detector(req: &ElectionRequest, config: &ControllerConfig) -> Result<DetectorConfig, RequestError> {
     let detector = req.detector.unwrap_or_else(|| config.detector());
     if req.detector.is_some() && !req.keep_leader {
         return Err(RequestError::invalid(
@@ -125,6 +116,11 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         ));
     }
     detector.validate().map_err(|e| RequestError::invalid("detector", e))?;
+    Ok(detector)
+}
+
+/// The simulator options: SIMULATED only, and no non-FIFO links for an algorithm that assumes FIFO.
+fn simulation(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<SimOptions, RequestError> {
     let sim = req.simulation.unwrap_or_default();
     if req.mode == Mode::Live && sim != SimOptions::default() {
         return Err(RequestError::invalid("simulation", "simulation options apply to mode SIMULATED only"));
@@ -135,7 +131,12 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
             format!("{} assumes FIFO links, so it cannot run on non-FIFO links", spec.name),
         ));
     }
+    Ok(sim)
+}
 
+/// The overlay's kind (the algorithm's default if none is asked for), which
+/// the algorithm must run on and whose shape parameters alone may be given.
+fn topology_kind(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<TopologyKind, RequestError> {
     let kind = req.topology.unwrap_or_else(|| spec.default_topology());
     if !spec.supports(kind) {
         return Err(RequestError::invalid(
@@ -143,8 +144,6 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
             format!("{} cannot run on {}; it runs on {}", spec.name, kind.name(), topology_names(spec)),
         ));
     }
-
-    // Shape parameters belong to their topology.
     if kind != TopologyKind::Mesh && (req.rows != 0 || req.cols != 0) {
         return Err(RequestError::invalid(
             if req.rows != 0 { "topology.rows" } else { "topology.cols" },
@@ -157,13 +156,16 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
             format!("edges are only given for TREE and GRAPH, not {}", kind.name()),
         ));
     }
+    Ok(kind)
+}
+
+/// The number of positions asked for: explicit ids fix it, then a mesh's
+/// rows x cols; otherwise `size`, 0 meaning the whole cluster (LIVE) or
+/// [`DEFAULT_SIMULATED_SIZE`] (SIMULATED). Not checked against any limit yet.
+fn size(req: &ElectionRequest, kind: TopologyKind, cluster_nodes: usize) -> Result<u64, RequestError> {
     let mesh_size =
         (kind == TopologyKind::Mesh && req.rows != 0 && req.cols != 0).then(|| req.rows as u64 * req.cols as u64);
-
-    // Size: explicit ids fix it, then a mesh's rows x cols; otherwise `size`,
-    // 0 meaning the whole cluster (LIVE) or 8 (SIMULATED).
-    let explicit = !req.ids.is_empty();
-    let n: u64 = if explicit {
+    if !req.ids.is_empty() {
         if req.size != 0 && req.size as usize != req.ids.len() {
             return Err(RequestError::invalid(
                 "ids",
@@ -178,7 +180,7 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
                 format!("{} ids given for a {} x {} mesh of {m} positions", req.ids.len(), req.rows, req.cols),
             ));
         }
-        req.ids.len() as u64
+        Ok(req.ids.len() as u64)
     } else if let Some(m) = mesh_size {
         if req.size != 0 && req.size as u64 != m {
             return Err(RequestError::invalid(
@@ -189,15 +191,29 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
                 ),
             ));
         }
-        m
+        Ok(m)
     } else if req.size == 0 {
-        match req.mode {
+        Ok(match req.mode {
             Mode::Live => cluster_nodes as u64,
             Mode::Simulated => DEFAULT_SIMULATED_SIZE as u64,
-        }
+        })
     } else {
-        req.size as u64
-    };
+        Ok(req.size as u64)
+    }
+}
+
+/// Refuse `n` positions that cannot run here: fewer than 2, a COMPLETE
+/// network too large, a LIVE election larger than the cluster, a SIMULATED
+/// one beyond the simulator's size or round-clock budget.
+fn size_fits(
+    req: &ElectionRequest,
+    spec: &AlgorithmSpec,
+    kind: TopologyKind,
+    n: u64,
+    cluster_nodes: usize,
+    config: &ControllerConfig,
+) -> Result<u32, RequestError> {
+    let explicit = !req.ids.is_empty();
     if n < 2 {
         return Err(if explicit {
             RequestError::invalid("ids", format!("an election needs at least 2 positions; {n} id given"))
@@ -253,9 +269,13 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         }
         _ => {}
     }
-    let n = n as u32;
+    Ok(n as u32)
+}
 
-    let ids = if explicit {
+/// The ids in ring order: the explicit ones, or placed by `id_order` (the
+/// worst and best cases only where the catalogue knows them).
+fn ids(req: &ElectionRequest, spec: &AlgorithmSpec, n: u32) -> Result<Vec<u64>, RequestError> {
+    if !req.ids.is_empty() {
         if req.ids.contains(&0) {
             return Err(RequestError::invalid("ids", "ids must be positive; 0 is not an id"));
         }
@@ -286,9 +306,13 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
         IdError::Duplicate(id) => RequestError::invalid("ids", format!("id {id} appears more than once")),
         e @ IdError::WrongLength { .. } => RequestError::invalid("ids", e.to_string()),
         e @ IdError::NeedsAlgorithm => RequestError::invalid("id_order", e.to_string()),
-    })?;
+    })
+}
 
-    let initiators = if !req.initiator_ids.is_empty() {
+/// The initiator positions, sorted: the positions of `initiator_ids`, else
+/// `initiators` of them (0: all) drawn from the seed.
+fn initiators(req: &ElectionRequest, ids: &[u64], n: u32) -> Result<Vec<u32>, RequestError> {
+    if !req.initiator_ids.is_empty() {
         let position: HashMap<u64, u32> = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
         let mut chosen = Vec::with_capacity(req.initiator_ids.len());
         for id in &req.initiator_ids {
@@ -302,22 +326,31 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
             let id = ids[w[0] as usize];
             return Err(RequestError::invalid("initiator_ids", format!("id {id} is listed more than once")));
         }
-        chosen
-    } else {
-        if req.initiators > n {
-            return Err(RequestError::invalid(
-                "initiators",
-                format!("{} initiators requested for {n} positions", req.initiators),
-            ));
-        }
-        let k = if req.initiators == 0 { n } else { req.initiators };
-        topology::pick_initiators(n, k, req.seed)
-    };
+        return Ok(chosen);
+    }
+    if req.initiators > n {
+        return Err(RequestError::invalid(
+            "initiators",
+            format!("{} initiators requested for {n} positions", req.initiators),
+        ));
+    }
+    let k = if req.initiators == 0 { n } else { req.initiators };
+    Ok(topology::pick_initiators(n, k, req.seed))
+}
 
+/// A SIMULATED election whose exact message count is known must fit the
+/// simulator's budget per election.
+fn within_message_budget(
+    req: &ElectionRequest,
+    spec: &AlgorithmSpec,
+    n: u32,
+    k: usize,
+    config: &ControllerConfig,
+) -> Result<(), RequestError> {
     if req.mode == Mode::Simulated
         && let Some(exact) = spec.exact
     {
-        let messages = exact(n as u64, initiators.len() as u64);
+        let messages = exact(n as u64, k as u64);
         if messages > config.max_simulated_messages {
             return Err(RequestError::invalid(
                 "size",
@@ -329,13 +362,18 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
             ));
         }
     }
+    Ok(())
+}
 
-    let topology = match kind {
+/// The overlay: from explicit edges, a mesh's shape (derived from the size
+/// when rows or cols are missing), or drawn from the seed.
+fn build_topology(req: &ElectionRequest, kind: TopologyKind, n: u32) -> Result<Topology, RequestError> {
+    match kind {
         TopologyKind::Tree if !req.edges.is_empty() => {
-            Topology::tree(n, &req.edges).map_err(|e| RequestError::invalid("topology.edges", e.to_string()))?
+            Topology::tree(n, &req.edges).map_err(|e| RequestError::invalid("topology.edges", e.to_string()))
         }
         TopologyKind::Graph if !req.edges.is_empty() => {
-            Topology::graph(n, &req.edges).map_err(|e| RequestError::invalid("topology.edges", e.to_string()))?
+            Topology::graph(n, &req.edges).map_err(|e| RequestError::invalid("topology.edges", e.to_string()))
         }
         TopologyKind::Mesh => {
             let (rows, cols) = match (req.rows, req.cols) {
@@ -351,10 +389,15 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
                 (r, c) => (r, c),
             };
             let field = if req.rows != 0 || req.cols != 0 { "topology.rows" } else { "size" };
-            Topology::mesh(rows, cols).map_err(|e| RequestError::invalid(field, e.to_string()))?
+            Topology::mesh(rows, cols).map_err(|e| RequestError::invalid(field, e.to_string()))
         }
-        _ => Topology::build(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string()))?,
-    };
+        _ => Topology::build(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string())),
+    }
+}
+
+/// Whether to draw the space-time diagram (asked for either way), for at most
+/// [`MAX_DIAGRAM_NODES`] nodes.
+fn diagram(req: &ElectionRequest, sim: SimOptions, topology: &Topology) -> Result<bool, RequestError> {
     let diagram = req.diagram || sim.diagram;
     if diagram && topology.len() > MAX_DIAGRAM_NODES {
         return Err(RequestError::invalid(
@@ -362,19 +405,7 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
             format!("a diagram is drawn for at most {MAX_DIAGRAM_NODES} nodes, not {}", topology.len()),
         ));
     }
-    Ok(Plan {
-        spec,
-        mode: req.mode,
-        topology,
-        rule: req.winner.unwrap_or(spec.rule),
-        ids,
-        initiators,
-        seed: req.seed,
-        sim,
-        diagram,
-        keep_leader: req.keep_leader,
-        detector,
-    })
+    Ok(diagram)
 }
 
 /// Heartbeats per second the embedded cluster's process takes for one kept
@@ -413,7 +444,7 @@ pub fn max_local_kept_nodes(algorithm: &str) -> Option<u32> {
 /// embedded cluster's one process cannot carry (instead of a leaderless run
 /// that starves every other election of the process): its settled
 /// heartbeats, and the burst of an election in which every node takes part.
-fn fits_the_process(plan: &Plan) -> Result<(), Status> {
+pub(super) fn fits_the_process(plan: &Plan) -> Result<(), Status> {
     if !plan.keep_leader {
         return Ok(());
     }
@@ -464,411 +495,12 @@ fn fits_the_process(plan: &Plan) -> Result<(), Status> {
     )))
 }
 
-/// The Controller service.
-#[derive(Clone, Debug)]
-pub struct ControllerService {
-    elections: Arc<Elections>,
-    faults: Arc<Faults>,
-    auth: Auth,
-}
-
-impl ControllerService {
-    /// A service running its elections through `elections`, open to every caller.
-    pub fn new(elections: Arc<Elections>) -> Self {
-        Self::with_auth(elections, Auth::default())
-    }
-
-    /// A service that asks callers for the tokens of `auth` (see [`ringleader_node::auth`]).
-    pub fn with_auth(elections: Arc<Elections>, auth: Auth) -> Self {
-        let faults = Faults::new(elections.cluster().clone(), elections.config().rpc_timeout());
-        let registry = Arc::downgrade(&faults);
-        elections.set_fault_note(crate::elections::FaultNote(Box::new(move || {
-            let list = registry.upgrade()?.list();
-            let active: Vec<String> = list
-                .into_iter()
-                .filter(|f| f.state == pb::FaultState::Active as i32)
-                .map(|f| format!("{} ({})", f.fault_id, f.description))
-                .collect();
-            (!active.is_empty()).then(|| active.join(", "))
-        })));
-        let registry = Arc::downgrade(&faults);
-        crate::telemetry::register_gauges(
-            &elections,
-            Arc::new(move || registry.upgrade().map(|f| f.active_kinds()).unwrap_or_default()),
-        );
-        let registry = Arc::downgrade(&faults);
-        elections.set_crash_probe(crate::elections::CrashProbe(Box::new(move || {
-            registry.upgrade().map(|f| f.crashed_nodes()).unwrap_or_default()
-        })));
-        ControllerService { elections, faults, auth }
-    }
-
-    /// Refuse the call unless its credentials allow `access` (counted and logged, never the secret).
-    fn authorize<T>(&self, request: &Request<T>, method: &'static str, access: Access) -> Result<(), Status> {
-        self.auth.check_controller(request.metadata(), method, access).inspect_err(|status| {
-            ringleader_node::auth::refused("controller", method, request.remote_addr(), status);
-        })
-    }
-
-    fn entry(&self, election_id: &str) -> Result<Arc<Entry>, Status> {
-        if election_id.is_empty() {
-            return Err(RequestError::invalid("election_id", "required").into());
-        }
-        self.elections.get(election_id).ok_or_else(|| {
-            Status::not_found(format!(
-                "election_id: no election `{election_id}` (the controller keeps the last {} elections)",
-                self.elections.config().max_elections
-            ))
-        })
-    }
-}
-
-fn leader_of(r: &ElectionRecord) -> Result<pb::Leader, Status> {
-    match r.state {
-        State::Running if r.keep_leader => match &r.leader {
-            Some(l) => Ok(pb::Leader {
-                election_id: r.id.clone(),
-                algorithm: r.algorithm.to_string(),
-                leader: Some(l.into()),
-                agreed: r.agreed,
-                term: r.term,
-                since: convert::rfc3339(r.leader_since_ms),
-                last_failover: r.failovers.last().map(Into::into),
-            }),
-            None => Err(Status::failed_precondition(format!(
-                "election {} has no leader now (term {}): an election is under way or no majority is reachable",
-                r.id, r.term
-            ))),
-        },
-        State::Finished => Ok(pb::Leader {
-            election_id: r.id.clone(),
-            algorithm: r.algorithm.to_string(),
-            leader: r.leader.as_ref().map(Into::into),
-            agreed: r.agreed,
-            term: r.term,
-            since: convert::rfc3339(if r.leader_since_ms > 0 {
-                r.leader_since_ms
-            } else {
-                r.started_at_ms + r.metrics.as_ref().map_or(0, |m| m.duration_ms)
-            }),
-            last_failover: r.failovers.last().map(Into::into),
-        }),
-        State::Failed => Err(Status::failed_precondition(format!(
-            "election {} failed: {}",
-            r.id,
-            r.error.as_deref().unwrap_or("unknown error")
-        ))),
-        State::Pending | State::Running => {
-            Err(Status::failed_precondition(format!("election {} has not finished yet", r.id)))
-        }
-    }
-}
-
-fn event(id: &str, kind: pb::election_event::Kind) -> pb::ElectionEvent {
-    pb::ElectionEvent { election_id: id.to_string(), kind: Some(kind) }
-}
-
-#[tonic::async_trait]
-impl Controller for ControllerService {
-    async fn list_algorithms(
-        &self,
-        request: Request<pb::ListAlgorithmsRequest>,
-    ) -> Result<Response<pb::ListAlgorithmsResponse>, Status> {
-        self.authorize(&request, "ListAlgorithms", Access::Read)?;
-        let algorithms = catalogue::CATALOGUE.iter().map(convert::algorithm_info).collect();
-        Ok(Response::new(pb::ListAlgorithmsResponse { algorithms }))
-    }
-
-    async fn get_cluster(&self, request: Request<pb::GetClusterRequest>) -> Result<Response<pb::Cluster>, Status> {
-        self.authorize(&request, "GetCluster", Access::Read)?;
-        let timeout = self.elections.config().rpc_timeout();
-        let mut set = tokio::task::JoinSet::new();
-        for node in self.elections.cluster().nodes() {
-            let node = node.clone();
-            set.spawn(async move {
-                let mut client = node.client();
-                let answer = tokio::time::timeout(timeout, client.info(pb::InfoRequest {})).await;
-                let mut out =
-                    pb::ClusterNode { name: node.name(), address: node.address().to_string(), ..Default::default() };
-                match answer {
-                    Ok(Ok(info)) => {
-                        let info = info.into_inner();
-                        out.reachable = true;
-                        out.elections = info.elections;
-                        if !info.name.is_empty() {
-                            out.name = info.name;
-                        }
-                    }
-                    Ok(Err(status)) => out.error = format!("{:?}: {}", status.code(), status.message()),
-                    Err(_) => out.error = format!("no answer within {} ms", timeout.as_millis()),
-                }
-                (node.index(), out)
-            });
-        }
-        let mut nodes = Vec::new();
-        while let Some(joined) = set.join_next().await {
-            let (i, node) = joined.map_err(|e| Status::internal(format!("GetCluster task failed: {e}")))?;
-            nodes.push((i, node));
-        }
-        nodes.sort_by_key(|(i, _)| *i);
-        Ok(Response::new(pb::Cluster { nodes: nodes.into_iter().map(|(_, n)| n).collect() }))
-    }
-
-    async fn start_election(
-        &self,
-        request: Request<pb::StartElectionRequest>,
-    ) -> Result<Response<pb::Election>, Status> {
-        self.authorize(&request, "StartElection", Access::Write)?;
-        let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
-        let plan = plan(&request, self.elections.cluster().len(), self.elections.config())?;
-        if self.elections.cluster().is_local() {
-            fits_the_process(&plan)?;
-        }
-        let entry = self.elections.launch(plan)?;
-        if request.wait && !request.keep_leader {
-            entry.wait_done().await;
-        }
-        Ok(Response::new(pb::Election::from(&entry.snapshot())))
-    }
-
-    async fn stop_election(&self, request: Request<pb::StopElectionRequest>) -> Result<Response<pb::Election>, Status> {
-        self.authorize(&request, "StopElection", Access::Write)?;
-        let entry = self.entry(&request.get_ref().election_id)?;
-        // A kept leadership ends FINISHED; a one-shot election still running (LIVE or SIMULATED)
-        // is cancelled and ends FAILED, saying so; a finished one is returned as it is.
-        entry.stop();
-        entry.wait_done().await;
-        Ok(Response::new(pb::Election::from(&entry.snapshot())))
-    }
-
-    async fn get_election(&self, request: Request<pb::GetElectionRequest>) -> Result<Response<pb::Election>, Status> {
-        self.authorize(&request, "GetElection", Access::Read)?;
-        let entry = self.entry(&request.get_ref().election_id)?;
-        Ok(Response::new(pb::Election::from(&entry.snapshot())))
-    }
-
-    async fn list_elections(
-        &self,
-        request: Request<pb::ListElectionsRequest>,
-    ) -> Result<Response<pb::ListElectionsResponse>, Status> {
-        self.authorize(&request, "ListElections", Access::Read)?;
-        let algorithm = &request.get_ref().algorithm;
-        if !algorithm.is_empty() && catalogue::find(algorithm).is_none() {
-            return Err(RequestError::invalid(
-                "algorithm",
-                format!("unknown algorithm `{algorithm}`; known algorithms: {}", catalogue::names()),
-            )
-            .into());
-        }
-        let elections = self
-            .elections
-            .list()
-            .iter()
-            .map(|e| e.snapshot())
-            .filter(|r| algorithm.is_empty() || r.algorithm == algorithm)
-            .map(|r| convert::election_summary(&r))
-            .collect();
-        Ok(Response::new(pb::ListElectionsResponse { elections }))
-    }
-
-    type WatchElectionStream = ReceiverStream<Result<pb::ElectionEvent, Status>>;
-
-    async fn watch_election(
-        &self,
-        request: Request<pb::WatchElectionRequest>,
-    ) -> Result<Response<Self::WatchElectionStream>, Status> {
-        self.authorize(&request, "WatchElection", Access::Read)?;
-        use pb::election_event::Kind;
-        let entry = self.entry(&request.get_ref().election_id)?;
-        let (snapshot, mut events) = entry.watch();
-        let (tx, rx) = mpsc::channel(64);
-        tokio::spawn(async move {
-            let id = snapshot.id.clone();
-            let send = |kind| {
-                let tx = tx.clone();
-                let ev = event(&id, kind);
-                async move { tx.send(Ok(ev)).await.is_ok() }
-            };
-            if !send(Kind::Snapshot(pb::Election::from(&snapshot))).await {
-                return;
-            }
-            if snapshot.state.is_terminal() {
-                send(Kind::Finished(pb::Election::from(&snapshot))).await;
-                return;
-            }
-            loop {
-                let kind = match events.recv().await {
-                    Ok(WatchEvent::Decided { position, node, decision }) => Kind::Decided(pb::NodeDecided {
-                        position,
-                        node,
-                        role: convert::role_name(Some(decision)).to_string(),
-                        leader_id: decision.leader,
-                    }),
-                    Ok(WatchEvent::State(r)) => Kind::Snapshot(pb::Election::from(&*r)),
-                    Ok(WatchEvent::Finished(r)) => {
-                        send(Kind::Finished(pb::Election::from(&*r))).await;
-                        return;
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) | Err(broadcast::error::RecvError::Closed) => {
-                        // Too slow to follow every event: resume from the current state.
-                        let r = entry.snapshot();
-                        if r.state.is_terminal() {
-                            send(Kind::Finished(pb::Election::from(&r))).await;
-                            return;
-                        }
-                        Kind::Snapshot(pb::Election::from(&r))
-                    }
-                };
-                if !send(kind).await {
-                    return;
-                }
-            }
-        });
-        Ok(Response::new(ReceiverStream::new(rx)))
-    }
-
-    type CompareAlgorithmsStream = ReceiverStream<Result<pb::CompareEvent, Status>>;
-
-    async fn compare_algorithms(
-        &self,
-        request: Request<pb::CompareRequest>,
-    ) -> Result<Response<Self::CompareAlgorithmsStream>, Status> {
-        self.authorize(&request, "CompareAlgorithms", Access::Write)?;
-        let req = request.into_inner();
-        let config = self.elections.config();
-        let points = compare::points(&req, self.elections.cluster().len(), config.max_simulated_size)?;
-        let mode = pb::Mode::try_from(req.mode).unwrap_or(pb::Mode::Live);
-        // Plan every election before running any, so a bad point refuses the whole sweep.
-        let mut plans = Vec::with_capacity(points.len());
-        for p in &points {
-            let election = ElectionRequest::try_from(p.request(mode, req.initiators)).map_err(RequestError::from)?;
-            let plan = plan(&election, self.elections.cluster().len(), config)
-                .map_err(|e| Status::new(e.code, format!("{} (at {}): {}", e.field, p.describe(), e.reason)))?;
-            plans.push(plan);
-        }
-        let (tx, rx) = mpsc::channel(64);
-        let elections = self.elections.clone();
-        tokio::spawn(async move {
-            let total = points.len() as u32;
-            let mut rows = Vec::with_capacity(points.len());
-            for (i, (p, plan)) in points.iter().zip(plans).enumerate() {
-                let progress = pb::CompareProgress { done: i as u32, total, current: p.describe() };
-                if tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(progress)))).await.is_err() {
-                    return; // The caller went away: stop the sweep.
-                }
-                // A sweep waits for room rather than failing when the controller is busy.
-                let entry = loop {
-                    match elections.launch(plan.clone()) {
-                        Ok(entry) => break entry,
-                        Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
-                    }
-                };
-                entry.wait_done().await;
-                let row = compare::row(p, &pb::Election::from(&entry.snapshot()));
-                rows.push(row.clone());
-                if tx.send(Ok(compare_event(pb::compare_event::Kind::Row(row)))).await.is_err() {
-                    return;
-                }
-            }
-            let done = pb::CompareProgress { done: total, total, current: String::new() };
-            let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(done)))).await;
-            let result = pb::CompareResult { csv: compare::csv(&rows), svg: compare::svg(&rows), rows };
-            let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Result(result)))).await;
-        });
-        Ok(Response::new(ReceiverStream::new(rx)))
-    }
-
-    async fn inject_fault(&self, request: Request<pb::InjectFaultRequest>) -> Result<Response<pb::FaultInfo>, Status> {
-        self.authorize(&request, "InjectFault", Access::Write)?;
-        let watch = Arc::new(ElectionWatch(self.elections.clone()));
-        Ok(Response::new(self.faults.inject(request.into_inner(), watch).await?))
-    }
-
-    async fn list_faults(
-        &self,
-        request: Request<pb::ListFaultsRequest>,
-    ) -> Result<Response<pb::ListFaultsResponse>, Status> {
-        self.authorize(&request, "ListFaults", Access::Read)?;
-        Ok(Response::new(pb::ListFaultsResponse { faults: self.faults.list() }))
-    }
-
-    async fn clear_faults(
-        &self,
-        request: Request<pb::ClearFaultsRequest>,
-    ) -> Result<Response<pb::ClearFaultsResponse>, Status> {
-        self.authorize(&request, "ClearFaults", Access::Write)?;
-        let cleared = self.faults.clear(&request.get_ref().fault_id).await?;
-        Ok(Response::new(pb::ClearFaultsResponse { cleared }))
-    }
-
-    async fn get_leader(&self, request: Request<pb::GetLeaderRequest>) -> Result<Response<pb::Leader>, Status> {
-        self.authorize(&request, "GetLeader", Access::Read)?;
-        let id = &request.get_ref().election_id;
-        // "Who leads now": a running kept leadership first, else the latest finished election.
-        let kept = || {
-            self.elections.list().into_iter().find(|e| {
-                let r = e.snapshot();
-                r.keep_leader && r.state == State::Running
-            })
-        };
-        let record = if id.is_empty() {
-            kept()
-                .or_else(|| self.elections.last_finished())
-                .ok_or_else(|| Status::not_found("no election has finished yet; start one with StartElection"))?
-                .snapshot()
-        } else {
-            self.entry(id)?.snapshot()
-        };
-        leader_of(&record).map(Response::new)
-    }
-}
-
-/// The election registry as faults that wait for an event see it.
-struct ElectionWatch(Arc<Elections>);
-
-impl ElectionWatch {
-    fn kept(&self) -> Option<ElectionRecord> {
-        self.0
-            .list()
-            .into_iter()
-            .map(|e| e.snapshot())
-            .find(|r| r.keep_leader && r.state == State::Running && r.mode == Mode::Live)
-    }
-}
-
-impl crate::faults::Watch for ElectionWatch {
-    /// "The leader": of the running kept leadership, else of the latest finished election.
-    fn leader(&self) -> Option<String> {
-        let record = match self.kept() {
-            Some(r) => r,
-            None => self.0.last_finished()?.snapshot(),
-        };
-        leader_of(&record).ok()?.leader.map(|l| l.node)
-    }
-
-    fn running_kept(&self) -> Option<String> {
-        self.kept().map(|r| r.id)
-    }
-
-    fn live_elections(&self) -> Vec<String> {
-        self.0.list().into_iter().map(|e| e.snapshot()).filter(|r| r.mode == Mode::Live).map(|r| r.id).collect()
-    }
-
-    fn progress(&self, id: &str) -> Option<(bool, u64)> {
-        let r = self.0.get(id)?.snapshot();
-        Some((r.leader.is_some(), r.term))
-    }
-}
-
-fn compare_event(kind: pb::compare_event::Kind) -> pb::CompareEvent {
-    pb::CompareEvent { kind: Some(kind) }
-}
-
 #[cfg(test)]
 mod tests {
+    use ringleader_proto::v1 as pb;
+    use tonic::Code;
+
     use super::*;
-    use ringleader_core::algo::detector::DetectorConfig;
-    use ringleader_core::topology::TopologyKind;
 
     fn req(algorithm: &str) -> ElectionRequest {
         ElectionRequest::try_from(pb::StartElectionRequest { algorithm: algorithm.into(), ..Default::default() })
@@ -1020,5 +652,186 @@ mod tests {
         r.mode = Mode::Simulated;
         r.size = 100_000;
         assert_eq!(refused(&r, 8), (Ia, "size"));
+    }
+
+    /// The code and field of a phase's refusal.
+    fn field<T: std::fmt::Debug>(r: Result<T, RequestError>) -> (Code, &'static str) {
+        let e = r.unwrap_err();
+        (e.code, e.field)
+    }
+
+    /// A kept leadership is refused naming keep_leader for a one-shot algorithm or in SIMULATED
+    /// mode, and naming wait when waited for; bully kept LIVE without wait passes, and a one-shot
+    /// request is not looked at.
+    #[test]
+    fn kept_leaderships_need_a_keeping_algorithm_live_and_no_wait() {
+        let bully = catalogue::find("bully").unwrap();
+        let kept = ElectionRequest { keep_leader: true, ..req("bully") };
+        assert!(check_keep_leader(&kept, bully).is_ok());
+        let e = check_keep_leader(&kept, catalogue::find("as-far").unwrap()).unwrap_err();
+        assert_eq!((e.code, e.field), (Code::InvalidArgument, "keep_leader"));
+        assert!(e.reason.starts_with("as-far is a one-shot election; algorithms that keep a leader: bully"), "{e}");
+        let simulated = ElectionRequest { mode: Mode::Simulated, ..kept.clone() };
+        assert_eq!(field(check_keep_leader(&simulated, bully)), (Code::InvalidArgument, "keep_leader"));
+        let waited = ElectionRequest { wait: true, ..kept };
+        assert_eq!(field(check_keep_leader(&waited, bully)), (Code::InvalidArgument, "wait"));
+        let one_shot = ElectionRequest { wait: true, mode: Mode::Simulated, ..req("bully") };
+        assert!(check_keep_leader(&one_shot, bully).is_ok());
+    }
+
+    /// The size comes from explicit ids, else a mesh's rows x cols, else `size`, else the whole
+    /// cluster (LIVE) or 8 (SIMULATED); ids or a size that disagree with the rest are refused.
+    #[test]
+    fn size_resolves_from_ids_mesh_or_defaults() {
+        let ring = TopologyKind::RingBi;
+        let mut r = req("as-far");
+        assert_eq!(size(&r, ring, 5), Ok(5));
+        r.mode = Mode::Simulated;
+        assert_eq!(size(&r, ring, 5), Ok(8));
+        r.size = 12;
+        assert_eq!(size(&r, ring, 5), Ok(12));
+        r.ids = vec![5, 6, 7];
+        assert_eq!(field(size(&r, ring, 5)), (Code::InvalidArgument, "ids"));
+        r.size = 0;
+        assert_eq!(size(&r, ring, 5), Ok(3));
+        let mut m = req("mesh-corners");
+        (m.rows, m.cols) = (2, 3);
+        assert_eq!(size(&m, TopologyKind::Mesh, 0), Ok(6));
+        m.size = 5;
+        assert_eq!(field(size(&m, TopologyKind::Mesh, 0)), (Code::InvalidArgument, "size"));
+        m.size = 0;
+        m.ids = vec![1, 2, 3, 4, 5];
+        assert_eq!(field(size(&m, TopologyKind::Mesh, 0)), (Code::InvalidArgument, "ids"));
+        m.cols = 0;
+        assert_eq!(size(&m, TopologyKind::Mesh, 0), Ok(5), "rows alone do not fix a mesh's size");
+    }
+
+    /// Fewer than 2 positions are refused naming ids (explicit), size as a precondition (an empty
+    /// cluster) or size; so are a COMPLETE network above 2,048 positions, a LIVE election larger
+    /// than the cluster and a SIMULATED one above the simulator's limit.
+    #[test]
+    fn size_fits_the_cluster_and_the_simulator() {
+        let spec = catalogue::find("as-far").unwrap();
+        let config = ControllerConfig::default();
+        let fits = |r: &ElectionRequest, kind, n, nodes| size_fits(r, spec, kind, n, nodes, &config);
+        let ring = TopologyKind::RingBi;
+        let live = req("as-far");
+        assert_eq!(fits(&live, ring, 4, 4), Ok(4));
+        assert_eq!(field(fits(&live, ring, 1, 1)), (Code::FailedPrecondition, "size"));
+        assert_eq!(
+            field(fits(&ElectionRequest { size: 1, ..live.clone() }, ring, 1, 8)),
+            (Code::InvalidArgument, "size")
+        );
+        let one_id = ElectionRequest { ids: vec![7], ..live.clone() };
+        assert_eq!(field(fits(&one_id, ring, 1, 8)), (Code::InvalidArgument, "ids"));
+        let e = fits(&ElectionRequest { ids: vec![1, 2, 3], ..live.clone() }, ring, 3, 2).unwrap_err();
+        assert_eq!((e.code, e.field), (Code::FailedPrecondition, "size"));
+        assert!(e.reason.starts_with("3 positions (one per id) but the cluster has 2 nodes"), "{e}");
+        assert_eq!(fits(&live, TopologyKind::Complete, 2048, 5000), Ok(2048));
+        assert_eq!(field(fits(&live, TopologyKind::Complete, 2049, 5000)), (Code::InvalidArgument, "size"));
+        let simulated = ElectionRequest { mode: Mode::Simulated, ..live };
+        let limit = config.max_simulated_size as u64;
+        assert_eq!(fits(&simulated, ring, limit, 0), Ok(limit as u32));
+        assert_eq!(field(fits(&simulated, ring, limit + 1, 0)), (Code::InvalidArgument, "size"));
+    }
+
+    /// Explicit ids are kept in ring order and must be positive and distinct; ASCENDING places
+    /// 1..=n; a worst case comes from the catalogue, and is refused naming id_order where unknown.
+    #[test]
+    fn ids_are_explicit_or_placed() {
+        let as_far = catalogue::find("as-far").unwrap();
+        let mut r = req("as-far");
+        r.ids = vec![30, 10, 20];
+        assert_eq!(ids(&r, as_far, 3), Ok(vec![30, 10, 20]));
+        r.ids = vec![0, 1];
+        assert_eq!(field(ids(&r, as_far, 2)), (Code::InvalidArgument, "ids"));
+        r.ids = vec![4, 4];
+        assert_eq!(ids(&r, as_far, 2).unwrap_err().reason, "id 4 appears more than once");
+        let mut r = req("as-far");
+        r.id_order = IdOrder::Ascending;
+        assert_eq!(ids(&r, as_far, 4), Ok(vec![1, 2, 3, 4]));
+        r.id_order = IdOrder::WorstCase;
+        let mut worst = ids(&r, as_far, 5).unwrap();
+        worst.sort();
+        assert_eq!(worst, [1, 2, 3, 4, 5]);
+        let e = ids(&r, catalogue::find("all-the-way").unwrap(), 5).unwrap_err();
+        assert_eq!((e.code, e.field), (Code::InvalidArgument, "id_order"));
+        assert!(e.reason.starts_with("all-the-way has no known worst-case arrangement"), "{e}");
+    }
+
+    /// Initiators given by id become sorted positions; an id not in the election or listed twice is
+    /// refused; otherwise `initiators` positions (0: all) are drawn from the seed, never more than n.
+    #[test]
+    fn initiators_by_id_or_drawn() {
+        let ids = [30, 10, 20];
+        let mut r = req("as-far");
+        r.initiator_ids = vec![20, 30];
+        assert_eq!(initiators(&r, &ids, 3), Ok(vec![0, 2]));
+        r.initiator_ids = vec![10, 10];
+        assert_eq!(initiators(&r, &ids, 3).unwrap_err().reason, "id 10 is listed more than once");
+        r.initiator_ids = vec![99];
+        assert_eq!(field(initiators(&r, &ids, 3)), (Code::InvalidArgument, "initiator_ids"));
+        let mut r = req("as-far");
+        r.seed = 11;
+        assert_eq!(initiators(&r, &ids, 3), Ok(vec![0, 1, 2]));
+        r.initiators = 2;
+        assert_eq!(initiators(&r, &ids, 3), Ok(topology::pick_initiators(3, 2, 11)));
+        assert_eq!(initiators(&r, &ids, 3).unwrap().len(), 2);
+        r.initiators = 4;
+        assert_eq!(field(initiators(&r, &ids, 3)), (Code::InvalidArgument, "initiators"));
+    }
+
+    /// A SIMULATED election whose exact count (all-the-way: n²) exceeds the simulator's budget is
+    /// refused naming size; LIVE ones and algorithms without an exact count are not looked at.
+    #[test]
+    fn exact_counts_fit_the_message_budget() {
+        let all_the_way = catalogue::find("all-the-way").unwrap();
+        let config = ControllerConfig { max_simulated_messages: 100, ..ControllerConfig::default() };
+        let simulated = ElectionRequest { mode: Mode::Simulated, ..req("all-the-way") };
+        assert!(within_message_budget(&simulated, all_the_way, 10, 10, &config).is_ok());
+        let e = within_message_budget(&simulated, all_the_way, 11, 11, &config).unwrap_err();
+        assert_eq!((e.code, e.field), (Code::InvalidArgument, "size"));
+        assert!(e.reason.starts_with("all-the-way sends 121 messages on 11 positions"), "{e}");
+        assert!(within_message_budget(&req("all-the-way"), all_the_way, 11, 11, &config).is_ok());
+        let as_far = catalogue::find("as-far").unwrap();
+        assert!(within_message_budget(&simulated, as_far, 1000, 1000, &config).is_ok());
+    }
+
+    /// A mesh takes rows and cols as given, derives the missing one from the size (refused naming
+    /// it when it does not divide) or takes the most square grid (refused naming size for a prime);
+    /// explicit tree edges must form a tree.
+    #[test]
+    fn topology_is_built_from_shape_or_edges() {
+        let mesh = TopologyKind::Mesh;
+        let mut r = req("mesh-corners");
+        r.cols = 3;
+        let t = build_topology(&r, mesh, 6).unwrap();
+        assert_eq!((t.kind(), t.len()), (mesh, 6));
+        assert_eq!(t.ports(1).len(), 3, "2 x 3: position 1 has west, east and south neighbours");
+        r.cols = 4;
+        assert_eq!(field(build_topology(&r, mesh, 6)), (Code::InvalidArgument, "topology.cols"));
+        (r.rows, r.cols) = (4, 0);
+        assert_eq!(field(build_topology(&r, mesh, 6)), (Code::InvalidArgument, "topology.rows"));
+        r.rows = 0;
+        assert_eq!(build_topology(&r, mesh, 9).unwrap().ports(4).len(), 4, "3 x 3: the centre has 4");
+        assert_eq!(field(build_topology(&r, mesh, 7)), (Code::InvalidArgument, "size"));
+        let mut tree = req("tree-saturation");
+        tree.edges = vec![(0, 1), (1, 2)];
+        assert_eq!(build_topology(&tree, TopologyKind::Tree, 3).unwrap().ports(1).len(), 2);
+        tree.edges = vec![(0, 1), (0, 1)];
+        assert_eq!(field(build_topology(&tree, TopologyKind::Tree, 3)), (Code::InvalidArgument, "topology.edges"));
+    }
+
+    /// A diagram asked for on more than 256 nodes is refused naming the field that asked for it.
+    #[test]
+    fn diagrams_are_drawn_for_at_most_256_nodes() {
+        let big = Topology::build(TopologyKind::RingBi, MAX_DIAGRAM_NODES + 1, 0).unwrap();
+        let small = Topology::build(TopologyKind::RingBi, MAX_DIAGRAM_NODES, 0).unwrap();
+        let asked = ElectionRequest { diagram: true, ..req("as-far") };
+        assert_eq!(diagram(&asked, SimOptions::default(), &small), Ok(true));
+        assert_eq!(field(diagram(&asked, SimOptions::default(), &big)), (Code::InvalidArgument, "diagram"));
+        let by_sim = SimOptions { diagram: true, ..SimOptions::default() };
+        assert_eq!(field(diagram(&req("as-far"), by_sim, &big)), (Code::InvalidArgument, "simulation.diagram"));
+        assert_eq!(diagram(&req("as-far"), SimOptions::default(), &big), Ok(false));
     }
 }

@@ -1,0 +1,431 @@
+//! The `ringleader.v1.Controller` gRPC service: who may call what, the
+//! calls themselves, and every mapping of an error to a `tonic::Status`.
+//! Requests are checked and resolved into plans by `planning`.
+//!
+//! Bad requests are refused before anything runs, with `INVALID_ARGUMENT`
+//! (the request itself is wrong) or `FAILED_PRECONDITION` (the request is
+//! fine but cannot run here, e.g. a LIVE election larger than the cluster);
+//! the message starts with the field at fault, e.g. `size: ...`.
+
+mod planning;
+
+use ringleader_node::auth::{Access, Auth};
+use std::sync::Arc;
+
+use ringleader_core::algo::catalogue;
+use ringleader_proto::v1::{self as pb, controller_server::Controller};
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use crate::compare;
+use crate::convert::{self, ElectionRequest};
+use crate::elections::{Elections, Entry, WatchEvent};
+pub use crate::error::RequestError;
+use crate::faults::Faults;
+use crate::record::{ElectionRecord, Mode, State};
+use planning::fits_the_process;
+pub use planning::{
+    DEFAULT_SIMULATED_SIZE, MAX_COMPLETE_SIZE, MAX_LOCAL_HEARTBEATS_PER_SECOND, TIMER_EVENTS_PER_MESSAGE,
+    max_local_kept_nodes, plan,
+};
+
+/// The Controller service.
+#[derive(Clone, Debug)]
+pub struct ControllerService {
+    elections: Arc<Elections>,
+    faults: Arc<Faults>,
+    auth: Auth,
+}
+
+impl ControllerService {
+    /// A service running its elections through `elections`, open to every caller.
+    pub fn new(elections: Arc<Elections>) -> Self {
+        Self::with_auth(elections, Auth::default())
+    }
+
+    /// A service that asks callers for the tokens of `auth` (see [`ringleader_node::auth`]).
+    pub fn with_auth(elections: Arc<Elections>, auth: Auth) -> Self {
+        let faults = Faults::new(elections.cluster().clone(), elections.config().rpc_timeout());
+        let registry = Arc::downgrade(&faults);
+        elections.set_fault_note(crate::elections::FaultNote(Box::new(move || {
+            let list = registry.upgrade()?.list();
+            let active: Vec<String> = list
+                .into_iter()
+                .filter(|f| f.state == pb::FaultState::Active as i32)
+                .map(|f| format!("{} ({})", f.fault_id, f.description))
+                .collect();
+            (!active.is_empty()).then(|| active.join(", "))
+        })));
+        let registry = Arc::downgrade(&faults);
+        crate::telemetry::register_gauges(
+            &elections,
+            Arc::new(move || registry.upgrade().map(|f| f.active_kinds()).unwrap_or_default()),
+        );
+        let registry = Arc::downgrade(&faults);
+        elections.set_crash_probe(crate::elections::CrashProbe(Box::new(move || {
+            registry.upgrade().map(|f| f.crashed_nodes()).unwrap_or_default()
+        })));
+        ControllerService { elections, faults, auth }
+    }
+
+    /// Refuse the call unless its credentials allow `access` (counted and logged, never the secret).
+    fn authorize<T>(&self, request: &Request<T>, method: &'static str, access: Access) -> Result<(), Status> {
+        self.auth.check_controller(request.metadata(), method, access).inspect_err(|status| {
+            ringleader_node::auth::refused("controller", method, request.remote_addr(), status);
+        })
+    }
+
+    fn entry(&self, election_id: &str) -> Result<Arc<Entry>, Status> {
+        if election_id.is_empty() {
+            return Err(RequestError::invalid("election_id", "required").into());
+        }
+        self.elections.get(election_id).ok_or_else(|| {
+            Status::not_found(format!(
+                "election_id: no election `{election_id}` (the controller keeps the last {} elections)",
+                self.elections.config().max_elections
+            ))
+        })
+    }
+}
+
+fn leader_of(r: &ElectionRecord) -> Result<pb::Leader, Status> {
+    match r.state {
+        State::Running if r.keep_leader => match &r.leader {
+            Some(l) => Ok(pb::Leader {
+                election_id: r.id.clone(),
+                algorithm: r.algorithm.to_string(),
+                leader: Some(l.into()),
+                agreed: r.agreed,
+                term: r.term,
+                since: convert::rfc3339(r.leader_since_ms),
+                last_failover: r.failovers.last().map(Into::into),
+            }),
+            None => Err(Status::failed_precondition(format!(
+                "election {} has no leader now (term {}): an election is under way or no majority is reachable",
+                r.id, r.term
+            ))),
+        },
+        State::Finished => Ok(pb::Leader {
+            election_id: r.id.clone(),
+            algorithm: r.algorithm.to_string(),
+            leader: r.leader.as_ref().map(Into::into),
+            agreed: r.agreed,
+            term: r.term,
+            since: convert::rfc3339(if r.leader_since_ms > 0 {
+                r.leader_since_ms
+            } else {
+                r.started_at_ms + r.metrics.as_ref().map_or(0, |m| m.duration_ms)
+            }),
+            last_failover: r.failovers.last().map(Into::into),
+        }),
+        State::Failed => Err(Status::failed_precondition(format!(
+            "election {} failed: {}",
+            r.id,
+            r.error.as_deref().unwrap_or("unknown error")
+        ))),
+        State::Pending | State::Running => {
+            Err(Status::failed_precondition(format!("election {} has not finished yet", r.id)))
+        }
+    }
+}
+
+fn event(id: &str, kind: pb::election_event::Kind) -> pb::ElectionEvent {
+    pb::ElectionEvent { election_id: id.to_string(), kind: Some(kind) }
+}
+
+#[tonic::async_trait]
+impl Controller for ControllerService {
+    async fn list_algorithms(
+        &self,
+        request: Request<pb::ListAlgorithmsRequest>,
+    ) -> Result<Response<pb::ListAlgorithmsResponse>, Status> {
+        self.authorize(&request, "ListAlgorithms", Access::Read)?;
+        let algorithms = catalogue::CATALOGUE.iter().map(convert::algorithm_info).collect();
+        Ok(Response::new(pb::ListAlgorithmsResponse { algorithms }))
+    }
+
+    async fn get_cluster(&self, request: Request<pb::GetClusterRequest>) -> Result<Response<pb::Cluster>, Status> {
+        self.authorize(&request, "GetCluster", Access::Read)?;
+        let timeout = self.elections.config().rpc_timeout();
+        let mut set = tokio::task::JoinSet::new();
+        for node in self.elections.cluster().nodes() {
+            let node = node.clone();
+            set.spawn(async move {
+                let mut client = node.client();
+                let answer = tokio::time::timeout(timeout, client.info(pb::InfoRequest {})).await;
+                let mut out =
+                    pb::ClusterNode { name: node.name(), address: node.address().to_string(), ..Default::default() };
+                match answer {
+                    Ok(Ok(info)) => {
+                        let info = info.into_inner();
+                        out.reachable = true;
+                        out.elections = info.elections;
+                        if !info.name.is_empty() {
+                            out.name = info.name;
+                        }
+                    }
+                    Ok(Err(status)) => out.error = format!("{:?}: {}", status.code(), status.message()),
+                    Err(_) => out.error = format!("no answer within {} ms", timeout.as_millis()),
+                }
+                (node.index(), out)
+            });
+        }
+        let mut nodes = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            let (i, node) = joined.map_err(|e| Status::internal(format!("GetCluster task failed: {e}")))?;
+            nodes.push((i, node));
+        }
+        nodes.sort_by_key(|(i, _)| *i);
+        Ok(Response::new(pb::Cluster { nodes: nodes.into_iter().map(|(_, n)| n).collect() }))
+    }
+
+    async fn start_election(
+        &self,
+        request: Request<pb::StartElectionRequest>,
+    ) -> Result<Response<pb::Election>, Status> {
+        self.authorize(&request, "StartElection", Access::Write)?;
+        let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
+        let plan = plan(&request, self.elections.cluster().len(), self.elections.config())?;
+        if self.elections.cluster().is_local() {
+            fits_the_process(&plan)?;
+        }
+        let entry = self.elections.launch(plan)?;
+        if request.wait && !request.keep_leader {
+            entry.wait_done().await;
+        }
+        Ok(Response::new(pb::Election::from(&entry.snapshot())))
+    }
+
+    async fn stop_election(&self, request: Request<pb::StopElectionRequest>) -> Result<Response<pb::Election>, Status> {
+        self.authorize(&request, "StopElection", Access::Write)?;
+        let entry = self.entry(&request.get_ref().election_id)?;
+        // A kept leadership ends FINISHED; a one-shot election still running (LIVE or SIMULATED)
+        // is cancelled and ends FAILED, saying so; a finished one is returned as it is.
+        entry.stop();
+        entry.wait_done().await;
+        Ok(Response::new(pb::Election::from(&entry.snapshot())))
+    }
+
+    async fn get_election(&self, request: Request<pb::GetElectionRequest>) -> Result<Response<pb::Election>, Status> {
+        self.authorize(&request, "GetElection", Access::Read)?;
+        let entry = self.entry(&request.get_ref().election_id)?;
+        Ok(Response::new(pb::Election::from(&entry.snapshot())))
+    }
+
+    async fn list_elections(
+        &self,
+        request: Request<pb::ListElectionsRequest>,
+    ) -> Result<Response<pb::ListElectionsResponse>, Status> {
+        self.authorize(&request, "ListElections", Access::Read)?;
+        let algorithm = &request.get_ref().algorithm;
+        if !algorithm.is_empty() && catalogue::find(algorithm).is_none() {
+            return Err(RequestError::invalid(
+                "algorithm",
+                format!("unknown algorithm `{algorithm}`; known algorithms: {}", catalogue::names()),
+            )
+            .into());
+        }
+        let elections = self
+            .elections
+            .list()
+            .iter()
+            .map(|e| e.snapshot())
+            .filter(|r| algorithm.is_empty() || r.algorithm == algorithm)
+            .map(|r| convert::election_summary(&r))
+            .collect();
+        Ok(Response::new(pb::ListElectionsResponse { elections }))
+    }
+
+    type WatchElectionStream = ReceiverStream<Result<pb::ElectionEvent, Status>>;
+
+    async fn watch_election(
+        &self,
+        request: Request<pb::WatchElectionRequest>,
+    ) -> Result<Response<Self::WatchElectionStream>, Status> {
+        self.authorize(&request, "WatchElection", Access::Read)?;
+        use pb::election_event::Kind;
+        let entry = self.entry(&request.get_ref().election_id)?;
+        let (snapshot, mut events) = entry.watch();
+        let (tx, rx) = mpsc::channel(64);
+        tokio::spawn(async move {
+            let id = snapshot.id.clone();
+            let send = |kind| {
+                let tx = tx.clone();
+                let ev = event(&id, kind);
+                async move { tx.send(Ok(ev)).await.is_ok() }
+            };
+            if !send(Kind::Snapshot(pb::Election::from(&snapshot))).await {
+                return;
+            }
+            if snapshot.state.is_terminal() {
+                send(Kind::Finished(pb::Election::from(&snapshot))).await;
+                return;
+            }
+            loop {
+                let kind = match events.recv().await {
+                    Ok(WatchEvent::Decided { position, node, decision }) => Kind::Decided(pb::NodeDecided {
+                        position,
+                        node,
+                        role: convert::role_name(Some(decision)).to_string(),
+                        leader_id: decision.leader,
+                    }),
+                    Ok(WatchEvent::State(r)) => Kind::Snapshot(pb::Election::from(&*r)),
+                    Ok(WatchEvent::Finished(r)) => {
+                        send(Kind::Finished(pb::Election::from(&*r))).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) | Err(broadcast::error::RecvError::Closed) => {
+                        // Too slow to follow every event: resume from the current state.
+                        let r = entry.snapshot();
+                        if r.state.is_terminal() {
+                            send(Kind::Finished(pb::Election::from(&r))).await;
+                            return;
+                        }
+                        Kind::Snapshot(pb::Election::from(&r))
+                    }
+                };
+                if !send(kind).await {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    type CompareAlgorithmsStream = ReceiverStream<Result<pb::CompareEvent, Status>>;
+
+    async fn compare_algorithms(
+        &self,
+        request: Request<pb::CompareRequest>,
+    ) -> Result<Response<Self::CompareAlgorithmsStream>, Status> {
+        self.authorize(&request, "CompareAlgorithms", Access::Write)?;
+        let req = request.into_inner();
+        let config = self.elections.config();
+        let points = compare::points(&req, self.elections.cluster().len(), config.max_simulated_size)?;
+        let mode = pb::Mode::try_from(req.mode).unwrap_or(pb::Mode::Live);
+        // Plan every election before running any, so a bad point refuses the whole sweep.
+        let mut plans = Vec::with_capacity(points.len());
+        for p in &points {
+            let election = ElectionRequest::try_from(p.request(mode, req.initiators)).map_err(RequestError::from)?;
+            let plan = plan(&election, self.elections.cluster().len(), config)
+                .map_err(|e| Status::new(e.code, format!("{} (at {}): {}", e.field, p.describe(), e.reason)))?;
+            plans.push(plan);
+        }
+        let (tx, rx) = mpsc::channel(64);
+        let elections = self.elections.clone();
+        tokio::spawn(async move {
+            let total = points.len() as u32;
+            let mut rows = Vec::with_capacity(points.len());
+            for (i, (p, plan)) in points.iter().zip(plans).enumerate() {
+                let progress = pb::CompareProgress { done: i as u32, total, current: p.describe() };
+                if tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(progress)))).await.is_err() {
+                    return; // The caller went away: stop the sweep.
+                }
+                // A sweep waits for room rather than failing when the controller is busy.
+                let entry = loop {
+                    match elections.launch(plan.clone()) {
+                        Ok(entry) => break entry,
+                        Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+                    }
+                };
+                entry.wait_done().await;
+                let row = compare::row(p, &pb::Election::from(&entry.snapshot()));
+                rows.push(row.clone());
+                if tx.send(Ok(compare_event(pb::compare_event::Kind::Row(row)))).await.is_err() {
+                    return;
+                }
+            }
+            let done = pb::CompareProgress { done: total, total, current: String::new() };
+            let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(done)))).await;
+            let result = pb::CompareResult { csv: compare::csv(&rows), svg: compare::svg(&rows), rows };
+            let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Result(result)))).await;
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn inject_fault(&self, request: Request<pb::InjectFaultRequest>) -> Result<Response<pb::FaultInfo>, Status> {
+        self.authorize(&request, "InjectFault", Access::Write)?;
+        let watch = Arc::new(ElectionWatch(self.elections.clone()));
+        Ok(Response::new(self.faults.inject(request.into_inner(), watch).await?))
+    }
+
+    async fn list_faults(
+        &self,
+        request: Request<pb::ListFaultsRequest>,
+    ) -> Result<Response<pb::ListFaultsResponse>, Status> {
+        self.authorize(&request, "ListFaults", Access::Read)?;
+        Ok(Response::new(pb::ListFaultsResponse { faults: self.faults.list() }))
+    }
+
+    async fn clear_faults(
+        &self,
+        request: Request<pb::ClearFaultsRequest>,
+    ) -> Result<Response<pb::ClearFaultsResponse>, Status> {
+        self.authorize(&request, "ClearFaults", Access::Write)?;
+        let cleared = self.faults.clear(&request.get_ref().fault_id).await?;
+        Ok(Response::new(pb::ClearFaultsResponse { cleared }))
+    }
+
+    async fn get_leader(&self, request: Request<pb::GetLeaderRequest>) -> Result<Response<pb::Leader>, Status> {
+        self.authorize(&request, "GetLeader", Access::Read)?;
+        let id = &request.get_ref().election_id;
+        // "Who leads now": a running kept leadership first, else the latest finished election.
+        let kept = || {
+            self.elections.list().into_iter().find(|e| {
+                let r = e.snapshot();
+                r.keep_leader && r.state == State::Running
+            })
+        };
+        let record = if id.is_empty() {
+            kept()
+                .or_else(|| self.elections.last_finished())
+                .ok_or_else(|| Status::not_found("no election has finished yet; start one with StartElection"))?
+                .snapshot()
+        } else {
+            self.entry(id)?.snapshot()
+        };
+        leader_of(&record).map(Response::new)
+    }
+}
+
+/// The election registry as faults that wait for an event see it.
+struct ElectionWatch(Arc<Elections>);
+
+impl ElectionWatch {
+    fn kept(&self) -> Option<ElectionRecord> {
+        self.0
+            .list()
+            .into_iter()
+            .map(|e| e.snapshot())
+            .find(|r| r.keep_leader && r.state == State::Running && r.mode == Mode::Live)
+    }
+}
+
+impl crate::faults::Watch for ElectionWatch {
+    /// "The leader": of the running kept leadership, else of the latest finished election.
+    fn leader(&self) -> Option<String> {
+        let record = match self.kept() {
+            Some(r) => r,
+            None => self.0.last_finished()?.snapshot(),
+        };
+        leader_of(&record).ok()?.leader.map(|l| l.node)
+    }
+
+    fn running_kept(&self) -> Option<String> {
+        self.kept().map(|r| r.id)
+    }
+
+    fn live_elections(&self) -> Vec<String> {
+        self.0.list().into_iter().map(|e| e.snapshot()).filter(|r| r.mode == Mode::Live).map(|r| r.id).collect()
+    }
+
+    fn progress(&self, id: &str) -> Option<(bool, u64)> {
+        let r = self.0.get(id)?.snapshot();
+        Some((r.leader.is_some(), r.term))
+    }
+}
+
+fn compare_event(kind: pb::compare_event::Kind) -> pb::CompareEvent {
+    pb::CompareEvent { kind: Some(kind) }
+}

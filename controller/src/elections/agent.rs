@@ -1,0 +1,139 @@
+//! The Agent calls a LIVE election makes to its nodes (Prepare, Start,
+//! Status, Messages, Abort), concurrently and each within the RPC timeout,
+//! and the reading of a node's answer as a decision.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringleader_core::algo::{Decision, Role};
+use ringleader_proto::v1 as pb;
+use tokio::task::JoinSet;
+use tracing::warn;
+
+use crate::cluster::Node;
+
+/// Forget the election on every node (best effort: failures are logged).
+pub(super) async fn abort(nodes: &[Arc<Node>], election_id: &str, timeout: Duration) {
+    let calls = nodes.iter().map(|node| {
+        let mut client = node.client();
+        let req = pb::AbortRequest { election_id: election_id.to_string() };
+        (node.clone(), async move { client.abort(req).await.map(|_| ()) })
+    });
+    if let Err(e) = all_ok(calls, timeout, "Abort").await {
+        warn!(election = %election_id, error = %e, "could not abort the election everywhere");
+    }
+}
+
+/// A node's decision from its protobuf role and leader id.
+pub(super) fn decision_of(role: i32, leader: u64) -> Option<Decision> {
+    match pb::Role::try_from(role).ok()? {
+        pb::Role::Leader => Some(Decision { role: Role::Leader, leader }),
+        pb::Role::Follower => Some(Decision { role: Role::Follower, leader }),
+        pb::Role::Undecided | pb::Role::Unspecified => None,
+    }
+}
+
+/// Run `calls` concurrently, each within `timeout`; the first failures, described.
+pub(super) async fn all_ok<F>(
+    calls: impl Iterator<Item = (Arc<Node>, F)>,
+    timeout: Duration,
+    what: &'static str,
+) -> Result<(), String>
+where
+    F: Future<Output = Result<(), tonic::Status>> + Send + 'static,
+{
+    let mut set = JoinSet::new();
+    for (node, call) in calls {
+        set.spawn(async move {
+            let result = match tokio::time::timeout(timeout, call).await {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(status)) => format!("{:?}: {}", status.code(), status.message()),
+                Err(_) => format!("no answer within {} ms", timeout.as_millis()),
+            };
+            Err(format!("{what} on {} ({}) failed: {result}", node.name(), node.address()))
+        });
+    }
+    let mut errors = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => errors.push(e),
+            Err(e) => errors.push(format!("{what} task failed: {e}")),
+        }
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    errors.sort();
+    let more = errors.len().saturating_sub(3);
+    errors.truncate(3);
+    let mut msg = errors.join("; ");
+    if more > 0 {
+        msg.push_str(&format!(" (and {more} more)"));
+    }
+    Err(msg)
+}
+
+/// `Status` of the election at the nodes of `positions`, concurrently, in position order.
+pub(super) async fn status_of(
+    nodes: &[Arc<Node>],
+    positions: &[usize],
+    election_id: &str,
+    timeout: Duration,
+) -> Vec<(usize, Result<pb::NodeElectionStatus, String>)> {
+    let mut set = JoinSet::new();
+    for &i in positions {
+        let mut client = nodes[i].client();
+        let req = pb::StatusRequest { election_id: election_id.to_string() };
+        set.spawn(async move {
+            let r = match tokio::time::timeout(timeout, client.status(req)).await {
+                Ok(Ok(s)) => Ok(s.into_inner()),
+                Ok(Err(status)) => Err(format!("{:?}: {}", status.code(), status.message())),
+                Err(_) => Err(format!("no answer within {} ms", timeout.as_millis())),
+            };
+            (i, r)
+        });
+    }
+    let mut out = Vec::with_capacity(positions.len());
+    while let Some(joined) = set.join_next().await {
+        if let Ok(r) = joined {
+            out.push(r);
+        }
+    }
+    out.sort_by_key(|(i, _)| *i);
+    out
+}
+
+/// The message logs of the election at every node, in position order (`None`: no answer).
+pub(super) async fn message_logs(
+    nodes: &[Arc<Node>],
+    election_id: &str,
+    timeout: Duration,
+) -> Vec<Option<pb::MessageLog>> {
+    let mut set = JoinSet::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let mut client = node.client();
+        let req = pb::MessagesRequest { election_id: election_id.to_string() };
+        set.spawn(async move { (i, tokio::time::timeout(timeout, client.messages(req)).await) });
+    }
+    let mut logs: Vec<Option<pb::MessageLog>> = vec![None; nodes.len()];
+    while let Some(Ok((i, r))) = set.join_next().await {
+        logs[i] = r.ok().and_then(|r| r.ok()).map(|r| r.into_inner());
+    }
+    logs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Node roles map to decisions; undecided and unknown roles do not.
+    #[test]
+    fn roles() {
+        assert_eq!(decision_of(pb::Role::Leader as i32, 7), Some(Decision { role: Role::Leader, leader: 7 }));
+        assert_eq!(decision_of(pb::Role::Follower as i32, 7), Some(Decision { role: Role::Follower, leader: 7 }));
+        assert_eq!(decision_of(pb::Role::Undecided as i32, 0), None);
+        assert_eq!(decision_of(99, 0), None);
+    }
+}

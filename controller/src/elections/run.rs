@@ -1,0 +1,132 @@
+//! What every run of an election shares: the [`Plan`] it is given, the
+//! [`Context`] it borrows from the store, and the [`Outcome`] it returns for
+//! the store to record.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ringleader_core::algo::catalogue::AlgorithmSpec;
+use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::algo::{Decision, Rule};
+use ringleader_core::topology::Topology;
+use tokio::sync::{Semaphore, watch};
+
+use crate::cluster::Cluster;
+use crate::config::ControllerConfig;
+use crate::record::{LeaderInfo, Metrics, Mode, SimOptions};
+
+/// The most nodes a space-time diagram is drawn for.
+pub const MAX_DIAGRAM_NODES: u32 = 256;
+
+/// A fully resolved, checked election.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The algorithm.
+    pub spec: &'static AlgorithmSpec,
+    /// LIVE or SIMULATED.
+    pub mode: Mode,
+    /// The overlay.
+    pub topology: Topology,
+    /// Who wins.
+    pub rule: Rule,
+    /// Ids in ring order (position `i` has `ids[i]`).
+    pub ids: Vec<u64>,
+    /// Initiator positions, sorted.
+    pub initiators: Vec<u32>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Simulator options (SIMULATED only).
+    pub sim: SimOptions,
+    /// Draw the space-time diagram (LIVE: from the nodes' message logs).
+    pub diagram: bool,
+    /// Keep a leader until stopped (failure-tolerant algorithms, LIVE).
+    pub keep_leader: bool,
+    /// The failure detector of a kept leadership.
+    pub detector: DetectorConfig,
+}
+
+impl Plan {
+    /// Number of positions.
+    pub fn n(&self) -> u32 {
+        self.ids.len() as u32
+    }
+
+    /// Number of initiators.
+    pub fn k(&self) -> u32 {
+        self.initiators.len() as u32
+    }
+}
+
+/// The error of an election ended by `StopElection` before it finished.
+pub const STOPPED: &str = "stopped by StopElection before it finished";
+/// The error of an election ended by the controller's shutdown before it finished.
+pub const SHUT_DOWN: &str = "stopped by the controller's shutdown before it finished";
+
+/// Tells which node indices an injected fault keeps crashed now.
+pub struct CrashProbe(pub Box<dyn Fn() -> Vec<usize> + Send + Sync>);
+
+impl std::fmt::Debug for CrashProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CrashProbe")
+    }
+}
+
+/// What a run borrows from the store: the settings, the cluster, and the
+/// store's state a run must read while it goes (never the registry).
+pub(super) struct Context<'a> {
+    pub(super) config: &'a ControllerConfig,
+    pub(super) cluster: &'a Cluster,
+    /// One simulation per core at a time.
+    pub(super) simulations: &'a Semaphore,
+    /// Which node indices are crashed by an injected fault now (set by the API).
+    pub(super) crashed: &'a OnceLock<CrashProbe>,
+    /// The controller is shutting down.
+    pub(super) shutting_down: &'a AtomicBool,
+}
+
+impl Context<'_> {
+    /// Why a stopped election stopped: a user's StopElection, or the shutdown.
+    pub(super) fn stopped_text(&self) -> &'static str {
+        if self.shutting_down.load(Ordering::SeqCst) { SHUT_DOWN } else { STOPPED }
+    }
+
+    /// Whether the controller is shutting down.
+    pub(super) fn shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
+
+    /// The node indices an injected fault keeps crashed now (none before the API set the probe).
+    pub(super) fn crashed(&self) -> Vec<usize> {
+        self.crashed.get().map(|p| (p.0)()).unwrap_or_default()
+    }
+}
+
+/// Unix time in milliseconds.
+pub(super) fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// The result of running an election, applied to its record by `finish`.
+#[derive(Debug, Default)]
+pub(super) struct Outcome {
+    pub(super) error: Option<String>,
+    pub(super) agreed: bool,
+    pub(super) violations: Vec<String>,
+    pub(super) metrics: Option<Metrics>,
+    pub(super) leader: Option<LeaderInfo>,
+    pub(super) per_position: Vec<(Option<Decision>, u64)>,
+    pub(super) diagram_svg: Option<String>,
+}
+
+impl Outcome {
+    /// An election that could not complete, for `error`.
+    pub(super) fn failed(error: String) -> Outcome {
+        Outcome { error: Some(error), ..Outcome::default() }
+    }
+}
+
+/// Resolves once `StopElection` asked the election to end (holds no borrow of the flag).
+pub(super) async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}

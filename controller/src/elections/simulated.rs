@@ -1,0 +1,115 @@
+//! SIMULATED elections: the core crate's deterministic simulator runs the
+//! plan on a blocking thread, and its report becomes the outcome.
+
+use std::time::Instant;
+
+use ringleader_core::sim::{self, SimConfig};
+
+use super::entry::Entry;
+use super::run::{Context, Outcome, Plan, stopped};
+use crate::record::{LeaderInfo, MAX_PARTICIPANTS, Metrics};
+
+/// Run `plan` in the simulator on a blocking thread, one simulation per core
+/// at a time; a stop cancels it within milliseconds.
+pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome {
+    let mut stop = entry.stop_requested();
+    // One simulation per core at a time; the others wait their turn (or are stopped waiting).
+    let _permit = tokio::select! {
+        permit = ctx.simulations.acquire() => match permit {
+            Ok(p) => p,
+            Err(_) => return Outcome::failed("the simulator is shutting down".into()),
+        },
+        () = stopped(&mut stop) => return Outcome::failed(ctx.stopped_text().into()),
+    };
+    entry.set_running();
+    // The simulator's own cap (a generous multiple of the bound) or the configured budget, whichever is lower.
+    let bound = plan.spec.bound_for(&plan.topology, plan.k() as u64);
+    let own_cap = bound.saturating_mul(4).saturating_add(1_000);
+    let budget = ctx.config.max_simulated_messages;
+    let cfg = SimConfig {
+        fifo: !plan.sim.non_fifo,
+        unit_delay: plan.sim.unit_delay,
+        log_arrows: plan.diagram,
+        seed: plan.seed,
+        max_deliveries: own_cap.min(budget),
+        cancel: sim::Cancel::new(),
+        ..SimConfig::default()
+    };
+    let cancel = cfg.cancel.clone();
+    let started = Instant::now();
+    let job = tokio::task::spawn_blocking(move || {
+        let report = sim::run(plan.spec, &plan.topology, &plan.ids, &plan.initiators, plan.rule, &cfg);
+        (plan, report)
+    });
+    tokio::pin!(job);
+    let joined = tokio::select! {
+        joined = &mut job => joined,
+        () = stopped(&mut stop) => {
+            // The simulator looks at the flag every few thousand events: it ends within milliseconds.
+            cancel.cancel();
+            job.await
+        }
+    };
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let (plan, report) = match joined {
+        Ok(r) => r,
+        Err(e) => return Outcome::failed(format!("the simulator crashed: {e}")),
+    };
+    let error = if report.cancelled {
+        Some(format!("{} ({} simulated deliveries done)", ctx.stopped_text(), report.deliveries))
+    } else if !report.terminated && budget < own_cap {
+        Some(format!(
+            "stopped after {} messages, the simulator's budget per election (max_simulated_messages)",
+            report.deliveries
+        ))
+    } else {
+        None
+    };
+    let counters = &report.counters;
+    let metrics = Metrics {
+        messages: counters.messages,
+        election_messages: counters.election_messages,
+        notification_messages: counters.notification_messages,
+        by_kind: counters.named().map(|(k, c)| (k.to_string(), c)).collect(),
+        bytes: counters.bytes,
+        ideal_time: report.ideal_time,
+        duration_ms,
+        bound: report.bound,
+        bound_formula: plan.spec.bound_formula,
+    };
+    let leader =
+        report.verdict.leader.map(|p| LeaderInfo { node: format!("sim-{p}"), id: plan.ids[p as usize], position: p });
+    let diagram_svg = plan.diagram.then(|| {
+        let title = format!(
+            "{}, n = {}, k = {}, seed {}: {} messages",
+            plan.spec.name,
+            plan.n(),
+            plan.k(),
+            plan.seed,
+            report.counters.messages
+        );
+        let nodes = plan.ids.iter().enumerate().map(|(p, id)| format!("sim-{p} (id {id})")).collect();
+        let d = ringleader_core::diagram::Diagram {
+            title,
+            nodes,
+            arrows: &report.arrows,
+            leader: report.verdict.leader,
+            time_unit: "virtual time",
+        };
+        ringleader_core::diagram::svg(&d)
+    });
+    let per_position = if plan.n() <= MAX_PARTICIPANTS {
+        report.decisions.iter().copied().zip(report.sent_per_node.iter().copied()).collect()
+    } else {
+        Vec::new()
+    };
+    Outcome {
+        error,
+        agreed: report.verdict.agreed,
+        violations: report.verdict.violations,
+        metrics: Some(metrics),
+        leader,
+        per_position,
+        diagram_svg,
+    }
+}

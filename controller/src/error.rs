@@ -1,0 +1,96 @@
+//! Why the controller refuses a request, and the `tonic::Status` each
+//! refusal becomes: kept apart from the service so that every module that
+//! checks a request (planning, sweeps, faults, conversions) can name the
+//! field at fault without depending on the service.
+
+use tonic::{Code, Status};
+
+/// A request refused before it ran, naming the field at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct RequestError {
+    /// `InvalidArgument` or `FailedPrecondition`.
+    pub code: Code,
+    /// The request field at fault, e.g. `size` or `simulation.non_fifo`.
+    pub field: &'static str,
+    /// What is wrong and what would be accepted.
+    pub reason: String,
+}
+
+impl RequestError {
+    pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        RequestError { code: Code::InvalidArgument, field, reason: reason.into() }
+    }
+
+    pub(crate) fn precondition(field: &'static str, reason: impl Into<String>) -> Self {
+        RequestError { code: Code::FailedPrecondition, field, reason: reason.into() }
+    }
+}
+
+impl From<RequestError> for Status {
+    fn from(e: RequestError) -> Self {
+        Status::new(e.code, e.to_string())
+    }
+}
+
+impl From<ConvertError> for RequestError {
+    fn from(e: ConvertError) -> Self {
+        let field = e.field();
+        let reason = match e {
+            ConvertError::UnknownEnum { value, .. } => format!("unknown value {value}"),
+        };
+        RequestError::invalid(field, reason)
+    }
+}
+
+/// A protobuf field the domain cannot take.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// An enum field holds a number the API does not define.
+    #[error("{field}: unknown value {value}")]
+    UnknownEnum {
+        /// Field name, e.g. `id_order`.
+        field: &'static str,
+        /// The number received.
+        value: i32,
+    },
+}
+
+impl ConvertError {
+    /// The field at fault.
+    pub fn field(&self) -> &'static str {
+        match self {
+            ConvertError::UnknownEnum { field, .. } => field,
+        }
+    }
+}
+
+/// Why `StartElection` was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// As many elections run as the controller takes (RESOURCE_EXHAUSTED).
+    #[error(transparent)]
+    Overloaded(#[from] Overloaded),
+    /// The election history refuses writes (UNAVAILABLE): a full or failing disk.
+    #[error(
+        "the election history {0} (controller.history_path) refuses writes (disk full or failing); new elections \
+         are refused until it takes them again, which the controller retries on its own"
+    )]
+    HistoryUnavailable(String),
+}
+
+impl From<LaunchError> for Status {
+    fn from(e: LaunchError) -> Status {
+        match e {
+            LaunchError::Overloaded(_) => Status::resource_exhausted(e.to_string()),
+            LaunchError::HistoryUnavailable(_) => Status::unavailable(e.to_string()),
+        }
+    }
+}
+
+/// `StartElection` refused: as many elections are running as the controller takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0} elections are running, the most this controller runs at once (controller.max_running_elections); try again when one has finished"
+)]
+pub struct Overloaded(pub usize);

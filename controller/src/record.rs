@@ -1,0 +1,223 @@
+//! The record of an election, as callers, watchers, the history and the
+//! telemetry see it: plain data with no behaviour beyond a few derived
+//! figures, so every module can read records without depending on how
+//! elections run.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Mutex, OnceLock};
+
+use ringleader_core::algo::{Decision, Rule};
+
+/// Elections with at most this many positions list their participants.
+pub const MAX_PARTICIPANTS: u32 = 1024;
+
+/// Where an election runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Mode {
+    /// Over the nodes' gRPC links.
+    Live,
+    /// In the controller's deterministic simulator.
+    Simulated,
+}
+
+/// Life cycle of an election.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum State {
+    /// Recorded, nodes not configured yet.
+    Pending,
+    /// Nodes configured and started (or the simulator running).
+    Running,
+    /// Every position decided (see the violations for correctness).
+    Finished,
+    /// The election could not complete (see the error).
+    Failed,
+}
+
+impl State {
+    /// Finished or failed: nothing will change any more.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, State::Finished | State::Failed)
+    }
+}
+
+/// Options of a SIMULATED election.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Links may reorder messages.
+    pub non_fifo: bool,
+    /// Every message takes one time unit.
+    pub unit_delay: bool,
+    /// Draw the space-time diagram ([`ElectionRecord::diagram_svg`]).
+    pub diagram: bool,
+}
+
+/// The elected node.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LeaderInfo {
+    /// Node process name (LIVE) or `sim-<position>`.
+    pub node: String,
+    /// The leader's id.
+    pub id: u64,
+    /// The leader's position.
+    pub position: u32,
+}
+
+/// What an election cost.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Metrics {
+    /// Every message sent.
+    pub messages: u64,
+    /// Messages that find the winner.
+    pub election_messages: u64,
+    /// Messages that announce the winner.
+    pub notification_messages: u64,
+    /// Messages by kind name.
+    pub by_kind: BTreeMap<String, u64>,
+    /// Encoded protobuf sizes of the bodies sent.
+    pub bytes: u64,
+    /// Longest causal chain of messages.
+    pub ideal_time: u64,
+    /// Wall time: LIVE, from the first Start to the last decision; SIMULATED, the simulator's run.
+    pub duration_ms: u64,
+    /// The literature bound for (n, k).
+    pub bound: u64,
+    /// The bound as a formula.
+    #[serde(deserialize_with = "static_str")]
+    pub bound_formula: StaticStr,
+}
+
+impl Metrics {
+    /// `messages / bound` (0 when the bound is 0).
+    pub fn bound_ratio(&self) -> f64 {
+        if self.bound == 0 { 0.0 } else { self.messages as f64 / self.bound as f64 }
+    }
+}
+
+/// One position of an election.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Participant {
+    /// Ring position.
+    pub position: u32,
+    /// Node process name (LIVE) or `sim-<position>`.
+    pub node: String,
+    /// Its id.
+    pub id: u64,
+    /// Was it started as an initiator?
+    pub initiator: bool,
+    /// Its decision, once made.
+    pub decision: Option<Decision>,
+    /// Messages it sent.
+    pub messages_sent: u64,
+}
+
+/// Everything known about one election.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ElectionRecord {
+    /// Election id.
+    pub id: String,
+    /// Catalogue name.
+    #[serde(deserialize_with = "static_str")]
+    pub algorithm: StaticStr,
+    /// LIVE or SIMULATED.
+    pub mode: Mode,
+    /// Life-cycle state.
+    pub state: State,
+    /// The overlay's shape.
+    pub topology: ringleader_core::topology::TopologyKind,
+    /// Who wins.
+    pub rule: Rule,
+    /// Positions.
+    pub n: u32,
+    /// Initiators.
+    pub k: u32,
+    /// Seed.
+    pub seed: u64,
+    /// The single leader, once known.
+    pub leader: Option<LeaderInfo>,
+    /// Every position decided and named the same leader.
+    pub agreed: bool,
+    /// Invariants that failed.
+    pub violations: Vec<String>,
+    /// Costs, once finished.
+    pub metrics: Option<Metrics>,
+    /// Per position (elections of at most [`MAX_PARTICIPANTS`] positions).
+    pub participants: Vec<Participant>,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Unix time in milliseconds.
+    pub started_at_ms: u64,
+    /// A kept leadership (runs until stopped).
+    pub keep_leader: bool,
+    /// The highest term any node claimed to lead.
+    pub term: u64,
+    /// Unix time in milliseconds at which the current leader claimed its term.
+    pub leader_since_ms: u64,
+    /// Every change of belief of a kept leadership, in arrival order.
+    pub timeline: Vec<LeadershipChange>,
+    /// Times two nodes both believed they led, with how long.
+    pub overlaps: Vec<String>,
+    /// Every loss of the agreed leader of a kept leadership.
+    pub failovers: Vec<FailoverRecord>,
+    /// The space-time diagram as SVG, when asked for (`SimOptions::diagram`).
+    pub diagram_svg: Option<String>,
+    /// What happened that is neither a violation nor a failure (e.g. nodes
+    /// that no longer ran a kept leadership when it was stopped).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// One node's new belief about a kept leadership.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LeadershipChange {
+    /// Its position.
+    pub position: u32,
+    /// Its node.
+    pub node: String,
+    /// The term of the belief.
+    pub term: u64,
+    /// The leader it believes in (`None`: none known).
+    pub leader_id: Option<u64>,
+    /// Milliseconds since the election started.
+    pub at_ms: u64,
+}
+
+/// One loss of a kept leadership's agreed leader.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FailoverRecord {
+    /// The lost leader.
+    pub leader: LeaderInfo,
+    /// Its term.
+    pub term: u64,
+    /// How the controller learned it was gone.
+    #[serde(deserialize_with = "static_str")]
+    pub cause: StaticStr,
+    /// Milliseconds since the election started at which the controller learned it.
+    pub lost_at_ms: u64,
+    /// Milliseconds from the loss to the first change of belief of a live node.
+    pub detection_ms: Option<u64>,
+    /// Milliseconds from the loss to agreement on a new leader.
+    pub agreement_ms: Option<u64>,
+    /// The new agreed leader and its term.
+    pub new_leader: Option<(LeaderInfo, u64)>,
+    /// Election and notification messages sent by the live nodes from the
+    /// loss to agreement (heartbeats excluded), once read from the nodes.
+    pub messages: Option<u64>,
+}
+
+/// A `&'static str` field of a stored record (an alias, so serde does not
+/// try to borrow it from the input).
+pub type StaticStr = &'static str;
+
+/// Deserialize a `&'static str` field (algorithm names, bound formulas,
+/// failover causes): each distinct string is kept once for the process's life.
+pub(crate) fn static_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    static INTERNED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    let mut set = INTERNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&known) = set.get(s.as_str()) {
+        return Ok(known);
+    }
+    let leaked: &'static str = Box::leak(s.into_boxed_str());
+    set.insert(leaked);
+    Ok(leaked)
+}
