@@ -1,10 +1,12 @@
-//! Domain <-> protobuf conversions of election messages, in one place.
+//! Domain <-> protobuf conversions of the core's types. Messages convert
+//! through the message table ([`crate::algo::Msg`]'s module), which
+//! generates `From<Msg> for pb::Body` and `TryFrom<&pb::Body> for Msg`.
 //!
 //! Both drivers count bytes as [`encoded_len`]: the encoded size of the
 //! protobuf `Body`, so simulated and live byte counts are the same figure.
 
 use prost::Message;
-use ringleader_proto::v1::{self as pb, body::Kind};
+use ringleader_proto::v1 as pb;
 
 use crate::algo::{Compass, Msg, Rule};
 
@@ -22,73 +24,6 @@ pub enum WireError {
         /// What is wrong.
         reason: String,
     },
-}
-
-impl From<Msg> for pb::Body {
-    fn from(m: Msg) -> Self {
-        let kind = match m {
-            Msg::Election { id, stage, hops } => Kind::Election(pb::RingElection { id, stage, hops }),
-            Msg::Probe { id, stage, limit } => Kind::Probe(pb::Probe { id, stage, limit }),
-            Msg::Reply { id, stage } => Kind::Reply(pb::Reply { id, stage }),
-            Msg::Notify { leader } => Kind::Notify(pb::Notify { leader }),
-            Msg::Feedback { id, stage } => Kind::Feedback(pb::Feedback { id, stage }),
-            Msg::Wakeup => Kind::Wakeup(pb::Wakeup {}),
-            Msg::Saturate { id } => Kind::Saturate(pb::Saturate { id }),
-            Msg::Message1 { id } => Kind::Message1(pb::Capture { id }),
-            Msg::Message2 { id } => Kind::Message2(pb::Capture { id }),
-            Msg::Message3 { id } => Kind::Message3(pb::Capture { id }),
-            Msg::Echo { id } => Kind::Echo(pb::Echo { id }),
-            Msg::Heartbeat { term, leading, watching } => Kind::Heartbeat(pb::Heartbeat { term, leading, watching }),
-            Msg::BullyElection { term } => Kind::BullyElection(pb::BullyElection { term }),
-            Msg::Answer { term } => Kind::Answer(pb::Answer { term }),
-            Msg::Coordinator { leader, term } => Kind::Coordinator(pb::Coordinator { leader, term }),
-            Msg::RingCollect { term, initiator, best, count } => {
-                Kind::RingCollect(pb::RingCollect { term, initiator, best, count })
-            }
-            Msg::NewLeader { term, leader } => Kind::NewLeader(pb::NewLeader { term, leader }),
-            Msg::Ack { term, leader, ok } => Kind::Ack(pb::Ack { term, leader, ok }),
-            Msg::Commit { term, leader } => Kind::Commit(pb::Commit { term, leader }),
-            Msg::VoteRequest { term, candidate } => Kind::VoteRequest(pb::VoteRequest { term, candidate }),
-            Msg::Vote { term, candidate, granted } => Kind::Vote(pb::Vote { term, candidate, granted }),
-            Msg::LeaseRenew { term, leader } => Kind::LeaseRenew(pb::LeaseRenew { term, leader }),
-            Msg::LeaseAck { term, granted } => Kind::LeaseAck(pb::LeaseAck { term, granted }),
-        };
-        pb::Body { kind: Some(kind) }
-    }
-}
-
-impl TryFrom<&pb::Body> for Msg {
-    type Error = WireError;
-
-    fn try_from(b: &pb::Body) -> Result<Self, WireError> {
-        Ok(match b.kind.as_ref().ok_or(WireError::Missing("body.kind"))? {
-            Kind::Election(e) => Msg::Election { id: e.id, stage: e.stage, hops: e.hops },
-            Kind::Probe(p) => Msg::Probe { id: p.id, stage: p.stage, limit: p.limit },
-            Kind::Reply(r) => Msg::Reply { id: r.id, stage: r.stage },
-            Kind::Notify(n) => Msg::Notify { leader: n.leader },
-            Kind::Feedback(f) => Msg::Feedback { id: f.id, stage: f.stage },
-            Kind::Wakeup(_) => Msg::Wakeup,
-            Kind::Saturate(s) => Msg::Saturate { id: s.id },
-            Kind::Message1(c) => Msg::Message1 { id: c.id },
-            Kind::Message2(c) => Msg::Message2 { id: c.id },
-            Kind::Message3(c) => Msg::Message3 { id: c.id },
-            Kind::Echo(e) => Msg::Echo { id: e.id },
-            Kind::Heartbeat(h) => Msg::Heartbeat { term: h.term, leading: h.leading, watching: h.watching },
-            Kind::BullyElection(e) => Msg::BullyElection { term: e.term },
-            Kind::Answer(a) => Msg::Answer { term: a.term },
-            Kind::Coordinator(c) => Msg::Coordinator { leader: c.leader, term: c.term },
-            Kind::RingCollect(r) => {
-                Msg::RingCollect { term: r.term, initiator: r.initiator, best: r.best, count: r.count }
-            }
-            Kind::NewLeader(m) => Msg::NewLeader { term: m.term, leader: m.leader },
-            Kind::Ack(m) => Msg::Ack { term: m.term, leader: m.leader, ok: m.ok },
-            Kind::Commit(m) => Msg::Commit { term: m.term, leader: m.leader },
-            Kind::VoteRequest(m) => Msg::VoteRequest { term: m.term, candidate: m.candidate },
-            Kind::Vote(m) => Msg::Vote { term: m.term, candidate: m.candidate, granted: m.granted },
-            Kind::LeaseRenew(m) => Msg::LeaseRenew { term: m.term, leader: m.leader },
-            Kind::LeaseAck(m) => Msg::LeaseAck { term: m.term, granted: m.granted },
-        })
-    }
 }
 
 /// Encoded size in bytes of the message's protobuf `Body`.

@@ -1,0 +1,351 @@
+//! The message table: every election message, declared once.
+//!
+//! One row per message kind gives the [`Msg`] variant and its fields, the
+//! [`MsgKind`] with its counter name, the protobuf message it travels as
+//! (the `Body` oneof of `peer.proto`, whose variant has the same name and
+//! fields), and its [`Traffic`] class. The kind enum, `COUNT`, `ALL`, the
+//! names, the classes and both wire conversions are generated from it, so a
+//! new message kind is one row here plus its protobuf message.
+
+use ringleader_proto::v1::{self as pb, body::Kind};
+
+use crate::wire::WireError;
+
+/// What a kind of message is for, which decides how it is counted (see
+/// [`crate::counters`]) and whether the runtime traces it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Traffic {
+    /// A step of finding the winner.
+    Election,
+    /// Announcing the winner.
+    Notification,
+    /// Keeping a leadership (lease renewals): counted with the election
+    /// messages, but not traced.
+    Upkeep,
+    /// Failure-detector traffic: counted apart, never against a bound, not traced.
+    Heartbeat,
+}
+
+/// Declares [`Msg`], [`MsgKind`] and the wire conversions from one table.
+macro_rules! messages {
+    ($(
+        $(#[$vmeta:meta])*
+        $variant:ident $({ $( $(#[$fmeta:meta])* $field:ident : $ty:ty ),* $(,)? })?
+            => $name:literal, pb::$pb:ident, $traffic:expr;
+    )*) => {
+        /// An election message, the domain twin of the protobuf `Body`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Msg {
+            $(
+                $(#[$vmeta])*
+                $variant $({ $( $(#[$fmeta])* $field: $ty ),* })?,
+            )*
+        }
+
+        /// Kinds of [`Msg`], for per-kind counters; the discriminant is the
+        /// counter index.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum MsgKind {
+            $(
+                #[doc = concat!("[`Msg::", stringify!($variant), "`]")]
+                $variant,
+            )*
+        }
+
+        impl MsgKind {
+            /// Number of kinds (size of a per-kind counter array).
+            pub const COUNT: usize = [$(MsgKind::$variant),*].len();
+            /// Every kind, in index order.
+            pub const ALL: [MsgKind; Self::COUNT] = [$(MsgKind::$variant),*];
+
+            /// Counter name, as reported in `messages_by_kind`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(MsgKind::$variant => $name,)*
+                }
+            }
+
+            /// What messages of this kind are for.
+            pub fn traffic(self) -> Traffic {
+                match self {
+                    $(MsgKind::$variant => $traffic,)*
+                }
+            }
+        }
+
+        impl Msg {
+            /// The message's kind.
+            #[inline]
+            pub fn kind(&self) -> MsgKind {
+                match self {
+                    $(Msg::$variant { .. } => MsgKind::$variant,)*
+                }
+            }
+        }
+
+        impl From<Msg> for pb::Body {
+            fn from(m: Msg) -> Self {
+                let kind = match m {
+                    $(Msg::$variant { $($($field),*)? } => Kind::$variant(pb::$pb { $($($field),*)? }),)*
+                };
+                pb::Body { kind: Some(kind) }
+            }
+        }
+
+        impl TryFrom<&pb::Body> for Msg {
+            type Error = WireError;
+
+            fn try_from(b: &pb::Body) -> Result<Self, WireError> {
+                Ok(match b.kind.as_ref().ok_or(WireError::Missing("body.kind"))? {
+                    $(Kind::$variant(_m) => Msg::$variant { $($($field: _m.$field),*)? },)*
+                })
+            }
+        }
+    };
+}
+
+messages! {
+    /// A candidate id travelling the ring.
+    Election {
+        /// The candidate's id.
+        id: u64,
+        /// Sender's stage (Stages), 0 otherwise.
+        stage: u32,
+        /// Links crossed, counting the one it arrives on (All the Way learns n
+        /// from it); 0 when the algorithm does not use it.
+        hops: u32,
+    } => "election", pb::RingElection, Traffic::Election;
+    /// Controlled Distance "Forth": a probe that may cross `limit` more links.
+    Probe {
+        /// The candidate's id.
+        id: u64,
+        /// The candidate's stage.
+        stage: u32,
+        /// Links the probe may still cross, this one included.
+        limit: u32,
+    } => "probe", pb::Probe, Traffic::Election;
+    /// Controlled Distance "Back": a probe returning to its originator.
+    Reply {
+        /// The originator's id.
+        id: u64,
+        /// The originator's stage.
+        stage: u32,
+    } => "reply", pb::Reply, Traffic::Election;
+    /// Announcement of the winner.
+    Notify {
+        /// The leader's id.
+        leader: u64,
+    } => "notify", pb::Notify, Traffic::Notification;
+    /// Positive feedback to a candidate (Stages with Feedback).
+    Feedback {
+        /// The candidate's id.
+        id: u64,
+        /// The stage it is for.
+        stage: u32,
+    } => "feedback", pb::Feedback, Traffic::Election;
+    /// Wake-up flood (tree saturation, mesh election).
+    Wakeup => "wakeup", pb::Wakeup, Traffic::Election;
+    /// Saturation message: the best id of the sender's subtree.
+    Saturate {
+        /// Best id the sender has seen in its subtree.
+        id: u64,
+    } => "saturate", pb::Saturate, Traffic::Election;
+    /// Complete-network election (Villadangos et al.) `message1`: a new
+    /// candidate predecessor travelling the virtual ring.
+    Message1 {
+        /// The candidate predecessor's id.
+        id: u64,
+    } => "message1", pb::Capture, Traffic::Election;
+    /// Complete-network election `message2`: a higher candidate telling a
+    /// lower one it is its candidate successor.
+    Message2 {
+        /// The candidate successor's id.
+        id: u64,
+    } => "message2", pb::Capture, Traffic::Election;
+    /// Complete-network election `message3`: a candidate predecessor handed
+    /// on to a candidate successor.
+    Message3 {
+        /// The candidate predecessor's id.
+        id: u64,
+    } => "message3", pb::Capture, Traffic::Election;
+    /// Echo of a wave back towards its initiator (echo with extinction).
+    Echo {
+        /// The wave's (initiator's) id.
+        id: u64,
+    } => "echo", pb::Echo, Traffic::Election;
+    /// Failure-detector heartbeat ("I am alive"), with the sender's belief.
+    Heartbeat {
+        /// The sender's current term (0 when it has none).
+        term: u64,
+        /// The sender believes it leads `term`.
+        leading: bool,
+        /// The sender watches the receiver: answer with heartbeats (see
+        /// [`detector`]'s reciprocity).
+        watching: bool,
+    } => "heartbeat", pb::Heartbeat, Traffic::Heartbeat;
+    /// Bully `ELECTION`: sent to every better-ranked node by a node that
+    /// knows of no live leader.
+    BullyElection {
+        /// The highest term the sender has seen.
+        term: u64,
+    } => "bully_election", pb::BullyElection, Traffic::Election;
+    /// Bully `OK`: a better-ranked live node answers an election and takes it over.
+    Answer {
+        /// The highest term the answering node has seen.
+        term: u64,
+    } => "answer", pb::Answer, Traffic::Election;
+    /// Bully `COORDINATOR`: the sender leads `term`.
+    Coordinator {
+        /// The new leader's id (the sender's own).
+        leader: u64,
+        /// The term it leads.
+        term: u64,
+    } => "coordinator", pb::Coordinator, Traffic::Notification;
+    /// Repaired ring (seed 002): an election travelling the logical ring.
+    /// The seed's list of forwarders is reduced to what the election uses:
+    /// the best id in it and its length.
+    RingCollect {
+        /// The election's term.
+        term: u64,
+        /// The node that started it.
+        initiator: u64,
+        /// The best id among the nodes that forwarded it (the initiator included).
+        best: u64,
+        /// How many nodes forwarded it (the initiator included).
+        count: u32,
+    } => "ring_collect", pb::RingCollect, Traffic::Election;
+    /// ZooKeeper-style `NEW_LEADER`: the sender proposes itself for `term`.
+    NewLeader {
+        /// The proposed term.
+        term: u64,
+        /// The proposer's id (the sender's own).
+        leader: u64,
+    } => "new_leader", pb::NewLeader, Traffic::Election;
+    /// ZooKeeper-style `ACK` of a `NEW_LEADER` (`ok`), or its refusal.
+    Ack {
+        /// The proposal's term when `ok`; the highest term the sender has
+        /// seen when refusing.
+        term: u64,
+        /// The proposer acknowledged (or refused).
+        leader: u64,
+        /// Acknowledged (true) or refused (false).
+        ok: bool,
+    } => "ack", pb::Ack, Traffic::Election;
+    /// ZooKeeper-style `COMMIT`: a quorum acknowledged `leader` for `term`.
+    Commit {
+        /// The committed term.
+        term: u64,
+        /// The leader (the sender's own id).
+        leader: u64,
+    } => "commit", pb::Commit, Traffic::Notification;
+    /// Chubby-style request for votes: `candidate` runs for `term`.
+    VoteRequest {
+        /// The term run for.
+        term: u64,
+        /// The candidate's id (the sender's own).
+        candidate: u64,
+    } => "vote_request", pb::VoteRequest, Traffic::Election;
+    /// Chubby-style vote for `candidate` in `term`, or its refusal.
+    Vote {
+        /// The request's term when granted; the highest term the sender has
+        /// seen when refusing.
+        term: u64,
+        /// The candidate voted for (or refused).
+        candidate: u64,
+        /// Granted (true) or refused (false).
+        granted: bool,
+    } => "vote", pb::Vote, Traffic::Election;
+    /// Chubby-style lease renewal: the leader of `term` asks its voters to
+    /// extend their promise.
+    LeaseRenew {
+        /// The leader's term.
+        term: u64,
+        /// The leader's id (the sender's own).
+        leader: u64,
+    } => "lease_renew", pb::LeaseRenew, Traffic::Upkeep;
+    /// Chubby-style answer to a renewal: promise extended, or refused.
+    LeaseAck {
+        /// The renewal's term when granted; the highest term seen when refusing.
+        term: u64,
+        /// Extended (true) or refused (false).
+        granted: bool,
+    } => "lease_ack", pb::LeaseAck, Traffic::Upkeep;
+}
+
+impl Msg {
+    /// The term a message carries (kept leaderships' messages and
+    /// heartbeats), `None` for the others.
+    pub fn term(&self) -> Option<u64> {
+        match *self {
+            Msg::Heartbeat { term, .. }
+            | Msg::BullyElection { term }
+            | Msg::Answer { term }
+            | Msg::Coordinator { term, .. }
+            | Msg::RingCollect { term, .. }
+            | Msg::NewLeader { term, .. }
+            | Msg::Ack { term, .. }
+            | Msg::Commit { term, .. }
+            | Msg::VoteRequest { term, .. }
+            | Msg::Vote { term, .. }
+            | Msg::LeaseRenew { term, .. }
+            | Msg::LeaseAck { term, .. } => Some(term),
+            _ => None,
+        }
+    }
+}
+
+impl MsgKind {
+    /// Is this kind part of announcing the winner rather than finding it?
+    pub fn is_notification(self) -> bool {
+        self.traffic() == Traffic::Notification
+    }
+
+    /// Is this kind failure-detector traffic rather than election work? Such
+    /// messages are counted apart and never against an election's bound.
+    pub fn is_heartbeat(self) -> bool {
+        self.traffic() == Traffic::Heartbeat
+    }
+
+    /// Is this kind steady-state upkeep of a kept leadership (heartbeats and
+    /// lease renewals) rather than a step of an election? The runtime does not
+    /// trace it, so a leadership kept for hours does not fill its trace.
+    pub fn is_upkeep(self) -> bool {
+        matches!(self.traffic(), Traffic::Upkeep | Traffic::Heartbeat)
+    }
+}
+
+impl Msg {
+    /// The stage or phase the message belongs to, for algorithms that have stages.
+    pub fn stage(&self) -> Option<u32> {
+        match *self {
+            Msg::Election { stage, .. } | Msg::Probe { stage, .. } | Msg::Reply { stage, .. } => Some(stage),
+            Msg::Feedback { stage, .. } => Some(stage),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generated table is consistent: `ALL` is in counter-index order,
+    /// names are distinct lower-case counter names, and the classes agree
+    /// with the predicates the counters and the runtime use.
+    #[test]
+    fn the_table_is_consistent() {
+        for (i, k) in MsgKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i);
+            assert!(k.name().chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "{k:?}");
+        }
+        let mut names: Vec<&str> = MsgKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), MsgKind::COUNT);
+        let notifications: Vec<MsgKind> = MsgKind::ALL.into_iter().filter(|k| k.is_notification()).collect();
+        assert_eq!(notifications, [MsgKind::Notify, MsgKind::Coordinator, MsgKind::Commit]);
+        let upkeep: Vec<MsgKind> = MsgKind::ALL.into_iter().filter(|k| k.is_upkeep()).collect();
+        assert_eq!(upkeep, [MsgKind::Heartbeat, MsgKind::LeaseRenew, MsgKind::LeaseAck]);
+        assert!(MsgKind::ALL.into_iter().filter(|k| k.is_heartbeat()).eq([MsgKind::Heartbeat]));
+    }
+}
