@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::algo::{Decision, Leadership, Role, Rule};
+use crate::algo::{Decision, Leadership, Role, Rule, UNKNOWN_LEADER};
 
 /// No two nodes claim leadership.
 pub fn at_most_one_leader(decisions: &[Option<Decision>]) -> Result<(), String> {
@@ -36,7 +36,8 @@ pub fn some_leader(decisions: &[Option<Decision>]) -> Result<(), String> {
     }
 }
 
-/// Every node decided, and all name the same leader, which is the leader's own id.
+/// Every node decided, and all name the same leader, which is the leader's
+/// own id (followers that do not know the leader, [`UNKNOWN_LEADER`], name nobody).
 pub fn all_agree_on_leader(ids: &[u64], decisions: &[Option<Decision>]) -> Result<(), String> {
     live_nodes_agree_on_leader(ids, decisions, &[])
 }
@@ -50,7 +51,7 @@ pub fn live_nodes_agree_on_leader(ids: &[u64], decisions: &[Option<Decision>], c
         let first = live().find(|(_, d)| d.is_none()).map_or(0, |(p, _)| p);
         return Err(format!("{undecided} nodes never decided (first at position {first})"));
     }
-    let mut named = live().filter_map(|(_, d)| d.map(|d| d.leader));
+    let mut named = live().filter_map(|(_, d)| d.map(|d| d.leader)).filter(|&l| l != UNKNOWN_LEADER);
     let first = named.next();
     if let Some(first) = first
         && let Some(other) = named.find(|&l| l != first)

@@ -4,8 +4,9 @@
 
 use super::{
     Algorithm, NodeContext, Rule, all_the_way, alternate, as_far, bi_min_max, bully, chubby, controlled_distance,
-    echo_extinction, mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, repaired_ring, stages,
-    stages_buffered, stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos, zookeeper,
+    echo_extinction, elect_root, mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, repaired_ring,
+    stages, stages_buffered, stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos,
+    zookeeper,
 };
 use crate::sim::{self, SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
@@ -94,6 +95,9 @@ pub enum Candidates {
     Initiators,
     /// Only the corners of a mesh (positions with two ports).
     MeshCorners,
+    /// Whichever node the run makes the root of its spanning tree (which
+    /// depends on the schedule): no id is expected to win.
+    Root,
 }
 
 impl Candidates {
@@ -103,6 +107,7 @@ impl Candidates {
             Candidates::All => "every node",
             Candidates::Initiators => "the initiators",
             Candidates::MeshCorners => "the mesh corners",
+            Candidates::Root => "the root the run builds (the better of the two saturated nodes)",
         }
     }
 }
@@ -261,6 +266,7 @@ impl AlgorithmSpec {
             Candidates::MeshCorners => rule.winner(
                 (0..topo.len()).filter(|&p| topo.ports(p).len() == 2).filter_map(|p| ids.get(p as usize).copied()),
             ),
+            Candidates::Root => None,
         }
     }
 }
@@ -628,6 +634,28 @@ pub static CATALOGUE: &[AlgorithmSpec] = &[
         worst_case: None,
         best_case: None,
         candidates: Candidates::All,
+    },
+    AlgorithmSpec {
+        name: "elect-root",
+        title: "Tree election by saturation, electing the root (Elect_root)",
+        source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 2-3 (seed 003)",
+        description: "Wake-up flood, then saturation without ids; only the two saturated nodes exchange ids, \
+                      the better of the two leads and terminates the tree (followers learn only that they \
+                      follow): 2 messages carry an id.",
+        topologies: TREES,
+        assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
+        rule: Rule::Min,
+        bound_formula: "3n + k - 2",
+        bound: |n, k| if n < 2 { 0 } else { 3 * n + k - 2 },
+        bound_on: None,
+        exact: Some(|n, k| if n < 2 { 0 } else { 3 * n + k - 2 }),
+        schedule_independent: true,
+        build: |c| Box::new(elect_root::ElectRoot::new(c)),
+        build_kept: None,
+        simulate: |s, t, i, k, r, c| sim::run_with(s, t, i, k, r, c, elect_root::ElectRoot::new),
+        worst_case: None,
+        best_case: None,
+        candidates: Candidates::Root,
     },
     AlgorithmSpec {
         name: "echo-extinction",

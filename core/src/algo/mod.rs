@@ -37,6 +37,7 @@ pub mod chubby;
 pub mod controlled_distance;
 pub mod detector;
 pub mod echo_extinction;
+pub mod elect_root;
 pub mod harness;
 pub mod mesh_corners;
 pub mod min_max;
@@ -164,9 +165,15 @@ pub enum Role {
 pub struct Decision {
     /// Leader or follower.
     pub role: Role,
-    /// The leader's id (this node's own id when it leads).
+    /// The leader's id (this node's own id when it leads), or
+    /// [`UNKNOWN_LEADER`] for a follower of an algorithm that does not tell
+    /// followers who leads ([`elect_root`]).
     pub leader: u64,
 }
+
+/// The leader a follower names when it knows only that it follows (ids are
+/// positive, so 0 is nobody's). Agreement checks leave such followers out.
+pub const UNKNOWN_LEADER: u64 = 0;
 
 /// What a node believes about a kept leadership (failure-tolerant
 /// algorithms), announced with [`Effect::Lead`] whenever it changes.

@@ -133,7 +133,9 @@ messages! {
     } => "reply", pb::Reply, Traffic::Election;
     /// Announcement of the winner.
     Notify {
-        /// The leader's id.
+        /// The leader's id, or [`UNKNOWN_LEADER`](super::UNKNOWN_LEADER)
+        /// (0, which protobuf leaves off the wire) when the receiver learns
+        /// only that it follows (Elect_root).
         leader: u64,
     } => "notify", pb::Notify, Traffic::Notification;
     /// Positive feedback to a candidate (Stages with Feedback).
@@ -145,7 +147,9 @@ messages! {
     } => "feedback", pb::Feedback, Traffic::Election;
     /// Wake-up flood (tree saturation, mesh election).
     Wakeup => "wakeup", pb::Wakeup, Traffic::Election;
-    /// Saturation message: the best id of the sender's subtree.
+    /// Saturation message: the best id of the sender's subtree (Elect_min),
+    /// or 0, no id, when only the saturation matters (Elect_root; protobuf
+    /// leaves a 0 off the wire).
     Saturate {
         /// Best id the sender has seen in its subtree.
         id: u64,
