@@ -22,23 +22,7 @@ use crate::algo::Leadership;
 use crate::faults::{Fault, FaultPlan};
 use crate::sim::LeadershipEvent;
 
-/// A node's time down: crashed at `crashed`, up again at `recovered`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Outage {
-    /// The node's position.
-    pub position: u32,
-    /// Time of the crash.
-    pub crashed: u64,
-    /// Time of the recovery, if any.
-    pub recovered: Option<u64>,
-}
-
-impl Outage {
-    /// Is the node down at `t` (a crash takes effect before the events of its instant)?
-    pub fn covers(&self, t: u64) -> bool {
-        self.crashed <= t && self.recovered.is_none_or(|r| t < r)
-    }
-}
+pub use crate::faults::Outage;
 
 /// One leader's crash and what followed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -487,6 +487,24 @@ impl FaultPlan {
     }
 }
 
+/// A node's time down: crashed at `crashed`, up again at `recovered`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outage {
+    /// The node's position.
+    pub position: u32,
+    /// Time of the crash.
+    pub crashed: u64,
+    /// Time of the recovery, if any.
+    pub recovered: Option<u64>,
+}
+
+impl Outage {
+    /// Is the node down at `t` (a crash takes effect before the events of its instant)?
+    pub fn covers(&self, t: u64) -> bool {
+        self.crashed <= t && self.recovered.is_none_or(|r| t < r)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

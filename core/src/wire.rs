@@ -10,21 +10,7 @@ use ringleader_proto::v1 as pb;
 
 use crate::algo::{Compass, Msg, Rule};
 
-/// Errors turning a protobuf message into a domain one.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum WireError {
-    /// A required field is missing.
-    #[error("missing field `{0}`")]
-    Missing(&'static str),
-    /// A field has a value the domain cannot represent.
-    #[error("bad value of field `{field}`: {reason}")]
-    Bad {
-        /// Field name.
-        field: &'static str,
-        /// What is wrong.
-        reason: String,
-    },
-}
+pub use crate::algo::WireError;
 
 /// Encoded size in bytes of the message's protobuf `Body`.
 #[inline]

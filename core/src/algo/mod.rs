@@ -25,7 +25,7 @@
 
 use std::fmt;
 
-pub use msg::{Msg, MsgKind, Traffic};
+pub use msg::{Msg, MsgKind, Traffic, WireError};
 
 pub mod all_the_way;
 pub mod alternate;

@@ -9,7 +9,21 @@
 
 use ringleader_proto::v1::{self as pb, body::Kind};
 
-use crate::wire::WireError;
+/// Errors turning a protobuf message into a domain one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// A required field is missing.
+    #[error("missing field `{0}`")]
+    Missing(&'static str),
+    /// A field has a value the domain cannot represent.
+    #[error("bad value of field `{field}`: {reason}")]
+    Bad {
+        /// Field name.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
 
 /// What a kind of message is for, which decides how it is counted (see
 /// [`crate::counters`]) and whether the runtime traces it.
