@@ -239,6 +239,7 @@ impl Algorithm for BiMinMax {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::ring_arrangements;
     use crate::algo::{Effect, alternate, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
@@ -352,7 +353,7 @@ mod tests {
         for n in 2..=7u32 {
             let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
             let all: Vec<u32> = (0..n).collect();
-            for ids in permutations(n) {
+            for ids in ring_arrangements(n) {
                 let b = run(TopologyKind::RingUni, &ids, Rule::Max, &SimConfig::default());
                 let back: Vec<u64> = ids.iter().rev().copied().collect();
                 let m = sim::run(mm, &ring, &back, &all, Rule::Max, &SimConfig::default());
@@ -390,7 +391,7 @@ mod tests {
     #[test]
     fn worst_and_best_cases_are_exact_for_small_n() {
         for n in 2..=8u32 {
-            let costs: Vec<u64> = permutations(n)
+            let costs: Vec<u64> = ring_arrangements(n)
                 .iter()
                 .map(|ids| run(TopologyKind::RingBi, ids, Rule::Max, &SimConfig::default()).counters.messages)
                 .collect();
@@ -433,25 +434,5 @@ mod tests {
             let r = run(TopologyKind::RingBi, &ids, Rule::Max, &SimConfig::default());
             assert_eq!(r.counters.messages, 3 * n as u64 + 2 * n as u64);
         }
-    }
-
-    /// All permutations of 1..=n with id 1 first (rotations cost the same).
-    fn permutations(n: u32) -> Vec<Vec<u64>> {
-        fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
-            if rest.is_empty() {
-                out.push(prefix.clone());
-                return;
-            }
-            for i in 0..rest.len() {
-                let x = rest.remove(i);
-                prefix.push(x);
-                rec(prefix, rest, out);
-                prefix.pop();
-                rest.insert(i, x);
-            }
-        }
-        let mut out = Vec::new();
-        rec(&mut vec![1], &mut (2..=n as u64).collect(), &mut out);
-        out
     }
 }

@@ -247,6 +247,7 @@ impl Algorithm for MinMaxPlus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::ring_arrangements;
     use crate::algo::{Effect, LEFT, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
@@ -368,7 +369,7 @@ mod tests {
     fn exhaustive_small_rings_within_bound() {
         for n in 2..=8u32 {
             let mut worst = 0;
-            for ids in permutations(n) {
+            for ids in ring_arrangements(n) {
                 for rule in [Rule::Max, Rule::Min] {
                     let r = run(&ids, rule);
                     assert!(r.counters.messages <= r.bound, "{ids:?}");
@@ -381,25 +382,5 @@ mod tests {
                 assert_eq!(worst, best.bound, "the bound is attained at n = 3");
             }
         }
-    }
-
-    /// All permutations of 1..=n with id 1 first (rotations cost the same).
-    fn permutations(n: u32) -> Vec<Vec<u64>> {
-        fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
-            if rest.is_empty() {
-                out.push(prefix.clone());
-                return;
-            }
-            for i in 0..rest.len() {
-                let x = rest.remove(i);
-                prefix.push(x);
-                rec(prefix, rest, out);
-                prefix.pop();
-                rest.insert(i, x);
-            }
-        }
-        let mut out = Vec::new();
-        rec(&mut vec![1], &mut (2..=n as u64).collect(), &mut out);
-        out
     }
 }

@@ -292,6 +292,7 @@ impl Algorithm for Villadangos {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::permutations;
     use crate::algo::{Effect, MsgKind, PortInfo};
     use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};
@@ -528,24 +529,6 @@ mod tests {
         assert!(matches!(d.on_message(1, Msg::Message1 { id: 7 }, &mut out), Err(AlgoError::Invalid(_))));
     }
 
-    fn permutations(n: u64) -> Vec<Vec<u64>> {
-        fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
-            if rest.is_empty() {
-                out.push(prefix.clone());
-            }
-            for i in 0..rest.len() {
-                let x = rest.remove(i);
-                prefix.push(x);
-                rec(prefix, rest, out);
-                prefix.pop();
-                rest.insert(i, x);
-            }
-        }
-        let mut out = Vec::new();
-        rec(&mut Vec::new(), &mut (1..=n).collect(), &mut out);
-        out
-    }
-
     /// Exhaustively for n ≤ 6 (every id arrangement, initiator set, both
     /// rules, FIFO / non-FIFO / unit-delay schedules): the best initiator
     /// leads, exactly 2n + 2k − 3 messages (n − 1 of them notifications),
@@ -557,7 +540,7 @@ mod tests {
         let mut runs = 0;
         for n in 2..=6u32 {
             let topo = Topology::complete(n).unwrap();
-            for ids in permutations(n as u64) {
+            for ids in permutations(&(1..=n as u64).collect::<Vec<_>>()) {
                 for mask in 1u32..(1 << n) {
                     let init: Vec<u32> = (0..n).filter(|p| mask & (1 << p) != 0).collect();
                     let k = init.len() as u64;
