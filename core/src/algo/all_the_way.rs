@@ -19,12 +19,14 @@
 //! end, so a literal transcription never terminates. A node decides when it
 //! knows n and has seen `n - 1` foreign ids.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::Ending;
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Asleep,
     Awake,
+    /// Decided (what, `end` says); it has seen every id.
     Done,
 }
 
@@ -39,13 +41,21 @@ pub struct AllTheWay {
     seen: u32,
     /// Ring size, once the own id came back.
     ring_size: Option<u32>,
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl AllTheWay {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        AllTheWay { id: c.id, rule: c.rule, state: State::Asleep, best: c.id, seen: 0, ring_size: None, decision: None }
+        AllTheWay {
+            id: c.id,
+            rule: c.rule,
+            state: State::Asleep,
+            best: c.id,
+            seen: 0,
+            ring_size: None,
+            end: Ending::default(),
+        }
     }
 
     fn wake(&mut self, out: &mut Outbox) {
@@ -60,10 +70,7 @@ impl AllTheWay {
             && self.seen.saturating_add(1) == n
         {
             self.state = State::Done;
-            let role = if self.best == self.id { Role::Leader } else { Role::Follower };
-            let d = Decision { role, leader: self.best };
-            self.decision = Some(d);
-            out.push(super::Effect::Decide(d));
+            self.end.decide_for(self.id, self.best, out);
         }
     }
 }
@@ -99,15 +106,14 @@ impl Algorithm for AllTheWay {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
-        match (self.state, self.decision) {
-            (State::Asleep, _) => "asleep",
-            (State::Awake, _) => "awake",
-            (State::Done, Some(Decision { role: Role::Leader, .. })) => "leader",
-            (State::Done, _) => "follower",
+        match self.state {
+            State::Asleep => "asleep",
+            State::Awake => "awake",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -115,7 +121,7 @@ impl Algorithm for AllTheWay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::{Effect, LEFT, Role};
 
     fn node(id: u64) -> AllTheWay {
         AllTheWay::new(&NodeContext { id, rule: Rule::Min, n: 3, coin: 0, ports: 2, ..Default::default() })

@@ -39,7 +39,8 @@
 //! gives the largest G_k ≤ n, one step fewer when n is not a G_k, and the
 //! conformance suite checks that bound is attained for n = 2, 3, 5, 8.
 
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 /// The largest k with G_k ≤ n, where G = 1, 2, 3, 5, 8, ... (0 for n = 0):
 /// the most steps Alternate can take on n nodes.
@@ -102,8 +103,9 @@ enum State {
     Asleep,
     Candidate,
     Defeated,
-    Leader,
-    Follower,
+    /// Decided (what, `end` says); nothing can still be in flight but the
+    /// notification.
+    Done,
 }
 
 /// One node of Alternate.
@@ -114,7 +116,7 @@ pub struct Alternate {
     state: State,
     step: u32,
     held: Vec<(Port, Msg)>,
-    leader: u64,
+    end: Ending,
 }
 
 /// The port a step's ids go out on: odd steps right, even steps left.
@@ -125,7 +127,7 @@ fn out_port(step: u32) -> Port {
 impl Alternate {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        Alternate { id: c.id, rule: c.rule, state: State::Asleep, step: 0, held: Vec::new(), leader: 0 }
+        Alternate { id: c.id, rule: c.rule, state: State::Asleep, step: 0, held: Vec::new(), end: Ending::default() }
     }
 
     fn next_step(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
@@ -156,34 +158,25 @@ impl Alternate {
                     )));
                 }
                 State::Candidate if id == self.id => {
-                    self.state = State::Leader;
-                    self.leader = id;
+                    self.state = State::Done;
                     self.held.clear();
-                    out.decide(Role::Leader, id);
-                    out.send(RIGHT, Msg::Notify { leader: id });
+                    self.end.elect(id, out);
                 }
                 State::Candidate if self.rule.beats(self.id, id) => self.next_step(out)?,
                 State::Candidate => {
                     self.state = State::Defeated;
-                    for (p, m) in std::mem::take(&mut self.held) {
-                        out.send(other(p), m);
-                    }
+                    oneshot::relay_held(&mut self.held, out);
                 }
                 State::Defeated => out.send(other(port), msg),
-                State::Leader | State::Follower => {
-                    return Err(AlgoError::Invalid(format!("id {id} arrived after the election ended")));
-                }
+                State::Done => return Err(oneshot::after_the_end(id)),
             },
             Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                State::Defeated => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
                 State::Asleep | State::Candidate => {
-                    return Err(AlgoError::Invalid(format!("notification reached candidate {}", self.id)));
+                    return Err(oneshot::notified_candidate(self.id));
+                }
+                State::Defeated | State::Done => {
+                    self.state = State::Done;
+                    self.end.notified(port, leader, out);
                 }
             },
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "alternate", kind: msg.kind().name() }),
@@ -201,18 +194,12 @@ impl Algorithm for Alternate {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         self.on_msg(port, msg, out)
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn held(&self) -> usize {
@@ -224,8 +211,7 @@ impl Algorithm for Alternate {
             State::Asleep => "asleep",
             State::Candidate => "candidate",
             State::Defeated => "defeated",
-            State::Leader => "leader",
-            State::Follower => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }

@@ -16,14 +16,16 @@
 //! its own id first, unless the arriving id already beats it (Santoro's
 //! "avoided if" rule).
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::Ending;
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Asleep,
     Awake,
-    Leader,
-    Follower,
+    /// Decided (what, `end` says): nothing is left to do but stop the
+    /// notification or swallow ids still in flight.
+    Done,
 }
 
 /// One node of AsFar.
@@ -33,13 +35,13 @@ pub struct AsFar {
     rule: Rule,
     state: State,
     best: u64,
-    leader: u64,
+    end: Ending,
 }
 
 impl AsFar {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        AsFar { id: c.id, rule: c.rule, state: State::Asleep, best: c.id, leader: 0 }
+        AsFar { id: c.id, rule: c.rule, state: State::Asleep, best: c.id, end: Ending::default() }
     }
 }
 
@@ -65,46 +67,34 @@ impl Algorithm for AsFar {
                 }
                 State::Awake => {
                     if id == self.id {
-                        self.state = State::Leader;
-                        self.leader = id;
-                        out.decide(Role::Leader, id);
-                        out.send(RIGHT, Msg::Notify { leader: id });
+                        self.state = State::Done;
+                        self.end.elect(id, out);
                     } else if self.rule.beats(id, self.best) {
                         self.best = id;
                         out.send(other(port), msg);
                     }
                 }
                 // Ids still in flight when the election ended are swallowed.
-                State::Leader | State::Follower => {}
+                State::Done => {}
             },
-            Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                State::Asleep | State::Awake => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
-            },
+            Msg::Notify { leader } => {
+                self.state = State::Done;
+                self.end.notified(port, leader, out);
+            }
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "as-far", kind: msg.kind().name() }),
         }
         Ok(())
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::Awake => "awake",
-            State::Leader => "leader",
-            State::Follower => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -112,7 +102,7 @@ impl Algorithm for AsFar {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::{Effect, LEFT, Role};
 
     fn node(id: u64) -> AsFar {
         AsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2, ..Default::default() })

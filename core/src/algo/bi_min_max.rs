@@ -45,10 +45,8 @@
 //! carrying the best id seen) and the notification are Ringleader's
 //! additions so that the extremum leads.
 
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
-
-/// The stage of the collecting round's message.
-const COLLECT: u32 = 0;
+use super::oneshot::{self, COLLECT, Ending};
+use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 /// An arrangement of 1..=n (ring order) on which BiMinMax takes T(n)
 /// stages, the most possible, so it sends exactly n·T(n) + 2n messages
@@ -119,13 +117,13 @@ pub struct BiMinMax {
     stage: u32,
     /// Ids of later stages that came early.
     held: Vec<Msg>,
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl BiMinMax {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        BiMinMax { id: c.id, rule: c.rule, state: State::Asleep, stage: 0, held: Vec::new(), decision: None }
+        BiMinMax { id: c.id, rule: c.rule, state: State::Asleep, stage: 0, held: Vec::new(), end: Ending::default() }
     }
 
     fn next_stage(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
@@ -138,12 +136,6 @@ impl BiMinMax {
         Ok(())
     }
 
-    fn decide(&mut self, leader: u64, out: &mut Outbox) {
-        let role = if leader == self.id { Role::Leader } else { Role::Follower };
-        self.decision = Some(Decision { role, leader });
-        out.decide(role, leader);
-    }
-
     /// A message that came in on `LEFT`.
     fn on_msg(&mut self, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
@@ -152,12 +144,11 @@ impl BiMinMax {
                 self.on_msg(msg, out)?;
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Defeated) => {
-                out.send(RIGHT, Msg::Election { id: self.rule.best(id, self.id), stage: COLLECT, hops: 0 });
+                oneshot::collect_on(self.rule, self.id, id, RIGHT, out);
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
                 self.state = State::Announcing;
-                self.decide(id, out);
-                out.send(RIGHT, Msg::Notify { leader: id });
+                self.end.announce(self.id, id, RIGHT, out);
             }
             (Msg::Election { .. }, State::Defeated) => out.send(RIGHT, msg),
             (Msg::Election { stage, .. }, State::Candidate) if stage > self.stage => {
@@ -168,7 +159,7 @@ impl BiMinMax {
                 let survives = if stage % 2 == 1 { self.id < id } else { self.id > id };
                 if id == self.id {
                     self.state = State::Collecting;
-                    out.send(RIGHT, Msg::Election { id: self.id, stage: COLLECT, hops: 0 });
+                    oneshot::collect(self.id, out);
                 } else if survives {
                     self.next_stage(out)?;
                 } else {
@@ -181,8 +172,7 @@ impl BiMinMax {
             (Msg::Notify { .. }, State::Announcing) => self.state = State::Done,
             (Msg::Notify { leader }, State::Defeated) => {
                 self.state = State::Done;
-                self.decide(leader, out);
-                out.send(RIGHT, msg);
+                self.end.announce(self.id, leader, RIGHT, out);
             }
             (Msg::Election { .. } | Msg::Notify { .. }, state) => {
                 return Err(AlgoError::Invalid(format!(
@@ -216,7 +206,7 @@ impl Algorithm for BiMinMax {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn held(&self) -> usize {
@@ -230,8 +220,7 @@ impl Algorithm for BiMinMax {
             State::Defeated => "defeated",
             State::Collecting => "collecting",
             State::Announcing => "announcing",
-            State::Done if matches!(self.decision, Some(d) if d.role == Role::Leader) => "leader",
-            State::Done => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -240,7 +229,7 @@ impl Algorithm for BiMinMax {
 mod tests {
     use super::*;
     use crate::algo::harness::ring_arrangements;
-    use crate::algo::{Effect, alternate, catalogue};
+    use crate::algo::{Effect, Role, alternate, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 

@@ -28,15 +28,17 @@
 //!   originator was defeated, and probes or replies that reach a node after
 //!   the election ended, are swallowed.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Asleep,
     Candidate,
     Defeated,
-    Leader,
-    Follower,
+    /// Decided (what, `end` says): nothing is left to do but stop the
+    /// notification or swallow stray probes and replies.
+    Done,
 }
 
 /// One node of Controlled Distance.
@@ -47,7 +49,7 @@ pub struct ControlledDistance {
     state: State,
     stage: u32,
     replies: u8,
-    leader: u64,
+    end: Ending,
 }
 
 /// Distance of stage `s` (1-based): 2^(s-1), saturating.
@@ -58,15 +60,20 @@ fn distance(stage: u32) -> u32 {
 impl ControlledDistance {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        ControlledDistance { id: c.id, rule: c.rule, state: State::Asleep, stage: 0, replies: 0, leader: 0 }
+        ControlledDistance {
+            id: c.id,
+            rule: c.rule,
+            state: State::Asleep,
+            stage: 0,
+            replies: 0,
+            end: Ending::default(),
+        }
     }
 
     fn probe_both(&mut self, out: &mut Outbox) {
         self.stage = self.stage.saturating_add(1);
         self.replies = 0;
-        let msg = Msg::Probe { id: self.id, stage: self.stage, limit: distance(self.stage) };
-        out.send(RIGHT, msg);
-        out.send(other(RIGHT), msg);
+        oneshot::send_both(Msg::Probe { id: self.id, stage: self.stage, limit: distance(self.stage) }, out);
     }
 
     /// Relay a probe that beats this node: onwards, or back at the limit.
@@ -81,12 +88,10 @@ impl ControlledDistance {
 
     fn probe(&mut self, port: Port, id: u64, stage: u32, limit: u32, out: &mut Outbox) {
         match self.state {
-            State::Leader | State::Follower => {}
+            State::Done => {}
             State::Candidate if id == self.id => {
-                self.state = State::Leader;
-                self.leader = id;
-                out.decide(Role::Leader, id);
-                out.send(RIGHT, Msg::Notify { leader: id });
+                self.state = State::Done;
+                self.end.elect(id, out);
             }
             // Own probe back after defeat cannot happen with distinct ids
             // (the best node swallows it); swallow it anyway.
@@ -117,7 +122,7 @@ impl Algorithm for ControlledDistance {
         match msg {
             Msg::Probe { id, stage, limit } => self.probe(port, id, stage, limit, out),
             Msg::Reply { id, stage } => match self.state {
-                State::Leader | State::Follower => {}
+                State::Done => {}
                 State::Defeated if id != self.id => out.send(other(port), msg),
                 State::Defeated => {}
                 State::Candidate if id == self.id => {
@@ -139,15 +144,10 @@ impl Algorithm for ControlledDistance {
                     )));
                 }
             },
-            Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                _ => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
-            },
+            Msg::Notify { leader } => {
+                self.state = State::Done;
+                self.end.notified(port, leader, out);
+            }
             _ => {
                 return Err(AlgoError::UnexpectedKind { algorithm: "controlled-distance", kind: msg.kind().name() });
             }
@@ -156,11 +156,7 @@ impl Algorithm for ControlledDistance {
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
@@ -168,8 +164,7 @@ impl Algorithm for ControlledDistance {
             State::Asleep => "asleep",
             State::Candidate => "candidate",
             State::Defeated => "defeated",
-            State::Leader => "leader",
-            State::Follower => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -177,7 +172,7 @@ impl Algorithm for ControlledDistance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::{Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64) -> ControlledDistance {
         ControlledDistance::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })

@@ -39,6 +39,7 @@ pub mod harness;
 pub mod mesh_corners;
 pub mod min_max;
 pub mod min_max_plus;
+pub mod oneshot;
 pub mod participant_ring;
 pub mod prob_as_far;
 pub mod repaired_ring;

@@ -22,14 +22,16 @@
 //! the figures; "best seen" is shared by both directions here (dropping an id
 //! some better id already passed is safe, and keeps AsFar's worst case).
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Asleep,
     Awake,
-    Leader,
-    Follower,
+    /// Decided (what, `end` says): nothing is left to do but stop the
+    /// notification or swallow ids still in flight.
+    Done,
 }
 
 /// One node of ProbAsFar.
@@ -41,13 +43,20 @@ pub struct ProbAsFar {
     /// The port its own id goes out on, from the random bit.
     dir: Port,
     best: u64,
-    leader: u64,
+    end: Ending,
 }
 
 impl ProbAsFar {
     /// A sleeping node; its direction is bit 0 of `c.coin`.
     pub fn new(c: &NodeContext) -> Self {
-        ProbAsFar { id: c.id, rule: c.rule, state: State::Asleep, dir: (c.coin & 1) as Port, best: c.id, leader: 0 }
+        ProbAsFar {
+            id: c.id,
+            rule: c.rule,
+            state: State::Asleep,
+            dir: (c.coin & 1) as Port,
+            best: c.id,
+            end: Ending::default(),
+        }
     }
 
     fn wake(&mut self, out: &mut Outbox) {
@@ -64,9 +73,7 @@ impl Algorithm for ProbAsFar {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         match msg {
             Msg::Election { id, .. } => match self.state {
                 State::Asleep if self.rule.beats(id, self.id) => {
@@ -76,10 +83,8 @@ impl Algorithm for ProbAsFar {
                 }
                 State::Asleep => self.wake(out),
                 State::Awake if id == self.id => {
-                    self.state = State::Leader;
-                    self.leader = id;
-                    out.decide(Role::Leader, id);
-                    out.send(RIGHT, Msg::Notify { leader: id });
+                    self.state = State::Done;
+                    self.end.elect(id, out);
                 }
                 State::Awake => {
                     if self.rule.beats(id, self.best) {
@@ -88,36 +93,26 @@ impl Algorithm for ProbAsFar {
                     }
                 }
                 // Ids still in flight when the election ended are swallowed.
-                State::Leader | State::Follower => {}
+                State::Done => {}
             },
-            Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                State::Asleep | State::Awake => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
-            },
+            Msg::Notify { leader } => {
+                self.state = State::Done;
+                self.end.notified(port, leader, out);
+            }
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "prob-as-far", kind: msg.kind().name() }),
         }
         Ok(())
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::Awake => "awake",
-            State::Leader => "leader",
-            State::Follower => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -125,7 +120,7 @@ impl Algorithm for ProbAsFar {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::{Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64, coin: u64) -> ProbAsFar {
         ProbAsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin, ports: 2, ..Default::default() })

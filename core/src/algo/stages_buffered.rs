@@ -27,15 +27,17 @@
 //! defeated". A stored message must be relayed by a node that becomes
 //! defeated (the slide is silent; dropping it loses the next stage's ids).
 
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Asleep,
     Candidate,
     Defeated,
-    Leader,
-    Follower,
+    /// Decided (what, `end` says); nothing can still be in flight but the
+    /// notification.
+    Done,
 }
 
 /// One node of Stages with per-stage buffering.
@@ -49,7 +51,7 @@ pub struct StagesBuffered {
     got: [Option<u64>; 2],
     /// Messages of later stages, in arrival order.
     stored: Vec<(Port, Msg)>,
-    leader: u64,
+    end: Ending,
 }
 
 impl StagesBuffered {
@@ -62,7 +64,7 @@ impl StagesBuffered {
             stage: 0,
             got: [None, None],
             stored: Vec::new(),
-            leader: 0,
+            end: Ending::default(),
         }
     }
 
@@ -70,9 +72,7 @@ impl StagesBuffered {
         self.stage = self.stage.saturating_add(1);
         self.state = State::Candidate;
         self.got = [None, None];
-        let m = Msg::Election { id: self.id, stage: self.stage, hops: 0 };
-        out.send(RIGHT, m);
-        out.send(LEFT, m);
+        oneshot::send_both(Msg::Election { id: self.id, stage: self.stage, hops: 0 }, out);
         // Handle what was stored, in arrival order: ids of the new stage
         // count now, later ones are stored again (a port carries one id per
         // stage, so none can belong to a stage this node has already left).
@@ -106,37 +106,28 @@ impl StagesBuffered {
                     self.got[port as usize] = Some(id);
                     if let [Some(a), Some(b)] = self.got {
                         if a == self.id && b == self.id {
-                            self.state = State::Leader;
-                            self.leader = self.id;
+                            self.state = State::Done;
                             self.stored.clear();
-                            out.decide(Role::Leader, self.id);
-                            out.send(RIGHT, Msg::Notify { leader: self.id });
+                            self.end.elect(self.id, out);
                         } else if self.rule.best(self.rule.best(a, b), self.id) == self.id {
                             self.next_stage(out)?;
                         } else {
                             self.state = State::Defeated;
-                            for (p, m) in std::mem::take(&mut self.stored) {
-                                out.send(other(p), m);
-                            }
+                            oneshot::relay_held(&mut self.stored, out);
                         }
                     }
                 }
                 State::Defeated => out.send(other(port), msg),
                 // The last candidate has both its ids back: nothing is in flight.
-                State::Leader | State::Follower => {
-                    return Err(AlgoError::Invalid(format!("id {id} arrived after the election ended")));
-                }
+                State::Done => return Err(oneshot::after_the_end(id)),
             },
             Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                State::Defeated => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
                 State::Asleep | State::Candidate => {
-                    return Err(AlgoError::Invalid(format!("notification reached candidate {}", self.id)));
+                    return Err(oneshot::notified_candidate(self.id));
+                }
+                State::Defeated | State::Done => {
+                    self.state = State::Done;
+                    self.end.notified(port, leader, out);
                 }
             },
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "stages-buffered", kind: msg.kind().name() }),
@@ -154,18 +145,12 @@ impl Algorithm for StagesBuffered {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         self.step(port, msg, out)
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn held(&self) -> usize {
@@ -177,8 +162,7 @@ impl Algorithm for StagesBuffered {
             State::Asleep => "asleep",
             State::Candidate => "candidate",
             State::Defeated => "defeated",
-            State::Leader => "leader",
-            State::Follower => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -186,7 +170,7 @@ impl Algorithm for StagesBuffered {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Effect;
+    use crate::algo::{Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64) -> StagesBuffered {
         StagesBuffered::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })

@@ -68,6 +68,7 @@
 //! [`AlgoError::Invalid`], so the simulator's exhaustive runs would show
 //! one; none does.
 
+use super::oneshot::Ending;
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule};
 
 const NAME: &str = "complete-villadangos";
@@ -108,7 +109,7 @@ pub struct Villadangos {
     status: Status,
     candidate_predecessor: Option<u64>,
     candidate_successor: Option<u64>,
-    leader: u64,
+    end: Ending,
 }
 
 impl Villadangos {
@@ -126,7 +127,7 @@ impl Villadangos {
             status: Status::Passive,
             candidate_predecessor: None,
             candidate_successor: None,
-            leader: 0,
+            end: Ending::default(),
         }
     }
 
@@ -156,8 +157,7 @@ impl Villadangos {
     /// Become the leader and announce it to every other node.
     fn lead(&mut self, out: &mut Outbox) {
         self.status = Status::Leader;
-        self.leader = self.id;
-        out.decide(Role::Leader, self.id);
+        self.end.decide(Role::Leader, self.id, out);
         for port in 0..self.peers.len() as Port {
             out.send(port, Msg::Notify { leader: self.id });
         }
@@ -267,8 +267,7 @@ impl Algorithm for Villadangos {
                     return Err(self.unexpected(msg));
                 }
                 self.status = Status::Follower;
-                self.leader = leader;
-                out.decide(Role::Follower, leader);
+                self.end.decide(Role::Follower, leader, out);
                 Ok(())
             }
             _ => Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
@@ -276,11 +275,7 @@ impl Algorithm for Villadangos {
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.status {
-            Status::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            Status::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
