@@ -19,23 +19,15 @@
 //! end, so a literal transcription never terminates. A node decides when it
 //! knows n and has seen `n - 1` foreign ids.
 
-use super::oneshot::Ending;
+use super::oneshot::{AwakeStatus, Ending};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Awake,
-    /// Decided (what, `end` says); it has seen every id.
-    Done,
-}
 
 /// One node of All the Way.
 #[derive(Debug)]
 pub struct AllTheWay {
     id: u64,
     rule: Rule,
-    state: State,
+    state: AwakeStatus,
     best: u64,
     /// Foreign ids seen.
     seen: u32,
@@ -50,7 +42,7 @@ impl AllTheWay {
         AllTheWay {
             id: c.id,
             rule: c.rule,
-            state: State::Asleep,
+            state: AwakeStatus::Asleep,
             best: c.id,
             seen: 0,
             ring_size: None,
@@ -59,8 +51,8 @@ impl AllTheWay {
     }
 
     fn wake(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.state = State::Awake;
+        if self.state == AwakeStatus::Asleep {
+            self.state = AwakeStatus::Awake;
             out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 1 });
         }
     }
@@ -69,7 +61,7 @@ impl AllTheWay {
         if let Some(n) = self.ring_size
             && self.seen.saturating_add(1) == n
         {
-            self.state = State::Done;
+            self.state = AwakeStatus::Done;
             self.end.decide_for(self.id, self.best, out);
         }
     }
@@ -84,7 +76,7 @@ impl Algorithm for AllTheWay {
         let Msg::Election { id, hops, .. } = msg else {
             return Err(AlgoError::UnexpectedKind { algorithm: "all-the-way", kind: msg.kind().name() });
         };
-        if self.state == State::Done {
+        if self.state == AwakeStatus::Done {
             return Err(AlgoError::Invalid(format!(
                 "id {id} arrived after this node saw all {:?} ids",
                 self.ring_size
@@ -110,11 +102,7 @@ impl Algorithm for AllTheWay {
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Awake => "awake",
-            State::Done => self.end.role_name(),
-        }
+        self.state.name(&self.end)
     }
 }
 

@@ -39,7 +39,7 @@
 //! gives the largest G_k ≤ n, one step fewer when n is not a G_k, and the
 //! conformance suite checks that bound is attained for n = 2, 3, 5, 8.
 
-use super::oneshot::{self, Ending};
+use super::oneshot::{self, CandidateStatus, Ending};
 use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 /// The largest k with G_k ≤ n, where G = 1, 2, 3, 5, 8, ... (0 for n = 0):
@@ -98,22 +98,12 @@ pub fn worst_case_ids(n: u32) -> Vec<u64> {
     out
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Candidate,
-    Defeated,
-    /// Decided (what, `end` says); nothing can still be in flight but the
-    /// notification.
-    Done,
-}
-
 /// One node of Alternate.
 #[derive(Debug)]
 pub struct Alternate {
     id: u64,
     rule: Rule,
-    state: State,
+    state: CandidateStatus,
     step: u32,
     held: Vec<(Port, Msg)>,
     end: Ending,
@@ -127,12 +117,19 @@ fn out_port(step: u32) -> Port {
 impl Alternate {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        Alternate { id: c.id, rule: c.rule, state: State::Asleep, step: 0, held: Vec::new(), end: Ending::default() }
+        Alternate {
+            id: c.id,
+            rule: c.rule,
+            state: CandidateStatus::Asleep,
+            step: 0,
+            held: Vec::new(),
+            end: Ending::default(),
+        }
     }
 
     fn next_step(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
         self.step = self.step.saturating_add(1);
-        self.state = State::Candidate;
+        self.state = CandidateStatus::Candidate;
         out.send(out_port(self.step), Msg::Election { id: self.id, stage: self.step, hops: 0 });
         for (port, msg) in std::mem::take(&mut self.held) {
             self.on_msg(port, msg, out)?;
@@ -143,39 +140,39 @@ impl Alternate {
     fn on_msg(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
-                State::Asleep => {
+                CandidateStatus::Asleep => {
                     self.next_step(out)?;
                     self.on_msg(port, msg, out)?;
                 }
-                State::Candidate if stage > self.step => {
+                CandidateStatus::Candidate if stage > self.step => {
                     super::room_to_hold(self.held.len())?;
                     self.held.push((port, msg));
                 }
-                State::Candidate if stage < self.step || port != other(out_port(self.step)) => {
+                CandidateStatus::Candidate if stage < self.step || port != other(out_port(self.step)) => {
                     return Err(AlgoError::Invalid(format!(
                         "id {id} of step {stage} on port {port} reached a candidate at step {} (links not FIFO?)",
                         self.step
                     )));
                 }
-                State::Candidate if id == self.id => {
-                    self.state = State::Done;
+                CandidateStatus::Candidate if id == self.id => {
+                    self.state = CandidateStatus::Done;
                     self.held.clear();
                     self.end.elect(id, out);
                 }
-                State::Candidate if self.rule.beats(self.id, id) => self.next_step(out)?,
-                State::Candidate => {
-                    self.state = State::Defeated;
+                CandidateStatus::Candidate if self.rule.beats(self.id, id) => self.next_step(out)?,
+                CandidateStatus::Candidate => {
+                    self.state = CandidateStatus::Defeated;
                     oneshot::relay_held(&mut self.held, out);
                 }
-                State::Defeated => out.send(other(port), msg),
-                State::Done => return Err(oneshot::after_the_end(id)),
+                CandidateStatus::Defeated => out.send(other(port), msg),
+                CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
             },
             Msg::Notify { leader } => match self.state {
-                State::Asleep | State::Candidate => {
+                CandidateStatus::Asleep | CandidateStatus::Candidate => {
                     return Err(oneshot::notified_candidate(self.id));
                 }
-                State::Defeated | State::Done => {
-                    self.state = State::Done;
+                CandidateStatus::Defeated | CandidateStatus::Done => {
+                    self.state = CandidateStatus::Done;
                     self.end.notified(port, leader, out);
                 }
             },
@@ -187,7 +184,7 @@ impl Alternate {
 
 impl Algorithm for Alternate {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
+        if self.state == CandidateStatus::Asleep {
             // Nothing is held yet, so starting the first step cannot fail.
             let _ = self.next_step(out);
         }
@@ -207,12 +204,7 @@ impl Algorithm for Alternate {
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Candidate => "candidate",
-            State::Defeated => "defeated",
-            State::Done => self.end.role_name(),
-        }
+        self.state.name(&self.end)
     }
 }
 

@@ -16,24 +16,15 @@
 //! its own id first, unless the arriving id already beats it (Santoro's
 //! "avoided if" rule).
 
-use super::oneshot::Ending;
+use super::oneshot::{AwakeStatus, Ending};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Awake,
-    /// Decided (what, `end` says): nothing is left to do but stop the
-    /// notification or swallow ids still in flight.
-    Done,
-}
 
 /// One node of AsFar.
 #[derive(Debug)]
 pub struct AsFar {
     id: u64,
     rule: Rule,
-    state: State,
+    state: AwakeStatus,
     best: u64,
     end: Ending,
 }
@@ -41,14 +32,14 @@ pub struct AsFar {
 impl AsFar {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        AsFar { id: c.id, rule: c.rule, state: State::Asleep, best: c.id, end: Ending::default() }
+        AsFar { id: c.id, rule: c.rule, state: AwakeStatus::Asleep, best: c.id, end: Ending::default() }
     }
 }
 
 impl Algorithm for AsFar {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.state = State::Awake;
+        if self.state == AwakeStatus::Asleep {
+            self.state = AwakeStatus::Awake;
             out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
         }
     }
@@ -56,8 +47,8 @@ impl Algorithm for AsFar {
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, .. } => match self.state {
-                State::Asleep => {
-                    self.state = State::Awake;
+                AwakeStatus::Asleep => {
+                    self.state = AwakeStatus::Awake;
                     if self.rule.beats(id, self.id) {
                         self.best = id;
                         out.send(other(port), msg);
@@ -65,9 +56,9 @@ impl Algorithm for AsFar {
                         out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
                     }
                 }
-                State::Awake => {
+                AwakeStatus::Awake => {
                     if id == self.id {
-                        self.state = State::Done;
+                        self.state = AwakeStatus::Done;
                         self.end.elect(id, out);
                     } else if self.rule.beats(id, self.best) {
                         self.best = id;
@@ -75,10 +66,10 @@ impl Algorithm for AsFar {
                     }
                 }
                 // Ids still in flight when the election ended are swallowed.
-                State::Done => {}
+                AwakeStatus::Done => {}
             },
             Msg::Notify { leader } => {
-                self.state = State::Done;
+                self.state = AwakeStatus::Done;
                 self.end.notified(port, leader, out);
             }
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "as-far", kind: msg.kind().name() }),
@@ -91,11 +82,7 @@ impl Algorithm for AsFar {
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Awake => "awake",
-            State::Done => self.end.role_name(),
-        }
+        self.state.name(&self.end)
     }
 }
 

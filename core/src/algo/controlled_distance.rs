@@ -28,25 +28,15 @@
 //!   originator was defeated, and probes or replies that reach a node after
 //!   the election ended, are swallowed.
 
-use super::oneshot::{self, Ending};
+use super::oneshot::{self, CandidateStatus, Ending};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Candidate,
-    Defeated,
-    /// Decided (what, `end` says): nothing is left to do but stop the
-    /// notification or swallow stray probes and replies.
-    Done,
-}
 
 /// One node of Controlled Distance.
 #[derive(Debug)]
 pub struct ControlledDistance {
     id: u64,
     rule: Rule,
-    state: State,
+    state: CandidateStatus,
     stage: u32,
     replies: u8,
     end: Ending,
@@ -63,7 +53,7 @@ impl ControlledDistance {
         ControlledDistance {
             id: c.id,
             rule: c.rule,
-            state: State::Asleep,
+            state: CandidateStatus::Asleep,
             stage: 0,
             replies: 0,
             end: Ending::default(),
@@ -88,32 +78,32 @@ impl ControlledDistance {
 
     fn probe(&mut self, port: Port, id: u64, stage: u32, limit: u32, out: &mut Outbox) {
         match self.state {
-            State::Done => {}
-            State::Candidate if id == self.id => {
-                self.state = State::Done;
+            CandidateStatus::Done => {}
+            CandidateStatus::Candidate if id == self.id => {
+                self.state = CandidateStatus::Done;
                 self.end.elect(id, out);
             }
             // Own probe back after defeat cannot happen with distinct ids
             // (the best node swallows it); swallow it anyway.
-            State::Defeated if id == self.id => {}
+            CandidateStatus::Defeated if id == self.id => {}
             _ if self.rule.beats(id, self.id) => {
-                self.state = State::Defeated;
+                self.state = CandidateStatus::Defeated;
                 Self::relay_probe(port, id, stage, limit, out);
             }
-            State::Asleep => {
-                self.state = State::Candidate;
+            CandidateStatus::Asleep => {
+                self.state = CandidateStatus::Candidate;
                 self.probe_both(out);
             }
             // Worse probes are swallowed by candidates and relays alike.
-            State::Candidate | State::Defeated => {}
+            CandidateStatus::Candidate | CandidateStatus::Defeated => {}
         }
     }
 }
 
 impl Algorithm for ControlledDistance {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.state = State::Candidate;
+        if self.state == CandidateStatus::Asleep {
+            self.state = CandidateStatus::Candidate;
             self.probe_both(out);
         }
     }
@@ -122,10 +112,10 @@ impl Algorithm for ControlledDistance {
         match msg {
             Msg::Probe { id, stage, limit } => self.probe(port, id, stage, limit, out),
             Msg::Reply { id, stage } => match self.state {
-                State::Done => {}
-                State::Defeated if id != self.id => out.send(other(port), msg),
-                State::Defeated => {}
-                State::Candidate if id == self.id => {
+                CandidateStatus::Done => {}
+                CandidateStatus::Defeated if id != self.id => out.send(other(port), msg),
+                CandidateStatus::Defeated => {}
+                CandidateStatus::Candidate if id == self.id => {
                     if stage != self.stage {
                         return Err(AlgoError::Invalid(format!(
                             "reply of stage {stage} reached its candidate in stage {}",
@@ -137,7 +127,7 @@ impl Algorithm for ControlledDistance {
                         self.probe_both(out);
                     }
                 }
-                State::Candidate | State::Asleep => {
+                CandidateStatus::Candidate | CandidateStatus::Asleep => {
                     return Err(AlgoError::Invalid(format!(
                         "reply for {id} reached a node ({}) that never relayed its probe",
                         self.state()
@@ -145,7 +135,7 @@ impl Algorithm for ControlledDistance {
                 }
             },
             Msg::Notify { leader } => {
-                self.state = State::Done;
+                self.state = CandidateStatus::Done;
                 self.end.notified(port, leader, out);
             }
             _ => {
@@ -160,12 +150,7 @@ impl Algorithm for ControlledDistance {
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Candidate => "candidate",
-            State::Defeated => "defeated",
-            State::Done => self.end.role_name(),
-        }
+        self.state.name(&self.end)
     }
 }
 

@@ -9,6 +9,10 @@
 //! its own states, *when* a node decides; these helpers do what follows, which
 //! is the same logic in every algorithm.
 //!
+//! Controlled Distance, Stages without FIFO and Alternate go through the same
+//! statuses, Santoro's ([`CandidateStatus`]: asleep, candidate, defeated,
+//! decided), and so do AsFar, ProbAsFar and All the Way ([`AwakeStatus`]:
+//! asleep, awake, decided).
 //! The ring algorithms also share some plumbing: a candidate sends its id
 //! both ways ([`send_both`]), a defeated one relays the messages it held for a
 //! later stage ([`relay_held`]), a node refuses ports it does not have
@@ -97,6 +101,57 @@ impl Ending {
         match self.decision {
             Some(Decision { role: Role::Leader, .. }) => "leader",
             _ => "follower",
+        }
+    }
+}
+
+/// Where a node of a stage-based ring election stands, in Santoro's
+/// statuses: Controlled Distance, Stages without FIFO and Alternate go
+/// through exactly these (each with its own transitions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CandidateStatus {
+    /// Not woken yet.
+    Asleep,
+    /// Still competing for the current stage (or step).
+    Candidate,
+    /// Beaten: it relays what passes until the notification comes.
+    Defeated,
+    /// Decided (what, its [`Ending`] says).
+    Done,
+}
+
+impl CandidateStatus {
+    /// The state name of a node in this status whose decision is in `end`.
+    pub fn name(self, end: &Ending) -> &'static str {
+        match self {
+            CandidateStatus::Asleep => "asleep",
+            CandidateStatus::Candidate => "candidate",
+            CandidateStatus::Defeated => "defeated",
+            CandidateStatus::Done => end.role_name(),
+        }
+    }
+}
+
+/// Where a node stands in an election in which every awake node plays the
+/// same part until it decides: AsFar, ProbAsFar and All the Way go through
+/// exactly these statuses (each with its own transitions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AwakeStatus {
+    /// Not woken yet.
+    Asleep,
+    /// Taking part.
+    Awake,
+    /// Decided (what, its [`Ending`] says).
+    Done,
+}
+
+impl AwakeStatus {
+    /// The state name of a node in this status whose decision is in `end`.
+    pub fn name(self, end: &Ending) -> &'static str {
+        match self {
+            AwakeStatus::Asleep => "asleep",
+            AwakeStatus::Awake => "awake",
+            AwakeStatus::Done => end.role_name(),
         }
     }
 }
@@ -226,6 +281,20 @@ mod tests {
             ]
         );
         assert_eq!((owner.role_name(), other.role_name()), ("leader", "follower"));
+    }
+
+    /// Statuses are named as Santoro names them; a decided node by its role.
+    #[test]
+    fn status_names() {
+        let (mut end, mut out) = (Ending::default(), Outbox::default());
+        let names =
+            [CandidateStatus::Asleep, CandidateStatus::Candidate, CandidateStatus::Defeated].map(|s| s.name(&end));
+        assert_eq!(names, ["asleep", "candidate", "defeated"]);
+        end.elect(3, &mut out);
+        assert_eq!(CandidateStatus::Done.name(&end), "leader");
+        assert_eq!(CandidateStatus::Done.name(&Ending::default()), "follower");
+        assert_eq!([AwakeStatus::Asleep, AwakeStatus::Awake].map(|s| s.name(&end)), ["asleep", "awake"]);
+        assert_eq!(AwakeStatus::Done.name(&end), "leader");
     }
 
     /// A candidate's message goes right then left; the collecting round

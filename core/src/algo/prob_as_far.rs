@@ -22,24 +22,15 @@
 //! the figures; "best seen" is shared by both directions here (dropping an id
 //! some better id already passed is safe, and keeps AsFar's worst case).
 
-use super::oneshot::{self, Ending};
+use super::oneshot::{self, AwakeStatus, Ending};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Awake,
-    /// Decided (what, `end` says): nothing is left to do but stop the
-    /// notification or swallow ids still in flight.
-    Done,
-}
 
 /// One node of ProbAsFar.
 #[derive(Debug)]
 pub struct ProbAsFar {
     id: u64,
     rule: Rule,
-    state: State,
+    state: AwakeStatus,
     /// The port its own id goes out on, from the random bit.
     dir: Port,
     best: u64,
@@ -52,7 +43,7 @@ impl ProbAsFar {
         ProbAsFar {
             id: c.id,
             rule: c.rule,
-            state: State::Asleep,
+            state: AwakeStatus::Asleep,
             dir: (c.coin & 1) as Port,
             best: c.id,
             end: Ending::default(),
@@ -60,14 +51,14 @@ impl ProbAsFar {
     }
 
     fn wake(&mut self, out: &mut Outbox) {
-        self.state = State::Awake;
+        self.state = AwakeStatus::Awake;
         out.send(self.dir, Msg::Election { id: self.id, stage: 0, hops: 0 });
     }
 }
 
 impl Algorithm for ProbAsFar {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
+        if self.state == AwakeStatus::Asleep {
             self.wake(out);
         }
     }
@@ -76,27 +67,27 @@ impl Algorithm for ProbAsFar {
         oneshot::ring_port(port)?;
         match msg {
             Msg::Election { id, .. } => match self.state {
-                State::Asleep if self.rule.beats(id, self.id) => {
-                    self.state = State::Awake;
+                AwakeStatus::Asleep if self.rule.beats(id, self.id) => {
+                    self.state = AwakeStatus::Awake;
                     self.best = id;
                     out.send(other(port), msg);
                 }
-                State::Asleep => self.wake(out),
-                State::Awake if id == self.id => {
-                    self.state = State::Done;
+                AwakeStatus::Asleep => self.wake(out),
+                AwakeStatus::Awake if id == self.id => {
+                    self.state = AwakeStatus::Done;
                     self.end.elect(id, out);
                 }
-                State::Awake => {
+                AwakeStatus::Awake => {
                     if self.rule.beats(id, self.best) {
                         self.best = id;
                         out.send(other(port), msg);
                     }
                 }
                 // Ids still in flight when the election ended are swallowed.
-                State::Done => {}
+                AwakeStatus::Done => {}
             },
             Msg::Notify { leader } => {
-                self.state = State::Done;
+                self.state = AwakeStatus::Done;
                 self.end.notified(port, leader, out);
             }
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "prob-as-far", kind: msg.kind().name() }),
@@ -109,11 +100,7 @@ impl Algorithm for ProbAsFar {
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Awake => "awake",
-            State::Done => self.end.role_name(),
-        }
+        self.state.name(&self.end)
     }
 }
 

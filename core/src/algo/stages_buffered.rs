@@ -27,25 +27,15 @@
 //! defeated". A stored message must be relayed by a node that becomes
 //! defeated (the slide is silent; dropping it loses the next stage's ids).
 
-use super::oneshot::{self, Ending};
+use super::oneshot::{self, CandidateStatus, Ending};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Candidate,
-    Defeated,
-    /// Decided (what, `end` says); nothing can still be in flight but the
-    /// notification.
-    Done,
-}
 
 /// One node of Stages with per-stage buffering.
 #[derive(Debug)]
 pub struct StagesBuffered {
     id: u64,
     rule: Rule,
-    state: State,
+    state: CandidateStatus,
     stage: u32,
     /// The stage-`stage` id received on each port.
     got: [Option<u64>; 2],
@@ -60,7 +50,7 @@ impl StagesBuffered {
         StagesBuffered {
             id: c.id,
             rule: c.rule,
-            state: State::Asleep,
+            state: CandidateStatus::Asleep,
             stage: 0,
             got: [None, None],
             stored: Vec::new(),
@@ -70,7 +60,7 @@ impl StagesBuffered {
 
     fn next_stage(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
         self.stage = self.stage.saturating_add(1);
-        self.state = State::Candidate;
+        self.state = CandidateStatus::Candidate;
         self.got = [None, None];
         oneshot::send_both(Msg::Election { id: self.id, stage: self.stage, hops: 0 }, out);
         // Handle what was stored, in arrival order: ids of the new stage
@@ -85,48 +75,48 @@ impl StagesBuffered {
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
-                State::Asleep => {
+                CandidateStatus::Asleep => {
                     self.next_stage(out)?;
                     self.step(port, msg, out)?;
                 }
-                State::Candidate if stage > self.stage => {
+                CandidateStatus::Candidate if stage > self.stage => {
                     super::room_to_hold(self.stored.len())?;
                     self.stored.push((port, msg));
                 }
-                State::Candidate if stage < self.stage => {
+                CandidateStatus::Candidate if stage < self.stage => {
                     return Err(AlgoError::Invalid(format!(
                         "id {id} of stage {stage} reached a candidate in stage {}",
                         self.stage
                     )));
                 }
-                State::Candidate => {
+                CandidateStatus::Candidate => {
                     if self.got[port as usize].is_some() {
                         return Err(AlgoError::Invalid(format!("two stage-{stage} ids on port {port}")));
                     }
                     self.got[port as usize] = Some(id);
                     if let [Some(a), Some(b)] = self.got {
                         if a == self.id && b == self.id {
-                            self.state = State::Done;
+                            self.state = CandidateStatus::Done;
                             self.stored.clear();
                             self.end.elect(self.id, out);
                         } else if self.rule.best(self.rule.best(a, b), self.id) == self.id {
                             self.next_stage(out)?;
                         } else {
-                            self.state = State::Defeated;
+                            self.state = CandidateStatus::Defeated;
                             oneshot::relay_held(&mut self.stored, out);
                         }
                     }
                 }
-                State::Defeated => out.send(other(port), msg),
+                CandidateStatus::Defeated => out.send(other(port), msg),
                 // The last candidate has both its ids back: nothing is in flight.
-                State::Done => return Err(oneshot::after_the_end(id)),
+                CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
             },
             Msg::Notify { leader } => match self.state {
-                State::Asleep | State::Candidate => {
+                CandidateStatus::Asleep | CandidateStatus::Candidate => {
                     return Err(oneshot::notified_candidate(self.id));
                 }
-                State::Defeated | State::Done => {
-                    self.state = State::Done;
+                CandidateStatus::Defeated | CandidateStatus::Done => {
+                    self.state = CandidateStatus::Done;
                     self.end.notified(port, leader, out);
                 }
             },
@@ -138,7 +128,7 @@ impl StagesBuffered {
 
 impl Algorithm for StagesBuffered {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
+        if self.state == CandidateStatus::Asleep {
             // Nothing is stored yet, so starting the first stage cannot fail.
             let _ = self.next_stage(out);
         }
@@ -158,12 +148,7 @@ impl Algorithm for StagesBuffered {
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Candidate => "candidate",
-            State::Defeated => "defeated",
-            State::Done => self.end.role_name(),
-        }
+        self.state.name(&self.end)
     }
 }
 
