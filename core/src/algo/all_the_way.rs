@@ -109,10 +109,11 @@ impl Algorithm for AllTheWay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::ring_context;
     use crate::algo::{Effect, LEFT, Role};
 
     fn node(id: u64) -> AllTheWay {
-        AllTheWay::new(&NodeContext { id, rule: Rule::Min, n: 3, coin: 0, ports: 2, ..Default::default() })
+        AllTheWay::new(&ring_context(id, Rule::Min))
     }
 
     /// A node woken by a message first sends its own id, then forwards the foreign one.

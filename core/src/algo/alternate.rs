@@ -212,22 +212,18 @@ impl Algorithm for Alternate {
 mod tests {
     use super::*;
     use crate::algo::Effect;
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
+    use crate::algo::harness::{self, election as el, ring_context};
 
     fn started(id: u64) -> (Alternate, Outbox) {
-        let mut a = Alternate::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        (a, out)
+        harness::started(Alternate::new(&ring_context(id, Rule::Max)))
     }
 
     /// Step 1 goes right; a survivor of step 1 sends its id left at step 2.
     #[test]
     fn steps_alternate_directions() {
-        let (mut a, mut out) = started(5);
+        let mut a = Alternate::new(&ring_context(5, Rule::Max));
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 1) }]);
         out.clear();
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
@@ -238,7 +234,6 @@ mod tests {
     #[test]
     fn beaten_node_is_defeated_and_relays_held_ids() {
         let (mut a, mut out) = started(5);
-        out.clear();
         a.on_message(RIGHT, el(8, 2), &mut out).unwrap();
         assert!(out.effects().is_empty(), "a step-2 id waits for step 1");
         a.on_message(LEFT, el(7, 1), &mut out).unwrap();
@@ -250,7 +245,6 @@ mod tests {
     #[test]
     fn held_id_is_used_at_its_step() {
         let (mut a, mut out) = started(5);
-        out.clear();
         a.on_message(RIGHT, el(2, 2), &mut out).unwrap();
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
         assert_eq!(

@@ -89,10 +89,11 @@ impl Algorithm for AsFar {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::{ring_context, started};
     use crate::algo::{Effect, LEFT, Role};
 
     fn node(id: u64) -> AsFar {
-        AsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2, ..Default::default() })
+        AsFar::new(&ring_context(id, Rule::Max))
     }
 
     /// A sleeping node woken by a better id forwards it without sending its own.
@@ -117,10 +118,7 @@ mod tests {
     /// The own id coming back makes the node leader and starts the notification.
     #[test]
     fn own_id_back_elects_and_notifies() {
-        let mut a = node(3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(3));
         a.on_message(LEFT, Msg::Election { id: 3, stage: 0, hops: 0 }, &mut out).unwrap();
         assert_eq!(
             out.effects(),
@@ -137,10 +135,7 @@ mod tests {
     /// An awake node drops ids that do not beat the best it has seen.
     #[test]
     fn drops_beaten_ids() {
-        let mut a = node(3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(3));
         a.on_message(LEFT, Msg::Election { id: 2, stage: 0, hops: 0 }, &mut out).unwrap();
         assert!(out.effects().is_empty());
     }

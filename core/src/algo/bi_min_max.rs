@@ -228,21 +228,13 @@ impl Algorithm for BiMinMax {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::ring_arrangements;
+    use crate::algo::harness::{self, election as el, ring_arrangements, ring_context};
     use crate::algo::{Effect, Role, alternate, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 
-    fn ctx(id: u64) -> NodeContext<'static> {
-        NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() }
-    }
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
-
     fn started(id: u64) -> (BiMinMax, Outbox) {
-        let mut a = BiMinMax::new(&ctx(id));
+        let mut a = BiMinMax::new(&ring_context(id, Rule::Max));
         let mut out = Outbox::default();
         a.on_start(&mut out);
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(id, 1) }]);
@@ -276,10 +268,7 @@ mod tests {
         a.on_message(LEFT, el(9, 4), &mut out).unwrap();
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(9, 4) }], "a defeated node relays");
 
-        let mut b = BiMinMax::new(&NodeContext { rule: Rule::Min, ..ctx(5) });
-        let mut out = Outbox::default();
-        b.on_start(&mut out);
-        out.clear();
+        let (mut b, mut out) = harness::started(BiMinMax::new(&ring_context(5, Rule::Min)));
         b.on_message(LEFT, el(4, 1), &mut out).unwrap();
         assert_eq!(b.state(), "defeated", "the min rule does not change the stages' rules");
     }

@@ -157,10 +157,11 @@ impl Algorithm for ControlledDistance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::{ring_context, started};
     use crate::algo::{Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64) -> ControlledDistance {
-        ControlledDistance::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })
+        ControlledDistance::new(&ring_context(id, Rule::Max))
     }
 
     /// Stage s probes both ways with distance 2^(s-1), and only after both replies.
@@ -206,10 +207,7 @@ mod tests {
     /// Its own probe arriving makes a candidate leader and starts the notification.
     #[test]
     fn own_probe_elects() {
-        let mut a = node(9);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(9));
         a.on_message(LEFT, Msg::Probe { id: 9, stage: 1, limit: 1 }, &mut out).unwrap();
         assert_eq!(a.decision(), Some(Decision { role: Role::Leader, leader: 9 }));
         assert_eq!(out.effects()[1], Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } });

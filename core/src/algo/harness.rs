@@ -7,11 +7,13 @@
 //! the messages it holds for later stay within [`MAX_HELD`].
 //!
 //! [`permutations`] and [`ring_arrangements`] list the id arrangements that
-//! exhaustive tests run, in unit tests and integration tests alike.
+//! exhaustive tests run, in unit tests and integration tests alike;
+//! [`ring_context`], [`started`] and [`election`] are what the ring
+//! algorithms' unit tests build their nodes and messages with.
 
 use super::catalogue::AlgorithmSpec;
 use super::detector::DetectorConfig;
-use super::{AlgoError, Algorithm, MAX_HELD, Msg, NodeContext, PortInfo, Rule, TimerId};
+use super::{AlgoError, Algorithm, MAX_HELD, Msg, NodeContext, Outbox, PortInfo, Rule, TimerId};
 use crate::shell::{Misstep, Output, Outputs, Shell};
 use crate::topology::Topology;
 
@@ -115,6 +117,28 @@ impl Feeder {
     }
 }
 
+/// The context a unit test gives a ring node: id `id` under `rule`, two
+/// ports, coin 0, no port information and n = 8 (the ring algorithms look at
+/// neither n nor their neighbours' ids).
+pub fn ring_context(id: u64, rule: Rule) -> NodeContext<'static> {
+    NodeContext { id, rule, n: 8, coin: 0, ports: 2, port_info: &[] }
+}
+
+/// `node` woken as an initiator, and an outbox without what it sent on
+/// waking (the usual start of a unit test, which looks at what follows).
+pub fn started<A: Algorithm>(mut node: A) -> (A, Outbox) {
+    let mut out = Outbox::default();
+    node.on_start(&mut out);
+    out.clear();
+    (node, out)
+}
+
+/// The election message carrying `id` at `stage`, without a hop count: the
+/// id message of most ring algorithms.
+pub fn election(id: u64, stage: u32) -> Msg {
+    Msg::Election { id, stage, hops: 0 }
+}
+
 /// Every order of `items`, in lexicographic order of their positions (all
 /// orders starting with `items[0]` first): `items.len()!` of them.
 pub fn permutations(items: &[u64]) -> Vec<Vec<u64>> {
@@ -154,6 +178,18 @@ fn arrangements(mut prefix: Vec<u64>, mut rest: Vec<u64>) -> Vec<Vec<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A started node has woken (an AsFar node is awake) and the outbox it
+    /// comes with is empty, though waking sent its id.
+    #[test]
+    fn started_wakes_and_clears() {
+        let ctx = ring_context(7, Rule::Min);
+        assert_eq!((ctx.id, ctx.rule, ctx.ports, ctx.coin, ctx.port_info.len()), (7, Rule::Min, 2, 0, 0));
+        let (node, out) = started(crate::algo::as_far::AsFar::new(&ctx));
+        assert_eq!(node.state(), "awake");
+        assert!(out.effects().is_empty());
+        assert_eq!(election(4, 2), Msg::Election { id: 4, stage: 2, hops: 0 });
+    }
 
     /// Permutations come in lexicographic order of positions, each exactly
     /// once; ring arrangements are those with id 1 first, in the same order.

@@ -155,20 +155,13 @@ impl Algorithm for MinMax {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::{self, election as el, ring_context};
     use crate::algo::{Effect, LEFT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
-
     fn started(id: u64) -> (MinMax, Outbox) {
-        let mut a = MinMax::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
-        (a, out)
+        harness::started(MinMax::new(&ring_context(id, Rule::Max)))
     }
 
     /// Odd rounds keep the smaller envelope, even rounds the larger; a kept

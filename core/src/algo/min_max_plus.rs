@@ -232,14 +232,10 @@ impl Algorithm for MinMaxPlus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::ring_arrangements;
+    use crate::algo::harness::{ring_arrangements, ring_context};
     use crate::algo::{Effect, LEFT, Role, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
-
-    fn ctx(id: u64) -> NodeContext<'static> {
-        NodeContext { id, rule: Rule::Max, n: 64, coin: 0, ports: 2, ..Default::default() }
-    }
 
     fn el(id: u64, stage: u32, hops: u32) -> Msg {
         Msg::Election { id, stage, hops }
@@ -251,7 +247,7 @@ mod tests {
 
     /// A started node whose last envelope is set to (`last`, `round`).
     fn node_with_last(id: u64, last: u64, round: u32) -> (MinMaxPlus, Outbox) {
-        let mut a = MinMaxPlus::new(&ctx(id));
+        let mut a = MinMaxPlus::new(&ring_context(id, Rule::Max));
         let mut out = Outbox::default();
         a.on_start(&mut out);
         a.last = (last, round);

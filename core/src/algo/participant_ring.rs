@@ -124,26 +124,24 @@ impl Algorithm for ParticipantRing {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::{election, ring_context, started};
     use crate::algo::{Effect, LEFT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 
     fn node(id: u64) -> ParticipantRing {
-        ParticipantRing::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2, ..Default::default() })
+        ParticipantRing::new(&ring_context(id, Rule::Max))
     }
 
     fn el(id: u64) -> Msg {
-        Msg::Election { id, stage: 0, hops: 0 }
+        election(id, 0)
     }
 
     /// Seed 002's fix: a participant still forwards an id better than its own
     /// (the literal "if participant, stop forwarding" would swallow the winner).
     #[test]
     fn participant_still_forwards_better_ids() {
-        let mut a = node(1);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(1));
         a.on_message(LEFT, el(2), &mut out).unwrap();
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(2) }]);
         // And on the 2-ring of that case, node 2 is elected and both agree.

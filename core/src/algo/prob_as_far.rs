@@ -107,14 +107,15 @@ impl Algorithm for ProbAsFar {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::{election, ring_context, started};
     use crate::algo::{Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64, coin: u64) -> ProbAsFar {
-        ProbAsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin, ports: 2, ..Default::default() })
+        ProbAsFar::new(&NodeContext { coin, ..ring_context(id, Rule::Max) })
     }
 
     fn el(id: u64) -> Msg {
-        Msg::Election { id, stage: 0, hops: 0 }
+        election(id, 0)
     }
 
     /// The random bit picks the port the own id goes out on.
@@ -132,10 +133,7 @@ mod tests {
     /// and dropped once a better id was seen going either way.
     #[test]
     fn forwards_both_ways_and_drops_beaten_ids() {
-        let mut a = node(3, 1);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(3, 1));
         a.on_message(RIGHT, el(5), &mut out).unwrap();
         assert_eq!(out.effects(), &[Effect::Send { port: LEFT, msg: el(5) }]);
         out.clear();
@@ -148,10 +146,7 @@ mod tests {
     /// The own id returning (from the other side) elects and starts one notification.
     #[test]
     fn own_id_back_elects() {
-        let mut a = node(9, 0);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(9, 0));
         a.on_message(RIGHT, el(9), &mut out).unwrap();
         assert_eq!(
             out.effects(),

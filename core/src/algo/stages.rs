@@ -189,23 +189,17 @@ impl Algorithm for Stages {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::{election as el, ring_context, started};
     use crate::algo::{Effect, LEFT, RIGHT};
 
     fn node(id: u64) -> Stages {
-        Stages::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })
-    }
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
+        Stages::new(&ring_context(id, Rule::Max))
     }
 
     /// A candidate beating both neighbours' ids starts the next stage.
     #[test]
     fn survivor_moves_to_next_stage() {
-        let mut a = node(5);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(5));
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
         assert!(out.effects().is_empty());
         a.on_message(RIGHT, el(4, 1), &mut out).unwrap();
@@ -218,10 +212,7 @@ mod tests {
     /// What arrives on the closed port waits, and is relayed once the node is defeated.
     #[test]
     fn held_messages_are_relayed_after_defeat() {
-        let mut a = node(2);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(2));
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
         a.on_message(LEFT, el(3, 2), &mut out).unwrap();
         assert!(out.effects().is_empty(), "stage-2 id held on the closed port");

@@ -155,24 +155,18 @@ impl Algorithm for StagesBuffered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::{election as el, ring_context, started};
     use crate::algo::{Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64) -> StagesBuffered {
-        StagesBuffered::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })
-    }
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
+        StagesBuffered::new(&ring_context(id, Rule::Max))
     }
 
     /// An id of a later stage that overtakes the current stage's id is stored,
     /// then used once the node reaches that stage.
     #[test]
     fn later_stage_id_is_stored_and_used_at_its_stage() {
-        let mut a = node(5);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(5));
         a.on_message(LEFT, el(3, 2), &mut out).unwrap();
         assert!(out.effects().is_empty(), "stage-2 id stored, not relayed");
         a.on_message(LEFT, el(4, 1), &mut out).unwrap();
@@ -187,10 +181,7 @@ mod tests {
     /// A node defeated with stored ids relays them, each away from the port it came on.
     #[test]
     fn defeated_node_relays_stored_ids() {
-        let mut a = node(2);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(2));
         a.on_message(RIGHT, el(7, 2), &mut out).unwrap();
         a.on_message(LEFT, el(6, 1), &mut out).unwrap();
         a.on_message(RIGHT, el(1, 1), &mut out).unwrap();
@@ -201,10 +192,7 @@ mod tests {
     /// The own id back from both sides makes the node leader and starts one notification.
     #[test]
     fn own_id_from_both_sides_elects() {
-        let mut a = node(9);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(9));
         a.on_message(RIGHT, el(9, 1), &mut out).unwrap();
         assert!(out.effects().is_empty());
         a.on_message(LEFT, el(9, 1), &mut out).unwrap();

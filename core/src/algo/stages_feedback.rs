@@ -227,21 +227,10 @@ impl Algorithm for StagesFeedback {
 mod tests {
     use super::*;
     use crate::algo::Effect;
-
-    fn node(id: u64, rule: Rule) -> StagesFeedback {
-        StagesFeedback::new(&NodeContext { id, rule, n: 8, coin: 0, ports: 2, ..Default::default() })
-    }
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
+    use crate::algo::harness::{self, election as el, ring_context};
 
     fn started(id: u64, rule: Rule) -> (StagesFeedback, Outbox) {
-        let mut a = node(id, rule);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
-        (a, out)
+        harness::started(StagesFeedback::new(&ring_context(id, rule)))
     }
 
     /// Regression for the seed's typo `id(z) < MIN(id(x), id(z))`: a candidate

@@ -325,17 +325,13 @@ impl Algorithm for SyncHs {
 mod tests {
     use super::*;
     use crate::algo::catalogue::{ceil_log2, find};
+    use crate::algo::harness::ring_context;
     use crate::algo::{Effect, LEFT, RIGHT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 
-    /// The only place a test builds a `NodeContext`.
-    fn ctx(id: u64) -> NodeContext<'static> {
-        NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() }
-    }
-
     fn node(id: u64) -> SyncHs {
-        SyncHs::new(&ctx(id))
+        SyncHs::new(&ring_context(id, Rule::Max))
     }
 
     const TICK: Effect = Effect::SetTimer { timer: ROUND_TIMER, after_ms: ROUND_MS };

@@ -126,23 +126,16 @@ impl Algorithm for UniAlternate {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::{election as el, ring_context, started};
     use crate::algo::{Effect, LEFT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology, TopologyKind};
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
 
     /// Odd steps keep the node's own value if it beats the predecessor's;
     /// even steps adopt the predecessor's value if it beats the node's.
     #[test]
     fn odd_steps_keep_own_even_steps_adopt() {
-        let mut a =
-            UniAlternate::new(&NodeContext { id: 5, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(UniAlternate::new(&ring_context(5, Rule::Max)));
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 2) }]);
         out.clear();
