@@ -173,7 +173,7 @@ pub fn relay_held(held: &mut Vec<(Port, Msg)>, out: &mut Outbox) {
 }
 
 /// Refuse a port a ring node does not have (anything but
-/// [`LEFT`](super::LEFT) and [`RIGHT`]).
+/// [`LEFT`] and [`RIGHT`]).
 #[inline]
 pub fn ring_port(port: Port) -> Result<(), AlgoError> {
     if port > RIGHT { Err(AlgoError::BadPort { port }) } else { Ok(()) }
