@@ -167,15 +167,7 @@ impl Alternate {
                 CandidateStatus::Defeated => out.send(other(port), msg),
                 CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
             },
-            Msg::Notify { leader } => match self.state {
-                CandidateStatus::Asleep | CandidateStatus::Candidate => {
-                    return Err(oneshot::notified_candidate(self.id));
-                }
-                CandidateStatus::Defeated | CandidateStatus::Done => {
-                    self.state = CandidateStatus::Done;
-                    self.end.notified(port, leader, out);
-                }
-            },
+            Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "alternate", kind: msg.kind().name() }),
         }
         Ok(())

@@ -19,7 +19,8 @@
 //! ([`ring_port`]), and MinMax, MinMax+ and BiMinMax find the extremum with
 //! the same collecting round ([`collect`], [`collect_on`]). The errors several
 //! algorithms report in the same words are built here too ([`misplaced`],
-//! [`after_the_end`], [`notified_candidate`]).
+//! [`after_the_end`]), and so is the way Stages without FIFO and Alternate
+//! take the notification ([`CandidateStatus::notified`]).
 
 use std::fmt;
 
@@ -130,6 +131,28 @@ impl CandidateStatus {
             CandidateStatus::Done => end.role_name(),
         }
     }
+
+    /// The notification of `leader` arrived on `port` at node `node`, in an
+    /// algorithm whose candidates all wait for their stage's ids (Stages
+    /// without FIFO, Alternate): only a defeated node can get it (it follows
+    /// and passes it on) or the leader (it stops there); a candidate cannot.
+    pub fn notified(
+        &mut self,
+        end: &mut Ending,
+        node: u64,
+        port: Port,
+        leader: u64,
+        out: &mut Outbox,
+    ) -> Result<(), AlgoError> {
+        match self {
+            CandidateStatus::Asleep | CandidateStatus::Candidate => Err(notified_candidate(node)),
+            CandidateStatus::Defeated | CandidateStatus::Done => {
+                *self = CandidateStatus::Done;
+                end.notified(port, leader, out);
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Where a node stands in an election in which every awake node plays the
@@ -212,7 +235,7 @@ pub fn after_the_end(id: u64) -> AlgoError {
 
 /// The notification reached `node` while it was still a candidate (only a
 /// defeated node can be passed the notification).
-pub fn notified_candidate(node: u64) -> AlgoError {
+fn notified_candidate(node: u64) -> AlgoError {
     AlgoError::Invalid(format!("notification reached candidate {node}"))
 }
 
@@ -295,6 +318,34 @@ mod tests {
         assert_eq!(CandidateStatus::Done.name(&Ending::default()), "follower");
         assert_eq!([AwakeStatus::Asleep, AwakeStatus::Awake].map(|s| s.name(&end)), ["asleep", "awake"]);
         assert_eq!(AwakeStatus::Done.name(&end), "leader");
+    }
+
+    /// Where candidates wait for their stage's ids, a defeated node follows
+    /// the notification and passes it on, the leader stops it, and a
+    /// candidate (or a node still asleep) refuses it, staying as it was.
+    #[test]
+    fn candidate_statuses_take_the_notification() {
+        let mut out = Outbox::default();
+        let (mut status, mut end) = (CandidateStatus::Defeated, Ending::default());
+        status.notified(&mut end, 3, LEFT, 9, &mut out).unwrap();
+        let follows = Decision { role: Role::Follower, leader: 9 };
+        assert_eq!(
+            out.effects(),
+            &[Effect::Decide(follows), Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } }]
+        );
+        assert_eq!((status, end.decision()), (CandidateStatus::Done, Some(follows)));
+        let (mut leader, mut won) = (CandidateStatus::Done, Ending::default());
+        won.elect(9, &mut out);
+        out.clear();
+        leader.notified(&mut won, 9, LEFT, 9, &mut out).unwrap();
+        assert!(out.effects().is_empty(), "back at the leader");
+        for before in [CandidateStatus::Asleep, CandidateStatus::Candidate] {
+            let (mut early, mut none) = (before, Ending::default());
+            let refused = early.notified(&mut none, 4, LEFT, 9, &mut out);
+            assert_eq!(refused, Err(AlgoError::Invalid("notification reached candidate 4".into())));
+            assert_eq!((early, none.decision()), (before, None));
+        }
+        assert!(out.effects().is_empty());
     }
 
     /// A candidate's message goes right then left; the collecting round

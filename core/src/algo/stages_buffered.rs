@@ -111,15 +111,7 @@ impl StagesBuffered {
                 // The last candidate has both its ids back: nothing is in flight.
                 CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
             },
-            Msg::Notify { leader } => match self.state {
-                CandidateStatus::Asleep | CandidateStatus::Candidate => {
-                    return Err(oneshot::notified_candidate(self.id));
-                }
-                CandidateStatus::Defeated | CandidateStatus::Done => {
-                    self.state = CandidateStatus::Done;
-                    self.end.notified(port, leader, out);
-                }
-            },
+            Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "stages-buffered", kind: msg.kind().name() }),
         }
         Ok(())
