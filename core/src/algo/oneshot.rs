@@ -136,6 +136,7 @@ impl CandidateStatus {
     /// algorithm whose candidates all wait for their stage's ids (Stages
     /// without FIFO, Alternate): only a defeated node can get it (it follows
     /// and passes it on) or the leader (it stops there); a candidate cannot.
+    #[inline]
     pub fn notified(
         &mut self,
         end: &mut Ending,
