@@ -4,6 +4,7 @@
 //! unit-delay and staggered schedules; random large n against the bounds.
 
 use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
+use ringleader_core::algo::harness;
 use ringleader_core::algo::{Role, Rule};
 use ringleader_core::sim::{self, SimConfig, SimReport};
 use ringleader_core::topology::{IdOrder, Topology, TopologyKind};
@@ -11,22 +12,7 @@ use ringleader_core::topology::{IdOrder, Topology, TopologyKind};
 /// All permutations of `1..=n` with id 1 at position 0 (rotations of a ring
 /// arrangement are equivalent once initiator sets range over all subsets).
 fn arrangements(n: u64) -> Vec<Vec<u64>> {
-    fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
-        if rest.is_empty() {
-            out.push(prefix.clone());
-            return;
-        }
-        for i in 0..rest.len() {
-            let x = rest.remove(i);
-            prefix.push(x);
-            rec(prefix, rest, out);
-            prefix.pop();
-            rest.insert(i, x);
-        }
-    }
-    let mut out = Vec::new();
-    rec(&mut vec![1], &mut (2..=n).collect(), &mut out);
-    out
+    harness::ring_arrangements(n as u32)
 }
 
 /// Every non-empty subset of positions, as sorted position lists.
@@ -364,21 +350,7 @@ fn alternate_worst_case_attains_the_bound_for_every_n() {
 /// never sent or compared): every order is run for up to 4 initiators, six orders for more.
 #[test]
 fn echo_extinction_on_small_graphs_within_2mk_plus_n_minus_1() {
-    fn permutations(items: &[u64]) -> Vec<Vec<u64>> {
-        if items.len() <= 1 {
-            return vec![items.to_vec()];
-        }
-        let mut out = Vec::new();
-        for i in 0..items.len() {
-            let mut rest = items.to_vec();
-            let x = rest.remove(i);
-            for mut p in permutations(&rest) {
-                p.insert(0, x);
-                out.push(p);
-            }
-        }
-        out
-    }
+    use harness::permutations;
     let spec = ringleader_core::algo::catalogue::find("echo-extinction").unwrap();
     let star: Vec<(u32, u32)> = (1..6).map(|v| (0, v)).collect();
     let graphs = [

@@ -19,38 +19,40 @@
 //! end, so a literal transcription never terminates. A node decides when it
 //! knows n and has seen `n - 1` foreign ids.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Awake,
-    Done,
-}
+use super::oneshot::{AwakeStatus, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 /// One node of All the Way.
 #[derive(Debug)]
 pub struct AllTheWay {
     id: u64,
     rule: Rule,
-    state: State,
+    state: AwakeStatus,
     best: u64,
     /// Foreign ids seen.
     seen: u32,
     /// Ring size, once the own id came back.
     ring_size: Option<u32>,
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl AllTheWay {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        AllTheWay { id: c.id, rule: c.rule, state: State::Asleep, best: c.id, seen: 0, ring_size: None, decision: None }
+        AllTheWay {
+            id: c.id,
+            rule: c.rule,
+            state: AwakeStatus::Asleep,
+            best: c.id,
+            seen: 0,
+            ring_size: None,
+            end: Ending::default(),
+        }
     }
 
     fn wake(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.state = State::Awake;
+        if self.state == AwakeStatus::Asleep {
+            self.state = AwakeStatus::Awake;
             out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 1 });
         }
     }
@@ -59,11 +61,8 @@ impl AllTheWay {
         if let Some(n) = self.ring_size
             && self.seen.saturating_add(1) == n
         {
-            self.state = State::Done;
-            let role = if self.best == self.id { Role::Leader } else { Role::Follower };
-            let d = Decision { role, leader: self.best };
-            self.decision = Some(d);
-            out.push(super::Effect::Decide(d));
+            self.state = AwakeStatus::Done;
+            self.end.decide_for(self.id, self.best, out);
         }
     }
 }
@@ -77,7 +76,7 @@ impl Algorithm for AllTheWay {
         let Msg::Election { id, hops, .. } = msg else {
             return Err(AlgoError::UnexpectedKind { algorithm: "all-the-way", kind: msg.kind().name() });
         };
-        if self.state == State::Done {
+        if self.state == AwakeStatus::Done {
             return Err(AlgoError::Invalid(format!(
                 "id {id} arrived after this node saw all {:?} ids",
                 self.ring_size
@@ -99,26 +98,22 @@ impl Algorithm for AllTheWay {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
-        match (self.state, self.decision) {
-            (State::Asleep, _) => "asleep",
-            (State::Awake, _) => "awake",
-            (State::Done, Some(Decision { role: Role::Leader, .. })) => "leader",
-            (State::Done, _) => "follower",
-        }
+        self.state.name(&self.end)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::harness::ring_context;
+    use crate::algo::{Effect, LEFT, Role};
 
     fn node(id: u64) -> AllTheWay {
-        AllTheWay::new(&NodeContext { id, rule: Rule::Min, n: 3, coin: 0, ports: 2, ..Default::default() })
+        AllTheWay::new(&ring_context(id, Rule::Min))
     }
 
     /// A node woken by a message first sends its own id, then forwards the foreign one.

@@ -39,7 +39,8 @@
 //! gives the largest G_k ≤ n, one step fewer when n is not a G_k, and the
 //! conformance suite checks that bound is attained for n = 2, 3, 5, 8.
 
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, CandidateStatus, Ending};
+use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 /// The largest k with G_k ≤ n, where G = 1, 2, 3, 5, 8, ... (0 for n = 0):
 /// the most steps Alternate can take on n nodes.
@@ -97,24 +98,15 @@ pub fn worst_case_ids(n: u32) -> Vec<u64> {
     out
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Candidate,
-    Defeated,
-    Leader,
-    Follower,
-}
-
 /// One node of Alternate.
 #[derive(Debug)]
 pub struct Alternate {
     id: u64,
     rule: Rule,
-    state: State,
+    state: CandidateStatus,
     step: u32,
     held: Vec<(Port, Msg)>,
-    leader: u64,
+    end: Ending,
 }
 
 /// The port a step's ids go out on: odd steps right, even steps left.
@@ -125,12 +117,19 @@ fn out_port(step: u32) -> Port {
 impl Alternate {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        Alternate { id: c.id, rule: c.rule, state: State::Asleep, step: 0, held: Vec::new(), leader: 0 }
+        Alternate {
+            id: c.id,
+            rule: c.rule,
+            state: CandidateStatus::Asleep,
+            step: 0,
+            held: Vec::new(),
+            end: Ending::default(),
+        }
     }
 
     fn next_step(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
         self.step = self.step.saturating_add(1);
-        self.state = State::Candidate;
+        self.state = CandidateStatus::Candidate;
         out.send(out_port(self.step), Msg::Election { id: self.id, stage: self.step, hops: 0 });
         for (port, msg) in std::mem::take(&mut self.held) {
             self.on_msg(port, msg, out)?;
@@ -141,51 +140,34 @@ impl Alternate {
     fn on_msg(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
-                State::Asleep => {
+                CandidateStatus::Asleep => {
                     self.next_step(out)?;
                     self.on_msg(port, msg, out)?;
                 }
-                State::Candidate if stage > self.step => {
+                CandidateStatus::Candidate if stage > self.step => {
                     super::room_to_hold(self.held.len())?;
                     self.held.push((port, msg));
                 }
-                State::Candidate if stage < self.step || port != other(out_port(self.step)) => {
+                CandidateStatus::Candidate if stage < self.step || port != other(out_port(self.step)) => {
                     return Err(AlgoError::Invalid(format!(
                         "id {id} of step {stage} on port {port} reached a candidate at step {} (links not FIFO?)",
                         self.step
                     )));
                 }
-                State::Candidate if id == self.id => {
-                    self.state = State::Leader;
-                    self.leader = id;
+                CandidateStatus::Candidate if id == self.id => {
+                    self.state = CandidateStatus::Done;
                     self.held.clear();
-                    out.decide(Role::Leader, id);
-                    out.send(RIGHT, Msg::Notify { leader: id });
+                    self.end.elect(id, out);
                 }
-                State::Candidate if self.rule.beats(self.id, id) => self.next_step(out)?,
-                State::Candidate => {
-                    self.state = State::Defeated;
-                    for (p, m) in std::mem::take(&mut self.held) {
-                        out.send(other(p), m);
-                    }
+                CandidateStatus::Candidate if self.rule.beats(self.id, id) => self.next_step(out)?,
+                CandidateStatus::Candidate => {
+                    self.state = CandidateStatus::Defeated;
+                    oneshot::relay_held(&mut self.held, out);
                 }
-                State::Defeated => out.send(other(port), msg),
-                State::Leader | State::Follower => {
-                    return Err(AlgoError::Invalid(format!("id {id} arrived after the election ended")));
-                }
+                CandidateStatus::Defeated => out.send(other(port), msg),
+                CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
             },
-            Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                State::Defeated => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
-                State::Asleep | State::Candidate => {
-                    return Err(AlgoError::Invalid(format!("notification reached candidate {}", self.id)));
-                }
-            },
+            Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "alternate", kind: msg.kind().name() }),
         }
         Ok(())
@@ -194,25 +176,19 @@ impl Alternate {
 
 impl Algorithm for Alternate {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
+        if self.state == CandidateStatus::Asleep {
             // Nothing is held yet, so starting the first step cannot fail.
             let _ = self.next_step(out);
         }
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         self.on_msg(port, msg, out)
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn held(&self) -> usize {
@@ -220,13 +196,7 @@ impl Algorithm for Alternate {
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Candidate => "candidate",
-            State::Defeated => "defeated",
-            State::Leader => "leader",
-            State::Follower => "follower",
-        }
+        self.state.name(&self.end)
     }
 }
 
@@ -234,22 +204,18 @@ impl Algorithm for Alternate {
 mod tests {
     use super::*;
     use crate::algo::Effect;
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
+    use crate::algo::harness::{self, election as el, ring_context};
 
     fn started(id: u64) -> (Alternate, Outbox) {
-        let mut a = Alternate::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        (a, out)
+        harness::started(Alternate::new(&ring_context(id, Rule::Max)))
     }
 
     /// Step 1 goes right; a survivor of step 1 sends its id left at step 2.
     #[test]
     fn steps_alternate_directions() {
-        let (mut a, mut out) = started(5);
+        let mut a = Alternate::new(&ring_context(5, Rule::Max));
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 1) }]);
         out.clear();
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
@@ -260,7 +226,6 @@ mod tests {
     #[test]
     fn beaten_node_is_defeated_and_relays_held_ids() {
         let (mut a, mut out) = started(5);
-        out.clear();
         a.on_message(RIGHT, el(8, 2), &mut out).unwrap();
         assert!(out.effects().is_empty(), "a step-2 id waits for step 1");
         a.on_message(LEFT, el(7, 1), &mut out).unwrap();
@@ -272,7 +237,6 @@ mod tests {
     #[test]
     fn held_id_is_used_at_its_step() {
         let (mut a, mut out) = started(5);
-        out.clear();
         a.on_message(RIGHT, el(2, 2), &mut out).unwrap();
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
         assert_eq!(

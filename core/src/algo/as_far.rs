@@ -16,37 +16,30 @@
 //! its own id first, unless the arriving id already beats it (Santoro's
 //! "avoided if" rule).
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Awake,
-    Leader,
-    Follower,
-}
+use super::oneshot::{AwakeStatus, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 /// One node of AsFar.
 #[derive(Debug)]
 pub struct AsFar {
     id: u64,
     rule: Rule,
-    state: State,
+    state: AwakeStatus,
     best: u64,
-    leader: u64,
+    end: Ending,
 }
 
 impl AsFar {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        AsFar { id: c.id, rule: c.rule, state: State::Asleep, best: c.id, leader: 0 }
+        AsFar { id: c.id, rule: c.rule, state: AwakeStatus::Asleep, best: c.id, end: Ending::default() }
     }
 }
 
 impl Algorithm for AsFar {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.state = State::Awake;
+        if self.state == AwakeStatus::Asleep {
+            self.state = AwakeStatus::Awake;
             out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
         }
     }
@@ -54,8 +47,8 @@ impl Algorithm for AsFar {
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, .. } => match self.state {
-                State::Asleep => {
-                    self.state = State::Awake;
+                AwakeStatus::Asleep => {
+                    self.state = AwakeStatus::Awake;
                     if self.rule.beats(id, self.id) {
                         self.best = id;
                         out.send(other(port), msg);
@@ -63,59 +56,44 @@ impl Algorithm for AsFar {
                         out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
                     }
                 }
-                State::Awake => {
+                AwakeStatus::Awake => {
                     if id == self.id {
-                        self.state = State::Leader;
-                        self.leader = id;
-                        out.decide(Role::Leader, id);
-                        out.send(RIGHT, Msg::Notify { leader: id });
+                        self.state = AwakeStatus::Done;
+                        self.end.elect(id, out);
                     } else if self.rule.beats(id, self.best) {
                         self.best = id;
                         out.send(other(port), msg);
                     }
                 }
                 // Ids still in flight when the election ended are swallowed.
-                State::Leader | State::Follower => {}
+                AwakeStatus::Done => {}
             },
-            Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                State::Asleep | State::Awake => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
-            },
+            Msg::Notify { leader } => {
+                self.state = AwakeStatus::Done;
+                self.end.notified(port, leader, out);
+            }
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "as-far", kind: msg.kind().name() }),
         }
         Ok(())
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Awake => "awake",
-            State::Leader => "leader",
-            State::Follower => "follower",
-        }
+        self.state.name(&self.end)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::harness::{ring_context, started};
+    use crate::algo::{Effect, LEFT, Role};
 
     fn node(id: u64) -> AsFar {
-        AsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2, ..Default::default() })
+        AsFar::new(&ring_context(id, Rule::Max))
     }
 
     /// A sleeping node woken by a better id forwards it without sending its own.
@@ -140,10 +118,7 @@ mod tests {
     /// The own id coming back makes the node leader and starts the notification.
     #[test]
     fn own_id_back_elects_and_notifies() {
-        let mut a = node(3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(3));
         a.on_message(LEFT, Msg::Election { id: 3, stage: 0, hops: 0 }, &mut out).unwrap();
         assert_eq!(
             out.effects(),
@@ -160,10 +135,7 @@ mod tests {
     /// An awake node drops ids that do not beat the best it has seen.
     #[test]
     fn drops_beaten_ids() {
-        let mut a = node(3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(3));
         a.on_message(LEFT, Msg::Election { id: 2, stage: 0, hops: 0 }, &mut out).unwrap();
         assert!(out.effects().is_empty());
     }

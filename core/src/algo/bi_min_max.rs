@@ -45,10 +45,8 @@
 //! carrying the best id seen) and the notification are Ringleader's
 //! additions so that the extremum leads.
 
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
-
-/// The stage of the collecting round's message.
-const COLLECT: u32 = 0;
+use super::oneshot::{self, COLLECT, Ending};
+use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 /// An arrangement of 1..=n (ring order) on which BiMinMax takes T(n)
 /// stages, the most possible, so it sends exactly n·T(n) + 2n messages
@@ -119,13 +117,13 @@ pub struct BiMinMax {
     stage: u32,
     /// Ids of later stages that came early.
     held: Vec<Msg>,
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl BiMinMax {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        BiMinMax { id: c.id, rule: c.rule, state: State::Asleep, stage: 0, held: Vec::new(), decision: None }
+        BiMinMax { id: c.id, rule: c.rule, state: State::Asleep, stage: 0, held: Vec::new(), end: Ending::default() }
     }
 
     fn next_stage(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
@@ -138,12 +136,6 @@ impl BiMinMax {
         Ok(())
     }
 
-    fn decide(&mut self, leader: u64, out: &mut Outbox) {
-        let role = if leader == self.id { Role::Leader } else { Role::Follower };
-        self.decision = Some(Decision { role, leader });
-        out.decide(role, leader);
-    }
-
     /// A message that came in on `LEFT`.
     fn on_msg(&mut self, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
@@ -152,12 +144,11 @@ impl BiMinMax {
                 self.on_msg(msg, out)?;
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Defeated) => {
-                out.send(RIGHT, Msg::Election { id: self.rule.best(id, self.id), stage: COLLECT, hops: 0 });
+                oneshot::collect_on(self.rule, self.id, id, RIGHT, out);
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
                 self.state = State::Announcing;
-                self.decide(id, out);
-                out.send(RIGHT, Msg::Notify { leader: id });
+                self.end.announce(self.id, id, RIGHT, out);
             }
             (Msg::Election { .. }, State::Defeated) => out.send(RIGHT, msg),
             (Msg::Election { stage, .. }, State::Candidate) if stage > self.stage => {
@@ -168,7 +159,7 @@ impl BiMinMax {
                 let survives = if stage % 2 == 1 { self.id < id } else { self.id > id };
                 if id == self.id {
                     self.state = State::Collecting;
-                    out.send(RIGHT, Msg::Election { id: self.id, stage: COLLECT, hops: 0 });
+                    oneshot::collect(self.id, out);
                 } else if survives {
                     self.next_stage(out)?;
                 } else {
@@ -181,8 +172,7 @@ impl BiMinMax {
             (Msg::Notify { .. }, State::Announcing) => self.state = State::Done,
             (Msg::Notify { leader }, State::Defeated) => {
                 self.state = State::Done;
-                self.decide(leader, out);
-                out.send(RIGHT, msg);
+                self.end.announce(self.id, leader, RIGHT, out);
             }
             (Msg::Election { .. } | Msg::Notify { .. }, state) => {
                 return Err(AlgoError::Invalid(format!(
@@ -216,7 +206,7 @@ impl Algorithm for BiMinMax {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn held(&self) -> usize {
@@ -230,8 +220,7 @@ impl Algorithm for BiMinMax {
             State::Defeated => "defeated",
             State::Collecting => "collecting",
             State::Announcing => "announcing",
-            State::Done if matches!(self.decision, Some(d) if d.role == Role::Leader) => "leader",
-            State::Done => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -239,20 +228,13 @@ impl Algorithm for BiMinMax {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, alternate, catalogue};
+    use crate::algo::harness::{self, election as el, ring_arrangements, ring_context};
+    use crate::algo::{Effect, Role, alternate, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 
-    fn ctx(id: u64) -> NodeContext<'static> {
-        NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() }
-    }
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
-
     fn started(id: u64) -> (BiMinMax, Outbox) {
-        let mut a = BiMinMax::new(&ctx(id));
+        let mut a = BiMinMax::new(&ring_context(id, Rule::Max));
         let mut out = Outbox::default();
         a.on_start(&mut out);
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(id, 1) }]);
@@ -286,10 +268,7 @@ mod tests {
         a.on_message(LEFT, el(9, 4), &mut out).unwrap();
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(9, 4) }], "a defeated node relays");
 
-        let mut b = BiMinMax::new(&NodeContext { rule: Rule::Min, ..ctx(5) });
-        let mut out = Outbox::default();
-        b.on_start(&mut out);
-        out.clear();
+        let (mut b, mut out) = harness::started(BiMinMax::new(&ring_context(5, Rule::Min)));
         b.on_message(LEFT, el(4, 1), &mut out).unwrap();
         assert_eq!(b.state(), "defeated", "the min rule does not change the stages' rules");
     }
@@ -352,7 +331,7 @@ mod tests {
         for n in 2..=7u32 {
             let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
             let all: Vec<u32> = (0..n).collect();
-            for ids in permutations(n) {
+            for ids in ring_arrangements(n) {
                 let b = run(TopologyKind::RingUni, &ids, Rule::Max, &SimConfig::default());
                 let back: Vec<u64> = ids.iter().rev().copied().collect();
                 let m = sim::run(mm, &ring, &back, &all, Rule::Max, &SimConfig::default());
@@ -390,7 +369,7 @@ mod tests {
     #[test]
     fn worst_and_best_cases_are_exact_for_small_n() {
         for n in 2..=8u32 {
-            let costs: Vec<u64> = permutations(n)
+            let costs: Vec<u64> = ring_arrangements(n)
                 .iter()
                 .map(|ids| run(TopologyKind::RingBi, ids, Rule::Max, &SimConfig::default()).counters.messages)
                 .collect();
@@ -433,25 +412,5 @@ mod tests {
             let r = run(TopologyKind::RingBi, &ids, Rule::Max, &SimConfig::default());
             assert_eq!(r.counters.messages, 3 * n as u64 + 2 * n as u64);
         }
-    }
-
-    /// All permutations of 1..=n with id 1 first (rotations cost the same).
-    fn permutations(n: u32) -> Vec<Vec<u64>> {
-        fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
-            if rest.is_empty() {
-                out.push(prefix.clone());
-                return;
-            }
-            for i in 0..rest.len() {
-                let x = rest.remove(i);
-                prefix.push(x);
-                rec(prefix, rest, out);
-                prefix.pop();
-                rest.insert(i, x);
-            }
-        }
-        let mut out = Vec::new();
-        rec(&mut vec![1], &mut (2..=n as u64).collect(), &mut out);
-        out
     }
 }

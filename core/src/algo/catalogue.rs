@@ -1035,24 +1035,7 @@ mod tests {
     }
 
     /// All permutations of 1..=n with id 1 first (rotations cost the same).
-    fn permutations(n: u32) -> Vec<Vec<u64>> {
-        fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
-            if rest.is_empty() {
-                out.push(prefix.clone());
-                return;
-            }
-            for i in 0..rest.len() {
-                let x = rest.remove(i);
-                prefix.push(x);
-                rec(prefix, rest, out);
-                prefix.pop();
-                rest.insert(i, x);
-            }
-        }
-        let mut out = Vec::new();
-        rec(&mut vec![1], &mut (2..=n as u64).collect(), &mut out);
-        out
-    }
+    use crate::algo::harness::ring_arrangements as permutations;
 
     /// A random arrangement of 1..=n (Fisher-Yates on a SplitMix stream).
     fn shuffled(n: u32, seed: u64) -> Vec<u64> {

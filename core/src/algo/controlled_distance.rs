@@ -28,26 +28,18 @@
 //!   originator was defeated, and probes or replies that reach a node after
 //!   the election ended, are swallowed.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Candidate,
-    Defeated,
-    Leader,
-    Follower,
-}
+use super::oneshot::{self, CandidateStatus, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
 
 /// One node of Controlled Distance.
 #[derive(Debug)]
 pub struct ControlledDistance {
     id: u64,
     rule: Rule,
-    state: State,
+    state: CandidateStatus,
     stage: u32,
     replies: u8,
-    leader: u64,
+    end: Ending,
 }
 
 /// Distance of stage `s` (1-based): 2^(s-1), saturating.
@@ -58,15 +50,20 @@ fn distance(stage: u32) -> u32 {
 impl ControlledDistance {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        ControlledDistance { id: c.id, rule: c.rule, state: State::Asleep, stage: 0, replies: 0, leader: 0 }
+        ControlledDistance {
+            id: c.id,
+            rule: c.rule,
+            state: CandidateStatus::Asleep,
+            stage: 0,
+            replies: 0,
+            end: Ending::default(),
+        }
     }
 
     fn probe_both(&mut self, out: &mut Outbox) {
         self.stage = self.stage.saturating_add(1);
         self.replies = 0;
-        let msg = Msg::Probe { id: self.id, stage: self.stage, limit: distance(self.stage) };
-        out.send(RIGHT, msg);
-        out.send(other(RIGHT), msg);
+        oneshot::send_both(Msg::Probe { id: self.id, stage: self.stage, limit: distance(self.stage) }, out);
     }
 
     /// Relay a probe that beats this node: onwards, or back at the limit.
@@ -81,34 +78,32 @@ impl ControlledDistance {
 
     fn probe(&mut self, port: Port, id: u64, stage: u32, limit: u32, out: &mut Outbox) {
         match self.state {
-            State::Leader | State::Follower => {}
-            State::Candidate if id == self.id => {
-                self.state = State::Leader;
-                self.leader = id;
-                out.decide(Role::Leader, id);
-                out.send(RIGHT, Msg::Notify { leader: id });
+            CandidateStatus::Done => {}
+            CandidateStatus::Candidate if id == self.id => {
+                self.state = CandidateStatus::Done;
+                self.end.elect(id, out);
             }
             // Own probe back after defeat cannot happen with distinct ids
             // (the best node swallows it); swallow it anyway.
-            State::Defeated if id == self.id => {}
+            CandidateStatus::Defeated if id == self.id => {}
             _ if self.rule.beats(id, self.id) => {
-                self.state = State::Defeated;
+                self.state = CandidateStatus::Defeated;
                 Self::relay_probe(port, id, stage, limit, out);
             }
-            State::Asleep => {
-                self.state = State::Candidate;
+            CandidateStatus::Asleep => {
+                self.state = CandidateStatus::Candidate;
                 self.probe_both(out);
             }
             // Worse probes are swallowed by candidates and relays alike.
-            State::Candidate | State::Defeated => {}
+            CandidateStatus::Candidate | CandidateStatus::Defeated => {}
         }
     }
 }
 
 impl Algorithm for ControlledDistance {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.state = State::Candidate;
+        if self.state == CandidateStatus::Asleep {
+            self.state = CandidateStatus::Candidate;
             self.probe_both(out);
         }
     }
@@ -117,10 +112,10 @@ impl Algorithm for ControlledDistance {
         match msg {
             Msg::Probe { id, stage, limit } => self.probe(port, id, stage, limit, out),
             Msg::Reply { id, stage } => match self.state {
-                State::Leader | State::Follower => {}
-                State::Defeated if id != self.id => out.send(other(port), msg),
-                State::Defeated => {}
-                State::Candidate if id == self.id => {
+                CandidateStatus::Done => {}
+                CandidateStatus::Defeated if id != self.id => out.send(other(port), msg),
+                CandidateStatus::Defeated => {}
+                CandidateStatus::Candidate if id == self.id => {
                     if stage != self.stage {
                         return Err(AlgoError::Invalid(format!(
                             "reply of stage {stage} reached its candidate in stage {}",
@@ -132,22 +127,17 @@ impl Algorithm for ControlledDistance {
                         self.probe_both(out);
                     }
                 }
-                State::Candidate | State::Asleep => {
+                CandidateStatus::Candidate | CandidateStatus::Asleep => {
                     return Err(AlgoError::Invalid(format!(
                         "reply for {id} reached a node ({}) that never relayed its probe",
                         self.state()
                     )));
                 }
             },
-            Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                _ => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
-            },
+            Msg::Notify { leader } => {
+                self.state = CandidateStatus::Done;
+                self.end.notified(port, leader, out);
+            }
             _ => {
                 return Err(AlgoError::UnexpectedKind { algorithm: "controlled-distance", kind: msg.kind().name() });
             }
@@ -156,31 +146,22 @@ impl Algorithm for ControlledDistance {
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Candidate => "candidate",
-            State::Defeated => "defeated",
-            State::Leader => "leader",
-            State::Follower => "follower",
-        }
+        self.state.name(&self.end)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::harness::{ring_context, started};
+    use crate::algo::{Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64) -> ControlledDistance {
-        ControlledDistance::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })
+        ControlledDistance::new(&ring_context(id, Rule::Max))
     }
 
     /// Stage s probes both ways with distance 2^(s-1), and only after both replies.
@@ -226,10 +207,7 @@ mod tests {
     /// Its own probe arriving makes a candidate leader and starts the notification.
     #[test]
     fn own_probe_elects() {
-        let mut a = node(9);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(9));
         a.on_message(LEFT, Msg::Probe { id: 9, stage: 1, limit: 1 }, &mut out).unwrap();
         assert_eq!(a.decision(), Some(Decision { role: Role::Leader, leader: 9 }));
         assert_eq!(out.effects()[1], Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } });

@@ -50,7 +50,8 @@
 //! initiators that did wake by themselves. Live, the runtime holds such
 //! messages until Start, so every designated initiator competes.
 
-use super::{AlgoError, Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, Role, Rule};
+use super::oneshot::Ending;
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule};
 
 /// What a node has heard on one port in its current wave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +79,7 @@ pub struct EchoExtinction {
     heard_count: u32,
     /// Sent its echo for `wave` (waiting for the notification).
     echoed: bool,
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl EchoExtinction {
@@ -93,7 +94,7 @@ impl EchoExtinction {
             heard: vec![Heard::Nothing; c.ports as usize],
             heard_count: 0,
             echoed: false,
-            decision: None,
+            end: Ending::default(),
         }
     }
 
@@ -135,7 +136,7 @@ impl EchoExtinction {
     /// Once every port has answered: echo to the parent, or win.
     fn maybe_complete(&mut self, out: &mut Outbox) {
         let (Some(w), false) = (self.wave, self.echoed) else { return };
-        if self.heard_count < self.degree() || self.decision.is_some() {
+        if self.heard_count < self.degree() || self.end.decided() {
             return;
         }
         match self.parent {
@@ -149,10 +150,7 @@ impl EchoExtinction {
 
     /// Decide for `leader` and notify the children.
     fn decide(&mut self, leader: u64, out: &mut Outbox) {
-        let role = if leader == self.id { Role::Leader } else { Role::Follower };
-        let d = Decision { role, leader };
-        self.decision = Some(d);
-        out.push(Effect::Decide(d));
+        self.end.decide_for(self.id, leader, out);
         for (p, h) in self.heard.iter().enumerate() {
             if *h == Heard::Echo {
                 out.send(p as Port, Msg::Notify { leader });
@@ -166,7 +164,7 @@ impl EchoExtinction {
             self.wave,
             self.parent,
             self.echoed,
-            self.decision.is_some()
+            self.end.decided()
         ))
     }
 }
@@ -191,7 +189,7 @@ impl Algorithm for EchoExtinction {
                     return Err(self.invalid(port, msg));
                 }
                 if self.better(w) {
-                    if self.decision.is_some() {
+                    if self.end.decided() {
                         // The winner's wave was the best: no better one exists.
                         return Err(self.invalid(port, msg));
                     }
@@ -218,7 +216,7 @@ impl Algorithm for EchoExtinction {
                 // An echo of an abandoned wave: dropped.
             }
             Msg::Notify { leader } => {
-                if !self.echoed || self.decision.is_some() || self.wave != Some(leader) || self.parent != Some(port) {
+                if !self.echoed || self.end.decided() || self.wave != Some(leader) || self.parent != Some(port) {
                     return Err(self.invalid(port, msg));
                 }
                 self.decide(leader, out);
@@ -230,11 +228,11 @@ impl Algorithm for EchoExtinction {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
-        match (self.wave, self.echoed, self.decision) {
+        match (self.wave, self.echoed, self.end.decision()) {
             (_, _, Some(Decision { role: Role::Leader, .. })) => "leader",
             (_, _, Some(_)) => "follower",
             (None, _, None) => "asleep",
@@ -247,7 +245,7 @@ impl Algorithm for EchoExtinction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::catalogue;
+    use crate::algo::{Effect, catalogue};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 

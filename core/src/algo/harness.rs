@@ -5,10 +5,15 @@
 //! drivers build it; [`Feeder`] hands it messages on its ports through the
 //! node [`Shell`] and fires only the timers it has set, checking that no step's output runs away and that
 //! the messages it holds for later stay within [`MAX_HELD`].
+//!
+//! [`permutations`] and [`ring_arrangements`] list the id arrangements that
+//! exhaustive tests run, in unit tests and integration tests alike;
+//! [`ring_context`], [`started`] and [`election`] are what the ring
+//! algorithms' unit tests build their nodes and messages with.
 
 use super::catalogue::AlgorithmSpec;
 use super::detector::DetectorConfig;
-use super::{AlgoError, Algorithm, MAX_HELD, Msg, NodeContext, PortInfo, Rule, TimerId};
+use super::{AlgoError, Algorithm, MAX_HELD, Msg, NodeContext, Outbox, PortInfo, Rule, TimerId};
 use crate::shell::{Misstep, Output, Outputs, Shell};
 use crate::topology::Topology;
 
@@ -109,5 +114,103 @@ impl Feeder {
                 _ => {}
             }
         }
+    }
+}
+
+/// The context a unit test gives a ring node: id `id` under `rule`, two
+/// ports, coin 0, no port information and n = 8 (the ring algorithms look at
+/// neither n nor their neighbours' ids).
+pub fn ring_context(id: u64, rule: Rule) -> NodeContext<'static> {
+    NodeContext { id, rule, n: 8, coin: 0, ports: 2, port_info: &[] }
+}
+
+/// `node` woken as an initiator, and an outbox without what it sent on
+/// waking (the usual start of a unit test, which looks at what follows).
+pub fn started<A: Algorithm>(mut node: A) -> (A, Outbox) {
+    let mut out = Outbox::default();
+    node.on_start(&mut out);
+    out.clear();
+    (node, out)
+}
+
+/// The election message carrying `id` at `stage`, without a hop count: the
+/// id message of most ring algorithms.
+pub fn election(id: u64, stage: u32) -> Msg {
+    Msg::Election { id, stage, hops: 0 }
+}
+
+/// Every order of `items`, in lexicographic order of their positions (all
+/// orders starting with `items[0]` first): `items.len()!` of them.
+pub fn permutations(items: &[u64]) -> Vec<Vec<u64>> {
+    arrangements(Vec::with_capacity(items.len()), items.to_vec())
+}
+
+/// The arrangements of ids `1..=n` on a ring up to rotation: every order
+/// with id 1 at position 0 ((n − 1)! of them, in the order of
+/// [`permutations`] of the others). A rotation costs the same where the
+/// initiators are all the nodes or range over every subset.
+pub fn ring_arrangements(n: u32) -> Vec<Vec<u64>> {
+    let mut prefix = Vec::with_capacity(n as usize);
+    prefix.push(1);
+    arrangements(prefix, (2..=u64::from(n)).collect())
+}
+
+/// `prefix` followed by every order of `rest`, in lexicographic order of positions.
+fn arrangements(mut prefix: Vec<u64>, mut rest: Vec<u64>) -> Vec<Vec<u64>> {
+    fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
+        if rest.is_empty() {
+            out.push(prefix.clone());
+            return;
+        }
+        for i in 0..rest.len() {
+            let x = rest.remove(i);
+            prefix.push(x);
+            rec(prefix, rest, out);
+            prefix.pop();
+            rest.insert(i, x);
+        }
+    }
+    let mut out = Vec::new();
+    rec(&mut prefix, &mut rest, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A started node has woken (an AsFar node is awake) and the outbox it
+    /// comes with is empty, though waking sent its id.
+    #[test]
+    fn started_wakes_and_clears() {
+        let ctx = ring_context(7, Rule::Min);
+        assert_eq!((ctx.id, ctx.rule, ctx.ports, ctx.coin, ctx.port_info.len()), (7, Rule::Min, 2, 0, 0));
+        let (node, out) = started(crate::algo::as_far::AsFar::new(&ctx));
+        assert_eq!(node.state(), "awake");
+        assert!(out.effects().is_empty());
+        assert_eq!(election(4, 2), Msg::Election { id: 4, stage: 2, hops: 0 });
+    }
+
+    /// Permutations come in lexicographic order of positions, each exactly
+    /// once; ring arrangements are those with id 1 first, in the same order.
+    #[test]
+    fn arrangements_in_lexicographic_order() {
+        assert_eq!(permutations(&[]), vec![Vec::<u64>::new()]);
+        assert_eq!(
+            permutations(&[1, 2, 3]),
+            vec![vec![1, 2, 3], vec![1, 3, 2], vec![2, 1, 3], vec![2, 3, 1], vec![3, 1, 2], vec![3, 2, 1]]
+        );
+        assert_eq!(permutations(&[7, 4]), vec![vec![7, 4], vec![4, 7]], "orders of positions, not of values");
+        assert_eq!(
+            ring_arrangements(4),
+            vec![[1, 2, 3, 4], [1, 2, 4, 3], [1, 3, 2, 4], [1, 3, 4, 2], [1, 4, 2, 3], [1, 4, 3, 2]]
+        );
+        assert_eq!(ring_arrangements(1), vec![vec![1]]);
+        let all = permutations(&[1, 2, 3, 4, 5]);
+        let mut unique = all.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!((all.len(), unique.len()), (120, 120));
+        assert_eq!(ring_arrangements(6).len(), 120);
     }
 }

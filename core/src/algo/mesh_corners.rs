@@ -64,6 +64,7 @@
 //! depend on the schedule). Its "if it is a square mesh" is not needed for
 //! O(n): B ≤ n and m < 2n for every rows × cols with both at least 2.
 
+use super::oneshot::Ending;
 use super::{AlgoError, Algorithm, Compass, Decision, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule};
 
 /// One node of the mesh corner election.
@@ -79,7 +80,7 @@ pub struct MeshCorners {
     /// Two ports: a candidate.
     corner: bool,
     awake: bool,
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 /// The clockwise and counter-clockwise border ports of a node with these
@@ -117,7 +118,7 @@ impl MeshCorners {
             ccw,
             corner: c.ports == 2 && cw.is_some(),
             awake: false,
-            decision: None,
+            end: Ending::default(),
         }
     }
 
@@ -136,9 +137,7 @@ impl MeshCorners {
     }
 
     fn decide(&mut self, role: Role, leader: u64, from: Option<Port>, out: &mut Outbox) {
-        let d = Decision { role, leader };
-        self.decision = Some(d);
-        out.push(super::Effect::Decide(d));
+        self.end.decide(role, leader, out);
         for p in (0..self.ports).filter(|&p| Some(p) != from) {
             out.send(p, Msg::Notify { leader });
         }
@@ -159,7 +158,7 @@ impl MeshCorners {
         if !self.corner || self.rule.beats(id, self.id) {
             out.send(cw, Msg::Election { id, stage: 0, hops: 0 });
         } else if id == self.id {
-            if self.decision.is_some() {
+            if self.end.decided() {
                 return Err(AlgoError::Invalid(format!("id {id} came round the border twice")));
             }
             self.decide(Role::Leader, id, None, out);
@@ -169,7 +168,7 @@ impl MeshCorners {
     }
 
     fn on_notify(&mut self, port: Port, leader: u64, out: &mut Outbox) -> Result<(), AlgoError> {
-        match self.decision {
+        match self.end.decision() {
             Some(d) if d.leader == leader => Ok(()),
             Some(d) => Err(AlgoError::Invalid(format!("notified of leader {leader} after deciding for {}", d.leader))),
             None if leader == self.id => {
@@ -211,11 +210,11 @@ impl Algorithm for MeshCorners {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
-        match (self.awake, self.decision) {
+        match (self.awake, self.end.decision()) {
             (false, _) => "asleep",
             (true, None) if self.corner => "candidate",
             (true, None) => "awake",

@@ -38,10 +38,8 @@
 //! seen) and the notification carrying the winner, whose owner declares
 //! itself leader, are Ringleader's additions so the extremum leads.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
-
-/// The stage of the collecting round's message.
-const COLLECT: u32 = 0;
+use super::oneshot::{self, COLLECT, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -63,13 +61,13 @@ pub struct MinMax {
     state: State,
     /// (id, round) of the last envelope sent.
     last: (u64, u32),
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl MinMax {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        MinMax { id: c.id, rule: c.rule, state: State::Asleep, last: (c.id, 0), decision: None }
+        MinMax { id: c.id, rule: c.rule, state: State::Asleep, last: (c.id, 0), end: Ending::default() }
     }
 
     fn send_envelope(&mut self, id: u64, round: u32, out: &mut Outbox) {
@@ -80,12 +78,6 @@ impl MinMax {
     fn wake(&mut self, out: &mut Outbox) {
         self.state = State::Running;
         self.send_envelope(self.id, 1, out);
-    }
-
-    fn decide(&mut self, leader: u64, out: &mut Outbox) {
-        let role = if leader == self.id { Role::Leader } else { Role::Follower };
-        self.decision = Some(Decision { role, leader });
-        out.decide(role, leader);
     }
 
     fn envelope(&mut self, id: u64, round: u32, out: &mut Outbox) -> Result<(), AlgoError> {
@@ -100,7 +92,7 @@ impl MinMax {
         } else if id == lid {
             // Back where it was last sent: the only envelope left.
             self.state = State::Collecting;
-            out.send(RIGHT, Msg::Election { id: self.id, stage: COLLECT, hops: 0 });
+            oneshot::collect(self.id, out);
         } else {
             let dropped = if round % 2 == 1 { id > lid } else { id < lid };
             if !dropped {
@@ -119,9 +111,7 @@ impl Algorithm for MinMax {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         match (msg, self.state) {
             (Msg::Election { .. }, State::Asleep) => {
                 self.wake(out);
@@ -129,29 +119,25 @@ impl Algorithm for MinMax {
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
                 self.state = State::Announcing;
-                self.decide(id, out);
-                out.send(RIGHT, Msg::Notify { leader: id });
+                self.end.announce(self.id, id, RIGHT, out);
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Running) => {
-                out.send(other(port), Msg::Election { id: self.rule.best(id, self.id), stage: COLLECT, hops: 0 });
+                oneshot::collect_on(self.rule, self.id, id, other(port), out);
             }
             (Msg::Election { id, stage, .. }, State::Running) => self.envelope(id, stage, out)?,
             (Msg::Notify { .. }, State::Announcing) => self.state = State::Done,
             (Msg::Notify { leader }, State::Running) => {
                 self.state = State::Done;
-                self.decide(leader, out);
-                out.send(other(port), msg);
+                self.end.announce(self.id, leader, other(port), out);
             }
-            (Msg::Election { .. } | Msg::Notify { .. }, state) => {
-                return Err(AlgoError::Invalid(format!("{msg:?} reached {} in state {state:?}", self.id)));
-            }
+            (Msg::Election { .. } | Msg::Notify { .. }, state) => return Err(oneshot::misplaced(self.id, msg, state)),
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "min-max", kind: msg.kind().name() }),
         }
         Ok(())
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
@@ -160,8 +146,7 @@ impl Algorithm for MinMax {
             State::Running => "running",
             State::Collecting => "collecting",
             State::Announcing => "announcing",
-            State::Done if matches!(self.decision, Some(d) if d.role == Role::Leader) => "leader",
-            State::Done => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -170,20 +155,13 @@ impl Algorithm for MinMax {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::{self, election as el, ring_context};
     use crate::algo::{Effect, LEFT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
-
     fn started(id: u64) -> (MinMax, Outbox) {
-        let mut a = MinMax::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
-        (a, out)
+        harness::started(MinMax::new(&ring_context(id, Rule::Max)))
     }
 
     /// Odd rounds keep the smaller envelope, even rounds the larger; a kept

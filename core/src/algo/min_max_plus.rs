@@ -79,10 +79,8 @@
 //! The collecting round (an `Election` with stage 0 carrying the best id
 //! seen) and the notification are Ringleader's additions, as in MinMax.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
-
-/// The stage of the collecting round's message.
-const COLLECT: u32 = 0;
+use super::oneshot::{self, COLLECT, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 /// The Fibonacci number F_k (F_0 = 0, F_1 = F_2 = 1), saturating.
 pub fn fib(k: u32) -> u64 {
@@ -132,13 +130,13 @@ pub struct MinMaxPlus {
     state: State,
     /// (id, round) of the last envelope sent.
     last: (u64, u32),
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl MinMaxPlus {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        MinMaxPlus { id: c.id, rule: c.rule, state: State::Asleep, last: (c.id, 0), decision: None }
+        MinMaxPlus { id: c.id, rule: c.rule, state: State::Asleep, last: (c.id, 0), end: Ending::default() }
     }
 
     /// Send envelope (id, round) having crossed `hops` links this round so far.
@@ -155,12 +153,6 @@ impl MinMaxPlus {
         let _ = self.send_envelope(self.id, 1, 0, out);
     }
 
-    fn decide(&mut self, leader: u64, out: &mut Outbox) {
-        let role = if leader == self.id { Role::Leader } else { Role::Follower };
-        self.decision = Some(Decision { role, leader });
-        out.decide(role, leader);
-    }
-
     fn envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
         let (lid, lround) = self.last;
         if round < lround {
@@ -172,7 +164,7 @@ impl MinMaxPlus {
         if round == lround && id == lid {
             // Back where it was last sent: the only envelope left.
             self.state = State::Collecting;
-            out.send(RIGHT, Msg::Election { id: self.id, stage: COLLECT, hops: 0 });
+            oneshot::collect(self.id, out);
             return Ok(());
         }
         if round == lround && if odd { id > lid } else { id < lid } {
@@ -197,9 +189,7 @@ impl Algorithm for MinMaxPlus {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         match (msg, self.state) {
             (Msg::Election { .. }, State::Asleep) => {
                 self.wake(out);
@@ -207,29 +197,25 @@ impl Algorithm for MinMaxPlus {
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
                 self.state = State::Announcing;
-                self.decide(id, out);
-                out.send(RIGHT, Msg::Notify { leader: id });
+                self.end.announce(self.id, id, RIGHT, out);
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Running) => {
-                out.send(other(port), Msg::Election { id: self.rule.best(id, self.id), stage: COLLECT, hops: 0 });
+                oneshot::collect_on(self.rule, self.id, id, other(port), out);
             }
             (Msg::Election { id, stage, hops }, State::Running) => self.envelope(id, stage, hops, out)?,
             (Msg::Notify { .. }, State::Announcing) => self.state = State::Done,
             (Msg::Notify { leader }, State::Running) => {
                 self.state = State::Done;
-                self.decide(leader, out);
-                out.send(other(port), msg);
+                self.end.announce(self.id, leader, other(port), out);
             }
-            (Msg::Election { .. } | Msg::Notify { .. }, state) => {
-                return Err(AlgoError::Invalid(format!("{msg:?} reached {} in state {state:?}", self.id)));
-            }
+            (Msg::Election { .. } | Msg::Notify { .. }, state) => return Err(oneshot::misplaced(self.id, msg, state)),
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "min-max-plus", kind: msg.kind().name() }),
         }
         Ok(())
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
@@ -238,8 +224,7 @@ impl Algorithm for MinMaxPlus {
             State::Running => "running",
             State::Collecting => "collecting",
             State::Announcing => "announcing",
-            State::Done if matches!(self.decision, Some(d) if d.role == Role::Leader) => "leader",
-            State::Done => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -247,13 +232,10 @@ impl Algorithm for MinMaxPlus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT, catalogue};
+    use crate::algo::harness::{ring_arrangements, ring_context};
+    use crate::algo::{Effect, LEFT, Role, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
-
-    fn ctx(id: u64) -> NodeContext<'static> {
-        NodeContext { id, rule: Rule::Max, n: 64, coin: 0, ports: 2, ..Default::default() }
-    }
 
     fn el(id: u64, stage: u32, hops: u32) -> Msg {
         Msg::Election { id, stage, hops }
@@ -265,7 +247,7 @@ mod tests {
 
     /// A started node whose last envelope is set to (`last`, `round`).
     fn node_with_last(id: u64, last: u64, round: u32) -> (MinMaxPlus, Outbox) {
-        let mut a = MinMaxPlus::new(&ctx(id));
+        let mut a = MinMaxPlus::new(&ring_context(id, Rule::Max));
         let mut out = Outbox::default();
         a.on_start(&mut out);
         a.last = (last, round);
@@ -368,7 +350,7 @@ mod tests {
     fn exhaustive_small_rings_within_bound() {
         for n in 2..=8u32 {
             let mut worst = 0;
-            for ids in permutations(n) {
+            for ids in ring_arrangements(n) {
                 for rule in [Rule::Max, Rule::Min] {
                     let r = run(&ids, rule);
                     assert!(r.counters.messages <= r.bound, "{ids:?}");
@@ -381,25 +363,5 @@ mod tests {
                 assert_eq!(worst, best.bound, "the bound is attained at n = 3");
             }
         }
-    }
-
-    /// All permutations of 1..=n with id 1 first (rotations cost the same).
-    fn permutations(n: u32) -> Vec<Vec<u64>> {
-        fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
-            if rest.is_empty() {
-                out.push(prefix.clone());
-                return;
-            }
-            for i in 0..rest.len() {
-                let x = rest.remove(i);
-                prefix.push(x);
-                rec(prefix, rest, out);
-                prefix.pop();
-                rest.insert(i, x);
-            }
-        }
-        let mut out = Vec::new();
-        rec(&mut vec![1], &mut (2..=n as u64).collect(), &mut out);
-        out
     }
 }

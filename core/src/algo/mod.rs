@@ -43,6 +43,7 @@ pub mod mesh_corners;
 pub mod min_max;
 pub mod min_max_plus;
 mod msg;
+pub mod oneshot;
 pub mod participant_ring;
 pub mod prob_as_far;
 pub mod repaired_ring;

@@ -37,14 +37,16 @@
 //! The seed's "`if = myid`" is "`id = myid`". The seed's "mark as non-part"
 //! (to allow a later election) is not needed for one election and omitted.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     NonParticipant,
     Participant,
-    Leader,
-    Follower,
+    /// Decided (what, `end` says): nothing is left to do but stop the
+    /// notification or, where they can still come, swallow stray ids.
+    Done,
 }
 
 /// One node of the participant-flag ring.
@@ -53,13 +55,13 @@ pub struct ParticipantRing {
     id: u64,
     rule: Rule,
     state: State,
-    leader: u64,
+    end: Ending,
 }
 
 impl ParticipantRing {
     /// A non-participant node.
     pub fn new(c: &NodeContext) -> Self {
-        ParticipantRing { id: c.id, rule: c.rule, state: State::NonParticipant, leader: 0 }
+        ParticipantRing { id: c.id, rule: c.rule, state: State::NonParticipant, end: Ending::default() }
     }
 
     fn own(&self) -> Msg {
@@ -76,16 +78,12 @@ impl Algorithm for ParticipantRing {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         match msg {
             Msg::Election { id, .. } => match self.state {
                 State::NonParticipant | State::Participant if id == self.id => {
-                    self.state = State::Leader;
-                    self.leader = id;
-                    out.decide(Role::Leader, id);
-                    out.send(RIGHT, Msg::Notify { leader: id });
+                    self.state = State::Done;
+                    self.end.elect(id, out);
                 }
                 State::NonParticipant | State::Participant if self.rule.beats(id, self.id) => {
                     self.state = State::Participant;
@@ -98,36 +96,26 @@ impl Algorithm for ParticipantRing {
                 // A worse id at a participant stops here.
                 State::Participant => {}
                 // Worse ids still in flight when the election ended are swallowed.
-                State::Leader | State::Follower => {}
+                State::Done => {}
             },
-            Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                State::NonParticipant | State::Participant => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
-            },
+            Msg::Notify { leader } => {
+                self.state = State::Done;
+                self.end.notified(port, leader, out);
+            }
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "participant-ring", kind: msg.kind().name() }),
         }
         Ok(())
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
         match self.state {
             State::NonParticipant => "non-participant",
             State::Participant => "participant",
-            State::Leader => "leader",
-            State::Follower => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -136,26 +124,24 @@ impl Algorithm for ParticipantRing {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::{election, ring_context, started};
     use crate::algo::{Effect, LEFT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 
     fn node(id: u64) -> ParticipantRing {
-        ParticipantRing::new(&NodeContext { id, rule: Rule::Max, n: 4, coin: 0, ports: 2, ..Default::default() })
+        ParticipantRing::new(&ring_context(id, Rule::Max))
     }
 
     fn el(id: u64) -> Msg {
-        Msg::Election { id, stage: 0, hops: 0 }
+        election(id, 0)
     }
 
     /// Seed 002's fix: a participant still forwards an id better than its own
     /// (the literal "if participant, stop forwarding" would swallow the winner).
     #[test]
     fn participant_still_forwards_better_ids() {
-        let mut a = node(1);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(1));
         a.on_message(LEFT, el(2), &mut out).unwrap();
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(2) }]);
         // And on the 2-ring of that case, node 2 is elected and both agree.

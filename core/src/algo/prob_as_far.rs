@@ -22,117 +22,100 @@
 //! the figures; "best seen" is shared by both directions here (dropping an id
 //! some better id already passed is safe, and keeps AsFar's worst case).
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Awake,
-    Leader,
-    Follower,
-}
+use super::oneshot::{self, AwakeStatus, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
 
 /// One node of ProbAsFar.
 #[derive(Debug)]
 pub struct ProbAsFar {
     id: u64,
     rule: Rule,
-    state: State,
+    state: AwakeStatus,
     /// The port its own id goes out on, from the random bit.
     dir: Port,
     best: u64,
-    leader: u64,
+    end: Ending,
 }
 
 impl ProbAsFar {
     /// A sleeping node; its direction is bit 0 of `c.coin`.
     pub fn new(c: &NodeContext) -> Self {
-        ProbAsFar { id: c.id, rule: c.rule, state: State::Asleep, dir: (c.coin & 1) as Port, best: c.id, leader: 0 }
+        ProbAsFar {
+            id: c.id,
+            rule: c.rule,
+            state: AwakeStatus::Asleep,
+            dir: (c.coin & 1) as Port,
+            best: c.id,
+            end: Ending::default(),
+        }
     }
 
     fn wake(&mut self, out: &mut Outbox) {
-        self.state = State::Awake;
+        self.state = AwakeStatus::Awake;
         out.send(self.dir, Msg::Election { id: self.id, stage: 0, hops: 0 });
     }
 }
 
 impl Algorithm for ProbAsFar {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
+        if self.state == AwakeStatus::Asleep {
             self.wake(out);
         }
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         match msg {
             Msg::Election { id, .. } => match self.state {
-                State::Asleep if self.rule.beats(id, self.id) => {
-                    self.state = State::Awake;
+                AwakeStatus::Asleep if self.rule.beats(id, self.id) => {
+                    self.state = AwakeStatus::Awake;
                     self.best = id;
                     out.send(other(port), msg);
                 }
-                State::Asleep => self.wake(out),
-                State::Awake if id == self.id => {
-                    self.state = State::Leader;
-                    self.leader = id;
-                    out.decide(Role::Leader, id);
-                    out.send(RIGHT, Msg::Notify { leader: id });
+                AwakeStatus::Asleep => self.wake(out),
+                AwakeStatus::Awake if id == self.id => {
+                    self.state = AwakeStatus::Done;
+                    self.end.elect(id, out);
                 }
-                State::Awake => {
+                AwakeStatus::Awake => {
                     if self.rule.beats(id, self.best) {
                         self.best = id;
                         out.send(other(port), msg);
                     }
                 }
                 // Ids still in flight when the election ended are swallowed.
-                State::Leader | State::Follower => {}
+                AwakeStatus::Done => {}
             },
-            Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                State::Asleep | State::Awake => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
-            },
+            Msg::Notify { leader } => {
+                self.state = AwakeStatus::Done;
+                self.end.notified(port, leader, out);
+            }
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "prob-as-far", kind: msg.kind().name() }),
         }
         Ok(())
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Awake => "awake",
-            State::Leader => "leader",
-            State::Follower => "follower",
-        }
+        self.state.name(&self.end)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::harness::{election, ring_context, started};
+    use crate::algo::{Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64, coin: u64) -> ProbAsFar {
-        ProbAsFar::new(&NodeContext { id, rule: Rule::Max, n: 4, coin, ports: 2, ..Default::default() })
+        ProbAsFar::new(&NodeContext { coin, ..ring_context(id, Rule::Max) })
     }
 
     fn el(id: u64) -> Msg {
-        Msg::Election { id, stage: 0, hops: 0 }
+        election(id, 0)
     }
 
     /// The random bit picks the port the own id goes out on.
@@ -150,10 +133,7 @@ mod tests {
     /// and dropped once a better id was seen going either way.
     #[test]
     fn forwards_both_ways_and_drops_beaten_ids() {
-        let mut a = node(3, 1);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(3, 1));
         a.on_message(RIGHT, el(5), &mut out).unwrap();
         assert_eq!(out.effects(), &[Effect::Send { port: LEFT, msg: el(5) }]);
         out.clear();
@@ -166,10 +146,7 @@ mod tests {
     /// The own id returning (from the other side) elects and starts one notification.
     #[test]
     fn own_id_back_elects() {
-        let mut a = node(9, 0);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(9, 0));
         a.on_message(RIGHT, el(9), &mut out).unwrap();
         assert_eq!(
             out.effects(),

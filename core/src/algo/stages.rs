@@ -32,7 +32,8 @@
 
 use std::collections::VecDeque;
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -45,8 +46,9 @@ enum State {
     Defeated,
     /// Its own id came back from one side; waiting for it from the other.
     Winning,
-    Leader,
-    Follower,
+    /// Decided (what, `end` says); nothing can still be in flight but the
+    /// notification.
+    Done,
 }
 
 /// One node of Stages.
@@ -58,22 +60,28 @@ pub struct Stages {
     stage: u32,
     best: u64,
     held: VecDeque<(Port, Msg)>,
-    leader: u64,
+    end: Ending,
 }
 
 impl Stages {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        Stages { id: c.id, rule: c.rule, state: State::Asleep, stage: 0, best: c.id, held: VecDeque::new(), leader: 0 }
+        Stages {
+            id: c.id,
+            rule: c.rule,
+            state: State::Asleep,
+            stage: 0,
+            best: c.id,
+            held: VecDeque::new(),
+            end: Ending::default(),
+        }
     }
 
     fn next_stage(&mut self, out: &mut Outbox) {
         self.stage = self.stage.saturating_add(1);
         self.best = self.id;
         self.state = State::Candidate;
-        let m = Msg::Election { id: self.id, stage: self.stage, hops: 0 };
-        out.send(RIGHT, m);
-        out.send(other(RIGHT), m);
+        oneshot::send_both(Msg::Election { id: self.id, stage: self.stage, hops: 0 }, out);
     }
 
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
@@ -85,10 +93,8 @@ impl Stages {
                 }
                 State::Candidate if id == self.id => self.state = State::Winning,
                 State::Winning if id == self.id => {
-                    self.state = State::Leader;
-                    self.leader = id;
-                    out.decide(Role::Leader, id);
-                    out.send(RIGHT, Msg::Notify { leader: id });
+                    self.state = State::Done;
+                    self.end.elect(id, out);
                 }
                 State::Winning => {
                     return Err(AlgoError::Invalid(format!("id {id} reached the last candidate {}", self.id)));
@@ -117,22 +123,18 @@ impl Stages {
                 }
                 State::Defeated => out.send(other(port), msg),
                 // Nothing is in flight once the leader has both its ids back.
-                State::Leader | State::Follower => {
-                    return Err(AlgoError::Invalid(format!("id {id} arrived after the election ended")));
-                }
+                State::Done => return Err(oneshot::after_the_end(id)),
             },
             Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower | State::Winning => {}
+                State::Done | State::Winning => {}
                 State::Waiting { closed } if closed == port => {
                     super::room_to_hold(self.held.len())?;
                     self.held.push_back((port, msg));
                 }
                 _ => {
-                    self.state = State::Follower;
-                    self.leader = leader;
+                    self.state = State::Done;
                     self.held.clear();
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
+                    self.end.follow(port, leader, out);
                 }
             },
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "stages", kind: msg.kind().name() }),
@@ -160,18 +162,12 @@ impl Algorithm for Stages {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         self.step(port, msg, out)
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn held(&self) -> usize {
@@ -185,8 +181,7 @@ impl Algorithm for Stages {
             State::Waiting { .. } => "waiting",
             State::Defeated => "defeated",
             State::Winning => "winning",
-            State::Leader => "leader",
-            State::Follower => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -194,23 +189,17 @@ impl Algorithm for Stages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::harness::{election as el, ring_context, started};
+    use crate::algo::{Effect, LEFT, RIGHT};
 
     fn node(id: u64) -> Stages {
-        Stages::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })
-    }
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
+        Stages::new(&ring_context(id, Rule::Max))
     }
 
     /// A candidate beating both neighbours' ids starts the next stage.
     #[test]
     fn survivor_moves_to_next_stage() {
-        let mut a = node(5);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(5));
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
         assert!(out.effects().is_empty());
         a.on_message(RIGHT, el(4, 1), &mut out).unwrap();
@@ -223,10 +212,7 @@ mod tests {
     /// What arrives on the closed port waits, and is relayed once the node is defeated.
     #[test]
     fn held_messages_are_relayed_after_defeat() {
-        let mut a = node(2);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(2));
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
         a.on_message(LEFT, el(3, 2), &mut out).unwrap();
         assert!(out.effects().is_empty(), "stage-2 id held on the closed port");

@@ -27,29 +27,21 @@
 //! defeated". A stored message must be relayed by a node that becomes
 //! defeated (the slide is silent; dropping it loses the next stage's ids).
 
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    Candidate,
-    Defeated,
-    Leader,
-    Follower,
-}
+use super::oneshot::{self, CandidateStatus, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
 
 /// One node of Stages with per-stage buffering.
 #[derive(Debug)]
 pub struct StagesBuffered {
     id: u64,
     rule: Rule,
-    state: State,
+    state: CandidateStatus,
     stage: u32,
     /// The stage-`stage` id received on each port.
     got: [Option<u64>; 2],
     /// Messages of later stages, in arrival order.
     stored: Vec<(Port, Msg)>,
-    leader: u64,
+    end: Ending,
 }
 
 impl StagesBuffered {
@@ -58,21 +50,19 @@ impl StagesBuffered {
         StagesBuffered {
             id: c.id,
             rule: c.rule,
-            state: State::Asleep,
+            state: CandidateStatus::Asleep,
             stage: 0,
             got: [None, None],
             stored: Vec::new(),
-            leader: 0,
+            end: Ending::default(),
         }
     }
 
     fn next_stage(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
         self.stage = self.stage.saturating_add(1);
-        self.state = State::Candidate;
+        self.state = CandidateStatus::Candidate;
         self.got = [None, None];
-        let m = Msg::Election { id: self.id, stage: self.stage, hops: 0 };
-        out.send(RIGHT, m);
-        out.send(LEFT, m);
+        oneshot::send_both(Msg::Election { id: self.id, stage: self.stage, hops: 0 }, out);
         // Handle what was stored, in arrival order: ids of the new stage
         // count now, later ones are stored again (a port carries one id per
         // stage, so none can belong to a stage this node has already left).
@@ -85,60 +75,43 @@ impl StagesBuffered {
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
-                State::Asleep => {
+                CandidateStatus::Asleep => {
                     self.next_stage(out)?;
                     self.step(port, msg, out)?;
                 }
-                State::Candidate if stage > self.stage => {
+                CandidateStatus::Candidate if stage > self.stage => {
                     super::room_to_hold(self.stored.len())?;
                     self.stored.push((port, msg));
                 }
-                State::Candidate if stage < self.stage => {
+                CandidateStatus::Candidate if stage < self.stage => {
                     return Err(AlgoError::Invalid(format!(
                         "id {id} of stage {stage} reached a candidate in stage {}",
                         self.stage
                     )));
                 }
-                State::Candidate => {
+                CandidateStatus::Candidate => {
                     if self.got[port as usize].is_some() {
                         return Err(AlgoError::Invalid(format!("two stage-{stage} ids on port {port}")));
                     }
                     self.got[port as usize] = Some(id);
                     if let [Some(a), Some(b)] = self.got {
                         if a == self.id && b == self.id {
-                            self.state = State::Leader;
-                            self.leader = self.id;
+                            self.state = CandidateStatus::Done;
                             self.stored.clear();
-                            out.decide(Role::Leader, self.id);
-                            out.send(RIGHT, Msg::Notify { leader: self.id });
+                            self.end.elect(self.id, out);
                         } else if self.rule.best(self.rule.best(a, b), self.id) == self.id {
                             self.next_stage(out)?;
                         } else {
-                            self.state = State::Defeated;
-                            for (p, m) in std::mem::take(&mut self.stored) {
-                                out.send(other(p), m);
-                            }
+                            self.state = CandidateStatus::Defeated;
+                            oneshot::relay_held(&mut self.stored, out);
                         }
                     }
                 }
-                State::Defeated => out.send(other(port), msg),
+                CandidateStatus::Defeated => out.send(other(port), msg),
                 // The last candidate has both its ids back: nothing is in flight.
-                State::Leader | State::Follower => {
-                    return Err(AlgoError::Invalid(format!("id {id} arrived after the election ended")));
-                }
+                CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
             },
-            Msg::Notify { leader } => match self.state {
-                State::Leader | State::Follower => {}
-                State::Defeated => {
-                    self.state = State::Follower;
-                    self.leader = leader;
-                    out.decide(Role::Follower, leader);
-                    out.send(other(port), msg);
-                }
-                State::Asleep | State::Candidate => {
-                    return Err(AlgoError::Invalid(format!("notification reached candidate {}", self.id)));
-                }
-            },
+            Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "stages-buffered", kind: msg.kind().name() }),
         }
         Ok(())
@@ -147,25 +120,19 @@ impl StagesBuffered {
 
 impl Algorithm for StagesBuffered {
     fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
+        if self.state == CandidateStatus::Asleep {
             // Nothing is stored yet, so starting the first stage cannot fail.
             let _ = self.next_stage(out);
         }
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         self.step(port, msg, out)
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn held(&self) -> usize {
@@ -173,37 +140,25 @@ impl Algorithm for StagesBuffered {
     }
 
     fn state(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Candidate => "candidate",
-            State::Defeated => "defeated",
-            State::Leader => "leader",
-            State::Follower => "follower",
-        }
+        self.state.name(&self.end)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Effect;
+    use crate::algo::harness::{election as el, ring_context, started};
+    use crate::algo::{Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64) -> StagesBuffered {
-        StagesBuffered::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() })
-    }
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
+        StagesBuffered::new(&ring_context(id, Rule::Max))
     }
 
     /// An id of a later stage that overtakes the current stage's id is stored,
     /// then used once the node reaches that stage.
     #[test]
     fn later_stage_id_is_stored_and_used_at_its_stage() {
-        let mut a = node(5);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(5));
         a.on_message(LEFT, el(3, 2), &mut out).unwrap();
         assert!(out.effects().is_empty(), "stage-2 id stored, not relayed");
         a.on_message(LEFT, el(4, 1), &mut out).unwrap();
@@ -218,10 +173,7 @@ mod tests {
     /// A node defeated with stored ids relays them, each away from the port it came on.
     #[test]
     fn defeated_node_relays_stored_ids() {
-        let mut a = node(2);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(2));
         a.on_message(RIGHT, el(7, 2), &mut out).unwrap();
         a.on_message(LEFT, el(6, 1), &mut out).unwrap();
         a.on_message(RIGHT, el(1, 1), &mut out).unwrap();
@@ -232,10 +184,7 @@ mod tests {
     /// The own id back from both sides makes the node leader and starts one notification.
     #[test]
     fn own_id_from_both_sides_elects() {
-        let mut a = node(9);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(node(9));
         a.on_message(RIGHT, el(9, 1), &mut out).unwrap();
         assert!(out.effects().is_empty());
         a.on_message(LEFT, el(9, 1), &mut out).unwrap();

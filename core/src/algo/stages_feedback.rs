@@ -41,7 +41,8 @@
 //! stage's ids (a survivor two candidates away is already one stage ahead):
 //! they are held, not relayed, since that candidate still owes feedback.
 
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -65,7 +66,7 @@ pub struct StagesFeedback {
     got: [Option<u64>; 2],
     feedback: [bool; 2],
     held: Vec<(Port, Msg)>,
-    leader: u64,
+    end: Ending,
 }
 
 impl StagesFeedback {
@@ -79,7 +80,7 @@ impl StagesFeedback {
             got: [None, None],
             feedback: [false, false],
             held: Vec::new(),
-            leader: 0,
+            end: Ending::default(),
         }
     }
 
@@ -88,9 +89,7 @@ impl StagesFeedback {
         self.state = State::Candidate;
         self.got = [None, None];
         self.feedback = [false, false];
-        let m = Msg::Election { id: self.id, stage: self.stage, hops: 0 };
-        out.send(RIGHT, m);
-        out.send(LEFT, m);
+        oneshot::send_both(Msg::Election { id: self.id, stage: self.stage, hops: 0 }, out);
         self.replay(out)
     }
 
@@ -104,9 +103,7 @@ impl StagesFeedback {
 
     fn defeat(&mut self, out: &mut Outbox) {
         self.state = State::Defeated;
-        for (p, m) in std::mem::take(&mut self.held) {
-            out.send(other(p), m);
-        }
+        oneshot::relay_held(&mut self.held, out);
     }
 
     /// Does the id `a` from one side earn this node's feedback, `b` being the other side's?
@@ -117,9 +114,7 @@ impl StagesFeedback {
     fn collected(&mut self, a: [u64; 2], out: &mut Outbox) -> Result<(), AlgoError> {
         if a == [self.id, self.id] {
             self.state = State::Leader;
-            self.leader = self.id;
-            out.decide(Role::Leader, self.id);
-            out.send(RIGHT, Msg::Notify { leader: self.id });
+            self.end.elect(self.id, out);
             return Ok(());
         }
         for p in [LEFT, RIGHT] {
@@ -183,9 +178,7 @@ impl StagesFeedback {
             }
             (Msg::Notify { leader }, State::Defeated) => {
                 self.state = State::Follower;
-                self.leader = leader;
-                out.decide(Role::Follower, leader);
-                out.send(other(port), msg);
+                self.end.follow(port, leader, out);
                 Ok(())
             }
             (Msg::Notify { .. }, State::Leader) => Ok(()),
@@ -206,18 +199,12 @@ impl Algorithm for StagesFeedback {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         self.step(port, msg, out)
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.state {
-            State::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            State::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn held(&self) -> usize {
@@ -240,21 +227,10 @@ impl Algorithm for StagesFeedback {
 mod tests {
     use super::*;
     use crate::algo::Effect;
-
-    fn node(id: u64, rule: Rule) -> StagesFeedback {
-        StagesFeedback::new(&NodeContext { id, rule, n: 8, coin: 0, ports: 2, ..Default::default() })
-    }
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
+    use crate::algo::harness::{self, election as el, ring_context};
 
     fn started(id: u64, rule: Rule) -> (StagesFeedback, Outbox) {
-        let mut a = node(id, rule);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
-        (a, out)
+        harness::started(StagesFeedback::new(&ring_context(id, rule)))
     }
 
     /// Regression for the seed's typo `id(z) < MIN(id(x), id(z))`: a candidate

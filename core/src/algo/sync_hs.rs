@@ -77,9 +77,8 @@
 //! * The seed assumes every node starts; here non-initiators join when the
 //!   first message wakes them.
 
-use super::{
-    AlgoError, Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, TimerId, other,
-};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId, other};
 
 /// Length of a round, in milliseconds (virtual milliseconds in the simulator).
 ///
@@ -149,7 +148,7 @@ pub struct SyncHs {
     phase: u32,
     /// Replies of the current phase received so far.
     replies: u8,
-    decision: Option<Decision>,
+    end: Ending,
     /// Nothing left to wait for: a follower that has decided, or the leader
     /// once its notification has come back. The clock then stops when the
     /// inbox is empty.
@@ -170,7 +169,7 @@ impl SyncHs {
             start_pending: false,
             phase: 0,
             replies: 0,
-            decision: None,
+            end: Ending::default(),
             done: false,
             clock: false,
             inbox: Vec::new(),
@@ -183,17 +182,13 @@ impl SyncHs {
     }
 
     fn probe_both(&self, out: &mut Outbox) {
-        let msg = Msg::Probe { id: self.id, stage: self.phase, limit: distance(self.phase) };
-        out.send(RIGHT, msg);
-        out.send(other(RIGHT), msg);
+        oneshot::send_both(Msg::Probe { id: self.id, stage: self.phase, limit: distance(self.phase) }, out);
     }
 
     /// Refuse what this node cannot have been sent, before it is queued (a
     /// tick cannot report errors).
     fn check(&self, port: Port, msg: &Msg) -> Result<(), AlgoError> {
-        if port > 1 {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         match *msg {
             Msg::Probe { id, limit, .. } => {
                 if limit == 0 {
@@ -231,11 +226,8 @@ impl SyncHs {
                 if id == self.id {
                     // Round the ring: the first copy elects, the second (same
                     // tick under synchrony) ends here too.
-                    if self.decision.is_none() {
-                        let d = Decision { role: Role::Leader, leader: id };
-                        self.decision = Some(d);
-                        out.push(Effect::Decide(d));
-                        out.send(RIGHT, Msg::Notify { leader: id });
+                    if !self.end.decided() {
+                        self.end.elect(id, out);
                     }
                 } else if self.rule.beats(id, self.id) {
                     if limit > 1 {
@@ -255,17 +247,12 @@ impl SyncHs {
                     self.probe_both(out);
                 }
             }
-            Msg::Notify { leader } => match self.decision {
-                None => {
-                    let d = Decision { role: Role::Follower, leader };
-                    self.decision = Some(d);
-                    self.done = true;
-                    out.push(Effect::Decide(d));
-                    out.send(other(port), msg);
-                }
-                // The leader's own notification is back.
-                Some(_) => self.done = true,
-            },
+            Msg::Notify { leader } => {
+                // A follower is done once it has passed the notification on;
+                // the leader, once its own notification is back.
+                self.end.notified(port, leader, out);
+                self.done = true;
+            }
             _ => {}
         }
     }
@@ -317,7 +304,7 @@ impl Algorithm for SyncHs {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn held(&self) -> usize {
@@ -325,7 +312,7 @@ impl Algorithm for SyncHs {
     }
 
     fn state(&self) -> &'static str {
-        match self.decision {
+        match self.end.decision() {
             _ if !self.awake => "asleep",
             None => "candidate",
             Some(Decision { role: Role::Leader, .. }) => "leader",
@@ -338,17 +325,13 @@ impl Algorithm for SyncHs {
 mod tests {
     use super::*;
     use crate::algo::catalogue::{ceil_log2, find};
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::harness::ring_context;
+    use crate::algo::{Effect, LEFT, RIGHT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 
-    /// The only place a test builds a `NodeContext`.
-    fn ctx(id: u64) -> NodeContext<'static> {
-        NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() }
-    }
-
     fn node(id: u64) -> SyncHs {
-        SyncHs::new(&ctx(id))
+        SyncHs::new(&ring_context(id, Rule::Max))
     }
 
     const TICK: Effect = Effect::SetTimer { timer: ROUND_TIMER, after_ms: ROUND_MS };

@@ -24,7 +24,8 @@
 //! must travel with the saturation messages (Santoro's text does this) so
 //! the saturated nodes know it, and no extra exchange is needed.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule};
+use super::oneshot::Ending;
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -49,7 +50,7 @@ pub struct TreeSaturation {
     /// Ports a saturation message arrived on.
     heard: Vec<bool>,
     heard_count: u32,
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl TreeSaturation {
@@ -63,7 +64,7 @@ impl TreeSaturation {
             best: c.id,
             heard: vec![false; c.ports as usize],
             heard_count: 0,
-            decision: None,
+            end: Ending::default(),
         }
     }
 
@@ -87,11 +88,8 @@ impl TreeSaturation {
     }
 
     fn decide(&mut self, leader: u64, skip: Port, out: &mut Outbox) {
-        let role = if leader == self.id { Role::Leader } else { Role::Follower };
-        let d = Decision { role, leader };
-        self.decision = Some(d);
+        self.end.decide_for(self.id, leader, out);
         self.state = State::Done;
-        out.push(super::Effect::Decide(d));
         for p in 0..self.degree {
             if p != skip {
                 out.send(p, Msg::Notify { leader });
@@ -141,16 +139,15 @@ impl Algorithm for TreeSaturation {
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
-        match (self.state, self.decision) {
-            (State::Asleep, _) => "asleep",
-            (State::Active, _) => "active",
-            (State::Processing { .. }, _) => "processing",
-            (State::Done, Some(Decision { role: Role::Leader, .. })) => "leader",
-            (State::Done, _) => "follower",
+        match self.state {
+            State::Asleep => "asleep",
+            State::Active => "active",
+            State::Processing { .. } => "processing",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -158,7 +155,7 @@ impl Algorithm for TreeSaturation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Effect;
+    use crate::algo::{Effect, Role};
 
     fn node(id: u64, ports: u32) -> TreeSaturation {
         TreeSaturation::new(&NodeContext { id, rule: Rule::Min, n: 5, coin: 0, ports, ..Default::default() })

@@ -26,7 +26,8 @@
 //! winning value need not own it, so the holder announces the value instead
 //! of declaring itself leader.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -45,25 +46,19 @@ pub struct UniAlternate {
     state: State,
     step: u32,
     value: u64,
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl UniAlternate {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        UniAlternate { id: c.id, rule: c.rule, state: State::Asleep, step: 0, value: c.id, decision: None }
+        UniAlternate { id: c.id, rule: c.rule, state: State::Asleep, step: 0, value: c.id, end: Ending::default() }
     }
 
     fn next_step(&mut self, out: &mut Outbox) {
         self.step = self.step.saturating_add(1);
         self.state = State::Active;
         out.send(RIGHT, Msg::Election { id: self.value, stage: self.step, hops: 0 });
-    }
-
-    fn decide(&mut self, leader: u64, out: &mut Outbox) {
-        let role = if leader == self.id { Role::Leader } else { Role::Follower };
-        self.decision = Some(Decision { role, leader });
-        out.decide(role, leader);
     }
 }
 
@@ -75,9 +70,7 @@ impl Algorithm for UniAlternate {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         match (msg, self.state) {
             (Msg::Election { .. }, State::Asleep) => {
                 self.next_step(out);
@@ -92,8 +85,7 @@ impl Algorithm for UniAlternate {
                 }
                 if v == self.value {
                     self.state = State::Announcing;
-                    self.decide(v, out);
-                    out.send(RIGHT, Msg::Notify { leader: v });
+                    self.end.announce(self.id, v, RIGHT, out);
                 } else if self.step % 2 == 1 {
                     if self.rule.beats(self.value, v) { self.next_step(out) } else { self.state = State::Relay }
                 } else if self.rule.beats(v, self.value) {
@@ -107,19 +99,16 @@ impl Algorithm for UniAlternate {
             (Msg::Notify { .. }, State::Announcing) => self.state = State::Done,
             (Msg::Notify { leader }, State::Relay) => {
                 self.state = State::Done;
-                self.decide(leader, out);
-                out.send(other(port), msg);
+                self.end.announce(self.id, leader, other(port), out);
             }
-            (Msg::Election { .. } | Msg::Notify { .. }, state) => {
-                return Err(AlgoError::Invalid(format!("{msg:?} reached {} in state {state:?}", self.id)));
-            }
+            (Msg::Election { .. } | Msg::Notify { .. }, state) => return Err(oneshot::misplaced(self.id, msg, state)),
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "uni-alternate", kind: msg.kind().name() }),
         }
         Ok(())
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
@@ -128,8 +117,7 @@ impl Algorithm for UniAlternate {
             State::Active => "active",
             State::Relay => "relay",
             State::Announcing => "announcing",
-            State::Done if matches!(self.decision, Some(d) if d.role == Role::Leader) => "leader",
-            State::Done => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -138,23 +126,16 @@ impl Algorithm for UniAlternate {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::{election as el, ring_context, started};
     use crate::algo::{Effect, LEFT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology, TopologyKind};
-
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
 
     /// Odd steps keep the node's own value if it beats the predecessor's;
     /// even steps adopt the predecessor's value if it beats the node's.
     #[test]
     fn odd_steps_keep_own_even_steps_adopt() {
-        let mut a =
-            UniAlternate::new(&NodeContext { id: 5, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
+        let (mut a, mut out) = started(UniAlternate::new(&ring_context(5, Rule::Max)));
         a.on_message(LEFT, el(3, 1), &mut out).unwrap();
         assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 2) }]);
         out.clear();

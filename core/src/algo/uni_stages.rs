@@ -36,7 +36,8 @@
 //! stage: step }`, the step's parity telling the first message of a phase
 //! from the second.
 
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, other};
+use super::oneshot::{self, Ending};
+use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -61,25 +62,19 @@ pub struct UniStages {
     state: State,
     phase: u32,
     value: u64,
-    decision: Option<Decision>,
+    end: Ending,
 }
 
 impl UniStages {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        UniStages { id: c.id, rule: c.rule, state: State::Asleep, phase: 0, value: c.id, decision: None }
+        UniStages { id: c.id, rule: c.rule, state: State::Asleep, phase: 0, value: c.id, end: Ending::default() }
     }
 
     fn next_phase(&mut self, out: &mut Outbox) {
         self.phase = self.phase.saturating_add(1);
         self.state = State::First;
         out.send(RIGHT, Msg::Election { id: self.value, stage: self.phase.saturating_mul(2) - 1, hops: 0 });
-    }
-
-    fn decide(&mut self, leader: u64, out: &mut Outbox) {
-        let role = if leader == self.id { Role::Leader } else { Role::Follower };
-        self.decision = Some(Decision { role, leader });
-        out.decide(role, leader);
     }
 
     fn on_msg(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
@@ -104,8 +99,7 @@ impl UniStages {
                         State::First if v == self.value => {
                             // The last active node: announce the value it holds.
                             self.state = State::Announcing;
-                            self.decide(v, out);
-                            out.send(RIGHT, Msg::Notify { leader: v });
+                            self.end.announce(self.id, v, RIGHT, out);
                         }
                         State::First => {
                             self.state = State::Second { v1: v };
@@ -131,8 +125,7 @@ impl UniStages {
                 State::Announcing => self.state = State::Done,
                 State::Relay => {
                     self.state = State::Done;
-                    self.decide(leader, out);
-                    out.send(other(port), msg);
+                    self.end.announce(self.id, leader, other(port), out);
                 }
                 _ => return Err(AlgoError::Invalid(format!("notification reached {} in {:?}", self.id, self.state))),
             },
@@ -150,14 +143,12 @@ impl Algorithm for UniStages {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port > RIGHT {
-            return Err(AlgoError::BadPort { port });
-        }
+        oneshot::ring_port(port)?;
         self.on_msg(port, msg, out)
     }
 
     fn decision(&self) -> Option<Decision> {
-        self.decision
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
@@ -166,8 +157,7 @@ impl Algorithm for UniStages {
             State::First | State::Second { .. } => "active",
             State::Relay => "relay",
             State::Announcing => "announcing",
-            State::Done if matches!(self.decision, Some(d) if d.role == Role::Leader) => "leader",
-            State::Done => "follower",
+            State::Done => self.end.role_name(),
         }
     }
 }
@@ -176,20 +166,13 @@ impl Algorithm for UniStages {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::harness::{self, election as el, ring_context};
+    use crate::algo::{Effect, LEFT, Role};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 
-    fn el(id: u64, stage: u32) -> Msg {
-        Msg::Election { id, stage, hops: 0 }
-    }
-
     fn started(id: u64) -> (UniStages, Outbox) {
-        let mut a = UniStages::new(&NodeContext { id, rule: Rule::Max, n: 8, coin: 0, ports: 2, ..Default::default() });
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
-        (a, out)
+        harness::started(UniStages::new(&ring_context(id, Rule::Max)))
     }
 
     /// An active node forwards its predecessor's value, then adopts it if it

@@ -68,6 +68,7 @@
 //! [`AlgoError::Invalid`], so the simulator's exhaustive runs would show
 //! one; none does.
 
+use super::oneshot::Ending;
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule};
 
 const NAME: &str = "complete-villadangos";
@@ -108,7 +109,7 @@ pub struct Villadangos {
     status: Status,
     candidate_predecessor: Option<u64>,
     candidate_successor: Option<u64>,
-    leader: u64,
+    end: Ending,
 }
 
 impl Villadangos {
@@ -126,7 +127,7 @@ impl Villadangos {
             status: Status::Passive,
             candidate_predecessor: None,
             candidate_successor: None,
-            leader: 0,
+            end: Ending::default(),
         }
     }
 
@@ -156,8 +157,7 @@ impl Villadangos {
     /// Become the leader and announce it to every other node.
     fn lead(&mut self, out: &mut Outbox) {
         self.status = Status::Leader;
-        self.leader = self.id;
-        out.decide(Role::Leader, self.id);
+        self.end.decide(Role::Leader, self.id, out);
         for port in 0..self.peers.len() as Port {
             out.send(port, Msg::Notify { leader: self.id });
         }
@@ -267,8 +267,7 @@ impl Algorithm for Villadangos {
                     return Err(self.unexpected(msg));
                 }
                 self.status = Status::Follower;
-                self.leader = leader;
-                out.decide(Role::Follower, leader);
+                self.end.decide(Role::Follower, leader, out);
                 Ok(())
             }
             _ => Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
@@ -276,11 +275,7 @@ impl Algorithm for Villadangos {
     }
 
     fn decision(&self) -> Option<Decision> {
-        match self.status {
-            Status::Leader => Some(Decision { role: Role::Leader, leader: self.leader }),
-            Status::Follower => Some(Decision { role: Role::Follower, leader: self.leader }),
-            _ => None,
-        }
+        self.end.decision()
     }
 
     fn state(&self) -> &'static str {
@@ -292,6 +287,7 @@ impl Algorithm for Villadangos {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::permutations;
     use crate::algo::{Effect, MsgKind, PortInfo};
     use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};
@@ -528,24 +524,6 @@ mod tests {
         assert!(matches!(d.on_message(1, Msg::Message1 { id: 7 }, &mut out), Err(AlgoError::Invalid(_))));
     }
 
-    fn permutations(n: u64) -> Vec<Vec<u64>> {
-        fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
-            if rest.is_empty() {
-                out.push(prefix.clone());
-            }
-            for i in 0..rest.len() {
-                let x = rest.remove(i);
-                prefix.push(x);
-                rec(prefix, rest, out);
-                prefix.pop();
-                rest.insert(i, x);
-            }
-        }
-        let mut out = Vec::new();
-        rec(&mut Vec::new(), &mut (1..=n).collect(), &mut out);
-        out
-    }
-
     /// Exhaustively for n ≤ 6 (every id arrangement, initiator set, both
     /// rules, FIFO / non-FIFO / unit-delay schedules): the best initiator
     /// leads, exactly 2n + 2k − 3 messages (n − 1 of them notifications),
@@ -557,7 +535,7 @@ mod tests {
         let mut runs = 0;
         for n in 2..=6u32 {
             let topo = Topology::complete(n).unwrap();
-            for ids in permutations(n as u64) {
+            for ids in permutations(&(1..=n as u64).collect::<Vec<_>>()) {
                 for mask in 1u32..(1 << n) {
                     let init: Vec<u32> = (0..n).filter(|p| mask & (1 << p) != 0).collect();
                     let k = init.len() as u64;
