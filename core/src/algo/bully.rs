@@ -50,9 +50,10 @@
 //!   leadership outdated (it elects again) and a follower's belief stale (it
 //!   waits for the new term's `Coordinator`, which goes to every node).
 //!
-//! Every change of belief is announced with [`Effect::Lead`]: `(term, leader)`,
-//! `leader: None` while electing or waiting. The first leader learned is also
-//! announced once with [`Effect::Decide`], for the one-shot verdicts.
+//! Every change of belief is announced with
+//! [`Effect::Lead`](super::Effect::Lead): `(term, leader)`, `leader: None`
+//! while electing or waiting. The first leader learned is also announced once
+//! with [`Effect::Decide`](super::Effect::Decide), for the one-shot verdicts.
 //!
 //! ## Modes
 //!
@@ -101,9 +102,8 @@
 //! plus two delays.
 
 use super::detector::{Behind, Detected, DetectorConfig};
-use super::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
-};
+use super::kept::{OneTimer, Peers};
+use super::{AlgoError, Algorithm, Decision, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
 
 const NAME: &str = "bully";
 
@@ -176,8 +176,7 @@ enum Phase {
 pub struct Bully {
     id: u64,
     rule: Rule,
-    /// The id behind each port.
-    peers: Box<[u64]>,
+    peers: Peers,
     /// Ports leading to better-ranked nodes.
     higher: Box<[Port]>,
     cfg: BullyConfig,
@@ -185,7 +184,7 @@ pub struct Bully {
     /// Highest term seen.
     term: u64,
     /// The one bully timer pending, if any.
-    timer: Option<TimerId>,
+    timer: OneTimer,
     /// While leading: neighbours whose heartbeats show an older term.
     behind: Behind,
     reports: Reports,
@@ -222,8 +221,8 @@ impl Bully {
 
     /// An asleep node with the given timeouts.
     pub fn with_config(c: &NodeContext, cfg: BullyConfig) -> Self {
-        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
-        let higher = (0..peers.len() as Port).filter(|&p| c.rule.beats(peers[p as usize], c.id)).collect();
+        let peers = Peers::new(c);
+        let higher = peers.better(c.rule, c.id);
         Bully {
             id: c.id,
             rule: c.rule,
@@ -232,7 +231,7 @@ impl Bully {
             cfg,
             phase: Phase::Asleep,
             term: 0,
-            timer: None,
+            timer: OneTimer::default(),
             behind: Behind::new(c.port_info.len()),
             reports: Reports::default(),
         }
@@ -258,22 +257,6 @@ impl Bully {
         self.reports.announce(l, out);
     }
 
-    fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
-        self.reports.decide_once(role, leader, out);
-    }
-
-    fn set_timer(&mut self, timer: TimerId, after_ms: u64, out: &mut Outbox) {
-        self.stop_timer(out);
-        self.timer = Some(timer);
-        out.push(Effect::SetTimer { timer, after_ms });
-    }
-
-    fn stop_timer(&mut self, out: &mut Outbox) {
-        if let Some(timer) = self.timer.take() {
-            out.push(Effect::CancelTimer { timer });
-        }
-    }
-
     /// Send `BullyElection` to every higher node, or lead if there is none.
     fn elect(&mut self, out: &mut Outbox) {
         if self.higher.is_empty() {
@@ -285,37 +268,35 @@ impl Bully {
         for &port in self.higher.iter() {
             out.send(port, Msg::BullyElection { term: self.term });
         }
-        self.set_timer(ANSWER_TIMER, self.cfg.answer_timeout_ms, out);
+        self.timer.replace(ANSWER_TIMER, self.cfg.answer_timeout_ms, out);
     }
 
     /// Lead a new term and tell every node (not once the term space is used
     /// up: [`super::next_term`]).
     fn lead(&mut self, out: &mut Outbox) {
         let Some(term) = super::next_term(self.term) else { return };
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.term = term;
         self.phase = Phase::Leading;
         self.behind.told_all();
         self.announce(out);
-        self.decide_once(Role::Leader, self.id, out);
-        for port in 0..self.peers.len() as Port {
-            out.send(port, Msg::Coordinator { leader: self.id, term: self.term });
-        }
+        self.reports.decide_once(Role::Leader, self.id, out);
+        self.peers.broadcast(Msg::Coordinator { leader: self.id, term: self.term }, out);
     }
 
     fn follow(&mut self, leader: u64, term: u64, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.term = term;
         self.phase = Phase::Following(leader);
         self.announce(out);
-        self.decide_once(Role::Follower, leader, out);
+        self.reports.decide_once(Role::Follower, leader, out);
     }
 
     /// Wait for the `Coordinator` of a term this node has heard of.
     fn await_coordinator(&mut self, out: &mut Outbox) {
         self.phase = Phase::Electing { answered: true };
         self.announce(out);
-        self.set_timer(COORDINATOR_TIMER, self.cfg.coordinator_timeout_ms, out);
+        self.timer.replace(COORDINATOR_TIMER, self.cfg.coordinator_timeout_ms, out);
     }
 
     /// A message showed a later term than this node's.
@@ -329,12 +310,8 @@ impl Bully {
         }
     }
 
-    fn sender(&self, port: Port) -> Result<u64, AlgoError> {
-        self.peers.get(port as usize).copied().ok_or(AlgoError::BadPort { port })
-    }
-
     fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
-        AlgoError::Invalid(format!("{NAME}: {msg:?} from {from} cannot reach node {} ({})", self.id, self.state()))
+        super::kept::invalid(NAME, msg, from, self.id, self.state())
     }
 
     fn on_election(&mut self, port: Port, term: u64, out: &mut Outbox) {
@@ -366,7 +343,7 @@ impl Bully {
         }
         if electing {
             self.phase = Phase::Electing { answered: true };
-            self.set_timer(COORDINATOR_TIMER, self.cfg.coordinator_timeout_ms, out);
+            self.timer.replace(COORDINATOR_TIMER, self.cfg.coordinator_timeout_ms, out);
         }
         // Otherwise a late answer: already waiting, or the coordinator came first.
     }
@@ -402,7 +379,7 @@ impl Algorithm for Bully {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        let from = self.sender(port)?;
+        let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
             Msg::BullyElection { term } => {
@@ -429,10 +406,9 @@ impl Algorithm for Bully {
     }
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        if self.timer != Some(timer) {
+        if !self.timer.fired(timer) {
             return; // replaced or cancelled after the driver queued it
         }
-        self.timer = None;
         match (timer, self.phase) {
             (ANSWER_TIMER, Phase::Electing { answered: false }) => self.lead(out),
             (COORDINATOR_TIMER, Phase::Electing { answered: true }) => self.elect(out),
@@ -529,7 +505,7 @@ mod tests {
         let slow = BullyConfig::for_detector(DetectorConfig::KUBERNETES);
         assert_eq!((slow.answer_timeout_ms, slow.coordinator_timeout_ms), (5_000, 15_000));
     }
-    use crate::algo::{MsgKind, PortInfo, catalogue};
+    use crate::algo::{Effect, MsgKind, PortInfo, catalogue};
     use crate::counters::Counters;
     use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};

@@ -151,6 +151,7 @@
 //! its acknowledgement per follower).
 
 use super::detector::DetectorConfig;
+use super::kept::{OneTimer, Peers};
 use super::{
     AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
     TimerId,
@@ -335,8 +336,7 @@ enum Phase {
 pub struct Chubby {
     id: u64,
     rule: Rule,
-    /// The id behind each port.
-    peers: Box<[u64]>,
+    peers: Peers,
     /// Per port: the peer is better-ranked than this node.
     better: Box<[bool]>,
     /// How many nodes are better-ranked (0: the best id).
@@ -352,8 +352,8 @@ pub struct Chubby {
     leader_term: u64,
     /// The running promise (the promise timer is pending).
     promise: Option<Promise>,
-    /// The back-off timer is pending.
-    election_pending: bool,
+    /// The back-off (or candidacy) timer, [`ELECTION_TIMER`], when pending.
+    election: OneTimer,
     /// Restored from stable storage (a recovered incarnation).
     restored: bool,
     /// Candidate: granted votes per port; leader: the vote is its round-0 credit.
@@ -379,25 +379,25 @@ impl Chubby {
 
     /// An asleep kept-leadership node with the given timing (see [`ChubbyConfig::validate`]).
     pub fn with_config(c: &NodeContext, cfg: ChubbyConfig) -> Self {
-        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
+        let peers = Peers::new(c);
         let better: Box<[bool]> = peers.iter().map(|&p| c.rule.beats(p, c.id)).collect();
         let rank = better.iter().filter(|&&b| b).count() as u64;
-        let n = (c.n as usize).max(peers.len() + 1);
         let ports = peers.len();
+        let quorum = peers.majority(c.n);
         Chubby {
             id: c.id,
             rule: c.rule,
             peers,
             better,
             rank,
-            quorum: n / 2 + 1,
+            quorum,
             cfg,
             phase: Phase::Asleep,
             stable: Stable::default(),
             seen: 0,
             leader_term: 0,
             promise: None,
-            election_pending: false,
+            election: OneTimer::default(),
             restored: false,
             voted: vec![false; ports],
             refused: vec![false; ports],
@@ -429,16 +429,6 @@ impl Chubby {
         self.reports.announce(l, out);
     }
 
-    fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
-        self.reports.decide_once(role, leader, out);
-    }
-
-    fn broadcast(&self, msg: Msg, out: &mut Outbox) {
-        for port in 0..self.peers.len() as Port {
-            out.send(port, msg);
-        }
-    }
-
     fn wake(&mut self, out: &mut Outbox) {
         if self.phase != Phase::Asleep {
             return;
@@ -450,17 +440,6 @@ impl Chubby {
             out.push(Effect::SetTimer { timer: PROMISE_TIMER, after_ms: self.cfg.lease_ms });
         }
         self.schedule_candidacy(Retry::First, out);
-    }
-
-    fn set_election_timer(&mut self, after_ms: u64, out: &mut Outbox) {
-        self.election_pending = true;
-        out.push(Effect::SetTimer { timer: ELECTION_TIMER, after_ms });
-    }
-
-    fn cancel_election_timer(&mut self, out: &mut Outbox) {
-        if std::mem::take(&mut self.election_pending) {
-            out.push(Effect::CancelTimer { timer: ELECTION_TIMER });
-        }
     }
 
     /// Back off before running; nothing while a promise binds this node (its
@@ -479,7 +458,7 @@ impl Chubby {
         if delay == 0 {
             self.run(out);
         } else {
-            self.set_election_timer(delay, out);
+            self.election.set(ELECTION_TIMER, delay, out);
         }
     }
 
@@ -510,7 +489,7 @@ impl Chubby {
         // Terms above MAX_TERM are refused on arrival; at MAX_TERM itself the
         // term space is used up and the node runs no more.
         let Some(term) = super::next_term(self.seen.max(self.stable.term)) else { return };
-        self.cancel_election_timer(out);
+        self.election.stop(out);
         self.seen = term;
         self.stable = Stable { term, vote: Some(self.id) };
         out.push(Effect::Persist(self.stable));
@@ -521,10 +500,10 @@ impl Chubby {
         self.clear_deadlines(out);
         if self.cfg.keep {
             self.start_deadline(0, out);
-            self.set_election_timer(self.cfg.candidacy_ms, out);
+            self.election.set(ELECTION_TIMER, self.cfg.candidacy_ms, out);
         }
         self.announce(out);
-        self.broadcast(Msg::VoteRequest { term, candidate: self.id }, out);
+        self.peers.broadcast(Msg::VoteRequest { term, candidate: self.id }, out);
         self.check_won(out);
     }
 
@@ -546,13 +525,13 @@ impl Chubby {
     }
 
     fn lead(&mut self, term: u64, out: &mut Outbox) {
-        self.cancel_election_timer(out);
+        self.election.stop(out);
         self.phase = Phase::Leading { term };
         self.leader_term = term;
         self.acks.iter_mut().for_each(|a| *a = 0);
         self.credited = 0;
         self.announce(out);
-        self.decide_once(Role::Leader, self.id, out);
+        self.reports.decide_once(Role::Leader, self.id, out);
         self.renew(out);
     }
 
@@ -560,7 +539,7 @@ impl Chubby {
     fn renew(&mut self, out: &mut Outbox) {
         let Phase::Leading { term } = self.phase else { return };
         if !self.cfg.keep {
-            self.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
+            self.peers.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
             return;
         }
         self.round += 1;
@@ -568,7 +547,7 @@ impl Chubby {
         if self.phase != (Phase::Leading { term }) {
             return; // the evicted deadline ended the lease
         }
-        self.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
+        self.peers.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
         out.push(Effect::SetTimer { timer: RENEW_TIMER, after_ms: self.cfg.renew_ms });
         self.recredit();
     }
@@ -610,7 +589,7 @@ impl Chubby {
     fn promise_to(&mut self, to: u64, out: &mut Outbox) {
         if self.cfg.keep {
             self.promise = Some(Promise::To(to));
-            self.cancel_election_timer(out);
+            self.election.stop(out);
             out.push(Effect::SetTimer { timer: PROMISE_TIMER, after_ms: self.cfg.lease_ms });
         }
     }
@@ -691,14 +670,14 @@ impl Chubby {
             return;
         }
         self.promise_to(leader, out);
-        self.cancel_election_timer(out);
+        self.election.stop(out);
         if matches!(self.phase, Phase::Candidate { .. }) {
             self.clear_deadlines(out);
         }
         self.phase = Phase::Following(leader);
         self.leader_term = term;
         self.announce(out);
-        self.decide_once(Role::Follower, leader, out);
+        self.reports.decide_once(Role::Follower, leader, out);
         out.send(port, Msg::LeaseAck { term, granted: true });
     }
 
@@ -714,12 +693,8 @@ impl Chubby {
         }
     }
 
-    fn sender(&self, port: Port) -> Result<u64, AlgoError> {
-        self.peers.get(port as usize).copied().ok_or(AlgoError::BadPort { port })
-    }
-
     fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
-        AlgoError::Invalid(format!("{NAME}: {msg:?} from {from} cannot reach node {} ({})", self.id, self.state()))
+        super::kept::invalid(NAME, msg, from, self.id, self.state())
     }
 }
 
@@ -729,7 +704,7 @@ impl Algorithm for Chubby {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        let from = self.sender(port)?;
+        let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
             Msg::VoteRequest { term, candidate } => {
@@ -769,7 +744,7 @@ impl Algorithm for Chubby {
                 self.schedule_candidacy(Retry::First, out);
             }
             ELECTION_TIMER => {
-                if !std::mem::take(&mut self.election_pending) {
+                if !self.election.fired(ELECTION_TIMER) {
                     return;
                 }
                 match self.phase {

@@ -36,6 +36,7 @@ pub mod controlled_distance;
 pub mod detector;
 pub mod echo_extinction;
 pub mod harness;
+pub mod kept;
 pub mod mesh_corners;
 pub mod min_max;
 pub mod min_max_plus;

@@ -53,9 +53,8 @@
 //! elections and `n − 1` coordinators on the `n − 1` live nodes.
 
 use super::detector::{Behind, Detected, DetectorConfig};
-use super::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
-};
+use super::kept::{OneTimer, Peers};
+use super::{AlgoError, Algorithm, Decision, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
 
 const NAME: &str = "repaired-ring";
 
@@ -102,8 +101,7 @@ pub struct RepairedRing {
     id: u64,
     rule: Rule,
     cfg: RingConfig,
-    /// The id behind each port.
-    peers: Box<[u64]>,
+    peers: Peers,
     /// Ports in ring order starting after this node (next higher id first, wrapping).
     ring: Box<[Port]>,
     /// Per port: its position in `ring`.
@@ -118,7 +116,8 @@ pub struct RepairedRing {
     coordinated: u64,
     /// The term of this node's own coordinator round under way.
     awaiting: Option<u64>,
-    timer: bool,
+    /// [`ELECTION_TIMER`], when pending.
+    timer: OneTimer,
     /// The port this node last sent an election on, while electing.
     sent_to: Option<Port>,
     /// While leading: neighbours whose heartbeats show an older term.
@@ -155,7 +154,7 @@ impl RepairedRing {
 
     /// An asleep node with the given timeout.
     pub fn with_config(c: &NodeContext, cfg: RingConfig) -> Self {
-        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
+        let peers = Peers::new(c);
         let mut ring: Vec<Port> = (0..peers.len() as Port).collect();
         // Higher ids first (ascending), then the lower ones (ascending): ring order from here.
         ring.sort_by_key(|&p| (peers[p as usize] < c.id, peers[p as usize]));
@@ -176,7 +175,7 @@ impl RepairedRing {
             joined: None,
             coordinated: 0,
             awaiting: None,
-            timer: false,
+            timer: OneTimer::default(),
             sent_to: None,
             behind: Behind::new(c.port_info.len()),
             reports: Reports::default(),
@@ -208,16 +207,10 @@ impl RepairedRing {
         self.reports.announce(l, out);
     }
 
+    /// Give the election under way its time (a new set replaces the pending one).
     fn set_timer(&mut self, out: &mut Outbox) {
         if let Some(after_ms) = self.cfg.election_timeout_ms {
-            self.timer = true;
-            out.push(Effect::SetTimer { timer: ELECTION_TIMER, after_ms });
-        }
-    }
-
-    fn stop_timer(&mut self, out: &mut Outbox) {
-        if std::mem::take(&mut self.timer) {
-            out.push(Effect::CancelTimer { timer: ELECTION_TIMER });
+            self.timer.set(ELECTION_TIMER, after_ms, out);
         }
     }
 
@@ -243,7 +236,7 @@ impl RepairedRing {
 
     /// Believe `leader` leads the current term.
     fn believe(&mut self, leader: u64, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.behind.told_all();
         self.phase = if leader == self.id { Phase::Leading } else { Phase::Following(leader) };
         self.announce(out);
@@ -335,9 +328,7 @@ impl Algorithm for RepairedRing {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port as usize >= self.peers.len() {
-            return Err(AlgoError::BadPort { port });
-        }
+        self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
             Msg::RingCollect { term, initiator, best, count } => self.on_collect(term, initiator, best, count, out),
@@ -355,10 +346,9 @@ impl Algorithm for RepairedRing {
     }
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        if timer != ELECTION_TIMER || !self.timer {
+        if !self.timer.fired(timer) {
             return;
         }
-        self.timer = false;
         if self.phase == Phase::Electing {
             self.elect(out);
         }
@@ -444,7 +434,7 @@ mod tests {
         assert_eq!(RingConfig::for_detector(DetectorConfig::LOOPBACK), RingConfig::LOOPBACK);
         assert_eq!(RingConfig::for_detector(DetectorConfig::KUBERNETES).election_timeout_ms, Some(15_000));
     }
-    use crate::algo::PortInfo;
+    use crate::algo::{Effect, PortInfo};
 
     /// Node `id` whose ports lead to `peers`, in port order, with the loopback timeout.
     fn node(id: u64, peers: &[u64]) -> RepairedRing {

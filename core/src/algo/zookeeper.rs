@@ -169,6 +169,7 @@
 //! [`Detected`]`<ZooKeeper>` with proposal retries and periodic commits.
 
 use super::detector::{Detected, DetectorConfig};
+use super::kept::{OneTimer, Peers};
 use super::{
     AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
     TimerId,
@@ -238,8 +239,7 @@ enum Phase {
 pub struct ZooKeeper {
     id: u64,
     rule: Rule,
-    /// The id behind each port.
-    peers: Box<[u64]>,
+    peers: Peers,
     /// Ports leading to better nodes.
     better: Box<[Port]>,
     /// The port of the best peer, if it beats this node.
@@ -269,7 +269,7 @@ pub struct ZooKeeper {
     /// A recovered incarnation (it got its stable record back).
     restored: bool,
     /// The one timer pending, if any.
-    timer: Option<TimerId>,
+    timer: OneTimer,
     reports: Reports,
 }
 
@@ -301,17 +301,16 @@ impl ZooKeeper {
 
     /// An asleep node; `cfg` gives the kept mode's timeouts (`None`: one-shot).
     pub fn with_config(c: &NodeContext, cfg: Option<ZkConfig>) -> Self {
-        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
-        let better: Box<[Port]> = (0..peers.len() as Port).filter(|&p| c.rule.beats(peers[p as usize], c.id)).collect();
+        let peers = Peers::new(c);
+        let better = peers.better(c.rule, c.id);
         let best = better
             .iter()
             .copied()
             .reduce(|a, b| if c.rule.beats(peers[b as usize], peers[a as usize]) { b } else { a });
-        let n = (c.n as usize).max(peers.len() + 1);
         ZooKeeper {
             id: c.id,
             rule: c.rule,
-            quorum: n / 2 + 1,
+            quorum: peers.majority(c.n),
             acks: vec![false; peers.len()],
             answered: vec![false; peers.len()],
             suspected: vec![false; peers.len()],
@@ -327,7 +326,7 @@ impl ZooKeeper {
             proposal: 0,
             refused: None,
             restored: false,
-            timer: None,
+            timer: OneTimer::default(),
             reports: Reports::default(),
         }
     }
@@ -362,22 +361,6 @@ impl ZooKeeper {
         self.reports.announce(l, out);
     }
 
-    fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
-        self.reports.decide_once(role, leader, out);
-    }
-
-    fn set_timer(&mut self, timer: TimerId, after_ms: u64, out: &mut Outbox) {
-        self.stop_timer(out);
-        self.timer = Some(timer);
-        out.push(Effect::SetTimer { timer, after_ms });
-    }
-
-    fn stop_timer(&mut self, out: &mut Outbox) {
-        if let Some(timer) = self.timer.take() {
-            out.push(Effect::CancelTimer { timer });
-        }
-    }
-
     /// Itself plus the peers it does not suspect.
     fn visible(&self) -> usize {
         1 + self.suspected.iter().filter(|&&s| !s).count()
@@ -396,12 +379,6 @@ impl ZooKeeper {
         out.push(Effect::Persist(self.stable()));
     }
 
-    fn broadcast(&self, msg: Msg, out: &mut Outbox) {
-        for port in 0..self.peers.len() as Port {
-            out.send(port, msg);
-        }
-    }
-
     /// Wake up; `spontaneous` when by `on_start`. A node that cannot
     /// propose then wakes the best node, or, recovered, tells every peer it
     /// restarted (its followers, if it led, stop following it; a leader
@@ -412,7 +389,7 @@ impl ZooKeeper {
         if self.eligible() {
             self.propose(out);
         } else if spontaneous && self.restored {
-            self.broadcast(Msg::Wakeup, out);
+            self.peers.broadcast(Msg::Wakeup, out);
         } else if spontaneous && let Some(best) = self.best {
             out.send(best, Msg::Wakeup);
         }
@@ -420,7 +397,7 @@ impl ZooKeeper {
 
     /// Look for a leader again (announcing `leader: None`), and propose if eligible.
     fn look(&mut self, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.phase = Phase::Looking;
         self.announce(out);
         if self.eligible() {
@@ -444,9 +421,9 @@ impl ZooKeeper {
         self.phase = Phase::Proposing;
         self.announce(out);
         self.persist(out);
-        self.broadcast(Msg::NewLeader { term, leader: self.id }, out);
+        self.peers.broadcast(Msg::NewLeader { term, leader: self.id }, out);
         if let Some(cfg) = self.cfg {
-            self.set_timer(PROPOSAL_TIMER, cfg.proposal_timeout_ms, out);
+            self.timer.replace(PROPOSAL_TIMER, cfg.proposal_timeout_ms, out);
         }
         self.check_quorum(out);
     }
@@ -459,26 +436,26 @@ impl ZooKeeper {
 
     /// A quorum acked: lead the proposal's term and commit it to every peer.
     fn lead(&mut self, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.epoch = self.proposal;
         self.phase = Phase::Leading;
         self.announce(out);
-        self.decide_once(Role::Leader, self.id, out);
-        self.broadcast(Msg::Commit { term: self.epoch, leader: self.id }, out);
+        self.reports.decide_once(Role::Leader, self.id, out);
+        self.peers.broadcast(Msg::Commit { term: self.epoch, leader: self.id }, out);
         if let Some(cfg) = self.cfg {
-            self.set_timer(RECOMMIT_TIMER, cfg.recommit_ms, out);
+            self.timer.replace(RECOMMIT_TIMER, cfg.recommit_ms, out);
         }
     }
 
     fn follow(&mut self, leader: u64, term: u64, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.epoch = term;
         self.refused = None;
         self.phase = Phase::Following(leader);
         self.announce(out);
-        self.decide_once(Role::Follower, leader, out);
+        self.reports.decide_once(Role::Follower, leader, out);
         if let Some(cfg) = self.cfg {
-            self.set_timer(LEASE_TIMER, cfg.lease_ms, out);
+            self.timer.replace(LEASE_TIMER, cfg.lease_ms, out);
         }
     }
 
@@ -496,7 +473,7 @@ impl ZooKeeper {
     fn ack(&mut self, port: Port, term: u64, leader: u64, out: &mut Outbox) {
         if self.phase == Phase::Proposing {
             // Backing a better proposer of a later term: give up its own.
-            self.stop_timer(out);
+            self.timer.stop(out);
             self.phase = Phase::Looking;
             self.announce(out);
         }
@@ -517,12 +494,8 @@ impl ZooKeeper {
         }
     }
 
-    fn sender(&self, port: Port) -> Result<u64, AlgoError> {
-        self.peers.get(port as usize).copied().ok_or(AlgoError::BadPort { port })
-    }
-
     fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
-        AlgoError::Invalid(format!("{NAME}: {msg:?} from {from} cannot reach node {} ({})", self.id, self.state()))
+        super::kept::invalid(NAME, msg, from, self.id, self.state())
     }
 
     fn on_new_leader(&mut self, port: Port, term: u64, leader: u64, out: &mut Outbox) {
@@ -561,7 +534,7 @@ impl ZooKeeper {
             // moves its followers to a new term above it (kept mode only;
             // the one-shot election never meets one).
             Phase::Leading if !ok && !first && term > self.epoch && self.cfg.is_some() => {
-                self.stop_timer(out);
+                self.timer.stop(out);
                 self.phase = Phase::Looking;
                 self.propose(out);
             }
@@ -614,7 +587,7 @@ impl Algorithm for ZooKeeper {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        let from = self.sender(port)?;
+        let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
             Msg::NewLeader { term, leader } => {
@@ -649,16 +622,15 @@ impl Algorithm for ZooKeeper {
     }
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        if self.timer != Some(timer) {
+        if !self.timer.fired(timer) {
             return; // replaced or cancelled after the driver queued it
         }
-        self.timer = None;
         match (timer, self.phase) {
             (PROPOSAL_TIMER, Phase::Proposing) | (LEASE_TIMER, Phase::Following(_)) => self.look(out),
             (RECOMMIT_TIMER, Phase::Leading) => {
-                self.broadcast(Msg::Commit { term: self.epoch, leader: self.id }, out);
+                self.peers.broadcast(Msg::Commit { term: self.epoch, leader: self.id }, out);
                 if let Some(cfg) = self.cfg {
-                    self.set_timer(RECOMMIT_TIMER, cfg.recommit_ms, out);
+                    self.timer.replace(RECOMMIT_TIMER, cfg.recommit_ms, out);
                 }
             }
             _ => {}
