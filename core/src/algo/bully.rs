@@ -505,66 +505,43 @@ mod tests {
         let slow = BullyConfig::for_detector(DetectorConfig::KUBERNETES);
         assert_eq!((slow.answer_timeout_ms, slow.coordinator_timeout_ms), (5_000, 15_000));
     }
+    use crate::algo::kept::testing::{self, PEERS_OF_3, decide, lead, send, started};
     use crate::algo::{Effect, MsgKind, PortInfo, catalogue};
     use crate::counters::Counters;
     use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};
-    use crate::topology::{IdOrder, Topology};
+    use crate::topology::Topology;
 
     /// Node `id` whose ports lead to `peers`, in port order.
     fn node(id: u64, peers: &[u64]) -> Bully {
-        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let c = NodeContext {
-            id,
-            rule: Rule::Max,
-            n: peers.len() as u32 + 1,
-            ports: peers.len() as u32,
-            port_info: &info,
-            ..Default::default()
-        };
-        Bully::with_config(&c, BullyConfig::LOOPBACK)
+        testing::node(id, peers, |c| Bully::with_config(c, BullyConfig::LOOPBACK))
     }
 
-    fn send(port: Port, msg: Msg) -> Effect {
-        Effect::Send { port, msg }
+    /// Node 3's elections of `term` (to 5 and 4, on ports 0 and 2) and its answer timer.
+    fn elections_of_3(term: u64) -> [Effect; 3] {
+        [
+            send(0, Msg::BullyElection { term }),
+            send(2, Msg::BullyElection { term }),
+            Effect::SetTimer { timer: ANSWER_TIMER, after_ms: 500 },
+        ]
     }
-
-    fn lead(term: u64, leader: Option<u64>) -> Effect {
-        Effect::Lead(Leadership { term, leader })
-    }
-
-    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
 
     /// A woken node announces it knows no leader, sends ELECTION to the higher
     /// ids only (5 and 4, on ports 0 and 2) and waits for an answer.
     #[test]
     fn election_goes_to_higher_ids_only() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        assert_eq!(
-            out.effects(),
-            &[
-                lead(0, None),
-                send(0, Msg::BullyElection { term: 0 }),
-                send(2, Msg::BullyElection { term: 0 }),
-                Effect::SetTimer { timer: ANSWER_TIMER, after_ms: 500 },
-            ]
-        );
+        let (a, out) = started(node(3, &PEERS_OF_3));
+        assert_eq!(out.effects(), [&[lead(0, None)][..], &elections_of_3(0)].concat());
         assert_eq!(a.state(), "electing");
-        out.clear();
-        a.on_start(&mut out);
-        assert!(out.effects().is_empty(), "a second start is ignored");
+        assert!(started(a).1.effects().is_empty(), "a second start is ignored");
     }
 
     /// The highest id has nobody to ask: it leads term 1 at once and sends
     /// COORDINATOR to every other node.
     #[test]
     fn highest_id_leads_at_once() {
-        let mut a = node(5, &[1, 4, 2, 3]);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        let mut expected = vec![lead(1, Some(5)), Effect::Decide(Decision { role: Role::Leader, leader: 5 })];
+        let (a, out) = started(node(5, &[1, 4, 2, 3]));
+        let mut expected = vec![lead(1, Some(5)), decide(Role::Leader, 5)];
         expected.extend((0..4).map(|p| send(p, Msg::Coordinator { leader: 5, term: 1 })));
         assert_eq!(out.effects(), &expected[..]);
         assert_eq!((a.state(), a.leadership()), ("leader", Leadership { term: 1, leader: Some(5) }));
@@ -596,9 +573,7 @@ mod tests {
     /// 1, decided once; a late answer changes nothing.
     #[test]
     fn answer_then_coordinator() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(3, &PEERS_OF_3));
         out.clear();
         a.on_message(2, Msg::Answer { term: 0 }, &mut out).unwrap();
         assert_eq!(
@@ -613,11 +588,7 @@ mod tests {
         a.on_message(0, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
         assert_eq!(
             out.effects(),
-            &[
-                Effect::CancelTimer { timer: COORDINATOR_TIMER },
-                lead(1, Some(5)),
-                Effect::Decide(Decision { role: Role::Follower, leader: 5 }),
-            ]
+            &[Effect::CancelTimer { timer: COORDINATOR_TIMER }, lead(1, Some(5)), decide(Role::Follower, 5)]
         );
         out.clear();
         a.on_message(2, Msg::Answer { term: 1 }, &mut out).unwrap();
@@ -629,14 +600,12 @@ mod tests {
     /// everybody; no coordinator after an answer: it elects again.
     #[test]
     fn timeouts_lead_or_retry() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(3, &PEERS_OF_3));
         out.clear();
         a.on_timer(COORDINATOR_TIMER, &mut out);
         assert!(out.effects().is_empty(), "a timer that is not pending is ignored");
         a.on_timer(ANSWER_TIMER, &mut out);
-        let mut expected = vec![lead(1, Some(3)), Effect::Decide(Decision { role: Role::Leader, leader: 3 })];
+        let mut expected = vec![lead(1, Some(3)), decide(Role::Leader, 3)];
         expected.extend((0..4).map(|p| send(p, Msg::Coordinator { leader: 3, term: 1 })));
         assert_eq!(out.effects(), &expected[..]);
 
@@ -645,16 +614,7 @@ mod tests {
         b.on_message(0, Msg::Answer { term: 0 }, &mut out).unwrap();
         out.clear();
         b.on_timer(COORDINATOR_TIMER, &mut out);
-        assert_eq!(
-            out.effects(),
-            &[
-                lead(0, None),
-                send(0, Msg::BullyElection { term: 0 }),
-                send(2, Msg::BullyElection { term: 0 }),
-                Effect::SetTimer { timer: ANSWER_TIMER, after_ms: 500 },
-            ][1..],
-            "already announced `no leader`: only the elections and the timer"
-        );
+        assert_eq!(out.effects(), elections_of_3(0), "already announced `no leader`: only the elections and the timer");
     }
 
     /// The leader answers an election with its coordinator (it is alive); a
@@ -662,9 +622,7 @@ mod tests {
     /// joins one of its own term (the sender found no leader).
     #[test]
     fn leader_and_followers_answer_elections() {
-        let mut m = node(5, &[1, 4, 2, 3]);
-        let mut out = Outbox::default();
-        m.on_start(&mut out);
+        let (mut m, mut out) = started(node(5, &[1, 4, 2, 3]));
         out.clear();
         m.on_message(0, Msg::BullyElection { term: 0 }, &mut out).unwrap();
         assert_eq!(out.effects(), &[send(0, Msg::Coordinator { leader: 5, term: 1 })]);
@@ -679,13 +637,7 @@ mod tests {
         f.on_message(3, Msg::BullyElection { term: 1 }, &mut out).unwrap();
         assert_eq!(
             out.effects(),
-            &[
-                lead(1, None),
-                send(0, Msg::BullyElection { term: 1 }),
-                send(2, Msg::BullyElection { term: 1 }),
-                Effect::SetTimer { timer: ANSWER_TIMER, after_ms: 500 },
-                send(3, Msg::Answer { term: 1 }),
-            ]
+            [&[lead(1, None)][..], &elections_of_3(1), &[send(3, Msg::Answer { term: 1 })]].concat()
         );
     }
 
@@ -766,9 +718,7 @@ mod tests {
     fn simulated_counts_attain_the_bound() {
         let spec = catalogue::find(NAME).unwrap();
         for n in [2u32, 3, 8, 20] {
-            let topo = Topology::complete(n).unwrap();
-            let ids = IdOrder::Random(n as u64).arrange(n).unwrap();
-            let all: Vec<u32> = (0..n).collect();
+            let (topo, ids, all) = testing::complete(n);
             for rule in [Rule::Max, Rule::Min] {
                 let cfg = SimConfig { unit_delay: true, ..SimConfig::default() };
                 let r = sim::run(spec, &topo, &ids, &all, rule, &cfg);

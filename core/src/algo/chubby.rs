@@ -798,38 +798,43 @@ mod tests {
             assert_eq!(c.validate(), Ok(()), "timeout {timeout_ms}");
         }
     }
-    use crate::algo::{MAX_TERM, MsgKind, PortInfo, catalogue};
+    use crate::algo::kept::testing::{self, PEERS_OF_3, decide, lead, send, started};
+    use crate::algo::{MAX_TERM, MsgKind, catalogue};
     use crate::faults::{Fault, FaultPlan, Scheduled};
     use crate::invariants;
     use crate::sim::{self, SimConfig, SimReport};
-    use crate::topology::{IdOrder, Topology};
+    use crate::topology::Topology;
 
     /// Node `id` whose ports lead to `peers`, in port order.
     fn node(id: u64, peers: &[u64], cfg: ChubbyConfig) -> Chubby {
-        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let c = NodeContext {
-            id,
-            rule: Rule::Max,
-            n: peers.len() as u32 + 1,
-            ports: peers.len() as u32,
-            port_info: &info,
-            ..Default::default()
-        };
-        Chubby::with_config(&c, cfg)
+        testing::node(id, peers, |c| Chubby::with_config(c, cfg))
     }
 
     fn vote(term: u64, candidate: u64, granted: bool) -> Effect {
-        Effect::Send { port: 0, msg: Msg::Vote { term, candidate, granted } }
+        send(0, Msg::Vote { term, candidate, granted })
     }
 
-    fn granted(out: &Outbox) -> Option<bool> {
+    /// Ask `a` on `port` for its vote for `candidate` in `term`: did it grant it (`None`: no answer)?
+    fn asked(a: &mut Chubby, port: Port, term: u64, candidate: u64) -> Option<bool> {
+        let mut out = Outbox::default();
+        a.on_message(port, Msg::VoteRequest { term, candidate }, &mut out).unwrap();
         out.effects().iter().find_map(|e| match e {
             Effect::Send { msg: Msg::Vote { granted, .. }, .. } => Some(*granted),
             _ => None,
         })
     }
 
-    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
+    /// Node 5 of {1..5} (loopback timing), started and elected for term 1 by
+    /// the votes of 1 and 2; `out` is left empty.
+    fn elected_5(out: &mut Outbox) -> Chubby {
+        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        a.on_start(out);
+        a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
+        a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
+        assert_eq!(a.state(), "leader");
+        out.clear();
+        a
+    }
 
     /// The presets validate; a margin under 5%, a renewal that does not fit twice in the
     /// leader's lease and a candidacy longer than it are refused.
@@ -856,16 +861,14 @@ mod tests {
     /// renewal round at once; a late vote changes nothing.
     #[test]
     fn best_id_runs_at_once_and_leads_on_a_quorum() {
-        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK));
         let mut expected = vec![
-            Effect::Lead(Leadership { term: 0, leader: None }),
+            lead(0, None),
             Effect::Persist(Stable { term: 1, vote: Some(5) }),
             Effect::SetTimer { timer: DEADLINE_TIMER, after_ms: 900 },
             Effect::SetTimer { timer: ELECTION_TIMER, after_ms: 400 },
         ];
-        expected.extend((0..4).map(|port| Effect::Send { port, msg: Msg::VoteRequest { term: 1, candidate: 5 } }));
+        expected.extend((0..4).map(|port| send(port, Msg::VoteRequest { term: 1, candidate: 5 })));
         assert_eq!(out.effects(), &expected[..]);
         out.clear();
         a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
@@ -873,11 +876,11 @@ mod tests {
         a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
         let mut expected = vec![
             Effect::CancelTimer { timer: ELECTION_TIMER },
-            Effect::Lead(Leadership { term: 1, leader: Some(5) }),
-            Effect::Decide(Decision { role: Role::Leader, leader: 5 }),
+            lead(1, Some(5)),
+            decide(Role::Leader, 5),
             Effect::SetTimer { timer: DEADLINE_TIMER + 1, after_ms: 900 },
         ];
-        expected.extend((0..4).map(|port| Effect::Send { port, msg: Msg::LeaseRenew { term: 1, leader: 5 } }));
+        expected.extend((0..4).map(|port| send(port, Msg::LeaseRenew { term: 1, leader: 5 })));
         expected.push(Effect::SetTimer { timer: RENEW_TIMER, after_ms: 300 });
         assert_eq!(out.effects(), &expected[..]);
         out.clear();
@@ -900,45 +903,29 @@ mod tests {
         let sent = out.effects().iter().position(|e| *e == vote(2, 5, true));
         assert!(persist.unwrap() < sent.unwrap(), "{:?}", out.effects());
         assert!(out.effects().contains(&Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }));
-        out.clear();
-        a.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(false), "promised to 5, and voted in term 2");
-        out.clear();
+        assert_eq!(asked(&mut a, 2, 2, 4), Some(false), "promised to 5, and voted in term 2");
         a.on_timer(PROMISE_TIMER, &mut out);
-        out.clear();
-        a.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(false), "free, but voted for 5 in term 2");
-        out.clear();
-        a.on_message(1, Msg::VoteRequest { term: 9, candidate: 1 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(false), "1 is worse than 3");
+        assert_eq!(asked(&mut a, 2, 2, 4), Some(false), "free, but voted for 5 in term 2");
+        assert_eq!(asked(&mut a, 1, 9, 1), Some(false), "1 is worse than 3");
 
         let mut b = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
         b.restore(a.stable());
         out.clear();
         b.on_start(&mut out);
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Lead(Leadership { term: 0, leader: None }),
-                Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }
-            ]
-        );
+        assert_eq!(out.effects(), &[lead(0, None), Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }]);
         for (term, who) in [(2, 4), (3, 4), (3, 5)] {
-            out.clear();
-            b.on_message(if who == 5 { 0 } else { 2 }, Msg::VoteRequest { term, candidate: who }, &mut out).unwrap();
-            assert_eq!(granted(&out), Some(false), "blocked: term {term} for {who}");
+            assert_eq!(
+                asked(&mut b, if who == 5 { 0 } else { 2 }, term, who),
+                Some(false),
+                "blocked: term {term} for {who}"
+            );
         }
         out.clear();
         b.on_message(0, Msg::LeaseRenew { term: 2, leader: 5 }, &mut out).unwrap();
-        assert!(out.effects().contains(&Effect::Send { port: 0, msg: Msg::LeaseAck { term: 3, granted: false } }));
-        out.clear();
+        assert!(out.effects().contains(&send(0, Msg::LeaseAck { term: 3, granted: false })));
         b.on_timer(PROMISE_TIMER, &mut out);
-        out.clear();
-        b.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(false), "the restored record: voted for 5 in term 2");
-        out.clear();
-        b.on_message(2, Msg::VoteRequest { term: 3, candidate: 4 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(true));
+        assert_eq!(asked(&mut b, 2, 2, 4), Some(false), "the restored record: voted for 5 in term 2");
+        assert_eq!(asked(&mut b, 2, 3, 4), Some(true));
         assert_eq!(b.stable(), Stable { term: 3, vote: Some(4) });
     }
 
@@ -948,24 +935,15 @@ mod tests {
     /// acknowledgements carry the lease past round 0 to round 1's deadline, not further.
     #[test]
     fn the_lease_ends_at_the_deadline_of_the_last_credited_round() {
-        let win = |a: &mut Chubby, out: &mut Outbox| {
-            a.on_start(out);
-            a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
-            a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
-            assert_eq!(a.state(), "leader");
-            out.clear();
-        };
         let mut out = Outbox::default();
-        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
-        win(&mut a, &mut out);
+        let mut a = elected_5(&mut out);
         a.on_message(0, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
         a.on_timer(DEADLINE_TIMER, &mut out);
         assert_eq!(a.state(), "no-leader", "round 0 was the last credited");
         assert_eq!(out.effects()[..2], [Effect::CancelTimer { timer: RENEW_TIMER }, Effect::CancelTimer { timer: 4 }]);
-        assert!(out.effects().contains(&Effect::Lead(Leadership { term: 1, leader: None })));
+        assert!(out.effects().contains(&lead(1, None)));
 
-        let mut b = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
-        win(&mut b, &mut out);
+        let mut b = elected_5(&mut out);
         b.on_message(0, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
         b.on_message(2, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
         b.on_message(2, Msg::LeaseAck { term: 0, granted: true }, &mut out).unwrap();
@@ -980,21 +958,14 @@ mod tests {
     /// down and follows the later leader at once; a renewal of an older term is refused.
     #[test]
     fn a_leader_follows_a_renewal_of_a_later_term() {
-        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
         let mut out = Outbox::default();
-        a.on_start(&mut out);
-        a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
-        a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
-        out.clear();
+        let mut a = elected_5(&mut out);
         a.on_message(1, Msg::LeaseRenew { term: 0, leader: 4 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: 1, msg: Msg::LeaseAck { term: 1, granted: false } }]);
+        assert_eq!(out.effects(), &[send(1, Msg::LeaseAck { term: 1, granted: false })]);
         out.clear();
         a.on_message(1, Msg::LeaseRenew { term: 3, leader: 4 }, &mut out).unwrap();
-        assert!(out.effects().contains(&Effect::Lead(Leadership { term: 1, leader: None })));
-        assert!(out.effects().ends_with(&[
-            Effect::Lead(Leadership { term: 3, leader: Some(4) }),
-            Effect::Send { port: 1, msg: Msg::LeaseAck { term: 3, granted: true } }
-        ]));
+        assert!(out.effects().contains(&lead(1, None)));
+        assert!(out.effects().ends_with(&[lead(3, Some(4)), send(1, Msg::LeaseAck { term: 3, granted: true })]));
         assert_eq!(a.state(), "follower");
     }
 
@@ -1037,9 +1008,7 @@ mod tests {
     fn one_shot_counts_attain_the_bound() {
         let spec = catalogue::find(NAME).unwrap();
         for n in [2u32, 3, 8, 20] {
-            let topo = Topology::complete(n).unwrap();
-            let ids = IdOrder::Random(n as u64).arrange(n).unwrap();
-            let all: Vec<u32> = (0..n).collect();
+            let (topo, ids, all) = testing::complete(n);
             let m = n as u64 - 1;
             for rule in [Rule::Max, Rule::Min] {
                 let r = sim::run(spec, &topo, &ids, &all, rule, &SimConfig::default());

@@ -109,3 +109,58 @@ impl OneTimer {
 pub fn invalid(algorithm: &str, msg: Msg, from: u64, id: u64, state: &str) -> AlgoError {
     AlgoError::Invalid(format!("{algorithm}: {msg:?} from {from} cannot reach node {id} ({state})"))
 }
+
+/// Helpers for the kept algorithms' unit tests: a node built over given
+/// peers, and the effects they expect most.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule};
+    use crate::topology::{IdOrder, Topology};
+
+    /// Node 3 of {1..5}, its ports leading to 5, 1, 4 and 2: the better
+    /// nodes are on ports 0 and 2, not in port order.
+    pub(crate) const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
+
+    /// What `build` makes of node `id` (rule max) of `peers.len() + 1`
+    /// nodes, whose ports lead to `peers` in port order.
+    pub(crate) fn node<A>(id: u64, peers: &[u64], build: impl FnOnce(&NodeContext) -> A) -> A {
+        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
+        build(&NodeContext {
+            id,
+            rule: Rule::Max,
+            n: peers.len() as u32 + 1,
+            ports: peers.len() as u32,
+            port_info: &info,
+            ..Default::default()
+        })
+    }
+
+    /// The complete network of `n` nodes, ids in a random order seeded by
+    /// `n`, and every position (to start them all).
+    pub(crate) fn complete(n: u32) -> (Topology, Vec<u64>, Vec<u32>) {
+        let ids = IdOrder::Random(u64::from(n)).arrange(n).unwrap();
+        (Topology::complete(n).unwrap(), ids, (0..n).collect())
+    }
+
+    /// `node` after [`Algorithm::on_start`], and the outbox holding what it did.
+    pub(crate) fn started<A: Algorithm>(mut node: A) -> (A, Outbox) {
+        let mut out = Outbox::default();
+        node.on_start(&mut out);
+        (node, out)
+    }
+
+    /// `msg` sent on `port`.
+    pub(crate) fn send(port: Port, msg: Msg) -> Effect {
+        Effect::Send { port, msg }
+    }
+
+    /// The belief `(term, leader)` announced.
+    pub(crate) fn lead(term: u64, leader: Option<u64>) -> Effect {
+        Effect::Lead(Leadership { term, leader })
+    }
+
+    /// The first decision: `leader` leads, this node has `role`.
+    pub(crate) fn decide(role: Role, leader: u64) -> Effect {
+        Effect::Decide(Decision { role, leader })
+    }
+}

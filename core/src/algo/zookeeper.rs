@@ -712,32 +712,16 @@ mod tests {
         let k = ZkConfig::for_detector(DetectorConfig::KUBERNETES);
         assert_eq!((k.proposal_timeout_ms, k.recommit_ms, k.lease_ms), (4_000, 10_000, 25_000));
     }
-    use crate::algo::{MsgKind, PortInfo, catalogue};
+    use crate::algo::kept::testing::{self, PEERS_OF_3, decide, lead, send, started};
+    use crate::algo::{MsgKind, catalogue};
     use crate::faults::{Fault, FaultPlan, Scheduled};
     use crate::invariants;
     use crate::sim::{self, SimConfig, SimReport};
-    use crate::topology::{IdOrder, Topology};
+    use crate::topology::Topology;
 
     /// One-shot node `id` of `peers.len() + 1` nodes whose ports lead to `peers`, in port order.
     fn node(id: u64, peers: &[u64]) -> ZooKeeper {
-        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let c = NodeContext {
-            id,
-            rule: Rule::Max,
-            n: peers.len() as u32 + 1,
-            ports: peers.len() as u32,
-            port_info: &info,
-            ..Default::default()
-        };
-        ZooKeeper::new(&c)
-    }
-
-    fn send(port: Port, msg: Msg) -> Effect {
-        Effect::Send { port, msg }
-    }
-
-    fn lead(term: u64, leader: Option<u64>) -> Effect {
-        Effect::Lead(Leadership { term, leader })
+        testing::node(id, peers, ZooKeeper::new)
     }
 
     fn persist(term: u64, vote: u64) -> Effect {
@@ -749,7 +733,6 @@ mod tests {
     }
 
     const PEERS_OF_5: [u64; 4] = [1, 4, 2, 3];
-    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
 
     /// The best node proposes term 1 at once (its own vote persisted before
     /// the NEW_LEADERs leave); two acks make a quorum of 3 out of 5 with its
@@ -757,9 +740,7 @@ mod tests {
     /// changes nothing.
     #[test]
     fn best_node_proposes_and_commits_on_a_quorum() {
-        let mut m = node(5, &PEERS_OF_5);
-        let mut out = Outbox::default();
-        m.on_start(&mut out);
+        let (mut m, mut out) = started(node(5, &PEERS_OF_5));
         let mut expected = vec![lead(0, None), persist(1, 5)];
         expected.extend((0..4).map(|p| send(p, Msg::NewLeader { term: 1, leader: 5 })));
         assert_eq!(out.effects(), &expected[..]);
@@ -768,7 +749,7 @@ mod tests {
         m.on_message(2, ack(1, 5, true), &mut out).unwrap();
         assert!(out.effects().is_empty(), "2 of 5 is no quorum");
         m.on_message(1, ack(1, 5, true), &mut out).unwrap();
-        let mut expected = vec![lead(1, Some(5)), Effect::Decide(Decision { role: Role::Leader, leader: 5 })];
+        let mut expected = vec![lead(1, Some(5)), decide(Role::Leader, 5)];
         expected.extend((0..4).map(|p| send(p, Msg::Commit { term: 1, leader: 5 })));
         assert_eq!(out.effects(), &expected[..]);
         out.clear();
@@ -782,9 +763,7 @@ mod tests {
     /// the same term, and follows on COMMIT, deciding once.
     #[test]
     fn follower_wakes_the_best_acks_once_and_follows() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(3, &PEERS_OF_3));
         assert_eq!(out.effects(), &[lead(0, None), send(0, Msg::Wakeup)]);
         out.clear();
         a.on_message(0, Msg::NewLeader { term: 1, leader: 5 }, &mut out).unwrap();
@@ -794,7 +773,7 @@ mod tests {
         assert_eq!(out.effects(), &[send(2, ack(1, 4, false))], "one ack per term");
         out.clear();
         a.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[lead(1, Some(5)), Effect::Decide(Decision { role: Role::Follower, leader: 5 })]);
+        assert_eq!(out.effects(), &[lead(1, Some(5)), decide(Role::Follower, 5)]);
         assert_eq!(a.state(), "follower");
     }
 
@@ -836,9 +815,7 @@ mod tests {
     /// follower that receives a WAKEUP from its leader (restarted) looks again.
     #[test]
     fn a_live_leader_is_not_preempted() {
-        let mut m = node(5, &PEERS_OF_5);
-        let mut out = Outbox::default();
-        m.on_start(&mut out);
+        let (mut m, mut out) = started(node(5, &PEERS_OF_5));
         m.on_message(0, ack(1, 5, true), &mut out).unwrap();
         m.on_message(1, ack(1, 5, true), &mut out).unwrap();
         out.clear();
@@ -883,9 +860,7 @@ mod tests {
         a.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
         assert_eq!(out.effects(), &[send(0, ack(2, 5, false))], "stale: told that epoch 2 exists");
 
-        let info: Vec<PortInfo> = PEERS_OF_5.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let c = NodeContext { id: 5, rule: Rule::Max, n: 5, ports: 4, port_info: &info, ..Default::default() };
-        let mut m = ZooKeeper::with_config(&c, Some(ZkConfig::LOOPBACK));
+        let mut m = testing::node(5, &PEERS_OF_5, |c| ZooKeeper::with_config(c, Some(ZkConfig::LOOPBACK)));
         m.on_start(&mut out);
         m.on_message(0, ack(1, 5, true), &mut out).unwrap();
         m.on_message(1, ack(1, 5, true), &mut out).unwrap();
@@ -960,9 +935,7 @@ mod tests {
     fn simulated_counts_within_the_bound() {
         let spec = catalogue::find(NAME).unwrap();
         for n in 2..=9u32 {
-            let topo = Topology::complete(n).unwrap();
-            let ids = IdOrder::Random(n as u64).arrange(n).unwrap();
-            let all: Vec<u32> = (0..n).collect();
+            let (topo, ids, all) = testing::complete(n);
             for rule in [Rule::Max, Rule::Min] {
                 let best = rule.winner(ids.iter().copied()).unwrap();
                 let best_pos = ids.iter().position(|&i| i == best).unwrap() as u32;
