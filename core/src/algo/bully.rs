@@ -310,10 +310,6 @@ impl Bully {
         }
     }
 
-    fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
-        super::kept::invalid(NAME, msg, from, self.id, self.state())
-    }
-
     fn on_election(&mut self, port: Port, term: u64, out: &mut Outbox) {
         let stale = term < self.term;
         let current_leader = self.phase == Phase::Leading && term <= self.term;
@@ -382,23 +378,13 @@ impl Algorithm for Bully {
         let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
-            Msg::BullyElection { term } => {
-                if !self.rule.beats(self.id, from) {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_election(port, term, out);
-            }
-            Msg::Answer { term } => {
-                if !self.rule.beats(from, self.id) {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_answer(term, out);
-            }
-            Msg::Coordinator { leader, term } => {
-                if leader != from {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_coordinator(port, leader, term, out);
+            Msg::BullyElection { term } if self.rule.beats(self.id, from) => self.on_election(port, term, out),
+            Msg::Answer { term } if self.rule.beats(from, self.id) => self.on_answer(term, out),
+            Msg::Coordinator { leader, term } if leader == from => self.on_coordinator(port, leader, term, out),
+            // No correct node sends these: an election to a worse node, an
+            // answer to a better one, a coordinator naming somebody else.
+            Msg::BullyElection { .. } | Msg::Answer { .. } | Msg::Coordinator { .. } => {
+                return Err(super::kept::invalid(NAME, msg, from, self.id, self.state()));
             }
             _ => return Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
         }

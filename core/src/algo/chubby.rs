@@ -692,10 +692,6 @@ impl Chubby {
             self.recredit();
         }
     }
-
-    fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
-        super::kept::invalid(NAME, msg, from, self.id, self.state())
-    }
 }
 
 impl Algorithm for Chubby {
@@ -707,23 +703,15 @@ impl Algorithm for Chubby {
         let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
-            Msg::VoteRequest { term, candidate } => {
-                if candidate != from {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_vote_request(port, term, candidate, out);
+            Msg::VoteRequest { term, candidate } if candidate == from => {
+                self.on_vote_request(port, term, candidate, out)
             }
-            Msg::Vote { term, candidate, granted } => {
-                if candidate != self.id {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_vote(port, term, granted, out);
-            }
-            Msg::LeaseRenew { term, leader } => {
-                if leader != from {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_renew(port, term, leader, out);
+            Msg::Vote { term, candidate, granted } if candidate == self.id => self.on_vote(port, term, granted, out),
+            Msg::LeaseRenew { term, leader } if leader == from => self.on_renew(port, term, leader, out),
+            // No correct node sends these: a request or renewal naming
+            // somebody else than its sender, a vote for another candidate.
+            Msg::VoteRequest { .. } | Msg::Vote { .. } | Msg::LeaseRenew { .. } => {
+                return Err(super::kept::invalid(NAME, msg, from, self.id, self.state()));
             }
             Msg::LeaseAck { term, granted } => self.on_ack(port, term, granted),
             _ => return Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),

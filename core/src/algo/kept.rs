@@ -104,8 +104,8 @@ impl OneTimer {
 }
 
 /// The error for `msg` from node `from`, which node `id` in state `state`
-/// cannot get from a correct sender (an election from a worse node, a claim
-/// for somebody else, ...).
+/// cannot get from a correct sender (a bully election from a better node, a
+/// claim to lead made for somebody else, ...).
 pub fn invalid(algorithm: &str, msg: Msg, from: u64, id: u64, state: &str) -> AlgoError {
     AlgoError::Invalid(format!("{algorithm}: {msg:?} from {from} cannot reach node {id} ({state})"))
 }
@@ -117,8 +117,8 @@ pub(crate) mod testing {
     use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule};
     use crate::topology::{IdOrder, Topology};
 
-    /// Node 3 of {1..5}, its ports leading to 5, 1, 4 and 2: the better
-    /// nodes are on ports 0 and 2, not in port order.
+    /// Node 3 of {1..5}, its ports leading to 5, 1, 4 and 2 (its better
+    /// nodes, 5 and 4, on ports 0 and 2).
     pub(crate) const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
 
     /// What `build` makes of node `id` (rule max) of `peers.len() + 1`

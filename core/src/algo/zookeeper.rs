@@ -494,10 +494,6 @@ impl ZooKeeper {
         }
     }
 
-    fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
-        super::kept::invalid(NAME, msg, from, self.id, self.state())
-    }
-
     fn on_new_leader(&mut self, port: Port, term: u64, leader: u64, out: &mut Outbox) {
         self.seen = self.seen.max(term);
         if self.phase == Phase::Asleep {
@@ -590,23 +586,16 @@ impl Algorithm for ZooKeeper {
         let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
-            Msg::NewLeader { term, leader } => {
-                if leader != from || term == 0 {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_new_leader(port, term, leader, out);
+            Msg::NewLeader { term, leader } if leader == from && term != 0 => {
+                self.on_new_leader(port, term, leader, out)
             }
-            Msg::Ack { term, leader, ok } => {
-                if leader != self.id {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_ack(port, term, ok, out);
-            }
-            Msg::Commit { term, leader } => {
-                if leader != from || term == 0 {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_commit(port, term, leader, out)?;
+            Msg::Ack { term, leader, ok } if leader == self.id => self.on_ack(port, term, ok, out),
+            Msg::Commit { term, leader } if leader == from && term != 0 => self.on_commit(port, term, leader, out)?,
+            // No correct node sends these: a proposal or commit naming
+            // somebody else than its sender, or of term 0; an ack for
+            // another proposer.
+            Msg::NewLeader { .. } | Msg::Ack { .. } | Msg::Commit { .. } => {
+                return Err(super::kept::invalid(NAME, msg, from, self.id, self.state()));
             }
             Msg::Wakeup => match self.phase {
                 Phase::Asleep => self.wake(false, out),
