@@ -25,13 +25,9 @@ fn bully_kept_is_safe_under_crashes_and_delays() {
     let mut fo = Vec::new();
     for seed in 0..runs as u64 {
         let run = chaos_run("bully", seed, mix);
-        let (r, ctx) = (&run.r, &run.ctx);
-        assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
-        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
-        if let Err(e) = run.safety() {
-            panic!("{ctx}: {e}\n{:?}\n{:?}", r.fault_log, r.leaderships);
-        }
-        assert!(run.agreed(), "{ctx}: no agreement at the horizon\n{:?}\n{:?}", r.fault_log, r.leaderships);
+        run.assert_ran();
+        run.assert_holds(run.safety());
+        run.assert_agreed();
         fo.extend(run.failovers());
     }
     report("bully kept, crashes and delays <= 100 ms", &fo, runs);
@@ -52,9 +48,7 @@ fn bully_kept_full_chaos_is_measured() {
     let mut converged = Vec::new();
     for seed in 0..runs as u64 {
         let run = chaos_run("bully", seed, FULL);
-        let (r, ctx) = (&run.r, &run.ctx);
-        assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
-        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
+        run.assert_ran();
         let d = run.drawn;
         let class = usize::from(d.recovery) | usize::from(d.drop) << 1 | usize::from(d.partition) << 2;
         drawn_by[class] += 1;
@@ -62,8 +56,8 @@ fn bully_kept_full_chaos_is_measured() {
         let agreed = run.agreed();
         unsafe_by[class] += usize::from(!safe);
         unagreed_by[class] += usize::from(!agreed);
-        assert!(class != 0 || (safe && agreed), "{ctx}: failed within the model");
-        converged.push(run.converged_within_bound().unwrap_or_else(|e| panic!("{e}\n{:?}", r.leaderships)));
+        assert!(class != 0 || (safe && agreed), "{}: failed within the model", run.ctx);
+        converged.push(run.assert_converged());
         if safe {
             fo.extend(run.failovers());
         }

@@ -81,22 +81,14 @@ fn chubby_kept_is_safe_under_full_chaos() {
     let (mut majority_end, mut minority_end, mut gaps, mut converged) = (0, 0, Vec::new(), Vec::new());
     for seed in 0..runs as u64 {
         let run = chaos_run("chubby", seed, FULL);
+        run.assert_ran();
+        run.assert_holds(run.safety());
+        gaps.extend(run.assert_holds(no_overlap(&run.r, &run.ids)));
         let (r, ctx) = (&run.r, &run.ctx);
-        assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
-        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
-        if let Err(e) = run.safety() {
-            panic!("{ctx}: {e}\n{:?}\n{:?}", r.fault_log, r.leaderships);
-        }
-        match no_overlap(r, &run.ids) {
-            Ok(g) => gaps.extend(g),
-            Err(e) => panic!("{ctx}: {e}\n{:?}\n{:?}", r.fault_log, r.leaderships),
-        }
-        let n = run.ids.len();
-        let live = n - r.crashed.len();
-        if live > n / 2 {
+        if run.live_majority() {
             majority_end += 1;
-            assert!(run.agreed(), "{ctx}: no agreement at the horizon\n{:?}\n{:?}", r.fault_log, r.leaderships);
-            converged.push(run.converged_within_bound().unwrap_or_else(|e| panic!("{e}\n{:?}", r.leaderships)));
+            run.assert_agreed();
+            converged.push(run.assert_converged());
         } else {
             minority_end += 1;
             assert!(final_agreement(r, &run.ids).is_none(), "{ctx}: a leader without a majority");
@@ -126,11 +118,9 @@ fn chubby_kept_is_safe_with_delays_above_the_lease() {
     let mut unagreed = 0;
     for seed in 0..runs as u64 {
         let run = chaos_run("chubby", 1_000_000 + seed, mix);
-        let (r, ctx) = (&run.r, &run.ctx);
-        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
-        if let Err(e) = run.safety().and_then(|()| no_overlap(r, &run.ids).map(|_| ())) {
-            panic!("{ctx}: {e}\n{:?}\n{:?}", r.fault_log, r.leaderships);
-        }
+        assert!(run.r.errors.is_empty(), "{}: {:?}", run.ctx, run.r.errors);
+        run.assert_holds(run.safety());
+        run.assert_holds(no_overlap(&run.r, &run.ids));
         unagreed += usize::from(!run.agreed());
     }
     eprintln!("chubby kept, delays up to 1500 ms: {runs} runs safe, {unagreed} without agreement at the horizon");

@@ -25,19 +25,17 @@ fn repaired_ring_kept_is_safe_under_crashes_and_delays() {
     let (mut restarted, mut restarted_unsafe) = (0, 0);
     for seed in 0..runs as u64 {
         let run = chaos_run("repaired-ring", seed, mix);
-        let (r, ctx) = (&run.r, &run.ctx);
-        assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
-        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
+        run.assert_ran();
         match run.safety() {
             Err(e) if run.drawn.recovery => {
                 restarted_unsafe += 1;
+                let ctx = &run.ctx;
                 eprintln!("outside the model (everyone crashed, the restarted node knew no later term): {ctx}: {e}");
             }
-            Err(e) => panic!("{ctx}: {e}\n{:?}\n{:?}", r.fault_log, r.leaderships),
-            Ok(()) => {}
+            unsafe_or_safe => run.assert_holds(unsafe_or_safe),
         }
         restarted += usize::from(run.drawn.recovery);
-        assert!(run.agreed(), "{ctx}: no agreement at the horizon\n{:?}\n{:?}", r.fault_log, r.leaderships);
+        run.assert_agreed();
         fo.extend(run.failovers());
     }
     report("repaired-ring kept, crashes and delays <= 100 ms", &fo, runs);
@@ -58,11 +56,9 @@ fn repaired_ring_kept_converges_after_full_chaos() {
     let (mut unsafe_runs, mut converged) = (0, Vec::new());
     for seed in 0..runs as u64 {
         let run = chaos_run("repaired-ring", seed, FULL);
-        let (r, ctx) = (&run.r, &run.ctx);
-        assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
-        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
+        run.assert_ran();
         unsafe_runs += usize::from(run.safety().is_err());
-        converged.push(run.converged_within_bound().unwrap_or_else(|e| panic!("{e}\n{:?}", r.leaderships)));
+        converged.push(run.assert_converged());
     }
     eprintln!(
         "repaired-ring kept, full chaos: {runs} runs, {unsafe_runs} with two leaders of one term (partitions, \

@@ -7,23 +7,14 @@
 
 mod common;
 
-use common::{FULL, Run, chaos_run, report};
+use common::{FULL, Run, chaos_run, final_beliefs, report};
 use ringleader_core::algo::Leadership;
 
 /// The latest belief of every node live at the end (a recovered node that
 /// announced nothing since its recovery believes nothing).
 fn live_beliefs(run: &Run) -> Vec<Option<Leadership>> {
-    let r = &run.r;
-    let mut latest = vec![None; run.ids.len()];
-    for e in &r.leaderships {
-        latest[e.position as usize] = Some(e.leadership);
-    }
-    for o in &r.outages {
-        if o.recovered.is_some() && !r.leaderships.iter().any(|e| e.position == o.position && e.time >= o.crashed) {
-            latest[o.position as usize] = None;
-        }
-    }
-    (0..run.ids.len()).filter(|p| !r.crashed.contains(&(*p as u32))).map(|p| latest[p]).collect()
+    let latest = final_beliefs(&run.r, run.ids.len());
+    (0..run.ids.len()).filter(|p| !run.r.crashed.contains(&(*p as u32))).map(|p| latest[p]).collect()
 }
 
 /// 2,000 seeded kept runs (n = 3..7) of the full mix: crashes of the leader and of followers,
@@ -40,26 +31,21 @@ fn zookeeper_kept_is_safe_under_full_chaos() {
     let (mut partitions, mut recoveries, mut drops) = (0, 0, 0);
     for seed in 0..runs as u64 {
         let run = chaos_run("zookeeper", seed, FULL);
-        let (r, ctx) = (&run.r, &run.ctx);
-        assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
-        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
-        if let Err(e) = run.safety() {
-            panic!("{ctx}: {e}\n{:?}\n{:?}", r.fault_log, r.leaderships);
-        }
-        let n = run.ids.len();
-        let live = n - r.crashed.len();
-        if live > n / 2 {
+        run.assert_ran();
+        run.assert_holds(run.safety());
+        if run.live_majority() {
             majority_runs += 1;
-            assert!(run.agreed(), "{ctx}: no agreement at the horizon\n{:?}\n{:?}", r.fault_log, r.leaderships);
-            converged.push(run.converged_within_bound().unwrap_or_else(|e| panic!("{e}\n{:?}", r.leaderships)));
+            run.assert_agreed();
+            converged.push(run.assert_converged());
         } else {
             minority_runs += 1;
             let beliefs = live_beliefs(&run);
             assert!(
                 beliefs.iter().all(|b| b.is_none_or(|l| l.leader.is_none())),
-                "{ctx}: a minority believes in a leader at the horizon: {beliefs:?}\n{:?}\n{:?}",
-                r.fault_log,
-                r.leaderships
+                "{}: a minority believes in a leader at the horizon: {beliefs:?}\n{:?}\n{:?}",
+                run.ctx,
+                run.r.fault_log,
+                run.r.leaderships
             );
         }
         partitions += usize::from(run.drawn.partition);

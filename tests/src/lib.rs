@@ -5,14 +5,16 @@
 //! `ringleader-controller` and `grpcurl`.
 #![warn(missing_docs, unreachable_pub)]
 
+use std::fmt::Debug;
+use std::future::Future;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, Once, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use ringleader_controller::config::Config;
+use ringleader_controller::config::{Config, ControllerConfig};
 use ringleader_core::algo::Rule;
 use ringleader_core::algo::catalogue::{self, AlgorithmSpec, Candidates};
 use ringleader_proto::v1::{self as pb, controller_client::ControllerClient};
@@ -29,6 +31,9 @@ pub fn init_tracing() {
         let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
     });
 }
+
+/// The generated client of the Controller service, as the fixtures drive it.
+pub type Client = ControllerClient<Channel>;
 
 /// The configuration the fixtures use: `local_nodes` embedded nodes and a
 /// 20 s decision timeout (a hung election fails the test instead of hanging it).
@@ -56,6 +61,14 @@ impl TestController {
         Self::start_with(test_config(local_nodes)).await
     }
 
+    /// Start a controller with `local_nodes` embedded nodes and the
+    /// fixtures' configuration ([`test_config`]) changed by `tune`.
+    pub async fn start_tuned(local_nodes: u32, tune: impl FnOnce(&mut ControllerConfig)) -> TestController {
+        let mut config = test_config(local_nodes);
+        tune(&mut config.controller);
+        Self::start_with(config).await
+    }
+
     /// Start a controller with `config` (its host and port are ignored: it
     /// serves on a fresh `127.0.0.1:0`).
     pub async fn start_with(config: Config) -> TestController {
@@ -81,7 +94,7 @@ impl TestController {
     }
 
     /// A client of the Controller service.
-    pub fn client(&self) -> ControllerClient<Channel> {
+    pub fn client(&self) -> Client {
         self.client.clone()
     }
 
@@ -110,35 +123,155 @@ pub fn kept(algorithm: &str) -> pb::StartElectionRequest {
     pb::StartElectionRequest {
         keep_leader: true,
         wait: false,
-        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
+        topology: topology(pb::TopologyKind::Complete, &[]),
         ..election(algorithm)
     }
 }
 
+/// A controller of `nodes` embedded nodes keeping a leader with `algorithm`
+/// ([`kept`]): the controller, a client, and the election as it started.
+pub async fn start_kept(algorithm: &str, nodes: u32) -> (TestController, Client, pb::Election) {
+    let ctl = TestController::start(nodes).await;
+    let mut client = ctl.client();
+    let e = elect(&mut client, kept(algorithm)).await;
+    assert!(e.keep_leader, "{e:?}");
+    (ctl, client, e)
+}
+
+/// Does `l` name the node of id `id` as the leader?
+pub fn leads(l: &pb::Leader, id: u64) -> bool {
+    l.leader.as_ref().is_some_and(|r| r.id == id)
+}
+
 /// `InjectFault` that crashes whoever leads now.
 pub fn crash_leader() -> pb::InjectFaultRequest {
-    pb::InjectFaultRequest {
-        kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: String::new(), leader: true })),
-        ..Default::default()
+    fault(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: String::new(), leader: true }))
+}
+
+/// Crash the leader ([`crash_leader`]), which must be the node `leader`
+/// names; returns the time of the crash.
+pub async fn crash_the_leader(client: &mut Client, leader: &pb::Leader) -> Instant {
+    let f = inject(client, crash_leader()).await;
+    assert_eq!(f.description, format!("crash {}", leader.leader.as_ref().unwrap().node));
+    Instant::now()
+}
+
+/// `InjectFault` of `kind`, at once.
+pub fn fault(kind: pb::inject_fault_request::Kind) -> pb::InjectFaultRequest {
+    pb::InjectFaultRequest { kind: Some(kind), ..Default::default() }
+}
+
+/// `InjectFault` that partitions the nodes into `groups`, by name.
+pub fn partition(groups: &[&[&str]]) -> pb::InjectFaultRequest {
+    let groups = groups.iter().map(|g| pb::NodeGroup { nodes: g.iter().map(|n| n.to_string()).collect() }).collect();
+    fault(pb::inject_fault_request::Kind::Partition(pb::PartitionFault { groups }))
+}
+
+/// `InjectFault`, which must be accepted: the fault as listed.
+pub async fn inject(client: &mut Client, request: pb::InjectFaultRequest) -> pb::FaultInfo {
+    client.inject_fault(request).await.unwrap().into_inner()
+}
+
+/// Clear every fault; returns how many there were.
+pub async fn clear_faults(client: &mut Client) -> u32 {
+    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap().into_inner().cleared
+}
+
+/// Stop the kept leadership `election_id`: it must end FINISHED without
+/// violations; returns its record.
+pub async fn stop_kept(client: &mut Client, election_id: String) -> pb::Election {
+    let done = client.stop_election(pb::StopElectionRequest { election_id }).await.unwrap().into_inner();
+    assert_eq!(done.state, pb::ElectionState::Finished as i32, "{done:?}");
+    assert!(done.violations.is_empty(), "{:?}", done.violations);
+    done
+}
+
+/// Ask `probe` every `every` until it answers `Ok`, and return that answer;
+/// panic, naming `what` and the last `Err` answer, once `deadline` has passed.
+pub async fn wait_for<T, E: Debug, F: Future<Output = Result<T, E>>>(
+    what: &str,
+    deadline: Instant,
+    every: Duration,
+    mut probe: impl FnMut() -> F,
+) -> T {
+    loop {
+        match probe().await {
+            Ok(answer) => return answer,
+            Err(last) => assert!(Instant::now() < deadline, "{what}: not by the deadline; the last answer: {last:?}"),
+        }
+        tokio::time::sleep(every).await;
     }
 }
 
 /// Poll `GetLeader` for election `id` every 50 ms until `ok` holds for the answer; panic after `within`.
 pub async fn leader_until(
-    client: &mut ControllerClient<Channel>,
+    client: &mut Client,
     id: &str,
     within: Duration,
     ok: impl Fn(&pb::Leader) -> bool,
 ) -> pb::Leader {
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        if let Ok(l) = client.get_leader(pb::GetLeaderRequest { election_id: id.into() }).await
-            && ok(l.get_ref())
-        {
-            return l.into_inner();
+    let request = pb::GetLeaderRequest { election_id: id.into() };
+    let ok = &ok;
+    wait_for("no such leader", Instant::now() + within, Duration::from_millis(50), || {
+        let (mut client, request) = (client.clone(), request.clone());
+        async move {
+            match client.get_leader(request).await {
+                Ok(l) if ok(l.get_ref()) => Ok(l.into_inner()),
+                other => Err(other),
+            }
         }
-        assert!(std::time::Instant::now() < deadline, "no such leader within {within:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    })
+    .await
+}
+
+/// Wait (at most 20 s) until the nodes of kept leadership `id` agree that
+/// the node of id `best` leads, in term 1 or later; returns that answer.
+pub async fn first_leader(client: &mut Client, id: &str, best: u64) -> pb::Leader {
+    leader_until(client, id, Duration::from_secs(20), |l| l.agreed && leads(l, best) && l.term >= 1).await
+}
+
+/// Partition five nodes so that no group is a majority ({node-0, node-1}
+/// {node-2, node-3} {node-4}): `GetLeader` for election `id` must refuse
+/// "no leader" within `within` ([`no_leader_within`]) and go on refusing for
+/// 3 s ([`no_leader_for`]). Returns how long the leader took to go, and the
+/// first refusal.
+pub async fn partition_without_majority(client: &mut Client, id: &str, within: Duration) -> (Duration, tonic::Status) {
+    inject(client, partition(&[&["node-0", "node-1"], &["node-2", "node-3"], &["node-4"]])).await;
+    let cut = Instant::now();
+    let status = no_leader_within(client, id, within).await;
+    let took = cut.elapsed();
+    no_leader_for(client, id, Duration::from_secs(3)).await;
+    (took, status)
+}
+
+/// Poll `GetLeader` for election `id` every 50 ms until it refuses with
+/// FAILED_PRECONDITION "no leader", and return that refusal; panic if a
+/// leader is still shown after `within`.
+pub async fn no_leader_within(client: &mut Client, id: &str, within: Duration) -> tonic::Status {
+    let request = pb::GetLeaderRequest { election_id: id.into() };
+    let status = wait_for("a leader is still shown", Instant::now() + within, Duration::from_millis(50), || {
+        let (mut client, request) = (client.clone(), request.clone());
+        async move {
+            match client.get_leader(request).await {
+                Err(status) => Ok(status),
+                Ok(leader) => Err(leader),
+            }
+        }
+    })
+    .await;
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+    assert!(status.message().contains("no leader"), "{}", status.message());
+    status
+}
+
+/// `GetLeader` for election `id`, asked every 100 ms for `duration`, refuses
+/// with FAILED_PRECONDITION every time: nobody leads meanwhile.
+pub async fn no_leader_for(client: &mut Client, id: &str, duration: Duration) {
+    let until = Instant::now() + duration;
+    while Instant::now() < until {
+        let answer = client.get_leader(pb::GetLeaderRequest { election_id: id.into() }).await;
+        assert!(answer.as_ref().is_err_and(|s| s.code() == tonic::Code::FailedPrecondition), "{answer:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -150,6 +283,42 @@ pub fn election(algorithm: &str) -> pb::StartElectionRequest {
 /// [`election`] in the simulator, on `size` positions.
 pub fn simulated(algorithm: &str, size: u32) -> pb::StartElectionRequest {
     pb::StartElectionRequest { size, mode: pb::Mode::Simulated as i32, ..election(algorithm) }
+}
+
+/// [`election`] on the topology of `kind` with `edges` (none: the kind's own).
+pub fn election_on(algorithm: &str, kind: pb::TopologyKind, edges: &[(u32, u32)]) -> pb::StartElectionRequest {
+    pb::StartElectionRequest { topology: topology(kind, edges), ..election(algorithm) }
+}
+
+/// A topology of `kind` on `edges`, for a request.
+pub fn topology(kind: pb::TopologyKind, edges: &[(u32, u32)]) -> Option<pb::Topology> {
+    Some(pb::Topology {
+        kind: kind as i32,
+        edges: edges.iter().map(|&(a, b)| pb::Edge { a, b }).collect(),
+        ..Default::default()
+    })
+}
+
+/// `StartElection`, which must be accepted: the election it answers with.
+pub async fn elect(client: &mut Client, request: pb::StartElectionRequest) -> pb::Election {
+    client.start_election(request).await.unwrap().into_inner()
+}
+
+/// [`elect`], and the election must be correct ([`assert_correct`]).
+pub async fn elect_correct(client: &mut Client, request: pb::StartElectionRequest) -> pb::Election {
+    let e = elect(client, request).await;
+    assert_correct(&e);
+    e
+}
+
+/// [`elect_correct`] of a LIVE `request`, then of the same request SIMULATED.
+pub async fn live_and_simulated(
+    client: &mut Client,
+    request: pb::StartElectionRequest,
+) -> (pb::Election, pb::Election) {
+    let live = elect_correct(client, request.clone()).await;
+    let sim = elect_correct(client, pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..request }).await;
+    (live, sim)
 }
 
 /// The catalogue entry of `algorithm`.
@@ -205,6 +374,12 @@ pub fn assert_correct(e: &pb::Election) {
         assert_eq!(e.participants.iter().filter(|p| p.initiator).count(), e.k as usize, "{ctx}: initiators");
         assert_eq!(e.participants.iter().map(|p| p.messages_sent).sum::<u64>(), m.messages, "{ctx}: per-node sums");
     }
+}
+
+/// Check that `e` ended FAILED with an error saying `why` (any error if `why` is empty).
+pub fn assert_failed(e: &pb::Election, why: &str) {
+    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
+    assert!(e.error.contains(why), "the error should say {why:?}: {}", e.error);
 }
 
 /// Check that `status` has `code` and names `field` at the start of its message.

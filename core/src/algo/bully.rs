@@ -50,9 +50,10 @@
 //!   leadership outdated (it elects again) and a follower's belief stale (it
 //!   waits for the new term's `Coordinator`, which goes to every node).
 //!
-//! Every change of belief is announced with [`Effect::Lead`]: `(term, leader)`,
-//! `leader: None` while electing or waiting. The first leader learned is also
-//! announced once with [`Effect::Decide`], for the one-shot verdicts.
+//! Every change of belief is announced with
+//! [`Effect::Lead`](super::Effect::Lead): `(term, leader)`, `leader: None`
+//! while electing or waiting. The first leader learned is also announced once
+//! with [`Effect::Decide`](super::Effect::Decide), for the one-shot verdicts.
 //!
 //! ## Modes
 //!
@@ -101,9 +102,8 @@
 //! plus two delays.
 
 use super::detector::{Behind, Detected, DetectorConfig};
-use super::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
-};
+use super::kept::{OneTimer, Peers};
+use super::{AlgoError, Algorithm, Decision, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
 
 const NAME: &str = "bully";
 
@@ -176,8 +176,7 @@ enum Phase {
 pub struct Bully {
     id: u64,
     rule: Rule,
-    /// The id behind each port.
-    peers: Box<[u64]>,
+    peers: Peers,
     /// Ports leading to better-ranked nodes.
     higher: Box<[Port]>,
     cfg: BullyConfig,
@@ -185,7 +184,7 @@ pub struct Bully {
     /// Highest term seen.
     term: u64,
     /// The one bully timer pending, if any.
-    timer: Option<TimerId>,
+    timer: OneTimer,
     /// While leading: neighbours whose heartbeats show an older term.
     behind: Behind,
     reports: Reports,
@@ -222,8 +221,8 @@ impl Bully {
 
     /// An asleep node with the given timeouts.
     pub fn with_config(c: &NodeContext, cfg: BullyConfig) -> Self {
-        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
-        let higher = (0..peers.len() as Port).filter(|&p| c.rule.beats(peers[p as usize], c.id)).collect();
+        let peers = Peers::new(c);
+        let higher = peers.better(c.rule, c.id);
         Bully {
             id: c.id,
             rule: c.rule,
@@ -232,7 +231,7 @@ impl Bully {
             cfg,
             phase: Phase::Asleep,
             term: 0,
-            timer: None,
+            timer: OneTimer::default(),
             behind: Behind::new(c.port_info.len()),
             reports: Reports::default(),
         }
@@ -258,22 +257,6 @@ impl Bully {
         self.reports.announce(l, out);
     }
 
-    fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
-        self.reports.decide_once(role, leader, out);
-    }
-
-    fn set_timer(&mut self, timer: TimerId, after_ms: u64, out: &mut Outbox) {
-        self.stop_timer(out);
-        self.timer = Some(timer);
-        out.push(Effect::SetTimer { timer, after_ms });
-    }
-
-    fn stop_timer(&mut self, out: &mut Outbox) {
-        if let Some(timer) = self.timer.take() {
-            out.push(Effect::CancelTimer { timer });
-        }
-    }
-
     /// Send `BullyElection` to every higher node, or lead if there is none.
     fn elect(&mut self, out: &mut Outbox) {
         if self.higher.is_empty() {
@@ -285,37 +268,35 @@ impl Bully {
         for &port in self.higher.iter() {
             out.send(port, Msg::BullyElection { term: self.term });
         }
-        self.set_timer(ANSWER_TIMER, self.cfg.answer_timeout_ms, out);
+        self.timer.replace(ANSWER_TIMER, self.cfg.answer_timeout_ms, out);
     }
 
     /// Lead a new term and tell every node (not once the term space is used
     /// up: [`super::next_term`]).
     fn lead(&mut self, out: &mut Outbox) {
         let Some(term) = super::next_term(self.term) else { return };
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.term = term;
         self.phase = Phase::Leading;
         self.behind.told_all();
         self.announce(out);
-        self.decide_once(Role::Leader, self.id, out);
-        for port in 0..self.peers.len() as Port {
-            out.send(port, Msg::Coordinator { leader: self.id, term: self.term });
-        }
+        self.reports.decide_once(Role::Leader, self.id, out);
+        self.peers.broadcast(Msg::Coordinator { leader: self.id, term: self.term }, out);
     }
 
     fn follow(&mut self, leader: u64, term: u64, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.term = term;
         self.phase = Phase::Following(leader);
         self.announce(out);
-        self.decide_once(Role::Follower, leader, out);
+        self.reports.decide_once(Role::Follower, leader, out);
     }
 
     /// Wait for the `Coordinator` of a term this node has heard of.
     fn await_coordinator(&mut self, out: &mut Outbox) {
         self.phase = Phase::Electing { answered: true };
         self.announce(out);
-        self.set_timer(COORDINATOR_TIMER, self.cfg.coordinator_timeout_ms, out);
+        self.timer.replace(COORDINATOR_TIMER, self.cfg.coordinator_timeout_ms, out);
     }
 
     /// A message showed a later term than this node's.
@@ -327,14 +308,6 @@ impl Bully {
             Phase::Electing { .. } => self.announce(out),
             Phase::Asleep => {}
         }
-    }
-
-    fn sender(&self, port: Port) -> Result<u64, AlgoError> {
-        self.peers.get(port as usize).copied().ok_or(AlgoError::BadPort { port })
-    }
-
-    fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
-        AlgoError::Invalid(format!("{NAME}: {msg:?} from {from} cannot reach node {} ({})", self.id, self.state()))
     }
 
     fn on_election(&mut self, port: Port, term: u64, out: &mut Outbox) {
@@ -366,7 +339,7 @@ impl Bully {
         }
         if electing {
             self.phase = Phase::Electing { answered: true };
-            self.set_timer(COORDINATOR_TIMER, self.cfg.coordinator_timeout_ms, out);
+            self.timer.replace(COORDINATOR_TIMER, self.cfg.coordinator_timeout_ms, out);
         }
         // Otherwise a late answer: already waiting, or the coordinator came first.
     }
@@ -402,26 +375,16 @@ impl Algorithm for Bully {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        let from = self.sender(port)?;
+        let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
-            Msg::BullyElection { term } => {
-                if !self.rule.beats(self.id, from) {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_election(port, term, out);
-            }
-            Msg::Answer { term } => {
-                if !self.rule.beats(from, self.id) {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_answer(term, out);
-            }
-            Msg::Coordinator { leader, term } => {
-                if leader != from {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_coordinator(port, leader, term, out);
+            Msg::BullyElection { term } if self.rule.beats(self.id, from) => self.on_election(port, term, out),
+            Msg::Answer { term } if self.rule.beats(from, self.id) => self.on_answer(term, out),
+            Msg::Coordinator { leader, term } if leader == from => self.on_coordinator(port, leader, term, out),
+            // No correct node sends these: an election to a worse node, an
+            // answer to a better one, a coordinator naming somebody else.
+            Msg::BullyElection { .. } | Msg::Answer { .. } | Msg::Coordinator { .. } => {
+                return Err(super::kept::invalid(NAME, msg, from, self.id, self.state()));
             }
             _ => return Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
         }
@@ -429,10 +392,9 @@ impl Algorithm for Bully {
     }
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        if self.timer != Some(timer) {
+        if !self.timer.fired(timer) {
             return; // replaced or cancelled after the driver queued it
         }
-        self.timer = None;
         match (timer, self.phase) {
             (ANSWER_TIMER, Phase::Electing { answered: false }) => self.lead(out),
             (COORDINATOR_TIMER, Phase::Electing { answered: true }) => self.elect(out),
@@ -529,66 +491,43 @@ mod tests {
         let slow = BullyConfig::for_detector(DetectorConfig::KUBERNETES);
         assert_eq!((slow.answer_timeout_ms, slow.coordinator_timeout_ms), (5_000, 15_000));
     }
-    use crate::algo::{MsgKind, PortInfo, catalogue};
+    use crate::algo::kept::testing::{self, PEERS_OF_3, decide, lead, send, started};
+    use crate::algo::{Effect, MsgKind, PortInfo, catalogue};
     use crate::counters::Counters;
     use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};
-    use crate::topology::{IdOrder, Topology};
+    use crate::topology::Topology;
 
     /// Node `id` whose ports lead to `peers`, in port order.
     fn node(id: u64, peers: &[u64]) -> Bully {
-        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let c = NodeContext {
-            id,
-            rule: Rule::Max,
-            n: peers.len() as u32 + 1,
-            ports: peers.len() as u32,
-            port_info: &info,
-            ..Default::default()
-        };
-        Bully::with_config(&c, BullyConfig::LOOPBACK)
+        testing::node(id, peers, |c| Bully::with_config(c, BullyConfig::LOOPBACK))
     }
 
-    fn send(port: Port, msg: Msg) -> Effect {
-        Effect::Send { port, msg }
+    /// Node 3's elections of `term` (to 5 and 4, on ports 0 and 2) and its answer timer.
+    fn elections_of_3(term: u64) -> [Effect; 3] {
+        [
+            send(0, Msg::BullyElection { term }),
+            send(2, Msg::BullyElection { term }),
+            Effect::SetTimer { timer: ANSWER_TIMER, after_ms: 500 },
+        ]
     }
-
-    fn lead(term: u64, leader: Option<u64>) -> Effect {
-        Effect::Lead(Leadership { term, leader })
-    }
-
-    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
 
     /// A woken node announces it knows no leader, sends ELECTION to the higher
     /// ids only (5 and 4, on ports 0 and 2) and waits for an answer.
     #[test]
     fn election_goes_to_higher_ids_only() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        assert_eq!(
-            out.effects(),
-            &[
-                lead(0, None),
-                send(0, Msg::BullyElection { term: 0 }),
-                send(2, Msg::BullyElection { term: 0 }),
-                Effect::SetTimer { timer: ANSWER_TIMER, after_ms: 500 },
-            ]
-        );
+        let (a, out) = started(node(3, &PEERS_OF_3));
+        assert_eq!(out.effects(), [&[lead(0, None)][..], &elections_of_3(0)].concat());
         assert_eq!(a.state(), "electing");
-        out.clear();
-        a.on_start(&mut out);
-        assert!(out.effects().is_empty(), "a second start is ignored");
+        assert!(started(a).1.effects().is_empty(), "a second start is ignored");
     }
 
     /// The highest id has nobody to ask: it leads term 1 at once and sends
     /// COORDINATOR to every other node.
     #[test]
     fn highest_id_leads_at_once() {
-        let mut a = node(5, &[1, 4, 2, 3]);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        let mut expected = vec![lead(1, Some(5)), Effect::Decide(Decision { role: Role::Leader, leader: 5 })];
+        let (a, out) = started(node(5, &[1, 4, 2, 3]));
+        let mut expected = vec![lead(1, Some(5)), decide(Role::Leader, 5)];
         expected.extend((0..4).map(|p| send(p, Msg::Coordinator { leader: 5, term: 1 })));
         assert_eq!(out.effects(), &expected[..]);
         assert_eq!((a.state(), a.leadership()), ("leader", Leadership { term: 1, leader: Some(5) }));
@@ -620,9 +559,7 @@ mod tests {
     /// 1, decided once; a late answer changes nothing.
     #[test]
     fn answer_then_coordinator() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(3, &PEERS_OF_3));
         out.clear();
         a.on_message(2, Msg::Answer { term: 0 }, &mut out).unwrap();
         assert_eq!(
@@ -637,11 +574,7 @@ mod tests {
         a.on_message(0, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
         assert_eq!(
             out.effects(),
-            &[
-                Effect::CancelTimer { timer: COORDINATOR_TIMER },
-                lead(1, Some(5)),
-                Effect::Decide(Decision { role: Role::Follower, leader: 5 }),
-            ]
+            &[Effect::CancelTimer { timer: COORDINATOR_TIMER }, lead(1, Some(5)), decide(Role::Follower, 5)]
         );
         out.clear();
         a.on_message(2, Msg::Answer { term: 1 }, &mut out).unwrap();
@@ -653,14 +586,12 @@ mod tests {
     /// everybody; no coordinator after an answer: it elects again.
     #[test]
     fn timeouts_lead_or_retry() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(3, &PEERS_OF_3));
         out.clear();
         a.on_timer(COORDINATOR_TIMER, &mut out);
         assert!(out.effects().is_empty(), "a timer that is not pending is ignored");
         a.on_timer(ANSWER_TIMER, &mut out);
-        let mut expected = vec![lead(1, Some(3)), Effect::Decide(Decision { role: Role::Leader, leader: 3 })];
+        let mut expected = vec![lead(1, Some(3)), decide(Role::Leader, 3)];
         expected.extend((0..4).map(|p| send(p, Msg::Coordinator { leader: 3, term: 1 })));
         assert_eq!(out.effects(), &expected[..]);
 
@@ -669,16 +600,7 @@ mod tests {
         b.on_message(0, Msg::Answer { term: 0 }, &mut out).unwrap();
         out.clear();
         b.on_timer(COORDINATOR_TIMER, &mut out);
-        assert_eq!(
-            out.effects(),
-            &[
-                lead(0, None),
-                send(0, Msg::BullyElection { term: 0 }),
-                send(2, Msg::BullyElection { term: 0 }),
-                Effect::SetTimer { timer: ANSWER_TIMER, after_ms: 500 },
-            ][1..],
-            "already announced `no leader`: only the elections and the timer"
-        );
+        assert_eq!(out.effects(), elections_of_3(0), "already announced `no leader`: only the elections and the timer");
     }
 
     /// The leader answers an election with its coordinator (it is alive); a
@@ -686,9 +608,7 @@ mod tests {
     /// joins one of its own term (the sender found no leader).
     #[test]
     fn leader_and_followers_answer_elections() {
-        let mut m = node(5, &[1, 4, 2, 3]);
-        let mut out = Outbox::default();
-        m.on_start(&mut out);
+        let (mut m, mut out) = started(node(5, &[1, 4, 2, 3]));
         out.clear();
         m.on_message(0, Msg::BullyElection { term: 0 }, &mut out).unwrap();
         assert_eq!(out.effects(), &[send(0, Msg::Coordinator { leader: 5, term: 1 })]);
@@ -703,13 +623,7 @@ mod tests {
         f.on_message(3, Msg::BullyElection { term: 1 }, &mut out).unwrap();
         assert_eq!(
             out.effects(),
-            &[
-                lead(1, None),
-                send(0, Msg::BullyElection { term: 1 }),
-                send(2, Msg::BullyElection { term: 1 }),
-                Effect::SetTimer { timer: ANSWER_TIMER, after_ms: 500 },
-                send(3, Msg::Answer { term: 1 }),
-            ]
+            [&[lead(1, None)][..], &elections_of_3(1), &[send(3, Msg::Answer { term: 1 })]].concat()
         );
     }
 
@@ -790,9 +704,7 @@ mod tests {
     fn simulated_counts_attain_the_bound() {
         let spec = catalogue::find(NAME).unwrap();
         for n in [2u32, 3, 8, 20] {
-            let topo = Topology::complete(n).unwrap();
-            let ids = IdOrder::Random(n as u64).arrange(n).unwrap();
-            let all: Vec<u32> = (0..n).collect();
+            let (topo, ids, all) = testing::complete(n);
             for rule in [Rule::Max, Rule::Min] {
                 let cfg = SimConfig { unit_delay: true, ..SimConfig::default() };
                 let r = sim::run(spec, &topo, &ids, &all, rule, &cfg);

@@ -151,6 +151,7 @@
 //! its acknowledgement per follower).
 
 use super::detector::DetectorConfig;
+use super::kept::{OneTimer, Peers};
 use super::{
     AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
     TimerId,
@@ -335,8 +336,7 @@ enum Phase {
 pub struct Chubby {
     id: u64,
     rule: Rule,
-    /// The id behind each port.
-    peers: Box<[u64]>,
+    peers: Peers,
     /// Per port: the peer is better-ranked than this node.
     better: Box<[bool]>,
     /// How many nodes are better-ranked (0: the best id).
@@ -352,8 +352,8 @@ pub struct Chubby {
     leader_term: u64,
     /// The running promise (the promise timer is pending).
     promise: Option<Promise>,
-    /// The back-off timer is pending.
-    election_pending: bool,
+    /// The back-off (or candidacy) timer, [`ELECTION_TIMER`], when pending.
+    election: OneTimer,
     /// Restored from stable storage (a recovered incarnation).
     restored: bool,
     /// Candidate: granted votes per port; leader: the vote is its round-0 credit.
@@ -379,25 +379,25 @@ impl Chubby {
 
     /// An asleep kept-leadership node with the given timing (see [`ChubbyConfig::validate`]).
     pub fn with_config(c: &NodeContext, cfg: ChubbyConfig) -> Self {
-        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
+        let peers = Peers::new(c);
         let better: Box<[bool]> = peers.iter().map(|&p| c.rule.beats(p, c.id)).collect();
         let rank = better.iter().filter(|&&b| b).count() as u64;
-        let n = (c.n as usize).max(peers.len() + 1);
         let ports = peers.len();
+        let quorum = peers.majority(c.n);
         Chubby {
             id: c.id,
             rule: c.rule,
             peers,
             better,
             rank,
-            quorum: n / 2 + 1,
+            quorum,
             cfg,
             phase: Phase::Asleep,
             stable: Stable::default(),
             seen: 0,
             leader_term: 0,
             promise: None,
-            election_pending: false,
+            election: OneTimer::default(),
             restored: false,
             voted: vec![false; ports],
             refused: vec![false; ports],
@@ -429,16 +429,6 @@ impl Chubby {
         self.reports.announce(l, out);
     }
 
-    fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
-        self.reports.decide_once(role, leader, out);
-    }
-
-    fn broadcast(&self, msg: Msg, out: &mut Outbox) {
-        for port in 0..self.peers.len() as Port {
-            out.send(port, msg);
-        }
-    }
-
     fn wake(&mut self, out: &mut Outbox) {
         if self.phase != Phase::Asleep {
             return;
@@ -450,17 +440,6 @@ impl Chubby {
             out.push(Effect::SetTimer { timer: PROMISE_TIMER, after_ms: self.cfg.lease_ms });
         }
         self.schedule_candidacy(Retry::First, out);
-    }
-
-    fn set_election_timer(&mut self, after_ms: u64, out: &mut Outbox) {
-        self.election_pending = true;
-        out.push(Effect::SetTimer { timer: ELECTION_TIMER, after_ms });
-    }
-
-    fn cancel_election_timer(&mut self, out: &mut Outbox) {
-        if std::mem::take(&mut self.election_pending) {
-            out.push(Effect::CancelTimer { timer: ELECTION_TIMER });
-        }
     }
 
     /// Back off before running; nothing while a promise binds this node (its
@@ -479,7 +458,7 @@ impl Chubby {
         if delay == 0 {
             self.run(out);
         } else {
-            self.set_election_timer(delay, out);
+            self.election.set(ELECTION_TIMER, delay, out);
         }
     }
 
@@ -510,7 +489,7 @@ impl Chubby {
         // Terms above MAX_TERM are refused on arrival; at MAX_TERM itself the
         // term space is used up and the node runs no more.
         let Some(term) = super::next_term(self.seen.max(self.stable.term)) else { return };
-        self.cancel_election_timer(out);
+        self.election.stop(out);
         self.seen = term;
         self.stable = Stable { term, vote: Some(self.id) };
         out.push(Effect::Persist(self.stable));
@@ -521,10 +500,10 @@ impl Chubby {
         self.clear_deadlines(out);
         if self.cfg.keep {
             self.start_deadline(0, out);
-            self.set_election_timer(self.cfg.candidacy_ms, out);
+            self.election.set(ELECTION_TIMER, self.cfg.candidacy_ms, out);
         }
         self.announce(out);
-        self.broadcast(Msg::VoteRequest { term, candidate: self.id }, out);
+        self.peers.broadcast(Msg::VoteRequest { term, candidate: self.id }, out);
         self.check_won(out);
     }
 
@@ -546,13 +525,13 @@ impl Chubby {
     }
 
     fn lead(&mut self, term: u64, out: &mut Outbox) {
-        self.cancel_election_timer(out);
+        self.election.stop(out);
         self.phase = Phase::Leading { term };
         self.leader_term = term;
         self.acks.iter_mut().for_each(|a| *a = 0);
         self.credited = 0;
         self.announce(out);
-        self.decide_once(Role::Leader, self.id, out);
+        self.reports.decide_once(Role::Leader, self.id, out);
         self.renew(out);
     }
 
@@ -560,7 +539,7 @@ impl Chubby {
     fn renew(&mut self, out: &mut Outbox) {
         let Phase::Leading { term } = self.phase else { return };
         if !self.cfg.keep {
-            self.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
+            self.peers.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
             return;
         }
         self.round += 1;
@@ -568,7 +547,7 @@ impl Chubby {
         if self.phase != (Phase::Leading { term }) {
             return; // the evicted deadline ended the lease
         }
-        self.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
+        self.peers.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
         out.push(Effect::SetTimer { timer: RENEW_TIMER, after_ms: self.cfg.renew_ms });
         self.recredit();
     }
@@ -610,7 +589,7 @@ impl Chubby {
     fn promise_to(&mut self, to: u64, out: &mut Outbox) {
         if self.cfg.keep {
             self.promise = Some(Promise::To(to));
-            self.cancel_election_timer(out);
+            self.election.stop(out);
             out.push(Effect::SetTimer { timer: PROMISE_TIMER, after_ms: self.cfg.lease_ms });
         }
     }
@@ -691,14 +670,14 @@ impl Chubby {
             return;
         }
         self.promise_to(leader, out);
-        self.cancel_election_timer(out);
+        self.election.stop(out);
         if matches!(self.phase, Phase::Candidate { .. }) {
             self.clear_deadlines(out);
         }
         self.phase = Phase::Following(leader);
         self.leader_term = term;
         self.announce(out);
-        self.decide_once(Role::Follower, leader, out);
+        self.reports.decide_once(Role::Follower, leader, out);
         out.send(port, Msg::LeaseAck { term, granted: true });
     }
 
@@ -713,14 +692,6 @@ impl Chubby {
             self.recredit();
         }
     }
-
-    fn sender(&self, port: Port) -> Result<u64, AlgoError> {
-        self.peers.get(port as usize).copied().ok_or(AlgoError::BadPort { port })
-    }
-
-    fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
-        AlgoError::Invalid(format!("{NAME}: {msg:?} from {from} cannot reach node {} ({})", self.id, self.state()))
-    }
 }
 
 impl Algorithm for Chubby {
@@ -729,26 +700,18 @@ impl Algorithm for Chubby {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        let from = self.sender(port)?;
+        let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
-            Msg::VoteRequest { term, candidate } => {
-                if candidate != from {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_vote_request(port, term, candidate, out);
+            Msg::VoteRequest { term, candidate } if candidate == from => {
+                self.on_vote_request(port, term, candidate, out)
             }
-            Msg::Vote { term, candidate, granted } => {
-                if candidate != self.id {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_vote(port, term, granted, out);
-            }
-            Msg::LeaseRenew { term, leader } => {
-                if leader != from {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_renew(port, term, leader, out);
+            Msg::Vote { term, candidate, granted } if candidate == self.id => self.on_vote(port, term, granted, out),
+            Msg::LeaseRenew { term, leader } if leader == from => self.on_renew(port, term, leader, out),
+            // No correct node sends these: a request or renewal naming
+            // somebody else than its sender, a vote for another candidate.
+            Msg::VoteRequest { .. } | Msg::Vote { .. } | Msg::LeaseRenew { .. } => {
+                return Err(super::kept::invalid(NAME, msg, from, self.id, self.state()));
             }
             Msg::LeaseAck { term, granted } => self.on_ack(port, term, granted),
             _ => return Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
@@ -769,7 +732,7 @@ impl Algorithm for Chubby {
                 self.schedule_candidacy(Retry::First, out);
             }
             ELECTION_TIMER => {
-                if !std::mem::take(&mut self.election_pending) {
+                if !self.election.fired(ELECTION_TIMER) {
                     return;
                 }
                 match self.phase {
@@ -823,38 +786,43 @@ mod tests {
             assert_eq!(c.validate(), Ok(()), "timeout {timeout_ms}");
         }
     }
-    use crate::algo::{MAX_TERM, MsgKind, PortInfo, catalogue};
+    use crate::algo::kept::testing::{self, PEERS_OF_3, decide, lead, send, started};
+    use crate::algo::{MAX_TERM, MsgKind, catalogue};
     use crate::faults::{Fault, FaultPlan, Scheduled};
     use crate::invariants;
     use crate::sim::{self, SimConfig, SimReport};
-    use crate::topology::{IdOrder, Topology};
+    use crate::topology::Topology;
 
     /// Node `id` whose ports lead to `peers`, in port order.
     fn node(id: u64, peers: &[u64], cfg: ChubbyConfig) -> Chubby {
-        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let c = NodeContext {
-            id,
-            rule: Rule::Max,
-            n: peers.len() as u32 + 1,
-            ports: peers.len() as u32,
-            port_info: &info,
-            ..Default::default()
-        };
-        Chubby::with_config(&c, cfg)
+        testing::node(id, peers, |c| Chubby::with_config(c, cfg))
     }
 
     fn vote(term: u64, candidate: u64, granted: bool) -> Effect {
-        Effect::Send { port: 0, msg: Msg::Vote { term, candidate, granted } }
+        send(0, Msg::Vote { term, candidate, granted })
     }
 
-    fn granted(out: &Outbox) -> Option<bool> {
+    /// Ask `a` on `port` for its vote for `candidate` in `term`: did it grant it (`None`: no answer)?
+    fn asked(a: &mut Chubby, port: Port, term: u64, candidate: u64) -> Option<bool> {
+        let mut out = Outbox::default();
+        a.on_message(port, Msg::VoteRequest { term, candidate }, &mut out).unwrap();
         out.effects().iter().find_map(|e| match e {
             Effect::Send { msg: Msg::Vote { granted, .. }, .. } => Some(*granted),
             _ => None,
         })
     }
 
-    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
+    /// Node 5 of {1..5} (loopback timing), started and elected for term 1 by
+    /// the votes of 1 and 2; `out` is left empty.
+    fn elected_5(out: &mut Outbox) -> Chubby {
+        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
+        a.on_start(out);
+        a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
+        a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
+        assert_eq!(a.state(), "leader");
+        out.clear();
+        a
+    }
 
     /// The presets validate; a margin under 5%, a renewal that does not fit twice in the
     /// leader's lease and a candidacy longer than it are refused.
@@ -881,16 +849,14 @@ mod tests {
     /// renewal round at once; a late vote changes nothing.
     #[test]
     fn best_id_runs_at_once_and_leads_on_a_quorum() {
-        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK));
         let mut expected = vec![
-            Effect::Lead(Leadership { term: 0, leader: None }),
+            lead(0, None),
             Effect::Persist(Stable { term: 1, vote: Some(5) }),
             Effect::SetTimer { timer: DEADLINE_TIMER, after_ms: 900 },
             Effect::SetTimer { timer: ELECTION_TIMER, after_ms: 400 },
         ];
-        expected.extend((0..4).map(|port| Effect::Send { port, msg: Msg::VoteRequest { term: 1, candidate: 5 } }));
+        expected.extend((0..4).map(|port| send(port, Msg::VoteRequest { term: 1, candidate: 5 })));
         assert_eq!(out.effects(), &expected[..]);
         out.clear();
         a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
@@ -898,11 +864,11 @@ mod tests {
         a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
         let mut expected = vec![
             Effect::CancelTimer { timer: ELECTION_TIMER },
-            Effect::Lead(Leadership { term: 1, leader: Some(5) }),
-            Effect::Decide(Decision { role: Role::Leader, leader: 5 }),
+            lead(1, Some(5)),
+            decide(Role::Leader, 5),
             Effect::SetTimer { timer: DEADLINE_TIMER + 1, after_ms: 900 },
         ];
-        expected.extend((0..4).map(|port| Effect::Send { port, msg: Msg::LeaseRenew { term: 1, leader: 5 } }));
+        expected.extend((0..4).map(|port| send(port, Msg::LeaseRenew { term: 1, leader: 5 })));
         expected.push(Effect::SetTimer { timer: RENEW_TIMER, after_ms: 300 });
         assert_eq!(out.effects(), &expected[..]);
         out.clear();
@@ -925,45 +891,29 @@ mod tests {
         let sent = out.effects().iter().position(|e| *e == vote(2, 5, true));
         assert!(persist.unwrap() < sent.unwrap(), "{:?}", out.effects());
         assert!(out.effects().contains(&Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }));
-        out.clear();
-        a.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(false), "promised to 5, and voted in term 2");
-        out.clear();
+        assert_eq!(asked(&mut a, 2, 2, 4), Some(false), "promised to 5, and voted in term 2");
         a.on_timer(PROMISE_TIMER, &mut out);
-        out.clear();
-        a.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(false), "free, but voted for 5 in term 2");
-        out.clear();
-        a.on_message(1, Msg::VoteRequest { term: 9, candidate: 1 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(false), "1 is worse than 3");
+        assert_eq!(asked(&mut a, 2, 2, 4), Some(false), "free, but voted for 5 in term 2");
+        assert_eq!(asked(&mut a, 1, 9, 1), Some(false), "1 is worse than 3");
 
         let mut b = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
         b.restore(a.stable());
         out.clear();
         b.on_start(&mut out);
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Lead(Leadership { term: 0, leader: None }),
-                Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }
-            ]
-        );
+        assert_eq!(out.effects(), &[lead(0, None), Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }]);
         for (term, who) in [(2, 4), (3, 4), (3, 5)] {
-            out.clear();
-            b.on_message(if who == 5 { 0 } else { 2 }, Msg::VoteRequest { term, candidate: who }, &mut out).unwrap();
-            assert_eq!(granted(&out), Some(false), "blocked: term {term} for {who}");
+            assert_eq!(
+                asked(&mut b, if who == 5 { 0 } else { 2 }, term, who),
+                Some(false),
+                "blocked: term {term} for {who}"
+            );
         }
         out.clear();
         b.on_message(0, Msg::LeaseRenew { term: 2, leader: 5 }, &mut out).unwrap();
-        assert!(out.effects().contains(&Effect::Send { port: 0, msg: Msg::LeaseAck { term: 3, granted: false } }));
-        out.clear();
+        assert!(out.effects().contains(&send(0, Msg::LeaseAck { term: 3, granted: false })));
         b.on_timer(PROMISE_TIMER, &mut out);
-        out.clear();
-        b.on_message(2, Msg::VoteRequest { term: 2, candidate: 4 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(false), "the restored record: voted for 5 in term 2");
-        out.clear();
-        b.on_message(2, Msg::VoteRequest { term: 3, candidate: 4 }, &mut out).unwrap();
-        assert_eq!(granted(&out), Some(true));
+        assert_eq!(asked(&mut b, 2, 2, 4), Some(false), "the restored record: voted for 5 in term 2");
+        assert_eq!(asked(&mut b, 2, 3, 4), Some(true));
         assert_eq!(b.stable(), Stable { term: 3, vote: Some(4) });
     }
 
@@ -973,24 +923,15 @@ mod tests {
     /// acknowledgements carry the lease past round 0 to round 1's deadline, not further.
     #[test]
     fn the_lease_ends_at_the_deadline_of_the_last_credited_round() {
-        let win = |a: &mut Chubby, out: &mut Outbox| {
-            a.on_start(out);
-            a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
-            a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, out).unwrap();
-            assert_eq!(a.state(), "leader");
-            out.clear();
-        };
         let mut out = Outbox::default();
-        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
-        win(&mut a, &mut out);
+        let mut a = elected_5(&mut out);
         a.on_message(0, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
         a.on_timer(DEADLINE_TIMER, &mut out);
         assert_eq!(a.state(), "no-leader", "round 0 was the last credited");
         assert_eq!(out.effects()[..2], [Effect::CancelTimer { timer: RENEW_TIMER }, Effect::CancelTimer { timer: 4 }]);
-        assert!(out.effects().contains(&Effect::Lead(Leadership { term: 1, leader: None })));
+        assert!(out.effects().contains(&lead(1, None)));
 
-        let mut b = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
-        win(&mut b, &mut out);
+        let mut b = elected_5(&mut out);
         b.on_message(0, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
         b.on_message(2, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
         b.on_message(2, Msg::LeaseAck { term: 0, granted: true }, &mut out).unwrap();
@@ -1005,21 +946,14 @@ mod tests {
     /// down and follows the later leader at once; a renewal of an older term is refused.
     #[test]
     fn a_leader_follows_a_renewal_of_a_later_term() {
-        let mut a = node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK);
         let mut out = Outbox::default();
-        a.on_start(&mut out);
-        a.on_message(1, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
-        a.on_message(3, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
-        out.clear();
+        let mut a = elected_5(&mut out);
         a.on_message(1, Msg::LeaseRenew { term: 0, leader: 4 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: 1, msg: Msg::LeaseAck { term: 1, granted: false } }]);
+        assert_eq!(out.effects(), &[send(1, Msg::LeaseAck { term: 1, granted: false })]);
         out.clear();
         a.on_message(1, Msg::LeaseRenew { term: 3, leader: 4 }, &mut out).unwrap();
-        assert!(out.effects().contains(&Effect::Lead(Leadership { term: 1, leader: None })));
-        assert!(out.effects().ends_with(&[
-            Effect::Lead(Leadership { term: 3, leader: Some(4) }),
-            Effect::Send { port: 1, msg: Msg::LeaseAck { term: 3, granted: true } }
-        ]));
+        assert!(out.effects().contains(&lead(1, None)));
+        assert!(out.effects().ends_with(&[lead(3, Some(4)), send(1, Msg::LeaseAck { term: 3, granted: true })]));
         assert_eq!(a.state(), "follower");
     }
 
@@ -1062,9 +996,7 @@ mod tests {
     fn one_shot_counts_attain_the_bound() {
         let spec = catalogue::find(NAME).unwrap();
         for n in [2u32, 3, 8, 20] {
-            let topo = Topology::complete(n).unwrap();
-            let ids = IdOrder::Random(n as u64).arrange(n).unwrap();
-            let all: Vec<u32> = (0..n).collect();
+            let (topo, ids, all) = testing::complete(n);
             let m = n as u64 - 1;
             for rule in [Rule::Max, Rule::Min] {
                 let r = sim::run(spec, &topo, &ids, &all, rule, &SimConfig::default());

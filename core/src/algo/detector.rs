@@ -366,6 +366,7 @@ impl<A: Algorithm> Algorithm for Detected<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::kept::testing::started;
     use crate::algo::{Leadership, Role};
 
     /// Test inner algorithm: records what reaches it, echoes a `Notify` back,
@@ -433,9 +434,7 @@ mod tests {
     /// inner algorithm starts; heartbeats carry the term it announced.
     #[test]
     fn start_sends_heartbeats_and_sets_the_clock() {
-        let mut d = detected(3);
-        let mut out = Outbox::default();
-        d.on_start(&mut out);
+        let (mut d, mut out) = started(detected(3));
         let mut expected = heartbeats(0, 3);
         expected.push(clock());
         expected.push(Effect::Lead(Leadership { term: 4, leader: Some(1) }));
@@ -455,9 +454,7 @@ mod tests {
     /// and it is suspected again only after another full timeout.
     #[test]
     fn suspects_after_timeout_and_unsuspects_on_a_heartbeat() {
-        let mut d = detected(2);
-        let mut out = Outbox::default();
-        d.on_start(&mut out);
+        let (mut d, mut out) = started(detected(2));
         for tick in 1..=4 {
             d.on_timer(HEARTBEAT_TIMER, &mut out);
             d.on_message(1, Msg::Heartbeat { term: 0, leading: false, watching: true }, &mut out).unwrap();
@@ -490,9 +487,7 @@ mod tests {
     /// unchanged, with the inner algorithm's reply.
     #[test]
     fn forwards_other_messages_after_unsuspecting() {
-        let mut d = detected(2);
-        let mut out = Outbox::default();
-        d.on_start(&mut out);
+        let (mut d, mut out) = started(detected(2));
         for _ in 0..5 {
             d.on_timer(HEARTBEAT_TIMER, &mut out);
         }
@@ -559,9 +554,7 @@ mod tests {
     /// (6, 7, or 14 = 6 modulo the 8 slots) is refused.
     #[test]
     fn reserves_timers_6_and_7() {
-        let mut d = detected(1);
-        let mut out = Outbox::default();
-        d.on_start(&mut out);
+        let (mut d, mut out) = started(detected(1));
         for t in 0..=5 {
             d.on_message(0, Msg::Saturate { id: t }, &mut out).unwrap();
             d.on_timer(t as TimerId, &mut out);

@@ -39,6 +39,7 @@ pub mod detector;
 pub mod echo_extinction;
 pub mod elect_root;
 pub mod harness;
+pub mod kept;
 pub mod mesh_corners;
 pub mod min_max;
 pub mod min_max_plus;

@@ -53,9 +53,8 @@
 //! elections and `n − 1` coordinators on the `n − 1` live nodes.
 
 use super::detector::{Behind, Detected, DetectorConfig};
-use super::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
-};
+use super::kept::{OneTimer, Peers};
+use super::{AlgoError, Algorithm, Decision, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
 
 const NAME: &str = "repaired-ring";
 
@@ -102,8 +101,7 @@ pub struct RepairedRing {
     id: u64,
     rule: Rule,
     cfg: RingConfig,
-    /// The id behind each port.
-    peers: Box<[u64]>,
+    peers: Peers,
     /// Ports in ring order starting after this node (next higher id first, wrapping).
     ring: Box<[Port]>,
     /// Per port: its position in `ring`.
@@ -118,7 +116,8 @@ pub struct RepairedRing {
     coordinated: u64,
     /// The term of this node's own coordinator round under way.
     awaiting: Option<u64>,
-    timer: bool,
+    /// [`ELECTION_TIMER`], when pending.
+    timer: OneTimer,
     /// The port this node last sent an election on, while electing.
     sent_to: Option<Port>,
     /// While leading: neighbours whose heartbeats show an older term.
@@ -155,7 +154,7 @@ impl RepairedRing {
 
     /// An asleep node with the given timeout.
     pub fn with_config(c: &NodeContext, cfg: RingConfig) -> Self {
-        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
+        let peers = Peers::new(c);
         let mut ring: Vec<Port> = (0..peers.len() as Port).collect();
         // Higher ids first (ascending), then the lower ones (ascending): ring order from here.
         ring.sort_by_key(|&p| (peers[p as usize] < c.id, peers[p as usize]));
@@ -176,7 +175,7 @@ impl RepairedRing {
             joined: None,
             coordinated: 0,
             awaiting: None,
-            timer: false,
+            timer: OneTimer::default(),
             sent_to: None,
             behind: Behind::new(c.port_info.len()),
             reports: Reports::default(),
@@ -208,16 +207,10 @@ impl RepairedRing {
         self.reports.announce(l, out);
     }
 
+    /// Give the election under way its time (a new set replaces the pending one).
     fn set_timer(&mut self, out: &mut Outbox) {
         if let Some(after_ms) = self.cfg.election_timeout_ms {
-            self.timer = true;
-            out.push(Effect::SetTimer { timer: ELECTION_TIMER, after_ms });
-        }
-    }
-
-    fn stop_timer(&mut self, out: &mut Outbox) {
-        if std::mem::take(&mut self.timer) {
-            out.push(Effect::CancelTimer { timer: ELECTION_TIMER });
+            self.timer.set(ELECTION_TIMER, after_ms, out);
         }
     }
 
@@ -243,7 +236,7 @@ impl RepairedRing {
 
     /// Believe `leader` leads the current term.
     fn believe(&mut self, leader: u64, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.behind.told_all();
         self.phase = if leader == self.id { Phase::Leading } else { Phase::Following(leader) };
         self.announce(out);
@@ -335,9 +328,7 @@ impl Algorithm for RepairedRing {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port as usize >= self.peers.len() {
-            return Err(AlgoError::BadPort { port });
-        }
+        self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
             Msg::RingCollect { term, initiator, best, count } => self.on_collect(term, initiator, best, count, out),
@@ -355,10 +346,9 @@ impl Algorithm for RepairedRing {
     }
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        if timer != ELECTION_TIMER || !self.timer {
+        if !self.timer.fired(timer) {
             return;
         }
-        self.timer = false;
         if self.phase == Phase::Electing {
             self.elect(out);
         }
@@ -444,28 +434,12 @@ mod tests {
         assert_eq!(RingConfig::for_detector(DetectorConfig::LOOPBACK), RingConfig::LOOPBACK);
         assert_eq!(RingConfig::for_detector(DetectorConfig::KUBERNETES).election_timeout_ms, Some(15_000));
     }
-    use crate::algo::PortInfo;
+    use crate::algo::Effect;
+    use crate::algo::kept::testing::{self, PEERS_OF_3, decide, lead, send, started};
 
     /// Node `id` whose ports lead to `peers`, in port order, with the loopback timeout.
     fn node(id: u64, peers: &[u64]) -> RepairedRing {
-        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let c = NodeContext {
-            id,
-            rule: Rule::Max,
-            n: peers.len() as u32 + 1,
-            ports: peers.len() as u32,
-            port_info: &info,
-            ..Default::default()
-        };
-        RepairedRing::with_config(&c, RingConfig::LOOPBACK)
-    }
-
-    fn send(port: Port, msg: Msg) -> Effect {
-        Effect::Send { port, msg }
-    }
-
-    fn lead(term: u64, leader: Option<u64>) -> Effect {
-        Effect::Lead(Leadership { term, leader })
+        testing::node(id, peers, |c| RepairedRing::with_config(c, RingConfig::LOOPBACK))
     }
 
     fn collect(term: u64, initiator: u64, best: u64, count: u32) -> Msg {
@@ -475,17 +449,21 @@ mod tests {
     const SET: Effect = Effect::SetTimer { timer: ELECTION_TIMER, after_ms: 1_500 };
     const CANCEL: Effect = Effect::CancelTimer { timer: ELECTION_TIMER };
 
-    /// Node 3 of {1..5}: its successor is 4 (port 2), then 5 (port 0), 1, 2.
-    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
+    // Node 3 of {1..5} (`PEERS_OF_3`): its successor is 4 (port 2), then 5 (port 0), 1, 2.
+
+    /// What a node does on learning that `leader` leads `term`: it stops its
+    /// election timer, announces and decides (as `role`), and forwards the
+    /// coordinator on `port`.
+    fn believes(term: u64, leader: u64, role: Role, port: Port) -> [Effect; 4] {
+        [CANCEL, lead(term, Some(leader)), decide(role, leader), send(port, Msg::Coordinator { leader, term })]
+    }
 
     /// An initiator sends term 1 with itself as best to its successor (4);
     /// a woken node adds itself (best 3, count 2) and forwards; the highest id
     /// wraps round to the lowest.
     #[test]
     fn elections_go_to_the_next_higher_id_and_collect() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (_, mut out) = started(node(3, &PEERS_OF_3));
         assert_eq!(out.effects(), &[lead(1, None), send(2, collect(1, 3, 3, 1)), SET]);
         let mut b = node(3, &PEERS_OF_3);
         out.clear();
@@ -545,9 +523,7 @@ mod tests {
     /// participant, and a second round of a joined election stops.
     #[test]
     fn participants_suppress_worse_elections() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(3, &PEERS_OF_3));
         out.clear();
         a.on_message(3, collect(1, 2, 5, 4), &mut out).unwrap();
         assert!(out.effects().is_empty(), "initiator 2 < 3 in term 1");
@@ -565,20 +541,10 @@ mod tests {
     /// its return to the initiator ends the round.
     #[test]
     fn coordinator_round() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(3, &PEERS_OF_3));
         out.clear();
         a.on_message(3, collect(1, 3, 5, 5), &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                CANCEL,
-                lead(1, Some(5)),
-                Effect::Decide(Decision { role: Role::Follower, leader: 5 }),
-                send(2, Msg::Coordinator { leader: 5, term: 1 }),
-            ]
-        );
+        assert_eq!(out.effects(), believes(1, 5, Role::Follower, 2));
         out.clear();
         a.on_message(3, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
         assert!(out.effects().is_empty());
@@ -589,15 +555,7 @@ mod tests {
         top.on_message(0, collect(1, 3, 4, 3), &mut out).unwrap();
         out.clear();
         top.on_message(0, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                CANCEL,
-                lead(1, Some(5)),
-                Effect::Decide(Decision { role: Role::Leader, leader: 5 }),
-                send(3, Msg::Coordinator { leader: 5, term: 1 }),
-            ]
-        );
+        assert_eq!(out.effects(), believes(1, 5, Role::Leader, 3));
         out.clear();
         top.on_message(0, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
         assert!(out.effects().is_empty(), "forwarded once only");
@@ -608,9 +566,7 @@ mod tests {
     /// that suspects the leader it follows does the same.
     #[test]
     fn a_failed_coordinator_means_a_new_election_with_a_higher_term() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(3, &PEERS_OF_3));
         a.on_suspect(0, true, &mut out);
         out.clear();
         a.on_message(3, collect(1, 3, 5, 5), &mut out).unwrap();
@@ -618,15 +574,7 @@ mod tests {
         assert_eq!(a.decision(), None);
         out.clear();
         a.on_message(3, collect(2, 3, 4, 4), &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                CANCEL,
-                lead(2, Some(4)),
-                Effect::Decide(Decision { role: Role::Follower, leader: 4 }),
-                send(2, Msg::Coordinator { leader: 4, term: 2 }),
-            ]
-        );
+        assert_eq!(out.effects(), believes(2, 4, Role::Follower, 2));
         out.clear();
         a.on_suspect(2, true, &mut out);
         assert_eq!(out.effects(), &[lead(3, None), send(1, collect(3, 3, 3, 1)), SET], "4 and 5 skipped");
@@ -647,16 +595,14 @@ mod tests {
         out.clear();
         a.on_timer(ELECTION_TIMER, &mut out);
         assert_eq!(out.effects(), &[lead(2, None), send(2, collect(2, 3, 3, 1)), SET]);
-        let info: Vec<PortInfo> = [4, 5].iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let mut one_shot =
-            RepairedRing::new(&NodeContext { id: 3, n: 3, ports: 2, port_info: &info, ..Default::default() });
+        let mut one_shot = testing::node(3, &[4, 5], RepairedRing::new);
         out.clear();
         one_shot.on_start(&mut out);
         assert_eq!(out.effects(), &[lead(1, None), send(0, collect(1, 3, 3, 1))]);
         let mut alone = node(3, &[]);
         out.clear();
         alone.on_start(&mut out);
-        assert_eq!(out.effects(), &[lead(1, Some(3)), Effect::Decide(Decision { role: Role::Leader, leader: 3 })]);
+        assert_eq!(out.effects(), &[lead(1, Some(3)), decide(Role::Leader, 3)]);
         assert_eq!(a.on_message(9, Msg::Wakeup, &mut out), Err(AlgoError::BadPort { port: 9 }));
         assert!(matches!(a.on_message(0, Msg::Wakeup, &mut out), Err(AlgoError::UnexpectedKind { .. })));
     }

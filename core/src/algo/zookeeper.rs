@@ -169,6 +169,7 @@
 //! [`Detected`]`<ZooKeeper>` with proposal retries and periodic commits.
 
 use super::detector::{Detected, DetectorConfig};
+use super::kept::{OneTimer, Peers};
 use super::{
     AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
     TimerId,
@@ -238,8 +239,7 @@ enum Phase {
 pub struct ZooKeeper {
     id: u64,
     rule: Rule,
-    /// The id behind each port.
-    peers: Box<[u64]>,
+    peers: Peers,
     /// Ports leading to better nodes.
     better: Box<[Port]>,
     /// The port of the best peer, if it beats this node.
@@ -269,7 +269,7 @@ pub struct ZooKeeper {
     /// A recovered incarnation (it got its stable record back).
     restored: bool,
     /// The one timer pending, if any.
-    timer: Option<TimerId>,
+    timer: OneTimer,
     reports: Reports,
 }
 
@@ -301,17 +301,16 @@ impl ZooKeeper {
 
     /// An asleep node; `cfg` gives the kept mode's timeouts (`None`: one-shot).
     pub fn with_config(c: &NodeContext, cfg: Option<ZkConfig>) -> Self {
-        let peers: Box<[u64]> = c.port_info.iter().map(|p| p.neighbour).collect();
-        let better: Box<[Port]> = (0..peers.len() as Port).filter(|&p| c.rule.beats(peers[p as usize], c.id)).collect();
+        let peers = Peers::new(c);
+        let better = peers.better(c.rule, c.id);
         let best = better
             .iter()
             .copied()
             .reduce(|a, b| if c.rule.beats(peers[b as usize], peers[a as usize]) { b } else { a });
-        let n = (c.n as usize).max(peers.len() + 1);
         ZooKeeper {
             id: c.id,
             rule: c.rule,
-            quorum: n / 2 + 1,
+            quorum: peers.majority(c.n),
             acks: vec![false; peers.len()],
             answered: vec![false; peers.len()],
             suspected: vec![false; peers.len()],
@@ -327,7 +326,7 @@ impl ZooKeeper {
             proposal: 0,
             refused: None,
             restored: false,
-            timer: None,
+            timer: OneTimer::default(),
             reports: Reports::default(),
         }
     }
@@ -362,22 +361,6 @@ impl ZooKeeper {
         self.reports.announce(l, out);
     }
 
-    fn decide_once(&mut self, role: Role, leader: u64, out: &mut Outbox) {
-        self.reports.decide_once(role, leader, out);
-    }
-
-    fn set_timer(&mut self, timer: TimerId, after_ms: u64, out: &mut Outbox) {
-        self.stop_timer(out);
-        self.timer = Some(timer);
-        out.push(Effect::SetTimer { timer, after_ms });
-    }
-
-    fn stop_timer(&mut self, out: &mut Outbox) {
-        if let Some(timer) = self.timer.take() {
-            out.push(Effect::CancelTimer { timer });
-        }
-    }
-
     /// Itself plus the peers it does not suspect.
     fn visible(&self) -> usize {
         1 + self.suspected.iter().filter(|&&s| !s).count()
@@ -396,12 +379,6 @@ impl ZooKeeper {
         out.push(Effect::Persist(self.stable()));
     }
 
-    fn broadcast(&self, msg: Msg, out: &mut Outbox) {
-        for port in 0..self.peers.len() as Port {
-            out.send(port, msg);
-        }
-    }
-
     /// Wake up; `spontaneous` when by `on_start`. A node that cannot
     /// propose then wakes the best node, or, recovered, tells every peer it
     /// restarted (its followers, if it led, stop following it; a leader
@@ -412,7 +389,7 @@ impl ZooKeeper {
         if self.eligible() {
             self.propose(out);
         } else if spontaneous && self.restored {
-            self.broadcast(Msg::Wakeup, out);
+            self.peers.broadcast(Msg::Wakeup, out);
         } else if spontaneous && let Some(best) = self.best {
             out.send(best, Msg::Wakeup);
         }
@@ -420,7 +397,7 @@ impl ZooKeeper {
 
     /// Look for a leader again (announcing `leader: None`), and propose if eligible.
     fn look(&mut self, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.phase = Phase::Looking;
         self.announce(out);
         if self.eligible() {
@@ -444,9 +421,9 @@ impl ZooKeeper {
         self.phase = Phase::Proposing;
         self.announce(out);
         self.persist(out);
-        self.broadcast(Msg::NewLeader { term, leader: self.id }, out);
+        self.peers.broadcast(Msg::NewLeader { term, leader: self.id }, out);
         if let Some(cfg) = self.cfg {
-            self.set_timer(PROPOSAL_TIMER, cfg.proposal_timeout_ms, out);
+            self.timer.replace(PROPOSAL_TIMER, cfg.proposal_timeout_ms, out);
         }
         self.check_quorum(out);
     }
@@ -459,26 +436,26 @@ impl ZooKeeper {
 
     /// A quorum acked: lead the proposal's term and commit it to every peer.
     fn lead(&mut self, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.epoch = self.proposal;
         self.phase = Phase::Leading;
         self.announce(out);
-        self.decide_once(Role::Leader, self.id, out);
-        self.broadcast(Msg::Commit { term: self.epoch, leader: self.id }, out);
+        self.reports.decide_once(Role::Leader, self.id, out);
+        self.peers.broadcast(Msg::Commit { term: self.epoch, leader: self.id }, out);
         if let Some(cfg) = self.cfg {
-            self.set_timer(RECOMMIT_TIMER, cfg.recommit_ms, out);
+            self.timer.replace(RECOMMIT_TIMER, cfg.recommit_ms, out);
         }
     }
 
     fn follow(&mut self, leader: u64, term: u64, out: &mut Outbox) {
-        self.stop_timer(out);
+        self.timer.stop(out);
         self.epoch = term;
         self.refused = None;
         self.phase = Phase::Following(leader);
         self.announce(out);
-        self.decide_once(Role::Follower, leader, out);
+        self.reports.decide_once(Role::Follower, leader, out);
         if let Some(cfg) = self.cfg {
-            self.set_timer(LEASE_TIMER, cfg.lease_ms, out);
+            self.timer.replace(LEASE_TIMER, cfg.lease_ms, out);
         }
     }
 
@@ -496,7 +473,7 @@ impl ZooKeeper {
     fn ack(&mut self, port: Port, term: u64, leader: u64, out: &mut Outbox) {
         if self.phase == Phase::Proposing {
             // Backing a better proposer of a later term: give up its own.
-            self.stop_timer(out);
+            self.timer.stop(out);
             self.phase = Phase::Looking;
             self.announce(out);
         }
@@ -515,14 +492,6 @@ impl ZooKeeper {
                 self.ack(port, term, leader, out);
             }
         }
-    }
-
-    fn sender(&self, port: Port) -> Result<u64, AlgoError> {
-        self.peers.get(port as usize).copied().ok_or(AlgoError::BadPort { port })
-    }
-
-    fn invalid(&self, msg: Msg, from: u64) -> AlgoError {
-        AlgoError::Invalid(format!("{NAME}: {msg:?} from {from} cannot reach node {} ({})", self.id, self.state()))
     }
 
     fn on_new_leader(&mut self, port: Port, term: u64, leader: u64, out: &mut Outbox) {
@@ -561,7 +530,7 @@ impl ZooKeeper {
             // moves its followers to a new term above it (kept mode only;
             // the one-shot election never meets one).
             Phase::Leading if !ok && !first && term > self.epoch && self.cfg.is_some() => {
-                self.stop_timer(out);
+                self.timer.stop(out);
                 self.phase = Phase::Looking;
                 self.propose(out);
             }
@@ -614,26 +583,19 @@ impl Algorithm for ZooKeeper {
     }
 
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        let from = self.sender(port)?;
+        let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
-            Msg::NewLeader { term, leader } => {
-                if leader != from || term == 0 {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_new_leader(port, term, leader, out);
+            Msg::NewLeader { term, leader } if leader == from && term != 0 => {
+                self.on_new_leader(port, term, leader, out)
             }
-            Msg::Ack { term, leader, ok } => {
-                if leader != self.id {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_ack(port, term, ok, out);
-            }
-            Msg::Commit { term, leader } => {
-                if leader != from || term == 0 {
-                    return Err(self.invalid(msg, from));
-                }
-                self.on_commit(port, term, leader, out)?;
+            Msg::Ack { term, leader, ok } if leader == self.id => self.on_ack(port, term, ok, out),
+            Msg::Commit { term, leader } if leader == from && term != 0 => self.on_commit(port, term, leader, out)?,
+            // No correct node sends these: a proposal or commit naming
+            // somebody else than its sender, or of term 0; an ack for
+            // another proposer.
+            Msg::NewLeader { .. } | Msg::Ack { .. } | Msg::Commit { .. } => {
+                return Err(super::kept::invalid(NAME, msg, from, self.id, self.state()));
             }
             Msg::Wakeup => match self.phase {
                 Phase::Asleep => self.wake(false, out),
@@ -649,16 +611,15 @@ impl Algorithm for ZooKeeper {
     }
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        if self.timer != Some(timer) {
+        if !self.timer.fired(timer) {
             return; // replaced or cancelled after the driver queued it
         }
-        self.timer = None;
         match (timer, self.phase) {
             (PROPOSAL_TIMER, Phase::Proposing) | (LEASE_TIMER, Phase::Following(_)) => self.look(out),
             (RECOMMIT_TIMER, Phase::Leading) => {
-                self.broadcast(Msg::Commit { term: self.epoch, leader: self.id }, out);
+                self.peers.broadcast(Msg::Commit { term: self.epoch, leader: self.id }, out);
                 if let Some(cfg) = self.cfg {
-                    self.set_timer(RECOMMIT_TIMER, cfg.recommit_ms, out);
+                    self.timer.replace(RECOMMIT_TIMER, cfg.recommit_ms, out);
                 }
             }
             _ => {}
@@ -740,32 +701,16 @@ mod tests {
         let k = ZkConfig::for_detector(DetectorConfig::KUBERNETES);
         assert_eq!((k.proposal_timeout_ms, k.recommit_ms, k.lease_ms), (4_000, 10_000, 25_000));
     }
-    use crate::algo::{MsgKind, PortInfo, catalogue};
+    use crate::algo::kept::testing::{self, PEERS_OF_3, decide, lead, send, started};
+    use crate::algo::{MsgKind, catalogue};
     use crate::faults::{Fault, FaultPlan, Scheduled};
     use crate::invariants;
     use crate::sim::{self, SimConfig, SimReport};
-    use crate::topology::{IdOrder, Topology};
+    use crate::topology::Topology;
 
     /// One-shot node `id` of `peers.len() + 1` nodes whose ports lead to `peers`, in port order.
     fn node(id: u64, peers: &[u64]) -> ZooKeeper {
-        let info: Vec<PortInfo> = peers.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let c = NodeContext {
-            id,
-            rule: Rule::Max,
-            n: peers.len() as u32 + 1,
-            ports: peers.len() as u32,
-            port_info: &info,
-            ..Default::default()
-        };
-        ZooKeeper::new(&c)
-    }
-
-    fn send(port: Port, msg: Msg) -> Effect {
-        Effect::Send { port, msg }
-    }
-
-    fn lead(term: u64, leader: Option<u64>) -> Effect {
-        Effect::Lead(Leadership { term, leader })
+        testing::node(id, peers, ZooKeeper::new)
     }
 
     fn persist(term: u64, vote: u64) -> Effect {
@@ -777,7 +722,6 @@ mod tests {
     }
 
     const PEERS_OF_5: [u64; 4] = [1, 4, 2, 3];
-    const PEERS_OF_3: [u64; 4] = [5, 1, 4, 2];
 
     /// The best node proposes term 1 at once (its own vote persisted before
     /// the NEW_LEADERs leave); two acks make a quorum of 3 out of 5 with its
@@ -785,9 +729,7 @@ mod tests {
     /// changes nothing.
     #[test]
     fn best_node_proposes_and_commits_on_a_quorum() {
-        let mut m = node(5, &PEERS_OF_5);
-        let mut out = Outbox::default();
-        m.on_start(&mut out);
+        let (mut m, mut out) = started(node(5, &PEERS_OF_5));
         let mut expected = vec![lead(0, None), persist(1, 5)];
         expected.extend((0..4).map(|p| send(p, Msg::NewLeader { term: 1, leader: 5 })));
         assert_eq!(out.effects(), &expected[..]);
@@ -796,7 +738,7 @@ mod tests {
         m.on_message(2, ack(1, 5, true), &mut out).unwrap();
         assert!(out.effects().is_empty(), "2 of 5 is no quorum");
         m.on_message(1, ack(1, 5, true), &mut out).unwrap();
-        let mut expected = vec![lead(1, Some(5)), Effect::Decide(Decision { role: Role::Leader, leader: 5 })];
+        let mut expected = vec![lead(1, Some(5)), decide(Role::Leader, 5)];
         expected.extend((0..4).map(|p| send(p, Msg::Commit { term: 1, leader: 5 })));
         assert_eq!(out.effects(), &expected[..]);
         out.clear();
@@ -810,9 +752,7 @@ mod tests {
     /// the same term, and follows on COMMIT, deciding once.
     #[test]
     fn follower_wakes_the_best_acks_once_and_follows() {
-        let mut a = node(3, &PEERS_OF_3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
+        let (mut a, mut out) = started(node(3, &PEERS_OF_3));
         assert_eq!(out.effects(), &[lead(0, None), send(0, Msg::Wakeup)]);
         out.clear();
         a.on_message(0, Msg::NewLeader { term: 1, leader: 5 }, &mut out).unwrap();
@@ -822,7 +762,7 @@ mod tests {
         assert_eq!(out.effects(), &[send(2, ack(1, 4, false))], "one ack per term");
         out.clear();
         a.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[lead(1, Some(5)), Effect::Decide(Decision { role: Role::Follower, leader: 5 })]);
+        assert_eq!(out.effects(), &[lead(1, Some(5)), decide(Role::Follower, 5)]);
         assert_eq!(a.state(), "follower");
     }
 
@@ -864,9 +804,7 @@ mod tests {
     /// follower that receives a WAKEUP from its leader (restarted) looks again.
     #[test]
     fn a_live_leader_is_not_preempted() {
-        let mut m = node(5, &PEERS_OF_5);
-        let mut out = Outbox::default();
-        m.on_start(&mut out);
+        let (mut m, mut out) = started(node(5, &PEERS_OF_5));
         m.on_message(0, ack(1, 5, true), &mut out).unwrap();
         m.on_message(1, ack(1, 5, true), &mut out).unwrap();
         out.clear();
@@ -911,9 +849,7 @@ mod tests {
         a.on_message(0, Msg::Commit { term: 1, leader: 5 }, &mut out).unwrap();
         assert_eq!(out.effects(), &[send(0, ack(2, 5, false))], "stale: told that epoch 2 exists");
 
-        let info: Vec<PortInfo> = PEERS_OF_5.iter().map(|&p| PortInfo { neighbour: p, ..Default::default() }).collect();
-        let c = NodeContext { id: 5, rule: Rule::Max, n: 5, ports: 4, port_info: &info, ..Default::default() };
-        let mut m = ZooKeeper::with_config(&c, Some(ZkConfig::LOOPBACK));
+        let mut m = testing::node(5, &PEERS_OF_5, |c| ZooKeeper::with_config(c, Some(ZkConfig::LOOPBACK)));
         m.on_start(&mut out);
         m.on_message(0, ack(1, 5, true), &mut out).unwrap();
         m.on_message(1, ack(1, 5, true), &mut out).unwrap();
@@ -988,9 +924,7 @@ mod tests {
     fn simulated_counts_within_the_bound() {
         let spec = catalogue::find(NAME).unwrap();
         for n in 2..=9u32 {
-            let topo = Topology::complete(n).unwrap();
-            let ids = IdOrder::Random(n as u64).arrange(n).unwrap();
-            let all: Vec<u32> = (0..n).collect();
+            let (topo, ids, all) = testing::complete(n);
             for rule in [Rule::Max, Rule::Min] {
                 let best = rule.winner(ids.iter().copied()).unwrap();
                 let best_pos = ids.iter().position(|&i| i == best).unwrap() as u32;

@@ -67,19 +67,9 @@ pub fn chaos_plan(rng: &mut Pcg64Mcg, n: u32, leader: u32, mix: Mix) -> (FaultPl
             kind = rng.random_range(0..5);
         }
         match kind {
-            // The leader, or whoever leads now if the first one is gone.
-            0 => {
-                let p = if down[leader as usize] { rng.random_range(0..n) } else { leader };
-                f.push(at(t, seed, Fault::Crash { node: p }));
-                if mix.recoveries && rng.random_bool(0.6) {
-                    drawn.recovery = true;
-                    f.push(at(until, seed, Fault::Recover { node: p }));
-                } else {
-                    down[p as usize] = true;
-                }
-            }
-            1 => {
-                let p = rng.random_range(0..n);
+            // 0: the leader, or whoever leads now if the first one is gone; 1: anybody.
+            0 | 1 => {
+                let p = if kind == 0 && !down[leader as usize] { leader } else { rng.random_range(0..n) };
                 f.push(at(t, seed, Fault::Crash { node: p }));
                 if mix.recoveries && rng.random_bool(0.6) {
                     drawn.recovery = true;
@@ -159,6 +149,37 @@ pub fn chaos_run(algorithm: &str, seed: u64, mix: Mix) -> Run {
 }
 
 impl Run {
+    /// Panics unless the run reached its horizon without an algorithm error.
+    pub fn assert_ran(&self) {
+        let (r, ctx) = (&self.r, &self.ctx);
+        assert!(r.horizon_reached, "{ctx}: stopped before the horizon: {:?}", r.fault_log);
+        assert!(r.errors.is_empty(), "{ctx}: {:?}", r.errors);
+    }
+
+    /// The value of a check of this run ([`Run::safety`], say); panics with
+    /// the run, its faults and its beliefs if the check failed.
+    pub fn assert_holds<T>(&self, check: Result<T, String>) -> T {
+        check.unwrap_or_else(|e| panic!("{}: {e}\n{:?}\n{:?}", self.ctx, self.r.fault_log, self.r.leaderships))
+    }
+
+    /// Panics unless the live nodes agree on one live leader at the horizon ([`Run::agreed`]).
+    pub fn assert_agreed(&self) {
+        let r = &self.r;
+        assert!(self.agreed(), "{}: no agreement at the horizon\n{:?}\n{:?}", self.ctx, r.fault_log, r.leaderships);
+    }
+
+    /// How long after the last fault the live nodes agreed; panics unless
+    /// within the algorithm's bound ([`Run::converged_within_bound`]).
+    pub fn assert_converged(&self) -> u64 {
+        self.converged_within_bound().unwrap_or_else(|e| panic!("{e}\n{:?}", self.r.leaderships))
+    }
+
+    /// Is a majority of the nodes up at the end?
+    pub fn live_majority(&self) -> bool {
+        let n = self.ids.len();
+        n - self.r.crashed.len() > n / 2
+    }
+
     /// Never two leaders of one term.
     pub fn safety(&self) -> Result<(), String> {
         let timeline: Vec<_> = self.r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
@@ -213,9 +234,10 @@ impl Run {
     }
 }
 
-/// The latest belief of every live node at the end, if they all agree on a live leader.
-pub fn final_agreement(r: &SimReport, ids: &[u64]) -> Option<Leadership> {
-    let mut latest = vec![None; ids.len()];
+/// The latest belief of each of the `n` positions at the end (a recovered
+/// node that announced nothing since its recovery believes nothing).
+pub fn final_beliefs(r: &SimReport, n: usize) -> Vec<Option<Leadership>> {
+    let mut latest = vec![None; n];
     for e in &r.leaderships {
         latest[e.position as usize] = Some(e.leadership);
     }
@@ -224,6 +246,12 @@ pub fn final_agreement(r: &SimReport, ids: &[u64]) -> Option<Leadership> {
             latest[o.position as usize] = None;
         }
     }
+    latest
+}
+
+/// The latest belief of every live node at the end, if they all agree on a live leader.
+pub fn final_agreement(r: &SimReport, ids: &[u64]) -> Option<Leadership> {
+    let latest = final_beliefs(r, ids.len());
     let live: Vec<usize> = (0..ids.len()).filter(|p| !r.crashed.contains(&(*p as u32))).collect();
     let l = latest[live[0]]?;
     let leader = ids.iter().position(|&id| Some(id) == l.leader)?;

@@ -13,6 +13,7 @@ use opentelemetry_proto::tonic::collector::metrics::v1::{ExportMetricsServiceReq
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
 use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
 use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
+use opentelemetry_proto::tonic::resource::v1::Resource;
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
 use ringleader_tests::{assert_correct, controller_binary, free_port, node_binary};
@@ -51,6 +52,11 @@ fn text(kv: &[KeyValue]) -> HashMap<String, String> {
         .collect()
 }
 
+/// The `service.name` of an exported resource (empty if it has none).
+fn service_name(resource: Option<Resource>) -> String {
+    text(&resource.map(|r| r.attributes).unwrap_or_default()).remove("service.name").unwrap_or_default()
+}
+
 #[tonic::async_trait]
 impl TraceService for Receiver {
     async fn export(
@@ -59,8 +65,7 @@ impl TraceService for Receiver {
     ) -> Result<Response<ExportTraceServiceResponse>, Status> {
         let mut spans = self.spans.lock().unwrap();
         for rs in request.into_inner().resource_spans {
-            let resource = text(&rs.resource.map(|r| r.attributes).unwrap_or_default());
-            let service = resource.get("service.name").cloned().unwrap_or_default();
+            let service = service_name(rs.resource);
             for s in rs.scope_spans.into_iter().flat_map(|s| s.spans) {
                 spans.push(Received {
                     service: service.clone(),
@@ -84,8 +89,7 @@ impl MetricsService for Receiver {
     ) -> Result<Response<ExportMetricsServiceResponse>, Status> {
         let mut metrics = self.metrics.lock().unwrap();
         for rm in request.into_inner().resource_metrics {
-            let resource = text(&rm.resource.map(|r| r.attributes).unwrap_or_default());
-            let service = resource.get("service.name").cloned().unwrap_or_default();
+            let service = service_name(rm.resource);
             for m in rm.scope_metrics.into_iter().flat_map(|s| s.metrics) {
                 metrics.insert((service.clone(), m.name));
             }

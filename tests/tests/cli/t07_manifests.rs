@@ -36,15 +36,20 @@ fn k8s_files() -> Vec<PathBuf> {
     files
 }
 
+/// The manifest in `k8s/` that defines the ConfigMap `name`.
+fn config_map(name: &str) -> String {
+    k8s_files()
+        .into_iter()
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .find(|m| m.contains(&format!("name: {name}")))
+        .unwrap_or_else(|| panic!("a ConfigMap named {name} in k8s/"))
+}
+
 /// Every dashboard JSON in `dashboards/` is embedded verbatim in the `ringleader-dashboards` ConfigMap of
 /// `k8s/`, and the ConfigMap holds no other dashboard (regenerate it with `scripts/gen-dashboards-configmap`).
 #[test]
 fn dashboards_configmap_matches_the_json_files() {
-    let manifest = k8s_files()
-        .into_iter()
-        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
-        .find(|m| m.contains("name: ringleader-dashboards"))
-        .expect("a ConfigMap named ringleader-dashboards in k8s/");
+    let manifest = config_map("ringleader-dashboards");
     let mut dashboards: Vec<PathBuf> = std::fs::read_dir(workspace_root().join("dashboards"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -88,11 +93,7 @@ fn k8s_folder_is_applicable_as_it_is() {
 /// loader and validation, discovers the nodes through the headless Service, and exports telemetry.
 #[test]
 fn mounted_config_is_valid_for_the_controller() {
-    let manifest = k8s_files()
-        .into_iter()
-        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
-        .find(|m| m.contains("name: ringleader-config"))
-        .expect("a ConfigMap named ringleader-config in k8s/");
+    let manifest = config_map("ringleader-config");
     let toml = block(&manifest, "ringleader.toml").expect("ringleader.toml in the ConfigMap");
     let path = std::env::temp_dir().join(format!("ringleader-k8s-{}.toml", std::process::id()));
     std::fs::write(&path, toml).unwrap();

@@ -1,5 +1,5 @@
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_refused, election};
+use ringleader_tests::{TestController, assert_refused, elect, election, election_on};
 use tonic::Code;
 
 /// An unknown algorithm is INVALID_ARGUMENT naming `algorithm` and listing every catalogue name.
@@ -20,42 +20,13 @@ async fn bad_requests_name_the_field() {
     use Code::{FailedPrecondition as Fp, InvalidArgument as Ia};
     let ctl = TestController::start(8).await;
     let sim = |algorithm: &str| pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election(algorithm) };
-    let ring = |kind: pb::TopologyKind| Some(pb::Topology { kind: kind as i32, edges: vec![], ..Default::default() });
+    let (uni, unoriented) = (pb::TopologyKind::RingUnidirectional, pb::TopologyKind::RingBidirectionalUnoriented);
     let cases: Vec<(&str, pb::StartElectionRequest, Code, &str)> = vec![
         ("no algorithm", election(""), Ia, "algorithm"),
-        (
-            "stages on a unidirectional ring",
-            pb::StartElectionRequest { topology: ring(pb::TopologyKind::RingUnidirectional), ..election("stages") },
-            Ia,
-            "topology",
-        ),
-        (
-            "controlled-distance on a unidirectional ring",
-            pb::StartElectionRequest {
-                topology: ring(pb::TopologyKind::RingUnidirectional),
-                ..election("controlled-distance")
-            },
-            Ia,
-            "topology",
-        ),
-        (
-            "alternate on an unoriented ring",
-            pb::StartElectionRequest {
-                topology: ring(pb::TopologyKind::RingBidirectionalUnoriented),
-                ..election("alternate")
-            },
-            Ia,
-            "topology",
-        ),
-        (
-            "uni-stages on an unoriented ring",
-            pb::StartElectionRequest {
-                topology: ring(pb::TopologyKind::RingBidirectionalUnoriented),
-                ..election("uni-stages")
-            },
-            Ia,
-            "topology",
-        ),
+        ("stages on a unidirectional ring", election_on("stages", uni, &[]), Ia, "topology"),
+        ("controlled-distance on a unidirectional ring", election_on("controlled-distance", uni, &[]), Ia, "topology"),
+        ("alternate on an unoriented ring", election_on("alternate", unoriented, &[]), Ia, "topology"),
+        ("uni-stages on an unoriented ring", election_on("uni-stages", unoriented, &[]), Ia, "topology"),
         ("duplicate ids", pb::StartElectionRequest { ids: vec![3, 1, 3], ..election("as-far") }, Ia, "ids"),
         (
             "ids and size disagree",
@@ -141,11 +112,8 @@ async fn an_empty_cluster_only_simulates() {
     let mut client = ctl.client();
     let err = client.start_election(election("as-far")).await.unwrap_err();
     assert_refused(&err, Code::FailedPrecondition, "size");
-    let e = client
-        .start_election(pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election("as-far") })
-        .await
-        .unwrap()
-        .into_inner();
+    let e =
+        elect(&mut client, pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election("as-far") }).await;
     assert_eq!((e.state, e.n), (pb::ElectionState::Finished as i32, 8));
     ctl.stop().await;
 }

@@ -1,16 +1,11 @@
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, election};
+use ringleader_tests::{TestController, assert_correct, elect, elect_correct, election};
 
 /// Run `algorithm` LIVE on all 8 nodes (random ids from a seed, every node an
 /// initiator) and check the result; returns the leader's id.
 async fn live_on_8(algorithm: &str) -> u64 {
     let ctl = TestController::start(8).await;
-    let e = ctl
-        .client()
-        .start_election(pb::StartElectionRequest { seed: 11, ..election(algorithm) })
-        .await
-        .unwrap()
-        .into_inner();
+    let e = elect(&mut ctl.client(), pb::StartElectionRequest { seed: 11, ..election(algorithm) }).await;
     assert_eq!((e.n, e.k, e.mode), (8, 8, pb::Mode::Live as i32));
     assert_correct(&e);
     ctl.stop().await;
@@ -53,19 +48,18 @@ async fn explicit_ids_initiators_rule_and_topology() {
         ("controlled-distance", pb::TopologyKind::RingBidirectionalUnoriented),
         ("stages", pb::TopologyKind::RingBidirectionalUnoriented),
     ] {
-        let e = client
-            .start_election(pb::StartElectionRequest {
+        let e = elect_correct(
+            &mut client,
+            pb::StartElectionRequest {
                 ids: ids.clone(),
                 initiator_ids: vec![30, 10],
                 winner: pb::Winner::Min as i32,
                 topology: Some(pb::Topology { kind: topology as i32, edges: vec![], ..Default::default() }),
                 seed: 3,
                 ..election(algorithm)
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        assert_correct(&e);
+            },
+        )
+        .await;
         assert_eq!((e.k, e.topology, e.winner), (2, topology as i32, pb::Winner::Min as i32), "{algorithm}");
         assert_eq!(e.participants.iter().map(|p| p.id).collect::<Vec<_>>(), ids, "{algorithm}: ids in ring order");
         let initiators: Vec<u64> = e.participants.iter().filter(|p| p.initiator).map(|p| p.id).collect();
@@ -88,7 +82,7 @@ async fn concurrent_elections_share_the_nodes() {
         tasks.push(tokio::spawn(async move {
             let request =
                 pb::StartElectionRequest { seed: i as u64, initiators: 1 + (i as u32 % 8), ..election(algorithm) };
-            client.start_election(request).await.unwrap().into_inner()
+            elect(&mut client, request).await
         }));
     }
     let mut ids = Vec::new();

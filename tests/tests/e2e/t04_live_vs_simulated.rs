@@ -1,6 +1,6 @@
 use ringleader_core::algo::catalogue::CATALOGUE;
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, election};
+use ringleader_tests::{TestController, election, live_and_simulated};
 
 /// For every algorithm whose count does not depend on the schedule, LIVE and
 /// SIMULATED runs with the same ids, initiators and seed count the same
@@ -19,14 +19,7 @@ async fn live_and_simulated_counts_match_where_schedule_independent() {
         ] {
             let request =
                 pb::StartElectionRequest { seed, initiators, id_order: id_order as i32, ..election(spec.name) };
-            let live = client.start_election(request.clone()).await.unwrap().into_inner();
-            let sim = client
-                .start_election(pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..request })
-                .await
-                .unwrap()
-                .into_inner();
-            assert_correct(&live);
-            assert_correct(&sim);
+            let (live, sim) = live_and_simulated(&mut client, request).await;
             let ctx = format!("{} seed={seed} initiators={initiators} {id_order:?}", spec.name);
             let ids = |e: &pb::Election| e.participants.iter().map(|p| (p.id, p.initiator)).collect::<Vec<_>>();
             assert_eq!(ids(&live), ids(&sim), "{ctx}: same ids and initiators");
@@ -52,14 +45,7 @@ async fn controlled_distance_live_and_simulated_agree_on_the_leader() {
     let ctl = TestController::start(8).await;
     let mut client = ctl.client();
     let request = pb::StartElectionRequest { seed: 9, initiators: 4, ..election("controlled-distance") };
-    let live = client.start_election(request.clone()).await.unwrap().into_inner();
-    let sim = client
-        .start_election(pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..request })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_correct(&live);
-    assert_correct(&sim);
+    let (live, sim) = live_and_simulated(&mut client, request).await;
     assert_eq!(live.leader.unwrap().id, sim.leader.unwrap().id);
     ctl.stop().await;
 }

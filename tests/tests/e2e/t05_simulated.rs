@@ -1,10 +1,20 @@
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, assert_refused, election};
+use ringleader_tests::{TestController, assert_refused, elect, elect_correct, election};
 
 fn simulated(algorithm: &str) -> pb::StartElectionRequest {
     pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election(algorithm) }
+}
+
+/// The space-time diagram of `e`, checked: one whole SVG, with a line per position (`n` of them) and an
+/// arrow per message counted.
+fn diagram(e: &pb::Election, n: usize) -> &str {
+    let svg = &e.diagram_svg;
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{svg}");
+    assert_eq!(svg.matches(r#"class="node""#).count(), n, "{svg}");
+    assert_eq!(svg.matches(r#"class="msg""#).count() as u64, e.metrics.as_ref().unwrap().messages, "{svg}");
+    svg
 }
 
 /// A SIMULATED AsFar election on a random ring of 100,000 positions finishes correct, within the bound, in seconds.
@@ -12,13 +22,9 @@ fn simulated(algorithm: &str) -> pb::StartElectionRequest {
 async fn simulated_as_far_on_100000_positions() {
     let ctl = TestController::start(0).await;
     let started = Instant::now();
-    let e = ctl
-        .client()
-        .start_election(pb::StartElectionRequest { size: 100_000, seed: 5, ..simulated("as-far") })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_correct(&e);
+    let e =
+        elect_correct(&mut ctl.client(), pb::StartElectionRequest { size: 100_000, seed: 5, ..simulated("as-far") })
+            .await;
     assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
     let leader = e.leader.unwrap();
     assert_eq!((leader.id, leader.node), (100_000, format!("sim-{}", leader.position)));
@@ -32,22 +38,15 @@ async fn simulated_defaults_and_options() {
     let ctl = TestController::start(0).await;
     let mut client = ctl.client();
     for spec in ringleader_core::algo::catalogue::CATALOGUE {
-        let e = client.start_election(simulated(spec.name)).await.unwrap().into_inner();
-        assert_correct(&e);
+        let e = elect_correct(&mut client, simulated(spec.name)).await;
         assert_eq!((e.n, e.k, e.participants.len()), (8, 8, 8), "{}", spec.name);
         let options =
             pb::SimulationOptions { non_fifo: !spec.assumptions.fifo, unit_delay: true, ..Default::default() };
-        let e = client
-            .start_election(pb::StartElectionRequest {
-                size: 64,
-                seed: 2,
-                simulation: Some(options),
-                ..simulated(spec.name)
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        assert_correct(&e);
+        let e = elect_correct(
+            &mut client,
+            pb::StartElectionRequest { size: 64, seed: 2, simulation: Some(options), ..simulated(spec.name) },
+        )
+        .await;
         let m = e.metrics.unwrap();
         let ring = spec.default_topology().is_ring();
         assert!(
@@ -74,13 +73,11 @@ async fn worst_and_best_case_id_orders() {
             id_order: pb::IdOrder::WorstCase as i32,
             ..election("as-far")
         };
-        let e = client.start_election(worst.clone()).await.unwrap().into_inner();
-        assert_correct(&e);
+        let e = elect_correct(&mut client, worst.clone()).await;
         let m = e.metrics.unwrap();
         assert_eq!((m.messages, m.bound), (n * (n + 1) / 2 + n, n * (n + 1) / 2 + n), "{mode:?}");
         let best = pb::StartElectionRequest { id_order: pb::IdOrder::BestCase as i32, ..worst };
-        let e = client.start_election(best).await.unwrap().into_inner();
-        assert_correct(&e);
+        let e = elect_correct(&mut client, best).await;
         assert_eq!(e.metrics.unwrap().messages, 2 * n - 1 + n, "{mode:?}");
     }
     let status = client
@@ -104,17 +101,10 @@ async fn simulated_diagram_as_svg() {
     let ctl = TestController::start(0).await;
     let mut client = ctl.client();
     let with_diagram = Some(pb::SimulationOptions { diagram: true, ..Default::default() });
-    let e = client
-        .start_election(pb::StartElectionRequest { simulation: with_diagram, ..simulated("as-far") })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_correct(&e);
-    let svg = &e.diagram_svg;
-    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{svg}");
-    assert_eq!(svg.matches(r#"class="node""#).count(), 8);
-    assert_eq!(svg.matches(r#"class="msg""#).count() as u64, e.metrics.as_ref().unwrap().messages);
-    let plain = client.start_election(simulated("as-far")).await.unwrap().into_inner();
+    let e =
+        elect_correct(&mut client, pb::StartElectionRequest { simulation: with_diagram, ..simulated("as-far") }).await;
+    diagram(&e, 8);
+    let plain = elect(&mut client, simulated("as-far")).await;
     assert!(plain.diagram_svg.is_empty(), "no diagram unless asked for");
     let live = pb::StartElectionRequest { simulation: with_diagram, ..election("as-far") };
     assert_refused(&client.start_election(live).await.unwrap_err(), tonic::Code::InvalidArgument, "simulation");
@@ -130,19 +120,11 @@ async fn simulated_diagram_as_svg() {
 async fn live_diagram_as_svg() {
     let ctl = TestController::start(8).await;
     let mut client = ctl.client();
-    let e = client
-        .start_election(pb::StartElectionRequest { diagram: true, ..election("as-far") })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_correct(&e);
-    let svg = &e.diagram_svg;
-    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{svg}");
-    assert_eq!(svg.matches(r#"class="node""#).count(), 8);
-    assert_eq!(svg.matches(r#"class="msg""#).count() as u64, e.metrics.as_ref().unwrap().messages, "{svg}");
+    let e = elect_correct(&mut client, pb::StartElectionRequest { diagram: true, ..election("as-far") }).await;
+    let svg = diagram(&e, 8);
     assert!(svg.contains("LIVE") && svg.contains("node-0"), "{svg}");
     assert!(!svg.contains(r#"class="msg lost""#), "nothing lost without faults");
-    let plain = client.start_election(election("as-far")).await.unwrap().into_inner();
+    let plain = elect(&mut client, election("as-far")).await;
     assert!(plain.diagram_svg.is_empty(), "no diagram unless asked for");
     let big = pb::StartElectionRequest { size: 300, diagram: true, ..simulated("as-far") };
     assert_refused(&client.start_election(big).await.unwrap_err(), tonic::Code::InvalidArgument, "diagram");

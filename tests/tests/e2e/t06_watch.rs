@@ -2,10 +2,12 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use ringleader_proto::v1::{self as pb, election_event::Kind};
-use ringleader_tests::{TestController, assert_correct, election};
+use ringleader_tests::{Client, TestController, assert_correct, elect, elect_correct, election};
 
-/// Read a WatchElection stream to its end (failing if it does not end within 30 s).
-async fn read_all(mut stream: tonic::Streaming<pb::ElectionEvent>) -> Vec<pb::ElectionEvent> {
+/// Watch election `id` and read the stream to its end (failing if it does not end within 30 s).
+async fn watch_all(client: &mut Client, id: &str) -> Vec<pb::ElectionEvent> {
+    let request = pb::WatchElectionRequest { election_id: id.into() };
+    let mut stream = client.watch_election(request).await.unwrap().into_inner();
     let mut events = Vec::new();
     let read = async {
         while let Some(ev) = stream.message().await.expect("watch stream") {
@@ -22,21 +24,12 @@ async fn read_all(mut stream: tonic::Streaming<pb::ElectionEvent>) -> Vec<pb::El
 async fn watch_follows_a_live_election_to_the_end() {
     let ctl = TestController::start(8).await;
     let mut client = ctl.client();
-    let started = client
-        .start_election(pb::StartElectionRequest { wait: false, seed: 4, ..election("stages") })
-        .await
-        .unwrap()
-        .into_inner();
+    let started = elect(&mut client, pb::StartElectionRequest { wait: false, seed: 4, ..election("stages") }).await;
     assert!(
         [pb::ElectionState::Pending as i32, pb::ElectionState::Running as i32].contains(&started.state),
         "wait=false answers before the end: {started:?}"
     );
-    let stream = client
-        .watch_election(pb::WatchElectionRequest { election_id: started.election_id.clone() })
-        .await
-        .unwrap()
-        .into_inner();
-    let events = read_all(stream).await;
+    let events = watch_all(&mut client, &started.election_id).await;
     assert!(events.iter().all(|e| e.election_id == started.election_id));
     let Some(Kind::Snapshot(first)) = &events[0].kind else { panic!("first event is a snapshot: {:?}", events[0]) };
     let Some(Kind::Finished(last)) = &events[events.len() - 1].kind else { panic!("last event is `finished`") };
@@ -67,14 +60,8 @@ async fn watch_follows_a_live_election_to_the_end() {
 async fn watch_of_a_finished_election_is_snapshot_then_finished() {
     let ctl = TestController::start(4).await;
     let mut client = ctl.client();
-    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
-    assert_correct(&e);
-    let stream = client
-        .watch_election(pb::WatchElectionRequest { election_id: e.election_id.clone() })
-        .await
-        .unwrap()
-        .into_inner();
-    let events = read_all(stream).await;
+    let e = elect_correct(&mut client, election("as-far")).await;
+    let events = watch_all(&mut client, &e.election_id).await;
     assert_eq!(events.len(), 2, "{events:?}");
     assert!(matches!(&events[0].kind, Some(Kind::Snapshot(s)) if s == &e));
     assert!(matches!(&events[1].kind, Some(Kind::Finished(f)) if f == &e));

@@ -1,7 +1,7 @@
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, election};
+use ringleader_tests::{TestController, assert_correct, elect, elect_correct, election, wait_for};
 
 /// GetElection returns what StartElection returned; ListElections lists most recent first, filters by
 /// algorithm and omits participants.
@@ -9,13 +9,10 @@ use ringleader_tests::{TestController, assert_correct, election};
 async fn elections_are_recorded() {
     let ctl = TestController::start(4).await;
     let mut client = ctl.client();
-    let a = client.start_election(election("as-far")).await.unwrap().into_inner();
-    let b = client.start_election(election("stages")).await.unwrap().into_inner();
-    let c = client
-        .start_election(pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election("as-far") })
-        .await
-        .unwrap()
-        .into_inner();
+    let a = elect(&mut client, election("as-far")).await;
+    let b = elect(&mut client, election("stages")).await;
+    let c =
+        elect(&mut client, pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..election("as-far") }).await;
     for e in [&a, &b, &c] {
         assert_correct(e);
         let got = client.get_election(pb::GetElectionRequest { election_id: e.election_id.clone() }).await.unwrap();
@@ -37,10 +34,8 @@ async fn elections_are_recorded() {
 async fn get_leader_by_id_and_latest() {
     let ctl = TestController::start(5).await;
     let mut client = ctl.client();
-    let max = client.start_election(election("as-far")).await.unwrap().into_inner();
-    let min = client.start_election(election("all-the-way")).await.unwrap().into_inner();
-    assert_correct(&max);
-    assert_correct(&min);
+    let max = elect_correct(&mut client, election("as-far")).await;
+    let min = elect_correct(&mut client, election("all-the-way")).await;
     let latest = client.get_leader(pb::GetLeaderRequest::default()).await.unwrap().into_inner();
     assert_eq!(
         (latest.election_id.as_str(), latest.algorithm.as_str(), latest.agreed, latest.leader.map(|l| l.id)),
@@ -57,24 +52,23 @@ async fn get_leader_by_id_and_latest() {
 async fn start_without_waiting() {
     let ctl = TestController::start(8).await;
     let mut client = ctl.client();
-    let e = client
-        .start_election(pb::StartElectionRequest { wait: false, ..election("controlled-distance") })
-        .await
-        .unwrap()
-        .into_inner();
+    let e = elect(&mut client, pb::StartElectionRequest { wait: false, ..election("controlled-distance") }).await;
     assert!([pb::ElectionState::Pending as i32, pb::ElectionState::Running as i32].contains(&e.state), "{e:?}");
     let request = pb::GetElectionRequest { election_id: e.election_id.clone() };
-    let finished = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let got = client.get_election(request.clone()).await.unwrap().into_inner();
-            if got.state == pb::ElectionState::Finished as i32 || got.state == pb::ElectionState::Failed as i32 {
-                return got;
+    let ended = [pb::ElectionState::Finished as i32, pb::ElectionState::Failed as i32];
+    let finished = wait_for(
+        "not finished within 30 s",
+        Instant::now() + Duration::from_secs(30),
+        Duration::from_millis(20),
+        || {
+            let (mut client, request) = (client.clone(), request.clone());
+            async move {
+                let got = client.get_election(request).await.unwrap().into_inner();
+                if ended.contains(&got.state) { Ok(got) } else { Err(got) }
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("finishes within 30 s");
+        },
+    )
+    .await;
     assert_correct(&finished);
     ctl.stop().await;
 }

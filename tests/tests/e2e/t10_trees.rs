@@ -1,12 +1,11 @@
+use pb::TopologyKind::{RingBidirectional, Tree};
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, assert_refused, election};
+use ringleader_tests::{
+    TestController, assert_correct, assert_refused, elect_correct, election, election_on, topology,
+};
 
 fn tree(edges: &[(u32, u32)]) -> Option<pb::Topology> {
-    Some(pb::Topology {
-        kind: pb::TopologyKind::Tree as i32,
-        edges: edges.iter().map(|&(a, b)| pb::Edge { a, b }).collect(),
-        ..Default::default()
-    })
+    topology(Tree, edges)
 }
 
 /// Tree saturation on 8 LIVE nodes (a random tree from the seed, and an explicit path) elects the minimum with
@@ -25,8 +24,7 @@ async fn tree_saturation_live_and_simulated() {
                 mode: mode as i32,
                 ..election("tree-saturation")
             };
-            let e = client.start_election(req).await.unwrap().into_inner();
-            assert_correct(&e);
+            let e = elect_correct(&mut client, req).await;
             assert_eq!(e.leader.as_ref().unwrap().id, 1, "elects the minimum");
             let (n, k) = (e.n as u64, e.k as u64);
             assert_eq!(e.metrics.unwrap().messages, 3 * n + k - 4, "{mode:?} seed {seed}");
@@ -41,30 +39,11 @@ async fn bad_trees_are_refused() {
     let ctl = TestController::start(4).await;
     let mut client = ctl.client();
     let cases = [
-        (
-            pb::StartElectionRequest { topology: tree(&[(0, 1), (1, 2)]), ..election("tree-saturation") },
-            "topology.edges",
-        ),
-        (
-            pb::StartElectionRequest { topology: tree(&[(0, 1), (1, 2), (2, 0)]), ..election("tree-saturation") },
-            "topology.edges",
-        ),
-        (
-            pb::StartElectionRequest { topology: tree(&[(0, 1), (1, 2), (2, 7)]), ..election("tree-saturation") },
-            "topology.edges",
-        ),
-        (
-            pb::StartElectionRequest {
-                topology: Some(pb::Topology {
-                    kind: pb::TopologyKind::RingBidirectional as i32,
-                    edges: vec![pb::Edge { a: 0, b: 1 }],
-                    ..Default::default()
-                }),
-                ..election("stages")
-            },
-            "topology.edges",
-        ),
-        (pb::StartElectionRequest { topology: tree(&[]), ..election("as-far") }, "topology"),
+        (election_on("tree-saturation", Tree, &[(0, 1), (1, 2)]), "topology.edges"),
+        (election_on("tree-saturation", Tree, &[(0, 1), (1, 2), (2, 0)]), "topology.edges"),
+        (election_on("tree-saturation", Tree, &[(0, 1), (1, 2), (2, 7)]), "topology.edges"),
+        (election_on("stages", RingBidirectional, &[(0, 1)]), "topology.edges"),
+        (election_on("as-far", Tree, &[]), "topology"),
         (pb::StartElectionRequest { topology: None, ..election("tree-saturation") }, ""),
     ];
     for (req, field) in cases {

@@ -1,18 +1,10 @@
+use pb::TopologyKind::{Complete, Graph, RingBidirectional, RingBidirectionalUnoriented, RingUnidirectional};
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, assert_refused, election, rule_of};
+use ringleader_tests::{
+    TestController, assert_refused, elect_correct, election, election_on, live_and_simulated, rule_of, simulated,
+    topology,
+};
 use tonic::Code;
-
-fn kind(k: pb::TopologyKind) -> Option<pb::Topology> {
-    Some(pb::Topology { kind: k as i32, ..Default::default() })
-}
-
-fn graph(edges: &[(u32, u32)]) -> Option<pb::Topology> {
-    Some(pb::Topology {
-        kind: pb::TopologyKind::Graph as i32,
-        edges: edges.iter().map(|&(a, b)| pb::Edge { a, b }).collect(),
-        ..Default::default()
-    })
-}
 
 /// The best of the initiators' ids under the election's rule.
 fn best_initiator(e: &pb::Election) -> u64 {
@@ -31,19 +23,12 @@ async fn villadangos_live_on_a_complete_network() {
     {
         let req =
             pb::StartElectionRequest { initiators, seed, winner: winner as i32, ..election("complete-villadangos") };
-        let live = client.start_election(req.clone()).await.unwrap().into_inner();
-        assert_correct(&live);
+        let (live, sim) = live_and_simulated(&mut client, req).await;
         assert_eq!(live.topology, pb::TopologyKind::Complete as i32);
         assert_eq!(live.leader.as_ref().unwrap().id, best_initiator(&live), "k = {}", live.k);
         let m = live.metrics.clone().unwrap();
         assert_eq!(m.messages, 2 * 8 + 2 * live.k as u64 - 3, "k = {}", live.k);
         assert_eq!(m.notification_messages, 7);
-        let sim = client
-            .start_election(pb::StartElectionRequest { mode: pb::Mode::Simulated as i32, ..req })
-            .await
-            .unwrap()
-            .into_inner();
-        assert_correct(&sim);
         let s = sim.metrics.unwrap();
         assert_eq!((s.messages, s.bytes), (m.messages, m.bytes), "LIVE and SIMULATED agree");
     }
@@ -59,7 +44,7 @@ async fn echo_extinction_live_on_graphs() {
     let ctl = TestController::start(8).await;
     let mut client = ctl.client();
     let cycle_with_chords = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 0), (0, 4), (2, 6)];
-    for (topology, m) in [(None, 7 + 4), (graph(&cycle_with_chords), 10), (kind(pb::TopologyKind::Complete), 28)] {
+    for (topology, m) in [(None, 7 + 4), (topology(Graph, &cycle_with_chords), 10), (topology(Complete, &[]), 28)] {
         for (initiators, seed) in [(2u32, 5u64), (0, 6)] {
             let req = pb::StartElectionRequest {
                 topology: topology.clone(),
@@ -67,8 +52,7 @@ async fn echo_extinction_live_on_graphs() {
                 seed,
                 ..election("echo-extinction")
             };
-            let e = client.start_election(req).await.unwrap().into_inner();
-            assert_correct(&e);
+            let e = elect_correct(&mut client, req).await;
             assert_eq!(e.leader.as_ref().unwrap().id, best_initiator(&e), "{topology:?}");
             let metrics = e.metrics.unwrap();
             assert_eq!(metrics.notification_messages, 7, "{topology:?}");
@@ -86,39 +70,11 @@ async fn impossible_topologies_are_refused() {
     let ctl = TestController::start(8).await;
     let mut client = ctl.client();
     let cases = [
-        (
-            pb::StartElectionRequest {
-                topology: kind(pb::TopologyKind::RingBidirectional),
-                ..election("complete-villadangos")
-            },
-            "topology",
-        ),
-        (
-            pb::StartElectionRequest {
-                topology: kind(pb::TopologyKind::RingUnidirectional),
-                ..election("echo-extinction")
-            },
-            "topology",
-        ),
-        (
-            pb::StartElectionRequest {
-                topology: kind(pb::TopologyKind::RingBidirectionalUnoriented),
-                ..election("alternate")
-            },
-            "topology",
-        ),
-        (
-            pb::StartElectionRequest { topology: graph(&[(0, 1), (1, 2)]), ..election("echo-extinction") },
-            "topology.edges",
-        ),
-        (
-            pb::StartElectionRequest {
-                mode: pb::Mode::Simulated as i32,
-                size: 5000,
-                ..election("complete-villadangos")
-            },
-            "size",
-        ),
+        (election_on("complete-villadangos", RingBidirectional, &[]), "topology"),
+        (election_on("echo-extinction", RingUnidirectional, &[]), "topology"),
+        (election_on("alternate", RingBidirectionalUnoriented, &[]), "topology"),
+        (election_on("echo-extinction", Graph, &[(0, 1), (1, 2)]), "topology.edges"),
+        (simulated("complete-villadangos", 5000), "size"),
     ];
     for (req, field) in cases {
         let status = client.start_election(req).await.unwrap_err();

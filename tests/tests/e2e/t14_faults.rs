@@ -1,31 +1,36 @@
 use std::time::{Duration, Instant};
 
+use pb::LinkFaultSpec as Spec;
 use pb::inject_fault_request::Kind;
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, assert_refused, election, test_config};
+use ringleader_tests::{
+    Client, TestController, assert_failed, assert_refused, clear_faults, elect, elect_correct, election, fault, inject,
+    kept, leader_until, partition, wait_for,
+};
 use tonic::Code;
 
-fn fault(kind: Kind) -> pb::InjectFaultRequest {
-    pb::InjectFaultRequest { kind: Some(kind), ..Default::default() }
-}
-
-fn link(f: impl FnOnce(&mut pb::LinkFaultSpec)) -> pb::InjectFaultRequest {
-    let mut spec = pb::LinkFaultSpec::default();
-    f(&mut spec);
+/// A link fault: what `spec` sets, on the links and messages it selects.
+fn link(spec: Spec) -> pb::InjectFaultRequest {
     fault(Kind::Link(spec))
-}
-
-fn partition(groups: &[&[&str]]) -> pb::InjectFaultRequest {
-    fault(Kind::Partition(pb::PartitionFault {
-        groups: groups.iter().map(|g| pb::NodeGroup { nodes: g.iter().map(|n| n.to_string()).collect() }).collect(),
-    }))
 }
 
 /// A controller of 4 local nodes whose elections give up after 2 s.
 async fn cluster() -> TestController {
-    let mut config = test_config(4);
-    config.controller.decision_timeout_ms = 2_000;
-    TestController::start_with(config).await
+    TestController::start_tuned(4, |c| c.decision_timeout_ms = 2_000).await
+}
+
+/// Poll ListFaults every 20 ms until `fired` finds what it looks for in the list, and return that; panic
+/// after `deadline`.
+async fn faults_until<T>(client: &Client, deadline: Instant, fired: impl Fn(&[pb::FaultInfo]) -> Option<T>) -> T {
+    let fired = &fired;
+    wait_for("the fault never fired", deadline, Duration::from_millis(20), || {
+        let mut client = client.clone();
+        async move {
+            let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
+            fired(&listed).ok_or(listed)
+        }
+    })
+    .await
 }
 
 /// Invalid faults are refused naming the field: no kind, an unknown node, a probability outside [0, 1], a link
@@ -44,17 +49,14 @@ async fn invalid_faults_are_refused() {
         ),
         (fault(Kind::Crash(pb::CrashFault::default())), Code::InvalidArgument, "crash.node"),
         (fault(Kind::Recover(pb::RecoverFault { node: "nobody".into() })), Code::InvalidArgument, "recover.node"),
-        (link(|l| l.drop = 1.5), Code::InvalidArgument, "link.drop"),
-        (link(|l| l.duplicate = -0.5), Code::InvalidArgument, "link.duplicate"),
+        (link(Spec { drop: 1.5, ..Spec::default() }), Code::InvalidArgument, "link.drop"),
+        (link(Spec { duplicate: -0.5, ..Spec::default() }), Code::InvalidArgument, "link.duplicate"),
         (
-            link(|l| {
-                l.from = "node-1".into();
-                l.to = "node-1".into();
-            }),
+            link(Spec { from: "node-1".into(), to: "node-1".into(), ..Spec::default() }),
             Code::InvalidArgument,
             "link.to",
         ),
-        (link(|l| l.to = "node-77".into()), Code::InvalidArgument, "link.to"),
+        (link(Spec { to: "node-77".into(), ..Spec::default() }), Code::InvalidArgument, "link.to"),
         (partition(&[&["node-0", "node-1"], &["node-1"]]), Code::InvalidArgument, "partition.groups"),
         (partition(&[&["node-0"], &[]]), Code::InvalidArgument, "partition.groups"),
         (
@@ -84,42 +86,33 @@ async fn drops_and_crashes_fail_elections_and_clear_completely() {
     let ctl = cluster().await;
     let mut client = ctl.client();
 
-    let f = client.inject_fault(link(|l| l.drop = 1.0)).await.unwrap().into_inner();
+    let f = inject(&mut client, link(Spec { drop: 1.0, ..Spec::default() })).await;
     assert_eq!(f.state, pb::FaultState::Active as i32);
     assert!(f.description.contains("drop 1"), "{}", f.description);
-    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
-    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
-    assert!(e.error.contains("undecided"), "{}", e.error);
+    let e = elect(&mut client, election("as-far")).await;
+    assert_failed(&e, "undecided");
     assert!(
         e.error.contains("injected faults active: f1 (link * -> *: drop 1"),
         "the reason names the fault: {}",
         e.error
     );
-    let cleared = client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap().into_inner();
-    assert_eq!(cleared.cleared, 1);
-    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
+    assert_eq!(clear_faults(&mut client).await, 1);
+    elect_correct(&mut client, election("as-far")).await;
 
     let crash = fault(Kind::Crash(pb::CrashFault { node: "node-2".into(), leader: false }));
-    client.inject_fault(crash).await.unwrap();
-    let e = client.start_election(election("stages")).await.unwrap().into_inner();
-    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
+    inject(&mut client, crash).await;
+    assert_failed(&elect(&mut client, election("stages")).await, "");
     let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].description, "crash node-2");
-    client.inject_fault(fault(Kind::Recover(pb::RecoverFault { node: "node-2".into() }))).await.unwrap();
+    inject(&mut client, fault(Kind::Recover(pb::RecoverFault { node: "node-2".into() }))).await;
     assert!(client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults.is_empty());
-    assert_correct(&client.start_election(election("stages")).await.unwrap().into_inner());
+    elect_correct(&mut client, election("stages")).await;
 
     // Delays and duplicates-free jitter keep elections correct (FIFO is kept without `reorder`).
-    client
-        .inject_fault(link(|l| {
-            l.delay_ms = 20;
-            l.jitter_ms = 10;
-        }))
-        .await
-        .unwrap();
-    assert_correct(&client.start_election(election("stages")).await.unwrap().into_inner());
-    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    inject(&mut client, link(Spec { delay_ms: 20, jitter_ms: 10, ..Spec::default() })).await;
+    elect_correct(&mut client, election("stages")).await;
+    clear_faults(&mut client).await;
     ctl.stop().await;
 }
 
@@ -129,28 +122,24 @@ async fn drops_and_crashes_fail_elections_and_clear_completely() {
 async fn partitions_schedules_and_the_leader() {
     let ctl = cluster().await;
     let mut client = ctl.client();
-    client.inject_fault(partition(&[&["node-0", "node-1"], &["node-2", "node-3"]])).await.unwrap();
-    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
-    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
-    client.inject_fault(partition(&[&["node-0", "node-1", "node-2", "node-3"]])).await.unwrap();
+    inject(&mut client, partition(&[&["node-0", "node-1"], &["node-2", "node-3"]])).await;
+    assert_failed(&elect(&mut client, election("as-far")).await, "");
+    inject(&mut client, partition(&[&["node-0", "node-1", "node-2", "node-3"]])).await;
     let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
     assert_eq!(listed.len(), 1, "the new partition replaced the old: {listed:?}");
-    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
+    elect_correct(&mut client, election("as-far")).await;
 
-    let later = pb::InjectFaultRequest { at_ms: 60_000, ..link(|l| l.drop = 0.5) };
-    let f = client.inject_fault(later).await.unwrap().into_inner();
+    let later = pb::InjectFaultRequest { at_ms: 60_000, ..link(Spec { drop: 0.5, ..Spec::default() }) };
+    let f = inject(&mut client, later).await;
     assert_eq!(f.state, pb::FaultState::Scheduled as i32);
 
-    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
-    assert_correct(&e);
-    let leader = e.leader.unwrap().node;
+    let leader = elect_correct(&mut client, election("as-far")).await.leader.unwrap().node;
     let crash = fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true }));
-    let f = client.inject_fault(crash).await.unwrap().into_inner();
+    let f = inject(&mut client, crash).await;
     assert_eq!(f.description, format!("crash {leader}"));
-    let cleared = client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap().into_inner();
-    assert_eq!(cleared.cleared, 3, "partition, scheduled drop and crash");
+    assert_eq!(clear_faults(&mut client).await, 3, "partition, scheduled drop and crash");
     assert!(client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults.is_empty());
-    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
+    elect_correct(&mut client, election("as-far")).await;
     ctl.stop().await;
 }
 
@@ -164,7 +153,7 @@ async fn keep_leader_needs_a_failure_tolerant_algorithm() {
     let status = client.start_election(req).await.unwrap_err();
     assert_refused(&status, Code::InvalidArgument, "keep_leader");
     assert!(status.message().contains("one-shot"), "{}", status.message());
-    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
+    let e = elect(&mut client, election("as-far")).await;
     let stopped = client.stop_election(pb::StopElectionRequest { election_id: e.election_id.clone() }).await.unwrap();
     assert_eq!(stopped.get_ref(), &e);
     ctl.stop().await;
@@ -184,8 +173,8 @@ async fn selectors_and_triggers_are_checked_and_listed() {
         ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false }))
     };
     let cases = [
-        (link(|l| l.kind = "elected".into()), "link.kind"),
-        (link(|l| l.nth = 1), "link.nth"),
+        (link(Spec { kind: "elected".into(), ..Spec::default() }), "link.kind"),
+        (link(Spec { nth: 1, ..Spec::default() }), "link.nth"),
         (after(None), "after"),
         (after(Some(Event::LeaderElected(false))), "after"),
         (after(Some(Event::Messages(0))), "after.messages"),
@@ -195,18 +184,18 @@ async fn selectors_and_triggers_are_checked_and_listed() {
         let status = client.inject_fault(req).await.unwrap_err();
         assert_refused(&status, Code::InvalidArgument, field);
     }
-    let kinds = client.inject_fault(link(|l| l.kind = "elected".into())).await.unwrap_err();
+    let kinds = client.inject_fault(link(Spec { kind: "elected".into(), ..Spec::default() })).await.unwrap_err();
     assert!(kinds.message().contains("coordinator") && kinds.message().contains("heartbeat"), "{}", kinds.message());
 
-    let f = client.inject_fault(after(Some(Event::Term(1_000)))).await.unwrap().into_inner();
+    let f = inject(&mut client, after(Some(Event::Term(1_000)))).await;
     assert_eq!(f.state, pb::FaultState::Waiting as i32);
     let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].state, pb::FaultState::Waiting as i32);
     assert_eq!(listed[0].description, "crash node-1; pending: 0 ms after a leader of term 1000 or more appears");
     // Nothing crashed while it waits: elections still run correctly.
-    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
-    assert_eq!(client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap().into_inner().cleared, 1);
+    elect_correct(&mut client, election("as-far")).await;
+    assert_eq!(clear_faults(&mut client).await, 1);
     ctl.stop().await;
 }
 
@@ -217,28 +206,13 @@ async fn selectors_and_triggers_are_checked_and_listed() {
 async fn kind_selected_drop() {
     let ctl = cluster().await;
     let mut client = ctl.client();
-    let f = client
-        .inject_fault(link(|l| {
-            l.kind = "notify".into();
-            l.drop = 1.0;
-        }))
-        .await
-        .unwrap()
-        .into_inner();
+    let f = inject(&mut client, link(Spec { kind: "notify".into(), drop: 1.0, ..Spec::default() })).await;
     assert_eq!(f.description, "link * -> *, notify messages: drop 1, delay 0 ms + jitter 0 ms, duplicate 0, reorder 0");
-    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
-    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
-    assert!(e.error.contains("notify messages"), "the reason names the fault: {}", e.error);
-    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
-    client
-        .inject_fault(link(|l| {
-            l.kind = "coordinator".into();
-            l.drop = 1.0;
-        }))
-        .await
-        .unwrap();
-    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
-    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    assert_failed(&elect(&mut client, election("as-far")).await, "notify messages");
+    clear_faults(&mut client).await;
+    inject(&mut client, link(Spec { kind: "coordinator".into(), drop: 1.0, ..Spec::default() })).await;
+    elect_correct(&mut client, election("as-far")).await;
+    clear_faults(&mut client).await;
     ctl.stop().await;
 }
 
@@ -249,24 +223,13 @@ async fn kind_selected_drop() {
 async fn nth_selected_drop() {
     let ctl = cluster().await;
     let mut client = ctl.client();
-    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
-    assert_correct(&e);
-    let leader = e.leader.unwrap().node;
+    let leader = elect_correct(&mut client, election("as-far")).await.leader.unwrap().node;
     let target = ["node-1", "node-2", "node-3"].into_iter().find(|n| *n != leader).unwrap();
-    client
-        .inject_fault(link(|l| {
-            l.to = target.into();
-            l.kind = "notify".into();
-            l.nth = 1;
-            l.drop = 1.0;
-        }))
-        .await
-        .unwrap();
-    let e = client.start_election(election("as-far")).await.unwrap().into_inner();
-    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
-    assert!(e.error.contains("message #1 per link"), "{}", e.error);
-    assert_correct(&client.start_election(election("as-far")).await.unwrap().into_inner());
-    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    inject(&mut client, link(Spec { to: target.into(), kind: "notify".into(), nth: 1, drop: 1.0, ..Spec::default() }))
+        .await;
+    assert_failed(&elect(&mut client, election("as-far")).await, "message #1 per link");
+    elect_correct(&mut client, election("as-far")).await;
+    clear_faults(&mut client).await;
     ctl.stop().await;
 }
 
@@ -275,40 +238,26 @@ async fn nth_selected_drop() {
 /// node leading with a higher term than any the crashed node claimed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_the_leader_after_it_is_elected() {
-    let ctl = TestController::start_with(test_config(5)).await;
+    let ctl = TestController::start(5).await;
     let mut client = ctl.client();
     let crash = pb::InjectFaultRequest {
         after: Some(pb::AfterEvent { event: Some(pb::after_event::Event::LeaderElected(true)) }),
         ..fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true }))
     };
-    let f = client.inject_fault(crash).await.unwrap().into_inner();
+    let f = inject(&mut client, crash).await;
     assert_eq!(f.state, pb::FaultState::Waiting as i32);
-    let req = pb::StartElectionRequest {
-        keep_leader: true,
-        wait: false,
-        topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
-        ..election("bully")
-    };
-    let e = client.start_election(req).await.unwrap().into_inner();
+    let e = elect(&mut client, kept("bully")).await;
     let deadline = Instant::now() + Duration::from_secs(20);
-    let crashed = loop {
-        let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
-        if let Some(f) = listed.iter().find(|f| f.state == pb::FaultState::Active as i32) {
-            break f.description.strip_prefix("crash ").unwrap().to_string();
-        }
-        assert!(Instant::now() < deadline, "the fault never fired: {listed:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let crashed = faults_until(&client, deadline, |listed| {
+        let f = listed.iter().find(|f| f.state == pb::FaultState::Active as i32)?;
+        Some(f.description.strip_prefix("crash ").unwrap().to_string())
+    })
+    .await;
     tracing::info!("--- {crashed} crashed once elected; waiting for the next leader");
-    let next = loop {
-        if let Ok(l) = client.get_leader(pb::GetLeaderRequest { election_id: e.election_id.clone() }).await
-            && l.get_ref().leader.as_ref().is_some_and(|r| r.node != crashed)
-        {
-            break l.into_inner();
-        }
-        assert!(Instant::now() < deadline, "no new leader after {crashed} crashed");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let next = leader_until(&mut client, &e.election_id, deadline.saturating_duration_since(Instant::now()), |l| {
+        l.leader.as_ref().is_some_and(|r| r.node != crashed)
+    })
+    .await;
     let done = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
     let claimed = done
         .timeline
@@ -323,7 +272,7 @@ async fn crash_the_leader_after_it_is_elected() {
         .unwrap_or_else(|| panic!("{crashed} never claimed to lead: {:?}", done.timeline));
     assert!(next.term > claimed, "new term {} after {crashed} led term {claimed}", next.term);
     assert!(done.violations.is_empty(), "{:?}", done.violations);
-    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    clear_faults(&mut client).await;
     ctl.stop().await;
 }
 
@@ -337,21 +286,16 @@ async fn a_fault_after_the_first_messages() {
         after: Some(pb::AfterEvent { event: Some(pb::after_event::Event::Messages(1)) }),
         ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false }))
     };
-    client.inject_fault(crash).await.unwrap();
+    inject(&mut client, crash).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
     assert_eq!(listed[0].state, pb::FaultState::Waiting as i32, "no election, no messages: {listed:?}");
     client.start_election(election("as-far")).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
-        if listed[0].state == pb::FaultState::Active as i32 {
-            assert_eq!(listed[0].description, "crash node-1");
-            break;
-        }
-        assert!(Instant::now() < deadline, "the fault never fired: {listed:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    let fired = faults_until(&client, Instant::now() + Duration::from_secs(5), |listed| {
+        (listed[0].state == pb::FaultState::Active as i32).then(|| listed[0].clone())
+    })
+    .await;
+    assert_eq!(fired.description, "crash node-1");
+    clear_faults(&mut client).await;
     ctl.stop().await;
 }

@@ -1,7 +1,6 @@
 use std::time::Duration;
 
-use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, crash_leader, kept, leader_until, test_config};
+use ringleader_tests::{clear_faults, crash_the_leader, leader_until, leads, start_kept, stop_kept};
 
 /// Bully keeps a leader on 5 LIVE nodes: the highest id leads in term >= 1; crashing it with
 /// `crash: {leader: true}` makes the next highest id lead with a higher term, agreed by every live node (the
@@ -11,23 +10,14 @@ use ringleader_tests::{TestController, crash_leader, kept, leader_until, test_co
 /// all; StopElection ends it FINISHED with no violations and the whole timeline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bully_keeps_a_leader_across_a_crash() {
-    let ctl = TestController::start_with(test_config(5)).await;
-    let mut client = ctl.client();
-    let req = kept("bully");
-    let e = client.start_election(req).await.unwrap().into_inner();
-    assert!(e.keep_leader);
-    let first = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| {
-        l.leader.as_ref().is_some_and(|r| r.id == 5) && l.term >= 1
-    })
-    .await;
+    let (ctl, mut client, e) = start_kept("bully", 5).await;
+    let first =
+        leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| leads(l, 5) && l.term >= 1).await;
     assert!(!first.since.is_empty());
-    let crash = crash_leader();
-    let f = client.inject_fault(crash).await.unwrap().into_inner();
-    assert_eq!(f.description, format!("crash {}", first.leader.as_ref().unwrap().node));
-    let second = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| {
-        l.leader.as_ref().is_some_and(|r| r.id == 4) && l.term > first.term
-    })
-    .await;
+    crash_the_leader(&mut client, &first).await;
+    let second =
+        leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| leads(l, 4) && l.term > first.term)
+            .await;
     let second =
         leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| l.agreed && l.term == second.term).await;
     assert_ne!(second.leader.as_ref().unwrap().node, first.leader.as_ref().unwrap().node);
@@ -50,14 +40,12 @@ async fn bully_keeps_a_leader_across_a_crash() {
     );
     // Recovery is a restart: the old leader comes back as a new incarnation (not frozen in its old
     // belief), bullies back as the highest id with a higher term, and every node agrees.
-    client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
+    clear_faults(&mut client).await;
     let third = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| {
-        l.agreed && l.leader.as_ref().is_some_and(|r| r.id == 5) && l.term > second.term
+        l.agreed && leads(l, 5) && l.term > second.term
     })
     .await;
-    let done = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
-    assert_eq!(done.state, pb::ElectionState::Finished as i32, "{done:?}");
-    assert!(done.violations.is_empty(), "{:?}", done.violations);
+    let done = stop_kept(&mut client, e.election_id).await;
     assert!(done.timeline.len() >= 5, "{:?}", done.timeline);
     assert!(done.term >= third.term);
     ctl.stop().await;

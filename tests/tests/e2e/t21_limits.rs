@@ -1,34 +1,34 @@
 //! Overload is refused, not absorbed.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, election, kept, leader_until, test_config};
+use ringleader_tests::{TestController, assert_correct, elect, election, kept, leader_until, wait_for};
 
 /// With `max_running_elections = 1`, a second StartElection while a kept leadership runs is refused
 /// RESOURCE_EXHAUSTED with a message naming the setting; once the first is stopped the next one runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn too_many_running_elections_are_refused() {
-    let mut config = test_config(4);
-    config.controller.max_running_elections = 1;
-    let ctl = TestController::start_with(config).await;
+    let ctl = TestController::start_tuned(4, |c| c.max_running_elections = 1).await;
     let mut client = ctl.client();
-    let k = client.start_election(kept("bully")).await.unwrap().into_inner();
+    let k = elect(&mut client, kept("bully")).await;
     leader_until(&mut client, &k.election_id, Duration::from_secs(20), |l| l.agreed).await;
     let refused = client.start_election(election("as-far")).await.unwrap_err();
     assert_eq!(refused.code(), tonic::Code::ResourceExhausted, "{refused:?}");
     assert!(refused.message().contains("max_running_elections"), "{}", refused.message());
     client.stop_election(pb::StopElectionRequest { election_id: k.election_id }).await.unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let e = loop {
-        match client.start_election(election("as-far")).await {
-            Ok(e) => break e.into_inner(),
-            Err(s) if s.code() == tonic::Code::ResourceExhausted && std::time::Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let e = wait_for("still refused", deadline, Duration::from_millis(50), || {
+        let mut client = client.clone();
+        async move {
+            match client.start_election(election("as-far")).await {
+                Ok(e) => Ok(e.into_inner()),
+                Err(s) if s.code() == tonic::Code::ResourceExhausted => Err(s),
+                Err(s) => panic!("{s:?}"),
             }
-            Err(s) => panic!("{s:?}"),
         }
-    };
+    })
+    .await;
     assert_correct(&e);
     ctl.stop().await;
 }
@@ -52,7 +52,7 @@ async fn a_kept_leadership_the_process_cannot_carry_is_refused_up_front() {
     let m = refused.message();
     assert!(m.starts_with("detector: ") && m.contains("403200 messages a second"), "{m}");
     assert!(m.contains("period_ms 50 and timeout_ms 200"), "{m}");
-    let k = client.start_election(with_period(50)).await.unwrap().into_inner();
+    let k = elect(&mut client, with_period(50)).await;
     client.stop_election(pb::StopElectionRequest { election_id: k.election_id }).await.unwrap();
     ctl.stop().await;
 }

@@ -4,10 +4,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ringleader_proto::v1::{self as pb, agent_client::AgentClient};
-use ringleader_tests::{TestController, kept, leader_until, test_config};
+use ringleader_tests::{
+    Client, TestController, elect, election, fault, inject, kept, leader_until, simulated, test_config, wait_for,
+};
 use tracing::Level;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 
@@ -55,7 +57,7 @@ async fn stopping_a_kept_leadership_logs_no_warning() {
     let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(count.clone()));
     let ctl = TestController::start(32).await;
     let mut client = ctl.client();
-    let k = client.start_election(kept("bully")).await.unwrap().into_inner();
+    let k = elect(&mut client, kept("bully")).await;
     leader_until(&mut client, &k.election_id, Duration::from_secs(20), |l| l.agreed).await;
     let before = count.warnings.load(Ordering::Relaxed);
     let stopped = client.stop_election(pb::StopElectionRequest { election_id: k.election_id }).await.unwrap();
@@ -79,7 +81,7 @@ async fn stopping_a_kept_leadership_logs_no_warning() {
 async fn stop_reports_a_node_that_dropped_the_election() {
     let ctl = TestController::start(4).await;
     let mut client = ctl.client();
-    let k = client.start_election(kept("bully")).await.unwrap().into_inner();
+    let k = elect(&mut client, kept("bully")).await;
     leader_until(&mut client, &k.election_id, Duration::from_secs(20), |l| l.agreed).await;
     let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
     let victim = &cluster.nodes[2];
@@ -117,32 +119,27 @@ async fn a_bad_history_path_starts_no_node() {
 }
 
 /// Poll `GetElection` until `ok` holds (every 20 ms, at most 20 s).
-async fn election_until(
-    client: &mut ringleader_proto::v1::controller_client::ControllerClient<tonic::transport::Channel>,
-    id: &str,
-    ok: impl Fn(&pb::Election) -> bool,
-) -> pb::Election {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let e = client.get_election(pb::GetElectionRequest { election_id: id.into() }).await.unwrap().into_inner();
-        if ok(&e) {
-            return e;
+async fn election_until(client: &Client, id: &str, ok: impl Fn(&pb::Election) -> bool) -> pb::Election {
+    let request = pb::GetElectionRequest { election_id: id.into() };
+    let ok = &ok;
+    wait_for("not reached within 20 s", Instant::now() + Duration::from_secs(20), Duration::from_millis(20), || {
+        let (mut client, request) = (client.clone(), request.clone());
+        async move {
+            let e = client.get_election(request).await.unwrap().into_inner();
+            if ok(&e) { Ok(e) } else { Err(e) }
         }
-        assert!(std::time::Instant::now() < deadline, "not reached within 20 s: {e:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await
 }
 
 /// A controller whose simulator may deliver 10^10 messages per election.
 async fn big_simulator() -> TestController {
-    let mut config = test_config(2);
-    config.controller.max_simulated_messages = 10_000_000_000;
-    TestController::start_with(config).await
+    TestController::start_tuned(2, |c| c.max_simulated_messages = 10_000_000_000).await
 }
 
 /// All the Way on 40,000 simulated nodes: 1.6 × 10^9 messages, a minute or more of a core.
 fn long_simulation(wait: bool) -> pb::StartElectionRequest {
-    pb::StartElectionRequest { wait, ..ringleader_tests::simulated("all-the-way", 40_000) }
+    pb::StartElectionRequest { wait, ..simulated("all-the-way", 40_000) }
 }
 
 /// A long SIMULATED election is stopped by StopElection: it ends FAILED, saying it was stopped.
@@ -152,9 +149,9 @@ fn long_simulation(wait: bool) -> pb::StartElectionRequest {
 async fn stop_cancels_a_simulated_election() {
     let ctl = big_simulator().await;
     let mut client = ctl.client();
-    let e = client.start_election(long_simulation(false)).await.unwrap().into_inner();
-    election_until(&mut client, &e.election_id, |e| e.state == pb::ElectionState::Running as i32).await;
-    let asked = std::time::Instant::now();
+    let e = elect(&mut client, long_simulation(false)).await;
+    election_until(&client, &e.election_id, |e| e.state == pb::ElectionState::Running as i32).await;
+    let asked = Instant::now();
     let stopped =
         client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
     eprintln!("a SIMULATED election stopped {} ms after StopElection", asked.elapsed().as_millis());
@@ -170,14 +167,10 @@ async fn stop_cancels_a_simulated_election() {
 async fn stop_cancels_a_live_one_shot_election() {
     let ctl = TestController::start(4).await;
     let mut client = ctl.client();
-    let lose_everything = pb::InjectFaultRequest {
-        kind: Some(pb::inject_fault_request::Kind::Link(pb::LinkFaultSpec { drop: 1.0, ..Default::default() })),
-        ..Default::default()
-    };
-    client.inject_fault(lose_everything).await.unwrap();
-    let req = pb::StartElectionRequest { algorithm: "as-far".into(), wait: false, ..Default::default() };
-    let e = client.start_election(req).await.unwrap().into_inner();
-    election_until(&mut client, &e.election_id, |e| e.state == pb::ElectionState::Running as i32).await;
+    let lose_everything = pb::LinkFaultSpec { drop: 1.0, ..Default::default() };
+    inject(&mut client, fault(pb::inject_fault_request::Kind::Link(lose_everything))).await;
+    let e = elect(&mut client, pb::StartElectionRequest { wait: false, ..election("as-far") }).await;
+    election_until(&client, &e.election_id, |e| e.state == pb::ElectionState::Running as i32).await;
     let stopped =
         client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
     assert_eq!(stopped.state, pb::ElectionState::Failed as i32, "{stopped:?}");
@@ -193,22 +186,21 @@ async fn stop_cancels_a_live_one_shot_election() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_stops_a_running_simulation() {
     let ctl = big_simulator().await;
-    let mut client = ctl.client();
+    let client = ctl.client();
     let req = long_simulation(true);
     let waiting = tokio::spawn({
         let mut client = client.clone();
         async move { client.start_election(req).await }
     });
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let list = client.list_elections(pb::ListElectionsRequest::default()).await.unwrap().into_inner();
-        if list.elections.iter().any(|e| e.state == pb::ElectionState::Running as i32) {
-            break;
+    wait_for("the simulation never ran", Instant::now() + Duration::from_secs(20), Duration::from_millis(20), || {
+        let mut client = client.clone();
+        async move {
+            let list = client.list_elections(pb::ListElectionsRequest::default()).await.unwrap().into_inner();
+            if list.elections.iter().any(|e| e.state == pb::ElectionState::Running as i32) { Ok(()) } else { Err(list) }
         }
-        assert!(std::time::Instant::now() < deadline, "the simulation never ran: {list:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let asked = std::time::Instant::now();
+    })
+    .await;
+    let asked = Instant::now();
     ctl.stop().await; // panics unless the controller stops within 15 s
     eprintln!("the controller stopped {} ms after the shutdown began", asked.elapsed().as_millis());
     let answer = waiting.await.unwrap().unwrap().into_inner();
@@ -221,15 +213,13 @@ async fn shutdown_stops_a_running_simulation() {
 /// complexity: at n = 10,000 it used to end FINISHED with no leader).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sync_hs_beyond_the_budget_is_refused_naming_size() {
-    let mut config = test_config(2);
-    config.controller.max_simulated_messages = 10_000;
-    let ctl = TestController::start_with(config).await;
+    let ctl = TestController::start_tuned(2, |c| c.max_simulated_messages = 10_000).await;
     let mut client = ctl.client();
-    let req = |size| ringleader_tests::simulated("sync-hs", size);
+    let req = |size| simulated("sync-hs", size);
     let refused = client.start_election(req(100)).await.unwrap_err();
     assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
     assert!(refused.message().contains("size") && refused.message().contains("sync-hs"), "{}", refused.message());
-    let ok = client.start_election(req(8)).await.unwrap().into_inner();
+    let ok = elect(&mut client, req(8)).await;
     assert_eq!(ok.state, pb::ElectionState::Finished as i32, "{ok:?}");
     assert!(ok.leader.is_some());
     ctl.stop().await;
@@ -242,7 +232,7 @@ async fn sync_hs_beyond_the_budget_is_refused_naming_size() {
 async fn stop_of_a_finished_election_returns_it() {
     let ctl = TestController::start(4).await;
     let mut client = ctl.client();
-    let e = client.start_election(ringleader_tests::election("as-far")).await.unwrap().into_inner();
+    let e = elect(&mut client, election("as-far")).await;
     assert_eq!(e.state, pb::ElectionState::Finished as i32);
     let stop = client.stop_election(pb::StopElectionRequest { election_id: e.election_id.clone() });
     let stopped = tokio::time::timeout(Duration::from_secs(10), stop).await.expect("answers").unwrap().into_inner();
