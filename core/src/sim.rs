@@ -84,7 +84,7 @@ use crate::algo::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortI
 use crate::counters::Counters;
 use crate::faults::{self, Fault, FaultError, FaultPlan, LinkFate, LinkRule, Outage, Trigger};
 use crate::invariants::{self, Verdict};
-use crate::shell::{Output, Outputs, Shell};
+use crate::shell::{Output, Outputs, Shell, Sink};
 use crate::topology::Topology;
 
 /// A handle that stops a running simulation from another thread
@@ -359,20 +359,26 @@ impl FaultState {
     }
 }
 
-struct Driver<'a, A> {
+/// Everything of a simulation but its nodes: the network and its clock,
+/// the fault engine and the logs. It is the nodes' [`Sink`]: each output of
+/// a shell is carried out as the shell produces it, in the step of the node
+/// at `pos` at time `now`.
+struct Net<'a> {
     topo: &'a Topology,
     ids: &'a [u64],
     rule: Rule,
     seed: u64,
-    /// The nodes: each algorithm in its shell, which keeps its decision,
-    /// belief, persisted record (the disk that survives a crash), timer
-    /// generations and counters.
-    nodes: Vec<Shell<A>>,
+    /// The position whose step is under way ...
+    pos: u32,
+    /// ... and the time of that step.
+    now: u64,
     depth: Vec<u64>,
     /// Initiators whose start came before any message reached them.
     spontaneous: Vec<u32>,
-    /// Election and notification messages sent so far (for [`Trigger::Messages`]).
+    /// Election and notification messages sent so far (for [`Trigger::Messages`]) ...
     messages: u64,
+    /// ... and by each position, across its incarnations.
+    sent: Vec<u64>,
     link_last: Vec<u64>,
     ideal_time: u64,
     errors: Vec<String>,
@@ -382,7 +388,6 @@ struct Driver<'a, A> {
     /// `Some` when arrows are logged.
     arrows: Option<Vec<crate::diagram::Arrow>>,
     rng: Pcg64Mcg,
-    out: Outputs,
     fifo: bool,
     unit_delay: bool,
     max_delay: u64,
@@ -399,6 +404,15 @@ struct Driver<'a, A> {
     /// The plan is not empty: sends go through [`Driver::send_faulty`].
     faulty: bool,
     faults: FaultState,
+}
+
+/// A simulation: the nodes, each algorithm in its shell (which keeps its
+/// decision, belief, persisted record, timer generations and messages sent),
+/// and, apart from them so that a shell can write to it while it steps, the
+/// net its outputs go to (with the step's buffer and the election's tally).
+struct Driver<'a, A> {
+    nodes: Vec<Shell<A>>,
+    io: Outputs<Net<'a>>,
 }
 
 /// Remove the events for position `p` from `evs`; returns the deliveries removed.
@@ -421,7 +435,49 @@ fn port_info(topo: &Topology, ids: &[u64], p: u32, info: &mut Vec<PortInfo>) {
     info.extend(topo.ports(p).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }));
 }
 
-impl<A: Algorithm> Driver<'_, A> {
+impl Net<'_> {
+    /// The step of position `pos` at time `now` begins.
+    #[inline]
+    fn at(&mut self, pos: u32, now: u64) {
+        (self.pos, self.now) = (pos, now);
+    }
+
+    /// Bring far deliveries that now fit into the calendar window.
+    fn bring_near(&mut self, now: u64) {
+        while let Some(entry) = self.faults.far.first_entry() {
+            if entry.key().saturating_sub(now) >= self.width {
+                break;
+            }
+            let (time, evs) = entry.remove_entry();
+            for ev in evs {
+                self.schedule(time, ev);
+            }
+        }
+    }
+
+    /// Position `p` crashes at `now` (unless it is down already: then
+    /// `false`): what travels to it is lost with it, and a start not yet
+    /// taken.
+    fn crash(&mut self, now: u64, p: u32, what: &str) -> bool {
+        if self.faults.down[p as usize] {
+            self.faults.log.push(format!("{now}: {what}: position {p} is already down"));
+            return false;
+        }
+        self.faults.down[p as usize] = true;
+        self.faults.outages.push(Outage { position: p, crashed: now, recovered: None });
+        self.faults.log.push(format!("{now}: {what}: position {p} crashed"));
+        for b in &mut self.buckets {
+            let before = b.len();
+            self.faults.dropped_crashed += sweep(b, p);
+            self.pending -= (before - b.len()) as u64;
+        }
+        for evs in self.faults.far.values_mut() {
+            self.faults.dropped_crashed += sweep(evs, p);
+        }
+        self.faults.far.retain(|_, evs| !evs.is_empty());
+        true
+    }
+
     fn error(&mut self, e: String) {
         if self.errors.len() < MAX_ERRORS {
             self.errors.push(e);
@@ -433,77 +489,6 @@ impl<A: Algorithm> Driver<'_, A> {
         debug_assert!(self.width > 0);
         self.buckets[(time % self.width) as usize].push(ev);
         self.pending += 1;
-    }
-
-    /// Carry out the outputs in `self.out` of a step of `pos` at `now`.
-    fn apply(&mut self, pos: u32, now: u64) {
-        let mut out = std::mem::take(&mut self.out);
-        for output in out.drain() {
-            match output {
-                Output::Send { port, msg } => {
-                    let Some(link) = self.topo.link(pos, port).copied().filter(|l| l.outgoing) else {
-                        self.error(format!("position {pos} sent {msg:?} on port {port}, which has no outgoing link"));
-                        continue;
-                    };
-                    if !msg.kind().is_heartbeat() {
-                        self.messages += 1;
-                        if let Some(log) = &mut self.message_times {
-                            log.push(now);
-                        }
-                        if !self.faults.waiting.is_empty() {
-                            let sent = self.messages;
-                            self.trigger(now, |t| matches!(t, Trigger::Messages(k) if sent >= k));
-                        }
-                    }
-                    let depth = self.depth[pos as usize] + 1;
-                    self.ideal_time = self.ideal_time.max(depth);
-                    let mut time =
-                        if self.unit_delay { now + 1 } else { now + self.rng.random_range(1..=self.max_delay) };
-                    let ev = Ev::Deliver { to: link.peer, port: link.remote_port, depth, msg };
-                    if self.faulty {
-                        self.send_faulty(pos, port, link.peer, now, time, ev);
-                        continue;
-                    }
-                    if self.fifo && !self.unit_delay {
-                        let Some(i) = self.topo.link_index(pos, port) else { continue };
-                        let slot = &mut self.link_last[i];
-                        time = time.max(*slot);
-                        *slot = time;
-                    }
-                    self.arrow(pos, link.peer, msg, now, Some(time));
-                    self.schedule(time, ev);
-                }
-                Output::Decided(d) => {
-                    self.last_activity = now;
-                    if d.role == Role::Leader && !self.faults.waiting.is_empty() {
-                        self.trigger(now, |t| t == Trigger::LeaderElected);
-                    }
-                }
-                Output::Misstep(m) => {
-                    self.last_activity = now;
-                    self.error(format!("position {pos} {m}"));
-                }
-                Output::Lead(l) => {
-                    self.last_activity = now;
-                    self.leaderships.push(LeadershipEvent { time: now, position: pos, leadership: l });
-                    if l.leader == Some(self.ids[pos as usize]) && !self.faults.waiting.is_empty() {
-                        self.trigger(now, |t| match t {
-                            Trigger::LeaderElected => true,
-                            Trigger::Term(term) => l.term >= term,
-                            Trigger::Messages(_) => false,
-                        });
-                    }
-                }
-                // The timeline holds what algorithms announce; a recovery is in the outages.
-                Output::BeliefEnded(_) => {}
-                Output::SetTimer { timer, after_ms, generation } => {
-                    self.uses_timers = true;
-                    self.seq += 1;
-                    self.timers.push(Reverse((now + after_ms.max(1), self.seq, pos, timer, generation)));
-                }
-            }
-        }
-        self.out = out;
     }
 
     /// Move the waiting faults whose trigger `fired` says has come into the
@@ -600,26 +585,100 @@ impl<A: Algorithm> Driver<'_, A> {
             log.push(crate::diagram::Arrow { from, to, kind: msg.kind(), sent, received });
         }
     }
+}
+
+impl Sink for Net<'_> {
+    /// Carry out an output of the step of `self.pos` at `self.now`.
+    #[inline]
+    fn output(&mut self, output: Output) {
+        let (pos, now) = (self.pos, self.now);
+        match output {
+            Output::Send { port, msg } => self.send(port, msg),
+            Output::Decided(d) => {
+                self.last_activity = now;
+                if d.role == Role::Leader && !self.faults.waiting.is_empty() {
+                    self.trigger(now, |t| t == Trigger::LeaderElected);
+                }
+            }
+            Output::Misstep(m) => {
+                self.last_activity = now;
+                self.error(format!("position {pos} {m}"));
+            }
+            Output::Lead(l) => {
+                self.last_activity = now;
+                self.leaderships.push(LeadershipEvent { time: now, position: pos, leadership: l });
+                if l.leader == Some(self.ids[pos as usize]) && !self.faults.waiting.is_empty() {
+                    self.trigger(now, |t| match t {
+                        Trigger::LeaderElected => true,
+                        Trigger::Term(term) => l.term >= term,
+                        Trigger::Messages(_) => false,
+                    });
+                }
+            }
+            // The timeline holds what algorithms announce; a recovery is in the outages.
+            Output::BeliefEnded(_) => {}
+            Output::SetTimer { timer, after_ms, generation } => {
+                self.uses_timers = true;
+                self.seq += 1;
+                self.timers.push(Reverse((now + after_ms.max(1), self.seq, pos, timer, generation)));
+            }
+        }
+    }
+
+    /// Send `msg` from the step's node on its `port`.
+    #[inline]
+    fn send(&mut self, port: Port, msg: Msg) {
+        let (pos, now) = (self.pos, self.now);
+        let Some(link) = self.topo.link(pos, port).copied().filter(|l| l.outgoing) else {
+            self.error(format!("position {pos} sent {msg:?} on port {port}, which has no outgoing link"));
+            return;
+        };
+        if !msg.kind().is_heartbeat() {
+            self.messages += 1;
+            self.sent[pos as usize] += 1;
+            if let Some(log) = &mut self.message_times {
+                log.push(now);
+            }
+            if !self.faults.waiting.is_empty() {
+                let sent = self.messages;
+                self.trigger(now, |t| matches!(t, Trigger::Messages(k) if sent >= k));
+            }
+        }
+        let depth = self.depth[pos as usize] + 1;
+        self.ideal_time = self.ideal_time.max(depth);
+        let mut time = if self.unit_delay { now + 1 } else { now + self.rng.random_range(1..=self.max_delay) };
+        let ev = Ev::Deliver { to: link.peer, port: link.remote_port, depth, msg };
+        if self.faulty {
+            self.send_faulty(pos, port, link.peer, now, time, ev);
+            return;
+        }
+        if self.fifo && !self.unit_delay {
+            let Some(i) = self.topo.link_index(pos, port) else { return };
+            let slot = &mut self.link_last[i];
+            time = time.max(*slot);
+            *slot = time;
+        }
+        self.arrow(pos, link.peer, msg, now, Some(time));
+        self.schedule(time, ev);
+    }
+}
+
+impl<'a, A: Algorithm> Driver<'a, A> {
+    /// The net, apart from the nodes.
+    #[inline]
+    fn net(&mut self) -> &mut Net<'a> {
+        self.io.sink_mut()
+    }
 
     /// Apply the faults due at `now` and bring far deliveries into the window.
     fn fault_step(&mut self, now: u64, make: &impl Fn(&NodeContext) -> A, end_time: &mut u64) {
-        while let Some(s) = self.faults.plan.get(self.faults.next) {
-            if s.at > now {
-                break;
-            }
-            let s = s.clone();
-            self.faults.next += 1;
+        loop {
+            let f = &mut self.net().faults;
+            let Some(s) = f.plan.get(f.next).filter(|s| s.at <= now).cloned() else { break };
+            f.next += 1;
             self.apply_fault(now, s, make, end_time);
         }
-        while let Some(entry) = self.faults.far.first_entry() {
-            if entry.key().saturating_sub(now) >= self.width {
-                break;
-            }
-            let (time, evs) = entry.remove_entry();
-            for ev in evs {
-                self.schedule(time, ev);
-            }
-        }
+        self.net().bring_near(now);
     }
 
     fn apply_fault(
@@ -629,61 +688,62 @@ impl<A: Algorithm> Driver<'_, A> {
         make: &impl Fn(&NodeContext) -> A,
         end_time: &mut u64,
     ) {
+        let net = self.io.sink_mut();
         match s.fault {
             Fault::Crash { node } => self.crash(now, node, "crash"),
             Fault::CrashLeader => match self.current_leader() {
                 Some(p) => self.crash(now, p, "crash-leader"),
-                None => self.faults.log.push(format!("{now}: crash-leader found no leader; nothing crashed")),
+                None => self.net().faults.log.push(format!("{now}: crash-leader found no leader; nothing crashed")),
             },
             Fault::Recover { node } => {
-                if !self.faults.down[node as usize] {
-                    self.faults.log.push(format!("{now}: recover: position {node} is up; nothing to do"));
+                if !net.faults.down[node as usize] {
+                    net.faults.log.push(format!("{now}: recover: position {node} is up; nothing to do"));
                     return;
                 }
-                self.faults.down[node as usize] = false;
-                if let Some(o) = self.faults.outages.iter_mut().rev().find(|o| o.position == node) {
+                net.faults.down[node as usize] = false;
+                if let Some(o) = net.faults.outages.iter_mut().rev().find(|o| o.position == node) {
                     o.recovered = Some(now);
                 }
                 let mut info = Vec::new();
-                port_info(self.topo, self.ids, node, &mut info);
-                let coin = crate::algo::coin(self.seed, node);
+                port_info(net.topo, net.ids, node, &mut info);
+                let coin = crate::algo::coin(net.seed, node);
                 let ctx = NodeContext {
-                    id: self.ids[node as usize],
-                    rule: self.rule,
-                    n: self.topo.len(),
+                    id: net.ids[node as usize],
+                    rule: net.rule,
+                    n: net.topo.len(),
                     coin,
                     ports: info.len() as u32,
                     port_info: &info,
                 };
-                self.faults.log.push(format!("{now}: position {node} recovered as a new incarnation"));
-                self.nodes[node as usize].restart(make(&ctx), &mut self.out);
-                self.apply(node, now);
+                net.faults.log.push(format!("{now}: position {node} recovered as a new incarnation"));
+                net.at(node, now);
+                self.nodes[node as usize].restart(make(&ctx), &mut self.io);
                 *end_time = now;
             }
             Fault::Link { from, to, fault } => {
                 let new = LinkRule::new(from, to, fault, s.seed);
                 // Faults the new one shadows everywhere can go.
-                self.faults.links.retain(|l| !new.covers(l));
-                if fault.has_effect() || !self.faults.links.is_empty() {
-                    self.faults.links.push(new);
+                net.faults.links.retain(|l| !new.covers(l));
+                if fault.has_effect() || !net.faults.links.is_empty() {
+                    net.faults.links.push(new);
                 }
             }
             Fault::Forge { node, port, msg } => {
-                if self.faults.down[node as usize] {
-                    self.faults.log.push(format!("{now}: forge: position {node} is down; nothing delivered"));
-                } else if self.topo.link(node, port).is_none() {
-                    self.faults.log.push(format!("{now}: forge: position {node} has no port {port}"));
+                if net.faults.down[node as usize] {
+                    net.faults.log.push(format!("{now}: forge: position {node} is down; nothing delivered"));
+                } else if net.topo.link(node, port).is_none() {
+                    net.faults.log.push(format!("{now}: forge: position {node} has no port {port}"));
                 } else {
-                    if let Err(e) = self.nodes[node as usize].message(port, msg, &mut self.out) {
-                        self.error(format!("position {node}: forged {msg:?}: {e}"));
+                    net.at(node, now);
+                    if let Err(e) = self.nodes[node as usize].message(port, msg, &mut self.io) {
+                        self.net().error(format!("position {node}: forged {msg:?}: {e}"));
                     }
-                    self.apply(node, now);
                     *end_time = now;
                 }
             }
             Fault::Partition { groups } => {
-                let n = self.topo.len() as usize;
-                let f = &mut self.faults;
+                let n = net.topo.len() as usize;
+                let f = &mut net.faults;
                 f.group_of.clear();
                 if !(groups.len() == 1 && groups[0].len() == n) {
                     // A node in no group is alone: give it a group number of its own.
@@ -701,15 +761,16 @@ impl<A: Algorithm> Driver<'_, A> {
     /// The live node that leads now: the highest term of a kept leadership
     /// naming its holder, else a one-shot leader.
     fn current_leader(&self) -> Option<u32> {
+        let net = self.io.sink();
         let mut latest: Vec<Option<Leadership>> = vec![None; self.nodes.len()];
-        for e in &self.leaderships {
+        for e in &net.leaderships {
             latest[e.position as usize] = Some(e.leadership);
         }
-        let live = |p: usize| !self.faults.down[p];
+        let live = |p: usize| !net.faults.down[p];
         let kept = latest
             .iter()
             .enumerate()
-            .filter(|&(p, l)| live(p) && matches!(l, Some(l) if l.leader == Some(self.ids[p])))
+            .filter(|&(p, l)| live(p) && matches!(l, Some(l) if l.leader == Some(net.ids[p])))
             .max_by_key(|(_, l)| l.map(|l| l.term))
             .map(|(p, _)| p as u32);
         kept.or_else(|| {
@@ -722,44 +783,33 @@ impl<A: Algorithm> Driver<'_, A> {
     }
 
     fn crash(&mut self, now: u64, p: u32, what: &str) {
-        if self.faults.down[p as usize] {
-            self.faults.log.push(format!("{now}: {what}: position {p} is already down"));
-            return;
+        if self.net().crash(now, p, what) {
+            self.nodes[p as usize].crash();
         }
-        self.faults.down[p as usize] = true;
-        self.faults.outages.push(Outage { position: p, crashed: now, recovered: None });
-        self.faults.log.push(format!("{now}: {what}: position {p} crashed"));
-        self.nodes[p as usize].crash();
-        // What travels to it is lost with it (and a start not yet taken).
-        for b in &mut self.buckets {
-            let before = b.len();
-            self.faults.dropped_crashed += sweep(b, p);
-            self.pending -= (before - b.len()) as u64;
-        }
-        for evs in self.faults.far.values_mut() {
-            self.faults.dropped_crashed += sweep(evs, p);
-        }
-        self.faults.far.retain(|_, evs| !evs.is_empty());
     }
 
-    fn handle(&mut self, ev: Ev) -> u32 {
+    /// Take `ev` at `now`: the node's outputs are carried out as it steps.
+    #[inline]
+    fn handle(&mut self, ev: Ev, now: u64) {
         match ev {
             Ev::Start { to } => {
+                let net = self.io.sink_mut();
                 // An initiator woken by a message before its own start is, in
                 // the asynchronous model, no initiator at all.
-                if self.depth[to as usize] == 0 {
-                    self.spontaneous.push(to);
+                if net.depth[to as usize] == 0 {
+                    net.spontaneous.push(to);
                 }
-                self.nodes[to as usize].start(&mut self.out);
-                to
+                net.at(to, now);
+                self.nodes[to as usize].start(&mut self.io);
             }
             Ev::Deliver { to, port, depth, msg } => {
-                let d = &mut self.depth[to as usize];
+                let net = self.io.sink_mut();
+                let d = &mut net.depth[to as usize];
                 *d = (*d).max(depth);
-                if let Err(e) = self.nodes[to as usize].message(port, msg, &mut self.out) {
-                    self.error(format!("position {to}: {e}"));
+                net.at(to, now);
+                if let Err(e) = self.nodes[to as usize].message(port, msg, &mut self.io) {
+                    self.net().error(format!("position {to}: {e}"));
                 }
-                to
             }
         }
     }
@@ -859,26 +909,15 @@ pub fn run_with<A: Algorithm>(
         faults.plan.sort_by_key(|s| s.at);
         faults.down = vec![false; n as usize];
     }
-    let mut d = Driver {
+    let net = Net {
         topo,
         ids,
         rule,
         seed: cfg.seed,
-        nodes: ids
-            .iter()
-            .enumerate()
-            .map(|(p, &id)| {
-                port_info(topo, ids, p as u32, &mut info);
-                let coin = crate::algo::coin(cfg.seed, p as u32);
-                let ports = info.len() as Port;
-                let receive_only = (0..ports).filter(|&q| topo.link(p as u32, q).is_some_and(|l| !l.outgoing));
-                Shell::new(make(&NodeContext { id, rule, n, coin, ports, port_info: &info }))
-                    .with_links(ports, receive_only)
-            })
-            .collect(),
         depth: vec![0; n as usize],
         spontaneous: Vec::with_capacity(initiators.len()),
         messages: 0,
+        sent: vec![0; n as usize],
         link_last: vec![0; topo.link_count()],
         ideal_time: 0,
         errors: Vec::new(),
@@ -886,7 +925,8 @@ pub fn run_with<A: Algorithm>(
         message_times: cfg.log_message_times.then(Vec::new),
         arrows: cfg.log_arrows.then(Vec::new),
         rng: Pcg64Mcg::seed_from_u64(cfg.seed ^ 0x7363_6865_6475_6c65),
-        out: Outputs::default(),
+        pos: 0,
+        now: 0,
         fifo: cfg.fifo,
         unit_delay: cfg.unit_delay,
         max_delay,
@@ -900,9 +940,24 @@ pub fn run_with<A: Algorithm>(
         faulty,
         faults,
     };
+    let nodes = ids
+        .iter()
+        .enumerate()
+        .map(|(p, &id)| {
+            port_info(topo, ids, p as u32, &mut info);
+            let coin = crate::algo::coin(cfg.seed, p as u32);
+            let ports = info.len() as Port;
+            let links = topo.ports(p as u32).iter();
+            let receive_only = (0..).zip(links).filter(|(_, l)| !l.outgoing).map(|(q, _)| q);
+            Shell::new(make(&NodeContext { id, rule, n, coin, ports, port_info: &info }))
+                .with_links(ports, receive_only)
+        })
+        .collect();
+    let mut d = Driver { nodes, io: Outputs::new(net) };
     for &p in initiators {
-        let time = if cfg.stagger { d.rng.random_range(0..max_delay) } else { 0 };
-        d.schedule(time, Ev::Start { to: p });
+        let net = d.net();
+        let time = if cfg.stagger { net.rng.random_range(0..max_delay) } else { 0 };
+        net.schedule(time, Ev::Start { to: p });
     }
 
     let mut deliveries = 0u64;
@@ -921,18 +976,19 @@ pub fn run_with<A: Algorithm>(
     let mut now = 0u64;
     let mut bucket: Vec<Ev> = Vec::new();
     'run: loop {
-        if d.pending == 0 {
+        let net = d.net();
+        if net.pending == 0 {
             // Nothing in the window: jump to the next timer (or fault, or
             // far delivery), or stop.
-            let mut next = d.timers.peek().map(|Reverse((t, ..))| *t);
-            if d.faulty {
-                match d.faults.next_time() {
+            let mut next = net.timers.peek().map(|Reverse((t, ..))| *t);
+            if net.faulty {
+                match net.faults.next_time() {
                     Some(f) => next = Some(next.map_or(f, |t| t.min(f))),
                     // Only clocks left: stop once they have long done nothing.
-                    None if next.is_some_and(|t| t.saturating_sub(d.last_activity) > IDLE_TIME) => {
-                        d.faults.log.push(format!(
+                    None if next.is_some_and(|t| t.saturating_sub(net.last_activity) > IDLE_TIME) => {
+                        net.faults.log.push(format!(
                             "{now}: stopped: nothing in flight, and nothing sent, decided or announced since {}",
-                            d.last_activity
+                            net.last_activity
                         ));
                         break;
                     }
@@ -952,17 +1008,17 @@ pub fn run_with<A: Algorithm>(
         }
         if cfg.horizon.is_some_and(|h| now > h) {
             horizon_reached = true;
-            d.faults.log.push(format!("{now}: stopped at the horizon"));
+            net.faults.log.push(format!("{now}: stopped at the horizon"));
             break;
         }
-        if d.faulty {
+        if net.faulty {
             d.fault_step(now, &make, &mut end_time);
         }
-        while let Some(&Reverse((t, _, pos, timer, generation))) = d.timers.peek() {
+        while let Some(&Reverse((t, _, pos, timer, generation))) = d.net().timers.peek() {
             if t > now {
                 break;
             }
-            d.timers.pop();
+            d.net().timers.pop();
             if d.nodes[pos as usize].timer_due(timer, generation) {
                 timer_events += 1;
                 if timer_events > timer_cap {
@@ -973,22 +1029,23 @@ pub fn run_with<A: Algorithm>(
                     (cancelled, terminated) = (true, false);
                     break 'run;
                 }
-                d.nodes[pos as usize].timer(timer, generation, &mut d.out);
-                d.apply(pos, now);
+                d.net().at(pos, now);
+                d.nodes[pos as usize].timer(timer, generation, &mut d.io);
                 end_time = now;
             }
         }
-        std::mem::swap(&mut bucket, &mut d.buckets[(now % width) as usize]);
+        let net = d.net();
+        std::mem::swap(&mut bucket, &mut net.buckets[(now % width) as usize]);
         if !bucket.is_empty() {
             if !cfg.fifo && cfg.unit_delay {
                 // Unit delays put a link's messages in one step: reorder within it.
-                bucket.shuffle(&mut d.rng);
+                bucket.shuffle(&mut net.rng);
             }
             end_time = now;
-            d.last_activity = now;
+            net.last_activity = now;
         }
         for &ev in &bucket {
-            d.pending -= 1;
+            d.net().pending -= 1;
             if let Ev::Deliver { .. } = ev {
                 if deliveries >= cap {
                     terminated = false;
@@ -1000,8 +1057,7 @@ pub fn run_with<A: Algorithm>(
                     break 'run;
                 }
             }
-            let pos = d.handle(ev);
-            d.apply(pos, now);
+            d.handle(ev, now);
         }
         bucket.clear();
         now += 1;
@@ -1009,8 +1065,11 @@ pub fn run_with<A: Algorithm>(
 
     // Candidates are the initiators that really woke by themselves (under
     // `stagger` a message may wake a designated initiator first).
-    d.spontaneous.sort_unstable();
-    let expected = spec.expected_winner(topo, ids, &d.spontaneous, rule);
+    let Driver { nodes, io } = d;
+    let counters = *io.counters();
+    let mut net = io.into_sink();
+    net.spontaneous.sort_unstable();
+    let expected = spec.expected_winner(topo, ids, &net.spontaneous, rule);
     let mut failures = Vec::new();
     if cancelled {
         failures.push(format!("cancelled after {deliveries} deliveries and {timer_events} timer events"));
@@ -1021,21 +1080,17 @@ pub fn run_with<A: Algorithm>(
             format!("did not go quiet within {cap} deliveries")
         });
     }
-    failures.extend(d.errors.iter().cloned());
-    for s in &d.faults.waiting {
+    failures.extend(net.errors.iter().cloned());
+    for s in &net.faults.waiting {
         if let Some(t) = s.after {
-            d.faults.log.push(format!("{end_time}: never took effect, waiting until {t}: {:?}", s.fault));
+            net.faults.log.push(format!("{end_time}: never took effect, waiting until {t}: {:?}", s.fault));
         }
     }
-    let crashed: Vec<u32> = (0..n).filter(|&p| d.faults.down.get(p as usize) == Some(&true)).collect();
+    let crashed: Vec<u32> = (0..n).filter(|&p| net.faults.down.get(p as usize) == Some(&true)).collect();
     let fifo_assumed = spec.assumptions.fifo && cfg.fifo;
-    let reasons = d.faults.reasons(fifo_assumed, d.uses_timers, spec.name);
-    let decisions: Vec<Option<Decision>> = d.nodes.iter().map(Shell::decision).collect();
-    let mut counters = Counters::default();
-    for node in &d.nodes {
-        counters.add(node.counters());
-    }
-    let timeline: Vec<(u32, Leadership)> = d.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
+    let reasons = net.faults.reasons(fifo_assumed, net.uses_timers, spec.name);
+    let decisions: Vec<Option<Decision>> = nodes.iter().map(Shell::decision).collect();
+    let timeline: Vec<(u32, Leadership)> = net.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
     let verdict = invariants::Outcome {
         expected,
         rule,
@@ -1053,26 +1108,26 @@ pub fn run_with<A: Algorithm>(
     SimReport {
         n,
         k: initiators.len() as u32,
-        sent_per_node: d.nodes.iter().map(|s| s.counters().messages).collect(),
+        sent_per_node: net.sent,
         decisions,
         counters,
-        ideal_time: d.ideal_time,
+        ideal_time: net.ideal_time,
         end_time,
         deliveries,
-        dropped: d.faults.dropped(),
-        duplicated: d.faults.duplicated,
-        delayed: d.faults.delayed,
-        reordered: d.faults.reordered,
+        dropped: net.faults.dropped(),
+        duplicated: net.faults.duplicated,
+        delayed: net.faults.delayed,
+        reordered: net.faults.reordered,
         crashed,
-        outages: d.faults.outages,
-        fault_log: d.faults.log,
-        errors: d.errors,
-        leaderships: d.leaderships,
+        outages: net.faults.outages,
+        fault_log: net.faults.log,
+        errors: net.errors,
+        leaderships: net.leaderships,
         terminated,
         horizon_reached,
         cancelled,
-        message_times: d.message_times.unwrap_or_default(),
-        arrows: d.arrows.unwrap_or_default(),
+        message_times: net.message_times.unwrap_or_default(),
+        arrows: net.arrows.unwrap_or_default(),
         bound,
         verdict,
     }

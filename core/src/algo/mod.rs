@@ -309,6 +309,7 @@ impl Outbox {
     }
 
     /// Forget the queued effects.
+    #[inline]
     pub fn clear(&mut self) {
         self.effects.clear();
     }

@@ -289,6 +289,7 @@ mod tests {
     use crate::algo::catalogue;
     use crate::algo::harness::permutations;
     use crate::algo::{Effect, MsgKind, PortInfo};
+    use crate::counters::Counters;
     use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};
     use crate::topology::Topology;
@@ -318,6 +319,8 @@ mod tests {
         nodes: Vec<Shell<Villadangos>>,
         /// (to position, port it arrives on, message)
         flight: Vec<(u32, Port, Msg)>,
+        /// Every message sent so far.
+        tally: Counters,
     }
 
     impl Net {
@@ -329,7 +332,7 @@ mod tests {
                     Shell::new(node(ids[v as usize], rule, &peers))
                 })
                 .collect();
-            Net { topo, ids: ids.to_vec(), nodes, flight: Vec::new() }
+            Net { topo, ids: ids.to_vec(), nodes, flight: Vec::new(), tally: Counters::default() }
         }
 
         fn pos(&self, id: u64) -> u32 {
@@ -337,6 +340,8 @@ mod tests {
         }
 
         fn apply(&mut self, from: u32, out: &mut Outputs) {
+            // Each step has a fresh buffer: its tally is that step's sends.
+            self.tally.add(out.counters());
             for o in out.drain() {
                 match o {
                     Output::Send { port, msg } => {
@@ -354,7 +359,7 @@ mod tests {
         }
 
         fn sent(&self) -> u64 {
-            self.nodes.iter().map(|s| s.counters().messages).sum()
+            self.tally.messages
         }
 
         fn start(&mut self, id: u64) {
