@@ -131,14 +131,25 @@ impl fmt::Display for Misstep {
 /// runtime, the fuzz harness, the unit tests); the simulator carries each
 /// out at once, so a step's outputs never wait in a buffer.
 pub trait Sink {
+    /// Does the sink know the node's links? Then [`Sink::send`] refuses a
+    /// port with no outgoing link, and the shell need not look at the ports
+    /// given to [`Shell::with_links`] (the simulator: its topology knows,
+    /// and a node it steps never touches its shell's memory to send).
+    /// Otherwise the shell refuses such sends itself.
+    const CHECKS_LINKS: bool = false;
+
     /// Carry out (or keep) `output`.
     fn output(&mut self, output: Output);
 
     /// Carry out (or keep) [`Output::Send`]: the hot path, with its fields
-    /// passed as they are rather than built into an [`Output`] and read back.
+    /// passed as they are rather than built into an [`Output`] and read
+    /// back. `false`: refused, as the node has no outgoing link on `port`
+    /// (only a sink that [`CHECKS_LINKS`](Sink::CHECKS_LINKS) refuses); the shell then
+    /// reports a [`Misstep::NoLink`] and counts nothing.
     #[inline]
-    fn send(&mut self, port: Port, msg: Msg) {
+    fn send(&mut self, port: Port, msg: Msg) -> bool {
         self.output(Output::Send { port, msg });
+        true
     }
 }
 
@@ -449,13 +460,11 @@ impl<A: Algorithm, H> Shell<A, H> {
         for &effect in out.effects.effects() {
             let output = match effect {
                 Effect::Send { port, msg } => {
-                    if !self.sends_on(port) {
-                        Output::Misstep(Misstep::NoLink { port, msg })
-                    } else {
+                    if (S::CHECKS_LINKS || self.sends_on(port)) && out.sink.send(port, msg) {
                         out.counters.record(msg);
-                        out.sink.send(port, msg);
                         continue;
                     }
+                    Output::Misstep(Misstep::NoLink { port, msg })
                 }
                 Effect::Decide(d) => match self.decision() {
                     None => {

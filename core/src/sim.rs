@@ -84,7 +84,7 @@ use crate::algo::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortI
 use crate::counters::Counters;
 use crate::faults::{self, Fault, FaultError, FaultPlan, LinkFate, LinkRule, Outage, Trigger};
 use crate::invariants::{self, Verdict};
-use crate::shell::{Output, Outputs, Shell, Sink};
+use crate::shell::{Misstep, Output, Outputs, Shell, Sink};
 use crate::topology::Topology;
 
 /// A handle that stops a running simulation from another thread
@@ -588,12 +588,18 @@ impl Net<'_> {
 }
 
 impl Sink for Net<'_> {
+    const CHECKS_LINKS: bool = true;
+
     /// Carry out an output of the step of `self.pos` at `self.now`.
     #[inline]
     fn output(&mut self, output: Output) {
         let (pos, now) = (self.pos, self.now);
         match output {
-            Output::Send { port, msg } => self.send(port, msg),
+            Output::Send { port, msg } => {
+                if !self.send(port, msg) {
+                    self.error(format!("position {pos} {}", Misstep::NoLink { port, msg }));
+                }
+            }
             Output::Decided(d) => {
                 self.last_activity = now;
                 if d.role == Role::Leader && !self.faults.waiting.is_empty() {
@@ -627,11 +633,10 @@ impl Sink for Net<'_> {
 
     /// Send `msg` from the step's node on its `port`.
     #[inline]
-    fn send(&mut self, port: Port, msg: Msg) {
+    fn send(&mut self, port: Port, msg: Msg) -> bool {
         let (pos, now) = (self.pos, self.now);
         let Some(link) = self.topo.link(pos, port).copied().filter(|l| l.outgoing) else {
-            self.error(format!("position {pos} sent {msg:?} on port {port}, which has no outgoing link"));
-            return;
+            return false;
         };
         if !msg.kind().is_heartbeat() {
             self.messages += 1;
@@ -650,16 +655,17 @@ impl Sink for Net<'_> {
         let ev = Ev::Deliver { to: link.peer, port: link.remote_port, depth, msg };
         if self.faulty {
             self.send_faulty(pos, port, link.peer, now, time, ev);
-            return;
+            return true;
         }
         if self.fifo && !self.unit_delay {
-            let Some(i) = self.topo.link_index(pos, port) else { return };
+            let Some(i) = self.topo.link_index(pos, port) else { return true };
             let slot = &mut self.link_last[i];
             time = time.max(*slot);
             *slot = time;
         }
         self.arrow(pos, link.peer, msg, now, Some(time));
         self.schedule(time, ev);
+        true
     }
 }
 
@@ -947,10 +953,8 @@ pub fn run_with<A: Algorithm>(
             port_info(topo, ids, p as u32, &mut info);
             let coin = crate::algo::coin(cfg.seed, p as u32);
             let ports = info.len() as Port;
-            let links = topo.ports(p as u32).iter();
-            let receive_only = (0..).zip(links).filter(|(_, l)| !l.outgoing).map(|(q, _)| q);
+            // No `with_links`: the net's topology refuses sends without a link.
             Shell::new(make(&NodeContext { id, rule, n, coin, ports, port_info: &info }))
-                .with_links(ports, receive_only)
         })
         .collect();
     let mut d = Driver { nodes, io: Outputs::new(net) };
@@ -1137,7 +1141,7 @@ pub fn run_with<A: Algorithm>(
 mod tests {
     use super::*;
     use crate::algo::catalogue::find;
-    use crate::algo::{AlgoError, Effect, Outbox, RIGHT, Role, Stable};
+    use crate::algo::{AlgoError, Effect, LEFT, Outbox, RIGHT, Role, Stable};
     use crate::faults::LinkFault;
     use crate::topology::{IdOrder, TopologyKind};
 
@@ -1273,6 +1277,45 @@ mod tests {
         fn state(&self) -> &'static str {
             "clock"
         }
+    }
+
+    /// Sends on every port: a receive-only left port, the right one, and one the node lacks.
+    #[derive(Debug)]
+    struct Everywhere;
+
+    impl Algorithm for Everywhere {
+        fn on_start(&mut self, out: &mut Outbox) {
+            for port in [LEFT, RIGHT, 2] {
+                out.send(port, Msg::Notify { leader: 1 });
+            }
+        }
+        fn on_message(&mut self, _port: Port, _msg: Msg, _out: &mut Outbox) -> Result<(), AlgoError> {
+            Ok(())
+        }
+        fn decision(&self) -> Option<Decision> {
+            None
+        }
+        fn state(&self) -> &'static str {
+            "everywhere"
+        }
+    }
+
+    /// The simulator refuses, as the shell does for every driver, a send on a port with no
+    /// outgoing link (receive-only or missing): reported, never delivered, never counted.
+    #[test]
+    fn sends_without_an_outgoing_link_are_refused_and_uncounted() {
+        let spec = find("as-far").unwrap();
+        let topo = Topology::ring(TopologyKind::RingUni, 3, 0).unwrap();
+        let cfg = SimConfig { unit_delay: true, ..SimConfig::default() };
+        let r = run_with(spec, &topo, &[1, 2, 3], &[0], Rule::Max, &cfg, |_| Everywhere);
+        assert_eq!((r.counters.messages, r.deliveries, r.sent_per_node.clone()), (1, 1, vec![1, 0, 0]));
+        assert_eq!(
+            r.errors,
+            [
+                "position 0 sent Notify { leader: 1 } on port 0, which has no outgoing link",
+                "position 0 sent Notify { leader: 1 } on port 2, which has no outgoing link",
+            ]
+        );
     }
 
     /// A crash voids the node's pending timers, and a recovered node is a new incarnation whose
