@@ -227,16 +227,23 @@ impl Outputs<Vec<Output>> {
 }
 
 /// One node of one election: an algorithm and everything every driver keeps
-/// around it. `H` is what the driver keeps with a message held before start
-/// (the runtime: its causal time and trace parent; `()` elsewhere).
-///
-/// A shell is small beside its state machine (24 bytes): a simulation of a
-/// million nodes walks an array of them, and every byte of each is memory
-/// traffic. What only some algorithms need lives in a box allocated on first
-/// use.
+/// around it (its [`ShellState`]). `H` is what the driver keeps with a
+/// message held before start (the runtime: its causal time and trace parent;
+/// `()` elsewhere). The state's methods that need no algorithm are the
+/// shell's too (through `Deref`).
 #[derive(Debug)]
 pub struct Shell<A, H = ()> {
     algo: A,
+    state: ShellState<H>,
+}
+
+/// What a shell keeps beside its algorithm, apart from it: a driver of many
+/// nodes (the simulator) keeps the algorithms in one array and these in
+/// another, so that a step touches only its state machine's bytes (a state
+/// here is 24 bytes, read only on decisions, timers and beliefs). Its
+/// methods take the node's algorithm where they step it.
+#[derive(Debug)]
+pub struct ShellState<H = ()> {
     /// The first decision's leader (when [`DECIDED`] is set).
     leader: u64,
     /// What only some algorithms need (timers, beliefs, a disk, held
@@ -251,7 +258,7 @@ pub struct Shell<A, H = ()> {
     flags: u8,
 }
 
-/// [`Shell::start`] has run.
+/// [`ShellState::start`] has run.
 const STARTED: u8 = 1;
 /// The node has decided (its leader is in the shell's `leader`).
 const DECIDED: u8 = 2;
@@ -290,11 +297,74 @@ impl<H> Default for Cold<H> {
 impl<A: Algorithm, H> Shell<A, H> {
     /// A node that has not started yet.
     pub fn new(algo: A) -> Self {
-        Shell { algo, leader: 0, cold: None, ports: Port::MAX, receive_only_low: 0, flags: 0 }
+        Shell { algo, state: ShellState::default() }
     }
 
     /// The node has ports `0..ports`, and sends on `receive_only` ones are
     /// refused ([`Misstep::NoLink`]). Without it every port takes sends.
+    pub fn with_links(mut self, ports: Port, receive_only: impl IntoIterator<Item = Port>) -> Self {
+        self.state = self.state.with_links(ports, receive_only);
+        self
+    }
+
+    /// Wake the node as an initiator ([`ShellState::start`]).
+    pub fn start<S: Sink>(&mut self, out: &mut Outputs<S>) {
+        self.state.start(&mut self.algo, out);
+    }
+
+    /// A message arrived on `port` ([`ShellState::message`]).
+    #[inline]
+    pub fn message<S: Sink>(&mut self, port: Port, msg: Msg, out: &mut Outputs<S>) -> Result<(), AlgoError> {
+        self.state.message(&mut self.algo, port, msg, out)
+    }
+
+    /// A scheduled timer is due ([`ShellState::timer`]).
+    pub fn timer<S: Sink>(&mut self, timer: TimerId, generation: u64, out: &mut Outputs<S>) -> bool {
+        self.state.timer(&mut self.algo, timer, generation, out)
+    }
+
+    /// Failure-detector input ([`ShellState::suspect`]).
+    pub fn suspect<S: Sink>(&mut self, port: Port, suspected: bool, out: &mut Outputs<S>) {
+        self.state.suspect(&mut self.algo, port, suspected, out);
+    }
+
+    /// The node recovered as a new incarnation `algo` ([`ShellState::restart`]).
+    pub fn restart<S: Sink>(&mut self, algo: A, out: &mut Outputs<S>) {
+        self.state.restart(&mut self.algo, algo, out);
+    }
+
+    /// The algorithm (for its state name, held count, watched ports).
+    pub fn algorithm(&self) -> &A {
+        &self.algo
+    }
+
+    /// Messages held before start plus those the algorithm holds for later.
+    pub fn held(&self) -> usize {
+        self.state.held_before_start() + self.algo.held()
+    }
+}
+
+impl<A, H> std::ops::Deref for Shell<A, H> {
+    type Target = ShellState<H>;
+    fn deref(&self) -> &ShellState<H> {
+        &self.state
+    }
+}
+
+impl<A, H> std::ops::DerefMut for Shell<A, H> {
+    fn deref_mut(&mut self) -> &mut ShellState<H> {
+        &mut self.state
+    }
+}
+
+impl<H> Default for ShellState<H> {
+    fn default() -> Self {
+        ShellState { leader: 0, cold: None, ports: Port::MAX, receive_only_low: 0, flags: 0 }
+    }
+}
+
+impl<H> ShellState<H> {
+    /// See [`Shell::with_links`].
     pub fn with_links(mut self, ports: Port, receive_only: impl IntoIterator<Item = Port>) -> Self {
         self.ports = ports;
         for port in receive_only {
@@ -307,19 +377,26 @@ impl<A: Algorithm, H> Shell<A, H> {
         self
     }
 
-    /// Wake the node as an initiator ([`Algorithm::on_start`]). Messages
-    /// it held wait for [`Shell::release`].
-    pub fn start<S: Sink>(&mut self, out: &mut Outputs<S>) {
+    /// Wake the node, whose algorithm is `algo`, as an initiator
+    /// ([`Algorithm::on_start`]). Messages it held wait for
+    /// [`ShellState::release`].
+    pub fn start<A: Algorithm, S: Sink>(&mut self, algo: &mut A, out: &mut Outputs<S>) {
         self.flags |= STARTED;
-        self.algo.on_start(&mut out.effects);
+        algo.on_start(&mut out.effects);
         self.settle(out);
     }
 
     /// A message arrived on `port`. The algorithm may refuse it; the
     /// effects of what it did before refusing still come out.
     #[inline(always)]
-    pub fn message<S: Sink>(&mut self, port: Port, msg: Msg, out: &mut Outputs<S>) -> Result<(), AlgoError> {
-        let result = self.algo.on_message(port, msg, &mut out.effects);
+    pub fn message<A: Algorithm, S: Sink>(
+        &mut self,
+        algo: &mut A,
+        port: Port,
+        msg: Msg,
+        out: &mut Outputs<S>,
+    ) -> Result<(), AlgoError> {
+        let result = algo.on_message(port, msg, &mut out.effects);
         self.settle(out);
         result
     }
@@ -327,16 +404,22 @@ impl<A: Algorithm, H> Shell<A, H> {
     /// The timer the driver scheduled for `(timer, generation)` is due. It
     /// fires (and `true` comes back) only if no later set or cancel, and no
     /// crash, made it stale.
-    pub fn timer<S: Sink>(&mut self, timer: TimerId, generation: u64, out: &mut Outputs<S>) -> bool {
+    pub fn timer<A: Algorithm, S: Sink>(
+        &mut self,
+        algo: &mut A,
+        timer: TimerId,
+        generation: u64,
+        out: &mut Outputs<S>,
+    ) -> bool {
         if !self.timer_due(timer, generation) {
             return false;
         }
-        self.algo.on_timer(timer, &mut out.effects);
+        algo.on_timer(timer, &mut out.effects);
         self.settle(out);
         true
     }
 
-    /// Would [`Shell::timer`] fire `(timer, generation)`? (A driver that
+    /// Would [`ShellState::timer`] fire `(timer, generation)`? (A driver that
     /// counts or caps timer events asks first.)
     #[inline]
     pub fn timer_due(&self, timer: TimerId, generation: u64) -> bool {
@@ -345,8 +428,8 @@ impl<A: Algorithm, H> Shell<A, H> {
 
     /// Failure-detector input about the neighbour behind `port`
     /// ([`Algorithm::on_suspect`]).
-    pub fn suspect<S: Sink>(&mut self, port: Port, suspected: bool, out: &mut Outputs<S>) {
-        self.algo.on_suspect(port, suspected, &mut out.effects);
+    pub fn suspect<A: Algorithm, S: Sink>(&mut self, algo: &mut A, port: Port, suspected: bool, out: &mut Outputs<S>) {
+        algo.on_suspect(port, suspected, &mut out.effects);
         self.settle(out);
     }
 
@@ -357,17 +440,18 @@ impl<A: Algorithm, H> Shell<A, H> {
         }
     }
 
-    /// The node recovered as a new incarnation `algo`: it gets the last
+    /// The node, whose algorithm was `algo`, recovered as a new incarnation
+    /// `new` (which replaces it): it gets the last
     /// persisted record back ([`Algorithm::restore`]), forgets the old one's
     /// decision and timers, and starts. A belief of the old incarnation
     /// that named a leader ends (the node now knows of no leader in that
     /// term), which comes out first as [`Output::BeliefEnded`]; the new
     /// incarnation's first belief is reported whatever it is.
-    pub fn restart<S: Sink>(&mut self, mut algo: A, out: &mut Outputs<S>) {
+    pub fn restart<A: Algorithm, S: Sink>(&mut self, algo: &mut A, mut new: A, out: &mut Outputs<S>) {
         if let Some(stable) = self.stable() {
-            algo.restore(stable);
+            new.restore(stable);
         }
-        self.algo = algo;
+        *algo = new;
         self.crash();
         self.flags &= !(DECIDED | LEADS);
         let cold = self.cold();
@@ -377,20 +461,19 @@ impl<A: Algorithm, H> Shell<A, H> {
             out.sink.output(Output::BeliefEnded(ended));
         }
         cold.fresh = true;
-        self.start(out);
+        self.start(algo, out);
     }
 
     /// Keep a message that reached the node before its start, with the
     /// driver's `extra`; refused beyond [`MAX_HELD`](crate::algo::MAX_HELD) held messages (a
     /// flooding peer cannot grow the node's memory).
     pub fn hold(&mut self, port: Port, msg: Msg, extra: H) -> Result<(), AlgoError> {
-        let held = self.cold.as_ref().map_or(0, |c| c.held.len());
-        room_to_hold(held)?;
+        room_to_hold(self.held_before_start())?;
         self.cold().held.push_back((port, msg, extra));
         Ok(())
     }
 
-    /// The oldest message held before start, to hand to [`Shell::message`].
+    /// The oldest message held before start, to hand to [`ShellState::message`].
     pub fn release(&mut self) -> Option<(Port, Msg, H)> {
         self.cold.as_mut()?.held.pop_front()
     }
@@ -403,7 +486,7 @@ impl<A: Algorithm, H> Shell<A, H> {
         self.crash();
     }
 
-    /// Has [`Shell::start`] run?
+    /// Has [`ShellState::start`] run?
     pub fn started(&self) -> bool {
         self.flags & STARTED != 0
     }
@@ -436,14 +519,9 @@ impl<A: Algorithm, H> Shell<A, H> {
             }
     }
 
-    /// The algorithm (for its state name, held count, watched ports).
-    pub fn algorithm(&self) -> &A {
-        &self.algo
-    }
-
-    /// Messages held before start plus those the algorithm holds for later.
-    pub fn held(&self) -> usize {
-        self.cold.as_ref().map_or(0, |c| c.held.len()) + self.algo.held()
+    /// Messages held before start.
+    pub fn held_before_start(&self) -> usize {
+        self.cold.as_ref().map_or(0, |c| c.held.len())
     }
 
     /// The cold part, allocated on first use.
@@ -458,54 +536,66 @@ impl<A: Algorithm, H> Shell<A, H> {
         // By index over the slice, then one clear: cheaper than a `Drain`
         // on the simulator's hot path (effects are `Copy`).
         for &effect in out.effects.effects() {
-            let output = match effect {
-                Effect::Send { port, msg } => {
-                    if (S::CHECKS_LINKS || self.sends_on(port)) && out.sink.send(port, msg) {
-                        out.counters.record(msg);
-                        continue;
-                    }
-                    Output::Misstep(Misstep::NoLink { port, msg })
+            // A send touches nothing of the shell's when the sink checks links:
+            // the simulator keeps these states apart from the state machines
+            // and a send must not pull the state's cache line in.
+            if let Effect::Send { port, msg } = effect {
+                if (S::CHECKS_LINKS || self.sends_on(port)) && out.sink.send(port, msg) {
+                    out.counters.record(msg);
+                } else {
+                    out.sink.output(Output::Misstep(Misstep::NoLink { port, msg }));
                 }
-                Effect::Decide(d) => match self.decision() {
-                    None => {
-                        self.leader = d.leader;
-                        self.flags |= DECIDED | if d.role == Role::Leader { LEADS } else { 0 };
-                        Output::Decided(d)
-                    }
-                    Some(first) if first != d => Output::Misstep(Misstep::Redecided { first, then: d }),
-                    Some(_) => continue,
-                },
-                Effect::Lead(l) => {
-                    let cold = self.cold();
-                    if cold.leadership == Some(l) && !cold.fresh {
-                        continue;
-                    }
-                    cold.leadership = Some(l);
-                    cold.fresh = false;
-                    Output::Lead(l)
-                }
-                Effect::SetTimer { timer, after_ms } => match self.cold().generations.get_mut(timer as usize) {
-                    Some(g) => {
-                        *g += 1;
-                        Output::SetTimer { timer, after_ms, generation: *g }
-                    }
-                    None => Output::Misstep(Misstep::NoSuchTimer { timer }),
-                },
-                Effect::CancelTimer { timer } => match self.cold().generations.get_mut(timer as usize) {
-                    Some(g) => {
-                        *g += 1;
-                        continue;
-                    }
-                    None => Output::Misstep(Misstep::NoSuchTimer { timer }),
-                },
-                Effect::Persist(stable) => {
-                    self.cold().stable = Some(stable);
-                    continue;
-                }
-            };
-            out.sink.output(output);
+            } else if let Some(output) = self.keep(effect) {
+                out.sink.output(output);
+            }
         }
         out.effects.clear();
+    }
+
+    /// Take in an effect other than a send; what the driver must do about
+    /// it, if anything. Out of line, so that its reads of the state stay off
+    /// the send path.
+    #[inline(never)]
+    fn keep(&mut self, effect: Effect) -> Option<Output> {
+        Some(match effect {
+            Effect::Send { port, msg } => Output::Send { port, msg },
+            Effect::Decide(d) => match self.decision() {
+                None => {
+                    self.leader = d.leader;
+                    self.flags |= DECIDED | if d.role == Role::Leader { LEADS } else { 0 };
+                    Output::Decided(d)
+                }
+                Some(first) if first != d => Output::Misstep(Misstep::Redecided { first, then: d }),
+                Some(_) => return None,
+            },
+            Effect::Lead(l) => {
+                let cold = self.cold();
+                if cold.leadership == Some(l) && !cold.fresh {
+                    return None;
+                }
+                cold.leadership = Some(l);
+                cold.fresh = false;
+                Output::Lead(l)
+            }
+            Effect::SetTimer { timer, after_ms } => match self.cold().generations.get_mut(timer as usize) {
+                Some(g) => {
+                    *g += 1;
+                    Output::SetTimer { timer, after_ms, generation: *g }
+                }
+                None => Output::Misstep(Misstep::NoSuchTimer { timer }),
+            },
+            Effect::CancelTimer { timer } => match self.cold().generations.get_mut(timer as usize) {
+                Some(g) => {
+                    *g += 1;
+                    return None;
+                }
+                None => Output::Misstep(Misstep::NoSuchTimer { timer }),
+            },
+            Effect::Persist(stable) => {
+                self.cold().stable = Some(stable);
+                return None;
+            }
+        })
     }
 }
 

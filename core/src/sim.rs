@@ -84,7 +84,7 @@ use crate::algo::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortI
 use crate::counters::Counters;
 use crate::faults::{self, Fault, FaultError, FaultPlan, LinkFate, LinkRule, Outage, Trigger};
 use crate::invariants::{self, Verdict};
-use crate::shell::{Misstep, Output, Outputs, Shell, Sink};
+use crate::shell::{Misstep, Output, Outputs, ShellState, Sink};
 use crate::topology::Topology;
 
 /// A handle that stops a running simulation from another thread
@@ -406,12 +406,16 @@ struct Net<'a> {
     faults: FaultState,
 }
 
-/// A simulation: the nodes, each algorithm in its shell (which keeps its
-/// decision, belief, persisted record, timer generations and messages sent),
-/// and, apart from them so that a shell can write to it while it steps, the
-/// net its outputs go to (with the step's buffer and the election's tally).
+/// A simulation: the nodes, each an algorithm and its shell's state (which
+/// keeps its decision, belief, persisted record and timer generations) in
+/// two arrays, and, apart from them so that a shell can write to it while it
+/// steps, the net its outputs go to (with the step's buffer and the
+/// election's tally).
 struct Driver<'a, A> {
-    nodes: Vec<Shell<A>>,
+    /// The state machines, densely (a step touches only its own) ...
+    algos: Vec<A>,
+    /// ... and their shells' states, apart.
+    shells: Vec<ShellState>,
     io: Outputs<Net<'a>>,
 }
 
@@ -723,7 +727,8 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 };
                 net.faults.log.push(format!("{now}: position {node} recovered as a new incarnation"));
                 net.at(node, now);
-                self.nodes[node as usize].restart(make(&ctx), &mut self.io);
+                let p = node as usize;
+                self.shells[p].restart(&mut self.algos[p], make(&ctx), &mut self.io);
                 *end_time = now;
             }
             Fault::Link { from, to, fault } => {
@@ -741,7 +746,8 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                     net.faults.log.push(format!("{now}: forge: position {node} has no port {port}"));
                 } else {
                     net.at(node, now);
-                    if let Err(e) = self.nodes[node as usize].message(port, msg, &mut self.io) {
+                    let p = node as usize;
+                    if let Err(e) = self.shells[p].message(&mut self.algos[p], port, msg, &mut self.io) {
                         self.net().error(format!("position {node}: forged {msg:?}: {e}"));
                     }
                     *end_time = now;
@@ -768,7 +774,7 @@ impl<'a, A: Algorithm> Driver<'a, A> {
     /// naming its holder, else a one-shot leader.
     fn current_leader(&self) -> Option<u32> {
         let net = self.io.sink();
-        let mut latest: Vec<Option<Leadership>> = vec![None; self.nodes.len()];
+        let mut latest: Vec<Option<Leadership>> = vec![None; self.shells.len()];
         for e in &net.leaderships {
             latest[e.position as usize] = Some(e.leadership);
         }
@@ -780,7 +786,7 @@ impl<'a, A: Algorithm> Driver<'a, A> {
             .max_by_key(|(_, l)| l.map(|l| l.term))
             .map(|(p, _)| p as u32);
         kept.or_else(|| {
-            self.nodes
+            self.shells
                 .iter()
                 .enumerate()
                 .find(|&(p, s)| live(p) && matches!(s.decision(), Some(d) if d.role == Role::Leader))
@@ -790,7 +796,7 @@ impl<'a, A: Algorithm> Driver<'a, A> {
 
     fn crash(&mut self, now: u64, p: u32, what: &str) {
         if self.net().crash(now, p, what) {
-            self.nodes[p as usize].crash();
+            self.shells[p as usize].crash();
         }
     }
 
@@ -806,14 +812,15 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                     net.spontaneous.push(to);
                 }
                 net.at(to, now);
-                self.nodes[to as usize].start(&mut self.io);
+                self.shells[to as usize].start(&mut self.algos[to as usize], &mut self.io);
             }
             Ev::Deliver { to, port, depth, msg } => {
                 let net = self.io.sink_mut();
                 let d = &mut net.depth[to as usize];
                 *d = (*d).max(depth);
                 net.at(to, now);
-                if let Err(e) = self.nodes[to as usize].message(port, msg, &mut self.io) {
+                let p = to as usize;
+                if let Err(e) = self.shells[p].message(&mut self.algos[p], port, msg, &mut self.io) {
                     self.net().error(format!("position {to}: {e}"));
                 }
             }
@@ -946,18 +953,18 @@ pub fn run_with<A: Algorithm>(
         faulty,
         faults,
     };
-    let nodes = ids
+    let algos = ids
         .iter()
         .enumerate()
         .map(|(p, &id)| {
             port_info(topo, ids, p as u32, &mut info);
             let coin = crate::algo::coin(cfg.seed, p as u32);
             let ports = info.len() as Port;
-            // No `with_links`: the net's topology refuses sends without a link.
-            Shell::new(make(&NodeContext { id, rule, n, coin, ports, port_info: &info }))
+            make(&NodeContext { id, rule, n, coin, ports, port_info: &info })
         })
         .collect();
-    let mut d = Driver { nodes, io: Outputs::new(net) };
+    let shells = (0..n).map(|_| ShellState::default()).collect();
+    let mut d = Driver { algos, shells, io: Outputs::new(net) };
     for &p in initiators {
         let net = d.net();
         let time = if cfg.stagger { net.rng.random_range(0..max_delay) } else { 0 };
@@ -1023,7 +1030,7 @@ pub fn run_with<A: Algorithm>(
                 break;
             }
             d.net().timers.pop();
-            if d.nodes[pos as usize].timer_due(timer, generation) {
+            if d.shells[pos as usize].timer_due(timer, generation) {
                 timer_events += 1;
                 if timer_events > timer_cap {
                     terminated = false;
@@ -1034,7 +1041,8 @@ pub fn run_with<A: Algorithm>(
                     break 'run;
                 }
                 d.net().at(pos, now);
-                d.nodes[pos as usize].timer(timer, generation, &mut d.io);
+                let p = pos as usize;
+                d.shells[p].timer(&mut d.algos[p], timer, generation, &mut d.io);
                 end_time = now;
             }
         }
@@ -1069,7 +1077,7 @@ pub fn run_with<A: Algorithm>(
 
     // Candidates are the initiators that really woke by themselves (under
     // `stagger` a message may wake a designated initiator first).
-    let Driver { nodes, io } = d;
+    let Driver { shells, io, .. } = d;
     let counters = *io.counters();
     let mut net = io.into_sink();
     net.spontaneous.sort_unstable();
@@ -1093,7 +1101,7 @@ pub fn run_with<A: Algorithm>(
     let crashed: Vec<u32> = (0..n).filter(|&p| net.faults.down.get(p as usize) == Some(&true)).collect();
     let fifo_assumed = spec.assumptions.fifo && cfg.fifo;
     let reasons = net.faults.reasons(fifo_assumed, net.uses_timers, spec.name);
-    let decisions: Vec<Option<Decision>> = nodes.iter().map(Shell::decision).collect();
+    let decisions: Vec<Option<Decision>> = shells.iter().map(ShellState::decision).collect();
     let timeline: Vec<(u32, Leadership)> = net.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
     let verdict = invariants::Outcome {
         expected,

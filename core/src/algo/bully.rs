@@ -838,7 +838,7 @@ mod tests {
 
         /// What each node believes now.
         fn beliefs(&self) -> Vec<Option<Leadership>> {
-            self.nodes.iter().map(Shell::leadership).collect()
+            self.nodes.iter().map(|s| s.leadership()).collect()
         }
 
         /// Everything sent so far.

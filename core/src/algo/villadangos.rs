@@ -355,7 +355,7 @@ mod tests {
         }
 
         fn decisions(&self) -> Vec<Option<Decision>> {
-            self.nodes.iter().map(Shell::decision).collect()
+            self.nodes.iter().map(|s| s.decision()).collect()
         }
 
         fn sent(&self) -> u64 {
