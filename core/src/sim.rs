@@ -419,6 +419,9 @@ struct Driver<'a, A> {
     io: Outputs<Net<'a>>,
 }
 
+/// How many deliveries ahead the simulator prefetches a node's memory.
+const PREFETCH_AHEAD: usize = 8;
+
 /// Remove the events for position `p` from `evs`; returns the deliveries removed.
 fn sweep(evs: &mut Vec<Ev>, p: u32) -> u64 {
     let mut lost = 0;
@@ -800,6 +803,31 @@ impl<'a, A: Algorithm> Driver<'a, A> {
         }
     }
 
+    /// Ask the memory for what a delivery to `to` will read (its state
+    /// machine and its links), while earlier deliveries run: in a large
+    /// simulation with random delays each delivery lands on a node far from
+    /// the last, and waiting for its cache lines one at a time is most of
+    /// the cost.
+    #[inline]
+    fn prefetch(&self, to: u32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            // SAFETY: a prefetch reads nothing and cannot fault, whatever the
+            // address; `unsafe` is only for its target feature, SSE, which
+            // every x86_64 has.
+            let at = |p: *const u8| unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast()) };
+            if let Some(algo) = self.algos.get(to as usize) {
+                at((algo as *const A).cast());
+            }
+            if let Some(link) = self.io.sink().topo.ports(to).first() {
+                at((link as *const crate::topology::PortLink).cast());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = to;
+    }
+
     /// Take `ev` at `now`: the node's outputs are carried out as it steps.
     #[inline]
     fn handle(&mut self, ev: Ev, now: u64) {
@@ -1056,7 +1084,10 @@ pub fn run_with<A: Algorithm>(
             end_time = now;
             net.last_activity = now;
         }
-        for &ev in &bucket {
+        for (i, &ev) in bucket.iter().enumerate() {
+            if let Some(&Ev::Deliver { to, .. }) = bucket.get(i + PREFETCH_AHEAD) {
+                d.prefetch(to);
+            }
             d.net().pending -= 1;
             if let Ev::Deliver { .. } = ev {
                 if deliveries >= cap {
