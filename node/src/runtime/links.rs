@@ -26,7 +26,6 @@ use tonic::transport::Endpoint;
 use tracing::{debug, error, info, warn};
 
 use super::faults::{Fate, FaultTable};
-use super::node::ElectionTable;
 use ringleader_core::algo::MsgKind;
 
 /// Most envelopes one outgoing link holds for a peer that does not take them.
@@ -124,7 +123,7 @@ struct Shared {
     pool: SharedChannels,
     stats: LinkStats,
     closed: AtomicBool,
-    table: Weak<ElectionTable>,
+    table: Weak<dyn LossReport>,
     faults: Arc<FaultTable>,
     /// Presents this cluster's peer token on every link.
     bearer: crate::auth::Bearer,
@@ -132,7 +131,7 @@ struct Shared {
 
 impl Links {
     pub(crate) fn new(
-        table: Weak<ElectionTable>,
+        table: Weak<dyn LossReport>,
         faults: Arc<FaultTable>,
         peer_token: Option<crate::auth::Secret>,
         pool: SharedChannels,
@@ -275,8 +274,11 @@ impl Link {
             if lost.is_power_of_two() {
                 warn!(peer = %self.address, queued = MAX_QUEUED, lost, "link queue full: the peer is not taking messages; dropping");
             }
-            if let Some(e) = self.shared.table.upgrade().and_then(|t| t.get(&env.election_id)) {
-                e.record_error(format!("link to {} full ({MAX_QUEUED} queued): a message was lost", self.address));
+            if let Some(t) = self.shared.table.upgrade() {
+                t.lost(
+                    &env.election_id,
+                    format!("link to {} full ({MAX_QUEUED} queued): a message was lost", self.address),
+                );
             }
             return;
         }
@@ -439,11 +441,16 @@ impl Drop for Outgoing {
         error!(peer = %link.address, lost = total, "link to peer failed with messages still queued; they are lost");
         let Some(table) = link.shared.table.upgrade() else { return };
         for (election_id, n) in lost {
-            if let Some(e) = table.get(&election_id) {
-                e.record_error(format!("link to {} failed: {n} message(s) lost", link.address));
-            }
+            table.lost(&election_id, format!("link to {} failed: {n} message(s) lost", link.address));
         }
     }
+}
+
+/// Where links report the messages they lose, by election: the node's
+/// election table (kept behind this trait so links need not know elections).
+pub(crate) trait LossReport: Send + Sync + std::fmt::Debug {
+    /// Election `election_id` lost a message on a link: `what` says how.
+    fn lost(&self, election_id: &str, what: String);
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

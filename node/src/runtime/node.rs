@@ -13,7 +13,7 @@ use tracing::info;
 use super::NodeConfig;
 use super::election::{Arrival, Election, Rejection};
 use super::faults::FaultTable;
-use super::links::Links;
+use super::links::{Links, LossReport};
 
 /// Events a slow `Events` subscriber may fall behind by before it skips some.
 const EVENT_BUFFER: usize = 4096;
@@ -57,6 +57,14 @@ impl ElectionTable {
     }
 }
 
+impl LossReport for ElectionTable {
+    fn lost(&self, election_id: &str, what: String) {
+        if let Some(e) = self.get(election_id) {
+            e.record_error(what);
+        }
+    }
+}
+
 fn reject(seq: u64, election_id: String, r: Rejection) -> pb::Reject {
     pb::Reject { seq, election_id, code: r.code as i32, message: r.message }
 }
@@ -81,7 +89,8 @@ impl Node {
     pub(crate) fn new(cfg: NodeConfig) -> Arc<Self> {
         let table = Arc::new(ElectionTable::default());
         let faults = Arc::new(FaultTable::new());
-        let links = Links::new(Arc::downgrade(&table), faults.clone(), cfg.peer_token.clone(), cfg.channels.clone());
+        let report: Arc<dyn LossReport> = table.clone();
+        let links = Links::new(Arc::downgrade(&report), faults.clone(), cfg.peer_token.clone(), cfg.channels.clone());
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Arc::new(Node {
             cfg,
