@@ -191,6 +191,20 @@ pub fn assert_elected(all: &[pb::NodeElectionStatus], leader: u64) {
     assert!(all.iter().all(|s| s.role == pb::Role::Leader as i32 || s.role == pb::Role::Follower as i32));
 }
 
+/// Exactly one node leads and every other follows it or, where the algorithm
+/// does not tell followers who leads (Elect_root), names no leader; nothing
+/// was refused or went wrong.
+pub fn assert_one_leader(all: &[pb::NodeElectionStatus]) {
+    let leaders: Vec<&pb::NodeElectionStatus> = all.iter().filter(|s| s.role == pb::Role::Leader as i32).collect();
+    assert_eq!(leaders.len(), 1, "{all:#?}");
+    let leader = leaders[0].leader_id;
+    for s in all {
+        assert!(s.errors.is_empty() && s.rejected == 0, "{s:#?}");
+        assert!(s.role == pb::Role::Leader as i32 || s.role == pb::Role::Follower as i32, "{s:#?}");
+        assert!(s.leader_id == leader || s.leader_id == ringleader_core::algo::UNKNOWN_LEADER, "{s:#?}");
+    }
+}
+
 /// Totals over every node: (election messages, notification messages).
 pub fn counts(all: &[pb::NodeElectionStatus]) -> (u64, u64) {
     let t = totals(all);

@@ -112,8 +112,11 @@ async fn every_algorithm_matches_the_simulator() {
         prepare_all(&mut nodes, plan).await;
         start_all(&mut nodes, &eid, &all_pos).await;
         let all = wait_finished(&mut nodes, &eid, FINISH).await;
-        let winner = spec.expected_winner(&topo, &ids, &all_pos, spec.rule).unwrap();
-        assert_elected(&all, winner);
+        match spec.expected_winner(&topo, &ids, &all_pos, spec.rule) {
+            Some(winner) => assert_elected(&all, winner),
+            // The run picks the winner (Elect_root's root): one leads, the others follow.
+            None => assert_one_leader(&all),
+        }
         if spec.schedule_independent {
             let report = sim::run(spec, &topo, &ids, &all_pos, spec.rule, &SimConfig::default());
             let (e, n, b, _) = totals(&all);
