@@ -20,7 +20,27 @@
 //! knows n and has seen `n - 1` foreign ids.
 
 use super::oneshot::{AwakeStatus, Ending};
+use super::spec::{AlgorithmSpec, Assumptions, RINGS};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "all-the-way",
+    title: "All the Way (Le Lann)",
+    source: "G. Le Lann 1977; N. Santoro, Design and Analysis of Distributed Algorithms, ch. 3 (seed 003)",
+    description: "Every id travels the whole ring; each node sees every id, learns n from the hop \
+                  counter of its own returning id, and decides once it has seen n ids. No \
+                  notification round is needed.",
+    topologies: RINGS,
+    assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
+    rule: Rule::Min,
+    bound_formula: "n^2",
+    bound: |n, _| n * n,
+    exact: Some(|n, _| n * n),
+    schedule_independent: true,
+    ..machine!(AllTheWay::new)
+};
 
 /// One node of All the Way.
 #[derive(Debug)]

@@ -40,7 +40,35 @@
 //! conformance suite checks that bound is attained for n = 2, 3, 5, 8.
 
 use super::oneshot::{self, CandidateStatus, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, descending, mirror};
 use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "alternate",
+    title: "Alternate (Alternating Steps)",
+    source: "Santoro ch. 3 (seed 003), Alternating Steps; Peterson 1982, Dolev-Klawe-Rodeh 1982",
+    description: "Candidates send their id right at odd steps and left at even steps, and survive \
+                  a step if their id beats the one they receive; the candidates of three \
+                  consecutive steps follow Fibonacci, so about 1.44 log n steps of n messages.",
+    topologies: &[TopologyKind::RingBi],
+    assumptions: Assumptions { bidirectional: true, oriented: true, fifo: true },
+    rule: Rule::Max,
+    bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+    bound: |n, _| n * max_steps(n) + n,
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
+        ids: |n, r| mirror(worst_case_ids(n), n, r),
+    }),
+    best_case: Some(Arrangement {
+        description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
+        ids: |n, r| mirror(descending(n), n, r),
+    }),
+    ..machine!(Alternate::new)
+};
 
 /// The largest k with G_k ≤ n, where G = 1, 2, 3, 5, 8, ... (0 for n = 0):
 /// the most steps Alternate can take on n nodes.

@@ -17,7 +17,33 @@
 //! "avoided if" rule).
 
 use super::oneshot::{AwakeStatus, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, RINGS, ascending, descending, mirror};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "as-far",
+    title: "AsFar (Chang-Roberts)",
+    source: "E. Chang, R. Roberts 1979; Santoro ch. 3 (seed 003)",
+    description: "Each id travels right until it meets a better id; the id that returns to its \
+                  owner wins, and the winner's notification goes round once.",
+    topologies: RINGS,
+    assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "n(n+1)/2 + n",
+    bound: |n, _| n * (n + 1) / 2 + n,
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "ids decreasing in the sending direction (DESCENDING for max): id of rank r crosses n - r + 1 links",
+        ids: |n, r| mirror(descending(n), n, r),
+    }),
+    best_case: Some(Arrangement {
+        description: "ids increasing in the sending direction (ASCENDING for max): every id but the winner stops after one link",
+        ids: |n, r| mirror(ascending(n), n, r),
+    }),
+    ..machine!(AsFar::new)
+};
 
 /// One node of AsFar.
 #[derive(Debug)]

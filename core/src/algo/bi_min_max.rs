@@ -45,8 +45,38 @@
 //! carrying the best id seen) and the notification are Ringleader's
 //! additions so that the extremum leads.
 
+use super::alternate;
 use super::oneshot::{self, COLLECT, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ascending};
 use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "bi-min-max",
+    title: "BiMinMax (MinMax with candidates in place)",
+    source: "Santoro ch. 3 (seed 003), bidirectional table (BiMinMax, no pseudo-code); Ringleader's reading",
+    description: "Each stage every candidate sends its id right and compares it with the id of the nearest \
+                  candidate on its left: at odd stages it survives if its id is smaller, at even stages if \
+                  larger; ids carry their stage, so links need not be FIFO. The candidate whose id comes \
+                  back sends a collecting round and the notification, and the extremum's owner leads.",
+    topologies: &[TopologyKind::RingBi, TopologyKind::RingUni],
+    assumptions: Assumptions { bidirectional: false, oriented: true, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+    bound: |n, _| n * alternate::max_steps(n) + 2 * n,
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "Fibonacci construction (`bi_min_max::worst_case_ids`): B_(k+1) = B_k mirrored plus a new largest id after each ascent, so exactly G_(k-1) of G_k candidates fall at stage 1 and the rest face the next rule as B_k faced the first; T(n) stages: n*T(n) + 2n, the bound, for every n and either rule",
+        ids: |n, _| worst_case_ids(n),
+    }),
+    best_case: Some(Arrangement {
+        description: "ASCENDING (either rule): only id 1 survives stage 1: 4n messages, the least possible",
+        ids: |n, _| ascending(n),
+    }),
+    ..machine!(BiMinMax::new)
+};
 
 /// An arrangement of 1..=n (ring order) on which BiMinMax takes T(n)
 /// stages, the most possible, so it sends exactly n·T(n) + 2n messages

@@ -103,7 +103,29 @@
 
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
+use super::spec::{AlgorithmSpec, Assumptions};
 use super::{AlgoError, Algorithm, Decision, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "bully",
+    title: "Bully (Garcia-Molina)",
+    source: "H. Garcia-Molina, Elections in a Distributed Computing System, IEEE Trans. Computers 1982 (seed 004)",
+    description: "A node that knows no live leader sends ELECTION to every higher id; a higher node answers \
+                  OK and takes the election over; a node that hears no answer within a timeout leads the \
+                  next term and sends COORDINATOR to all. One-shot here (no failure detector); the kept \
+                  mode adds heartbeats and re-elects with a higher term when the leader is suspected. \
+                  Needs delays below the answer timeout (10 s one-shot).",
+    topologies: &[TopologyKind::Complete],
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "n^2 - 1 (one election after a leader crash: n(n-1))",
+    bound: |n, _| (n * n).saturating_sub(1),
+    build_kept: Some(|c, d| Box::new(kept(c, BullyConfig::for_detector(d), d))),
+    ..machine!(Bully::new)
+};
 
 const NAME: &str = "bully";
 

@@ -152,9 +152,35 @@
 
 use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
+use super::spec::{AlgorithmSpec, Assumptions};
 use super::{
     AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
     TimerId,
+};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "chubby",
+    title: "Chubby-style election (majority votes, leases)",
+    source: "seed 004 (Google Chubby: votes, quorum, master lease renewed by asking for a majority); \
+             M. Burrows, The Chubby lock service, OSDI 2006",
+    description: "A node that knows no leader backs off by rank (the best id first) and asks every node \
+                  for its vote in term = highest seen + 1; a node votes at most once per term (kept on \
+                  disk) and, in the kept mode, a vote or a lease acknowledgement is a promise to grant \
+                  nobody else for the lease; a quorum elects. The kept leader renews its lease every \
+                  300 ms and steps down when its lease (1 s minus a drift margin, counted from sending \
+                  the request a quorum granted) runs out, before any promise it relies on: never two \
+                  leaders at once, and without a majority nobody leads. One-shot here: no lease, the \
+                  leader announces itself with one renewal round.",
+    topologies: &[TopologyKind::Complete],
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "6(n-1) (4(n-1) when the best id initiates)",
+    bound: |n, _| 6 * n.saturating_sub(1),
+    build_kept: Some(|c, d| Box::new(Chubby::with_config(c, ChubbyConfig::for_detector(d)))),
+    ..machine!(Chubby::new)
 };
 
 const NAME: &str = "chubby";

@@ -29,7 +29,24 @@
 //!   the election ended, are swallowed.
 
 use super::oneshot::{self, CandidateStatus, Ending};
+use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS, ceil_log2};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "controlled-distance",
+    title: "Controlled Distance (Hirschberg-Sinclair)",
+    source: "D. Hirschberg, J. Sinclair 1980 (seed 001); Santoro ch. 3 (seed 003)",
+    description: "Candidates probe both ways to distance 2^(stage-1) and survive when both probes \
+                  come back; a probe that travels all the way round elects its owner.",
+    topologies: BI_RINGS,
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "8n(1+ceil(log2 n)) + n",
+    bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
+    ..machine!(ControlledDistance::new)
+};
 
 /// One node of Controlled Distance.
 #[derive(Debug)]

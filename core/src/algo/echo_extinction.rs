@@ -51,7 +51,37 @@
 //! messages until Start, so every designated initiator competes.
 
 use super::oneshot::Ending;
+use super::spec::{AlgorithmSpec, Assumptions, Candidates};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "echo-extinction",
+    title: "Echo with extinction (Chang 1982)",
+    source: "E. J. H. Chang, Echo algorithms: depth parallel operations on general graphs, IEEE TSE 1982; \
+             G. Tel, Introduction to Distributed Algorithms, 7.3.1 Extinction",
+    description: "Each initiator starts an echo wave tagged with its id; a node joins the best wave it \
+                  has seen (worse waves die), forwards it to its other neighbours and echoes to its \
+                  parent once every neighbour answered; only the best initiator's wave completes, and \
+                  its initiator leads and notifies down the wave's spanning tree.",
+    topologies: &[
+        TopologyKind::Graph,
+        TopologyKind::Tree,
+        TopologyKind::Mesh,
+        TopologyKind::Complete,
+        TopologyKind::RingBi,
+        TopologyKind::RingBiUnoriented,
+    ],
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "2mk + n - 1 (m = links of the overlay)",
+    bound: |n, k| 2 * k * n.max(n * n.saturating_sub(1) / 2) + n.saturating_sub(1),
+    bound_on: Some(|n, m, k| 2 * m * k + n.saturating_sub(1)),
+    candidates: Candidates::Initiators,
+    ..machine!(EchoExtinction::new)
+};
 
 /// What a node has heard on one port in its current wave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

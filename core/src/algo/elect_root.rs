@@ -66,7 +66,28 @@
 //! test checks 3n + k* − 2 exactly for every tree it builds and that exactly
 //! 2 of the messages are `Election`s.
 
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, TREES};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule, UNKNOWN_LEADER};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "elect-root",
+    title: "Tree election by saturation, electing the root (Elect_root)",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 2-3 (seed 003)",
+    description: "Wake-up flood, then saturation without ids; only the two saturated nodes exchange ids, \
+                  the better of the two leads and terminates the tree (followers learn only that they \
+                  follow): 2 messages carry an id.",
+    topologies: TREES,
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
+    rule: Rule::Min,
+    bound_formula: "3n + k - 2",
+    bound: |n, k| if n < 2 { 0 } else { 3 * n + k - 2 },
+    exact: Some(|n, k| if n < 2 { 0 } else { 3 * n + k - 2 }),
+    schedule_independent: true,
+    candidates: Candidates::Root,
+    ..machine!(ElectRoot::new)
+};
 
 /// The id field of a message that carries none (protobuf leaves a 0 off the wire).
 const NO_ID: u64 = 0;

@@ -65,7 +65,39 @@
 //! O(n): B ≤ n and m < 2n for every rows × cols with both at least 2.
 
 use super::oneshot::Ending;
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, mirror};
 use super::{AlgoError, Algorithm, Compass, Decision, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "mesh-corners",
+    title: "Mesh: corner election",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 3, Election in Mesh Networks (seed 003)",
+    description: "Wake-up flood, then AsFar among the four corners on the border ring, oriented clockwise \
+                  by the compass labels (border nodes relay, a corner forwards only ids that beat its own); \
+                  the corner whose id comes back leads and floods the notification.",
+    topologies: &[TopologyKind::Mesh],
+    assumptions: Assumptions { bidirectional: true, oriented: true, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "6n + k + 2max(rows, cols) - 9",
+    bound: |n, k| (6 * n + k + 2 * longest_side(n)).saturating_sub(9),
+    bound_on: Some(|n, m, k| (6 * n + k + 2 * longest_side_of(n, m)).saturating_sub(9)),
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "on every rows x cols shape, corner ids decreasing clockwise from a corner that starts a short side: \
+                      6(max(rows,cols)-1) + 4(min(rows,cols)-1) border messages (6n + k + 2 max(rows,cols) - 9 in all)",
+        ids: |n, r| mirror(worst_case_ids(n), n, r),
+    }),
+    best_case: Some(Arrangement {
+        description: "on every rows x cols shape, corner ids increasing clockwise towards a corner that starts a long side: \
+                      3(max(rows,cols)-1) + 4(min(rows,cols)-1) border messages",
+        ids: |n, r| mirror(best_case_ids(n), n, r),
+    }),
+    candidates: Candidates::MeshCorners,
+    ..machine!(MeshCorners::new)
+};
 
 /// One node of the mesh corner election.
 #[derive(Debug)]

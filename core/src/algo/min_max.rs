@@ -38,8 +38,38 @@
 //! seen) and the notification carrying the winner, whose owner declares
 //! itself leader, are Ringleader's additions so the extremum leads.
 
+use super::alternate;
+use super::bi_min_max;
 use super::oneshot::{self, COLLECT, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, reversed};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "min-max",
+    title: "MinMax (unidirectional)",
+    source: "Santoro ch. 3 (seed 003), unidirectional table; L. Higham, T. Przytycka 1996 (basic algorithm)",
+    description: "Envelopes travel right; meeting the last envelope a node sent in the same round, \
+                  the larger is dropped in odd rounds and the smaller in even rounds, the other \
+                  promoted; the envelope that returns ends the election, and a collecting round \
+                  finds the extremum, whose owner leads.",
+    topologies: ORIENTED_RINGS,
+    assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+    rule: Rule::Max,
+    bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+    bound: |n, _| n * alternate::max_steps(n) + 2 * n,
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "Fibonacci construction, BiMinMax's read backwards (MinMax compares each envelope with its successor, BiMinMax each candidate with its predecessor): T(n) rounds, n*T(n) + 2n, the bound, for every n; the same for both rules (the rounds' rules do not depend on it)",
+        ids: |n, _| reversed(bi_min_max::worst_case_ids(n)),
+    }),
+    best_case: Some(Arrangement {
+        description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
+        ids: |n, _| descending(n),
+    }),
+    ..machine!(MinMax::new)
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

@@ -80,7 +80,30 @@
 //! seen) and the notification are Ringleader's additions, as in MinMax.
 
 use super::oneshot::{self, COLLECT, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "min-max-plus",
+    title: "MinMax+ (Higham-Przytycka)",
+    source: "L. Higham, T. Przytycka 1996 (algorithm ELECT); Santoro ch. 3 (seed 003), unidirectional table",
+    description: "MinMax with early promotions: an envelope of an even round is promoted at the first node \
+                  whose last envelope, of the round before, is smaller (witness), and one of an odd round \
+                  after F_(r+2) links (distance); then a collecting round and the notification.",
+    topologies: ORIENTED_RINGS,
+    assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+    rule: Rule::Max,
+    bound_formula: "E(n) + 2n, E(n) = n + sum over even i in 2..=m+1 of (2n - ceil(n F_i / F_(i+3))), m = max{odd r : 2 F_r <= n} (1.271 n log n + O(n))",
+    bound: |n, _| election_bound(n) + 2 * n,
+    schedule_independent: true,
+    best_case: Some(Arrangement {
+        description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
+        ids: |n, _| descending(n),
+    }),
+    ..machine!(MinMaxPlus::new)
+};
 
 /// The Fibonacci number F_k (F_0 = 0, F_1 = F_2 = 1), saturating.
 pub fn fib(k: u32) -> u64 {

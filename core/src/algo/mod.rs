@@ -48,6 +48,7 @@ pub mod oneshot;
 pub mod participant_ring;
 pub mod prob_as_far;
 pub mod repaired_ring;
+pub mod spec;
 pub mod stages;
 pub mod stages_buffered;
 pub mod stages_feedback;

@@ -38,7 +38,34 @@
 //! (to allow a later election) is not needed for one election and omitted.
 
 use super::oneshot::{self, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, descending, mirror};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "participant-ring",
+    title: "Ring with participant flags (seed 002)",
+    source: "seed 002 (Ring-Based Algorithm) and seed 004 (Ring Election, multiple initiators); Chang-Roberts 1979",
+    description: "Initiators send their id right; a better id is forwarded, a worse one replaced by \
+                  the node's own if it is not yet a participant and swallowed if it is; the id \
+                  that comes back elects its owner, whose `elected` message goes round once.",
+    topologies: ORIENTED_RINGS,
+    assumptions: Assumptions { bidirectional: false, oriented: true, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "3n-1 if k = 1, else n(n+1)/2 + n",
+    bound: |n, k| if k == 1 { 3 * n - 1 } else { n * (n + 1) / 2 + n },
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "ids decreasing in the sending direction, all initiating: id of rank r crosses n - r + 1 links (n(n+1)/2 + n)",
+        ids: |n, r| mirror(descending(n), n, r),
+    }),
+    best_case: Some(Arrangement {
+        description: "ids increasing in the sending direction: every id but the winner stops after one link (3n - 1 with all initiating)",
+        ids: |n, r| mirror(ascending(n), n, r),
+    }),
+    ..machine!(ParticipantRing::new)
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

@@ -23,7 +23,25 @@
 //! some better id already passed is safe, and keeps AsFar's worst case).
 
 use super::oneshot::{self, AwakeStatus, Ending};
+use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "prob-as-far",
+    title: "ProbAsFar (randomized AsFar)",
+    source: "Santoro ch. 3 (seed 003), bidirectional election table",
+    description: "AsFar where each node sends its id in a direction chosen by its random bit; \
+                  ids go as far as they can in their own direction, the one that returns wins, \
+                  and the winner's notification goes round once.",
+    topologies: BI_RINGS,
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "n(n+1)/2 + n",
+    bound: |n, _| n * (n + 1) / 2 + n,
+    ..machine!(ProbAsFar::new)
+};
 
 /// One node of ProbAsFar.
 #[derive(Debug)]

@@ -54,7 +54,30 @@
 
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
+use super::spec::{AlgorithmSpec, Assumptions};
 use super::{AlgoError, Algorithm, Decision, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "repaired-ring",
+    title: "Ring with repair (seed 002, failure-tolerant)",
+    source: "seed 002 (the modified ring: broken links repaired, forwarders collected, coordinator round); seed 004 (several initiators)",
+    description: "The complete network used as a logical ring in id order; a node's successor is the next id \
+                  it does not suspect. An election carries its term, its initiator and the best id of the \
+                  nodes that forwarded it (the seed's list, reduced to its maximum and length); a node \
+                  forwards only elections better than the one it joined. Back at its initiator, it sends \
+                  COORDINATOR round the ring; if the coordinator is suspected when that returns, a new \
+                  election with a higher term. One-shot here; the kept mode adds heartbeats.",
+    topologies: &[TopologyKind::Complete],
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "n(n+3)/2 (elections n(n+1)/2 as Chang-Roberts, one coordinator round n)",
+    bound: |n, _| n * (n + 3) / 2,
+    build_kept: Some(|c, d| Box::new(kept(c, RingConfig::for_detector(d), d))),
+    ..machine!(RepairedRing::new)
+};
 
 const NAME: &str = "repaired-ring";
 

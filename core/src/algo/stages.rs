@@ -33,7 +33,33 @@
 use std::collections::VecDeque;
 
 use super::oneshot::{self, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "stages",
+    title: "Stages (Franklin)",
+    source: "W. R. Franklin 1982; Santoro ch. 3 (seed 003)",
+    description: "Candidates send their id both ways to the nearest candidates; a candidate that \
+                  beats both neighbours' ids survives to the next stage, so at most half survive.",
+    topologies: BI_RINGS,
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
+    rule: Rule::Max,
+    bound_formula: "2n*floor(log2 n) + 3n",
+    bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "bit-reversal order: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
+        ids: |n, r| mirror(bit_reversal(n), n, r),
+    }),
+    best_case: Some(Arrangement {
+        description: "ASCENDING: only the extremum survives the first stage (5n messages)",
+        ids: |n, _| ascending(n),
+    }),
+    ..machine!(Stages::new)
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

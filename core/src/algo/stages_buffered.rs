@@ -28,7 +28,33 @@
 //! defeated (the slide is silent; dropping it loses the next stage's ids).
 
 use super::oneshot::{self, CandidateStatus, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "stages-buffered",
+    title: "Stages without message ordering",
+    source: "W. R. Franklin 1982; Santoro ch. 3 (seed 003), Removing Message Ordering",
+    description: "Stages on links that may reorder: every id carries its stage, and a candidate \
+                  stores ids of later stages until it reaches them (relaying them if defeated).",
+    topologies: BI_RINGS,
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "2n*floor(log2 n) + 3n",
+    bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "bit-reversal order, as Stages: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
+        ids: |n, r| mirror(bit_reversal(n), n, r),
+    }),
+    best_case: Some(Arrangement {
+        description: "ASCENDING: only the extremum survives the first stage (5n messages)",
+        ids: |n, _| ascending(n),
+    }),
+    ..machine!(StagesBuffered::new)
+};
 
 /// One node of Stages with per-stage buffering.
 #[derive(Debug)]

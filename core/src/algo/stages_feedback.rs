@@ -42,7 +42,34 @@
 //! they are held, not relayed, since that candidate still owes feedback.
 
 use super::oneshot::{self, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, feedback_worst_case, floor_log3, mirror, zigzag};
 use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "stages-feedback",
+    title: "Stages with Feedback",
+    source: "Santoro ch. 3 (seed 003), Stages with Feedback",
+    description: "Stages where a candidate sends a positive feedback to the neighbouring candidate \
+                  whose id beats its own and the other neighbour's; only candidates with feedback \
+                  from both sides survive, so at most a third do.",
+    topologies: BI_RINGS,
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
+    rule: Rule::Max,
+    bound_formula: "3n*floor(log3 n) + 6n",
+    bound: |n, _| 3 * n * floor_log3(n) + 6 * n,
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "ternary construction (`feedback_worst_case`): the most stages, the last with two candidates, survivors the only local maxima, missing feedback on the shortest segments: 12 messages at n = 2, 6n - 1 at n = 3..5 (17, 23 and 29: one stage), otherwise 3n(k+1) - 2(k-1)3^(k-2), k = max{k : 2*3^(k-1) <= n}; the exhaustive maximum for n <= 8, not beaten by random or hill-climbing search (no published worst case)",
+        ids: |n, r| mirror(feedback_worst_case(n), n, r),
+    }),
+    best_case: Some(Arrangement {
+        description: "zigzag (`zigzag`: ascending with the pairs before the maximum swapped): floor(n/2) local maxima, so only ceil(n/2) feedbacks, and only the extremum survives stage 1: 5n + ceil(n/2) messages for n >= 3, the least possible",
+        ids: |n, r| mirror(zigzag(n), n, r),
+    }),
+    ..machine!(StagesFeedback::new)
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

@@ -78,7 +78,33 @@
 //!   first message wakes them.
 
 use super::oneshot::{self, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, ceil_log2};
 use super::{AlgoError, Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "sync-hs",
+    title: "Hirschberg-Sinclair, synchronous (seed 001)",
+    source: "D. Hirschberg, J. Sinclair 1980 (seed 001); N. Lynch, Distributed Algorithms, 3.4",
+    description: "HS in lock-step rounds: nodes act only at the ticks of a round clock (a timer), one \
+                  hop per round, so phase i (probes to distance 2^i and back) of every candidate \
+                  takes exactly 2^(i+1) rounds; a probe that goes round the ring elects its owner. \
+                  Unlike controlled-distance (asynchronous), relaying a better probe does not \
+                  defeat a candidate and every node joins, so the count depends on the ids only.",
+    topologies: BI_RINGS,
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "8n(1+ceil(log2 n)) + n",
+    bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
+    schedule_independent: true,
+    best_case: Some(Arrangement {
+        description: "ASCENDING (one local extremum): 3n in phase 0, then only the extremum probes: 6n + 2^(p+2) - 8 messages, p = ceil(log2 n), the least possible",
+        ids: |n, _| ascending(n),
+    }),
+    timer_events: max_timer_events,
+    ..machine!(SyncHs::new)
+};
 
 /// Length of a round, in milliseconds (virtual milliseconds in the simulator).
 ///

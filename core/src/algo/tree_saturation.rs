@@ -25,7 +25,26 @@
 //! the saturated nodes know it, and no extra exchange is needed.
 
 use super::oneshot::Ending;
+use super::spec::{AlgorithmSpec, Assumptions, TREES};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "tree-saturation",
+    title: "Tree election by saturation (Elect_min)",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 2-3 (seed 003)",
+    description: "Wake-up flood, then saturation: each node reports its subtree's best id to its last \
+                  neighbour; the two saturated nodes know the winner and notify the tree.",
+    topologies: TREES,
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
+    rule: Rule::Min,
+    bound_formula: "3n + k - 4",
+    bound: |n, k| 3 * n + k - 4,
+    exact: Some(|n, k| 3 * n + k - 4),
+    schedule_independent: true,
+    ..machine!(TreeSaturation::new)
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

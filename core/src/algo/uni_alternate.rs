@@ -26,8 +26,36 @@
 //! winning value need not own it, so the holder announces the value instead
 //! of declaring itself leader.
 
+use super::alternate;
 use super::oneshot::{self, Ending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, mirror};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "uni-alternate",
+    title: "UniAlternate",
+    source: "Santoro ch. 3 (seed 003), unidirectional version and table",
+    description: "Alternate simulated on a unidirectional ring: at odd steps a node keeps its value \
+                  if it beats its predecessor's, at even steps it takes over its predecessor's value \
+                  if that beats its own; the last holder announces the value and its owner leads.",
+    topologies: ORIENTED_RINGS,
+    assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+    rule: Rule::Max,
+    bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
+    bound: |n, _| n * alternate::max_steps(n) + n,
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
+        ids: |n, r| mirror(alternate::worst_case_ids(n), n, r),
+    }),
+    best_case: Some(Arrangement {
+        description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
+        ids: |n, r| mirror(descending(n), n, r),
+    }),
+    ..machine!(UniAlternate::new)
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

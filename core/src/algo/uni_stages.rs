@@ -37,7 +37,36 @@
 //! from the second.
 
 use super::oneshot::{self, Ending};
+use super::spec::{
+    AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, bit_reversal, floor_log2, mirror,
+};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use crate::machine;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "uni-stages",
+    title: "UniStages (Dolev-Klawe-Rodeh / Peterson)",
+    source: "D. Dolev, M. Klawe, M. Rodeh 1982; G. L. Peterson 1982; Santoro ch. 3 (seed 003), unidirectional version",
+    description: "Stages simulated on a unidirectional ring: each active node sends its value and \
+                  forwards its predecessor's, and keeps the predecessor's value if it is a local \
+                  extremum; the last holder announces the winning value and its owner leads.",
+    topologies: ORIENTED_RINGS,
+    assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
+    rule: Rule::Max,
+    bound_formula: "2n*floor(log2 n) + 2n",
+    bound: |n, _| 2 * n * floor_log2(n) + 2 * n,
+    schedule_independent: true,
+    worst_case: Some(Arrangement {
+        description: "bit-reversal order: for n = 2^p exactly half the active nodes stay active each phase (2n log n + 2n messages)",
+        ids: |n, r| mirror(bit_reversal(n), n, r),
+    }),
+    best_case: Some(Arrangement {
+        description: "ids increasing in the sending direction: one node stays active after the first phase (4n messages, the least possible)",
+        ids: |n, r| mirror(ascending(n), n, r),
+    }),
+    ..machine!(UniStages::new)
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

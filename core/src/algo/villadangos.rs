@@ -69,7 +69,31 @@
 //! one; none does.
 
 use super::oneshot::Ending;
+use super::spec::{AlgorithmSpec, Assumptions, Candidates};
 use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "complete-villadangos",
+    title: "Complete network (Villadangos et al.)",
+    source: "J. Villadangos, A. Cordoba, F. Farina, M. Prieto, Efficient Leader Election in Complete Networks, PDP 2005 (seed 000)",
+    description: "Nodes form a virtual ring by next-lower id. Each candidate sends message1 along it, \
+                  turning passive nodes into dummies, until it reaches the next candidate; the best \
+                  candidate, reached across the wrap-around, absorbs the others one by one with \
+                  message2 / message3, learns it leads when its own id comes back, and notifies \
+                  every node directly.",
+    topologies: &[TopologyKind::Complete],
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "2n + 2k - 3",
+    bound: |n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 },
+    exact: Some(|n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 }),
+    schedule_independent: true,
+    candidates: Candidates::Initiators,
+    ..machine!(Villadangos::new)
+};
 
 const NAME: &str = "complete-villadangos";
 

@@ -170,9 +170,33 @@
 
 use super::detector::{Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
+use super::spec::{AlgorithmSpec, Assumptions};
 use super::{
     AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
     TimerId,
+};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "zookeeper",
+    title: "ZooKeeper-style election (NEW_LEADER / ACK / COMMIT)",
+    source: "seed 004 (Apache ZooKeeper: sequence numbers, each node watches the next-better one, NEW_LEADER / ACK / COMMIT with a quorum)",
+    description: "The best node proposes itself with NEW_LEADER and a term above every term it has heard of; \
+                  each node acks at most one proposal per term (persisted, so also across a crash); a proposer \
+                  acked by a quorum (a majority of all nodes) leads and broadcasts COMMIT, on which the others \
+                  follow it. A non-best initiator wakes the best node with one WAKEUP. One-shot here (no \
+                  failure detector, no timer); the kept mode adds heartbeats: a node proposes once every \
+                  better node is suspected and it sees a quorum, a leader that no longer sees a quorum steps \
+                  down, and a live leader with a quorum is never preempted.",
+    topologies: &[TopologyKind::Complete],
+    assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "3(n-1) + 2 min(k, n-1) (NEW_LEADER, ACK, COMMIT from the best node; a WAKEUP from each other initiator and at most one COMMIT answering it; exactly 3(n-1) when the best node alone initiates)",
+    bound: |n, k| 3 * n.saturating_sub(1) + 2 * k.min(n.saturating_sub(1)),
+    build_kept: Some(|c, d| Box::new(kept(c, ZkConfig::for_detector(d), d))),
+    ..machine!(ZooKeeper::new)
 };
 
 const NAME: &str = "zookeeper";

@@ -1,0 +1,339 @@
+//! What a catalogue entry says about an algorithm: its name, source,
+//! topologies, assumptions, who wins, its message bound as a function of n
+//! (positions) and k (initiators), its worst and best arrangements, and how
+//! to build and simulate its state machine. Each algorithm's file declares its
+//! own entry (`SPEC`) beside its code, with [`machine!`](crate::machine)
+//! naming its constructor once; `catalogue` lists them.
+
+use super::detector::DetectorConfig;
+use super::{Algorithm, NodeContext, Rule};
+use crate::sim::report::{SimConfig, SimReport};
+use crate::topology::{Topology, TopologyKind};
+
+/// Creates one node's state machine.
+pub type Build = fn(&NodeContext) -> Box<dyn Algorithm>;
+
+/// Creates one node's state machine in "keep a leader" mode, with the failure
+/// detector's settings; the algorithm derives its own timeouts from them.
+pub type BuildKept = fn(&NodeContext, DetectorConfig) -> Box<dyn Algorithm>;
+
+/// Runs the simulator with an algorithm's concrete state machine
+/// (see [`crate::sim::run_with`]); arguments as [`crate::sim::run`].
+pub type Simulate = fn(&AlgorithmSpec, &Topology, &[u64], &[u32], Rule, &SimConfig) -> SimReport;
+
+/// Network assumptions of an algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Assumptions {
+    /// Needs links both ways.
+    pub bidirectional: bool,
+    /// Needs a common sense of direction.
+    pub oriented: bool,
+    /// Needs FIFO links.
+    pub fifo: bool,
+}
+
+/// One catalogue entry.
+#[derive(Clone, Copy, Debug)]
+pub struct AlgorithmSpec {
+    /// Catalogue name, e.g. `as-far`.
+    pub name: &'static str,
+    /// Human title.
+    pub title: &'static str,
+    /// Paper or seed followed.
+    pub source: &'static str,
+    /// One-paragraph description.
+    pub description: &'static str,
+    /// Topologies it runs on; the first is the default.
+    pub topologies: &'static [TopologyKind],
+    /// Network assumptions.
+    pub assumptions: Assumptions,
+    /// Its own winner rule (a request may mirror it).
+    pub rule: Rule,
+    /// The bound on all messages (election + notification), as text.
+    pub bound_formula: &'static str,
+    /// The bound on all messages for n positions and k initiators, valid on
+    /// every overlay the algorithm accepts.
+    pub bound: fn(n: u64, k: u64) -> u64,
+    /// A sharper bound for one overlay, where the count depends on its shape:
+    /// called with n, the overlay's number of edges m, and k. Drivers use
+    /// [`AlgorithmSpec::bound_for`], which prefers it. `None`: `bound` alone.
+    pub bound_on: Option<fn(n: u64, m: u64, k: u64) -> u64>,
+    /// The exact message count, where it is the same on every schedule in
+    /// which initiators wake before any message reaches them (on FIFO links
+    /// where the algorithm assumes FIFO).
+    pub exact: Option<fn(n: u64, k: u64) -> u64>,
+    /// On an oriented ring with FIFO links, for given ids and initiators, the
+    /// message count is the same on every schedule in which initiators wake
+    /// before any message reaches them. LIVE and SIMULATED counts must then match.
+    pub schedule_independent: bool,
+    /// Creates one node's state machine.
+    pub build: fn(&NodeContext) -> Box<dyn Algorithm>,
+    /// Creates one node's state machine in "keep a leader" mode (with its
+    /// failure detector), for failure-tolerant algorithms; `None`: one-shot only.
+    pub build_kept: Option<BuildKept>,
+    /// Simulates an election with the concrete state machine (no boxing).
+    pub simulate: Simulate,
+    /// The arrangement of ids 1..=n (in ring order) that costs the most
+    /// messages under a rule, and how it is built; `None` where the
+    /// literature gives none (or the count does not depend on the ids).
+    pub worst_case: Option<Arrangement>,
+    /// The arrangement that costs the fewest messages.
+    pub best_case: Option<Arrangement>,
+    /// Whose ids can win.
+    pub candidates: Candidates,
+    /// Most timer events a failure-free one-shot run on n nodes fires: a
+    /// round clock ticks every node every round (`sync-hs`); 0 for
+    /// algorithms whose timers are few. The simulator's timer budget and
+    /// the controller's size check follow it.
+    pub timer_events: fn(n: u64) -> u64,
+}
+
+/// Whose ids an algorithm elects from: the winner is the extremum of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Candidates {
+    /// Every position (non-initiators are woken and compete).
+    All,
+    /// Only the initiators (a node that has not woken by itself stays passive).
+    Initiators,
+    /// Only the corners of a mesh (positions with two ports).
+    MeshCorners,
+    /// Whichever node the run makes the root of its spanning tree (which
+    /// depends on the schedule): no id is expected to win.
+    Root,
+}
+
+impl Candidates {
+    /// Human description, as `ListAlgorithms` reports it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Candidates::All => "every node",
+            Candidates::Initiators => "the initiators",
+            Candidates::MeshCorners => "the mesh corners",
+            Candidates::Root => "the root the run builds (the better of the two saturated nodes)",
+        }
+    }
+}
+
+/// A named id arrangement of 1..=n for a rule.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrangement {
+    /// How it is built, for `ListAlgorithms` and the docs.
+    pub description: &'static str,
+    /// Ids of positions 0..n.
+    pub ids: fn(n: u32, rule: Rule) -> Vec<u64>,
+}
+
+/// 1, 2, ..., n.
+pub fn ascending(n: u32) -> Vec<u64> {
+    (1..=n as u64).collect()
+}
+
+/// n, n-1, ..., 1.
+pub fn descending(n: u32) -> Vec<u64> {
+    (1..=n as u64).rev().collect()
+}
+
+/// Mirror an arrangement built for the max rule so it serves the min rule:
+/// id v becomes n + 1 - v (the order of every comparison is reversed).
+pub fn mirror(ids: Vec<u64>, n: u32, rule: Rule) -> Vec<u64> {
+    match rule {
+        Rule::Max => ids,
+        Rule::Min => ids.into_iter().map(|v| n as u64 + 1 - v).collect(),
+    }
+}
+
+/// Position i holds 1 + its rank when positions are sorted by the bit
+/// reversal of i (over ⌈log2 n⌉ bits): for n = 2^p, the ids of every
+/// stage's candidates alternate high and low, so exactly half survive.
+pub fn bit_reversal(n: u32) -> Vec<u64> {
+    let bits = ceil_log2(n as u64) as u32;
+    let key = |i: u32| if bits == 0 { 0 } else { i.reverse_bits() >> (32 - bits) };
+    let mut order: Vec<u32> = (0..n).collect();
+    order.sort_by_key(|&i| key(i));
+    let mut ids = vec![0u64; n as usize];
+    for (rank, &pos) in order.iter().enumerate() {
+        ids[pos as usize] = rank as u64 + 1;
+    }
+    ids
+}
+
+/// The arrangement read the other way round (ring order reversed).
+pub fn reversed(mut ids: Vec<u64>) -> Vec<u64> {
+    ids.reverse();
+    ids
+}
+
+/// An arrangement of 1..=n (ring order, max rule) on which Stages with
+/// Feedback sends [`feedback_worst_case_cost`] messages, the most found: it
+/// equals the exhaustive maximum for every n ≤ 8 and no random or
+/// hill-climbing search has beaten it (see `docs/algorithms.md`).
+///
+/// A stage with c ≥ 3 candidates costs 2n ids plus one feedback per segment
+/// between neighbouring candidates, except one segment per local maximum;
+/// a stage with two candidates costs 3n (the loser feeds back both ways);
+/// the last candidate's ids and the notification 3n. So the construction
+/// keeps as many stages as possible, ends them with two candidates, and
+/// makes the survivors the only local maxima, with their missing feedback on
+/// the shortest segments. With k = max{k : 2·3^(k−1) ≤ n}: U_1 = [2, 1];
+/// U_(j+1) puts after each id of U_j (raised above all new ids) a run of two
+/// new smaller ids, so stage 1 keeps exactly U_j and every gap triples. The
+/// n − 2·3^(k−1) remaining ids, smallest and decreasing, lengthen the run
+/// right after the maximum: its segments always carry feedback.
+pub fn feedback_worst_case(n: u32) -> Vec<u64> {
+    let n = n as usize;
+    if n <= 1 {
+        return vec![1; n];
+    }
+    let mut u: Vec<u64> = vec![2, 1];
+    while 3 * u.len() <= n {
+        let s = u.len() as u64;
+        let mut next = Vec::with_capacity(3 * u.len());
+        let mut small = 2 * s;
+        for &v in &u {
+            next.extend([v + 2 * s, small, small - 1]);
+            small -= 2;
+        }
+        u = next;
+    }
+    let extra = (n - u.len()) as u64;
+    // The maximum stays first; its run is the one or two ids after it.
+    let run_end = u.len().min(3);
+    let mut ids: Vec<u64> = u.iter().map(|&v| v + extra).collect();
+    ids.splice(run_end..run_end, (1..=extra).rev());
+    ids
+}
+
+/// 1, 2, ..., n with the disjoint pairs of positions (n−3, n−2), (n−5, n−4),
+/// ... down to position 1 swapped: every swapped pair's first id is a local
+/// maximum and so is n, ⌊n/2⌋ local maxima in all, and only n is larger than
+/// the two nearest ids on each side. Stages with Feedback's best
+/// case: a stage of n candidates costs 2n ids plus a feedback from every
+/// candidate that is not a local maximum, at least ⌈n/2⌉, then the last
+/// candidate's ids and the notification cost 3n; this arrangement needs no
+/// more (5n + ⌈n/2⌉ for n ≥ 3).
+pub fn zigzag(n: u32) -> Vec<u64> {
+    let mut ids = ascending(n);
+    let mut j = n as i64 - 3;
+    while j >= 1 {
+        ids.swap(j as usize, j as usize + 1);
+        j -= 2;
+    }
+    ids
+}
+
+/// What [`feedback_worst_case`] costs Stages with Feedback (all messages):
+/// 12 for n = 2 and 6n − 1 for n = 3..5 (one stage); otherwise, with k as
+/// there, k − 1 stages of 3n less the 2·3^(k−2) links of the segments
+/// without feedback, a stage of two candidates (3n), and 3n for the last
+/// candidate and the notification: 3n(k + 1) − 2(k − 1)·3^(k−2).
+pub fn feedback_worst_case_cost(n: u64) -> u64 {
+    let mut k = 1u32;
+    while 2 * 3u64.pow(k) <= n {
+        k += 1;
+    }
+    match (k, n) {
+        (_, 0 | 1) => 0,
+        (1, 2) => 12,
+        (1, _) => 6 * n - 1,
+        _ => 3 * n * (k as u64 + 1) - 2 * (k as u64 - 1) * 3u64.pow(k - 2),
+    }
+}
+
+impl AlgorithmSpec {
+    /// An entry whose state machine `build` creates and `simulate` runs,
+    /// every other field at its default (no sharper bound, no exact count,
+    /// not schedule-independent, one-shot only, no known arrangements, every
+    /// node a candidate, few timers) or empty: an entry fills its facts in
+    /// and takes the rest from here (`..machine!(Type::new)`); a test checks
+    /// that none is left empty.
+    pub const fn running(build: Build, simulate: Simulate) -> AlgorithmSpec {
+        AlgorithmSpec {
+            name: "",
+            title: "",
+            source: "",
+            description: "",
+            topologies: &[],
+            assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
+            rule: Rule::Max,
+            bound_formula: "",
+            bound: |_, _| 0,
+            bound_on: None,
+            exact: None,
+            schedule_independent: false,
+            build,
+            build_kept: None,
+            simulate,
+            worst_case: None,
+            best_case: None,
+            candidates: Candidates::All,
+            timer_events: |_| 0,
+        }
+    }
+
+    /// Most timer events a failure-free one-shot run on `n` nodes fires
+    /// ([`Self::timer_events`]).
+    pub fn timer_event_bound(&self, n: u64) -> u64 {
+        (self.timer_events)(n)
+    }
+
+    /// The default topology.
+    pub fn default_topology(&self) -> TopologyKind {
+        self.topologies[0]
+    }
+
+    /// Can it run on `t`?
+    pub fn supports(&self, t: TopologyKind) -> bool {
+        self.topologies.contains(&t)
+    }
+
+    /// The bound on `topo` with `k` initiators: [`Self::bound_on`] with the
+    /// overlay's edge count where the entry has one, else [`Self::bound`].
+    pub fn bound_for(&self, topo: &Topology, k: u64) -> u64 {
+        let n = topo.len() as u64;
+        match self.bound_on {
+            Some(f) => f(n, topo.edge_count() as u64, k),
+            None => (self.bound)(n, k),
+        }
+    }
+
+    /// The id that must win on `topo` with these ids and initiators under `rule`.
+    pub fn expected_winner(&self, topo: &Topology, ids: &[u64], initiators: &[u32], rule: Rule) -> Option<u64> {
+        match self.candidates {
+            Candidates::All => rule.winner(ids.iter().copied()),
+            Candidates::Initiators => rule.winner(initiators.iter().filter_map(|&p| ids.get(p as usize).copied())),
+            Candidates::MeshCorners => rule.winner(
+                (0..topo.len()).filter(|&p| topo.ports(p).len() == 2).filter_map(|p| ids.get(p as usize).copied()),
+            ),
+            Candidates::Root => None,
+        }
+    }
+}
+
+/// ⌈log2 n⌉ (0 for n ≤ 1).
+pub fn ceil_log2(n: u64) -> u64 {
+    if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() as u64 }
+}
+
+/// ⌊log3 n⌋ (0 for n ≤ 2).
+pub fn floor_log3(mut n: u64) -> u64 {
+    let mut k = 0;
+    while n >= 3 {
+        n /= 3;
+        k += 1;
+    }
+    k
+}
+
+/// ⌊log2 n⌋ (0 for n ≤ 1).
+pub fn floor_log2(n: u64) -> u64 {
+    if n <= 1 { 0 } else { 63 - n.leading_zeros() as u64 }
+}
+
+/// Every ring: unidirectional, bidirectional oriented and unoriented.
+pub const RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
+/// Rings where every node's right is the same way round (the seed's unidirectional algorithms).
+pub const ORIENTED_RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi];
+/// Bidirectional rings, oriented or not.
+pub const BI_RINGS: &[TopologyKind] = &[TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
+/// Trees.
+pub const TREES: &[TopologyKind] = &[TopologyKind::Tree];
