@@ -15,8 +15,8 @@ use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 use ringleader_controller::config::{Config, ControllerConfig};
-use ringleader_core::algo::Rule;
 use ringleader_core::algo::catalogue::{self, AlgorithmSpec, Candidates};
+use ringleader_core::algo::{Rule, UNKNOWN_LEADER};
 use ringleader_proto::v1::{self as pb, controller_client::ControllerClient};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -367,9 +367,13 @@ pub fn assert_correct(e: &pb::Election) {
         assert_eq!(Some(leader.id), winner, "{ctx}: leader id");
         let at = &e.participants[leader.position as usize];
         assert_eq!((at.id, &at.node), (leader.id, &leader.node), "{ctx}: leader position");
+        // Elect_root tells the followers only that they follow: all but the
+        // other saturated node name UNKNOWN_LEADER.
+        let unknown = |p: &pb::Participant| candidates == Candidates::Root && p.leader_id == UNKNOWN_LEADER;
         for p in &e.participants {
             let role = if p.position == leader.position { "leader" } else { "follower" };
-            assert_eq!((p.role.as_str(), p.leader_id), (role, leader.id), "{ctx}: position {}", p.position);
+            let named = if role == "follower" && unknown(p) { UNKNOWN_LEADER } else { leader.id };
+            assert_eq!((p.role.as_str(), p.leader_id), (role, named), "{ctx}: position {}", p.position);
         }
         assert_eq!(e.participants.iter().filter(|p| p.initiator).count(), e.k as usize, "{ctx}: initiators");
         assert_eq!(e.participants.iter().map(|p| p.messages_sent).sum::<u64>(), m.messages, "{ctx}: per-node sums");

@@ -1,4 +1,4 @@
-use ringleader_core::algo::catalogue::CATALOGUE;
+use ringleader_core::algo::catalogue::{CATALOGUE, Candidates};
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{TestController, election, live_and_simulated};
 
@@ -30,8 +30,12 @@ async fn live_and_simulated_counts_match_where_schedule_independent() {
                 "{ctx}"
             );
             assert_eq!(l.messages_by_kind, s.messages_by_kind, "{ctx}");
-            let sent = |e: &pb::Election| e.participants.iter().map(|p| p.messages_sent).collect::<Vec<_>>();
-            assert_eq!(sent(&live), sent(&sim), "{ctx}: per node");
+            // Where the run picks the root (Elect_root), the count is fixed but who
+            // sends the two ids is not: only the totals must match.
+            if spec.candidates != Candidates::Root {
+                let sent = |e: &pb::Election| e.participants.iter().map(|p| p.messages_sent).collect::<Vec<_>>();
+                assert_eq!(sent(&live), sent(&sim), "{ctx}: per node");
+            }
             compared += 1;
         }
     }
