@@ -297,30 +297,13 @@ mod tests {
 
     fn record(i: u64, state: State) -> ElectionRecord {
         ElectionRecord {
-            id: format!("e{i}"),
-            algorithm: "as-far",
-            mode: crate::record::Mode::Live,
             state,
-            topology: ringleader_core::topology::TopologyKind::RingUni,
-            rule: ringleader_core::algo::Rule::Max,
             n: 4,
             k: 4,
             seed: i,
-            leader: None,
             agreed: state == State::Finished,
-            violations: Vec::new(),
-            metrics: None,
-            participants: Vec::new(),
-            error: None,
             started_at_ms: 1_000 + i,
-            keep_leader: false,
-            term: 0,
-            leader_since_ms: 0,
-            timeline: Vec::new(),
-            overlaps: Vec::new(),
-            failovers: Vec::new(),
-            diagram_svg: None,
-            notes: Vec::new(),
+            ..ElectionRecord::blank(format!("e{i}"), "as-far", crate::record::Mode::Live)
         }
     }
 

@@ -166,6 +166,41 @@ pub struct ElectionRecord {
     pub notes: Vec<String>,
 }
 
+impl ElectionRecord {
+    /// A pending election `id` of `algorithm` run in `mode` of which nothing
+    /// else is known yet: no leader, metrics, participants, faults or notes,
+    /// not a kept leadership; its shape and numbers are filled in with
+    /// struct update syntax (`ElectionRecord { n, k, ..ElectionRecord::blank(..) }`).
+    pub fn blank(id: String, algorithm: StaticStr, mode: Mode) -> Self {
+        ElectionRecord {
+            id,
+            algorithm,
+            mode,
+            state: State::Pending,
+            topology: ringleader_core::topology::TopologyKind::RingUni,
+            rule: Rule::Max,
+            n: 0,
+            k: 0,
+            seed: 0,
+            leader: None,
+            agreed: false,
+            violations: Vec::new(),
+            metrics: None,
+            participants: Vec::new(),
+            error: None,
+            started_at_ms: 0,
+            keep_leader: false,
+            term: 0,
+            leader_since_ms: 0,
+            timeline: Vec::new(),
+            overlaps: Vec::new(),
+            failovers: Vec::new(),
+            diagram_svg: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// One node's new belief about a kept leadership.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LeadershipChange {

@@ -219,30 +219,15 @@ impl Elections {
             Vec::new()
         };
         let record = ElectionRecord {
-            id: id.clone(),
-            algorithm: plan.spec.name,
-            mode: plan.mode,
-            state: State::Pending,
             topology: plan.topology.kind(),
             rule: plan.rule,
             n: plan.n(),
             k: plan.k(),
             seed: plan.seed,
-            leader: None,
-            agreed: false,
-            violations: Vec::new(),
-            metrics: None,
             participants,
-            error: None,
             started_at_ms,
             keep_leader: plan.keep_leader,
-            term: 0,
-            leader_since_ms: 0,
-            timeline: Vec::new(),
-            overlaps: Vec::new(),
-            failovers: Vec::new(),
-            diagram_svg: None,
-            notes: Vec::new(),
+            ..ElectionRecord::blank(id.clone(), plan.spec.name, plan.mode)
         };
         let entry = Arc::new(Entry::pending(record));
         {

@@ -81,6 +81,22 @@ fn probability(field: &str, p: f64) -> Result<(), String> {
     if (0.0..=1.0).contains(&p) { Ok(()) } else { Err(format!("{field}: {p} is not a probability in [0, 1]")) }
 }
 
+/// The shared link rule (`ringleader_core::faults`) a checked request rule
+/// `r` asks for, on messages of `kind` (all kinds: `None`), towards `r.to`
+/// (every peer when empty).
+fn link_rule(r: &pb::LinkRule, kind: Option<MsgKind>) -> LinkRule<String> {
+    let fault = LinkFault {
+        drop: r.drop,
+        delay_ms: r.delay_ms,
+        jitter_ms: r.jitter_ms,
+        duplicate: r.duplicate,
+        reorder: r.reorder,
+        kind,
+        nth: r.nth,
+    };
+    LinkRule::new(None, (!r.to.is_empty()).then(|| r.to.clone()), fault, r.seed)
+}
+
 impl FaultTable {
     /// A table with no faults.
     pub(crate) fn new() -> Self {
@@ -99,16 +115,7 @@ impl FaultTable {
                 return Err(format!("links[{i}].delay_ms: delays are at most {MAX_DELAY_MS} ms (a day)"));
             }
             let kind = kind_named("kind", &r.kind).map_err(|e| format!("links[{i}].{e}"))?;
-            let fault = LinkFault {
-                drop: r.drop,
-                delay_ms: r.delay_ms,
-                jitter_ms: r.jitter_ms,
-                duplicate: r.duplicate,
-                reorder: r.reorder,
-                kind,
-                nth: r.nth,
-            };
-            rules.push(LinkRule::new(None, (!r.to.is_empty()).then(|| r.to.clone()), fault, r.seed));
+            rules.push(link_rule(r, kind));
         }
         let fault_ids: Vec<String> = req.links.iter().map(|r| r.fault_id.clone()).collect();
         let reachable = req.partitioned.then(|| req.reachable.iter().cloned().collect());
@@ -201,22 +208,8 @@ mod tests {
         ];
         let t = FaultTable::new();
         t.set(&pb::SetFaultsRequest { links: links.clone(), ..Default::default() }).unwrap();
-        let mut model: Vec<LinkRule<String>> = links
-            .iter()
-            .map(|r| {
-                let kind = kind_named("kind", &r.kind).unwrap();
-                let f = LinkFault {
-                    drop: r.drop,
-                    delay_ms: r.delay_ms,
-                    jitter_ms: r.jitter_ms,
-                    duplicate: r.duplicate,
-                    reorder: r.reorder,
-                    kind,
-                    nth: r.nth,
-                };
-                LinkRule::new(None, (!r.to.is_empty()).then(|| r.to.clone()), f, r.seed)
-            })
-            .collect();
+        let mut model: Vec<LinkRule<String>> =
+            links.iter().map(|r| link_rule(r, kind_named("kind", &r.kind).unwrap())).collect();
         let (mut drops, mut dups, mut late) = (0, 0, 0);
         for i in 0..3_000u32 {
             let peer = ["a", "b", "c"][(i % 3) as usize];
