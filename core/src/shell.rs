@@ -17,7 +17,7 @@
 //!   hands the stamp back to [`Shell::timer`], which fires only the latest,
 //!   uncancelled one, so a replaced, cancelled or pre-crash timer cannot fire;
 //! * **messages held before start**: an initiator whose start has not come
-//!   yet may hold what reaches it ([`Shell::hold`]), at most [`MAX_HELD`](crate::algo::MAX_HELD);
+//!   yet may hold what reaches it ([`ShellState::hold`]), at most [`MAX_HELD`](crate::algo::MAX_HELD);
 //! * **the counters**: every message the algorithm sends, by kind, into
 //!   the driver's [`Outputs`] (one tally per buffer: a driver that runs many
 //!   nodes through one buffer and wants each node's own count keeps it

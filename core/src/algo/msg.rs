@@ -198,7 +198,7 @@ messages! {
         /// The sender believes it leads `term`.
         leading: bool,
         /// The sender watches the receiver: answer with heartbeats (see
-        /// [`detector`]'s reciprocity).
+        /// [`detector`](crate::algo::detector)'s reciprocity).
         watching: bool,
     } => "heartbeat", pb::Heartbeat, Traffic::Heartbeat;
     /// Bully `ELECTION`: sent to every better-ranked node by a node that

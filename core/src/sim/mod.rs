@@ -13,7 +13,7 @@
 //! * It counts messages per kind, election vs notification, bytes (encoded
 //!   protobuf sizes) and the longest causal chain, and checks the
 //!   [`crate::invariants`].
-//! * It applies a [`FaultPlan`] ([`SimConfig::faults`]) in its transport:
+//! * It applies a [`FaultPlan`](crate::faults::FaultPlan) ([`SimConfig::faults`]) in its transport:
 //!   crashes, recoveries, lossy, slow, duplicating or reordering links, and
 //!   partitions (semantics below). With an empty plan a run is exactly the
 //!   run without faults.
@@ -28,13 +28,13 @@
 //!   still travelling to it are lost, and so is every message sent to it
 //!   while it is down (counted in [`SimReport::dropped`], not delivered).
 //!   Messages it sent before the crash still arrive.
-//! * `CrashLeader`: crashes the live node whose latest [`Effect::Lead`] names
+//! * `CrashLeader`: crashes the live node whose latest [`Effect::Lead`](crate::algo::Effect::Lead) names
 //!   itself (highest term first), or else a live node that decided to lead
 //!   (one-shot algorithms); with no leader nothing happens and
 //!   [`SimReport::fault_log`] says so.
 //! * `Recover { node }`: a new incarnation: the state machine is rebuilt from
 //!   the node's context (same id, ports and coin), its old decision and
-//!   timers are forgotten, it gets back its last [`Effect::Persist`] record
+//!   timers are forgotten, it gets back its last [`Effect::Persist`](crate::algo::Effect::Persist) record
 //!   (its disk) through [`Algorithm::restore`], and it is woken with `on_start`.
 //! * `Link { from, to, fault }`: each message sent on a matching link (of the
 //!   fault's `kind`, if any; only the `nth` such message per link, if set)
@@ -46,9 +46,9 @@
 //!   fault without effect clears what it selects (see [`crate::faults`]).
 //! * A fault with a [`Trigger`] waits for its event, then takes effect `at`
 //!   later, and at the earliest at the next instant (the event's own instant
-//!   is under way): a node's first [`Effect::Lead`] naming itself or leader
+//!   is under way): a node's first [`Effect::Lead`](crate::algo::Effect::Lead) naming itself or leader
 //!   decision (`LeaderElected`), the k-th election or notification message
-//!   sent (`Messages(k)`), a node's first [`Effect::Lead`] naming itself for
+//!   sent (`Messages(k)`), a node's first [`Effect::Lead`](crate::algo::Effect::Lead) naming itself for
 //!   a term ≥ t (`Term(t)`). The fault log records each trigger, and each
 //!   fault whose event never came.
 //! * `Partition { groups }`: messages sent between groups are lost; the
@@ -60,7 +60,7 @@
 //! faults. Faults that break an algorithm's model (losses, crashes,
 //! duplicates, reordering under a FIFO assumption, delays for an algorithm
 //! that relies on timers) explain a failed election: the verdict then says
-//! why in [`Verdict::failed_reason`] instead of listing violations. Safety
+//! why in [`Verdict::failed_reason`](crate::invariants::Verdict::failed_reason) instead of listing violations. Safety
 //! (one leader, one leader per term) is never excused.
 //!
 //! ```

@@ -71,7 +71,7 @@ pub struct SimConfig {
     /// kind, sending and arrival time) in [`SimReport::arrows`], for the
     /// space-time diagram ([`crate::diagram`]); off by default.
     pub log_arrows: bool,
-    /// Failure-detector settings of kept leaderships ([`run_kept`]), in
+    /// Failure-detector settings of kept leaderships ([`run_kept`](crate::sim::run_kept)), in
     /// virtual milliseconds; [`DetectorConfig::LOOPBACK`] by default.
     pub detector: DetectorConfig,
     /// Stops the run when triggered from elsewhere (a user's StopElection,
@@ -156,13 +156,13 @@ pub struct SimReport {
     pub arrows: Vec<crate::diagram::Arrow>,
     /// The literature bound for (n, k).
     pub bound: u64,
-    /// Every [`Effect::Lead`] in time order: the kept-leadership timeline.
+    /// Every [`Effect::Lead`](crate::algo::Effect::Lead) in time order: the kept-leadership timeline.
     pub leaderships: Vec<LeadershipEvent>,
     /// Invariant checks, including `errors` and termination.
     pub verdict: Verdict,
 }
 
-/// A node's [`Effect::Lead`] and when it came.
+/// A node's [`Effect::Lead`](crate::algo::Effect::Lead) and when it came.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeadershipEvent {
     /// Virtual time.
