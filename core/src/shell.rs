@@ -629,9 +629,6 @@ mod tests {
         fn restore(&mut self, stable: Stable) {
             self.restored = Some(stable);
         }
-        fn decision(&self) -> Option<Decision> {
-            None
-        }
         fn state(&self) -> &'static str {
             "scripted"
         }

@@ -21,7 +21,7 @@
 
 use super::oneshot::{AwakeStatus, Ending};
 use super::spec::{AlgorithmSpec, Assumptions, RINGS};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -117,10 +117,6 @@ impl Algorithm for AllTheWay {
         Ok(())
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         self.state.name(&self.end)
     }
@@ -129,6 +125,7 @@ impl Algorithm for AllTheWay {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::harness::ring_context;
     use crate::algo::{Effect, LEFT, Role};
 
@@ -159,7 +156,7 @@ mod tests {
         a.on_start(&mut out);
         a.on_message(LEFT, Msg::Election { id: 5, stage: 0, hops: 3 }, &mut out).unwrap();
         a.on_message(LEFT, Msg::Election { id: 9, stage: 0, hops: 1 }, &mut out).unwrap();
-        assert_eq!(a.decision(), None);
+        assert_eq!(a.end.decision(), None);
         out.clear();
         a.on_message(LEFT, Msg::Election { id: 2, stage: 0, hops: 2 }, &mut out).unwrap();
         assert_eq!(out.effects().last(), Some(&Effect::Decide(Decision { role: Role::Follower, leader: 2 })));

@@ -41,7 +41,7 @@
 
 use super::oneshot::{self, CandidateStatus, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, descending, mirror};
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -213,10 +213,6 @@ impl Algorithm for Alternate {
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         oneshot::ring_port(port)?;
         self.on_msg(port, msg, out)
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
     }
 
     fn held(&self) -> usize {

@@ -18,7 +18,7 @@
 
 use super::oneshot::{AwakeStatus, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, RINGS, ascending, descending, mirror};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -103,10 +103,6 @@ impl Algorithm for AsFar {
         Ok(())
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         self.state.name(&self.end)
     }
@@ -115,6 +111,7 @@ impl Algorithm for AsFar {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::harness::{ring_context, started};
     use crate::algo::{Effect, LEFT, Role};
 

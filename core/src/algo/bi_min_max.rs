@@ -48,7 +48,7 @@
 use super::alternate;
 use super::oneshot::{self, COLLECT, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ascending};
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -235,10 +235,6 @@ impl Algorithm for BiMinMax {
         self.on_msg(msg, out)
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn held(&self) -> usize {
         self.held.len()
     }
@@ -258,6 +254,7 @@ impl Algorithm for BiMinMax {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::harness::{self, election as el, ring_arrangements, ring_context};
     use crate::algo::{Effect, Role, alternate, catalogue};
     use crate::sim::{self, SimConfig, SimReport};

@@ -104,7 +104,7 @@
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
 use super::spec::{AlgorithmSpec, Assumptions};
-use super::{AlgoError, Algorithm, Decision, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
+use super::{AlgoError, Algorithm, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -484,10 +484,6 @@ impl Algorithm for Bully {
         }
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.reports.decision()
-    }
-
     fn state(&self) -> &'static str {
         match self.phase {
             Phase::Asleep => "asleep",
@@ -505,6 +501,7 @@ mod tests {
     use std::collections::{BTreeMap, BinaryHeap};
 
     use super::*;
+    use crate::algo::Decision;
 
     /// Timeouts derived from the loopback detector are the loopback preset, and they grow with the detector's.
     #[test]
@@ -601,7 +598,7 @@ mod tests {
         out.clear();
         a.on_message(2, Msg::Answer { term: 1 }, &mut out).unwrap();
         assert!(out.effects().is_empty());
-        assert_eq!(a.decision(), Some(Decision { role: Role::Follower, leader: 5 }));
+        assert_eq!(a.reports.decision(), Some(Decision { role: Role::Follower, leader: 5 }));
     }
 
     /// No answer within the timeout: the node leads the next term and tells

@@ -154,8 +154,7 @@ use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
 use super::spec::{AlgorithmSpec, Assumptions};
 use super::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
-    TimerId,
+    AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable, TimerId,
 };
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -781,10 +780,6 @@ impl Algorithm for Chubby {
         self.stable = stable;
         self.seen = self.seen.max(stable.term);
         self.restored = true;
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.reports.decision()
     }
 
     fn state(&self) -> &'static str {

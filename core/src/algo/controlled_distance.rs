@@ -30,7 +30,7 @@
 
 use super::oneshot::{self, CandidateStatus, Ending};
 use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS, ceil_log2};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -162,10 +162,6 @@ impl Algorithm for ControlledDistance {
         Ok(())
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         self.state.name(&self.end)
     }
@@ -174,6 +170,7 @@ impl Algorithm for ControlledDistance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::harness::{ring_context, started};
     use crate::algo::{Effect, LEFT, RIGHT, Role};
 
@@ -226,7 +223,7 @@ mod tests {
     fn own_probe_elects() {
         let (mut a, mut out) = started(node(9));
         a.on_message(LEFT, Msg::Probe { id: 9, stage: 1, limit: 1 }, &mut out).unwrap();
-        assert_eq!(a.decision(), Some(Decision { role: Role::Leader, leader: 9 }));
+        assert_eq!(a.end.decision(), Some(Decision { role: Role::Leader, leader: 9 }));
         assert_eq!(out.effects()[1], Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } });
     }
 }

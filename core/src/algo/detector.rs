@@ -66,7 +66,7 @@
 //! quiet. The catalogue's one-shot entries therefore run without the detector
 //! (see [`super::bully`]); only the kept-leadership mode composes it.
 
-use super::{AlgoError, Algorithm, Decision, Effect, Msg, Outbox, Port, TimerId};
+use super::{AlgoError, Algorithm, Effect, Msg, Outbox, Port, TimerId};
 
 /// The detector's clock.
 pub const HEARTBEAT_TIMER: TimerId = 7;
@@ -354,10 +354,6 @@ impl<A: Algorithm> Algorithm for Detected<A> {
         self.inner.restore(stable)
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.inner.decision()
-    }
-
     fn state(&self) -> &'static str {
         self.inner.state()
     }
@@ -366,8 +362,8 @@ impl<A: Algorithm> Algorithm for Detected<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Leadership;
     use crate::algo::kept::testing::started;
-    use crate::algo::{Leadership, Role};
 
     /// Test inner algorithm: records what reaches it, echoes a `Notify` back,
     /// and sets the timer a `Wakeup` names.
@@ -406,9 +402,6 @@ mod tests {
         }
         fn watched(&self, port: Port) -> bool {
             !self.unwatched.contains(&port)
-        }
-        fn decision(&self) -> Option<Decision> {
-            Some(Decision { role: Role::Leader, leader: 1 })
         }
         fn state(&self) -> &'static str {
             "recording"
@@ -498,7 +491,7 @@ mod tests {
         assert_eq!(d.inner().got, vec![(1, Msg::Notify { leader: 3 })]);
         assert_eq!(out.effects(), &[Effect::Send { port: 1, msg: Msg::Notify { leader: 3 } }]);
         assert!(matches!(d.on_message(2, Msg::Wakeup, &mut out), Err(AlgoError::BadPort { port: 2 })));
-        assert_eq!((d.decision().map(|d| d.leader), d.state()), (Some(1), "recording"));
+        assert_eq!(d.state(), "recording");
     }
 
     /// A neighbour this node does not watch gets no heartbeats and is never

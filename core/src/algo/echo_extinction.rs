@@ -257,10 +257,6 @@ impl Algorithm for EchoExtinction {
         Ok(())
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         match (self.wave, self.echoed, self.end.decision()) {
             (_, _, Some(Decision { role: Role::Leader, .. })) => "leader",

@@ -227,10 +227,6 @@ impl Algorithm for ElectRoot {
         Ok(())
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.decision
-    }
-
     fn state(&self) -> &'static str {
         match (self.state, self.decision) {
             (State::Asleep, _) => "asleep",

@@ -241,10 +241,6 @@ impl Algorithm for MeshCorners {
         }
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         match (self.awake, self.end.decision()) {
             (false, _) => "asleep",

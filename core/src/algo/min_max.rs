@@ -42,7 +42,7 @@ use super::alternate;
 use super::bi_min_max;
 use super::oneshot::{self, COLLECT, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, reversed};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -164,10 +164,6 @@ impl Algorithm for MinMax {
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "min-max", kind: msg.kind().name() }),
         }
         Ok(())
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
     }
 
     fn state(&self) -> &'static str {

@@ -81,7 +81,7 @@
 
 use super::oneshot::{self, COLLECT, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -237,10 +237,6 @@ impl Algorithm for MinMaxPlus {
         Ok(())
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
@@ -255,6 +251,7 @@ impl Algorithm for MinMaxPlus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::harness::{ring_arrangements, ring_context};
     use crate::algo::{Effect, LEFT, Role, catalogue};
     use crate::sim::{self, SimConfig, SimReport};

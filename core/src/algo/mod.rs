@@ -463,9 +463,6 @@ pub trait Algorithm: Send + fmt::Debug {
     /// that persist nothing ignore it.
     fn restore(&mut self, _stable: Stable) {}
 
-    /// The decision, once made.
-    fn decision(&self) -> Option<Decision>;
-
     /// Current state name (for logs and events), e.g. `"candidate"`.
     fn state(&self) -> &'static str;
 
@@ -517,10 +514,6 @@ impl<T: Algorithm + ?Sized> Algorithm for Box<T> {
 
     fn restore(&mut self, stable: Stable) {
         (**self).restore(stable)
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        (**self).decision()
     }
 
     fn held(&self) -> usize {

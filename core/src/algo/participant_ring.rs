@@ -39,7 +39,7 @@
 
 use super::oneshot::{self, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, descending, mirror};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -132,10 +132,6 @@ impl Algorithm for ParticipantRing {
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "participant-ring", kind: msg.kind().name() }),
         }
         Ok(())
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
     }
 
     fn state(&self) -> &'static str {

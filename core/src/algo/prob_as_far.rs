@@ -24,7 +24,7 @@
 
 use super::oneshot::{self, AwakeStatus, Ending};
 use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -113,10 +113,6 @@ impl Algorithm for ProbAsFar {
         Ok(())
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         self.state.name(&self.end)
     }
@@ -125,6 +121,7 @@ impl Algorithm for ProbAsFar {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::harness::{election, ring_context, started};
     use crate::algo::{Effect, LEFT, RIGHT, Role};
 

@@ -55,7 +55,7 @@
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
 use super::spec::{AlgorithmSpec, Assumptions};
-use super::{AlgoError, Algorithm, Decision, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
+use super::{AlgoError, Algorithm, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -433,10 +433,6 @@ impl Algorithm for RepairedRing {
         }
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.reports.decision()
-    }
-
     fn state(&self) -> &'static str {
         match self.phase {
             Phase::Asleep => "asleep",
@@ -594,7 +590,7 @@ mod tests {
         out.clear();
         a.on_message(3, collect(1, 3, 5, 5), &mut out).unwrap();
         assert_eq!(out.effects(), &[lead(2, None), send(2, collect(2, 3, 3, 1)), SET]);
-        assert_eq!(a.decision(), None);
+        assert_eq!(a.reports.decision(), None);
         out.clear();
         a.on_message(3, collect(2, 3, 4, 4), &mut out).unwrap();
         assert_eq!(out.effects(), believes(2, 4, Role::Follower, 2));

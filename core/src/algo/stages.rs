@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 
 use super::oneshot::{self, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -190,10 +190,6 @@ impl Algorithm for Stages {
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         oneshot::ring_port(port)?;
         self.step(port, msg, out)
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
     }
 
     fn held(&self) -> usize {

@@ -29,7 +29,7 @@
 
 use super::oneshot::{self, CandidateStatus, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -157,10 +157,6 @@ impl Algorithm for StagesBuffered {
         self.step(port, msg, out)
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn held(&self) -> usize {
         self.stored.len()
     }
@@ -173,6 +169,7 @@ impl Algorithm for StagesBuffered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::harness::{election as el, ring_context, started};
     use crate::algo::{Effect, LEFT, RIGHT, Role};
 

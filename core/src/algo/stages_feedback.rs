@@ -43,7 +43,7 @@
 
 use super::oneshot::{self, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, feedback_worst_case, floor_log3, mirror, zigzag};
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -228,10 +228,6 @@ impl Algorithm for StagesFeedback {
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         oneshot::ring_port(port)?;
         self.step(port, msg, out)
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
     }
 
     fn held(&self) -> usize {

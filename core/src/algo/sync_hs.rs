@@ -329,10 +329,6 @@ impl Algorithm for SyncHs {
         }
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn held(&self) -> usize {
         self.inbox.len()
     }
@@ -487,7 +483,7 @@ mod tests {
         a.on_timer(ROUND_TIMER, &mut out);
         let leads = Decision { role: Role::Leader, leader: 9 };
         assert_eq!(out.effects(), &[Effect::Decide(leads), send(RIGHT, Msg::Notify { leader: 9 }), TICK]);
-        assert_eq!((a.decision(), a.state()), (Some(leads), "leader"));
+        assert_eq!((a.end.decision(), a.state()), (Some(leads), "leader"));
         out.clear();
         a.on_timer(ROUND_TIMER, &mut out);
         assert_eq!(out.effects(), &[TICK], "the leader ticks until its notification is back");

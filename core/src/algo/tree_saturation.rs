@@ -26,7 +26,7 @@
 
 use super::oneshot::Ending;
 use super::spec::{AlgorithmSpec, Assumptions, TREES};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Rule};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -157,10 +157,6 @@ impl Algorithm for TreeSaturation {
         Ok(())
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
@@ -174,6 +170,7 @@ impl Algorithm for TreeSaturation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::{Effect, Role};
 
     fn node(id: u64, ports: u32) -> TreeSaturation {

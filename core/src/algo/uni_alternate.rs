@@ -29,7 +29,7 @@
 use super::alternate;
 use super::oneshot::{self, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, mirror};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -133,10 +133,6 @@ impl Algorithm for UniAlternate {
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "uni-alternate", kind: msg.kind().name() }),
         }
         Ok(())
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
     }
 
     fn state(&self) -> &'static str {

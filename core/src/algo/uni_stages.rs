@@ -40,7 +40,7 @@ use super::oneshot::{self, Ending};
 use super::spec::{
     AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, bit_reversal, floor_log2, mirror,
 };
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -176,10 +176,6 @@ impl Algorithm for UniStages {
         self.on_msg(port, msg, out)
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
@@ -194,6 +190,7 @@ impl Algorithm for UniStages {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::catalogue;
     use crate::algo::harness::{self, election as el, ring_context};
     use crate::algo::{Effect, LEFT, Role};

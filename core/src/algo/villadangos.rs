@@ -70,7 +70,7 @@
 
 use super::oneshot::Ending;
 use super::spec::{AlgorithmSpec, Assumptions, Candidates};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule};
+use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Role, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -298,10 +298,6 @@ impl Algorithm for Villadangos {
         }
     }
 
-    fn decision(&self) -> Option<Decision> {
-        self.end.decision()
-    }
-
     fn state(&self) -> &'static str {
         self.status.name()
     }
@@ -310,6 +306,7 @@ impl Algorithm for Villadangos {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Decision;
     use crate::algo::catalogue;
     use crate::algo::harness::permutations;
     use crate::algo::{Effect, MsgKind, PortInfo};

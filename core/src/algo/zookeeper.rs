@@ -172,8 +172,7 @@ use super::detector::{Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
 use super::spec::{AlgorithmSpec, Assumptions};
 use super::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
-    TimerId,
+    AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable, TimerId,
 };
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -697,10 +696,6 @@ impl Algorithm for ZooKeeper {
         self.vote = stable.vote;
         self.seen = self.seen.max(stable.term);
         self.restored = true;
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        self.reports.decision()
     }
 
     fn state(&self) -> &'static str {

@@ -1080,9 +1080,6 @@ mod tests {
                 out.push(Effect::Decide(Decision { role: Role::Follower, leader: 99 }));
             }
         }
-        fn decision(&self) -> Option<Decision> {
-            self.decided
-        }
         fn state(&self) -> &'static str {
             "test"
         }
@@ -1159,9 +1156,6 @@ mod tests {
         fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
             out.decide(Role::Follower, if timer == 1 { 7 } else { 99 });
         }
-        fn decision(&self) -> Option<Decision> {
-            None
-        }
         fn state(&self) -> &'static str {
             "clock"
         }
@@ -1179,9 +1173,6 @@ mod tests {
         }
         fn on_message(&mut self, _port: Port, _msg: Msg, _out: &mut Outbox) -> Result<(), AlgoError> {
             Ok(())
-        }
-        fn decision(&self) -> Option<Decision> {
-            None
         }
         fn state(&self) -> &'static str {
             "everywhere"
@@ -1265,9 +1256,6 @@ mod tests {
             assert_eq!(stable.vote, Some(42));
             self.term = stable.term;
             self.restored = Some(stable.term);
-        }
-        fn decision(&self) -> Option<Decision> {
-            None
         }
         fn state(&self) -> &'static str {
             "disk"

@@ -13,7 +13,7 @@ use tonic::Code;
 use super::agent::EventStream;
 use super::election::{Arrival, Election, ElectionSetup, PortLink, Rebuild};
 use ringleader_core::algo::{
-    AlgoError, Algorithm, Decision, Effect, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
+    AlgoError, Algorithm, Effect, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
 };
 
 /// A state machine scripted by the test: `on_start` emits `start`, every
@@ -49,10 +49,6 @@ impl Algorithm for Scripted {
         if timer == 1 {
             out.decide(Role::Leader, 7);
         }
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        None
     }
 
     fn state(&self) -> &'static str {
@@ -238,10 +234,6 @@ impl Algorithm for Incarnation {
     fn restore(&mut self, stable: Stable) {
         self.term = stable.term;
         self.restored.lock().unwrap().push(stable);
-    }
-
-    fn decision(&self) -> Option<Decision> {
-        None
     }
 
     fn state(&self) -> &'static str {
