@@ -219,6 +219,23 @@ impl Outputs<Vec<Output>> {
         self.sink.drain(..)
     }
 
+    /// Take the outputs of the last step, leaving the tally here: a driver
+    /// that needs itself mutably while it carries them out takes them this
+    /// way, and a panic while it does loses the step, never the counts.
+    /// [`Outputs::give_back`] returns the (emptied) vector, so its capacity
+    /// is reused.
+    pub fn take(&mut self) -> Vec<Output> {
+        std::mem::take(&mut self.sink)
+    }
+
+    /// Hand back a vector [`Outputs::take`] gave out, emptied.
+    pub fn give_back(&mut self, mut list: Vec<Output>) {
+        list.clear();
+        if self.sink.is_empty() {
+            self.sink = list;
+        }
+    }
+
     /// Forget the outputs (a driver that gives up on a step).
     pub fn clear(&mut self) {
         self.effects.clear();
@@ -688,6 +705,25 @@ mod tests {
             ]
         );
         assert_eq!(out.counters().messages, 1);
+    }
+
+    /// A driver that takes a step's outputs to carry them out leaves the tally
+    /// behind (a panic on its way loses the step, not the counts), and the
+    /// vector it gives back is reused.
+    #[test]
+    fn taking_the_outputs_leaves_the_counts() {
+        let mut s: Shell<Script> =
+            Shell::new(Script { on_start: vec![Effect::Send { port: 0, msg: WAKE }], ..Script::default() });
+        let mut out = Outputs::default();
+        s.start(&mut out);
+        let list = out.take();
+        assert_eq!(
+            (list.as_slice(), out.as_slice(), out.counters().messages),
+            (&[Output::Send { port: 0, msg: WAKE }][..], &[][..], 1)
+        );
+        let capacity = list.capacity();
+        out.give_back(list);
+        assert_eq!((out.as_slice().len(), out.take().capacity()), (0, capacity));
     }
 
     /// Only the latest set of a timer fires: a replaced, cancelled or

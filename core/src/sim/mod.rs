@@ -1041,7 +1041,6 @@ mod tests {
     struct Sequencer {
         id: u64,
         next: u32,
-        decided: Option<Decision>,
     }
 
     const COUNT: u32 = 20;
@@ -1062,9 +1061,7 @@ mod tests {
             let expected = self.next;
             self.next += 1;
             if self.next == COUNT {
-                let d = Decision { role: Role::Follower, leader: 1 };
-                self.decided = Some(d);
-                out.push(Effect::Decide(d));
+                out.push(Effect::Decide(Decision { role: Role::Follower, leader: 1 }));
             }
             if stage != expected {
                 return Err(AlgoError::Invalid(format!("message {stage} arrived when {expected} was due")));
@@ -1073,9 +1070,7 @@ mod tests {
         }
         fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
             if timer == 1 {
-                let d = Decision { role: Role::Leader, leader: 1 };
-                self.decided = Some(d);
-                out.push(Effect::Decide(d));
+                out.push(Effect::Decide(Decision { role: Role::Leader, leader: 1 }));
             } else {
                 out.push(Effect::Decide(Decision { role: Role::Follower, leader: 99 }));
             }
@@ -1089,7 +1084,7 @@ mod tests {
         let spec = find("as-far").unwrap(); // only its bound is used
         let topo = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
         let cfg = SimConfig { fifo, seed, max_delay: 50, ..SimConfig::default() };
-        run_with(spec, &topo, &[1, 2], &[0], Rule::Max, &cfg, |c| Sequencer { id: c.id, next: 0, decided: None })
+        run_with(spec, &topo, &[1, 2], &[0], Rule::Max, &cfg, |c| Sequencer { id: c.id, next: 0 })
     }
 
     /// Timers fire at their virtual time and cancelled ones never do; FIFO
@@ -1118,7 +1113,7 @@ mod tests {
                 faults: vec![crate::faults::Scheduled::new(0, seed, Fault::Link { from: None, to: None, fault })],
             };
             let cfg = SimConfig { seed, unit_delay: true, faults, ..SimConfig::default() };
-            run_with(spec, &topo, &[1, 2], &[0], Rule::Max, &cfg, |c| Sequencer { id: c.id, next: 0, decided: None })
+            run_with(spec, &topo, &[1, 2], &[0], Rule::Max, &cfg, |c| Sequencer { id: c.id, next: 0 })
         };
         let jitter = LinkFault { jitter_ms: 30, ..LinkFault::default() };
         let shuffle = LinkFault { reorder: 1.0, ..jitter };

@@ -492,10 +492,11 @@ impl Election {
     /// Carry out the effects in the outbox, in order; `span` is the step's
     /// span, which the messages sent carry as their parent.
     fn apply(self: &Arc<Self>, st: &mut State, spare: &mut Option<String>, mut span: Option<&mut global::BoxedSpan>) {
-        let mut out = std::mem::take(&mut st.out);
+        // Only the step's outputs leave `st.out`: its counters stay put.
+        let mut list = st.out.take();
         let context = span.as_ref().map(|s| s.span_context().clone());
         let traceparent = context.as_ref().and_then(observe::traceparent);
-        for output in out.drain() {
+        for output in list.drain(..) {
             match output {
                 Output::Send { port, msg } => {
                     let carried = if msg.kind().is_upkeep() { None } else { traceparent.clone() };
@@ -539,7 +540,7 @@ impl Election {
                 Output::Misstep(m) => st.record_error(m.to_string()),
             }
         }
-        st.out = out;
+        st.out.give_back(list);
     }
 
     fn send(&self, st: &mut State, port: Port, msg: Msg, spare: &mut Option<String>, traceparent: Option<String>) {
