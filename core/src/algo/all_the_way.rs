@@ -19,9 +19,9 @@
 //! end, so a literal transcription never terminates. A node decides when it
 //! knows n and has seen `n - 1` foreign ids.
 
-use super::oneshot::{AwakeStatus, Ending};
+use super::oneshot::{AwakeStatus, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Assumptions, RINGS};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -70,13 +70,6 @@ impl AllTheWay {
         }
     }
 
-    fn wake(&mut self, out: &mut Outbox) {
-        if self.state == AwakeStatus::Asleep {
-            self.state = AwakeStatus::Awake;
-            out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 1 });
-        }
-    }
-
     fn check(&mut self, out: &mut Outbox) {
         if let Some(n) = self.ring_size
             && self.seen.saturating_add(1) == n
@@ -87,14 +80,17 @@ impl AllTheWay {
     }
 }
 
-impl Algorithm for AllTheWay {
-    fn on_start(&mut self, out: &mut Outbox) {
-        self.wake(out);
+impl RingNode for AllTheWay {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        self.state = AwakeStatus::Awake;
+        out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 1 });
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let Msg::Election { id, hops, .. } = msg else {
-            return Err(AlgoError::UnexpectedKind { algorithm: "all-the-way", kind: msg.kind().name() });
+            return Err(Self::unexpected(msg));
         };
         if self.state == AwakeStatus::Done {
             return Err(AlgoError::Invalid(format!(
@@ -102,7 +98,9 @@ impl Algorithm for AllTheWay {
                 self.ring_size
             )));
         }
-        self.wake(out);
+        if self.state == AwakeStatus::Asleep {
+            self.start(out);
+        }
         if id == self.id {
             if self.ring_size.is_some() || hops < 1 {
                 return Err(AlgoError::Invalid(format!("own id {id} came back twice or with hop count {hops}")));
@@ -117,7 +115,7 @@ impl Algorithm for AllTheWay {
         Ok(())
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         self.state.name(&self.end)
     }
 }
@@ -127,7 +125,7 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::harness::ring_context;
-    use crate::algo::{Effect, LEFT, Role};
+    use crate::algo::{Algorithm, Effect, LEFT, Role};
 
     fn node(id: u64) -> AllTheWay {
         AllTheWay::new(&ring_context(id, Rule::Min))

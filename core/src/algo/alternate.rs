@@ -39,9 +39,9 @@
 //! gives the largest G_k ≤ n, one step fewer when n is not a G_k, and the
 //! conformance suite checks that bound is attained for n = 2, 3, 5, 8.
 
-use super::oneshot::{self, CandidateStatus, Ending};
+use super::oneshot::{self, CandidateStatus, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, descending, mirror};
-use super::{AlgoError, Algorithm, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -160,17 +160,26 @@ impl Alternate {
         self.state = CandidateStatus::Candidate;
         out.send(out_port(self.step), Msg::Election { id: self.id, stage: self.step, hops: 0 });
         for (port, msg) in std::mem::take(&mut self.held) {
-            self.on_msg(port, msg, out)?;
+            self.step(port, msg, out)?;
         }
         Ok(())
     }
+}
 
-    fn on_msg(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+impl RingNode for Alternate {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        // Nothing is held yet, so starting the first step cannot fail.
+        let _ = self.next_step(out);
+    }
+
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
                 CandidateStatus::Asleep => {
                     self.next_step(out)?;
-                    self.on_msg(port, msg, out)?;
+                    self.step(port, msg, out)?;
                 }
                 CandidateStatus::Candidate if stage > self.step => {
                     super::room_to_hold(self.held.len())?;
@@ -196,30 +205,16 @@ impl Alternate {
                 CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
             },
             Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "alternate", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-}
-
-impl Algorithm for Alternate {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == CandidateStatus::Asleep {
-            // Nothing is held yet, so starting the first step cannot fail.
-            let _ = self.next_step(out);
-        }
-    }
-
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
-        self.on_msg(port, msg, out)
     }
 
     fn held(&self) -> usize {
         self.held.len()
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         self.state.name(&self.end)
     }
 }
@@ -227,6 +222,7 @@ impl Algorithm for Alternate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Algorithm;
     use crate::algo::Effect;
     use crate::algo::harness::{self, election as el, ring_context};
 

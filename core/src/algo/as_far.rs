@@ -16,9 +16,9 @@
 //! its own id first, unless the arriving id already beats it (Santoro's
 //! "avoided if" rule).
 
-use super::oneshot::{AwakeStatus, Ending};
+use super::oneshot::{AwakeStatus, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, RINGS, ascending, descending, mirror};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -45,43 +45,54 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(AsFar::new)
 };
 
-/// One node of AsFar.
+/// One node of AsFar, or of ProbAsFar when `RANDOM`: the same rules, but
+/// its own id goes out on the port its random bit picks, not to the right
+/// (see [`super::prob_as_far`]).
 #[derive(Debug)]
-pub struct AsFar {
+pub struct AsFarNode<const RANDOM: bool> {
     id: u64,
     rule: Rule,
     state: AwakeStatus,
+    /// The port its own id goes out on.
+    dir: Port,
     best: u64,
     end: Ending,
 }
 
+/// One node of AsFar.
+pub type AsFar = AsFarNode<false>;
+
 impl AsFar {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        AsFar { id: c.id, rule: c.rule, state: AwakeStatus::Asleep, best: c.id, end: Ending::default() }
+        AsFarNode::sending(c, RIGHT)
     }
 }
 
-impl Algorithm for AsFar {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == AwakeStatus::Asleep {
-            self.state = AwakeStatus::Awake;
-            out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
-        }
+impl<const RANDOM: bool> AsFarNode<RANDOM> {
+    /// A sleeping node whose own id will go out on `dir`.
+    pub(super) fn sending(c: &NodeContext, dir: Port) -> Self {
+        AsFarNode { id: c.id, rule: c.rule, state: AwakeStatus::Asleep, dir, best: c.id, end: Ending::default() }
+    }
+}
+
+impl<const RANDOM: bool> RingNode for AsFarNode<RANDOM> {
+    const NAME: &'static str = if RANDOM { super::prob_as_far::SPEC.name } else { SPEC.name };
+
+    fn start(&mut self, out: &mut Outbox) {
+        self.state = AwakeStatus::Awake;
+        out.send(self.dir, Msg::Election { id: self.id, stage: 0, hops: 0 });
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, .. } => match self.state {
-                AwakeStatus::Asleep => {
+                AwakeStatus::Asleep if self.rule.beats(id, self.id) => {
                     self.state = AwakeStatus::Awake;
-                    if self.rule.beats(id, self.id) {
-                        self.best = id;
-                        out.send(other(port), msg);
-                    } else {
-                        out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
-                    }
+                    self.best = id;
+                    out.send(other(port), msg);
                 }
+                AwakeStatus::Asleep => self.start(out),
                 AwakeStatus::Awake => {
                     if id == self.id {
                         self.state = AwakeStatus::Done;
@@ -98,12 +109,12 @@ impl Algorithm for AsFar {
                 self.state = AwakeStatus::Done;
                 self.end.notified(port, leader, out);
             }
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "as-far", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         self.state.name(&self.end)
     }
 }
@@ -113,7 +124,7 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::harness::{ring_context, started};
-    use crate::algo::{Effect, LEFT, Role};
+    use crate::algo::{Algorithm, Effect, LEFT, Role};
 
     fn node(id: u64) -> AsFar {
         AsFar::new(&ring_context(id, Rule::Max))

@@ -46,9 +46,9 @@
 //! additions so that the extremum leads.
 
 use super::alternate;
-use super::oneshot::{self, COLLECT, Ending};
+use super::oneshot::{self, COLLECT, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ascending};
-use super::{AlgoError, Algorithm, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -161,17 +161,38 @@ impl BiMinMax {
         self.state = State::Candidate;
         out.send(RIGHT, Msg::Election { id: self.id, stage: self.stage, hops: 0 });
         for msg in std::mem::take(&mut self.held) {
-            self.on_msg(msg, out)?;
+            self.step(LEFT, msg, out)?;
         }
         Ok(())
     }
+}
+
+impl RingNode for BiMinMax {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        // Nothing is held yet, so starting the first stage cannot fail.
+        let _ = self.next_stage(out);
+    }
+
+    /// Messages come in on `LEFT` only: BiMinMax sends right.
+    fn check_port(&self, port: Port, msg: Msg) -> Result<(), AlgoError> {
+        match port {
+            LEFT => Ok(()),
+            RIGHT => Err(AlgoError::Invalid(format!(
+                "{msg:?} reached {} from the right; BiMinMax sends right only",
+                self.id
+            ))),
+            _ => Err(AlgoError::BadPort { port }),
+        }
+    }
 
     /// A message that came in on `LEFT`.
-    fn on_msg(&mut self, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn step(&mut self, _port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
             (Msg::Election { .. }, State::Asleep) => {
                 self.next_stage(out)?;
-                self.on_msg(msg, out)?;
+                self.step(LEFT, msg, out)?;
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Defeated) => {
                 oneshot::collect_on(self.rule, self.id, id, RIGHT, out);
@@ -210,36 +231,16 @@ impl BiMinMax {
                     self.id, self.stage
                 )));
             }
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "bi-min-max", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-}
-
-impl Algorithm for BiMinMax {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            // Nothing is held yet, so starting the first stage cannot fail.
-            let _ = self.next_stage(out);
-        }
-    }
-
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port != LEFT {
-            return Err(if port == other(LEFT) {
-                AlgoError::Invalid(format!("{msg:?} reached {} from the right; BiMinMax sends right only", self.id))
-            } else {
-                AlgoError::BadPort { port }
-            });
-        }
-        self.on_msg(msg, out)
     }
 
     fn held(&self) -> usize {
         self.held.len()
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::Candidate => "candidate",
@@ -256,7 +257,7 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::harness::{self, election as el, ring_arrangements, ring_context};
-    use crate::algo::{Effect, Role, alternate, catalogue};
+    use crate::algo::{Algorithm, Effect, Role, alternate, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 

@@ -28,9 +28,9 @@
 //!   originator was defeated, and probes or replies that reach a node after
 //!   the election ended, are swallowed.
 
-use super::oneshot::{self, CandidateStatus, Ending};
+use super::oneshot::{self, CandidateStatus, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS, ceil_log2};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -117,15 +117,15 @@ impl ControlledDistance {
     }
 }
 
-impl Algorithm for ControlledDistance {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == CandidateStatus::Asleep {
-            self.state = CandidateStatus::Candidate;
-            self.probe_both(out);
-        }
+impl RingNode for ControlledDistance {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        self.state = CandidateStatus::Candidate;
+        self.probe_both(out);
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Probe { id, stage, limit } => self.probe(port, id, stage, limit, out),
             Msg::Reply { id, stage } => match self.state {
@@ -147,7 +147,7 @@ impl Algorithm for ControlledDistance {
                 CandidateStatus::Candidate | CandidateStatus::Asleep => {
                     return Err(AlgoError::Invalid(format!(
                         "reply for {id} reached a node ({}) that never relayed its probe",
-                        self.state()
+                        self.status()
                     )));
                 }
             },
@@ -156,13 +156,13 @@ impl Algorithm for ControlledDistance {
                 self.end.notified(port, leader, out);
             }
             _ => {
-                return Err(AlgoError::UnexpectedKind { algorithm: "controlled-distance", kind: msg.kind().name() });
+                return Err(Self::unexpected(msg));
             }
         }
         Ok(())
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         self.state.name(&self.end)
     }
 }
@@ -172,7 +172,7 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::harness::{ring_context, started};
-    use crate::algo::{Effect, LEFT, RIGHT, Role};
+    use crate::algo::{Algorithm, Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64) -> ControlledDistance {
         ControlledDistance::new(&ring_context(id, Rule::Max))

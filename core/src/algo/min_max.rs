@@ -40,9 +40,9 @@
 
 use super::alternate;
 use super::bi_min_max;
-use super::oneshot::{self, COLLECT, Ending};
+use super::oneshot::{self, COLLECT, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, reversed};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -105,11 +105,6 @@ impl MinMax {
         out.send(RIGHT, Msg::Election { id, stage: round, hops: 0 });
     }
 
-    fn wake(&mut self, out: &mut Outbox) {
-        self.state = State::Running;
-        self.send_envelope(self.id, 1, out);
-    }
-
     fn envelope(&mut self, id: u64, round: u32, out: &mut Outbox) -> Result<(), AlgoError> {
         let (lid, lround) = self.last;
         if round < lround {
@@ -133,19 +128,19 @@ impl MinMax {
     }
 }
 
-impl Algorithm for MinMax {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.wake(out);
-        }
+impl RingNode for MinMax {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        self.state = State::Running;
+        self.send_envelope(self.id, 1, out);
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
             (Msg::Election { .. }, State::Asleep) => {
-                self.wake(out);
-                self.on_message(port, msg, out)?;
+                self.start(out);
+                self.step(port, msg, out)?;
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
                 self.state = State::Announcing;
@@ -161,12 +156,12 @@ impl Algorithm for MinMax {
                 self.end.announce(self.id, leader, other(port), out);
             }
             (Msg::Election { .. } | Msg::Notify { .. }, state) => return Err(oneshot::misplaced(self.id, msg, state)),
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "min-max", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::Running => "running",
@@ -182,7 +177,7 @@ mod tests {
     use super::*;
     use crate::algo::catalogue;
     use crate::algo::harness::{self, election as el, ring_context};
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::{Algorithm, Effect, LEFT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 

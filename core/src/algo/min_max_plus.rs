@@ -79,9 +79,9 @@
 //! The collecting round (an `Election` with stage 0 carrying the best id
 //! seen) and the notification are Ringleader's additions, as in MinMax.
 
-use super::oneshot::{self, COLLECT, Ending};
+use super::oneshot::{self, COLLECT, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -170,12 +170,6 @@ impl MinMaxPlus {
         Ok(())
     }
 
-    fn wake(&mut self, out: &mut Outbox) {
-        self.state = State::Running;
-        // Cannot fail: hops 0.
-        let _ = self.send_envelope(self.id, 1, 0, out);
-    }
-
     fn envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
         let (lid, lround) = self.last;
         if round < lround {
@@ -204,19 +198,20 @@ impl MinMaxPlus {
     }
 }
 
-impl Algorithm for MinMaxPlus {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.wake(out);
-        }
+impl RingNode for MinMaxPlus {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        self.state = State::Running;
+        // Cannot fail: hops 0.
+        let _ = self.send_envelope(self.id, 1, 0, out);
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
             (Msg::Election { .. }, State::Asleep) => {
-                self.wake(out);
-                self.on_message(port, msg, out)?;
+                self.start(out);
+                self.step(port, msg, out)?;
             }
             (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
                 self.state = State::Announcing;
@@ -232,12 +227,12 @@ impl Algorithm for MinMaxPlus {
                 self.end.announce(self.id, leader, other(port), out);
             }
             (Msg::Election { .. } | Msg::Notify { .. }, state) => return Err(oneshot::misplaced(self.id, msg, state)),
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "min-max-plus", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::Running => "running",
@@ -253,7 +248,7 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::harness::{ring_arrangements, ring_context};
-    use crate::algo::{Effect, LEFT, Role, catalogue};
+    use crate::algo::{Algorithm, Effect, LEFT, Role, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 

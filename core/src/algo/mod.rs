@@ -487,7 +487,7 @@ pub fn room_to_hold(held: usize) -> Result<(), AlgoError> {
 }
 
 /// A boxed state machine is one too, so drivers can hold `Box<dyn Algorithm>`.
-impl<T: Algorithm + ?Sized> Algorithm for Box<T> {
+impl Algorithm for Box<dyn Algorithm> {
     fn on_start(&mut self, out: &mut Outbox) {
         (**self).on_start(out)
     }

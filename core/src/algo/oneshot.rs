@@ -21,10 +21,18 @@
 //! algorithms report in the same words are built here too ([`misplaced`],
 //! [`after_the_end`]), and so is the way Stages without FIFO and Alternate
 //! take the notification ([`CandidateStatus::notified`]).
+//!
+//! Each one-shot ring algorithm is a [`RingNode`]: it writes its rules alone
+//! (how it starts, how it takes a message, its state names), and its
+//! [`Algorithm`] comes from one blanket impl that starts a node at most once,
+//! refuses ports a ring node does not have and names the algorithm in the
+//! error for a kind it does not use. AsFar and ProbAsFar are one
+//! [`AsFarNode`](super::as_far::AsFarNode): the same rules, with the
+//! direction of the own id fixed or drawn.
 
 use std::fmt;
 
-use super::{AlgoError, Decision, LEFT, Msg, Outbox, Port, RIGHT, Role, Rule, other};
+use super::{AlgoError, Algorithm, Decision, LEFT, Msg, Outbox, Port, RIGHT, Role, Rule, other};
 
 /// What a node of a one-shot election has decided: nothing, then one
 /// [`Decision`] for good, pushed as [`Effect::Decide`](super::Effect::Decide)
@@ -201,6 +209,77 @@ pub fn relay_held(held: &mut Vec<(Port, Msg)>, out: &mut Outbox) {
 #[inline]
 pub fn ring_port(port: Port) -> Result<(), AlgoError> {
     if port > RIGHT { Err(AlgoError::BadPort { port }) } else { Ok(()) }
+}
+
+/// A node of a one-shot election on a ring, written as the algorithm's own
+/// rules alone. Its [`Algorithm`] is the blanket impl below, which does what
+/// every ring node does alike: an initiator starts at most once (only while
+/// [`RingNode::asleep`]), a port other than [`LEFT`] and [`RIGHT`] is refused
+/// before the algorithm sees the message ([`RingNode::check_port`]), and the
+/// state name, the held count and the error for a kind the algorithm does
+/// not use ([`RingNode::unexpected`]) come from one place.
+pub trait RingNode: Send + fmt::Debug {
+    /// The algorithm's catalogue name, in the errors it reports.
+    const NAME: &'static str;
+
+    /// Has the node not woken yet (neither started nor reached by a
+    /// message)? By default: is its state named `"asleep"`, the name of
+    /// Santoro's first status, which the ring algorithms here keep (one that
+    /// names it otherwise says so here).
+    #[inline]
+    fn asleep(&self) -> bool {
+        self.status() == "asleep"
+    }
+
+    /// Wake and start the node's part: [`Algorithm::on_start`] of a
+    /// sleeping node (an awake one ignores a start).
+    fn start(&mut self, out: &mut Outbox);
+
+    /// `msg` arrived on `port`, which [`RingNode::check_port`] let through.
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError>;
+
+    /// Current state name (see [`Algorithm::state`]).
+    fn status(&self) -> &'static str;
+
+    /// How many messages the node holds for later (see [`Algorithm::held`]).
+    fn held(&self) -> usize {
+        0
+    }
+
+    /// Refuse `msg` on a `port` this node takes nothing from: anything
+    /// but [`LEFT`] and [`RIGHT`] by default ([`ring_port`]).
+    #[inline]
+    fn check_port(&self, port: Port, _msg: Msg) -> Result<(), AlgoError> {
+        ring_port(port)
+    }
+
+    /// The error for `msg`, of a kind this algorithm does not use.
+    fn unexpected(msg: Msg) -> AlgoError {
+        AlgoError::UnexpectedKind { algorithm: Self::NAME, kind: msg.kind().name() }
+    }
+}
+
+impl<R: RingNode> Algorithm for R {
+    #[inline]
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.asleep() {
+            self.start(out);
+        }
+    }
+
+    #[inline]
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        self.check_port(port, msg)?;
+        self.step(port, msg, out)
+    }
+
+    fn state(&self) -> &'static str {
+        self.status()
+    }
+
+    fn held(&self) -> usize {
+        RingNode::held(self)
+    }
 }
 
 /// The stage of the collecting round's message: MinMax, MinMax+ and BiMinMax
@@ -383,6 +462,33 @@ mod tests {
         assert_eq!(misplaced(3, n, State::Relay).to_string(), "Notify { leader: 9 } reached 3 in state Relay");
         assert_eq!(after_the_end(7).to_string(), "id 7 arrived after the election ended");
         assert_eq!(notified_candidate(4).to_string(), "notification reached candidate 4");
+    }
+
+    /// Every one-shot ring algorithm (the [`RingNode`]s and SyncHs) starts at most once: a fresh node is
+    /// asleep, its first start wakes it and sends, a second start does nothing; a port beyond
+    /// LEFT and RIGHT is refused before the algorithm sees the message.
+    #[test]
+    fn ring_nodes_start_once_and_refuse_foreign_ports() {
+        use crate::algo::catalogue::CATALOGUE;
+        use crate::algo::harness;
+        use crate::topology::TopologyKind;
+        let rings = [TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
+        let mut checked = 0;
+        for spec in CATALOGUE.iter().filter(|s| s.build_kept.is_none() && rings.contains(&s.default_topology())) {
+            let (mut a, _) = harness::node(spec, 5, false).unwrap();
+            assert!(["asleep", "non-participant"].contains(&a.state()), "{}: {}", spec.name, a.state());
+            let mut out = Outbox::default();
+            a.on_start(&mut out);
+            assert!(!out.effects().is_empty(), "{}: a start sends", spec.name);
+            assert!(!["asleep", "non-participant"].contains(&a.state()), "{}: awake after a start", spec.name);
+            out.clear();
+            a.on_start(&mut out);
+            assert!(out.effects().is_empty(), "{}: a second start does nothing", spec.name);
+            let refused = a.on_message(2, Msg::Notify { leader: 9 }, &mut out);
+            assert_eq!(refused, Err(AlgoError::BadPort { port: 2 }), "{}", spec.name);
+            checked += 1;
+        }
+        assert_eq!(checked, 15, "the fourteen ring nodes and SyncHs");
     }
 
     /// Held messages go back out of the port opposite their arrival, in

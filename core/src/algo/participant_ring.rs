@@ -37,9 +37,9 @@
 //! The seed's "`if = myid`" is "`id = myid`". The seed's "mark as non-part"
 //! (to allow a later election) is not needed for one election and omitted.
 
-use super::oneshot::{self, Ending};
+use super::oneshot::{Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, descending, mirror};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -96,16 +96,19 @@ impl ParticipantRing {
     }
 }
 
-impl Algorithm for ParticipantRing {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::NonParticipant {
-            self.state = State::Participant;
-            out.send(RIGHT, self.own());
-        }
+impl RingNode for ParticipantRing {
+    const NAME: &'static str = SPEC.name;
+
+    fn asleep(&self) -> bool {
+        self.state == State::NonParticipant
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
+    fn start(&mut self, out: &mut Outbox) {
+        self.state = State::Participant;
+        out.send(RIGHT, self.own());
+    }
+
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, .. } => match self.state {
                 State::NonParticipant | State::Participant if id == self.id => {
@@ -129,12 +132,12 @@ impl Algorithm for ParticipantRing {
                 self.state = State::Done;
                 self.end.notified(port, leader, out);
             }
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "participant-ring", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match self.state {
             State::NonParticipant => "non-participant",
             State::Participant => "participant",
@@ -148,7 +151,7 @@ mod tests {
     use super::*;
     use crate::algo::catalogue;
     use crate::algo::harness::{election, ring_context, started};
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::{Algorithm, Effect, LEFT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 

@@ -22,9 +22,9 @@
 //! the figures; "best seen" is shared by both directions here (dropping an id
 //! some better id already passed is safe, and keeps AsFar's worst case).
 
-use super::oneshot::{self, AwakeStatus, Ending};
+use super::as_far::AsFarNode;
 use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{NodeContext, Port, Rule};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -43,78 +43,14 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(ProbAsFar::new)
 };
 
-/// One node of ProbAsFar.
-#[derive(Debug)]
-pub struct ProbAsFar {
-    id: u64,
-    rule: Rule,
-    state: AwakeStatus,
-    /// The port its own id goes out on, from the random bit.
-    dir: Port,
-    best: u64,
-    end: Ending,
-}
+/// One node of ProbAsFar: AsFar's rules, [`AsFarNode`] with its own id sent
+/// on the port its random bit picks.
+pub type ProbAsFar = AsFarNode<true>;
 
 impl ProbAsFar {
-    /// A sleeping node; its direction is bit 0 of `c.coin`.
+    /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        ProbAsFar {
-            id: c.id,
-            rule: c.rule,
-            state: AwakeStatus::Asleep,
-            dir: (c.coin & 1) as Port,
-            best: c.id,
-            end: Ending::default(),
-        }
-    }
-
-    fn wake(&mut self, out: &mut Outbox) {
-        self.state = AwakeStatus::Awake;
-        out.send(self.dir, Msg::Election { id: self.id, stage: 0, hops: 0 });
-    }
-}
-
-impl Algorithm for ProbAsFar {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == AwakeStatus::Asleep {
-            self.wake(out);
-        }
-    }
-
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
-        match msg {
-            Msg::Election { id, .. } => match self.state {
-                AwakeStatus::Asleep if self.rule.beats(id, self.id) => {
-                    self.state = AwakeStatus::Awake;
-                    self.best = id;
-                    out.send(other(port), msg);
-                }
-                AwakeStatus::Asleep => self.wake(out),
-                AwakeStatus::Awake if id == self.id => {
-                    self.state = AwakeStatus::Done;
-                    self.end.elect(id, out);
-                }
-                AwakeStatus::Awake => {
-                    if self.rule.beats(id, self.best) {
-                        self.best = id;
-                        out.send(other(port), msg);
-                    }
-                }
-                // Ids still in flight when the election ended are swallowed.
-                AwakeStatus::Done => {}
-            },
-            Msg::Notify { leader } => {
-                self.state = AwakeStatus::Done;
-                self.end.notified(port, leader, out);
-            }
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "prob-as-far", kind: msg.kind().name() }),
-        }
-        Ok(())
-    }
-
-    fn state(&self) -> &'static str {
-        self.state.name(&self.end)
+        AsFarNode::sending(c, (c.coin & 1) as Port)
     }
 }
 
@@ -123,7 +59,7 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::harness::{election, ring_context, started};
-    use crate::algo::{Effect, LEFT, RIGHT, Role};
+    use crate::algo::{Algorithm, Effect, LEFT, Msg, Outbox, RIGHT, Role};
 
     fn node(id: u64, coin: u64) -> ProbAsFar {
         ProbAsFar::new(&NodeContext { coin, ..ring_context(id, Rule::Max) })

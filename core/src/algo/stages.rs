@@ -32,9 +32,9 @@
 
 use std::collections::VecDeque;
 
-use super::oneshot::{self, Ending};
+use super::oneshot::{self, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -110,6 +110,25 @@ impl Stages {
         oneshot::send_both(Msg::Election { id: self.id, stage: self.stage, hops: 0 }, out);
     }
 
+    /// With FIFO links a candidate only ever hears ids of its own stage.
+    fn check_stage(&self, id: u64, stage: u32) -> Result<(), AlgoError> {
+        if stage != self.stage {
+            return Err(AlgoError::Invalid(format!(
+                "id {id} of stage {stage} reached a candidate in stage {} (links not FIFO?)",
+                self.stage
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl RingNode for Stages {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        self.next_stage(out);
+    }
+
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
@@ -163,40 +182,16 @@ impl Stages {
                     self.end.follow(port, leader, out);
                 }
             },
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "stages", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    /// With FIFO links a candidate only ever hears ids of its own stage.
-    fn check_stage(&self, id: u64, stage: u32) -> Result<(), AlgoError> {
-        if stage != self.stage {
-            return Err(AlgoError::Invalid(format!(
-                "id {id} of stage {stage} reached a candidate in stage {} (links not FIFO?)",
-                self.stage
-            )));
-        }
-        Ok(())
-    }
-}
-
-impl Algorithm for Stages {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.next_stage(out);
-        }
-    }
-
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
-        self.step(port, msg, out)
     }
 
     fn held(&self) -> usize {
         self.held.len()
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::Candidate => "candidate",
@@ -212,7 +207,7 @@ impl Algorithm for Stages {
 mod tests {
     use super::*;
     use crate::algo::harness::{election as el, ring_context, started};
-    use crate::algo::{Effect, LEFT, RIGHT};
+    use crate::algo::{Algorithm, Effect, LEFT, RIGHT};
 
     fn node(id: u64) -> Stages {
         Stages::new(&ring_context(id, Rule::Max))

@@ -27,9 +27,9 @@
 //! defeated". A stored message must be relayed by a node that becomes
 //! defeated (the slide is silent; dropping it loses the next stage's ids).
 
-use super::oneshot::{self, CandidateStatus, Ending};
+use super::oneshot::{self, CandidateStatus, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -97,6 +97,15 @@ impl StagesBuffered {
         }
         Ok(())
     }
+}
+
+impl RingNode for StagesBuffered {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        // Nothing is stored yet, so starting the first stage cannot fail.
+        let _ = self.next_stage(out);
+    }
 
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
@@ -138,30 +147,16 @@ impl StagesBuffered {
                 CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
             },
             Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "stages-buffered", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-}
-
-impl Algorithm for StagesBuffered {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == CandidateStatus::Asleep {
-            // Nothing is stored yet, so starting the first stage cannot fail.
-            let _ = self.next_stage(out);
-        }
-    }
-
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
-        self.step(port, msg, out)
     }
 
     fn held(&self) -> usize {
         self.stored.len()
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         self.state.name(&self.end)
     }
 }
@@ -171,7 +166,7 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::harness::{election as el, ring_context, started};
-    use crate::algo::{Effect, LEFT, RIGHT, Role};
+    use crate::algo::{Algorithm, Effect, LEFT, RIGHT, Role};
 
     fn node(id: u64) -> StagesBuffered {
         StagesBuffered::new(&ring_context(id, Rule::Max))

@@ -41,9 +41,9 @@
 //! stage's ids (a survivor two candidates away is already one stage ahead):
 //! they are held, not relayed, since that candidate still owes feedback.
 
-use super::oneshot::{self, Ending};
+use super::oneshot::{self, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, feedback_worst_case, floor_log3, mirror, zigzag};
-use super::{AlgoError, Algorithm, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -160,6 +160,15 @@ impl StagesFeedback {
             Ok(())
         }
     }
+}
+
+impl RingNode for StagesFeedback {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        // Nothing is held yet, so starting the first stage cannot fail.
+        let _ = self.next_stage(out);
+    }
 
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let invalid = |what: String| Err(AlgoError::Invalid(what));
@@ -209,32 +218,16 @@ impl StagesFeedback {
                 Ok(())
             }
             (Msg::Notify { .. }, State::Leader) => Ok(()),
-            (Msg::Probe { .. } | Msg::Reply { .. }, _) => {
-                Err(AlgoError::UnexpectedKind { algorithm: "stages-feedback", kind: msg.kind().name() })
-            }
+            (Msg::Probe { .. } | Msg::Reply { .. }, _) => Err(Self::unexpected(msg)),
             (msg, state) => invalid(format!("{msg:?} reached {} in state {state:?}, stage {}", self.id, self.stage)),
         }
-    }
-}
-
-impl Algorithm for StagesFeedback {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            // Nothing is held yet, so starting the first stage cannot fail.
-            let _ = self.next_stage(out);
-        }
-    }
-
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
-        self.step(port, msg, out)
     }
 
     fn held(&self) -> usize {
         self.held.len()
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::Candidate => "candidate",
@@ -249,6 +242,7 @@ impl Algorithm for StagesFeedback {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Algorithm;
     use crate::algo::Effect;
     use crate::algo::harness::{self, election as el, ring_context};
 

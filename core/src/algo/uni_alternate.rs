@@ -27,9 +27,9 @@
 //! of declaring itself leader.
 
 use super::alternate;
-use super::oneshot::{self, Ending};
+use super::oneshot::{self, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, mirror};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -90,19 +90,18 @@ impl UniAlternate {
     }
 }
 
-impl Algorithm for UniAlternate {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.next_step(out);
-        }
+impl RingNode for UniAlternate {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        self.next_step(out);
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
             (Msg::Election { .. }, State::Asleep) => {
                 self.next_step(out);
-                self.on_message(port, msg, out)?;
+                self.step(port, msg, out)?;
             }
             (Msg::Election { id: v, stage, .. }, State::Active) => {
                 if stage != self.step {
@@ -130,12 +129,12 @@ impl Algorithm for UniAlternate {
                 self.end.announce(self.id, leader, other(port), out);
             }
             (Msg::Election { .. } | Msg::Notify { .. }, state) => return Err(oneshot::misplaced(self.id, msg, state)),
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "uni-alternate", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::Active => "active",
@@ -151,7 +150,7 @@ mod tests {
     use super::*;
     use crate::algo::catalogue;
     use crate::algo::harness::{election as el, ring_context, started};
-    use crate::algo::{Effect, LEFT};
+    use crate::algo::{Algorithm, Effect, LEFT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 

@@ -36,11 +36,11 @@
 //! stage: step }`, the step's parity telling the first message of a phase
 //! from the second.
 
-use super::oneshot::{self, Ending};
+use super::oneshot::{Ending, RingNode};
 use super::spec::{
     AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, bit_reversal, floor_log2, mirror,
 };
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -105,13 +105,21 @@ impl UniStages {
         self.state = State::First;
         out.send(RIGHT, Msg::Election { id: self.value, stage: self.phase.saturating_mul(2) - 1, hops: 0 });
     }
+}
 
-    fn on_msg(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+impl RingNode for UniStages {
+    const NAME: &'static str = SPEC.name;
+
+    fn start(&mut self, out: &mut Outbox) {
+        self.next_phase(out);
+    }
+
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id: v, stage, .. } => match self.state {
                 State::Asleep => {
                     self.next_phase(out);
-                    self.on_msg(port, msg, out)?;
+                    self.step(port, msg, out)?;
                 }
                 State::First | State::Second { .. } => {
                     let want = if self.state == State::First {
@@ -158,25 +166,12 @@ impl UniStages {
                 }
                 _ => return Err(AlgoError::Invalid(format!("notification reached {} in {:?}", self.id, self.state))),
             },
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "uni-stages", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
     }
-}
 
-impl Algorithm for UniStages {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.next_phase(out);
-        }
-    }
-
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        oneshot::ring_port(port)?;
-        self.on_msg(port, msg, out)
-    }
-
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::First | State::Second { .. } => "active",
@@ -193,7 +188,7 @@ mod tests {
     use crate::algo::Decision;
     use crate::algo::catalogue;
     use crate::algo::harness::{self, election as el, ring_context};
-    use crate::algo::{Effect, LEFT, Role};
+    use crate::algo::{Algorithm, Effect, LEFT, Role};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 
