@@ -61,6 +61,14 @@ impl TestController {
         Self::start_with(test_config(local_nodes)).await
     }
 
+    /// [`TestController::start`], and a client of it: what nearly every
+    /// end-to-end test begins with.
+    pub async fn with_client(local_nodes: u32) -> (TestController, Client) {
+        let ctl = Self::start(local_nodes).await;
+        let client = ctl.client();
+        (ctl, client)
+    }
+
     /// Start a controller with `local_nodes` embedded nodes and the
     /// fixtures' configuration ([`test_config`]) changed by `tune`.
     pub async fn start_tuned(local_nodes: u32, tune: impl FnOnce(&mut ControllerConfig)) -> TestController {

@@ -108,8 +108,7 @@ async fn bad_requests_name_the_field() {
 /// Without any node, a LIVE election is FAILED_PRECONDITION naming `size`, while SIMULATED ones still run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_empty_cluster_only_simulates() {
-    let ctl = TestController::start(0).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(0).await;
     let err = client.start_election(election("as-far")).await.unwrap_err();
     assert_refused(&err, Code::FailedPrecondition, "size");
     let e =
@@ -121,8 +120,7 @@ async fn an_empty_cluster_only_simulates() {
 /// Unknown election ids are NOT_FOUND; an empty one is INVALID_ARGUMENT naming `election_id`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_elections_are_not_found() {
-    let ctl = TestController::start(2).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(2).await;
     let err = client.get_election(pb::GetElectionRequest { election_id: "nope".into() }).await.unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
     let err = client.get_election(pb::GetElectionRequest::default()).await.unwrap_err();

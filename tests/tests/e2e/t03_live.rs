@@ -39,8 +39,7 @@ async fn stages_elects_the_maximum_on_8_nodes() {
 /// Explicit ids, explicit initiators, a mirrored winner rule and an unoriented ring are honoured end to end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explicit_ids_initiators_rule_and_topology() {
-    let ctl = TestController::start(6).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(6).await;
     let ids = vec![40, 10, 60, 30, 50, 20];
     for (algorithm, topology) in [
         ("as-far", pb::TopologyKind::RingUnidirectional),

@@ -7,8 +7,7 @@ use ringleader_tests::{TestController, election, live_and_simulated};
 /// messages, per kind, and the same bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_and_simulated_counts_match_where_schedule_independent() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     let mut compared = 0;
     for spec in CATALOGUE.iter().filter(|s| s.schedule_independent) {
         for (seed, initiators, id_order) in [
@@ -46,8 +45,7 @@ async fn live_and_simulated_counts_match_where_schedule_independent() {
 /// Controlled Distance's count depends on the schedule, so LIVE and SIMULATED only have to agree on the leader and the bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controlled_distance_live_and_simulated_agree_on_the_leader() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     let request = pb::StartElectionRequest { seed: 9, initiators: 4, ..election("controlled-distance") };
     let (live, sim) = live_and_simulated(&mut client, request).await;
     assert_eq!(live.leader.unwrap().id, sim.leader.unwrap().id);

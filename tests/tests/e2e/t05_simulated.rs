@@ -35,8 +35,7 @@ async fn simulated_as_far_on_100000_positions() {
 /// Every algorithm runs SIMULATED with defaults (8 positions) and, where it allows them, on non-FIFO links with unit delays.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn simulated_defaults_and_options() {
-    let ctl = TestController::start(0).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(0).await;
     for spec in ringleader_core::algo::catalogue::CATALOGUE {
         let e = elect_correct(&mut client, simulated(spec.name)).await;
         assert_eq!((e.n, e.k, e.participants.len()), (8, 8, 8), "{}", spec.name);
@@ -64,8 +63,7 @@ async fn simulated_defaults_and_options() {
 /// known worst case is refused naming `id_order`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worst_and_best_case_id_orders() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     for (mode, n) in [(pb::Mode::Simulated, 100u64), (pb::Mode::Live, 8)] {
         let worst = pb::StartElectionRequest {
             size: n as u32,
@@ -98,8 +96,7 @@ async fn worst_and_best_case_id_orders() {
 /// arrow per message; a LIVE election or more than 256 positions are refused naming the field.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn simulated_diagram_as_svg() {
-    let ctl = TestController::start(0).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(0).await;
     let with_diagram = Some(pb::SimulationOptions { diagram: true, ..Default::default() });
     let e =
         elect_correct(&mut client, pb::StartElectionRequest { simulation: with_diagram, ..simulated("as-far") }).await;
@@ -118,8 +115,7 @@ async fn simulated_diagram_as_svg() {
 /// naming `diagram`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_diagram_as_svg() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     let e = elect_correct(&mut client, pb::StartElectionRequest { diagram: true, ..election("as-far") }).await;
     let svg = diagram(&e, 8);
     assert!(svg.contains("LIVE") && svg.contains("node-0"), "{svg}");

@@ -22,8 +22,7 @@ async fn watch_all(client: &mut Client, id: &str) -> Vec<pb::ElectionEvent> {
 /// position not yet decided in that snapshot, then `finished`, and the stream ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_follows_a_live_election_to_the_end() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     let started = elect(&mut client, pb::StartElectionRequest { wait: false, seed: 4, ..election("stages") }).await;
     assert!(
         [pb::ElectionState::Pending as i32, pb::ElectionState::Running as i32].contains(&started.state),
@@ -58,8 +57,7 @@ async fn watch_follows_a_live_election_to_the_end() {
 /// Watching a finished election gives exactly its snapshot and `finished`, then the stream ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_of_a_finished_election_is_snapshot_then_finished() {
-    let ctl = TestController::start(4).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(4).await;
     let e = elect_correct(&mut client, election("as-far")).await;
     let events = watch_all(&mut client, &e.election_id).await;
     assert_eq!(events.len(), 2, "{events:?}");

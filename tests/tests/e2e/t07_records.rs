@@ -7,8 +7,7 @@ use ringleader_tests::{TestController, assert_correct, elect, elect_correct, ele
 /// algorithm and omits participants.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn elections_are_recorded() {
-    let ctl = TestController::start(4).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(4).await;
     let a = elect(&mut client, election("as-far")).await;
     let b = elect(&mut client, election("stages")).await;
     let c =
@@ -32,8 +31,7 @@ async fn elections_are_recorded() {
 /// GetLeader names the leader of a given election, and by default that of the most recently finished one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_leader_by_id_and_latest() {
-    let ctl = TestController::start(5).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(5).await;
     let max = elect_correct(&mut client, election("as-far")).await;
     let min = elect_correct(&mut client, election("all-the-way")).await;
     let latest = client.get_leader(pb::GetLeaderRequest::default()).await.unwrap().into_inner();
@@ -50,8 +48,7 @@ async fn get_leader_by_id_and_latest() {
 /// With wait=false StartElection answers at once (PENDING or RUNNING) and the election still finishes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_without_waiting() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     let e = elect(&mut client, pb::StartElectionRequest { wait: false, ..election("controlled-distance") }).await;
     assert!([pb::ElectionState::Pending as i32, pb::ElectionState::Running as i32].contains(&e.state), "{e:?}");
     let request = pb::GetElectionRequest { election_id: e.election_id.clone() };

@@ -54,8 +54,7 @@ async fn compare_streams_progress_rows_and_result() {
 /// Sweep requests are checked before anything runs, naming the field.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compare_refuses_bad_requests() {
-    let ctl = TestController::start(4).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(4).await;
     let bad = |f: fn(&mut pb::CompareRequest)| {
         let mut r = pb::CompareRequest { sizes: vec![4], ..Default::default() };
         f(&mut r);

@@ -12,8 +12,7 @@ fn tree(edges: &[(u32, u32)]) -> Option<pb::Topology> {
 /// exactly 3n + k - 4 messages, the same count as SIMULATED, whatever the ids and initiators.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tree_saturation_live_and_simulated() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     let path: Vec<(u32, u32)> = (0..7).map(|i| (i, i + 1)).collect();
     for (topology, initiators, seed) in [(tree(&[]), 0u32, 3u64), (tree(&path), 2, 4), (tree(&[]), 1, 5)] {
         for mode in [pb::Mode::Live, pb::Mode::Simulated] {
@@ -36,8 +35,7 @@ async fn tree_saturation_live_and_simulated() {
 /// Edges that do not make a tree, edges on a ring, and ring algorithms on a tree are refused naming the field.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_trees_are_refused() {
-    let ctl = TestController::start(4).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(4).await;
     let cases = [
         (election_on("tree-saturation", Tree, &[(0, 1), (1, 2)]), "topology.edges"),
         (election_on("tree-saturation", Tree, &[(0, 1), (1, 2), (2, 0)]), "topology.edges"),

@@ -6,8 +6,7 @@ use ringleader_tests::{TestController, assert_correct, election};
 /// elects the extremum (of the corners, on a mesh; Elect_root the root its run builds) with every node agreeing and the count within the bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_algorithm_live_on_64_nodes() {
-    let ctl = TestController::start(64).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(64).await;
     for spec in ringleader_core::algo::catalogue::CATALOGUE {
         let e = client
             .start_election(pb::StartElectionRequest { seed: 7, ..election(spec.name) })

@@ -13,8 +13,7 @@ fn mesh(rows: u32, cols: u32) -> Option<pb::Topology> {
 /// of `mesh_corners::message_count`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mesh_corners_live_on_a_3_by_4_mesh() {
-    let ctl = TestController::start(12).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(12).await;
     let shapes = [(mesh(3, 4), 0), (mesh(0, 0), 12), (None, 12)];
     let runs = [(0u32, 1u64, pb::Winner::Default), (1, 2, pb::Winner::Min), (5, 3, pb::Winner::Max)];
     for (topology, size) in shapes {
@@ -51,8 +50,7 @@ async fn mesh_corners_live_on_a_3_by_4_mesh() {
 /// not divide the size (`topology.rows`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_meshes_are_refused() {
-    let ctl = TestController::start(12).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(12).await;
     let ring = Some(pb::Topology { kind: pb::TopologyKind::RingBidirectional as i32, ..Default::default() });
     let cases = [
         (pb::StartElectionRequest { topology: ring, ..election("mesh-corners") }, "topology"),

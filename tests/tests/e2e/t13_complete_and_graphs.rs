@@ -16,8 +16,7 @@ fn best_initiator(e: &pb::Election) -> u64 {
 /// is exactly 2n + 2k - 3, the same as SIMULATED with the same seed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn villadangos_live_on_a_complete_network() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     for (initiators, seed, winner) in
         [(1u32, 1u64, pb::Winner::Default), (3, 2, pb::Winner::Min), (0, 3, pb::Winner::Max)]
     {
@@ -41,8 +40,7 @@ async fn villadangos_live_on_a_complete_network() {
 /// overlay's own m.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn echo_extinction_live_on_graphs() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     let cycle_with_chords = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 0), (0, 4), (2, 6)];
     for (topology, m) in [(None, 7 + 4), (topology(Graph, &cycle_with_chords), 10), (topology(Complete, &[]), 28)] {
         for (initiators, seed) in [(2u32, 5u64), (0, 6)] {
@@ -67,8 +65,7 @@ async fn echo_extinction_live_on_graphs() {
 /// node out is refused naming `topology.edges`, and a COMPLETE network too large to build naming `size`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn impossible_topologies_are_refused() {
-    let ctl = TestController::start(8).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(8).await;
     let cases = [
         (election_on("complete-villadangos", RingBidirectional, &[]), "topology"),
         (election_on("echo-extinction", RingUnidirectional, &[]), "topology"),

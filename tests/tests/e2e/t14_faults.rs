@@ -238,8 +238,7 @@ async fn nth_selected_drop() {
 /// node leading with a higher term than any the crashed node claimed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_the_leader_after_it_is_elected() {
-    let ctl = TestController::start(5).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(5).await;
     let crash = pb::InjectFaultRequest {
         after: Some(pb::AfterEvent { event: Some(pb::after_event::Event::LeaderElected(true)) }),
         ..fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true }))

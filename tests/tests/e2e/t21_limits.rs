@@ -41,8 +41,7 @@ async fn too_many_running_elections_are_refused() {
 /// agreed and starved the process.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_leadership_the_process_cannot_carry_is_refused_up_front() {
-    let ctl = TestController::start(64).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(64).await;
     let with_period = |period_ms| pb::StartElectionRequest {
         detector: Some(pb::FailureDetector { period_ms, timeout_ms: 4 * period_ms }),
         ..kept("repaired-ring")

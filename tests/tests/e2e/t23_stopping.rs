@@ -55,8 +55,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Count {
 async fn stopping_a_kept_leadership_logs_no_warning() {
     let count = Count::default();
     let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(count.clone()));
-    let ctl = TestController::start(32).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(32).await;
     let k = elect(&mut client, kept("bully")).await;
     leader_until(&mut client, &k.election_id, Duration::from_secs(20), |l| l.agreed).await;
     let before = count.warnings.load(Ordering::Relaxed);
@@ -79,8 +78,7 @@ async fn stopping_a_kept_leadership_logs_no_warning() {
 /// reported nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_reports_a_node_that_dropped_the_election() {
-    let ctl = TestController::start(4).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(4).await;
     let k = elect(&mut client, kept("bully")).await;
     leader_until(&mut client, &k.election_id, Duration::from_secs(20), |l| l.agreed).await;
     let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
@@ -165,8 +163,7 @@ async fn stop_cancels_a_simulated_election() {
 /// the decision timeout. Fails on the code before the fix (FAILED_PRECONDITION).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_cancels_a_live_one_shot_election() {
-    let ctl = TestController::start(4).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(4).await;
     let lose_everything = pb::LinkFaultSpec { drop: 1.0, ..Default::default() };
     inject(&mut client, fault(pb::inject_fault_request::Kind::Link(lose_everything))).await;
     let e = elect(&mut client, pb::StartElectionRequest { wait: false, ..election("as-far") }).await;
@@ -230,8 +227,7 @@ async fn sync_hs_beyond_the_budget_is_refused_naming_size() {
 /// ever before the fix.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_of_a_finished_election_returns_it() {
-    let ctl = TestController::start(4).await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = TestController::with_client(4).await;
     let e = elect(&mut client, election("as-far")).await;
     assert_eq!(e.state, pb::ElectionState::Finished as i32);
     let stop = client.stop_election(pb::StopElectionRequest { election_id: e.election_id.clone() });
