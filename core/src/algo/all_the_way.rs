@@ -98,9 +98,6 @@ impl RingNode for AllTheWay {
                 self.ring_size
             )));
         }
-        if self.state == AwakeStatus::Asleep {
-            self.start(out);
-        }
         if id == self.id {
             if self.ring_size.is_some() || hops < 1 {
                 return Err(AlgoError::Invalid(format!("own id {id} came back twice or with hop count {hops}")));

@@ -177,10 +177,6 @@ impl RingNode for Alternate {
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
-                CandidateStatus::Asleep => {
-                    self.next_step(out)?;
-                    self.step(port, msg, out)?;
-                }
                 CandidateStatus::Candidate if stage > self.step => {
                     super::room_to_hold(self.held.len())?;
                     self.held.push((port, msg));
@@ -203,6 +199,8 @@ impl RingNode for Alternate {
                 }
                 CandidateStatus::Defeated => out.send(other(port), msg),
                 CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
+                // Woken by the RingNode before it is handed an election message.
+                CandidateStatus::Asleep => return Err(oneshot::misplaced(self.id, msg, self.state)),
             },
             Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,
             _ => return Err(Self::unexpected(msg)),

@@ -78,6 +78,7 @@ impl<const RANDOM: bool> AsFarNode<RANDOM> {
 
 impl<const RANDOM: bool> RingNode for AsFarNode<RANDOM> {
     const NAME: &'static str = if RANDOM { super::prob_as_far::SPEC.name } else { SPEC.name };
+    const ELECTION_WAKES: bool = false;
 
     fn start(&mut self, out: &mut Outbox) {
         self.state = AwakeStatus::Awake;

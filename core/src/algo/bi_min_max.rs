@@ -190,10 +190,6 @@ impl RingNode for BiMinMax {
     /// A message that came in on `LEFT`.
     fn step(&mut self, _port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
-            (Msg::Election { .. }, State::Asleep) => {
-                self.next_stage(out)?;
-                self.step(LEFT, msg, out)?;
-            }
             (Msg::Election { id, stage: COLLECT, .. }, State::Defeated) => {
                 oneshot::collect_on(self.rule, self.id, id, RIGHT, out);
             }

@@ -119,6 +119,7 @@ impl ControlledDistance {
 
 impl RingNode for ControlledDistance {
     const NAME: &'static str = SPEC.name;
+    const ELECTION_WAKES: bool = false;
 
     fn start(&mut self, out: &mut Outbox) {
         self.state = CandidateStatus::Candidate;

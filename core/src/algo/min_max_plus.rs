@@ -209,10 +209,6 @@ impl RingNode for MinMaxPlus {
 
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
-            (Msg::Election { .. }, State::Asleep) => {
-                self.start(out);
-                self.step(port, msg, out)?;
-            }
             (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
                 self.state = State::Announcing;
                 self.end.announce(self.id, id, RIGHT, out);

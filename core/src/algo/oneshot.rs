@@ -235,7 +235,16 @@ pub trait RingNode: Send + fmt::Debug {
     /// sleeping node (an awake one ignores a start).
     fn start(&mut self, out: &mut Outbox);
 
-    /// `msg` arrived on `port`, which [`RingNode::check_port`] let through.
+    /// Does an election message that reaches a sleeping node wake it, as a
+    /// start would, before the node takes it (Santoro's rule)? Yes by
+    /// default; not in the algorithms whose sleeping node passes a better id
+    /// on without starting (AsFar, the participant ring, Controlled
+    /// Distance), which take it asleep.
+    const ELECTION_WAKES: bool = true;
+
+    /// `msg` arrived on `port`, which [`RingNode::check_port`] let through
+    /// (an election message after waking the node, if it
+    /// [wakes](RingNode::ELECTION_WAKES) it).
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError>;
 
     /// Current state name (see [`Algorithm::state`]).
@@ -270,6 +279,9 @@ impl<R: RingNode> Algorithm for R {
     #[inline]
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         self.check_port(port, msg)?;
+        if R::ELECTION_WAKES && matches!(msg, Msg::Election { .. }) && self.asleep() {
+            self.start(out);
+        }
         self.step(port, msg, out)
     }
 

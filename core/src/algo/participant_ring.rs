@@ -98,6 +98,7 @@ impl ParticipantRing {
 
 impl RingNode for ParticipantRing {
     const NAME: &'static str = SPEC.name;
+    const ELECTION_WAKES: bool = false;
 
     fn asleep(&self) -> bool {
         self.state == State::NonParticipant

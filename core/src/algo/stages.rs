@@ -132,10 +132,6 @@ impl RingNode for Stages {
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
-                State::Asleep => {
-                    self.next_stage(out);
-                    self.step(port, msg, out)?;
-                }
                 State::Candidate if id == self.id => self.state = State::Winning,
                 State::Winning if id == self.id => {
                     self.state = State::Done;
@@ -169,6 +165,8 @@ impl RingNode for Stages {
                 State::Defeated => out.send(other(port), msg),
                 // Nothing is in flight once the leader has both its ids back.
                 State::Done => return Err(oneshot::after_the_end(id)),
+                // Woken by the RingNode before it is handed an election message.
+                State::Asleep => return Err(oneshot::misplaced(self.id, msg, self.state)),
             },
             Msg::Notify { leader } => match self.state {
                 State::Done | State::Winning => {}

@@ -110,10 +110,6 @@ impl RingNode for StagesBuffered {
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
-                CandidateStatus::Asleep => {
-                    self.next_stage(out)?;
-                    self.step(port, msg, out)?;
-                }
                 CandidateStatus::Candidate if stage > self.stage => {
                     super::room_to_hold(self.stored.len())?;
                     self.stored.push((port, msg));
@@ -145,6 +141,8 @@ impl RingNode for StagesBuffered {
                 CandidateStatus::Defeated => out.send(other(port), msg),
                 // The last candidate has both its ids back: nothing is in flight.
                 CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
+                // Woken by the RingNode before it is handed an election message.
+                CandidateStatus::Asleep => return Err(oneshot::misplaced(self.id, msg, self.state)),
             },
             Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,
             _ => return Err(Self::unexpected(msg)),

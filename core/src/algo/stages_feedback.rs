@@ -173,10 +173,6 @@ impl RingNode for StagesFeedback {
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let invalid = |what: String| Err(AlgoError::Invalid(what));
         match (msg, self.state) {
-            (_, State::Asleep) if matches!(msg, Msg::Election { .. }) => {
-                self.next_stage(out)?;
-                self.step(port, msg, out)
-            }
             (Msg::Election { stage, .. }, State::Candidate | State::Waiting) if stage > self.stage => {
                 super::room_to_hold(self.held.len())?;
                 if self.state == State::Waiting && !self.feedback[port as usize] {

@@ -99,10 +99,6 @@ impl RingNode for UniAlternate {
 
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
-            (Msg::Election { .. }, State::Asleep) => {
-                self.next_step(out);
-                self.step(port, msg, out)?;
-            }
             (Msg::Election { id: v, stage, .. }, State::Active) => {
                 if stage != self.step {
                     return Err(AlgoError::Invalid(format!(

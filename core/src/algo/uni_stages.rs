@@ -36,7 +36,7 @@
 //! stage: step }`, the step's parity telling the first message of a phase
 //! from the second.
 
-use super::oneshot::{Ending, RingNode};
+use super::oneshot::{self, Ending, RingNode};
 use super::spec::{
     AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, bit_reversal, floor_log2, mirror,
 };
@@ -117,10 +117,6 @@ impl RingNode for UniStages {
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id: v, stage, .. } => match self.state {
-                State::Asleep => {
-                    self.next_phase(out);
-                    self.step(port, msg, out)?;
-                }
                 State::First | State::Second { .. } => {
                     let want = if self.state == State::First {
                         self.phase.saturating_mul(2) - 1
@@ -154,6 +150,8 @@ impl RingNode for UniStages {
                     }
                 }
                 State::Relay => out.send(other(port), msg),
+                // Woken by the RingNode before it is handed an election message.
+                State::Asleep => return Err(oneshot::misplaced(self.id, msg, self.state)),
                 State::Announcing | State::Done => {
                     return Err(AlgoError::Invalid(format!("value {v} arrived after the election ended")));
                 }
