@@ -41,7 +41,7 @@
 
 use super::oneshot::{self, CandidateStatus, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, descending, mirror};
-use super::{AlgoError, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -177,10 +177,7 @@ impl RingNode for Alternate {
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
-                CandidateStatus::Candidate if stage > self.step => {
-                    super::room_to_hold(self.held.len())?;
-                    self.held.push((port, msg));
-                }
+                CandidateStatus::Candidate if stage > self.step => self.held.hold((port, msg))?,
                 CandidateStatus::Candidate if stage < self.step || port != other(out_port(self.step)) => {
                     return Err(AlgoError::Invalid(format!(
                         "id {id} of step {stage} on port {port} reached a candidate at step {} (links not FIFO?)",

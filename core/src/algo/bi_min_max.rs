@@ -48,7 +48,7 @@
 use super::alternate;
 use super::oneshot::{self, COLLECT, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ascending};
-use super::{AlgoError, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule};
+use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -198,10 +198,7 @@ impl RingNode for BiMinMax {
                 self.end.announce(self.id, id, RIGHT, out);
             }
             (Msg::Election { .. }, State::Defeated) => out.send(RIGHT, msg),
-            (Msg::Election { stage, .. }, State::Candidate) if stage > self.stage => {
-                super::room_to_hold(self.held.len())?;
-                self.held.push(msg);
-            }
+            (Msg::Election { stage, .. }, State::Candidate) if stage > self.stage => self.held.hold(msg)?,
             (Msg::Election { id, stage, .. }, State::Candidate) if stage == self.stage => {
                 let survives = if stage % 2 == 1 { self.id < id } else { self.id > id };
                 if id == self.id {

@@ -486,6 +486,32 @@ pub fn room_to_hold(held: usize) -> Result<(), AlgoError> {
     if held >= MAX_HELD { Err(AlgoError::TooManyHeld { held }) } else { Ok(()) }
 }
 
+/// Where a node keeps what it holds for later: [`Hold::hold`] keeps one more
+/// item at the back while there is room ([`room_to_hold`]), and refuses it
+/// with [`AlgoError::TooManyHeld`] beyond [`MAX_HELD`].
+pub trait Hold<T> {
+    /// Keep `item` for later, at the back, if there is room.
+    fn hold(&mut self, item: T) -> Result<(), AlgoError>;
+}
+
+impl<T> Hold<T> for Vec<T> {
+    #[inline]
+    fn hold(&mut self, item: T) -> Result<(), AlgoError> {
+        room_to_hold(self.len())?;
+        self.push(item);
+        Ok(())
+    }
+}
+
+impl<T> Hold<T> for std::collections::VecDeque<T> {
+    #[inline]
+    fn hold(&mut self, item: T) -> Result<(), AlgoError> {
+        room_to_hold(self.len())?;
+        self.push_back(item);
+        Ok(())
+    }
+}
+
 /// A boxed state machine is one too, so drivers can hold `Box<dyn Algorithm>`.
 impl Algorithm for Box<dyn Algorithm> {
     fn on_start(&mut self, out: &mut Outbox) {

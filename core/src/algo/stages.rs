@@ -34,7 +34,7 @@ use std::collections::VecDeque;
 
 use super::oneshot::{self, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
-use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{AlgoError, Hold, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -145,10 +145,7 @@ impl RingNode for Stages {
                     self.best = self.rule.best(self.best, id);
                     self.state = State::Waiting { closed: port };
                 }
-                State::Waiting { closed } if closed == port => {
-                    super::room_to_hold(self.held.len())?;
-                    self.held.push_back((port, msg));
-                }
+                State::Waiting { closed } if closed == port => self.held.hold((port, msg))?,
                 State::Waiting { .. } => {
                     self.check_stage(id, stage)?;
                     self.best = self.rule.best(self.best, id);
@@ -170,10 +167,7 @@ impl RingNode for Stages {
             },
             Msg::Notify { leader } => match self.state {
                 State::Done | State::Winning => {}
-                State::Waiting { closed } if closed == port => {
-                    super::room_to_hold(self.held.len())?;
-                    self.held.push_back((port, msg));
-                }
+                State::Waiting { closed } if closed == port => self.held.hold((port, msg))?,
                 _ => {
                     self.state = State::Done;
                     self.held.clear();

@@ -29,7 +29,7 @@
 
 use super::oneshot::{self, CandidateStatus, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
-use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule, other};
+use super::{AlgoError, Hold, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -110,10 +110,7 @@ impl RingNode for StagesBuffered {
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
-                CandidateStatus::Candidate if stage > self.stage => {
-                    super::room_to_hold(self.stored.len())?;
-                    self.stored.push((port, msg));
-                }
+                CandidateStatus::Candidate if stage > self.stage => self.stored.hold((port, msg))?,
                 CandidateStatus::Candidate if stage < self.stage => {
                     return Err(AlgoError::Invalid(format!(
                         "id {id} of stage {stage} reached a candidate in stage {}",

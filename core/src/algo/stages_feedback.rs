@@ -43,7 +43,7 @@
 
 use super::oneshot::{self, Ending, RingNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, feedback_worst_case, floor_log3, mirror, zigzag};
-use super::{AlgoError, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -174,13 +174,10 @@ impl RingNode for StagesFeedback {
         let invalid = |what: String| Err(AlgoError::Invalid(what));
         match (msg, self.state) {
             (Msg::Election { stage, .. }, State::Candidate | State::Waiting) if stage > self.stage => {
-                super::room_to_hold(self.held.len())?;
+                self.held.hold((port, msg))?;
                 if self.state == State::Waiting && !self.feedback[port as usize] {
                     // FIFO: the neighbour's feedback would have come before this.
-                    self.held.push((port, msg));
                     self.defeat(out);
-                } else {
-                    self.held.push((port, msg));
                 }
                 Ok(())
             }
