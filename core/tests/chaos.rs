@@ -8,6 +8,7 @@ mod common;
 use common::{FULL, MAX_DELAY, Mix, chaos_run, report};
 use ringleader_core::algo::catalogue::{self, CATALOGUE};
 use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::algo::harness;
 use ringleader_core::algo::{MsgKind, Rule};
 use ringleader_core::faults::{Fault, FaultPlan, LinkFault, Scheduled};
 use ringleader_core::sim::{self, SimConfig};
@@ -151,31 +152,6 @@ fn every_kept_algorithm_has_a_convergence_bound() {
     }
 }
 
-/// The messages of the kept leaderships with term `x`, as the neighbour `from` would send them to
-/// node `to` (so they pass the checks that a sender names itself).
-fn forged(x: u64, from: u64, to: u64) -> Vec<ringleader_core::algo::Msg> {
-    use ringleader_core::algo::Msg;
-    let mut all = vec![
-        Msg::BullyElection { term: x },
-        Msg::Answer { term: x },
-        Msg::Coordinator { leader: from, term: x },
-        Msg::RingCollect { term: x, initiator: from, best: from, count: 1 },
-        Msg::NewLeader { term: x, leader: from },
-        Msg::Commit { term: x, leader: from },
-        Msg::VoteRequest { term: x, candidate: from },
-        Msg::LeaseRenew { term: x, leader: from },
-    ];
-    for f in [false, true] {
-        all.extend([
-            Msg::Heartbeat { term: x, leading: f, watching: f },
-            Msg::Ack { term: x, leader: to, ok: f },
-            Msg::Vote { term: x, candidate: to, granted: f },
-            Msg::LeaseAck { term: x, granted: f },
-        ]);
-    }
-    all
-}
-
 /// Issue 13, finding 2: a member holding the peer token forges, at 3 s, every message of the kept
 /// leaderships to every node on every port with terms 0, 1, u32::MAX and its successor, and
 /// u64::MAX and its predecessor. Every kept algorithm refuses the implausible terms (the run's
@@ -192,7 +168,7 @@ fn kept_leaderships_recover_from_forged_extreme_terms() {
     for x in [u64::MAX, u64::MAX - 1, 0, 1, u64::from(u32::MAX), u64::from(u32::MAX) + 1] {
         for node in 0..n {
             for (port, link) in topo.ports(node).iter().enumerate() {
-                for msg in forged(x, ids[link.peer as usize], ids[node as usize]) {
+                for msg in harness::kept_messages(x, ids[link.peer as usize], ids[node as usize], 1) {
                     plan.push(Scheduled::new(3_000, 0, Fault::Forge { node, port: port as u32, msg }));
                 }
             }

@@ -189,23 +189,8 @@ fn with_value(x: u64) -> Vec<Msg> {
         Msg::Message2 { id: x },
         Msg::Message3 { id: x },
         Msg::Echo { id: x },
-        Msg::BullyElection { term: x },
-        Msg::Answer { term: x },
-        Msg::Coordinator { leader: x, term: x },
-        Msg::RingCollect { term: x, initiator: x, best: x, count: s },
-        Msg::NewLeader { term: x, leader: x },
-        Msg::Commit { term: x, leader: x },
-        Msg::VoteRequest { term: x, candidate: x },
-        Msg::LeaseRenew { term: x, leader: x },
     ];
-    for f in [false, true] {
-        all.extend([
-            Msg::Heartbeat { term: x, leading: f, watching: f },
-            Msg::Ack { term: x, leader: x, ok: f },
-            Msg::Vote { term: x, candidate: x, granted: f },
-            Msg::LeaseAck { term: x, granted: f },
-        ]);
-    }
+    all.extend(harness::kept_messages(x, x, x, s));
     all
 }
 

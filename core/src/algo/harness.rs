@@ -40,6 +40,33 @@ pub fn node_under(spec: &AlgorithmSpec, n: u32, kept: bool, rule: Rule) -> Optio
     Some((algo, info.len() as u32))
 }
 
+/// Every message kind of the kept leaderships with term `term`, as the
+/// neighbour `from` sends it to node `to` (so it passes the checks that a
+/// sender names itself), a ring collection with `count`, and the flags
+/// (`leading`, `ok`, `granted`) both ways: what a forger or a fuzzer tries.
+pub fn kept_messages(term: u64, from: u64, to: u64, count: u32) -> Vec<Msg> {
+    let x = term;
+    let mut all = vec![
+        Msg::BullyElection { term: x },
+        Msg::Answer { term: x },
+        Msg::Coordinator { leader: from, term: x },
+        Msg::RingCollect { term: x, initiator: from, best: from, count },
+        Msg::NewLeader { term: x, leader: from },
+        Msg::Commit { term: x, leader: from },
+        Msg::VoteRequest { term: x, candidate: from },
+        Msg::LeaseRenew { term: x, leader: from },
+    ];
+    for f in [false, true] {
+        all.extend([
+            Msg::Heartbeat { term: x, leading: f, watching: f },
+            Msg::Ack { term: x, leader: to, ok: f },
+            Msg::Vote { term: x, candidate: to, granted: f },
+            Msg::LeaseAck { term: x, granted: f },
+        ]);
+    }
+    all
+}
+
 /// Feeds a state machine, through the [`Shell`] every driver uses, and
 /// keeps track of its timers.
 #[derive(Debug)]

@@ -71,8 +71,9 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(MinMax::new)
 };
 
+/// Where a node of MinMax or MinMax+ stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     Asleep,
     /// Taking part: `last` is the last envelope sent.
     Running,
@@ -83,57 +84,84 @@ enum State {
     Done,
 }
 
-/// One node of MinMax.
+/// One node of MinMax, or of MinMax+ when `PLUS`: the same rounds, collecting
+/// round and notification; MinMax+ also counts each envelope's hops and
+/// promotes envelopes early ([`super::min_max_plus`]).
 #[derive(Debug)]
-pub struct MinMax {
-    id: u64,
-    rule: Rule,
-    state: State,
+pub struct MinMaxNode<const PLUS: bool> {
+    pub(super) id: u64,
+    pub(super) rule: Rule,
+    pub(super) state: State,
     /// (id, round) of the last envelope sent.
-    last: (u64, u32),
-    end: Ending,
+    pub(super) last: (u64, u32),
+    pub(super) end: Ending,
 }
+
+/// One node of MinMax.
+pub type MinMax = MinMaxNode<false>;
 
 impl MinMax {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        MinMax { id: c.id, rule: c.rule, state: State::Asleep, last: (c.id, 0), end: Ending::default() }
+        MinMaxNode::sleeping(c)
+    }
+}
+
+impl<const PLUS: bool> MinMaxNode<PLUS> {
+    /// A sleeping node.
+    pub(super) fn sleeping(c: &NodeContext) -> Self {
+        MinMaxNode { id: c.id, rule: c.rule, state: State::Asleep, last: (c.id, 0), end: Ending::default() }
     }
 
-    fn send_envelope(&mut self, id: u64, round: u32, out: &mut Outbox) {
+    /// Send envelope (id, round) on, having crossed `hops` links this round
+    /// so far (MinMax+ counts them; MinMax sends 0).
+    pub(super) fn send_envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
+        let hops = if PLUS { super::plus_one(Self::NAME, "hops", hops)? } else { 0 };
         self.last = (id, round);
-        out.send(RIGHT, Msg::Election { id, stage: round, hops: 0 });
+        out.send(RIGHT, Msg::Election { id, stage: round, hops });
+        Ok(())
     }
 
-    fn envelope(&mut self, id: u64, round: u32, out: &mut Outbox) -> Result<(), AlgoError> {
-        let (lid, lround) = self.last;
+    /// The node's own envelope is back: the only one left, so the
+    /// collecting round starts here.
+    pub(super) fn collect(&mut self, out: &mut Outbox) {
+        self.state = State::Collecting;
+        oneshot::collect(self.id, out);
+    }
+
+    /// MinMax's rule for an envelope of the node's round or a later one.
+    fn basic_envelope(&mut self, id: u64, round: u32, out: &mut Outbox) -> Result<(), AlgoError> {
+        let lid = self.last.0;
+        if round > self.last.1 {
+            self.send_envelope(id, round, 0, out)
+        } else if id == lid {
+            // Back where it was last sent: the only envelope left.
+            self.collect(out);
+            Ok(())
+        } else {
+            let dropped = if round % 2 == 1 { id > lid } else { id < lid };
+            if dropped { Ok(()) } else { self.send_envelope(id, super::plus_one(SPEC.name, "stage", round)?, 0, out) }
+        }
+    }
+
+    fn envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
+        let lround = self.last.1;
         if round < lround {
             return Err(AlgoError::Invalid(format!(
                 "envelope {id} of round {round} reached a node past round {lround} (links not FIFO?)"
             )));
         }
-        if round > lround {
-            self.send_envelope(id, round, out);
-        } else if id == lid {
-            // Back where it was last sent: the only envelope left.
-            self.state = State::Collecting;
-            oneshot::collect(self.id, out);
-        } else {
-            let dropped = if round % 2 == 1 { id > lid } else { id < lid };
-            if !dropped {
-                self.send_envelope(id, super::plus_one("min-max", "stage", round)?, out);
-            }
-        }
-        Ok(())
+        if PLUS { self.plus_envelope(id, round, hops, out) } else { self.basic_envelope(id, round, out) }
     }
 }
 
-impl RingNode for MinMax {
-    const NAME: &'static str = SPEC.name;
+impl<const PLUS: bool> RingNode for MinMaxNode<PLUS> {
+    const NAME: &'static str = if PLUS { super::min_max_plus::SPEC.name } else { SPEC.name };
 
     fn start(&mut self, out: &mut Outbox) {
         self.state = State::Running;
-        self.send_envelope(self.id, 1, out);
+        // Cannot fail: hops 0.
+        let _ = self.send_envelope(self.id, 1, 0, out);
     }
 
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
@@ -145,7 +173,7 @@ impl RingNode for MinMax {
             (Msg::Election { id, stage: COLLECT, .. }, State::Running) => {
                 oneshot::collect_on(self.rule, self.id, id, other(port), out);
             }
-            (Msg::Election { id, stage, .. }, State::Running) => self.envelope(id, stage, out)?,
+            (Msg::Election { id, stage, hops }, State::Running) => self.envelope(id, stage, hops, out)?,
             (Msg::Notify { .. }, State::Announcing) => self.state = State::Done,
             (Msg::Notify { leader }, State::Running) => {
                 self.state = State::Done;

@@ -79,9 +79,9 @@
 //! The collecting round (an `Election` with stage 0 carrying the best id
 //! seen) and the notification are Ringleader's additions, as in MinMax.
 
-use super::oneshot::{self, COLLECT, Ending, RingNode};
+use super::min_max::MinMaxNode;
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending};
-use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use super::{AlgoError, NodeContext, Outbox, Rule};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -133,55 +133,27 @@ pub fn election_bound(n: u64) -> u64 {
     total
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Asleep,
-    /// Taking part: `last` is the last envelope sent.
-    Running,
-    /// Detected the end; the collecting round is out.
-    Collecting,
-    /// Sent the notification; waiting for it to come back.
-    Announcing,
-    Done,
-}
-
-/// One node of MinMax+.
-#[derive(Debug)]
-pub struct MinMaxPlus {
-    id: u64,
-    rule: Rule,
-    state: State,
-    /// (id, round) of the last envelope sent.
-    last: (u64, u32),
-    end: Ending,
-}
+/// One node of MinMax+: MinMax's frame ([`MinMaxNode`]) with hop counts and
+/// early promotions.
+pub type MinMaxPlus = MinMaxNode<true>;
 
 impl MinMaxPlus {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        MinMaxPlus { id: c.id, rule: c.rule, state: State::Asleep, last: (c.id, 0), end: Ending::default() }
+        MinMaxNode::sleeping(c)
     }
+}
 
-    /// Send envelope (id, round) having crossed `hops` links this round so far.
-    fn send_envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
-        let hops = super::plus_one("min-max-plus", "hops", hops)?;
-        self.last = (id, round);
-        out.send(RIGHT, Msg::Election { id, stage: round, hops });
-        Ok(())
-    }
-
-    fn envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
+impl<const PLUS: bool> MinMaxNode<PLUS> {
+    /// MinMax+'s rule for an envelope (id, round) of the node's round or a
+    /// later one, having crossed `hops` links this round: promoted by a
+    /// witness (even rounds) or after F_(r+2) links (odd rounds).
+    pub(super) fn plus_envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
         let (lid, lround) = self.last;
-        if round < lround {
-            return Err(AlgoError::Invalid(format!(
-                "envelope {id} of round {round} reached a node past round {lround} (links not FIFO?)"
-            )));
-        }
         let odd = round % 2 == 1;
         if round == lround && id == lid {
             // Back where it was last sent: the only envelope left.
-            self.state = State::Collecting;
-            oneshot::collect(self.id, out);
+            self.collect(out);
             return Ok(());
         }
         if round == lround && if odd { id > lid } else { id < lid } {
@@ -191,50 +163,9 @@ impl MinMaxPlus {
             || (!odd && lround + 1 == round && id > lid)
             || (odd && u64::from(hops) >= fib(round.saturating_add(2)));
         if promoted {
-            self.send_envelope(id, super::plus_one("min-max-plus", "stage", round)?, 0, out)
+            self.send_envelope(id, super::plus_one(SPEC.name, "stage", round)?, 0, out)
         } else {
             self.send_envelope(id, round, hops, out)
-        }
-    }
-}
-
-impl RingNode for MinMaxPlus {
-    const NAME: &'static str = SPEC.name;
-
-    fn start(&mut self, out: &mut Outbox) {
-        self.state = State::Running;
-        // Cannot fail: hops 0.
-        let _ = self.send_envelope(self.id, 1, 0, out);
-    }
-
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        match (msg, self.state) {
-            (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
-                self.state = State::Announcing;
-                self.end.announce(self.id, id, RIGHT, out);
-            }
-            (Msg::Election { id, stage: COLLECT, .. }, State::Running) => {
-                oneshot::collect_on(self.rule, self.id, id, other(port), out);
-            }
-            (Msg::Election { id, stage, hops }, State::Running) => self.envelope(id, stage, hops, out)?,
-            (Msg::Notify { .. }, State::Announcing) => self.state = State::Done,
-            (Msg::Notify { leader }, State::Running) => {
-                self.state = State::Done;
-                self.end.announce(self.id, leader, other(port), out);
-            }
-            (Msg::Election { .. } | Msg::Notify { .. }, state) => return Err(oneshot::misplaced(self.id, msg, state)),
-            _ => return Err(Self::unexpected(msg)),
-        }
-        Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Running => "running",
-            State::Collecting => "collecting",
-            State::Announcing => "announcing",
-            State::Done => self.end.role_name(),
         }
     }
 }
@@ -244,7 +175,8 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::harness::{ring_arrangements, ring_context};
-    use crate::algo::{Algorithm, Effect, LEFT, Role, catalogue};
+    use crate::algo::oneshot::COLLECT;
+    use crate::algo::{Algorithm, Effect, LEFT, Msg, RIGHT, Role, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 

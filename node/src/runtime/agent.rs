@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use ringleader_proto::v1::{self as pb, agent_server::Agent};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::broadcast;
 use tokio_stream::Stream;
 use tonic::{Code, Request, Response, Status};
 use tracing::{info, warn};
 
 use super::election::{Election, ElectionSetup, PortLink, Rebuild};
 use super::links;
-use super::node::Node;
+use super::node::{Node, StreamEnd};
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::{NodeContext, PortInfo, Rule, catalogue};
 
@@ -279,7 +279,7 @@ impl Agent for AgentService {
         // not at all. A controller that reconnects (or connects late) learns who believes what now.
         let rx = node.events.subscribe();
         let backlog = node.table.all().iter().filter_map(|e| e.current_belief()).collect();
-        Ok(Response::new(EventStream::new(rx, node.stop_signal()).with_backlog(backlog)))
+        Ok(Response::new(EventStream::new(rx, node.stream_end()).with_backlog(backlog)))
     }
 }
 
@@ -297,19 +297,18 @@ pub(crate) struct EventStream {
     /// Sent before anything from the channel: the kept beliefs current when the stream opened.
     backlog: std::collections::VecDeque<pb::NodeEvent>,
     next: Pin<Box<dyn Future<Output = NextEvent> + Send>>,
-    stop: oneshot::Receiver<()>,
-    done: bool,
+    end: StreamEnd,
 }
 
 impl std::fmt::Debug for EventStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventStream").field("done", &self.done).finish_non_exhaustive()
+        f.debug_struct("EventStream").field("end", &self.end).finish_non_exhaustive()
     }
 }
 
 impl EventStream {
-    pub(crate) fn new(rx: broadcast::Receiver<pb::NodeEvent>, stop: oneshot::Receiver<()>) -> Self {
-        EventStream { backlog: Default::default(), next: Box::pin(next_event(rx)), stop, done: false }
+    pub(crate) fn new(rx: broadcast::Receiver<pb::NodeEvent>, end: StreamEnd) -> Self {
+        EventStream { backlog: Default::default(), next: Box::pin(next_event(rx)), end }
     }
 
     /// Send `events` first.
@@ -324,11 +323,7 @@ impl Stream for EventStream {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        if this.done {
-            return Poll::Ready(None);
-        }
-        if Pin::new(&mut this.stop).poll(cx).is_ready() {
-            this.done = true;
+        if this.end.ended(cx) {
             return Poll::Ready(None);
         }
         if let Some(ev) = this.backlog.pop_front() {
@@ -343,7 +338,7 @@ impl Stream for EventStream {
                     warn!(skipped, "an events subscriber fell behind; events skipped");
                 }
                 Err(broadcast::error::RecvError::Closed) => {
-                    this.done = true;
+                    this.end.finish();
                     return Poll::Ready(None);
                 }
             }

@@ -140,8 +140,9 @@ impl Node {
         self.stopping.load(Ordering::SeqCst)
     }
 
-    /// A signal that resolves when the node shuts down (at once if it already has).
-    pub(crate) fn stop_signal(&self) -> oneshot::Receiver<()> {
+    /// The end of a server stream that must end when the node shuts down
+    /// (at once if it already has).
+    pub(crate) fn stream_end(&self) -> StreamEnd {
         let (tx, rx) = oneshot::channel();
         let mut stops = self.stops.lock().unwrap_or_else(|e| e.into_inner());
         if self.is_stopping() {
@@ -150,7 +151,7 @@ impl Node {
             stops.retain(|s| !s.is_closed());
             stops.push(tx);
         }
-        rx
+        StreamEnd::new(rx)
     }
 
     /// End the long-lived streams, close the outgoing links and drop every election.
@@ -176,5 +177,35 @@ impl Node {
             unknown_election = self.unknown_election.load(Ordering::Relaxed),
             "node stopped"
         );
+    }
+}
+
+/// Where a long-lived server stream stands: it ends once, when the node
+/// shuts down ([`Node::stream_end`]) or when the stream itself is over
+/// ([`StreamEnd::finish`]), and stays ended.
+#[derive(Debug)]
+pub(crate) struct StreamEnd {
+    stop: oneshot::Receiver<()>,
+    done: bool,
+}
+
+impl StreamEnd {
+    /// A stream that ends when `stop` resolves (or its sender is dropped).
+    pub(crate) fn new(stop: oneshot::Receiver<()>) -> Self {
+        StreamEnd { stop, done: false }
+    }
+
+    /// Has the stream ended, before or now (the node is shutting down)?
+    /// Registers `cx` for the shutdown while it has not.
+    pub(crate) fn ended(&mut self, cx: &mut std::task::Context<'_>) -> bool {
+        if !self.done && std::pin::Pin::new(&mut self.stop).poll(cx).is_ready() {
+            self.done = true;
+        }
+        self.done
+    }
+
+    /// The stream is over: every later poll ends it.
+    pub(crate) fn finish(&mut self) {
+        self.done = true;
     }
 }

@@ -5,19 +5,17 @@
 //! hands each envelope to its election and yields only the rejections. No
 //! channel hop and no task per message.
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use ringleader_proto::v1::{self as pb, peer_server::Peer};
-use tokio::sync::oneshot;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{debug, warn};
 
-use super::node::Node;
+use super::node::{Node, StreamEnd};
 
 /// Envelopes handled in one poll before yielding to the scheduler, so a
 /// flooded link cannot starve the others.
@@ -40,9 +38,8 @@ impl Peer for PeerService {
         Ok(Response::new(Inbound {
             inbound: request.into_inner(),
             node: self.0.clone(),
-            stop: self.0.stop_signal(),
+            end: self.0.stream_end(),
             remote,
-            done: false,
         }))
     }
 }
@@ -52,9 +49,8 @@ impl Peer for PeerService {
 pub(crate) struct Inbound {
     inbound: Streaming<pb::Envelope>,
     node: Arc<Node>,
-    stop: oneshot::Receiver<()>,
+    end: StreamEnd,
     remote: Option<SocketAddr>,
-    done: bool,
 }
 
 impl Stream for Inbound {
@@ -62,12 +58,8 @@ impl Stream for Inbound {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        if this.done {
-            return Poll::Ready(None);
-        }
-        if Pin::new(&mut this.stop).poll(cx).is_ready() {
-            // Shutting down: end the stream so the connection can close.
-            this.done = true;
+        if this.end.ended(cx) {
+            // Over, or shutting down: end the stream so the connection can close.
             return Poll::Ready(None);
         }
         for _ in 0..BUDGET {
@@ -75,13 +67,13 @@ impl Stream for Inbound {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(None) => {
                     debug!(remote = ?this.remote, "incoming link ended");
-                    this.done = true;
+                    this.end.finish();
                     return Poll::Ready(None);
                 }
                 Poll::Ready(Some(Err(status))) => {
                     // Undecodable bytes or a broken transport: this stream is over, the server is not.
                     warn!(remote = ?this.remote, code = ?status.code(), message = status.message(), "incoming link failed");
-                    this.done = true;
+                    this.end.finish();
                     return Poll::Ready(Some(Err(status)));
                 }
                 Poll::Ready(Some(Ok(env))) => {

@@ -12,6 +12,7 @@ use tonic::Code;
 
 use super::agent::EventStream;
 use super::election::{Arrival, Election, ElectionSetup, PortLink, Rebuild};
+use super::node::StreamEnd;
 use ringleader_core::algo::{
     AlgoError, Algorithm, Effect, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
 };
@@ -192,7 +193,7 @@ async fn bad_ports_and_bodies_are_refused() {
 async fn lagging_event_subscriber_skips_and_continues() {
     let (tx, rx) = broadcast::channel(2);
     let (stop_tx, stop_rx) = oneshot::channel();
-    let mut events = EventStream::new(rx, stop_rx);
+    let mut events = EventStream::new(rx, StreamEnd::new(stop_rx));
     let ev = |i: u64| pb::NodeEvent {
         election_id: format!("e{i}"),
         position: 0,
@@ -293,7 +294,7 @@ async fn a_late_subscriber_gets_the_current_beliefs_first() {
     let belief = election.current_belief().expect("a belief after the start");
     assert_eq!((belief.term, belief.leader_id, belief.kept), (1, 7, true));
     let (_stop_tx, stop) = oneshot::channel();
-    let mut stream = EventStream::new(tx.subscribe(), stop).with_backlog(vec![belief.clone()]);
+    let mut stream = EventStream::new(tx.subscribe(), StreamEnd::new(stop)).with_backlog(vec![belief.clone()]);
     let later = pb::NodeEvent { term: 2, ..belief.clone() };
     tx.send(later.clone()).unwrap();
     assert_eq!(stream.next().await.unwrap().unwrap(), belief);
