@@ -475,6 +475,47 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
     }
 }
 
+/// Run `calls` concurrently, each within `timeout`; the first failures, described.
+pub(crate) async fn all_ok<F>(
+    calls: impl Iterator<Item = (Arc<Node>, F)>,
+    timeout: Duration,
+    what: &'static str,
+) -> Result<(), String>
+where
+    F: Future<Output = Result<(), tonic::Status>> + Send + 'static,
+{
+    let mut set = tokio::task::JoinSet::new();
+    for (node, call) in calls {
+        set.spawn(async move {
+            let result = match tokio::time::timeout(timeout, call).await {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(status)) => format!("{:?}: {}", status.code(), status.message()),
+                Err(_) => format!("no answer within {} ms", timeout.as_millis()),
+            };
+            Err(format!("{what} on {} ({}) failed: {result}", node.name(), node.address()))
+        });
+    }
+    let mut errors = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => errors.push(e),
+            Err(e) => errors.push(format!("{what} task failed: {e}")),
+        }
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    errors.sort();
+    let more = errors.len().saturating_sub(3);
+    errors.truncate(3);
+    let mut msg = errors.join("; ");
+    if more > 0 {
+        msg.push_str(&format!(" (and {more} more)"));
+    }
+    Err(msg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -496,28 +496,13 @@ impl Faults {
             let entries = lock(&self.entries);
             (0..self.cluster.len()).map(|i| Self::node_request(&entries, i, &self.cluster)).collect()
         };
-        let mut set = tokio::task::JoinSet::new();
-        for (node, req) in self.cluster.nodes().iter().zip(requests) {
+        let calls = self.cluster.nodes().iter().zip(requests).map(|(node, req)| {
             let mut client = node.client();
-            let name = node.name();
-            let timeout = self.rpc_timeout;
-            set.spawn(async move {
-                match tokio::time::timeout(timeout, client.set_faults(req)).await {
-                    Ok(Ok(_)) => Ok(()),
-                    Ok(Err(s)) => Err(format!("{name}: {}", s.message())),
-                    Err(_) => Err(format!("{name}: no answer within {} ms", timeout.as_millis())),
-                }
-            });
-        }
-        let mut failures = Vec::new();
-        while let Some(joined) = set.join_next().await {
-            match joined {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => failures.push(e),
-                Err(e) => failures.push(format!("task failed: {e}")),
-            }
-        }
-        if failures.is_empty() { Ok(()) } else { Err(format!("faults not applied on {}", failures.join("; "))) }
+            (node.clone(), async move { client.set_faults(req).await.map(|_| ()) })
+        });
+        crate::cluster::all_ok(calls, self.rpc_timeout, "SetFaults")
+            .await
+            .map_err(|e| format!("faults not applied: {e}"))
     }
 }
 

@@ -297,22 +297,8 @@ fn fibonacci_bounds_are_attained() {
 /// detects the end, the notification), for both rules.
 #[test]
 fn uni_stages_worst_case_attains_the_bound() {
-    let spec = ringleader_core::algo::catalogue::find("uni-stages").unwrap();
     for p in 1..=10u32 {
-        let n = 1u32 << p;
-        let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
-        let all: Vec<u32> = (0..n).collect();
-        for rule in [Rule::Max, Rule::Min] {
-            let run = |ids: &[u64]| {
-                let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
-                assert!(r.verdict.violations.is_empty(), "{:?}", r.verdict.violations);
-                r
-            };
-            let worst = run(&(spec.worst_case.unwrap().ids)(n, rule));
-            assert_eq!(worst.counters.messages, worst.bound, "n = {n}, {rule:?}");
-            let best = run(&(spec.best_case.unwrap().ids)(n, rule));
-            assert_eq!(best.counters.messages, 4 * n as u64, "n = {n}, {rule:?}");
-        }
+        worst_attains_bound_best_costs("uni-stages", TopologyKind::RingUni, 1 << p, 4);
     }
 }
 
@@ -322,22 +308,29 @@ fn uni_stages_worst_case_attains_the_bound() {
 #[test]
 fn alternate_worst_case_attains_the_bound_for_every_n() {
     for (name, kind) in [("alternate", TopologyKind::RingBi), ("uni-alternate", TopologyKind::RingUni)] {
-        let spec = ringleader_core::algo::catalogue::find(name).unwrap();
         for n in (2..=150u32).chain([233, 377, 1000, 4096]) {
-            let ring = Topology::ring(kind, n, 0).unwrap();
-            let all: Vec<u32> = (0..n).collect();
-            for rule in [Rule::Max, Rule::Min] {
-                let run = |ids: &[u64]| {
-                    let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
-                    assert!(r.verdict.violations.is_empty(), "{name} {ids:?}: {:?}", r.verdict.violations);
-                    r
-                };
-                let worst = run(&(spec.worst_case.unwrap().ids)(n, rule));
-                assert_eq!(worst.counters.messages, worst.bound, "{name}, n = {n}, {rule:?}");
-                let best = run(&(spec.best_case.unwrap().ids)(n, rule));
-                assert_eq!(best.counters.messages, 3 * n as u64, "{name}, n = {n}, {rule:?}");
-            }
+            worst_attains_bound_best_costs(name, kind, n, 3);
         }
+    }
+}
+
+/// On `n` nodes of a `kind` ring, under both rules, `name`'s worst-case
+/// arrangement costs exactly its bound and its best case exactly
+/// `best_per_node` · n messages, with no violation.
+fn worst_attains_bound_best_costs(name: &str, kind: TopologyKind, n: u32, best_per_node: u64) {
+    let spec = ringleader_core::algo::catalogue::find(name).unwrap();
+    let ring = Topology::ring(kind, n, 0).unwrap();
+    let all: Vec<u32> = (0..n).collect();
+    for rule in [Rule::Max, Rule::Min] {
+        let run = |ids: &[u64]| {
+            let r = sim::run(spec, &ring, ids, &all, rule, &SimConfig::default());
+            assert!(r.verdict.violations.is_empty(), "{name} {ids:?}: {:?}", r.verdict.violations);
+            r
+        };
+        let worst = run(&(spec.worst_case.unwrap().ids)(n, rule));
+        assert_eq!(worst.counters.messages, worst.bound, "{name}, n = {n}, {rule:?}");
+        let best = run(&(spec.best_case.unwrap().ids)(n, rule));
+        assert_eq!(best.counters.messages, best_per_node * u64::from(n), "{name}, n = {n}, {rule:?}");
     }
 }
 

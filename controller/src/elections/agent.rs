@@ -2,7 +2,6 @@
 //! Status, Messages, Abort), concurrently and each within the RPC timeout,
 //! and the reading of a node's answer as a decision.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use ringleader_proto::v1 as pb;
 use tokio::task::JoinSet;
 use tracing::warn;
 
-use crate::cluster::Node;
+use crate::cluster::{Node, all_ok};
 
 /// Forget the election on every node (best effort: failures are logged).
 pub(super) async fn abort(nodes: &[Arc<Node>], election_id: &str, timeout: Duration) {
@@ -32,47 +31,6 @@ pub(super) fn decision_of(role: i32, leader: u64) -> Option<Decision> {
         pb::Role::Follower => Some(Decision { role: Role::Follower, leader }),
         pb::Role::Undecided | pb::Role::Unspecified => None,
     }
-}
-
-/// Run `calls` concurrently, each within `timeout`; the first failures, described.
-pub(super) async fn all_ok<F>(
-    calls: impl Iterator<Item = (Arc<Node>, F)>,
-    timeout: Duration,
-    what: &'static str,
-) -> Result<(), String>
-where
-    F: Future<Output = Result<(), tonic::Status>> + Send + 'static,
-{
-    let mut set = JoinSet::new();
-    for (node, call) in calls {
-        set.spawn(async move {
-            let result = match tokio::time::timeout(timeout, call).await {
-                Ok(Ok(())) => return Ok(()),
-                Ok(Err(status)) => format!("{:?}: {}", status.code(), status.message()),
-                Err(_) => format!("no answer within {} ms", timeout.as_millis()),
-            };
-            Err(format!("{what} on {} ({}) failed: {result}", node.name(), node.address()))
-        });
-    }
-    let mut errors = Vec::new();
-    while let Some(joined) = set.join_next().await {
-        match joined {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => errors.push(e),
-            Err(e) => errors.push(format!("{what} task failed: {e}")),
-        }
-    }
-    if errors.is_empty() {
-        return Ok(());
-    }
-    errors.sort();
-    let more = errors.len().saturating_sub(3);
-    errors.truncate(3);
-    let mut msg = errors.join("; ");
-    if more > 0 {
-        msg.push_str(&format!(" (and {more} more)"));
-    }
-    Err(msg)
 }
 
 /// `Status` of the election at the nodes of `positions`, concurrently, in position order.

@@ -40,20 +40,19 @@ pub struct Entry {
 impl Entry {
     /// A record just planned: PENDING, with room for its watchers' events.
     pub(super) fn pending(record: ElectionRecord) -> Entry {
-        Entry {
-            record: Mutex::new(record),
-            events: broadcast::channel(1024).0,
-            done: watch::channel(false).0,
-            stop: watch::channel(false).0,
-        }
+        Entry::new(record, 1024, false)
     }
 
     /// A record read back from the history: done, so nothing will be sent to its watchers.
     pub(super) fn restored(record: ElectionRecord) -> Entry {
+        Entry::new(record, 1, true)
+    }
+
+    fn new(record: ElectionRecord, events: usize, done: bool) -> Entry {
         Entry {
             record: Mutex::new(record),
-            events: broadcast::channel(1).0,
-            done: watch::channel(true).0,
+            events: broadcast::channel(events).0,
+            done: watch::channel(done).0,
             stop: watch::channel(false).0,
         }
     }

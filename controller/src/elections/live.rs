@@ -18,7 +18,7 @@ use super::diagram::{self, LiveDiagram};
 use super::entry::{Entry, WatchEvent};
 use super::kept;
 use super::run::{Context, Outcome, Plan, stopped};
-use crate::cluster::{Cluster, Node, Subscription};
+use crate::cluster::{Cluster, Node, Subscription, all_ok};
 use crate::record::{LeaderInfo, MAX_PARTICIPANTS, Metrics};
 
 /// Run `plan` on the cluster's nodes: place -> prepare -> start -> collect
@@ -145,7 +145,7 @@ async fn prepare(nodes: &[Arc<Node>], requests: Vec<pb::PrepareRequest>, timeout
         let mut client = node.client();
         (node.clone(), async move { client.prepare(req).await.map(|_| ()) })
     });
-    agent::all_ok(calls, timeout, "Prepare").await
+    all_ok(calls, timeout, "Prepare").await
 }
 
 /// Wake the initiators.
@@ -156,7 +156,7 @@ async fn start(nodes: &[Arc<Node>], initiators: &[u32], election_id: &str, timeo
         let req = pb::StartRequest { election_id: election_id.to_string() };
         (node, async move { client.start(req).await.map(|_| ()) })
     });
-    agent::all_ok(calls, timeout, "Start").await
+    all_ok(calls, timeout, "Start").await
 }
 
 /// The decisions as collected, before the nodes' final word.

@@ -180,6 +180,19 @@ impl Run {
         n - self.r.crashed.len() > n / 2
     }
 
+    /// For the quorum algorithms: if a majority of the nodes is live at the
+    /// horizon, asserts they agreed ([`ChaosRun::assert_agreed`]) within the
+    /// convergence bound, pushes when to `converged` and says `true`;
+    /// otherwise `false` (the caller checks that nobody leads).
+    pub fn agreed_if_majority(&self, converged: &mut Vec<u64>) -> bool {
+        if !self.live_majority() {
+            return false;
+        }
+        self.assert_agreed();
+        converged.push(self.assert_converged());
+        true
+    }
+
     /// Never two leaders of one term.
     pub fn safety(&self) -> Result<(), String> {
         let timeline: Vec<_> = self.r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();

@@ -15,8 +15,10 @@ fn link(spec: Spec) -> pb::InjectFaultRequest {
 }
 
 /// A controller of 4 local nodes whose elections give up after 2 s.
-async fn cluster() -> TestController {
-    TestController::start_tuned(4, |c| c.decision_timeout_ms = 2_000).await
+async fn cluster() -> (TestController, Client) {
+    let ctl = TestController::start_tuned(4, |c| c.decision_timeout_ms = 2_000).await;
+    let client = ctl.client();
+    (ctl, client)
 }
 
 /// Poll ListFaults every 20 ms until `fired` finds what it looks for in the list, and return that; panic
@@ -38,8 +40,7 @@ async fn faults_until<T>(client: &Client, deadline: Instant, fired: impl Fn(&[pb
 /// before any election has one is a failed precondition, and clearing an unknown fault id is NOT_FOUND.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_faults_are_refused() {
-    let ctl = cluster().await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = cluster().await;
     let cases = [
         (pb::InjectFaultRequest::default(), Code::InvalidArgument, "kind"),
         (
@@ -83,8 +84,7 @@ async fn invalid_faults_are_refused() {
 /// again. ListFaults shows active faults with a description, ClearFaults clears them all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drops_and_crashes_fail_elections_and_clear_completely() {
-    let ctl = cluster().await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = cluster().await;
 
     let f = inject(&mut client, link(Spec { drop: 1.0, ..Spec::default() })).await;
     assert_eq!(f.state, pb::FaultState::Active as i32);
@@ -120,8 +120,7 @@ async fn drops_and_crashes_fail_elections_and_clear_completely() {
 /// scheduled fault is listed as SCHEDULED until it fires; crashing "the leader" crashes the last leader's node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partitions_schedules_and_the_leader() {
-    let ctl = cluster().await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = cluster().await;
     inject(&mut client, partition(&[&["node-0", "node-1"], &["node-2", "node-3"]])).await;
     assert_failed(&elect(&mut client, election("as-far")).await, "");
     inject(&mut client, partition(&[&["node-0", "node-1", "node-2", "node-3"]])).await;
@@ -147,8 +146,7 @@ async fn partitions_schedules_and_the_leader() {
 /// StopElection of a finished one-shot election returns it unchanged (t23 stops running ones).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keep_leader_needs_a_failure_tolerant_algorithm() {
-    let ctl = cluster().await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = cluster().await;
     let req = pb::StartElectionRequest { keep_leader: true, wait: false, ..election("as-far") };
     let status = client.start_election(req).await.unwrap_err();
     assert_refused(&status, Code::InvalidArgument, "keep_leader");
@@ -166,8 +164,7 @@ async fn keep_leader_needs_a_failure_tolerant_algorithm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn selectors_and_triggers_are_checked_and_listed() {
     use pb::after_event::Event;
-    let ctl = cluster().await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = cluster().await;
     let after = |event| pb::InjectFaultRequest {
         after: Some(pb::AfterEvent { event }),
         ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false }))
@@ -204,8 +201,7 @@ async fn selectors_and_triggers_are_checked_and_listed() {
 /// messages, which as-far never sends, leaves it correct.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kind_selected_drop() {
-    let ctl = cluster().await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = cluster().await;
     let f = inject(&mut client, link(Spec { kind: "notify".into(), drop: 1.0, ..Spec::default() })).await;
     assert_eq!(f.description, "link * -> *, notify messages: drop 1, delay 0 ms + jitter 0 ms, duplicate 0, reorder 0");
     assert_failed(&elect(&mut client, election("as-far")).await, "notify messages");
@@ -221,8 +217,7 @@ async fn kind_selected_drop() {
 /// to that node is its second) is correct.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nth_selected_drop() {
-    let ctl = cluster().await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = cluster().await;
     let leader = elect_correct(&mut client, election("as-far")).await.leader.unwrap().node;
     let target = ["node-1", "node-2", "node-3"].into_iter().find(|n| *n != leader).unwrap();
     inject(&mut client, link(Spec { to: target.into(), kind: "notify".into(), nth: 1, drop: 1.0, ..Spec::default() }))
@@ -279,8 +274,7 @@ async fn crash_the_leader_after_it_is_elected() {
 /// the fault is WAITING until an as-far election runs, then becomes ACTIVE (here a crash of node-1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fault_after_the_first_messages() {
-    let ctl = cluster().await;
-    let mut client = ctl.client();
+    let (ctl, mut client) = cluster().await;
     let crash = pb::InjectFaultRequest {
         after: Some(pb::AfterEvent { event: Some(pb::after_event::Event::Messages(1)) }),
         ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false }))
