@@ -19,7 +19,7 @@
 //! end, so a literal transcription never terminates. A node decides when it
 //! knows n and has seen `n - 1` foreign ids.
 
-use super::oneshot::{AwakeStatus, Ending, RingNode};
+use super::oneshot::{AwakeStatus, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Assumptions, RINGS};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
@@ -80,10 +80,10 @@ impl AllTheWay {
     }
 }
 
-impl RingNode for AllTheWay {
+impl OneShotNode for AllTheWay {
     const NAME: &'static str = SPEC.name;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.state = AwakeStatus::Awake;
         out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 1 });
     }

@@ -39,7 +39,7 @@
 //! gives the largest G_k ≤ n, one step fewer when n is not a G_k, and the
 //! conformance suite checks that bound is attained for n = 2, 3, 5, 8.
 
-use super::oneshot::{self, CandidateStatus, Ending, RingNode};
+use super::oneshot::{self, CandidateStatus, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, descending, mirror};
 use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
@@ -166,10 +166,10 @@ impl Alternate {
     }
 }
 
-impl RingNode for Alternate {
+impl OneShotNode for Alternate {
     const NAME: &'static str = SPEC.name;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         // Nothing is held yet, so starting the first step cannot fail.
         let _ = self.next_step(out);
     }
@@ -196,7 +196,7 @@ impl RingNode for Alternate {
                 }
                 CandidateStatus::Defeated => out.send(other(port), msg),
                 CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
-                // Woken by the RingNode before it is handed an election message.
+                // Woken by the OneShotNode before it is handed an election message.
                 CandidateStatus::Asleep => return Err(oneshot::misplaced(self.id, msg, self.state)),
             },
             Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,

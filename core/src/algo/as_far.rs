@@ -16,7 +16,7 @@
 //! its own id first, unless the arriving id already beats it (Santoro's
 //! "avoided if" rule).
 
-use super::oneshot::{AwakeStatus, Ending, RingNode};
+use super::oneshot::{AwakeStatus, Ending, OneShotNode, Wake};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, RINGS, ascending, descending, mirror};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
@@ -76,11 +76,11 @@ impl<const RANDOM: bool> AsFarNode<RANDOM> {
     }
 }
 
-impl<const RANDOM: bool> RingNode for AsFarNode<RANDOM> {
+impl<const RANDOM: bool> OneShotNode for AsFarNode<RANDOM> {
     const NAME: &'static str = if RANDOM { super::prob_as_far::SPEC.name } else { SPEC.name };
-    const ELECTION_WAKES: bool = false;
+    const WAKE: Wake = Wake::InStep;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.state = AwakeStatus::Awake;
         out.send(self.dir, Msg::Election { id: self.id, stage: 0, hops: 0 });
     }
@@ -93,7 +93,7 @@ impl<const RANDOM: bool> RingNode for AsFarNode<RANDOM> {
                     self.best = id;
                     out.send(other(port), msg);
                 }
-                AwakeStatus::Asleep => self.start(out),
+                AwakeStatus::Asleep => self.start(Some(port), out),
                 AwakeStatus::Awake => {
                     if id == self.id {
                         self.state = AwakeStatus::Done;

@@ -46,7 +46,7 @@
 //! additions so that the extremum leads.
 
 use super::alternate;
-use super::oneshot::{self, COLLECT, Ending, RingNode};
+use super::oneshot::{self, COLLECT, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ascending};
 use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule};
 use crate::machine;
@@ -167,10 +167,10 @@ impl BiMinMax {
     }
 }
 
-impl RingNode for BiMinMax {
+impl OneShotNode for BiMinMax {
     const NAME: &'static str = SPEC.name;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         // Nothing is held yet, so starting the first stage cannot fail.
         let _ = self.next_stage(out);
     }

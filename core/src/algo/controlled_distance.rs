@@ -28,7 +28,7 @@
 //!   originator was defeated, and probes or replies that reach a node after
 //!   the election ended, are swallowed.
 
-use super::oneshot::{self, CandidateStatus, Ending, RingNode};
+use super::oneshot::{self, CandidateStatus, Ending, OneShotNode, Wake};
 use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS, ceil_log2};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
@@ -117,11 +117,11 @@ impl ControlledDistance {
     }
 }
 
-impl RingNode for ControlledDistance {
+impl OneShotNode for ControlledDistance {
     const NAME: &'static str = SPEC.name;
-    const ELECTION_WAKES: bool = false;
+    const WAKE: Wake = Wake::InStep;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.state = CandidateStatus::Candidate;
         self.probe_both(out);
     }

@@ -66,8 +66,10 @@
 //! test checks 3n + k* − 2 exactly for every tree it builds and that exactly
 //! 2 of the messages are `Election`s.
 
+use super::oneshot::{self, OneShotNode, Wake};
 use super::spec::{AlgorithmSpec, Assumptions, Candidates, TREES};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule, UNKNOWN_LEADER};
+use super::tree_saturation::Saturation;
+use super::{AlgoError, Decision, Msg, NodeContext, Outbox, Port, Role, Rule, UNKNOWN_LEADER};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -118,45 +120,22 @@ enum State {
 pub struct ElectRoot {
     id: u64,
     rule: Rule,
-    degree: u32,
     state: State,
-    /// Ports a saturation message arrived on.
-    heard: Vec<bool>,
-    heard_count: u32,
+    saturation: Saturation,
     decision: Option<Decision>,
 }
 
 impl ElectRoot {
     /// A sleeping node.
     pub fn new(c: &NodeContext) -> Self {
-        ElectRoot {
-            id: c.id,
-            rule: c.rule,
-            degree: c.ports,
-            state: State::Asleep,
-            heard: vec![false; c.ports as usize],
-            heard_count: 0,
-            decision: None,
-        }
-    }
-
-    fn wake(&mut self, from: Option<Port>, out: &mut Outbox) {
-        for p in (0..self.degree).filter(|&p| Some(p) != from) {
-            out.send(p, Msg::Wakeup);
-        }
-        self.state = State::Active;
-        if self.degree == 0 {
-            // Alone in the tree: the root of nothing but itself.
-            self.decide(Role::Leader, self.id, out);
-        } else {
-            self.maybe_send_up(out);
-        }
+        ElectRoot { id: c.id, rule: c.rule, state: State::Asleep, saturation: Saturation::new(c.ports), decision: None }
     }
 
     /// Once all neighbours but one have reported, report to that one.
     fn maybe_send_up(&mut self, out: &mut Outbox) {
-        if self.state == State::Active && self.heard_count + 1 == self.degree {
-            let parent = self.heard.iter().position(|h| !h).unwrap_or(0) as Port;
+        if self.state == State::Active
+            && let Some(parent) = self.saturation.parent()
+        {
             out.send(parent, SATURATION);
             self.state = State::Processing { parent };
         }
@@ -172,33 +151,34 @@ impl ElectRoot {
     /// Decide, and send a termination to every neighbour but `parent`.
     fn terminate(&mut self, role: Role, leader: u64, parent: Port, out: &mut Outbox) {
         self.decide(role, leader, out);
-        for p in (0..self.degree).filter(|&p| p != parent) {
-            out.send(p, TERMINATION);
-        }
+        oneshot::send_all_but(self.ports(), Some(parent), TERMINATION, out);
     }
 }
 
-impl Algorithm for ElectRoot {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.wake(None, out);
+impl OneShotNode for ElectRoot {
+    const NAME: &'static str = SPEC.name;
+    const WAKE: Wake = Wake::OnWakeup;
+
+    fn ports(&self) -> u32 {
+        self.saturation.degree()
+    }
+
+    /// Flood the wake-up to every neighbour but the one it came from.
+    fn start(&mut self, woken_by: Option<Port>, out: &mut Outbox) {
+        oneshot::send_all_but(self.ports(), woken_by, Msg::Wakeup, out);
+        self.state = State::Active;
+        if self.ports() == 0 {
+            // Alone in the tree: the root of nothing but itself.
+            self.decide(Role::Leader, self.id, out);
+        } else {
+            self.maybe_send_up(out);
         }
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port >= self.degree {
-            return Err(AlgoError::BadPort { port });
-        }
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
-            (Msg::Wakeup, State::Asleep) => self.wake(Some(port), out),
-            // Wake-ups of a node already awake cross on the link: ignore.
-            (Msg::Wakeup, _) => {}
             (SATURATION, State::Active) => {
-                if self.heard[port as usize] {
-                    return Err(AlgoError::Invalid(format!("second saturation message on port {port}")));
-                }
-                self.heard[port as usize] = true;
-                self.heard_count += 1;
+                self.saturation.hear(port)?;
                 self.maybe_send_up(out);
             }
             (SATURATION, State::Processing { parent }) if port == parent => {
@@ -222,12 +202,12 @@ impl Algorithm for ElectRoot {
             (Msg::Saturate { .. } | Msg::Election { .. } | Msg::Notify { .. }, state) => {
                 return Err(AlgoError::Invalid(format!("{msg:?} on port {port} in state {state:?}")));
             }
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "elect-root", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match (self.state, self.decision) {
             (State::Asleep, _) => "asleep",
             (State::Active, _) => "active",
@@ -242,7 +222,7 @@ impl Algorithm for ElectRoot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Effect;
+    use crate::algo::{Algorithm, Effect};
 
     fn node(id: u64, ports: u32) -> ElectRoot {
         ElectRoot::new(&NodeContext { id, rule: Rule::Min, n: 5, coin: 0, ports, ..Default::default() })

@@ -64,9 +64,9 @@
 //! depend on the schedule). Its "if it is a square mesh" is not needed for
 //! O(n): B ≤ n and m < 2n for every rows × cols with both at least 2.
 
-use super::oneshot::Ending;
+use super::oneshot::{self, Ending, OneShotNode, Wake};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, mirror};
-use super::{AlgoError, Algorithm, Compass, Decision, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule};
+use super::{AlgoError, Compass, Decision, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -154,25 +154,9 @@ impl MeshCorners {
         }
     }
 
-    /// Wake up (spontaneously when `from` is `None`): wake every neighbour
-    /// but the one that woke us; a corner then enters its id.
-    fn wake(&mut self, from: Option<Port>, out: &mut Outbox) {
-        self.awake = true;
-        for p in (0..self.ports).filter(|&p| Some(p) != from) {
-            out.send(p, Msg::Wakeup);
-        }
-        if self.corner
-            && let Some(cw) = self.cw
-        {
-            out.send(cw, Msg::Election { id: self.id, stage: 0, hops: 0 });
-        }
-    }
-
     fn decide(&mut self, role: Role, leader: u64, from: Option<Port>, out: &mut Outbox) {
         self.end.decide(role, leader, out);
-        for p in (0..self.ports).filter(|&p| Some(p) != from) {
-            out.send(p, Msg::Notify { leader });
-        }
+        oneshot::send_all_but(self.ports, from, Msg::Notify { leader }, out);
     }
 
     fn on_election(&mut self, port: Port, id: u64, out: &mut Outbox) -> Result<(), AlgoError> {
@@ -185,7 +169,7 @@ impl MeshCorners {
             )));
         }
         if !self.awake {
-            self.wake(Some(port), out);
+            self.start(Some(port), out);
         }
         if !self.corner || self.rule.beats(id, self.id) {
             out.send(cw, Msg::Election { id, stage: 0, hops: 0 });
@@ -208,7 +192,7 @@ impl MeshCorners {
             }
             None => {
                 if !self.awake {
-                    self.wake(Some(port), out);
+                    self.start(Some(port), out);
                 }
                 self.decide(Role::Follower, leader, Some(port), out);
                 Ok(())
@@ -217,31 +201,39 @@ impl MeshCorners {
     }
 }
 
-impl Algorithm for MeshCorners {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if !self.awake {
-            self.wake(None, out);
+impl OneShotNode for MeshCorners {
+    const NAME: &'static str = SPEC.name;
+    const WAKE: Wake = Wake::OnWakeup;
+
+    fn ports(&self) -> u32 {
+        self.ports
+    }
+
+    fn asleep(&self) -> bool {
+        !self.awake
+    }
+
+    /// Flood the wake-up to every neighbour but the one it came from; a
+    /// corner then enters its id.
+    fn start(&mut self, woken_by: Option<Port>, out: &mut Outbox) {
+        self.awake = true;
+        oneshot::send_all_but(self.ports, woken_by, Msg::Wakeup, out);
+        if self.corner
+            && let Some(cw) = self.cw
+        {
+            out.send(cw, Msg::Election { id: self.id, stage: 0, hops: 0 });
         }
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port >= self.ports {
-            return Err(AlgoError::BadPort { port });
-        }
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
-            Msg::Wakeup => {
-                if !self.awake {
-                    self.wake(Some(port), out);
-                }
-                Ok(())
-            }
             Msg::Election { id, .. } => self.on_election(port, id, out),
             Msg::Notify { leader } => self.on_notify(port, leader, out),
-            _ => Err(AlgoError::UnexpectedKind { algorithm: "mesh-corners", kind: msg.kind().name() }),
+            _ => Err(Self::unexpected(msg)),
         }
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match (self.awake, self.end.decision()) {
             (false, _) => "asleep",
             (true, None) if self.corner => "candidate",
@@ -361,7 +353,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::algo::Effect;
+    use crate::algo::{Algorithm, Effect};
     use crate::topology::Topology;
     use Compass::{East, North, South, West};
 

@@ -40,7 +40,7 @@
 
 use super::alternate;
 use super::bi_min_max;
-use super::oneshot::{self, COLLECT, Ending, RingNode};
+use super::oneshot::{self, COLLECT, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, reversed};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
@@ -155,10 +155,10 @@ impl<const PLUS: bool> MinMaxNode<PLUS> {
     }
 }
 
-impl<const PLUS: bool> RingNode for MinMaxNode<PLUS> {
+impl<const PLUS: bool> OneShotNode for MinMaxNode<PLUS> {
     const NAME: &'static str = if PLUS { super::min_max_plus::SPEC.name } else { SPEC.name };
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.state = State::Running;
         // Cannot fail: hops 0.
         let _ = self.send_envelope(self.id, 1, 0, out);

@@ -22,7 +22,7 @@
 //! [`after_the_end`]), and so is the way Stages without FIFO and Alternate
 //! take the notification ([`CandidateStatus::notified`]).
 //!
-//! Each one-shot ring algorithm is a [`RingNode`]: it writes its rules alone
+//! Each one-shot ring algorithm is a [`OneShotNode`]: it writes its rules alone
 //! (how it starts, how it takes a message, its state names), and its
 //! [`Algorithm`] comes from one blanket impl that starts a node at most once,
 //! refuses ports a ring node does not have and names the algorithm in the
@@ -204,6 +204,15 @@ pub fn relay_held(held: &mut Vec<(Port, Msg)>, out: &mut Outbox) {
     }
 }
 
+/// Send `msg` on each of a node's `ports` but `except`, in port order: a
+/// wake-up or a notification flooding a tree or a mesh.
+#[inline]
+pub fn send_all_but(ports: u32, except: Option<Port>, msg: Msg, out: &mut Outbox) {
+    for p in (0..ports).filter(|&p| Some(p) != except) {
+        out.send(p, msg);
+    }
+}
+
 /// Refuse a port a ring node does not have (anything but
 /// [`LEFT`] and [`RIGHT`]).
 #[inline]
@@ -211,40 +220,62 @@ pub fn ring_port(port: Port) -> Result<(), AlgoError> {
     if port > RIGHT { Err(AlgoError::BadPort { port }) } else { Ok(()) }
 }
 
-/// A node of a one-shot election on a ring, written as the algorithm's own
-/// rules alone. Its [`Algorithm`] is the blanket impl below, which does what
-/// every ring node does alike: an initiator starts at most once (only while
-/// [`RingNode::asleep`]), a port other than [`LEFT`] and [`RIGHT`] is refused
-/// before the algorithm sees the message ([`RingNode::check_port`]), and the
-/// state name, the held count and the error for a kind the algorithm does
-/// not use ([`RingNode::unexpected`]) come from one place.
-pub trait RingNode: Send + fmt::Debug {
+/// How a message wakes a sleeping [`OneShotNode`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// An election message wakes it, as a start would, before the node
+    /// takes it (Santoro's rule on rings).
+    OnElection,
+    /// Messages reach it asleep, and it decides itself whether one wakes it
+    /// (AsFar, the participant ring and Controlled Distance, whose sleeping
+    /// nodes pass a better id on without starting).
+    InStep,
+    /// A [`Msg::Wakeup`] wakes it, and is consumed:
+    /// wake-ups are flooded first, and one reaching an awake node (two
+    /// cross on a link) is ignored (tree saturation, Elect_root, the mesh).
+    OnWakeup,
+}
+
+/// A node of a one-shot election, written as the algorithm's own rules
+/// alone. Its [`Algorithm`] is the blanket impl below, which does what
+/// every such node does alike: an initiator starts at most once (only while
+/// [`OneShotNode::asleep`]), a message wakes a sleeping node as
+/// [`OneShotNode::WAKE`] says, a port the node does not have is refused
+/// before the algorithm sees the message ([`OneShotNode::check_port`]), and
+/// the state name, the held count and the error for a kind the algorithm
+/// does not use ([`OneShotNode::unexpected`]) come from one place. The ring
+/// algorithms and the tree and mesh elections that flood wake-ups are such
+/// nodes.
+pub trait OneShotNode: Send + fmt::Debug {
     /// The algorithm's catalogue name, in the errors it reports.
     const NAME: &'static str;
 
+    /// How a message wakes a sleeping node ([`Wake::OnElection`] by default).
+    const WAKE: Wake = Wake::OnElection;
+
+    /// How many ports the node has (2 on a ring).
+    #[inline]
+    fn ports(&self) -> u32 {
+        2
+    }
+
     /// Has the node not woken yet (neither started nor reached by a
     /// message)? By default: is its state named `"asleep"`, the name of
-    /// Santoro's first status, which the ring algorithms here keep (one that
+    /// Santoro's first status, which the algorithms here keep (one that
     /// names it otherwise says so here).
     #[inline]
     fn asleep(&self) -> bool {
         self.status() == "asleep"
     }
 
-    /// Wake and start the node's part: [`Algorithm::on_start`] of a
-    /// sleeping node (an awake one ignores a start).
-    fn start(&mut self, out: &mut Outbox);
+    /// Wake and start the node's part: spontaneously (`woken_by` is `None`:
+    /// [`Algorithm::on_start`] of a sleeping node; an awake one ignores a
+    /// start), or woken by a message on port `woken_by` (see
+    /// [`OneShotNode::WAKE`]).
+    fn start(&mut self, woken_by: Option<Port>, out: &mut Outbox);
 
-    /// Does an election message that reaches a sleeping node wake it, as a
-    /// start would, before the node takes it (Santoro's rule)? Yes by
-    /// default; not in the algorithms whose sleeping node passes a better id
-    /// on without starting (AsFar, the participant ring, Controlled
-    /// Distance), which take it asleep.
-    const ELECTION_WAKES: bool = true;
-
-    /// `msg` arrived on `port`, which [`RingNode::check_port`] let through
-    /// (an election message after waking the node, if it
-    /// [wakes](RingNode::ELECTION_WAKES) it).
+    /// `msg` arrived on `port`, which [`OneShotNode::check_port`] let
+    /// through, after waking the node if it [wakes](OneShotNode::WAKE) it.
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError>;
 
     /// Current state name (see [`Algorithm::state`]).
@@ -255,11 +286,12 @@ pub trait RingNode: Send + fmt::Debug {
         0
     }
 
-    /// Refuse `msg` on a `port` this node takes nothing from: anything
-    /// but [`LEFT`] and [`RIGHT`] by default ([`ring_port`]).
+    /// Refuse `msg` on a `port` this node takes nothing from: a port it
+    /// does not have by default (on a ring, anything but [`LEFT`] and
+    /// [`RIGHT`]).
     #[inline]
     fn check_port(&self, port: Port, _msg: Msg) -> Result<(), AlgoError> {
-        ring_port(port)
+        if port >= self.ports() { Err(AlgoError::BadPort { port }) } else { Ok(()) }
     }
 
     /// The error for `msg`, of a kind this algorithm does not use.
@@ -268,19 +300,26 @@ pub trait RingNode: Send + fmt::Debug {
     }
 }
 
-impl<R: RingNode> Algorithm for R {
+impl<N: OneShotNode> Algorithm for N {
     #[inline]
     fn on_start(&mut self, out: &mut Outbox) {
         if self.asleep() {
-            self.start(out);
+            self.start(None, out);
         }
     }
 
     #[inline]
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         self.check_port(port, msg)?;
-        if R::ELECTION_WAKES && matches!(msg, Msg::Election { .. }) && self.asleep() {
-            self.start(out);
+        match (N::WAKE, msg) {
+            (Wake::OnElection, Msg::Election { .. }) if self.asleep() => self.start(Some(port), out),
+            (Wake::OnWakeup, Msg::Wakeup) => {
+                if self.asleep() {
+                    self.start(Some(port), out);
+                }
+                return Ok(());
+            }
+            _ => {}
         }
         self.step(port, msg, out)
     }
@@ -290,7 +329,7 @@ impl<R: RingNode> Algorithm for R {
     }
 
     fn held(&self) -> usize {
-        RingNode::held(self)
+        OneShotNode::held(self)
     }
 }
 
@@ -476,7 +515,7 @@ mod tests {
         assert_eq!(notified_candidate(4).to_string(), "notification reached candidate 4");
     }
 
-    /// Every one-shot ring algorithm (the [`RingNode`]s and SyncHs) starts at most once: a fresh node is
+    /// Every one-shot ring algorithm (the [`OneShotNode`]s and SyncHs) starts at most once: a fresh node is
     /// asleep, its first start wakes it and sends, a second start does nothing; a port beyond
     /// LEFT and RIGHT is refused before the algorithm sees the message.
     #[test]

@@ -37,7 +37,7 @@
 //! The seed's "`if = myid`" is "`id = myid`". The seed's "mark as non-part"
 //! (to allow a later election) is not needed for one election and omitted.
 
-use super::oneshot::{Ending, RingNode};
+use super::oneshot::{Ending, OneShotNode, Wake};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, descending, mirror};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
@@ -96,15 +96,15 @@ impl ParticipantRing {
     }
 }
 
-impl RingNode for ParticipantRing {
+impl OneShotNode for ParticipantRing {
     const NAME: &'static str = SPEC.name;
-    const ELECTION_WAKES: bool = false;
+    const WAKE: Wake = Wake::InStep;
 
     fn asleep(&self) -> bool {
         self.state == State::NonParticipant
     }
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.state = State::Participant;
         out.send(RIGHT, self.own());
     }

@@ -32,7 +32,7 @@
 
 use std::collections::VecDeque;
 
-use super::oneshot::{self, Ending, RingNode};
+use super::oneshot::{self, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
 use super::{AlgoError, Hold, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
@@ -122,10 +122,10 @@ impl Stages {
     }
 }
 
-impl RingNode for Stages {
+impl OneShotNode for Stages {
     const NAME: &'static str = SPEC.name;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.next_stage(out);
     }
 
@@ -162,7 +162,7 @@ impl RingNode for Stages {
                 State::Defeated => out.send(other(port), msg),
                 // Nothing is in flight once the leader has both its ids back.
                 State::Done => return Err(oneshot::after_the_end(id)),
-                // Woken by the RingNode before it is handed an election message.
+                // Woken by the OneShotNode before it is handed an election message.
                 State::Asleep => return Err(oneshot::misplaced(self.id, msg, self.state)),
             },
             Msg::Notify { leader } => match self.state {

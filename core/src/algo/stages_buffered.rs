@@ -27,7 +27,7 @@
 //! defeated". A stored message must be relayed by a node that becomes
 //! defeated (the slide is silent; dropping it loses the next stage's ids).
 
-use super::oneshot::{self, CandidateStatus, Ending, RingNode};
+use super::oneshot::{self, CandidateStatus, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
 use super::{AlgoError, Hold, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
@@ -99,10 +99,10 @@ impl StagesBuffered {
     }
 }
 
-impl RingNode for StagesBuffered {
+impl OneShotNode for StagesBuffered {
     const NAME: &'static str = SPEC.name;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         // Nothing is stored yet, so starting the first stage cannot fail.
         let _ = self.next_stage(out);
     }
@@ -138,7 +138,7 @@ impl RingNode for StagesBuffered {
                 CandidateStatus::Defeated => out.send(other(port), msg),
                 // The last candidate has both its ids back: nothing is in flight.
                 CandidateStatus::Done => return Err(oneshot::after_the_end(id)),
-                // Woken by the RingNode before it is handed an election message.
+                // Woken by the OneShotNode before it is handed an election message.
                 CandidateStatus::Asleep => return Err(oneshot::misplaced(self.id, msg, self.state)),
             },
             Msg::Notify { leader } => self.state.notified(&mut self.end, self.id, port, leader, out)?,

@@ -41,7 +41,7 @@
 //! stage's ids (a survivor two candidates away is already one stage ahead):
 //! they are held, not relayed, since that candidate still owes feedback.
 
-use super::oneshot::{self, Ending, RingNode};
+use super::oneshot::{self, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, feedback_worst_case, floor_log3, mirror, zigzag};
 use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
@@ -162,10 +162,10 @@ impl StagesFeedback {
     }
 }
 
-impl RingNode for StagesFeedback {
+impl OneShotNode for StagesFeedback {
     const NAME: &'static str = SPEC.name;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         // Nothing is held yet, so starting the first stage cannot fail.
         let _ = self.next_stage(out);
     }

@@ -24,9 +24,9 @@
 //! must travel with the saturation messages (Santoro's text does this) so
 //! the saturated nodes know it, and no extra exchange is needed.
 
-use super::oneshot::Ending;
+use super::oneshot::{self, Ending, OneShotNode, Wake};
 use super::spec::{AlgorithmSpec, Assumptions, TREES};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Rule};
+use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -58,17 +58,53 @@ enum State {
     Done,
 }
 
+/// Santoro's saturation, the part Elect_min (this file) and Elect_root
+/// share: which neighbours have sent their saturation message, and the one
+/// left, the node's parent, once all the others have.
+#[derive(Debug)]
+pub(super) struct Saturation {
+    /// Ports a saturation message arrived on.
+    heard: Vec<bool>,
+    count: u32,
+}
+
+impl Saturation {
+    /// Nothing heard yet on any of `degree` ports.
+    pub(super) fn new(degree: u32) -> Self {
+        Saturation { heard: vec![false; degree as usize], count: 0 }
+    }
+
+    /// The node's number of neighbours.
+    pub(super) fn degree(&self) -> u32 {
+        self.heard.len() as u32
+    }
+
+    /// A saturation message arrived on `port`; a second one there is refused.
+    pub(super) fn hear(&mut self, port: Port) -> Result<(), AlgoError> {
+        let heard = &mut self.heard[port as usize];
+        if *heard {
+            return Err(AlgoError::Invalid(format!("second saturation message on port {port}")));
+        }
+        *heard = true;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The parent, the one neighbour not heard from, once every other one
+    /// has been (a leaf's only neighbour at once); `None` before.
+    pub(super) fn parent(&self) -> Option<Port> {
+        (self.count + 1 == self.degree()).then(|| self.heard.iter().position(|h| !h).unwrap_or(0) as Port)
+    }
+}
+
 /// One node of tree saturation.
 #[derive(Debug)]
 pub struct TreeSaturation {
     id: u64,
     rule: Rule,
-    degree: u32,
     state: State,
     best: u64,
-    /// Ports a saturation message arrived on.
-    heard: Vec<bool>,
-    heard_count: u32,
+    saturation: Saturation,
     end: Ending,
 }
 
@@ -78,29 +114,18 @@ impl TreeSaturation {
         TreeSaturation {
             id: c.id,
             rule: c.rule,
-            degree: c.ports,
             state: State::Asleep,
             best: c.id,
-            heard: vec![false; c.ports as usize],
-            heard_count: 0,
+            saturation: Saturation::new(c.ports),
             end: Ending::default(),
         }
     }
 
-    fn wake(&mut self, from: Option<Port>, out: &mut Outbox) {
-        for p in 0..self.degree {
-            if Some(p) != from {
-                out.send(p, Msg::Wakeup);
-            }
-        }
-        self.state = State::Active;
-        self.maybe_send_up(out);
-    }
-
     /// Once all neighbours but one have reported, report to that one.
     fn maybe_send_up(&mut self, out: &mut Outbox) {
-        if self.state == State::Active && self.heard_count + 1 == self.degree {
-            let parent = self.heard.iter().position(|h| !h).unwrap_or(0) as Port;
+        if self.state == State::Active
+            && let Some(parent) = self.saturation.parent()
+        {
             out.send(parent, Msg::Saturate { id: self.best });
             self.state = State::Processing { parent };
         }
@@ -109,35 +134,29 @@ impl TreeSaturation {
     fn decide(&mut self, leader: u64, skip: Port, out: &mut Outbox) {
         self.end.decide_for(self.id, leader, out);
         self.state = State::Done;
-        for p in 0..self.degree {
-            if p != skip {
-                out.send(p, Msg::Notify { leader });
-            }
-        }
+        oneshot::send_all_but(self.ports(), Some(skip), Msg::Notify { leader }, out);
     }
 }
 
-impl Algorithm for TreeSaturation {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.state == State::Asleep {
-            self.wake(None, out);
-        }
+impl OneShotNode for TreeSaturation {
+    const NAME: &'static str = SPEC.name;
+    const WAKE: Wake = Wake::OnWakeup;
+
+    fn ports(&self) -> u32 {
+        self.saturation.degree()
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        if port >= self.degree {
-            return Err(AlgoError::BadPort { port });
-        }
+    /// Flood the wake-up to every neighbour but the one it came from.
+    fn start(&mut self, woken_by: Option<Port>, out: &mut Outbox) {
+        oneshot::send_all_but(self.ports(), woken_by, Msg::Wakeup, out);
+        self.state = State::Active;
+        self.maybe_send_up(out);
+    }
+
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
-            (Msg::Wakeup, State::Asleep) => self.wake(Some(port), out),
-            // Wake-ups of a node already awake cross on the link: ignore.
-            (Msg::Wakeup, _) => {}
             (Msg::Saturate { id }, State::Active) => {
-                if self.heard[port as usize] {
-                    return Err(AlgoError::Invalid(format!("second saturation message on port {port}")));
-                }
-                self.heard[port as usize] = true;
-                self.heard_count += 1;
+                self.saturation.hear(port)?;
                 self.best = self.rule.best(self.best, id);
                 self.maybe_send_up(out);
             }
@@ -152,12 +171,12 @@ impl Algorithm for TreeSaturation {
             (Msg::Saturate { .. } | Msg::Notify { .. }, state) => {
                 return Err(AlgoError::Invalid(format!("{msg:?} on port {port} in state {state:?}")));
             }
-            _ => return Err(AlgoError::UnexpectedKind { algorithm: "tree-saturation", kind: msg.kind().name() }),
+            _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
     }
 
-    fn state(&self) -> &'static str {
+    fn status(&self) -> &'static str {
         match self.state {
             State::Asleep => "asleep",
             State::Active => "active",
@@ -171,7 +190,7 @@ impl Algorithm for TreeSaturation {
 mod tests {
     use super::*;
     use crate::algo::Decision;
-    use crate::algo::{Effect, Role};
+    use crate::algo::{Algorithm, Effect, Role};
 
     fn node(id: u64, ports: u32) -> TreeSaturation {
         TreeSaturation::new(&NodeContext { id, rule: Rule::Min, n: 5, coin: 0, ports, ..Default::default() })

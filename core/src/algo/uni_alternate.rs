@@ -27,7 +27,7 @@
 //! of declaring itself leader.
 
 use super::alternate;
-use super::oneshot::{self, Ending, RingNode};
+use super::oneshot::{self, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, mirror};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
@@ -90,10 +90,10 @@ impl UniAlternate {
     }
 }
 
-impl RingNode for UniAlternate {
+impl OneShotNode for UniAlternate {
     const NAME: &'static str = SPEC.name;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.next_step(out);
     }
 

@@ -36,7 +36,7 @@
 //! stage: step }`, the step's parity telling the first message of a phase
 //! from the second.
 
-use super::oneshot::{self, Ending, RingNode};
+use super::oneshot::{self, Ending, OneShotNode};
 use super::spec::{
     AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, bit_reversal, floor_log2, mirror,
 };
@@ -107,10 +107,10 @@ impl UniStages {
     }
 }
 
-impl RingNode for UniStages {
+impl OneShotNode for UniStages {
     const NAME: &'static str = SPEC.name;
 
-    fn start(&mut self, out: &mut Outbox) {
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.next_phase(out);
     }
 
@@ -150,7 +150,7 @@ impl RingNode for UniStages {
                     }
                 }
                 State::Relay => out.send(other(port), msg),
-                // Woken by the RingNode before it is handed an election message.
+                // Woken by the OneShotNode before it is handed an election message.
                 State::Asleep => return Err(oneshot::misplaced(self.id, msg, self.state)),
                 State::Announcing | State::Done => {
                     return Err(AlgoError::Invalid(format!("value {v} arrived after the election ended")));
