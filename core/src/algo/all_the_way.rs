@@ -120,47 +120,34 @@ impl OneShotNode for AllTheWay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Decision;
-    use crate::algo::harness::ring_context;
-    use crate::algo::{Algorithm, Effect, LEFT, Role};
+    use crate::algo::harness::{Probe, decide, ring_context, send};
+    use crate::algo::{LEFT, Role};
 
     fn node(id: u64) -> AllTheWay {
         AllTheWay::new(&ring_context(id, Rule::Min))
     }
 
+    fn el(id: u64, hops: u32) -> Msg {
+        Msg::Election { id, stage: 0, hops }
+    }
+
     /// A node woken by a message first sends its own id, then forwards the foreign one.
     #[test]
     fn wake_by_message_sends_own_then_forwards() {
-        let mut a = node(5);
-        let mut out = Outbox::default();
-        a.on_message(LEFT, Msg::Election { id: 2, stage: 0, hops: 1 }, &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Send { port: RIGHT, msg: Msg::Election { id: 5, stage: 0, hops: 1 } },
-                Effect::Send { port: RIGHT, msg: Msg::Election { id: 2, stage: 0, hops: 2 } },
-            ]
-        );
+        Probe::new(node(5)).on(LEFT, el(2, 1), &[send(RIGHT, el(5, 1)), send(RIGHT, el(2, 2))]);
     }
 
     /// Decision waits for both n (own id back) and n-1 foreign ids, in either order.
     #[test]
     fn decides_after_n_minus_one_foreign_ids_and_own_return() {
-        let mut a = node(5);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        a.on_message(LEFT, Msg::Election { id: 5, stage: 0, hops: 3 }, &mut out).unwrap();
-        a.on_message(LEFT, Msg::Election { id: 9, stage: 0, hops: 1 }, &mut out).unwrap();
-        assert_eq!(a.end.decision(), None);
-        out.clear();
-        a.on_message(LEFT, Msg::Election { id: 2, stage: 0, hops: 2 }, &mut out).unwrap();
-        assert_eq!(out.effects().last(), Some(&Effect::Decide(Decision { role: Role::Follower, leader: 2 })));
+        let p = Probe::started(node(5)).on(LEFT, el(5, 3), &[]).on(LEFT, el(9, 1), &[send(RIGHT, el(9, 2))]);
+        assert_eq!(p.node.end.decision(), None);
+        p.on(LEFT, el(2, 2), &[send(RIGHT, el(2, 3)), decide(Role::Follower, 2)]);
     }
 
     /// Foreign message kinds are refused, not panicked on.
     #[test]
     fn rejects_other_kinds() {
-        let mut a = node(1);
-        assert!(a.on_message(LEFT, Msg::Notify { leader: 1 }, &mut Outbox::default()).is_err());
+        Probe::new(node(1)).refuses(LEFT, Msg::Notify { leader: 1 });
     }
 }

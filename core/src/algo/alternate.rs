@@ -217,46 +217,34 @@ impl OneShotNode for Alternate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Algorithm;
-    use crate::algo::Effect;
-    use crate::algo::harness::{self, election as el, ring_context};
+    use crate::algo::harness::{Probe, election as el, ring_context, send};
 
-    fn started(id: u64) -> (Alternate, Outbox) {
-        harness::started(Alternate::new(&ring_context(id, Rule::Max)))
+    fn node(id: u64) -> Alternate {
+        Alternate::new(&ring_context(id, Rule::Max))
     }
 
     /// Step 1 goes right; a survivor of step 1 sends its id left at step 2.
     #[test]
     fn steps_alternate_directions() {
-        let mut a = Alternate::new(&ring_context(5, Rule::Max));
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 1) }]);
-        out.clear();
-        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: LEFT, msg: el(5, 2) }]);
+        Probe::new(node(5)).start(&[send(RIGHT, el(5, 1))]).on(LEFT, el(3, 1), &[send(LEFT, el(5, 2))]);
     }
 
     /// The node beaten by the arriving id is defeated, and relays the ids it held.
     #[test]
     fn beaten_node_is_defeated_and_relays_held_ids() {
-        let (mut a, mut out) = started(5);
-        a.on_message(RIGHT, el(8, 2), &mut out).unwrap();
-        assert!(out.effects().is_empty(), "a step-2 id waits for step 1");
-        a.on_message(LEFT, el(7, 1), &mut out).unwrap();
-        assert_eq!(a.state(), "defeated");
-        assert_eq!(out.effects(), &[Effect::Send { port: LEFT, msg: el(8, 2) }]);
+        Probe::started(node(5))
+            .on(RIGHT, el(8, 2), &[]) // a step-2 id waits for step 1
+            .on(LEFT, el(7, 1), &[send(LEFT, el(8, 2))])
+            .in_state("defeated");
     }
 
     /// A held id of the next step is used as soon as the node gets there.
     #[test]
     fn held_id_is_used_at_its_step() {
-        let (mut a, mut out) = started(5);
-        a.on_message(RIGHT, el(2, 2), &mut out).unwrap();
-        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[Effect::Send { port: LEFT, msg: el(5, 2) }, Effect::Send { port: RIGHT, msg: el(5, 3) }]
+        Probe::started(node(5)).on(RIGHT, el(2, 2), &[]).on(
+            LEFT,
+            el(3, 1),
+            &[send(LEFT, el(5, 2)), send(RIGHT, el(5, 3))],
         );
     }
 

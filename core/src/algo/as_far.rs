@@ -123,9 +123,9 @@ impl<const RANDOM: bool> OneShotNode for AsFarNode<RANDOM> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Decision;
-    use crate::algo::harness::{ring_context, started};
-    use crate::algo::{Algorithm, Effect, LEFT, Role};
+    use crate::algo::LEFT;
+    use crate::algo::Role::Leader;
+    use crate::algo::harness::{Probe, decide, election as el, ring_context, send};
 
     fn node(id: u64) -> AsFar {
         AsFar::new(&ring_context(id, Rule::Max))
@@ -134,44 +134,26 @@ mod tests {
     /// A sleeping node woken by a better id forwards it without sending its own.
     #[test]
     fn woken_by_better_id_only_forwards() {
-        let mut a = node(3);
-        let mut out = Outbox::default();
-        let m = Msg::Election { id: 9, stage: 0, hops: 0 };
-        a.on_message(LEFT, m, &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: m }]);
+        Probe::new(node(3)).on(LEFT, el(9, 0), &[send(RIGHT, el(9, 0))]);
     }
 
     /// A sleeping node woken by a worse id sends its own and swallows the other.
     #[test]
     fn woken_by_worse_id_sends_own() {
-        let mut a = node(3);
-        let mut out = Outbox::default();
-        a.on_message(LEFT, Msg::Election { id: 1, stage: 0, hops: 0 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Election { id: 3, stage: 0, hops: 0 } }]);
+        Probe::new(node(3)).on(LEFT, el(1, 0), &[send(RIGHT, el(3, 0))]);
     }
 
-    /// The own id coming back makes the node leader and starts the notification.
+    /// The own id coming back makes the node leader and starts the notification, which stops
+    /// when it is back at the leader.
     #[test]
     fn own_id_back_elects_and_notifies() {
-        let (mut a, mut out) = started(node(3));
-        a.on_message(LEFT, Msg::Election { id: 3, stage: 0, hops: 0 }, &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Decide(Decision { role: Role::Leader, leader: 3 }),
-                Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 3 } }
-            ]
-        );
-        out.clear();
-        a.on_message(LEFT, Msg::Notify { leader: 3 }, &mut out).unwrap();
-        assert!(out.effects().is_empty(), "the notification stops at the leader");
+        let notify = Msg::Notify { leader: 3 };
+        Probe::started(node(3)).on(LEFT, el(3, 0), &[decide(Leader, 3), send(RIGHT, notify)]).on(LEFT, notify, &[]);
     }
 
     /// An awake node drops ids that do not beat the best it has seen.
     #[test]
     fn drops_beaten_ids() {
-        let (mut a, mut out) = started(node(3));
-        a.on_message(LEFT, Msg::Election { id: 2, stage: 0, hops: 0 }, &mut out).unwrap();
-        assert!(out.effects().is_empty());
+        Probe::started(node(3)).on(LEFT, el(2, 0), &[]);
     }
 }

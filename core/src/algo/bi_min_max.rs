@@ -248,19 +248,14 @@ impl OneShotNode for BiMinMax {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Decision;
-    use crate::algo::harness::{self, election as el, ring_arrangements, ring_context};
-    use crate::algo::{Algorithm, Effect, Role, alternate, catalogue};
+    use crate::algo::harness::{Probe, decide, election as el, ring_arrangements, ring_context, send};
+    use crate::algo::{Role, alternate, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 
-    fn started(id: u64) -> (BiMinMax, Outbox) {
-        let mut a = BiMinMax::new(&ring_context(id, Rule::Max));
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(id, 1) }]);
-        out.clear();
-        (a, out)
+    /// A candidate started: its id goes right at stage 1.
+    fn started(id: u64) -> Probe<BiMinMax> {
+        Probe::new(BiMinMax::new(&ring_context(id, Rule::Max))).start(&[send(RIGHT, el(id, 1))])
     }
 
     fn run(kind: TopologyKind, ids: &[u64], rule: Rule, cfg: &SimConfig) -> SimReport {
@@ -276,39 +271,26 @@ mod tests {
     /// neighbour's, even stages one whose id is larger, whatever the rule.
     #[test]
     fn odd_stages_keep_the_smaller_even_stages_the_larger() {
-        let (mut a, mut out) = started(5);
-        a.on_message(LEFT, el(7, 1), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 2) }], "5 < 7 survives stage 1");
-        out.clear();
-        a.on_message(LEFT, el(3, 2), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 3) }], "5 > 3 survives stage 2");
-        out.clear();
-        a.on_message(LEFT, el(2, 3), &mut out).unwrap();
-        assert!(out.effects().is_empty(), "5 > 2 loses stage 3");
-        assert_eq!(a.state(), "defeated");
-        a.on_message(LEFT, el(9, 4), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(9, 4) }], "a defeated node relays");
-
-        let (mut b, mut out) = harness::started(BiMinMax::new(&ring_context(5, Rule::Min)));
-        b.on_message(LEFT, el(4, 1), &mut out).unwrap();
-        assert_eq!(b.state(), "defeated", "the min rule does not change the stages' rules");
+        started(5)
+            .on(LEFT, el(7, 1), &[send(RIGHT, el(5, 2))]) // 5 < 7 survives stage 1
+            .on(LEFT, el(3, 2), &[send(RIGHT, el(5, 3))]) // 5 > 3 survives stage 2
+            .on(LEFT, el(2, 3), &[]) // 5 > 2 loses stage 3
+            .in_state("defeated")
+            .on(LEFT, el(9, 4), &[send(RIGHT, el(9, 4))]); // a defeated node relays
+        // The min rule does not change the stages' rules.
+        Probe::started(BiMinMax::new(&ring_context(5, Rule::Min))).on(LEFT, el(4, 1), &[]).in_state("defeated");
     }
 
     /// On links that reorder, an id of a later stage is held until the
     /// candidate gets there, or relayed if it is defeated first.
     #[test]
     fn later_stage_ids_are_held() {
-        let (mut a, mut out) = started(5);
-        a.on_message(LEFT, el(8, 2), &mut out).unwrap();
-        assert!(out.effects().is_empty(), "held");
-        a.on_message(LEFT, el(6, 1), &mut out).unwrap();
-        assert_eq!(a.state(), "defeated", "5 < 8 loses stage 2");
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 2) }]);
-
-        let (mut b, mut out) = started(5);
-        b.on_message(LEFT, el(8, 2), &mut out).unwrap();
-        b.on_message(LEFT, el(4, 1), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(8, 2) }], "defeated: relays what it held");
+        started(5)
+            .on(LEFT, el(8, 2), &[]) // held
+            .on(LEFT, el(6, 1), &[send(RIGHT, el(5, 2))])
+            .in_state("defeated"); // 5 < 8 loses stage 2
+        // Defeated at stage 1: relays what it held.
+        started(5).on(LEFT, el(8, 2), &[]).on(LEFT, el(4, 1), &[send(RIGHT, el(8, 2))]);
     }
 
     /// The candidate whose id comes back starts the collecting round; it
@@ -316,19 +298,11 @@ mod tests {
     /// from the right are refused.
     #[test]
     fn last_candidate_collects_then_notifies() {
-        let (mut a, mut out) = started(5);
-        a.on_message(LEFT, el(5, 1), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, COLLECT) }]);
-        out.clear();
-        a.on_message(LEFT, el(9, COLLECT), &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Decide(Decision { role: Role::Follower, leader: 9 }),
-                Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } }
-            ]
-        );
-        assert!(a.on_message(RIGHT, el(3, 1), &mut out).is_err());
+        let notify = send(RIGHT, Msg::Notify { leader: 9 });
+        started(5)
+            .on(LEFT, el(5, 1), &[send(RIGHT, el(5, COLLECT))])
+            .on(LEFT, el(9, COLLECT), &[decide(Role::Follower, 9), notify])
+            .refuses(RIGHT, el(3, 1));
     }
 
     /// On ids 1, 3, 2 stage 1 keeps 1 and 2 and stage 2 keeps 2, neither

@@ -171,60 +171,49 @@ impl OneShotNode for ControlledDistance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Decision;
-    use crate::algo::harness::{ring_context, started};
-    use crate::algo::{Algorithm, Effect, LEFT, RIGHT, Role};
+    use crate::algo::harness::{Probe, decide, ring_context, send};
+    use crate::algo::{LEFT, RIGHT, Role};
 
     fn node(id: u64) -> ControlledDistance {
         ControlledDistance::new(&ring_context(id, Rule::Max))
     }
 
+    fn probe(id: u64, stage: u32, limit: u32) -> Msg {
+        Msg::Probe { id, stage, limit }
+    }
+
     /// Stage s probes both ways with distance 2^(s-1), and only after both replies.
     #[test]
     fn stages_wait_for_both_replies() {
-        let mut a = node(5);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        let p1 = Msg::Probe { id: 5, stage: 1, limit: 1 };
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: p1 }, Effect::Send { port: LEFT, msg: p1 }]);
-        out.clear();
-        a.on_message(LEFT, Msg::Reply { id: 5, stage: 1 }, &mut out).unwrap();
-        assert!(out.effects().is_empty(), "one reply is not enough");
-        a.on_message(RIGHT, Msg::Reply { id: 5, stage: 1 }, &mut out).unwrap();
-        let p2 = Msg::Probe { id: 5, stage: 2, limit: 2 };
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: p2 }, Effect::Send { port: LEFT, msg: p2 }]);
+        let (p1, p2) = (probe(5, 1, 1), probe(5, 2, 2));
+        Probe::new(node(5)).start(&[send(RIGHT, p1), send(LEFT, p1)]).on(LEFT, Msg::Reply { id: 5, stage: 1 }, &[]).on(
+            RIGHT,
+            Msg::Reply { id: 5, stage: 1 },
+            &[send(RIGHT, p2), send(LEFT, p2)],
+        );
     }
 
     /// A relay counts the distance down and bounces the probe at the limit.
     #[test]
     fn relays_count_down_and_bounce() {
-        let mut a = node(1);
-        let mut out = Outbox::default();
-        a.on_message(LEFT, Msg::Probe { id: 5, stage: 2, limit: 2 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Probe { id: 5, stage: 2, limit: 1 } }]);
-        assert_eq!(a.state(), "defeated");
-        out.clear();
-        a.on_message(RIGHT, Msg::Probe { id: 7, stage: 1, limit: 1 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Reply { id: 7, stage: 1 } }]);
+        Probe::new(node(1)).on(LEFT, probe(5, 2, 2), &[send(RIGHT, probe(5, 2, 1))]).in_state("defeated").on(
+            RIGHT,
+            probe(7, 1, 1),
+            &[send(RIGHT, Msg::Reply { id: 7, stage: 1 })],
+        );
     }
 
     /// A sleeping node woken by a worse probe swallows it and becomes a candidate.
     #[test]
     fn worse_probe_wakes_a_candidate() {
-        let mut a = node(9);
-        let mut out = Outbox::default();
-        a.on_message(LEFT, Msg::Probe { id: 5, stage: 1, limit: 1 }, &mut out).unwrap();
-        assert_eq!(a.state(), "candidate");
-        assert_eq!(out.effects().len(), 2);
-        assert!(out.effects().iter().all(|e| matches!(e, Effect::Send { msg: Msg::Probe { id: 9, .. }, .. })));
+        let own = probe(9, 1, 1);
+        Probe::new(node(9)).on(LEFT, probe(5, 1, 1), &[send(RIGHT, own), send(LEFT, own)]).in_state("candidate");
     }
 
     /// Its own probe arriving makes a candidate leader and starts the notification.
     #[test]
     fn own_probe_elects() {
-        let (mut a, mut out) = started(node(9));
-        a.on_message(LEFT, Msg::Probe { id: 9, stage: 1, limit: 1 }, &mut out).unwrap();
-        assert_eq!(a.end.decision(), Some(Decision { role: Role::Leader, leader: 9 }));
-        assert_eq!(out.effects()[1], Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } });
+        let notify = send(RIGHT, Msg::Notify { leader: 9 });
+        Probe::started(node(9)).on(LEFT, probe(9, 1, 1), &[decide(Role::Leader, 9), notify]);
     }
 }

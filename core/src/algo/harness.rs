@@ -13,7 +13,7 @@
 
 use super::catalogue::AlgorithmSpec;
 use super::detector::DetectorConfig;
-use super::{AlgoError, Algorithm, MAX_HELD, Msg, NodeContext, Outbox, PortInfo, Rule, TimerId};
+use super::{AlgoError, Algorithm, Effect, MAX_HELD, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule, TimerId};
 use crate::shell::{Misstep, Output, Outputs, Shell};
 use crate::topology::Topology;
 
@@ -158,6 +158,77 @@ pub fn started<A: Algorithm>(mut node: A) -> (A, Outbox) {
     node.on_start(&mut out);
     out.clear();
     (node, out)
+}
+
+/// One node under a unit test, fed one input at a time, each input
+/// asserting the exact effects it gives (as openraft's engine tests compare
+/// the exact command list): `Probe::started(node(5)).on(LEFT, m, &[send(RIGHT, m)])`.
+#[derive(Debug)]
+pub struct Probe<A> {
+    /// The node, for checks of its own fields.
+    pub node: A,
+    out: Outbox,
+}
+
+impl<A: Algorithm> Probe<A> {
+    /// `node`, not started.
+    pub fn new(node: A) -> Self {
+        Probe { node, out: Outbox::default() }
+    }
+
+    /// `node` woken as an initiator, what it sent on waking set aside (see
+    /// [`started`]).
+    pub fn started(node: A) -> Self {
+        let (node, out) = started(node);
+        Probe { node, out }
+    }
+
+    /// Start it; exactly `expect` follows.
+    #[track_caller]
+    pub fn start(mut self, expect: &[Effect]) -> Self {
+        self.out.clear();
+        self.node.on_start(&mut self.out);
+        assert_eq!(self.out.effects(), expect, "after a start");
+        self
+    }
+
+    /// `msg` on `port` is taken, and exactly `expect` follows.
+    #[track_caller]
+    pub fn on(mut self, port: Port, msg: Msg, expect: &[Effect]) -> Self {
+        self.out.clear();
+        if let Err(e) = self.node.on_message(port, msg, &mut self.out) {
+            panic!("{msg:?} on port {port} refused: {e}");
+        }
+        assert_eq!(self.out.effects(), expect, "after {msg:?} on port {port}");
+        self
+    }
+
+    /// `msg` on `port` is refused; the error.
+    #[track_caller]
+    pub fn refuses(&mut self, port: Port, msg: Msg) -> AlgoError {
+        self.out.clear();
+        match self.node.on_message(port, msg, &mut self.out) {
+            Ok(()) => panic!("{msg:?} on port {port} taken, with {:?}", self.out.effects()),
+            Err(e) => e,
+        }
+    }
+
+    /// Its state is named `name`.
+    #[track_caller]
+    pub fn in_state(self, name: &str) -> Self {
+        assert_eq!(self.node.state(), name);
+        self
+    }
+}
+
+/// The effect of sending `msg` on `port`.
+pub fn send(port: Port, msg: Msg) -> Effect {
+    Effect::Send { port, msg }
+}
+
+/// The effect of deciding `role` for `leader`.
+pub fn decide(role: Role, leader: u64) -> Effect {
+    Effect::Decide(super::Decision { role, leader })
 }
 
 /// The election message carrying `id` at `stage`, without a hop count: the

@@ -199,30 +199,21 @@ impl<const PLUS: bool> OneShotNode for MinMaxNode<PLUS> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::LEFT;
     use crate::algo::catalogue;
-    use crate::algo::harness::{self, election as el, ring_context};
-    use crate::algo::{Algorithm, Effect, LEFT};
+    use crate::algo::harness::{Probe, election as el, ring_context, send};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
-
-    fn started(id: u64) -> (MinMax, Outbox) {
-        harness::started(MinMax::new(&ring_context(id, Rule::Max)))
-    }
 
     /// Odd rounds keep the smaller envelope, even rounds the larger; a kept
     /// envelope is promoted, one of a later round is relayed as it is.
     #[test]
     fn odd_rounds_keep_min_even_rounds_keep_max() {
-        let (mut a, mut out) = started(5);
-        a.on_message(LEFT, el(7, 1), &mut out).unwrap();
-        assert!(out.effects().is_empty(), "7 > 5 dropped in round 1");
-        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(3, 2) }]);
-        out.clear();
-        a.on_message(LEFT, el(2, 2), &mut out).unwrap();
-        assert!(out.effects().is_empty(), "2 < 3 dropped in round 2");
-        a.on_message(LEFT, el(9, 4), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(9, 4) }], "relayed, not promoted");
+        Probe::started(MinMax::new(&ring_context(5, Rule::Max)))
+            .on(LEFT, el(7, 1), &[]) // 7 > 5 dropped in round 1
+            .on(LEFT, el(3, 1), &[send(RIGHT, el(3, 2))])
+            .on(LEFT, el(2, 2), &[]) // 2 < 3 dropped in round 2
+            .on(LEFT, el(9, 4), &[send(RIGHT, el(9, 4))]); // relayed, not promoted
     }
 
     /// On ids 1, 2, 3 the surviving envelope is 2, neither extremum; the

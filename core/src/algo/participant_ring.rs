@@ -150,9 +150,9 @@ impl OneShotNode for ParticipantRing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::LEFT;
     use crate::algo::catalogue;
-    use crate::algo::harness::{election, ring_context, started};
-    use crate::algo::{Algorithm, Effect, LEFT};
+    use crate::algo::harness::{Probe, election, ring_context, send};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 
@@ -168,9 +168,7 @@ mod tests {
     /// (the literal "if participant, stop forwarding" would swallow the winner).
     #[test]
     fn participant_still_forwards_better_ids() {
-        let (mut a, mut out) = started(node(1));
-        a.on_message(LEFT, el(2), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(2) }]);
+        Probe::started(node(1)).on(LEFT, el(2), &[send(RIGHT, el(2))]);
         // And on the 2-ring of that case, node 2 is elected and both agree.
         let spec = catalogue::find("participant-ring").unwrap();
         let ring = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
@@ -182,13 +180,7 @@ mod tests {
     /// A non-participant replaces a worse id by its own; a participant swallows it.
     #[test]
     fn worse_ids_replaced_then_swallowed() {
-        let mut a = node(5);
-        let mut out = Outbox::default();
-        a.on_message(LEFT, el(3), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5) }]);
-        out.clear();
-        a.on_message(LEFT, el(4), &mut out).unwrap();
-        assert!(out.effects().is_empty());
+        Probe::new(node(5)).on(LEFT, el(3), &[send(RIGHT, el(5))]).on(LEFT, el(4), &[]);
     }
 
     /// Seed 002's figures with one initiator: 2n when the maximum initiates,

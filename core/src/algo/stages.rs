@@ -198,8 +198,8 @@ impl OneShotNode for Stages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::{election as el, ring_context, started};
-    use crate::algo::{Algorithm, Effect, LEFT, RIGHT};
+    use crate::algo::harness::{Probe, election as el, ring_context, send};
+    use crate::algo::{LEFT, RIGHT};
 
     fn node(id: u64) -> Stages {
         Stages::new(&ring_context(id, Rule::Max))
@@ -208,34 +208,26 @@ mod tests {
     /// A candidate beating both neighbours' ids starts the next stage.
     #[test]
     fn survivor_moves_to_next_stage() {
-        let (mut a, mut out) = started(node(5));
-        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        a.on_message(RIGHT, el(4, 1), &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[Effect::Send { port: RIGHT, msg: el(5, 2) }, Effect::Send { port: LEFT, msg: el(5, 2) }]
+        Probe::started(node(5)).on(LEFT, el(3, 1), &[]).on(
+            RIGHT,
+            el(4, 1),
+            &[send(RIGHT, el(5, 2)), send(LEFT, el(5, 2))],
         );
     }
 
     /// What arrives on the closed port waits, and is relayed once the node is defeated.
     #[test]
     fn held_messages_are_relayed_after_defeat() {
-        let (mut a, mut out) = started(node(2));
-        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
-        a.on_message(LEFT, el(3, 2), &mut out).unwrap();
-        assert!(out.effects().is_empty(), "stage-2 id held on the closed port");
-        a.on_message(RIGHT, el(1, 1), &mut out).unwrap();
-        assert_eq!(a.state(), "defeated");
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(3, 2) }]);
+        Probe::started(node(2))
+            .on(LEFT, el(3, 1), &[])
+            .on(LEFT, el(3, 2), &[]) // stage-2 id held on the closed port
+            .on(RIGHT, el(1, 1), &[send(RIGHT, el(3, 2))])
+            .in_state("defeated");
     }
 
     /// An id of the wrong stage at a candidate is reported, not silently used.
     #[test]
     fn stage_mismatch_is_an_error() {
-        let mut a = node(2);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        assert!(a.on_message(LEFT, el(3, 4), &mut out).is_err());
+        Probe::started(node(2)).refuses(LEFT, el(3, 4));
     }
 }

@@ -159,9 +159,8 @@ impl OneShotNode for StagesBuffered {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Decision;
-    use crate::algo::harness::{election as el, ring_context, started};
-    use crate::algo::{Algorithm, Effect, LEFT, RIGHT, Role};
+    use crate::algo::harness::{Probe, decide, election as el, ring_context, send};
+    use crate::algo::{LEFT, RIGHT, Role};
 
     fn node(id: u64) -> StagesBuffered {
         StagesBuffered::new(&ring_context(id, Rule::Max))
@@ -171,52 +170,34 @@ mod tests {
     /// then used once the node reaches that stage.
     #[test]
     fn later_stage_id_is_stored_and_used_at_its_stage() {
-        let (mut a, mut out) = started(node(5));
-        a.on_message(LEFT, el(3, 2), &mut out).unwrap();
-        assert!(out.effects().is_empty(), "stage-2 id stored, not relayed");
-        a.on_message(LEFT, el(4, 1), &mut out).unwrap();
-        a.on_message(RIGHT, el(2, 1), &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[Effect::Send { port: RIGHT, msg: el(5, 2) }, Effect::Send { port: LEFT, msg: el(5, 2) }]
+        let p = Probe::started(node(5)).on(LEFT, el(3, 2), &[]).on(LEFT, el(4, 1), &[]).on(
+            RIGHT,
+            el(2, 1),
+            &[send(RIGHT, el(5, 2)), send(LEFT, el(5, 2))],
         );
-        assert_eq!((a.stage, a.got), (2, [Some(3), None]), "the stored stage-2 id counts for stage 2");
+        assert_eq!((p.node.stage, p.node.got), (2, [Some(3), None]), "the stored stage-2 id counts for stage 2");
     }
 
     /// A node defeated with stored ids relays them, each away from the port it came on.
     #[test]
     fn defeated_node_relays_stored_ids() {
-        let (mut a, mut out) = started(node(2));
-        a.on_message(RIGHT, el(7, 2), &mut out).unwrap();
-        a.on_message(LEFT, el(6, 1), &mut out).unwrap();
-        a.on_message(RIGHT, el(1, 1), &mut out).unwrap();
-        assert_eq!(a.state(), "defeated");
-        assert_eq!(out.effects(), &[Effect::Send { port: LEFT, msg: el(7, 2) }]);
+        Probe::started(node(2))
+            .on(RIGHT, el(7, 2), &[])
+            .on(LEFT, el(6, 1), &[])
+            .on(RIGHT, el(1, 1), &[send(LEFT, el(7, 2))])
+            .in_state("defeated");
     }
 
     /// The own id back from both sides makes the node leader and starts one notification.
     #[test]
     fn own_id_from_both_sides_elects() {
-        let (mut a, mut out) = started(node(9));
-        a.on_message(RIGHT, el(9, 1), &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        a.on_message(LEFT, el(9, 1), &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Decide(Decision { role: Role::Leader, leader: 9 }),
-                Effect::Send { port: RIGHT, msg: Msg::Notify { leader: 9 } }
-            ]
-        );
+        let notify = send(RIGHT, Msg::Notify { leader: 9 });
+        Probe::started(node(9)).on(RIGHT, el(9, 1), &[]).on(LEFT, el(9, 1), &[decide(Role::Leader, 9), notify]);
     }
 
     /// Two ids of one stage on one port contradict the algorithm and are reported.
     #[test]
     fn duplicate_stage_id_is_an_error() {
-        let mut a = node(5);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
-        assert!(a.on_message(LEFT, el(4, 1), &mut out).is_err());
+        Probe::started(node(5)).on(LEFT, el(3, 1), &[]).refuses(LEFT, el(4, 1));
     }
 }

@@ -235,12 +235,14 @@ impl OneShotNode for StagesFeedback {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Algorithm;
-    use crate::algo::Effect;
-    use crate::algo::harness::{self, election as el, ring_context};
+    use crate::algo::harness::{Probe, election as el, ring_context, send};
 
-    fn started(id: u64, rule: Rule) -> (StagesFeedback, Outbox) {
-        harness::started(StagesFeedback::new(&ring_context(id, rule)))
+    fn node(id: u64, rule: Rule) -> StagesFeedback {
+        StagesFeedback::new(&ring_context(id, rule))
+    }
+
+    fn feedback(id: u64) -> Msg {
+        Msg::Feedback { id, stage: 1 }
     }
 
     /// Regression for the seed's typo `id(z) < MIN(id(x), id(z))`: a candidate
@@ -249,65 +251,46 @@ mod tests {
     #[test]
     fn feedback_goes_to_the_side_that_beats_both() {
         for (left, right, port) in [(3, 7, LEFT), (7, 3, RIGHT)] {
-            let (mut a, mut out) = started(5, Rule::Min);
-            a.on_message(LEFT, el(left, 1), &mut out).unwrap();
-            a.on_message(RIGHT, el(right, 1), &mut out).unwrap();
-            assert_eq!(out.effects(), &[Effect::Send { port, msg: Msg::Feedback { id: 3, stage: 1 } }]);
-            assert_eq!(a.state(), "defeated");
+            Probe::started(node(5, Rule::Min))
+                .on(LEFT, el(left, 1), &[])
+                .on(RIGHT, el(right, 1), &[send(port, feedback(3))])
+                .in_state("defeated");
         }
     }
 
     /// No feedback to a side that does not beat the other side too.
     #[test]
     fn no_feedback_to_a_side_beaten_by_the_other() {
-        let (mut a, mut out) = started(5, Rule::Min);
-        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
-        a.on_message(RIGHT, el(2, 1), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Feedback { id: 2, stage: 1 } }]);
+        Probe::started(node(5, Rule::Min)).on(LEFT, el(3, 1), &[]).on(RIGHT, el(2, 1), &[send(RIGHT, feedback(2))]);
     }
 
     /// With two candidates left (same id on both sides) the loser sends its
     /// feedback both ways, and the winner moves on after both feedbacks.
     #[test]
     fn two_candidates_left() {
-        let (mut loser, mut out) = started(4, Rule::Max);
-        loser.on_message(LEFT, el(9, 1), &mut out).unwrap();
-        loser.on_message(RIGHT, el(9, 1), &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Send { port: LEFT, msg: Msg::Feedback { id: 9, stage: 1 } },
-                Effect::Send { port: RIGHT, msg: Msg::Feedback { id: 9, stage: 1 } }
-            ]
+        Probe::started(node(4, Rule::Max)).on(LEFT, el(9, 1), &[]).on(
+            RIGHT,
+            el(9, 1),
+            &[send(LEFT, feedback(9)), send(RIGHT, feedback(9))],
         );
-        let (mut winner, mut out) = started(9, Rule::Max);
-        winner.on_message(LEFT, el(4, 1), &mut out).unwrap();
-        winner.on_message(RIGHT, el(4, 1), &mut out).unwrap();
-        assert_eq!(winner.state(), "waiting");
-        winner.on_message(LEFT, Msg::Feedback { id: 9, stage: 1 }, &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        winner.on_message(RIGHT, Msg::Feedback { id: 9, stage: 1 }, &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[Effect::Send { port: RIGHT, msg: el(9, 2) }, Effect::Send { port: LEFT, msg: el(9, 2) }]
-        );
+        Probe::started(node(9, Rule::Max))
+            .on(LEFT, el(4, 1), &[])
+            .on(RIGHT, el(4, 1), &[])
+            .in_state("waiting")
+            .on(LEFT, feedback(9), &[])
+            .on(RIGHT, feedback(9), &[send(RIGHT, el(9, 2)), send(LEFT, el(9, 2))]);
     }
 
     /// A waiting candidate defeated by a later-stage id on a side that sent
     /// no feedback relays it; one from a side that did is held for its next stage.
     #[test]
     fn later_stage_id_acts_as_negative_feedback() {
-        let (mut a, mut out) = started(9, Rule::Max);
-        a.on_message(LEFT, el(4, 1), &mut out).unwrap();
-        a.on_message(RIGHT, el(5, 1), &mut out).unwrap();
-        a.on_message(LEFT, Msg::Feedback { id: 9, stage: 1 }, &mut out).unwrap();
-        a.on_message(LEFT, el(12, 2), &mut out).unwrap();
-        assert!(out.effects().is_empty(), "held: the left side sent its feedback");
-        a.on_message(RIGHT, el(11, 2), &mut out).unwrap();
-        assert_eq!(a.state(), "defeated");
-        assert_eq!(
-            out.effects(),
-            &[Effect::Send { port: RIGHT, msg: el(12, 2) }, Effect::Send { port: LEFT, msg: el(11, 2) }]
-        );
+        Probe::started(node(9, Rule::Max))
+            .on(LEFT, el(4, 1), &[])
+            .on(RIGHT, el(5, 1), &[])
+            .on(LEFT, feedback(9), &[])
+            .on(LEFT, el(12, 2), &[]) // held: the left side sent its feedback
+            .on(RIGHT, el(11, 2), &[send(RIGHT, el(12, 2)), send(LEFT, el(11, 2))])
+            .in_state("defeated");
     }
 }

@@ -144,9 +144,9 @@ impl OneShotNode for UniAlternate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::LEFT;
     use crate::algo::catalogue;
-    use crate::algo::harness::{election as el, ring_context, started};
-    use crate::algo::{Algorithm, Effect, LEFT};
+    use crate::algo::harness::{Probe, election as el, ring_context, send};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 
@@ -154,16 +154,11 @@ mod tests {
     /// even steps adopt the predecessor's value if it beats the node's.
     #[test]
     fn odd_steps_keep_own_even_steps_adopt() {
-        let (mut a, mut out) = started(UniAlternate::new(&ring_context(5, Rule::Max)));
-        a.on_message(LEFT, el(3, 1), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(5, 2) }]);
-        out.clear();
-        a.on_message(LEFT, el(8, 2), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(8, 3) }], "carries 8 now");
-        out.clear();
-        a.on_message(LEFT, el(9, 3), &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        assert_eq!(a.state(), "relay");
+        Probe::started(UniAlternate::new(&ring_context(5, Rule::Max)))
+            .on(LEFT, el(3, 1), &[send(RIGHT, el(5, 2))])
+            .on(LEFT, el(8, 2), &[send(RIGHT, el(8, 3))]) // carries 8 now
+            .on(LEFT, el(9, 3), &[])
+            .in_state("relay");
     }
 
     /// It simulates Alternate exactly: on every arrangement of up to 7 ids

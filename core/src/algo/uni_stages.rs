@@ -185,36 +185,26 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::catalogue;
-    use crate::algo::harness::{self, election as el, ring_context};
-    use crate::algo::{Algorithm, Effect, LEFT, Role};
+    use crate::algo::harness::{Probe, election as el, ring_context, send};
+    use crate::algo::{LEFT, Role};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 
-    fn started(id: u64) -> (UniStages, Outbox) {
-        harness::started(UniStages::new(&ring_context(id, Rule::Max)))
+    fn started(id: u64) -> Probe<UniStages> {
+        Probe::started(UniStages::new(&ring_context(id, Rule::Max)))
     }
 
     /// An active node forwards its predecessor's value, then adopts it if it
     /// beats both its own value and the one two back, starting the next phase.
     #[test]
     fn adopts_a_local_maximum() {
-        let (mut a, mut out) = started(3);
-        a.on_message(LEFT, el(7, 1), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(7, 2) }]);
-        out.clear();
-        a.on_message(LEFT, el(5, 2), &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: el(7, 3) }]);
+        started(3).on(LEFT, el(7, 1), &[send(RIGHT, el(7, 2))]).on(LEFT, el(5, 2), &[send(RIGHT, el(7, 3))]);
     }
 
     /// A predecessor value beaten by the one two back makes the node a relay.
     #[test]
     fn becomes_relay_otherwise() {
-        let (mut a, mut out) = started(3);
-        a.on_message(LEFT, el(7, 1), &mut out).unwrap();
-        out.clear();
-        a.on_message(LEFT, el(9, 2), &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        assert_eq!(a.state(), "relay");
+        started(3).on(LEFT, el(7, 1), &[send(RIGHT, el(7, 2))]).on(LEFT, el(9, 2), &[]).in_state("relay");
     }
 
     /// Regression (the guide's warning): on ids 1, 2 the node with id 1 ends
