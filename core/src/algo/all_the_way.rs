@@ -83,6 +83,10 @@ impl AllTheWay {
 impl OneShotNode for AllTheWay {
     const NAME: &'static str = SPEC.name;
 
+    fn status(&self) -> &'static str {
+        self.state.name(&self.end)
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.state = AwakeStatus::Awake;
         out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 1 });
@@ -110,10 +114,6 @@ impl OneShotNode for AllTheWay {
         }
         self.check(out);
         Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        self.state.name(&self.end)
     }
 }
 

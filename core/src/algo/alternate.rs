@@ -169,6 +169,14 @@ impl Alternate {
 impl OneShotNode for Alternate {
     const NAME: &'static str = SPEC.name;
 
+    fn status(&self) -> &'static str {
+        self.state.name(&self.end)
+    }
+
+    fn held(&self) -> usize {
+        self.held.len()
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         // Nothing is held yet, so starting the first step cannot fail.
         let _ = self.next_step(out);
@@ -203,14 +211,6 @@ impl OneShotNode for Alternate {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn held(&self) -> usize {
-        self.held.len()
-    }
-
-    fn status(&self) -> &'static str {
-        self.state.name(&self.end)
     }
 }
 

@@ -80,6 +80,10 @@ impl<const RANDOM: bool> OneShotNode for AsFarNode<RANDOM> {
     const NAME: &'static str = if RANDOM { super::prob_as_far::SPEC.name } else { SPEC.name };
     const WAKE: Wake = Wake::InStep;
 
+    fn status(&self) -> &'static str {
+        self.state.name(&self.end)
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.state = AwakeStatus::Awake;
         out.send(self.dir, Msg::Election { id: self.id, stage: 0, hops: 0 });
@@ -113,10 +117,6 @@ impl<const RANDOM: bool> OneShotNode for AsFarNode<RANDOM> {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        self.state.name(&self.end)
     }
 }
 

@@ -170,9 +170,19 @@ impl BiMinMax {
 impl OneShotNode for BiMinMax {
     const NAME: &'static str = SPEC.name;
 
-    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
-        // Nothing is held yet, so starting the first stage cannot fail.
-        let _ = self.next_stage(out);
+    fn status(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Candidate => "candidate",
+            State::Defeated => "defeated",
+            State::Collecting => "collecting",
+            State::Announcing => "announcing",
+            State::Done => self.end.role_name(),
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.held.len()
     }
 
     /// Messages come in on `LEFT` only: BiMinMax sends right.
@@ -185,6 +195,11 @@ impl OneShotNode for BiMinMax {
             ))),
             _ => Err(AlgoError::BadPort { port }),
         }
+    }
+
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
+        // Nothing is held yet, so starting the first stage cannot fail.
+        let _ = self.next_stage(out);
     }
 
     /// A message that came in on `LEFT`.
@@ -227,21 +242,6 @@ impl OneShotNode for BiMinMax {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn held(&self) -> usize {
-        self.held.len()
-    }
-
-    fn status(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Candidate => "candidate",
-            State::Defeated => "defeated",
-            State::Collecting => "collecting",
-            State::Announcing => "announcing",
-            State::Done => self.end.role_name(),
-        }
     }
 }
 

@@ -121,6 +121,10 @@ impl OneShotNode for ControlledDistance {
     const NAME: &'static str = SPEC.name;
     const WAKE: Wake = Wake::InStep;
 
+    fn status(&self) -> &'static str {
+        self.state.name(&self.end)
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.state = CandidateStatus::Candidate;
         self.probe_both(out);
@@ -161,10 +165,6 @@ impl OneShotNode for ControlledDistance {
             }
         }
         Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        self.state.name(&self.end)
     }
 }
 

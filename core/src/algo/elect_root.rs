@@ -163,6 +163,17 @@ impl OneShotNode for ElectRoot {
         self.saturation.degree()
     }
 
+    fn status(&self) -> &'static str {
+        match (self.state, self.decision) {
+            (State::Asleep, _) => "asleep",
+            (State::Active, _) => "active",
+            (State::Processing { .. }, _) => "processing",
+            (State::Saturated { .. }, _) => "saturated",
+            (State::Done, Some(Decision { role: Role::Leader, .. })) => "leader",
+            (State::Done, _) => "follower",
+        }
+    }
+
     /// Flood the wake-up to every neighbour but the one it came from.
     fn start(&mut self, woken_by: Option<Port>, out: &mut Outbox) {
         oneshot::send_all_but(self.ports(), woken_by, Msg::Wakeup, out);
@@ -205,17 +216,6 @@ impl OneShotNode for ElectRoot {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        match (self.state, self.decision) {
-            (State::Asleep, _) => "asleep",
-            (State::Active, _) => "active",
-            (State::Processing { .. }, _) => "processing",
-            (State::Saturated { .. }, _) => "saturated",
-            (State::Done, Some(Decision { role: Role::Leader, .. })) => "leader",
-            (State::Done, _) => "follower",
-        }
     }
 }
 

@@ -209,6 +209,16 @@ impl OneShotNode for MeshCorners {
         self.ports
     }
 
+    fn status(&self) -> &'static str {
+        match (self.awake, self.end.decision()) {
+            (false, _) => "asleep",
+            (true, None) if self.corner => "candidate",
+            (true, None) => "awake",
+            (_, Some(Decision { role: Role::Leader, .. })) => "leader",
+            (_, Some(_)) => "follower",
+        }
+    }
+
     fn asleep(&self) -> bool {
         !self.awake
     }
@@ -230,16 +240,6 @@ impl OneShotNode for MeshCorners {
             Msg::Election { id, .. } => self.on_election(port, id, out),
             Msg::Notify { leader } => self.on_notify(port, leader, out),
             _ => Err(Self::unexpected(msg)),
-        }
-    }
-
-    fn status(&self) -> &'static str {
-        match (self.awake, self.end.decision()) {
-            (false, _) => "asleep",
-            (true, None) if self.corner => "candidate",
-            (true, None) => "awake",
-            (_, Some(Decision { role: Role::Leader, .. })) => "leader",
-            (_, Some(_)) => "follower",
         }
     }
 }

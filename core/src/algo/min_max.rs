@@ -158,6 +158,16 @@ impl<const PLUS: bool> MinMaxNode<PLUS> {
 impl<const PLUS: bool> OneShotNode for MinMaxNode<PLUS> {
     const NAME: &'static str = if PLUS { super::min_max_plus::SPEC.name } else { SPEC.name };
 
+    fn status(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Running => "running",
+            State::Collecting => "collecting",
+            State::Announcing => "announcing",
+            State::Done => self.end.role_name(),
+        }
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.state = State::Running;
         // Cannot fail: hops 0.
@@ -183,16 +193,6 @@ impl<const PLUS: bool> OneShotNode for MinMaxNode<PLUS> {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Running => "running",
-            State::Collecting => "collecting",
-            State::Announcing => "announcing",
-            State::Done => self.end.role_name(),
-        }
     }
 }
 

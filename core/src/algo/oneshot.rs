@@ -245,7 +245,9 @@ pub enum Wake {
 /// the state name, the held count and the error for a kind the algorithm
 /// does not use ([`OneShotNode::unexpected`]) come from one place. The ring
 /// algorithms and the tree and mesh elections that flood wake-ups are such
-/// nodes.
+/// nodes. Items are declared, and implemented, in the order one reads a
+/// node: what it is (its name, how it wakes, its ports, its states), then
+/// what it does (`start`, `step`).
 pub trait OneShotNode: Send + fmt::Debug {
     /// The algorithm's catalogue name, in the errors it reports.
     const NAME: &'static str;
@@ -259,6 +261,9 @@ pub trait OneShotNode: Send + fmt::Debug {
         2
     }
 
+    /// Current state name (see [`Algorithm::state`]).
+    fn status(&self) -> &'static str;
+
     /// Has the node not woken yet (neither started nor reached by a
     /// message)? By default: is its state named `"asleep"`, the name of
     /// Santoro's first status, which the algorithms here keep (one that
@@ -267,19 +272,6 @@ pub trait OneShotNode: Send + fmt::Debug {
     fn asleep(&self) -> bool {
         self.status() == "asleep"
     }
-
-    /// Wake and start the node's part: spontaneously (`woken_by` is `None`:
-    /// [`Algorithm::on_start`] of a sleeping node; an awake one ignores a
-    /// start), or woken by a message on port `woken_by` (see
-    /// [`OneShotNode::WAKE`]).
-    fn start(&mut self, woken_by: Option<Port>, out: &mut Outbox);
-
-    /// `msg` arrived on `port`, which [`OneShotNode::check_port`] let
-    /// through, after waking the node if it [wakes](OneShotNode::WAKE) it.
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError>;
-
-    /// Current state name (see [`Algorithm::state`]).
-    fn status(&self) -> &'static str;
 
     /// How many messages the node holds for later (see [`Algorithm::held`]).
     fn held(&self) -> usize {
@@ -298,6 +290,16 @@ pub trait OneShotNode: Send + fmt::Debug {
     fn unexpected(msg: Msg) -> AlgoError {
         AlgoError::UnexpectedKind { algorithm: Self::NAME, kind: msg.kind().name() }
     }
+
+    /// Wake and start the node's part: spontaneously (`woken_by` is `None`:
+    /// [`Algorithm::on_start`] of a sleeping node; an awake one ignores a
+    /// start), or woken by a message on port `woken_by` (see
+    /// [`OneShotNode::WAKE`]).
+    fn start(&mut self, woken_by: Option<Port>, out: &mut Outbox);
+
+    /// `msg` arrived on `port`, which [`OneShotNode::check_port`] let
+    /// through, after waking the node if it [wakes](OneShotNode::WAKE) it.
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError>;
 }
 
 impl<N: OneShotNode> Algorithm for N {

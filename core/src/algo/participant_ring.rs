@@ -100,6 +100,14 @@ impl OneShotNode for ParticipantRing {
     const NAME: &'static str = SPEC.name;
     const WAKE: Wake = Wake::InStep;
 
+    fn status(&self) -> &'static str {
+        match self.state {
+            State::NonParticipant => "non-participant",
+            State::Participant => "participant",
+            State::Done => self.end.role_name(),
+        }
+    }
+
     fn asleep(&self) -> bool {
         self.state == State::NonParticipant
     }
@@ -136,14 +144,6 @@ impl OneShotNode for ParticipantRing {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        match self.state {
-            State::NonParticipant => "non-participant",
-            State::Participant => "participant",
-            State::Done => self.end.role_name(),
-        }
     }
 }
 

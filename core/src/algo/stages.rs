@@ -125,6 +125,21 @@ impl Stages {
 impl OneShotNode for Stages {
     const NAME: &'static str = SPEC.name;
 
+    fn status(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Candidate => "candidate",
+            State::Waiting { .. } => "waiting",
+            State::Defeated => "defeated",
+            State::Winning => "winning",
+            State::Done => self.end.role_name(),
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.held.len()
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.next_stage(out);
     }
@@ -177,21 +192,6 @@ impl OneShotNode for Stages {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn held(&self) -> usize {
-        self.held.len()
-    }
-
-    fn status(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Candidate => "candidate",
-            State::Waiting { .. } => "waiting",
-            State::Defeated => "defeated",
-            State::Winning => "winning",
-            State::Done => self.end.role_name(),
-        }
     }
 }
 

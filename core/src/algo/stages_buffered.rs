@@ -102,6 +102,14 @@ impl StagesBuffered {
 impl OneShotNode for StagesBuffered {
     const NAME: &'static str = SPEC.name;
 
+    fn status(&self) -> &'static str {
+        self.state.name(&self.end)
+    }
+
+    fn held(&self) -> usize {
+        self.stored.len()
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         // Nothing is stored yet, so starting the first stage cannot fail.
         let _ = self.next_stage(out);
@@ -145,14 +153,6 @@ impl OneShotNode for StagesBuffered {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn held(&self) -> usize {
-        self.stored.len()
-    }
-
-    fn status(&self) -> &'static str {
-        self.state.name(&self.end)
     }
 }
 

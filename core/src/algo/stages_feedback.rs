@@ -165,6 +165,21 @@ impl StagesFeedback {
 impl OneShotNode for StagesFeedback {
     const NAME: &'static str = SPEC.name;
 
+    fn status(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Candidate => "candidate",
+            State::Waiting => "waiting",
+            State::Defeated => "defeated",
+            State::Leader => "leader",
+            State::Follower => "follower",
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.held.len()
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         // Nothing is held yet, so starting the first stage cannot fail.
         let _ = self.next_stage(out);
@@ -213,21 +228,6 @@ impl OneShotNode for StagesFeedback {
             (Msg::Notify { .. }, State::Leader) => Ok(()),
             (Msg::Probe { .. } | Msg::Reply { .. }, _) => Err(Self::unexpected(msg)),
             (msg, state) => invalid(format!("{msg:?} reached {} in state {state:?}, stage {}", self.id, self.stage)),
-        }
-    }
-
-    fn held(&self) -> usize {
-        self.held.len()
-    }
-
-    fn status(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Candidate => "candidate",
-            State::Waiting => "waiting",
-            State::Defeated => "defeated",
-            State::Leader => "leader",
-            State::Follower => "follower",
         }
     }
 }

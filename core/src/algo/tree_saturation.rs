@@ -146,6 +146,15 @@ impl OneShotNode for TreeSaturation {
         self.saturation.degree()
     }
 
+    fn status(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Active => "active",
+            State::Processing { .. } => "processing",
+            State::Done => self.end.role_name(),
+        }
+    }
+
     /// Flood the wake-up to every neighbour but the one it came from.
     fn start(&mut self, woken_by: Option<Port>, out: &mut Outbox) {
         oneshot::send_all_but(self.ports(), woken_by, Msg::Wakeup, out);
@@ -174,15 +183,6 @@ impl OneShotNode for TreeSaturation {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Active => "active",
-            State::Processing { .. } => "processing",
-            State::Done => self.end.role_name(),
-        }
     }
 }
 

@@ -93,6 +93,16 @@ impl UniAlternate {
 impl OneShotNode for UniAlternate {
     const NAME: &'static str = SPEC.name;
 
+    fn status(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::Active => "active",
+            State::Relay => "relay",
+            State::Announcing => "announcing",
+            State::Done => self.end.role_name(),
+        }
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.next_step(out);
     }
@@ -128,16 +138,6 @@ impl OneShotNode for UniAlternate {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::Active => "active",
-            State::Relay => "relay",
-            State::Announcing => "announcing",
-            State::Done => self.end.role_name(),
-        }
     }
 }
 

@@ -110,6 +110,16 @@ impl UniStages {
 impl OneShotNode for UniStages {
     const NAME: &'static str = SPEC.name;
 
+    fn status(&self) -> &'static str {
+        match self.state {
+            State::Asleep => "asleep",
+            State::First | State::Second { .. } => "active",
+            State::Relay => "relay",
+            State::Announcing => "announcing",
+            State::Done => self.end.role_name(),
+        }
+    }
+
     fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
         self.next_phase(out);
     }
@@ -167,16 +177,6 @@ impl OneShotNode for UniStages {
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
-    }
-
-    fn status(&self) -> &'static str {
-        match self.state {
-            State::Asleep => "asleep",
-            State::First | State::Second { .. } => "active",
-            State::Relay => "relay",
-            State::Announcing => "announcing",
-            State::Done => self.end.role_name(),
-        }
     }
 }
 
