@@ -120,12 +120,8 @@ impl OneShotNode for AllTheWay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::{Probe, decide, ring_context, send};
+    use crate::algo::harness::{Probe, decide, ring, send};
     use crate::algo::{LEFT, Role};
-
-    fn node(id: u64) -> AllTheWay {
-        AllTheWay::new(&ring_context(id, Rule::Min))
-    }
 
     fn el(id: u64, hops: u32) -> Msg {
         Msg::Election { id, stage: 0, hops }
@@ -134,13 +130,21 @@ mod tests {
     /// A node woken by a message first sends its own id, then forwards the foreign one.
     #[test]
     fn wake_by_message_sends_own_then_forwards() {
-        Probe::new(node(5)).on(LEFT, el(2, 1), &[send(RIGHT, el(5, 1)), send(RIGHT, el(2, 2))]);
+        Probe::new(ring(AllTheWay::new, 5, Rule::Min)).on(
+            LEFT,
+            el(2, 1),
+            &[send(RIGHT, el(5, 1)), send(RIGHT, el(2, 2))],
+        );
     }
 
     /// Decision waits for both n (own id back) and n-1 foreign ids, in either order.
     #[test]
     fn decides_after_n_minus_one_foreign_ids_and_own_return() {
-        let p = Probe::started(node(5)).on(LEFT, el(5, 3), &[]).on(LEFT, el(9, 1), &[send(RIGHT, el(9, 2))]);
+        let p = Probe::started(ring(AllTheWay::new, 5, Rule::Min)).on(LEFT, el(5, 3), &[]).on(
+            LEFT,
+            el(9, 1),
+            &[send(RIGHT, el(9, 2))],
+        );
         assert_eq!(p.node.end.decision(), None);
         p.on(LEFT, el(2, 2), &[send(RIGHT, el(2, 3)), decide(Role::Follower, 2)]);
     }
@@ -148,6 +152,6 @@ mod tests {
     /// Foreign message kinds are refused, not panicked on.
     #[test]
     fn rejects_other_kinds() {
-        Probe::new(node(1)).refuses(LEFT, Msg::Notify { leader: 1 });
+        Probe::new(ring(AllTheWay::new, 1, Rule::Min)).refuses(LEFT, Msg::Notify { leader: 1 });
     }
 }

@@ -217,22 +217,22 @@ impl OneShotNode for Alternate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::{Probe, election as el, ring_context, send};
-
-    fn node(id: u64) -> Alternate {
-        Alternate::new(&ring_context(id, Rule::Max))
-    }
+    use crate::algo::harness::{Probe, election as el, ring, send};
 
     /// Step 1 goes right; a survivor of step 1 sends its id left at step 2.
     #[test]
     fn steps_alternate_directions() {
-        Probe::new(node(5)).start(&[send(RIGHT, el(5, 1))]).on(LEFT, el(3, 1), &[send(LEFT, el(5, 2))]);
+        Probe::new(ring(Alternate::new, 5, Rule::Max)).start(&[send(RIGHT, el(5, 1))]).on(
+            LEFT,
+            el(3, 1),
+            &[send(LEFT, el(5, 2))],
+        );
     }
 
     /// The node beaten by the arriving id is defeated, and relays the ids it held.
     #[test]
     fn beaten_node_is_defeated_and_relays_held_ids() {
-        Probe::started(node(5))
+        Probe::started(ring(Alternate::new, 5, Rule::Max))
             .on(RIGHT, el(8, 2), &[]) // a step-2 id waits for step 1
             .on(LEFT, el(7, 1), &[send(LEFT, el(8, 2))])
             .in_state("defeated");
@@ -241,7 +241,7 @@ mod tests {
     /// A held id of the next step is used as soon as the node gets there.
     #[test]
     fn held_id_is_used_at_its_step() {
-        Probe::started(node(5)).on(RIGHT, el(2, 2), &[]).on(
+        Probe::started(ring(Alternate::new, 5, Rule::Max)).on(RIGHT, el(2, 2), &[]).on(
             LEFT,
             el(3, 1),
             &[send(LEFT, el(5, 2)), send(RIGHT, el(5, 3))],

@@ -125,22 +125,18 @@ mod tests {
     use super::*;
     use crate::algo::LEFT;
     use crate::algo::Role::Leader;
-    use crate::algo::harness::{Probe, decide, election as el, ring_context, send};
-
-    fn node(id: u64) -> AsFar {
-        AsFar::new(&ring_context(id, Rule::Max))
-    }
+    use crate::algo::harness::{Probe, decide, election as el, ring, send};
 
     /// A sleeping node woken by a better id forwards it without sending its own.
     #[test]
     fn woken_by_better_id_only_forwards() {
-        Probe::new(node(3)).on(LEFT, el(9, 0), &[send(RIGHT, el(9, 0))]);
+        Probe::new(ring(AsFar::new, 3, Rule::Max)).on(LEFT, el(9, 0), &[send(RIGHT, el(9, 0))]);
     }
 
     /// A sleeping node woken by a worse id sends its own and swallows the other.
     #[test]
     fn woken_by_worse_id_sends_own() {
-        Probe::new(node(3)).on(LEFT, el(1, 0), &[send(RIGHT, el(3, 0))]);
+        Probe::new(ring(AsFar::new, 3, Rule::Max)).on(LEFT, el(1, 0), &[send(RIGHT, el(3, 0))]);
     }
 
     /// The own id coming back makes the node leader and starts the notification, which stops
@@ -148,12 +144,14 @@ mod tests {
     #[test]
     fn own_id_back_elects_and_notifies() {
         let notify = Msg::Notify { leader: 3 };
-        Probe::started(node(3)).on(LEFT, el(3, 0), &[decide(Leader, 3), send(RIGHT, notify)]).on(LEFT, notify, &[]);
+        Probe::started(ring(AsFar::new, 3, Rule::Max))
+            .on(LEFT, el(3, 0), &[decide(Leader, 3), send(RIGHT, notify)])
+            .on(LEFT, notify, &[]);
     }
 
     /// An awake node drops ids that do not beat the best it has seen.
     #[test]
     fn drops_beaten_ids() {
-        Probe::started(node(3)).on(LEFT, el(2, 0), &[]);
+        Probe::started(ring(AsFar::new, 3, Rule::Max)).on(LEFT, el(2, 0), &[]);
     }
 }

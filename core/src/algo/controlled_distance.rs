@@ -171,12 +171,8 @@ impl OneShotNode for ControlledDistance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::{Probe, decide, ring_context, send};
+    use crate::algo::harness::{Probe, decide, ring, send};
     use crate::algo::{LEFT, RIGHT, Role};
-
-    fn node(id: u64) -> ControlledDistance {
-        ControlledDistance::new(&ring_context(id, Rule::Max))
-    }
 
     fn probe(id: u64, stage: u32, limit: u32) -> Msg {
         Msg::Probe { id, stage, limit }
@@ -186,34 +182,38 @@ mod tests {
     #[test]
     fn stages_wait_for_both_replies() {
         let (p1, p2) = (probe(5, 1, 1), probe(5, 2, 2));
-        Probe::new(node(5)).start(&[send(RIGHT, p1), send(LEFT, p1)]).on(LEFT, Msg::Reply { id: 5, stage: 1 }, &[]).on(
-            RIGHT,
-            Msg::Reply { id: 5, stage: 1 },
-            &[send(RIGHT, p2), send(LEFT, p2)],
-        );
+        Probe::new(ring(ControlledDistance::new, 5, Rule::Max))
+            .start(&[send(RIGHT, p1), send(LEFT, p1)])
+            .on(LEFT, Msg::Reply { id: 5, stage: 1 }, &[])
+            .on(RIGHT, Msg::Reply { id: 5, stage: 1 }, &[send(RIGHT, p2), send(LEFT, p2)]);
     }
 
     /// A relay counts the distance down and bounces the probe at the limit.
     #[test]
     fn relays_count_down_and_bounce() {
-        Probe::new(node(1)).on(LEFT, probe(5, 2, 2), &[send(RIGHT, probe(5, 2, 1))]).in_state("defeated").on(
-            RIGHT,
-            probe(7, 1, 1),
-            &[send(RIGHT, Msg::Reply { id: 7, stage: 1 })],
-        );
+        Probe::new(ring(ControlledDistance::new, 1, Rule::Max))
+            .on(LEFT, probe(5, 2, 2), &[send(RIGHT, probe(5, 2, 1))])
+            .in_state("defeated")
+            .on(RIGHT, probe(7, 1, 1), &[send(RIGHT, Msg::Reply { id: 7, stage: 1 })]);
     }
 
     /// A sleeping node woken by a worse probe swallows it and becomes a candidate.
     #[test]
     fn worse_probe_wakes_a_candidate() {
         let own = probe(9, 1, 1);
-        Probe::new(node(9)).on(LEFT, probe(5, 1, 1), &[send(RIGHT, own), send(LEFT, own)]).in_state("candidate");
+        Probe::new(ring(ControlledDistance::new, 9, Rule::Max))
+            .on(LEFT, probe(5, 1, 1), &[send(RIGHT, own), send(LEFT, own)])
+            .in_state("candidate");
     }
 
     /// Its own probe arriving makes a candidate leader and starts the notification.
     #[test]
     fn own_probe_elects() {
         let notify = send(RIGHT, Msg::Notify { leader: 9 });
-        Probe::started(node(9)).on(LEFT, probe(9, 1, 1), &[decide(Role::Leader, 9), notify]);
+        Probe::started(ring(ControlledDistance::new, 9, Rule::Max)).on(
+            LEFT,
+            probe(9, 1, 1),
+            &[decide(Role::Leader, 9), notify],
+        );
     }
 }

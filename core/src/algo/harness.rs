@@ -151,6 +151,12 @@ pub fn ring_context(id: u64, rule: Rule) -> NodeContext<'static> {
     NodeContext { id, rule, n: 8, coin: 0, ports: 2, port_info: &[] }
 }
 
+/// The node `new` builds with id `id` on a ring of 8 electing under `rule`
+/// ([`ring_context`]): `ring(Stages::new, 5, Rule::Max)`.
+pub fn ring<A>(new: impl FnOnce(&NodeContext) -> A, id: u64, rule: Rule) -> A {
+    new(&ring_context(id, rule))
+}
+
 /// `node` woken as an initiator, and an outbox without what it sent on
 /// waking (the usual start of a unit test, which looks at what follows).
 pub fn started<A: Algorithm>(mut node: A) -> (A, Outbox) {

@@ -152,13 +152,9 @@ mod tests {
     use super::*;
     use crate::algo::LEFT;
     use crate::algo::catalogue;
-    use crate::algo::harness::{Probe, election, ring_context, send};
+    use crate::algo::harness::{Probe, election, ring, send};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
-
-    fn node(id: u64) -> ParticipantRing {
-        ParticipantRing::new(&ring_context(id, Rule::Max))
-    }
 
     fn el(id: u64) -> Msg {
         election(id, 0)
@@ -168,7 +164,7 @@ mod tests {
     /// (the literal "if participant, stop forwarding" would swallow the winner).
     #[test]
     fn participant_still_forwards_better_ids() {
-        Probe::started(node(1)).on(LEFT, el(2), &[send(RIGHT, el(2))]);
+        Probe::started(ring(ParticipantRing::new, 1, Rule::Max)).on(LEFT, el(2), &[send(RIGHT, el(2))]);
         // And on the 2-ring of that case, node 2 is elected and both agree.
         let spec = catalogue::find("participant-ring").unwrap();
         let ring = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
@@ -180,7 +176,11 @@ mod tests {
     /// A non-participant replaces a worse id by its own; a participant swallows it.
     #[test]
     fn worse_ids_replaced_then_swallowed() {
-        Probe::new(node(5)).on(LEFT, el(3), &[send(RIGHT, el(5))]).on(LEFT, el(4), &[]);
+        Probe::new(ring(ParticipantRing::new, 5, Rule::Max)).on(LEFT, el(3), &[send(RIGHT, el(5))]).on(
+            LEFT,
+            el(4),
+            &[],
+        );
     }
 
     /// Seed 002's figures with one initiator: 2n when the maximum initiates,

@@ -198,17 +198,13 @@ impl OneShotNode for Stages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::{Probe, election as el, ring_context, send};
+    use crate::algo::harness::{Probe, election as el, ring, send};
     use crate::algo::{LEFT, RIGHT};
-
-    fn node(id: u64) -> Stages {
-        Stages::new(&ring_context(id, Rule::Max))
-    }
 
     /// A candidate beating both neighbours' ids starts the next stage.
     #[test]
     fn survivor_moves_to_next_stage() {
-        Probe::started(node(5)).on(LEFT, el(3, 1), &[]).on(
+        Probe::started(ring(Stages::new, 5, Rule::Max)).on(LEFT, el(3, 1), &[]).on(
             RIGHT,
             el(4, 1),
             &[send(RIGHT, el(5, 2)), send(LEFT, el(5, 2))],
@@ -218,7 +214,7 @@ mod tests {
     /// What arrives on the closed port waits, and is relayed once the node is defeated.
     #[test]
     fn held_messages_are_relayed_after_defeat() {
-        Probe::started(node(2))
+        Probe::started(ring(Stages::new, 2, Rule::Max))
             .on(LEFT, el(3, 1), &[])
             .on(LEFT, el(3, 2), &[]) // stage-2 id held on the closed port
             .on(RIGHT, el(1, 1), &[send(RIGHT, el(3, 2))])
@@ -228,6 +224,6 @@ mod tests {
     /// An id of the wrong stage at a candidate is reported, not silently used.
     #[test]
     fn stage_mismatch_is_an_error() {
-        Probe::started(node(2)).refuses(LEFT, el(3, 4));
+        Probe::started(ring(Stages::new, 2, Rule::Max)).refuses(LEFT, el(3, 4));
     }
 }

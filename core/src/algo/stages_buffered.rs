@@ -159,29 +159,24 @@ impl OneShotNode for StagesBuffered {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::{Probe, decide, election as el, ring_context, send};
+    use crate::algo::harness::{Probe, decide, election as el, ring, send};
     use crate::algo::{LEFT, RIGHT, Role};
-
-    fn node(id: u64) -> StagesBuffered {
-        StagesBuffered::new(&ring_context(id, Rule::Max))
-    }
 
     /// An id of a later stage that overtakes the current stage's id is stored,
     /// then used once the node reaches that stage.
     #[test]
     fn later_stage_id_is_stored_and_used_at_its_stage() {
-        let p = Probe::started(node(5)).on(LEFT, el(3, 2), &[]).on(LEFT, el(4, 1), &[]).on(
-            RIGHT,
-            el(2, 1),
-            &[send(RIGHT, el(5, 2)), send(LEFT, el(5, 2))],
-        );
+        let p = Probe::started(ring(StagesBuffered::new, 5, Rule::Max))
+            .on(LEFT, el(3, 2), &[])
+            .on(LEFT, el(4, 1), &[])
+            .on(RIGHT, el(2, 1), &[send(RIGHT, el(5, 2)), send(LEFT, el(5, 2))]);
         assert_eq!((p.node.stage, p.node.got), (2, [Some(3), None]), "the stored stage-2 id counts for stage 2");
     }
 
     /// A node defeated with stored ids relays them, each away from the port it came on.
     #[test]
     fn defeated_node_relays_stored_ids() {
-        Probe::started(node(2))
+        Probe::started(ring(StagesBuffered::new, 2, Rule::Max))
             .on(RIGHT, el(7, 2), &[])
             .on(LEFT, el(6, 1), &[])
             .on(RIGHT, el(1, 1), &[send(LEFT, el(7, 2))])
@@ -192,12 +187,16 @@ mod tests {
     #[test]
     fn own_id_from_both_sides_elects() {
         let notify = send(RIGHT, Msg::Notify { leader: 9 });
-        Probe::started(node(9)).on(RIGHT, el(9, 1), &[]).on(LEFT, el(9, 1), &[decide(Role::Leader, 9), notify]);
+        Probe::started(ring(StagesBuffered::new, 9, Rule::Max)).on(RIGHT, el(9, 1), &[]).on(
+            LEFT,
+            el(9, 1),
+            &[decide(Role::Leader, 9), notify],
+        );
     }
 
     /// Two ids of one stage on one port contradict the algorithm and are reported.
     #[test]
     fn duplicate_stage_id_is_an_error() {
-        Probe::started(node(5)).on(LEFT, el(3, 1), &[]).refuses(LEFT, el(4, 1));
+        Probe::started(ring(StagesBuffered::new, 5, Rule::Max)).on(LEFT, el(3, 1), &[]).refuses(LEFT, el(4, 1));
     }
 }

@@ -347,14 +347,10 @@ impl Algorithm for SyncHs {
 mod tests {
     use super::*;
     use crate::algo::catalogue::{ceil_log2, find};
-    use crate::algo::harness::ring_context;
+    use crate::algo::harness::ring;
     use crate::algo::{Effect, LEFT, RIGHT};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology, TopologyKind};
-
-    fn node(id: u64) -> SyncHs {
-        SyncHs::new(&ring_context(id, Rule::Max))
-    }
 
     const TICK: Effect = Effect::SetTimer { timer: ROUND_TIMER, after_ms: ROUND_MS };
 
@@ -368,7 +364,7 @@ mod tests {
 
     /// An awake candidate in `phase` (its phase-`phase` probes sent), with an empty outbox.
     fn candidate_in(id: u64, phase: u32) -> (SyncHs, Outbox) {
-        let mut a = node(id);
+        let mut a = ring(SyncHs::new, id, Rule::Max);
         let mut out = Outbox::default();
         a.on_start(&mut out);
         for p in 0..phase {
@@ -384,7 +380,7 @@ mod tests {
     /// An initiator probes both ways to distance 1 at once (its round 0) and starts its round clock.
     #[test]
     fn initiator_probes_at_round_zero_and_starts_its_clock() {
-        let mut a = node(5);
+        let mut a = ring(SyncHs::new, 5, Rule::Max);
         let mut out = Outbox::default();
         a.on_start(&mut out);
         assert_eq!(out.effects(), &[send(RIGHT, probe(5, 0, 1)), send(LEFT, probe(5, 0, 1)), TICK]);
@@ -398,7 +394,7 @@ mod tests {
     /// starts phase 0 and handles everything that arrived, in arrival order.
     #[test]
     fn messages_wait_for_the_tick_and_a_woken_node_joins_at_its_first() {
-        let mut a = node(3);
+        let mut a = ring(SyncHs::new, 3, Rule::Max);
         let mut out = Outbox::default();
         a.on_message(LEFT, probe(5, 1, 2), &mut out).unwrap();
         assert_eq!(out.effects(), &[TICK], "woken: clock started, nothing sent yet");
@@ -513,7 +509,7 @@ mod tests {
     #[test]
     fn impossible_messages_are_refused_on_arrival() {
         let mut out = Outbox::default();
-        let mut asleep = node(3);
+        let mut asleep = ring(SyncHs::new, 3, Rule::Max);
         assert!(asleep.on_message(LEFT, Msg::Reply { id: 5, stage: 0 }, &mut out).is_err());
         assert!(asleep.on_message(LEFT, Msg::Notify { leader: 5 }, &mut out).is_err());
         assert!(asleep.on_message(LEFT, probe(3, 0, 1), &mut out).is_err(), "its own probe before it probed");
@@ -531,7 +527,7 @@ mod tests {
     fn lockstep(kind: TopologyKind, ids: &[u64], initiators: &[u32]) -> Vec<(u64, u32, Effect)> {
         let n = ids.len() as u32;
         let topo = Topology::build(kind, n, 3).unwrap();
-        let mut nodes: Vec<SyncHs> = ids.iter().map(|&id| node(id)).collect();
+        let mut nodes: Vec<SyncHs> = ids.iter().map(|&id| ring(SyncHs::new, id, Rule::Max)).collect();
         let mut log = Vec::new();
         let mut in_flight: Vec<(u32, Port, Msg)> = Vec::new();
         let mut tick_next = vec![false; n as usize];
