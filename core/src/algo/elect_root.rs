@@ -222,109 +222,75 @@ impl OneShotNode for ElectRoot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Algorithm, Effect};
+    use crate::algo::harness::{Probe, decide, send};
 
     fn node(id: u64, ports: u32) -> ElectRoot {
         ElectRoot::new(&NodeContext { id, rule: Rule::Min, n: 5, coin: 0, ports, ..Default::default() })
     }
 
-    fn send(port: Port, msg: Msg) -> Effect {
-        Effect::Send { port, msg }
+    fn election(id: u64) -> Msg {
+        Msg::Election { id, stage: 0, hops: 0 }
     }
 
     /// A leaf woken by its neighbour's wake-up sends an id-less saturation message to that neighbour at once.
     #[test]
     fn woken_leaf_saturates_up_without_its_id() {
-        let mut a = node(4, 1);
-        let mut out = Outbox::default();
-        a.on_message(0, Msg::Wakeup, &mut out).unwrap();
-        assert_eq!(out.effects(), &[send(0, SATURATION)]);
-        assert_eq!(a.state(), "processing");
+        Probe::new(node(4, 1)).on(0, Msg::Wakeup, &[send(0, SATURATION)]).in_state("processing");
     }
 
     /// An inner node forwards the wake-up, then reports to the last neighbour once all the others reported.
     #[test]
     fn inner_node_reports_to_the_last_neighbour() {
-        let mut a = node(5, 3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        assert_eq!(out.effects(), &[send(0, Msg::Wakeup), send(1, Msg::Wakeup), send(2, Msg::Wakeup)]);
-        out.clear();
-        a.on_message(2, SATURATION, &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        a.on_message(0, SATURATION, &mut out).unwrap();
-        assert_eq!(out.effects(), &[send(1, SATURATION)]);
+        Probe::new(node(5, 3))
+            .start(&[send(0, Msg::Wakeup), send(1, Msg::Wakeup), send(2, Msg::Wakeup)])
+            .on(2, SATURATION, &[])
+            .on(0, SATURATION, &[send(1, SATURATION)]);
     }
 
     /// Saturated, a node sends its id to its parent only; the better id of the pair leads and terminates the
     /// other neighbours; the worse follows, knowing the leader, and terminates its own side.
     #[test]
     fn the_saturated_pair_exchange_ids_and_the_better_leads() {
-        let mut a = node(3, 2);
-        let mut b = node(8, 2);
-        let mut out = Outbox::default();
-        for x in [&mut a, &mut b] {
-            x.on_start(&mut out);
-            x.on_message(0, SATURATION, &mut out).unwrap();
-            out.clear();
-            x.on_message(1, SATURATION, &mut out).unwrap();
-            assert_eq!(x.state(), "saturated");
-        }
-        // (The last step's output is b's.)
-        assert_eq!(out.effects(), &[send(1, Msg::Election { id: 8, stage: 0, hops: 0 })]);
-        out.clear();
-        a.on_message(1, Msg::Election { id: 8, stage: 0, hops: 0 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Decide(Decision { role: Role::Leader, leader: 3 }), send(0, TERMINATION)]);
-        out.clear();
-        b.on_message(1, Msg::Election { id: 3, stage: 0, hops: 0 }, &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[Effect::Decide(Decision { role: Role::Follower, leader: 3 }), send(0, TERMINATION)]
-        );
+        let saturated = |id| {
+            Probe::new(node(id, 2))
+                .start(&[send(0, Msg::Wakeup), send(1, Msg::Wakeup)])
+                .on(0, SATURATION, &[send(1, SATURATION)])
+                .on(1, SATURATION, &[send(1, election(id))])
+                .in_state("saturated")
+        };
+        saturated(3).on(1, election(8), &[decide(Role::Leader, 3), send(0, TERMINATION)]);
+        saturated(8).on(1, election(3), &[decide(Role::Follower, 3), send(0, TERMINATION)]);
     }
 
     /// A node terminated by its parent follows without learning who leads, and passes the termination on.
     #[test]
     fn termination_makes_a_follower_that_does_not_know_the_leader() {
-        let mut a = node(6, 3);
-        let mut out = Outbox::default();
-        a.on_message(0, Msg::Wakeup, &mut out).unwrap();
-        a.on_message(1, SATURATION, &mut out).unwrap();
-        a.on_message(2, SATURATION, &mut out).unwrap();
-        out.clear();
-        a.on_message(0, TERMINATION, &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Decide(Decision { role: Role::Follower, leader: UNKNOWN_LEADER }),
-                send(1, TERMINATION),
-                send(2, TERMINATION)
-            ]
-        );
-        assert_eq!(a.state(), "follower");
+        let terminated = [decide(Role::Follower, UNKNOWN_LEADER), send(1, TERMINATION), send(2, TERMINATION)];
+        Probe::new(node(6, 3))
+            .on(0, Msg::Wakeup, &[send(1, Msg::Wakeup), send(2, Msg::Wakeup)])
+            .on(1, SATURATION, &[])
+            .on(2, SATURATION, &[send(0, SATURATION)])
+            .on(0, TERMINATION, &terminated)
+            .in_state("follower");
     }
 
     /// A node alone in its tree leads at once, sending nothing.
     #[test]
     fn a_lone_node_leads() {
-        let mut a = node(2, 0);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        assert_eq!(out.effects(), &[Effect::Decide(Decision { role: Role::Leader, leader: 2 })]);
+        Probe::new(node(2, 0)).start(&[decide(Role::Leader, 2)]);
     }
 
     /// Messages that cannot happen on a FIFO tree are refused, not ignored.
     #[test]
     fn impossible_messages_are_errors() {
-        let mut a = node(1, 2);
-        let mut out = Outbox::default();
-        assert!(a.on_message(0, TERMINATION, &mut out).is_err(), "asleep");
-        assert!(a.on_message(0, Msg::Election { id: 4, stage: 0, hops: 0 }, &mut out).is_err(), "not saturated");
-        assert!(a.on_message(5, Msg::Wakeup, &mut out).is_err(), "no such port");
-        assert!(a.on_message(0, Msg::Probe { id: 1, stage: 0, limit: 1 }, &mut out).is_err(), "a ring's message");
-        assert!(a.on_message(0, Msg::Saturate { id: 1 }, &mut out).is_err(), "Elect_min's saturation, with an id");
-        a.on_start(&mut out);
-        a.on_message(0, SATURATION, &mut out).unwrap();
-        assert!(a.on_message(0, SATURATION, &mut out).is_err(), "twice on one port");
+        let mut a = Probe::new(node(1, 2));
+        a.refuses(0, TERMINATION); // asleep
+        a.refuses(0, election(4)); // not saturated
+        a.refuses(5, Msg::Wakeup); // no such port
+        a.refuses(0, Msg::Probe { id: 1, stage: 0, limit: 1 }); // a ring's message
+        a.refuses(0, Msg::Saturate { id: 1 }); // Elect_min's saturation, with an id
+        a.start(&[send(0, Msg::Wakeup), send(1, Msg::Wakeup)])
+            .on(0, SATURATION, &[send(1, SATURATION)])
+            .refuses(0, SATURATION);
     }
 }

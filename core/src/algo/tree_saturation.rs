@@ -189,8 +189,8 @@ impl OneShotNode for TreeSaturation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::Decision;
-    use crate::algo::{Algorithm, Effect, Role};
+    use crate::algo::Role;
+    use crate::algo::harness::{Probe, decide, send};
 
     fn node(id: u64, ports: u32) -> TreeSaturation {
         TreeSaturation::new(&NodeContext { id, rule: Rule::Min, n: 5, coin: 0, ports, ..Default::default() })
@@ -199,51 +199,33 @@ mod tests {
     /// A leaf woken by its neighbour's wake-up reports its id to that neighbour at once.
     #[test]
     fn woken_leaf_saturates_up() {
-        let mut a = node(4, 1);
-        let mut out = Outbox::default();
-        a.on_message(0, Msg::Wakeup, &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: 0, msg: Msg::Saturate { id: 4 } }]);
+        Probe::new(node(4, 1)).on(0, Msg::Wakeup, &[send(0, Msg::Saturate { id: 4 })]);
     }
 
     /// An inner node forwards the wake-up, then reports the best id once all but one neighbour reported.
     #[test]
     fn inner_node_reports_to_the_last_neighbour() {
-        let mut a = node(5, 3);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        assert_eq!(out.effects().len(), 3, "wake-ups on all three ports");
-        out.clear();
-        a.on_message(2, Msg::Saturate { id: 7 }, &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        a.on_message(0, Msg::Saturate { id: 2 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[Effect::Send { port: 1, msg: Msg::Saturate { id: 2 } }]);
+        Probe::new(node(5, 3))
+            .start(&[send(0, Msg::Wakeup), send(1, Msg::Wakeup), send(2, Msg::Wakeup)])
+            .on(2, Msg::Saturate { id: 7 }, &[])
+            .on(0, Msg::Saturate { id: 2 }, &[send(1, Msg::Saturate { id: 2 })]);
     }
 
     /// A saturated node decides and notifies every neighbour but its partner; the minimum's holder leads.
     #[test]
     fn saturated_node_decides_and_notifies() {
-        let mut a = node(1, 2);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        a.on_message(0, Msg::Saturate { id: 3 }, &mut out).unwrap();
-        out.clear();
-        a.on_message(1, Msg::Saturate { id: 2 }, &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Decide(Decision { role: Role::Leader, leader: 1 }),
-                Effect::Send { port: 0, msg: Msg::Notify { leader: 1 } }
-            ]
-        );
+        Probe::new(node(1, 2))
+            .start(&[send(0, Msg::Wakeup), send(1, Msg::Wakeup)])
+            .on(0, Msg::Saturate { id: 3 }, &[send(1, Msg::Saturate { id: 1 })])
+            .on(1, Msg::Saturate { id: 2 }, &[decide(Role::Leader, 1), send(0, Msg::Notify { leader: 1 })]);
     }
 
     /// Messages that cannot happen on a FIFO tree are refused, not ignored.
     #[test]
     fn impossible_messages_are_errors() {
-        let mut a = node(1, 2);
-        let mut out = Outbox::default();
-        assert!(a.on_message(0, Msg::Notify { leader: 1 }, &mut out).is_err());
-        assert!(a.on_message(5, Msg::Wakeup, &mut out).is_err());
-        assert!(a.on_message(0, Msg::Probe { id: 1, stage: 1, limit: 1 }, &mut out).is_err());
+        let mut a = Probe::new(node(1, 2));
+        a.refuses(0, Msg::Notify { leader: 1 });
+        a.refuses(5, Msg::Wakeup);
+        a.refuses(0, Msg::Probe { id: 1, stage: 1, limit: 1 });
     }
 }
