@@ -271,16 +271,13 @@ impl Algorithm for EchoExtinction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{Effect, catalogue};
+    use crate::algo::catalogue;
+    use crate::algo::harness::{Probe, decide, send};
     use crate::sim::{self, SimConfig};
     use crate::topology::{Topology, TopologyKind};
 
     fn token(id: u64) -> Msg {
         Msg::Election { id, stage: 0, hops: 0 }
-    }
-
-    fn send(port: Port, msg: Msg) -> Effect {
-        Effect::Send { port, msg }
     }
 
     /// The context of every node built in these tests.
@@ -295,119 +292,75 @@ mod tests {
     /// An initiator sends its wave's token on every port and waits.
     #[test]
     fn initiator_floods_its_token() {
-        let mut a = node(7, 3, Rule::Max);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        assert_eq!(out.effects(), &[send(0, token(7)), send(1, token(7)), send(2, token(7))]);
-        assert_eq!(a.state(), "active");
+        Probe::new(node(7, 3, Rule::Max))
+            .start(&[send(0, token(7)), send(1, token(7)), send(2, token(7))])
+            .in_state("active");
     }
 
     /// A node woken by a token joins that wave with the sender as parent and forwards it to every other
     /// port; a leaf has no other port and echoes at once.
     #[test]
     fn woken_node_forwards_and_a_leaf_echoes() {
-        let mut a = node(1, 3, Rule::Max);
-        let mut out = Outbox::default();
-        a.on_message(1, token(9), &mut out).unwrap();
-        assert_eq!(out.effects(), &[send(0, token(9)), send(2, token(9))]);
-        let mut leaf = node(2, 1, Rule::Max);
-        out.clear();
-        leaf.on_message(0, token(9), &mut out).unwrap();
-        assert_eq!(out.effects(), &[send(0, Msg::Echo { id: 9 })]);
-        assert_eq!(leaf.state(), "echoed");
+        Probe::new(node(1, 3, Rule::Max)).on(1, token(9), &[send(0, token(9)), send(2, token(9))]);
+        Probe::new(node(2, 1, Rule::Max)).on(0, token(9), &[send(0, Msg::Echo { id: 9 })]).in_state("echoed");
     }
 
     /// A node echoes to its parent only once every port has answered, echoes and tokens alike, in any
     /// order (no FIFO needed); the notification then goes to the ports that echoed (its children) only.
     #[test]
     fn echo_after_every_port_then_notify_children_only() {
-        let mut a = node(1, 4, Rule::Max);
-        let mut out = Outbox::default();
-        a.on_message(2, token(9), &mut out).unwrap();
-        out.clear();
-        a.on_message(3, Msg::Echo { id: 9 }, &mut out).unwrap();
-        a.on_message(0, token(9), &mut out).unwrap();
-        assert!(out.effects().is_empty(), "port 1 has not answered");
-        a.on_message(1, Msg::Echo { id: 9 }, &mut out).unwrap();
-        assert_eq!(out.effects(), &[send(2, Msg::Echo { id: 9 })]);
-        out.clear();
-        a.on_message(2, Msg::Notify { leader: 9 }, &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Decide(Decision { role: Role::Follower, leader: 9 }),
-                send(1, Msg::Notify { leader: 9 }),
-                send(3, Msg::Notify { leader: 9 })
-            ]
-        );
-        assert_eq!(a.state(), "follower");
+        let (echo, notify) = (Msg::Echo { id: 9 }, Msg::Notify { leader: 9 });
+        Probe::new(node(1, 4, Rule::Max))
+            .on(2, token(9), &[send(0, token(9)), send(1, token(9)), send(3, token(9))])
+            .on(3, echo, &[])
+            .on(0, token(9), &[]) // port 1 has not answered
+            .on(1, echo, &[send(2, echo)])
+            .on(2, notify, &[decide(Role::Follower, 9), send(1, notify), send(3, notify)])
+            .in_state("follower");
     }
 
     /// The initiator whose wave every port answers leads and notifies only its children (not the
     /// neighbours whose token it got).
     #[test]
     fn completed_wave_elects_its_initiator() {
-        let mut a = node(9, 3, Rule::Max);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        a.on_message(0, Msg::Echo { id: 9 }, &mut out).unwrap();
-        a.on_message(1, token(9), &mut out).unwrap();
-        out.clear();
-        a.on_message(2, Msg::Echo { id: 9 }, &mut out).unwrap();
-        assert_eq!(
-            out.effects(),
-            &[
-                Effect::Decide(Decision { role: Role::Leader, leader: 9 }),
-                send(0, Msg::Notify { leader: 9 }),
-                send(2, Msg::Notify { leader: 9 })
-            ]
-        );
-        assert_eq!(a.state(), "leader");
+        let (echo, notify) = (Msg::Echo { id: 9 }, Msg::Notify { leader: 9 });
+        Probe::new(node(9, 3, Rule::Max))
+            .start(&[send(0, token(9)), send(1, token(9)), send(2, token(9))])
+            .on(0, echo, &[])
+            .on(1, token(9), &[])
+            .on(2, echo, &[decide(Role::Leader, 9), send(0, notify), send(2, notify)])
+            .in_state("leader");
     }
 
     /// Extinction: a better token makes an initiator abandon its own wave (forwarding the better one on
     /// every other port); tokens and echoes of the abandoned or any worse wave are then dropped silently.
     #[test]
     fn better_wave_extinguishes_worse_ones() {
-        let mut a = node(3, 2, Rule::Max);
-        let mut out = Outbox::default();
-        a.on_start(&mut out);
-        out.clear();
-        a.on_message(0, token(8), &mut out).unwrap();
-        assert_eq!(out.effects(), &[send(1, token(8))]);
-        out.clear();
-        a.on_message(1, Msg::Echo { id: 3 }, &mut out).unwrap();
-        a.on_message(1, token(5), &mut out).unwrap();
-        a.on_message(0, token(3), &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        a.on_message(1, token(8), &mut out).unwrap();
-        assert_eq!(out.effects(), &[send(0, Msg::Echo { id: 8 })]);
+        Probe::new(node(3, 2, Rule::Max))
+            .start(&[send(0, token(3)), send(1, token(3))])
+            .on(0, token(8), &[send(1, token(8))])
+            .on(1, Msg::Echo { id: 3 }, &[])
+            .on(1, token(5), &[])
+            .on(0, token(3), &[])
+            .on(1, token(8), &[send(0, Msg::Echo { id: 8 })]);
     }
 
     /// Under the min rule the smaller wave wins: a node in wave 4 joins wave 2 and drops wave 6.
     #[test]
     fn min_rule_prefers_smaller_waves() {
-        let mut a = node(5, 2, Rule::Min);
-        let mut out = Outbox::default();
-        a.on_message(0, token(4), &mut out).unwrap();
-        out.clear();
-        a.on_message(1, token(6), &mut out).unwrap();
-        assert!(out.effects().is_empty());
-        a.on_message(1, token(2), &mut out).unwrap();
-        assert_eq!(out.effects(), &[send(0, token(2))]);
+        Probe::new(node(5, 2, Rule::Min)).on(0, token(4), &[send(1, token(4))]).on(1, token(6), &[]).on(
+            1,
+            token(2),
+            &[send(0, token(2))],
+        );
     }
 
     /// A node already awake ignores a late start: a message reached it first, so it is no initiator.
     #[test]
     fn start_after_a_message_is_ignored() {
-        let mut a = node(9, 2, Rule::Max);
-        let mut out = Outbox::default();
-        a.on_message(0, token(4), &mut out).unwrap();
-        out.clear();
-        a.on_start(&mut out);
-        assert!(out.effects().is_empty());
+        Probe::new(node(9, 2, Rule::Max)).on(0, token(4), &[send(1, token(4))]).start(&[]);
         // Only an initiator may have tokens of its own id.
-        assert!(node(9, 2, Rule::Max).on_message(0, token(9), &mut out).is_err());
+        Probe::new(node(9, 2, Rule::Max)).refuses(0, token(9));
     }
 
     /// Messages that no run can produce are refused with an error, never a panic: a second message of a
