@@ -248,7 +248,7 @@ impl Outputs<Vec<Output>> {
 /// message held before start (the runtime: its causal time and trace parent;
 /// `()` elsewhere). The state's methods that need no algorithm are the
 /// shell's too (through `Deref`).
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Shell<A, H = ()> {
     algo: A,
     state: ShellState<H>,
@@ -259,7 +259,7 @@ pub struct Shell<A, H = ()> {
 /// another, so that a step touches only its state machine's bytes (a state
 /// here is 24 bytes, read only on decisions, timers and beliefs). Its
 /// methods take the node's algorithm where they step it.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ShellState<H = ()> {
     /// The first decision's leader (when [`DECIDED`] is set).
     leader: u64,
@@ -285,7 +285,7 @@ const LEADS: u8 = 4;
 const LOW_PORTS: Port = u16::BITS;
 
 /// The part of a [`Shell`] most nodes never touch.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Cold<H> {
     leadership: Option<Leadership>,
     /// A new incarnation has announced nothing yet: its first belief is
@@ -622,7 +622,7 @@ mod tests {
     use crate::algo::{AlgoError, MAX_HELD};
 
     /// A scripted algorithm: each input pushes the effects queued for it.
-    #[derive(Debug, Default)]
+    #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
     struct Script {
         on_start: Vec<Effect>,
         on_message: Vec<Effect>,

@@ -43,7 +43,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 };
 
 /// One node of All the Way.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AllTheWay {
     id: u64,
     rule: Rule,

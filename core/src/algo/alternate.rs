@@ -127,7 +127,7 @@ pub fn worst_case_ids(n: u32) -> Vec<u64> {
 }
 
 /// One node of Alternate.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Alternate {
     id: u64,
     rule: Rule,

@@ -48,7 +48,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 /// One node of AsFar, or of ProbAsFar when `RANDOM`: the same rules, but
 /// its own id goes out on the port its random bit picks, not to the right
 /// (see [`super::prob_as_far`]).
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AsFarNode<const RANDOM: bool> {
     id: u64,
     rule: Rule,

@@ -126,7 +126,7 @@ pub fn worst_case_ids(n: u32) -> Vec<u64> {
     b
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     Asleep,
     Candidate,
@@ -139,7 +139,7 @@ enum State {
 }
 
 /// One node of BiMinMax.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BiMinMax {
     id: u64,
     rule: Rule,

@@ -135,7 +135,7 @@ pub const ANSWER_TIMER: TimerId = 0;
 pub const COORDINATOR_TIMER: TimerId = 1;
 
 /// Bully's timeouts, in milliseconds (virtual ones in the simulator).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BullyConfig {
     /// How long an electing node waits for an `Answer` before it leads. Must
     /// exceed a round trip: a late answer lets a lower node lead a term.
@@ -181,7 +181,7 @@ impl Default for BullyConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     Asleep,
     /// Elections sent; `answered` once some higher node answered (then waiting
@@ -194,7 +194,7 @@ enum Phase {
 }
 
 /// One node of the bully algorithm.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Bully {
     id: u64,
     rule: Rule,

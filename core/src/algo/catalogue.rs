@@ -115,6 +115,34 @@ mod tests {
     use crate::algo::Rule;
     use crate::sim::{self, SimConfig};
 
+    /// Every algorithm's node, one-shot and kept, is a value ([`NodeValue`](crate::algo::NodeValue)):
+    /// a copy equals it and hashes alike, a start changes it (and not its copy), and nodes of two
+    /// different algorithms are never equal.
+    #[test]
+    fn every_node_is_a_value() {
+        use std::hash::{BuildHasher, RandomState};
+        let hasher = RandomState::new();
+        let mut nodes = Vec::new();
+        for spec in CATALOGUE {
+            for kept in [false, true] {
+                let Some((node, _)) = crate::algo::harness::node(spec, 4, kept) else { continue };
+                let copy = node.clone();
+                assert!(node.eq(&copy), "{} (kept: {kept})", spec.name);
+                assert_eq!(hasher.hash_one(&node), hasher.hash_one(&copy), "{}", spec.name);
+                let mut started = node.clone();
+                started.on_start(&mut crate::algo::Outbox::default());
+                assert!(!started.eq(&node) && copy.eq(&node), "{} (kept: {kept}): a start changes the node", spec.name);
+                nodes.push((spec.name, kept, node));
+            }
+        }
+        assert!(nodes.len() > CATALOGUE.len(), "one-shot and kept nodes");
+        for (i, (a, ka, x)) in nodes.iter().enumerate() {
+            for (b, kb, y) in &nodes[i + 1..] {
+                assert!(!x.eq(y), "{a} (kept: {ka}) equals {b} (kept: {kb})");
+            }
+        }
+    }
+
     /// Every entry fills in the facts `AlgorithmSpec::running` leaves empty
     /// (an entry that forgot one would take the empty default silently), and
     /// no two entries share a name.

@@ -197,7 +197,7 @@ pub const DEADLINE_TIMER: TimerId = 3;
 const SLOTS: usize = 3;
 
 /// Chubby's timing, in milliseconds (virtual ones in the simulator).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ChubbyConfig {
     /// Keep a leader (leases, renewals, promises); `false`: the one-shot mode.
     pub keep: bool,
@@ -216,7 +216,7 @@ pub struct ChubbyConfig {
 }
 
 /// A [`ChubbyConfig`] that cannot work.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
 #[error("chubby config: {0}")]
 pub struct ConfigError(pub String);
 
@@ -323,7 +323,7 @@ impl Default for ChubbyConfig {
 }
 
 /// Whom a node's running promise binds it to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Promise {
     /// Granted (a vote or a renewal) to this node.
     To(u64),
@@ -332,7 +332,7 @@ enum Promise {
 }
 
 /// Why a node backs off before running.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Retry {
     /// It knows no leader (woken, a promise ran out).
     First,
@@ -342,7 +342,7 @@ enum Retry {
     Outranked,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     Asleep,
     /// Knows no leader.
@@ -357,7 +357,7 @@ enum Phase {
 }
 
 /// One node of the Chubby-style election.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Chubby {
     id: u64,
     rule: Rule,

@@ -49,7 +49,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 };
 
 /// One node of Controlled Distance.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ControlledDistance {
     id: u64,
     rule: Rule,

@@ -85,7 +85,7 @@ pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
 /// Heartbeat period and suspicion timeout, in milliseconds (virtual ones in
 /// the simulator).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DetectorConfig {
     /// A heartbeat goes to every neighbour this often.
     pub period_ms: u64,
@@ -142,7 +142,7 @@ impl Default for DetectorConfig {
 /// neighbour again ([`Behind::heard`] returns `true`). So a failure-free
 /// run sends no message beyond the algorithm's own, and a lost announcement
 /// is repaired within two heartbeat periods.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Behind(Box<[u8]>);
 
 impl Behind {
@@ -169,7 +169,7 @@ impl Behind {
 }
 
 /// An algorithm with a heartbeat failure detector in front of it.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Detected<A> {
     inner: A,
     cfg: DetectorConfig,
@@ -283,7 +283,7 @@ impl<A: Algorithm> Detected<A> {
     }
 }
 
-impl<A: Algorithm> Algorithm for Detected<A> {
+impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detected<A> {
     fn on_start(&mut self, out: &mut Outbox) {
         self.start(out);
         let from = out.effects().len();
@@ -367,7 +367,7 @@ mod tests {
 
     /// Test inner algorithm: records what reaches it, echoes a `Notify` back,
     /// and sets the timer a `Wakeup` names.
-    #[derive(Debug, Default)]
+    #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
     struct Recorder {
         got: Vec<(Port, Msg)>,
         suspicions: Vec<(Port, bool)>,

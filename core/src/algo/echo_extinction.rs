@@ -84,7 +84,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 };
 
 /// What a node has heard on one port in its current wave.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Heard {
     Nothing,
     /// The neighbour's token: it is in the wave but not this node's child.
@@ -94,7 +94,7 @@ enum Heard {
 }
 
 /// One node of echo with extinction.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EchoExtinction {
     id: u64,
     rule: Rule,

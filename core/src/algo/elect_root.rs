@@ -98,7 +98,7 @@ const SATURATION: Msg = Msg::Saturate { id: NO_ID };
 /// Santoro's "Termination": a `Notify` that names no leader.
 const TERMINATION: Msg = Msg::Notify { leader: UNKNOWN_LEADER };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     Asleep,
     /// Waiting for saturation messages from all but one neighbour.
@@ -116,7 +116,7 @@ enum State {
 }
 
 /// One node of Elect_root.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ElectRoot {
     id: u64,
     rule: Rule,

@@ -17,7 +17,7 @@ use super::{AlgoError, Effect, Msg, NodeContext, Outbox, Port, Rule, TimerId};
 ///
 /// It derefs to the slice of ids, so `peers[p]`, `peers.get(p)` and
 /// `peers.len()` read as on the slice it replaces.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Peers(Box<[u64]>);
 
 impl Peers {
@@ -65,7 +65,7 @@ impl Deref for Peers {
 /// firing the driver queued before it was replaced or cancelled. It holds
 /// at most one pending id: the one timer of bully or ZooKeeper, or one
 /// timer of several that a node keeps apart (Chubby's back-off).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct OneTimer(Option<TimerId>);
 
 impl OneTimer {

@@ -100,7 +100,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 };
 
 /// One node of the mesh corner election.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MeshCorners {
     id: u64,
     rule: Rule,

@@ -72,7 +72,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 };
 
 /// Where a node of MinMax or MinMax+ stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum State {
     Asleep,
     /// Taking part: `last` is the last envelope sent.
@@ -87,7 +87,7 @@ pub(super) enum State {
 /// One node of MinMax, or of MinMax+ when `PLUS`: the same rounds, collecting
 /// round and notification; MinMax+ also counts each envelope's hops and
 /// promotes envelopes early ([`super::min_max_plus`]).
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MinMaxNode<const PLUS: bool> {
     pub(super) id: u64,
     pub(super) rule: Rule,

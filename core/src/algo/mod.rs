@@ -23,7 +23,9 @@
 //! assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Election { id: 7, stage: 0, hops: 0 } }]);
 //! ```
 
+use std::any::Any;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 pub use msg::{Msg, MsgKind, Traffic, WireError};
 
@@ -190,7 +192,7 @@ pub struct Leadership {
 }
 
 /// What a state machine asks its driver to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Effect {
     /// Send `msg` on `port`.
     Send {
@@ -249,7 +251,7 @@ pub struct Outbox {
 
 /// What a kept algorithm has reported so far: its belief ([`Effect::Lead`])
 /// and its first decision ([`Effect::Decide`]), each pushed only when new.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Reports {
     announced: Option<Leadership>,
     decided: Option<Decision>,
@@ -423,8 +425,62 @@ pub fn coin(seed: u64, position: u32) -> u64 {
     z ^ (z >> 31)
 }
 
-/// An election algorithm at one node: a pure state machine.
-pub trait Algorithm: Send + fmt::Debug {
+/// A node's state machine as a value: a copy, a hash and equality, through a
+/// `dyn Algorithm`, for a checker that stores the states it has seen and
+/// explores from each (see the `ringleader-check` crate). Every algorithm
+/// that is `Clone + Eq + Hash` has it: a node's state is plain data.
+pub trait NodeValue {
+    /// A copy of the node.
+    fn clone_node(&self) -> Box<dyn Algorithm>;
+    /// Feed the node's state to `state` (as [`Hash::hash`]).
+    fn hash_node(&self, state: &mut dyn Hasher);
+    /// Is `other` the same algorithm in the same state?
+    fn eq_node(&self, other: &dyn Algorithm) -> bool;
+    /// The node as [`Any`], to compare it with another of its type.
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Algorithm + Clone + Eq + Hash + 'static> NodeValue for T {
+    fn clone_node(&self) -> Box<dyn Algorithm> {
+        Box::new(self.clone())
+    }
+
+    fn hash_node(&self, mut state: &mut dyn Hasher) {
+        self.hash(&mut state);
+    }
+
+    fn eq_node(&self, other: &dyn Algorithm) -> bool {
+        other.as_any().downcast_ref::<T>() == Some(self)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Clone for Box<dyn Algorithm> {
+    fn clone(&self) -> Self {
+        (**self).clone_node()
+    }
+}
+
+impl PartialEq for Box<dyn Algorithm> {
+    fn eq(&self, other: &Self) -> bool {
+        (**self).eq_node(&**other)
+    }
+}
+
+impl Eq for Box<dyn Algorithm> {}
+
+impl Hash for Box<dyn Algorithm> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (**self).hash_node(state);
+    }
+}
+
+/// An election algorithm at one node: a pure state machine, and a value
+/// ([`NodeValue`]).
+pub trait Algorithm: Send + fmt::Debug + NodeValue {
     /// Spontaneous wake-up of an initiator. Ignored if the node is already awake.
     fn on_start(&mut self, out: &mut Outbox);
 

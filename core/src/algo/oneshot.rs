@@ -37,7 +37,7 @@ use super::{AlgoError, Algorithm, Decision, LEFT, Msg, Outbox, Port, RIGHT, Role
 /// What a node of a one-shot election has decided: nothing, then one
 /// [`Decision`] for good, pushed as [`Effect::Decide`](super::Effect::Decide)
 /// when it is made.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Ending {
     decision: Option<Decision>,
 }
@@ -117,7 +117,7 @@ impl Ending {
 /// Where a node of a stage-based ring election stands, in Santoro's
 /// statuses: Controlled Distance, Stages without FIFO and Alternate go
 /// through exactly these (each with its own transitions).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CandidateStatus {
     /// Not woken yet.
     Asleep,
@@ -167,7 +167,7 @@ impl CandidateStatus {
 /// Where a node stands in an election in which every awake node plays the
 /// same part until it decides: AsFar, ProbAsFar and All the Way go through
 /// exactly these statuses (each with its own transitions).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AwakeStatus {
     /// Not woken yet.
     Asleep,
@@ -221,7 +221,7 @@ pub fn ring_port(port: Port) -> Result<(), AlgoError> {
 }
 
 /// How a message wakes a sleeping [`OneShotNode`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Wake {
     /// An election message wakes it, as a start would, before the node
     /// takes it (Santoro's rule on rings).
@@ -248,7 +248,7 @@ pub enum Wake {
 /// nodes. Items are declared, and implemented, in the order one reads a
 /// node: what it is (its name, how it wakes, its ports, its states), then
 /// what it does (`start`, `step`).
-pub trait OneShotNode: Send + fmt::Debug {
+pub trait OneShotNode: Send + fmt::Debug + Clone + Eq + std::hash::Hash + 'static {
     /// The algorithm's catalogue name, in the errors it reports.
     const NAME: &'static str;
 

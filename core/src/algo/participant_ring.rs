@@ -67,7 +67,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(ParticipantRing::new)
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     NonParticipant,
     Participant,
@@ -77,7 +77,7 @@ enum State {
 }
 
 /// One node of the participant-flag ring.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ParticipantRing {
     id: u64,
     rule: Rule,

@@ -85,7 +85,7 @@ const NAME: &str = "repaired-ring";
 pub const ELECTION_TIMER: TimerId = 0;
 
 /// The repaired ring's timeout, in milliseconds (virtual ones in the simulator).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RingConfig {
     /// How long a node that knows no leader waits before it starts a new
     /// election (`None`: never). Must exceed two trips round the ring: an
@@ -110,7 +110,7 @@ impl RingConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     Asleep,
     Electing,
@@ -119,7 +119,7 @@ enum Phase {
 }
 
 /// One node of the repaired ring.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RepairedRing {
     id: u64,
     rule: Rule,

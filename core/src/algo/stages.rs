@@ -61,7 +61,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(Stages::new)
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     Asleep,
     Candidate,
@@ -78,7 +78,7 @@ enum State {
 }
 
 /// One node of Stages.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Stages {
     id: u64,
     rule: Rule,

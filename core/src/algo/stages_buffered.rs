@@ -57,7 +57,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 };
 
 /// One node of Stages with per-stage buffering.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StagesBuffered {
     id: u64,
     rule: Rule,

@@ -71,7 +71,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(StagesFeedback::new)
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     Asleep,
     /// Collecting the stage's ids.
@@ -84,7 +84,7 @@ enum State {
 }
 
 /// One node of Stages with Feedback.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StagesFeedback {
     id: u64,
     rule: Rule,

@@ -163,7 +163,7 @@ pub fn best_case_messages(n: u64) -> u64 {
 }
 
 /// One node of synchronous HS.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SyncHs {
     id: u64,
     rule: Rule,

@@ -46,7 +46,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(TreeSaturation::new)
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     Asleep,
     /// Waiting for saturation messages from all but one neighbour.
@@ -61,7 +61,7 @@ enum State {
 /// Santoro's saturation, the part Elect_min (this file) and Elect_root
 /// share: which neighbours have sent their saturation message, and the one
 /// left, the node's parent, once all the others have.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Saturation {
     /// Ports a saturation message arrived on.
     heard: Vec<bool>,
@@ -98,7 +98,7 @@ impl Saturation {
 }
 
 /// One node of tree saturation.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TreeSaturation {
     id: u64,
     rule: Rule,

@@ -57,7 +57,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(UniAlternate::new)
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     Asleep,
     Active,
@@ -67,7 +67,7 @@ enum State {
 }
 
 /// One node of UniAlternate.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct UniAlternate {
     id: u64,
     rule: Rule,

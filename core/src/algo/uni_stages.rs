@@ -68,7 +68,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(UniStages::new)
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     Asleep,
     /// Active, waiting for the first message of `phase`.
@@ -84,7 +84,7 @@ enum State {
 }
 
 /// One node of UniStages.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct UniStages {
     id: u64,
     rule: Rule,

@@ -97,7 +97,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 
 const NAME: &str = "complete-villadangos";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Status {
     Passive,
     Candidate,
@@ -122,7 +122,7 @@ impl Status {
 }
 
 /// One node of the complete-network election.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Villadangos {
     id: u64,
     rule: Rule,

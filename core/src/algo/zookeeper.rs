@@ -208,7 +208,7 @@ pub const RECOMMIT_TIMER: TimerId = 1;
 pub const LEASE_TIMER: TimerId = 2;
 
 /// Timeouts of the kept mode, in milliseconds (virtual ones in the simulator).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ZkConfig {
     /// A proposal without a quorum of acks after this long is retried (with
     /// a higher term) if the node is still eligible. Must exceed a round trip.
@@ -247,7 +247,7 @@ impl Default for ZkConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     Asleep,
     Looking,
@@ -258,7 +258,7 @@ enum Phase {
 }
 
 /// One node of the ZooKeeper-style election.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ZooKeeper {
     id: u64,
     rule: Rule,

@@ -1037,7 +1037,7 @@ mod tests {
     /// sets two timers, cancelling one; the receiver refuses a message that
     /// arrives out of order and decides after the last one; the sender decides
     /// when its timer fires.
-    #[derive(Debug)]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     struct Sequencer {
         id: u64,
         next: u32,
@@ -1132,7 +1132,7 @@ mod tests {
     /// Test machine for timers across a crash: position 0 wakes position 1 with a message; a
     /// start arms timer 1, a message arms timer 2; each timer decides a different (follower)
     /// decision.
-    #[derive(Debug)]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     struct Clock {
         id: u64,
     }
@@ -1157,7 +1157,7 @@ mod tests {
     }
 
     /// Sends on every port: a receive-only left port, the right one, and one the node lacks.
-    #[derive(Debug)]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     struct Everywhere;
 
     impl Algorithm for Everywhere {
@@ -1230,7 +1230,7 @@ mod tests {
 
     /// Test machine for stable storage: every start persists one more term, and a restored
     /// record is reported as the follower decision's leader when the node starts.
-    #[derive(Debug)]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     struct Disk {
         term: u64,
         restored: Option<u64>,

@@ -19,10 +19,25 @@ use ringleader_core::algo::{
 
 /// A state machine scripted by the test: `on_start` emits `start`, every
 /// timer firing is recorded, and messages trigger errors or panics by kind.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Scripted {
     start: Vec<Effect>,
     fired: Arc<Mutex<Vec<(TimerId, Instant)>>>,
+}
+
+/// As a value: its script, and which shared log it writes to.
+impl PartialEq for Scripted {
+    fn eq(&self, other: &Self) -> bool {
+        self.start == other.start && Arc::ptr_eq(&self.fired, &other.fired)
+    }
+}
+
+impl Eq for Scripted {}
+
+impl std::hash::Hash for Scripted {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.start.hash(state);
+    }
 }
 
 impl Algorithm for Scripted {
@@ -215,10 +230,25 @@ async fn lagging_event_subscriber_skips_and_continues() {
 
 /// A kept node: each incarnation leads the term after the one it was restored with, persists it, and
 /// logs what `restore` handed it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Incarnation {
     term: u64,
     restored: Arc<Mutex<Vec<Stable>>>,
+}
+
+/// As a value: its term, and which shared log it writes to.
+impl PartialEq for Incarnation {
+    fn eq(&self, other: &Self) -> bool {
+        self.term == other.term && Arc::ptr_eq(&self.restored, &other.restored)
+    }
+}
+
+impl Eq for Incarnation {}
+
+impl std::hash::Hash for Incarnation {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.term.hash(state);
+    }
 }
 
 impl Algorithm for Incarnation {
