@@ -480,7 +480,7 @@ impl Hash for Box<dyn Algorithm> {
 
 /// An election algorithm at one node: a pure state machine, and a value
 /// ([`NodeValue`]).
-pub trait Algorithm: Send + fmt::Debug + NodeValue {
+pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
     /// Spontaneous wake-up of an initiator. Ignored if the node is already awake.
     fn on_start(&mut self, out: &mut Outbox);
 

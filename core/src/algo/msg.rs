@@ -48,7 +48,7 @@ macro_rules! messages {
             => $name:literal, pb::$pb:ident, $traffic:expr;
     )*) => {
         /// An election message, the domain twin of the protobuf `Body`.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Msg {
             $(
                 $(#[$vmeta])*

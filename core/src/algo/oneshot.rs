@@ -248,7 +248,7 @@ pub enum Wake {
 /// nodes. Items are declared, and implemented, in the order one reads a
 /// node: what it is (its name, how it wakes, its ports, its states), then
 /// what it does (`start`, `step`).
-pub trait OneShotNode: Send + fmt::Debug + Clone + Eq + std::hash::Hash + 'static {
+pub trait OneShotNode: Send + Sync + fmt::Debug + Clone + Eq + std::hash::Hash + 'static {
     /// The algorithm's catalogue name, in the errors it reports.
     const NAME: &'static str;
 

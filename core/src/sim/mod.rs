@@ -288,7 +288,7 @@ fn sweep(evs: &mut Vec<Ev>, p: u32) -> u64 {
 }
 
 /// The ports of position `p` as its state machine sees them.
-fn port_info(topo: &Topology, ids: &[u64], p: u32, info: &mut Vec<PortInfo>) {
+pub fn port_info(topo: &Topology, ids: &[u64], p: u32, info: &mut Vec<PortInfo>) {
     info.clear();
     info.extend(topo.ports(p).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }));
 }

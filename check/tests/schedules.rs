@@ -1,0 +1,187 @@
+//! The checker on the catalogue (every schedule of every small election) and
+//! on broken variants it must catch, with their shortest counterexamples.
+
+use ringleader_check::{Election, Limits, Step, check, sweep};
+use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
+use ringleader_core::algo::oneshot::{Ending, OneShotNode, Wake};
+use ringleader_core::algo::spec::{Assumptions, RINGS};
+use ringleader_core::algo::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
+use ringleader_core::machine;
+use ringleader_core::topology::{Topology, TopologyKind};
+
+/// Every algorithm of the catalogue, in its one-shot mode, on 3 nodes (one election of a 2 × 2 mesh):
+/// on every id arrangement × initiator set and every delivery and wake-up order its links allow, no
+/// node errs, at most one leads, decided nodes agree, the leader is the expected winner, the count
+/// stays within the bound, and every final state is a finished election. Exactly the algorithms
+/// whose one-shot mode sets timers are reported as not checked yet (no silent skip).
+#[test]
+fn every_schedule_of_every_small_election_holds() {
+    let mut unsupported = Vec::new();
+    for spec in CATALOGUE {
+        let limits = Limits { fifo: spec.assumptions.fifo, ..Limits::default() };
+        if spec.default_topology() == TopologyKind::Mesh {
+            // The smallest mesh has 4 nodes, whose sweep takes a minute: one election here, every
+            // arrangement in docs/checking.md.
+            let topology = Topology::build(TopologyKind::Mesh, 4, 7).unwrap();
+            let e = Election { spec, topology, ids: vec![4, 3, 2, 1], initiators: vec![0, 1, 2, 3], rule: spec.rule };
+            let r = check(e, limits);
+            assert!(r.holds() && r.states > 1000, "{}: {:?}", spec.name, r.counterexamples.first());
+            continue;
+        }
+        let s = sweep(spec, 3, 7, spec.rule, limits, |_, _, _| {}).unwrap();
+        if s.unsupported {
+            unsupported.push(spec.name);
+            continue;
+        }
+        assert!(s.holds(), "{}: {:?}", spec.name, s.broken.first());
+        assert!(s.elections >= 7 && s.states > s.elections, "{}: {s:?}", spec.name);
+        assert!(s.most_messages <= s.bound, "{}", spec.name);
+    }
+    unsupported.sort_unstable();
+    assert_eq!(unsupported, ["bully", "chubby", "sync-hs"], "the one-shot modes that set timers");
+}
+
+/// AsFar's worst case is attained on some schedule: with ids decreasing in the sending direction and
+/// every node initiating, the most messages over all schedules of 4 nodes is the bound n(n+1)/2 + n.
+#[test]
+fn as_far_attains_its_bound_on_some_schedule() {
+    let spec = ringleader_core::algo::catalogue::find("as-far").unwrap();
+    let topology = Topology::ring(TopologyKind::RingUni, 4, 0).unwrap();
+    let e = Election { spec, topology, ids: vec![4, 3, 2, 1], initiators: vec![0, 1, 2, 3], rule: Rule::Max };
+    let r = check(e, Limits { fifo: false, ..Limits::default() });
+    assert!(r.holds(), "{:?}", r.counterexamples);
+    assert_eq!((r.most_messages, r.bound), (14, 14));
+}
+
+/// AsFar whose winner decides but never sends the notification round: the others never decide.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct SilentWinner {
+    id: u64,
+    best: u64,
+    awake: bool,
+    end: Ending,
+}
+
+impl SilentWinner {
+    fn new(c: &NodeContext) -> Self {
+        SilentWinner { id: c.id, best: c.id, awake: false, end: Ending::default() }
+    }
+}
+
+impl OneShotNode for SilentWinner {
+    const NAME: &'static str = "silent-winner";
+    const WAKE: Wake = Wake::OnElection;
+
+    fn status(&self) -> &'static str {
+        if self.awake { "awake" } else { "asleep" }
+    }
+
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
+        self.awake = true;
+        out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
+    }
+
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        let Msg::Election { id, .. } = msg else { return Err(Self::unexpected(msg)) };
+        if id == self.id {
+            self.end.decide_for(self.id, id, out);
+        } else if id > self.best {
+            self.best = id;
+            out.send(other(port), msg);
+        }
+        Ok(())
+    }
+}
+
+/// Chang-Roberts that forwards every id, better or not (the owner still swallows its own and
+/// notifies): each id goes all the way round.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Chatty {
+    id: u64,
+    awake: bool,
+    end: Ending,
+}
+
+impl Chatty {
+    fn new(c: &NodeContext) -> Self {
+        Chatty { id: c.id, awake: false, end: Ending::default() }
+    }
+}
+
+impl OneShotNode for Chatty {
+    const NAME: &'static str = "chatty";
+    const WAKE: Wake = Wake::OnElection;
+
+    fn status(&self) -> &'static str {
+        if self.awake { "awake" } else { "asleep" }
+    }
+
+    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
+        self.awake = true;
+        out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
+    }
+
+    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        match msg {
+            Msg::Election { id, .. } if id == self.id => self.end.elect(id, out),
+            Msg::Election { .. } => out.send(other(port), msg),
+            Msg::Notify { leader } => self.end.notified(port, leader, out),
+            _ => return Err(Self::unexpected(msg)),
+        }
+        Ok(())
+    }
+}
+
+/// A test entry for `build`: a ring algorithm held to AsFar's bound and winner.
+const fn broken(name: &'static str, running: AlgorithmSpec) -> AlgorithmSpec {
+    AlgorithmSpec {
+        name,
+        title: name,
+        source: "a broken variant, in the checker's tests",
+        description: "broken on purpose",
+        topologies: RINGS,
+        assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
+        rule: Rule::Max,
+        bound_formula: "n(n+1)/2 + n",
+        bound: |n, _| n * (n + 1) / 2 + n,
+        ..running
+    }
+}
+
+static SILENT: AlgorithmSpec = broken("silent-winner", machine!(SilentWinner::new));
+static CHATTY: AlgorithmSpec = broken("chatty", machine!(Chatty::new));
+
+fn ring_of_3(spec: &'static AlgorithmSpec, initiators: Vec<u32>) -> Election {
+    let topology = Topology::ring(TopologyKind::RingUni, 3, 0).unwrap();
+    Election { spec, topology, ids: vec![1, 2, 3], initiators, rule: Rule::Max }
+}
+
+/// A winner that never notifies leaves the others undecided at a final state: the checker reports
+/// it with a shortest such schedule. With the single initiator 3 (at position 2) every schedule is
+/// six steps: it starts; its id wakes position 0, which sends 1 (swallowed at 1's neighbour 2... no:
+/// swallowed by the better best), and so on until 3 comes back and only its owner decides.
+#[test]
+fn a_missing_notification_is_caught_with_the_shortest_schedule() {
+    let r = check(ring_of_3(&SILENT, vec![2]), Limits::default());
+    let c = r.counterexamples.iter().find(|c| c.property == "every final state is a finished election").unwrap();
+    assert_eq!(c.steps.first(), Some(&Step::Start(2)));
+    assert_eq!(c.steps.len(), 6, "{:?}", c.steps);
+    let last = Step::Deliver { from: 1, port: RIGHT, msg: Msg::Election { id: 3, stage: 0, hops: 0 } };
+    assert_eq!(c.steps.last(), Some(&last), "3 back at its owner ends it");
+    assert_eq!(c.decisions.iter().flatten().count(), 1, "only the winner decided");
+    assert!(r.complete && r.states > 6);
+}
+
+/// Forwarding every id lets every id come back to its owner, so the first to come back leads
+/// whether or not it is the maximum, and costs more than AsFar's n(n+1)/2 + n = 9 messages on 3
+/// nodes: the checker reports both, each with a shortest schedule. The bound breaks at the 10th
+/// message: 3 starts and 7 deliveries that each send one.
+#[test]
+fn exceeding_the_bound_is_caught() {
+    let r = check(ring_of_3(&CHATTY, vec![0, 1, 2]), Limits::default());
+    let property = |name| r.counterexamples.iter().find(|c| c.property == name).unwrap();
+    assert_eq!(property("within the bound").steps.len(), 10, "{:?}", r.counterexamples);
+    let wrong = property("the leader is the expected winner");
+    assert!(wrong.decisions.iter().flatten().any(|d| d.leader != 3), "{wrong:?}");
+    assert!(wrong.steps.len() <= 10, "id 1 can come back before the 10th message");
+}
