@@ -53,63 +53,25 @@ fn as_far_attains_its_bound_on_some_schedule() {
     assert_eq!((r.most_messages, r.bound), (14, 14));
 }
 
-/// AsFar whose winner decides but never sends the notification round: the others never decide.
+/// AsFar broken one of two ways. Unless `CHATTY`, the winner decides but never sends the
+/// notification round, so the others never decide. If `CHATTY`, every id is forwarded, better or
+/// not (the owner still swallows its own and notifies), so each goes all the way round.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct SilentWinner {
+struct Broken<const CHATTY: bool> {
     id: u64,
     best: u64,
     awake: bool,
     end: Ending,
 }
 
-impl SilentWinner {
+impl<const CHATTY: bool> Broken<CHATTY> {
     fn new(c: &NodeContext) -> Self {
-        SilentWinner { id: c.id, best: c.id, awake: false, end: Ending::default() }
+        Broken { id: c.id, best: c.id, awake: false, end: Ending::default() }
     }
 }
 
-impl OneShotNode for SilentWinner {
-    const NAME: &'static str = "silent-winner";
-    const WAKE: Wake = Wake::OnElection;
-
-    fn status(&self) -> &'static str {
-        if self.awake { "awake" } else { "asleep" }
-    }
-
-    fn start(&mut self, _woken_by: Option<Port>, out: &mut Outbox) {
-        self.awake = true;
-        out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
-    }
-
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        let Msg::Election { id, .. } = msg else { return Err(Self::unexpected(msg)) };
-        if id == self.id {
-            self.end.decide_for(self.id, id, out);
-        } else if id > self.best {
-            self.best = id;
-            out.send(other(port), msg);
-        }
-        Ok(())
-    }
-}
-
-/// Chang-Roberts that forwards every id, better or not (the owner still swallows its own and
-/// notifies): each id goes all the way round.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct Chatty {
-    id: u64,
-    awake: bool,
-    end: Ending,
-}
-
-impl Chatty {
-    fn new(c: &NodeContext) -> Self {
-        Chatty { id: c.id, awake: false, end: Ending::default() }
-    }
-}
-
-impl OneShotNode for Chatty {
-    const NAME: &'static str = "chatty";
+impl<const CHATTY: bool> OneShotNode for Broken<CHATTY> {
+    const NAME: &'static str = if CHATTY { "chatty" } else { "silent-winner" };
     const WAKE: Wake = Wake::OnElection;
 
     fn status(&self) -> &'static str {
@@ -123,9 +85,14 @@ impl OneShotNode for Chatty {
 
     fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
-            Msg::Election { id, .. } if id == self.id => self.end.elect(id, out),
-            Msg::Election { .. } => out.send(other(port), msg),
-            Msg::Notify { leader } => self.end.notified(port, leader, out),
+            Msg::Election { id, .. } if id == self.id && CHATTY => self.end.elect(id, out),
+            Msg::Election { id, .. } if id == self.id => self.end.decide_for(self.id, id, out),
+            Msg::Election { id, .. } if CHATTY || id > self.best => {
+                self.best = self.best.max(id);
+                out.send(other(port), msg);
+            }
+            Msg::Election { .. } => {}
+            Msg::Notify { leader } if CHATTY => self.end.notified(port, leader, out),
             _ => return Err(Self::unexpected(msg)),
         }
         Ok(())
@@ -148,8 +115,8 @@ const fn broken(name: &'static str, running: AlgorithmSpec) -> AlgorithmSpec {
     }
 }
 
-static SILENT: AlgorithmSpec = broken("silent-winner", machine!(SilentWinner::new));
-static CHATTY: AlgorithmSpec = broken("chatty", machine!(Chatty::new));
+static SILENT: AlgorithmSpec = broken("silent-winner", machine!(Broken::<false>::new));
+static CHATTY: AlgorithmSpec = broken("chatty", machine!(Broken::<true>::new));
 
 fn ring_of_3(spec: &'static AlgorithmSpec, initiators: Vec<u32>) -> Election {
     let topology = Topology::ring(TopologyKind::RingUni, 3, 0).unwrap();
