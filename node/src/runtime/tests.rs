@@ -17,27 +17,44 @@ use ringleader_core::algo::{
     AlgoError, Algorithm, Effect, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
 };
 
+/// A log a test's state machine writes to and the test reads: as part of the
+/// machine's value, it is which log (the same one or not), not what it holds.
+#[derive(Debug, Default)]
+struct Shared<T>(Arc<Mutex<T>>);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(Arc::clone(&self.0))
+    }
+}
+
+impl<T> PartialEq for Shared<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl<T> Eq for Shared<T> {}
+
+impl<T> std::hash::Hash for Shared<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        Arc::as_ptr(&self.0).hash(state);
+    }
+}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = Mutex<T>;
+    fn deref(&self) -> &Mutex<T> {
+        &self.0
+    }
+}
+
 /// A state machine scripted by the test: `on_start` emits `start`, every
 /// timer firing is recorded, and messages trigger errors or panics by kind.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Scripted {
     start: Vec<Effect>,
-    fired: Arc<Mutex<Vec<(TimerId, Instant)>>>,
-}
-
-/// As a value: its script, and which shared log it writes to.
-impl PartialEq for Scripted {
-    fn eq(&self, other: &Self) -> bool {
-        self.start == other.start && Arc::ptr_eq(&self.fired, &other.fired)
-    }
-}
-
-impl Eq for Scripted {}
-
-impl std::hash::Hash for Scripted {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.start.hash(state);
-    }
+    fired: Shared<Vec<(TimerId, Instant)>>,
 }
 
 impl Algorithm for Scripted {
@@ -74,7 +91,7 @@ impl Algorithm for Scripted {
 
 struct Fixture {
     election: Arc<Election>,
-    fired: Arc<Mutex<Vec<(TimerId, Instant)>>>,
+    fired: Shared<Vec<(TimerId, Instant)>>,
     events: broadcast::Receiver<pb::NodeEvent>,
 }
 
@@ -89,7 +106,7 @@ fn fixture_initiator(start: Vec<Effect>) -> Fixture {
 }
 
 fn fixture_as(start: Vec<Effect>, initiator: bool) -> Fixture {
-    let fired = Arc::new(Mutex::new(Vec::new()));
+    let fired = Shared::default();
     let (tx, events) = broadcast::channel(16);
     let setup = ElectionSetup {
         election_id: "e".into(),
@@ -230,25 +247,10 @@ async fn lagging_event_subscriber_skips_and_continues() {
 
 /// A kept node: each incarnation leads the term after the one it was restored with, persists it, and
 /// logs what `restore` handed it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Incarnation {
     term: u64,
-    restored: Arc<Mutex<Vec<Stable>>>,
-}
-
-/// As a value: its term, and which shared log it writes to.
-impl PartialEq for Incarnation {
-    fn eq(&self, other: &Self) -> bool {
-        self.term == other.term && Arc::ptr_eq(&self.restored, &other.restored)
-    }
-}
-
-impl Eq for Incarnation {}
-
-impl std::hash::Hash for Incarnation {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.term.hash(state);
-    }
+    restored: Shared<Vec<Stable>>,
 }
 
 impl Algorithm for Incarnation {
@@ -293,7 +295,7 @@ fn kept_setup(faults: Arc<super::faults::FaultTable>, rebuild: Option<Rebuild>) 
 /// persisted record back, its old belief is reported ended, and it starts afresh; no restart while crashed.
 #[tokio::test]
 async fn recovery_restarts_a_kept_node_with_its_persisted_record() {
-    let restored = Arc::new(Mutex::new(Vec::new()));
+    let restored = Shared::default();
     let log = restored.clone();
     let (tx, mut events) = broadcast::channel(16);
     let faults = Arc::new(super::faults::FaultTable::new());
@@ -317,7 +319,7 @@ async fn recovery_restarts_a_kept_node_with_its_persisted_record() {
 async fn a_late_subscriber_gets_the_current_beliefs_first() {
     let (tx, _keep) = broadcast::channel(16);
     let setup = kept_setup(Arc::new(super::faults::FaultTable::new()), None);
-    let restored = Arc::new(Mutex::new(Vec::new()));
+    let restored = Shared::default();
     let election = Election::new(setup, Box::new(Incarnation { term: 0, restored }), tx.clone());
     assert_eq!(election.current_belief(), None, "nothing believed before the start");
     election.start().unwrap();
