@@ -76,11 +76,15 @@ pub struct Limits {
     pub max_depth: usize,
     /// Stop after this long.
     pub timeout: Option<Duration>,
+    /// Explore depth-first: the same states and verdicts, a smaller queue
+    /// of states waiting to be explored, but a counterexample need not be
+    /// the shortest.
+    pub depth_first: bool,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { fifo: true, max_states: 0, max_depth: 0, timeout: None }
+        Limits { fifo: true, max_states: 0, max_depth: 0, timeout: None, depth_first: false }
     }
 }
 
@@ -404,7 +408,8 @@ fn fingerprint(s: &System) -> u64 {
     h.finish()
 }
 
-/// Check `election` on every schedule within `limits`, breadth-first.
+/// Check `election` on every schedule within `limits`, breadth-first (or
+/// depth-first, [`Limits::depth_first`]).
 pub fn check(election: Election, limits: Limits) -> Report {
     check_with(election, limits, None, |_| {})
 }
@@ -430,7 +435,8 @@ pub fn check_with(
     let mut complete = true;
     let mut actions = Vec::new();
     let mut last_report = Instant::now();
-    while let Some((s, fp, d)) = queue.pop_front() {
+    let next = |q: &mut VecDeque<(System, u64, usize)>| if limits.depth_first { q.pop_back() } else { q.pop_front() };
+    while let Some((s, fp, d)) = next(&mut queue) {
         depth = depth.max(d);
         let mut broken = false;
         for (i, slot) in found.iter_mut().enumerate() {

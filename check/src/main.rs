@@ -30,6 +30,9 @@ struct Args {
     /// Stop each election's check after this many seconds (0: none).
     #[arg(long, default_value_t = 0)]
     timeout_s: u64,
+    /// Explore depth-first (a smaller queue; counterexamples need not be shortest).
+    #[arg(long)]
+    dfs: bool,
     /// Print the results as the Markdown table of docs/checking.md.
     #[arg(long)]
     markdown: bool,
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
                 max_states: args.max_states,
                 max_depth: 0,
                 timeout: (args.timeout_s > 0).then(|| Duration::from_secs(args.timeout_s)),
+                depth_first: args.dfs,
             };
             let mut done = 0usize;
             let result = sweep(spec, n, 7, spec.rule, limits, |_, _, _| {

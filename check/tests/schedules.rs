@@ -53,6 +53,20 @@ fn as_far_attains_its_bound_on_some_schedule() {
     assert_eq!((r.most_messages, r.bound), (14, 14));
 }
 
+/// Depth-first exploration visits exactly the states breadth-first does, and reaches the same
+/// verdicts and worst case (Controlled Distance on every election of 3 nodes, and a broken variant).
+#[test]
+fn depth_first_explores_the_same_states() {
+    let spec = ringleader_core::algo::catalogue::find("controlled-distance").unwrap();
+    let bfs = sweep(spec, 3, 7, Rule::Max, Limits { fifo: false, ..Limits::default() }, |_, _, _| {}).unwrap();
+    let dfs_limits = Limits { fifo: false, depth_first: true, ..Limits::default() };
+    let dfs = sweep(spec, 3, 7, Rule::Max, dfs_limits, |_, _, _| {}).unwrap();
+    assert!(bfs.holds() && dfs.holds());
+    assert_eq!((dfs.states, dfs.most_messages, dfs.elections), (bfs.states, bfs.most_messages, bfs.elections));
+    let broken = check(ring_of_3(&CHATTY, vec![0, 1, 2]), dfs_limits);
+    assert!(broken.counterexamples.iter().any(|c| c.property == "within the bound"));
+}
+
 /// AsFar broken one of two ways. Unless `CHATTY`, the winner decides but never sends the
 /// notification round, so the others never decide. If `CHATTY`, every id is forwarded, better or
 /// not (the owner still swallows its own and notifies), so each goes all the way round.
