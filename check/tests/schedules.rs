@@ -139,8 +139,9 @@ fn ring_of_3(spec: &'static AlgorithmSpec, initiators: Vec<u32>) -> Election {
 
 /// A winner that never notifies leaves the others undecided at a final state: the checker reports
 /// it with a shortest such schedule. With the single initiator 3 (at position 2) every schedule is
-/// six steps: it starts; its id wakes position 0, which sends 1 (swallowed at 1's neighbour 2... no:
-/// swallowed by the better best), and so on until 3 comes back and only its owner decides.
+/// six steps: 3 starts and sends its id; each node it wakes sends its own id too (1 and 2, each
+/// swallowed by the next node, which has seen a better one), and 3 comes back to its owner, the
+/// only node that decides.
 #[test]
 fn a_missing_notification_is_caught_with_the_shortest_schedule() {
     let r = check(ring_of_3(&SILENT, vec![2]), Limits::default());
