@@ -43,27 +43,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ringleader_core::algo::catalogue::AlgorithmSpec;
-use ringleader_core::algo::{Algorithm, Decision, Msg, NodeContext, Port, PortInfo, Role, Rule, UNKNOWN_LEADER};
-use ringleader_core::invariants;
-use ringleader_core::shell::{Output, Outputs, Shell};
-use ringleader_core::sim;
+use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::algo::{Decision, Leadership, Rule};
 use ringleader_core::topology::Topology;
 
-/// One election to check: an algorithm on an overlay, its ids (in position
-/// order), its initiators and the rule that picks the winner.
-#[derive(Clone, Debug)]
-pub struct Election {
-    /// The algorithm.
-    pub spec: &'static AlgorithmSpec,
-    /// The overlay.
-    pub topology: Topology,
-    /// Ids in position order.
-    pub ids: Vec<u64>,
-    /// Positions that wake spontaneously.
-    pub initiators: Vec<u32>,
-    /// Which extremum wins.
-    pub rule: Rule,
-}
+mod model;
+
+pub use model::{DEFAULT_DELAY_MS, Election, ElectionModel, Faults, KEPT_PROPERTIES, PROPERTIES, Step, System};
 
 /// How far a check may go.
 #[derive(Clone, Copy, Debug)]
@@ -76,6 +62,9 @@ pub struct Limits {
     pub max_depth: usize,
     /// Stop after this long.
     pub timeout: Option<Duration>,
+    /// Stop when the process's resident memory passes this many MiB (0: no
+    /// limit; read from `/proc/self/statm` where there is one).
+    pub max_memory_mib: u64,
     /// Explore depth-first: the same states and verdicts, a smaller queue
     /// of states waiting to be explored, but a counterexample need not be
     /// the shortest.
@@ -84,247 +73,15 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { fifo: true, max_states: 0, max_depth: 0, timeout: None, depth_first: false }
+        Limits { fifo: true, max_states: 0, max_depth: 0, timeout: None, max_memory_mib: 0, depth_first: false }
     }
 }
 
-/// One step of a schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Step {
-    /// The initiator at this position wakes.
-    Start(u32),
-    /// The message `msg`, sent by position `from` on its port `port`, is
-    /// delivered (to the neighbour behind that port).
-    Deliver {
-        /// Sending position.
-        from: u32,
-        /// The sender's port.
-        port: Port,
-        /// The message.
-        msg: Msg,
-    },
-}
-
-/// The whole system at one point of a schedule.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct System {
-    nodes: Vec<Shell<Box<dyn Algorithm>>>,
-    /// Messages in flight on each directed link (sender, port), in sending
-    /// order on FIFO links, sorted (a multiset) otherwise.
-    links: Vec<Vec<Msg>>,
-    /// Initiators that have not woken yet, in position order.
-    unstarted: Vec<u32>,
-    /// Messages sent so far.
-    sent: u64,
-    /// The first thing that went wrong, if anything did.
-    error: Option<String>,
-}
-
-impl System {
-    /// Each position's decision.
-    pub fn decisions(&self) -> Vec<Option<Decision>> {
-        self.nodes.iter().map(|n| n.decision()).collect()
-    }
-
-    /// Messages sent so far.
-    pub fn sent(&self) -> u64 {
-        self.sent
-    }
-
-    /// Nothing in flight and every initiator started: no schedule goes on.
-    pub fn is_final(&self) -> bool {
-        self.unstarted.is_empty() && self.links.iter().all(Vec::is_empty)
-    }
-}
-
-/// The stateright model of one [`Election`] under some [`Limits`].
-#[derive(Debug)]
-pub struct ElectionModel {
-    election: Election,
-    fifo: bool,
-    /// The first link index of each position (`link_base[p] + port`).
-    link_base: Vec<usize>,
-    expected: Option<u64>,
-    bound: u64,
-}
-
-impl ElectionModel {
-    /// The model of `election`; `fifo` as [`Limits::fifo`].
-    pub fn new(election: Election, fifo: bool) -> Self {
-        let t = &election.topology;
-        let mut link_base = Vec::with_capacity(t.len() as usize);
-        let mut links = 0;
-        for p in 0..t.len() {
-            link_base.push(links);
-            links += t.ports(p).len();
-        }
-        let k = election.initiators.len() as u64;
-        let bound = election.spec.bound_for(t, k);
-        let expected = election.spec.expected_winner(t, &election.ids, &election.initiators, election.rule);
-        ElectionModel { election, fifo, link_base, expected, bound }
-    }
-
-    /// The system before anything happens.
-    fn initial(&self) -> System {
-        let e = &self.election;
-        let t = &e.topology;
-        let mut info: Vec<PortInfo> = Vec::new();
-        let n = t.len();
-        let nodes = (0..n)
-            .map(|p| {
-                sim::port_info(t, &e.ids, p, &mut info);
-                let ports = info.len() as Port;
-                let coin = ringleader_core::algo::coin(0, p);
-                let ctx = NodeContext { id: e.ids[p as usize], rule: e.rule, n, coin, ports, port_info: &info };
-                let receive_only = t.ports(p).iter().enumerate().filter(|(_, l)| !l.outgoing).map(|(q, _)| q as Port);
-                Shell::new((e.spec.build)(&ctx)).with_links(ports, receive_only.collect::<Vec<_>>())
-            })
-            .collect();
-        let links = vec![Vec::new(); self.link_base.last().map_or(0, |&b| b + t.ports(n - 1).len())];
-        let mut unstarted = e.initiators.clone();
-        unstarted.sort_unstable();
-        unstarted.dedup();
-        System { nodes, links, unstarted, sent: 0, error: None }
-    }
-
-    /// Carry out what position `p`'s step put in `out`: sends go on their
-    /// links; anything a one-shot node cannot ask for is the state's error.
-    fn absorb(&self, s: &mut System, p: u32, out: &mut Outputs) {
-        for o in out.drain() {
-            match o {
-                Output::Send { port, msg } => {
-                    let link = &mut s.links[self.link_base[p as usize] + port as usize];
-                    link.push(msg);
-                    if !self.fifo {
-                        link.sort_unstable();
-                    }
-                    s.sent += 1;
-                }
-                Output::Decided(_) | Output::Lead(_) | Output::BeliefEnded(_) => {}
-                Output::SetTimer { timer, .. } => {
-                    s.error.get_or_insert_with(|| format!("position {p} set timer {timer}: {TIMERS_UNSUPPORTED}"));
-                }
-                Output::Misstep(m) => {
-                    s.error.get_or_insert_with(|| format!("position {p}: {m:?}"));
-                }
-            }
-        }
-    }
-
-    /// The election checked.
-    pub fn election(&self) -> &Election {
-        &self.election
-    }
-}
-
-impl ElectionModel {
-    /// The steps that can follow `s`, in a fixed order.
-    fn actions(&self, s: &System, actions: &mut Vec<Step>) {
-        if s.error.is_some() {
-            return;
-        }
-        actions.extend(s.unstarted.iter().map(|&p| Step::Start(p)));
-        let t = &self.election.topology;
-        for from in 0..t.len() {
-            let base = self.link_base[from as usize];
-            for (port, to) in t.ports(from).iter().enumerate() {
-                let link = &s.links[base + port];
-                let port = port as Port;
-                if s.unstarted.binary_search(&to.peer).is_ok() {
-                    // An initiator wakes before any message reaches it.
-                    continue;
-                }
-                if self.fifo {
-                    if let Some(&msg) = link.first() {
-                        actions.push(Step::Deliver { from, port, msg });
-                    }
-                } else {
-                    // A multiset: each distinct message once.
-                    let mut last = None;
-                    for &msg in link {
-                        if last != Some(msg) {
-                            actions.push(Step::Deliver { from, port, msg });
-                            last = Some(msg);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The state `step` leads to from `last` (`None`: the step is not possible).
-    fn next_state(&self, last: &System, step: Step) -> Option<System> {
-        let mut s = last.clone();
-        let mut out = Outputs::default();
-        match step {
-            Step::Start(p) => {
-                s.unstarted.retain(|&q| q != p);
-                s.nodes[p as usize].start(&mut out);
-                self.absorb(&mut s, p, &mut out);
-            }
-            Step::Deliver { from, port, msg } => {
-                let link = &mut s.links[self.link_base[from as usize] + port as usize];
-                let at = link.iter().position(|&m| m == msg)?;
-                link.remove(at);
-                let to = self.election.topology.ports(from)[port as usize];
-                if let Err(e) = s.nodes[to.peer as usize].message(to.remote_port, msg, &mut out) {
-                    s.error.get_or_insert_with(|| format!("position {} refused {msg:?}: {e}", to.peer));
-                }
-                self.absorb(&mut s, to.peer, &mut out);
-            }
-        }
-        Some(s)
-    }
-}
-
-impl ElectionModel {
-    /// At a final state: every node decided, and the simulator's verdict
-    /// (one leader, agreement, the expected winner, the bound) holds.
-    fn finished(&self, s: &System) -> bool {
-        let e = &self.election;
-        let decisions = s.decisions();
-        if decisions.iter().any(Option::is_none) {
-            return false;
-        }
-        let v =
-            invariants::verdict(self.expected, e.rule, &e.ids, &decisions, s.sent, self.bound, e.spec.bound_formula);
-        v.violations.is_empty() && v.leader.is_some()
-    }
-}
-
-/// The properties checked at every state, in the order they are reported.
-pub const PROPERTIES: [&str; 6] = [
-    "no node errs",
-    "at most one leader",
-    "decided nodes agree",
-    "the leader is the expected winner",
-    "within the bound",
-    "every final state is a finished election",
-];
-
-impl ElectionModel {
-    /// Does `s` keep property `i` of [`PROPERTIES`]?
-    fn holds(&self, i: usize, s: &System) -> bool {
-        match i {
-            0 => s.error.is_none(),
-            1 => invariants::at_most_one_leader(&s.decisions()).is_ok(),
-            2 => decided_agree(&s.decisions()),
-            3 => invariants::leader_is_expected(self.expected, self.election.rule, &self.election.ids, &s.decisions())
-                .is_ok(),
-            4 => s.sent <= self.bound,
-            _ => !s.is_final() || self.finished(s),
-        }
-    }
-}
-
-/// Do the nodes that decided name one leader? (A follower told only that
-/// somebody leads, [`UNKNOWN_LEADER`], agrees with anybody.)
-fn decided_agree(decisions: &[Option<Decision>]) -> bool {
-    let mut named = decisions.iter().flatten().filter(|d| d.role == Role::Leader || d.leader != UNKNOWN_LEADER);
-    match named.next() {
-        None => true,
-        Some(first) => named.all(|d| d.leader == first.leader),
-    }
+/// The process's resident memory in MiB, where the system tells it.
+pub fn resident_mib() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096 / (1 << 20))
 }
 
 /// A schedule that breaks a property: the steps from the initial state, the
@@ -337,6 +94,9 @@ pub struct Counterexample {
     pub steps: Vec<Step>,
     /// Each position's decision at the end.
     pub decisions: Vec<Option<Decision>>,
+    /// Each position's kept-leadership belief at the end (`None`: none, or
+    /// crashed).
+    pub beliefs: Vec<Option<Leadership>>,
     /// What went wrong at the end, if a node erred.
     pub error: Option<String>,
 }
@@ -430,11 +190,13 @@ pub fn check_with(
     let root = fingerprint(&init);
     seen.insert(root, (root, u32::MAX));
     let mut queue = VecDeque::from([(init, root, 0usize)]);
+    let properties = model.properties();
     let mut found: [Option<u64>; PROPERTIES.len()] = [None; PROPERTIES.len()];
     let (mut depth, mut final_states, mut most_messages) = (0usize, 0u64, 0u64);
     let mut complete = true;
     let mut actions = Vec::new();
     let mut last_report = Instant::now();
+    let (mut memory_checked, mut over_memory) = (0usize, false);
     let next = |q: &mut VecDeque<(System, u64, usize)>| if limits.depth_first { q.pop_back() } else { q.pop_front() };
     while let Some((s, fp, d)) = next(&mut queue) {
         depth = depth.max(d);
@@ -450,12 +212,17 @@ pub fn check_with(
         }
         if s.is_final() {
             final_states += 1;
-            most_messages = most_messages.max(s.sent);
+            most_messages = most_messages.max(s.sent());
             continue;
+        }
+        if seen.len() >= memory_checked + 65_536 {
+            memory_checked = seen.len();
+            over_memory = limits.max_memory_mib > 0 && resident_mib().is_some_and(|m| m > limits.max_memory_mib);
         }
         let limited = (limits.max_states > 0 && seen.len() >= limits.max_states)
             || (limits.max_depth > 0 && d >= limits.max_depth)
             || limits.timeout.is_some_and(|t| started.elapsed() >= t)
+            || over_memory
             || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
         if limited {
             complete = false;
@@ -480,21 +247,31 @@ pub fn check_with(
     }
     progress(Progress { states: seen.len(), depth, elapsed: started.elapsed() });
     let mut counterexamples: Vec<Counterexample> =
-        found.iter().enumerate().filter_map(|(i, fp)| fp.map(|fp| model.replay(PROPERTIES[i], &seen, fp))).collect();
+        found.iter().enumerate().filter_map(|(i, fp)| fp.map(|fp| model.replay(properties[i], &seen, fp))).collect();
     counterexamples.sort_by_key(|c| c.steps.len());
     Report {
         states: seen.len(),
         depth,
         final_states,
         most_messages,
-        bound: model.bound,
+        bound: model.bound(),
         complete,
         counterexamples,
         elapsed: started.elapsed(),
     }
 }
 
-impl ElectionModel {
+/// Rebuilding a counterexample from the parent pointers.
+trait Replay {
+    fn replay<S: std::hash::BuildHasher>(
+        &self,
+        property: &'static str,
+        seen: &HashMap<u64, (u64, u32), S>,
+        fp: u64,
+    ) -> Counterexample;
+}
+
+impl Replay for ElectionModel {
     /// The schedule from the start to the state with fingerprint `fp`,
     /// replayed step by step.
     fn replay<S: std::hash::BuildHasher>(
@@ -521,12 +298,15 @@ impl ElectionModel {
             steps.push(step);
             s = self.next_state(&s, step).expect("a recorded step replays");
         }
-        Counterexample { property, steps, decisions: s.decisions(), error: s.error.clone() }
+        Counterexample {
+            property,
+            steps,
+            decisions: s.decisions(),
+            beliefs: s.beliefs(),
+            error: s.error().map(str::to_string),
+        }
     }
 }
-
-/// Why an election of a sweep was not checked.
-pub const TIMERS_UNSUPPORTED: &str = "timers are not explored yet";
 
 /// What every election of one algorithm at one size gave.
 #[derive(Clone, Debug, Default)]
@@ -537,7 +317,7 @@ pub struct Sweep {
     pub states: usize,
     /// The longest schedule.
     pub depth: usize,
-    /// The most messages on any schedule of any of them.
+    /// The most messages on any schedule of any of them (one-shot).
     pub most_messages: u64,
     /// The largest bound among them (the bound depends on the initiators).
     pub bound: u64,
@@ -548,8 +328,6 @@ pub struct Sweep {
     pub complete: bool,
     /// The elections that broke a property: (ids, initiators, counterexample).
     pub broken: Vec<(Vec<u64>, Vec<u32>, Counterexample)>,
-    /// The algorithm sets timers, which the checker does not explore yet.
-    pub unsupported: bool,
     /// How long the sweep took.
     pub elapsed: Duration,
 }
@@ -557,7 +335,23 @@ pub struct Sweep {
 impl Sweep {
     /// Every election explored to the end, none broken.
     pub fn holds(&self) -> bool {
-        self.complete && self.broken.is_empty() && !self.unsupported
+        self.complete && self.broken.is_empty()
+    }
+
+    fn add(&mut self, ids: &[u64], initiators: &[u32], n: u32, r: Report) {
+        self.elections += 1;
+        self.states += r.states;
+        self.depth = self.depth.max(r.depth);
+        self.most_messages = self.most_messages.max(r.most_messages);
+        self.bound = self.bound.max(r.bound);
+        if initiators.len() == n as usize {
+            self.all_initiators.0 = self.all_initiators.0.max(r.most_messages);
+            self.all_initiators.1 = r.bound;
+        }
+        self.complete &= r.complete;
+        for c in r.counterexamples {
+            self.broken.push((ids.to_vec(), initiators.to_vec(), c));
+        }
     }
 }
 
@@ -591,33 +385,60 @@ pub fn sweep(
     for ids in arrangements(&topology) {
         for set in 1..(1u64 << n) {
             let initiators: Vec<u32> = (0..n).filter(|p| set >> p & 1 == 1).collect();
-            let election = Election { spec, topology: topology.clone(), ids: ids.clone(), initiators, rule };
-            let initiators = election.initiators.clone();
+            let election = Election::new(spec, topology.clone(), ids.clone(), initiators.clone(), rule);
             let r = check(election, limits);
             progress(&ids, &initiators, &r);
-            out.elections += 1;
-            out.states += r.states;
-            out.depth = out.depth.max(r.depth);
-            out.most_messages = out.most_messages.max(r.most_messages);
-            out.bound = out.bound.max(r.bound);
-            if initiators.len() == n as usize {
-                out.all_initiators.0 = out.all_initiators.0.max(r.most_messages);
-                out.all_initiators.1 = r.bound;
-            }
-            out.complete &= r.complete;
-            for c in r.counterexamples {
-                if c.error.as_deref().is_some_and(|e| e.ends_with(TIMERS_UNSUPPORTED)) {
-                    out.unsupported = true;
-                } else {
-                    out.broken.push((ids.clone(), initiators.clone(), c));
-                }
-            }
-            if out.unsupported {
-                out.elapsed = started.elapsed();
-                return Ok(out);
-            }
+            out.add(&ids, &initiators, n, r);
         }
     }
+    out.elapsed = started.elapsed();
+    Ok(out)
+}
+
+/// How a kept leadership is checked: behind which detector, under which
+/// faults, with messages taking how long at most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeptCheck {
+    /// The heartbeat detector's settings (the algorithm's timeouts follow them).
+    pub detector: DetectorConfig,
+    /// The faults a schedule may contain.
+    pub faults: Faults,
+    /// The longest a message takes, in milliseconds (one tick).
+    pub delay_ms: u64,
+}
+
+impl Default for KeptCheck {
+    /// The loopback detector, one crash and one lost message, delays up to a period.
+    fn default() -> Self {
+        let detector = DetectorConfig::LOOPBACK;
+        KeptCheck { detector, faults: Faults { crashes: 1, losses: 1, ..Faults::NONE }, delay_ms: detector.period_ms }
+    }
+}
+
+/// Check the kept leadership of `spec` on `n` nodes of its complete network
+/// as `how` says, every node starting: one id arrangement, ids 1..=n in
+/// position order, since on a complete network every other arrangement is
+/// the same system with its positions renamed (the symmetry a test checks).
+pub fn sweep_kept(
+    spec: &'static AlgorithmSpec,
+    n: u32,
+    how: KeptCheck,
+    limits: Limits,
+    cancel: Option<&AtomicBool>,
+    progress: impl FnMut(Progress),
+) -> Result<Sweep, String> {
+    let started = Instant::now();
+    if spec.build_kept.is_none() {
+        return Err(format!("{} has no kept mode", spec.name));
+    }
+    let topology = Topology::build(spec.default_topology(), n, 7).map_err(|e| e.to_string())?;
+    let ids: Vec<u64> = (1..=u64::from(n)).collect();
+    let election =
+        Election { delay_ms: how.delay_ms, ..Election::kept(spec, topology, ids.clone(), how.detector, how.faults) };
+    let initiators = election.initiators.clone();
+    let r = check_with(election, limits, cancel, progress);
+    let mut out = Sweep { complete: true, ..Sweep::default() };
+    out.add(&ids, &initiators, n, r);
     out.elapsed = started.elapsed();
     Ok(out)
 }

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use ringleader_check::{Limits, sweep};
+use ringleader_check::{Faults, KeptCheck, Limits, sweep, sweep_kept};
 use ringleader_core::algo::catalogue::{self, CATALOGUE};
+use ringleader_core::algo::detector::DetectorConfig;
 
 /// Check every schedule (delivery order and wake-up order) of every id
 /// arrangement and initiator set of small elections.
@@ -33,6 +34,40 @@ struct Args {
     /// Explore depth-first (a smaller queue; counterexamples need not be shortest).
     #[arg(long)]
     dfs: bool,
+    /// Stop when the process's resident memory passes this many MiB (0: none).
+    #[arg(long, default_value_t = 0)]
+    max_memory_mib: u64,
+    /// Check the kept leaderships (bully, repaired-ring, zookeeper, chubby)
+    /// behind the heartbeat detector, with the faults below, instead of the
+    /// one-shot elections.
+    #[arg(long)]
+    kept: bool,
+    /// Kept: crashes a schedule may contain (each may recover).
+    #[arg(long, default_value_t = 1)]
+    crashes: u8,
+    /// Kept: a crashed node may recover, as a new incarnation (otherwise
+    /// crashes are for good).
+    #[arg(long)]
+    recover: bool,
+    /// Kept: lost messages a schedule may contain.
+    #[arg(long, default_value_t = 1)]
+    losses: u8,
+    /// Kept: duplicated messages a schedule may contain.
+    #[arg(long, default_value_t = 0)]
+    duplications: u8,
+    /// Kept: partitions a schedule may contain (each heals).
+    #[arg(long, default_value_t = 0)]
+    partitions: u8,
+    /// Kept: the detector's heartbeat period, in ms.
+    #[arg(long, default_value_t = DetectorConfig::LOOPBACK.period_ms)]
+    period_ms: u64,
+    /// Kept: silence after which the detector suspects a neighbour, in ms.
+    #[arg(long, default_value_t = DetectorConfig::LOOPBACK.timeout_ms)]
+    suspect_ms: u64,
+    /// The longest a message takes, in ms: one tick of the model's clock
+    /// (default: the detector's period).
+    #[arg(long)]
+    delay_ms: Option<u64>,
     /// Print the results as the Markdown table of docs/checking.md.
     #[arg(long)]
     markdown: bool,
@@ -41,11 +76,15 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     let specs: Vec<_> = if args.algorithms.is_empty() {
-        CATALOGUE.iter().collect()
+        CATALOGUE.iter().filter(|s| !args.kept || s.build_kept.is_some()).collect()
     } else {
         let mut specs = Vec::new();
         for name in &args.algorithms {
             match catalogue::find(name) {
+                Some(s) if args.kept && s.build_kept.is_none() => {
+                    eprintln!("--kept: {name} has no kept mode (bully, repaired-ring, zookeeper and chubby do)");
+                    return ExitCode::from(2);
+                }
                 Some(s) => specs.push(s),
                 None => {
                     eprintln!("unknown algorithm {name:?}; known: {}", catalogue::names());
@@ -59,6 +98,22 @@ fn main() -> ExitCode {
         eprintln!("--n {n}: sizes from 2 to 6 only (the state space grows factorially)");
         return ExitCode::from(2);
     }
+    let detector = DetectorConfig { period_ms: args.period_ms, timeout_ms: args.suspect_ms };
+    if let Err(e) = detector.validate() {
+        eprintln!("--period-ms/--suspect-ms: {e}");
+        return ExitCode::from(2);
+    }
+    if args.delay_ms == Some(0) {
+        eprintln!("--delay-ms must be positive");
+        return ExitCode::from(2);
+    }
+    let faults = Faults {
+        crashes: args.crashes,
+        recover: args.recover,
+        losses: args.losses,
+        duplications: args.duplications,
+        partitions: args.partitions,
+    };
     if args.markdown {
         println!(
             "| algorithm | n | links | elections | states | depth | most messages (all initiate) | bound | verdict | time |"
@@ -74,18 +129,41 @@ fn main() -> ExitCode {
                 max_states: args.max_states,
                 max_depth: 0,
                 timeout: (args.timeout_s > 0).then(|| Duration::from_secs(args.timeout_s)),
+                max_memory_mib: args.max_memory_mib,
                 depth_first: args.dfs,
             };
-            let mut done = 0usize;
-            let result = sweep(spec, n, 7, spec.rule, limits, |_, _, _| {
-                done += 1;
-                if done.is_multiple_of(100) {
-                    eprint!("\r{} n={n}: {done} elections checked", spec.name);
+            let result = if args.kept {
+                let how = KeptCheck { detector, faults, delay_ms: args.delay_ms.unwrap_or(detector.period_ms) };
+                let mut last = 0;
+                let r = sweep_kept(spec, n, how, limits, None, |p| {
+                    if p.elapsed.as_secs() >= last + 5 {
+                        last = p.elapsed.as_secs();
+                        eprint!(
+                            "\r{} n={n}: {} states, depth {} ({:.0} s)",
+                            spec.name,
+                            p.states,
+                            p.depth,
+                            p.elapsed.as_secs_f64()
+                        );
+                    }
+                });
+                if last > 0 {
+                    eprintln!();
                 }
-            });
-            if done >= 100 {
-                eprintln!();
-            }
+                r
+            } else {
+                let mut done = 0usize;
+                let r = sweep(spec, n, 7, spec.rule, limits, |_, _, _| {
+                    done += 1;
+                    if done.is_multiple_of(100) {
+                        eprint!("\r{} n={n}: {done} elections checked", spec.name);
+                    }
+                });
+                if done >= 100 {
+                    eprintln!();
+                }
+                r
+            };
             let s = match result {
                 Ok(s) => s,
                 Err(e) => {
@@ -93,9 +171,7 @@ fn main() -> ExitCode {
                     continue;
                 }
             };
-            let verdict = if s.unsupported {
-                "not checked: sets timers".to_string()
-            } else if !s.broken.is_empty() {
+            let verdict = if !s.broken.is_empty() {
                 failed = true;
                 format!("BROKEN ({} elections)", s.broken.len())
             } else if !s.complete {
@@ -104,29 +180,36 @@ fn main() -> ExitCode {
                 "holds on every schedule".to_string()
             };
             let links = if fifo { "FIFO" } else { "any order" };
-            if args.markdown && s.unsupported {
-                println!("| {} | {n} | {links} | — | — | — | — | — | {verdict} | — |", spec.name);
-            } else if args.markdown {
+            let (most, bound) = if args.kept {
+                ("—".to_string(), "—".to_string())
+            } else {
+                (s.all_initiators.0.to_string(), s.all_initiators.1.to_string())
+            };
+            if args.markdown {
                 println!(
-                    "| {} | {n} | {links} | {} | {} | {} | {} | {} | {verdict} | {:.1} s |",
+                    "| {} | {n} | {links} | {} | {} | {} | {most} | {bound} | {verdict} | {:.1} s |",
                     spec.name,
                     s.elections,
                     s.states,
                     s.depth,
-                    s.all_initiators.0,
-                    s.all_initiators.1,
+                    s.elapsed.as_secs_f64()
+                );
+            } else if args.kept {
+                println!(
+                    "{} n={n} kept ({links}, {faults:?}): {} states, depth {}; {verdict} in {:.1} s",
+                    spec.name,
+                    s.states,
+                    s.depth,
                     s.elapsed.as_secs_f64()
                 );
             } else {
                 println!(
-                    "{} n={n} ({links}): {} elections, {} states, depth {}, most messages {} (all initiating {} of bound {}); {verdict} in {:.1} s",
+                    "{} n={n} ({links}): {} elections, {} states, depth {}, most messages {} (all initiating {most} of bound {bound}); {verdict} in {:.1} s",
                     spec.name,
                     s.elections,
                     s.states,
                     s.depth,
                     s.most_messages,
-                    s.all_initiators.0,
-                    s.all_initiators.1,
                     s.elapsed.as_secs_f64()
                 );
             }
@@ -140,8 +223,9 @@ fn main() -> ExitCode {
                     eprintln!("    {:>3}. {step:?}", i + 1);
                 }
                 eprintln!(
-                    "    decisions: {:?}{}",
+                    "    decisions: {:?}; beliefs: {:?}{}",
                     c.decisions,
+                    c.beliefs,
                     c.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default()
                 );
             }

@@ -350,6 +350,25 @@ impl<A: Algorithm, H> Shell<A, H> {
         self.state.restart(&mut self.algo, algo, out);
     }
 
+    /// The node is down and stays so until [`Shell::restart`]: only its
+    /// persisted record matters now, so keep that and forget the rest (its
+    /// algorithm becomes `asleep`, not started; decision, belief, timers
+    /// and held messages go). A crashed node's memory is lost anyway; a
+    /// driver that compares states (the checker) calls this at a crash so
+    /// that two crashes of one node that left the same record are one state.
+    pub fn forget(&mut self, asleep: A) {
+        self.algo = asleep;
+        let state = &mut self.state;
+        state.crash();
+        state.flags = 0;
+        state.leader = 0;
+        if let Some(c) = &mut state.cold {
+            let stable = c.stable;
+            let receive_only_high = std::mem::take(&mut c.receive_only_high);
+            **c = Cold { stable, receive_only_high, ..Cold::default() };
+        }
+    }
+
     /// The algorithm (for its state name, held count, watched ports).
     pub fn algorithm(&self) -> &A {
         &self.algo
@@ -448,6 +467,18 @@ impl<H> ShellState<H> {
     pub fn suspect<A: Algorithm, S: Sink>(&mut self, algo: &mut A, port: Port, suspected: bool, out: &mut Outputs<S>) {
         algo.on_suspect(port, suspected, &mut out.effects);
         self.settle(out);
+    }
+
+    /// Renumber every timer's stamp to 0, for a driver that compares states
+    /// (the checker): stamps only grow, so two states alike in every other
+    /// way would differ by them forever. Only for a driver that has already
+    /// forgotten every stale timer: the pending ones (the current stamp of
+    /// their timer) are due at stamp 0 afterwards, and the driver renumbers
+    /// them too.
+    pub fn restamp_timers(&mut self) {
+        if let Some(c) = &mut self.cold {
+            c.generations = [0; TIMER_SLOTS];
+        }
     }
 
     /// The node crashed: every pending timer is void.
@@ -654,6 +685,44 @@ mod tests {
     const WAKE: Msg = Msg::Wakeup;
     fn leader(id: u64) -> Decision {
         Decision { role: Role::Leader, leader: id }
+    }
+
+    /// A forgotten node keeps only its persisted record: two nodes that crashed in different states
+    /// but left the same record are equal once forgotten, and a restart restores the record.
+    #[test]
+    fn a_forgotten_node_keeps_only_its_record() {
+        let record = Stable { term: 3, vote: Some(2) };
+        let mut a: Shell<Script> = Shell::new(Script::default());
+        let mut out: Outputs = Outputs::default();
+        a.algo.on_start = vec![Effect::Persist(record), Effect::SetTimer { timer: 1, after_ms: 5 }];
+        a.start(&mut out);
+        let mut b = a.clone();
+        b.algo.on_message = vec![Effect::Lead(Leadership { term: 3, leader: Some(2) })];
+        b.message(0, Msg::Notify { leader: 2 }, &mut out).unwrap();
+        assert_ne!(a, b);
+        a.forget(Script::default());
+        b.forget(Script::default());
+        assert_eq!(a, b, "the same record, nothing else");
+        assert!(!a.started() && a.leadership().is_none() && a.decision().is_none() && !a.timer_due(1, 1));
+        a.restart(Script::default(), &mut out);
+        assert_eq!(a.algorithm().restored, Some(record), "the record comes back at the restart");
+    }
+
+    /// Restamping keeps what is due: a timer set twice is due at stamp 0 afterwards (its current
+    /// stamp renumbered), and a cancel or a new set after the restamp makes stamp 0 stale again.
+    #[test]
+    fn restamped_timers_stay_due_until_replaced() {
+        let mut shell: Shell<Script> = Shell::new(Script::default());
+        let mut out: Outputs = Outputs::default();
+        shell.algo.on_start =
+            vec![Effect::SetTimer { timer: 2, after_ms: 5 }, Effect::SetTimer { timer: 2, after_ms: 7 }];
+        shell.start(&mut out);
+        assert!(shell.timer_due(2, 2) && !shell.timer_due(2, 1), "the second set is the current one");
+        shell.restamp_timers();
+        assert!(shell.timer_due(2, 0) && !shell.timer_due(2, 2), "renumbered to 0");
+        shell.algo.on_timer = vec![Effect::CancelTimer { timer: 2 }];
+        assert!(shell.timer(2, 0, &mut out), "it fires at its new stamp");
+        assert!(!shell.timer_due(2, 0), "the cancel made stamp 0 stale");
     }
 
     /// The first decision stands: a repeat is silent, a different one is a

@@ -174,12 +174,15 @@ pub struct Detected<A> {
     inner: A,
     cfg: DetectorConfig,
     started: bool,
-    /// Per port: clock ticks since the neighbour was last heard.
+    /// Per port: clock ticks since the neighbour was last heard (at most
+    /// `suspect_after`).
     silent: Vec<u32>,
     /// Per port: currently suspected.
     suspected: Vec<bool>,
     /// Per port: clock ticks since the neighbour last sent a heartbeat that
-    /// asked for answers (`watching: true`); `u32::MAX` if it never did.
+    /// asked for answers (`watching: true`), counting no further than
+    /// `suspect_after` (where it stops mattering; also the start value: as
+    /// if it asked long ago).
     asked: Vec<u32>,
     suspect_after: u32,
     /// The inner algorithm's last announced term, carried by heartbeats.
@@ -199,7 +202,7 @@ impl<A: Algorithm> Detected<A> {
             started: false,
             silent: vec![0; ports as usize],
             suspected: vec![false; ports as usize],
-            asked: vec![u32::MAX; ports as usize],
+            asked: vec![cfg.suspect_after(); ports as usize],
             suspect_after: cfg.suspect_after(),
             term: 0,
             leading: false,
@@ -263,7 +266,11 @@ impl<A: Algorithm> Detected<A> {
 
     fn tick(&mut self, out: &mut Outbox) {
         self.heartbeats(out);
-        self.asked.iter_mut().for_each(|a| *a = a.saturating_add(1));
+        // Both counters stop at the window: beyond it, counting changes no
+        // behaviour, and a node's state stays a finite value (the checker's
+        // state space of a quiet cluster is finite).
+        let window = self.suspect_after;
+        self.asked.iter_mut().for_each(|a| *a = a.saturating_add(1).min(window));
         out.push(Effect::SetTimer { timer: HEARTBEAT_TIMER, after_ms: self.cfg.period_ms });
         for port in 0..self.silent.len() {
             if !self.inner.watched(port as Port) {
@@ -272,7 +279,7 @@ impl<A: Algorithm> Detected<A> {
                 self.silent[port] = 0;
                 continue;
             }
-            self.silent[port] = self.silent[port].saturating_add(1);
+            self.silent[port] = self.silent[port].saturating_add(1).min(window);
             if self.silent[port] >= self.suspect_after && !self.suspected[port] {
                 self.suspected[port] = true;
                 let from = out.effects().len();
@@ -421,6 +428,33 @@ mod tests {
 
     fn clock() -> Effect {
         Effect::SetTimer { timer: HEARTBEAT_TIMER, after_ms: 50 }
+    }
+
+    /// The detector's state is a finite value (so the checker's state space of a quiet cluster is
+    /// finite): its counters stop at the suspicion window, where counting further changes nothing,
+    /// so a node quiet for 6 ticks and one quiet for 60 are the same state, heartbeats and all.
+    #[test]
+    fn counters_stop_at_the_suspicion_window() {
+        let (mut d, mut out) = started(detected(2));
+        d.on_message(1, Msg::Heartbeat { term: 0, leading: false, watching: true }, &mut out).unwrap();
+        for _ in 0..6 {
+            d.on_timer(HEARTBEAT_TIMER, &mut out);
+        }
+        let (mut later, mut longer) = (d.clone(), Outbox::default());
+        for _ in 0..54 {
+            later.on_timer(HEARTBEAT_TIMER, &mut longer);
+        }
+        assert_eq!(later, d, "quiet for 60 ticks as for 6");
+        let (mut fresh, mut out) = started(detected(2));
+        for _ in 0..6 {
+            fresh.on_timer(HEARTBEAT_TIMER, &mut out);
+        }
+        let asked_long_ago = {
+            let mut d = d.clone();
+            d.inner = fresh.inner.clone();
+            d
+        };
+        assert_eq!(asked_long_ago, fresh, "a neighbour that asked long ago is one that never asked");
     }
 
     /// Starting sends heartbeats on every port and sets the clock before the

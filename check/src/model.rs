@@ -1,0 +1,729 @@
+//! The system a check explores: every node's shell, the messages in flight,
+//! pending timers, the faults so far; the steps that may follow a state, and
+//! the properties every state must keep.
+//!
+//! ## Time
+//!
+//! Time is counted in *ticks* of [`Election::delay_ms`], the longest a
+//! message may take (digital clocks: the usual discrete-time reading of a
+//! timed system). A message sent between two ticks is delivered before the
+//! second tick after it (it crosses at most one tick), so the delivery bound
+//! holds; a timer set for `after_ms` falls due ⌈after_ms / delay_ms⌉ ticks
+//! later and fires before the next tick, in any order with the deliveries
+//! of that tick. [`Step::Tick`] is possible only when no message crossed a
+//! tick already and no timer is due; while nothing is in flight it jumps
+//! straight to the next timer. Without pending timers time plays no part
+//! (no tick is taken): the one-shot algorithms without timers are checked in
+//! the asynchronous model, any delay.
+//!
+//! ## Faults
+//!
+//! Each within the [`Faults`] budget, at any point after every node has
+//! started: a crash (the node's timers are void and the messages in flight to
+//! it are lost; it may later recover as a new incarnation with its persisted
+//! record), a lost message, a duplicated message, and a partition of the
+//! nodes into two sides (messages in flight across it are lost, and so are
+//! sends across it) that later heals.
+
+use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::algo::{
+    Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Role, Rule, TimerId, UNKNOWN_LEADER,
+};
+use ringleader_core::invariants;
+use ringleader_core::shell::{Output, Outputs, Shell};
+use ringleader_core::sim;
+use ringleader_core::topology::Topology;
+
+/// One election to check: an algorithm on an overlay, its ids (in position
+/// order), its initiators and the rule that picks the winner; one-shot, or
+/// keeping a leader behind the failure detector ([`Election::kept`]), with
+/// the faults the network may inflict ([`Election::faults`]).
+#[derive(Clone, Debug)]
+pub struct Election {
+    /// The algorithm.
+    pub spec: &'static AlgorithmSpec,
+    /// The overlay.
+    pub topology: Topology,
+    /// Ids in position order.
+    pub ids: Vec<u64>,
+    /// Positions that wake spontaneously.
+    pub initiators: Vec<u32>,
+    /// Which extremum wins.
+    pub rule: Rule,
+    /// Keep a leader (the algorithm's kept mode, behind the heartbeat
+    /// detector with these settings) instead of electing once.
+    pub kept: Option<DetectorConfig>,
+    /// The faults a schedule may contain.
+    pub faults: Faults,
+    /// The longest a message takes, in milliseconds: one tick of the model's
+    /// clock (see the module's "Time").
+    pub delay_ms: u64,
+}
+
+impl Election {
+    /// A one-shot election, no faults, delays of [`DEFAULT_DELAY_MS`].
+    pub fn new(
+        spec: &'static AlgorithmSpec,
+        topology: Topology,
+        ids: Vec<u64>,
+        initiators: Vec<u32>,
+        rule: Rule,
+    ) -> Self {
+        Election { spec, topology, ids, initiators, rule, kept: None, faults: Faults::NONE, delay_ms: DEFAULT_DELAY_MS }
+    }
+
+    /// The kept leadership of `spec` on `topology` with `ids`, every node
+    /// starting, behind the detector `d`, under `faults`.
+    pub fn kept(
+        spec: &'static AlgorithmSpec,
+        topology: Topology,
+        ids: Vec<u64>,
+        d: DetectorConfig,
+        faults: Faults,
+    ) -> Self {
+        let initiators = (0..topology.len()).collect();
+        Election {
+            kept: Some(d),
+            faults,
+            delay_ms: d.period_ms,
+            ..Election::new(spec, topology, ids, initiators, spec.rule)
+        }
+    }
+}
+
+/// The default longest delay of a message: the loopback detector's period.
+pub const DEFAULT_DELAY_MS: u64 = DetectorConfig::LOOPBACK.period_ms;
+
+/// How many faults of each kind a schedule may contain.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Faults {
+    /// Crashes.
+    pub crashes: u8,
+    /// A crashed node may recover, as a new incarnation (at any point after
+    /// its crash); otherwise crashes are for good.
+    pub recover: bool,
+    /// Lost messages.
+    pub losses: u8,
+    /// Duplicated messages.
+    pub duplications: u8,
+    /// Partitions (each heals when the schedule says so).
+    pub partitions: u8,
+}
+
+impl Faults {
+    /// No fault at all.
+    pub const NONE: Faults = Faults { crashes: 0, recover: false, losses: 0, duplications: 0, partitions: 0 };
+
+    /// Is any fault allowed?
+    pub fn any(&self) -> bool {
+        *self != Faults::NONE
+    }
+}
+
+/// One step of a schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// The initiator at this position wakes.
+    Start(u32),
+    /// The message `msg`, sent by position `from` on its port `port`, is
+    /// delivered (to the neighbour behind that port).
+    Deliver {
+        /// Sending position.
+        from: u32,
+        /// The sender's port.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
+    /// A timer of the node at position `node` fires.
+    Fire {
+        /// The position.
+        node: u32,
+        /// The timer.
+        timer: TimerId,
+    },
+    /// Time passes: this many ticks of [`Election::delay_ms`].
+    Tick(u32),
+    /// The node at this position crashes.
+    Crash(u32),
+    /// The crashed node at this position recovers as a new incarnation.
+    Recover(u32),
+    /// A message in flight is lost.
+    Lose {
+        /// Sending position.
+        from: u32,
+        /// The sender's port.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
+    /// A message in flight is duplicated.
+    Duplicate {
+        /// Sending position.
+        from: u32,
+        /// The sender's port.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
+    /// The nodes whose bits are set are cut off from the others.
+    Partition(u32),
+    /// The partition heals.
+    Heal,
+}
+
+impl Step {
+    /// Is this step a fault (what the budget counts, plus recoveries and heals)?
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Step::Crash(_)
+                | Step::Recover(_)
+                | Step::Lose { .. }
+                | Step::Duplicate { .. }
+                | Step::Partition(_)
+                | Step::Heal
+        )
+    }
+}
+
+/// A message on a link, and whether it was sent before the last tick (it
+/// must then arrive before the next one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Flight {
+    msg: Msg,
+    old: bool,
+}
+
+/// A timer a node set that has not fired, with the ticks left until it is
+/// due, and its stamp: 0 between steps (every state renumbers the shells'
+/// timer stamps, [`ShellState::restamp_timers`], once the stale timers are
+/// forgotten).
+///
+/// [`ShellState::restamp_timers`]: ringleader_core::shell::ShellState::restamp_timers
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Pending {
+    node: u32,
+    timer: TimerId,
+    left: u32,
+    generation: u64,
+}
+
+/// The whole system at one point of a schedule.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct System {
+    nodes: Vec<Shell<Box<dyn Algorithm>>>,
+    /// Messages in flight on each directed link (sender, port), in sending
+    /// order on FIFO links, sorted (a multiset) otherwise.
+    links: Vec<Vec<Flight>>,
+    /// Timers pending, sorted.
+    timers: Vec<Pending>,
+    /// Initiators that have not woken yet, in position order.
+    unstarted: Vec<u32>,
+    /// Crashed nodes (a bit per position).
+    down: u32,
+    /// The side of the partition in force (a bit per position; 0: none).
+    cut: u32,
+    /// Faults used so far.
+    used: Faults,
+    /// Kept leaderships: ticks since the last fault while no leader was
+    /// agreed; `None` once one is agreed (and no fault came since).
+    unsettled: Option<u32>,
+    /// Messages sent so far (one-shot elections only: a kept leadership's
+    /// heartbeats never end).
+    sent: u64,
+    /// The first thing that went wrong, if anything did.
+    error: Option<String>,
+}
+
+impl System {
+    /// Each position's decision.
+    pub fn decisions(&self) -> Vec<Option<Decision>> {
+        self.nodes.iter().map(|n| n.decision()).collect()
+    }
+
+    /// Each position's kept-leadership belief (`None` for a crashed node).
+    pub fn beliefs(&self) -> Vec<Option<Leadership>> {
+        self.nodes.iter().enumerate().map(|(p, n)| if self.is_down(p as u32) { None } else { n.leadership() }).collect()
+    }
+
+    /// Messages sent so far (one-shot elections).
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Nothing in flight, no timer pending and every initiator started: no
+    /// schedule goes on (but faults).
+    pub fn is_final(&self) -> bool {
+        self.unstarted.is_empty() && self.timers.is_empty() && self.links.iter().all(Vec::is_empty)
+    }
+
+    /// Has the node at `p` crashed (and not recovered)?
+    pub fn is_down(&self, p: u32) -> bool {
+        self.down >> p & 1 == 1
+    }
+
+    /// The first thing that went wrong, if anything did.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+}
+
+/// The model of one [`Election`]: how to build its first state, which steps
+/// follow a state, what a step does, and the properties.
+#[derive(Debug)]
+pub struct ElectionModel {
+    election: Election,
+    fifo: bool,
+    /// The first link index of each position (`link_base[p] + port`).
+    link_base: Vec<usize>,
+    /// Each position's node before it starts (a recovery starts a copy).
+    fresh: Vec<Box<dyn Algorithm>>,
+    expected: Option<u64>,
+    bound: u64,
+    /// Kept: ticks within which a leader must be agreed after the last fault.
+    converge_ticks: u32,
+}
+
+impl ElectionModel {
+    /// The model of `election`; `fifo`: links deliver first in, first out.
+    pub fn new(election: Election, fifo: bool) -> Self {
+        let t = &election.topology;
+        let mut link_base = Vec::with_capacity(t.len() as usize);
+        let mut links = 0;
+        for p in 0..t.len() {
+            link_base.push(links);
+            links += t.ports(p).len();
+        }
+        let k = election.initiators.len() as u64;
+        let bound = election.spec.bound_for(t, k);
+        let expected = election.spec.expected_winner(t, &election.ids, &election.initiators, election.rule);
+        let mut info: Vec<PortInfo> = Vec::new();
+        let n = t.len();
+        let fresh = (0..n)
+            .map(|p| {
+                sim::port_info(t, &election.ids, p, &mut info);
+                let ports = info.len() as Port;
+                let coin = ringleader_core::algo::coin(0, p);
+                let e = &election;
+                let ctx = NodeContext { id: e.ids[p as usize], rule: e.rule, n, coin, ports, port_info: &info };
+                match (e.kept, e.spec.build_kept) {
+                    (Some(d), Some(build)) => build(&ctx, d),
+                    _ => (e.spec.build)(&ctx),
+                }
+            })
+            .collect();
+        let delay = election.delay_ms.max(1);
+        let converge_ticks = election
+            .kept
+            .and_then(|d| catalogue::convergence_bound_ms(election.spec.name, d, n, delay))
+            .map_or(u32::MAX, |ms| ms.div_ceil(delay).min(u64::from(u32::MAX)) as u32);
+        ElectionModel { election, fifo, link_base, fresh, expected, bound, converge_ticks }
+    }
+
+    /// The election checked.
+    pub fn election(&self) -> &Election {
+        &self.election
+    }
+
+    /// The algorithm's message bound for this election (one-shot).
+    pub fn bound(&self) -> u64 {
+        self.bound
+    }
+
+    /// Does the election keep a leader?
+    pub fn is_kept(&self) -> bool {
+        self.election.kept.is_some()
+    }
+
+    /// Ticks within which a kept leadership must agree after the last fault.
+    pub fn converge_ticks(&self) -> u32 {
+        self.converge_ticks
+    }
+
+    /// The system before anything happens.
+    pub fn initial(&self) -> System {
+        let e = &self.election;
+        let t = &e.topology;
+        let nodes = (0..t.len())
+            .map(|p| {
+                let ports = t.ports(p).len() as Port;
+                let receive_only = t.ports(p).iter().enumerate().filter(|(_, l)| !l.outgoing).map(|(q, _)| q as Port);
+                Shell::new(self.fresh[p as usize].clone()).with_links(ports, receive_only.collect::<Vec<_>>())
+            })
+            .collect();
+        let links = vec![Vec::new(); self.link_base.last().map_or(0, |&b| b + t.ports(t.len() - 1).len())];
+        let mut unstarted = e.initiators.clone();
+        unstarted.sort_unstable();
+        unstarted.dedup();
+        let unsettled = self.is_kept().then_some(0);
+        System {
+            nodes,
+            links,
+            timers: Vec::new(),
+            unstarted,
+            down: 0,
+            cut: 0,
+            used: Faults::NONE,
+            unsettled,
+            sent: 0,
+            error: None,
+        }
+    }
+
+    /// Is the link from `from` to `to` cut by the partition in force?
+    fn cut(s: &System, from: u32, to: u32) -> bool {
+        s.cut != 0 && (s.cut >> from & 1) != (s.cut >> to & 1)
+    }
+
+    /// Carry out what position `p`'s step put in `out`: sends go on their
+    /// links (or are lost, to a crashed node or across the partition),
+    /// timers are scheduled; a misstep is the state's error.
+    fn absorb(&self, s: &mut System, p: u32, out: &mut Outputs) {
+        let delay = self.election.delay_ms.max(1);
+        for o in out.drain() {
+            match o {
+                Output::Send { port, msg } => {
+                    if !self.is_kept() {
+                        s.sent += 1;
+                    }
+                    let to = self.election.topology.ports(p)[port as usize].peer;
+                    if s.is_down(to) || Self::cut(s, p, to) {
+                        continue;
+                    }
+                    let link = &mut s.links[self.link_base[p as usize] + port as usize];
+                    link.push(Flight { msg, old: false });
+                    if !self.fifo {
+                        link.sort_unstable();
+                    }
+                }
+                Output::SetTimer { timer, after_ms, generation } => {
+                    let left = after_ms.div_ceil(delay).min(u64::from(u32::MAX)) as u32;
+                    s.timers.retain(|t| (t.node, t.timer) != (p, timer));
+                    s.timers.push(Pending { node: p, timer, left, generation });
+                    s.timers.sort_unstable();
+                }
+                Output::Decided(_) | Output::Lead(_) | Output::BeliefEnded(_) => {}
+                Output::Misstep(m) => {
+                    s.error.get_or_insert_with(|| format!("position {p}: {m:?}"));
+                }
+            }
+        }
+    }
+
+    /// The steps that can follow `s`, in a fixed order.
+    pub fn actions(&self, s: &System, actions: &mut Vec<Step>) {
+        if s.error.is_some() {
+            return;
+        }
+        actions.extend(s.unstarted.iter().map(|&p| Step::Start(p)));
+        actions.extend(s.timers.iter().filter(|t| t.left == 0).map(|t| Step::Fire { node: t.node, timer: t.timer }));
+        let t = &self.election.topology;
+        let mut old = false;
+        for from in 0..t.len() {
+            let base = self.link_base[from as usize];
+            for (port, to) in t.ports(from).iter().enumerate() {
+                let link = &s.links[base + port];
+                old |= link.iter().any(|f| f.old);
+                let port = port as Port;
+                if s.unstarted.binary_search(&to.peer).is_ok() {
+                    // An initiator wakes before any message reaches it.
+                    continue;
+                }
+                if self.fifo {
+                    if let Some(f) = link.first() {
+                        actions.push(Step::Deliver { from, port, msg: f.msg });
+                    }
+                } else {
+                    // A multiset: each distinct message once.
+                    let mut last = None;
+                    for f in link {
+                        if last != Some(f.msg) {
+                            actions.push(Step::Deliver { from, port, msg: f.msg });
+                            last = Some(f.msg);
+                        }
+                    }
+                }
+            }
+        }
+        if s.unstarted.is_empty() && !old && !s.timers.is_empty() && s.timers.iter().all(|t| t.left > 0) {
+            let idle = s.links.iter().all(Vec::is_empty);
+            let ticks = if idle { s.timers.iter().map(|t| t.left).min().unwrap_or(1) } else { 1 };
+            actions.push(Step::Tick(ticks));
+        }
+        if !s.unstarted.is_empty() || !self.election.faults.any() {
+            return;
+        }
+        let (budget, used) = (self.election.faults, s.used);
+        let n = t.len();
+        for p in 0..n {
+            if s.is_down(p) {
+                if budget.recover {
+                    actions.push(Step::Recover(p));
+                }
+            } else if used.crashes < budget.crashes && s.down == 0 {
+                actions.push(Step::Crash(p));
+            }
+        }
+        let losses = used.losses < budget.losses;
+        let dups = used.duplications < budget.duplications;
+        if losses || dups {
+            for from in 0..n {
+                let base = self.link_base[from as usize];
+                for port in 0..t.ports(from).len() {
+                    let mut last = None;
+                    for f in &s.links[base + port] {
+                        if last != Some(f.msg) {
+                            let (port, msg) = (port as Port, f.msg);
+                            if losses {
+                                actions.push(Step::Lose { from, port, msg });
+                            }
+                            if dups {
+                                actions.push(Step::Duplicate { from, port, msg });
+                            }
+                            last = Some(f.msg);
+                        }
+                    }
+                }
+            }
+        }
+        if s.cut != 0 {
+            actions.push(Step::Heal);
+        } else if used.partitions < budget.partitions {
+            // One side of each partition: the sides without position 0.
+            actions.extend((1..1u32 << (n - 1)).map(|side| Step::Partition(side << 1)));
+        }
+    }
+
+    /// Take the message `msg` off the link of `from`'s port `port` (the copy
+    /// sent before the last tick, if there is one: the other may wait).
+    fn take(&self, s: &mut System, from: u32, port: Port, msg: Msg) -> Option<Flight> {
+        let link = &mut s.links[self.link_base[from as usize] + port as usize];
+        let at = if self.fifo {
+            (link.first()?.msg == msg).then_some(0)?
+        } else {
+            link.iter().position(|f| f.msg == msg && f.old).or_else(|| link.iter().position(|f| f.msg == msg))?
+        };
+        Some(link.remove(at))
+    }
+
+    /// The state `step` leads to from `last` (`None`: the step is not possible).
+    pub fn next_state(&self, last: &System, step: Step) -> Option<System> {
+        let mut s = last.clone();
+        let mut out = Outputs::default();
+        let t = &self.election.topology;
+        match step {
+            Step::Start(p) => {
+                s.unstarted.retain(|&q| q != p);
+                s.nodes[p as usize].start(&mut out);
+                self.absorb(&mut s, p, &mut out);
+            }
+            Step::Deliver { from, port, msg } => {
+                self.take(&mut s, from, port, msg)?;
+                let to = t.ports(from)[port as usize];
+                if let Err(e) = s.nodes[to.peer as usize].message(to.remote_port, msg, &mut out) {
+                    s.error.get_or_insert_with(|| format!("position {} refused {msg:?}: {e}", to.peer));
+                }
+                self.absorb(&mut s, to.peer, &mut out);
+            }
+            Step::Fire { node, timer } => {
+                let at = s.timers.iter().position(|t| (t.node, t.timer) == (node, timer) && t.left == 0)?;
+                let pending = s.timers.remove(at);
+                s.nodes[node as usize].timer(timer, pending.generation, &mut out);
+                self.absorb(&mut s, node, &mut out);
+            }
+            Step::Tick(ticks) => {
+                for f in s.links.iter_mut().flatten() {
+                    f.old = true;
+                }
+                for t in &mut s.timers {
+                    t.left -= ticks;
+                }
+                if s.cut == 0 {
+                    s.unsettled = s.unsettled.map(|u| u.saturating_add(ticks));
+                }
+            }
+            Step::Crash(p) => {
+                s.used.crashes += 1;
+                s.down |= 1 << p;
+                s.nodes[p as usize].forget(self.fresh[p as usize].clone());
+                for from in 0..t.len() {
+                    for (port, l) in t.ports(from).iter().enumerate() {
+                        if l.peer == p {
+                            s.links[self.link_base[from as usize] + port].clear();
+                        }
+                    }
+                }
+            }
+            Step::Recover(p) => {
+                s.down &= !(1 << p);
+                s.nodes[p as usize].restart(self.fresh[p as usize].clone(), &mut out);
+                self.absorb(&mut s, p, &mut out);
+            }
+            Step::Lose { from, port, msg } => {
+                s.used.losses += 1;
+                self.take(&mut s, from, port, msg)?;
+            }
+            Step::Duplicate { from, port, msg } => {
+                s.used.duplications += 1;
+                let link = &mut s.links[self.link_base[from as usize] + port as usize];
+                link.push(Flight { msg, old: false });
+                if !self.fifo {
+                    link.sort_unstable();
+                }
+            }
+            Step::Partition(side) => {
+                s.used.partitions += 1;
+                s.cut = side;
+                for from in 0..t.len() {
+                    for (port, l) in t.ports(from).iter().enumerate() {
+                        if Self::cut(&s, from, l.peer) {
+                            s.links[self.link_base[from as usize] + port].clear();
+                        }
+                    }
+                }
+            }
+            Step::Heal => s.cut = 0,
+        }
+        // A timer a later set, a cancel or a crash made stale never fires:
+        // forget it, then renumber the stamps (they only grow: two states
+        // alike but for them are one).
+        let nodes = &s.nodes;
+        let down = s.down;
+        s.timers.retain(|t| down >> t.node & 1 == 0 && nodes[t.node as usize].timer_due(t.timer, t.generation));
+        s.timers.iter_mut().for_each(|t| t.generation = 0);
+        s.nodes.iter_mut().for_each(|n| n.restamp_timers());
+        if self.is_kept() {
+            if step.is_fault() || s.cut != 0 {
+                s.unsettled = Some(0);
+            }
+            if s.cut == 0 && self.settled(&s) {
+                s.unsettled = None;
+            }
+        }
+        Some(s)
+    }
+}
+
+/// The properties a one-shot election keeps at every state, in the order
+/// they are reported.
+pub const PROPERTIES: [&str; 6] = [
+    "no node errs",
+    "at most one leader",
+    "decided nodes agree",
+    "the leader is the expected winner",
+    "within the bound",
+    "every final state is a finished election",
+];
+
+/// The properties a kept leadership keeps at every state, in the order they
+/// are reported. (The no-overlap one only for Chubby-style leases.)
+pub const KEPT_PROPERTIES: [&str; 6] = [
+    "no node errs",
+    "at most one leader per term",
+    "the nodes of one term agree on its leader",
+    "no two leases overlap",
+    "one agreed leader within the convergence bound after the last fault",
+    "an agreed leader stays while nothing fails",
+];
+
+/// The algorithms whose leaders hold leases: never two leaders at once, of
+/// any term.
+const LEASED: &[&str] = &["chubby"];
+
+impl ElectionModel {
+    /// The names of the properties this model checks ([`PROPERTIES`] or
+    /// [`KEPT_PROPERTIES`]).
+    pub fn properties(&self) -> &'static [&'static str; 6] {
+        if self.is_kept() { &KEPT_PROPERTIES } else { &PROPERTIES }
+    }
+
+    /// Does `s` keep property `i` of [`ElectionModel::properties`]?
+    pub fn holds(&self, i: usize, s: &System) -> bool {
+        if self.is_kept() {
+            return self.kept_holds(i, s);
+        }
+        match i {
+            0 => s.error.is_none(),
+            1 => invariants::at_most_one_leader(&s.decisions()).is_ok(),
+            2 => decided_agree(&s.decisions()),
+            3 => invariants::leader_is_expected(self.expected, self.election.rule, &self.election.ids, &s.decisions())
+                .is_ok(),
+            4 => s.sent <= self.bound,
+            _ => !s.is_final() || self.finished(s),
+        }
+    }
+
+    fn kept_holds(&self, i: usize, s: &System) -> bool {
+        let ids = &self.election.ids;
+        let beliefs = s.beliefs();
+        let leaders =
+            || beliefs.iter().zip(ids).filter_map(|(b, &id)| b.filter(|b| b.leader == Some(id)).map(|b| (b.term, id)));
+        match i {
+            0 => s.error.is_none(),
+            1 => {
+                let mut terms: Vec<u64> = leaders().map(|(t, _)| t).collect();
+                let all = terms.len();
+                terms.sort_unstable();
+                terms.dedup();
+                terms.len() == all
+            }
+            2 => {
+                let mut named: Vec<(u64, u64)> =
+                    beliefs.iter().flatten().filter_map(|b| b.leader.map(|l| (b.term, l))).collect();
+                named.sort_unstable();
+                named.dedup();
+                named.windows(2).all(|w| w[0].0 != w[1].0)
+            }
+            3 => !LEASED.contains(&self.election.spec.name) || leaders().count() <= 1,
+            4 => s.unsettled.is_none_or(|u| u <= self.converge_ticks),
+            _ => s.unsettled.is_some() || self.settled(s),
+        }
+    }
+
+    /// A kept leadership is settled: every live node believes in the same
+    /// leader of the same term, and that leader is live (so it believes it
+    /// leads).
+    fn settled(&self, s: &System) -> bool {
+        let mut first: Option<Leadership> = None;
+        for (p, node) in s.nodes.iter().enumerate() {
+            if s.is_down(p as u32) {
+                continue;
+            }
+            match (node.leadership(), first) {
+                (Some(b), _) if b.leader.is_none() => return false,
+                (None, _) => return false,
+                (Some(b), None) => first = Some(b),
+                (Some(b), Some(f)) if b != f => return false,
+                _ => {}
+            }
+        }
+        first.is_some_and(|f| {
+            self.election.ids.iter().enumerate().any(|(p, &id)| f.leader == Some(id) && !s.is_down(p as u32))
+        })
+    }
+
+    /// At a final state: every node decided, and the simulator's verdict
+    /// (one leader, agreement, the expected winner, the bound) holds.
+    fn finished(&self, s: &System) -> bool {
+        let e = &self.election;
+        let decisions = s.decisions();
+        if decisions.iter().any(Option::is_none) {
+            return false;
+        }
+        let v =
+            invariants::verdict(self.expected, e.rule, &e.ids, &decisions, s.sent, self.bound, e.spec.bound_formula);
+        v.violations.is_empty() && v.leader.is_some()
+    }
+}
+
+/// Do the nodes that decided name one leader? (A follower told only that
+/// somebody leads, [`UNKNOWN_LEADER`], agrees with anybody.)
+fn decided_agree(decisions: &[Option<Decision>]) -> bool {
+    let mut named = decisions.iter().flatten().filter(|d| d.role == Role::Leader || d.leader != UNKNOWN_LEADER);
+    match named.next() {
+        None => true,
+        Some(first) => named.all(|d| d.leader == first.leader),
+    }
+}
