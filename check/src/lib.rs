@@ -201,7 +201,7 @@ pub fn check_with(
     while let Some((s, fp, d)) = next(&mut queue) {
         depth = depth.max(d);
         let mut broken = false;
-        for (i, slot) in found.iter_mut().enumerate() {
+        for (i, slot) in found.iter_mut().enumerate().take(properties.len()) {
             if !model.holds(i, &s) {
                 broken = true;
                 slot.get_or_insert(fp);
@@ -259,6 +259,25 @@ pub fn check_with(
         counterexamples,
         elapsed: started.elapsed(),
     }
+}
+
+/// A counterexample of `election` (checked with links FIFO or not, `fifo`) as
+/// a space-time diagram (SVG): a line per node labelled with its id, an
+/// arrow per message from the step that sent it to the step that delivered
+/// it (lost ones end in a cross); time is the step number.
+pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
+    let model = ElectionModel::new(election.clone(), fifo);
+    let (arrows, marks, flying) = model.arrows(&c.steps);
+    let in_flight = if flying > 0 { format!(", {flying} still in flight") } else { String::new() };
+    let d = ringleader_core::diagram::Diagram {
+        title: format!("{}: \"{}\" broken after {} steps{in_flight}", election.spec.name, c.property, c.steps.len()),
+        nodes: election.ids.iter().zip(model.outcome(&c.steps)).map(|(id, end)| format!("id {id}: {end}")).collect(),
+        arrows: &arrows,
+        leader: None,
+        time_unit: "step",
+        marks: &marks,
+    };
+    ringleader_core::diagram::svg(&d)
 }
 
 /// Rebuilding a counterexample from the parent pointers.

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use ringleader_check::{Faults, KeptCheck, Limits, sweep, sweep_kept};
+use ringleader_check::{Election, Faults, KeptCheck, Limits, diagram, sweep, sweep_kept};
 use ringleader_core::algo::catalogue::{self, CATALOGUE};
 use ringleader_core::algo::detector::DetectorConfig;
 
@@ -68,6 +68,9 @@ struct Args {
     /// (default: the detector's period).
     #[arg(long)]
     delay_ms: Option<u64>,
+    /// Write each counterexample's space-time diagram (SVG) into this directory.
+    #[arg(long)]
+    svg: Option<std::path::PathBuf>,
     /// Print the results as the Markdown table of docs/checking.md.
     #[arg(long)]
     markdown: bool,
@@ -213,7 +216,31 @@ fn main() -> ExitCode {
                     s.elapsed.as_secs_f64()
                 );
             }
-            for (ids, initiators, c) in s.broken.iter().take(3) {
+            for (k, (ids, initiators, c)) in s.broken.iter().enumerate().take(3) {
+                if let Some(dir) = &args.svg {
+                    let topology = match ringleader_core::topology::Topology::build(spec.default_topology(), n, 7) {
+                        Ok(t) => t,
+                        Err(e) => {
+                            eprintln!("{e}");
+                            return ExitCode::from(2);
+                        }
+                    };
+                    let mut e = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
+                    if args.kept {
+                        e = Election {
+                            delay_ms: args.delay_ms.unwrap_or(detector.period_ms),
+                            ..Election::kept(spec, e.topology, e.ids, detector, faults)
+                        };
+                    }
+                    let path = dir.join(format!("{}-n{n}-{}.svg", spec.name, k + 1));
+                    match std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, diagram(&e, fifo, c))) {
+                        Ok(()) => eprintln!("  diagram: {}", path.display()),
+                        Err(err) => {
+                            eprintln!("--svg {}: {err}", dir.display());
+                            return ExitCode::from(2);
+                        }
+                    }
+                }
                 eprintln!(
                     "  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:",
                     c.property,

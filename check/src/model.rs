@@ -27,10 +27,13 @@
 
 use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
 use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::algo::detector::is_reserved;
 use ringleader_core::algo::{
     Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Role, Rule, TimerId, UNKNOWN_LEADER,
 };
+use ringleader_core::diagram::{Arrow, Mark};
 use ringleader_core::invariants;
+pub use ringleader_core::schedule::Step;
 use ringleader_core::shell::{Output, Outputs, Shell};
 use ringleader_core::sim;
 use ringleader_core::topology::Topology;
@@ -121,71 +124,18 @@ impl Faults {
     }
 }
 
-/// One step of a schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Step {
-    /// The initiator at this position wakes.
-    Start(u32),
-    /// The message `msg`, sent by position `from` on its port `port`, is
-    /// delivered (to the neighbour behind that port).
-    Deliver {
-        /// Sending position.
-        from: u32,
-        /// The sender's port.
-        port: Port,
-        /// The message.
-        msg: Msg,
-    },
-    /// A timer of the node at position `node` fires.
-    Fire {
-        /// The position.
-        node: u32,
-        /// The timer.
-        timer: TimerId,
-    },
-    /// Time passes: this many ticks of [`Election::delay_ms`].
-    Tick(u32),
-    /// The node at this position crashes.
-    Crash(u32),
-    /// The crashed node at this position recovers as a new incarnation.
-    Recover(u32),
-    /// A message in flight is lost.
-    Lose {
-        /// Sending position.
-        from: u32,
-        /// The sender's port.
-        port: Port,
-        /// The message.
-        msg: Msg,
-    },
-    /// A message in flight is duplicated.
-    Duplicate {
-        /// Sending position.
-        from: u32,
-        /// The sender's port.
-        port: Port,
-        /// The message.
-        msg: Msg,
-    },
-    /// The nodes whose bits are set are cut off from the others.
-    Partition(u32),
-    /// The partition heals.
-    Heal,
-}
-
-impl Step {
-    /// Is this step a fault (what the budget counts, plus recoveries and heals)?
-    pub fn is_fault(&self) -> bool {
-        matches!(
-            self,
-            Step::Crash(_)
-                | Step::Recover(_)
-                | Step::Lose { .. }
-                | Step::Duplicate { .. }
-                | Step::Partition(_)
-                | Step::Heal
-        )
-    }
+/// A message a step sent: on the sender's port, and whether it was lost at
+/// once (to a crashed node, or across the partition).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sent {
+    /// Sending position.
+    pub from: u32,
+    /// The sender's port.
+    pub port: Port,
+    /// The message.
+    pub msg: Msg,
+    /// Lost when sent.
+    pub lost: bool,
 }
 
 /// A message on a link, and whether it was sent before the last tick (it
@@ -223,13 +173,15 @@ pub struct System {
     unstarted: Vec<u32>,
     /// Crashed nodes (a bit per position).
     down: u32,
+    /// Every (term, leader id) a node announced it leads, sorted.
+    led: Vec<(u64, u64)>,
     /// The side of the partition in force (a bit per position; 0: none).
     cut: u32,
     /// Faults used so far.
     used: Faults,
-    /// Kept leaderships: ticks since the last fault while no leader was
-    /// agreed; `None` once one is agreed (and no fault came since).
-    unsettled: Option<u32>,
+    /// Kept leaderships: ticks since the last fault (the start counts as
+    /// one), `None` once more than the convergence bound ago.
+    since_fault: Option<u32>,
     /// Messages sent so far (one-shot elections only: a kept leadership's
     /// heartbeats never end).
     sent: u64,
@@ -357,16 +309,17 @@ impl ElectionModel {
         let mut unstarted = e.initiators.clone();
         unstarted.sort_unstable();
         unstarted.dedup();
-        let unsettled = self.is_kept().then_some(0);
+        let since_fault = self.is_kept().then_some(0);
         System {
             nodes,
             links,
             timers: Vec::new(),
             unstarted,
             down: 0,
+            led: Vec::new(),
             cut: 0,
             used: Faults::NONE,
-            unsettled,
+            since_fault,
             sent: 0,
             error: None,
         }
@@ -380,7 +333,7 @@ impl ElectionModel {
     /// Carry out what position `p`'s step put in `out`: sends go on their
     /// links (or are lost, to a crashed node or across the partition),
     /// timers are scheduled; a misstep is the state's error.
-    fn absorb(&self, s: &mut System, p: u32, out: &mut Outputs) {
+    fn absorb(&self, s: &mut System, p: u32, out: &mut Outputs, log: &mut Option<&mut Vec<Sent>>) {
         let delay = self.election.delay_ms.max(1);
         for o in out.drain() {
             match o {
@@ -389,7 +342,11 @@ impl ElectionModel {
                         s.sent += 1;
                     }
                     let to = self.election.topology.ports(p)[port as usize].peer;
-                    if s.is_down(to) || Self::cut(s, p, to) {
+                    let lost = s.is_down(to) || Self::cut(s, p, to);
+                    if let Some(log) = log {
+                        log.push(Sent { from: p, port, msg, lost });
+                    }
+                    if lost {
                         continue;
                     }
                     let link = &mut s.links[self.link_base[p as usize] + port as usize];
@@ -404,7 +361,15 @@ impl ElectionModel {
                     s.timers.push(Pending { node: p, timer, left, generation });
                     s.timers.sort_unstable();
                 }
-                Output::Decided(_) | Output::Lead(_) | Output::BeliefEnded(_) => {}
+                Output::Lead(l) => {
+                    let id = self.election.ids[p as usize];
+                    if l.leader == Some(id)
+                        && let Err(at) = s.led.binary_search(&(l.term, id))
+                    {
+                        s.led.insert(at, (l.term, id));
+                    }
+                }
+                Output::Decided(_) | Output::BeliefEnded(_) => {}
                 Output::Misstep(m) => {
                     s.error.get_or_insert_with(|| format!("position {p}: {m:?}"));
                 }
@@ -510,6 +475,11 @@ impl ElectionModel {
 
     /// The state `step` leads to from `last` (`None`: the step is not possible).
     pub fn next_state(&self, last: &System, step: Step) -> Option<System> {
+        self.next_state_logged(last, step, None)
+    }
+
+    /// [`ElectionModel::next_state`], telling `log` every message sent.
+    pub fn next_state_logged(&self, last: &System, step: Step, mut log: Option<&mut Vec<Sent>>) -> Option<System> {
         let mut s = last.clone();
         let mut out = Outputs::default();
         let t = &self.election.topology;
@@ -517,7 +487,7 @@ impl ElectionModel {
             Step::Start(p) => {
                 s.unstarted.retain(|&q| q != p);
                 s.nodes[p as usize].start(&mut out);
-                self.absorb(&mut s, p, &mut out);
+                self.absorb(&mut s, p, &mut out, &mut log);
             }
             Step::Deliver { from, port, msg } => {
                 self.take(&mut s, from, port, msg)?;
@@ -525,13 +495,13 @@ impl ElectionModel {
                 if let Err(e) = s.nodes[to.peer as usize].message(to.remote_port, msg, &mut out) {
                     s.error.get_or_insert_with(|| format!("position {} refused {msg:?}: {e}", to.peer));
                 }
-                self.absorb(&mut s, to.peer, &mut out);
+                self.absorb(&mut s, to.peer, &mut out, &mut log);
             }
             Step::Fire { node, timer } => {
                 let at = s.timers.iter().position(|t| (t.node, t.timer) == (node, timer) && t.left == 0)?;
                 let pending = s.timers.remove(at);
                 s.nodes[node as usize].timer(timer, pending.generation, &mut out);
-                self.absorb(&mut s, node, &mut out);
+                self.absorb(&mut s, node, &mut out, &mut log);
             }
             Step::Tick(ticks) => {
                 for f in s.links.iter_mut().flatten() {
@@ -540,9 +510,8 @@ impl ElectionModel {
                 for t in &mut s.timers {
                     t.left -= ticks;
                 }
-                if s.cut == 0 {
-                    s.unsettled = s.unsettled.map(|u| u.saturating_add(ticks));
-                }
+                let bound = self.converge_ticks;
+                s.since_fault = s.since_fault.and_then(|u| Some(u.saturating_add(ticks)).filter(|&u| u <= bound));
             }
             Step::Crash(p) => {
                 s.used.crashes += 1;
@@ -559,7 +528,7 @@ impl ElectionModel {
             Step::Recover(p) => {
                 s.down &= !(1 << p);
                 s.nodes[p as usize].restart(self.fresh[p as usize].clone(), &mut out);
-                self.absorb(&mut s, p, &mut out);
+                self.absorb(&mut s, p, &mut out, &mut log);
             }
             Step::Lose { from, port, msg } => {
                 s.used.losses += 1;
@@ -594,13 +563,8 @@ impl ElectionModel {
         s.timers.retain(|t| down >> t.node & 1 == 0 && nodes[t.node as usize].timer_due(t.timer, t.generation));
         s.timers.iter_mut().for_each(|t| t.generation = 0);
         s.nodes.iter_mut().for_each(|n| n.restamp_timers());
-        if self.is_kept() {
-            if step.is_fault() || s.cut != 0 {
-                s.unsettled = Some(0);
-            }
-            if s.cut == 0 && self.settled(&s) {
-                s.unsettled = None;
-            }
+        if self.is_kept() && (step.is_fault() || s.cut != 0) {
+            s.since_fault = Some(0);
         }
         Some(s)
     }
@@ -618,14 +582,19 @@ pub const PROPERTIES: [&str; 6] = [
 ];
 
 /// The properties a kept leadership keeps at every state, in the order they
-/// are reported. (The no-overlap one only for Chubby-style leases.)
-pub const KEPT_PROPERTIES: [&str; 6] = [
+/// are reported. One leader per term is over the whole run so far (as the
+/// simulator's `invariants::one_leader_per_term`): no term ever had two. (The no-overlap one only for Chubby-style leases.) The last
+/// is liveness made a safety property by the algorithm's documented bound
+/// (`catalogue::convergence_bound_ms`): once that long has passed since the
+/// last fault (a partition lasts until it heals), every state has one
+/// agreed live leader, so every continuation without faults reaches one and
+/// keeps it.
+pub const KEPT_PROPERTIES: [&str; 5] = [
     "no node errs",
     "at most one leader per term",
     "the nodes of one term agree on its leader",
     "no two leases overlap",
-    "one agreed leader within the convergence bound after the last fault",
-    "an agreed leader stays while nothing fails",
+    "one agreed leader from the convergence bound after the last fault on",
 ];
 
 /// The algorithms whose leaders hold leases: never two leaders at once, of
@@ -635,7 +604,7 @@ const LEASED: &[&str] = &["chubby"];
 impl ElectionModel {
     /// The names of the properties this model checks ([`PROPERTIES`] or
     /// [`KEPT_PROPERTIES`]).
-    pub fn properties(&self) -> &'static [&'static str; 6] {
+    pub fn properties(&self) -> &'static [&'static str] {
         if self.is_kept() { &KEPT_PROPERTIES } else { &PROPERTIES }
     }
 
@@ -662,13 +631,7 @@ impl ElectionModel {
             || beliefs.iter().zip(ids).filter_map(|(b, &id)| b.filter(|b| b.leader == Some(id)).map(|b| (b.term, id)));
         match i {
             0 => s.error.is_none(),
-            1 => {
-                let mut terms: Vec<u64> = leaders().map(|(t, _)| t).collect();
-                let all = terms.len();
-                terms.sort_unstable();
-                terms.dedup();
-                terms.len() == all
-            }
+            1 => s.led.windows(2).all(|w| w[0].0 != w[1].0),
             2 => {
                 let mut named: Vec<(u64, u64)> =
                     beliefs.iter().flatten().filter_map(|b| b.leader.map(|l| (b.term, l))).collect();
@@ -677,8 +640,7 @@ impl ElectionModel {
                 named.windows(2).all(|w| w[0].0 != w[1].0)
             }
             3 => !LEASED.contains(&self.election.spec.name) || leaders().count() <= 1,
-            4 => s.unsettled.is_none_or(|u| u <= self.converge_ticks),
-            _ => s.unsettled.is_some() || self.settled(s),
+            _ => s.since_fault.is_some() || self.settled(s),
         }
     }
 
@@ -725,5 +687,117 @@ fn decided_agree(decisions: &[Option<Decision>]) -> bool {
     match named.next() {
         None => true,
         Some(first) => named.all(|d| d.leader == first.leader),
+    }
+}
+
+impl ElectionModel {
+    /// The messages of the schedule `steps`, as arrows of a space-time
+    /// diagram ([`ringleader_core::diagram`]) whose time is the step number
+    /// (step 1 is the first): each from the step that sent it to the step
+    /// that delivered it, or lost (a lost step, a crash of its receiver, a
+    /// partition, or sent to a crashed node or across a partition). Messages
+    /// still in flight at the end are left out; their count comes back too,
+    /// after the marks of the events at nodes (starts, timeouts other than
+    /// the detector's clock, crashes, recoveries, partitions).
+    pub fn arrows(&self, steps: &[Step]) -> (Vec<Arrow>, Vec<Mark>, usize) {
+        let t = &self.election.topology;
+        let mut s = self.initial();
+        let mut arrows = Vec::new();
+        let mut marks = Vec::new();
+        // In flight per link: (message, step that sent it), oldest first.
+        let mut flying: Vec<Vec<(Msg, u64)>> = vec![Vec::new(); s.links.len()];
+        let mut log = Vec::new();
+        let to_of = |from: u32, port: Port| t.ports(from)[port as usize].peer;
+        for (i, &step) in steps.iter().enumerate() {
+            let at = i as u64 + 1;
+            let mut land = |flying: &mut Vec<Vec<(Msg, u64)>>, from: u32, port: Port, msg: Msg, received| {
+                let link = &mut flying[self.link_base[from as usize] + port as usize];
+                if let Some(k) = link.iter().position(|&(m, _)| m == msg) {
+                    let (_, sent) = link.remove(k);
+                    arrows.push(Arrow { from, to: to_of(from, port), kind: msg.kind(), sent, received });
+                }
+            };
+            let mut mark = |node: u32, label: String| marks.push(Mark { node, at, label });
+            match step {
+                Step::Start(p) => mark(p, "start".into()),
+                Step::Fire { node, timer } if !is_reserved(timer) => mark(node, format!("timer {timer}")),
+                Step::Crash(p) => mark(p, "crash".into()),
+                Step::Recover(p) => mark(p, "recover".into()),
+                Step::Lose { from, port, .. } => {
+                    mark(from, format!("loses one to id {}", self.election.ids[to_of(from, port) as usize]))
+                }
+                Step::Partition(side) => {
+                    (0..t.len()).filter(|p| side >> p & 1 == 1).for_each(|p| mark(p, "cut off".into()))
+                }
+                Step::Heal => (0..t.len()).for_each(|p| mark(p, "heal".into())),
+                _ => {}
+            }
+            match step {
+                Step::Deliver { from, port, msg } => land(&mut flying, from, port, msg, Some(at)),
+                Step::Lose { from, port, msg } => land(&mut flying, from, port, msg, None),
+                Step::Duplicate { from, port, msg } => {
+                    flying[self.link_base[from as usize] + port as usize].push((msg, at));
+                }
+                _ => {}
+            }
+            log.clear();
+            let Some(next) = self.next_state_logged(&s, step, Some(&mut log)) else { break };
+            for sent in &log {
+                if sent.lost {
+                    let to = to_of(sent.from, sent.port);
+                    arrows.push(Arrow { from: sent.from, to, kind: sent.msg.kind(), sent: at, received: None });
+                } else {
+                    flying[self.link_base[sent.from as usize] + sent.port as usize].push((sent.msg, at));
+                }
+            }
+            // What a crash or a partition took off the links is lost.
+            for (l, link) in flying.iter_mut().enumerate() {
+                let mut left: Vec<Msg> = next.links[l].iter().map(|f| f.msg).collect();
+                let from = self.link_base.partition_point(|&b| b <= l) as u32 - 1;
+                let port = (l - self.link_base[from as usize]) as Port;
+                link.retain(|&(m, sent)| match left.iter().position(|&x| x == m) {
+                    Some(k) => {
+                        left.swap_remove(k);
+                        true
+                    }
+                    None => {
+                        arrows.push(Arrow { from, to: to_of(from, port), kind: m.kind(), sent, received: None });
+                        false
+                    }
+                });
+            }
+            s = next;
+        }
+        let flying = flying.iter().map(Vec::len).sum();
+        (arrows, marks, flying)
+    }
+}
+
+impl ElectionModel {
+    /// Where each node ends after `steps`: its belief (kept leaderships) or
+    /// decision, in words ("leads term 2", "follows 3 (term 1)", "crashed").
+    pub fn outcome(&self, steps: &[Step]) -> Vec<String> {
+        let mut s = self.initial();
+        for &step in steps {
+            match self.next_state(&s, step) {
+                Some(next) => s = next,
+                None => break,
+            }
+        }
+        s.nodes
+            .iter()
+            .enumerate()
+            .map(|(p, node)| match (node.leadership(), node.decision()) {
+                _ if s.is_down(p as u32) => "crashed".into(),
+                (Some(l), _) => match l.leader {
+                    Some(id) if id == self.election.ids[p] => format!("leads term {}", l.term),
+                    Some(id) => format!("follows {id} (term {})", l.term),
+                    None => format!("no leader (term {})", l.term),
+                },
+                (None, Some(d)) if d.role == Role::Leader => "leads".into(),
+                (None, Some(d)) => format!("follows {}", d.leader),
+                (None, None) => "undecided".into(),
+            })
+            .collect()
     }
 }

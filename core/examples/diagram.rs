@@ -34,6 +34,7 @@ fn main() {
         arrows: &r.arrows,
         leader,
         time_unit: "virtual time",
+        marks: &[],
     };
     let out = svg(&d);
     match args.get(2) {

@@ -40,6 +40,19 @@ pub struct Diagram<'a> {
     pub leader: Option<u32>,
     /// Unit of the time axis, e.g. "virtual time" or "ms".
     pub time_unit: &'a str,
+    /// Events at a node worth a label (a crash, a timeout, a belief).
+    pub marks: &'a [Mark],
+}
+
+/// An event at one node: a black tick on its line, labelled above it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// The position.
+    pub node: u32,
+    /// When.
+    pub at: u64,
+    /// What happened, a word or two.
+    pub label: String,
 }
 
 /// Colours for message kinds, by kind index (cycled).
@@ -65,7 +78,13 @@ pub fn svg(d: &Diagram<'_>) -> String {
     let longest = d.nodes.iter().map(|l| l.chars().count()).max().unwrap_or(0) + " (leader)".len();
     let left = (longest as f64 * 7.5 + 16.0).max(110.0);
     let drawn = &d.arrows[..d.arrows.len().min(MAX_ARROWS)];
-    let end = drawn.iter().map(|a| a.received.unwrap_or(a.sent)).max().unwrap_or(0).max(1);
+    let end = drawn
+        .iter()
+        .map(|a| a.received.unwrap_or(a.sent))
+        .chain(d.marks.iter().map(|m| m.at))
+        .max()
+        .unwrap_or(0)
+        .max(1);
     let x = |t: u64| left + PLOT_WIDTH * t as f64 / end as f64;
     let y = |p: u32| TOP + ROW * p as f64;
     let mut kinds: Vec<MsgKind> = drawn.iter().map(|a| a.kind).collect();
@@ -152,6 +171,24 @@ pub fn svg(d: &Diagram<'_>) -> String {
             }
         }
     }
+    // A label too close to the previous one on its line goes below the line.
+    let mut last_label: Vec<f64> = vec![f64::NEG_INFINITY; n];
+    let mut marks: Vec<&Mark> = d.marks.iter().collect();
+    marks.sort_by_key(|m| (m.node, m.at));
+    for m in marks {
+        let (mx, my) = (x(m.at), y(m.node));
+        let slot = &mut last_label[(m.node as usize).min(n - 1)];
+        let below = mx - *slot < 7.0 * m.label.chars().count() as f64;
+        *slot = if below { f64::NEG_INFINITY } else { mx };
+        let ty = if below { my + 18.0 } else { my - 9.0 };
+        let _ = writeln!(
+            s,
+            r#"<g class="mark"><line x1="{mx:.1}" y1="{a:.1}" x2="{mx:.1}" y2="{b:.1}" stroke="black" stroke-width="2"/><text x="{mx:.1}" y="{ty:.1}" font-size="10" text-anchor="middle">{label}</text></g>"#,
+            a = my - 6.0,
+            b = my + 6.0,
+            label = escape(&m.label)
+        );
+    }
     let _ = writeln!(
         s,
         r##"<text x="{left}" y="{ty}" fill="#555">0</text><text x="{tx}" y="{ty}" fill="#555" text-anchor="end">{end} ({unit})</text>"##,
@@ -186,7 +223,7 @@ mod tests {
     }
 
     /// Every node gets a line, every message an arrow (lost ones a dashed stub), every kind a legend
-    /// entry with its count, and names are escaped.
+    /// entry with its count, every mark a labelled tick, and names are escaped.
     #[test]
     fn lines_arrows_and_legend() {
         let arrows = [
@@ -200,6 +237,7 @@ mod tests {
             arrows: &arrows,
             leader: Some(2),
             time_unit: "virtual time",
+            marks: &[Mark { node: 1, at: 4, label: "crash <1>".into() }],
         };
         let out = svg(&d);
         assert!(out.starts_with("<svg ") && out.ends_with("</svg>\n"));
@@ -209,6 +247,8 @@ mod tests {
         assert!(out.contains("election (2)") && out.contains("notify (1)"), "{out}");
         assert!(out.contains("as-far &lt;test&gt;") && out.contains("c&amp;d (leader)"), "{out}");
         assert!(!out.contains("<test>"));
+        assert_eq!(out.matches(r#"class="mark""#).count(), 1);
+        assert!(out.contains("crash &lt;1&gt;"), "marks are labelled, escaped");
     }
 
     /// Beyond MAX_ARROWS only the first ones are drawn, and the caption says so.
@@ -222,6 +262,7 @@ mod tests {
             arrows: &arrows,
             leader: None,
             time_unit: "t",
+            marks: &[],
         };
         let out = svg(&d);
         assert_eq!(out.matches(r#"class="msg""#).count(), MAX_ARROWS);

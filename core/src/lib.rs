@@ -35,6 +35,7 @@ pub mod diagram;
 pub mod failover;
 pub mod faults;
 pub mod invariants;
+pub mod schedule;
 pub mod shell;
 pub mod sim;
 pub mod topology;

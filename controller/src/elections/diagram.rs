@@ -54,7 +54,8 @@ impl LiveDiagram {
         for note in &self.notes {
             title.push_str(&format!("; {note}"));
         }
-        let d = diagram::Diagram { title, nodes: self.nodes, arrows: &self.arrows, leader, time_unit: "µs" };
+        let d =
+            diagram::Diagram { title, nodes: self.nodes, arrows: &self.arrows, leader, time_unit: "µs", marks: &[] };
         diagram::svg(&d)
     }
 }

@@ -95,6 +95,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
             arrows: &report.arrows,
             leader: report.verdict.leader,
             time_unit: "virtual time",
+            marks: &[],
         };
         ringleader_core::diagram::svg(&d)
     });

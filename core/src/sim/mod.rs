@@ -1304,7 +1304,14 @@ mod tests {
         assert!(r.arrows.iter().all(|a| a.received.is_some_and(|t| t > a.sent) && a.to == (a.from + 1) % 8));
         let nodes = ids.iter().map(|id| format!("id {id}")).collect();
         let leader = ids.iter().position(|&i| i == 8).map(|p| p as u32);
-        let d = crate::diagram::Diagram { title: "as-far".into(), nodes, arrows: &r.arrows, leader, time_unit: "t" };
+        let d = crate::diagram::Diagram {
+            title: "as-far".into(),
+            nodes,
+            arrows: &r.arrows,
+            leader,
+            time_unit: "t",
+            marks: &[],
+        };
         assert_eq!(crate::diagram::svg(&d).matches(r#"class="msg""#).count(), r.arrows.len());
 
         let kept = SimConfig { horizon: Some(2_000), log_arrows: true, ..SimConfig::default() };

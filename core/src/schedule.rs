@@ -1,0 +1,299 @@
+//! # Schedules: one run, step by step, replayed exactly
+//!
+//! A [`Step`] is one thing that happens in a run: a node wakes, a message is
+//! delivered, a timer fires, time passes, or a fault strikes. A list of them
+//! is a *schedule*, what the exhaustive checker (`ringleader-check`) reports
+//! as a counterexample. [`replay`] runs a schedule on the algorithm's own
+//! state machines inside the node [`Shell`], on its own
+//! bookkeeping of links and timers (apart from the checker's), and judges
+//! the end with the simulator's invariants ([`crate::invariants`]): so a
+//! counterexample is confirmed by a second driver, and a step the schedule
+//! names but the run cannot take (a message not in flight, a timer not
+//! pending) is an error, not a silent skip.
+//!
+//! Semantics (the checker's): a message goes on the link of its sender's
+//! port when sent, unless its receiver is crashed or across the partition
+//! (then it is lost); a crash loses what is in flight to the node and
+//! keeps only its persisted record; a recovery starts a new incarnation
+//! with that record; a partition loses what is in flight across it.
+//! [`Step::Tick`] only moves the clock: a timer fires when the schedule
+//! says so.
+
+use std::collections::BTreeMap;
+
+use crate::algo::catalogue::AlgorithmSpec;
+use crate::algo::detector::DetectorConfig;
+use crate::algo::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Rule, TimerId};
+use crate::invariants;
+use crate::shell::{Output, Outputs, Shell};
+use crate::topology::Topology;
+
+/// One step of a schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// The initiator at this position wakes.
+    Start(u32),
+    /// The message `msg`, sent by position `from` on its port `port`, is
+    /// delivered (to the neighbour behind that port).
+    Deliver {
+        /// Sending position.
+        from: u32,
+        /// The sender's port.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
+    /// A timer of the node at position `node` fires.
+    Fire {
+        /// The position.
+        node: u32,
+        /// The timer.
+        timer: TimerId,
+    },
+    /// Time passes: this many ticks (of the longest message delay).
+    Tick(u32),
+    /// The node at this position crashes.
+    Crash(u32),
+    /// The crashed node at this position recovers as a new incarnation.
+    Recover(u32),
+    /// A message in flight is lost.
+    Lose {
+        /// Sending position.
+        from: u32,
+        /// The sender's port.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
+    /// A message in flight is duplicated.
+    Duplicate {
+        /// Sending position.
+        from: u32,
+        /// The sender's port.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
+    /// The nodes whose bits are set are cut off from the others.
+    Partition(u32),
+    /// The partition heals.
+    Heal,
+}
+
+impl Step {
+    /// Is this step a fault (or the end of one: a recovery, a heal)?
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Step::Crash(_)
+                | Step::Recover(_)
+                | Step::Lose { .. }
+                | Step::Duplicate { .. }
+                | Step::Partition(_)
+                | Step::Heal
+        )
+    }
+}
+
+/// How a replayed schedule ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replayed {
+    /// Each position's first decision.
+    pub decisions: Vec<Option<Decision>>,
+    /// Each position's last belief (`None` for a crashed node).
+    pub beliefs: Vec<Option<Leadership>>,
+    /// Every belief announced, in order: (position, belief).
+    pub timeline: Vec<(u32, Leadership)>,
+    /// Messages sent.
+    pub sent: u64,
+    /// Messages still in flight at the end.
+    pub in_flight: usize,
+    /// What the simulator's invariants say about the end: two leaders, two
+    /// leaders of one term, decided nodes that disagree, a node that erred.
+    pub violations: Vec<String>,
+}
+
+/// A step the schedule names that the run cannot take.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("step {index} ({step:?}) cannot be taken: {why}")]
+pub struct ReplayError {
+    /// The step's index in the schedule (0 first).
+    pub index: usize,
+    /// The step.
+    pub step: Step,
+    /// Why not.
+    pub why: String,
+}
+
+/// Replay `steps` on `spec`'s nodes (its kept mode behind detector `kept`,
+/// or its one-shot mode) on `topology` with `ids`, under `rule`; messages
+/// on FIFO links must be delivered in order when `fifo`.
+pub fn replay(
+    spec: &AlgorithmSpec,
+    topology: &Topology,
+    ids: &[u64],
+    rule: Rule,
+    kept: Option<DetectorConfig>,
+    fifo: bool,
+    steps: &[Step],
+) -> Result<Replayed, ReplayError> {
+    let n = topology.len();
+    let mut info: Vec<PortInfo> = Vec::new();
+    let build = |p: u32, info: &mut Vec<PortInfo>| {
+        crate::sim::port_info(topology, ids, p, info);
+        let ctx = NodeContext {
+            id: ids[p as usize],
+            rule,
+            n,
+            coin: crate::algo::coin(0, p),
+            ports: info.len() as Port,
+            port_info: info,
+        };
+        match (kept, spec.build_kept) {
+            (Some(d), Some(b)) => b(&ctx, d),
+            _ => (spec.build)(&ctx),
+        }
+    };
+    let mut nodes: Vec<Shell<Box<dyn Algorithm>>> = (0..n)
+        .map(|p| {
+            let ports = topology.ports(p).len() as Port;
+            let receive_only =
+                topology.ports(p).iter().enumerate().filter(|(_, l)| !l.outgoing).map(|(q, _)| q as Port);
+            Shell::new(build(p, &mut info)).with_links(ports, receive_only.collect::<Vec<_>>())
+        })
+        .collect();
+    let mut links: BTreeMap<(u32, Port), Vec<Msg>> = BTreeMap::new();
+    let mut timers: BTreeMap<(u32, TimerId), u64> = BTreeMap::new();
+    let mut down = vec![false; n as usize];
+    let mut side: Option<u32> = None;
+    let mut out = Outputs::default();
+    let mut r = Replayed {
+        decisions: Vec::new(),
+        beliefs: Vec::new(),
+        timeline: Vec::new(),
+        sent: 0,
+        in_flight: 0,
+        violations: Vec::new(),
+    };
+    let cut = |side: Option<u32>, a: u32, b: u32| side.is_some_and(|s| (s >> a & 1) != (s >> b & 1));
+    for (index, &step) in steps.iter().enumerate() {
+        let fail = |why: String| ReplayError { index, step, why };
+        let mut at = None;
+        match step {
+            Step::Start(p) => {
+                let node = nodes.get_mut(p as usize).ok_or_else(|| fail("no such position".into()))?;
+                if node.started() {
+                    return Err(fail("already started".into()));
+                }
+                node.start(&mut out);
+                at = Some(p);
+            }
+            Step::Deliver { from, port, msg } | Step::Lose { from, port, msg } => {
+                let link = links.get_mut(&(from, port)).ok_or_else(|| fail("nothing in flight there".into()))?;
+                let k = match link.iter().position(|&m| m == msg) {
+                    Some(k) if k == 0 || !fifo || matches!(step, Step::Lose { .. }) => k,
+                    Some(_) => return Err(fail("not the first in flight on a FIFO link".into())),
+                    None => return Err(fail("not in flight".into())),
+                };
+                link.remove(k);
+                if let Step::Deliver { .. } = step {
+                    let to = topology.ports(from)[port as usize];
+                    if let Err(e) = nodes[to.peer as usize].message(to.remote_port, msg, &mut out) {
+                        r.violations.push(format!("position {} refused {msg:?}: {e}", to.peer));
+                    }
+                    at = Some(to.peer);
+                }
+            }
+            Step::Duplicate { from, port, msg } => {
+                let link = links.get_mut(&(from, port)).ok_or_else(|| fail("nothing in flight there".into()))?;
+                if !link.contains(&msg) {
+                    return Err(fail("not in flight".into()));
+                }
+                link.push(msg);
+            }
+            Step::Fire { node, timer } => {
+                let generation = timers.remove(&(node, timer)).ok_or_else(|| fail("no such timer pending".into()))?;
+                if !nodes[node as usize].timer(timer, generation, &mut out) {
+                    return Err(fail("the timer was replaced or cancelled".into()));
+                }
+                at = Some(node);
+            }
+            Step::Tick(_) => {}
+            Step::Crash(p) => {
+                if down.get(p as usize) != Some(&false) {
+                    return Err(fail("not a live position".into()));
+                }
+                down[p as usize] = true;
+                nodes[p as usize].forget(build(p, &mut info));
+                timers.retain(|&(q, _), _| q != p);
+                for (&(from, port), link) in &mut links {
+                    if topology.ports(from)[port as usize].peer == p {
+                        link.clear();
+                    }
+                }
+            }
+            Step::Recover(p) => {
+                if down.get(p as usize) != Some(&true) {
+                    return Err(fail("not a crashed position".into()));
+                }
+                down[p as usize] = false;
+                let fresh = build(p, &mut info);
+                nodes[p as usize].restart(fresh, &mut out);
+                at = Some(p);
+            }
+            Step::Partition(s) => {
+                side = Some(s);
+                for (&(from, port), link) in &mut links {
+                    if cut(side, from, topology.ports(from)[port as usize].peer) {
+                        link.clear();
+                    }
+                }
+            }
+            Step::Heal => side = None,
+        }
+        let Some(p) = at else { continue };
+        for o in out.drain() {
+            match o {
+                Output::Send { port, msg } => {
+                    r.sent += 1;
+                    let to = topology.ports(p)[port as usize].peer;
+                    if !down[to as usize] && !cut(side, p, to) {
+                        links.entry((p, port)).or_default().push(msg);
+                    }
+                }
+                Output::SetTimer { timer, generation, .. } => {
+                    timers.insert((p, timer), generation);
+                }
+                Output::Lead(l) => r.timeline.push((p, l)),
+                Output::Misstep(m) => r.violations.push(format!("position {p}: {m}")),
+                Output::Decided(_) | Output::BeliefEnded(_) => {}
+            }
+        }
+        // A timer a later set or a cancel made stale will not fire.
+        timers.retain(|&(q, t), g| nodes[q as usize].timer_due(t, *g));
+    }
+    r.in_flight = links.values().map(Vec::len).sum();
+    r.decisions = nodes.iter().map(|s| s.decision()).collect();
+    r.beliefs = nodes.iter().zip(&down).map(|(s, &d)| if d { None } else { s.leadership() }).collect();
+    let live: Vec<Option<Decision>> = r.decisions.iter().zip(&down).map(|(d, &x)| if x { None } else { *d }).collect();
+    let checks = [
+        invariants::at_most_one_leader(if kept.is_some() { &[] } else { &live[..] }),
+        invariants::one_leader_per_term(ids, &r.timeline),
+        one_belief_per_term(&r.beliefs),
+    ];
+    r.violations.extend(checks.into_iter().filter_map(Result::err));
+    Ok(r)
+}
+
+/// The live nodes that believe in a leader of one term name the same one.
+fn one_belief_per_term(beliefs: &[Option<Leadership>]) -> Result<(), String> {
+    let mut named: BTreeMap<u64, u64> = BTreeMap::new();
+    for b in beliefs.iter().flatten() {
+        if let Some(leader) = b.leader
+            && *named.entry(b.term).or_insert(leader) != leader
+        {
+            return Err(format!("nodes of term {} name different leaders", b.term));
+        }
+    }
+    Ok(())
+}
