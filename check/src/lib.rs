@@ -2,40 +2,41 @@
 //!
 //! An exhaustive checker of one election: every order in which the network
 //! may deliver the messages in flight (first in, first out on each link, or
-//! in any order where the algorithm does not assume FIFO links) and every
-//! order in which the initiators wake (each before any message reaches it:
-//! a node a message reaches first is woken by it, so it is no initiator, and
-//! the algorithms' claims about initiators assume this), explored state by
-//! state, breadth-first. Each node is the
-//! very state machine the gRPC runtime and the simulator run, inside the same
-//! node shell (`ringleader_core::shell::Shell`: decide once, counters, port
-//! checks), so a schedule found here is one the real system can take.
+//! in any order where the algorithm does not assume FIFO links), every order
+//! in which the initiators wake (each before any message reaches it: a node a
+//! message reaches first is woken by it, so it is no initiator, and the
+//! algorithms' claims about initiators assume this), every firing of the
+//! timers the nodes set (time in ticks of the longest delay, see
+//! [`model`](ElectionModel)'s "Time"), and, within a budget ([`Faults`]),
+//! crashes, recoveries, lost and duplicated messages and partitions; explored
+//! state by state, breadth-first. Each node is the very state machine the
+//! gRPC runtime and the simulator run, inside the same node shell
+//! (`ringleader_core::shell::Shell`: decide once, counters, port checks,
+//! timers), one-shot or keeping a leader behind the real heartbeat detector
+//! ([`Election::kept`]), so a schedule found here is one the real system can
+//! take.
 //!
 //! A state is every node's state machine and shell, the messages in flight on
-//! each directed link, the initiators not started yet and the messages sent
-//! so far; states are deduplicated by a 64-bit fingerprint of their hash, and
-//! a schedule is rebuilt from each state's parent and step by replaying it.
-//! (Why not the stateright crate, the anchor: see docs/checking.md.) What is
-//! checked, at every state:
-//!
-//! * no node's algorithm refuses a message or asks for something a node
-//!   cannot do (a send on a port it lacks, a timer: the one-shot algorithms
-//!   checked here set none);
-//! * at most one node leads, and the nodes that decided name the same leader;
-//! * the leader holds the id the algorithm must elect (its candidates'
-//!   extremum, `AlgorithmSpec::expected_winner`);
-//! * the messages sent stay within the algorithm's published bound;
-//! * once nothing is in flight and every initiator has started (a final
-//!   state: no schedule goes on from it), every node has decided and the
-//!   verdict of the simulator's own invariants holds: no deadlock.
+//! each directed link, the timers pending, the initiators not started yet,
+//! the faults so far and the messages sent so far; states are deduplicated by
+//! a 64-bit fingerprint of their hash, and a schedule is rebuilt from each
+//! state's parent and step by replaying it. (Why not the stateright crate,
+//! the anchor: see docs/checking.md.) What is checked, at every state, is
+//! [`PROPERTIES`] for one-shot elections (no node errs, one leader, agreement,
+//! the expected winner, the bound, and no deadlock at a final state) and
+//! [`KEPT_PROPERTIES`] for kept leaderships (one leader per term over the
+//! whole run, agreement per term, no lease overlap for Chubby-style, and one
+//! agreed leader from the convergence bound after the last fault on).
 //!
 //! Breadth-first search finds the shortest schedule that breaks a property
 //! ([`Counterexample`]); a state that breaks one is not explored further, so
 //! each other property reported is broken by the shortest schedule that does
 //! not break another first. The largest message count over every schedule is
-//! reported beside the bound. Limits on states, depth and time, and a cancel
-//! flag, end a check early, and say so ([`Report::complete`]); progress is
-//! reported as it goes ([`Progress`]).
+//! reported beside the bound. Limits on states, depth, time and memory, and a
+//! cancel flag, end a check early, and say so ([`Report::complete`]);
+//! progress is reported as it goes ([`Progress`]). A counterexample replays
+//! on a second driver (`ringleader_core::schedule::replay`) and draws as a
+//! space-time diagram ([`diagram`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -437,7 +438,8 @@ impl Default for KeptCheck {
 /// Check the kept leadership of `spec` on `n` nodes of its complete network
 /// as `how` says, every node starting: one id arrangement, ids 1..=n in
 /// position order, since on a complete network every other arrangement is
-/// the same system with its positions renamed (the symmetry a test checks).
+/// the same system with its positions renamed (the symmetry the test
+/// `arrangements_of_a_complete_network_are_renamings` checks).
 pub fn sweep_kept(
     spec: &'static AlgorithmSpec,
     n: u32,

@@ -1,7 +1,9 @@
 //! `ringleader-check`: every schedule of every election of small size, for
-//! the algorithms named (all one-shot algorithms of the catalogue by
-//! default); a line per algorithm and size, the shortest counterexample of
-//! each broken property, and with `--markdown` the table of docs/checking.md.
+//! the algorithms named (every algorithm of the catalogue in its one-shot
+//! mode by default; the kept leaderships under faults with `--kept`); a line
+//! per algorithm and size, the shortest counterexample of each broken
+//! property (drawn as SVG with `--svg DIR`), and with `--markdown` the tables
+//! of docs/checking.md.
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -279,3 +279,33 @@ fn bully_with_a_crash_and_a_loss_splits_and_the_replay_agrees() {
     assert_eq!(svg.matches("leads term 2").count(), 2, "both leaders are labelled");
     assert!(svg.contains("crash") && svg.contains("loses one"), "the faults are marked");
 }
+
+/// The symmetry `sweep_kept` relies on: on a complete network an arrangement of the ids is the same
+/// system with its positions renamed, so it has the same number of states and the same verdict.
+/// Checked on bully's one-shot mode for every arrangement of 3 ids and every set of initiating ids,
+/// and on its kept mode for a rotation of the ids.
+#[test]
+fn arrangements_of_a_complete_network_are_renamings() {
+    let spec = ringleader_core::algo::catalogue::find("bully").unwrap();
+    let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
+    let limits = Limits { fifo: false, ..Limits::default() };
+    let states = |ids: &[u64], initiating: &[u64]| {
+        let initiators = (0..3).filter(|&p| initiating.contains(&ids[p as usize])).collect();
+        let r = check(Election::new(spec, topology.clone(), ids.to_vec(), initiators, spec.rule), limits);
+        assert!(r.holds());
+        r.states
+    };
+    for ids in ringleader_core::algo::harness::permutations(&[1, 2, 3]) {
+        for initiating in [&[1][..], &[3], &[1, 2], &[2, 3], &[1, 2, 3]] {
+            assert_eq!(states(&ids, initiating), states(&[1, 2, 3], initiating), "{ids:?}, {initiating:?}");
+        }
+    }
+    let kept = |ids: Vec<u64>| {
+        let how = KeptCheck { faults: Faults::NONE, ..KeptCheck::default() };
+        let e = Election::kept(spec, topology.clone(), ids, how.detector, how.faults);
+        let r = check(e, limits);
+        assert!(r.holds());
+        r.states
+    };
+    assert_eq!(kept(vec![2, 3, 1]), kept(vec![1, 2, 3]));
+}
