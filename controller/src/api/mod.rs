@@ -18,7 +18,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use crate::compare;
+use crate::{check, compare};
 use crate::convert::{self, ElectionRequest};
 use crate::elections::{Elections, Entry, WatchEvent};
 pub use crate::error::RequestError;
@@ -290,6 +290,20 @@ impl Controller for ControllerService {
                 }
             }
         });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    type CheckAlgorithmStream = ReceiverStream<Result<pb::CheckEvent, Status>>;
+
+    async fn check_algorithm(
+        &self,
+        request: Request<pb::CheckRequest>,
+    ) -> Result<Response<Self::CheckAlgorithmStream>, Status> {
+        self.authorize(&request, "CheckAlgorithm", Access::Write)?;
+        let plan = check::plan(request.get_ref())?;
+        let (tx, rx) = mpsc::channel(16);
+        // The check's thread ends with the check (or when the caller goes).
+        drop(check::run(plan, tx));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 

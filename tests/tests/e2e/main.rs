@@ -26,3 +26,4 @@ mod t21_limits;
 mod t22_embedded_auth;
 mod t23_stopping;
 mod t24_history_full_disk;
+mod t25_check;

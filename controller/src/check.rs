@@ -1,0 +1,204 @@
+//! The `CheckAlgorithm` RPC: one small election on every schedule
+//! (`ringleader-check`), its progress streamed, stopped when the caller goes.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use ringleader_check::{Election, Faults, KeptCheck, Limits, Report, check_with, diagram};
+use ringleader_core::algo::catalogue;
+use ringleader_core::topology::Topology;
+use ringleader_proto::v1 as pb;
+use tokio::sync::mpsc;
+use tonic::Status;
+
+/// The most nodes a check may have (the state space grows factorially).
+pub const MAX_N: u32 = 5;
+/// The most states a check may visit (about 2 GB of fingerprints and queue at worst).
+pub const MAX_STATES: u64 = 20_000_000;
+/// The longest a check may run.
+pub const MAX_SECONDS: u32 = 600;
+/// Faults of one kind a check may contain.
+const MAX_FAULTS: u32 = 2;
+
+/// A checked request: the election and how far to go.
+#[derive(Debug)]
+pub struct Plan {
+    election: Election,
+    limits: Limits,
+}
+
+fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(format!("{field}: {why}"))
+}
+
+/// Validate `req`, naming the field at fault.
+pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
+    let spec = catalogue::find(&req.algorithm)
+        .ok_or_else(|| invalid("algorithm", format!("unknown {:?}; known: {}", req.algorithm, catalogue::names())))?;
+    let n = if req.n == 0 { 3 } else { req.n };
+    if !(2..=MAX_N).contains(&n) {
+        return Err(invalid("n", format!("{n} nodes: from 2 to {MAX_N} (the state space grows factorially)")));
+    }
+    let topology = Topology::build(spec.default_topology(), n, 7).map_err(|e| invalid("n", e))?;
+    let ids: Vec<u64> = if req.ids.is_empty() { (1..=u64::from(n)).collect() } else { req.ids.clone() };
+    if ids.len() != n as usize {
+        return Err(invalid("ids", format!("{} ids for {n} nodes", ids.len())));
+    }
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    if sorted.len() != ids.len() || sorted[0] == 0 {
+        return Err(invalid("ids", "must be distinct and positive"));
+    }
+    let faults = Faults {
+        crashes: bounded("crashes", req.crashes)?,
+        recover: req.recover,
+        losses: bounded("losses", req.losses)?,
+        duplications: bounded("duplications", req.duplications)?,
+        partitions: bounded("partitions", req.partitions)?,
+    };
+    let election = if req.kept {
+        if spec.build_kept.is_none() {
+            return Err(Status::failed_precondition(format!(
+                "kept: {} has no kept mode (bully, repaired-ring, zookeeper and chubby do)",
+                spec.name
+            )));
+        }
+        let how = KeptCheck { faults, ..KeptCheck::default() };
+        Election { delay_ms: how.delay_ms, ..Election::kept(spec, topology, ids, how.detector, faults) }
+    } else {
+        let named = [
+            ("crashes", req.crashes > 0),
+            ("recover", req.recover),
+            ("losses", req.losses > 0),
+            ("duplications", req.duplications > 0),
+            ("partitions", req.partitions > 0),
+        ];
+        if let Some((field, _)) = named.iter().find(|(_, set)| *set) {
+            return Err(Status::failed_precondition(format!("{field}: faults are checked with kept only")));
+        }
+        let initiators = if req.initiators.is_empty() { (0..n).collect() } else { req.initiators.clone() };
+        if let Some(&p) = initiators.iter().find(|&&p| p >= n) {
+            return Err(invalid("initiators", format!("position {p} of {n} nodes")));
+        }
+        Election::new(spec, topology, ids, initiators, spec.rule)
+    };
+    if req.max_states > MAX_STATES {
+        return Err(invalid("max_states", format!("{} is above {MAX_STATES}", req.max_states)));
+    }
+    if req.timeout_s > MAX_SECONDS {
+        return Err(invalid("timeout_s", format!("{} s is above {MAX_SECONDS} s", req.timeout_s)));
+    }
+    let max_states = if req.max_states == 0 { MAX_STATES } else { req.max_states } as usize;
+    let timeout = Duration::from_secs(u64::from(if req.timeout_s == 0 { 60 } else { req.timeout_s }));
+    let fifo = spec.assumptions.fifo && !req.any_order;
+    let limits = Limits { fifo, max_states, timeout: Some(timeout), ..Limits::default() };
+    Ok(Plan { election, limits })
+}
+
+fn bounded(field: &str, count: u32) -> Result<u8, Status> {
+    if count > MAX_FAULTS {
+        return Err(invalid(field, format!("{count} is above {MAX_FAULTS} (each fault multiplies the states)")));
+    }
+    Ok(count as u8)
+}
+
+fn event(kind: pb::check_event::Kind) -> pb::CheckEvent {
+    pb::CheckEvent { kind: Some(kind) }
+}
+
+/// Run `plan` on a blocking thread, sending progress and the verdict to
+/// `tx`; a send that fails (the caller went away) stops the check. The
+/// thread ends with the check.
+pub fn run(plan: Plan, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> tokio::task::JoinHandle<()> {
+    let stop = Arc::new(AtomicBool::new(false));
+    tokio::task::spawn_blocking(move || {
+        let Plan { election, limits } = plan;
+        let progress_tx = tx.clone();
+        let report = check_with(election.clone(), limits, Some(&stop), |p| {
+            let secs = p.elapsed.as_secs_f64();
+            let progress = pb::CheckProgress {
+                states: p.states as u64,
+                depth: p.depth as u32,
+                states_per_second: if secs > 0.0 { p.states as f64 / secs } else { 0.0 },
+                elapsed_s: secs,
+            };
+            if progress_tx.blocking_send(Ok(event(pb::check_event::Kind::Progress(progress)))).is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        });
+        let verdict = verdict(&election, limits.fifo, &report);
+        let _ = tx.blocking_send(Ok(event(pb::check_event::Kind::Verdict(verdict))));
+    })
+}
+
+/// The verdict of `report`, a check of `election`.
+fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict {
+    let counterexamples: Vec<pb::CheckCounterexample> = report
+        .counterexamples
+        .iter()
+        .map(|c| {
+            let model = ringleader_check::ElectionModel::new(election.clone(), fifo);
+            pb::CheckCounterexample {
+                property: c.property.to_string(),
+                steps: c.steps.iter().map(|s| format!("{s:?}")).collect(),
+                outcome: model.outcome(&c.steps),
+                error: c.error.clone().unwrap_or_default(),
+                svg: diagram(election, fifo, c),
+            }
+        })
+        .collect();
+    let state = if !report.counterexamples.is_empty() {
+        format!("BROKEN: {}", report.counterexamples.iter().map(|c| c.property).collect::<Vec<_>>().join("; "))
+    } else if report.complete {
+        "holds on every schedule".into()
+    } else {
+        "holds where explored (limits reached)".into()
+    };
+    let summary = format!(
+        "{} n={}{}: {} states, depth {}; {state} in {:.1} s",
+        election.spec.name,
+        election.ids.len(),
+        if election.kept.is_some() { " kept" } else { "" },
+        report.states,
+        report.depth,
+        report.elapsed.as_secs_f64()
+    );
+    pb::CheckVerdict {
+        holds: report.holds(),
+        complete: report.complete,
+        states: report.states as u64,
+        depth: report.depth as u32,
+        most_messages: report.most_messages,
+        bound: report.bound,
+        elapsed_s: report.elapsed.as_secs_f64(),
+        counterexamples,
+        summary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A caller that goes away stops the check: a kept repaired ring with a recovering crash, given
+    /// 600 s, ends within a minute of the receiver being dropped after its first progress event.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_stops_when_its_caller_goes() {
+        let req = pb::CheckRequest {
+            algorithm: "repaired-ring".into(),
+            kept: true,
+            crashes: 1,
+            recover: true,
+            timeout_s: 600,
+            ..Default::default()
+        };
+        let (tx, mut rx) = mpsc::channel(16);
+        let thread = run(plan(&req).unwrap(), tx);
+        let first = rx.recv().await.unwrap().unwrap();
+        assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
+        drop(rx);
+        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("stopped").unwrap();
+    }
+}

@@ -1,0 +1,106 @@
+use ringleader_proto::v1 as pb;
+use ringleader_tests::{TestController, assert_refused};
+use tokio_stream::StreamExt;
+
+use pb::check_event::Kind;
+
+async fn check(ctl: &TestController, req: pb::CheckRequest) -> Vec<Kind> {
+    let mut stream = ctl.client().check_algorithm(req).await.unwrap().into_inner();
+    let mut events = Vec::new();
+    while let Some(ev) = stream.next().await {
+        events.extend(ev.unwrap().kind);
+    }
+    events
+}
+
+fn verdict(events: &[Kind]) -> &pb::CheckVerdict {
+    match events.last() {
+        Some(Kind::Verdict(v)) => v,
+        other => panic!("the stream ends with the verdict, not {other:?}"),
+    }
+}
+
+/// CheckAlgorithm over gRPC: AsFar on 4 nodes holds on every schedule (the verdict reaches the bound of 14
+/// messages, as the checker's table says); Stages on 3 nodes with links that reorder (it assumes FIFO) ends
+/// BROKEN with a shortest schedule of 5 steps, each node's end and its diagram; kept bully with one crash, given
+/// 3 s, streams progress (states growing, states per second) and ends saying the limit cut it short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_streams_progress_and_the_verdict() {
+    let ctl = TestController::start(3).await;
+    let req = pb::CheckRequest { algorithm: "as-far".into(), n: 4, ids: vec![4, 3, 2, 1], ..Default::default() };
+    let events = check(&ctl, req).await;
+    let v = verdict(&events);
+    assert!(v.holds && v.complete && v.counterexamples.is_empty(), "{v:?}");
+    assert_eq!((v.most_messages, v.bound), (14, 14));
+    assert!(v.summary.contains("holds on every schedule"), "{}", v.summary);
+
+    let req = pb::CheckRequest { algorithm: "stages".into(), any_order: true, initiators: vec![0], ..Default::default() };
+    let events = check(&ctl, req).await;
+    let v = verdict(&events);
+    assert!(!v.holds && v.complete, "{}", v.summary);
+    let refused = v.counterexamples.iter().find(|c| c.property == "no node errs").unwrap();
+    assert_eq!(refused.steps.len(), 5, "{:?}", refused.steps);
+    assert_eq!(refused.steps[0], "Start(0)");
+    assert!(refused.error.contains("refused"), "{}", refused.error);
+    assert_eq!(refused.outcome, ["undecided", "undecided", "undecided"]);
+    assert!(refused.svg.starts_with("<svg") && refused.svg.contains("no node errs"));
+
+    let req = pb::CheckRequest { algorithm: "bully".into(), kept: true, crashes: 1, timeout_s: 3, ..Default::default() };
+    let events = check(&ctl, req).await;
+    let progress: Vec<&pb::CheckProgress> =
+        events.iter().filter_map(|k| if let Kind::Progress(p) = k { Some(p) } else { None }).collect();
+    assert!(progress.len() >= 2 && progress.windows(2).all(|w| w[0].states <= w[1].states), "{progress:?}");
+    assert!(progress.iter().all(|p| p.states_per_second > 0.0));
+    let v = verdict(&events);
+    assert!(!v.complete && v.counterexamples.is_empty(), "{}", v.summary);
+    assert!(v.summary.contains("holds where explored (limits reached)"), "{}", v.summary);
+    ctl.stop().await;
+}
+
+/// Bad requests are refused naming the field, before any check runs; a caller may close the stream of a long
+/// check after two progress events, and the controller answers the next check at once (that the closed check's
+/// thread stops is the controller's own test, `a_check_stops_when_its_caller_goes`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
+    let ctl = TestController::start(3).await;
+    let mut client = ctl.client();
+    let bad = |f: fn(&mut pb::CheckRequest)| {
+        let mut r = pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() };
+        f(&mut r);
+        r
+    };
+    let cases: [(pb::CheckRequest, tonic::Code, &str); 8] = [
+        (bad(|r| r.algorithm = "paxos".into()), tonic::Code::InvalidArgument, "algorithm"),
+        (bad(|r| r.n = 7), tonic::Code::InvalidArgument, "n"),
+        (bad(|r| r.ids = vec![1, 2]), tonic::Code::InvalidArgument, "ids"),
+        (bad(|r| r.ids = vec![1, 1, 2]), tonic::Code::InvalidArgument, "ids"),
+        (bad(|r| r.initiators = vec![3]), tonic::Code::InvalidArgument, "initiators"),
+        (bad(|r| r.kept = true), tonic::Code::FailedPrecondition, "kept"),
+        (bad(|r| r.losses = 1), tonic::Code::FailedPrecondition, "losses"),
+        (bad(|r| r.timeout_s = 601), tonic::Code::InvalidArgument, "timeout_s"),
+    ];
+    for (req, code, field) in cases {
+        let status = client.check_algorithm(req).await.unwrap_err();
+        assert_refused(&status, code, field);
+    }
+    // Kept repaired ring with a recovering crash runs for minutes: take two progress events and go.
+    let req = pb::CheckRequest {
+        algorithm: "repaired-ring".into(),
+        kept: true,
+        crashes: 1,
+        recover: true,
+        timeout_s: 600,
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let mut stream = client.check_algorithm(req).await.unwrap().into_inner();
+    for _ in 0..2 {
+        assert!(matches!(stream.next().await, Some(Ok(pb::CheckEvent { kind: Some(Kind::Progress(_)) }))));
+    }
+    drop(stream);
+    let req = pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() };
+    let v = verdict(&check(&ctl, req).await).clone();
+    assert!(v.holds, "{v:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(120), "the stopped check did not hold things up");
+    ctl.stop().await;
+}
