@@ -171,7 +171,7 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
         states: report.states as u64,
         depth: report.depth as u32,
         most_messages: report.most_messages,
-        bound: report.bound,
+        bound: if election.kept.is_some() { 0 } else { report.bound },
         elapsed_s: report.elapsed.as_secs_f64(),
         counterexamples,
         summary,

@@ -18,12 +18,12 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use crate::{check, compare};
 use crate::convert::{self, ElectionRequest};
 use crate::elections::{Elections, Entry, WatchEvent};
 pub use crate::error::RequestError;
 use crate::faults::Faults;
 use crate::record::{ElectionRecord, Mode, State};
+use crate::{check, compare};
 use planning::fits_the_process;
 pub use planning::{
     DEFAULT_SIMULATED_SIZE, MAX_COMPLETE_SIZE, MAX_LOCAL_HEARTBEATS_PER_SECOND, TIMER_EVENTS_PER_MESSAGE,

@@ -34,7 +34,8 @@ async fn check_streams_progress_and_the_verdict() {
     assert_eq!((v.most_messages, v.bound), (14, 14));
     assert!(v.summary.contains("holds on every schedule"), "{}", v.summary);
 
-    let req = pb::CheckRequest { algorithm: "stages".into(), any_order: true, initiators: vec![0], ..Default::default() };
+    let req =
+        pb::CheckRequest { algorithm: "stages".into(), any_order: true, initiators: vec![0], ..Default::default() };
     let events = check(&ctl, req).await;
     let v = verdict(&events);
     assert!(!v.holds && v.complete, "{}", v.summary);
@@ -45,7 +46,8 @@ async fn check_streams_progress_and_the_verdict() {
     assert_eq!(refused.outcome, ["undecided", "undecided", "undecided"]);
     assert!(refused.svg.starts_with("<svg") && refused.svg.contains("no node errs"));
 
-    let req = pb::CheckRequest { algorithm: "bully".into(), kept: true, crashes: 1, timeout_s: 3, ..Default::default() };
+    let req =
+        pb::CheckRequest { algorithm: "bully".into(), kept: true, crashes: 1, timeout_s: 3, ..Default::default() };
     let events = check(&ctl, req).await;
     let progress: Vec<&pb::CheckProgress> =
         events.iter().filter_map(|k| if let Kind::Progress(p) = k { Some(p) } else { None }).collect();
