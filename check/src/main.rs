@@ -181,7 +181,15 @@ fn main() -> ExitCode {
             };
             let verdict = if !s.broken.is_empty() {
                 failed = true;
-                format!("BROKEN ({} elections)", s.broken.len())
+                let mut elections: Vec<_> = s.broken.iter().map(|(ids, initiators, _)| (ids, initiators)).collect();
+                elections.dedup();
+                let properties = s.broken.len();
+                let plural = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+                format!(
+                    "BROKEN ({} in {})",
+                    plural(properties, "property", "properties"),
+                    plural(elections.len(), "election", "elections")
+                )
             } else if !s.complete {
                 "holds where explored (limits reached)".to_string()
             } else {
