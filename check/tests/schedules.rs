@@ -8,7 +8,7 @@ use ringleader_core::algo::detector::{Detected, DetectorConfig};
 use ringleader_core::algo::oneshot::{Ending, OneShotNode, Wake};
 use ringleader_core::algo::spec::{Assumptions, RINGS};
 use ringleader_core::algo::{
-    AlgoError, Algorithm, Effect, Msg, NodeContext, Outbox, Port, RIGHT, Rule, TimerId, other,
+    AlgoError, Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, TimerId, other,
 };
 use ringleader_core::machine;
 use ringleader_core::schedule::replay;
@@ -308,4 +308,160 @@ fn arrangements_of_a_complete_network_are_renamings() {
         r.states
     };
     assert_eq!(kept(vec![2, 3, 1]), kept(vec![1, 2, 3]));
+}
+
+/// Seed 000's Villadangos et al. exactly as its Ruby sketch writes it: statuses passive, candidate, dummy,
+/// waiting, leader; `message1` from the virtual-ring predecessor, `message2` and `message3` between
+/// candidates, each handled only in the statuses the sketch's `case` names (anything else is dropped).
+/// The leader tells the others with `Notify` so that they decide. (The shipped algorithm corrects the
+/// sketch: a candidate that already knows its successor passes `message1` on whatever the ids.)
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Seed000 {
+    id: u64,
+    peers: Vec<u64>,
+    neighbour: u64,
+    status: &'static str,
+    predecessor: Option<u64>,
+    successor: Option<u64>,
+    decided: bool,
+}
+
+impl Seed000 {
+    fn new(c: &NodeContext) -> Self {
+        let peers: Vec<u64> = c.port_info.iter().map(|p| p.neighbour).collect();
+        let neighbour = ringleader_core::algo::villadangos::virtual_ring_neighbour(c.id, c.rule, &peers).unwrap();
+        Seed000 { id: c.id, peers, neighbour, status: "passive", predecessor: None, successor: None, decided: false }
+    }
+
+    fn send(&self, to: u64, msg: Msg, out: &mut Outbox) {
+        out.send(self.peers.iter().position(|&p| p == to).unwrap() as Port, msg);
+    }
+
+    fn lead(&mut self, out: &mut Outbox) {
+        self.status = "leader";
+        self.decided = true;
+        out.push(Effect::Decide(Decision { role: Role::Leader, leader: self.id }));
+        for port in 0..self.peers.len() as Port {
+            out.send(port, Msg::Notify { leader: self.id });
+        }
+    }
+
+    fn message1(&mut self, p: u64, out: &mut Outbox) {
+        match self.status {
+            "passive" => {
+                self.status = "dummy";
+                self.send(self.neighbour, Msg::Message1 { id: p }, out);
+            }
+            "candidate" => {
+                self.predecessor = Some(p);
+                if self.id == p {
+                    self.lead(out);
+                } else if self.id > p {
+                    if let Some(s) = self.successor {
+                        self.status = "dummy";
+                        self.send(s, Msg::Message3 { id: p }, out);
+                    } else {
+                        self.status = "waiting";
+                        self.send(p, Msg::Message2 { id: self.id }, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn message2(&mut self, s: u64, out: &mut Outbox) {
+        match self.status {
+            "candidate" => match self.predecessor {
+                Some(p) => {
+                    self.send(s, Msg::Message3 { id: p }, out);
+                    self.status = "dummy";
+                }
+                None => self.successor = Some(s),
+            },
+            "waiting" => self.successor = Some(s),
+            _ => {}
+        }
+    }
+
+    fn message3(&mut self, p: u64, out: &mut Outbox) {
+        if self.status != "waiting" {
+            return;
+        }
+        self.predecessor = Some(p);
+        if self.id == p {
+            self.lead(out);
+        } else if let Some(s) = self.successor {
+            self.status = "dummy";
+            self.send(s, Msg::Message3 { id: p }, out);
+        } else if self.id > p {
+            self.send(p, Msg::Message2 { id: self.id }, out);
+        }
+    }
+}
+
+impl Algorithm for Seed000 {
+    fn on_start(&mut self, out: &mut Outbox) {
+        self.status = "candidate";
+        self.predecessor = None;
+        self.successor = None;
+        self.send(self.neighbour, Msg::Message1 { id: self.id }, out);
+    }
+    fn on_message(&mut self, _port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        match msg {
+            Msg::Message1 { id } => self.message1(id, out),
+            Msg::Message2 { id } => self.message2(id, out),
+            Msg::Message3 { id } => self.message3(id, out),
+            Msg::Notify { leader } if !self.decided => {
+                self.decided = true;
+                out.push(Effect::Decide(Decision { role: Role::Follower, leader }));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+    fn state(&self) -> &'static str {
+        self.status
+    }
+}
+
+static SEED_000: AlgorithmSpec = AlgorithmSpec {
+    name: "seed-000-villadangos",
+    build: |c| Box::new(Seed000::new(c)),
+    ..ringleader_core::algo::villadangos::SPEC
+};
+
+/// Seed 000's sketch deadlocks, and the checker finds it from scratch with a shortest schedule of 6
+/// steps: on 3 nodes with ids 1 and 3 initiating, 1's `message1(1)` reaches 3 (1's virtual-ring
+/// neighbour), which waits and answers `message2(3)`; 1 records 3 as its successor; 3's `message1(3)`
+/// goes through 2 (a dummy now) and reaches 1 last, and the sketch has no branch for `message1` at a
+/// candidate whose id is lower: 1 only records it, 3 waits for a `message3` that never comes, nobody
+/// leads. Nothing is in flight and every node is undecided, in the simulator's replay too. The
+/// shipped algorithm (its correction 1) holds on the same election; so too on 5 nodes with ids 1, 4
+/// and 5 initiating, where the sketch deadlocks after 9 steps.
+#[test]
+fn seed_000_as_written_deadlocks_and_the_shipped_one_does_not() {
+    let topology = Topology::build(TopologyKind::Complete, 3, 7).unwrap();
+    let e = Election::new(&SEED_000, topology.clone(), vec![1, 2, 3], vec![0, 2], Rule::Max);
+    let r = check(e, Limits { fifo: false, ..Limits::default() });
+    let c = r.counterexamples.iter().find(|c| c.property == "every final state is a finished election").unwrap();
+    assert!(c.decisions.iter().all(Option::is_none), "{c:?}");
+    assert_eq!(c.steps.len(), 6, "{:?}", c.steps);
+    assert_eq!(c.steps[5], Step::Deliver { from: 1, port: 0, msg: Msg::Message1 { id: 3 } });
+    let replayed = replay(&SEED_000, &topology, &[1, 2, 3], Rule::Max, None, false, &c.steps).unwrap();
+    assert_eq!((replayed.in_flight, replayed.decisions), (0, c.decisions.clone()), "stuck in the replay too");
+    let shipped = ringleader_core::algo::catalogue::find("complete-villadangos").unwrap();
+    let e = Election::new(shipped, topology, vec![1, 2, 3], vec![0, 2], Rule::Max);
+    assert!(check(e, Limits { fifo: false, ..Limits::default() }).holds());
+    // The case the issue names: 5 nodes, ids 1, 4 and 5 initiating. The sketch deadlocks (a shortest
+    // schedule of 9 steps); the shipped algorithm holds.
+    let five = Topology::build(TopologyKind::Complete, 5, 7).unwrap();
+    let on_five = |spec| {
+        let e = Election::new(spec, five.clone(), vec![1, 2, 3, 4, 5], vec![0, 3, 4], Rule::Max);
+        check(e, Limits { fifo: false, ..Limits::default() })
+    };
+    let r = on_five(&SEED_000);
+    let c = r.counterexamples.iter().find(|c| c.property == "every final state is a finished election").unwrap();
+    assert_eq!(c.steps.len(), 9, "{:?}", c.steps);
+    assert!(on_five(shipped).holds());
 }
