@@ -246,7 +246,7 @@ static DEAF: AlgorithmSpec =
 /// A bully node deaf to newer terms is caught on 3 nodes with one crash: the leader 3 crashes, 2
 /// leads term 2, and 1, deaf to it, stays in term 1 for good; the checker reports the shortest such
 /// schedule once the convergence bound has passed without one agreed term, ending with 1 and 2 in
-/// different terms.
+/// different terms, where the simulator's replay ends too.
 #[test]
 fn a_bully_deaf_to_newer_terms_is_caught() {
     let how = KeptCheck { faults: Faults { crashes: 1, ..Faults::NONE }, ..KeptCheck::default() };
@@ -256,6 +256,9 @@ fn a_bully_deaf_to_newer_terms_is_caught() {
     assert!(c.steps.contains(&Step::Crash(2)), "{c:?}");
     let terms: Vec<u64> = c.beliefs.iter().flatten().map(|b| b.term).collect();
     assert!(terms.len() == 2 && terms[0] != terms[1], "{:?}", c.beliefs);
+    let topology = Topology::build(TopologyKind::Complete, 3, 7).unwrap();
+    let replayed = replay(&DEAF, &topology, &[1, 2, 3], Rule::Max, Some(how.detector), false, &c.steps).unwrap();
+    assert_eq!(replayed.beliefs, c.beliefs, "the replay ends in the same two terms");
 }
 
 /// Outside bully's model (a lost message is a delay beyond the answer timeout, which bully assumes
