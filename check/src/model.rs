@@ -25,6 +25,8 @@
 //! nodes into two sides (messages in flight across it are lost, and so are
 //! sends across it) that later heals.
 
+use std::sync::Arc;
+
 use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::detector::is_reserved;
@@ -163,7 +165,9 @@ struct Pending {
 /// The whole system at one point of a schedule.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct System {
-    nodes: Vec<Shell<Box<dyn Algorithm>>>,
+    /// Shared between states until a step changes one (copy on write): a
+    /// step touches one node, so a new state copies one node, not all.
+    nodes: Vec<Arc<Shell<Box<dyn Algorithm>>>>,
     /// Messages in flight on each directed link (sender, port), in sending
     /// order on FIFO links, sorted (a multiset) otherwise.
     links: Vec<Vec<Flight>>,
@@ -302,7 +306,7 @@ impl ElectionModel {
             .map(|p| {
                 let ports = t.ports(p).len() as Port;
                 let receive_only = t.ports(p).iter().enumerate().filter(|(_, l)| !l.outgoing).map(|(q, _)| q as Port);
-                Shell::new(self.fresh[p as usize].clone()).with_links(ports, receive_only.collect::<Vec<_>>())
+                Arc::new(Shell::new(self.fresh[p as usize].clone()).with_links(ports, receive_only.collect::<Vec<_>>()))
             })
             .collect();
         let links = vec![Vec::new(); self.link_base.last().map_or(0, |&b| b + t.ports(t.len() - 1).len())];
@@ -482,17 +486,20 @@ impl ElectionModel {
     pub fn next_state_logged(&self, last: &System, step: Step, mut log: Option<&mut Vec<Sent>>) -> Option<System> {
         let mut s = last.clone();
         let mut out = Outputs::default();
+        let mut touched = None;
         let t = &self.election.topology;
         match step {
             Step::Start(p) => {
                 s.unstarted.retain(|&q| q != p);
-                s.nodes[p as usize].start(&mut out);
+                Arc::make_mut(&mut s.nodes[p as usize]).start(&mut out);
+                touched = Some(p);
                 self.absorb(&mut s, p, &mut out, &mut log);
             }
             Step::Deliver { from, port, msg } => {
                 self.take(&mut s, from, port, msg)?;
                 let to = t.ports(from)[port as usize];
-                if let Err(e) = s.nodes[to.peer as usize].message(to.remote_port, msg, &mut out) {
+                touched = Some(to.peer);
+                if let Err(e) = Arc::make_mut(&mut s.nodes[to.peer as usize]).message(to.remote_port, msg, &mut out) {
                     s.error.get_or_insert_with(|| format!("position {} refused {msg:?}: {e}", to.peer));
                 }
                 self.absorb(&mut s, to.peer, &mut out, &mut log);
@@ -500,7 +507,8 @@ impl ElectionModel {
             Step::Fire { node, timer } => {
                 let at = s.timers.iter().position(|t| (t.node, t.timer) == (node, timer) && t.left == 0)?;
                 let pending = s.timers.remove(at);
-                s.nodes[node as usize].timer(timer, pending.generation, &mut out);
+                Arc::make_mut(&mut s.nodes[node as usize]).timer(timer, pending.generation, &mut out);
+                touched = Some(node);
                 self.absorb(&mut s, node, &mut out, &mut log);
             }
             Step::Tick(ticks) => {
@@ -516,7 +524,7 @@ impl ElectionModel {
             Step::Crash(p) => {
                 s.used.crashes += 1;
                 s.down |= 1 << p;
-                s.nodes[p as usize].forget(self.fresh[p as usize].clone());
+                Arc::make_mut(&mut s.nodes[p as usize]).forget(self.fresh[p as usize].clone());
                 for from in 0..t.len() {
                     for (port, l) in t.ports(from).iter().enumerate() {
                         if l.peer == p {
@@ -527,7 +535,8 @@ impl ElectionModel {
             }
             Step::Recover(p) => {
                 s.down &= !(1 << p);
-                s.nodes[p as usize].restart(self.fresh[p as usize].clone(), &mut out);
+                Arc::make_mut(&mut s.nodes[p as usize]).restart(self.fresh[p as usize].clone(), &mut out);
+                touched = Some(p);
                 self.absorb(&mut s, p, &mut out, &mut log);
             }
             Step::Lose { from, port, msg } => {
@@ -562,7 +571,10 @@ impl ElectionModel {
         let down = s.down;
         s.timers.retain(|t| down >> t.node & 1 == 0 && nodes[t.node as usize].timer_due(t.timer, t.generation));
         s.timers.iter_mut().for_each(|t| t.generation = 0);
-        s.nodes.iter_mut().for_each(|n| n.restamp_timers());
+        // Only the node that stepped can have stamps above 0 (a crash forgets them).
+        if let Some(p) = touched {
+            Arc::make_mut(&mut s.nodes[p as usize]).restamp_timers();
+        }
         if self.is_kept() && (step.is_fault() || s.cut != 0) {
             s.since_fault = Some(0);
         }
