@@ -7,7 +7,7 @@
 //! message reaches first is woken by it, so it is no initiator, and the
 //! algorithms' claims about initiators assume this), every firing of the
 //! timers the nodes set (time in ticks of the longest delay, see
-//! [`model`](ElectionModel)'s "Time"), and, within a budget ([`Faults`]),
+//! [`ElectionModel`], "Time"), and, within a budget ([`Faults`]),
 //! crashes, recoveries, lost and duplicated messages and partitions; explored
 //! state by state, breadth-first. Each node is the very state machine the
 //! gRPC runtime and the simulator run, inside the same node shell

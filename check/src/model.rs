@@ -2,28 +2,7 @@
 //! pending timers, the faults so far; the steps that may follow a state, and
 //! the properties every state must keep.
 //!
-//! ## Time
-//!
-//! Time is counted in *ticks* of [`Election::delay_ms`], the longest a
-//! message may take (digital clocks: the usual discrete-time reading of a
-//! timed system). A message sent between two ticks is delivered before the
-//! second tick after it (it crosses at most one tick), so the delivery bound
-//! holds; a timer set for `after_ms` falls due ⌈after_ms / delay_ms⌉ ticks
-//! later and fires before the next tick, in any order with the deliveries
-//! of that tick. [`Step::Tick`] is possible only when no message crossed a
-//! tick already and no timer is due; while nothing is in flight it jumps
-//! straight to the next timer. Without pending timers time plays no part
-//! (no tick is taken): the one-shot algorithms without timers are checked in
-//! the asynchronous model, any delay.
-//!
-//! ## Faults
-//!
-//! Each within the [`Faults`] budget, at any point after every node has
-//! started: a crash (the node's timers are void and the messages in flight to
-//! it are lost; it may later recover as a new incarnation with its persisted
-//! record), a lost message, a duplicated message, and a partition of the
-//! nodes into two sides (messages in flight across it are lost, and so are
-//! sends across it) that later heals.
+//! (How time passes and which faults strike: [`ElectionModel`].)
 
 use std::sync::Arc;
 
@@ -228,6 +207,29 @@ impl System {
 
 /// The model of one [`Election`]: how to build its first state, which steps
 /// follow a state, what a step does, and the properties.
+///
+/// ## Time
+///
+/// Time is counted in *ticks* of [`Election::delay_ms`], the longest a
+/// message may take (digital clocks: the usual discrete-time reading of a
+/// timed system). A message sent between two ticks is delivered before the
+/// second tick after it (it crosses at most one tick), so the delivery bound
+/// holds; a timer set for `after_ms` falls due ⌈after_ms / delay_ms⌉ ticks
+/// later and fires before the next tick, in any order with the deliveries
+/// of that tick. [`Step::Tick`] is possible only when no message crossed a
+/// tick already and no timer is due; while nothing is in flight it jumps
+/// straight to the next timer. Without pending timers time plays no part
+/// (no tick is taken): the one-shot algorithms without timers are checked in
+/// the asynchronous model, any delay.
+///
+/// ## Faults
+///
+/// Each within the [`Faults`] budget, at any point after every node has
+/// started: a crash (the node's timers are void and the messages in flight to
+/// it are lost; it may later recover as a new incarnation with its persisted
+/// record), a lost message, a duplicated message, and a partition of the
+/// nodes into two sides (messages in flight across it are lost, and so are
+/// sends across it) that later heals.
 #[derive(Debug)]
 pub struct ElectionModel {
     election: Election,
@@ -465,6 +467,21 @@ impl ElectionModel {
         }
     }
 
+    /// Does `step` name positions and ports this election has (a schedule
+    /// from elsewhere may not)?
+    fn names_what_exists(&self, step: Step) -> bool {
+        let t = &self.election.topology;
+        let link = |from: u32, port: Port| from < t.len() && (port as usize) < t.ports(from).len();
+        match step {
+            Step::Start(p) | Step::Crash(p) | Step::Recover(p) | Step::Fire { node: p, .. } => p < t.len(),
+            Step::Deliver { from, port, .. } | Step::Lose { from, port, .. } | Step::Duplicate { from, port, .. } => {
+                link(from, port)
+            }
+            Step::Partition(side) => side >> t.len() == 0,
+            Step::Tick(_) | Step::Heal => true,
+        }
+    }
+
     /// Take the message `msg` off the link of `from`'s port `port` (the copy
     /// sent before the last tick, if there is one: the other may wait).
     fn take(&self, s: &mut System, from: u32, port: Port, msg: Msg) -> Option<Flight> {
@@ -484,6 +501,9 @@ impl ElectionModel {
 
     /// [`ElectionModel::next_state`], telling `log` every message sent.
     pub fn next_state_logged(&self, last: &System, step: Step, mut log: Option<&mut Vec<Sent>>) -> Option<System> {
+        if !self.names_what_exists(step) {
+            return None;
+        }
         let mut s = last.clone();
         let mut out = Outputs::default();
         let mut touched = None;
@@ -516,7 +536,7 @@ impl ElectionModel {
                     f.old = true;
                 }
                 for t in &mut s.timers {
-                    t.left -= ticks;
+                    t.left = t.left.saturating_sub(ticks);
                 }
                 let bound = self.converge_ticks;
                 s.since_fault = s.since_fault.and_then(|u| Some(u.saturating_add(ticks)).filter(|&u| u <= bound));

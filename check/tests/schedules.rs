@@ -1,7 +1,7 @@
 //! The checker on the catalogue (every schedule of every small election) and
 //! on broken variants it must catch, with their shortest counterexamples.
 
-use ringleader_check::{Election, Faults, KeptCheck, Limits, Step, check, diagram, sweep, sweep_kept};
+use ringleader_check::{Election, ElectionModel, Faults, KeptCheck, Limits, Step, check, diagram, sweep, sweep_kept};
 use ringleader_core::algo::bully::{self, Bully, BullyConfig};
 use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
 use ringleader_core::algo::detector::{Detected, DetectorConfig};
@@ -467,4 +467,26 @@ fn seed_000_as_written_deadlocks_and_the_shipped_one_does_not() {
     let c = r.counterexamples.iter().find(|c| c.property == "every final state is a finished election").unwrap();
     assert_eq!(c.steps.len(), 9, "{:?}", c.steps);
     assert!(on_five(shipped).holds());
+}
+
+/// A step naming a position or port the election lacks, or a message not in flight, is no step:
+/// `next_state` says so (`None`) instead of panicking, whoever built the schedule.
+#[test]
+fn steps_that_name_nothing_are_refused() {
+    let e = ring_of_3(&SILENT, vec![0]);
+    let model = ElectionModel::new(e, true);
+    let s = model.initial();
+    let msg = Msg::Election { id: 1, stage: 0, hops: 0 };
+    for step in [
+        Step::Start(3),
+        Step::Crash(7),
+        Step::Fire { node: 9, timer: 0 },
+        Step::Deliver { from: 0, port: 5, msg },
+        Step::Deliver { from: 4, port: 0, msg },
+        Step::Deliver { from: 0, port: RIGHT, msg },
+        Step::Lose { from: 0, port: RIGHT, msg },
+    ] {
+        assert!(model.next_state(&s, step).is_none(), "{step:?}");
+    }
+    assert!(model.next_state(&s, Step::Start(0)).is_some(), "a real step is taken");
 }
