@@ -149,18 +149,33 @@ async fn every_dashboard_query_returns_series() {
         "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: ringleader-controller\n    static_configs:\n      - targets: ['127.0.0.1:{metrics}']\n"
     );
     std::fs::write(dir.join("prometheus.yml"), config).unwrap();
-    let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
-    let _prometheus = Proc(
-        Command::new(prometheus)
-            .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom}"))
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("spawn prometheus"),
-    );
+    // A port taken by another process between `free_port()` and Prometheus's bind ends Prometheus at
+    // once ("address already in use", seen in CI): then try again on another port.
+    let mut prom = prom;
+    let mut attempts = 0;
+    let _prometheus = loop {
+        let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
+        let mut child = Proc(
+            Command::new(&prometheus)
+                .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
+                .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+                .arg(format!("--web.listen-address=127.0.0.1:{prom}"))
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .spawn()
+                .expect("spawn prometheus"),
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        attempts += 1;
+        match child.0.try_wait() {
+            Ok(Some(status)) if attempts < 5 => {
+                eprintln!("prometheus on port {prom} exited ({status}); trying another port");
+                prom = free_port();
+            }
+            _ => break child,
+        }
+    };
 
     // Prometheus scraping the controller before anything happens, so rates see every election.
     let deadline = Instant::now() + Duration::from_secs(90);
