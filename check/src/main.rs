@@ -36,6 +36,11 @@ struct Args {
     /// Explore depth-first (a smaller queue; counterexamples need not be shortest).
     #[arg(long)]
     dfs: bool,
+    /// Kept: let quiet heartbeats arrive at every point, not only just before
+    /// their receiver's steps (no partial-order reduction; same verdicts,
+    /// many more states).
+    #[arg(long)]
+    no_reduction: bool,
     /// Stop when the process's resident memory passes this many MiB (0: none).
     #[arg(long, default_value_t = 0)]
     max_memory_mib: u64,
@@ -139,6 +144,7 @@ fn main() -> ExitCode {
                 timeout: (args.timeout_s > 0).then(|| Duration::from_secs(args.timeout_s)),
                 max_memory_mib: args.max_memory_mib,
                 depth_first: args.dfs,
+                reduce: !args.no_reduction,
             };
             let result = if args.kept {
                 let how = KeptCheck { detector, faults, delay_ms: args.delay_ms.unwrap_or(detector.period_ms) };

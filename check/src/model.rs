@@ -119,6 +119,38 @@ pub struct Sent {
     pub lost: bool,
 }
 
+/// One step of the explored graph: a [`Step`], after the quiet heartbeats
+/// its node takes in first (see [`ElectionModel`], "Quiet heartbeats").
+/// [`ElectionModel::expand`] spells it out as steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Move {
+    /// The step.
+    pub step: Step,
+    /// How many copies of each quiet heartbeat in the step's scope arrive
+    /// first, two bits each in scope order (a tick's prelude is fixed: every
+    /// quiet heartbeat that crossed a tick already).
+    absorb: u32,
+}
+
+impl Move {
+    /// `step`, with no prelude.
+    pub fn bare(step: Step) -> Self {
+        Move { step, absorb: 0 }
+    }
+}
+
+/// Copies of one quiet heartbeat on one link (see [`ElectionModel`], "Quiet
+/// heartbeats").
+#[derive(Clone, Copy, Debug)]
+struct Quiet {
+    from: u32,
+    port: Port,
+    to: u32,
+    msg: Msg,
+    copies: u32,
+    old: u32,
+}
+
 /// A message on a link, and whether it was sent before the last tick (it
 /// must then arrive before the next one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -203,6 +235,48 @@ impl System {
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
     }
+
+    /// Everything of `self` the properties read: what the nodes decided and
+    /// believe, who led which term, the crashed nodes, the partition, the
+    /// faults used, the ticks since the last fault, the messages sent and
+    /// the error. (Not the detectors' counts, the messages in flight or the
+    /// timers.)
+    pub fn observation(&self) -> Observation {
+        Observation {
+            decisions: self.decisions(),
+            beliefs: self.beliefs(),
+            led: self.led.clone(),
+            down: self.down,
+            cut: self.cut,
+            used: self.used,
+            since_fault: self.since_fault,
+            sent: self.sent,
+            error: self.error.clone(),
+        }
+    }
+}
+
+/// What the properties read of a [`System`] ([`System::observation`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Observation {
+    /// Each position's decision.
+    pub decisions: Vec<Option<Decision>>,
+    /// Each position's belief (`None` for a crashed node).
+    pub beliefs: Vec<Option<Leadership>>,
+    /// Every (term, leader id) a node announced it leads, sorted.
+    pub led: Vec<(u64, u64)>,
+    /// Crashed nodes, a bit per position.
+    pub down: u32,
+    /// The side of the partition in force (0: none).
+    pub cut: u32,
+    /// Faults used so far.
+    pub used: Faults,
+    /// Ticks since the last fault, while within the convergence bound.
+    pub since_fault: Option<u32>,
+    /// Messages sent so far (one-shot).
+    pub sent: u64,
+    /// The first thing that went wrong.
+    pub error: Option<String>,
 }
 
 /// The model of one [`Election`]: how to build its first state, which steps
@@ -230,6 +304,27 @@ impl System {
 /// record), a lost message, a duplicated message, and a partition of the
 /// nodes into two sides (messages in flight across it are lost, and so are
 /// sends across it) that later heals.
+///
+/// ## Quiet heartbeats
+///
+/// A heartbeat that would only tell its receiver that the sender lives
+/// ([`Shell::only_refreshes`]: the receiver does not suspect the sender and
+/// its algorithm ignores the heartbeat) changes nothing but the detector's
+/// silence count for the sender, which only the receiver's clock reads; and
+/// that stays so while the receiver takes no step. So when such a heartbeat
+/// arrives between two steps of its receiver makes no difference to any
+/// property, only before which of them, and [`ElectionModel::moves`] delivers
+/// quiet heartbeats only as the prelude of a [`Move`]: just before a step of
+/// their receiver (any subset of them), before a partition that would cut
+/// them off (any subset), and, those that crossed a tick already, before the
+/// tick (all, as they must). Any schedule is matched by one that moves each
+/// quiet delivery later, to just before its receiver's next step (or that
+/// partition, or that tick, or for good if the receiver crashes first, which
+/// forgets what it counted); the states in between differ only in silence
+/// counts and in flight, which no property reads. This partial-order
+/// reduction applies to kept leaderships on links in any order;
+/// [`ElectionModel::with_reduction`] turns it off, and the check's tests
+/// compare both.
 #[derive(Debug)]
 pub struct ElectionModel {
     election: Election,
@@ -242,6 +337,9 @@ pub struct ElectionModel {
     bound: u64,
     /// Kept: ticks within which a leader must be agreed after the last fault.
     converge_ticks: u32,
+    /// Deliver quiet heartbeats only just before a step of their receiver
+    /// (see "Quiet heartbeats").
+    reduce: bool,
 }
 
 impl ElectionModel {
@@ -277,7 +375,17 @@ impl ElectionModel {
             .kept
             .and_then(|d| catalogue::convergence_bound_ms(election.spec.name, d, n, delay))
             .map_or(u32::MAX, |ms| ms.div_ceil(delay).min(u64::from(u32::MAX)) as u32);
-        ElectionModel { election, fifo, link_base, fresh, expected, bound, converge_ticks }
+        let reduce = election.kept.is_some() && !fifo;
+        ElectionModel { election, fifo, link_base, fresh, expected, bound, converge_ticks, reduce }
+    }
+
+    /// Explore every point at which a quiet heartbeat may arrive (`false`),
+    /// or only the points before its receiver's steps (`true`, the default
+    /// for kept leaderships on links in any order; see "Quiet heartbeats").
+    /// Both visit the same situations; the second far fewer states.
+    pub fn with_reduction(mut self, reduce: bool) -> Self {
+        self.reduce = reduce && self.is_kept() && !self.fifo;
+        self
     }
 
     /// The election checked.
@@ -467,6 +575,139 @@ impl ElectionModel {
         }
     }
 
+    /// The quiet heartbeats in flight in `s`, per link and message, in link
+    /// order (none when the reduction is off, or when too many pile up to
+    /// encode, which leaves every delivery a step of its own).
+    fn quiet(&self, s: &System) -> Vec<Quiet> {
+        let mut quiet = Vec::new();
+        if !self.reduce || s.error.is_some() {
+            return quiet;
+        }
+        let t = &self.election.topology;
+        for from in 0..t.len() {
+            let base = self.link_base[from as usize];
+            for (port, to) in t.ports(from).iter().enumerate() {
+                let link = &s.links[base + port];
+                let mut i = 0;
+                while i < link.len() {
+                    let msg = link[i].msg;
+                    let same = link[i..].iter().take_while(|f| f.msg == msg).count();
+                    if matches!(msg, Msg::Heartbeat { .. })
+                        && !s.is_down(to.peer)
+                        && s.nodes[to.peer as usize].only_refreshes(to.remote_port, msg)
+                    {
+                        let old = link[i..i + same].iter().filter(|f| f.old).count() as u32;
+                        let (port, copies) = (port as Port, same as u32);
+                        quiet.push(Quiet { from, port, to: to.peer, msg, copies, old });
+                    }
+                    i += same;
+                }
+            }
+        }
+        if quiet.len() > 16 || quiet.iter().any(|q| q.copies > 3) {
+            quiet.clear();
+        }
+        quiet
+    }
+
+    /// The quiet heartbeats a move of `step` may take in first.
+    /// (The receiver's steps take in the heartbeats to it; a partition, those it would cut.)
+    fn in_scope(step: Step, q: &Quiet) -> bool {
+        matches!(step, Step::Partition(side) if (side >> q.from & 1) != (side >> q.to & 1))
+    }
+
+    /// The moves that can follow `s`, in a fixed order: [`Self::actions`]'s
+    /// steps, each quiet heartbeat's delivery folded into the steps its
+    /// receiver takes next (see "Quiet heartbeats").
+    pub fn moves(&self, s: &System, moves: &mut Vec<Move>) {
+        let mut steps = Vec::new();
+        self.actions(s, &mut steps);
+        let quiet = self.quiet(s);
+        if quiet.is_empty() {
+            moves.extend(steps.into_iter().map(Move::bare));
+            return;
+        }
+        let t = &self.election.topology;
+        let is_quiet = |from, port, msg| quiet.iter().any(|q| (q.from, q.port, q.msg) == (from, port, msg));
+        for step in steps {
+            let receiver = match step {
+                Step::Deliver { from, port, msg } if is_quiet(from, port, msg) => continue,
+                Step::Tick(_) => continue,
+                Step::Deliver { from, port, .. } => Some(t.ports(from)[port as usize].peer),
+                Step::Fire { node, .. } => Some(node),
+                Step::Partition(_) => None,
+                _ => {
+                    moves.push(Move::bare(step));
+                    continue;
+                }
+            };
+            let scope: Vec<u32> = quiet
+                .iter()
+                .filter(|q| receiver.map_or_else(|| Self::in_scope(step, q), |r| q.to == r))
+                .map(|q| q.copies)
+                .collect();
+            // Every count of copies of each, in mixed radix.
+            let combos: u32 = scope.iter().map(|c| c + 1).product();
+            for mut k in 0..combos {
+                let mut absorb = 0;
+                for (g, c) in scope.iter().enumerate() {
+                    absorb |= (k % (c + 1)) << (2 * g);
+                    k /= c + 1;
+                }
+                moves.push(Move { step, absorb });
+            }
+        }
+        // A tick, once what is due is done: every message that crossed a
+        // tick already is a quiet heartbeat, which arrives first.
+        let old_quiet: u32 = quiet.iter().map(|q| q.old).sum();
+        let old = s.links.iter().flatten().filter(|f| f.old).count() as u32;
+        let due = s.timers.iter().any(|t| t.left == 0);
+        if s.unstarted.is_empty() && !s.timers.is_empty() && !due && old == old_quiet {
+            let idle = s.links.iter().map(Vec::len).sum::<usize>() as u32 == old_quiet;
+            let ticks = if idle { s.timers.iter().map(|t| t.left).min().unwrap_or(1) } else { 1 };
+            moves.push(Move::bare(Step::Tick(ticks)));
+        }
+    }
+
+    /// The steps `mv` takes from `s`: its prelude of quiet heartbeats, then
+    /// its step.
+    pub fn expand(&self, s: &System, mv: Move) -> Vec<Step> {
+        let mut steps = Vec::new();
+        let quiet = self.quiet(s);
+        let deliver = |q: &Quiet| Step::Deliver { from: q.from, port: q.port, msg: q.msg };
+        if let Step::Tick(_) = mv.step {
+            for q in &quiet {
+                steps.extend(std::iter::repeat_n(deliver(q), q.old as usize));
+            }
+        } else if mv.absorb != 0 {
+            let t = &self.election.topology;
+            let receiver = match mv.step {
+                Step::Deliver { from, port, .. } => Some(t.ports(from)[port as usize].peer),
+                Step::Fire { node, .. } => Some(node),
+                _ => None,
+            };
+            let scope = quiet.iter().filter(|q| receiver.map_or_else(|| Self::in_scope(mv.step, q), |r| q.to == r));
+            for (g, q) in scope.enumerate() {
+                steps.extend(std::iter::repeat_n(deliver(q), (mv.absorb >> (2 * g) & 3) as usize));
+            }
+        }
+        steps.push(mv.step);
+        steps
+    }
+
+    /// The state `mv` leads to from `last` (`None`: not possible).
+    pub fn next_move(&self, last: &System, mv: Move) -> Option<System> {
+        let mut s = last.clone();
+        if mv.absorb == 0 && !matches!(mv.step, Step::Tick(_)) || !self.reduce {
+            self.apply(&mut s, mv.step, None)?;
+        } else {
+            for step in self.expand(last, mv) {
+                self.apply(&mut s, step, None)?;
+            }
+        }
+        Some(s)
+    }
+
     /// Does `step` name positions and ports this election has (a schedule
     /// from elsewhere may not)?
     fn names_what_exists(&self, step: Step) -> bool {
@@ -500,11 +741,17 @@ impl ElectionModel {
     }
 
     /// [`ElectionModel::next_state`], telling `log` every message sent.
-    pub fn next_state_logged(&self, last: &System, step: Step, mut log: Option<&mut Vec<Sent>>) -> Option<System> {
+    pub fn next_state_logged(&self, last: &System, step: Step, log: Option<&mut Vec<Sent>>) -> Option<System> {
+        let mut s = last.clone();
+        self.apply(&mut s, step, log)?;
+        Some(s)
+    }
+
+    /// Take `step` in `s` (`None`: it is not possible; `s` is then spoilt).
+    fn apply(&self, s: &mut System, step: Step, mut log: Option<&mut Vec<Sent>>) -> Option<()> {
         if !self.names_what_exists(step) {
             return None;
         }
-        let mut s = last.clone();
         let mut out = Outputs::default();
         let mut touched = None;
         let t = &self.election.topology;
@@ -513,23 +760,23 @@ impl ElectionModel {
                 s.unstarted.retain(|&q| q != p);
                 Arc::make_mut(&mut s.nodes[p as usize]).start(&mut out);
                 touched = Some(p);
-                self.absorb(&mut s, p, &mut out, &mut log);
+                self.absorb(s, p, &mut out, &mut log);
             }
             Step::Deliver { from, port, msg } => {
-                self.take(&mut s, from, port, msg)?;
+                self.take(s, from, port, msg)?;
                 let to = t.ports(from)[port as usize];
                 touched = Some(to.peer);
                 if let Err(e) = Arc::make_mut(&mut s.nodes[to.peer as usize]).message(to.remote_port, msg, &mut out) {
                     s.error.get_or_insert_with(|| format!("position {} refused {msg:?}: {e}", to.peer));
                 }
-                self.absorb(&mut s, to.peer, &mut out, &mut log);
+                self.absorb(s, to.peer, &mut out, &mut log);
             }
             Step::Fire { node, timer } => {
                 let at = s.timers.iter().position(|t| (t.node, t.timer) == (node, timer) && t.left == 0)?;
                 let pending = s.timers.remove(at);
                 Arc::make_mut(&mut s.nodes[node as usize]).timer(timer, pending.generation, &mut out);
                 touched = Some(node);
-                self.absorb(&mut s, node, &mut out, &mut log);
+                self.absorb(s, node, &mut out, &mut log);
             }
             Step::Tick(ticks) => {
                 for f in s.links.iter_mut().flatten() {
@@ -557,11 +804,11 @@ impl ElectionModel {
                 s.down &= !(1 << p);
                 Arc::make_mut(&mut s.nodes[p as usize]).restart(self.fresh[p as usize].clone(), &mut out);
                 touched = Some(p);
-                self.absorb(&mut s, p, &mut out, &mut log);
+                self.absorb(s, p, &mut out, &mut log);
             }
             Step::Lose { from, port, msg } => {
                 s.used.losses += 1;
-                self.take(&mut s, from, port, msg)?;
+                self.take(s, from, port, msg)?;
             }
             Step::Duplicate { from, port, msg } => {
                 s.used.duplications += 1;
@@ -576,7 +823,7 @@ impl ElectionModel {
                 s.cut = side;
                 for from in 0..t.len() {
                     for (port, l) in t.ports(from).iter().enumerate() {
-                        if Self::cut(&s, from, l.peer) {
+                        if Self::cut(s, from, l.peer) {
                             s.links[self.link_base[from as usize] + port].clear();
                         }
                     }
@@ -598,7 +845,7 @@ impl ElectionModel {
         if self.is_kept() && (step.is_fault() || s.cut != 0) {
             s.since_fault = Some(0);
         }
-        Some(s)
+        Some(())
     }
 }
 

@@ -335,6 +335,13 @@ impl<A: Algorithm, H> Shell<A, H> {
         self.state.message(&mut self.algo, port, msg, out)
     }
 
+    /// Would `msg` on `port` only refresh the node's failure detector
+    /// ([`Algorithm::only_refreshes`])? The shell keeps nothing of a message
+    /// that queues no effect, so the algorithm's answer is the node's.
+    pub fn only_refreshes(&self, port: Port, msg: Msg) -> bool {
+        self.algo.only_refreshes(port, &msg)
+    }
+
     /// A scheduled timer is due ([`ShellState::timer`]).
     pub fn timer<S: Sink>(&mut self, timer: TimerId, generation: u64, out: &mut Outputs<S>) -> bool {
         self.state.timer(&mut self.algo, timer, generation, out)

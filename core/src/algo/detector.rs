@@ -344,6 +344,24 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
         self.inner.held()
     }
 
+    /// A heartbeat from a neighbour this node does not suspect, with a term
+    /// it accepts, that the inner algorithm ignores (its state unchanged,
+    /// nothing queued: tried on a copy): all it does is zero the neighbour's
+    /// `silent` (and `asked`, if it asks for answers), which only the clock
+    /// ([`HEARTBEAT_TIMER`]) and the first start read. The node must be
+    /// awake (a message wakes a sleeping one, which is a step).
+    fn only_refreshes(&self, port: Port, msg: &Msg) -> bool {
+        let Msg::Heartbeat { term, leading, .. } = *msg else { return false };
+        let p = port as usize;
+        if !self.started || p >= self.silent.len() || self.suspected[p] || super::check_term("", msg).is_err() {
+            return false;
+        }
+        let mut inner = self.inner.clone();
+        let mut out = Outbox::default();
+        inner.on_heartbeat(port, term, leading, &mut out);
+        out.effects().is_empty() && inner == self.inner
+    }
+
     /// Suspicion from outside (a driver's own detector) goes straight to the inner algorithm.
     fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
         let from = out.effects().len();
@@ -428,6 +446,55 @@ mod tests {
 
     fn clock() -> Effect {
         Effect::SetTimer { timer: HEARTBEAT_TIMER, after_ms: 50 }
+    }
+
+    /// An inner algorithm that ignores heartbeats (as a settled follower does).
+    #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+    struct Deaf;
+
+    impl Algorithm for Deaf {
+        fn on_start(&mut self, _out: &mut Outbox) {}
+        fn on_message(&mut self, _port: Port, _msg: Msg, _out: &mut Outbox) -> Result<(), AlgoError> {
+            Ok(())
+        }
+        fn state(&self) -> &'static str {
+            "deaf"
+        }
+    }
+
+    /// A heartbeat "only refreshes" exactly when delivering it changes nothing but the sender's
+    /// `silent` and `asked` counts (what only the clock reads) and queues nothing: not before the
+    /// node wakes, not from a suspected neighbour, not with an implausible term, not when the
+    /// inner algorithm does something with it, and never for other messages.
+    #[test]
+    fn only_a_heartbeat_the_inner_algorithm_ignores_only_refreshes() {
+        let hb = Msg::Heartbeat { term: 0, leading: false, watching: true };
+        let mut d = Detected::new(Deaf, 1, 2, DetectorConfig { period_ms: 50, timeout_ms: 200 });
+        assert!(!d.only_refreshes(1, &hb), "asleep: the message wakes it");
+        let mut out = Outbox::default();
+        d.on_start(&mut out);
+        for _ in 0..2 {
+            d.on_timer(HEARTBEAT_TIMER, &mut out);
+        }
+        assert!(d.only_refreshes(1, &hb));
+        let mut expected = d.clone();
+        (expected.silent[1], expected.asked[1]) = (0, 0);
+        let mut out = Outbox::default();
+        d.on_message(1, hb, &mut out).unwrap();
+        assert!(out.effects().is_empty(), "{:?}", out.effects());
+        assert_eq!(d, expected, "only the sender's counts changed");
+        assert!(
+            !d.only_refreshes(1, &Msg::Heartbeat { term: crate::algo::MAX_TERM + 1, leading: false, watching: true })
+        );
+        assert!(!d.only_refreshes(1, &Msg::Notify { leader: 3 }));
+        assert!(!d.only_refreshes(2, &hb), "no such port");
+        for _ in 0..10 {
+            d.on_timer(HEARTBEAT_TIMER, &mut out);
+        }
+        assert!(d.is_suspected(0));
+        assert!(!d.only_refreshes(0, &hb), "un-suspects the sender");
+        let (r, _) = started(detected(2));
+        assert!(!r.only_refreshes(1, &hb), "the recorder takes note of every heartbeat");
     }
 
     /// The detector's state is a finite value (so the checker's state space of a quiet cluster is

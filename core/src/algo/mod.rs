@@ -528,6 +528,18 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
     fn held(&self) -> usize {
         0
     }
+
+    /// Would `msg` arriving on `port` now only tell this node that the
+    /// neighbour lives: change nothing but what only the node's next clock
+    /// tick reads (the failure detector's silence count for that port), and
+    /// send, set, announce nothing? Then when it arrives between this node's
+    /// steps makes no difference, only before which step: the model checker
+    /// delivers such a message just before one of the node's steps instead
+    /// of at every point between (a partial-order reduction, see
+    /// `docs/checking.md`). `false` by default: every message counts.
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
+    }
 }
 
 /// Most messages one node of one election holds for later. A correct run
@@ -600,6 +612,10 @@ impl Algorithm for Box<dyn Algorithm> {
 
     fn held(&self) -> usize {
         (**self).held()
+    }
+
+    fn only_refreshes(&self, port: Port, msg: &Msg) -> bool {
+        (**self).only_refreshes(port, msg)
     }
 
     fn state(&self) -> &'static str {
