@@ -151,10 +151,12 @@ struct Quiet {
     old: u32,
 }
 
-/// A message on a link, and whether it was sent before the last tick (it
-/// must then arrive before the next one).
+/// A message on a link (its index: the sender's first link,
+/// `link_base[from]`, plus the port), and whether it was sent before the last
+/// tick (it must then arrive before the next one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Flight {
+    link: u32,
     msg: Msg,
     old: bool,
 }
@@ -173,15 +175,66 @@ struct Pending {
     generation: u64,
 }
 
+/// One node of a [`System`]: its shell, shared between states until a step
+/// changes it (copy on write: a step touches one node, so a new state copies
+/// one node, not all), and the shell's hash, kept beside it so that a
+/// state's fingerprint hashes a number per node instead of every node's
+/// whole state.
+#[derive(Clone, Debug)]
+struct Node {
+    hash: u64,
+    shell: Arc<Shell<Box<dyn Algorithm>>>,
+}
+
+impl Node {
+    fn new(shell: Shell<Box<dyn Algorithm>>) -> Self {
+        let mut node = Node { hash: 0, shell: Arc::new(shell) };
+        node.rehash();
+        node
+    }
+
+    /// The shell, to change (copied first if another state shares it); call
+    /// [`Node::rehash`] when done.
+    fn edit(&mut self) -> &mut Shell<Box<dyn Algorithm>> {
+        Arc::make_mut(&mut self.shell)
+    }
+
+    fn rehash(&mut self) {
+        use std::hash::BuildHasher;
+        self.hash = foldhash::quality::FixedState::with_seed(0x0de5).hash_one(&*self.shell);
+    }
+}
+
+impl std::ops::Deref for Node {
+    type Target = Shell<Box<dyn Algorithm>>;
+    fn deref(&self) -> &Self::Target {
+        &self.shell
+    }
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.shell == other.shell
+    }
+}
+
+impl Eq for Node {}
+
+impl std::hash::Hash for Node {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
 /// The whole system at one point of a schedule.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct System {
-    /// Shared between states until a step changes one (copy on write): a
-    /// step touches one node, so a new state copies one node, not all.
-    nodes: Vec<Arc<Shell<Box<dyn Algorithm>>>>,
-    /// Messages in flight on each directed link (sender, port), in sending
-    /// order on FIFO links, sorted (a multiset) otherwise.
-    links: Vec<Vec<Flight>>,
+    /// Every node.
+    nodes: Vec<Node>,
+    /// Messages in flight, by link (one vector for all links: one
+    /// allocation per state), in sending order on each FIFO link, sorted (a
+    /// multiset) otherwise.
+    links: Vec<Flight>,
     /// Timers pending, sorted.
     timers: Vec<Pending>,
     /// Initiators that have not woken yet, in position order.
@@ -223,7 +276,7 @@ impl System {
     /// Nothing in flight, no timer pending and every initiator started: no
     /// schedule goes on (but faults).
     pub fn is_final(&self) -> bool {
-        self.unstarted.is_empty() && self.timers.is_empty() && self.links.iter().all(Vec::is_empty)
+        self.unstarted.is_empty() && self.timers.is_empty() && self.links.is_empty()
     }
 
     /// Has the node at `p` crashed (and not recovered)?
@@ -416,10 +469,12 @@ impl ElectionModel {
             .map(|p| {
                 let ports = t.ports(p).len() as Port;
                 let receive_only = t.ports(p).iter().enumerate().filter(|(_, l)| !l.outgoing).map(|(q, _)| q as Port);
-                Arc::new(Shell::new(self.fresh[p as usize].clone()).with_links(ports, receive_only.collect::<Vec<_>>()))
+                Node::new(
+                    Shell::new(self.fresh[p as usize].clone()).with_links(ports, receive_only.collect::<Vec<_>>()),
+                )
             })
             .collect();
-        let links = vec![Vec::new(); self.link_base.last().map_or(0, |&b| b + t.ports(t.len() - 1).len())];
+        let links = Vec::new();
         let mut unstarted = e.initiators.clone();
         unstarted.sort_unstable();
         unstarted.dedup();
@@ -463,11 +518,7 @@ impl ElectionModel {
                     if lost {
                         continue;
                     }
-                    let link = &mut s.links[self.link_base[p as usize] + port as usize];
-                    link.push(Flight { msg, old: false });
-                    if !self.fifo {
-                        link.sort_unstable();
-                    }
+                    self.push(s, Flight { link: self.link_base[p as usize] as u32 + port, msg, old: false });
                 }
                 Output::SetTimer { timer, after_ms, generation } => {
                     let left = after_ms.div_ceil(delay).min(u64::from(u32::MAX)) as u32;
@@ -503,7 +554,7 @@ impl ElectionModel {
         for from in 0..t.len() {
             let base = self.link_base[from as usize];
             for (port, to) in t.ports(from).iter().enumerate() {
-                let link = &s.links[base + port];
+                let link = Self::on_link(s, base + port);
                 old |= link.iter().any(|f| f.old);
                 let port = port as Port;
                 if s.unstarted.binary_search(&to.peer).is_ok() {
@@ -527,7 +578,7 @@ impl ElectionModel {
             }
         }
         if s.unstarted.is_empty() && !old && !s.timers.is_empty() && s.timers.iter().all(|t| t.left > 0) {
-            let idle = s.links.iter().all(Vec::is_empty);
+            let idle = s.links.is_empty();
             let ticks = if idle { s.timers.iter().map(|t| t.left).min().unwrap_or(1) } else { 1 };
             actions.push(Step::Tick(ticks));
         }
@@ -552,7 +603,7 @@ impl ElectionModel {
                 let base = self.link_base[from as usize];
                 for port in 0..t.ports(from).len() {
                     let mut last = None;
-                    for f in &s.links[base + port] {
+                    for f in Self::on_link(s, base + port) {
                         if last != Some(f.msg) {
                             let (port, msg) = (port as Port, f.msg);
                             if losses {
@@ -587,7 +638,7 @@ impl ElectionModel {
         for from in 0..t.len() {
             let base = self.link_base[from as usize];
             for (port, to) in t.ports(from).iter().enumerate() {
-                let link = &s.links[base + port];
+                let link = Self::on_link(s, base + port);
                 let mut i = 0;
                 while i < link.len() {
                     let msg = link[i].msg;
@@ -660,10 +711,10 @@ impl ElectionModel {
         // A tick, once what is due is done: every message that crossed a
         // tick already is a quiet heartbeat, which arrives first.
         let old_quiet: u32 = quiet.iter().map(|q| q.old).sum();
-        let old = s.links.iter().flatten().filter(|f| f.old).count() as u32;
+        let old = s.links.iter().filter(|f| f.old).count() as u32;
         let due = s.timers.iter().any(|t| t.left == 0);
         if s.unstarted.is_empty() && !s.timers.is_empty() && !due && old == old_quiet {
-            let idle = s.links.iter().map(Vec::len).sum::<usize>() as u32 == old_quiet;
+            let idle = s.links.len() as u32 == old_quiet;
             let ticks = if idle { s.timers.iter().map(|t| t.left).min().unwrap_or(1) } else { 1 };
             moves.push(Move::bare(Step::Tick(ticks)));
         }
@@ -726,13 +777,40 @@ impl ElectionModel {
     /// Take the message `msg` off the link of `from`'s port `port` (the copy
     /// sent before the last tick, if there is one: the other may wait).
     fn take(&self, s: &mut System, from: u32, port: Port, msg: Msg) -> Option<Flight> {
-        let link = &mut s.links[self.link_base[from as usize] + port as usize];
+        let range = Self::link_range(s, self.link_base[from as usize] + port as usize);
+        let start = range.start;
+        let link = &s.links[range];
         let at = if self.fifo {
             (link.first()?.msg == msg).then_some(0)?
         } else {
             link.iter().position(|f| f.msg == msg && f.old).or_else(|| link.iter().position(|f| f.msg == msg))?
         };
-        Some(link.remove(at))
+        Some(s.links.remove(start + at))
+    }
+
+    /// Where the messages on link `l` are in [`System::links`].
+    fn link_range(s: &System, l: usize) -> std::ops::Range<usize> {
+        let l = l as u32;
+        let start = s.links.partition_point(|f| f.link < l);
+        start..start + s.links[start..].partition_point(|f| f.link == l)
+    }
+
+    /// The messages in flight on link `l`.
+    fn on_link(s: &System, l: usize) -> &[Flight] {
+        &s.links[Self::link_range(s, l)]
+    }
+
+    /// Put `f` on its link: last on a FIFO link, in order otherwise.
+    fn push(&self, s: &mut System, f: Flight) {
+        let at =
+            if self.fifo { s.links.partition_point(|g| g.link <= f.link) } else { s.links.partition_point(|g| *g < f) };
+        s.links.insert(at, f);
+    }
+
+    /// The receiving position of link `l`.
+    fn receiver(&self, l: u32) -> u32 {
+        let from = self.link_base.partition_point(|&b| b <= l as usize) - 1;
+        self.election.topology.ports(from as u32)[l as usize - self.link_base[from]].peer
     }
 
     /// The state `step` leads to from `last` (`None`: the step is not possible).
@@ -758,7 +836,7 @@ impl ElectionModel {
         match step {
             Step::Start(p) => {
                 s.unstarted.retain(|&q| q != p);
-                Arc::make_mut(&mut s.nodes[p as usize]).start(&mut out);
+                s.nodes[p as usize].edit().start(&mut out);
                 touched = Some(p);
                 self.absorb(s, p, &mut out, &mut log);
             }
@@ -766,7 +844,7 @@ impl ElectionModel {
                 self.take(s, from, port, msg)?;
                 let to = t.ports(from)[port as usize];
                 touched = Some(to.peer);
-                if let Err(e) = Arc::make_mut(&mut s.nodes[to.peer as usize]).message(to.remote_port, msg, &mut out) {
+                if let Err(e) = s.nodes[to.peer as usize].edit().message(to.remote_port, msg, &mut out) {
                     s.error.get_or_insert_with(|| format!("position {} refused {msg:?}: {e}", to.peer));
                 }
                 self.absorb(s, to.peer, &mut out, &mut log);
@@ -774,12 +852,12 @@ impl ElectionModel {
             Step::Fire { node, timer } => {
                 let at = s.timers.iter().position(|t| (t.node, t.timer) == (node, timer) && t.left == 0)?;
                 let pending = s.timers.remove(at);
-                Arc::make_mut(&mut s.nodes[node as usize]).timer(timer, pending.generation, &mut out);
+                s.nodes[node as usize].edit().timer(timer, pending.generation, &mut out);
                 touched = Some(node);
                 self.absorb(s, node, &mut out, &mut log);
             }
             Step::Tick(ticks) => {
-                for f in s.links.iter_mut().flatten() {
+                for f in &mut s.links {
                     f.old = true;
                 }
                 for t in &mut s.timers {
@@ -791,18 +869,14 @@ impl ElectionModel {
             Step::Crash(p) => {
                 s.used.crashes += 1;
                 s.down |= 1 << p;
-                Arc::make_mut(&mut s.nodes[p as usize]).forget(self.fresh[p as usize].clone());
-                for from in 0..t.len() {
-                    for (port, l) in t.ports(from).iter().enumerate() {
-                        if l.peer == p {
-                            s.links[self.link_base[from as usize] + port].clear();
-                        }
-                    }
-                }
+                let node = &mut s.nodes[p as usize];
+                node.edit().forget(self.fresh[p as usize].clone());
+                node.rehash();
+                s.links.retain(|f| self.receiver(f.link) != p);
             }
             Step::Recover(p) => {
                 s.down &= !(1 << p);
-                Arc::make_mut(&mut s.nodes[p as usize]).restart(self.fresh[p as usize].clone(), &mut out);
+                s.nodes[p as usize].edit().restart(self.fresh[p as usize].clone(), &mut out);
                 touched = Some(p);
                 self.absorb(s, p, &mut out, &mut log);
             }
@@ -812,22 +886,15 @@ impl ElectionModel {
             }
             Step::Duplicate { from, port, msg } => {
                 s.used.duplications += 1;
-                let link = &mut s.links[self.link_base[from as usize] + port as usize];
-                link.push(Flight { msg, old: false });
-                if !self.fifo {
-                    link.sort_unstable();
-                }
+                self.push(s, Flight { link: self.link_base[from as usize] as u32 + port, msg, old: false });
             }
             Step::Partition(side) => {
                 s.used.partitions += 1;
                 s.cut = side;
-                for from in 0..t.len() {
-                    for (port, l) in t.ports(from).iter().enumerate() {
-                        if Self::cut(s, from, l.peer) {
-                            s.links[self.link_base[from as usize] + port].clear();
-                        }
-                    }
-                }
+                let sender = |l: u32| self.link_base.partition_point(|&b| b <= l as usize) as u32 - 1;
+                let cut = |f: &Flight| Self::cut(s, sender(f.link), self.receiver(f.link));
+                let kept: Vec<Flight> = s.links.iter().filter(|f| !cut(f)).copied().collect();
+                s.links = kept;
             }
             Step::Heal => s.cut = 0,
         }
@@ -840,7 +907,9 @@ impl ElectionModel {
         s.timers.iter_mut().for_each(|t| t.generation = 0);
         // Only the node that stepped can have stamps above 0 (a crash forgets them).
         if let Some(p) = touched {
-            Arc::make_mut(&mut s.nodes[p as usize]).restamp_timers();
+            let node = &mut s.nodes[p as usize];
+            node.edit().restamp_timers();
+            node.rehash();
         }
         if self.is_kept() && (step.is_fault() || s.cut != 0) {
             s.since_fault = Some(0);
@@ -984,7 +1053,8 @@ impl ElectionModel {
         let mut arrows = Vec::new();
         let mut marks = Vec::new();
         // In flight per link: (message, step that sent it), oldest first.
-        let mut flying: Vec<Vec<(Msg, u64)>> = vec![Vec::new(); s.links.len()];
+        let links = self.link_base.last().map_or(0, |&b| b + t.ports(t.len() - 1).len());
+        let mut flying: Vec<Vec<(Msg, u64)>> = vec![Vec::new(); links];
         let mut log = Vec::new();
         let to_of = |from: u32, port: Port| t.ports(from)[port as usize].peer;
         for (i, &step) in steps.iter().enumerate() {
@@ -1031,7 +1101,7 @@ impl ElectionModel {
             }
             // What a crash or a partition took off the links is lost.
             for (l, link) in flying.iter_mut().enumerate() {
-                let mut left: Vec<Msg> = next.links[l].iter().map(|f| f.msg).collect();
+                let mut left: Vec<Msg> = Self::on_link(&next, l).iter().map(|f| f.msg).collect();
                 let from = self.link_base.partition_point(|&b| b <= l) as u32 - 1;
                 let port = (l - self.link_base[from as usize]) as Port;
                 link.retain(|&(m, sent)| match left.iter().position(|&x| x == m) {
