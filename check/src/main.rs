@@ -41,6 +41,10 @@ struct Args {
     /// many more states).
     #[arg(long)]
     no_reduction: bool,
+    /// On a complete network, check one arrangement of the ids per set of
+    /// initiators, not all n! of them: the others are renamings of it.
+    #[arg(long)]
+    symmetric: bool,
     /// Stop when the process's resident memory passes this many MiB (0: none).
     #[arg(long, default_value_t = 0)]
     max_memory_mib: u64,
@@ -145,6 +149,7 @@ fn main() -> ExitCode {
                 max_memory_mib: args.max_memory_mib,
                 depth_first: args.dfs,
                 reduce: !args.no_reduction,
+                symmetric: args.symmetric,
             };
             let result = if args.kept {
                 let how = KeptCheck { detector, faults, delay_ms: args.delay_ms.unwrap_or(detector.period_ms) };
