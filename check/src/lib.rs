@@ -28,7 +28,13 @@
 //! whole run, agreement per term, no lease overlap for Chubby-style, and one
 //! agreed leader from the convergence bound after the last fault on).
 //!
-//! Breadth-first search finds the shortest schedule that breaks a property
+//! Kept leaderships explore [`Move`]s: a step after the quiet heartbeats its
+//! node takes in first (heartbeats that change nothing the properties read
+//! arrive just before their receiver's next step, not at every point
+//! between; [`ElectionModel`], "Quiet heartbeats"), a partial-order reduction
+//! that sees the same situations through fewer states ([`Limits::reduce`]).
+//!
+//! Breadth-first search finds the shortest schedule (in moves) that breaks a property
 //! ([`Counterexample`]); a state that breaks one is not explored further, so
 //! each other property reported is broken by the shortest schedule that does
 //! not break another first. The largest message count over every schedule is
