@@ -661,10 +661,17 @@ impl ElectionModel {
         quiet
     }
 
-    /// The quiet heartbeats a move of `step` may take in first.
-    /// (The receiver's steps take in the heartbeats to it; a partition, those it would cut.)
-    fn in_scope(step: Step, q: &Quiet) -> bool {
-        matches!(step, Step::Partition(side) if (side >> q.from & 1) != (side >> q.to & 1))
+    /// May a move of `step` take in the quiet heartbeat `q` first? A step
+    /// of a node takes in those to it; a partition, those it would cut off;
+    /// other steps none. ([`Self::moves`] and [`Self::expand`] both ask
+    /// here, so a move replays as it was offered.)
+    fn in_scope(&self, step: Step, q: &Quiet) -> bool {
+        match step {
+            Step::Deliver { from, port, .. } => self.election.topology.ports(from)[port as usize].peer == q.to,
+            Step::Fire { node, .. } => node == q.to,
+            Step::Partition(side) => (side >> q.from & 1) != (side >> q.to & 1),
+            _ => false,
+        }
     }
 
     /// The moves that can follow `s`, in a fixed order: [`Self::actions`]'s
@@ -678,25 +685,15 @@ impl ElectionModel {
             moves.extend(steps.into_iter().map(Move::bare));
             return;
         }
-        let t = &self.election.topology;
         let is_quiet = |from, port, msg| quiet.iter().any(|q| (q.from, q.port, q.msg) == (from, port, msg));
         for step in steps {
-            let receiver = match step {
+            match step {
+                // A quiet heartbeat is no step of its own; a tick comes below.
                 Step::Deliver { from, port, msg } if is_quiet(from, port, msg) => continue,
                 Step::Tick(_) => continue,
-                Step::Deliver { from, port, .. } => Some(t.ports(from)[port as usize].peer),
-                Step::Fire { node, .. } => Some(node),
-                Step::Partition(_) => None,
-                _ => {
-                    moves.push(Move::bare(step));
-                    continue;
-                }
-            };
-            let scope: Vec<u32> = quiet
-                .iter()
-                .filter(|q| receiver.map_or_else(|| Self::in_scope(step, q), |r| q.to == r))
-                .map(|q| q.copies)
-                .collect();
+                _ => {}
+            }
+            let scope: Vec<u32> = quiet.iter().filter(|q| self.in_scope(step, q)).map(|q| q.copies).collect();
             // Every count of copies of each, in mixed radix.
             let combos: u32 = scope.iter().map(|c| c + 1).product();
             for mut k in 0..combos {
@@ -731,14 +728,7 @@ impl ElectionModel {
                 steps.extend(std::iter::repeat_n(deliver(q), q.old as usize));
             }
         } else if mv.absorb != 0 {
-            let t = &self.election.topology;
-            let receiver = match mv.step {
-                Step::Deliver { from, port, .. } => Some(t.ports(from)[port as usize].peer),
-                Step::Fire { node, .. } => Some(node),
-                _ => None,
-            };
-            let scope = quiet.iter().filter(|q| receiver.map_or_else(|| Self::in_scope(mv.step, q), |r| q.to == r));
-            for (g, q) in scope.enumerate() {
+            for (g, q) in quiet.iter().filter(|q| self.in_scope(mv.step, q)).enumerate() {
                 steps.extend(std::iter::repeat_n(deliver(q), (mv.absorb >> (2 * g) & 3) as usize));
             }
         }
