@@ -88,6 +88,12 @@ pub struct Limits {
     /// test `on_a_complete_network_every_arrangement_is_a_renaming` measures
     /// it for every such algorithm of the catalogue). Off by default.
     pub symmetric: bool,
+    /// Kept leaderships: tell states apart without the ticks since the last
+    /// fault, and explore a state again only when it comes back with more of
+    /// them than it was explored with (one explored later stands for any
+    /// earlier: the convergence property asks more of it, and nothing else
+    /// reads the clock). The same verdicts; far fewer states. On by default.
+    pub subsume: bool,
 }
 
 impl Default for Limits {
@@ -101,6 +107,7 @@ impl Default for Limits {
             depth_first: false,
             reduce: true,
             symmetric: false,
+            subsume: true,
         }
     }
 }
@@ -132,8 +139,12 @@ pub struct Counterexample {
 /// What a check found.
 #[derive(Clone, Debug)]
 pub struct Report {
-    /// Distinct states visited.
+    /// Distinct states visited (for a kept leadership, told apart without
+    /// their clock: [`Limits::subsume`]).
     pub states: usize,
+    /// States explored: [`Report::states`], plus each exploration again of a
+    /// kept leadership's state that came back with a later clock.
+    pub explored: usize,
     /// The longest schedule explored, in steps.
     pub depth: usize,
     /// Final states reached (finished elections, one per distinct outcome
@@ -190,10 +201,22 @@ impl Hasher for Identity {
 }
 
 /// A state's 64-bit fingerprint: foldhash's quality hasher with a fixed
-/// seed (the same state has the same fingerprint in every run).
-fn fingerprint(s: &System) -> u64 {
+/// seed (the same state has the same fingerprint in every run); with its
+/// clock ([`System::clock`]) or without.
+fn fingerprint(s: &System, clocked: bool) -> u64 {
     use std::hash::BuildHasher;
-    foldhash::quality::FixedState::with_seed(0x5ca1_ab1e).hash_one(s)
+    let hasher = foldhash::quality::FixedState::with_seed(0x5ca1_ab1e);
+    if clocked { hasher.hash_one((s, s.clock())) } else { hasher.hash_one(s) }
+}
+
+/// What the explorer remembers of a state it has seen: where it came from
+/// (its parent's fingerprint and the index of the move), and the latest
+/// clock it was explored with.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    parent: u64,
+    index: u32,
+    clock: u32,
 }
 
 /// Check `election` on every schedule within `limits`, breadth-first (or
@@ -213,20 +236,28 @@ pub fn check_with(
     let started = Instant::now();
     let model = ElectionModel::new(election, limits.fifo).with_reduction(limits.reduce);
     let init = model.initial();
-    // Each state seen: its parent's fingerprint and the index of the step that led here.
-    let mut seen: HashMap<u64, (u64, u32), BuildHasherDefault<Identity>> = HashMap::default();
-    let root = fingerprint(&init);
-    seen.insert(root, (root, u32::MAX));
+    // A kept leadership's states are told apart without their clock, and one
+    // seen with a clock at least as late stands for it (see "The clock" in
+    // docs/checking.md); a state is explored again when it comes back later.
+    let subsume = model.is_kept() && limits.subsume;
+    let key = |s: &System| fingerprint(s, !subsume);
+    let mut seen: HashMap<u64, Seen, BuildHasherDefault<Identity>> = HashMap::default();
+    let root = key(&init);
+    seen.insert(root, Seen { parent: root, index: u32::MAX, clock: init.clock() });
     let mut queue = VecDeque::from([(init, root, 0usize)]);
     let properties = model.properties();
     let mut found: [Option<u64>; PROPERTIES.len()] = [None; PROPERTIES.len()];
     let (mut depth, mut final_states, mut most_messages) = (0usize, 0u64, 0u64);
-    let mut complete = true;
+    let (mut complete, mut explored) = (true, 0usize);
     let mut actions = Vec::new();
     let mut last_report = Instant::now();
     let (mut memory_checked, mut over_memory) = (0usize, false);
     let next = |q: &mut VecDeque<(System, u64, usize)>| if limits.depth_first { q.pop_back() } else { q.pop_front() };
     while let Some((s, fp, d)) = next(&mut queue) {
+        if subsume && seen.get(&fp).is_some_and(|e| e.clock > s.clock()) {
+            continue; // it waits in the queue with a later clock
+        }
+        explored += 1;
         depth = depth.max(d);
         let mut broken = false;
         for (i, slot) in found.iter_mut().enumerate().take(properties.len()) {
@@ -259,13 +290,20 @@ pub fn check_with(
             }
             break;
         }
-        model.moves(&s, &mut actions);
-        for (i, mv) in actions.drain(..).enumerate() {
-            let Some(next) = model.next_move(&s, mv) else { continue };
-            let nfp = fingerprint(&next);
-            if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(nfp) {
-                e.insert((fp, i as u32));
-                queue.push_back((next, nfp, d + 1));
+        model.successors(&s, &mut actions);
+        for (i, (_, next)) in actions.drain(..).enumerate() {
+            let nfp = key(&next);
+            let here = Seen { parent: fp, index: i as u32, clock: next.clock() };
+            match seen.entry(nfp) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(here);
+                    queue.push_back((next, nfp, d + 1));
+                }
+                std::collections::hash_map::Entry::Occupied(mut e) if subsume && here.clock > e.get().clock => {
+                    e.insert(here);
+                    queue.push_back((next, nfp, d + 1));
+                }
+                std::collections::hash_map::Entry::Occupied(_) => {}
             }
         }
         if last_report.elapsed() >= Duration::from_millis(250) {
@@ -274,10 +312,20 @@ pub fn check_with(
         }
     }
     progress(Progress { states: seen.len(), depth, elapsed: started.elapsed() });
+    if subsume && found.iter().any(Option::is_some) {
+        // A parent found with an earlier clock may since have been explored
+        // with a later one: the shortest schedules come from the exact search.
+        drop(seen);
+        let exact = Limits { subsume: false, ..limits };
+        let mut r = check_with(model.election().clone(), exact, cancel, progress);
+        r.elapsed = started.elapsed();
+        return r;
+    }
     let mut counterexamples: Vec<Counterexample> =
         found.iter().enumerate().filter_map(|(i, fp)| fp.map(|fp| model.replay(properties[i], &seen, fp))).collect();
     counterexamples.sort_by_key(|c| c.steps.len());
     Report {
+        explored,
         states: seen.len(),
         depth,
         final_states,
@@ -313,7 +361,7 @@ trait Replay {
     fn replay<S: std::hash::BuildHasher>(
         &self,
         property: &'static str,
-        seen: &HashMap<u64, (u64, u32), S>,
+        seen: &HashMap<u64, Seen, S>,
         fp: u64,
     ) -> Counterexample;
 }
@@ -324,15 +372,15 @@ impl Replay for ElectionModel {
     fn replay<S: std::hash::BuildHasher>(
         &self,
         property: &'static str,
-        seen: &HashMap<u64, (u64, u32), S>,
+        seen: &HashMap<u64, Seen, S>,
         mut fp: u64,
     ) -> Counterexample {
         let mut indices = Vec::new();
-        while let Some(&(parent, i)) = seen.get(&fp) {
-            if i == u32::MAX {
+        while let Some(&Seen { parent, index, .. }) = seen.get(&fp) {
+            if index == u32::MAX {
                 break;
             }
-            indices.push(i as usize);
+            indices.push(index as usize);
             fp = parent;
         }
         let mut s = self.initial();
@@ -340,8 +388,8 @@ impl Replay for ElectionModel {
         let mut actions = Vec::new();
         for &i in indices.iter().rev() {
             actions.clear();
-            self.moves(&s, &mut actions);
-            let mv = actions[i];
+            self.successors(&s, &mut actions);
+            let mv = actions[i].0;
             for step in self.expand(&s, mv) {
                 steps.push(step);
                 s = self.next_state(&s, step).expect("a recorded step replays");
@@ -364,6 +412,8 @@ pub struct Sweep {
     pub elections: usize,
     /// Distinct states over all of them.
     pub states: usize,
+    /// States explored over all of them ([`Report::explored`]).
+    pub explored: usize,
     /// The longest schedule.
     pub depth: usize,
     /// The most messages on any schedule of any of them (one-shot).
@@ -390,6 +440,7 @@ impl Sweep {
     fn add(&mut self, ids: &[u64], initiators: &[u32], n: u32, r: Report) {
         self.elections += 1;
         self.states += r.states;
+        self.explored += r.explored;
         self.depth = self.depth.max(r.depth);
         self.most_messages = self.most_messages.max(r.most_messages);
         self.bound = self.bound.max(r.bound);

@@ -120,8 +120,10 @@ pub struct Sent {
 }
 
 /// One step of the explored graph: a [`Step`], after the quiet heartbeats
-/// its node takes in first (see [`ElectionModel`], "Quiet heartbeats").
-/// [`ElectionModel::expand`] spells it out as steps.
+/// its node takes in first (see [`ElectionModel`], "Quiet heartbeats"), and
+/// perhaps followed by a fault the step makes possible at its earliest (see
+/// "Faults at their earliest"). [`ElectionModel::expand`] spells it out as
+/// steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Move {
     /// The step.
@@ -130,12 +132,18 @@ pub struct Move {
     /// first, two bits each in scope order (a tick's prelude is fixed: every
     /// quiet heartbeat that crossed a tick already).
     absorb: u32,
+    /// After the step, lose a message: 0 none, k the k-th of
+    /// [`ElectionModel::aftermath`]'s candidates.
+    lose: u8,
+    /// After the step (and the loss), crash a node: 0 none, k the k-th of
+    /// [`ElectionModel::aftermath`]'s candidates.
+    crash: u8,
 }
 
 impl Move {
-    /// `step`, with no prelude.
+    /// `step`, with no prelude and no fault after it.
     pub fn bare(step: Step) -> Self {
-        Move { step, absorb: 0 }
+        Move { step, absorb: 0, lose: 0, crash: 0 }
     }
 }
 
@@ -226,8 +234,10 @@ impl std::hash::Hash for Node {
     }
 }
 
-/// The whole system at one point of a schedule.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// The whole system at one point of a schedule. (Its [`Hash`] leaves out
+/// the ticks since the last fault, [`System::clock`]: a check hashes that
+/// apart where it needs it.)
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct System {
     /// Every node.
     nodes: Vec<Node>,
@@ -257,6 +267,13 @@ pub struct System {
     error: Option<String>,
 }
 
+impl std::hash::Hash for System {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let System { nodes, links, timers, unstarted, down, led, cut, used, since_fault: _, sent, error } = self;
+        (nodes, links, timers, unstarted, down, led, cut, used, sent, error).hash(state);
+    }
+}
+
 impl System {
     /// Each position's decision.
     pub fn decisions(&self) -> Vec<Option<Decision>> {
@@ -266,6 +283,12 @@ impl System {
     /// Each position's kept-leadership belief (`None` for a crashed node).
     pub fn beliefs(&self) -> Vec<Option<Leadership>> {
         self.nodes.iter().enumerate().map(|(p, n)| if self.is_down(p as u32) { None } else { n.leadership() }).collect()
+    }
+
+    /// The ticks since the last fault as a rank: the more, the later
+    /// (`u32::MAX`: past the convergence bound). Kept leaderships only.
+    pub fn clock(&self) -> u32 {
+        self.since_fault.unwrap_or(u32::MAX)
     }
 
     /// Messages sent so far (one-shot elections).
@@ -680,6 +703,10 @@ impl ElectionModel {
     pub fn moves(&self, s: &System, moves: &mut Vec<Move>) {
         let mut steps = Vec::new();
         self.actions(s, &mut steps);
+        if self.reduce {
+            // Crashes and losses come after the steps that allow them first.
+            steps.retain(|step| !matches!(step, Step::Crash(_) | Step::Lose { .. }));
+        }
         let quiet = self.quiet(s);
         if quiet.is_empty() {
             moves.extend(steps.into_iter().map(Move::bare));
@@ -702,7 +729,7 @@ impl ElectionModel {
                     absorb |= (k % (c + 1)) << (2 * g);
                     k /= c + 1;
                 }
-                moves.push(Move { step, absorb });
+                moves.push(Move { absorb, ..Move::bare(step) });
             }
         }
         // A tick, once what is due is done: every message that crossed a
@@ -717,9 +744,22 @@ impl ElectionModel {
         }
     }
 
-    /// The steps `mv` takes from `s`: its prelude of quiet heartbeats, then
-    /// its step.
+    /// The steps `mv` takes from `s`: its prelude of quiet heartbeats, its
+    /// step, then the fault it chose to follow the step, if any.
     pub fn expand(&self, s: &System, mv: Move) -> Vec<Step> {
+        let mut steps = self.prelude(s, mv);
+        if mv.lose != 0 || mv.crash != 0 {
+            let mut sent = Vec::new();
+            if let Some(after) = self.run(s, mv, Some(&mut sent)) {
+                steps.extend(self.chosen_faults(s, mv, &after, &sent));
+            }
+        }
+        steps
+    }
+
+    /// The steps of `mv` up to its step: its prelude of quiet heartbeats,
+    /// then its step.
+    fn prelude(&self, s: &System, mv: Move) -> Vec<Step> {
         let mut steps = Vec::new();
         let quiet = self.quiet(s);
         let deliver = |q: &Quiet| Step::Deliver { from: q.from, port: q.port, msg: q.msg };
@@ -736,17 +776,122 @@ impl ElectionModel {
         steps
     }
 
-    /// The state `mv` leads to from `last` (`None`: not possible).
-    pub fn next_move(&self, last: &System, mv: Move) -> Option<System> {
+    /// The state after `mv`'s prelude and step (not the fault after it),
+    /// telling `log` what the step sent.
+    fn run(&self, last: &System, mv: Move, log: Option<&mut Vec<Sent>>) -> Option<System> {
         let mut s = last.clone();
         if mv.absorb == 0 && !matches!(mv.step, Step::Tick(_)) || !self.reduce {
-            self.apply(&mut s, mv.step, None)?;
+            self.apply(&mut s, mv.step, log)?;
         } else {
-            for step in self.expand(last, mv) {
-                self.apply(&mut s, step, None)?;
+            let steps = self.prelude(last, mv);
+            let (&step, prelude) = steps.split_last()?;
+            for &quiet in prelude {
+                self.apply(&mut s, quiet, None)?;
             }
+            self.apply(&mut s, step, log)?;
         }
         Some(s)
+    }
+
+    /// The position whose state `step` changes, if it is a step of one node.
+    fn stepper(&self, step: Step) -> Option<u32> {
+        match step {
+            Step::Start(p) | Step::Recover(p) | Step::Fire { node: p, .. } => Some(p),
+            Step::Deliver { from, port, .. } => Some(self.election.topology.ports(from)[port as usize].peer),
+            _ => None,
+        }
+    }
+
+    /// The faults that may follow a step at their earliest (see "Faults at
+    /// their earliest"), in a fixed order: the losses, then the crashes.
+    /// `before` and `after` are the states around the step (its prelude
+    /// included), `sent` what the step itself sent.
+    fn aftermath(&self, before: &System, step: Step, after: &System, sent: &[Sent]) -> (Vec<Step>, Vec<Step>) {
+        let (mut lose, mut crash) = (Vec::new(), Vec::new());
+        if !self.reduce || after.error.is_some() || !after.unstarted.is_empty() {
+            return (lose, crash);
+        }
+        let budget = self.election.faults;
+        // The step that lets faults strike (the last start) may be followed by
+        // any of them; a recovery, by any crash (one node is down at a time).
+        let opened = !before.unstarted.is_empty();
+        if after.used.losses < budget.losses {
+            let mut add = |from: u32, port: Port, msg: Msg| {
+                let l = Step::Lose { from, port, msg };
+                if !lose.contains(&l) {
+                    lose.push(l);
+                }
+            };
+            if opened {
+                for f in &after.links {
+                    let from = self.sender(f.link);
+                    add(from, f.link - self.link_base[from as usize] as u32, f.msg);
+                }
+            } else {
+                sent.iter().filter(|s| !s.lost).for_each(|s| add(s.from, s.port, s.msg));
+            }
+        }
+        if after.used.crashes < budget.crashes && after.down == 0 {
+            if opened || before.down != 0 {
+                crash.extend((0..self.election.topology.len()).map(Step::Crash));
+            } else if let Some(p) = self.stepper(step) {
+                crash.push(Step::Crash(p));
+            }
+        }
+        (lose, crash)
+    }
+
+    /// The faults `mv` chose to follow its step with, as steps.
+    fn chosen_faults(&self, before: &System, mv: Move, after: &System, sent: &[Sent]) -> Vec<Step> {
+        let (lose, crash) = self.aftermath(before, mv.step, after, sent);
+        let pick = |from: &[Step], k: u8| (k as usize).checked_sub(1).and_then(|i| from.get(i).copied());
+        pick(&lose, mv.lose).into_iter().chain(pick(&crash, mv.crash)).collect()
+    }
+
+    /// The state `mv` leads to from `last` (`None`: not possible).
+    pub fn next_move(&self, last: &System, mv: Move) -> Option<System> {
+        if mv.lose == 0 && mv.crash == 0 {
+            return self.run(last, mv, None);
+        }
+        let mut sent = Vec::new();
+        let mut s = self.run(last, mv, Some(&mut sent))?;
+        let faults = self.chosen_faults(last, mv, &s, &sent);
+        if faults.len() != usize::from(mv.lose != 0) + usize::from(mv.crash != 0) {
+            return None;
+        }
+        for step in faults {
+            self.apply(&mut s, step, None)?;
+        }
+        Some(s)
+    }
+
+    /// Every move that can follow `s` and the state it leads to, in a fixed
+    /// order ([`Self::moves`], each followed by the faults it may choose at
+    /// their earliest): what the explorer takes from a state, and a
+    /// schedule's move is an index into it.
+    pub fn successors(&self, s: &System, out: &mut Vec<(Move, System)>) {
+        let mut moves = Vec::new();
+        self.moves(s, &mut moves);
+        let mut sent = Vec::new();
+        for mv in moves {
+            sent.clear();
+            let Some(after) = self.run(s, mv, Some(&mut sent)) else { continue };
+            let (lose, crash) = self.aftermath(s, mv.step, &after, &sent);
+            for l in 0..=lose.len() {
+                for c in 0..=crash.len() {
+                    if l == 0 && c == 0 {
+                        continue;
+                    }
+                    let mut next = after.clone();
+                    let faults =
+                        l.checked_sub(1).map(|i| lose[i]).into_iter().chain(c.checked_sub(1).map(|i| crash[i]));
+                    if faults.map(|f| self.apply(&mut next, f, None)).all(|r| r.is_some()) {
+                        out.push((Move { lose: l as u8, crash: c as u8, ..mv }, next));
+                    }
+                }
+            }
+            out.push((mv, after));
+        }
     }
 
     /// Does `step` name positions and ports this election has (a schedule
@@ -795,6 +940,11 @@ impl ElectionModel {
         let at =
             if self.fifo { s.links.partition_point(|g| g.link <= f.link) } else { s.links.partition_point(|g| *g < f) };
         s.links.insert(at, f);
+    }
+
+    /// The sending position of link `l`.
+    fn sender(&self, l: u32) -> u32 {
+        (self.link_base.partition_point(|&b| b <= l as usize) - 1) as u32
     }
 
     /// The receiving position of link `l`.
