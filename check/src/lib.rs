@@ -209,16 +209,6 @@ fn fingerprint(s: &System, clocked: bool) -> u64 {
     if clocked { hasher.hash_one((s, s.clock())) } else { hasher.hash_one(s) }
 }
 
-/// What the explorer remembers of a state it has seen: where it came from
-/// (its parent's fingerprint and the index of the move), and the latest
-/// clock it was explored with.
-#[derive(Clone, Copy, Debug)]
-struct Seen {
-    parent: u64,
-    index: u32,
-    clock: u32,
-}
-
 /// Check `election` on every schedule within `limits`, breadth-first (or
 /// depth-first, [`Limits::depth_first`]).
 pub fn check(election: Election, limits: Limits) -> Report {
@@ -241,20 +231,26 @@ pub fn check_with(
     // docs/checking.md); a state is explored again when it comes back later.
     let subsume = model.is_kept() && limits.subsume;
     let key = |s: &System| fingerprint(s, !subsume);
-    let mut seen: HashMap<u64, Seen, BuildHasherDefault<Identity>> = HashMap::default();
+    // Each state seen, by fingerprint: the latest clock it was queued with.
+    let mut seen: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
+    // Each state queued, by number: its parent's number and the index of the
+    // move that led to it (a state queued again with a later clock gets a new
+    // number, so a schedule rebuilt from here is the one explored).
+    let mut log: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX)];
     let root = key(&init);
-    seen.insert(root, Seen { parent: root, index: u32::MAX, clock: init.clock() });
-    let mut queue = VecDeque::from([(init, root, 0usize)]);
+    seen.insert(root, init.clock());
+    let mut queue = VecDeque::from([(init, root, 0u32, 0usize)]);
     let properties = model.properties();
-    let mut found: [Option<u64>; PROPERTIES.len()] = [None; PROPERTIES.len()];
+    let mut found: [Option<u32>; PROPERTIES.len()] = [None; PROPERTIES.len()];
     let (mut depth, mut final_states, mut most_messages) = (0usize, 0u64, 0u64);
     let (mut complete, mut explored) = (true, 0usize);
     let mut actions = Vec::new();
     let mut last_report = Instant::now();
     let (mut memory_checked, mut over_memory) = (0usize, false);
-    let next = |q: &mut VecDeque<(System, u64, usize)>| if limits.depth_first { q.pop_back() } else { q.pop_front() };
-    while let Some((s, fp, d)) = next(&mut queue) {
-        if subsume && seen.get(&fp).is_some_and(|e| e.clock > s.clock()) {
+    let next =
+        |q: &mut VecDeque<(System, u64, u32, usize)>| if limits.depth_first { q.pop_back() } else { q.pop_front() };
+    while let Some((s, fp, id, d)) = next(&mut queue) {
+        if subsume && seen.get(&fp).is_some_and(|&clock| clock > s.clock()) {
             continue; // it waits in the queue with a later clock
         }
         explored += 1;
@@ -263,7 +259,7 @@ pub fn check_with(
         for (i, slot) in found.iter_mut().enumerate().take(properties.len()) {
             if !model.holds(i, &s) {
                 broken = true;
-                slot.get_or_insert(fp);
+                slot.get_or_insert(id);
             }
         }
         if broken {
@@ -282,6 +278,7 @@ pub fn check_with(
             || (limits.max_depth > 0 && d >= limits.max_depth)
             || limits.timeout.is_some_and(|t| started.elapsed() >= t)
             || over_memory
+            || log.len() >= u32::MAX as usize / 2
             || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
         if limited {
             complete = false;
@@ -292,18 +289,21 @@ pub fn check_with(
         }
         model.successors(&s, &mut actions);
         for (i, (_, next)) in actions.drain(..).enumerate() {
-            let nfp = key(&next);
-            let here = Seen { parent: fp, index: i as u32, clock: next.clock() };
-            match seen.entry(nfp) {
+            let (clock, nfp) = (next.clock(), key(&next));
+            let fresh = match seen.entry(nfp) {
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(here);
-                    queue.push_back((next, nfp, d + 1));
+                    e.insert(clock);
+                    true
                 }
-                std::collections::hash_map::Entry::Occupied(mut e) if subsume && here.clock > e.get().clock => {
-                    e.insert(here);
-                    queue.push_back((next, nfp, d + 1));
+                std::collections::hash_map::Entry::Occupied(mut e) if subsume && clock > *e.get() => {
+                    e.insert(clock);
+                    true
                 }
-                std::collections::hash_map::Entry::Occupied(_) => {}
+                std::collections::hash_map::Entry::Occupied(_) => false,
+            };
+            if fresh {
+                queue.push_back((next, nfp, log.len() as u32, d + 1));
+                log.push((id, i as u32));
             }
         }
         if last_report.elapsed() >= Duration::from_millis(250) {
@@ -312,17 +312,8 @@ pub fn check_with(
         }
     }
     progress(Progress { states: seen.len(), depth, elapsed: started.elapsed() });
-    if subsume && found.iter().any(Option::is_some) {
-        // A parent found with an earlier clock may since have been explored
-        // with a later one: the shortest schedules come from the exact search.
-        drop(seen);
-        let exact = Limits { subsume: false, ..limits };
-        let mut r = check_with(model.election().clone(), exact, cancel, progress);
-        r.elapsed = started.elapsed();
-        return r;
-    }
     let mut counterexamples: Vec<Counterexample> =
-        found.iter().enumerate().filter_map(|(i, fp)| fp.map(|fp| model.replay(properties[i], &seen, fp))).collect();
+        found.iter().enumerate().filter_map(|(i, id)| id.map(|id| model.replay(properties[i], &log, id))).collect();
     counterexamples.sort_by_key(|c| c.steps.len());
     Report {
         explored,
@@ -356,32 +347,22 @@ pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
     ringleader_core::diagram::svg(&d)
 }
 
-/// Rebuilding a counterexample from the parent pointers.
+/// Rebuilding a counterexample from the log of queued states.
 trait Replay {
-    fn replay<S: std::hash::BuildHasher>(
-        &self,
-        property: &'static str,
-        seen: &HashMap<u64, Seen, S>,
-        fp: u64,
-    ) -> Counterexample;
+    fn replay(&self, property: &'static str, log: &[(u32, u32)], id: u32) -> Counterexample;
 }
 
 impl Replay for ElectionModel {
-    /// The schedule from the start to the state with fingerprint `fp`,
+    /// The schedule from the start to the state queued as number `id`,
     /// replayed step by step.
-    fn replay<S: std::hash::BuildHasher>(
-        &self,
-        property: &'static str,
-        seen: &HashMap<u64, Seen, S>,
-        mut fp: u64,
-    ) -> Counterexample {
+    fn replay(&self, property: &'static str, log: &[(u32, u32)], mut id: u32) -> Counterexample {
         let mut indices = Vec::new();
-        while let Some(&Seen { parent, index, .. }) = seen.get(&fp) {
+        while let Some(&(parent, index)) = log.get(id as usize) {
             if index == u32::MAX {
                 break;
             }
             indices.push(index as usize);
-            fp = parent;
+            id = parent;
         }
         let mut s = self.initial();
         let mut steps = Vec::with_capacity(indices.len());
