@@ -67,8 +67,12 @@
 //!   (each answers a distinct renewal, rounds are numbered from 1, so j
 //!   acknowledgements answer some round ≥ j). Losses and reordering only make
 //!   the credit earlier, which is safe; a *duplicated* acknowledgement could
-//!   make it later, hence the assumption of no duplicates (gRPC streams never
-//!   duplicate).
+//!   make it later (never past the newest round sent), hence the assumption
+//!   of no duplicates (gRPC streams never duplicate). The leader keeps each
+//!   credit as a lag behind the newest round and forgets one that falls
+//!   eight rounds behind (only the last three rounds' deadlines read
+//!   credits, and forgetting only makes a credit older), so its state stays
+//!   finite however long it leads.
 //! * **Expiry.** A follower whose promise runs out without a renewal announces
 //!   `Lead { term, leader: None }` and backs off to run.
 //! * **Recovery.** A recovered incarnation gets its stable record back through
@@ -195,6 +199,15 @@ pub const RENEW_TIMER: TimerId = 2;
 /// `DEADLINE_TIMER + r % 3`).
 pub const DEADLINE_TIMER: TimerId = 3;
 const SLOTS: usize = 3;
+/// A node's credit that falls this many rounds behind the newest is
+/// forgotten for the rest of the term. Only the last [`SLOTS`] rounds'
+/// deadlines read credits, and to reach them again a node would need more
+/// than `FORGET − SLOTS` acknowledgements beyond the renewals sent meanwhile,
+/// a burst no network that delivers within a renewal period makes. Forgetting
+/// can only make a credit older, which is safe (see "Attributing
+/// acknowledgements"); it keeps the leader's state finite, so the checker
+/// sees a steady lease as one cycle of states, not rounds counted forever.
+const FORGET: u64 = 8;
 
 /// Chubby's timing, in milliseconds (virtual ones in the simulator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -381,18 +394,26 @@ pub struct Chubby {
     election: OneTimer,
     /// Restored from stable storage (a recovered incarnation).
     restored: bool,
-    /// Candidate: granted votes per port; leader: the vote is its round-0 credit.
+    /// Candidate: granted votes per port.
     voted: Vec<bool>,
     /// Candidate: refusals per port.
     refused: Vec<bool>,
-    /// Leader: granted acknowledgements per port in this term.
-    acks: Vec<u64>,
-    /// Leader: the last round sent (0: the vote request).
-    round: u64,
-    /// Leader: the latest round credited by a quorum.
-    credited: u64,
-    /// The round whose deadline each slot's timer holds.
-    slots: [Option<u64>; SLOTS],
+    /// Leader: per port, how many rounds before the newest the round its
+    /// node's grants are credited to is (`None`: none that can still count,
+    /// [`FORGET`]). Counted from the newest round, so a steady lease is a
+    /// finite state.
+    lag: Vec<Option<u64>>,
+    /// Rounds sent in this candidacy or term (round 0 is the vote request),
+    /// counted up to `FORGET + 1`.
+    rounds: u64,
+    /// The slot of the newest round (round r uses slot r mod [`SLOTS`]).
+    newest: usize,
+    /// Leader: how many rounds before the newest the latest round a quorum
+    /// credited is (at most [`FORGET`]).
+    credited_lag: u64,
+    /// Which slots' deadline timers run: slot i holds the round
+    /// (newest − i) mod [`SLOTS`] rounds before the newest.
+    slots: [bool; SLOTS],
     reports: Reports,
 }
 
@@ -426,10 +447,11 @@ impl Chubby {
             restored: false,
             voted: vec![false; ports],
             refused: vec![false; ports],
-            acks: vec![0; ports],
-            round: 0,
-            credited: 0,
-            slots: [None; SLOTS],
+            lag: vec![None; ports],
+            rounds: 0,
+            newest: 0,
+            credited_lag: 0,
+            slots: [false; SLOTS],
             reports: Reports::default(),
         }
     }
@@ -489,23 +511,24 @@ impl Chubby {
 
     fn clear_deadlines(&mut self, out: &mut Outbox) {
         for (i, slot) in self.slots.iter_mut().enumerate() {
-            if slot.take().is_some() {
+            if std::mem::take(slot) {
                 out.push(Effect::CancelTimer { timer: DEADLINE_TIMER + i as TimerId });
             }
         }
     }
 
-    /// Start the deadline of `round` (sent now), first settling the round
-    /// whose slot it takes: its deadline is treated as passed (early, so safe).
-    fn start_deadline(&mut self, round: u64, out: &mut Outbox) {
-        let slot = (round % SLOTS as u64) as usize;
-        if let Some(old) = self.slots[slot].take() {
-            self.deadline_passed(old, out);
+    /// Start the deadline of the newest round (sent now), first settling the
+    /// round whose slot it takes, [`SLOTS`] rounds before it: its deadline is
+    /// treated as passed (early, so safe).
+    fn start_deadline(&mut self, out: &mut Outbox) {
+        let slot = self.newest;
+        if std::mem::take(&mut self.slots[slot]) {
+            self.deadline_passed(SLOTS as u64, out);
             if !matches!(self.phase, Phase::Leading { .. }) {
                 return; // that ended the lease: no round to time
             }
         }
-        self.slots[slot] = Some(round);
+        self.slots[slot] = true;
         out.push(Effect::SetTimer { timer: DEADLINE_TIMER + slot as TimerId, after_ms: self.cfg.leader_lease_ms() });
     }
 
@@ -521,10 +544,10 @@ impl Chubby {
         self.phase = Phase::Candidate { term };
         self.voted.iter_mut().for_each(|v| *v = false);
         self.refused.iter_mut().for_each(|v| *v = false);
-        self.round = 0;
+        (self.rounds, self.newest) = (0, 0);
         self.clear_deadlines(out);
         if self.cfg.keep {
-            self.start_deadline(0, out);
+            self.start_deadline(out);
             self.election.set(ELECTION_TIMER, self.cfg.candidacy_ms, out);
         }
         self.announce(out);
@@ -553,8 +576,9 @@ impl Chubby {
         self.election.stop(out);
         self.phase = Phase::Leading { term };
         self.leader_term = term;
-        self.acks.iter_mut().for_each(|a| *a = 0);
-        self.credited = 0;
+        // Round 0, the vote request, is the newest: a vote is credited to it.
+        self.lag = self.voted.iter().map(|&v| v.then_some(0)).collect();
+        self.credited_lag = 0;
         self.announce(out);
         self.reports.decide_once(Role::Leader, self.id, out);
         self.renew(out);
@@ -567,8 +591,13 @@ impl Chubby {
             self.peers.broadcast(Msg::LeaseRenew { term, leader: self.id }, out);
             return;
         }
-        self.round += 1;
-        self.start_deadline(self.round, out);
+        self.rounds = (self.rounds + 1).min(FORGET + 1);
+        self.newest = (self.newest + 1) % SLOTS;
+        for lag in &mut self.lag {
+            *lag = lag.map(|l| l + 1).filter(|&l| l < FORGET);
+        }
+        self.credited_lag = (self.credited_lag + 1).min(FORGET);
+        self.start_deadline(out);
         if self.phase != (Phase::Leading { term }) {
             return; // the evicted deadline ended the lease
         }
@@ -578,26 +607,23 @@ impl Chubby {
     }
 
     /// The latest round a quorum has granted: the leader itself has every
-    /// round it sent; a node's j-th acknowledgement is credited to round j,
-    /// its vote to round 0.
+    /// round it sent (lag 0); a node's j-th acknowledgement is credited to
+    /// round j, its vote to round 0 (kept as lags behind the newest round).
     fn recredit(&mut self) {
-        let mut credit: Vec<u64> = self
-            .acks
-            .iter()
-            .zip(&self.voted)
-            .filter_map(|(&a, &v)| if a > 0 { Some(a) } else { v.then_some(0) })
-            .collect();
-        credit.push(self.round);
-        credit.sort_unstable_by(|a, b| b.cmp(a));
-        if let Some(&k) = credit.get(self.quorum - 1) {
-            self.credited = self.credited.max(k);
+        let mut lags: Vec<u64> = self.lag.iter().flatten().copied().collect();
+        lags.push(0);
+        lags.sort_unstable();
+        if let Some(&k) = lags.get(self.quorum - 1) {
+            self.credited_lag = self.credited_lag.min(k);
         }
     }
 
-    fn deadline_passed(&mut self, round: u64, out: &mut Outbox) {
+    /// The deadline of the round `behind` rounds before the newest passed.
+    fn deadline_passed(&mut self, behind: u64, out: &mut Outbox) {
         match self.phase {
-            Phase::Candidate { .. } if round == 0 => self.give_up(Retry::Failed, out),
-            Phase::Leading { .. } if self.credited <= round => self.step_down(out),
+            // A candidate's only round is the vote request.
+            Phase::Candidate { .. } if behind == self.rounds => self.give_up(Retry::Failed, out),
+            Phase::Leading { .. } if self.credited_lag >= behind => self.step_down(out),
             _ => {}
         }
     }
@@ -713,7 +739,13 @@ impl Chubby {
             && term == leading
             && self.cfg.keep
         {
-            self.acks[port as usize] += 1;
+            // One more acknowledgement: credited one round later (the first
+            // of a node that did not vote, to round 1).
+            let lag = &mut self.lag[port as usize];
+            *lag = match *lag {
+                Some(l) => Some(l.saturating_sub(1)),
+                None => Some(self.rounds.saturating_sub(1)).filter(|&l| l < FORGET),
+            };
             self.recredit();
         }
     }
@@ -768,8 +800,9 @@ impl Algorithm for Chubby {
             }
             RENEW_TIMER => self.renew(out),
             t if (DEADLINE_TIMER..DEADLINE_TIMER + SLOTS as TimerId).contains(&t) => {
-                if let Some(round) = self.slots[(t - DEADLINE_TIMER) as usize].take() {
-                    self.deadline_passed(round, out);
+                let slot = (t - DEADLINE_TIMER) as usize;
+                if std::mem::take(&mut self.slots[slot]) {
+                    self.deadline_passed(((self.newest + SLOTS - slot) % SLOTS) as u64, out);
                 }
             }
             _ => {}
@@ -961,6 +994,45 @@ mod tests {
         assert_eq!(b.state(), "leader", "round 1 is credited by 5, 1 and 2");
         b.on_timer(DEADLINE_TIMER + 1, &mut out);
         assert_eq!(b.state(), "no-leader", "round 2 is not");
+    }
+
+    /// A leader's state does not count its rounds without bound: renewing a steady lease (every
+    /// node acknowledging every round) comes back to the same state every three rounds, so the
+    /// checker sees a lease as a cycle (the leader counted rounds, and acknowledgements per node,
+    /// for ever before).
+    #[test]
+    fn a_steady_lease_comes_back_to_the_same_state() {
+        let mut out = Outbox::default();
+        let mut a = elected_5(&mut out);
+        let mut seen = Vec::new();
+        for _ in 0..16 {
+            for port in 0..4 {
+                a.on_message(port, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
+            }
+            seen.push(a.clone());
+            a.on_timer(RENEW_TIMER, &mut out);
+        }
+        assert_eq!(a.state(), "leader");
+        // (Rounds are counted up to FORGET + 1 = 9, for a node's first acknowledgement.)
+        assert!(seen[9] != seen[10] && seen[9] == seen[12] && seen[12] == seen[15], "{:?}\n{:?}", seen[9], seen[12]);
+    }
+
+    /// A duplicated acknowledgement never credits a round not sent yet: 1 and 2 acknowledge
+    /// round 1 three times each (twice duplicated), nobody acknowledges rounds 2 and 3, and the
+    /// leader steps down at round 1's deadline (counting acknowledgements, it credited round 3
+    /// before, and kept a lease no quorum had granted).
+    #[test]
+    fn a_duplicated_acknowledgement_credits_no_later_round() {
+        let mut out = Outbox::default();
+        let mut a = elected_5(&mut out);
+        for port in [0, 2, 0, 2, 0, 2] {
+            a.on_message(port, Msg::LeaseAck { term: 1, granted: true }, &mut out).unwrap();
+        }
+        a.on_timer(RENEW_TIMER, &mut out);
+        a.on_timer(RENEW_TIMER, &mut out);
+        assert_eq!(a.state(), "leader");
+        a.on_timer(DEADLINE_TIMER + 1, &mut out);
+        assert_eq!(a.state(), "no-leader", "round 1 was the last a quorum granted");
     }
 
     /// A leader that was frozen (its timers lost) and hears a renewal of a later term steps
