@@ -20,6 +20,8 @@ pub const MAX_STATES: u64 = 20_000_000;
 pub const MAX_SECONDS: u32 = 600;
 /// Faults of one kind a check may contain.
 const MAX_FAULTS: u32 = 2;
+/// The longest message delay a kept check takes, in ms.
+const MAX_DELAY_MS: u32 = 10_000;
 
 /// A checked request: the election and how far to go.
 #[derive(Debug)]
@@ -66,9 +68,15 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
             )));
         }
         let how = KeptCheck { faults, ..KeptCheck::default() };
-        Election { delay_ms: how.delay_ms, ..Election::kept(spec, topology, ids, how.detector, faults) }
+        let delay_ms = match req.delay_ms {
+            0 => how.delay_ms,
+            ms @ 1..=MAX_DELAY_MS => u64::from(ms),
+            ms => return Err(invalid("delay_ms", format!("{ms} ms is above {MAX_DELAY_MS} ms"))),
+        };
+        Election { delay_ms, ..Election::kept(spec, topology, ids, how.detector, faults) }
     } else {
         let named = [
+            ("delay_ms", req.delay_ms > 0),
             ("crashes", req.crashes > 0),
             ("recover", req.recover),
             ("losses", req.losses > 0),
@@ -76,7 +84,7 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
             ("partitions", req.partitions > 0),
         ];
         if let Some((field, _)) = named.iter().find(|(_, set)| *set) {
-            return Err(Status::failed_precondition(format!("{field}: faults are checked with kept only")));
+            return Err(Status::failed_precondition(format!("{field}: faults and delays are checked with kept only")));
         }
         let initiators = if req.initiators.is_empty() { (0..n).collect() } else { req.initiators.clone() };
         if let Some(&p) = initiators.iter().find(|&&p| p >= n) {

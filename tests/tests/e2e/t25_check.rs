@@ -22,8 +22,9 @@ fn verdict(events: &[Kind]) -> &pb::CheckVerdict {
 
 /// CheckAlgorithm over gRPC: AsFar on 4 nodes holds on every schedule (the verdict reaches the bound of 14
 /// messages, as the checker's table says); Stages on 3 nodes with links that reorder (it assumes FIFO) ends
-/// BROKEN with a shortest schedule of 5 steps, each node's end and its diagram; kept bully with one crash, given
-/// 3 s, streams progress (states growing, states per second) and ends saying the limit cut it short.
+/// BROKEN with a shortest schedule of 5 steps, each node's end and its diagram; kept ZooKeeper-style with a
+/// crash and a loss, given 3 s, streams progress (states growing, states per second) and ends saying the limit
+/// cut it short; kept Chubby-style with a crash and messages of at most 10 ms holds on every schedule.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_streams_progress_and_the_verdict() {
     let ctl = TestController::start(3).await;
@@ -46,8 +47,15 @@ async fn check_streams_progress_and_the_verdict() {
     assert_eq!(refused.outcome, ["undecided", "undecided", "undecided"]);
     assert!(refused.svg.starts_with("<svg") && refused.svg.contains("no node errs"));
 
-    let req =
-        pb::CheckRequest { algorithm: "bully".into(), kept: true, crashes: 1, timeout_s: 3, ..Default::default() };
+    // ZooKeeper-style with a crash and a loss, messages up to a heartbeat period: far more than 3 s.
+    let req = pb::CheckRequest {
+        algorithm: "zookeeper".into(),
+        kept: true,
+        crashes: 1,
+        losses: 1,
+        timeout_s: 3,
+        ..Default::default()
+    };
     let events = check(&ctl, req).await;
     let progress: Vec<&pb::CheckProgress> =
         events.iter().filter_map(|k| if let Kind::Progress(p) = k { Some(p) } else { None }).collect();
@@ -56,6 +64,11 @@ async fn check_streams_progress_and_the_verdict() {
     let v = verdict(&events);
     assert!(!v.complete && v.counterexamples.is_empty(), "{}", v.summary);
     assert!(v.summary.contains("holds where explored (limits reached)"), "{}", v.summary);
+
+    let req =
+        pb::CheckRequest { algorithm: "chubby".into(), kept: true, crashes: 1, delay_ms: 10, ..Default::default() };
+    let v = verdict(&check(&ctl, req).await).clone();
+    assert!(v.holds && v.complete && v.states > 1_000, "{}", v.summary);
     ctl.stop().await;
 }
 
@@ -71,7 +84,7 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
         f(&mut r);
         r
     };
-    let cases: [(pb::CheckRequest, tonic::Code, &str); 8] = [
+    let cases: [(pb::CheckRequest, tonic::Code, &str); 10] = [
         (bad(|r| r.algorithm = "paxos".into()), tonic::Code::InvalidArgument, "algorithm"),
         (bad(|r| r.n = 7), tonic::Code::InvalidArgument, "n"),
         (bad(|r| r.ids = vec![1, 2]), tonic::Code::InvalidArgument, "ids"),
@@ -80,6 +93,14 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
         (bad(|r| r.kept = true), tonic::Code::FailedPrecondition, "kept"),
         (bad(|r| r.losses = 1), tonic::Code::FailedPrecondition, "losses"),
         (bad(|r| r.timeout_s = 601), tonic::Code::InvalidArgument, "timeout_s"),
+        (bad(|r| r.delay_ms = 10), tonic::Code::FailedPrecondition, "delay_ms"),
+        (
+            bad(|r| {
+                (r.algorithm, r.kept, r.delay_ms) = ("bully".into(), true, 10_001);
+            }),
+            tonic::Code::InvalidArgument,
+            "delay_ms",
+        ),
     ];
     for (req, code, field) in cases {
         let status = client.check_algorithm(req).await.unwrap_err();
