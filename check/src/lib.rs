@@ -31,8 +31,12 @@
 //! Kept leaderships explore [`Move`]s: a step after the quiet heartbeats its
 //! node takes in first (heartbeats that change nothing the properties read
 //! arrive just before their receiver's next step, not at every point
-//! between; [`ElectionModel`], "Quiet heartbeats"), a partial-order reduction
-//! that sees the same situations through fewer states ([`Limits::reduce`]).
+//! between; [`ElectionModel`], "Quiet heartbeats"), perhaps ending in a loss
+//! or crash at its earliest ("Faults at their earliest"): partial-order
+//! reductions that see the same situations through fewer states
+//! ([`Limits::reduce`]). Their states are told apart without the ticks since
+//! the last fault, and explored again only when they come back later
+//! ([`Limits::subsume`]).
 //!
 //! Breadth-first search finds the shortest schedule (in moves) that breaks a property
 //! ([`Counterexample`]); a state that breaks one is not explored further, so

@@ -401,6 +401,19 @@ pub struct Observation {
 /// reduction applies to kept leaderships on links in any order;
 /// [`ElectionModel::with_reduction`] turns it off, and the check's tests
 /// compare both.
+///
+/// ## Faults at their earliest
+///
+/// With the same reduction on, a lost message is lost as it is sent (a move
+/// may end by losing one of the messages its step just sent) and a crash
+/// strikes just after a step of the node that crashes (a move may end by
+/// crashing its node); the step that lets faults strike at all (the last
+/// start) and a recovery may be followed by any loss or crash
+/// ([`ElectionModel::successors`]). A schedule with a fault later is matched
+/// by one with it that early: every node takes the same steps, no other step
+/// needed what the fault removed (links in any order), and the convergence
+/// bound starts earlier, asking no less; a state between is reached by the
+/// schedule's fault-free prefix.
 #[derive(Debug)]
 pub struct ElectionModel {
     election: Election,
