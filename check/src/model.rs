@@ -134,10 +134,10 @@ pub struct Move {
     absorb: u32,
     /// After the step, lose a message: 0 none, k the k-th of
     /// [`ElectionModel::aftermath`]'s candidates.
-    lose: u8,
+    lose: u32,
     /// After the step (and the loss), crash a node: 0 none, k the k-th of
     /// [`ElectionModel::aftermath`]'s candidates.
-    crash: u8,
+    crash: u32,
 }
 
 impl Move {
@@ -408,7 +408,7 @@ pub struct Observation {
 /// may end by losing one of the messages its step just sent) and a crash
 /// strikes just after a step of the node that crashes (a move may end by
 /// crashing its node); the step that lets faults strike at all (the last
-/// start) and a recovery may be followed by any loss or crash
+/// start) may be followed by any loss or crash, and a recovery by any crash
 /// ([`ElectionModel::successors`]). A schedule with a fault later is matched
 /// by one with it that early: every node takes the same steps, no other step
 /// needed what the fault removed (links in any order), and the convergence
@@ -857,7 +857,7 @@ impl ElectionModel {
     /// The faults `mv` chose to follow its step with, as steps.
     fn chosen_faults(&self, before: &System, mv: Move, after: &System, sent: &[Sent]) -> Vec<Step> {
         let (lose, crash) = self.aftermath(before, mv.step, after, sent);
-        let pick = |from: &[Step], k: u8| (k as usize).checked_sub(1).and_then(|i| from.get(i).copied());
+        let pick = |from: &[Step], k: u32| (k as usize).checked_sub(1).and_then(|i| from.get(i).copied());
         pick(&lose, mv.lose).into_iter().chain(pick(&crash, mv.crash)).collect()
     }
 
@@ -899,7 +899,7 @@ impl ElectionModel {
                     let faults =
                         l.checked_sub(1).map(|i| lose[i]).into_iter().chain(c.checked_sub(1).map(|i| crash[i]));
                     if faults.map(|f| self.apply(&mut next, f, None)).all(|r| r.is_some()) {
-                        out.push((Move { lose: l as u8, crash: c as u8, ..mv }, next));
+                        out.push((Move { lose: l as u32, crash: c as u32, ..mv }, next));
                     }
                 }
             }
@@ -962,8 +962,8 @@ impl ElectionModel {
 
     /// The receiving position of link `l`.
     fn receiver(&self, l: u32) -> u32 {
-        let from = self.link_base.partition_point(|&b| b <= l as usize) - 1;
-        self.election.topology.ports(from as u32)[l as usize - self.link_base[from]].peer
+        let from = self.sender(l);
+        self.election.topology.ports(from)[l as usize - self.link_base[from as usize]].peer
     }
 
     /// The state `step` leads to from `last` (`None`: the step is not possible).
@@ -1044,8 +1044,7 @@ impl ElectionModel {
             Step::Partition(side) => {
                 s.used.partitions += 1;
                 s.cut = side;
-                let sender = |l: u32| self.link_base.partition_point(|&b| b <= l as usize) as u32 - 1;
-                let cut = |f: &Flight| Self::cut(s, sender(f.link), self.receiver(f.link));
+                let cut = |f: &Flight| Self::cut(s, self.sender(f.link), self.receiver(f.link));
                 let kept: Vec<Flight> = s.links.iter().filter(|f| !cut(f)).copied().collect();
                 s.links = kept;
             }
