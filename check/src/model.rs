@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
-use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::detector::is_reserved;
+use ringleader_core::algo::detector::{DetectorConfig, HEARTBEAT_TIMER};
 use ringleader_core::algo::{
     Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Role, Rule, TimerId, UNKNOWN_LEADER,
 };
@@ -386,17 +386,19 @@ pub struct Observation {
 /// A heartbeat that would only tell its receiver that the sender lives
 /// ([`Shell::only_refreshes`]: the receiver does not suspect the sender and
 /// its algorithm ignores the heartbeat) changes nothing but the detector's
-/// silence count for the sender, which only the receiver's clock reads; and
-/// that stays so while the receiver takes no step. So when such a heartbeat
-/// arrives between two steps of its receiver makes no difference to any
-/// property, only before which of them, and [`ElectionModel::moves`] delivers
-/// quiet heartbeats only as the prelude of a [`Move`]: just before a step of
-/// their receiver (any subset of them), before a partition that would cut
-/// them off (any subset), and, those that crossed a tick already, before the
-/// tick (all, as they must). Any schedule is matched by one that moves each
-/// quiet delivery later, to just before its receiver's next step (or that
-/// partition, or that tick, or for good if the receiver crashes first, which
-/// forgets what it counted); the states in between differ only in silence
+/// silence count for the sender, which only the receiver's clock
+/// ([`HEARTBEAT_TIMER`]) reads; and it stays quiet until a step of its
+/// receiver changes that. So when such a heartbeat arrives makes no
+/// difference to any property, only whether before or after its receiver's
+/// clock and the step that ends its quietness, and [`ElectionModel::moves`]
+/// delivers quiet heartbeats only as the prelude of a [`Move`]: just before
+/// their receiver's clock (any subset of them), just before a step of their
+/// receiver after which they would no longer be quiet (any subset of those),
+/// before a partition that would cut them off (any subset), and, those that
+/// crossed a tick already, before the tick (all, as they must). Any schedule
+/// is matched by one that moves each quiet delivery later, to just before the
+/// next of those (or for good if the receiver crashes first, which forgets
+/// what it counted); the states in between differ only in silence
 /// counts and in flight, which no property reads. This partial-order
 /// reduction applies to kept leaderships on links in any order;
 /// [`ElectionModel::with_reduction`] turns it off, and the check's tests
@@ -733,7 +735,7 @@ impl ElectionModel {
                 Step::Tick(_) => continue,
                 _ => {}
             }
-            let scope: Vec<u32> = quiet.iter().filter(|q| self.in_scope(step, q)).map(|q| q.copies).collect();
+            let scope = self.choices(s, step, &quiet);
             // Every count of copies of each, in mixed radix.
             let combos: u32 = scope.iter().map(|c| c + 1).product();
             for mut k in 0..combos {
@@ -755,6 +757,30 @@ impl ElectionModel {
             let ticks = if idle { s.timers.iter().map(|t| t.left).min().unwrap_or(1) } else { 1 };
             moves.push(Move::bare(Step::Tick(ticks)));
         }
+    }
+
+    /// Of the quiet heartbeats in `step`'s scope ([`Self::in_scope`]), in
+    /// scope order: how many copies of each a move of `step` may take in
+    /// first. Up to all of them before the receiver's clock
+    /// ([`HEARTBEAT_TIMER`], the only reader of what they refresh) and before
+    /// a partition; before any other step, none of those that stay quiet
+    /// after it (they can wait for the next step that matters, see "Quiet
+    /// heartbeats"), up to all of the others.
+    fn choices(&self, s: &System, step: Step, quiet: &[Quiet]) -> Vec<u32> {
+        let scope = quiet.iter().filter(|q| self.in_scope(step, q));
+        if matches!(step, Step::Fire { timer: HEARTBEAT_TIMER, .. } | Step::Partition(_)) {
+            return scope.map(|q| q.copies).collect();
+        }
+        let mut after = s.clone();
+        let stepped = self.apply(&mut after, step, None).is_some() && after.error.is_none();
+        let t = &self.election.topology;
+        scope
+            .map(|q| {
+                let port = t.ports(q.from)[q.port as usize].remote_port;
+                let stays = stepped && !after.is_down(q.to) && after.nodes[q.to as usize].only_refreshes(port, q.msg);
+                if stays { 0 } else { q.copies }
+            })
+            .collect()
     }
 
     /// The steps `mv` takes from `s`: its prelude of quiet heartbeats, its

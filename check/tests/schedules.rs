@@ -241,29 +241,38 @@ fn reach(model: &ElectionModel) -> Reached {
 }
 
 /// The reductions of kept checks lose nothing and invent nothing: kept bully on 3 nodes, with no
-/// fault, one lost message (which may be a heartbeat) and one crash. Every state the reduced model
-/// reaches (quiet heartbeats only just before their receiver's steps, a loss only as its message is
+/// fault, one lost message (which may be a heartbeat) and one crash, and the repaired ring on 3
+/// (whose followers stop ignoring their leader's heartbeats: a step can end a heartbeat's
+/// quietness) with 10 ms messages. Every state the reduced model reaches (quiet heartbeats only
+/// just before the step that reads them or ends their quietness, a loss only as its message is
 /// sent, a crash only just after a step of its node) is a state of the full model; and every
 /// observation of the full model is reached by the reduced one too, with a clock at least as late
 /// (a fault moved earlier starts the convergence bound earlier: it asks no less).
 #[test]
 fn the_reductions_see_everything_the_full_model_sees() {
-    let spec = ringleader_core::algo::catalogue::find("bully").unwrap();
-    let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
     let d = DetectorConfig::LOOPBACK;
-    for faults in [Faults::NONE, Faults { losses: 1, ..Faults::NONE }, Faults { crashes: 1, ..Faults::NONE }] {
-        let e = Election::kept(spec, topology.clone(), vec![1, 2, 3], d, faults);
+    let loss = Faults { losses: 1, ..Faults::NONE };
+    let crash = Faults { crashes: 1, ..Faults::NONE };
+    for (name, d, delay_ms, faults) in [
+        ("bully", d, d.period_ms, Faults::NONE),
+        ("bully", d, d.period_ms, loss),
+        ("bully", d, d.period_ms, crash),
+        ("repaired-ring", d, 10, Faults::NONE),
+    ] {
+        let spec = ringleader_core::algo::catalogue::find(name).unwrap();
+        let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
+        let e = Election { delay_ms, ..Election::kept(spec, topology, vec![1, 2, 3], d, faults) };
         let full = reach(&ElectionModel::new(e.clone(), false).with_reduction(false));
         let reduced = reach(&ElectionModel::new(e, false));
-        assert!(full.observed.len() > 10, "{faults:?}: {} observations", full.observed.len());
-        assert!(reduced.states.is_subset(&full.states), "{faults:?}: a reduced state the full model lacks");
-        assert_eq!(full.observed.len(), reduced.observed.len(), "{faults:?}");
+        assert!(full.observed.len() > 10, "{name} {faults:?}: {} observations", full.observed.len());
+        assert!(reduced.states.is_subset(&full.states), "{name} {faults:?}: a reduced state the full model lacks");
+        assert_eq!(full.observed.len(), reduced.observed.len(), "{name} {faults:?}");
         for (o, &clock) in &full.observed {
             let r = reduced.observed.get(o).copied();
-            assert!(r.is_some_and(|r| r >= clock), "{faults:?}: {o:?} at clock {clock}, reduced {r:?}");
+            assert!(r.is_some_and(|r| r >= clock), "{name} {faults:?}: {o:?} at clock {clock}, reduced {r:?}");
         }
         let (f, r) = (full.states.len(), reduced.states.len());
-        assert!(r < f, "{faults:?}: {r} states against {f}");
+        assert!(r < f, "{name} {faults:?}: {r} states against {f}");
     }
 }
 

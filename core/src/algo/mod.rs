@@ -531,11 +531,12 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
 
     /// Would `msg` arriving on `port` now only tell this node that the
     /// neighbour lives: change nothing but what only the node's next clock
-    /// tick reads (the failure detector's silence count for that port), and
-    /// send, set, announce nothing? Then when it arrives between this node's
-    /// steps makes no difference, only before which step: the model checker
-    /// delivers such a message just before one of the node's steps instead
-    /// of at every point between (a partial-order reduction, see
+    /// tick reads (the failure detector's silence count for that port, read
+    /// when [`detector::HEARTBEAT_TIMER`] fires), and send, set, announce
+    /// nothing? Then when it arrives makes no difference, only whether before
+    /// or after that tick and the step that ends its quietness: the model
+    /// checker delivers such a message just before one of those instead of
+    /// at every point between (a partial-order reduction, see
     /// `docs/checking.md`). `false` by default: every message counts.
     fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
         false
