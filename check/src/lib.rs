@@ -495,13 +495,16 @@ pub struct KeptCheck {
     pub faults: Faults,
     /// The longest a message takes, in milliseconds (one tick).
     pub delay_ms: u64,
+    /// Timers fire on time ([`Election::punctual_timers`]).
+    pub punctual_timers: bool,
 }
 
 impl Default for KeptCheck {
     /// The loopback detector, one crash and one lost message, delays up to a period.
     fn default() -> Self {
         let detector = DetectorConfig::LOOPBACK;
-        KeptCheck { detector, faults: Faults { crashes: 1, losses: 1, ..Faults::NONE }, delay_ms: detector.period_ms }
+        let faults = Faults { crashes: 1, losses: 1, ..Faults::NONE };
+        KeptCheck { detector, faults, delay_ms: detector.period_ms, punctual_timers: false }
     }
 }
 
@@ -525,8 +528,11 @@ pub fn sweep_kept(
     }
     let topology = Topology::build(spec.default_topology(), n, 7).map_err(|e| e.to_string())?;
     let ids: Vec<u64> = (1..=u64::from(n)).collect();
-    let election =
-        Election { delay_ms: how.delay_ms, ..Election::kept(spec, topology, ids.clone(), how.detector, how.faults) };
+    let election = Election {
+        delay_ms: how.delay_ms,
+        punctual_timers: how.punctual_timers,
+        ..Election::kept(spec, topology, ids.clone(), how.detector, how.faults)
+    };
     let initiators = election.initiators.clone();
     let r = check_with(election, limits, cancel, progress);
     let mut out = Sweep { complete: true, ..Sweep::default() };

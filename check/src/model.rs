@@ -43,6 +43,11 @@ pub struct Election {
     /// The longest a message takes, in milliseconds: one tick of the model's
     /// clock (see the module's "Time").
     pub delay_ms: u64,
+    /// Timers fire on time: a node whose timer is due takes no message sent
+    /// after it fell due (see [`ElectionModel`], "Punctual timers"). A
+    /// stronger assumption than the default (a due timer may fire anywhere in
+    /// its tick, after messages sent in it), for far fewer states.
+    pub punctual_timers: bool,
 }
 
 impl Election {
@@ -54,7 +59,17 @@ impl Election {
         initiators: Vec<u32>,
         rule: Rule,
     ) -> Self {
-        Election { spec, topology, ids, initiators, rule, kept: None, faults: Faults::NONE, delay_ms: DEFAULT_DELAY_MS }
+        Election {
+            spec,
+            topology,
+            ids,
+            initiators,
+            rule,
+            kept: None,
+            faults: Faults::NONE,
+            delay_ms: DEFAULT_DELAY_MS,
+            punctual_timers: false,
+        }
     }
 
     /// The kept leadership of `spec` on `topology` with `ids`, every node
@@ -416,6 +431,30 @@ pub struct Observation {
 /// needed what the fault removed (links in any order), and the convergence
 /// bound starts earlier, asking no less; a state between is reached by the
 /// schedule's fault-free prefix.
+///
+/// ## Punctual timers
+///
+/// By default a timer due at a tick may fire anywhere in the tick that
+/// follows, after messages sent in it (a late timer, or a node whose clock
+/// runs a little behind the others': every node's clock starts in the first
+/// tick, so the detectors' periods are in step). With
+/// [`Election::punctual_timers`] a timer fires on time instead: a node whose
+/// timer is due takes no message sent after it fell due (nor takes in such a
+/// quiet heartbeat first), only those sent before the tick. A stronger
+/// assumption, and it makes the due timers of different nodes independent:
+/// their steps touch their own node, and what they send cannot reach
+/// another due node before it fires. So with the reduction on, a state with
+/// a timer due explores only the moves of the node of least id with one (a
+/// persistent set: no step of another node can enable or disable them or
+/// reach that node first), unless one of them changes what the properties
+/// read (then every move), and none when a partition, a heal, a duplication
+/// or a crash after a recovery could come next (steps that depend on
+/// several nodes' links). Every cycle of states passes a tick, before which
+/// no timer is due and every move is explored. Measured in
+/// `punctual_timers_assume_more_and_reduce_exactly` (check's tests): the
+/// reduction reaches every observation of the punctual model, and the
+/// punctual model misses some of the default's (the repaired ring's third
+/// election after a crash needs a late timer).
 #[derive(Debug)]
 pub struct ElectionModel {
     election: Election,
@@ -532,6 +571,11 @@ impl ElectionModel {
         }
     }
 
+    /// The positions with a timer due (a bit each).
+    fn due(s: &System) -> u32 {
+        s.timers.iter().filter(|t| t.left == 0).fold(0, |due, t| due | 1 << t.node)
+    }
+
     /// Is the link from `from` to `to` cut by the partition in force?
     fn cut(s: &System, from: u32, to: u32) -> bool {
         s.cut != 0 && (s.cut >> from & 1) != (s.cut >> to & 1)
@@ -589,6 +633,7 @@ impl ElectionModel {
         actions.extend(s.timers.iter().filter(|t| t.left == 0).map(|t| Step::Fire { node: t.node, timer: t.timer }));
         let t = &self.election.topology;
         let mut old = false;
+        let due = Self::due(s);
         for from in 0..t.len() {
             let base = self.link_base[from as usize];
             for (port, to) in t.ports(from).iter().enumerate() {
@@ -599,15 +644,18 @@ impl ElectionModel {
                     // An initiator wakes before any message reaches it.
                     continue;
                 }
+                // Punctual timers: a node whose timer is due takes no message
+                // sent since it fell due.
+                let punctual = self.election.punctual_timers && due >> to.peer & 1 == 1;
                 if self.fifo {
-                    if let Some(f) = link.first() {
+                    if let Some(f) = link.first().filter(|f| f.old || !punctual) {
                         actions.push(Step::Deliver { from, port, msg: f.msg });
                     }
                 } else {
                     // A multiset: each distinct message once.
                     let mut last = None;
                     for f in link {
-                        if last != Some(f.msg) {
+                        if last != Some(f.msg) && (f.old || !punctual) {
                             actions.push(Step::Deliver { from, port, msg: f.msg });
                             last = Some(f.msg);
                         }
@@ -768,8 +816,12 @@ impl ElectionModel {
     /// heartbeats"), up to all of the others.
     fn choices(&self, s: &System, step: Step, quiet: &[Quiet]) -> Vec<u32> {
         let scope = quiet.iter().filter(|q| self.in_scope(step, q));
+        // Punctual timers: a node with a timer due takes in only what was
+        // sent before the tick.
+        let due = if self.election.punctual_timers { Self::due(s) } else { 0 };
+        let cap = |q: &Quiet| if due >> q.to & 1 == 1 { q.old } else { q.copies };
         if matches!(step, Step::Fire { timer: HEARTBEAT_TIMER, .. } | Step::Partition(_)) {
-            return scope.map(|q| q.copies).collect();
+            return scope.map(cap).collect();
         }
         let mut after = s.clone();
         let stepped = self.apply(&mut after, step, None).is_some() && after.error.is_none();
@@ -778,7 +830,7 @@ impl ElectionModel {
             .map(|q| {
                 let port = t.ports(q.from)[q.port as usize].remote_port;
                 let stays = stepped && !after.is_down(q.to) && after.nodes[q.to as usize].only_refreshes(port, q.msg);
-                if stays { 0 } else { q.copies }
+                if stays { 0 } else { cap(q) }
             })
             .collect()
     }
@@ -912,25 +964,70 @@ impl ElectionModel {
         let mut moves = Vec::new();
         self.moves(s, &mut moves);
         let mut sent = Vec::new();
-        for mv in moves {
-            sent.clear();
-            let Some(after) = self.run(s, mv, Some(&mut sent)) else { continue };
-            let (lose, crash) = self.aftermath(s, mv.step, &after, &sent);
-            for l in 0..=lose.len() {
-                for c in 0..=crash.len() {
-                    if l == 0 && c == 0 {
-                        continue;
-                    }
-                    let mut next = after.clone();
-                    let faults =
-                        l.checked_sub(1).map(|i| lose[i]).into_iter().chain(c.checked_sub(1).map(|i| crash[i]));
-                    if faults.map(|f| self.apply(&mut next, f, None)).all(|r| r.is_some()) {
-                        out.push((Move { lose: l as u32, crash: c as u32, ..mv }, next));
-                    }
+        if let Some(first) = self.punctual_first(s) {
+            // Its moves alone, when none changes what the properties read
+            // (see "Punctual timers").
+            let (mine, rest): (Vec<Move>, Vec<Move>) =
+                moves.into_iter().partition(|mv| self.stepper(mv.step) == Some(first));
+            let seen = s.observation();
+            let (start, mut invisible) = (out.len(), true);
+            for mv in mine {
+                if self.successors_of(s, mv, &mut sent, out).is_some() {
+                    invisible &= out.last().is_some_and(|(_, after)| after.observation() == seen);
                 }
             }
-            out.push((mv, after));
+            if invisible && out.len() > start {
+                return;
+            }
+            moves = rest;
         }
+        for mv in moves {
+            self.successors_of(s, mv, &mut sent, out);
+        }
+    }
+
+    /// The node whose steps alone may follow `s` (see "Punctual timers"), if
+    /// any: with punctual timers, the one of least id with a timer due, when
+    /// the reduction is on and no
+    /// partition, heal, duplication or crash after a recovery is possible
+    /// (steps that depend on the links or other nodes' states).
+    fn punctual_first(&self, s: &System) -> Option<u32> {
+        let (budget, used) = (self.election.faults, s.used);
+        let reduce = self.reduce
+            && self.election.punctual_timers
+            && s.unstarted.is_empty()
+            && s.error.is_none()
+            && s.cut == 0
+            && used.partitions >= budget.partitions
+            && used.duplications >= budget.duplications
+            && !(budget.recover && s.down != 0 && used.crashes < budget.crashes);
+        let due = Self::due(s);
+        // The smallest id first, not the first position: a renaming of the
+        // positions (another arrangement of the ids) reduces alike.
+        let ids = &self.election.ids;
+        (0..ids.len() as u32).filter(|&p| reduce && due >> p & 1 == 1).min_by_key(|&p| ids[p as usize])
+    }
+
+    /// Push the states `mv` leads to from `s` onto `out`: each fault it may
+    /// end in first, then the bare move's (`None`: `mv` is not possible).
+    fn successors_of(&self, s: &System, mv: Move, sent: &mut Vec<Sent>, out: &mut Vec<(Move, System)>) -> Option<()> {
+        sent.clear();
+        let after = self.run(s, mv, Some(sent))?;
+        let (lose, crash) = self.aftermath(s, mv.step, &after, sent);
+        for l in 0..=lose.len() {
+            for c in 0..=crash.len() {
+                if l == 0 && c == 0 {
+                    continue;
+                }
+                let mut next = after.clone();
+                let faults = l.checked_sub(1).map(|i| lose[i]).into_iter().chain(c.checked_sub(1).map(|i| crash[i]));
+                if faults.map(|f| self.apply(&mut next, f, None)).all(|r| r.is_some()) {
+                    out.push((Move { lose: l as u32, crash: c as u32, ..mv }, next));
+                }
+            }
+        }
+        out.push((mv, after));
+        Some(())
     }
 
     /// Does `step` name positions and ports this election has (a schedule

@@ -73,10 +73,12 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
             ms @ 1..=MAX_DELAY_MS => u64::from(ms),
             ms => return Err(invalid("delay_ms", format!("{ms} ms is above {MAX_DELAY_MS} ms"))),
         };
-        Election { delay_ms, ..Election::kept(spec, topology, ids, how.detector, faults) }
+        let punctual_timers = req.punctual_timers;
+        Election { delay_ms, punctual_timers, ..Election::kept(spec, topology, ids, how.detector, faults) }
     } else {
         let named = [
             ("delay_ms", req.delay_ms > 0),
+            ("punctual_timers", req.punctual_timers),
             ("crashes", req.crashes > 0),
             ("recover", req.recover),
             ("losses", req.losses > 0),
@@ -84,7 +86,9 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
             ("partitions", req.partitions > 0),
         ];
         if let Some((field, _)) = named.iter().find(|(_, set)| *set) {
-            return Err(Status::failed_precondition(format!("{field}: faults and delays are checked with kept only")));
+            return Err(Status::failed_precondition(format!(
+                "{field}: faults, delays and timers are checked with kept only"
+            )));
         }
         let initiators = if req.initiators.is_empty() { (0..n).collect() } else { req.initiators.clone() };
         if let Some(&p) = initiators.iter().find(|&&p| p >= n) {

@@ -24,7 +24,9 @@ fn verdict(events: &[Kind]) -> &pb::CheckVerdict {
 /// messages, as the checker's table says); Stages on 3 nodes with links that reorder (it assumes FIFO) ends
 /// BROKEN with a shortest schedule of 5 steps, each node's end and its diagram; kept ZooKeeper-style with a
 /// crash and a loss, given 3 s, streams progress (states growing, states per second) and ends saying the limit
-/// cut it short; kept Chubby-style with a crash and messages of at most 10 ms holds on every schedule.
+/// cut it short; kept Chubby-style with a crash and messages of at most 10 ms holds on every schedule; so
+/// does the repaired ring with a crash, with timers that may fire late and (in a third of the states or
+/// fewer) with punctual timers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_streams_progress_and_the_verdict() {
     let ctl = TestController::start(3).await;
@@ -69,6 +71,23 @@ async fn check_streams_progress_and_the_verdict() {
         pb::CheckRequest { algorithm: "chubby".into(), kept: true, crashes: 1, delay_ms: 10, ..Default::default() };
     let v = verdict(&check(&ctl, req).await).clone();
     assert!(v.holds && v.complete && v.states > 1_000, "{}", v.summary);
+
+    let ring = pb::CheckRequest {
+        algorithm: "repaired-ring".into(),
+        kept: true,
+        crashes: 1,
+        delay_ms: 10,
+        ..Default::default()
+    };
+    let late = verdict(&check(&ctl, ring.clone()).await).clone();
+    let punctual = verdict(&check(&ctl, pb::CheckRequest { punctual_timers: true, ..ring }).await).clone();
+    assert!(
+        late.holds && late.complete && punctual.holds && punctual.complete,
+        "{} / {}",
+        late.summary,
+        punctual.summary
+    );
+    assert!(punctual.states * 3 < late.states, "punctual timers: {} states against {}", punctual.states, late.states);
     ctl.stop().await;
 }
 
@@ -84,7 +103,7 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
         f(&mut r);
         r
     };
-    let cases: [(pb::CheckRequest, tonic::Code, &str); 10] = [
+    let cases: [(pb::CheckRequest, tonic::Code, &str); 11] = [
         (bad(|r| r.algorithm = "paxos".into()), tonic::Code::InvalidArgument, "algorithm"),
         (bad(|r| r.n = 7), tonic::Code::InvalidArgument, "n"),
         (bad(|r| r.ids = vec![1, 2]), tonic::Code::InvalidArgument, "ids"),
@@ -94,6 +113,7 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
         (bad(|r| r.losses = 1), tonic::Code::FailedPrecondition, "losses"),
         (bad(|r| r.timeout_s = 601), tonic::Code::InvalidArgument, "timeout_s"),
         (bad(|r| r.delay_ms = 10), tonic::Code::FailedPrecondition, "delay_ms"),
+        (bad(|r| r.punctual_timers = true), tonic::Code::FailedPrecondition, "punctual_timers"),
         (
             bad(|r| {
                 (r.algorithm, r.kept, r.delay_ms) = ("bully".into(), true, 10_001);
