@@ -497,6 +497,8 @@ pub struct KeptCheck {
     pub delay_ms: u64,
     /// Timers fire on time ([`Election::punctual_timers`]).
     pub punctual_timers: bool,
+    /// A partition heals within this long ([`Election::partition_ms`]).
+    pub partition_ms: Option<u64>,
 }
 
 impl Default for KeptCheck {
@@ -504,7 +506,7 @@ impl Default for KeptCheck {
     fn default() -> Self {
         let detector = DetectorConfig::LOOPBACK;
         let faults = Faults { crashes: 1, losses: 1, ..Faults::NONE };
-        KeptCheck { detector, faults, delay_ms: detector.period_ms, punctual_timers: false }
+        KeptCheck { detector, faults, delay_ms: detector.period_ms, punctual_timers: false, partition_ms: None }
     }
 }
 
@@ -531,6 +533,7 @@ pub fn sweep_kept(
     let election = Election {
         delay_ms: how.delay_ms,
         punctual_timers: how.punctual_timers,
+        partition_ms: how.partition_ms,
         ..Election::kept(spec, topology, ids.clone(), how.detector, how.faults)
     };
     let initiators = election.initiators.clone();

@@ -90,6 +90,11 @@ struct Args {
     /// docs/checking.md, "Punctual timers").
     #[arg(long)]
     punctual_timers: bool,
+    /// Kept: a partition heals within this many ms (default: at any point,
+    /// or never; the side without a quorum may then climb through terms, and
+    /// the states with it, without end).
+    #[arg(long)]
+    partition_ms: Option<u64>,
     /// Write each counterexample's space-time diagram (SVG) into this directory.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
@@ -132,6 +137,10 @@ fn main() -> ExitCode {
         eprintln!("--delay-ms must be positive");
         return ExitCode::from(2);
     }
+    if args.partition_ms == Some(0) {
+        eprintln!("--partition-ms must be positive");
+        return ExitCode::from(2);
+    }
     if args.punctual_timers && !args.kept {
         eprintln!("--punctual-timers: only kept leaderships have timers (add --kept)");
         return ExitCode::from(2);
@@ -169,7 +178,8 @@ fn main() -> ExitCode {
             };
             let result = if args.kept {
                 let delay_ms = args.delay_ms.unwrap_or(detector.period_ms);
-                let how = KeptCheck { detector, faults, delay_ms, punctual_timers: args.punctual_timers };
+                let (punctual_timers, partition_ms) = (args.punctual_timers, args.partition_ms);
+                let how = KeptCheck { detector, faults, delay_ms, punctual_timers, partition_ms };
                 let mut last = 0;
                 let r = sweep_kept(spec, n, how, limits, None, |p| {
                     if p.elapsed.as_secs() >= last + 5 {
@@ -283,6 +293,7 @@ fn main() -> ExitCode {
                         e = Election {
                             delay_ms: args.delay_ms.unwrap_or(detector.period_ms),
                             punctual_timers: args.punctual_timers,
+                            partition_ms: args.partition_ms,
                             ..Election::kept(spec, e.topology, e.ids, detector, faults)
                         };
                     }

@@ -48,6 +48,10 @@ pub struct Election {
     /// stronger assumption than the default (a due timer may fire anywhere in
     /// its tick, after messages sent in it), for far fewer states.
     pub punctual_timers: bool,
+    /// Kept: a partition heals within this many milliseconds (`None`: at any
+    /// point, or never). While a partition lasts, the side without a quorum
+    /// may climb through terms without end, and so may the states.
+    pub partition_ms: Option<u64>,
 }
 
 impl Election {
@@ -69,6 +73,7 @@ impl Election {
             faults: Faults::NONE,
             delay_ms: DEFAULT_DELAY_MS,
             punctual_timers: false,
+            partition_ms: None,
         }
     }
 
@@ -270,6 +275,8 @@ pub struct System {
     led: Vec<(u64, u64)>,
     /// The side of the partition in force (a bit per position; 0: none).
     cut: u32,
+    /// Ticks since the partition in force began (0 without one).
+    cut_ticks: u32,
     /// Faults used so far.
     used: Faults,
     /// Kept leaderships: ticks since the last fault (the start counts as
@@ -284,8 +291,9 @@ pub struct System {
 
 impl std::hash::Hash for System {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let System { nodes, links, timers, unstarted, down, led, cut, used, since_fault: _, sent, error } = self;
-        (nodes, links, timers, unstarted, down, led, cut, used, sent, error).hash(state);
+        let System { nodes, links, timers, unstarted, down, led, cut, cut_ticks, used, since_fault: _, sent, error } =
+            self;
+        (nodes, links, timers, unstarted, down, led, cut, cut_ticks, used, sent, error).hash(state);
     }
 }
 
@@ -447,9 +455,10 @@ pub struct Observation {
 /// a timer due explores only the moves of the node of least id with one (a
 /// persistent set: no step of another node can enable or disable them or
 /// reach that node first), unless one of them changes what the properties
-/// read (then every move), and none when a partition, a heal, a duplication
-/// or a crash after a recovery could come next (steps that depend on
-/// several nodes' links). Every cycle of states passes a tick, before which
+/// read (then every move), and none when a duplication or a crash after a
+/// recovery could come next. (A partition may come first: it only removes
+/// messages, and what the node then does it does as well before it.) Every
+/// cycle of states passes a tick, before which
 /// no timer is due and every move is explored. Measured in
 /// `punctual_timers_assume_more_and_reduce_exactly` (check's tests): the
 /// reduction reaches every observation of the punctual model, and the
@@ -470,6 +479,8 @@ pub struct ElectionModel {
     /// Deliver quiet heartbeats only just before a step of their receiver
     /// (see "Quiet heartbeats").
     reduce: bool,
+    /// Ticks within which a partition heals ([`Election::partition_ms`]).
+    heal_within: Option<u32>,
 }
 
 impl ElectionModel {
@@ -506,7 +517,8 @@ impl ElectionModel {
             .and_then(|d| catalogue::convergence_bound_ms(election.spec.name, d, n, delay))
             .map_or(u32::MAX, |ms| ms.div_ceil(delay).min(u64::from(u32::MAX)) as u32);
         let reduce = election.kept.is_some() && !fifo;
-        ElectionModel { election, fifo, link_base, fresh, expected, bound, converge_ticks, reduce }
+        let heal_within = election.partition_ms.map(|ms| ms.div_ceil(delay).clamp(1, u64::from(u32::MAX)) as u32);
+        ElectionModel { election, fifo, link_base, fresh, expected, bound, converge_ticks, reduce, heal_within }
     }
 
     /// Explore every point at which a quiet heartbeat may arrive (`false`),
@@ -564,11 +576,22 @@ impl ElectionModel {
             down: 0,
             led: Vec::new(),
             cut: 0,
+            cut_ticks: 0,
             used: Faults::NONE,
             since_fault,
             sent: 0,
             error: None,
         }
+    }
+
+    /// A tick of `ticks` (fewer if a partition must heal sooner; none if it
+    /// must heal now).
+    fn tick(&self, s: &System, ticks: u32) -> Option<Step> {
+        let left = match self.heal_within {
+            Some(within) if s.cut != 0 => within.saturating_sub(s.cut_ticks),
+            _ => ticks,
+        };
+        (left > 0).then(|| Step::Tick(ticks.min(left)))
     }
 
     /// The positions with a timer due (a bit each).
@@ -666,7 +689,7 @@ impl ElectionModel {
         if s.unstarted.is_empty() && !old && !s.timers.is_empty() && s.timers.iter().all(|t| t.left > 0) {
             let idle = s.links.is_empty();
             let ticks = if idle { s.timers.iter().map(|t| t.left).min().unwrap_or(1) } else { 1 };
-            actions.push(Step::Tick(ticks));
+            actions.extend(self.tick(s, ticks));
         }
         if !s.unstarted.is_empty() || !self.election.faults.any() {
             return;
@@ -803,7 +826,7 @@ impl ElectionModel {
         if s.unstarted.is_empty() && !s.timers.is_empty() && !due && old == old_quiet {
             let idle = s.links.len() as u32 == old_quiet;
             let ticks = if idle { s.timers.iter().map(|t| t.left).min().unwrap_or(1) } else { 1 };
-            moves.push(Move::bare(Step::Tick(ticks)));
+            moves.extend(self.tick(s, ticks).map(Move::bare));
         }
     }
 
@@ -988,17 +1011,16 @@ impl ElectionModel {
 
     /// The node whose steps alone may follow `s` (see "Punctual timers"), if
     /// any: with punctual timers, the one of least id with a timer due, when
-    /// the reduction is on and no
-    /// partition, heal, duplication or crash after a recovery is possible
-    /// (steps that depend on the links or other nodes' states).
+    /// the reduction is on and no duplication or crash after a recovery is
+    /// possible (a duplicate of a message the node is to take would need it
+    /// still there; a crash after a recovery may strike the node before it
+    /// fires).
     fn punctual_first(&self, s: &System) -> Option<u32> {
         let (budget, used) = (self.election.faults, s.used);
         let reduce = self.reduce
             && self.election.punctual_timers
             && s.unstarted.is_empty()
             && s.error.is_none()
-            && s.cut == 0
-            && used.partitions >= budget.partitions
             && used.duplications >= budget.duplications
             && !(budget.recover && s.down != 0 && used.crashes < budget.crashes);
         let due = Self::due(s);
@@ -1139,6 +1161,9 @@ impl ElectionModel {
                 for t in &mut s.timers {
                     t.left = t.left.saturating_sub(ticks);
                 }
+                if s.cut != 0 {
+                    s.cut_ticks = s.cut_ticks.saturating_add(ticks);
+                }
                 let bound = self.converge_ticks;
                 s.since_fault = s.since_fault.and_then(|u| Some(u.saturating_add(ticks)).filter(|&u| u <= bound));
             }
@@ -1167,11 +1192,12 @@ impl ElectionModel {
             Step::Partition(side) => {
                 s.used.partitions += 1;
                 s.cut = side;
+                s.cut_ticks = 0;
                 let cut = |f: &Flight| Self::cut(s, self.sender(f.link), self.receiver(f.link));
                 let kept: Vec<Flight> = s.links.iter().filter(|f| !cut(f)).copied().collect();
                 s.links = kept;
             }
-            Step::Heal => s.cut = 0,
+            Step::Heal => (s.cut, s.cut_ticks) = (0, 0),
         }
         // A timer a later set, a cancel or a crash made stale never fires:
         // forget it, then renumber the stamps (they only grow: two states

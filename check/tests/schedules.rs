@@ -278,7 +278,8 @@ fn the_reductions_see_everything_the_full_model_sees() {
 
 /// Punctual timers assume more than the default model, and their reduction loses nothing: on 3
 /// nodes with 10 ms messages (the repaired ring with a crash, ZooKeeper-style without faults, bully
-/// with a crash and a lost message) every observation of the punctual model is one of the default
+/// with a crash and a lost message, Chubby-style and bully with a partition healing within 200 ms)
+/// every observation of the punctual model is one of the default
 /// model's, the reduced punctual search (the due node of least id moves alone) reaches every
 /// observation of the full punctual model with a clock at least as late and invents no state; and
 /// the default model reaches observations the punctual one cannot (the repaired ring's third term
@@ -286,14 +287,18 @@ fn the_reductions_see_everything_the_full_model_sees() {
 #[test]
 fn punctual_timers_assume_more_and_reduce_exactly() {
     let d = DetectorConfig::LOOPBACK;
+    let partition = Faults { partitions: 1, ..Faults::NONE };
     for (name, faults) in [
         ("repaired-ring", Faults { crashes: 1, ..Faults::NONE }),
         ("zookeeper", Faults::NONE),
         ("bully", Faults { crashes: 1, losses: 1, ..Faults::NONE }),
+        ("chubby", partition),
+        ("bully", partition),
     ] {
         let spec = ringleader_core::algo::catalogue::find(name).unwrap();
         let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
-        let late = Election { delay_ms: 10, ..Election::kept(spec, topology, vec![1, 2, 3], d, faults) };
+        let partition_ms = (faults.partitions > 0).then_some(200);
+        let late = Election { delay_ms: 10, partition_ms, ..Election::kept(spec, topology, vec![1, 2, 3], d, faults) };
         let punctual = Election { punctual_timers: true, ..late.clone() };
         let default = reach(&ElectionModel::new(late, false));
         let full = reach(&ElectionModel::new(punctual.clone(), false).with_reduction(false));
@@ -305,12 +310,10 @@ fn punctual_timers_assume_more_and_reduce_exactly() {
             let r = reduced.observed.get(o).copied();
             assert!(r.is_some_and(|r| r >= clock), "{name}: {o:?} at clock {clock}, reduced {r:?}");
         }
-        assert!(
-            reduced.states.len() * 3 < default.states.len(),
-            "{name}: {} against {}",
-            reduced.states.len(),
-            default.states.len()
-        );
+        // Chubby-style's renewal timers are not in step: punctuality saves it little.
+        let factor = if name == "chubby" { 1 } else { 3 };
+        let (r, all) = (reduced.states.len(), default.states.len());
+        assert!(r * factor < all, "{name} {faults:?}: {r} states against {all}");
         if name == "repaired-ring" {
             let terms = |r: &Reached| r.observed.keys().flat_map(|o| o.beliefs.iter().flatten().map(|b| b.term)).max();
             assert_eq!((terms(&default), terms(&full)), (Some(3), Some(2)), "a late timer makes a third term");

@@ -22,6 +22,8 @@ pub const MAX_SECONDS: u32 = 600;
 const MAX_FAULTS: u32 = 2;
 /// The longest message delay a kept check takes, in ms.
 const MAX_DELAY_MS: u32 = 10_000;
+/// The longest partition a check may be bounded to, in ms.
+const MAX_PARTITION_MS: u32 = 600_000;
 
 /// A checked request: the election and how far to go.
 #[derive(Debug)]
@@ -74,11 +76,22 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
             ms => return Err(invalid("delay_ms", format!("{ms} ms is above {MAX_DELAY_MS} ms"))),
         };
         let punctual_timers = req.punctual_timers;
-        Election { delay_ms, punctual_timers, ..Election::kept(spec, topology, ids, how.detector, faults) }
+        let partition_ms = match req.partition_ms {
+            0 => None,
+            ms @ 1..=MAX_PARTITION_MS => Some(u64::from(ms)),
+            ms => return Err(invalid("partition_ms", format!("{ms} ms is above {MAX_PARTITION_MS} ms"))),
+        };
+        Election {
+            delay_ms,
+            punctual_timers,
+            partition_ms,
+            ..Election::kept(spec, topology, ids, how.detector, faults)
+        }
     } else {
         let named = [
             ("delay_ms", req.delay_ms > 0),
             ("punctual_timers", req.punctual_timers),
+            ("partition_ms", req.partition_ms > 0),
             ("crashes", req.crashes > 0),
             ("recover", req.recover),
             ("losses", req.losses > 0),

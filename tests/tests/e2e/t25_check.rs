@@ -103,7 +103,7 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
         f(&mut r);
         r
     };
-    let cases: [(pb::CheckRequest, tonic::Code, &str); 11] = [
+    let cases: [(pb::CheckRequest, tonic::Code, &str); 13] = [
         (bad(|r| r.algorithm = "paxos".into()), tonic::Code::InvalidArgument, "algorithm"),
         (bad(|r| r.n = 7), tonic::Code::InvalidArgument, "n"),
         (bad(|r| r.ids = vec![1, 2]), tonic::Code::InvalidArgument, "ids"),
@@ -114,6 +114,14 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
         (bad(|r| r.timeout_s = 601), tonic::Code::InvalidArgument, "timeout_s"),
         (bad(|r| r.delay_ms = 10), tonic::Code::FailedPrecondition, "delay_ms"),
         (bad(|r| r.punctual_timers = true), tonic::Code::FailedPrecondition, "punctual_timers"),
+        (bad(|r| r.partition_ms = 1_000), tonic::Code::FailedPrecondition, "partition_ms"),
+        (
+            bad(|r| {
+                (r.algorithm, r.kept, r.partitions, r.partition_ms) = ("chubby".into(), true, 1, 600_001);
+            }),
+            tonic::Code::InvalidArgument,
+            "partition_ms",
+        ),
         (
             bad(|r| {
                 (r.algorithm, r.kept, r.delay_ms) = ("bully".into(), true, 10_001);
