@@ -12,7 +12,9 @@ use ringleader_core::topology::{IdOrder, TopologyKind};
 use ringleader_proto::v1 as pb;
 
 pub use crate::error::ConvertError;
-use crate::record::{ElectionRecord, FailoverRecord, LeaderInfo, Metrics, Mode, Participant, SimOptions, State};
+use crate::record::{
+    ElectionRecord, FailoverRecord, LeaderInfo, LeadershipChange, Metrics, Mode, Participant, SimOptions, State,
+};
 
 /// A decoded `StartElection` request, not yet checked against the catalogue or the cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -176,6 +178,18 @@ impl From<&LeaderInfo> for pb::LeaderRef {
     }
 }
 
+impl From<&LeadershipChange> for pb::LeadershipChange {
+    fn from(c: &LeadershipChange) -> Self {
+        pb::LeadershipChange {
+            position: c.position,
+            node: c.node.clone(),
+            term: c.term,
+            leader_id: c.leader_id.unwrap_or(0),
+            at_ms: c.at_ms,
+        }
+    }
+}
+
 impl From<&FailoverRecord> for pb::Failover {
     fn from(f: &FailoverRecord) -> Self {
         pb::Failover {
@@ -253,17 +267,7 @@ impl From<&ElectionRecord> for pb::Election {
             started_at_ms: r.started_at_ms,
             keep_leader: r.keep_leader,
             term: r.term,
-            timeline: r
-                .timeline
-                .iter()
-                .map(|c| pb::LeadershipChange {
-                    position: c.position,
-                    node: c.node.clone(),
-                    term: c.term,
-                    leader_id: c.leader_id.unwrap_or(0),
-                    at_ms: c.at_ms,
-                })
-                .collect(),
+            timeline: r.timeline.iter().map(Into::into).collect(),
             overlaps: r.overlaps.clone(),
             failovers: r.failovers.iter().map(Into::into).collect(),
             diagram_svg: r.diagram_svg.clone().unwrap_or_default(),

@@ -13,8 +13,12 @@
 //! counts the leader lost at the first moment it *knows*: an injected
 //! `crash` fault applied to the leader's node, or the node's event stream
 //! breaking (its process died or its host became unreachable: SIGKILL, a
-//! pod deleted, a cut link to the controller). A leader cut off from its
-//! peers only (a partition the controller is not part of) is not lost to the
+//! pod deleted, a cut link to the controller), an injected partition that
+//! leaves the leader in a group of at most half the cluster (then the nodes
+//! so cut off take no part in the figures: agreement is the majority's), or
+//! the leader itself announcing that it names no leader (it stepped down: a
+//! Chubby-style lease it could not renew). A leader cut off from its peers
+//! by a partition the controller did not inject is not lost to the
 //! controller; then the figures count from the first change of belief.
 //!
 //! **Detection** is the first change of belief of a live node after the
@@ -29,6 +33,12 @@ use crate::record::LeaderInfo;
 pub const CRASH_FAULT: &str = "crash fault";
 /// Cause of a loss: the node's event stream to the controller broke.
 pub const UNREACHABLE: &str = "node unreachable (its event stream broke)";
+/// Cause of a loss: an injected partition cut the leader off from every majority.
+pub const PARTITION: &str = "partition (cut off from every majority)";
+/// Cause of a loss: a Chubby-style leader could not renew its lease and stepped down.
+pub const LEASE_LOST: &str = "lease not renewed (the leader stepped down)";
+/// Cause of a loss: the leader stepped down (it names no leader now).
+pub const STEPPED_DOWN: &str = "the leader stepped down";
 
 /// What the tracker tells the loop to do after an observation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

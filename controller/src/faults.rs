@@ -352,16 +352,63 @@ impl Faults {
         Ok(info)
     }
 
-    /// Node indices crashed by an active fault.
-    pub fn crashed_nodes(&self) -> Vec<usize> {
-        lock(&self.entries)
-            .iter()
-            .filter(|e| e.state == pb::FaultState::Active)
-            .filter_map(|e| match e.resolved {
-                Resolved::Crash(i) => Some(i),
-                _ => None,
-            })
-            .collect()
+    /// What the active faults do: the nodes crashed, and those a partition
+    /// cuts off from every majority of the cluster.
+    pub fn active(&self) -> crate::elections::ActiveFaults {
+        let n = self.cluster.len();
+        let mut out = crate::elections::ActiveFaults::default();
+        for e in lock(&self.entries).iter().filter(|e| e.state == pb::FaultState::Active) {
+            match &e.resolved {
+                Resolved::Crash(i) => out.crashed.push(*i),
+                Resolved::Partition(groups) => {
+                    // A node in no group is alone.
+                    let size = |i: usize| groups.iter().find(|g| g.contains(&i)).map_or(1, Vec::len);
+                    out.cut_off.extend((0..n).filter(|&i| 2 * size(i) <= n));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The active faults on node `i`, in words, each naming its fault id
+    /// (for `GetCluster`).
+    pub fn on_node(&self, i: usize) -> Vec<String> {
+        let name = |j: usize| self.cluster.nodes().get(j).map_or_else(|| format!("node {j}"), |n| n.name());
+        let mut out = Vec::new();
+        for e in lock(&self.entries).iter().filter(|e| e.state == pb::FaultState::Active) {
+            let id = &e.id;
+            match &e.resolved {
+                Resolved::Crash(j) if *j == i => out.push(format!("crashed ({id})")),
+                Resolved::Link { from, to, spec } if from.is_none_or(|f| f == i) || to.is_none_or(|t| t == i) => {
+                    let end = |x: &Option<usize>| x.map_or_else(|| "every node".to_string(), name);
+                    out.push(format!(
+                        "link {} -> {} impaired: drop {}, delay {} ms + up to {} ms, duplicate {}, reorder {} ({id})",
+                        end(from),
+                        end(to),
+                        spec.drop,
+                        spec.delay_ms,
+                        spec.jitter_ms,
+                        spec.duplicate,
+                        spec.reorder
+                    ));
+                }
+                Resolved::Partition(groups) => {
+                    let peers: Vec<String> = groups
+                        .iter()
+                        .find(|g| g.contains(&i))
+                        .map(|g| g.iter().filter(|&&j| j != i).map(|&j| name(j)).collect())
+                        .unwrap_or_default();
+                    if peers.is_empty() {
+                        out.push(format!("partitioned: reaches no other node ({id})"));
+                    } else {
+                        out.push(format!("partitioned: reaches {} only ({id})", peers.join(", ")));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
     }
 
     /// The kind (`crash`, `recover`, `link`, `partition`) of every registered fault

@@ -63,8 +63,8 @@ impl ControllerService {
             Arc::new(move || registry.upgrade().map(|f| f.active_kinds()).unwrap_or_default()),
         );
         let registry = Arc::downgrade(&faults);
-        elections.set_crash_probe(crate::elections::CrashProbe(Box::new(move || {
-            registry.upgrade().map(|f| f.crashed_nodes()).unwrap_or_default()
+        elections.set_fault_probe(crate::elections::FaultProbe(Box::new(move || {
+            registry.upgrade().map(|f| f.active()).unwrap_or_default()
         })));
         ControllerService { elections, faults, auth }
     }
@@ -177,6 +177,9 @@ impl Controller for ControllerService {
             nodes.push((i, node));
         }
         nodes.sort_by_key(|(i, _)| *i);
+        for (i, node) in &mut nodes {
+            node.faults = self.faults.on_node(*i);
+        }
         Ok(Response::new(pb::Cluster { nodes: nodes.into_iter().map(|(_, n)| n).collect() }))
     }
 
@@ -271,6 +274,8 @@ impl Controller for ControllerService {
                         leader_id: decision.leader,
                     }),
                     Ok(WatchEvent::State(r)) => Kind::Snapshot(pb::Election::from(&*r)),
+                    Ok(WatchEvent::Leadership(c)) => Kind::Leadership(pb::LeadershipChange::from(&c)),
+                    Ok(WatchEvent::Failover(f)) => Kind::Failover(pb::Failover::from(&*f)),
                     Ok(WatchEvent::Finished(r)) => {
                         send(Kind::Finished(pb::Election::from(&*r))).await;
                         return;

@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use ringleader_core::algo::Decision;
 use tokio::sync::{broadcast, watch};
 
-use crate::record::{ElectionRecord, State};
+use crate::record::{ElectionRecord, FailoverRecord, LeadershipChange, State};
 
 /// Something a watcher of an election is told.
 #[derive(Clone, Debug)]
@@ -25,6 +25,10 @@ pub enum WatchEvent {
     State(Box<ElectionRecord>),
     /// The final record; nothing follows.
     Finished(Box<ElectionRecord>),
+    /// A kept leadership: a node's belief changed.
+    Leadership(LeadershipChange),
+    /// A kept leadership: a failover opened or changed.
+    Failover(Box<FailoverRecord>),
 }
 
 /// One recorded election and its watchers.
@@ -91,11 +95,12 @@ impl Entry {
         let _ = rx.wait_for(|d| *d).await;
     }
 
-    /// Change the record, and tell the watchers the event `f` returns, if any
-    /// (under the lock, so watchers see events in the order of the changes).
-    pub(super) fn update(&self, f: impl FnOnce(&mut ElectionRecord) -> Option<WatchEvent>) {
+    /// Change the record, and tell the watchers the events `f` returns, if
+    /// any (an `Option` or a `Vec`; under the lock, so watchers see events in
+    /// the order of the changes).
+    pub(super) fn update<E: IntoIterator<Item = WatchEvent>>(&self, f: impl FnOnce(&mut ElectionRecord) -> E) {
         let mut record = self.lock();
-        if let Some(event) = f(&mut record) {
+        for event in f(&mut record) {
             let _ = self.events.send(event);
         }
     }

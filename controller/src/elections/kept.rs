@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use super::agent;
 use super::diagram;
-use super::entry::Entry;
+use super::entry::{Entry, WatchEvent};
 use super::run::{Context, Outcome, Plan, now_ms};
 use crate::cluster::{Node, Subscription};
 use crate::failover::{self, Mark, Tracker};
-use crate::record::{LeaderInfo, LeadershipChange, Metrics};
+use crate::record::{ElectionRecord, FailoverRecord, LeaderInfo, LeadershipChange, Metrics};
 use crate::telemetry;
 
 /// Most leadership changes a kept election records.
@@ -72,10 +72,7 @@ pub(super) async fn follow(
             _ = tick.tick() => None,
             Some((i, m)) = measured.recv() => {
                 tracker.set_messages(i, m);
-                entry.update(|r| {
-                    r.failovers = tracker.records().to_vec();
-                    None
-                });
+                entry.update(|r| failover_events(r, tracker.records()));
                 continue;
             }
             ev = events.recv(), if events_open => match ev {
@@ -89,8 +86,25 @@ pub(super) async fn follow(
         };
         // A crashed node's last belief is frozen, and so is that of a node whose events no
         // longer reach the controller: judge leaders and agreement among live nodes.
-        let crashed = ctx.crashed();
+        let faults = ctx.faults();
+        let crashed = &faults.crashed;
         let live = |i: &usize| !crashed.contains(i) && nodes[*i].events_connected();
+        // A node a partition cuts off from every majority takes no part in the failover
+        // figures (its leadership is lost to the majority; agreement is the majority's).
+        let counted = |i: &usize| live(i) && !faults.cut_off.contains(i);
+        // Why the agreed leader at `p` is lost, if it is: crashed or unreachable, cut off by a
+        // partition, or stepped down (it names no leader: a Chubby-style lease not renewed).
+        let loss = |p: usize, belief: &[Option<(u64, Option<u64>)>]| {
+            if !live(&p) {
+                Some(if crashed.contains(&p) { failover::CRASH_FAULT } else { failover::UNREACHABLE })
+            } else if faults.cut_off.contains(&p) {
+                Some(failover::PARTITION)
+            } else if matches!(belief[p], Some((_, None))) {
+                Some(if plan.spec.name == "chubby" { failover::LEASE_LOST } else { failover::STEPPED_DOWN })
+            } else {
+                None
+            }
+        };
         // A crashed node's belief dies with it: the node comes back as a new incarnation that
         // reports afresh, and its old belief must not count (nor overlap) in between.
         for &i in crashed.iter().filter(|&&i| i < n) {
@@ -113,17 +127,15 @@ pub(super) async fn follow(
                     }
                 }
             }
-            if live(&node) {
+            if counted(&node) {
                 tracker.belief(at_ms, ev.term, leader);
             }
         }
         if let Some(p) = tracker.held_position().map(|p| p as usize)
-            && !live(&p)
+            && let Some(cause) = loss(p, &belief)
+            && let Mark::Opened(i) = tracker.leader_lost(at_ms, cause)
         {
-            let cause = if crashed.contains(&p) { failover::CRASH_FAULT } else { failover::UNREACHABLE };
-            if let Mark::Opened(i) = tracker.leader_lost(at_ms, cause) {
-                snapshots.insert(i, snapshot((0..n).filter(live).collect()));
-            }
+            snapshots.insert(i, snapshot((0..n).filter(counted).collect()));
         }
         let leaders: Vec<usize> = (0..n).filter(|&i| leads(&belief, i)).filter(live).collect();
         match (&mut overlap_since, leaders.len() >= 2) {
@@ -142,16 +154,19 @@ pub(super) async fn follow(
         }
         // The leader now: the self-believed leader of the highest term.
         let top = leaders.iter().copied().max_by_key(|&i| belief[i].map_or(0, |b| b.0));
-        let agreed = top
-            .is_some_and(|t| (0..n).filter(live).all(|i| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[t])));
-        if let Some(t) = top.filter(|_| agreed)
+        let names = |i: usize, t: usize| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[t]);
+        let agreed = top.is_some_and(|t| (0..n).filter(live).all(|i| names(i, t)));
+        // The failover figures count the nodes that are not cut off: the majority's agreement.
+        let majority_top = leaders.iter().copied().filter(counted).max_by_key(|&i| belief[i].map_or(0, |b| b.0));
+        let settled = majority_top.is_some_and(|t| (0..n).filter(counted).all(|i| names(i, t)));
+        if let Some(t) = majority_top.filter(|_| settled)
             && let Mark::Closed(i) = tracker.agreed(at_ms, info(t), belief[t].map_or(0, |b| b.0))
         {
             if let Some(ms) = tracker.records().get(i).and_then(|r| r.agreement_ms) {
                 telemetry::metrics().failover(plan.spec.name, ms);
             }
             if let Some(before) = snapshots.remove(&i) {
-                let after = snapshot((0..n).filter(live).collect());
+                let after = snapshot((0..n).filter(counted).collect());
                 let tx = measured_tx.clone();
                 tokio::spawn(async move {
                     if let (Ok(before), Ok(after)) = (before.await, after.await) {
@@ -165,23 +180,25 @@ pub(super) async fn follow(
             // A tick that changed nothing visible: keep the record as it is.
             entry.update(|r| {
                 r.agreed = agreed;
-                r.failovers = tracker.records().to_vec();
-                None
+                failover_events(r, tracker.records())
             });
             continue;
         }
         shown = top;
         entry.update(|r| {
-            if let Some((node, ev)) = &event
-                && r.timeline.len() < MAX_TIMELINE
-            {
-                r.timeline.push(LeadershipChange {
+            let mut told = Vec::new();
+            if let Some((node, ev)) = &event {
+                let change = LeadershipChange {
                     position: *node as u32,
                     node: nodes[*node].name(),
                     term: ev.term,
                     leader_id: (ev.leader_id != 0).then_some(ev.leader_id),
                     at_ms,
-                });
+                };
+                if r.timeline.len() < MAX_TIMELINE {
+                    r.timeline.push(change.clone());
+                }
+                told.push(WatchEvent::Leadership(change));
             }
             match top {
                 Some(t) => {
@@ -197,8 +214,8 @@ pub(super) async fn follow(
             r.agreed = agreed;
             r.violations = violations.to_vec();
             r.overlaps = overlaps.to_vec();
-            r.failovers = tracker.records().to_vec();
-            None
+            told.extend(failover_events(r, tracker.records()));
+            told
         });
     }
     if let Some((since, who)) = overlap_since.take() {
@@ -308,6 +325,19 @@ impl Capped {
         }
         v
     }
+}
+
+/// Put the tracker's failovers into the record `r`, and return an event for
+/// each that is new or changed since (what `WatchElection` streams).
+fn failover_events(r: &mut ElectionRecord, records: &[FailoverRecord]) -> Vec<WatchEvent> {
+    let told = records
+        .iter()
+        .enumerate()
+        .filter(|&(i, f)| r.failovers.get(i) != Some(f))
+        .map(|(_, f)| WatchEvent::Failover(Box::new(f.clone())))
+        .collect();
+    r.failovers = records.to_vec();
+    told
 }
 
 #[cfg(test)]

@@ -47,8 +47,8 @@ pub use crate::record::{
 };
 pub use entry::{Entry, WatchEvent};
 pub use kept::{MAX_RECORDED_VIOLATIONS, MAX_TIMELINE};
+pub use run::{ActiveFaults, FaultProbe, MAX_DIAGRAM_NODES, Plan, SHUT_DOWN, STOPPED};
 use run::{Context, Outcome, now_ms};
-pub use run::{CrashProbe, MAX_DIAGRAM_NODES, Plan, SHUT_DOWN, STOPPED};
 
 #[derive(Debug, Default)]
 struct Registry {
@@ -70,7 +70,7 @@ pub struct Elections {
     /// election that fails says which faults were in the way.
     fault_note: std::sync::OnceLock<FaultNote>,
     /// Which node indices are crashed by an injected fault now (set by the API).
-    crashed: std::sync::OnceLock<CrashProbe>,
+    faults: std::sync::OnceLock<FaultProbe>,
     /// Where records are kept across restarts, if anywhere.
     history: Option<History>,
     /// Elections launched and not finished yet.
@@ -121,7 +121,7 @@ impl Elections {
             next: 0.into(),
             simulations: tokio::sync::Semaphore::new(cores),
             fault_note: std::sync::OnceLock::new(),
-            crashed: std::sync::OnceLock::new(),
+            faults: std::sync::OnceLock::new(),
             history,
             running: 0.into(),
             shutting_down: false.into(),
@@ -141,10 +141,11 @@ impl Elections {
         }
     }
 
-    /// Install the probe of crashed nodes that kept leaderships use to judge
-    /// agreement among live nodes (once; later calls are ignored).
-    pub fn set_crash_probe(&self, probe: CrashProbe) {
-        let _ = self.crashed.set(probe);
+    /// Install the probe of active faults that kept leaderships use to judge
+    /// agreement among live nodes and why a leader was lost (once; later
+    /// calls are ignored).
+    pub fn set_fault_probe(&self, probe: FaultProbe) {
+        let _ = self.faults.set(probe);
     }
 
     /// Install the description of active faults that failed LIVE elections
@@ -302,7 +303,7 @@ impl Elections {
             config: &self.config,
             cluster: &self.cluster,
             simulations: &self.simulations,
-            crashed: &self.crashed,
+            faults: &self.faults,
             shutting_down: &self.shutting_down,
         }
     }

@@ -63,12 +63,22 @@ pub const STOPPED: &str = "stopped by StopElection before it finished";
 /// The error of an election ended by the controller's shutdown before it finished.
 pub const SHUT_DOWN: &str = "stopped by the controller's shutdown before it finished";
 
-/// Tells which node indices an injected fault keeps crashed now.
-pub struct CrashProbe(pub Box<dyn Fn() -> Vec<usize> + Send + Sync>);
+/// What the injected faults do to the nodes now.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ActiveFaults {
+    /// Node indices an injected fault keeps crashed.
+    pub crashed: Vec<usize>,
+    /// Node indices an injected partition cuts off from every majority of
+    /// the cluster (in a group of at most half of it).
+    pub cut_off: Vec<usize>,
+}
 
-impl std::fmt::Debug for CrashProbe {
+/// Tells what the injected faults do to the nodes now.
+pub struct FaultProbe(pub Box<dyn Fn() -> ActiveFaults + Send + Sync>);
+
+impl std::fmt::Debug for FaultProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CrashProbe")
+        f.write_str("FaultProbe")
     }
 }
 
@@ -79,8 +89,8 @@ pub(super) struct Context<'a> {
     pub(super) cluster: &'a Cluster,
     /// One simulation per core at a time.
     pub(super) simulations: &'a Semaphore,
-    /// Which node indices are crashed by an injected fault now (set by the API).
-    pub(super) crashed: &'a OnceLock<CrashProbe>,
+    /// What the injected faults do to the nodes now (set by the API).
+    pub(super) faults: &'a OnceLock<FaultProbe>,
     /// The controller is shutting down.
     pub(super) shutting_down: &'a AtomicBool,
 }
@@ -96,9 +106,9 @@ impl Context<'_> {
         self.shutting_down.load(Ordering::SeqCst)
     }
 
-    /// The node indices an injected fault keeps crashed now (none before the API set the probe).
-    pub(super) fn crashed(&self) -> Vec<usize> {
-        self.crashed.get().map(|p| (p.0)()).unwrap_or_default()
+    /// What the injected faults do to the nodes now (nothing before the API set the probe).
+    pub(super) fn faults(&self) -> ActiveFaults {
+        self.faults.get().map(|p| (p.0)()).unwrap_or_default()
     }
 }
 

@@ -50,3 +50,63 @@ async fn bully_keeps_a_leader_across_a_crash() {
     assert!(done.term >= third.term);
     ctl.stop().await;
 }
+
+/// WatchElection on a kept leadership streams what happens as it happens: every change of belief
+/// (`leadership` events) and the failover a crash of the leader causes (`failover` events: first the
+/// loss, naming the lost leader, its term and the cause "crash fault", then its agreement on the next
+/// highest id). GetCluster shows the crash beside the crashed node, which still answers (reachable),
+/// and nothing beside the others. The latency from the crash to the first failover event is printed
+/// (the issue asks for under a second; timing is not asserted here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_see_every_change_and_the_failover_as_it_happens() {
+    use ringleader_proto::v1::{self as pb, election_event::Kind};
+    let (ctl, mut client, e) = start_kept("bully", 5).await;
+    let first = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| leads(l, 5) && l.agreed).await;
+    let request = pb::WatchElectionRequest { election_id: e.election_id.clone() };
+    let mut stream = client.watch_election(request).await.unwrap().into_inner();
+    async fn next(stream: &mut tonic::Streaming<pb::ElectionEvent>) -> Kind {
+        match tokio::time::timeout(Duration::from_secs(20), stream.message()).await {
+            Ok(Ok(Some(ev))) => ev.kind.expect("every event has a kind"),
+            other => panic!("the stream ended or stalled: {other:?}"),
+        }
+    }
+    let first_event = next(&mut stream).await;
+    assert!(matches!(first_event, Kind::Snapshot(_)), "{first_event:?}");
+    let crashed = crash_the_leader(&mut client, &first).await;
+    let mut changes = Vec::new();
+    let lost = loop {
+        match next(&mut stream).await {
+            Kind::Failover(f) => break f,
+            Kind::Leadership(c) => changes.push(c),
+            other => panic!("a kept leadership streams changes and failovers, not {other:?}"),
+        }
+    };
+    println!("first failover event {} ms after the crash", crashed.elapsed().as_millis());
+    assert_eq!(lost.leader.as_ref().map(|l| l.id), Some(5), "{lost:?}");
+    assert_eq!((lost.term, lost.cause.as_str()), (first.term, "crash fault"), "{lost:?}");
+    let agreed = loop {
+        match next(&mut stream).await {
+            Kind::Failover(f) if f.agreement_ms.is_some() => break f,
+            Kind::Failover(_) => {}
+            Kind::Leadership(c) => changes.push(c),
+            other => panic!("a kept leadership streams changes and failovers, not {other:?}"),
+        }
+    };
+    assert_eq!(agreed.new_leader.as_ref().map(|l| l.id), Some(4), "{agreed:?}");
+    assert!(agreed.new_term > first.term, "{agreed:?}");
+    assert!(
+        changes.iter().any(|c| c.leader_id == 4 && c.term == agreed.new_term),
+        "every change of belief is streamed, the new leader's among them: {changes:?}"
+    );
+    let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
+    let crashed_node = first.leader.as_ref().unwrap().node.clone();
+    for node in &cluster.nodes {
+        if node.name == crashed_node {
+            assert!(node.reachable && node.faults.len() == 1 && node.faults[0].starts_with("crashed ("), "{node:?}");
+        } else {
+            assert!(node.faults.is_empty(), "{node:?}");
+        }
+    }
+    stop_kept(&mut client, e.election_id).await;
+    ctl.stop().await;
+}

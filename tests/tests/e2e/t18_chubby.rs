@@ -53,3 +53,39 @@ async fn chubby_keeps_a_leader_and_refuses_one_without_a_majority() {
     assert!(done.term >= third.term);
     ctl.stop().await;
 }
+
+/// A Chubby-style leader cut off by a partition is a failover too, with its cause: partitioning the
+/// leader (node-4) away from the other four records a failover of term `first.term` whose cause is
+/// "partition (cut off from every majority)", closed once the majority agrees on a new leader of a later
+/// term (the cut-off leader's lease runs out first); GetCluster shows each node's side of the partition
+/// beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_cut_off_by_a_partition_is_a_failover() {
+    use ringleader_proto::v1 as pb;
+    use ringleader_tests::{inject, partition};
+    let (ctl, mut client, e) = start_kept("chubby", 5).await;
+    let id = e.election_id.clone();
+    let first = first_leader(&mut client, &id, 5).await;
+    inject(&mut client, partition(&[&["node-0", "node-1", "node-2", "node-3"], &["node-4"]])).await;
+    let after = leader_until(&mut client, &id, Duration::from_secs(20), |l| {
+        l.last_failover.as_ref().is_some_and(|f| f.agreement_ms.is_some())
+    })
+    .await;
+    let fo = after.last_failover.unwrap();
+    assert_eq!(fo.leader.as_ref().map(|l| l.id), Some(5), "{fo:?}");
+    assert_eq!((fo.term, fo.cause.as_str()), (first.term, "partition (cut off from every majority)"), "{fo:?}");
+    assert!(fo.new_leader.as_ref().is_some_and(|l| l.id != 5) && fo.new_term > fo.term, "{fo:?}");
+    let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
+    for node in &cluster.nodes {
+        let side = if node.name == "node-4" {
+            "partitioned: reaches no other node (".to_string()
+        } else {
+            let others: Vec<String> = (0..4).map(|i| format!("node-{i}")).filter(|n| *n != node.name).collect();
+            format!("partitioned: reaches {} only (", others.join(", "))
+        };
+        assert!(node.faults.len() == 1 && node.faults[0].starts_with(&side), "{node:?}");
+    }
+    clear_faults(&mut client).await;
+    stop_kept(&mut client, id).await;
+    ctl.stop().await;
+}
