@@ -243,7 +243,7 @@ fn main() -> ExitCode {
                 println!(
                     "| {} | {n} | {} | {} | {} | {} | {verdict} | {:.1} s |",
                     spec.name,
-                    describe(faults, args.punctual_timers),
+                    describe(faults, args.punctual_timers, args.partition_ms),
                     s.states,
                     s.explored,
                     s.depth,
@@ -262,7 +262,7 @@ fn main() -> ExitCode {
                 println!(
                     "{} n={n} kept ({links}, {}): {} states ({} explored), depth {}; {verdict} in {:.1} s",
                     spec.name,
-                    describe(faults, args.punctual_timers),
+                    describe(faults, args.punctual_timers, args.partition_ms),
                     s.states,
                     s.explored,
                     s.depth,
@@ -326,8 +326,9 @@ fn main() -> ExitCode {
     if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }
 
-/// The faults of a kept check, in words (and the timers' punctuality).
-fn describe(f: Faults, punctual_timers: bool) -> String {
+/// The faults of a kept check, in words (with how soon a partition heals,
+/// and the timers' punctuality).
+fn describe(f: Faults, punctual_timers: bool, partition_ms: Option<u64>) -> String {
     let mut parts = Vec::new();
     let mut some = |count: u8, what: &str| {
         if count > 0 {
@@ -337,7 +338,8 @@ fn describe(f: Faults, punctual_timers: bool) -> String {
     some(f.crashes, if f.recover { "crash (recovering)" } else { "crash" });
     some(f.losses, "lost message");
     some(f.duplications, "duplicate");
-    some(f.partitions, "partition");
+    let partition = partition_ms.map_or("partition".to_string(), |ms| format!("partition (healing within {ms} ms)"));
+    some(f.partitions, &partition);
     let faults = if parts.is_empty() { "none".into() } else { parts.join(", ") };
     if punctual_timers { format!("{faults}; punctual timers") } else { faults }
 }
