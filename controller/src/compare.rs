@@ -283,6 +283,20 @@ pub fn svg(rows: &[pb::CompareRow]) -> String {
     );
     let algos: Vec<&String> = bounds.keys().collect();
     let color = |a: &str| COLORS[algos.iter().position(|x| x.as_str() == a).unwrap_or(0) % COLORS.len()];
+    let bound_points = |series: &BTreeMap<u32, f64>| -> Vec<(f64, f64)> {
+        series.iter().map(|(&n, &b)| (px(n as f64), py(b))).collect()
+    };
+    let joined = |pts: &[(f64, f64)]| pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect::<Vec<_>>().join(" ");
+    // Each bound first as a wide pale band: where a measured curve attains its bound (a worst
+    // case), the curve runs inside the band, which still shows on both sides of it.
+    for (a, series) in &bounds {
+        let _ = write!(
+            s,
+            r##"<polyline class="bound-band" points="{}" fill="none" stroke="{}" stroke-opacity="0.22" stroke-width="9" stroke-linecap="round" stroke-linejoin="round"/>"##,
+            joined(&bound_points(series)),
+            color(a)
+        );
+    }
     let mut legend = 0;
     for ((a, order), series) in &measured {
         let c = color(a);
@@ -300,26 +314,38 @@ pub fn svg(rows: &[pb::CompareRow]) -> String {
         let _ = write!(s, r#"<text x="{}" y="{}">{} ({name})</text>"#, lx + 28.0, ly + 4.0, escape(a));
         legend += 1;
     }
-    // Bounds last, so they stay visible where a measured curve attains them.
+    // The dashed bounds last, over the curves, each named at its right end (a label stays
+    // readable where a bound and a curve coincide).
     for (a, series) in &bounds {
-        let pts: Vec<String> = series.iter().map(|(&n, &b)| format!("{:.1},{:.1}", px(n as f64), py(b))).collect();
+        let pts = bound_points(series);
         let _ = write!(
             s,
             r##"<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5" stroke-dasharray="6 4"/>"##,
-            pts.join(" "),
+            joined(&pts),
             color(a)
         );
         let _ = write!(
             s,
             r##"<polyline points="{}" fill="none" stroke="#000" stroke-opacity="0.35" stroke-width="0.8" stroke-dasharray="2 8"/>"##,
-            pts.join(" ")
+            joined(&pts)
         );
+        if let Some(&(x, y)) = pts.last() {
+            let _ = write!(
+                s,
+                r##"<text class="bound-label" x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="{}" stroke="white" stroke-width="3" paint-order="stroke">{} bound</text>"##,
+                x - 6.0,
+                y - 8.0,
+                color(a),
+                escape(a)
+            );
+        }
     }
     let ly = top + 10.0 + legend as f64 * 18.0 + 6.0;
     let lx = w - right + 16.0;
     let _ = write!(
         s,
-        r##"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="#555" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{}" y="{}">bound (algorithm's colour)</text>"##,
+        r##"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="#555" stroke-opacity="0.22" stroke-width="9" stroke-linecap="round"/><line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="#555" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{}" y="{}">bound (algorithm's colour)</text>"##,
+        lx + 22.0,
         lx + 22.0,
         lx + 28.0,
         ly + 4.0
@@ -431,7 +457,9 @@ mod tests {
         );
     }
 
-    /// The plot has one measured series per (algorithm, order) and one bound per algorithm.
+    /// The plot has one measured series per (algorithm, order) and one bound per algorithm, the bound
+    /// drawn as a pale band beneath the curves (visible where a curve attains it) and dashed over them,
+    /// named at its right end.
     #[test]
     fn plot_series() {
         let row = |a: &str, n, m, b| pb::CompareRow {
@@ -450,6 +478,10 @@ mod tests {
         ];
         let s = svg(&rows);
         assert_eq!(s.matches("stroke-dasharray=\"6 4\"").count(), 3, "two bounds and the legend");
+        assert_eq!(s.matches("class=\"bound-band\"").count(), 2, "a band under each bound");
+        assert!(s.contains(">as-far bound</text>") && s.contains(">stages bound</text>"), "each bound named");
+        let (band, curve) = (s.find("bound-band").unwrap(), s.find(r#"stroke-width="2"/>"#).unwrap());
+        assert!(band < curve, "the bands lie beneath the measured curves");
         assert_eq!(s.matches("<circle").count(), 4 + 2, "four points and two legend markers");
         assert!(s.contains("as-far (RANDOM)") && s.trim_end().ends_with("</svg>"));
         let c = csv(&rows);

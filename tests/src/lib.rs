@@ -437,6 +437,13 @@ pub fn controller_binary() -> PathBuf {
     BIN.get_or_init(|| binary("ringleader-controller", "ringleader-controller", "RINGLEADER_CONTROLLER_BIN")).clone()
 }
 
+/// The `ringleader-sweep` binary of this build profile, built once per test
+/// process (or `RINGLEADER_SWEEP_BIN` if set).
+pub fn sweep_binary() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| binary("ringleader-controller", "ringleader-sweep", "RINGLEADER_SWEEP_BIN")).clone()
+}
+
 /// The `ringleader-node` binary of this build profile, built once per test
 /// process (or `RINGLEADER_NODE_BIN` if set).
 pub fn node_binary() -> PathBuf {

@@ -60,6 +60,11 @@ struct Args {
     /// Write the plot here.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
+    /// Replace the files given to --csv and --svg if they exist (by default
+    /// an existing file is refused before the sweep starts, so that a sweep
+    /// never rewrites a tracked file by accident).
+    #[arg(long)]
+    force: bool,
 }
 
 fn order(s: &str) -> Result<pb::IdOrder, String> {
@@ -96,6 +101,11 @@ async fn run(args: Args) -> Result<(), String> {
         other => return Err(format!("--mode: `{other}` is neither simulated nor live")),
     };
     let id_orders = args.orders.iter().map(|o| order(o).map(|o| o as i32)).collect::<Result<Vec<_>, _>>()?;
+    for (flag, path) in [("--csv", &args.csv), ("--svg", &args.svg)] {
+        if let Some(path) = path.as_ref().filter(|p| p.exists() && !args.force) {
+            return Err(format!("{flag} {}: the file exists; give --force to replace it", path.display()));
+        }
+    }
     let request = pb::CompareRequest {
         algorithms: args.algorithms.clone(),
         sizes: args.sizes.clone(),

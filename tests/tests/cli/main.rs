@@ -9,3 +9,4 @@ mod t05_otlp;
 mod t06_prometheus;
 mod t07_manifests;
 mod t08_k8s_env;
+mod t09_sweep;
