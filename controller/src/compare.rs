@@ -315,7 +315,8 @@ pub fn svg(rows: &[pb::CompareRow]) -> String {
         legend += 1;
     }
     // The dashed bounds last, over the curves, each named at its right end (a label stays
-    // readable where a bound and a curve coincide).
+    // readable where a bound and a curve coincide; labels of bounds that end together stack).
+    let mut labels: Vec<(f64, f64, &str, &String)> = Vec::new();
     for (a, series) in &bounds {
         let pts = bound_points(series);
         let _ = write!(
@@ -330,15 +331,20 @@ pub fn svg(rows: &[pb::CompareRow]) -> String {
             joined(&pts)
         );
         if let Some(&(x, y)) = pts.last() {
-            let _ = write!(
-                s,
-                r##"<text class="bound-label" x="{:.1}" y="{:.1}" text-anchor="end" font-size="11" fill="{}" stroke="white" stroke-width="3" paint-order="stroke">{} bound</text>"##,
-                x - 6.0,
-                y - 8.0,
-                color(a),
-                escape(a)
-            );
+            // Above the end of the line, or below it at the top of the plot.
+            labels.push((x - 6.0, if y - 8.0 < top + 14.0 { y + 18.0 } else { y - 8.0 }, color(a), a));
         }
+    }
+    labels.sort_by(|p, q| p.1.total_cmp(&q.1));
+    let mut last = f64::NEG_INFINITY;
+    for (x, y, c, a) in labels {
+        let y = y.max(last + 13.0);
+        last = y;
+        let _ = write!(
+            s,
+            r##"<text class="bound-label" x="{x:.1}" y="{y:.1}" text-anchor="end" font-size="11" fill="{c}" stroke="white" stroke-width="3" paint-order="stroke">{} bound</text>"##,
+            escape(a)
+        );
     }
     let ly = top + 10.0 + legend as f64 * 18.0 + 6.0;
     let lx = w - right + 16.0;
