@@ -347,6 +347,7 @@ pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
         leader: None,
         time_unit: "step",
         marks: &marks,
+        ring: election.topology.kind().is_ring(),
     };
     ringleader_core::diagram::svg(&d)
 }

@@ -35,6 +35,7 @@ fn main() {
         leader,
         time_unit: "virtual time",
         marks: &[],
+        ring: topo.kind().is_ring(),
     };
     let out = svg(&d);
     match args.get(2) {

@@ -42,6 +42,10 @@ pub struct Diagram<'a> {
     pub time_unit: &'a str,
     /// Events at a node worth a label (a crash, a timeout, a belief).
     pub marks: &'a [Mark],
+    /// The positions form a ring in row order: a message between the last
+    /// row and the first (the ring's wrap-around) leaves at one edge of the
+    /// chart and re-enters at the other, instead of crossing every row.
+    pub ring: bool,
 }
 
 /// An event at one node: a black tick on its line, labelled above it.
@@ -133,9 +137,28 @@ pub fn svg(d: &Diagram<'_>) -> String {
             bold = if lead { r#" font-weight="bold""# } else { "" }
         );
     }
+    let last = n as u32 - 1;
     for a in drawn {
         let (x1, y1) = (x(a.sent), y(a.from));
         let c = colour(a.kind);
+        let wraps = d.ring && n >= 3 && ((a.from == last && a.to == 0) || (a.from == 0 && a.to == last));
+        if let (true, Some(r)) = (wraps, a.received) {
+            // Down past the last row and in again above the first (or up and in from below).
+            let (x2, xm) = (x(r), (x1 + x(r)) / 2.0);
+            let down = a.from == last;
+            let (out_y, in_y) =
+                if down { (y(last) + ROW / 2.0, y(0) - ROW / 2.0) } else { (y(0) - ROW / 2.0, y(last) + ROW / 2.0) };
+            let _ = writeln!(
+                s,
+                r#"<g class="msg wrap"><title>{name} {from} -> {to}, {sent} -> {r} (round the ring)</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{xm:.1}" y2="{out_y:.1}" stroke="{c}" stroke-width="1.2"/><line x1="{xm:.1}" y1="{in_y:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="1.2" marker-end="url(#head-{name})"/></g>"#,
+                y2 = y(a.to),
+                name = a.kind.name(),
+                from = a.from,
+                to = a.to,
+                sent = a.sent
+            );
+            continue;
+        }
         match a.received {
             Some(r) => {
                 let _ = writeln!(
@@ -238,6 +261,7 @@ mod tests {
             leader: Some(2),
             time_unit: "virtual time",
             marks: &[Mark { node: 1, at: 4, label: "crash <1>".into() }],
+            ring: false,
         };
         let out = svg(&d);
         assert!(out.starts_with("<svg ") && out.ends_with("</svg>\n"));
@@ -263,9 +287,48 @@ mod tests {
             leader: None,
             time_unit: "t",
             marks: &[],
+            ring: false,
         };
         let out = svg(&d);
         assert_eq!(out.matches(r#"class="msg""#).count(), MAX_ARROWS);
         assert!(out.contains(&format!("first {MAX_ARROWS} of {} messages drawn", MAX_ARROWS + 7)));
+    }
+
+    /// On a ring the wrap-around message (last row to first, or first to last) leaves at one edge of the
+    /// chart and re-enters at the other: two segments, neither crossing the rows between, the second with
+    /// the arrowhead; other messages, and the wrap-around when the rows are no ring, stay single arrows.
+    #[test]
+    fn the_ring_wraps_round_the_edges() {
+        let arrows = [
+            arrow(3, 0, MsgKind::Election, 0, Some(4)),
+            arrow(0, 3, MsgKind::Election, 1, Some(5)),
+            arrow(1, 2, MsgKind::Election, 2, Some(6)),
+        ];
+        let d = Diagram {
+            title: "ring".into(),
+            nodes: (0..4).map(|p| p.to_string()).collect(),
+            arrows: &arrows,
+            leader: None,
+            time_unit: "t",
+            marks: &[],
+            ring: true,
+        };
+        let out = svg(&d);
+        assert_eq!(out.matches(r#"class="msg wrap""#).count(), 2, "{out}");
+        assert_eq!(out.matches(r#"class="msg""#).count(), 1);
+        let (first, last) = (TOP, TOP + 3.0 * ROW);
+        let wrap = &out[out.find(r#"class="msg wrap""#).unwrap()..];
+        let wrap = &wrap[..wrap.find("</g>").unwrap()];
+        // 3 -> 0: down from the last row past the bottom edge, in from above the first row.
+        assert!(
+            wrap.contains(&format!(r#"y1="{last:.1}""#)) && wrap.contains(&format!(r#"y2="{:.1}""#, last + ROW / 2.0))
+        );
+        assert!(
+            wrap.contains(&format!(r#"y1="{:.1}""#, first - ROW / 2.0))
+                && wrap.contains(&format!(r#"y2="{first:.1}""#))
+        );
+        assert!(wrap.contains("round the ring") && wrap.matches("marker-end").count() == 1);
+        let flat = svg(&Diagram { ring: false, ..d });
+        assert_eq!(flat.matches(r#"class="msg""#).count(), 3, "no ring, no wrapping");
     }
 }

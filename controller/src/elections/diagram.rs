@@ -21,6 +21,8 @@ pub(super) struct LiveDiagram {
     arrows: Vec<Arrow>,
     /// What is missing from the picture (unread logs, truncation).
     notes: Vec<String>,
+    /// The positions form a ring (its wrap-around drawn across the edges).
+    ring: bool,
 }
 
 /// Read the nodes' message logs of a LIVE election into its diagram.
@@ -28,7 +30,7 @@ pub(super) async fn read(plan: &Plan, nodes: &[Arc<Node>], election_id: &str, ti
     let logs = agent::message_logs(nodes, election_id, timeout).await;
     let names: Vec<String> = nodes.iter().map(|n| n.name()).collect();
     let title = format!("{}, n = {}, k = {}, LIVE", plan.spec.name, plan.n(), plan.k());
-    LiveDiagram::from_logs(title, &names, &plan.ids, &logs)
+    LiveDiagram { ring: plan.topology.kind().is_ring(), ..LiveDiagram::from_logs(title, &names, &plan.ids, &logs) }
 }
 
 impl LiveDiagram {
@@ -45,7 +47,7 @@ impl LiveDiagram {
             notes.push(format!("{truncated} log entries over the limit left out"));
         }
         let nodes = names.iter().zip(ids).map(|(n, id)| format!("{n} (id {id})")).collect();
-        LiveDiagram { title, nodes, arrows: arrows(logs), notes }
+        LiveDiagram { title, nodes, arrows: arrows(logs), notes, ring: false }
     }
 
     /// The SVG, its caption naming `messages` and whatever is missing.
@@ -54,8 +56,8 @@ impl LiveDiagram {
         for note in &self.notes {
             title.push_str(&format!("; {note}"));
         }
-        let d =
-            diagram::Diagram { title, nodes: self.nodes, arrows: &self.arrows, leader, time_unit: "µs", marks: &[] };
+        let (nodes, arrows, ring) = (self.nodes, &self.arrows, self.ring);
+        let d = diagram::Diagram { title, nodes, arrows, leader, time_unit: "µs", marks: &[], ring };
         diagram::svg(&d)
     }
 }

@@ -96,6 +96,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
             leader: report.verdict.leader,
             time_unit: "virtual time",
             marks: &[],
+            ring: plan.topology.kind().is_ring(),
         };
         ringleader_core::diagram::svg(&d)
     });

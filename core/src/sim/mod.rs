@@ -1311,8 +1311,13 @@ mod tests {
             leader,
             time_unit: "t",
             marks: &[],
+            ring: true,
         };
-        assert_eq!(crate::diagram::svg(&d).matches(r#"class="msg""#).count(), r.arrows.len());
+        let svg = crate::diagram::svg(&d);
+        let wraps = r.arrows.iter().filter(|a| (a.from, a.to) == (7, 0)).count();
+        assert!(wraps > 0, "AsFar's messages go round the ring");
+        assert_eq!(svg.matches(r#"class="msg wrap""#).count(), wraps, "each 7 -> 0 drawn round the edges");
+        assert_eq!(svg.matches(r#"class="msg""#).count() + wraps, r.arrows.len());
 
         let kept = SimConfig { horizon: Some(2_000), log_arrows: true, ..SimConfig::default() };
         let topo = Topology::complete(4).unwrap();
