@@ -348,6 +348,7 @@ pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
         time_unit: "step",
         marks: &marks,
         ring: election.topology.kind().is_ring(),
+        labels: true,
     };
     ringleader_core::diagram::svg(&d)
 }

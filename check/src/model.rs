@@ -1364,7 +1364,14 @@ impl ElectionModel {
                 let link = &mut flying[self.link_base[from as usize] + port as usize];
                 if let Some(k) = link.iter().position(|&(m, _)| m == msg) {
                     let (_, sent) = link.remove(k);
-                    arrows.push(Arrow { from, to: to_of(from, port), kind: msg.kind(), sent, received });
+                    arrows.push(Arrow {
+                        from,
+                        to: to_of(from, port),
+                        kind: msg.kind(),
+                        sent,
+                        received,
+                        msg: Some(msg),
+                    });
                 }
             };
             let mut mark = |node: u32, label: String| marks.push(Mark { node, at, label });
@@ -1395,7 +1402,8 @@ impl ElectionModel {
             for sent in &log {
                 if sent.lost {
                     let to = to_of(sent.from, sent.port);
-                    arrows.push(Arrow { from: sent.from, to, kind: sent.msg.kind(), sent: at, received: None });
+                    let (from, kind, msg) = (sent.from, sent.msg.kind(), Some(sent.msg));
+                    arrows.push(Arrow { from, to, kind, sent: at, received: None, msg });
                 } else {
                     flying[self.link_base[sent.from as usize] + sent.port as usize].push((sent.msg, at));
                 }
@@ -1411,7 +1419,14 @@ impl ElectionModel {
                         true
                     }
                     None => {
-                        arrows.push(Arrow { from, to: to_of(from, port), kind: m.kind(), sent, received: None });
+                        arrows.push(Arrow {
+                            from,
+                            to: to_of(from, port),
+                            kind: m.kind(),
+                            sent,
+                            received: None,
+                            msg: Some(m),
+                        });
                         false
                     }
                 });

@@ -1,7 +1,8 @@
 //! Draw the space-time diagram of one simulated election as SVG.
 //!
-//! `cargo run -p ringleader-core --example diagram -- [ALGORITHM] [N] [OUT.svg]`
-//! (defaults: as-far, 8 nodes, random ids, every node initiating, standard output).
+//! `cargo run -p ringleader-core --example diagram -- [ALGORITHM] [N] [OUT.svg] [--labels]`
+//! (defaults: as-far, 8 nodes, random ids, every node initiating, standard output;
+//! `--labels`: each arrow says what its message carries, e.g. `id 6`).
 
 use ringleader_core::algo::{Rule, catalogue};
 use ringleader_core::diagram::{Diagram, svg};
@@ -9,7 +10,9 @@ use ringleader_core::sim::{self, SimConfig};
 use ringleader_core::topology::{IdOrder, Topology};
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let all: Vec<String> = std::env::args().skip(1).collect();
+    let labels = all.iter().any(|a| a == "--labels");
+    let args: Vec<String> = all.into_iter().filter(|a| a != "--labels").collect();
     let algorithm = args.first().map_or("as-far", String::as_str);
     let n: u32 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(8);
     let Some(spec) = catalogue::find(algorithm) else {
@@ -36,6 +39,7 @@ fn main() {
         time_unit: "virtual time",
         marks: &[],
         ring: topo.kind().is_ring(),
+        labels,
     };
     let out = svg(&d);
     match args.get(2) {

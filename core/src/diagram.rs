@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::algo::MsgKind;
+use crate::algo::{Msg, MsgKind};
 
 /// At most this many arrows are drawn; the rest are counted in the caption.
 pub const MAX_ARROWS: usize = 5_000;
@@ -25,6 +25,9 @@ pub struct Arrow {
     pub sent: u64,
     /// Arrival time, `None` if the message was lost.
     pub received: Option<u64>,
+    /// The message itself, where the driver knows it (the simulator and the
+    /// checker; a LIVE log keeps kinds only): what a label says.
+    pub msg: Option<Msg>,
 }
 
 /// What to draw.
@@ -46,6 +49,9 @@ pub struct Diagram<'a> {
     /// row and the first (the ring's wrap-around) leaves at one edge of the
     /// chart and re-enters at the other, instead of crossing every row.
     pub ring: bool,
+    /// Label each arrow with what its message carries ([`Msg::describe`]:
+    /// the id, stage, term, hop count), at its middle.
+    pub labels: bool,
 }
 
 /// An event at one node: a black tick on its line, labelled above it.
@@ -194,6 +200,31 @@ pub fn svg(d: &Diagram<'_>) -> String {
             }
         }
     }
+    if d.labels {
+        // What each delivered message carries, at the middle of its arrow (over the arrows).
+        for a in drawn {
+            let (Some(r), Some(m)) = (a.received, a.msg) else { continue };
+            let text = m.describe();
+            if text.is_empty() {
+                continue;
+            }
+            let (x1, y1, x2, y2) = (x(a.sent), y(a.from), x(r), y(a.to));
+            let wraps = d.ring && n >= 3 && ((a.from == last && a.to == 0) || (a.from == 0 && a.to == last));
+            // A wrapped arrow is labelled where it re-enters.
+            let (lx, ly) = if wraps {
+                ((x1 + 3.0 * x2) / 4.0, (y2 + if a.to == 0 { y2 - ROW / 2.0 } else { y2 + ROW / 2.0 }) / 2.0)
+            } else {
+                ((x1 + x2) / 2.0, (y1 + y2) / 2.0)
+            };
+            let _ = writeln!(
+                s,
+                r#"<text class="label" x="{lx:.1}" y="{:.1}" font-size="9" text-anchor="middle" fill="{c}" stroke="white" stroke-width="2.5" paint-order="stroke">{}</text>"#,
+                ly - 2.0,
+                escape(&text),
+                c = colour(a.kind)
+            );
+        }
+    }
     // A label too close to the previous one on its line goes below the line.
     let mut last_label: Vec<f64> = vec![f64::NEG_INFINITY; n];
     let mut marks: Vec<&Mark> = d.marks.iter().collect();
@@ -242,7 +273,7 @@ mod tests {
     use super::*;
 
     fn arrow(from: u32, to: u32, kind: MsgKind, sent: u64, received: Option<u64>) -> Arrow {
-        Arrow { from, to, kind, sent, received }
+        Arrow { from, to, kind, sent, received, msg: None }
     }
 
     /// Every node gets a line, every message an arrow (lost ones a dashed stub), every kind a legend
@@ -262,6 +293,7 @@ mod tests {
             time_unit: "virtual time",
             marks: &[Mark { node: 1, at: 4, label: "crash <1>".into() }],
             ring: false,
+            labels: false,
         };
         let out = svg(&d);
         assert!(out.starts_with("<svg ") && out.ends_with("</svg>\n"));
@@ -288,6 +320,7 @@ mod tests {
             time_unit: "t",
             marks: &[],
             ring: false,
+            labels: false,
         };
         let out = svg(&d);
         assert_eq!(out.matches(r#"class="msg""#).count(), MAX_ARROWS);
@@ -312,6 +345,7 @@ mod tests {
             time_unit: "t",
             marks: &[],
             ring: true,
+            labels: false,
         };
         let out = svg(&d);
         assert_eq!(out.matches(r#"class="msg wrap""#).count(), 2, "{out}");
@@ -330,5 +364,31 @@ mod tests {
         assert!(wrap.contains("round the ring") && wrap.matches("marker-end").count() == 1);
         let flat = svg(&Diagram { ring: false, ..d });
         assert_eq!(flat.matches(r#"class="msg""#).count(), 3, "no ring, no wrapping");
+    }
+
+    /// With labels on, each delivered message whose content the driver knows says what it carries at the
+    /// middle of its arrow (zero fields left out, escaped); lost ones and kind-only arrows get none; with
+    /// labels off, no arrow is labelled.
+    #[test]
+    fn arrows_say_what_they_carry() {
+        let mut known = arrow(0, 1, MsgKind::Election, 0, Some(4));
+        known.msg = Some(Msg::Election { id: 6, stage: 2, hops: 0 });
+        let mut lost = arrow(1, 2, MsgKind::Election, 1, None);
+        lost.msg = Some(Msg::Election { id: 7, stage: 0, hops: 0 });
+        let arrows = [known, lost, arrow(2, 0, MsgKind::Notify, 2, Some(5))];
+        let d = Diagram {
+            title: "labels".into(),
+            nodes: (0..3).map(|p| p.to_string()).collect(),
+            arrows: &arrows,
+            leader: None,
+            time_unit: "t",
+            marks: &[],
+            ring: false,
+            labels: true,
+        };
+        let out = svg(&d);
+        assert_eq!(out.matches(r#"class="label""#).count(), 1, "{out}");
+        assert!(out.contains(">id 6, stage 2</text>"), "{out}");
+        assert!(!svg(&Diagram { labels: false, ..d }).contains(r#"class="label""#));
     }
 }

@@ -57,7 +57,7 @@ impl LiveDiagram {
             title.push_str(&format!("; {note}"));
         }
         let (nodes, arrows, ring) = (self.nodes, &self.arrows, self.ring);
-        let d = diagram::Diagram { title, nodes, arrows, leader, time_unit: "µs", marks: &[], ring };
+        let d = diagram::Diagram { title, nodes, arrows, leader, time_unit: "µs", marks: &[], ring, labels: false };
         diagram::svg(&d)
     }
 }
@@ -92,13 +92,14 @@ fn arrows(logs: &[Option<pb::MessageLog>]) -> Vec<Arrow> {
                     kind: k,
                     sent: sent.saturating_sub(origin),
                     received: Some(r.at_us.saturating_sub(origin)),
+                    msg: None,
                 });
             }
         }
     }
     for (&(from, seq), &(to, kind, sent)) in &sends {
         if !received.contains(&(from, seq)) {
-            arrows.push(Arrow { from, to, kind, sent: sent.saturating_sub(origin), received: None });
+            arrows.push(Arrow { from, to, kind, sent: sent.saturating_sub(origin), received: None, msg: None });
         }
     }
     arrows.sort_by_key(|a| (a.sent, a.from, a.to));
@@ -132,13 +133,13 @@ mod tests {
                 ..Default::default()
             }),
         ];
-        let election = |received| Arrow { from: 0, to: 1, kind: MsgKind::Election, sent: 0, received };
+        let election = |received| Arrow { from: 0, to: 1, kind: MsgKind::Election, sent: 0, received, msg: None };
         assert_eq!(
             arrows(&logs),
             [
                 election(Some(200)),
                 election(Some(300)),
-                Arrow { from: 0, to: 1, kind: MsgKind::Notify, sent: 500, received: None },
+                Arrow { from: 0, to: 1, kind: MsgKind::Notify, sent: 500, received: None, msg: None },
             ]
         );
         assert_eq!(arrows(&[None, None]), []);

@@ -97,6 +97,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
             time_unit: "virtual time",
             marks: &[],
             ring: plan.topology.kind().is_ring(),
+            labels: false,
         };
         ringleader_core::diagram::svg(&d)
     });

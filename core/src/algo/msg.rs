@@ -40,6 +40,29 @@ pub enum Traffic {
     Heartbeat,
 }
 
+/// A field of a message in words, for [`Msg::describe`] (`None`: nothing to say).
+trait Word {
+    fn word(&self, name: &str) -> Option<String>;
+}
+
+impl Word for u64 {
+    fn word(&self, name: &str) -> Option<String> {
+        (*self != 0).then(|| format!("{} {self}", name.replace('_', " ")))
+    }
+}
+
+impl Word for u32 {
+    fn word(&self, name: &str) -> Option<String> {
+        u64::from(*self).word(name)
+    }
+}
+
+impl Word for bool {
+    fn word(&self, name: &str) -> Option<String> {
+        self.then(|| name.replace('_', " "))
+    }
+}
+
 /// Declares [`Msg`], [`MsgKind`] and the wire conversions from one table.
 macro_rules! messages {
     ($(
@@ -94,6 +117,18 @@ macro_rules! messages {
                 match self {
                     $(Msg::$variant { .. } => MsgKind::$variant,)*
                 }
+            }
+
+            /// What it carries, in words, e.g. `id 6, stage 1` (fields that are
+            /// 0 or false left out; a true flag by its name): a diagram's label.
+            pub fn describe(&self) -> String {
+                let mut parts: Vec<String> = Vec::new();
+                match self {
+                    $(Msg::$variant { $($($field),*)? } => {
+                        $($(if let Some(w) = Word::word($field, stringify!($field)) { parts.push(w); })*)?
+                    })*
+                }
+                parts.join(", ")
             }
         }
 
@@ -345,6 +380,16 @@ impl Msg {
 
 #[cfg(test)]
 mod tests {
+
+    /// A message in words for a diagram's label: its non-zero fields by name, a true flag by its name,
+    /// underscores as spaces; a message with nothing but zeros says nothing.
+    #[test]
+    fn messages_describe_what_they_carry() {
+        assert_eq!(Msg::Election { id: 6, stage: 0, hops: 3 }.describe(), "id 6, hops 3");
+        assert_eq!(Msg::Probe { id: 2, stage: 1, limit: 4 }.describe(), "id 2, stage 1, limit 4");
+        assert_eq!(Msg::Election { id: 0, stage: 0, hops: 0 }.describe(), "");
+    }
+
     use super::*;
 
     /// The generated table is consistent: `ALL` is in counter-index order,

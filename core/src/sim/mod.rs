@@ -440,7 +440,7 @@ impl Net<'_> {
         if let Some(log) = &mut self.arrows
             && !msg.kind().is_heartbeat()
         {
-            log.push(crate::diagram::Arrow { from, to, kind: msg.kind(), sent, received });
+            log.push(crate::diagram::Arrow { from, to, kind: msg.kind(), sent, received, msg: Some(msg) });
         }
     }
 }
@@ -1312,6 +1312,7 @@ mod tests {
             time_unit: "t",
             marks: &[],
             ring: true,
+            labels: false,
         };
         let svg = crate::diagram::svg(&d);
         let wraps = r.arrows.iter().filter(|a| (a.from, a.to) == (7, 0)).count();
