@@ -8,12 +8,13 @@ fn simulated(algorithm: &str) -> pb::StartElectionRequest {
 }
 
 /// The space-time diagram of `e`, checked: one whole SVG, with a line per position (`n` of them) and an
-/// arrow per message counted.
+/// arrow per message counted (on a ring the wrap-around ones drawn round the edges, `msg wrap`).
 fn diagram(e: &pb::Election, n: usize) -> &str {
     let svg = &e.diagram_svg;
     assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{svg}");
     assert_eq!(svg.matches(r#"class="node""#).count(), n, "{svg}");
-    assert_eq!(svg.matches(r#"class="msg""#).count() as u64, e.metrics.as_ref().unwrap().messages, "{svg}");
+    let arrows = svg.matches(r#"class="msg""#).count() + svg.matches(r#"class="msg wrap""#).count();
+    assert_eq!(arrows as u64, e.metrics.as_ref().unwrap().messages, "{svg}");
     svg
 }
 
