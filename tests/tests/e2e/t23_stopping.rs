@@ -93,7 +93,10 @@ async fn stop_reports_a_node_that_dropped_the_election() {
         "{:?}",
         stopped.notes
     );
-    assert!(stopped.metrics.is_some_and(|m| m.messages_by_kind.contains_key("heartbeat")));
+    // Every bully node sends `Election` or `Coordinator` messages before the leader is agreed;
+    // heartbeats only once a period (50 ms) has passed, which a stop right after the agreement
+    // may precede.
+    assert!(stopped.metrics.is_some_and(|m| m.messages > 0), "the others' counts are summed");
     ctl.stop().await;
 }
 
