@@ -349,6 +349,9 @@ pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
         marks: &marks,
         ring: election.topology.kind().is_ring(),
         labels: true,
+        // Steps are evenly spaced: nothing is idle.
+        axis: ringleader_core::diagram::Axis::Time,
+        ..Default::default()
     };
     ringleader_core::diagram::svg(&d)
 }

@@ -1371,6 +1371,7 @@ impl ElectionModel {
                         sent,
                         received,
                         msg: Some(msg),
+                        slow: false,
                     });
                 }
             };
@@ -1403,7 +1404,7 @@ impl ElectionModel {
                 if sent.lost {
                     let to = to_of(sent.from, sent.port);
                     let (from, kind, msg) = (sent.from, sent.msg.kind(), Some(sent.msg));
-                    arrows.push(Arrow { from, to, kind, sent: at, received: None, msg });
+                    arrows.push(Arrow { from, to, kind, sent: at, received: None, msg, slow: false });
                 } else {
                     flying[self.link_base[sent.from as usize] + sent.port as usize].push((sent.msg, at));
                 }
@@ -1426,6 +1427,7 @@ impl ElectionModel {
                             sent,
                             received: None,
                             msg: Some(m),
+                            slow: false,
                         });
                         false
                     }

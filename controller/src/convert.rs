@@ -8,6 +8,7 @@
 use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::{Decision, Role, Rule};
+use ringleader_core::diagram::Axis;
 use ringleader_core::topology::{IdOrder, TopologyKind};
 use ringleader_proto::v1 as pb;
 
@@ -53,6 +54,8 @@ pub struct ElectionRequest {
     pub winner: Option<Rule>,
     /// Draw the space-time diagram (LIVE or SIMULATED).
     pub diagram: bool,
+    /// How to draw it (`Some`: asked for, and the diagram with it).
+    pub drawing: Option<crate::elections::Drawing>,
     /// Simulator options, if any were given.
     pub simulation: Option<SimOptions>,
 }
@@ -90,6 +93,17 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             pb::Winner::Min => Some(Rule::Min),
             pb::Winner::Max => Some(Rule::Max),
         };
+        let drawing = match r.diagram_options {
+            None => None,
+            Some(o) => Some(crate::elections::Drawing {
+                axis: match enum_field::<pb::DiagramAxis>("diagram_options.axis", o.axis)? {
+                    pb::DiagramAxis::Unspecified | pb::DiagramAxis::Compressed => Axis::Compressed,
+                    pb::DiagramAxis::Time => Axis::Time,
+                    pb::DiagramAxis::Causal => Axis::Causal,
+                },
+                labels: o.labels,
+            }),
+        };
         Ok(ElectionRequest {
             algorithm: r.algorithm,
             size: r.size,
@@ -108,6 +122,7 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             cols,
             winner,
             diagram: r.diagram,
+            drawing,
             simulation: r.simulation.map(|s| SimOptions {
                 non_fifo: s.non_fifo,
                 unit_delay: s.unit_delay,

@@ -26,7 +26,7 @@
 //! meanwhile (at most one `POLL` plus an RPC round trip) are not held back.
 //! The simulator's triggers are exact (`ringleader_core::sim`).
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,6 +37,7 @@ use tonic::Code;
 use tracing::{info, warn};
 
 use crate::cluster::Cluster;
+use crate::elections::ActiveFaults;
 use crate::error::RequestError;
 
 /// Longest `at_ms` accepted (one day).
@@ -109,6 +110,31 @@ pub struct Faults {
     push: tokio::sync::Mutex<()>,
     next: AtomicU64,
     rpc_timeout: Duration,
+    /// What the faults did after each change, with its unix time in µs
+    /// (the last [`MAX_CHANGES`]): what a kept leadership's diagram draws.
+    changes: Mutex<VecDeque<(u64, ActiveFaults)>>,
+}
+
+/// Most changes of the faults in force remembered.
+pub const MAX_CHANGES: usize = 1_000;
+
+/// The registry as the elections see it ([`crate::elections::FaultProbe`]);
+/// weak, so a store outliving the API holds no registry.
+pub struct Probe(pub std::sync::Weak<Faults>);
+
+impl crate::elections::FaultProbe for Probe {
+    fn active(&self) -> ActiveFaults {
+        self.0.upgrade().map(|f| f.active()).unwrap_or_default()
+    }
+
+    fn changes_since(&self, since_us: u64) -> Vec<(u64, ActiveFaults)> {
+        self.0.upgrade().map(|f| f.changes_since(since_us)).unwrap_or_default()
+    }
+}
+
+/// Unix time in microseconds.
+fn unix_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -124,6 +150,7 @@ impl Faults {
             push: tokio::sync::Mutex::new(()),
             next: AtomicU64::new(1),
             rpc_timeout,
+            changes: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -336,20 +363,44 @@ impl Faults {
         }
         entry.state = pb::FaultState::Active;
         let info = self.info(&entry);
-        let mut entries = lock(&self.entries);
-        match entry.resolved {
-            Resolved::Recover(node) => {
-                // A recover is an action, not a standing fault: it removes the node's crashes.
-                entries.retain(|e| !(e.resolved == Resolved::Crash(node) && e.state == pb::FaultState::Active));
+        {
+            let mut entries = lock(&self.entries);
+            match entry.resolved {
+                Resolved::Recover(node) => {
+                    // A recover is an action, not a standing fault: it removes the node's crashes.
+                    entries.retain(|e| !(e.resolved == Resolved::Crash(node) && e.state == pb::FaultState::Active));
+                }
+                Resolved::Partition(_) => {
+                    entries.retain(|e| {
+                        !(matches!(e.resolved, Resolved::Partition(_)) && e.state == pb::FaultState::Active)
+                    });
+                    entries.push(entry);
+                }
+                _ => entries.push(entry),
             }
-            Resolved::Partition(_) => {
-                entries
-                    .retain(|e| !(matches!(e.resolved, Resolved::Partition(_)) && e.state == pb::FaultState::Active));
-                entries.push(entry);
-            }
-            _ => entries.push(entry),
         }
+        self.remember();
         Ok(info)
+    }
+
+    /// Note what the faults in force do now, if it changed.
+    fn remember(&self) {
+        let (now, active) = (unix_us(), self.active());
+        let mut changes = lock(&self.changes);
+        if changes.back().is_none_or(|(_, last)| *last != active) {
+            changes.push_back((now, active));
+            if changes.len() > MAX_CHANGES {
+                changes.pop_front();
+            }
+        }
+    }
+
+    /// What the faults did at unix time `since_us` (µs; nothing if no change
+    /// came before it) and every change after, each with its unix time.
+    pub fn changes_since(&self, since_us: u64) -> Vec<(u64, ActiveFaults)> {
+        let changes = lock(&self.changes);
+        let first = changes.partition_point(|(t, _)| *t <= since_us);
+        changes.iter().skip(first.saturating_sub(1)).cloned().collect()
     }
 
     /// What the active faults do: the nodes crashed, and those a partition
@@ -449,6 +500,7 @@ impl Faults {
             }
             (before - entries.len()) as u32
         };
+        self.remember();
         self.push_all().await.map_err(|e| RequestError { code: Code::Unavailable, field: "fault_id", reason: e })?;
         Ok(cleared)
     }

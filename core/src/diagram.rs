@@ -1,12 +1,33 @@
 //! Space-time diagrams of an election as SVG: one horizontal line per node
 //! (time runs left to right), one arrow per message from its sending to its
-//! receiving moment, coloured by message kind, with a legend. Lost messages
-//! end in a cross. Pure: the drivers collect the [`Arrow`]s (the simulator
-//! with [`crate::sim::SimConfig::log_arrows`]).
+//! receiving moment, coloured by message kind, with a legend. Pure: the
+//! drivers collect the [`Arrow`]s (the simulator with
+//! [`crate::sim::SimConfig::log_arrows`]) and what else happened.
+//!
+//! What a diagram can show besides messages:
+//!
+//! * **The axis** ([`Axis`]): wall (or virtual) time; the same with idle
+//!   stretches compressed to a narrow grey band labelled with their length
+//!   (the default: a failover's timeouts no longer squeeze its bursts of
+//!   messages into vertical lines); or causal time, Lamport's logical clock,
+//!   where each message takes one step and only causality orders events.
+//! * **Faults**: a crashed node's line is drawn dashed red until it recovers
+//!   ([`Outage`]), a partition is a shaded band naming its groups
+//!   ([`Split`]), a lost message ends in a cross, a message a fault delayed is
+//!   dashed.
+//! * **Terms** of kept leaderships: a strip above the nodes, one band per
+//!   term, naming its leader ([`Term`]).
+//! * **Labels**: what each message carries ([`Msg::describe`]).
+//!
+//! Every arrow carries `data-` attributes (its step in sending order, kind,
+//! ends, times, causal times, what it carries) and every mark its time, for
+//! the election page's step-through and hover panel.
 
 use std::fmt::Write as _;
 
 use crate::algo::{Msg, MsgKind};
+use crate::faults::{Outage, Split};
+use crate::sim::LeadershipEvent;
 
 /// At most this many arrows are drawn; the rest are counted in the caption.
 pub const MAX_ARROWS: usize = 5_000;
@@ -25,13 +46,59 @@ pub struct Arrow {
     pub sent: u64,
     /// Arrival time, `None` if the message was lost.
     pub received: Option<u64>,
-    /// The message itself, where the driver knows it (the simulator and the
-    /// checker; a LIVE log keeps kinds only): what a label says.
+    /// The message itself, where the driver knows it: what a label says.
     pub msg: Option<Msg>,
+    /// A fault delayed it (drawn dashed).
+    pub slow: bool,
 }
 
-/// What to draw.
-#[derive(Clone, Debug)]
+/// What the horizontal axis measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Axis {
+    /// Time as the driver measured it, to scale.
+    Time,
+    /// Time to scale, except idle stretches (nothing sent, received or
+    /// marked for longer than four typical message delays, and than a tenth
+    /// of the chart would draw): each is a narrow grey band labelled with
+    /// its length.
+    #[default]
+    Compressed,
+    /// Lamport's logical clock: a node's events count up one by one, and a
+    /// receipt comes one after its sending; timeouts and delays vanish and
+    /// only causality orders the chart.
+    Causal,
+}
+
+/// A term of a kept leadership, from when its leader first claimed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Term {
+    /// When its leader announced it.
+    pub from: u64,
+    /// The term.
+    pub term: u64,
+    /// The leader's position.
+    pub leader: u32,
+}
+
+impl Term {
+    /// The terms of a kept leadership's timeline: each term from the first
+    /// node that announced it led it (`ids` by position), in time order; a
+    /// term no higher than one already seen is left out.
+    pub fn from_leaderships(events: &[LeadershipEvent], ids: &[u64]) -> Vec<Term> {
+        let mut terms: Vec<Term> = Vec::new();
+        for e in events {
+            let leads = e.leadership.leader.is_some() && ids.get(e.position as usize) == e.leadership.leader.as_ref();
+            if leads && terms.last().is_none_or(|t| e.leadership.term > t.term) {
+                terms.push(Term { from: e.time, term: e.leadership.term, leader: e.position });
+            }
+        }
+        terms
+    }
+}
+
+/// What to draw. `Diagram { title, nodes, arrows, ..Diagram::default() }`
+/// draws messages only, on the compressed time axis.
+#[derive(Clone, Debug, Default)]
 pub struct Diagram<'a> {
     /// Caption, e.g. "as-far, n = 8, RANDOM ids".
     pub title: String,
@@ -41,9 +108,9 @@ pub struct Diagram<'a> {
     pub arrows: &'a [Arrow],
     /// The elected position, drawn in bold.
     pub leader: Option<u32>,
-    /// Unit of the time axis, e.g. "virtual time" or "ms".
+    /// Unit of the time axis, e.g. "virtual time" or "µs".
     pub time_unit: &'a str,
-    /// Events at a node worth a label (a crash, a timeout, a belief).
+    /// Events at a node worth a label (a timeout, a belief).
     pub marks: &'a [Mark],
     /// The positions form a ring in row order: a message between the last
     /// row and the first (the ring's wrap-around) leaves at one edge of the
@@ -52,6 +119,14 @@ pub struct Diagram<'a> {
     /// Label each arrow with what its message carries ([`Msg::describe`]:
     /// the id, stage, term, hop count), at its middle.
     pub labels: bool,
+    /// What the horizontal axis measures.
+    pub axis: Axis,
+    /// Crashes, each until its recovery (the line is drawn down).
+    pub outages: &'a [Outage],
+    /// Partitions, each while in force (a band naming its groups).
+    pub splits: &'a [Split],
+    /// Terms of a kept leadership, in time order (a strip above the nodes).
+    pub terms: &'a [Term],
 }
 
 /// An event at one node: a black tick on its line, labelled above it.
@@ -72,6 +147,12 @@ const PALETTE: [&str; 10] =
 const PLOT_WIDTH: f64 = 900.0;
 const TOP: f64 = 50.0;
 const ROW: f64 = 36.0;
+/// Height added above the nodes for the strip of terms.
+const TERM_STRIP: f64 = 26.0;
+/// Width of a compressed idle stretch.
+const GAP_PX: f64 = 34.0;
+/// An idle stretch is compressed if to scale it would be wider than this.
+const IDLE_PX: f64 = 90.0;
 
 fn colour(kind: MsgKind) -> &'static str {
     PALETTE[kind as usize % PALETTE.len()]
@@ -81,6 +162,140 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// A length of time in `unit`, microseconds and milliseconds shown in the
+/// largest unit that keeps it a readable number.
+fn duration_text(len: u64, unit: &str) -> String {
+    match unit {
+        "µs" if len >= 10_000_000 => format!("{} s", len / 1_000_000),
+        "µs" if len >= 1_000_000 => format!("{:.1} s", len as f64 / 1e6),
+        "µs" if len >= 10_000 => format!("{} ms", len / 1_000),
+        "µs" if len >= 1_000 => format!("{:.1} ms", len as f64 / 1e3),
+        "ms" | "virtual ms" if len >= 10_000 => format!("{} s", len / 1_000),
+        "ms" | "virtual ms" if len >= 1_000 => format!("{:.1} s", len as f64 / 1e3),
+        "virtual ms" => format!("{len} ms"),
+        _ => format!("{len} {unit}"),
+    }
+}
+
+/// Lamport's logical clock of every arrow's sending and receipt: a node's
+/// events in time order (receipts before sendings of the same instant, which
+/// they may cause), each one more than the node's previous event, a receipt
+/// also more than its sending. Clocks that disagree across hosts cannot
+/// break it: a receipt waits for its sending, whatever the times say.
+pub fn causal_times(arrows: &[Arrow], nodes: usize) -> Vec<(u64, Option<u64>)> {
+    // Each node's events: (time, receipt before sending, arrow, is a receipt).
+    let mut queues: Vec<Vec<(u64, bool, usize)>> = vec![Vec::new(); nodes];
+    for (i, a) in arrows.iter().enumerate() {
+        if let Some(q) = queues.get_mut(a.from as usize) {
+            q.push((a.sent, true, i));
+        }
+        if let (Some(r), Some(q)) = (a.received, queues.get_mut(a.to as usize)) {
+            q.push((r, false, i));
+        }
+    }
+    for q in &mut queues {
+        q.sort_unstable();
+        q.reverse();
+    }
+    let mut sent: Vec<Option<u64>> = vec![None; arrows.len()];
+    let mut received: Vec<Option<u64>> = vec![None; arrows.len()];
+    let mut clock = vec![0u64; nodes];
+    let mut left: usize = queues.iter().map(Vec::len).sum();
+    while left > 0 {
+        let mut progress = false;
+        for (p, q) in queues.iter_mut().enumerate() {
+            while let Some(&(_, is_send, i)) = q.last() {
+                if is_send {
+                    clock[p] += 1;
+                    sent[i] = Some(clock[p]);
+                } else if let Some(s) = sent[i] {
+                    clock[p] = clock[p].max(s) + 1;
+                    received[i] = Some(clock[p]);
+                } else {
+                    break;
+                }
+                q.pop();
+                left -= 1;
+                progress = true;
+            }
+        }
+        if !progress {
+            // A receipt whose sending never comes first (times that contradict each other at
+            // both ends): take the first node's waiting receipt as if sent at its clock.
+            if let Some((p, q)) = queues.iter_mut().enumerate().find(|(_, q)| !q.is_empty())
+                && let Some((_, _, i)) = q.pop()
+            {
+                clock[p] += 1;
+                received[i] = Some(clock[p]);
+                left -= 1;
+            }
+        }
+    }
+    sent.into_iter().zip(received).map(|(s, r)| (s.unwrap_or(0), r)).collect()
+}
+
+/// Where each time value goes across the chart: piecewise linear through
+/// knots (time, x), with the compressed idle stretches it found.
+struct Scale {
+    knots: Vec<(u64, f64)>,
+    /// Idle stretches: (from, to) in axis units.
+    gaps: Vec<(u64, u64)>,
+}
+
+impl Scale {
+    /// `values`: every moment drawn; `delay`: a typical message delay, below
+    /// four of which no stretch is idle.
+    fn new(mut values: Vec<u64>, left: f64, compress: bool, delay: u64) -> Scale {
+        values.push(0);
+        values.sort_unstable();
+        values.dedup();
+        let end = values.last().copied().unwrap_or(0).max(1);
+        let linear = Scale { knots: vec![(0, left), (end, left + PLOT_WIDTH)], gaps: Vec::new() };
+        if !compress {
+            return linear;
+        }
+        let gaps: Vec<(u64, u64)> = values
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+            .filter(|&(a, b)| b - a > 4 * delay && (b - a) as f64 * PLOT_WIDTH / end as f64 > IDLE_PX)
+            .collect();
+        if gaps.is_empty() {
+            return linear;
+        }
+        let idle: u64 = gaps.iter().map(|(a, b)| b - a).sum();
+        let active = end - idle;
+        let room = PLOT_WIDTH - GAP_PX * gaps.len() as f64;
+        let (per_unit, per_gap) =
+            if active == 0 { (0.0, PLOT_WIDTH / gaps.len() as f64) } else { (room / active as f64, GAP_PX) };
+        let mut knots = vec![(0, left)];
+        let (mut t, mut x) = (0u64, left);
+        for &(a, b) in &gaps {
+            x += (a - t) as f64 * per_unit;
+            knots.push((a, x));
+            x += per_gap;
+            knots.push((b, x));
+            t = b;
+        }
+        knots.push((end, x + (end - t) as f64 * per_unit));
+        knots.dedup_by_key(|k| k.0);
+        Scale { knots, gaps }
+    }
+
+    fn end(&self) -> u64 {
+        self.knots.last().map_or(1, |k| k.0)
+    }
+
+    fn x(&self, t: u64) -> f64 {
+        let i = self.knots.partition_point(|k| k.0 <= t);
+        match (i.checked_sub(1).map(|j| self.knots[j]), self.knots.get(i)) {
+            (Some((t0, x0)), Some(&(t1, x1))) => x0 + (x1 - x0) * (t - t0) as f64 / (t1 - t0) as f64,
+            (Some((_, x0)), None) => x0,
+            (None, Some(&(_, x1))) => x1,
+            (None, None) => 0.0,
+        }
+    }
+}
+
 /// Render `d` as a standalone SVG document.
 pub fn svg(d: &Diagram<'_>) -> String {
     let n = d.nodes.len().max(1);
@@ -88,20 +303,93 @@ pub fn svg(d: &Diagram<'_>) -> String {
     let longest = d.nodes.iter().map(|l| l.chars().count()).max().unwrap_or(0) + " (leader)".len();
     let left = (longest as f64 * 7.5 + 16.0).max(110.0);
     let drawn = &d.arrows[..d.arrows.len().min(MAX_ARROWS)];
-    let end = drawn
-        .iter()
-        .map(|a| a.received.unwrap_or(a.sent))
-        .chain(d.marks.iter().map(|m| m.at))
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let x = |t: u64| left + PLOT_WIDTH * t as f64 / end as f64;
-    let y = |p: u32| TOP + ROW * p as f64;
+    let causal = causal_times(drawn, n);
+    // Every arrow's ends on the axis, and a map of other moments onto it: on the causal axis,
+    // the largest clock of any event at or before that time.
+    let ends: Vec<(u64, Option<u64>)> = match d.axis {
+        Axis::Causal => causal.clone(),
+        _ => drawn.iter().map(|a| (a.sent, a.received)).collect(),
+    };
+    let mut moments: Vec<(u64, u64)> = Vec::new();
+    if d.axis == Axis::Causal {
+        for (a, &(s, r)) in drawn.iter().zip(&causal) {
+            moments.push((a.sent, s));
+            if let (Some(at), Some(c)) = (a.received, r) {
+                moments.push((at, c));
+            }
+        }
+        moments.sort_unstable();
+        let mut top = 0;
+        for m in &mut moments {
+            top = top.max(m.1);
+            m.1 = top;
+        }
+    }
+    let on_axis = |t: u64| -> u64 {
+        match d.axis {
+            Axis::Causal => moments.partition_point(|m| m.0 <= t).checked_sub(1).map_or(0, |i| moments[i].1),
+            _ => t,
+        }
+    };
+    let mut values: Vec<u64> = ends.iter().flat_map(|&(s, r)| [Some(s), r]).flatten().collect();
+    values.extend(d.marks.iter().map(|m| on_axis(m.at)));
+    values.extend(d.outages.iter().flat_map(|o| [Some(o.crashed), o.recovered]).flatten().map(on_axis));
+    values.extend(d.splits.iter().flat_map(|s| [Some(s.from), s.until]).flatten().map(on_axis));
+    values.extend(d.terms.iter().map(|t| on_axis(t.from)));
+    // The median delay of the messages delivered.
+    let mut delays: Vec<u64> = ends.iter().filter_map(|&(s, r)| r.map(|r| r.saturating_sub(s))).collect();
+    delays.sort_unstable();
+    let delay = delays.get(delays.len() / 2).copied().unwrap_or(0);
+    let scale = Scale::new(values, left, d.axis == Axis::Compressed, delay);
+    let end = scale.end();
+    let x = |t: u64| scale.x(t);
+    let top = TOP + if d.terms.is_empty() { 0.0 } else { TERM_STRIP };
+    let y = |p: u32| top + ROW * p as f64;
+    let last = n as u32 - 1;
+    let bottom = y(last) + ROW / 2.0;
     let mut kinds: Vec<MsgKind> = drawn.iter().map(|a| a.kind).collect();
     kinds.sort_by_key(|k| *k as usize);
     kinds.dedup();
-    let legend_top = TOP + ROW * n as f64 + 20.0;
-    let height = legend_top + 24.0 * kinds.len().div_ceil(4) as f64 + 30.0;
+    // Legend entries: (sample, text); each message kind, then what else is drawn.
+    let mut legend: Vec<(String, String)> = kinds
+        .iter()
+        .map(|&k| {
+            let count = drawn.iter().filter(|a| a.kind == k).count();
+            (
+                format!(r#"<line x1="0" y1="0" x2="24" y2="0" stroke="{}" stroke-width="2"/>"#, colour(k)),
+                format!("{} ({count})", k.name()),
+            )
+        })
+        .collect();
+    if drawn.iter().any(|a| a.received.is_none()) {
+        legend.push((r##"<path d="M 9 -3 L 15 3 M 9 3 L 15 -3" stroke="#333"/>"##.into(), "lost message".into()));
+    }
+    if drawn.iter().any(|a| a.slow) {
+        legend.push((
+            r##"<line x1="0" y1="0" x2="24" y2="0" stroke="#333" stroke-dasharray="6 3"/>"##.into(),
+            "delayed by a fault".into(),
+        ));
+    }
+    if !d.outages.is_empty() {
+        legend.push((
+            r##"<line x1="0" y1="0" x2="24" y2="0" stroke="#c00" stroke-width="2" stroke-dasharray="2 3"/>"##.into(),
+            "crashed (down)".into(),
+        ));
+    }
+    if !d.splits.is_empty() {
+        legend.push((
+            r##"<rect x="0" y="-6" width="24" height="12" fill="#f6c89f" opacity="0.5"/>"##.into(),
+            "partition".into(),
+        ));
+    }
+    if !scale.gaps.is_empty() {
+        legend.push((
+            r##"<rect x="0" y="-6" width="24" height="12" fill="#e8e8e8"/>"##.into(),
+            "idle, compressed".into(),
+        ));
+    }
+    let legend_top = bottom + 48.0;
+    let height = legend_top + 24.0 * legend.len().div_ceil(4) as f64 + 30.0;
     let width = left + PLOT_WIDTH + 40.0;
     let mut s = String::new();
     let _ = writeln!(
@@ -124,6 +412,58 @@ pub fn svg(d: &Diagram<'_>) -> String {
         let _ = write!(caption, " (first {} of {} messages drawn)", drawn.len(), d.arrows.len());
     }
     let _ = writeln!(s, r#"<text x="{left}" y="22" font-size="15" font-weight="bold">{caption}</text>"#);
+    // Backgrounds first: idle stretches, partitions, terms.
+    // Labels of idle stretches side by side alternate between two heights.
+    let mut last_gap_label = f64::NEG_INFINITY;
+    let mut low = false;
+    for &(a, b) in &scale.gaps {
+        let (xa, xb) = (x(a), x(b));
+        low = !low && (xa + xb) / 2.0 - last_gap_label < 70.0;
+        last_gap_label = (xa + xb) / 2.0;
+        let _ = writeln!(
+            s,
+            r##"<g class="idle"><rect x="{xa:.1}" y="{ya:.1}" width="{w:.1}" height="{h:.1}" fill="#e8e8e8"/><text x="{xm:.1}" y="{ty:.1}" font-size="10" text-anchor="middle" fill="#555">{len}</text></g>"##,
+            ya = top - ROW / 2.0,
+            w = xb - xa,
+            h = bottom - top + ROW / 2.0,
+            xm = (xa + xb) / 2.0,
+            ty = bottom + if low { 27.0 } else { 14.0 },
+            len = escape(&duration_text(b - a, d.time_unit))
+        );
+    }
+    for sp in d.splits {
+        let (xa, xb) = (x(on_axis(sp.from)), sp.until.map_or(left + PLOT_WIDTH, |u| x(on_axis(u))));
+        let groups: Vec<String> =
+            sp.groups.iter().map(|g| g.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")).collect();
+        let _ = writeln!(
+            s,
+            r##"<g class="partition" data-at="{at}"><rect x="{xa:.1}" y="{ya:.1}" width="{w:.1}" height="{h:.1}" fill="#f6c89f" opacity="0.5"/><text x="{tx:.1}" y="{ty:.1}" font-size="10" fill="#8a4b08">partition {label}</text></g>"##,
+            at = on_axis(sp.from),
+            ya = top - ROW / 2.0,
+            w = (xb - xa).max(1.0),
+            h = bottom - top + ROW / 2.0,
+            tx = xa + 3.0,
+            ty = bottom - 3.0,
+            label = escape(&groups.join(" | "))
+        );
+    }
+    for (i, t) in d.terms.iter().enumerate() {
+        let xa = x(on_axis(t.from));
+        let xb = d.terms.get(i + 1).map_or(left + PLOT_WIDTH, |next| x(on_axis(next.from)));
+        let fill = if i % 2 == 0 { "#dbe9f6" } else { "#c3d9ee" };
+        let name = d.nodes.get(t.leader as usize).map_or_else(|| t.leader.to_string(), |l| l.clone());
+        let _ = writeln!(
+            s,
+            r##"<g class="term" data-at="{at}"><rect x="{xa:.1}" y="{ya:.1}" width="{w:.1}" height="18" fill="{fill}"/><text x="{tx:.1}" y="{ty:.1}" font-size="10">term {term}: {name}</text></g>"##,
+            at = on_axis(t.from),
+            ya = top - ROW / 2.0 - TERM_STRIP,
+            w = (xb - xa).max(1.0),
+            tx = xa + 3.0,
+            ty = top - ROW / 2.0 - TERM_STRIP + 13.0,
+            term = t.term,
+            name = escape(&name)
+        );
+    }
     for (p, name) in d.nodes.iter().enumerate() {
         let p = p as u32;
         let lead = d.leader == Some(p);
@@ -143,39 +483,84 @@ pub fn svg(d: &Diagram<'_>) -> String {
             bold = if lead { r#" font-weight="bold""# } else { "" }
         );
     }
-    let last = n as u32 - 1;
-    for a in drawn {
-        let (x1, y1) = (x(a.sent), y(a.from));
-        let c = colour(a.kind);
-        let wraps = d.ring && n >= 3 && ((a.from == last && a.to == 0) || (a.from == 0 && a.to == last));
-        if let (true, Some(r)) = (wraps, a.received) {
-            // Down past the last row and in again above the first (or up and in from below).
-            let (x2, xm) = (x(r), (x1 + x(r)) / 2.0);
-            let down = a.from == last;
-            let (out_y, in_y) =
-                if down { (y(last) + ROW / 2.0, y(0) - ROW / 2.0) } else { (y(0) - ROW / 2.0, y(last) + ROW / 2.0) };
+    for o in d.outages.iter().filter(|o| (o.position as usize) < n) {
+        let (xa, yy) = (x(on_axis(o.crashed)), y(o.position));
+        let xb = o.recovered.map_or(left + PLOT_WIDTH, |r| x(on_axis(r)));
+        let _ = writeln!(
+            s,
+            r##"<g class="down" data-at="{at}"><line x1="{xa:.1}" y1="{yy:.1}" x2="{xb:.1}" y2="{yy:.1}" stroke="white" stroke-width="4"/><line x1="{xa:.1}" y1="{yy:.1}" x2="{xb:.1}" y2="{yy:.1}" stroke="#c00" stroke-width="2" stroke-dasharray="2 3"/><path d="M {a1:.1} {b1:.1} L {a2:.1} {b2:.1} M {a1:.1} {b2:.1} L {a2:.1} {b1:.1}" stroke="#c00" stroke-width="2.5"/><text x="{xa:.1}" y="{ty:.1}" font-size="10" text-anchor="middle" fill="#c00">crash</text></g>"##,
+            at = on_axis(o.crashed),
+            a1 = xa - 5.0,
+            a2 = xa + 5.0,
+            b1 = yy - 5.0,
+            b2 = yy + 5.0,
+            ty = yy - 9.0
+        );
+        if let Some(r) = o.recovered {
             let _ = writeln!(
                 s,
-                r#"<g class="msg wrap"><title>{name} {from} -> {to}, {sent} -> {r} (round the ring)</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{xm:.1}" y2="{out_y:.1}" stroke="{c}" stroke-width="1.2"/><line x1="{xm:.1}" y1="{in_y:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="1.2" marker-end="url(#head-{name})"/></g>"#,
-                y2 = y(a.to),
-                name = a.kind.name(),
-                from = a.from,
-                to = a.to,
-                sent = a.sent
+                r##"<g class="recover" data-at="{at}"><line x1="{xb:.1}" y1="{a:.1}" x2="{xb:.1}" y2="{b:.1}" stroke="#080" stroke-width="2.5"/><text x="{xb:.1}" y="{ty:.1}" font-size="10" text-anchor="middle" fill="#080">recover</text></g>"##,
+                at = on_axis(r),
+                a = yy - 6.0,
+                b = yy + 6.0,
+                ty = yy - 9.0
             );
-            continue;
         }
-        match a.received {
+    }
+    // Arrows in sending order (on the axis drawn), numbered: the page steps through them.
+    let mut order: Vec<usize> = (0..drawn.len()).collect();
+    order.sort_by_key(|&i| (ends[i].0, i));
+    for (step, &i) in order.iter().enumerate() {
+        let a = &drawn[i];
+        let (sent, received) = ends[i];
+        let (x1, y1) = (x(sent), y(a.from));
+        let c = colour(a.kind);
+        let name = a.kind.name();
+        let carries = a.msg.map(|m| m.describe()).unwrap_or_default();
+        let (cs, cr) = causal[i];
+        let data = format!(
+            r#"data-step="{step}" data-at="{sent}" data-kind="{name}" data-from="{from}" data-to="{to}" data-sent="{ts}" data-received="{tr}" data-causal="{cs}{crt}" data-carries="{car}""#,
+            from = d.nodes.get(a.from as usize).map_or_else(|| a.from.to_string(), |l| escape(l)),
+            to = d.nodes.get(a.to as usize).map_or_else(|| a.to.to_string(), |l| escape(l)),
+            ts = a.sent,
+            tr = a.received.map_or_else(|| "lost".to_string(), |r| r.to_string()),
+            crt = cr.map_or_else(String::new, |r| format!(" → {r}")),
+            car = escape(&carries)
+        );
+        let what = if carries.is_empty() { String::new() } else { format!(" ({})", escape(&carries)) };
+        let dash = if a.slow { r#" stroke-dasharray="6 3""# } else { "" };
+        let slow = if a.slow { ", delayed by a fault" } else { "" };
+        let wraps = d.ring && n >= 3 && ((a.from == last && a.to == 0) || (a.from == 0 && a.to == last));
+        match received {
+            Some(r) if wraps => {
+                // Down past the last row and in again above the first (or up and in from below).
+                let (x2, xm) = (x(r), (x1 + x(r)) / 2.0);
+                let down = a.from == last;
+                let (out_y, in_y) = if down {
+                    (y(last) + ROW / 2.0, y(0) - ROW / 2.0)
+                } else {
+                    (y(0) - ROW / 2.0, y(last) + ROW / 2.0)
+                };
+                let _ = writeln!(
+                    s,
+                    r#"<g class="msg wrap" {data}><title>{name}{what} {from} -> {to}, {ts} -> {tr} (round the ring{slow})</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{xm:.1}" y2="{out_y:.1}" stroke="{c}" stroke-width="1.2"{dash}/><line x1="{xm:.1}" y1="{in_y:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="1.2"{dash} marker-end="url(#head-{name})"/></g>"#,
+                    y2 = y(a.to),
+                    from = a.from,
+                    to = a.to,
+                    ts = a.sent,
+                    tr = a.received.unwrap_or(0)
+                );
+            }
             Some(r) => {
                 let _ = writeln!(
                     s,
-                    r#"<line class="msg" x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="1.2" marker-end="url(#head-{name})"><title>{name} {from} -> {to}, {sent} -> {r}</title></line>"#,
+                    r#"<line class="msg" {data} x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="1.2"{dash} marker-end="url(#head-{name})"><title>{name}{what} {from} -> {to}, {ts} -> {tr}{slow}</title></line>"#,
                     x2 = x(r),
                     y2 = y(a.to),
-                    name = a.kind.name(),
                     from = a.from,
                     to = a.to,
-                    sent = a.sent
+                    ts = a.sent,
+                    tr = a.received.unwrap_or(0)
                 );
             }
             None => {
@@ -183,15 +568,10 @@ pub fn svg(d: &Diagram<'_>) -> String {
                 let (x2, y2) = (x1 + 12.0, y1 + (y(a.to) - y1) * 0.3);
                 let _ = writeln!(
                     s,
-                    r#"<line class="msg lost" x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-dasharray="3 2"><title>{name} {from} -> {to}, sent {sent}, lost</title></line>"#,
-                    name = a.kind.name(),
+                    r#"<g class="msg lost" {data}><title>{name}{what} {from} -> {to}, sent {ts}, lost</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-dasharray="3 2"/><path d="M {a1:.1} {b1:.1} L {a2:.1} {b2:.1} M {a1:.1} {b2:.1} L {a2:.1} {b1:.1}" stroke="{c}"/></g>"#,
                     from = a.from,
                     to = a.to,
-                    sent = a.sent
-                );
-                let _ = writeln!(
-                    s,
-                    r#"<path d="M {a1:.1} {b1:.1} L {a2:.1} {b2:.1} M {a1:.1} {b2:.1} L {a2:.1} {b1:.1}" stroke="{c}"/>"#,
+                    ts = a.sent,
                     a1 = x2 - 3.0,
                     a2 = x2 + 3.0,
                     b1 = y2 - 3.0,
@@ -202,13 +582,14 @@ pub fn svg(d: &Diagram<'_>) -> String {
     }
     if d.labels {
         // What each delivered message carries, at the middle of its arrow (over the arrows).
-        for a in drawn {
-            let (Some(r), Some(m)) = (a.received, a.msg) else { continue };
+        for (step, &i) in order.iter().enumerate() {
+            let a = &drawn[i];
+            let ((sent, Some(r)), Some(m)) = (ends[i], a.msg) else { continue };
             let text = m.describe();
             if text.is_empty() {
                 continue;
             }
-            let (x1, y1, x2, y2) = (x(a.sent), y(a.from), x(r), y(a.to));
+            let (x1, y1, x2, y2) = (x(sent), y(a.from), x(r), y(a.to));
             let wraps = d.ring && n >= 3 && ((a.from == last && a.to == 0) || (a.from == 0 && a.to == last));
             // A wrapped arrow is labelled where it re-enters.
             let (lx, ly) = if wraps {
@@ -218,7 +599,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
             };
             let _ = writeln!(
                 s,
-                r#"<text class="label" x="{lx:.1}" y="{:.1}" font-size="9" text-anchor="middle" fill="{c}" stroke="white" stroke-width="2.5" paint-order="stroke">{}</text>"#,
+                r#"<text class="label" data-step="{step}" x="{lx:.1}" y="{:.1}" font-size="9" text-anchor="middle" fill="{c}" stroke="white" stroke-width="2.5" paint-order="stroke">{}</text>"#,
                 ly - 2.0,
                 escape(&text),
                 c = colour(a.kind)
@@ -230,38 +611,38 @@ pub fn svg(d: &Diagram<'_>) -> String {
     let mut marks: Vec<&Mark> = d.marks.iter().collect();
     marks.sort_by_key(|m| (m.node, m.at));
     for m in marks {
-        let (mx, my) = (x(m.at), y(m.node));
+        let at = on_axis(m.at);
+        let (mx, my) = (x(at), y(m.node));
         let slot = &mut last_label[(m.node as usize).min(n - 1)];
         let below = mx - *slot < 7.0 * m.label.chars().count() as f64;
         *slot = if below { f64::NEG_INFINITY } else { mx };
         let ty = if below { my + 18.0 } else { my - 9.0 };
         let _ = writeln!(
             s,
-            r#"<g class="mark"><line x1="{mx:.1}" y1="{a:.1}" x2="{mx:.1}" y2="{b:.1}" stroke="black" stroke-width="2"/><text x="{mx:.1}" y="{ty:.1}" font-size="10" text-anchor="middle">{label}</text></g>"#,
+            r#"<g class="mark" data-at="{at}"><line x1="{mx:.1}" y1="{a:.1}" x2="{mx:.1}" y2="{b:.1}" stroke="black" stroke-width="2"/><text x="{mx:.1}" y="{ty:.1}" font-size="10" text-anchor="middle">{label}</text></g>"#,
             a = my - 6.0,
             b = my + 6.0,
             label = escape(&m.label)
         );
     }
+    let unit = match d.axis {
+        Axis::Causal => "causal time, Lamport clock".to_string(),
+        _ => d.time_unit.to_string(),
+    };
     let _ = writeln!(
         s,
-        r##"<text x="{left}" y="{ty}" fill="#555">0</text><text x="{tx}" y="{ty}" fill="#555" text-anchor="end">{end} ({unit})</text>"##,
-        ty = TOP + ROW * (n as f64 - 1.0) + 22.0,
+        r##"<text x="{left}" y="{ty}" fill="#555">0</text><text class="axis" x="{tx}" y="{ty}" fill="#555" text-anchor="end">{end} ({unit})</text>"##,
+        ty = bottom + 14.0,
         tx = left + PLOT_WIDTH,
-        unit = escape(d.time_unit)
+        unit = escape(&unit)
     );
-    for (i, &k) in kinds.iter().enumerate() {
+    for (i, (sample, text)) in legend.iter().enumerate() {
         let lx = left + 220.0 * (i % 4) as f64;
         let ly = legend_top + 24.0 * (i / 4) as f64;
-        let count = drawn.iter().filter(|a| a.kind == k).count();
         let _ = writeln!(
             s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{lx2}" y2="{ly}" stroke="{c}" stroke-width="2"/><text x="{tx}" y="{ty}">{name} ({count})</text>"#,
-            lx2 = lx + 24.0,
-            c = colour(k),
-            tx = lx + 30.0,
-            ty = ly + 4.0,
-            name = k.name()
+            r#"<g transform="translate({lx} {ly})">{sample}<text x="30" y="4">{}</text></g>"#,
+            escape(text)
         );
     }
     s.push_str("</svg>\n");
@@ -273,7 +654,7 @@ mod tests {
     use super::*;
 
     fn arrow(from: u32, to: u32, kind: MsgKind, sent: u64, received: Option<u64>) -> Arrow {
-        Arrow { from, to, kind, sent, received, msg: None }
+        Arrow { from, to, kind, sent, received, msg: None, slow: false }
     }
 
     /// Every node gets a line, every message an arrow (lost ones a dashed stub), every kind a legend
@@ -294,6 +675,7 @@ mod tests {
             marks: &[Mark { node: 1, at: 4, label: "crash <1>".into() }],
             ring: false,
             labels: false,
+            ..Diagram::default()
         };
         let out = svg(&d);
         assert!(out.starts_with("<svg ") && out.ends_with("</svg>\n"));
@@ -321,6 +703,7 @@ mod tests {
             marks: &[],
             ring: false,
             labels: false,
+            ..Diagram::default()
         };
         let out = svg(&d);
         assert_eq!(out.matches(r#"class="msg""#).count(), MAX_ARROWS);
@@ -346,6 +729,7 @@ mod tests {
             marks: &[],
             ring: true,
             labels: false,
+            ..Diagram::default()
         };
         let out = svg(&d);
         assert_eq!(out.matches(r#"class="msg wrap""#).count(), 2, "{out}");
@@ -385,10 +769,127 @@ mod tests {
             marks: &[],
             ring: false,
             labels: true,
+            ..Diagram::default()
         };
         let out = svg(&d);
         assert_eq!(out.matches(r#"class="label""#).count(), 1, "{out}");
         assert!(out.contains(">id 6, stage 2</text>"), "{out}");
         assert!(!svg(&Diagram { labels: false, ..d }).contains(r#"class="label""#));
+    }
+
+    fn plain(arrows: &[Arrow], n: u32) -> Diagram<'_> {
+        Diagram { title: "t".into(), nodes: (0..n).map(|p| p.to_string()).collect(), arrows, ..Diagram::default() }
+    }
+
+    /// The x coordinates of the arrows drawn, in their order in the SVG (data-step order).
+    fn arrow_xs(out: &str) -> Vec<(f64, f64)> {
+        let attr = |s: &str, name: &str| -> f64 {
+            let at = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            s[at..at + s[at..].find('"').unwrap()].parse().unwrap()
+        };
+        out.lines().filter(|l| l.starts_with(r#"<line class="msg""#)).map(|l| (attr(l, "x1"), attr(l, "x2"))).collect()
+    }
+
+    /// An idle stretch (here 1,000 time units between two bursts of 10) is drawn as a narrow grey band
+    /// labelled with its length, and each burst gets most of the width; on the time axis to scale the
+    /// bursts are squeezed to a few pixels; nothing is compressed without idle time.
+    #[test]
+    fn idle_stretches_are_compressed_and_said() {
+        let arrows = [
+            arrow(0, 1, MsgKind::Election, 0, Some(5)),
+            arrow(1, 0, MsgKind::Election, 5, Some(10)),
+            arrow(0, 1, MsgKind::Notify, 1_010, Some(1_015)),
+            arrow(1, 0, MsgKind::Notify, 1_015, Some(1_020)),
+        ];
+        let d = Diagram { time_unit: "ms", ..plain(&arrows, 2) };
+        let out = svg(&d);
+        assert_eq!(out.matches(r#"class="idle""#).count(), 1, "{out}");
+        assert!(out.contains(">1.0 s</text>"), "its length, in seconds: {out}");
+        let xs = arrow_xs(&out);
+        let burst = xs[1].1 - xs[0].0;
+        assert!(burst > 300.0, "a burst gets room: {burst} px");
+        let scaled = svg(&Diagram { axis: Axis::Time, ..d.clone() });
+        assert!(!scaled.contains(r#"class="idle""#));
+        let xs = arrow_xs(&scaled);
+        assert!(xs[1].1 - xs[0].0 < 10.0, "to scale, a burst is a sliver");
+        let busy = [arrow(0, 1, MsgKind::Election, 0, Some(5)), arrow(1, 0, MsgKind::Election, 5, Some(10))];
+        assert!(!svg(&plain(&busy, 2)).contains(r#"class="idle""#));
+    }
+
+    /// Lamport clocks: a node's events count up one by one, receipts before sendings of the same
+    /// instant, a receipt one past its sending at least; a receipt logged before its sending (clocks
+    /// of two hosts that disagree) still comes after it.
+    #[test]
+    fn causal_times_follow_lamport() {
+        let arrows = [
+            arrow(0, 1, MsgKind::Election, 0, Some(100)),
+            arrow(1, 2, MsgKind::Election, 100, Some(101)),
+            arrow(2, 0, MsgKind::Election, 101, Some(500)),
+            arrow(0, 1, MsgKind::Notify, 5, Some(3)),
+        ];
+        assert_eq!(
+            causal_times(&arrows, 3),
+            [(1, Some(4)), (5, Some(6)), (7, Some(8)), (2, Some(3))],
+            "0 sends (1, 2); 1 takes the second first, as its times say (3), then the first (4), sends (5); \
+             2 receives (6), sends (7); 0 receives (8)"
+        );
+    }
+
+    /// On the causal axis a long delay takes no room: a message delivered after 1,000 time units and
+    /// one after 1 are drawn the same length, as one step each.
+    #[test]
+    fn the_causal_axis_draws_steps_not_delays() {
+        let arrows =
+            [arrow(0, 1, MsgKind::Election, 0, Some(1_000)), arrow(1, 0, MsgKind::Election, 1_000, Some(1_001))];
+        let out = svg(&Diagram { axis: Axis::Causal, ..plain(&arrows, 2) });
+        let xs = arrow_xs(&out);
+        assert!(((xs[0].1 - xs[0].0) - (xs[1].1 - xs[1].0)).abs() < 0.2, "{xs:?}");
+        assert!(out.contains("causal time, Lamport clock"));
+        assert!(out.contains(r#"data-causal="1 → 2""#) && out.contains(r#"data-causal="3 → 4""#), "{out}");
+    }
+
+    /// Faults and terms are drawn: a crash as a red cross and a dashed line until the recovery, a
+    /// partition as a band naming its groups, each term as a band naming its leader, a delayed
+    /// message dashed; each is in the legend.
+    #[test]
+    fn faults_and_terms_are_drawn() {
+        let mut slow = arrow(0, 1, MsgKind::Election, 0, Some(50));
+        slow.slow = true;
+        let arrows = [slow, arrow(1, 2, MsgKind::Election, 50, Some(60))];
+        let outages = [Outage { position: 2, crashed: 70, recovered: Some(90) }];
+        let splits = [Split { from: 20, until: Some(40), groups: vec![vec![0], vec![1, 2]] }];
+        let terms = [Term { from: 10, term: 1, leader: 2 }, Term { from: 95, term: 2, leader: 1 }];
+        let d = Diagram {
+            outages: &outages,
+            splits: &splits,
+            terms: &terms,
+            nodes: vec!["a".into(), "b".into(), "c".into()],
+            ..plain(&arrows, 3)
+        };
+        let out = svg(&d);
+        assert_eq!(out.matches(r#"class="down""#).count(), 1);
+        assert_eq!(out.matches(r#"class="recover""#).count(), 1);
+        assert!(out.contains(">partition 0 | 1 2</text>"), "{out}");
+        assert!(out.contains(">term 1: c</text>") && out.contains(">term 2: b</text>"), "{out}");
+        assert!(out.contains(r#"stroke-dasharray="6 3""#) && out.contains("delayed by a fault"));
+        for entry in ["crashed (down)", "partition</text>", "delayed by a fault"] {
+            assert!(out.contains(entry), "legend: {entry}");
+        }
+    }
+
+    /// Arrows are numbered in sending order and carry their fields for the page: kind, ends (named),
+    /// times, what they carry.
+    #[test]
+    fn arrows_carry_their_fields_for_the_page() {
+        let mut later = arrow(1, 0, MsgKind::Notify, 9, Some(12));
+        later.msg = Some(Msg::Notify { leader: 4 });
+        let arrows = [later, arrow(0, 1, MsgKind::Election, 2, None)];
+        let out = svg(&plain(&arrows, 2));
+        let first = out.find(r#"data-step="0""#).unwrap();
+        assert!(out[first..].starts_with(r#"data-step="0" data-at="2" data-kind="election" data-from="0" data-to="1" data-sent="2" data-received="lost""#), "{out}");
+        assert!(out.contains(
+            r#"data-step="1" data-at="9" data-kind="notify" data-from="1" data-to="0" data-sent="9" data-received="12""#
+        ));
+        assert!(out.contains(r#"data-carries="leader 4""#), "{out}");
     }
 }

@@ -505,6 +505,18 @@ impl Outage {
     }
 }
 
+/// A partition in force: its groups (a node in none is alone), from `from`
+/// until the next partition replaced or healed it (`None`: to the end).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// When it took effect.
+    pub from: u64,
+    /// When it was replaced or healed.
+    pub until: Option<u64>,
+    /// Its groups of positions, as the fault gave them.
+    pub groups: Vec<Vec<u32>>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

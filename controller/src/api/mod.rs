@@ -62,10 +62,7 @@ impl ControllerService {
             &elections,
             Arc::new(move || registry.upgrade().map(|f| f.active_kinds()).unwrap_or_default()),
         );
-        let registry = Arc::downgrade(&faults);
-        elections.set_fault_probe(crate::elections::FaultProbe(Box::new(move || {
-            registry.upgrade().map(|f| f.active()).unwrap_or_default()
-        })));
+        elections.set_fault_probe(Box::new(crate::faults::Probe(Arc::downgrade(&faults))));
         ControllerService { elections, faults, auth }
     }
 

@@ -13,7 +13,7 @@ use tonic::Status;
 
 use crate::config::ControllerConfig;
 use crate::convert::ElectionRequest;
-use crate::elections::{MAX_DIAGRAM_NODES, Plan};
+use crate::elections::{Drawing, MAX_DIAGRAM_NODES, Plan};
 use crate::error::RequestError;
 use crate::record::{Mode, SimOptions};
 
@@ -395,17 +395,23 @@ fn build_topology(req: &ElectionRequest, kind: TopologyKind, n: u32) -> Result<T
     }
 }
 
-/// Whether to draw the space-time diagram (asked for either way), for at most
+/// Whether and how to draw the space-time diagram (asked for by `diagram`,
+/// `simulation.diagram` or `diagram_options`), for at most
 /// [`MAX_DIAGRAM_NODES`] nodes.
-fn diagram(req: &ElectionRequest, sim: SimOptions, topology: &Topology) -> Result<bool, RequestError> {
-    let diagram = req.diagram || sim.diagram;
-    if diagram && topology.len() > MAX_DIAGRAM_NODES {
+fn diagram(req: &ElectionRequest, sim: SimOptions, topology: &Topology) -> Result<Option<Drawing>, RequestError> {
+    let asked = req.diagram || sim.diagram || req.drawing.is_some();
+    if asked && topology.len() > MAX_DIAGRAM_NODES {
+        let field = match (req.diagram, sim.diagram) {
+            (true, _) => "diagram",
+            (false, true) => "simulation.diagram",
+            (false, false) => "diagram_options",
+        };
         return Err(RequestError::invalid(
-            if req.diagram { "diagram" } else { "simulation.diagram" },
+            field,
             format!("a diagram is drawn for at most {MAX_DIAGRAM_NODES} nodes, not {}", topology.len()),
         ));
     }
-    Ok(diagram)
+    Ok(asked.then(|| req.drawing.unwrap_or_default()))
 }
 
 /// Heartbeats per second the embedded cluster's process takes for one kept
@@ -497,6 +503,7 @@ pub(super) fn fits_the_process(plan: &Plan) -> Result<(), Status> {
 
 #[cfg(test)]
 mod tests {
+    use ringleader_core::diagram::Axis;
     use ringleader_proto::v1 as pb;
     use tonic::Code;
 
@@ -828,10 +835,17 @@ mod tests {
         let big = Topology::build(TopologyKind::RingBi, MAX_DIAGRAM_NODES + 1, 0).unwrap();
         let small = Topology::build(TopologyKind::RingBi, MAX_DIAGRAM_NODES, 0).unwrap();
         let asked = ElectionRequest { diagram: true, ..req("as-far") };
-        assert_eq!(diagram(&asked, SimOptions::default(), &small), Ok(true));
+        assert_eq!(diagram(&asked, SimOptions::default(), &small), Ok(Some(Drawing::default())));
         assert_eq!(field(diagram(&asked, SimOptions::default(), &big)), (Code::InvalidArgument, "diagram"));
         let by_sim = SimOptions { diagram: true, ..SimOptions::default() };
         assert_eq!(field(diagram(&req("as-far"), by_sim, &big)), (Code::InvalidArgument, "simulation.diagram"));
-        assert_eq!(diagram(&req("as-far"), SimOptions::default(), &big), Ok(false));
+        assert_eq!(diagram(&req("as-far"), SimOptions::default(), &big), Ok(None));
+        let styled = ElectionRequest { drawing: Some(Drawing { axis: Axis::Causal, labels: true }), ..req("as-far") };
+        assert_eq!(field(diagram(&styled, SimOptions::default(), &big)), (Code::InvalidArgument, "diagram_options"));
+        assert_eq!(
+            diagram(&styled, SimOptions::default(), &small),
+            Ok(Some(Drawing { axis: Axis::Causal, labels: true })),
+            "options alone ask for the diagram"
+        );
     }
 }

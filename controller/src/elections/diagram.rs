@@ -1,36 +1,56 @@
 //! The space-time diagram of a LIVE election, drawn from the nodes' message
 //! logs: each send paired with its receipts (a lost message has none, a
-//! duplicated one two), in microseconds since the first send.
+//! duplicated one two), in microseconds since the first send; a kept
+//! leadership's also with its terms and the crashes and partitions injected
+//! while it ran.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringleader_core::algo::MsgKind;
-use ringleader_core::diagram::{self, Arrow};
+use ringleader_core::algo::{Msg, MsgKind};
+use ringleader_core::diagram::{self, Arrow, Term};
+use ringleader_core::faults::{Outage, Split};
 use ringleader_proto::v1 as pb;
 
 use super::agent;
-use super::run::Plan;
+use super::run::{ActiveFaults, Drawing, Plan};
 use crate::cluster::Node;
+use crate::record::LeadershipChange;
 
 /// The pieces of a LIVE election's space-time diagram.
 pub(super) struct LiveDiagram {
     title: String,
     nodes: Vec<String>,
     arrows: Vec<Arrow>,
+    /// Unix time (µs) of the first send: the origin of the time axis.
+    origin_us: u64,
     /// What is missing from the picture (unread logs, truncation).
     notes: Vec<String>,
     /// The positions form a ring (its wrap-around drawn across the edges).
     ring: bool,
+    drawing: Drawing,
+    outages: Vec<Outage>,
+    splits: Vec<Split>,
+    terms: Vec<Term>,
 }
 
 /// Read the nodes' message logs of a LIVE election into its diagram.
-pub(super) async fn read(plan: &Plan, nodes: &[Arc<Node>], election_id: &str, timeout: Duration) -> LiveDiagram {
+pub(super) async fn read(
+    plan: &Plan,
+    drawing: Drawing,
+    nodes: &[Arc<Node>],
+    election_id: &str,
+    timeout: Duration,
+) -> LiveDiagram {
     let logs = agent::message_logs(nodes, election_id, timeout).await;
     let names: Vec<String> = nodes.iter().map(|n| n.name()).collect();
     let title = format!("{}, n = {}, k = {}, LIVE", plan.spec.name, plan.n(), plan.k());
-    LiveDiagram { ring: plan.topology.kind().is_ring(), ..LiveDiagram::from_logs(title, &names, &plan.ids, &logs) }
+    LiveDiagram {
+        ring: plan.topology.kind().is_ring(),
+        drawing,
+        ..LiveDiagram::from_logs(title, &names, &plan.ids, &logs)
+    }
 }
 
 impl LiveDiagram {
@@ -47,7 +67,64 @@ impl LiveDiagram {
             notes.push(format!("{truncated} log entries over the limit left out"));
         }
         let nodes = names.iter().zip(ids).map(|(n, id)| format!("{n} (id {id})")).collect();
-        LiveDiagram { title, nodes, arrows: arrows(logs), notes, ring: false }
+        let (arrows, origin_us) = arrows(logs);
+        LiveDiagram {
+            title,
+            nodes,
+            arrows,
+            origin_us,
+            notes,
+            ring: false,
+            drawing: Drawing::default(),
+            outages: Vec::new(),
+            splits: Vec::new(),
+            terms: Vec::new(),
+        }
+    }
+
+    /// Add what a kept leadership lived through: its `timeline` (times in ms
+    /// since `started_us`, a unix time in µs) gives the terms, and `faults`
+    /// (unix times in µs, what [`crate::faults::Faults::changes_since`]
+    /// gives) the crashes, recoveries and partitions.
+    pub(super) fn with_history(
+        mut self,
+        started_us: u64,
+        timeline: &[LeadershipChange],
+        ids: &[u64],
+        faults: &[(u64, ActiveFaults)],
+    ) -> LiveDiagram {
+        let at = |unix_us: u64| unix_us.saturating_sub(self.origin_us);
+        for c in timeline {
+            let leads = c.leader_id.is_some() && ids.get(c.position as usize) == c.leader_id.as_ref();
+            if leads && self.terms.last().is_none_or(|t| c.term > t.term) {
+                let from = at(started_us + c.at_ms * 1_000);
+                self.terms.push(Term { from, term: c.term, leader: c.position });
+            }
+        }
+        let n = self.nodes.len();
+        let mut before = ActiveFaults::default();
+        for (t, now) in faults {
+            for p in now.crashed.iter().filter(|p| !before.crashed.contains(p) && **p < n) {
+                self.outages.push(Outage { position: *p as u32, crashed: at(*t), recovered: None });
+            }
+            for p in before.crashed.iter().filter(|p| !now.crashed.contains(p)) {
+                if let Some(o) = self.outages.iter_mut().rev().find(|o| o.position == *p as u32) {
+                    o.recovered = Some(at(*t));
+                }
+            }
+            if now.cut_off != before.cut_off {
+                if let Some(open) = self.splits.last_mut().filter(|s| s.until.is_none()) {
+                    open.until = Some(at(*t));
+                }
+                if !now.cut_off.is_empty() {
+                    let rest = (0..n).filter(|p| !now.cut_off.contains(p)).map(|p| p as u32).collect();
+                    let cut = now.cut_off.iter().map(|&p| p as u32).collect();
+                    self.splits.push(Split { from: at(*t), until: None, groups: vec![cut, rest] });
+                }
+            }
+            before = now.clone();
+        }
+        self
     }
 
     /// The SVG, its caption naming `messages` and whatever is missing.
@@ -56,23 +133,39 @@ impl LiveDiagram {
         for note in &self.notes {
             title.push_str(&format!("; {note}"));
         }
-        let (nodes, arrows, ring) = (self.nodes, &self.arrows, self.ring);
-        let d = diagram::Diagram { title, nodes, arrows, leader, time_unit: "µs", marks: &[], ring, labels: false };
+        let d = diagram::Diagram {
+            title,
+            nodes: self.nodes,
+            arrows: &self.arrows,
+            leader,
+            time_unit: "µs",
+            ring: self.ring,
+            labels: self.drawing.labels,
+            axis: self.drawing.axis,
+            outages: &self.outages,
+            splits: &self.splits,
+            terms: &self.terms,
+            marks: &[],
+        };
         diagram::svg(&d)
     }
 }
 
 /// Pair each logged send with its receipts, times relative to the first
-/// send, in sending order and at most [`diagram::MAX_ARROWS`]. Kinds the
-/// controller does not know are left out.
-fn arrows(logs: &[Option<pb::MessageLog>]) -> Vec<Arrow> {
+/// send (returned, a unix time in µs), in sending order and at most
+/// [`diagram::MAX_ARROWS`]. Kinds the controller does not know are left out;
+/// a body it cannot read leaves the arrow unlabelled.
+fn arrows(logs: &[Option<pb::MessageLog>]) -> (Vec<Arrow>, u64) {
     let kind = |name: &str| MsgKind::ALL.into_iter().find(|k| k.name() == name);
-    let mut sends: HashMap<(u32, u64), (u32, MsgKind, u64)> = HashMap::new();
+    // (sender, seq) -> (receiver, kind, sending time, the message if its body was logged)
+    type Send = (u32, MsgKind, u64, Option<Msg>);
+    let mut sends: HashMap<(u32, u64), Send> = HashMap::new();
     let mut origin = u64::MAX;
     for (from, log) in logs.iter().enumerate() {
         for s in log.iter().flat_map(|l| &l.sent) {
             if let Some(k) = kind(&s.kind) {
-                sends.insert((from as u32, s.seq), (s.to, k, s.at_us));
+                let msg = s.body.as_ref().and_then(|b| Msg::try_from(b).ok()).filter(|m| m.kind() == k);
+                sends.insert((from as u32, s.seq), (s.to, k, s.at_us, msg));
                 origin = origin.min(s.at_us);
             }
         }
@@ -84,7 +177,7 @@ fn arrows(logs: &[Option<pb::MessageLog>]) -> Vec<Arrow> {
     let mut received: HashSet<(u32, u64)> = HashSet::new();
     for (to, log) in logs.iter().enumerate() {
         for r in log.iter().flat_map(|l| &l.received) {
-            if let Some(&(_, k, sent)) = sends.get(&(r.from, r.seq)) {
+            if let Some(&(_, k, sent, msg)) = sends.get(&(r.from, r.seq)) {
                 received.insert((r.from, r.seq));
                 arrows.push(Arrow {
                     from: r.from,
@@ -92,19 +185,21 @@ fn arrows(logs: &[Option<pb::MessageLog>]) -> Vec<Arrow> {
                     kind: k,
                     sent: sent.saturating_sub(origin),
                     received: Some(r.at_us.saturating_sub(origin)),
-                    msg: None,
+                    msg,
+                    slow: false,
                 });
             }
         }
     }
-    for (&(from, seq), &(to, kind, sent)) in &sends {
+    for (&(from, seq), &(to, kind, sent, msg)) in &sends {
         if !received.contains(&(from, seq)) {
-            arrows.push(Arrow { from, to, kind, sent: sent.saturating_sub(origin), received: None, msg: None });
+            let sent = sent.saturating_sub(origin);
+            arrows.push(Arrow { from, to, kind, sent, received: None, msg, slow: false });
         }
     }
     arrows.sort_by_key(|a| (a.sent, a.from, a.to));
     arrows.truncate(diagram::MAX_ARROWS);
-    arrows
+    (arrows, origin)
 }
 
 #[cfg(test)]
@@ -112,7 +207,7 @@ mod tests {
     use super::*;
 
     fn sent(seq: u64, to: u32, kind: &str, at_us: u64) -> pb::LoggedSend {
-        pb::LoggedSend { seq, to, kind: kind.into(), at_us }
+        pb::LoggedSend { seq, to, kind: kind.into(), at_us, body: None }
     }
 
     fn receipt(from: u32, seq: u64, at_us: u64) -> pb::LoggedReceipt {
@@ -133,16 +228,17 @@ mod tests {
                 ..Default::default()
             }),
         ];
-        let election = |received| Arrow { from: 0, to: 1, kind: MsgKind::Election, sent: 0, received, msg: None };
+        let election =
+            |received| Arrow { from: 0, to: 1, kind: MsgKind::Election, sent: 0, received, msg: None, slow: false };
         assert_eq!(
-            arrows(&logs),
+            arrows(&logs).0,
             [
                 election(Some(200)),
                 election(Some(300)),
-                Arrow { from: 0, to: 1, kind: MsgKind::Notify, sent: 500, received: None, msg: None },
+                Arrow { from: 0, to: 1, kind: MsgKind::Notify, sent: 500, received: None, msg: None, slow: false },
             ]
         );
-        assert_eq!(arrows(&[None, None]), []);
+        assert_eq!(arrows(&[None, None]).0, []);
     }
 
     /// Logs that could not be read or were truncated are named in the caption's notes, and every
@@ -155,5 +251,59 @@ mod tests {
         assert_eq!(d.notes, ["no log from node-0, node-2", "7 log entries over the limit left out"]);
         assert_eq!(d.nodes, ["node-0 (id 30)", "node-1 (id 10)", "node-2 (id 20)"]);
         assert!(d.arrows.is_empty());
+    }
+
+    /// A logged body labels its arrow with what it carried; a body of another kind than the log
+    /// says is ignored, not trusted.
+    #[test]
+    fn logged_bodies_say_what_arrows_carry() {
+        let election = Msg::Election { id: 42, stage: 0, hops: 3 };
+        let mut with_body = sent(1, 1, "election", 10);
+        with_body.body = Some(election.into());
+        let mut wrong_kind = sent(2, 1, "notify", 20);
+        wrong_kind.body = Some(election.into());
+        let logs = [
+            Some(pb::MessageLog { sent: vec![with_body, wrong_kind], ..Default::default() }),
+            Some(pb::MessageLog { received: vec![receipt(0, 1, 15), receipt(0, 2, 25)], ..Default::default() }),
+        ];
+        let (got, origin) = arrows(&logs);
+        assert_eq!(origin, 10);
+        assert_eq!(got[0].msg, Some(election));
+        assert_eq!(got[1].msg, None);
+    }
+
+    /// A kept leadership's history becomes terms (each from its first leader's claim, times moved
+    /// to the diagram's origin), outages (a crash until the recovery) and partitions (the cut-off
+    /// nodes against the rest, until healed).
+    #[test]
+    fn a_kept_history_becomes_terms_outages_and_partitions() {
+        let names = ["node-0".to_string(), "node-1".to_string(), "node-2".to_string()];
+        let logs =
+            [Some(pb::MessageLog { sent: vec![sent(1, 1, "election", 1_000_000)], ..Default::default() }), None, None];
+        let d = LiveDiagram::from_logs("bully".into(), &names, &[1, 2, 3], &logs);
+        let change = |position: u32, term: u64, leader_id: Option<u64>, at_ms: u64| LeadershipChange {
+            position,
+            node: names[position as usize].clone(),
+            term,
+            leader_id,
+            at_ms,
+        };
+        let timeline =
+            [change(2, 1, Some(3), 5), change(0, 1, Some(3), 6), change(1, 2, None, 300), change(1, 2, Some(2), 400)];
+        let crashed = |c: Vec<usize>, cut: Vec<usize>| ActiveFaults { crashed: c, cut_off: cut };
+        let faults = [
+            (1_100_000, crashed(vec![2], vec![])),
+            (1_700_000, crashed(vec![], vec![0])),
+            (1_900_000, crashed(vec![], vec![])),
+        ];
+        // Started 2 ms before the first send.
+        let d = d.with_history(998_000, &timeline, &[1, 2, 3], &faults);
+        assert_eq!(d.terms, [Term { from: 3_000, term: 1, leader: 2 }, Term { from: 398_000, term: 2, leader: 1 }]);
+        assert_eq!(d.outages, [Outage { position: 2, crashed: 100_000, recovered: Some(700_000) }]);
+        assert_eq!(d.splits, [Split { from: 700_000, until: Some(900_000), groups: vec![vec![0], vec![1, 2]] }]);
+        let svg = d.svg(Some(1), 1);
+        assert!(
+            svg.contains(r#"class="term""#) && svg.contains(r#"class="down""#) && svg.contains(r#"class="partition""#)
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::agent;
 use super::diagram;
 use super::entry::{Entry, WatchEvent};
-use super::run::{Context, Outcome, Plan, now_ms};
+use super::run::{Context, Outcome, Plan, now_ms, now_us};
 use crate::cluster::{Node, Subscription};
 use crate::failover::{self, Mark, Tracker};
 use crate::record::{ElectionRecord, FailoverRecord, LeaderInfo, LeadershipChange, Metrics};
@@ -223,8 +223,14 @@ pub(super) async fn follow(
     }
     let statuses = agent::status_of(nodes, &(0..n).collect::<Vec<_>>(), election_id, ctx.config.rpc_timeout()).await;
     let diagram = match plan.diagram {
-        true => Some(diagram::read(plan, nodes, election_id, ctx.config.rpc_timeout()).await),
-        false => None,
+        Some(drawing) => {
+            let d = diagram::read(plan, drawing, nodes, election_id, ctx.config.rpc_timeout()).await;
+            // The unix time of `started`, to place the timeline and the faults on the diagram.
+            let started_us = now_us().saturating_sub(started.elapsed().as_micros() as u64);
+            let timeline = entry.snapshot().timeline;
+            Some(d.with_history(started_us, &timeline, &plan.ids, &ctx.fault_changes(started_us)))
+        }
+        None => None,
     };
     agent::abort(nodes, election_id, ctx.config.rpc_timeout()).await;
     let mut metrics = Metrics {

@@ -58,8 +58,8 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
         Err(h) => return halt(ctx, &nodes, &election_id, h).await,
     };
     let diagram = match plan.diagram {
-        true => Some(diagram::read(plan, &nodes, &election_id, rpc_timeout).await),
-        false => None,
+        Some(drawing) => Some(diagram::read(plan, drawing, &nodes, &election_id, rpc_timeout).await),
+        None => None,
     };
     agent::abort(&nodes, &election_id, rpc_timeout).await;
     judge(plan, |i| nodes[i].name(), collected, &statuses, not_quiet, diagram, ctx.config.decision_timeout_ms)
@@ -133,7 +133,7 @@ fn prepare_requests(plan: &Plan, election_id: &str, addresses: &[&str], tracepar
                     timeout_ms: plan.detector.timeout_ms,
                 }),
                 traceparent: traceparent.to_string(),
-                log_messages: plan.diagram,
+                log_messages: plan.diagram.is_some(),
             }
         })
         .collect()
@@ -406,6 +406,7 @@ fn judge(
 mod tests {
     use std::collections::HashMap;
 
+    use crate::elections::Drawing;
     use ringleader_core::algo::catalogue;
     use ringleader_core::algo::detector::DetectorConfig;
     use ringleader_core::algo::{Role, Rule};
@@ -425,7 +426,7 @@ mod tests {
             initiators: vec![0, 2],
             seed: 7,
             sim: SimOptions::default(),
-            diagram: true,
+            diagram: Some(Drawing::default()),
             keep_leader,
             detector: DetectorConfig { period_ms: 50, timeout_ms: 200 },
         }

@@ -47,7 +47,7 @@ pub use crate::record::{
 };
 pub use entry::{Entry, WatchEvent};
 pub use kept::{MAX_RECORDED_VIOLATIONS, MAX_TIMELINE};
-pub use run::{ActiveFaults, FaultProbe, MAX_DIAGRAM_NODES, Plan, SHUT_DOWN, STOPPED};
+pub use run::{ActiveFaults, Drawing, FaultProbe, MAX_DIAGRAM_NODES, Plan, SHUT_DOWN, STOPPED};
 use run::{Context, Outcome, now_ms};
 
 #[derive(Debug, Default)]
@@ -70,7 +70,7 @@ pub struct Elections {
     /// election that fails says which faults were in the way.
     fault_note: std::sync::OnceLock<FaultNote>,
     /// Which node indices are crashed by an injected fault now (set by the API).
-    faults: std::sync::OnceLock<FaultProbe>,
+    faults: std::sync::OnceLock<Box<dyn FaultProbe>>,
     /// Where records are kept across restarts, if anywhere.
     history: Option<History>,
     /// Elections launched and not finished yet.
@@ -144,7 +144,7 @@ impl Elections {
     /// Install the probe of active faults that kept leaderships use to judge
     /// agreement among live nodes and why a leader was lost (once; later
     /// calls are ignored).
-    pub fn set_fault_probe(&self, probe: FaultProbe) {
+    pub fn set_fault_probe(&self, probe: Box<dyn FaultProbe>) {
         let _ = self.faults.set(probe);
     }
 

@@ -19,6 +19,15 @@ use crate::record::{LeaderInfo, Metrics, Mode, SimOptions};
 /// The most nodes a space-time diagram is drawn for.
 pub const MAX_DIAGRAM_NODES: u32 = 256;
 
+/// How to draw an election's space-time diagram.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Drawing {
+    /// What the horizontal axis measures.
+    pub axis: ringleader_core::diagram::Axis,
+    /// Label each arrow with what its message carries.
+    pub labels: bool,
+}
+
 /// A fully resolved, checked election.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -38,8 +47,8 @@ pub struct Plan {
     pub seed: u64,
     /// Simulator options (SIMULATED only).
     pub sim: SimOptions,
-    /// Draw the space-time diagram (LIVE: from the nodes' message logs).
-    pub diagram: bool,
+    /// Draw the space-time diagram, so (LIVE: from the nodes' message logs).
+    pub diagram: Option<Drawing>,
     /// Keep a leader until stopped (failure-tolerant algorithms, LIVE).
     pub keep_leader: bool,
     /// The failure detector of a kept leadership.
@@ -73,10 +82,16 @@ pub struct ActiveFaults {
     pub cut_off: Vec<usize>,
 }
 
-/// Tells what the injected faults do to the nodes now.
-pub struct FaultProbe(pub Box<dyn Fn() -> ActiveFaults + Send + Sync>);
+/// Tells what the injected faults do to the nodes, now and since a time.
+pub trait FaultProbe: Send + Sync {
+    /// The faults in force now.
+    fn active(&self) -> ActiveFaults;
+    /// What was in force at unix time `since_us` (microseconds) and every
+    /// change after, each with its unix time (as far back as remembered).
+    fn changes_since(&self, since_us: u64) -> Vec<(u64, ActiveFaults)>;
+}
 
-impl std::fmt::Debug for FaultProbe {
+impl std::fmt::Debug for dyn FaultProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("FaultProbe")
     }
@@ -90,7 +105,7 @@ pub(super) struct Context<'a> {
     /// One simulation per core at a time.
     pub(super) simulations: &'a Semaphore,
     /// What the injected faults do to the nodes now (set by the API).
-    pub(super) faults: &'a OnceLock<FaultProbe>,
+    pub(super) faults: &'a OnceLock<Box<dyn FaultProbe>>,
     /// The controller is shutting down.
     pub(super) shutting_down: &'a AtomicBool,
 }
@@ -108,13 +123,23 @@ impl Context<'_> {
 
     /// What the injected faults do to the nodes now (nothing before the API set the probe).
     pub(super) fn faults(&self) -> ActiveFaults {
-        self.faults.get().map(|p| (p.0)()).unwrap_or_default()
+        self.faults.get().map(|p| p.active()).unwrap_or_default()
+    }
+
+    /// The faults in force at unix time `since_us` and every change after.
+    pub(super) fn fault_changes(&self, since_us: u64) -> Vec<(u64, ActiveFaults)> {
+        self.faults.get().map(|p| p.changes_since(since_us)).unwrap_or_default()
     }
 }
 
 /// Unix time in milliseconds.
 pub(super) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// Unix time in microseconds.
+pub(super) fn now_us() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0)
 }
 
 /// The result of running an election, applied to its record by `finish`.

@@ -29,7 +29,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
     let cfg = SimConfig {
         fifo: !plan.sim.non_fifo,
         unit_delay: plan.sim.unit_delay,
-        log_arrows: plan.diagram,
+        log_arrows: plan.diagram.is_some(),
         seed: plan.seed,
         max_deliveries: own_cap.min(budget),
         cancel: sim::Cancel::new(),
@@ -79,7 +79,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
     };
     let leader =
         report.verdict.leader.map(|p| LeaderInfo { node: format!("sim-{p}"), id: plan.ids[p as usize], position: p });
-    let diagram_svg = plan.diagram.then(|| {
+    let diagram_svg = plan.diagram.map(|drawing| {
         let title = format!(
             "{}, n = {}, k = {}, seed {}: {} messages",
             plan.spec.name,
@@ -95,9 +95,10 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
             arrows: &report.arrows,
             leader: report.verdict.leader,
             time_unit: "virtual time",
-            marks: &[],
             ring: plan.topology.kind().is_ring(),
-            labels: false,
+            labels: drawing.labels,
+            axis: drawing.axis,
+            ..Default::default()
         };
         ringleader_core::diagram::svg(&d)
     });

@@ -146,6 +146,8 @@ struct FaultState {
     outages: Vec<Outage>,
     /// Group of each position under the current partition; empty = none.
     group_of: Vec<u32>,
+    /// Every partition that took effect, the last one open while in force.
+    splits: Vec<crate::faults::Split>,
     /// Link faults in force, oldest first (the last match wins).
     links: Vec<LinkRule<u32>>,
     /// Deliveries too far ahead for the calendar window, by time.
@@ -390,26 +392,27 @@ impl Net<'_> {
         faults::count_all(&mut f.links, &from, &to, kind);
         if f.down[to as usize] {
             f.dropped_crashed += 1;
-            self.arrow(from, to, msg, now, None);
+            self.arrow(from, to, msg, now, None, false);
             return;
         }
         if !f.group_of.is_empty() && f.group_of[from as usize] != f.group_of[to as usize] {
             f.dropped_partition += 1;
-            self.arrow(from, to, msg, now, None);
+            self.arrow(from, to, msg, now, None, false);
             return;
         }
-        let (mut duplicate, mut exempt) = (false, false);
+        let (mut duplicate, mut exempt, mut slow) = (false, false, false);
         match faults::decide(&mut f.links, &from, &to, kind) {
             None => {}
             Some(LinkFate::Drop) => {
                 f.dropped_link += 1;
-                self.arrow(from, to, msg, now, None);
+                self.arrow(from, to, msg, now, None, false);
                 return;
             }
             Some(LinkFate::Send { extra_delay_ms, duplicate: twice, reorder }) => {
                 if extra_delay_ms > 0 {
                     time = time.saturating_add(extra_delay_ms);
                     f.delayed += 1;
+                    slow = true;
                 }
                 duplicate = twice;
                 exempt = reorder && self.fifo;
@@ -425,22 +428,23 @@ impl Net<'_> {
             time = time.max(*slot);
             *slot = time;
         }
-        self.arrow(from, to, msg, now, Some(time));
+        self.arrow(from, to, msg, now, Some(time), slow);
         self.schedule_from(now, time, ev);
         if duplicate {
             self.faults.duplicated += 1;
-            self.arrow(from, to, msg, now, Some(time));
+            self.arrow(from, to, msg, now, Some(time), slow);
             self.schedule_from(now, time, ev);
         }
     }
 
-    /// Log a message for the diagram (heartbeats are left out).
+    /// Log a message for the diagram (heartbeats are left out); `slow`: a
+    /// fault delayed it.
     #[inline]
-    fn arrow(&mut self, from: u32, to: u32, msg: Msg, sent: u64, received: Option<u64>) {
+    fn arrow(&mut self, from: u32, to: u32, msg: Msg, sent: u64, received: Option<u64>, slow: bool) {
         if let Some(log) = &mut self.arrows
             && !msg.kind().is_heartbeat()
         {
-            log.push(crate::diagram::Arrow { from, to, kind: msg.kind(), sent, received, msg: Some(msg) });
+            log.push(crate::diagram::Arrow { from, to, kind: msg.kind(), sent, received, msg: Some(msg), slow });
         }
     }
 }
@@ -521,7 +525,7 @@ impl Sink for Net<'_> {
             time = time.max(*slot);
             *slot = time;
         }
-        self.arrow(pos, link.peer, msg, now, Some(time));
+        self.arrow(pos, link.peer, msg, now, Some(time), false);
         self.schedule(time, ev);
         true
     }
@@ -611,7 +615,11 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 let n = net.topo.len() as usize;
                 let f = &mut net.faults;
                 f.group_of.clear();
+                if let Some(open) = f.splits.last_mut().filter(|s| s.until.is_none()) {
+                    open.until = Some(now);
+                }
                 if !(groups.len() == 1 && groups[0].len() == n) {
+                    f.splits.push(crate::faults::Split { from: now, until: None, groups: groups.clone() });
                     // A node in no group is alone: give it a group number of its own.
                     f.group_of.extend((0..n as u32).map(|p| groups.len() as u32 + p));
                     for (g, members) in groups.iter().enumerate() {
@@ -1012,6 +1020,7 @@ pub fn run_with<A: Algorithm>(
         reordered: net.faults.reordered,
         crashed,
         outages: net.faults.outages,
+        splits: net.faults.splits,
         fault_log: net.faults.log,
         errors: net.errors,
         leaderships: net.leaderships,
@@ -1310,9 +1319,8 @@ mod tests {
             arrows: &r.arrows,
             leader,
             time_unit: "t",
-            marks: &[],
             ring: true,
-            labels: false,
+            ..crate::diagram::Diagram::default()
         };
         let svg = crate::diagram::svg(&d);
         let wraps = r.arrows.iter().filter(|a| (a.from, a.to) == (7, 0)).count();

@@ -132,6 +132,9 @@ pub struct SimReport {
     /// Every crash the faults caused (`CrashLeader` resolved), in time order,
     /// with its recovery if any (see [`crate::failover`]).
     pub outages: Vec<Outage>,
+    /// Every partition that took effect, in time order, with when it was
+    /// replaced or healed.
+    pub splits: Vec<crate::faults::Split>,
     /// What the node faults did, with their times ("40: position 2
     /// crashed"), including faults that found nothing to do.
     pub fault_log: Vec<String>,

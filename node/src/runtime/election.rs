@@ -568,6 +568,7 @@ impl Election {
                     to,
                     kind: msg.kind().name().to_string(),
                     at_us: unix_micros(),
+                    body: Some(msg.into()),
                 });
             } else {
                 log.truncated += 1;
