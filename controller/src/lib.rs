@@ -47,6 +47,7 @@ pub mod error;
 pub mod failover;
 pub mod faults;
 pub mod history;
+pub mod pages;
 pub mod record;
 pub mod telemetry;
 
@@ -111,6 +112,8 @@ pub async fn run(
     }
     let elections = elections::Elections::with_history(cluster.clone(), settings, history, restored);
     let service = ControllerServer::new(api::ControllerService::with_auth(elections.clone(), auth));
+    // The election pages, on the metrics port (when the process serves one).
+    ringleader_node::observe::serve_also(pages::router(elections.clone()));
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<ControllerServer<api::ControllerService>>().await;

@@ -292,15 +292,35 @@ fn prometheus_text(registry: &prometheus::Registry) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// Routes the metrics port serves besides `/metrics` (the controller's
+/// election pages), set once per process by [`serve_also`].
+static ALSO: OnceLock<axum::Router> = OnceLock::new();
+
+/// Serve `routes` on the metrics port too (when `metrics_listen` is set),
+/// whenever they are set, before or after the port opened. Once per process:
+/// `false` if routes were set already (they stay).
+pub fn serve_also(routes: axum::Router) -> bool {
+    ALSO.set(routes).is_ok()
+}
+
 async fn serve_metrics(listener: tokio::net::TcpListener, registry: prometheus::Registry) {
     use axum::http::header::CONTENT_TYPE;
-    let app = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let registry = registry.clone();
-            async move { ([(CONTENT_TYPE, "text/plain; version=0.0.4")], prometheus_text(&registry)) }
-        }),
-    );
+    use axum::response::IntoResponse;
+    use tower::ServiceExt;
+    let app = axum::Router::new()
+        .route(
+            "/metrics",
+            axum::routing::get(move || {
+                let registry = registry.clone();
+                async move { ([(CONTENT_TYPE, "text/plain; version=0.0.4")], prometheus_text(&registry)) }
+            }),
+        )
+        .fallback(|request: axum::extract::Request| async move {
+            match ALSO.get() {
+                Some(routes) => routes.clone().oneshot(request).await.into_response(),
+                None => axum::http::StatusCode::NOT_FOUND.into_response(),
+            }
+        });
     if let Err(e) = axum::serve(listener, app).await {
         warn!(error = %e, "the metrics endpoint stopped");
     }

@@ -10,3 +10,4 @@ mod t06_prometheus;
 mod t07_manifests;
 mod t08_k8s_env;
 mod t09_sweep;
+mod t10_page;
