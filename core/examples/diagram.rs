@@ -158,15 +158,20 @@ fn main() {
     let r = run(&cfg);
     let terms = Term::from_leaderships(&r.leaderships, &ids);
     let leader = if o.kept { terms.last().map(|t| t.leader) } else { r.verdict.leader };
-    // Kept leaderships: where a node gives up on its leader (it knows of none: it elects).
+    // Kept leaderships: where a node gives up on its leader (it knows of none: it elects), or a
+    // leader on itself (a Chubby-style lease it could not renew).
     let mut marks = Vec::new();
-    let mut knew = vec![true; n as usize];
+    let mut believed: Vec<Option<u64>> = vec![None; n as usize];
     for e in &r.leaderships {
         let p = e.position as usize;
-        if e.leadership.leader.is_none() && knew[p] && e.time > 0 {
-            marks.push(Mark { node: e.position, at: e.time, label: "suspects".into() });
+        if e.leadership.leader.is_none() && e.time > 0 {
+            match believed[p] {
+                Some(l) if l == ids[p] => marks.push(Mark { node: e.position, at: e.time, label: "steps down".into() }),
+                Some(_) => marks.push(Mark { node: e.position, at: e.time, label: "suspects".into() }),
+                None => {}
+            }
         }
-        knew[p] = e.leadership.leader.is_some();
+        believed[p] = e.leadership.leader;
     }
     let k = initiators.len();
     let d = Diagram {

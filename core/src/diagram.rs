@@ -145,6 +145,8 @@ const PALETTE: [&str; 10] =
     ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
 
 const PLOT_WIDTH: f64 = 900.0;
+/// The widest a plot grows to give labelled arrows room.
+const MAX_PLOT_WIDTH: f64 = 2_400.0;
 const TOP: f64 = 50.0;
 const ROW: f64 = 36.0;
 /// Height added above the nodes for the strip of terms.
@@ -245,28 +247,28 @@ struct Scale {
 impl Scale {
     /// `values`: every moment drawn; `delay`: a typical message delay, below
     /// four of which no stretch is idle.
-    fn new(mut values: Vec<u64>, left: f64, compress: bool, delay: u64) -> Scale {
+    fn new(mut values: Vec<u64>, left: f64, width: f64, compress: bool, delay: u64) -> Scale {
         values.push(0);
         values.sort_unstable();
         values.dedup();
         let end = values.last().copied().unwrap_or(0).max(1);
-        let linear = Scale { knots: vec![(0, left), (end, left + PLOT_WIDTH)], gaps: Vec::new() };
+        let linear = Scale { knots: vec![(0, left), (end, left + width)], gaps: Vec::new() };
         if !compress {
             return linear;
         }
         let gaps: Vec<(u64, u64)> = values
             .windows(2)
             .map(|w| (w[0], w[1]))
-            .filter(|&(a, b)| b - a > 4 * delay && (b - a) as f64 * PLOT_WIDTH / end as f64 > IDLE_PX)
+            .filter(|&(a, b)| b - a > 4 * delay && (b - a) as f64 * width / end as f64 > IDLE_PX)
             .collect();
         if gaps.is_empty() {
             return linear;
         }
         let idle: u64 = gaps.iter().map(|(a, b)| b - a).sum();
         let active = end - idle;
-        let room = PLOT_WIDTH - GAP_PX * gaps.len() as f64;
+        let room = width - GAP_PX * gaps.len() as f64;
         let (per_unit, per_gap) =
-            if active == 0 { (0.0, PLOT_WIDTH / gaps.len() as f64) } else { (room / active as f64, GAP_PX) };
+            if active == 0 { (0.0, width / gaps.len() as f64) } else { (room / active as f64, GAP_PX) };
         let mut knots = vec![(0, left)];
         let (mut t, mut x) = (0u64, left);
         for &(a, b) in &gaps {
@@ -340,7 +342,16 @@ pub fn svg(d: &Diagram<'_>) -> String {
     let mut delays: Vec<u64> = ends.iter().filter_map(|&(s, r)| r.map(|r| r.saturating_sub(s))).collect();
     delays.sort_unstable();
     let delay = delays.get(delays.len() / 2).copied().unwrap_or(0);
-    let scale = Scale::new(values, left, d.axis == Axis::Compressed, delay);
+    // Labelled arrows need room: about 5 px per character of the longest label across a typical
+    // delay (up to MAX_PLOT_WIDTH).
+    let plot = if d.labels {
+        let longest = drawn.iter().filter_map(|a| a.msg).map(|m| m.describe().chars().count()).max().unwrap_or(0);
+        let end = values.iter().copied().max().unwrap_or(1).max(1);
+        (longest as f64 * 5.0 * end as f64 / delay.max(1) as f64).clamp(PLOT_WIDTH, MAX_PLOT_WIDTH)
+    } else {
+        PLOT_WIDTH
+    };
+    let scale = Scale::new(values, left, plot, d.axis == Axis::Compressed, delay);
     let end = scale.end();
     let x = |t: u64| scale.x(t);
     let top = TOP + if d.terms.is_empty() { 0.0 } else { TERM_STRIP };
@@ -390,7 +401,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
     }
     let legend_top = bottom + 48.0;
     let height = legend_top + 24.0 * legend.len().div_ceil(4) as f64 + 30.0;
-    let width = left + PLOT_WIDTH + 40.0;
+    let width = left + plot + 40.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -418,7 +429,8 @@ pub fn svg(d: &Diagram<'_>) -> String {
     let mut low = false;
     for &(a, b) in &scale.gaps {
         let (xa, xb) = (x(a), x(b));
-        low = !low && (xa + xb) / 2.0 - last_gap_label < 70.0;
+        // Low also near the right end, where the axis says how long the whole run was.
+        low = (!low && (xa + xb) / 2.0 - last_gap_label < 70.0) || left + plot - (xa + xb) / 2.0 < 120.0;
         last_gap_label = (xa + xb) / 2.0;
         let _ = writeln!(
             s,
@@ -432,7 +444,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
         );
     }
     for sp in d.splits {
-        let (xa, xb) = (x(on_axis(sp.from)), sp.until.map_or(left + PLOT_WIDTH, |u| x(on_axis(u))));
+        let (xa, xb) = (x(on_axis(sp.from)), sp.until.map_or(left + plot, |u| x(on_axis(u))));
         let groups: Vec<String> =
             sp.groups.iter().map(|g| g.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")).collect();
         let _ = writeln!(
@@ -449,19 +461,22 @@ pub fn svg(d: &Diagram<'_>) -> String {
     }
     for (i, t) in d.terms.iter().enumerate() {
         let xa = x(on_axis(t.from));
-        let xb = d.terms.get(i + 1).map_or(left + PLOT_WIDTH, |next| x(on_axis(next.from)));
+        let xb = d.terms.get(i + 1).map_or(left + plot, |next| x(on_axis(next.from)));
         let fill = if i % 2 == 0 { "#dbe9f6" } else { "#c3d9ee" };
         let name = d.nodes.get(t.leader as usize).map_or_else(|| t.leader.to_string(), |l| l.clone());
+        let text = format!("term {}: {name}", t.term);
+        // A band too narrow for its label (a term that began near the end) is labelled leftwards
+        // from its end, over the band before it.
+        let narrow = xb - xa < 5.6 * text.chars().count() as f64 + 6.0;
+        let (tx, anchor) = if narrow { (xb - 3.0, "end") } else { (xa + 3.0, "start") };
         let _ = writeln!(
             s,
-            r##"<g class="term" data-at="{at}"><rect x="{xa:.1}" y="{ya:.1}" width="{w:.1}" height="18" fill="{fill}"/><text x="{tx:.1}" y="{ty:.1}" font-size="10">term {term}: {name}</text></g>"##,
+            r##"<g class="term" data-at="{at}"><rect x="{xa:.1}" y="{ya:.1}" width="{w:.1}" height="18" fill="{fill}"/><text x="{tx:.1}" y="{ty:.1}" font-size="10" text-anchor="{anchor}">{text}</text></g>"##,
             at = on_axis(t.from),
             ya = top - ROW / 2.0 - TERM_STRIP,
             w = (xb - xa).max(1.0),
-            tx = xa + 3.0,
             ty = top - ROW / 2.0 - TERM_STRIP + 13.0,
-            term = t.term,
-            name = escape(&name)
+            text = escape(&text)
         );
     }
     for (p, name) in d.nodes.iter().enumerate() {
@@ -472,7 +487,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
             s,
             r#"<line class="node" x1="{left}" y1="{yy}" x2="{x2}" y2="{yy}" stroke="{stroke}" stroke-width="{weight}"/>"#,
             yy = y(p),
-            x2 = left + PLOT_WIDTH
+            x2 = left + plot
         );
         let label = if lead { format!("{} (leader)", escape(name)) } else { escape(name) };
         let _ = writeln!(
@@ -485,7 +500,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
     }
     for o in d.outages.iter().filter(|o| (o.position as usize) < n) {
         let (xa, yy) = (x(on_axis(o.crashed)), y(o.position));
-        let xb = o.recovered.map_or(left + PLOT_WIDTH, |r| x(on_axis(r)));
+        let xb = o.recovered.map_or(left + plot, |r| x(on_axis(r)));
         let _ = writeln!(
             s,
             r##"<g class="down" data-at="{at}"><line x1="{xa:.1}" y1="{yy:.1}" x2="{xb:.1}" y2="{yy:.1}" stroke="white" stroke-width="4"/><line x1="{xa:.1}" y1="{yy:.1}" x2="{xb:.1}" y2="{yy:.1}" stroke="#c00" stroke-width="2" stroke-dasharray="2 3"/><path d="M {a1:.1} {b1:.1} L {a2:.1} {b2:.1} M {a1:.1} {b2:.1} L {a2:.1} {b1:.1}" stroke="#c00" stroke-width="2.5"/><text x="{xa:.1}" y="{ty:.1}" font-size="10" text-anchor="middle" fill="#c00">crash</text></g>"##,
@@ -625,16 +640,19 @@ pub fn svg(d: &Diagram<'_>) -> String {
             label = escape(&m.label)
         );
     }
-    let unit = match d.axis {
-        Axis::Causal => "causal time, Lamport clock".to_string(),
-        _ => d.time_unit.to_string(),
+    let length = match d.axis {
+        Axis::Causal => format!("{end} (causal time, Lamport clock)"),
+        _ if matches!(d.time_unit, "µs" | "ms" | "virtual ms") && end >= 1_000 => {
+            format!("{} ({end} {})", duration_text(end, d.time_unit), d.time_unit)
+        }
+        _ => format!("{end} ({})", d.time_unit),
     };
     let _ = writeln!(
         s,
-        r##"<text x="{left}" y="{ty}" fill="#555">0</text><text class="axis" x="{tx}" y="{ty}" fill="#555" text-anchor="end">{end} ({unit})</text>"##,
+        r##"<text x="{left}" y="{ty}" fill="#555">0</text><text class="axis" x="{tx}" y="{ty}" fill="#555" text-anchor="end">{length}</text>"##,
         ty = bottom + 14.0,
-        tx = left + PLOT_WIDTH,
-        unit = escape(&unit)
+        tx = left + plot,
+        length = escape(&length)
     );
     for (i, (sample, text)) in legend.iter().enumerate() {
         let lx = left + 220.0 * (i % 4) as f64;

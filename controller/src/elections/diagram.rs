@@ -9,14 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ringleader_core::algo::{Msg, MsgKind};
-use ringleader_core::diagram::{self, Arrow, Term};
+use ringleader_core::diagram::{self, Arrow, Mark, Term};
 use ringleader_core::faults::{Outage, Split};
 use ringleader_proto::v1 as pb;
 
 use super::agent;
 use super::run::{ActiveFaults, Drawing, Plan};
 use crate::cluster::Node;
-use crate::record::LeadershipChange;
 
 /// The pieces of a LIVE election's space-time diagram.
 pub(super) struct LiveDiagram {
@@ -33,6 +32,20 @@ pub(super) struct LiveDiagram {
     outages: Vec<Outage>,
     splits: Vec<Split>,
     terms: Vec<Term>,
+    marks: Vec<Mark>,
+}
+
+/// A change of belief of a kept leadership, as its diagram draws it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Belief {
+    /// Microseconds since the leadership started.
+    pub(super) at_us: u64,
+    /// The node's position.
+    pub(super) position: u32,
+    /// The term of the belief.
+    pub(super) term: u64,
+    /// The leader it names (`None`: none known, it elects).
+    pub(super) leader: Option<u64>,
 }
 
 /// Read the nodes' message logs of a LIVE election into its diagram.
@@ -79,27 +92,41 @@ impl LiveDiagram {
             outages: Vec::new(),
             splits: Vec::new(),
             terms: Vec::new(),
+            marks: Vec::new(),
         }
     }
 
-    /// Add what a kept leadership lived through: its `timeline` (times in ms
-    /// since `started_us`, a unix time in µs) gives the terms, and `faults`
-    /// (unix times in µs, what [`crate::faults::Faults::changes_since`]
+    /// Add what a kept leadership lived through: its `beliefs` (times since
+    /// `started_us`, a unix time in µs) give the terms and where a node gave
+    /// up on its leader ("suspects") or a leader on itself ("steps down"), and
+    /// `faults` (unix times in µs, what [`crate::faults::Faults::changes_since`]
     /// gives) the crashes, recoveries and partitions.
     pub(super) fn with_history(
         mut self,
         started_us: u64,
-        timeline: &[LeadershipChange],
+        beliefs: &[Belief],
         ids: &[u64],
         faults: &[(u64, ActiveFaults)],
     ) -> LiveDiagram {
         let at = |unix_us: u64| unix_us.saturating_sub(self.origin_us);
-        for c in timeline {
-            let leads = c.leader_id.is_some() && ids.get(c.position as usize) == c.leader_id.as_ref();
-            if leads && self.terms.last().is_none_or(|t| c.term > t.term) {
-                let from = at(started_us + c.at_ms * 1_000);
-                self.terms.push(Term { from, term: c.term, leader: c.position });
+        let mut believed: Vec<Option<u64>> = vec![None; ids.len()];
+        for b in beliefs {
+            let p = b.position as usize;
+            let Some(own) = ids.get(p) else { continue };
+            let when = at(started_us + b.at_us);
+            if b.leader == Some(*own) && self.terms.last().is_none_or(|t| b.term > t.term) {
+                self.terms.push(Term { from: when, term: b.term, leader: b.position });
             }
+            if b.leader.is_none() {
+                match believed[p] {
+                    Some(l) if l == *own => {
+                        self.marks.push(Mark { node: b.position, at: when, label: "steps down".into() })
+                    }
+                    Some(_) => self.marks.push(Mark { node: b.position, at: when, label: "suspects".into() }),
+                    None => {}
+                }
+            }
+            believed[p] = b.leader;
         }
         let n = self.nodes.len();
         let mut before = ActiveFaults::default();
@@ -145,7 +172,7 @@ impl LiveDiagram {
             outages: &self.outages,
             splits: &self.splits,
             terms: &self.terms,
-            marks: &[],
+            marks: &self.marks,
         };
         diagram::svg(&d)
     }
@@ -273,7 +300,8 @@ mod tests {
     }
 
     /// A kept leadership's history becomes terms (each from its first leader's claim, times moved
-    /// to the diagram's origin), outages (a crash until the recovery) and partitions (the cut-off
+    /// to the diagram's origin), marks where a follower gives up on its leader or a leader on
+    /// itself, outages (a crash until the recovery) and partitions (the cut-off
     /// nodes against the rest, until healed).
     #[test]
     fn a_kept_history_becomes_terms_outages_and_partitions() {
@@ -281,15 +309,20 @@ mod tests {
         let logs =
             [Some(pb::MessageLog { sent: vec![sent(1, 1, "election", 1_000_000)], ..Default::default() }), None, None];
         let d = LiveDiagram::from_logs("bully".into(), &names, &[1, 2, 3], &logs);
-        let change = |position: u32, term: u64, leader_id: Option<u64>, at_ms: u64| LeadershipChange {
+        let belief = |position: u32, term: u64, leader: Option<u64>, at_ms: u64| Belief {
+            at_us: at_ms * 1_000,
             position,
-            node: names[position as usize].clone(),
             term,
-            leader_id,
-            at_ms,
+            leader,
         };
-        let timeline =
-            [change(2, 1, Some(3), 5), change(0, 1, Some(3), 6), change(1, 2, None, 300), change(1, 2, Some(2), 400)];
+        let timeline = [
+            belief(2, 1, Some(3), 5),
+            belief(0, 1, Some(3), 6),
+            belief(1, 1, Some(3), 7),
+            belief(1, 2, None, 300),
+            belief(1, 2, Some(2), 400),
+            belief(2, 2, None, 450),
+        ];
         let crashed = |c: Vec<usize>, cut: Vec<usize>| ActiveFaults { crashed: c, cut_off: cut };
         let faults = [
             (1_100_000, crashed(vec![2], vec![])),
@@ -301,6 +334,8 @@ mod tests {
         assert_eq!(d.terms, [Term { from: 3_000, term: 1, leader: 2 }, Term { from: 398_000, term: 2, leader: 1 }]);
         assert_eq!(d.outages, [Outage { position: 2, crashed: 100_000, recovered: Some(700_000) }]);
         assert_eq!(d.splits, [Split { from: 700_000, until: Some(900_000), groups: vec![vec![0], vec![1, 2]] }]);
+        let mark = |node: u32, at: u64, label: &str| Mark { node, at, label: label.into() };
+        assert_eq!(d.marks, [mark(1, 298_000, "suspects"), mark(2, 448_000, "steps down")]);
         let svg = d.svg(Some(1), 1);
         assert!(
             svg.contains(r#"class="term""#) && svg.contains(r#"class="down""#) && svg.contains(r#"class="partition""#)

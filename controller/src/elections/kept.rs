@@ -40,6 +40,8 @@ pub(super) async fn follow(
     // When an overlap began, and every term each node led while it lasted.
     let mut overlap_since: Option<(Instant, BTreeMap<usize, BTreeSet<u64>>)> = None;
     let mut events_open = true;
+    // Every change of belief to microseconds, for the diagram (only when one is drawn).
+    let mut beliefs: Vec<diagram::Belief> = Vec::new();
     let leads =
         |belief: &[Option<(u64, Option<u64>)>], i: usize| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[i]);
     let describe_overlap = |who: &BTreeMap<usize, BTreeSet<u64>>, since: Instant| {
@@ -114,6 +116,10 @@ pub(super) async fn follow(
         if let Some((node, ev)) = &event {
             let (node, leader) = (*node, (ev.leader_id != 0).then_some(ev.leader_id));
             belief[node] = Some((ev.term, leader));
+            if plan.diagram.is_some() && beliefs.len() < MAX_TIMELINE {
+                let at_us = started.elapsed().as_micros() as u64;
+                beliefs.push(diagram::Belief { at_us, position: node as u32, term: ev.term, leader });
+            }
             if leads(&belief, node) {
                 match claims.get(&ev.term) {
                     Some(&other) if other != node => violations.push(format!(
@@ -227,8 +233,7 @@ pub(super) async fn follow(
             let d = diagram::read(plan, drawing, nodes, election_id, ctx.config.rpc_timeout()).await;
             // The unix time of `started`, to place the timeline and the faults on the diagram.
             let started_us = now_us().saturating_sub(started.elapsed().as_micros() as u64);
-            let timeline = entry.snapshot().timeline;
-            Some(d.with_history(started_us, &timeline, &plan.ids, &ctx.fault_changes(started_us)))
+            Some(d.with_history(started_us, &beliefs, &plan.ids, &ctx.fault_changes(started_us)))
         }
         None => None,
     };

@@ -127,3 +127,38 @@ async fn live_diagram_as_svg() {
     assert_refused(&client.start_election(big).await.unwrap_err(), tonic::Code::InvalidArgument, "diagram");
     ctl.stop().await;
 }
+
+/// `diagram_options` alone asks for the diagram and chooses how it is drawn: labels say what each
+/// message carries, LIVE too (each message once, the nodes logging its body), the causal axis says so;
+/// an unknown axis is refused naming `diagram_options.axis`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diagram_options_choose_labels_and_axis() {
+    let (ctl, mut client) = TestController::with_client(8).await;
+    let options = |axis: pb::DiagramAxis| Some(pb::DiagramOptions { axis: axis as i32, labels: true });
+    for mode in [pb::Mode::Simulated, pb::Mode::Live] {
+        let req = pb::StartElectionRequest {
+            mode: mode as i32,
+            id_order: pb::IdOrder::WorstCase as i32,
+            diagram_options: options(pb::DiagramAxis::Causal),
+            ..election("as-far")
+        };
+        let e = elect_correct(&mut client, req).await;
+        let svg = diagram(&e, 8);
+        let messages = e.metrics.as_ref().unwrap().messages as usize;
+        assert_eq!(svg.matches(r#"class="label""#).count(), messages, "{mode:?}: one label per message: {svg}");
+        // Worst case, ids decreasing along the ring: id 1 travels one link before id 8 swallows it.
+        assert_eq!(svg.matches(">id 1</text>").count(), 1, "{mode:?}: {svg}");
+        assert_eq!(svg.matches(">id 8</text>").count(), 8, "{mode:?}: id 8 goes round: {svg}");
+        assert!(svg.contains("causal time, Lamport clock"), "{mode:?}");
+    }
+    let bad = pb::StartElectionRequest {
+        diagram_options: Some(pb::DiagramOptions { axis: 9, labels: false }),
+        ..simulated("as-far")
+    };
+    assert_refused(
+        &client.start_election(bad).await.unwrap_err(),
+        tonic::Code::InvalidArgument,
+        "diagram_options.axis",
+    );
+    ctl.stop().await;
+}

@@ -110,3 +110,30 @@ async fn watchers_see_every_change_and_the_failover_as_it_happens() {
     stop_kept(&mut client, e.election_id).await;
     ctl.stop().await;
 }
+
+/// A kept leadership's diagram, drawn when it stops, shows what it lived through: both terms in the
+/// strip above the nodes, the crashed leader's line down from the crash, where the others suspected
+/// it, and every message (heartbeats left out) as an arrow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_diagram_shows_terms_crash_and_suspicions() {
+    use ringleader_proto::v1 as pb;
+    let ctl = ringleader_tests::TestController::start(5).await;
+    let mut client = ctl.client();
+    let req = pb::StartElectionRequest { diagram: true, ..ringleader_tests::kept("bully") };
+    let e = client.start_election(req).await.unwrap().into_inner();
+    let first = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| leads(l, 5)).await;
+    crash_the_leader(&mut client, &first).await;
+    leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| leads(l, 4) && l.agreed).await;
+    let done = stop_kept(&mut client, e.election_id).await;
+    let svg = &done.diagram_svg;
+    assert_eq!(svg.matches(r#"class="term""#).count(), 2, "{svg}");
+    assert!(
+        svg.contains(&format!(">term {}: {} (id 5)</text>", first.term, first.leader.as_ref().unwrap().node)),
+        "{svg}"
+    );
+    assert_eq!(svg.matches(r#"class="down""#).count(), 1, "the crashed leader: {svg}");
+    assert!(svg.contains(">suspects</text>"), "{svg}");
+    let arrows = svg.matches(r#"class="msg""#).count() + svg.matches(r#"class="msg lost""#).count();
+    assert_eq!(arrows as u64, done.metrics.unwrap().messages, "{svg}");
+    ctl.stop().await;
+}
