@@ -445,7 +445,7 @@ fn bully_with_a_crash_and_a_loss_splits_and_the_replay_agrees() {
     assert_eq!(replayed.beliefs, c.beliefs, "the simulator ends where the checker did");
     let e = Election::kept(spec, topology, ids.clone(), how.detector, how.faults);
     let svg = diagram(&e, false, c);
-    assert_eq!(svg.matches("leads term 2").count(), 2, "both leaders are labelled");
+    assert_eq!(svg.matches("leads term 2</text>").count(), 2, "both leaders are labelled");
     assert!(svg.contains("crash") && svg.contains("loses one"), "the faults are marked");
 }
 

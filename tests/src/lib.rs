@@ -10,7 +10,7 @@ use std::future::Future;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -477,6 +477,22 @@ fn binary(package: &str, bin: &str, env: &str) -> PathBuf {
     let path = profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
     assert!(path.exists(), "{} missing after cargo build", path.display());
     path
+}
+
+/// A child process, killed (and reaped) when dropped: a test's helper
+/// processes never outlive it.
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Where `program` is on the `PATH`, if it is.
+pub fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| PathBuf::from(d).join(program)).find(|p| p.is_file())
 }
 
 /// A free TCP port on 127.0.0.1 (bound, then released for a child process to take).

@@ -2,7 +2,7 @@
 //! `ringleader-controller` binary export over OTLP/gRPC to a test receiver.
 
 use std::collections::{HashMap, HashSet};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,7 @@ use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{assert_correct, controller_binary, free_port, node_binary};
+use ringleader_tests::{Proc, assert_correct, controller_binary, free_port, node_binary};
 use tonic::{Request, Response, Status};
 
 /// One span as received, with the service that sent it.
@@ -95,16 +95,6 @@ impl MetricsService for Receiver {
             }
         }
         Ok(Response::new(ExportMetricsServiceResponse::default()))
-    }
-}
-
-/// A child process killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

@@ -8,29 +8,16 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
 use ringleader_tests::{
-    assert_correct, controller_binary, crash_leader, election, free_port, in_ci, kept, leader_until, workspace_root,
+    Proc, assert_correct, controller_binary, crash_leader, election, free_port, in_ci, kept, leader_until, which,
+    workspace_root,
 };
 use serde_json::Value;
-
-/// A child process killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| PathBuf::from(d).join(program)).find(|p| p.is_file())
-}
 
 /// `GET path` from 127.0.0.1:`port` over HTTP/1.0 (no chunking): the body.
 fn http_get(port: u16, path: &str) -> std::io::Result<String> {

@@ -8,13 +8,13 @@
 //! mount paths (a temporary directory instead of `/etc/...`).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{assert_correct, controller_binary, election, free_port, node_binary, workspace_root};
+use ringleader_tests::{Proc, assert_correct, controller_binary, election, free_port, node_binary, workspace_root};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -64,16 +64,6 @@ fn config_toml(manifest: &str) -> String {
         .take_while(|l| l.is_empty() || l.starts_with("    "))
         .map(|l| format!("{}\n", l.trim_start()))
         .collect()
-}
-
-/// A child process, killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 fn spawn(program: &Path, args: &[&str], env: &[(String, String)], log: &Path) -> Proc {

@@ -9,27 +9,13 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{controller_binary, crash_leader, election, free_port, in_ci, kept, leader_until};
+use ringleader_tests::{Proc, controller_binary, crash_leader, election, free_port, in_ci, kept, leader_until, which};
 use serde_json::{Value, json};
-
-/// A child process killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| PathBuf::from(d).join(program)).find(|p| p.is_file())
-}
 
 /// One HTTP/1.1 exchange with 127.0.0.1:`port` (the connection closed after it): status and body.
 fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> std::io::Result<(u16, String)> {
