@@ -48,6 +48,12 @@ impl Hosts {
         format!("rlb{}", self.tag)
     }
 
+    /// The iptables command that inserts (`-I`) or deletes (`-D`) the rule accepting what `bridge`
+    /// forwards between its own ports.
+    fn forward_rule<'a>(op: &'a str, bridge: &'a str) -> [&'a str; 9] {
+        ["iptables", op, "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"]
+    }
+
     fn ip(&self, i: usize) -> String {
         format!("{}.{}", self.subnet, i + 1)
     }
@@ -62,6 +68,10 @@ impl Hosts {
         run(&["ip", "link", "add", &br, "type", "bridge"])?;
         run(&["ip", "addr", "add", &format!("{}.254/24", hosts.subnet), "dev", &br])?;
         run(&["ip", "link", "set", &br, "up"])?;
+        // A Docker daemon on this host sets the FORWARD policy to DROP, and with br_netfilter bridged
+        // frames pass through it: let the bridge forward between its own ports (removed on drop;
+        // nothing to do, and an error ignored, where iptables is absent).
+        let _ = run(&Self::forward_rule("-I", &br));
         for i in 0..NODES {
             let ns = format!("rl{}n{i}", hosts.tag);
             run(&["ip", "netns", "add", &ns])?;
@@ -187,7 +197,9 @@ impl Drop for Hosts {
         for ns in &self.namespaces {
             let _ = run(&["ip", "netns", "del", ns]);
         }
-        let _ = run(&["ip", "link", "del", &self.bridge()]);
+        let br = self.bridge();
+        let _ = run(&["ip", "link", "del", &br]);
+        let _ = run(&Self::forward_rule("-D", &br));
     }
 }
 
