@@ -22,6 +22,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
+pub mod manifests;
+
 /// Log to the test output, filtered by `RUST_LOG` (default `warn`).
 pub fn init_tracing() {
     static ONCE: Once = Once::new();

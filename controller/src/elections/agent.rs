@@ -24,6 +24,33 @@ pub(super) async fn abort(nodes: &[Arc<Node>], election_id: &str, timeout: Durat
     }
 }
 
+/// Bring a restarted node back into a kept leadership: if it no longer knows
+/// the election (a new process), prepare it with `request` as an initiator
+/// and start it, a new incarnation as after a recovered crash. `Ok(false)`:
+/// it knew the election (nothing done).
+pub(super) async fn rejoin(node: &Node, mut request: pb::PrepareRequest, timeout: Duration) -> Result<bool, String> {
+    let mut client = node.client();
+    let election_id = request.election_id.clone();
+    let known = tokio::time::timeout(timeout, client.status(pb::StatusRequest { election_id: election_id.clone() }))
+        .await
+        .map_err(|_| format!("Status on {}: timed out", node.name()))?;
+    match known {
+        Ok(_) => return Ok(false),
+        Err(s) if s.code() == tonic::Code::NotFound => {}
+        Err(s) => return Err(format!("Status on {}: {}", node.name(), s.message())),
+    }
+    request.initiator = true;
+    let call = async {
+        client.prepare(request).await?;
+        client.start(pb::StartRequest { election_id }).await
+    };
+    match tokio::time::timeout(timeout, call).await {
+        Ok(Ok(_)) => Ok(true),
+        Ok(Err(s)) => Err(format!("Prepare/Start on {}: {}", node.name(), s.message())),
+        Err(_) => Err(format!("Prepare/Start on {}: timed out", node.name())),
+    }
+}
+
 /// A node's decision from its protobuf role and leader id.
 pub(super) fn decision_of(role: i32, leader: u64) -> Option<Decision> {
     match pb::Role::try_from(role).ok()? {

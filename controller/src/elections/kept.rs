@@ -9,11 +9,14 @@ use std::time::{Duration, Instant};
 use super::agent;
 use super::diagram;
 use super::entry::{Entry, WatchEvent};
+use super::overlap;
 use super::run::{Context, Outcome, Plan, now_ms, now_us};
 use crate::cluster::{Node, Subscription};
 use crate::failover::{self, Mark, Tracker};
 use crate::record::{ElectionRecord, FailoverRecord, LeaderInfo, LeadershipChange, Metrics};
 use crate::telemetry;
+use ringleader_proto::v1 as pb;
+use tracing::{info, warn};
 
 /// Most leadership changes a kept election records.
 pub const MAX_TIMELINE: usize = 10_000;
@@ -21,7 +24,11 @@ pub const MAX_TIMELINE: usize = 10_000;
 /// Follow a kept leadership until `StopElection`: record every change of
 /// belief, keep the current leader and term, and check safety as it goes
 /// (never two leaders of one term; overlaps of two self-believed leaders
-/// are reported with their duration).
+/// are reported with their duration). A node whose process restarted (its
+/// event stream came back, and it no longer knows the election: a pod
+/// rescheduled) is prepared again with `requests[i]` and started, a new
+/// incarnation that rejoins the leadership.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn follow(
     ctx: &Context<'_>,
     entry: &Entry,
@@ -30,6 +37,7 @@ pub(super) async fn follow(
     election_id: &str,
     mut events: Subscription,
     started: Instant,
+    requests: Vec<pb::PrepareRequest>,
 ) -> Outcome {
     let n = nodes.len();
     let mut stop = entry.stop_requested();
@@ -37,15 +45,26 @@ pub(super) async fn follow(
     let mut claims: BTreeMap<u64, usize> = BTreeMap::new();
     let mut violations = Capped::default();
     let mut overlaps = Capped::default();
-    // When an overlap began, and every term each node led while it lasted.
-    let mut overlap_since: Option<(Instant, BTreeMap<usize, BTreeSet<u64>>)> = None;
+    // Each node's leadership intervals on its own clock: overlaps (see `overlap`).
+    let mut leaderships = overlap::Leaderships::new(n);
     let mut events_open = true;
+    // Each node's event stream as last seen: one that comes back may be a restarted process.
+    let mut connected: Vec<bool> = nodes.iter().map(|n| n.events_connected()).collect();
+    // When each node's stream last broke (controller clock, unix µs), and while it rejoins the
+    // leadership intervals it reports, held until we know whether its process restarted.
+    let mut lost_at_us: Vec<u64> = vec![0; n];
+    // (the term it leads, if it does; since when, on its clock)
+    type Interval = (Option<u64>, u64);
+    let mut held: Vec<Option<Vec<Interval>>> = vec![None; n];
+    let mut was_crashed: Vec<bool> = vec![false; n];
+    let mut rejoins: tokio::task::JoinSet<(usize, Result<bool, String>)> = tokio::task::JoinSet::new();
     // Every change of belief to microseconds, for the diagram (only when one is drawn).
     let mut beliefs: Vec<diagram::Belief> = Vec::new();
     let leads =
         |belief: &[Option<(u64, Option<u64>)>], i: usize| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[i]);
-    let describe_overlap = |who: &BTreeMap<usize, BTreeSet<u64>>, since: Instant| {
-        overlap_text(who, |i| nodes[i].name(), since.elapsed().as_millis() as u64)
+    let describe = |o: &overlap::Overlap| {
+        let who: BTreeMap<usize, BTreeSet<u64>> = o.who.iter().map(|&(i, t)| (i, BTreeSet::from([t]))).collect();
+        overlap_text(&who, |i| nodes[i].name(), o.us / 1_000)
     };
     let info = |i: usize| LeaderInfo { node: nodes[i].name(), id: plan.ids[i], position: i as u32 };
     // Failover figures: a tick notices lost leaders without waiting for an event, and message
@@ -86,6 +105,42 @@ pub(super) async fn follow(
                 }
             },
         };
+        // A node whose event stream came back may be a new process: its old belief is void, and
+        // if it no longer knows the election it is prepared and started again.
+        for (i, was) in connected.iter_mut().enumerate() {
+            let now = nodes[i].events_connected();
+            if *was && !now {
+                lost_at_us[i] = now_us();
+            }
+            if now
+                && !*was
+                && let Some(request) = requests.get(i).cloned()
+            {
+                belief[i] = None;
+                held[i].get_or_insert_with(Vec::new);
+                let node = nodes[i].clone();
+                let timeout = ctx.config.rpc_timeout();
+                rejoins.spawn(async move { (i, agent::rejoin(&node, request, timeout).await) });
+            }
+            *was = now;
+        }
+        while let Some(done) = rejoins.try_join_next() {
+            let Ok((i, result)) = done else { continue };
+            match &result {
+                Ok(true) => {
+                    info!(election = %election_id, node = %nodes[i].name(), "a restarted node rejoined the kept leadership as a new incarnation");
+                    // The old incarnation was gone when its stream broke.
+                    leaderships.ended(i, lost_at_us[i]).iter().for_each(|o| overlaps.push(describe(o)));
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    warn!(election = %election_id, node = %nodes[i].name(), error = %e, "a restarted node could not rejoin the kept leadership")
+                }
+            }
+            for (leads, at) in held[i].take().unwrap_or_default() {
+                leaderships.belief(i, leads, at).iter().for_each(|o| overlaps.push(describe(o)));
+            }
+        }
         // A crashed node's last belief is frozen, and so is that of a node whose events no
         // longer reach the controller: judge leaders and agreement among live nodes.
         let faults = ctx.faults();
@@ -112,6 +167,13 @@ pub(super) async fn follow(
         for &i in crashed.iter().filter(|&&i| i < n) {
             belief[i] = None;
         }
+        for (i, was) in was_crashed.iter_mut().enumerate() {
+            let now = crashed.contains(&i);
+            if now && !*was {
+                leaderships.ended(i, now_us()).iter().for_each(|o| overlaps.push(describe(o)));
+            }
+            *was = now;
+        }
         let at_ms = started.elapsed().as_millis() as u64;
         if let Some((node, ev)) = &event {
             let (node, leader) = (*node, (ev.leader_id != 0).then_some(ev.leader_id));
@@ -119,6 +181,13 @@ pub(super) async fn follow(
             if plan.diagram.is_some() && beliefs.len() < MAX_TIMELINE {
                 let at_us = started.elapsed().as_micros() as u64;
                 beliefs.push(diagram::Belief { at_us, position: node as u32, term: ev.term, leader });
+            }
+            // Its leadership interval, on its own clock (held while it rejoins).
+            let leading = leads(&belief, node).then_some(ev.term);
+            let at = if ev.at_us > 0 { ev.at_us } else { now_us() };
+            match held[node].as_mut() {
+                Some(h) => h.push((leading, at)),
+                None => leaderships.belief(node, leading, at).iter().for_each(|o| overlaps.push(describe(o))),
             }
             if leads(&belief, node) {
                 match claims.get(&ev.term) {
@@ -144,20 +213,6 @@ pub(super) async fn follow(
             snapshots.insert(i, snapshot((0..n).filter(counted).collect()));
         }
         let leaders: Vec<usize> = (0..n).filter(|&i| leads(&belief, i)).filter(live).collect();
-        match (&mut overlap_since, leaders.len() >= 2) {
-            (None, true) => overlap_since = Some((Instant::now(), BTreeMap::new())),
-            (Some((since, who)), false) => {
-                overlaps.push(describe_overlap(who, *since));
-                overlap_since = None;
-            }
-            _ => {}
-        }
-        // Terms change during an overlap (a stale leader elects again): name each one.
-        if let Some((_, who)) = &mut overlap_since {
-            for &i in &leaders {
-                who.entry(i).or_default().insert(belief[i].map_or(0, |b| b.0));
-            }
-        }
         // The leader now: the self-believed leader of the highest term.
         let top = leaders.iter().copied().max_by_key(|&i| belief[i].map_or(0, |b| b.0));
         let names = |i: usize, t: usize| matches!(belief[i], Some((_, Some(l))) if l == plan.ids[t]);
@@ -224,9 +279,9 @@ pub(super) async fn follow(
             told
         });
     }
-    if let Some((since, who)) = overlap_since.take() {
-        overlaps.push(describe_overlap(&who, since));
-    }
+    // Stopped: the leaderships of the nodes heard now end here; one not heard is left unjudged.
+    let heard = |i: usize| nodes[i].events_connected() && held[i].is_none() && !was_crashed[i];
+    leaderships.finish(now_us(), heard).iter().for_each(|o| overlaps.push(describe(o)));
     let statuses = agent::status_of(nodes, &(0..n).collect::<Vec<_>>(), election_id, ctx.config.rpc_timeout()).await;
     let diagram = match plan.diagram {
         Some(drawing) => {

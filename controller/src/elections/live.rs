@@ -36,6 +36,8 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
     // Configure every position before starting anyone, so no message finds an unprepared node.
     let addresses: Vec<&str> = nodes.iter().map(|n| n.address()).collect();
     let requests = prepare_requests(plan, &election_id, &addresses, &traceparent);
+    // A kept leadership prepares a node again if its process restarts.
+    let again = if plan.keep_leader { requests.clone() } else { Vec::new() };
     if let Err(e) = prepare(&nodes, requests, rpc_timeout).await {
         return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
     }
@@ -46,7 +48,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
         return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
     }
     if plan.keep_leader {
-        return kept::follow(ctx, entry, plan, &nodes, &election_id, events, started).await;
+        return kept::follow(ctx, entry, plan, &nodes, &election_id, events, started, again).await;
     }
     let mut stop = entry.stop_requested();
     let collected = match collect(ctx, entry, &nodes, &election_id, &mut events, &mut stop, started).await {

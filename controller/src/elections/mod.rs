@@ -27,6 +27,7 @@ mod diagram;
 mod entry;
 mod kept;
 mod live;
+mod overlap;
 mod run;
 mod simulated;
 

@@ -145,6 +145,8 @@ struct State {
     broken: bool,
     /// Messages sent so far (the last `message_seq`).
     sent_seq: u64,
+    /// Unix microseconds when the current kept belief took effect.
+    belief_since_us: u64,
     /// The message log, when the election keeps one.
     log: Option<Box<pb::MessageLog>>,
 }
@@ -194,6 +196,7 @@ impl Election {
             closed: false,
             broken: false,
             sent_seq: 0,
+            belief_since_us: 0,
             log: None,
         };
         let mut state = state;
@@ -532,7 +535,8 @@ impl Election {
                             ],
                         );
                     }
-                    let _ = self.events.send(self.lead_event(l));
+                    st.belief_since_us = unix_micros();
+                    let _ = self.events.send(self.lead_event(l, st.belief_since_us));
                 }
                 Output::SetTimer { timer, after_ms, generation } => {
                     self.set_timer(st, timer, after_ms, generation, context.clone())
@@ -649,8 +653,8 @@ impl Election {
         self.apply(&mut st, &mut None, span.as_mut());
     }
 
-    /// The kept-leadership event that reports belief `l`.
-    fn lead_event(&self, l: Leadership) -> pb::NodeEvent {
+    /// The kept-leadership event that reports belief `l`, held since `at_us`.
+    fn lead_event(&self, l: Leadership, at_us: u64) -> pb::NodeEvent {
         let role = match l.leader {
             Some(id) if id == self.setup.id => pb::Role::Leader,
             Some(_) => pb::Role::Follower,
@@ -663,6 +667,7 @@ impl Election {
             leader_id: l.leader.unwrap_or(0),
             kept: true,
             term: l.term,
+            at_us,
         }
     }
 
@@ -673,7 +678,7 @@ impl Election {
         if st.closed {
             return None;
         }
-        st.shell.leadership().map(|l| self.lead_event(l))
+        st.shell.leadership().map(|l| self.lead_event(l, st.belief_since_us))
     }
 
     /// This node's message log (`disabled` when the election keeps none).

@@ -11,3 +11,4 @@ mod t07_manifests;
 mod t08_k8s_env;
 mod t09_sweep;
 mod t10_page;
+mod t11_containers;

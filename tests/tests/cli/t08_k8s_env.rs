@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair};
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{Proc, assert_correct, controller_binary, election, free_port, node_binary, workspace_root};
+use ringleader_tests::manifests::{config_toml, read, ringleader_env, secret_value};
+use ringleader_tests::{Proc, assert_correct, controller_binary, election, free_port, node_binary};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -26,45 +27,6 @@ const TLS_ENV: [(&str, &str); 4] = [
     ("RINGLEADER__TLS__CA", "/etc/ringleader-tls/ca.crt"),
     ("RINGLEADER__TLS__MUTUAL", "true"),
 ];
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(workspace_root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// The `RINGLEADER__*` variables of a manifest's container `env` (`- name:` then `value:`).
-fn ringleader_env(manifest: &str) -> Vec<(String, String)> {
-    let mut env = Vec::new();
-    let mut lines = manifest.lines().map(str::trim);
-    while let Some(line) = lines.next() {
-        if let Some(name) = line.strip_prefix("- name: ").filter(|n| n.starts_with("RINGLEADER__"))
-            && let Some(value) = lines.next().and_then(|l| l.strip_prefix("value: "))
-        {
-            env.push((name.to_string(), value.trim_matches('"').to_string()));
-        }
-    }
-    env
-}
-
-/// `key: value` under `stringData:` in a Secret manifest.
-fn secret_value(manifest: &str, key: &str) -> String {
-    let data = manifest.split("stringData:").nth(1).expect("stringData in the Secret");
-    data.lines()
-        .filter_map(|l| l.trim().strip_prefix(&format!("{key}: ")))
-        .next()
-        .unwrap_or_else(|| panic!("{key} in the Secret"))
-        .to_string()
-}
-
-/// The `ringleader.toml` block of the ConfigMap (4-space indented lines after `ringleader.toml: |`).
-fn config_toml(manifest: &str) -> String {
-    let block = manifest.split("ringleader.toml: |").nth(1).expect("ringleader.toml in the ConfigMap");
-    block
-        .lines()
-        .skip(1)
-        .take_while(|l| l.is_empty() || l.starts_with("    "))
-        .map(|l| format!("{}\n", l.trim_start()))
-        .collect()
-}
 
 fn spawn(program: &Path, args: &[&str], env: &[(String, String)], log: &Path) -> Proc {
     let file = std::fs::File::create(log).expect("log file");

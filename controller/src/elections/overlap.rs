@@ -1,0 +1,145 @@
+//! Overlaps of self-believed leaders, judged on the nodes' own clocks.
+//!
+//! Each node reports when each kept belief took effect (`NodeEvent.at_us`,
+//! its clock). A node's leadership is an interval of its clock, from the
+//! belief that it leads a term to the next belief; two intervals of two
+//! nodes that intersect are an overlap (two nodes believed they led at once),
+//! reported with the intersection's length. A pair is judged once both
+//! intervals are closed: while a node cannot be heard (cut off from the
+//! controller), its last belief says nothing about now, and the backlog it
+//! sends when heard again tells when it really stopped. A process that
+//! restarted closes its old incarnation's interval when its event stream
+//! broke (the process was gone by then).
+//!
+//! The clocks of different hosts differ by their offset; on one host (the
+//! embedded cluster, containers) they are one clock.
+
+use std::collections::VecDeque;
+
+/// Closed intervals kept to compare later ones with (a kept leadership that
+/// runs for days keeps the most recent).
+pub(super) const KEPT_INTERVALS: usize = 1_000;
+
+/// Two nodes that believed they led at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Overlap {
+    /// The two nodes (positions) and the term each led.
+    pub(super) who: [(usize, u64); 2],
+    /// How long, in microseconds.
+    pub(super) us: u64,
+}
+
+/// Every node's leadership intervals (see the module docs).
+#[derive(Debug, Default)]
+pub(super) struct Leaderships {
+    /// Per node: the term it leads and since when (its clock), if it leads.
+    open: Vec<Option<(u64, u64)>>,
+    /// (node, term, from, to), oldest first.
+    closed: VecDeque<(usize, u64, u64, u64)>,
+}
+
+impl Leaderships {
+    /// For `n` nodes, none leading.
+    pub(super) fn new(n: usize) -> Self {
+        Leaderships { open: vec![None; n], closed: VecDeque::new() }
+    }
+
+    /// Node `i` holds a new belief since `at_us`: it leads term `leads`
+    /// (`None`: it does not lead). The overlaps the interval it closes makes.
+    pub(super) fn belief(&mut self, i: usize, leads: Option<u64>, at_us: u64) -> Vec<Overlap> {
+        let Some(slot) = self.open.get(i).copied() else { return Vec::new() };
+        match (slot, leads) {
+            (Some((term, _)), Some(t)) if term == t => Vec::new(),
+            (Some(_), _) => {
+                let found = self.close(i, at_us);
+                self.open[i] = leads.map(|t| (t, at_us));
+                found
+            }
+            (None, _) => {
+                self.open[i] = leads.map(|t| (t, at_us));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Node `i`'s process (or incarnation) ended by `at_us`: its leadership, if any, ended too.
+    pub(super) fn ended(&mut self, i: usize, at_us: u64) -> Vec<Overlap> {
+        if self.open.get(i).is_some_and(Option::is_some) { self.close(i, at_us) } else { Vec::new() }
+    }
+
+    /// Close every open interval of the nodes `heard` says are heard now,
+    /// at `now_us` (the leadership is stopped); the others are left unjudged.
+    pub(super) fn finish(&mut self, now_us: u64, heard: impl Fn(usize) -> bool) -> Vec<Overlap> {
+        let mut found = Vec::new();
+        for i in 0..self.open.len() {
+            if heard(i) {
+                found.extend(self.ended(i, now_us));
+            }
+        }
+        found
+    }
+
+    fn close(&mut self, i: usize, to: u64) -> Vec<Overlap> {
+        let Some((term, from)) = self.open[i].take() else { return Vec::new() };
+        let to = to.max(from);
+        let found = self
+            .closed
+            .iter()
+            .filter(|&&(j, ..)| j != i)
+            .filter_map(|&(j, term_j, from_j, to_j)| {
+                let us = to.min(to_j).saturating_sub(from.max(from_j));
+                let who = if i < j { [(i, term), (j, term_j)] } else { [(j, term_j), (i, term)] };
+                (us > 0).then_some(Overlap { who, us })
+            })
+            .collect();
+        self.closed.push_back((i, term, from, to));
+        if self.closed.len() > KEPT_INTERVALS {
+            self.closed.pop_front();
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A leader cut off from the controller that stepped down before another node led (what its
+    /// backlog says when heard again) overlaps nobody, however late it is heard; one that stepped
+    /// down after the other began overlaps it by exactly the difference.
+    #[test]
+    fn overlaps_are_judged_on_the_nodes_clocks() {
+        let mut l = Leaderships::new(3);
+        assert!(l.belief(2, Some(1), 100).is_empty());
+        // node 1 leads term 2 from 5_000, and steps down at 9_000, while node 2 is not heard.
+        assert!(l.belief(1, Some(2), 5_000).is_empty());
+        assert!(l.belief(1, None, 9_000).is_empty(), "node 2's interval is still open: unjudged");
+        // Heard again: node 2 had stepped down at 4_000.
+        assert_eq!(l.belief(2, None, 4_000), []);
+
+        let mut l = Leaderships::new(3);
+        l.belief(2, Some(1), 100);
+        l.belief(1, Some(2), 5_000);
+        assert_eq!(l.belief(2, None, 5_600), []);
+        assert_eq!(l.belief(1, None, 8_000), [Overlap { who: [(1, 2), (2, 1)], us: 600 }]);
+    }
+
+    /// A new term of the same node closes the old interval and opens another; the same term again
+    /// changes nothing; a process that ended closes its interval then; `finish` judges only the
+    /// nodes heard now.
+    #[test]
+    fn terms_restarts_and_the_end() {
+        let mut l = Leaderships::new(2);
+        l.belief(0, Some(1), 10);
+        assert!(l.belief(0, Some(1), 20).is_empty());
+        l.belief(0, Some(3), 30);
+        l.belief(1, Some(2), 25);
+        // Node 0 restarted: its term 3 ended when its stream broke, at 40.
+        assert!(l.ended(0, 40).is_empty(), "node 1's interval is open");
+        assert_eq!(
+            l.finish(100, |i| i == 1),
+            [Overlap { who: [(0, 1), (1, 2)], us: 5 }, Overlap { who: [(0, 3), (1, 2)], us: 10 }]
+        );
+        assert!(l.ended(1, 200).is_empty(), "closed once");
+    }
+}
