@@ -278,7 +278,9 @@ pub fn register_gauges<R: Records>(elections: &Arc<R>, faults: Arc<dyn Fn() -> V
     meter
         .u64_observable_gauge("ringleader.faults.active")
         .with_unit("{fault}")
-        .with_description("Injected faults in effect or waiting, by kind (crash, link, partition)")
+        .with_description(
+            "Injected faults in effect or waiting, by kind (crash, link, partition; recover while one waits)",
+        )
         .with_callback(move |o| {
             let mut by_kind: BTreeMap<&'static str, u64> =
                 ["crash", "link", "partition"].into_iter().map(|k| (k, 0)).collect();

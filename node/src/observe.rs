@@ -349,12 +349,17 @@ pub fn node_metrics() -> &'static NodeMetrics {
             sent: meter
                 .u64_counter("ringleader.messages.sent")
                 .with_unit("{message}")
-                .with_description("Election messages sent, by algorithm, kind and sending node")
+                .with_description(
+                    "Messages sent (election and notification, and a kept leadership's heartbeats: kind \"heartbeat\"), \
+                     by algorithm, kind and sending node",
+                )
                 .build(),
             received: meter
                 .u64_counter("ringleader.messages.received")
                 .with_unit("{message}")
-                .with_description("Election messages received and handed to the algorithm, by algorithm, kind and node")
+                .with_description(
+                    "Messages received and handed to the algorithm (heartbeats included), by algorithm, kind and node",
+                )
                 .build(),
             sent_bytes: meter
                 .u64_counter("ringleader.messages.sent.size")

@@ -3,7 +3,11 @@
 //! a plot of messages versus n, next to each algorithm's bound, as SVG.
 //!
 //! Without `--controller` it starts a controller in-process (with
-//! `--local-nodes N` node servers on loopback for LIVE sweeps).
+//! `--local-nodes N` node servers on loopback for LIVE sweeps). A deployed
+//! controller that requires a token gets it from `--token`, `--token-file`
+//! or the controller's own variables (`RINGLEADER__AUTH__TOKEN`,
+//! `RINGLEADER__AUTH__TOKEN_FILE`); one that serves TLS (an `https://` URL)
+//! is verified with `--ca`, and mutual TLS adds `--cert` and `--key`.
 //!
 //! ```text
 //! ringleader-sweep --algorithms as-far,stages,controlled-distance --max-size 4096 \
@@ -65,6 +69,62 @@ struct Args {
     /// never rewrites a tracked file by accident).
     #[arg(long)]
     force: bool,
+    /// Bearer token of a controller that requires one (its `auth.token`).
+    #[arg(long, env = "RINGLEADER__AUTH__TOKEN", hide_env_values = true, requires = "controller")]
+    token: Option<String>,
+    /// Read the token from this file (as the controller reads `auth.token_file`).
+    #[arg(long, env = "RINGLEADER__AUTH__TOKEN_FILE", conflicts_with = "token", requires = "controller")]
+    token_file: Option<std::path::PathBuf>,
+    /// CA certificate (PEM) that signed the controller's certificate (with an https:// --controller).
+    #[arg(long, requires = "controller")]
+    ca: Option<std::path::PathBuf>,
+    /// Client certificate (PEM), for a controller that requires mutual TLS.
+    #[arg(long, requires = "key", requires = "ca")]
+    cert: Option<std::path::PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long, requires = "cert")]
+    key: Option<std::path::PathBuf>,
+    /// The name to verify in the controller's certificate (default: the URL's host).
+    #[arg(long, requires = "ca")]
+    tls_domain: Option<String>,
+}
+
+/// The token to send, from `--token` or the file `--token-file` names (trimmed, as the controller reads it).
+fn token(args: &Args) -> Result<Option<String>, String> {
+    match (&args.token, &args.token_file) {
+        (Some(t), _) if t.trim().is_empty() => Err("--token: empty".into()),
+        (Some(t), _) => Ok(Some(t.trim().to_string())),
+        (None, Some(path)) => {
+            let t = std::fs::read_to_string(path).map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+            if t.trim().is_empty() {
+                return Err(format!("--token-file {}: the file is empty", path.display()));
+            }
+            Ok(Some(t.trim().to_string()))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// A channel to `url`, with TLS when `--ca` is given.
+async fn connect(url: &str, args: &Args) -> Result<tonic::transport::Channel, String> {
+    use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
+    let read =
+        |flag: &str, path: &std::path::Path| std::fs::read(path).map_err(|e| format!("{flag} {}: {e}", path.display()));
+    let mut endpoint = Endpoint::from_shared(url.to_string()).map_err(|e| format!("--controller {url}: {e}"))?;
+    if let Some(ca) = &args.ca {
+        if !url.starts_with("https://") {
+            return Err(format!("--ca: the controller URL {url} is not https://"));
+        }
+        let mut tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(read("--ca", ca)?));
+        if let (Some(cert), Some(key)) = (&args.cert, &args.key) {
+            tls = tls.identity(Identity::from_pem(read("--cert", cert)?, read("--key", key)?));
+        }
+        if let Some(domain) = &args.tls_domain {
+            tls = tls.domain_name(domain.clone());
+        }
+        endpoint = endpoint.tls_config(tls).map_err(|e| format!("TLS: {e}"))?;
+    }
+    endpoint.connect().await.map_err(|e| format!("cannot reach {url}: {e}"))
 }
 
 fn order(s: &str) -> Result<pb::IdOrder, String> {
@@ -137,8 +197,33 @@ async fn run(args: Args) -> Result<(), String> {
             format!("http://{addr}")
         }
     };
-    let mut client = ControllerClient::connect(url.clone()).await.map_err(|e| format!("cannot reach {url}: {e}"))?;
-    let mut stream = client.compare_algorithms(request).await.map_err(|s| s.message().to_string())?.into_inner();
+    let token = token(&args)?;
+    let channel = connect(&url, &args).await?;
+    let bearer = match &token {
+        Some(t) => Some(
+            format!("Bearer {t}")
+                .parse::<tonic::metadata::MetadataValue<_>>()
+                .map_err(|_| "--token: not a valid header value".to_string())?,
+        ),
+        None => None,
+    };
+    let mut client = ControllerClient::with_interceptor(channel, move |mut req: tonic::Request<()>| {
+        if let Some(b) = &bearer {
+            req.metadata_mut().insert("authorization", b.clone());
+        }
+        Ok(req)
+    });
+    let mut stream = client
+        .compare_algorithms(request)
+        .await
+        .map_err(|s| match s.code() {
+            tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => format!(
+                "{} (give the controller's token: --token, --token-file or RINGLEADER__AUTH__TOKEN)",
+                s.message()
+            ),
+            _ => s.message().to_string(),
+        })?
+        .into_inner();
     let mut result = None;
     let mut wrong = 0;
     while let Some(ev) = stream.next().await {

@@ -15,7 +15,7 @@ use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, Extend
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
 use ringleader_tests::manifests::{config_toml, read, ringleader_env, secret_value};
-use ringleader_tests::{Proc, assert_correct, controller_binary, election, free_port, node_binary};
+use ringleader_tests::{Proc, assert_correct, controller_binary, election, free_port, node_binary, sweep_binary};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -61,7 +61,8 @@ async fn wait_serving(port: u16, what: &str, log: &Path) {
 /// the k8s README says: probes get SERVING in plain text on the health ports while the gRPC ports take
 /// mutual TLS only; a bare advertised address becomes https://; the controller's mutating calls need the
 /// token of Secret ringleader-auth; and a LIVE election runs across three node processes with the agent
-/// and peer tokens and certificates on every link.
+/// and peer tokens and certificates on every link. ringleader-sweep reaches that controller with its CA,
+/// a client certificate and the token (file, flag or environment), and is refused without the token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pod_settings_from_the_manifests_run_with_tls_and_tokens() {
     let readme = read("k8s/README.md");
@@ -196,6 +197,38 @@ async fn pod_settings_from_the_manifests_run_with_tls_and_tokens() {
         ControllerClient::new(plain).get_cluster(pb::GetClusterRequest {}).await.is_err(),
         "the API port takes TLS only"
     );
+
+    // ringleader-sweep against the deployed controller: TLS with a client certificate, and the token from
+    // the Secret's file, from the flag or from the controller's own variable; without one it is refused,
+    // and says how to give it.
+    let sweep = |token: &[&str], env_token: Option<&str>| {
+        let mut cmd = Command::new(sweep_binary());
+        cmd.args(["--controller", &format!("https://127.0.0.1:{port}"), "--tls-domain", "localhost"])
+            .args(["--ca", tls_dir.join("ca.crt").to_str().unwrap()])
+            .args(["--cert", tls_dir.join("tls.crt").to_str().unwrap()])
+            .args(["--key", tls_dir.join("tls.key").to_str().unwrap()])
+            .args(["--algorithms", "as-far", "--sizes", "8"])
+            .args(token)
+            .env_remove("RINGLEADER__AUTH__TOKEN")
+            .env_remove("RINGLEADER__AUTH__TOKEN_FILE");
+        if let Some(t) = env_token {
+            cmd.env("RINGLEADER__AUTH__TOKEN", t);
+        }
+        cmd.output().expect("run ringleader-sweep")
+    };
+    let token_file = auth_dir.join("token");
+    for (how, out) in [
+        ("--token-file", sweep(&["--token-file", token_file.to_str().unwrap()], None)),
+        ("--token", sweep(&["--token", &token], None)),
+        ("RINGLEADER__AUTH__TOKEN", sweep(&[], Some(&token))),
+    ] {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{how}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.lines().nth(1).is_some_and(|l| l.starts_with("as-far,8,")), "{how}: {stdout}");
+    }
+    let refused = sweep(&[], None);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && stderr.contains("--token"), "{stderr}");
     drop(nodes);
     std::fs::remove_dir_all(&dir).unwrap();
 }
