@@ -1,12 +1,14 @@
 //! Peak heap of one simulated election per position, for every algorithm of
-//! the catalogue: the figures behind the controller's memory estimate
-//! (`ringleader_controller::budget`).
+//! the catalogue: the figures a memory budget of the controller can estimate
+//! from (docs/containers.md).
 //!
-//! `cargo run --release -p ringleader-core --example memory [N]` (default
-//! 65,536 positions, fewer where the bound or the timer events exceed 2^23) runs each algorithm on its default topology, all nodes
-//! initiating, with random ids and with its worst-case arrangement where it
-//! has one, and prints the larger peak of allocated bytes per position (a
-//! counting allocator: bytes asked of the system allocator and not yet freed).
+//! `cargo run --release -p ringleader-core --example memory [N]` runs each
+//! algorithm on its default topology (at most N positions, default 65,536;
+//! fewer where its bound plus its timer events exceed 2^23, and at most 2,048
+//! on complete networks), all nodes initiating, with random ids and with its
+//! worst-case arrangement where it has one, and prints the larger peak of
+//! allocated bytes per position (a counting allocator: bytes asked of the
+//! system allocator and not yet freed).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
