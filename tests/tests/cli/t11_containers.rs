@@ -457,7 +457,8 @@ async fn the_system_runs_as_containers() {
     assert!(meta.len() > 0);
 
     // SIGTERM: every container exits 0 within its manifest's terminationGracePeriodSeconds.
-    for (name, grace) in [(cluster.controller(), 15), (cluster.node(0), 10)] {
+    let containers = [(cluster.controller(), 15)].into_iter().chain((0..NODES).map(|i| (cluster.node(i), 10)));
+    for (name, grace) in containers {
         let (took, code) = cluster.stop(&name, grace);
         eprintln!("containers: docker stop {name}: exit {code} after {} ms", took.as_millis());
         assert_eq!(code, 0, "{name} on SIGTERM: {}", cluster.logs(&name));
