@@ -329,6 +329,8 @@ impl Cluster {
                     tls: tls.cloned(),
                     limits: config.limits(),
                     channels: channels.clone(),
+                    // All of them stop together: nobody to hand over to.
+                    handover_on_shutdown: Duration::ZERO,
                 };
                 let mut rx = stop.subscribe();
                 let node_name = name.clone();

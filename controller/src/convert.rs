@@ -201,6 +201,7 @@ impl From<&LeadershipChange> for pb::LeadershipChange {
             term: c.term,
             leader_id: c.leader_id.unwrap_or(0),
             at_ms: c.at_ms,
+            node_us: c.node_us,
         }
     }
 }

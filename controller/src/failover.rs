@@ -37,6 +37,8 @@ pub const UNREACHABLE: &str = "node unreachable (its event stream broke)";
 pub const PARTITION: &str = "partition (cut off from every majority)";
 /// Cause of a loss: a Chubby-style leader could not renew its lease and stepped down.
 pub const LEASE_LOST: &str = "lease not renewed (the leader stepped down)";
+/// Cause of a loss: a planned stop; the leader hands its leadership over.
+pub const HANDOVER: &str = "planned stop (the leader handed over)";
 /// Cause of a loss: the leader stepped down (it names no leader now).
 pub const STEPPED_DOWN: &str = "the leader stepped down";
 

@@ -99,6 +99,8 @@ struct Entry {
     state: pb::FaultState,
     /// The event it waits for (while WAITING).
     after: Option<Trigger>,
+    /// A planned stop: what the node handed over before it stopped.
+    handovers: Vec<pb::HandoverResult>,
 }
 
 /// The fault registry of one controller.
@@ -113,6 +115,8 @@ pub struct Faults {
     /// What the faults did after each change, with its unix time in µs
     /// (the last [`MAX_CHANGES`]): what a kept leadership's diagram draws.
     changes: Mutex<VecDeque<(u64, ActiveFaults)>>,
+    /// Nodes handing their leaderships over before a planned stop.
+    leaving: Mutex<Vec<usize>>,
 }
 
 /// Most changes of the faults in force remembered.
@@ -151,6 +155,7 @@ impl Faults {
             next: AtomicU64::new(1),
             rpc_timeout,
             changes: Mutex::new(VecDeque::new()),
+            leaving: Mutex::new(Vec::new()),
         })
     }
 
@@ -254,11 +259,17 @@ impl Faults {
         let after = trigger(req.after.as_ref())?;
         let id = format!("f{}", self.next.fetch_add(1, Ordering::Relaxed));
         let state = if after.is_some() { pb::FaultState::Waiting } else { pb::FaultState::Scheduled };
-        let entry = Entry { id: id.clone(), request: req.clone(), resolved, seed: req.seed, state, after };
+        let entry = Entry {
+            id: id.clone(),
+            request: req.clone(),
+            resolved,
+            seed: req.seed,
+            state,
+            after,
+            handovers: Vec::new(),
+        };
         if req.at_ms == 0 && after.is_none() {
-            let info = self.activate(entry, &*watch)?;
-            self.push_all().await.map_err(|e| RequestError { code: Code::Unavailable, field: "kind", reason: e })?;
-            return Ok(info);
+            return self.apply(entry, &*watch).await;
         }
         let info = self.info(&entry);
         lock(&self.entries).push(entry);
@@ -284,15 +295,69 @@ impl Faults {
                 let Some(i) = entries.iter().position(|e| e.id == id) else { return }; // cleared meanwhile
                 entries.remove(i)
             };
-            match me.activate(entry, &*watch) {
+            match me.apply(entry, &*watch).await {
                 Ok(info) => info!(fault = %info.fault_id, what = %info.description, "scheduled fault fired"),
                 Err(e) => warn!(fault = %id, error = %e, "scheduled fault could not fire"),
             }
-            if let Err(e) = me.push_all().await {
-                warn!(fault = %id, error = %e, "could not push faults to every node");
-            }
         });
         Ok(info)
+    }
+
+    /// Make `entry` active and push the faults to the nodes; a planned stop
+    /// first has its node hand its leaderships over.
+    async fn apply(&self, mut entry: Entry, watch: &dyn Watch) -> Result<pb::FaultInfo, RequestError> {
+        let leaving = self.hand_over(&mut entry, watch).await?;
+        let info = self.activate(entry, watch);
+        let pushed = self.push_all().await;
+        if let Some(i) = leaving {
+            lock(&self.leaving).retain(|&j| j != i);
+        }
+        let info = info?;
+        pushed.map_err(|e| RequestError { code: Code::Unavailable, field: "kind", reason: e })?;
+        Ok(info)
+    }
+
+    /// A planned stop (`crash.planned`): resolve the node (the leader now,
+    /// for `crash.leader`) and have it hand over what it leads
+    /// (`Agent.Leave`) before the crash is applied; the node is `leaving`
+    /// meanwhile (and until the caller has pushed the crash). Returns the
+    /// node's index, if it was a planned stop.
+    async fn hand_over(&self, entry: &mut Entry, watch: &dyn Watch) -> Result<Option<usize>, RequestError> {
+        let planned = matches!(&entry.request.kind, Some(pb::inject_fault_request::Kind::Crash(c)) if c.planned);
+        if !planned {
+            return Ok(None);
+        }
+        if entry.resolved == Resolved::CrashLeader {
+            self.resolve_leader(entry, watch)?;
+        }
+        let Resolved::Crash(i) = entry.resolved else { return Ok(None) };
+        let Some(node) = self.cluster.nodes().get(i).cloned() else { return Ok(None) };
+        lock(&self.leaving).push(i);
+        let mut client = node.client();
+        let wait = ringleader_node::runtime::HANDOVER_WAIT;
+        let call = client.leave(pb::LeaveRequest { wait_ms: wait.as_millis() as u64 });
+        match tokio::time::timeout(wait + self.rpc_timeout, call).await {
+            Ok(Ok(r)) => entry.handovers = r.into_inner().handovers,
+            // It stops anyway: the others' failure detectors take over.
+            Ok(Err(e)) => {
+                warn!(node = %node.name(), error = %e.message(), "planned stop: the node could not hand over")
+            }
+            Err(_) => warn!(node = %node.name(), "planned stop: the handover did not answer in time"),
+        }
+        Ok(Some(i))
+    }
+
+    /// Resolve `crash.leader` to the node that leads now.
+    fn resolve_leader(&self, entry: &mut Entry, watch: &dyn Watch) -> Result<(), RequestError> {
+        let name = watch
+            .leader()
+            .ok_or_else(|| RequestError::precondition("crash.leader", "no election has elected a leader yet"))?;
+        let i = self.node_index("crash.leader", &name)?;
+        entry.resolved = Resolved::Crash(i);
+        let planned = matches!(&entry.request.kind, Some(pb::inject_fault_request::Kind::Crash(c)) if c.planned);
+        entry.request.kind =
+            Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: name, leader: true, planned }));
+        Ok(())
     }
 
     /// Poll until `t` holds for the watched election (`kept`, else the first
@@ -353,13 +418,7 @@ impl Faults {
     /// Make `entry` active in the registry (resolving a leader crash, applying a recover).
     fn activate(&self, mut entry: Entry, watch: &dyn Watch) -> Result<pb::FaultInfo, RequestError> {
         if entry.resolved == Resolved::CrashLeader {
-            let name = watch
-                .leader()
-                .ok_or_else(|| RequestError::precondition("crash.leader", "no election has elected a leader yet"))?;
-            let i = self.node_index("crash.leader", &name)?;
-            entry.resolved = Resolved::Crash(i);
-            entry.request.kind =
-                Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: name, leader: true }));
+            self.resolve_leader(&mut entry, watch)?;
         }
         entry.state = pb::FaultState::Active;
         let info = self.info(&entry);
@@ -407,7 +466,7 @@ impl Faults {
     /// cuts off from every majority of the cluster.
     pub fn active(&self) -> crate::elections::ActiveFaults {
         let n = self.cluster.len();
-        let mut out = crate::elections::ActiveFaults::default();
+        let mut out = crate::elections::ActiveFaults { leaving: lock(&self.leaving).clone(), ..Default::default() };
         for e in lock(&self.entries).iter().filter(|e| e.state == pb::FaultState::Active) {
             match &e.resolved {
                 Resolved::Crash(i) => out.crashed.push(*i),
@@ -517,7 +576,22 @@ impl Faults {
         let name = |i: &usize| self.cluster.nodes().get(*i).map_or_else(|| format!("#{i}"), |n| n.name());
         let any = |i: &Option<usize>| i.as_ref().map_or_else(|| "*".to_string(), name);
         match &e.resolved {
+            Resolved::Crash(i) if Self::planned(e) => {
+                let handed: Vec<String> = e
+                    .handovers
+                    .iter()
+                    .map(|h| match h.handed_over {
+                        true => format!("id {} leads term {} after {} µs", h.new_leader_id, h.new_term, h.took_us),
+                        false => format!("{}: not handed over in time", h.election_id),
+                    })
+                    .collect();
+                match handed.is_empty() {
+                    true => format!("planned stop {} (led nothing)", name(i)),
+                    false => format!("planned stop {} (handed over: {})", name(i), handed.join("; ")),
+                }
+            }
             Resolved::Crash(i) => format!("crash {}", name(i)),
+            Resolved::CrashLeader if Self::planned(e) => "planned stop of the leader".to_string(),
             Resolved::CrashLeader => "crash the leader".to_string(),
             Resolved::Recover(i) => format!("recover {}", name(i)),
             Resolved::Link { from, to, spec } => format!(
@@ -543,12 +617,17 @@ impl Faults {
         }
     }
 
+    fn planned(e: &Entry) -> bool {
+        matches!(&e.request.kind, Some(pb::inject_fault_request::Kind::Crash(c)) if c.planned)
+    }
+
     fn info(&self, e: &Entry) -> pb::FaultInfo {
         pb::FaultInfo {
             fault_id: e.id.clone(),
             fault: Some(e.request.clone()),
             state: e.state as i32,
             description: self.describe(e),
+            handovers: e.handovers.clone(),
         }
     }
 

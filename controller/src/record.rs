@@ -214,6 +214,10 @@ pub struct LeadershipChange {
     pub leader_id: Option<u64>,
     /// Milliseconds since the election started.
     pub at_ms: u64,
+    /// When the belief took effect, in unix microseconds on the node's own
+    /// clock (0: not reported).
+    #[serde(default)]
+    pub node_us: u64,
 }
 
 /// One loss of a kept leadership's agreed leader.

@@ -352,6 +352,12 @@ impl<A: Algorithm, H> Shell<A, H> {
         self.state.suspect(&mut self.algo, port, suspected, out);
     }
 
+    /// The node is about to stop on purpose ([`ShellState::leave`]):
+    /// whether it handed something over.
+    pub fn leave<S: Sink>(&mut self, out: &mut Outputs<S>) -> bool {
+        self.state.leave(&mut self.algo, out)
+    }
+
     /// The node recovered as a new incarnation `algo` ([`ShellState::restart`]).
     pub fn restart<S: Sink>(&mut self, algo: A, out: &mut Outputs<S>) {
         self.state.restart(&mut self.algo, algo, out);
@@ -474,6 +480,18 @@ impl<H> ShellState<H> {
     pub fn suspect<A: Algorithm, S: Sink>(&mut self, algo: &mut A, port: Port, suspected: bool, out: &mut Outputs<S>) {
         algo.on_suspect(port, suspected, &mut out.effects);
         self.settle(out);
+    }
+
+    /// The node is about to stop on purpose: it hands over what it holds
+    /// ([`Algorithm::on_leave`]). Only a started node has anything to hand
+    /// over. Returns whether it handed something over.
+    pub fn leave<A: Algorithm, S: Sink>(&mut self, algo: &mut A, out: &mut Outputs<S>) -> bool {
+        if self.flags & STARTED == 0 {
+            return false;
+        }
+        let handing = algo.on_leave(&[], &mut out.effects);
+        self.settle(out);
+        handing
     }
 
     /// Renumber every timer's stamp to 0, for a driver that compares states

@@ -97,6 +97,7 @@ mod tests {
             Msg::LeaseRenew { term: 3, leader: 4 },
             Msg::LeaseAck { term: 3, granted: true },
             Msg::LeaseAck { term: 6, granted: false },
+            Msg::Handover { term: 4, successor: 9 },
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
         kinds.dedup();

@@ -14,6 +14,8 @@
 //!                                # TLS node; unset: not served
 //! max_connections = 4096         # connections held at once; more are closed at once (logged, counted)
 //! idle_timeout_ms = 60000        # a connection that sends nothing this long is closed
+//! handover_ms = 2000             # on SIGTERM, hand the kept leaderships it leads over and wait
+//!                                # up to this long for the successors (0: stop at once)
 //!
 //! [telemetry]
 //! log = "info,ringleader_node=debug"  # tracing filter; RUST_LOG wins over it
@@ -117,6 +119,15 @@ pub struct NodeSection {
     /// A connection that sends nothing this long is closed.
     #[serde(default = "default_idle_timeout_ms")]
     pub idle_timeout_ms: u64,
+    /// On SIGTERM, hand over the kept leaderships this node leads and wait
+    /// up to this long for the successors' claims before stopping (0: stop
+    /// at once).
+    #[serde(default = "default_handover_ms")]
+    pub handover_ms: u64,
+}
+
+fn default_handover_ms() -> u64 {
+    ringleader_node::runtime::HANDOVER_WAIT.as_millis() as u64
 }
 
 fn default_max_connections() -> usize {
@@ -190,6 +201,10 @@ impl Config {
         if self.node.max_connections < 8 {
             let v = self.node.max_connections.to_string();
             return Err(invalid("node.max_connections", &v, "must be at least 8".into()));
+        }
+        if self.node.handover_ms > 60_000 {
+            let v = self.node.handover_ms.to_string();
+            return Err(invalid("node.handover_ms", &v, "must be at most a minute (0..=60000)".into()));
         }
         if !(1_000..=86_400_000).contains(&self.node.idle_timeout_ms) {
             let v = self.node.idle_timeout_ms.to_string();

@@ -90,6 +90,7 @@ async fn main() -> ExitCode {
         tls,
         limits,
         channels: Default::default(),
+        handover_on_shutdown: std::time::Duration::from_millis(cfg.node.handover_ms),
     };
     let code = match runtime::serve_with_health(listener, health_listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,6 +14,15 @@
 //!   `GetLeader` every 5 ms saw until a new leader was agreed by every live
 //!   node, and the controller's own failover figures (detection, agreement,
 //!   messages).
+//! * **Planned restarts.** The same cluster, then the same number of
+//!   planned stops (`InjectFault crash {leader: true, planned: true}`, what a
+//!   node does on SIGTERM): the leader hands its leadership over before it
+//!   stops. Per stop: the time the polling client saw until the new leader
+//!   was agreed (polled every millisecond), the handover as the leaving node
+//!   timed it (from handing over to hearing its successor lead), and the
+//!   longest any node named no leader (from the nodes' own clocks, one clock
+//!   on loopback); next to a gRPC round trip on loopback measured in the
+//!   same run.
 //! * **etcd Raft.** A 5-member etcd cluster (Debian's `etcd-server`) on
 //!   loopback with `--heartbeat-interval` / `--election-timeout` set to the
 //!   same pairs (the election timeout raised to five heartbeats, etcd's
@@ -75,7 +84,11 @@ async fn ringleader(algorithm: &str, period_ms: u64, timeout_ms: u64, crashes: u
             break;
         };
         let crash = pb::InjectFaultRequest {
-            kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: String::new(), leader: true })),
+            kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault {
+                node: String::new(),
+                leader: true,
+                planned: false,
+            })),
             ..Default::default()
         };
         let fault = client.inject_fault(crash).await.expect("crash the leader").into_inner();
@@ -101,22 +114,137 @@ async fn ringleader(algorithm: &str, period_ms: u64, timeout_ms: u64, crashes: u
         client.inject_fault(recover).await.expect("recover");
         tokio::time::sleep(Duration::from_millis(timeout_ms * 3)).await;
     }
-    let _ = client.stop_election(pb::StopElectionRequest { election_id: id }).await;
-    ctl.stop().await;
-    format!(
-        "{algorithm:<12} period {period_ms:>4} ms timeout {timeout_ms:>5} ms | {} | {} | {} | {} | {} crashes, {failed} without a new leader",
+    let crash_row = format!(
+        "{algorithm:<12} period {period_ms:>4} ms timeout {timeout_ms:>5} ms | crash   | {} | {} | {} | {} | {} crashes, {failed} without a new leader",
         summary("client-seen ms", &mut seen),
         summary("detection ms", &mut detection),
         summary("agreement ms", &mut agreement),
         summary("messages", &mut messages),
         crashes,
+    );
+    let planned_row = planned(&mut client, &id, crashes, timeout_ms).await;
+    let _ = client.stop_election(pb::StopElectionRequest { election_id: id }).await;
+    ctl.stop().await;
+    format!(
+        "{crash_row}\n{algorithm:<12} period {period_ms:>4} ms timeout {timeout_ms:>5} ms | planned | {planned_row}"
     )
+}
+
+/// `stops` planned stops of the agreed leader of kept leadership `id`, each recovered afterwards.
+async fn planned(
+    client: &mut pb::controller_client::ControllerClient<tonic::transport::Channel>,
+    id: &str,
+    stops: usize,
+    timeout_ms: u64,
+) -> String {
+    let agreed = |l: &pb::Leader| l.agreed && l.leader.is_some();
+    let (mut seen, mut handover, mut leaderless) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut failed, mut not_handed) = (0, 0);
+    for _ in 0..stops {
+        let Some(before) = poll_every(client, id, Duration::from_secs(30), Duration::from_millis(1), agreed).await
+        else {
+            failed += 1;
+            break;
+        };
+        let since_us = unix_us();
+        let stop = pb::InjectFaultRequest {
+            kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault {
+                node: String::new(),
+                leader: true,
+                planned: true,
+            })),
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let fault = client.inject_fault(stop).await.expect("planned stop of the leader").into_inner();
+        let new = |l: &pb::Leader| agreed(l) && l.term > before.term && l.leader != before.leader;
+        match poll_every(client, id, Duration::from_secs(60), Duration::from_millis(1), new).await {
+            Some(_) => seen.push(t0.elapsed().as_micros() as u64),
+            None => failed += 1,
+        }
+        for h in &fault.handovers {
+            if h.handed_over {
+                handover.push(h.took_us);
+            } else {
+                not_handed += 1;
+            }
+        }
+        if let Ok(e) = client.get_election(pb::GetElectionRequest { election_id: id.into() }).await {
+            leaderless.push(longest_leaderless_us(&e.into_inner().timeline, since_us));
+        }
+        let node = fault.fault.and_then(|f| f.kind).map_or(String::new(), |k| match k {
+            pb::inject_fault_request::Kind::Crash(c) => c.node,
+            _ => String::new(),
+        });
+        let recover = pb::InjectFaultRequest {
+            kind: Some(pb::inject_fault_request::Kind::Recover(pb::RecoverFault { node })),
+            ..Default::default()
+        };
+        client.inject_fault(recover).await.expect("recover");
+        tokio::time::sleep(Duration::from_millis(timeout_ms * 3)).await;
+    }
+    let ms = |xs: &[u64]| xs.iter().map(|x| x / 1_000).collect::<Vec<_>>();
+    format!(
+        "{} | {} | {} | {stops} stops, {failed} without a new leader, {not_handed} not handed over",
+        summary("client-seen ms", &mut ms(&seen)),
+        summary("handover µs", &mut handover),
+        summary("longest leaderless µs (any node)", &mut leaderless),
+    )
+}
+
+/// The longest stretch any node named no leader, from its own clock, among the beliefs since
+/// unix time `since_us` (a belief without a leader that lasts until now counts until now).
+fn longest_leaderless_us(timeline: &[pb::LeadershipChange], since_us: u64) -> u64 {
+    let mut longest = 0;
+    let mut open: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
+    for c in timeline.iter().filter(|c| c.node_us >= since_us) {
+        match (c.leader_id, open.remove(&c.position)) {
+            (0, None) => {
+                open.insert(c.position, c.node_us);
+            }
+            (0, Some(at)) => {
+                open.insert(c.position, at);
+            }
+            (_, Some(at)) => longest = longest.max(c.node_us.saturating_sub(at)),
+            (_, None) => {}
+        }
+    }
+    let now = unix_us();
+    open.values().map(|&at| now.saturating_sub(at)).fold(longest, u64::max)
+}
+
+fn unix_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+}
+
+/// The median round trip of a small gRPC call on loopback (ListAlgorithms), over `n` calls.
+async fn round_trip_us(n: usize) -> u64 {
+    let ctl = TestController::start_with(test_config(NODES)).await;
+    let mut client = ctl.client();
+    let mut xs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t0 = Instant::now();
+        let _ = client.list_algorithms(pb::ListAlgorithmsRequest::default()).await;
+        xs.push(t0.elapsed().as_micros() as u64);
+    }
+    ctl.stop().await;
+    median(&mut xs)
 }
 
 async fn poll(
     client: &mut pb::controller_client::ControllerClient<tonic::transport::Channel>,
     id: &str,
     within: Duration,
+    ok: impl Fn(&pb::Leader) -> bool,
+) -> Option<pb::Leader> {
+    poll_every(client, id, within, Duration::from_millis(5), ok).await
+}
+
+async fn poll_every(
+    client: &mut pb::controller_client::ControllerClient<tonic::transport::Channel>,
+    id: &str,
+    within: Duration,
+    every: Duration,
     ok: impl Fn(&pb::Leader) -> bool,
 ) -> Option<pb::Leader> {
     let deadline = Instant::now() + within;
@@ -126,7 +254,7 @@ async fn poll(
         {
             return Some(l.into_inner());
         }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        tokio::time::sleep(every).await;
     }
     None
 }
@@ -328,7 +456,10 @@ async fn main() {
         Some(i) => args.get(i + 1).map(|s| s.split(',').map(String::from).collect()).unwrap_or_default(),
         None => catalogue::CATALOGUE.iter().filter(|s| s.build_kept.is_some()).map(|s| s.name.to_string()).collect(),
     };
-    println!("failover of kept leaderships on {NODES} loopback nodes, {crashes} crashes per row (medians, max)");
+    println!(
+        "failover of kept leaderships on {NODES} loopback nodes, {crashes} crashes and {crashes} planned stops per setting (medians, max)"
+    );
+    println!("a gRPC round trip on loopback (ListAlgorithms, median of 200): {} µs", round_trip_us(200).await);
     for &(period, timeout) in &SETTINGS {
         for a in &algorithms {
             println!("{}", ringleader(a, period, timeout, crashes).await);

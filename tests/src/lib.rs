@@ -155,7 +155,7 @@ pub fn leads(l: &pb::Leader, id: u64) -> bool {
 
 /// `InjectFault` that crashes whoever leads now.
 pub fn crash_leader() -> pb::InjectFaultRequest {
-    fault(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: String::new(), leader: true }))
+    fault(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: String::new(), leader: true, planned: false }))
 }
 
 /// Crash the leader ([`crash_leader`]), which must be the node `leader`

@@ -323,7 +323,7 @@ mod tests {
             belief(1, 2, Some(2), 400),
             belief(2, 2, None, 450),
         ];
-        let crashed = |c: Vec<usize>, cut: Vec<usize>| ActiveFaults { crashed: c, cut_off: cut };
+        let crashed = |c: Vec<usize>, cut: Vec<usize>| ActiveFaults { crashed: c, cut_off: cut, ..Default::default() };
         let faults = [
             (1_100_000, crashed(vec![2], vec![])),
             (1_700_000, crashed(vec![], vec![0])),

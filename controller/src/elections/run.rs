@@ -80,6 +80,8 @@ pub struct ActiveFaults {
     /// Node indices an injected partition cuts off from every majority of
     /// the cluster (in a group of at most half of it).
     pub cut_off: Vec<usize>,
+    /// Node indices handing their leaderships over before a planned stop.
+    pub leaving: Vec<usize>,
 }
 
 /// Tells what the injected faults do to the nodes, now and since a time.

@@ -210,6 +210,14 @@ pub struct Bully {
     /// While leading: neighbours whose heartbeats show an older term.
     behind: Behind,
     reports: Reports,
+    /// This node is about to stop ([`Algorithm::on_leave`]): it never
+    /// elects, leads again or bullies; it follows the next claim it hears.
+    leaving: bool,
+    /// Ports of better nodes that said they leave ([`Msg::Handover`]): an
+    /// election does not wait for them, until they claim the lead again.
+    gone: Vec<Port>,
+    /// The port of the leader whose handover started this node's election.
+    handed_by: Option<Port>,
 }
 
 /// How long after the last fault heals every live node follows one live
@@ -256,6 +264,9 @@ impl Bully {
             timer: OneTimer::default(),
             behind: Behind::new(c.port_info.len()),
             reports: Reports::default(),
+            leaving: false,
+            gone: Vec::new(),
+            handed_by: None,
         }
     }
 
@@ -279,15 +290,19 @@ impl Bully {
         self.reports.announce(l, out);
     }
 
-    /// Send `BullyElection` to every higher node, or lead if there is none.
+    /// Send `BullyElection` to every higher node that has not left, or lead
+    /// if there is none. A leaving node does neither.
     fn elect(&mut self, out: &mut Outbox) {
-        if self.higher.is_empty() {
+        if self.leaving {
+            return;
+        }
+        if self.higher.iter().all(|p| self.gone.contains(p)) {
             self.lead(out);
             return;
         }
         self.phase = Phase::Electing { answered: false };
         self.announce(out);
-        for &port in self.higher.iter() {
+        for &port in self.higher.iter().filter(|p| !self.gone.contains(p)) {
             out.send(port, Msg::BullyElection { term: self.term });
         }
         self.timer.replace(ANSWER_TIMER, self.cfg.answer_timeout_ms, out);
@@ -296,8 +311,12 @@ impl Bully {
     /// Lead a new term and tell every node (not once the term space is used
     /// up: [`super::next_term`]).
     fn lead(&mut self, out: &mut Outbox) {
+        if self.leaving {
+            return;
+        }
         let Some(term) = super::next_term(self.term) else { return };
         self.timer.stop(out);
+        self.handed_by = None;
         self.term = term;
         self.phase = Phase::Leading;
         self.behind.told_all();
@@ -308,6 +327,7 @@ impl Bully {
 
     fn follow(&mut self, leader: u64, term: u64, out: &mut Outbox) {
         self.timer.stop(out);
+        self.handed_by = None;
         self.term = term;
         self.phase = Phase::Following(leader);
         self.announce(out);
@@ -323,6 +343,10 @@ impl Bully {
 
     /// A message showed a later term than this node's.
     fn newer_term(&mut self, term: u64, out: &mut Outbox) {
+        if self.leaving && self.phase == Phase::Leading {
+            // It leads its term until its successor's claim reaches it.
+            return;
+        }
         self.term = term;
         match self.phase {
             Phase::Leading => self.elect(out),
@@ -333,6 +357,13 @@ impl Bully {
     }
 
     fn on_election(&mut self, port: Port, term: u64, out: &mut Outbox) {
+        if self.leaving {
+            // Do not wait for me: it confirms that it leaves.
+            if let Some(&from) = self.peers.get(port as usize) {
+                out.send(port, Msg::Handover { term: self.term, successor: from });
+            }
+            return;
+        }
         let stale = term < self.term;
         let current_leader = self.phase == Phase::Leading && term <= self.term;
         self.term = self.term.max(term);
@@ -367,6 +398,14 @@ impl Bully {
     }
 
     fn on_coordinator(&mut self, port: Port, leader: u64, term: u64, out: &mut Outbox) {
+        self.gone.retain(|&p| p != port);
+        if self.leaving {
+            // Follow the next claim, bully nobody (the successor's, normally).
+            if term > self.term || (term == self.term && self.phase != Phase::Leading) {
+                self.follow(leader, term, out);
+            }
+            return;
+        }
         if term < self.term {
             if self.phase == Phase::Leading {
                 out.send(port, Msg::Coordinator { leader: self.id, term: self.term });
@@ -389,6 +428,39 @@ impl Bully {
     }
 }
 
+impl Bully {
+    /// A `Handover` of this node's term naming it as the successor. From
+    /// the leader it follows: elect now (not after a suspicion), asking the
+    /// leaver too. From that leader again while the election waits for
+    /// answers: the leaver's reply (it leaves, do not wait for it), so lead
+    /// at once unless a better node is still there (then that one answers).
+    /// Nothing else is heeded: the others keep following the leaver until
+    /// the successor's `Coordinator`. A handover alone makes one node
+    /// elect; only the leaver's reply to that election lets it lead
+    /// without the answer timeout, and a leaver never leads again, so no
+    /// two nodes lead one term. (A member that forges both the handover
+    /// and the reply of a leader that is not leaving could make its
+    /// successor lead the leader's next term beside it, as it could forge
+    /// other claims; the peer token keeps outsiders from sending any.)
+    fn on_handover(&mut self, port: Port, term: u64, successor: u64, out: &mut Outbox) {
+        let Some(&from) = self.peers.get(port as usize) else { return };
+        if self.leaving || successor != self.id || term != self.term {
+            return;
+        }
+        if self.phase == Phase::Following(from) {
+            // Its leader hands over to it: elect now, asking the leaver too.
+            self.handed_by = Some(port);
+            self.elect(out);
+        } else if self.phase == (Phase::Electing { answered: false }) && self.handed_by == Some(port) {
+            // The leaver answers the election it started: it is gone.
+            self.gone = vec![port];
+            if self.higher.iter().all(|p| self.gone.contains(p)) {
+                self.lead(out);
+            }
+        }
+    }
+}
+
 impl Algorithm for Bully {
     fn on_start(&mut self, out: &mut Outbox) {
         if self.phase == Phase::Asleep {
@@ -399,7 +471,12 @@ impl Algorithm for Bully {
     fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
+        if !matches!(msg, Msg::Handover { .. }) {
+            // It speaks up: it has not left (or came back).
+            self.gone.retain(|&p| p != port);
+        }
         match msg {
+            Msg::Handover { term, successor } => self.on_handover(port, term, successor, out),
             Msg::BullyElection { term } if self.rule.beats(self.id, from) => self.on_election(port, term, out),
             Msg::Answer { term } if self.rule.beats(from, self.id) => self.on_answer(term, out),
             Msg::Coordinator { leader, term } if leader == from => self.on_coordinator(port, leader, term, out),
@@ -414,8 +491,8 @@ impl Algorithm for Bully {
     }
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        if !self.timer.fired(timer) {
-            return; // replaced or cancelled after the driver queued it
+        if !self.timer.fired(timer) || self.leaving {
+            return; // replaced or cancelled after the driver queued it, or leaving
         }
         match (timer, self.phase) {
             (ANSWER_TIMER, Phase::Electing { answered: false }) => self.lead(out),
@@ -426,6 +503,9 @@ impl Algorithm for Bully {
 
     fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
         let Some(&peer) = self.peers.get(port as usize) else { return };
+        if self.leaving {
+            return;
+        }
         match (suspected, self.phase) {
             (true, Phase::Following(leader)) if leader == peer => self.elect(out),
             // Heard again from a node it had given up on: tell it who leads
@@ -449,6 +529,12 @@ impl Algorithm for Bully {
     /// if every election message to it was lost.
     fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
         let Some(&peer) = self.peers.get(port as usize) else { return };
+        if self.leaving {
+            if leading {
+                self.on_coordinator(port, peer, term, out);
+            }
+            return;
+        }
         if self.phase == Phase::Following(peer) && !leading && term >= self.term {
             // The leader this node follows says it leads nothing (it stepped
             // down, or the belief came from a forged coordinator): elect.
@@ -470,6 +556,36 @@ impl Algorithm for Bully {
         } else if term < self.term && self.phase == Phase::Leading && self.behind.heard(port) {
             out.send(port, Msg::Coordinator { leader: self.id, term: self.term });
         }
+    }
+
+    /// A leader hands over to the best node its detector does not suspect:
+    /// it tells every node (`Handover`), leads its term until the
+    /// successor's `Coordinator` (a higher term) reaches it, then follows.
+    /// The successor elects at once and the leaver answers its election
+    /// with a `Handover` (do not wait for me), so it leads three delays
+    /// after the handover and everyone follows it one delay later. The
+    /// followers keep following the leaver until then, so none is ever
+    /// without a leader. A node that does not lead hands nothing over;
+    /// leaving, none elects or bullies again, and each answers elections
+    /// with a `Handover`.
+    fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
+        if self.leaving {
+            return false;
+        }
+        self.timer.stop(out);
+        let live = |p: &usize| !suspected.get(*p).copied().unwrap_or(false) && !self.gone.contains(&(*p as Port));
+        let best = (0..self.peers.len())
+            .filter(live)
+            .map(|p| self.peers[p])
+            .reduce(|a, b| if self.rule.beats(b, a) { b } else { a });
+        self.leaving = true;
+        if self.phase == Phase::Leading
+            && let Some(successor) = best
+        {
+            self.peers.broadcast(Msg::Handover { term: self.term, successor }, out);
+            return true;
+        }
+        false
     }
 
     /// The leader watches every node (its heartbeats carry its claim to all,
@@ -887,6 +1003,14 @@ mod tests {
             }
         }
 
+        /// The node `id` is about to stop on purpose (SIGTERM).
+        fn leave(&mut self, id: u64) {
+            let v = self.pos(id);
+            let mut out = Outputs::default();
+            self.nodes[v as usize].leave(&mut out);
+            self.apply(v, &mut out);
+        }
+
         fn suspect(&mut self, at: u64, about: u64) {
             let (v, port) = (self.pos(at), self.port_to(at, about));
             let mut out = Outputs::default();
@@ -1010,6 +1134,94 @@ mod tests {
         assert!(net.all_live_believe(Leadership { term: 3, leader: Some(7) }), "{:?}", net.beliefs());
         eprintln!("after the cut healed at 3500 ms, all follow 7 (term 3) at {} ms", net.settled_at());
         assert!(net.settled_at() < 3_500 + 300);
+    }
+
+    /// A planned stop of the leader (SIGTERM) hands its leadership over
+    /// without a leaderless moment: 7 leaves at 2 s; 5, the best node left,
+    /// elects, 7 answers that it leaves, and 5 leads term 2 three delays
+    /// after the handover; every other node goes from following 7 straight
+    /// to following 5 (no belief without a leader in between) within four
+    /// delays, and 5 names no leader only while it elects (a round trip); n − 1 handovers and the reply, one election, n − 1
+    /// coordinators. After 7 stops for good nothing changes, and no node
+    /// ever waited for a failure detector or a timeout.
+    #[test]
+    fn a_leaving_leader_hands_over_with_no_leaderless_moment() {
+        let mut net = kept_net();
+        net.start_all();
+        net.run_until(2_000);
+        assert!(net.all_live_believe(Leadership { term: 1, leader: Some(7) }));
+        let (before, from) = (net.counters(), net.timeline.len());
+        net.leave(7);
+        net.run_until(2_000 + 20);
+        assert!(net.all_live_believe(Leadership { term: 2, leader: Some(5) }), "{:?}", net.beliefs());
+        let changes = &net.timeline[from..];
+        let five = net.pos(5);
+        let others = changes.iter().filter(|(_, p, _)| *p != five);
+        assert!(others.clone().all(|(_, _, l)| l.leader.is_some()), "a node was without a leader: {changes:?}");
+        // 5 itself, electing, names no leader for one round trip (its election to 7 and the reply).
+        let mine: Vec<_> = changes.iter().filter(|(_, p, _)| *p == five).collect();
+        assert_eq!(
+            mine.iter().map(|(_, _, l)| *l).collect::<Vec<_>>(),
+            [Leadership { term: 1, leader: None }, Leadership { term: 2, leader: Some(5) }]
+        );
+        assert!(mine[1].0 - mine[0].0 <= 10, "5 without a leader for {} ms", mine[1].0 - mine[0].0);
+        let led = mine[1].0;
+        assert!(led - 2_000 <= 15, "5 leads {} ms after the handover", led - 2_000);
+        assert!(net.settled_at() - 2_000 <= 20, "{} ms", net.settled_at() - 2_000);
+        let by = |net: &Net<_>, k: MsgKind| net.counters().by_kind[k as usize] - before.by_kind[k as usize];
+        let kinds = [MsgKind::Handover, MsgKind::Coordinator, MsgKind::BullyElection];
+        assert_eq!(kinds.map(|k| by(&net, k)), [6, 5, 1]);
+        let seven = net.pos(7) as usize;
+        net.crashed[seven] = true;
+        net.run_until(20_000);
+        assert!(net.all_live_believe(Leadership { term: 2, leader: Some(5) }), "{:?}", net.beliefs());
+        assert_eq!(by(&net, MsgKind::BullyElection), 1, "nobody elected after 7 stopped");
+    }
+
+    /// A leaving node never leads or elects again: it answers elections
+    /// with a `Handover` (do not wait for me), ignores timers and
+    /// suspicions, and follows a lower node's claim instead of bullying it.
+    /// A handover is heeded only from the leader of the node's own term
+    /// and naming it: it elects, and leads once the leaver answers that
+    /// election with another handover; a handover from anyone else, of
+    /// another term or naming another node, changes nothing.
+    #[test]
+    fn a_leaving_node_stands_aside() {
+        // Node 3 of {1..5} following 5 leaves (it led nothing: it sends nothing).
+        let (mut three, _) = started(node(3, &PEERS_OF_3));
+        let mut out = Outbox::default();
+        three.on_message(0, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
+        let mut out = Outbox::default();
+        three.on_leave(&[], &mut out);
+        assert!(out.effects().iter().all(|e| !matches!(e, Effect::Send { .. })), "{:?}", out.effects());
+        let mut out = Outbox::default();
+        three.on_message(1, Msg::BullyElection { term: 1 }, &mut out).unwrap();
+        assert_eq!(out.effects(), [send(1, Msg::Handover { term: 1, successor: 1 })]);
+        let mut out = Outbox::default();
+        three.on_suspect(0, true, &mut out);
+        three.on_message(3, Msg::Coordinator { leader: 2, term: 2 }, &mut out).unwrap();
+        assert_eq!(three.leadership(), Leadership { term: 2, leader: Some(2) }, "follows, does not bully");
+        assert!(!out.effects().iter().any(|e| matches!(e, Effect::Send { .. })), "{:?}", out.effects());
+        // Node 4 of {1..5} (better node 5 on port 0) follows 5 in term 1.
+        let peers = [5, 1, 3, 2];
+        let (mut four, _) = started(node(4, &peers));
+        let mut out = Outbox::default();
+        four.on_message(0, Msg::Coordinator { leader: 5, term: 1 }, &mut out).unwrap();
+        let following = four.leadership();
+        for (port, msg) in [
+            (0, Msg::Handover { term: 1, successor: 3 }), // names another node
+            (0, Msg::Handover { term: 0, successor: 4 }), // another term
+            (2, Msg::Handover { term: 1, successor: 4 }), // not from its leader
+        ] {
+            four.on_message(port, msg, &mut out).unwrap();
+            assert_eq!(four.leadership(), following, "{msg:?} on port {port}");
+        }
+        let mut out = Outbox::default();
+        four.on_message(0, Msg::Handover { term: 1, successor: 4 }, &mut out).unwrap();
+        assert_eq!(four.leadership(), Leadership { term: 1, leader: None }, "it elects");
+        assert!(out.effects().contains(&send(0, Msg::BullyElection { term: 1 })), "{:?}", out.effects());
+        four.on_message(0, Msg::Handover { term: 1, successor: 4 }, &mut out).unwrap();
+        assert_eq!(four.leadership(), Leadership { term: 2, leader: Some(4) }, "the leaver's reply");
     }
 
     /// Seed 004's worst case, without detectors: six nodes follow 6; 6

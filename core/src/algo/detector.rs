@@ -375,6 +375,14 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
         self.inspect(out, from);
     }
 
+    /// The inner algorithm hands over, told whom this detector suspects.
+    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
+        let from = out.effects().len();
+        let handing = self.inner.on_leave(&self.suspected, out);
+        self.inspect(out, from);
+        handing
+    }
+
     fn restore(&mut self, stable: super::Stable) {
         self.inner.restore(stable)
     }

@@ -55,6 +55,8 @@ pub fn kept_messages(term: u64, from: u64, to: u64, count: u32) -> Vec<Msg> {
         Msg::Commit { term: x, leader: from },
         Msg::VoteRequest { term: x, candidate: from },
         Msg::LeaseRenew { term: x, leader: from },
+        Msg::Handover { term: x, successor: to },
+        Msg::Handover { term: x, successor: from },
     ];
     for f in [false, true] {
         all.extend([

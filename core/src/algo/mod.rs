@@ -505,6 +505,21 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
     /// Algorithms without terms ignore it.
     fn on_heartbeat(&mut self, _port: Port, _term: u64, _leading: bool, _out: &mut Outbox) {}
 
+    /// The driver is about to stop this node on purpose (SIGTERM: a rolling
+    /// update, a drained host): hand over what it holds, so that the others
+    /// need not wait for a failure detector to notice it gone, as Raft's
+    /// leadership transfer and client-go's `ReleaseOnCancel` do, and take no
+    /// part in later elections. `suspected[port]`: the failure detector
+    /// suspects the neighbour behind `port` (a shorter slice: the rest are
+    /// not suspected). The node keeps running until the driver stops it:
+    /// its belief changes when the successor's claim reaches it, which is
+    /// how the driver knows the handover is done. Returns whether it handed
+    /// something over (the driver then waits for that change of belief).
+    /// Algorithms without a leadership to hand over keep the default: nothing.
+    fn on_leave(&mut self, _suspected: &[bool], _out: &mut Outbox) -> bool {
+        false
+    }
+
     /// Does this node need to watch the neighbour behind `port` now? A
     /// failure detector sends heartbeats to, and suspects, only the watched
     /// neighbours, so an algorithm that needs only its leader (a follower)
@@ -601,6 +616,10 @@ impl Algorithm for Box<dyn Algorithm> {
 
     fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
         (**self).on_heartbeat(port, term, leading, out)
+    }
+
+    fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
+        (**self).on_leave(suspected, out)
     }
 
     fn watched(&self, port: Port) -> bool {

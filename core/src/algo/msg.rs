@@ -323,6 +323,16 @@ messages! {
         /// Extended (true) or refused (false).
         granted: bool,
     } => "lease_ack", pb::LeaseAck, Traffic::Upkeep;
+    /// A leader that is about to stop on purpose hands its leadership of
+    /// `term` over to `successor` (kept leaderships, see
+    /// [`Algorithm::on_leave`](super::Algorithm::on_leave)): sent to every
+    /// node, which stops waiting on the sender; the successor runs at once.
+    Handover {
+        /// The term the sender led (or the highest it saw).
+        term: u64,
+        /// The id of the node that should lead next.
+        successor: u64,
+    } => "handover", pb::Handover, Traffic::Election;
 }
 
 impl Msg {
@@ -341,7 +351,8 @@ impl Msg {
             | Msg::VoteRequest { term, .. }
             | Msg::Vote { term, .. }
             | Msg::LeaseRenew { term, .. }
-            | Msg::LeaseAck { term, .. } => Some(term),
+            | Msg::LeaseAck { term, .. }
+            | Msg::Handover { term, .. } => Some(term),
             _ => None,
         }
     }

@@ -202,6 +202,9 @@ impl AgentService {
     }
 }
 
+/// The longest a `Leave` call may wait for its handovers.
+const MAX_LEAVE_WAIT_MS: u64 = 60_000;
+
 #[tonic::async_trait]
 impl Agent for AgentService {
     async fn prepare(&self, request: Request<pb::PrepareRequest>) -> Result<Response<pb::PrepareResponse>, Status> {
@@ -266,6 +269,15 @@ impl Agent for AgentService {
     async fn messages(&self, request: Request<pb::MessagesRequest>) -> Result<Response<pb::MessageLog>, Status> {
         let election = self.election(&request.get_ref().election_id)?;
         Ok(Response::new(election.messages()))
+    }
+
+    async fn leave(&self, request: Request<pb::LeaveRequest>) -> Result<Response<pb::LeaveResponse>, Status> {
+        let wait_ms = request.get_ref().wait_ms;
+        if wait_ms > MAX_LEAVE_WAIT_MS {
+            return Err(AgentError::field("wait_ms", format!("at most {MAX_LEAVE_WAIT_MS} ms, got {wait_ms}")).into());
+        }
+        let wait = if wait_ms == 0 { super::HANDOVER_WAIT } else { std::time::Duration::from_millis(wait_ms) };
+        Ok(Response::new(self.0.leave_all(wait).await))
     }
 
     type EventsStream = EventStream;

@@ -117,6 +117,7 @@ struct Pending {
 enum Input {
     Start,
     Restart,
+    Leave,
     Message { port: Port, msg: Msg, causal_time: u64 },
     Timer(TimerId),
 }
@@ -379,6 +380,38 @@ impl Election {
         true
     }
 
+    /// The node is about to stop on purpose: the algorithm hands over what
+    /// it holds ([`Algorithm::on_leave`]). Returns whether this node led the
+    /// kept leadership just before, and whether it handed it over (`None`:
+    /// nothing to hand over: a one-shot or unstarted election, or one that
+    /// cannot take input).
+    pub(crate) fn leave(self: &Arc<Self>) -> Option<(bool, bool)> {
+        let mut st = self.lock();
+        if st.closed || st.broken || !st.shell.started() || self.setup.faults.crashed() {
+            return None;
+        }
+        let belief = st.shell.leadership()?;
+        let led = belief.leader == Some(self.setup.id);
+        let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
+        let State { shell, out, .. } = &mut *st;
+        let handing = match catch_unwind(AssertUnwindSafe(|| shell.leave(out))) {
+            Ok(h) => h,
+            Err(panic) => {
+                let e = format!("algorithm panicked in on_leave: {}", panic_text(&*panic));
+                self.break_down(&mut st, e);
+                return None;
+            }
+        };
+        let mut span = self.step_span(&st, began, Input::Leave, None, self.setup.position);
+        self.apply(&mut st, &mut None, span.as_mut());
+        Some((led, handing))
+    }
+
+    /// This node's id in the election.
+    pub(crate) fn node_id(&self) -> u64 {
+        self.setup.id
+    }
+
     /// Stop taking input and silence the timers.
     pub(crate) fn close(&self) {
         let mut st = self.lock();
@@ -456,6 +489,7 @@ impl Election {
             Input::Message { msg, .. } => (format!("receive {}", msg.kind().name()), SpanKind::Consumer),
             Input::Start => ("start".to_string(), SpanKind::Internal),
             Input::Restart => ("restart".to_string(), SpanKind::Internal),
+            Input::Leave => ("leave".to_string(), SpanKind::Internal),
             Input::Timer(_) => ("timer".to_string(), SpanKind::Internal),
         };
         let mut attributes = vec![
@@ -478,7 +512,9 @@ impl Election {
                 attributes.push(kv("ringleader.timer", i64::from(t)));
                 attributes.push(kv("ringleader.causal_time", st.depth as i64));
             }
-            Input::Start | Input::Restart => attributes.push(kv("ringleader.causal_time", st.depth as i64)),
+            Input::Start | Input::Restart | Input::Leave => {
+                attributes.push(kv("ringleader.causal_time", st.depth as i64))
+            }
         }
         let parent = Context::new().with_remote_span_context(parent.unwrap_or_else(|| root.clone()));
         let tracer = global::tracer(observe::NODE_SCOPE);

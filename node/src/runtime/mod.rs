@@ -87,7 +87,20 @@ pub struct NodeConfig {
     /// (the embedded cluster gives all its nodes one pool; a default config
     /// has a pool of its own).
     pub channels: SharedChannels,
+    /// On shutdown, hand over the kept leaderships this node leads and wait
+    /// up to this long for each successor's claim before stopping
+    /// (`Node::leave_all`); zero: stop at once, handing nothing over (the
+    /// embedded cluster, which stops all its nodes together).
+    pub handover_on_shutdown: Duration,
 }
+
+/// How long a leaving node waits for its handovers by default
+/// ([`NodeConfig::handover_on_shutdown`] of the node binary, and a `Leave`
+/// call without `wait_ms`): a handover takes a round trip, so this is for a
+/// successor that is slow or gone (then the node stops anyway and the
+/// others' failure detectors take over). Well within the manifests' 10 s
+/// grace period.
+pub const HANDOVER_WAIT: Duration = Duration::from_secs(2);
 
 /// Errors of the runtime.
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +141,9 @@ pub async fn serve_with_health(
     let signal = async move {
         shutdown.await;
         info!(name = %stopper.cfg.name, "shutting down");
+        if !stopper.cfg.handover_on_shutdown.is_zero() {
+            stopper.leave_all(stopper.cfg.handover_on_shutdown).await;
+        }
         stopper.shutdown();
         let _ = fired_tx.send(());
     };

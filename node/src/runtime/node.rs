@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
 use tokio::sync::{broadcast, oneshot};
@@ -152,6 +153,81 @@ impl Node {
             stops.push(tx);
         }
         StreamEnd::new(rx)
+    }
+
+    /// This node is about to stop on purpose (SIGTERM, or the controller's
+    /// planned restart): every kept leadership hands over what this node
+    /// holds in it ([`Election::leave`]), and for those it led this waits
+    /// until the successor's claim reaches it (its belief names another
+    /// leader), or `wait` passes. The node keeps serving meanwhile.
+    pub(crate) async fn leave_all(&self, wait: Duration) -> pb::LeaveResponse {
+        // Subscribe before leaving: the successor's claim may come at once.
+        let mut events = self.events.subscribe();
+        let began = Instant::now();
+        let mut response = pb::LeaveResponse::default();
+        let mut waiting = Vec::new();
+        for e in self.table.all() {
+            match e.leave() {
+                Some((true, handing)) => {
+                    let term = e.current_belief().map_or(0, |b| b.term);
+                    response.handovers.push(pb::HandoverResult {
+                        election_id: e.id().to_string(),
+                        term,
+                        ..Default::default()
+                    });
+                    if !handing {
+                        // Its algorithm hands nothing over: the others' detectors take over.
+                        continue;
+                    }
+                    waiting.push(response.handovers.len() - 1);
+                    // A claim that reached it between leaving and subscribing is its belief now.
+                    if let Some(b) = e.current_belief() {
+                        Self::handed(&mut response.handovers, &mut waiting, &b, e.node_id(), began);
+                    }
+                }
+                Some((false, _)) => response.followed += 1,
+                None => {}
+            }
+        }
+        info!(name = %self.cfg.name, leading = response.handovers.len(), followed = response.followed, "leaving: handing over");
+        let deadline = tokio::time::Instant::from_std(began + wait);
+        while !waiting.is_empty() {
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Ok(ev)) if ev.kept => {
+                    let id = self.table.get(&ev.election_id).map_or(0, |e| e.node_id());
+                    Self::handed(&mut response.handovers, &mut waiting, &ev, id, began);
+                }
+                Ok(Ok(_)) | Ok(Err(broadcast::error::RecvError::Lagged(_))) => {}
+                Ok(Err(broadcast::error::RecvError::Closed)) | Err(_) => break,
+            }
+        }
+        for h in &response.handovers {
+            info!(
+                name = %self.cfg.name, election = %h.election_id, handed_over = h.handed_over,
+                new_leader = h.new_leader_id, took_us = h.took_us, "handover"
+            );
+        }
+        response
+    }
+
+    /// `ev`, a belief of this node (id `me`) in an election it is handing
+    /// over, may show the handover done: another leader named.
+    fn handed(
+        results: &mut [pb::HandoverResult],
+        waiting: &mut Vec<usize>,
+        ev: &pb::NodeEvent,
+        me: u64,
+        began: Instant,
+    ) {
+        let Some(at) = waiting.iter().position(|&i| results[i].election_id == ev.election_id) else { return };
+        if ev.leader_id == 0 || ev.leader_id == me {
+            return;
+        }
+        let h = &mut results[waiting.swap_remove(at)];
+        h.handed_over = true;
+        h.new_leader_id = ev.leader_id;
+        h.new_term = ev.term;
+        h.took_us = began.elapsed().as_micros() as u64;
     }
 
     /// End the long-lived streams, close the outgoing links and drop every election.

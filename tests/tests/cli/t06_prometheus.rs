@@ -184,7 +184,11 @@ async fn every_dashboard_query_returns_series() {
     }
     // A LIVE election with a crashed node fails at the decision deadline.
     let crash = pb::InjectFaultRequest {
-        kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: "node-4".into(), leader: false })),
+        kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault {
+            node: "node-4".into(),
+            leader: false,
+            planned: false,
+        })),
         ..Default::default()
     };
     client.inject_fault(crash).await.unwrap();

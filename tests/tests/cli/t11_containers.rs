@@ -283,7 +283,9 @@ async fn stop(client: &mut ControllerClient<Channel>, token: &str, id: String) -
 /// the Secret's token) LIVE one-shot elections of four algorithms are correct; a kept bully whose
 /// leader's container is killed (`docker kill`, as a pod is lost) agrees on the next best id in a
 /// higher term, recorded as a failover, and when the container starts again (the same pod
-/// rescheduled) its id bullies back, agreed by all; ZooKeeper- and Chubby-style leaderships whose
+/// rescheduled) its id bullies back, agreed by all; `docker stop` of it (SIGTERM: a planned
+/// restart) hands the leadership over before the node exits (its log says so, exit code 0, no
+/// failover), and it bullies back once started again; ZooKeeper- and Chubby-style leaderships whose
 /// leader's container is cut off (`docker network disconnect`) elect another node in a higher term
 /// and end, reconnected, with one agreed leader and no two leaders of one term (Chubby: no
 /// overlap at all). The images run as uid 10001 on read-only root file systems, the controller keeps
@@ -411,8 +413,34 @@ async fn the_system_runs_as_containers() {
     let fo = second.last_failover.clone().expect("the kill is a failover");
     assert_eq!(fo.leader.as_ref().map(|l| l.id), Some(5), "{fo:?}");
     docker(&["start", &cluster.node(4)]).expect("docker start");
-    leader_until(&mut client, &token, &id, Duration::from_secs(60), "node-4 back and agreed", |l| {
+    let third = leader_until(&mut client, &token, &id, Duration::from_secs(60), "node-4 back and agreed", |l| {
         l.agreed && leads(l, 5) && l.term > second.term
+    })
+    .await;
+    // A planned restart: `docker stop` (SIGTERM) of the leader's container; it hands over first.
+    let t0 = Instant::now();
+    let (took, code) = cluster.stop(&cluster.node(4), 10);
+    let fourth = leader_until(&mut client, &token, &id, within, "node-3 agreed after docker stop", |l| {
+        l.agreed && leads(l, 4) && l.term > third.term
+    })
+    .await;
+    let seen = t0.elapsed();
+    assert_eq!(code, 0, "docker stop: exit code {code}");
+    let logs = cluster.logs(&cluster.node(4));
+    assert!(logs.contains("handed_over=true"), "node-4 handed over before it stopped: {logs}");
+    assert_eq!(
+        fourth.last_failover.as_ref().map(|f| f.lost_at_ms),
+        second.last_failover.as_ref().map(|f| f.lost_at_ms),
+        "a handover is no loss the controller sees (the leader changed before its stream broke)"
+    );
+    eprintln!(
+        "docker stop of the bully leader: handed over, node-3 agreed {} ms after `docker stop` began (the stop took {} ms)",
+        seen.as_millis(),
+        took.as_millis()
+    );
+    docker(&["start", &cluster.node(4)]).expect("docker start");
+    leader_until(&mut client, &token, &id, Duration::from_secs(60), "node-4 back again and agreed", |l| {
+        l.agreed && leads(l, 5) && l.term > fourth.term
     })
     .await;
     let done = stop(&mut client, &token, id).await;

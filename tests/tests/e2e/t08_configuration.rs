@@ -168,6 +168,9 @@ impl pb::agent_server::Agent for SilentAgent {
     async fn messages(&self, _: Request<pb::MessagesRequest>) -> Answer<pb::MessageLog> {
         empty()
     }
+    async fn leave(&self, _: Request<pb::LeaveRequest>) -> Answer<pb::LeaveResponse> {
+        empty()
+    }
     type EventsStream = tokio_stream::Pending<Result<pb::NodeEvent, Status>>;
     async fn events(&self, _: Request<pb::EventsRequest>) -> Answer<Self::EventsStream> {
         Ok(Response::new(tokio_stream::pending()))

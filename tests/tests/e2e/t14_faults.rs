@@ -44,7 +44,7 @@ async fn invalid_faults_are_refused() {
     let cases = [
         (pb::InjectFaultRequest::default(), Code::InvalidArgument, "kind"),
         (
-            fault(Kind::Crash(pb::CrashFault { node: "node-9".into(), leader: false })),
+            fault(Kind::Crash(pb::CrashFault { node: "node-9".into(), leader: false, planned: false })),
             Code::InvalidArgument,
             "crash.node",
         ),
@@ -61,7 +61,7 @@ async fn invalid_faults_are_refused() {
         (partition(&[&["node-0", "node-1"], &["node-1"]]), Code::InvalidArgument, "partition.groups"),
         (partition(&[&["node-0"], &[]]), Code::InvalidArgument, "partition.groups"),
         (
-            fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true })),
+            fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true, planned: false })),
             Code::FailedPrecondition,
             "crash.leader",
         ),
@@ -99,7 +99,7 @@ async fn drops_and_crashes_fail_elections_and_clear_completely() {
     assert_eq!(clear_faults(&mut client).await, 1);
     elect_correct(&mut client, election("as-far")).await;
 
-    let crash = fault(Kind::Crash(pb::CrashFault { node: "node-2".into(), leader: false }));
+    let crash = fault(Kind::Crash(pb::CrashFault { node: "node-2".into(), leader: false, planned: false }));
     inject(&mut client, crash).await;
     assert_failed(&elect(&mut client, election("stages")).await, "");
     let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
@@ -133,7 +133,7 @@ async fn partitions_schedules_and_the_leader() {
     assert_eq!(f.state, pb::FaultState::Scheduled as i32);
 
     let leader = elect_correct(&mut client, election("as-far")).await.leader.unwrap().node;
-    let crash = fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true }));
+    let crash = fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true, planned: false }));
     let f = inject(&mut client, crash).await;
     assert_eq!(f.description, format!("crash {leader}"));
     assert_eq!(clear_faults(&mut client).await, 3, "partition, scheduled drop and crash");
@@ -167,7 +167,7 @@ async fn selectors_and_triggers_are_checked_and_listed() {
     let (ctl, mut client) = cluster().await;
     let after = |event| pb::InjectFaultRequest {
         after: Some(pb::AfterEvent { event }),
-        ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false }))
+        ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false, planned: false }))
     };
     let cases = [
         (link(Spec { kind: "elected".into(), ..Spec::default() }), "link.kind"),
@@ -236,7 +236,7 @@ async fn crash_the_leader_after_it_is_elected() {
     let (ctl, mut client) = TestController::with_client(5).await;
     let crash = pb::InjectFaultRequest {
         after: Some(pb::AfterEvent { event: Some(pb::after_event::Event::LeaderElected(true)) }),
-        ..fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true }))
+        ..fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true, planned: false }))
     };
     let f = inject(&mut client, crash).await;
     assert_eq!(f.state, pb::FaultState::Waiting as i32);
@@ -277,7 +277,7 @@ async fn a_fault_after_the_first_messages() {
     let (ctl, mut client) = cluster().await;
     let crash = pb::InjectFaultRequest {
         after: Some(pb::AfterEvent { event: Some(pb::after_event::Event::Messages(1)) }),
-        ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false }))
+        ..fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), leader: false, planned: false }))
     };
     inject(&mut client, crash).await;
     tokio::time::sleep(Duration::from_millis(100)).await;

@@ -1,6 +1,9 @@
 use std::time::Duration;
 
-use ringleader_tests::{clear_faults, crash_the_leader, first_leader, leader_until, leads, start_kept, stop_kept};
+use ringleader_proto::v1 as pb;
+use ringleader_tests::{
+    clear_faults, crash_the_leader, fault, first_leader, inject, leader_until, leads, start_kept, stop_kept,
+};
 
 /// Bully keeps a leader on 5 LIVE nodes: the highest id leads in term >= 1; crashing it with
 /// `crash: {leader: true}` makes the next highest id lead with a higher term, agreed by every live node (the
@@ -48,6 +51,45 @@ async fn bully_keeps_a_leader_across_a_crash() {
     let done = stop_kept(&mut client, e.election_id).await;
     assert!(done.timeline.len() >= 5, "{:?}", done.timeline);
     assert!(done.term >= third.term);
+    ctl.stop().await;
+}
+
+/// A planned stop of bully's leader (`crash: {leader: true, planned: true}`, what a node does on
+/// SIGTERM) hands the leadership over before the node stops: the fault reports one handover, to id 4
+/// in a higher term, measured on the leaving node; every live node agrees on 4 with no failure
+/// detector involved (well within the 200 ms detection timeout); the failover is recorded with the
+/// planned-stop cause and its messages left unmeasured; no node of the timeline after the stop names
+/// no leader except 4 while it elects; StopElection finds no violation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bully_hands_over_on_a_planned_stop() {
+    let (ctl, mut client, e) = start_kept("bully", 5).await;
+    let first = first_leader(&mut client, &e.election_id, 5).await;
+    let since_us = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64;
+    let stop = fault(pb::inject_fault_request::Kind::Crash(pb::CrashFault {
+        node: String::new(),
+        leader: true,
+        planned: true,
+    }));
+    let f = inject(&mut client, stop).await;
+    let leaver = first.leader.as_ref().unwrap().node.clone();
+    assert!(f.description.starts_with(&format!("planned stop {leaver} (handed over: id 4 leads term")), "{f:?}");
+    assert_eq!(f.handovers.len(), 1, "{f:?}");
+    let h = &f.handovers[0];
+    assert!(h.handed_over && h.new_leader_id == 4 && h.new_term > first.term, "{h:?}");
+    assert!(h.took_us < 200_000, "a handover, not a detection: {h:?}");
+    let second = leader_until(&mut client, &e.election_id, Duration::from_secs(5), |l| {
+        l.agreed && leads(l, 4) && l.last_failover.is_some()
+    })
+    .await;
+    let fo = second.last_failover.unwrap();
+    assert_eq!(fo.cause, "planned stop (the leader handed over)", "{fo:?}");
+    assert_eq!((fo.leader.as_ref().map(|l| l.id), fo.new_leader.as_ref().map(|l| l.id)), (Some(5), Some(4)));
+    assert_eq!(fo.messages, None, "{fo:?}");
+    let done = stop_kept(&mut client, e.election_id).await;
+    assert!(done.violations.is_empty(), "{:?}", done.violations);
+    let leaderless: std::collections::BTreeSet<&str> =
+        done.timeline.iter().filter(|c| c.node_us >= since_us && c.leader_id == 0).map(|c| c.node.as_str()).collect();
+    assert!(leaderless.len() <= 1, "only the successor, while it elects: {:?}", done.timeline);
     ctl.stop().await;
 }
 
