@@ -320,6 +320,13 @@ pub enum Fault {
     /// else a live node that decided to lead a one-shot election. Nothing
     /// happens when no node leads.
     CrashLeader,
+    /// Whoever leads (as for [`Fault::CrashLeader`]) is about to stop on
+    /// purpose and hands its leadership over ([`Algorithm::on_leave`]); it
+    /// keeps running (a later crash stops it), as a node does between
+    /// SIGTERM and its exit. Nothing happens when no node leads.
+    ///
+    /// [`Algorithm::on_leave`]: crate::algo::Algorithm::on_leave
+    LeaveLeader,
     /// A crashed node comes back with fresh state (a new incarnation, built
     /// from its original context and woken as an initiator).
     Recover {
@@ -423,7 +430,7 @@ fn position(field: &'static str, p: u32, n: u32) -> Result<(), FaultError> {
 pub fn validate(fault: &Fault, n: u32) -> Result<(), FaultError> {
     match fault {
         Fault::Crash { node } => position("crash.node", *node, n),
-        Fault::CrashLeader => Ok(()),
+        Fault::CrashLeader | Fault::LeaveLeader => Ok(()),
         Fault::Recover { node } => position("recover.node", *node, n),
         Fault::Forge { node, .. } => position("forge.node", *node, n),
         Fault::Link { from, to, fault } => {

@@ -415,6 +415,9 @@ pub struct Chubby {
     /// (newest − i) mod [`SLOTS`] rounds before the newest.
     slots: [bool; SLOTS],
     reports: Reports,
+    /// About to stop ([`Algorithm::on_leave`]): it never runs again, and
+    /// grants any candidate (it will not be alive to run itself).
+    leaving: bool,
 }
 
 impl Chubby {
@@ -453,6 +456,7 @@ impl Chubby {
             credited_lag: 0,
             slots: [false; SLOTS],
             reports: Reports::default(),
+            leaving: false,
         }
     }
 
@@ -492,7 +496,7 @@ impl Chubby {
     /// Back off before running; nothing while a promise binds this node (its
     /// expiry calls this again).
     fn schedule_candidacy(&mut self, retry: Retry, out: &mut Outbox) {
-        if self.promise.is_some() || self.phase != Phase::Idle {
+        if self.promise.is_some() || self.phase != Phase::Idle || self.leaving {
             return;
         }
         let extra = match retry {
@@ -534,6 +538,9 @@ impl Chubby {
 
     /// Run for the next term.
     fn run(&mut self, out: &mut Outbox) {
+        if self.leaving {
+            return;
+        }
         // Terms above MAX_TERM are refused on arrival; at MAX_TERM itself the
         // term space is used up and the node runs no more.
         let Some(term) = super::next_term(self.seen.max(self.stable.term)) else { return };
@@ -661,11 +668,15 @@ impl Chubby {
 
     fn on_vote_request(&mut self, port: Port, term: u64, candidate: u64, out: &mut Outbox) {
         self.seen = self.seen.max(term);
+        // Following a leader that handed over (it released this node's
+        // promise): it keeps naming it until the successor's renewal.
+        let released = self.promise.is_none() && matches!(self.phase, Phase::Following(_));
         self.wake(out);
         let once =
             term > self.stable.term || (term == self.stable.term && self.stable.vote.is_none_or(|v| v == candidate));
-        // A node is alive to run itself: it never binds itself to a worse candidate.
-        let worse = self.rule.beats(self.id, candidate);
+        // A node is alive to run itself: it never binds itself to a worse
+        // candidate (unless it is leaving: it will not run).
+        let worse = self.rule.beats(self.id, candidate) && !self.leaving;
         if !(once && !worse && self.free_for(candidate)) {
             out.send(port, Msg::Vote { term: self.highest(), candidate, granted: false });
             return;
@@ -679,7 +690,7 @@ impl Chubby {
                 self.phase = Phase::Idle;
                 self.schedule_candidacy(Retry::Failed, out); // one-shot; kept: promised, nothing
             }
-            Phase::Following(_) => self.phase = Phase::Idle,
+            Phase::Following(_) if !released => self.phase = Phase::Idle,
             _ => {}
         }
         self.announce(out);
@@ -732,6 +743,24 @@ impl Chubby {
         out.send(port, Msg::LeaseAck { term, granted: true });
     }
 
+    /// The leader this node is bound to (behind `port`) stepped down from
+    /// `term` to stop, naming `successor`: the promise to it is void (it
+    /// leads no more and never will), so this node may grant the successor
+    /// at once instead of a lease later; the successor runs now. Heeded
+    /// only from the leader of the term this node follows or is bound to.
+    fn on_handover(&mut self, port: Port, term: u64, successor: u64, out: &mut Outbox) {
+        let Some(&from) = self.peers.get(port as usize) else { return };
+        if self.promise != Some(Promise::To(from)) || term != self.leader_term {
+            return;
+        }
+        // Released; the promise timer still runs, so that a follower whose
+        // successor never renews gives up on its leader as before.
+        self.promise = None;
+        if successor == self.id && !self.leaving {
+            self.run(out);
+        }
+    }
+
     fn on_ack(&mut self, port: Port, term: u64, granted: bool) {
         self.seen = self.seen.max(term);
         if let Phase::Leading { term: leading } = self.phase
@@ -771,6 +800,7 @@ impl Algorithm for Chubby {
                 return Err(super::kept::invalid(NAME, msg, from, self.id, self.state()));
             }
             Msg::LeaseAck { term, granted } => self.on_ack(port, term, granted),
+            Msg::Handover { term, successor } => self.on_handover(port, term, successor, out),
             _ => return Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
         }
         Ok(())
@@ -779,7 +809,8 @@ impl Algorithm for Chubby {
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
         match timer {
             PROMISE_TIMER => {
-                if self.promise.take().is_none() {
+                let released = self.promise.is_none() && matches!(self.phase, Phase::Following(_));
+                if self.promise.take().is_none() && !released {
                     return;
                 }
                 if matches!(self.phase, Phase::Following(_)) {
@@ -807,6 +838,33 @@ impl Algorithm for Chubby {
             }
             _ => {}
         }
+    }
+
+    /// A leader steps down at once (its lease ends now, so no promise to it
+    /// can still cover a leadership), tells every node that it released
+    /// them and which node should run (the best one that acknowledged it
+    /// within the last rounds), and never runs again; it grants that
+    /// node's vote request like any other. The voters' promises to it end,
+    /// the successor runs at once and leads on a quorum: a round trip and a
+    /// half after the handover instead of a lease and a back-off, and no
+    /// two leases overlap (the old one ended before any was released). Its
+    /// belief names the successor once its first renewal arrives.
+    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
+        if self.leaving {
+            return false;
+        }
+        self.leaving = true;
+        self.election.stop(out);
+        let Phase::Leading { term } = self.phase else { return false };
+        let alive = |p: &usize| self.lag.get(*p).is_some_and(|l| l.is_some());
+        let best = (0..self.peers.len())
+            .filter(alive)
+            .map(|p| self.peers[p])
+            .reduce(|a, b| if self.rule.beats(b, a) { b } else { a });
+        self.step_down(out);
+        let Some(successor) = best else { return false };
+        self.peers.broadcast(Msg::Handover { term, successor }, out);
+        true
     }
 
     fn restore(&mut self, stable: Stable) {

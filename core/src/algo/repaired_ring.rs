@@ -150,6 +150,9 @@ pub struct RepairedRing {
     /// While leading: neighbours whose heartbeats show an older term.
     behind: Behind,
     reports: Reports,
+    /// About to stop ([`Algorithm::on_leave`]): it elects no more, and the
+    /// elections it forwards do not count it as a candidate.
+    leaving: bool,
 }
 
 /// How long after the last fault heals every live node of an `n`-node ring
@@ -209,6 +212,7 @@ impl RepairedRing {
             sent_to: None,
             behind: Behind::new(c.port_info.len()),
             reports: Reports::default(),
+            leaving: false,
         }
     }
 
@@ -247,12 +251,24 @@ impl RepairedRing {
     /// Start election `term + 1` (none once the term space is used up:
     /// [`super::next_term`]).
     fn elect(&mut self, out: &mut Outbox) {
+        if self.leaving {
+            return;
+        }
+        self.start_election(self.id, out);
+    }
+
+    /// Start election `term + 1` carrying `best` (this node's id, or, for a
+    /// leaving one, the worst id: it is no candidate).
+    fn start_election(&mut self, best: u64, out: &mut Outbox) {
         let Some(term) = super::next_term(self.term) else { return };
         self.term = term;
         self.joined = Some((self.term, self.id));
         self.awaiting = None;
         self.doubt = false;
         let Some(port) = self.successor() else {
+            if self.leaving {
+                return; // nobody to hand over to
+            }
             // Nobody else is alive: lead alone (this term now has its leader).
             self.coordinated = self.term;
             self.believe(self.id, out);
@@ -261,7 +277,7 @@ impl RepairedRing {
         self.phase = Phase::Electing;
         self.announce(out);
         self.sent_to = Some(port);
-        out.send(port, Msg::RingCollect { term: self.term, initiator: self.id, best: self.id, count: 1 });
+        out.send(port, Msg::RingCollect { term: self.term, initiator: self.id, best, count: 1 });
         self.set_timer(out);
     }
 
@@ -324,7 +340,7 @@ impl RepairedRing {
         self.phase = Phase::Electing;
         self.announce(out);
         if let Some(port) = self.successor() {
-            let best = self.rule.best(best, self.id);
+            let best = if self.leaving { best } else { self.rule.best(best, self.id) };
             self.sent_to = Some(port);
             out.send(port, Msg::RingCollect { term, initiator, best, count: count.saturating_add(1) });
         }
@@ -376,6 +392,30 @@ impl Algorithm for RepairedRing {
             _ => return Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
         }
         Ok(())
+    }
+
+    /// A leader that leaves starts the election its crash would cause,
+    /// without waiting for anybody's detector, and takes no part in it as a
+    /// candidate: the election goes round the ring collecting the best of
+    /// the others, and back at the leaver its coordinator names that node
+    /// (the leaver then follows it: the handover is done). The ring's own
+    /// rule, at most one coordinator per term, is kept: it is an election
+    /// like any other. The others are without a leader from the election's
+    /// arrival to the coordinator's: about one trip round the ring.
+    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
+        if self.leaving {
+            return false;
+        }
+        self.leaving = true;
+        if self.phase != Phase::Leading {
+            return false;
+        }
+        let nobody = match self.rule {
+            Rule::Max => 0,
+            Rule::Min => u64::MAX,
+        };
+        self.start_election(nobody, out);
+        self.phase == Phase::Electing
     }
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {

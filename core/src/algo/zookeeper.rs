@@ -294,6 +294,12 @@ pub struct ZooKeeper {
     /// The one timer pending, if any.
     timer: OneTimer,
     reports: Reports,
+    /// About to stop ([`Algorithm::on_leave`]): it never proposes again,
+    /// and acks any proposal (a leader that leaves is preempted willingly).
+    leaving: bool,
+    /// Its leader, leaving, named this successor: it may ack the
+    /// successor's proposal while it still follows the leaver.
+    released: Option<u64>,
 }
 
 /// How long after the last fault heals the live nodes of a live majority
@@ -351,6 +357,8 @@ impl ZooKeeper {
             restored: false,
             timer: OneTimer::default(),
             reports: Reports::default(),
+            leaving: false,
+            released: None,
         }
     }
 
@@ -433,6 +441,9 @@ impl ZooKeeper {
     /// Propose itself for a term above every term it has heard of (none once
     /// the term space is used up: [`super::next_term`]).
     fn propose(&mut self, out: &mut Outbox) {
+        if self.leaving {
+            return;
+        }
         let Some(term) = super::next_term(self.seen.max(self.promised).max(self.epoch)) else { return };
         self.seen = term;
         self.promised = term;
@@ -474,6 +485,7 @@ impl ZooKeeper {
         self.timer.stop(out);
         self.epoch = term;
         self.refused = None;
+        self.released = None;
         self.phase = Phase::Following(leader);
         self.announce(out);
         self.reports.decide_once(Role::Follower, leader, out);
@@ -488,8 +500,8 @@ impl ZooKeeper {
             && match self.phase {
                 Phase::Asleep | Phase::Looking => true,
                 Phase::Proposing => self.rule.beats(leader, self.id),
-                Phase::Following(l) => l == leader,
-                Phase::Leading => false,
+                Phase::Following(l) => l == leader || self.released == Some(leader),
+                Phase::Leading => self.leaving,
             }
     }
 
@@ -522,7 +534,7 @@ impl ZooKeeper {
         if self.phase == Phase::Asleep {
             self.wake(false, out);
         }
-        if self.phase == Phase::Leading {
+        if self.phase == Phase::Leading && !self.leaving {
             // Not preempted: tell the proposer who leads.
             out.send(port, Msg::Commit { term: self.epoch, leader: self.id });
             return;
@@ -558,6 +570,26 @@ impl ZooKeeper {
                 self.propose(out);
             }
             _ => {} // late, or about an abandoned proposal
+        }
+    }
+
+    /// The leader this node follows (behind `port`) leaves its epoch
+    /// `term` and names `successor`: this node may ack the successor's
+    /// proposal while it still follows the leaver (it follows the successor
+    /// on its `COMMIT`, with no moment without a leader); the successor
+    /// proposes at once. Safety still rests on the quorum of acks per term:
+    /// a handover only lets a follower ack one more proposer.
+    fn on_handover(&mut self, port: Port, term: u64, successor: u64, out: &mut Outbox) {
+        let Some(&from) = self.peers.get(port as usize) else { return };
+        if self.leaving || self.phase != Phase::Following(from) || term != self.epoch {
+            return;
+        }
+        self.released = Some(successor);
+        if successor == self.id {
+            self.propose(out);
+        } else if self.refused.is_some_and(|(_, p)| self.peers.get(p as usize) == Some(&successor)) {
+            // Its proposal came first and was refused: ack it now.
+            self.ack_refused(out);
         }
     }
 
@@ -620,6 +652,7 @@ impl Algorithm for ZooKeeper {
             Msg::NewLeader { .. } | Msg::Ack { .. } | Msg::Commit { .. } => {
                 return Err(super::kept::invalid(NAME, msg, from, self.id, self.state()));
             }
+            Msg::Handover { term, successor } => self.on_handover(port, term, successor, out),
             Msg::Wakeup => match self.phase {
                 Phase::Asleep => self.wake(false, out),
                 Phase::Leading => out.send(port, Msg::Commit { term: self.epoch, leader: self.id }),
@@ -673,6 +706,33 @@ impl Algorithm for ZooKeeper {
             (false, Phase::Looking) => out.send(port, Msg::Wakeup),
             _ => {}
         }
+    }
+
+    /// A leader hands over to the best peer it does not suspect: it stops
+    /// recommitting, tells every node (`Handover`), acks the successor's
+    /// proposal (or any) instead of answering it with its `COMMIT`, and
+    /// leads its epoch until the successor's `COMMIT` reaches it; then it
+    /// follows. Its followers may ack the successor while they follow it,
+    /// and follow the successor on its `COMMIT`: only the successor, while
+    /// it proposes (a round trip), names no leader. Leaving, a node never
+    /// proposes again.
+    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
+        if self.leaving {
+            return false;
+        }
+        self.leaving = true;
+        if self.phase != Phase::Leading {
+            return false;
+        }
+        self.timer.stop(out);
+        let live = |p: &usize| !self.suspected[*p];
+        let best = (0..self.peers.len())
+            .filter(live)
+            .map(|p| self.peers[p])
+            .reduce(|a, b| if self.rule.beats(b, a) { b } else { a });
+        let Some(successor) = best else { return false };
+        self.peers.broadcast(Msg::Handover { term: self.epoch, successor }, out);
+        true
     }
 
     /// The leader watches every node (it steps down when it no longer sees

@@ -563,6 +563,17 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 Some(p) => self.crash(now, p, "crash-leader"),
                 None => self.net().faults.log.push(format!("{now}: crash-leader found no leader; nothing crashed")),
             },
+            Fault::LeaveLeader => match self.current_leader() {
+                Some(p) => {
+                    let net = self.io.sink_mut();
+                    net.faults.log.push(format!("{now}: position {p} leaves (hands its leadership over)"));
+                    net.at(p, now);
+                    let p = p as usize;
+                    self.shells[p].leave(&mut self.algos[p], &mut self.io);
+                    *end_time = now;
+                }
+                None => self.net().faults.log.push(format!("{now}: leave-leader found no leader; nobody left")),
+            },
             Fault::Recover { node } => {
                 if !net.faults.down[node as usize] {
                     net.faults.log.push(format!("{now}: recover: position {node} is up; nothing to do"));
