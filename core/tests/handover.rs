@@ -81,7 +81,7 @@ fn a_leaving_leader_hands_over_before_it_stops() {
             assert!(r.errors.is_empty(), "{name}: {:?}", r.errors);
             let timeline: Vec<_> = r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
             ringleader_core::invariants::one_leader_per_term(&ids, &timeline).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let before = r.leaderships.iter().filter(|e| e.time < LEAVE).last().map(|e| e.leadership).unwrap();
+            let before = r.leaderships.iter().rfind(|e| e.time < LEAVE).map(|e| e.leadership).unwrap();
             assert_eq!(before.leader, Some(ids[leader as usize]), "{name}: the best id led first");
             let agreed = final_agreement(&r, &ids).unwrap_or_else(|| panic!("{name}: no agreement"));
             assert!(agreed.term > before.term && agreed.leader != before.leader, "{name}: {agreed:?}");
