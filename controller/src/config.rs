@@ -129,6 +129,12 @@ pub struct ControllerConfig {
     /// refused RESOURCE_EXHAUSTED. Running elections are never forgotten, so
     /// this also bounds memory beyond `max_elections`.
     pub max_running_elections: usize,
+    /// Admit elections against this much memory (MiB), each reserving an
+    /// estimate of its peak from its size and algorithm until it ends
+    /// ([`crate::budget`]); beyond it `StartElection` is refused
+    /// RESOURCE_EXHAUSTED. 0: no budget. Set it below the process's memory
+    /// limit, leaving room for the controller itself (k8s/: 320 of 512Mi).
+    pub memory_budget_mib: u64,
     /// Also serve `grpc.health.v1` alone, in plain text, on this socket
     /// address (e.g. `0.0.0.0:50052`), for Kubernetes gRPC probes, which
     /// cannot speak TLS; empty = off.
@@ -163,6 +169,7 @@ impl Default for ControllerConfig {
             discover_timeout_ms: 600_000,
             history_path: String::new(),
             max_running_elections: 256,
+            memory_budget_mib: 0,
             health_listen: String::new(),
             max_connections: ringleader_node::runtime::limits::ConnLimits::DEFAULT.max_connections,
             idle_timeout_ms: ringleader_node::runtime::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,

@@ -77,12 +77,16 @@ pub enum LaunchError {
          are refused until it takes them again, which the controller retries on its own"
     )]
     HistoryUnavailable(String),
+    /// The election's memory estimate does not fit the budget beside the
+    /// running ones (RESOURCE_EXHAUSTED).
+    #[error(transparent)]
+    OverBudget(#[from] crate::budget::OverBudget),
 }
 
 impl From<LaunchError> for Status {
     fn from(e: LaunchError) -> Status {
         match e {
-            LaunchError::Overloaded(_) => Status::resource_exhausted(e.to_string()),
+            LaunchError::Overloaded(_) | LaunchError::OverBudget(_) => Status::resource_exhausted(e.to_string()),
             LaunchError::HistoryUnavailable(_) => Status::unavailable(e.to_string()),
         }
     }

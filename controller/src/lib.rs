@@ -37,6 +37,7 @@ use tokio::net::TcpListener;
 use tracing::{info, warn};
 
 pub mod api;
+pub mod budget;
 pub mod check;
 pub mod cluster;
 pub mod compare;

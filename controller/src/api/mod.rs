@@ -326,6 +326,10 @@ impl Controller for ControllerService {
             let election = ElectionRequest::try_from(p.request(mode, req.initiators)).map_err(RequestError::from)?;
             let plan = plan(&election, self.elections.cluster().len(), config)
                 .map_err(|e| Status::new(e.code, format!("{} (at {}): {}", e.field, p.describe(), e.reason)))?;
+            // A point that could never fit would wait for room for ever.
+            self.elections
+                .fits_the_budget(&plan)
+                .map_err(|e| Status::resource_exhausted(format!("{e} (at {})", p.describe())))?;
             plans.push(plan);
         }
         let (tx, rx) = mpsc::channel(64);

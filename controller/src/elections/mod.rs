@@ -78,6 +78,8 @@ pub struct Elections {
     running: std::sync::atomic::AtomicUsize,
     /// The controller is shutting down ([`Elections::stop_all`]).
     shutting_down: std::sync::atomic::AtomicBool,
+    /// The memory the running elections reserved (`memory_budget_mib`).
+    budget: Arc<crate::budget::Budget>,
 }
 
 /// Describes the active faults, if any (see [`Elections::set_fault_note`]).
@@ -117,7 +119,6 @@ impl Elections {
         }
         Arc::new(Elections {
             cluster,
-            config,
             registry: Mutex::new(registry),
             next: 0.into(),
             simulations: tokio::sync::Semaphore::new(cores),
@@ -126,6 +127,8 @@ impl Elections {
             history,
             running: 0.into(),
             shutting_down: false.into(),
+            budget: crate::budget::Budget::new(config.memory_budget_mib),
+            config,
         })
     }
 
@@ -184,6 +187,12 @@ impl Elections {
         self.registry().last_finished.clone()
     }
 
+    /// Could `plan` ever fit the memory budget (nothing else running)? A
+    /// sweep asks before it waits for room.
+    pub fn fits_the_budget(&self, plan: &Plan) -> Result<(), crate::budget::OverBudget> {
+        self.budget.fits_alone(crate::budget::estimate(plan, self.cluster.is_local()), || describe(plan))
+    }
+
     /// Record `plan` as a PENDING election and run it in a task. Refused
     /// while `max_running_elections` run, or while the history refuses writes
     /// (an election whose record could not be saved must not start).
@@ -192,6 +201,8 @@ impl Elections {
         if let Some(h) = self.history.as_ref().filter(|h| !h.writable()) {
             return Err(LaunchError::HistoryUnavailable(h.path().display().to_string()));
         }
+        let bytes = crate::budget::estimate(&plan, self.cluster.is_local());
+        let reservation = self.budget.reserve(bytes, || describe(&plan))?;
         let limit = self.config.max_running_elections;
         if self.running.fetch_add(1, SeqCst) >= limit {
             self.running.fetch_sub(1, SeqCst);
@@ -278,6 +289,7 @@ impl Elections {
             };
             let outcome = runner.await.unwrap_or_else(|e| Outcome::failed(format!("the election task crashed: {e}")));
             this.finish(&task_entry, outcome).await;
+            drop(reservation);
             task_entry.inspect(|r| {
                 telemetry::close_span(&span, r);
                 telemetry::metrics().ended(r);
@@ -400,4 +412,13 @@ impl telemetry::Records for Elections {
             entry.inspect(|r| f(r));
         }
     }
+}
+
+/// `plan` in words, for a refusal: "a SIMULATED as-far election of 1000 positions".
+fn describe(plan: &Plan) -> String {
+    let mode = match plan.mode {
+        Mode::Live => "LIVE",
+        Mode::Simulated => "SIMULATED",
+    };
+    format!("a {mode} {} election of {} positions", plan.spec.name, plan.n())
 }

@@ -12,3 +12,4 @@ mod t08_k8s_env;
 mod t09_sweep;
 mod t10_page;
 mod t11_containers;
+mod t12_memory_budget;
