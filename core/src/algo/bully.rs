@@ -573,11 +573,8 @@ impl Algorithm for Bully {
             return false;
         }
         self.timer.stop(out);
-        let live = |p: &usize| !suspected.get(*p).copied().unwrap_or(false) && !self.gone.contains(&(*p as Port));
-        let best = (0..self.peers.len())
-            .filter(live)
-            .map(|p| self.peers[p])
-            .reduce(|a, b| if self.rule.beats(b, a) { b } else { a });
+        let live = |p: Port| !suspected.get(p as usize).copied().unwrap_or(false) && !self.gone.contains(&p);
+        let best = self.peers.best_where(self.rule, live);
         self.leaving = true;
         if self.phase == Phase::Leading
             && let Some(successor) = best

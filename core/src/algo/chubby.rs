@@ -856,11 +856,7 @@ impl Algorithm for Chubby {
         self.leaving = true;
         self.election.stop(out);
         let Phase::Leading { term } = self.phase else { return false };
-        let alive = |p: &usize| self.lag.get(*p).is_some_and(|l| l.is_some());
-        let best = (0..self.peers.len())
-            .filter(alive)
-            .map(|p| self.peers[p])
-            .reduce(|a, b| if self.rule.beats(b, a) { b } else { a });
+        let best = self.peers.best_where(self.rule, |p| self.lag.get(p as usize).is_some_and(|l| l.is_some()));
         self.step_down(out);
         let Some(successor) = best else { return false };
         self.peers.broadcast(Msg::Handover { term, successor }, out);

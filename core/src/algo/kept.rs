@@ -45,6 +45,15 @@ impl Peers {
         (0..self.0.len() as Port).filter(|&p| rule.beats(self.0[p as usize], id)).collect()
     }
 
+    /// The best id under `rule` among the ports `admit` admits (a leaving
+    /// leader's successor: the best node it believes alive), if any.
+    pub fn best_where(&self, rule: Rule, admit: impl Fn(Port) -> bool) -> Option<u64> {
+        (0..self.0.len() as Port)
+            .filter(|&p| admit(p))
+            .map(|p| self.0[p as usize])
+            .reduce(|a, b| if rule.beats(b, a) { b } else { a })
+    }
+
     /// A majority, ⌊n/2⌋ + 1, of the membership: `n` nodes, or this node and
     /// its peers if a context claims fewer (a quorum must still intersect
     /// every other one among the nodes that really answer).

@@ -725,12 +725,7 @@ impl Algorithm for ZooKeeper {
             return false;
         }
         self.timer.stop(out);
-        let live = |p: &usize| !self.suspected[*p];
-        let best = (0..self.peers.len())
-            .filter(live)
-            .map(|p| self.peers[p])
-            .reduce(|a, b| if self.rule.beats(b, a) { b } else { a });
-        let Some(successor) = best else { return false };
+        let Some(successor) = self.peers.best_where(self.rule, |p| !self.suspected[p as usize]) else { return false };
         self.peers.broadcast(Msg::Handover { term: self.epoch, successor }, out);
         true
     }
