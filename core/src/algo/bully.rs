@@ -569,13 +569,12 @@ impl Algorithm for Bully {
     /// leaving, none elects or bullies again, and each answers elections
     /// with a `Handover`.
     fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
-        if self.leaving {
+        if !super::kept::start_leaving(&mut self.leaving) {
             return false;
         }
         self.timer.stop(out);
         let live = |p: Port| !suspected.get(p as usize).copied().unwrap_or(false) && !self.gone.contains(&p);
         let best = self.peers.best_where(self.rule, live);
-        self.leaving = true;
         if self.phase == Phase::Leading
             && let Some(successor) = best
         {

@@ -850,10 +850,9 @@ impl Algorithm for Chubby {
     /// two leases overlap (the old one ended before any was released). Its
     /// belief names the successor once its first renewal arrives.
     fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
-        if self.leaving {
+        if !super::kept::start_leaving(&mut self.leaving) {
             return false;
         }
-        self.leaving = true;
         self.election.stop(out);
         let Phase::Leading { term } = self.phase else { return false };
         let best = self.peers.best_where(self.rule, |p| self.lag.get(p as usize).is_some_and(|l| l.is_some()));

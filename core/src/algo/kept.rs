@@ -112,6 +112,12 @@ impl OneTimer {
     }
 }
 
+/// Mark a node as leaving ([`Algorithm::on_leave`](super::Algorithm::on_leave)):
+/// `true` the first time, `false` once it is (a second leave hands nothing over).
+pub fn start_leaving(leaving: &mut bool) -> bool {
+    !std::mem::replace(leaving, true)
+}
+
 /// The error for `msg` from node `from`, which node `id` in state `state`
 /// cannot get from a correct sender (a bully election from a better node, a
 /// claim to lead made for somebody else, ...).

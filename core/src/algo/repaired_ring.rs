@@ -403,11 +403,7 @@ impl Algorithm for RepairedRing {
     /// like any other. The others are without a leader from the election's
     /// arrival to the coordinator's: about one trip round the ring.
     fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
-        if self.leaving {
-            return false;
-        }
-        self.leaving = true;
-        if self.phase != Phase::Leading {
+        if !super::kept::start_leaving(&mut self.leaving) || self.phase != Phase::Leading {
             return false;
         }
         let nobody = match self.rule {

@@ -717,11 +717,7 @@ impl Algorithm for ZooKeeper {
     /// it proposes (a round trip), names no leader. Leaving, a node never
     /// proposes again.
     fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
-        if self.leaving {
-            return false;
-        }
-        self.leaving = true;
-        if self.phase != Phase::Leading {
+        if !super::kept::start_leaving(&mut self.leaving) || self.phase != Phase::Leading {
             return false;
         }
         self.timer.stop(out);
