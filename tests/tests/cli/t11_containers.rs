@@ -419,6 +419,7 @@ async fn the_system_runs_as_containers() {
     .await;
     // A planned restart: `docker stop` (SIGTERM) of the leader's container; it hands over first.
     let t0 = Instant::now();
+    let since_us = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64;
     let (took, code) = cluster.stop(&cluster.node(4), 10);
     let fourth = leader_until(&mut client, &token, &id, within, "node-3 agreed after docker stop", |l| {
         l.agreed && leads(l, 4) && l.term > third.term
@@ -438,9 +439,28 @@ async fn the_system_runs_as_containers() {
         assert!(f.agreement_ms.is_some_and(|ms| ms < 200), "agreed before any suspicion could: {f:?}");
     }
     let took_us = logs.split("took_us=").nth(1).and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next());
+    // How long each other node named no leader, on the containers' clocks (one host's clock).
+    let get = authed(pb::GetElectionRequest { election_id: id.clone() }, &token);
+    let timeline = client.get_election(get).await.unwrap().into_inner().timeline;
+    let leaver = third.leader.as_ref().map(|l| l.position).expect("the leader's position");
+    let mut without: std::collections::HashMap<u32, u64> = Default::default();
+    let mut longest_us = 0;
+    for c in timeline.iter().filter(|c| c.node_us >= since_us && c.position != leaver) {
+        match (c.leader_id, without.remove(&c.position)) {
+            (0, was) => {
+                without.insert(c.position, was.unwrap_or(c.node_us));
+            }
+            (_, Some(at)) => longest_us = longest_us.max(c.node_us - at),
+            (_, None) => {}
+        }
+    }
+    assert!(without.is_empty(), "a node still names no leader: {without:?}");
+    let crash_ms = second.last_failover.as_ref().and_then(|f| f.agreement_ms);
+    assert!(longest_us < 200_000, "no node waited for a detector: {longest_us} µs without a leader");
     eprintln!(
-        "docker stop of the bully leader: handed over in {} µs (node-4's log), node-3 agreed {} ms after `docker stop` \
-         began (the stop took {} ms; controller's record: {:?})",
+        "docker stop of the bully leader: handed over in {} µs (node-4's log); the longest any other node named no \
+         leader: {longest_us} µs (after docker kill: agreement {crash_ms:?} ms); node-3 agreed {} ms after \
+         `docker stop` began (the stop took {} ms, the test polls every 200 ms; controller's record: {:?})",
         took_us.unwrap_or("?"),
         seen.as_millis(),
         took.as_millis(),
