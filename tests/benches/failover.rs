@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use ringleader_core::algo::catalogue;
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, election, test_config};
+use ringleader_tests::{TestController, election, leaderless, test_config, unix_us};
 
 /// (heartbeat period, suspicion timeout) in ms.
 const SETTINGS: [(u64, u64); 4] = [(20, 80), (50, 200), (100, 400), (250, 1_000)];
@@ -193,28 +193,11 @@ async fn planned(
 }
 
 /// The longest stretch any node named no leader, from its own clock, among the beliefs since
-/// unix time `since_us` (a belief without a leader that lasts until now counts until now).
+/// unix time `since_us` (one without a leader that lasts until now counts until now).
 fn longest_leaderless_us(timeline: &[pb::LeadershipChange], since_us: u64) -> u64 {
-    let mut longest = 0;
-    let mut open: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
-    for c in timeline.iter().filter(|c| c.node_us >= since_us) {
-        match (c.leader_id, open.remove(&c.position)) {
-            (0, None) => {
-                open.insert(c.position, c.node_us);
-            }
-            (0, Some(at)) => {
-                open.insert(c.position, at);
-            }
-            (_, Some(at)) => longest = longest.max(c.node_us.saturating_sub(at)),
-            (_, None) => {}
-        }
-    }
+    let l = leaderless(timeline, since_us, None);
     let now = unix_us();
-    open.values().map(|&at| now.saturating_sub(at)).fold(longest, u64::max)
-}
-
-fn unix_us() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+    l.open.values().map(|&at| now.saturating_sub(at)).fold(l.longest_us, u64::max)
 }
 
 /// The median round trip of a small gRPC call on loopback (ListAlgorithms), over `n` calls.

@@ -501,3 +501,66 @@ pub fn which(program: &str) -> Option<PathBuf> {
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
+
+/// Unix time now in microseconds: the clock nodes stamp their beliefs with
+/// (`LeadershipChange.node_us`).
+pub fn unix_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+}
+
+/// Who named no leader in a kept leadership's timeline, and for how long,
+/// on the nodes' own clocks ([`leaderless`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Leaderless {
+    /// The longest stretch a node named no leader that ended (µs).
+    pub longest_us: u64,
+    /// Positions still naming no leader at the end, with when they began to.
+    pub open: std::collections::BTreeMap<u32, u64>,
+}
+
+/// The stretches in which nodes named no leader, among the beliefs of
+/// `timeline` taken at or after unix time `since_us` (µs, the nodes' clocks),
+/// leaving out position `except` (a leader that leaves, say).
+pub fn leaderless(timeline: &[pb::LeadershipChange], since_us: u64, except: Option<u32>) -> Leaderless {
+    let mut out = Leaderless::default();
+    for c in timeline.iter().filter(|c| c.node_us >= since_us && Some(c.position) != except) {
+        match (c.leader_id, out.open.remove(&c.position)) {
+            (0, was) => {
+                out.open.insert(c.position, was.unwrap_or(c.node_us));
+            }
+            (_, Some(at)) => out.longest_us = out.longest_us.max(c.node_us.saturating_sub(at)),
+            (_, None) => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(position: u32, leader_id: u64, node_us: u64) -> pb::LeadershipChange {
+        pb::LeadershipChange { position, leader_id, node_us, ..Default::default() }
+    }
+
+    /// A stretch without a leader runs from a node's first belief naming none to its next naming
+    /// one (a second "none" does not restart it); beliefs before `since_us` and of the excluded
+    /// position do not count; a stretch not ended is reported open.
+    #[test]
+    fn leaderless_stretches_are_measured_per_node() {
+        let timeline = [
+            change(0, 0, 50),
+            change(0, 0, 100),
+            change(1, 0, 110),
+            change(0, 0, 120),
+            change(0, 4, 160),
+            change(2, 0, 130),
+            change(1, 4, 400),
+            change(3, 0, 150),
+        ];
+        let l = leaderless(&timeline, 100, Some(1));
+        assert_eq!(l.longest_us, 60, "position 0 from 100 to 160");
+        assert_eq!(l.open.into_iter().collect::<Vec<_>>(), [(2, 130), (3, 150)]);
+        assert_eq!(leaderless(&timeline, 100, None).longest_us, 290, "position 1 from 110 to 400");
+    }
+}

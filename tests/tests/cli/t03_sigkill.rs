@@ -3,7 +3,8 @@ use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{
-    TestController, assert_correct, election, first_leader, free_port, kept, leader_until, node_binary, test_config,
+    TestController, assert_correct, election, first_leader, free_port, kept, leader_until, leaderless, node_binary,
+    test_config, unix_us,
 };
 
 /// A `ringleader-node` process, SIGKILLed when dropped.
@@ -121,7 +122,7 @@ async fn a_terminated_leader_hands_over_before_it_exits() {
     let first = first_leader(&mut client, &e.election_id, 4).await;
     let leader = first.leader.as_ref().unwrap();
     let i: usize = leader.node.trim_start_matches('t').parse().expect("a node of this test");
-    let since_us = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64;
+    let since_us = unix_us();
     let started = Instant::now();
     let status = nodes[i].terminate();
     let exited = started.elapsed();
@@ -138,18 +139,9 @@ async fn a_terminated_leader_hands_over_before_it_exits() {
         .unwrap()
         .into_inner()
         .timeline;
-    let mut without = std::collections::HashMap::new();
-    let mut longest_us = 0;
-    for c in timeline.iter().filter(|c| c.node_us >= since_us && c.position != leader.position) {
-        match (c.leader_id, without.remove(&c.position)) {
-            (0, was) => {
-                without.insert(c.position, was.unwrap_or(c.node_us));
-            }
-            (_, Some(at)) => longest_us = longest_us.max(c.node_us - at),
-            (_, None) => {}
-        }
-    }
-    assert!(without.is_empty(), "a node still names no leader: {timeline:?}");
+    let l = leaderless(&timeline, since_us, Some(leader.position));
+    assert!(l.open.is_empty(), "a node still names no leader: {timeline:?}");
+    let longest_us = l.longest_us;
     assert!(longest_us < 100_000, "{longest_us} µs without a leader: {timeline:?}");
     eprintln!(
         "SIGTERM to the bully leader {}: exited 0 after {} ms; id 3 leads term {}; the longest any other node \

@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
 use ringleader_tests::manifests::{config_toml, read, ringleader_env, secret_value};
-use ringleader_tests::{assert_correct, controller_binary, election, grpcurl, in_ci, node_binary, workspace_root};
+use ringleader_tests::{
+    assert_correct, controller_binary, election, grpcurl, in_ci, leaderless, node_binary, unix_us, workspace_root,
+};
 use tonic::transport::Channel;
 
 const NODES: usize = 5;
@@ -419,7 +421,7 @@ async fn the_system_runs_as_containers() {
     .await;
     // A planned restart: `docker stop` (SIGTERM) of the leader's container; it hands over first.
     let t0 = Instant::now();
-    let since_us = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64;
+    let since_us = unix_us();
     let (took, code) = cluster.stop(&cluster.node(4), 10);
     let fourth = leader_until(&mut client, &token, &id, within, "node-3 agreed after docker stop", |l| {
         l.agreed && leads(l, 4) && l.term > third.term
@@ -443,18 +445,9 @@ async fn the_system_runs_as_containers() {
     let get = authed(pb::GetElectionRequest { election_id: id.clone() }, &token);
     let timeline = client.get_election(get).await.unwrap().into_inner().timeline;
     let leaver = third.leader.as_ref().map(|l| l.position).expect("the leader's position");
-    let mut without: std::collections::HashMap<u32, u64> = Default::default();
-    let mut longest_us = 0;
-    for c in timeline.iter().filter(|c| c.node_us >= since_us && c.position != leaver) {
-        match (c.leader_id, without.remove(&c.position)) {
-            (0, was) => {
-                without.insert(c.position, was.unwrap_or(c.node_us));
-            }
-            (_, Some(at)) => longest_us = longest_us.max(c.node_us - at),
-            (_, None) => {}
-        }
-    }
-    assert!(without.is_empty(), "a node still names no leader: {without:?}");
+    let l = leaderless(&timeline, since_us, Some(leaver));
+    assert!(l.open.is_empty(), "a node still names no leader: {:?}", l.open);
+    let longest_us = l.longest_us;
     let crash_ms = second.last_failover.as_ref().and_then(|f| f.agreement_ms);
     assert!(longest_us < 200_000, "no node waited for a detector: {longest_us} µs without a leader");
     eprintln!(

@@ -67,7 +67,7 @@ async fn every_kept_algorithm_hands_over_on_a_planned_stop() {
     for algorithm in ["bully", "zookeeper", "chubby", "repaired-ring"] {
         let (ctl, mut client, e) = start_kept(algorithm, 5).await;
         let first = first_leader(&mut client, &e.election_id, 5).await;
-        let since_us = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64;
+        let since_us = ringleader_tests::unix_us();
         let stop = fault(pb::inject_fault_request::Kind::Crash(pb::CrashFault {
             node: String::new(),
             leader: true,
