@@ -206,11 +206,11 @@ impl Hasher for Identity {
 
 /// A state's 64-bit fingerprint: foldhash's quality hasher with a fixed
 /// seed (the same state has the same fingerprint in every run); with its
-/// clock ([`System::clock`]) or without.
+/// timing ([`System::timing`]: the whole state) or without.
 fn fingerprint(s: &System, clocked: bool) -> u64 {
     use std::hash::BuildHasher;
     let hasher = foldhash::quality::FixedState::with_seed(0x5ca1_ab1e);
-    if clocked { hasher.hash_one((s, s.clock())) } else { hasher.hash_one(s) }
+    if clocked { hasher.hash_one((s, s.timing())) } else { hasher.hash_one(s) }
 }
 
 /// Check `election` on every schedule within `limits`, breadth-first (or
@@ -235,14 +235,14 @@ pub fn check_with(
     // docs/checking.md); a state is explored again when it comes back later.
     let subsume = model.is_kept() && limits.subsume;
     let key = |s: &System| fingerprint(s, !subsume);
-    // Each state seen, by fingerprint: the latest clock it was queued with.
+    // Each state seen, by fingerprint: the highest rank (the latest clock) it was queued with.
     let mut seen: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
     // Each state queued, by number: its parent's number and the index of the
     // move that led to it (a state queued again with a later clock gets a new
     // number, so a schedule rebuilt from here is the one explored).
     let mut log: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX)];
     let root = key(&init);
-    seen.insert(root, init.clock());
+    seen.insert(root, init.rank());
     let mut queue = VecDeque::from([(init, root, 0u32, 0usize)]);
     let properties = model.properties();
     let mut found: [Option<u32>; PROPERTIES.len()] = [None; PROPERTIES.len()];
@@ -254,8 +254,8 @@ pub fn check_with(
     let next =
         |q: &mut VecDeque<(System, u64, u32, usize)>| if limits.depth_first { q.pop_back() } else { q.pop_front() };
     while let Some((s, fp, id, d)) = next(&mut queue) {
-        if subsume && seen.get(&fp).is_some_and(|&clock| clock > s.clock()) {
-            continue; // it waits in the queue with a later clock
+        if subsume && seen.get(&fp).is_some_and(|&rank| rank > s.rank()) {
+            continue; // it waits in the queue with a higher rank (a later clock)
         }
         explored += 1;
         depth = depth.max(d);
@@ -293,14 +293,14 @@ pub fn check_with(
         }
         model.successors(&s, &mut actions);
         for (i, (_, next)) in actions.drain(..).enumerate() {
-            let (clock, nfp) = (next.clock(), key(&next));
+            let (rank, nfp) = (next.rank(), key(&next));
             let fresh = match seen.entry(nfp) {
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(clock);
+                    e.insert(rank);
                     true
                 }
-                std::collections::hash_map::Entry::Occupied(mut e) if subsume && clock > *e.get() => {
-                    e.insert(clock);
+                std::collections::hash_map::Entry::Occupied(mut e) if subsume && rank > *e.get() => {
+                    e.insert(rank);
                     true
                 }
                 std::collections::hash_map::Entry::Occupied(_) => false,

@@ -158,12 +158,32 @@ pub struct Move {
     /// After the step (and the loss), crash a node: 0 none, k the k-th of
     /// [`ElectionModel::aftermath`]'s candidates.
     crash: u32,
+    /// Before everything else, split the nodes: the side of a partition that
+    /// strikes just before this move's step sends across it (0: none; see
+    /// "Partitions at their latest").
+    cut: u32,
+    /// The quiet heartbeats delivered just before that partition, as
+    /// `absorb` is for the step.
+    cut_absorb: u32,
+    /// After everything else, heal the partition in force (see "Heals at
+    /// their earliest").
+    heal: bool,
 }
 
 impl Move {
     /// `step`, with no prelude and no fault after it.
     pub fn bare(step: Step) -> Self {
-        Move { step, absorb: 0, lose: 0, crash: 0 }
+        Move { step, absorb: 0, lose: 0, crash: 0, cut: 0, cut_absorb: 0, heal: false }
+    }
+
+    /// The partition this move starts with, as a move of its own.
+    fn partition(&self) -> Move {
+        Move { absorb: self.cut_absorb, ..Move::bare(Step::Partition(self.cut)) }
+    }
+
+    /// This move without the partition it starts with.
+    fn after_partition(&self) -> Move {
+        Move { cut: 0, cut_absorb: 0, ..*self }
     }
 }
 
@@ -275,8 +295,14 @@ pub struct System {
     led: Vec<(u64, u64)>,
     /// The side of the partition in force (a bit per position; 0: none).
     cut: u32,
-    /// Ticks since the partition in force began (0 without one).
-    cut_ticks: u32,
+    /// Ticks within which the partition in force must heal (`u32::MAX`
+    /// when it need not; 0 without one). Not hashed: the explorer ranks a
+    /// partitioned state by it ([`System::rank`]).
+    heal_left: u32,
+    /// Punctual timers: a send across the partition in force was cut off
+    /// since the last state without a timer due (where a heal may come; see
+    /// "Heals at their earliest").
+    cut_sends: bool,
     /// Faults used so far.
     used: Faults,
     /// Kept leaderships: ticks since the last fault (the start counts as
@@ -291,9 +317,22 @@ pub struct System {
 
 impl std::hash::Hash for System {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let System { nodes, links, timers, unstarted, down, led, cut, cut_ticks, used, since_fault: _, sent, error } =
-            self;
-        (nodes, links, timers, unstarted, down, led, cut, cut_ticks, used, sent, error).hash(state);
+        let System {
+            nodes,
+            links,
+            timers,
+            unstarted,
+            down,
+            led,
+            cut,
+            heal_left: _,
+            cut_sends,
+            used,
+            since_fault: _,
+            sent,
+            error,
+        } = self;
+        (nodes, links, timers, unstarted, down, led, cut, cut_sends, used, sent, error).hash(state);
     }
 }
 
@@ -314,6 +353,24 @@ impl System {
         self.since_fault.unwrap_or(u32::MAX)
     }
 
+    /// What this state's hash leaves out: its clock ([`System::clock`]) and
+    /// the ticks within which its partition must heal. With the hash, the
+    /// whole state.
+    pub fn timing(&self) -> (u32, u32) {
+        (self.clock(), self.heal_left)
+    }
+
+    /// How much a state asks of what follows it, among the states alike but
+    /// for [`System::timing`]: once explored with a rank at least as high,
+    /// a state need not be explored again (see "The clock" in
+    /// docs/checking.md). Without a partition, its clock: a later one
+    /// leaves less time to agree on a leader. In a partition (the clock
+    /// stands at 0 throughout), the ticks left until it must heal: more
+    /// leave every schedule of fewer possible, and more.
+    pub fn rank(&self) -> u32 {
+        if self.cut != 0 { self.heal_left } else { self.clock() }
+    }
+
     /// Messages sent so far (one-shot elections).
     pub fn sent(&self) -> u64 {
         self.sent
@@ -323,6 +380,16 @@ impl System {
     /// schedule goes on (but faults).
     pub fn is_final(&self) -> bool {
         self.unstarted.is_empty() && self.timers.is_empty() && self.links.is_empty()
+    }
+
+    /// Is a timer due (the model's clock waits for it to fire)?
+    pub fn timer_due(&self) -> bool {
+        self.timers.iter().any(|t| t.left == 0)
+    }
+
+    /// Is a partition in force?
+    pub fn partitioned(&self) -> bool {
+        self.cut != 0
     }
 
     /// Has the node at `p` crashed (and not recovered)?
@@ -336,18 +403,17 @@ impl System {
     }
 
     /// Everything of `self` the properties read: what the nodes decided and
-    /// believe, who led which term, the crashed nodes, the partition, the
-    /// faults used, the ticks since the last fault, the messages sent and
-    /// the error. (Not the detectors' counts, the messages in flight or the
-    /// timers.)
+    /// believe, who led which term, the crashed nodes, the ticks since the
+    /// last fault, the messages sent and the error. (Not the detectors'
+    /// counts, the messages in flight, the timers, the partition in force or
+    /// the faults used so far: the properties see a partition only through
+    /// the clock, which stands at 0 while it lasts.)
     pub fn observation(&self) -> Observation {
         Observation {
             decisions: self.decisions(),
             beliefs: self.beliefs(),
             led: self.led.clone(),
             down: self.down,
-            cut: self.cut,
-            used: self.used,
             since_fault: self.since_fault,
             sent: self.sent,
             error: self.error.clone(),
@@ -366,10 +432,6 @@ pub struct Observation {
     pub led: Vec<(u64, u64)>,
     /// Crashed nodes, a bit per position.
     pub down: u32,
-    /// The side of the partition in force (0: none).
-    pub cut: u32,
-    /// Faults used so far.
-    pub used: Faults,
     /// Ticks since the last fault, while within the convergence bound.
     pub since_fault: Option<u32>,
     /// Messages sent so far (one-shot).
@@ -440,6 +502,26 @@ pub struct Observation {
 /// bound starts earlier, asking no less; a state between is reached by the
 /// schedule's fault-free prefix.
 ///
+/// ## Partitions at their latest, heals at their earliest
+///
+/// With the same reduction on, a partition strikes only just before a step
+/// that sends across it (whose sends it cuts off: the move starts with the
+/// partition), just before a tick (when it cuts off a message in flight,
+/// which may not outlive the next tick, or when the tick makes a timer due),
+/// or heals at once (when it cuts off a message in flight); and a partition
+/// heals only just after a step whose send across it cut off (the move ends
+/// with the heal). A schedule whose partition strikes earlier is matched by
+/// one that strikes it later, just before the first of those steps: no
+/// message crossed in between (nothing was sent across, and what was in
+/// flight across is cut off all the same, later), every node takes the same
+/// steps, and the states in between differ only in the partition in force
+/// and the clock, which stood at 0 and now runs on (asking no less). A
+/// schedule whose partition heals later is matched by one that heals it
+/// just after the last send it cut off: nothing was sent across in between,
+/// and the convergence bound starts earlier, asking no less. Either schedule
+/// spends no longer in partition than the original, so the bound on how
+/// long a partition lasts ([`Election::partition_ms`]) holds for it too.
+///
 /// ## Punctual timers
 ///
 /// By default a timer due at a tick may fire anywhere in the tick that
@@ -456,8 +538,14 @@ pub struct Observation {
 /// persistent set: no step of another node can enable or disable them or
 /// reach that node first), unless one of them changes what the properties
 /// read (then every move), and none when a duplication or a crash after a
-/// recovery could come next. (A partition may come first: it only removes
-/// messages, and what the node then does it does as well before it.) Every
+/// recovery could come next. No partition strikes or heals at the instant of
+/// a tick, between the timers due at it (the model offers neither while a
+/// timer is due): whether a heartbeat crosses a partition depends on whether
+/// its timer fires before the heal or after it, so a heal between two due
+/// timers would not commute with them. (A partition may come after the
+/// node's steps instead of before: it only removes messages, and what the
+/// node then does it does as well before it; with heals at their earliest,
+/// a heal after a due timer's step comes once no timer is due.) Every
 /// cycle of states passes a tick, before which
 /// no timer is due and every move is explored. Measured in
 /// `punctual_timers_assume_more_and_reduce_exactly` (check's tests): the
@@ -576,7 +664,8 @@ impl ElectionModel {
             down: 0,
             led: Vec::new(),
             cut: 0,
-            cut_ticks: 0,
+            heal_left: 0,
+            cut_sends: false,
             used: Faults::NONE,
             since_fault,
             sent: 0,
@@ -587,16 +676,19 @@ impl ElectionModel {
     /// A tick of `ticks` (fewer if a partition must heal sooner; none if it
     /// must heal now).
     fn tick(&self, s: &System, ticks: u32) -> Option<Step> {
-        let left = match self.heal_within {
-            Some(within) if s.cut != 0 => within.saturating_sub(s.cut_ticks),
-            _ => ticks,
-        };
+        let left = if s.cut != 0 { s.heal_left } else { ticks };
         (left > 0).then(|| Step::Tick(ticks.min(left)))
     }
 
     /// The positions with a timer due (a bit each).
     fn due(s: &System) -> u32 {
         s.timers.iter().filter(|t| t.left == 0).fold(0, |due, t| due | 1 << t.node)
+    }
+
+    /// Punctual timers, and a timer is due: the instant of a tick, at which
+    /// no partition strikes or heals.
+    fn instant(&self, s: &System) -> bool {
+        self.election.punctual_timers && Self::due(s) != 0
     }
 
     /// Is the link from `from` to `to` cut by the partition in force?
@@ -616,7 +708,9 @@ impl ElectionModel {
                         s.sent += 1;
                     }
                     let to = self.election.topology.ports(p)[port as usize].peer;
-                    let lost = s.is_down(to) || Self::cut(s, p, to);
+                    let across = Self::cut(s, p, to);
+                    s.cut_sends |= across;
+                    let lost = s.is_down(to) || across;
                     if let Some(log) = log {
                         log.push(Sent { from: p, port, msg, lost });
                     }
@@ -727,7 +821,10 @@ impl ElectionModel {
                 }
             }
         }
-        if s.cut != 0 {
+        if self.instant(s) {
+            // Punctual timers fire at the tick's instant: a partition strikes
+            // or heals before it or after them.
+        } else if s.cut != 0 {
             actions.push(Step::Heal);
         } else if used.partitions < budget.partitions {
             // One side of each partition: the sides without position 0.
@@ -790,8 +887,10 @@ impl ElectionModel {
         let mut steps = Vec::new();
         self.actions(s, &mut steps);
         if self.reduce {
-            // Crashes and losses come after the steps that allow them first.
-            steps.retain(|step| !matches!(step, Step::Crash(_) | Step::Lose { .. }));
+            // Crashes and losses come after the steps that allow them first, a
+            // heal after a step whose sends it cut off (a partition comes
+            // before a step that sends across it: [`Self::successors_of`]).
+            steps.retain(|step| !matches!(step, Step::Crash(_) | Step::Lose { .. } | Step::Heal));
         }
         let quiet = self.quiet(s);
         if quiet.is_empty() {
@@ -861,12 +960,22 @@ impl ElectionModel {
     /// The steps `mv` takes from `s`: its prelude of quiet heartbeats, its
     /// step, then the fault it chose to follow the step, if any.
     pub fn expand(&self, s: &System, mv: Move) -> Vec<Step> {
+        if mv.cut != 0 {
+            let mut steps = self.prelude(s, mv.partition());
+            if let Some(split) = self.run(s, mv.partition(), None) {
+                steps.extend(self.expand(&split, mv.after_partition()));
+            }
+            return steps;
+        }
         let mut steps = self.prelude(s, mv);
         if mv.lose != 0 || mv.crash != 0 {
             let mut sent = Vec::new();
             if let Some(after) = self.run(s, mv, Some(&mut sent)) {
                 steps.extend(self.chosen_faults(s, mv, &after, &sent));
             }
+        }
+        if mv.heal {
+            steps.push(Step::Heal);
         }
         steps
     }
@@ -905,6 +1014,11 @@ impl ElectionModel {
             self.apply(&mut s, step, log)?;
         }
         Some(s)
+    }
+
+    /// The position at the other end of `from`'s `port`.
+    fn peer(&self, from: u32, port: Port) -> u32 {
+        self.election.topology.ports(from)[port as usize].peer
     }
 
     /// The position whose state `step` changes, if it is a step of one node.
@@ -964,8 +1078,9 @@ impl ElectionModel {
 
     /// The state `mv` leads to from `last` (`None`: not possible).
     pub fn next_move(&self, last: &System, mv: Move) -> Option<System> {
-        if mv.lose == 0 && mv.crash == 0 {
-            return self.run(last, mv, None);
+        if mv.cut != 0 {
+            let split = self.run(last, mv.partition(), None)?;
+            return self.next_move(&split, mv.after_partition());
         }
         let mut sent = Vec::new();
         let mut s = self.run(last, mv, Some(&mut sent))?;
@@ -975,6 +1090,9 @@ impl ElectionModel {
         }
         for step in faults {
             self.apply(&mut s, step, None)?;
+        }
+        if mv.heal {
+            self.apply(&mut s, Step::Heal, None)?;
         }
         Some(s)
     }
@@ -1031,25 +1149,74 @@ impl ElectionModel {
     }
 
     /// Push the states `mv` leads to from `s` onto `out`: each fault it may
-    /// end in first, then the bare move's (`None`: `mv` is not possible).
-    fn successors_of(&self, s: &System, mv: Move, sent: &mut Vec<Sent>, out: &mut Vec<(Move, System)>) -> Option<()> {
+    /// end in first, then the bare move's; and, when it cut off a send
+    /// across the partition in force, each of those again with the partition
+    /// healed just after (see "Heals at their earliest"). `Some(true)`: the
+    /// step sent across the partition in force; `None`: `mv` is not possible.
+    /// With the reduction on, a partition is a move only as the start of the
+    /// moves that follow it and send across it, or, healed at once, when it
+    /// cuts off a message in flight (see "Partitions at their latest").
+    fn successors_of(&self, s: &System, mv: Move, sent: &mut Vec<Sent>, out: &mut Vec<(Move, System)>) -> Option<bool> {
+        if let (true, Step::Partition(side)) = (self.reduce, mv.step) {
+            return self.partitions(s, Move { cut: side, cut_absorb: mv.absorb, ..mv }, sent, out);
+        }
         sent.clear();
         let after = self.run(s, mv, Some(sent))?;
+        let across = s.cut != 0 && sent.iter().any(|x| x.lost && Self::cut(s, x.from, self.peer(x.from, x.port)));
         let (lose, crash) = self.aftermath(s, mv.step, &after, sent);
-        for l in 0..=lose.len() {
-            for c in 0..=crash.len() {
-                if l == 0 && c == 0 {
-                    continue;
-                }
-                let mut next = after.clone();
-                let faults = l.checked_sub(1).map(|i| lose[i]).into_iter().chain(c.checked_sub(1).map(|i| crash[i]));
-                if faults.map(|f| self.apply(&mut next, f, None)).all(|r| r.is_some()) {
-                    out.push((Move { lose: l as u32, crash: c as u32, ..mv }, next));
+        // A heal, at the first point it may strike after a send it cut off.
+        let heal = self.reduce && after.cut != 0 && (across || s.cut_sends) && !self.instant(&after);
+        let heals = if heal { 2 } else { 1 };
+        for heal in 0..heals {
+            for l in 0..=lose.len() {
+                for c in 0..=crash.len() {
+                    if heal == 0 && l == 0 && c == 0 {
+                        continue; // the bare move's state comes last
+                    }
+                    let mut next = after.clone();
+                    let faults =
+                        l.checked_sub(1).map(|i| lose[i]).into_iter().chain(c.checked_sub(1).map(|i| crash[i]));
+                    let heal = (heal == 1).then_some(Step::Heal);
+                    if faults.chain(heal).map(|f| self.apply(&mut next, f, None)).all(|r| r.is_some()) {
+                        let mv = Move { lose: l as u32, crash: c as u32, heal: heal.is_some(), ..mv };
+                        out.push((mv, next));
+                    }
                 }
             }
         }
         out.push((mv, after));
-        Some(())
+        Some(across)
+    }
+
+    /// The moves that start with the partition `mv.cut` (after its prelude):
+    /// healed at once, if it cut off a message in flight; and every move
+    /// after it whose step sends across it.
+    fn partitions(&self, s: &System, mv: Move, sent: &mut Vec<Sent>, out: &mut Vec<(Move, System)>) -> Option<bool> {
+        let split = self.run(s, mv.partition(), None)?;
+        let absorbed: u32 = (0..16).map(|g| mv.cut_absorb >> (2 * g) & 3).sum();
+        let cut_off = split.links.len() + (absorbed as usize) < s.links.len();
+        if cut_off {
+            let mut healed = split.clone();
+            self.apply(&mut healed, Step::Heal, None)?;
+            out.push((Move { heal: true, absorb: mv.cut_absorb, ..Move::bare(mv.step) }, healed));
+        }
+        let mut next = Vec::new();
+        self.moves(&split, &mut next);
+        let mut after = Vec::new();
+        for m in next {
+            after.clear();
+            // A tick may not pass a message in flight for good, and no
+            // partition strikes at the instant of a punctual timer: one that
+            // cut a message off, or before a tick that makes a timer due,
+            // strikes before that tick at the latest.
+            let tick = matches!(m.step, Step::Tick(_))
+                && (cut_off
+                    || self.election.punctual_timers && self.run(&split, m, None).is_some_and(|t| self.instant(&t)));
+            if self.successors_of(&split, m, sent, &mut after).is_some_and(|across| across || tick) {
+                out.extend(after.drain(..).map(|(m, t)| (Move { cut: mv.cut, cut_absorb: mv.cut_absorb, ..m }, t)));
+            }
+        }
+        Some(false)
     }
 
     /// Does `step` name positions and ports this election has (a schedule
@@ -1161,8 +1328,8 @@ impl ElectionModel {
                 for t in &mut s.timers {
                     t.left = t.left.saturating_sub(ticks);
                 }
-                if s.cut != 0 {
-                    s.cut_ticks = s.cut_ticks.saturating_add(ticks);
+                if s.cut != 0 && s.heal_left != u32::MAX {
+                    s.heal_left = s.heal_left.saturating_sub(ticks);
                 }
                 let bound = self.converge_ticks;
                 s.since_fault = s.since_fault.and_then(|u| Some(u.saturating_add(ticks)).filter(|&u| u <= bound));
@@ -1192,13 +1359,15 @@ impl ElectionModel {
             Step::Partition(side) => {
                 s.used.partitions += 1;
                 s.cut = side;
-                s.cut_ticks = 0;
+                s.heal_left = self.heal_within.unwrap_or(u32::MAX);
                 let cut = |f: &Flight| Self::cut(s, self.sender(f.link), self.receiver(f.link));
                 let kept: Vec<Flight> = s.links.iter().filter(|f| !cut(f)).copied().collect();
                 s.links = kept;
             }
-            Step::Heal => (s.cut, s.cut_ticks) = (0, 0),
+            Step::Heal => (s.cut, s.heal_left) = (0, 0),
         }
+        // Only within a punctual instant is a cut-off send remembered.
+        s.cut_sends &= s.cut != 0 && self.instant(s);
         // A timer a later set, a cancel or a crash made stale never fires:
         // forget it, then renumber the stamps (they only grow: two states
         // alike but for them are one).
