@@ -1165,22 +1165,23 @@ impl ElectionModel {
         let across = s.cut != 0 && sent.iter().any(|x| x.lost && Self::cut(s, x.from, self.peer(x.from, x.port)));
         let (lose, crash) = self.aftermath(s, mv.step, &after, sent);
         // A heal, at the first point it may strike after a send it cut off.
-        let heal = self.reduce && after.cut != 0 && (across || s.cut_sends) && !self.instant(&after);
-        let heals = if heal { 2 } else { 1 };
-        for heal in 0..heals {
-            for l in 0..=lose.len() {
-                for c in 0..=crash.len() {
-                    if heal == 0 && l == 0 && c == 0 {
-                        continue; // the bare move's state comes last
+        let cut_off = across || s.cut_sends;
+        for l in 0..=lose.len() {
+            for c in 0..=crash.len() {
+                let mut next = after.clone();
+                let faults = l.checked_sub(1).map(|i| lose[i]).into_iter().chain(c.checked_sub(1).map(|i| crash[i]));
+                if !faults.map(|f| self.apply(&mut next, f, None)).all(|r| r.is_some()) {
+                    continue;
+                }
+                let mv = Move { lose: l as u32, crash: c as u32, ..mv };
+                if self.reduce && cut_off && next.cut != 0 && !self.instant(&next) {
+                    let mut healed = next.clone();
+                    if self.apply(&mut healed, Step::Heal, None).is_some() {
+                        out.push((Move { heal: true, ..mv }, healed));
                     }
-                    let mut next = after.clone();
-                    let faults =
-                        l.checked_sub(1).map(|i| lose[i]).into_iter().chain(c.checked_sub(1).map(|i| crash[i]));
-                    let heal = (heal == 1).then_some(Step::Heal);
-                    if faults.chain(heal).map(|f| self.apply(&mut next, f, None)).all(|r| r.is_some()) {
-                        let mv = Move { lose: l as u32, crash: c as u32, heal: heal.is_some(), ..mv };
-                        out.push((mv, next));
-                    }
+                }
+                if l != 0 || c != 0 {
+                    out.push((mv, next));
                 }
             }
         }

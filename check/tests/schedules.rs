@@ -244,7 +244,7 @@ fn reach(model: &ElectionModel) -> Reached {
 /// fault, one lost message (which may be a heartbeat) and one crash, the repaired ring on 3
 /// (whose followers stop ignoring their leader's heartbeats: a step can end a heartbeat's
 /// quietness) with 10 ms messages, and bully and Chubby-style on 3 with a partition healing within
-/// 60 ms, 10 ms messages. Every state the reduced model reaches (quiet heartbeats only just before
+/// 60 ms (bully with a crash too), 10 ms messages. Every state the reduced model reaches (quiet heartbeats only just before
 /// the step that reads them or ends their quietness, a loss only as its message is sent, a crash
 /// only just after a step of its node, a partition only just before a step that sends across it or
 /// a tick, a heal only just after a step whose send it cut off) is a state of the full model; and
@@ -264,6 +264,7 @@ fn the_reductions_see_everything_the_full_model_sees() {
         ("repaired-ring", d, 10, Faults::NONE),
         ("bully", d, 10, partition),
         ("chubby", d, 10, partition),
+        ("bully", d, 10, Faults { crashes: 1, ..partition }),
     ] {
         let spec = ringleader_core::algo::catalogue::find(name).unwrap();
         let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
