@@ -160,6 +160,10 @@ pub struct Report {
     pub bound: u64,
     /// Every state was explored (no limit cut the check short).
     pub complete: bool,
+    /// The limit that cut the check short, if one did: "states", "depth",
+    /// "time", "memory", "log" (more states queued than a schedule can
+    /// name) or "stopped" (the caller stopped it).
+    pub limit: Option<&'static str>,
     /// The properties broken, each with its shortest schedule.
     pub counterexamples: Vec<Counterexample>,
     /// How long the check took.
@@ -247,7 +251,7 @@ pub fn check_with(
     let properties = model.properties();
     let mut found: [Option<u32>; PROPERTIES.len()] = [None; PROPERTIES.len()];
     let (mut depth, mut final_states, mut most_messages) = (0usize, 0u64, 0u64);
-    let (mut complete, mut explored) = (true, 0usize);
+    let (mut complete, mut explored, mut limit) = (true, 0usize, None);
     let mut actions = Vec::new();
     let mut last_report = Instant::now();
     let (mut memory_checked, mut over_memory) = (0usize, false);
@@ -278,14 +282,19 @@ pub fn check_with(
             memory_checked = seen.len();
             over_memory = limits.max_memory_mib > 0 && resident_mib().is_some_and(|m| m > limits.max_memory_mib);
         }
-        let limited = (limits.max_states > 0 && seen.len() >= limits.max_states)
-            || (limits.max_depth > 0 && d >= limits.max_depth)
-            || limits.timeout.is_some_and(|t| started.elapsed() >= t)
-            || over_memory
-            || log.len() >= u32::MAX as usize / 2
-            || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
-        if limited {
+        let limited = [
+            (limits.max_states > 0 && seen.len() >= limits.max_states, "states"),
+            (limits.max_depth > 0 && d >= limits.max_depth, "depth"),
+            (limits.timeout.is_some_and(|t| started.elapsed() >= t), "time"),
+            (over_memory, "memory"),
+            (log.len() >= u32::MAX as usize / 2, "log"),
+            (cancel.is_some_and(|c| c.load(Ordering::Relaxed)), "stopped"),
+        ]
+        .into_iter()
+        .find_map(|(hit, what)| hit.then_some(what));
+        if let Some(what) = limited {
             complete = false;
+            limit.get_or_insert(what);
             if limits.max_depth > 0 && d >= limits.max_depth {
                 continue;
             }
@@ -327,6 +336,7 @@ pub fn check_with(
         most_messages,
         bound: model.bound(),
         complete,
+        limit,
         counterexamples,
         elapsed: started.elapsed(),
     }

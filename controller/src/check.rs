@@ -36,8 +36,11 @@ fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
     Status::invalid_argument(format!("{field}: {why}"))
 }
 
-/// Validate `req`, naming the field at fault.
-pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
+/// Validate `req`, naming the field at fault. A check stops once the
+/// controller's resident memory passes `memory_budget_mib`
+/// (`controller.memory_budget_mib`; 0: no limit), so that a large check
+/// ends early instead of the controller being killed for memory.
+pub fn plan(req: &pb::CheckRequest, memory_budget_mib: u64) -> Result<Plan, Status> {
     let spec = catalogue::find(&req.algorithm)
         .ok_or_else(|| invalid("algorithm", format!("unknown {:?}; known: {}", req.algorithm, catalogue::names())))?;
     let n = if req.n == 0 { 3 } else { req.n };
@@ -118,7 +121,8 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
     let max_states = if req.max_states == 0 { MAX_STATES } else { req.max_states } as usize;
     let timeout = Duration::from_secs(u64::from(if req.timeout_s == 0 { 60 } else { req.timeout_s }));
     let fifo = spec.assumptions.fifo && !req.any_order;
-    let limits = Limits { fifo, max_states, timeout: Some(timeout), ..Limits::default() };
+    let limits =
+        Limits { fifo, max_states, timeout: Some(timeout), max_memory_mib: memory_budget_mib, ..Limits::default() };
     Ok(Plan { election, limits })
 }
 
@@ -179,7 +183,14 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
     } else if report.complete {
         "holds on every schedule".into()
     } else {
-        "holds where explored (limits reached)".into()
+        let limit = match report.limit {
+            Some("memory") => "the controller's memory budget, controller.memory_budget_mib",
+            Some("states") => "max_states",
+            Some("time") => "timeout_s",
+            Some(other) => other,
+            None => "a limit",
+        };
+        format!("holds where explored (stopped by {limit})")
     };
     let summary = format!(
         "{} n={}{}: {} states, depth {}; {state} in {:.1} s",
@@ -220,10 +231,38 @@ mod tests {
             ..Default::default()
         };
         let (tx, mut rx) = mpsc::channel(16);
-        let thread = run(plan(&req).unwrap(), tx);
+        let thread = run(plan(&req, 0).unwrap(), tx);
         let first = rx.recv().await.unwrap().unwrap();
         assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
         drop(rx);
         tokio::time::timeout(Duration::from_secs(60), thread).await.expect("stopped").unwrap();
+    }
+
+    /// A check stops once the controller passes its memory budget, and says so: given a budget
+    /// below any process's resident memory, a kept repaired ring with a recovering crash (which
+    /// does not finish within minutes) ends after its first batch of states, incomplete, its
+    /// summary naming `controller.memory_budget_mib`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_stops_at_the_memory_budget() {
+        let req = pb::CheckRequest {
+            algorithm: "repaired-ring".into(),
+            kept: true,
+            crashes: 1,
+            recover: true,
+            timeout_s: 600,
+            ..Default::default()
+        };
+        let (tx, mut rx) = mpsc::channel(16);
+        let thread = run(plan(&req, 1).unwrap(), tx);
+        let verdict = loop {
+            match rx.recv().await.unwrap().unwrap().kind {
+                Some(pb::check_event::Kind::Verdict(v)) => break v,
+                _ => continue,
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("ended").unwrap();
+        assert!(!verdict.complete && verdict.counterexamples.is_empty(), "{verdict:?}");
+        assert!(verdict.states < 200_000, "{} states", verdict.states);
+        assert!(verdict.summary.contains("controller.memory_budget_mib"), "{}", verdict.summary);
     }
 }

@@ -302,7 +302,7 @@ impl Controller for ControllerService {
         request: Request<pb::CheckRequest>,
     ) -> Result<Response<Self::CheckAlgorithmStream>, Status> {
         self.authorize(&request, "CheckAlgorithm", Access::Write)?;
-        let plan = check::plan(request.get_ref())?;
+        let plan = check::plan(request.get_ref(), self.elections.config().memory_budget_mib)?;
         let (tx, rx) = mpsc::channel(16);
         // The check's thread ends with the check (or when the caller goes).
         drop(check::run(plan, tx));
