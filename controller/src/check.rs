@@ -218,18 +218,24 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
 mod tests {
     use super::*;
 
-    /// A caller that goes away stops the check: a kept repaired ring with a recovering crash, given
-    /// 600 s, ends within a minute of the receiver being dropped after its first progress event.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_check_stops_when_its_caller_goes() {
-        let req = pb::CheckRequest {
+    /// A check that does not finish within minutes: a kept repaired ring with a recovering crash,
+    /// given 600 s.
+    fn endless() -> pb::CheckRequest {
+        pb::CheckRequest {
             algorithm: "repaired-ring".into(),
             kept: true,
             crashes: 1,
             recover: true,
             timeout_s: 600,
             ..Default::default()
-        };
+        }
+    }
+
+    /// A caller that goes away stops the check: a kept repaired ring with a recovering crash, given
+    /// 600 s, ends within a minute of the receiver being dropped after its first progress event.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_stops_when_its_caller_goes() {
+        let req = endless();
         let (tx, mut rx) = mpsc::channel(16);
         let thread = run(plan(&req, 0).unwrap(), tx);
         let first = rx.recv().await.unwrap().unwrap();
@@ -244,14 +250,7 @@ mod tests {
     /// summary naming `controller.memory_budget_mib`.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_check_stops_at_the_memory_budget() {
-        let req = pb::CheckRequest {
-            algorithm: "repaired-ring".into(),
-            kept: true,
-            crashes: 1,
-            recover: true,
-            timeout_s: 600,
-            ..Default::default()
-        };
+        let req = endless();
         let (tx, mut rx) = mpsc::channel(16);
         let thread = run(plan(&req, 1).unwrap(), tx);
         let verdict = loop {
