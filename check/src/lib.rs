@@ -210,11 +210,17 @@ impl Hasher for Identity {
 
 /// A state's 64-bit fingerprint: foldhash's quality hasher with a fixed
 /// seed (the same state has the same fingerprint in every run); with its
-/// timing ([`System::timing`]: the whole state) or without.
-fn fingerprint(s: &System, clocked: bool) -> u64 {
+/// timing ([`System::timing`]: the whole state), without its clock
+/// (`heal`: the ticks its partition has left to heal told apart), or without
+/// either.
+fn fingerprint(s: &System, clocked: bool, heal: bool) -> u64 {
     use std::hash::BuildHasher;
     let hasher = foldhash::quality::FixedState::with_seed(0x5ca1_ab1e);
-    if clocked { hasher.hash_one((s, s.timing())) } else { hasher.hash_one(s) }
+    match (clocked, heal) {
+        (true, _) => hasher.hash_one((s, s.timing())),
+        (false, true) => hasher.hash_one((s, s.timing().1)),
+        (false, false) => hasher.hash_one(s),
+    }
 }
 
 /// Check `election` on every schedule within `limits`, breadth-first (or
@@ -238,7 +244,8 @@ pub fn check_with(
     // seen with a clock at least as late stands for it (see "The clock" in
     // docs/checking.md); a state is explored again when it comes back later.
     let subsume = model.is_kept() && limits.subsume;
-    let key = |s: &System| fingerprint(s, !subsume);
+    let heal = !model.ranks_partitions();
+    let key = |s: &System| fingerprint(s, !subsume, heal);
     // Each state seen, by fingerprint: the highest rank (the latest clock) it was queued with.
     let mut seen: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
     // Each state queued, by number: its parent's number and the index of the
@@ -246,7 +253,7 @@ pub fn check_with(
     // number, so a schedule rebuilt from here is the one explored).
     let mut log: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX)];
     let root = key(&init);
-    seen.insert(root, init.rank());
+    seen.insert(root, model.rank(&init));
     let mut queue = VecDeque::from([(init, root, 0u32, 0usize)]);
     let properties = model.properties();
     let mut found: [Option<u32>; PROPERTIES.len()] = [None; PROPERTIES.len()];
@@ -258,7 +265,7 @@ pub fn check_with(
     let next =
         |q: &mut VecDeque<(System, u64, u32, usize)>| if limits.depth_first { q.pop_back() } else { q.pop_front() };
     while let Some((s, fp, id, d)) = next(&mut queue) {
-        if subsume && seen.get(&fp).is_some_and(|&rank| rank > s.rank()) {
+        if subsume && seen.get(&fp).is_some_and(|&rank| rank > model.rank(&s)) {
             continue; // it waits in the queue with a higher rank (a later clock)
         }
         explored += 1;
@@ -302,7 +309,7 @@ pub fn check_with(
         }
         model.successors(&s, &mut actions);
         for (i, (_, next)) in actions.drain(..).enumerate() {
-            let (rank, nfp) = (next.rank(), key(&next));
+            let (rank, nfp) = (model.rank(&next), key(&next));
             let fresh = match seen.entry(nfp) {
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(rank);

@@ -275,8 +275,9 @@ impl std::hash::Hash for Node {
 }
 
 /// The whole system at one point of a schedule. (Its [`Hash`] leaves out
-/// the ticks since the last fault, [`System::clock`]: a check hashes that
-/// apart where it needs it.)
+/// its timing, [`System::timing`]: the ticks since the last fault and those
+/// its partition has left to heal; a check hashes them apart where it needs
+/// them.)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct System {
     /// Every node.
@@ -297,7 +298,7 @@ pub struct System {
     cut: u32,
     /// Ticks within which the partition in force must heal (`u32::MAX`
     /// when it need not; 0 without one). Not hashed: the explorer ranks a
-    /// partitioned state by it ([`System::rank`]).
+    /// partitioned state by it ([`ElectionModel::rank`]).
     heal_left: u32,
     /// Punctual timers: a send across the partition in force was cut off
     /// since the last state without a timer due (where a heal may come; see
@@ -358,17 +359,6 @@ impl System {
     /// whole state.
     pub fn timing(&self) -> (u32, u32) {
         (self.clock(), self.heal_left)
-    }
-
-    /// How much a state asks of what follows it, among the states alike but
-    /// for [`System::timing`]: once explored with a rank at least as high,
-    /// a state need not be explored again (see "The clock" in
-    /// docs/checking.md). Without a partition, its clock: a later one
-    /// leaves less time to agree on a leader. In a partition (the clock
-    /// stands at 0 throughout), the ticks left until it must heal: more
-    /// leave every schedule of fewer possible, and more.
-    pub fn rank(&self) -> u32 {
-        if self.cut != 0 { self.heal_left } else { self.clock() }
     }
 
     /// Messages sent so far (one-shot elections).
@@ -507,7 +497,8 @@ pub struct Observation {
 /// With the same reduction on, a partition strikes only just before a step
 /// that sends across it (whose sends it cuts off: the move starts with the
 /// partition), just before a tick (when it cuts off a message in flight,
-/// which may not outlive the next tick, or when the tick makes a timer due),
+/// which may not outlive the next tick, or, with punctual timers, when the
+/// tick makes a timer due: no partition strikes at that instant),
 /// or heals at once (when it cuts off a message in flight); and a partition
 /// heals only just after a step whose send across it cut off (the move ends
 /// with the heal). A schedule whose partition strikes earlier is matched by
@@ -521,6 +512,9 @@ pub struct Observation {
 /// and the convergence bound starts earlier, asking no less. Either schedule
 /// spends no longer in partition than the original, so the bound on how
 /// long a partition lasts ([`Election::partition_ms`]) holds for it too.
+/// (Not with recoveries in the budget: see
+/// [`ElectionModel::ranks_partitions`]; then partitions and heals are steps
+/// at any point, as without the reduction.)
 ///
 /// ## Punctual timers
 ///
@@ -572,6 +566,35 @@ pub struct ElectionModel {
 }
 
 impl ElectionModel {
+    /// Are partitioned states told apart without the ticks they have left to
+    /// heal, and ranked by them ([`Self::rank`])? Not when a crashed node may
+    /// recover: a tick cut short by the bound ends at an instant no other
+    /// tick reaches, at which a node may recover out of phase.
+    pub fn ranks_partitions(&self) -> bool {
+        !self.election.faults.recover
+    }
+
+    /// How much `s` asks of what follows it, among the states alike but for
+    /// [`System::timing`]: once explored with a rank at least as high, a
+    /// state need not be explored again (see "The clock" in
+    /// docs/checking.md). Without a partition, its clock: a later one leaves
+    /// less time to agree on a leader. In a partition (the clock stands at 0
+    /// throughout), the ticks left until it must heal
+    /// ([`Self::ranks_partitions`]): with more, every schedule of the state
+    /// with fewer is matched by one that heals no later (a tick cut short by
+    /// the bound can be followed only by the heal, which the other may take
+    /// sooner).
+    pub fn rank(&self, s: &System) -> u32 {
+        if s.cut != 0 && self.ranks_partitions() { s.heal_left } else { s.clock() }
+    }
+
+    /// Do partitions strike at their latest and heal at their earliest (see
+    /// "Partitions at their latest")? With the reduction on, and no
+    /// recovery in the budget (for the reason in [`Self::ranks_partitions`]).
+    fn reduce_partitions(&self) -> bool {
+        self.reduce && !self.election.faults.recover
+    }
+
     /// The model of `election`; `fifo`: links deliver first in, first out.
     pub fn new(election: Election, fifo: bool) -> Self {
         let t = &election.topology;
@@ -890,7 +913,8 @@ impl ElectionModel {
             // Crashes and losses come after the steps that allow them first, a
             // heal after a step whose sends it cut off (a partition comes
             // before a step that sends across it: [`Self::successors_of`]).
-            steps.retain(|step| !matches!(step, Step::Crash(_) | Step::Lose { .. } | Step::Heal));
+            let heal = self.reduce_partitions();
+            steps.retain(|step| !matches!(step, Step::Crash(_) | Step::Lose { .. }) && !(heal && *step == Step::Heal));
         }
         let quiet = self.quiet(s);
         if quiet.is_empty() {
@@ -1154,10 +1178,11 @@ impl ElectionModel {
     /// healed just after (see "Heals at their earliest"). `Some(true)`: the
     /// step sent across the partition in force; `None`: `mv` is not possible.
     /// With the reduction on, a partition is a move only as the start of the
-    /// moves that follow it and send across it, or, healed at once, when it
-    /// cuts off a message in flight (see "Partitions at their latest").
+    /// moves that follow it and send across it (or of a tick, see
+    /// [`Self::partitions`]), or, healed at once, when it cuts off a message
+    /// in flight (see "Partitions at their latest").
     fn successors_of(&self, s: &System, mv: Move, sent: &mut Vec<Sent>, out: &mut Vec<(Move, System)>) -> Option<bool> {
-        if let (true, Step::Partition(side)) = (self.reduce, mv.step) {
+        if let (true, Step::Partition(side)) = (self.reduce_partitions(), mv.step) {
             return self.partitions(s, Move { cut: side, cut_absorb: mv.absorb, ..mv }, sent, out);
         }
         sent.clear();
@@ -1174,7 +1199,7 @@ impl ElectionModel {
                     continue;
                 }
                 let mv = Move { lose: l as u32, crash: c as u32, ..mv };
-                if self.reduce && cut_off && next.cut != 0 && !self.instant(&next) {
+                if self.reduce_partitions() && cut_off && next.cut != 0 && !self.instant(&next) {
                     let mut healed = next.clone();
                     if self.apply(&mut healed, Step::Heal, None).is_some() {
                         out.push((Move { heal: true, ..mv }, healed));
@@ -1190,8 +1215,11 @@ impl ElectionModel {
     }
 
     /// The moves that start with the partition `mv.cut` (after its prelude):
-    /// healed at once, if it cut off a message in flight; and every move
-    /// after it whose step sends across it.
+    /// healed at once, if it cut off a message in flight; every move after it
+    /// whose step sends across it; and a tick, if the partition cut off a
+    /// message in flight (which may not outlive the next tick) or, with
+    /// punctual timers, if the tick makes a timer due (no partition strikes
+    /// at that instant).
     fn partitions(&self, s: &System, mv: Move, sent: &mut Vec<Sent>, out: &mut Vec<(Move, System)>) -> Option<bool> {
         let split = self.run(s, mv.partition(), None)?;
         let absorbed: u32 = (0..16).map(|g| mv.cut_absorb >> (2 * g) & 3).sum();
@@ -1367,8 +1395,6 @@ impl ElectionModel {
             }
             Step::Heal => (s.cut, s.heal_left) = (0, 0),
         }
-        // Only within a punctual instant is a cut-off send remembered.
-        s.cut_sends &= s.cut != 0 && self.instant(s);
         // A timer a later set, a cancel or a crash made stale never fires:
         // forget it, then renumber the stamps (they only grow: two states
         // alike but for them are one).
@@ -1376,6 +1402,9 @@ impl ElectionModel {
         let down = s.down;
         s.timers.retain(|t| down >> t.node & 1 == 0 && nodes[t.node as usize].timer_due(t.timer, t.generation));
         s.timers.iter_mut().for_each(|t| t.generation = 0);
+        // Only within a punctual instant (timers still due once the stale
+        // ones are gone) is a cut-off send remembered.
+        s.cut_sends &= s.cut != 0 && self.instant(s);
         // Only the node that stepped can have stamps above 0 (a crash forgets them).
         if let Some(p) = touched {
             let node = &mut s.nodes[p as usize];
