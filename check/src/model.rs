@@ -914,7 +914,7 @@ impl ElectionModel {
             // heal after a step whose sends it cut off (a partition comes
             // before a step that sends across it: [`Self::successors_of`]).
             let heal = self.reduce_partitions();
-            steps.retain(|step| !matches!(step, Step::Crash(_) | Step::Lose { .. }) && !(heal && *step == Step::Heal));
+            steps.retain(|step| !(matches!(step, Step::Crash(_) | Step::Lose { .. }) || heal && *step == Step::Heal));
         }
         let quiet = self.quiet(s);
         if quiet.is_empty() {
