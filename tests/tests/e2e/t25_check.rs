@@ -65,7 +65,7 @@ async fn check_streams_progress_and_the_verdict() {
     assert!(progress.iter().all(|p| p.states_per_second > 0.0));
     let v = verdict(&events);
     assert!(!v.complete && v.counterexamples.is_empty(), "{}", v.summary);
-    assert!(v.summary.contains("holds where explored (limits reached)"), "{}", v.summary);
+    assert!(v.summary.contains("holds where explored (stopped by timeout_s)"), "{}", v.summary);
 
     let req =
         pb::CheckRequest { algorithm: "chubby".into(), kept: true, crashes: 1, delay_ms: 10, ..Default::default() };
