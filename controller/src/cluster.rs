@@ -446,7 +446,7 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
             if let Ok(info) = client.info(pb::InfoRequest {}).await {
                 node.set_name(&info.get_ref().name);
             }
-            let mut stream = client.events(pb::EventsRequest {}).await?.into_inner();
+            let mut stream = client.events(pb::EventsRequest::default()).await?.into_inner();
             node.events_connected.store(true, Ordering::Relaxed);
             debug!(node = %node.name(), "following node events");
             while let Some(event) = stream.message().await? {

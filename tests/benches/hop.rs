@@ -186,7 +186,7 @@ async fn start_nodes(n: usize) -> Nodes {
     for a in &addrs {
         let ch = Channel::from_shared(a.clone()).unwrap().tcp_nodelay(true).connect().await.unwrap();
         let mut agent = AgentClient::new(ch);
-        let mut ev = agent.events(pb::EventsRequest {}).await.unwrap().into_inner();
+        let mut ev = agent.events(pb::EventsRequest::default()).await.unwrap().into_inner();
         let tx = tx.clone();
         tokio::spawn(async move {
             while let Some(Ok(e)) = ev.next().await {
@@ -232,6 +232,7 @@ async fn prepare(nodes: &mut Nodes, algorithm: &str, ids: &[u64], initiators: &[
             detector: None,
             traceparent: String::new(),
             log_messages: false,
+            start: false,
         };
         let mut agent = nodes.agents[p as usize].clone();
         calls.push(tokio::spawn(async move { agent.prepare(req).await.unwrap() }));
@@ -256,7 +257,7 @@ async fn wait_decisions(nodes: &mut Nodes, count: usize) {
 
 async fn abort(nodes: &mut Nodes, eid: &str) {
     for a in nodes.agents.iter_mut() {
-        a.abort(pb::AbortRequest { election_id: eid.into() }).await.unwrap();
+        a.abort(pb::AbortRequest { election_id: eid.into(), ..Default::default() }).await.unwrap();
     }
 }
 

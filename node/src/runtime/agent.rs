@@ -11,7 +11,7 @@ use ringleader_proto::v1::{self as pb, agent_server::Agent};
 use tokio::sync::broadcast;
 use tokio_stream::Stream;
 use tonic::{Code, Request, Response, Status};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::election::{Election, ElectionSetup, PortLink, Rebuild};
 use super::links;
@@ -155,6 +155,7 @@ impl AgentService {
             .collect();
         let port_info: Vec<PortInfo> =
             req.ports.iter().map(|p| PortInfo { neighbour: p.id, label: p.label().into() }).collect();
+        let one_shot = kept.is_none();
         let (algo, rebuild) = match kept {
             Some((build, detector)) => {
                 let (id, size, coin) = (req.id, req.size, req.coin);
@@ -190,14 +191,25 @@ impl AgentService {
             trace,
             log_messages: req.log_messages,
         };
-        info!(
+        debug!(
             election = %setup.election_id, algorithm = setup.algorithm, position = setup.position,
             id = setup.id, n = req.size, initiator = setup.initiator, "prepared"
         );
-        let election = Election::new(setup, algo, node.events.clone());
-        if !node.table.insert(election.clone()) {
+        let reporter = one_shot.then(|| node.reporter.clone());
+        let election = Election::new(setup, algo, node.events.clone(), reporter);
+        if !node.prepared(&election) {
             return Err(AgentError::Duplicate(election.id().to_string()));
         }
+        if req.start {
+            Self::start(&election)?;
+        }
+        Ok(())
+    }
+
+    /// Wake `election`'s node as an initiator.
+    fn start(election: &Arc<Election>) -> Result<(), AgentError> {
+        let started = election.start().map_err(|r| AgentError::Election { code: r.code, message: r.message })?;
+        debug!(election = election.id(), released = started.released, "started");
         Ok(())
     }
 }
@@ -213,18 +225,19 @@ impl Agent for AgentService {
     }
 
     async fn start(&self, request: Request<pb::StartRequest>) -> Result<Response<pb::StartResponse>, Status> {
-        let election = self.election(&request.get_ref().election_id)?;
-        let started = election.start().map_err(|r| AgentError::Election { code: r.code, message: r.message })?;
-        info!(election = election.id(), released = started.released, "started");
+        Self::start(&self.election(&request.get_ref().election_id)?)?;
         Ok(Response::new(pb::StartResponse {}))
     }
 
     async fn abort(&self, request: Request<pb::AbortRequest>) -> Result<Response<pb::AbortResponse>, Status> {
-        let id = &request.get_ref().election_id;
-        self.election(id)?;
-        if let Some(e) = self.0.table.remove(id) {
-            e.close();
-            info!(election = %id, "aborted");
+        let pb::AbortRequest { election_id, election_ids } = request.into_inner();
+        if election_ids.is_empty() || !election_id.is_empty() {
+            self.election(&election_id)?;
+        }
+        for id in std::iter::once(&election_id).chain(&election_ids) {
+            if self.0.abort(id) {
+                debug!(election = %id, "aborted");
+            }
         }
         Ok(Response::new(pb::AbortResponse {}))
     }
@@ -282,7 +295,7 @@ impl Agent for AgentService {
 
     type EventsStream = EventStream;
 
-    async fn events(&self, _request: Request<pb::EventsRequest>) -> Result<Response<EventStream>, Status> {
+    async fn events(&self, request: Request<pb::EventsRequest>) -> Result<Response<EventStream>, Status> {
         let node = &self.0;
         if node.is_stopping() {
             return Err(AgentError::ShuttingDown.into());
@@ -291,7 +304,8 @@ impl Agent for AgentService {
         // not at all. A controller that reconnects (or connects late) learns who believes what now.
         let rx = node.events.subscribe();
         let backlog = node.table.all().iter().filter_map(|e| e.current_belief()).collect();
-        Ok(Response::new(EventStream::new(rx, node.stream_end()).with_backlog(backlog)))
+        let stream = EventStream::new(rx, node.stream_end()).with_backlog(backlog);
+        Ok(Response::new(stream.with_reports(request.get_ref().reports)))
     }
 }
 
@@ -310,6 +324,8 @@ pub(crate) struct EventStream {
     backlog: std::collections::VecDeque<pb::NodeEvent>,
     next: Pin<Box<dyn Future<Output = NextEvent> + Send>>,
     end: StreamEnd,
+    /// Pass one-shot elections' reports on (else they are skipped).
+    reports: bool,
 }
 
 impl std::fmt::Debug for EventStream {
@@ -320,7 +336,13 @@ impl std::fmt::Debug for EventStream {
 
 impl EventStream {
     pub(crate) fn new(rx: broadcast::Receiver<pb::NodeEvent>, end: StreamEnd) -> Self {
-        EventStream { backlog: Default::default(), next: Box::pin(next_event(rx)), end }
+        EventStream { backlog: Default::default(), next: Box::pin(next_event(rx)), end, reports: false }
+    }
+
+    /// Pass reports on too ([`pb::EventsRequest::reports`]).
+    pub(crate) fn with_reports(mut self, reports: bool) -> Self {
+        self.reports = reports;
+        self
     }
 
     /// Send `events` first.
@@ -345,6 +367,7 @@ impl Stream for EventStream {
             let Poll::Ready((r, rx)) = this.next.as_mut().poll(cx) else { return Poll::Pending };
             this.next = Box::pin(next_event(rx));
             match r {
+                Ok(ev) if ev.status.is_some() && !this.reports => {}
                 Ok(ev) => return Poll::Ready(Some(Ok(ev))),
                 Err(broadcast::error::RecvError::Lagged(skipped)) => {
                     warn!(skipped, "an events subscriber fell behind; events skipped");

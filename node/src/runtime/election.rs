@@ -8,6 +8,7 @@
 //! algorithm step plus the non-blocking enqueueing of its effects.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -19,6 +20,7 @@ use tonic::Code;
 use tracing::{info, warn};
 
 use super::links::Link;
+use super::reports::{Reporter, monotonic_us};
 use crate::observe::{self, kv, node_metrics};
 use ringleader_core::algo::{Algorithm, Decision, Leadership, Msg, Port, Role, TimerId};
 use ringleader_core::shell::{Output, Outputs, Shell, TIMER_SLOTS};
@@ -150,6 +152,19 @@ struct State {
     belief_since_us: u64,
     /// The message log, when the election keeps one.
     log: Option<Box<pb::MessageLog>>,
+    /// Per port: messages sent on it, and envelopes that arrived on it
+    /// (taken, held or refused), for the controller's count of what is
+    /// still in flight.
+    sent_by_port: Vec<u64>,
+    arrived_by_port: Vec<u64>,
+    /// Per timer slot: the stamp of the timer set there and not yet fired
+    /// (it is pending while the shell still expects that stamp).
+    armed: [Option<u64>; TIMER_SLOTS],
+    /// Steps taken (start, messages, timers): orders this node's reports.
+    steps: u64,
+    /// [`monotonic_us`] of the first send and of the decision (0: none yet).
+    first_send_us: u64,
+    decided_us: u64,
 }
 
 impl State {
@@ -168,6 +183,11 @@ pub(crate) struct Election {
     setup: ElectionSetup,
     events: broadcast::Sender<pb::NodeEvent>,
     state: Mutex<State>,
+    /// One-shot elections: where a step queues the election's report
+    /// (`None`: kept leaderships, whose heartbeats never end, report beliefs only).
+    reporter: Option<Arc<Reporter>>,
+    /// Queued for a report that has not been taken yet.
+    report_queued: AtomicBool,
 }
 
 /// What `Start` did.
@@ -182,6 +202,7 @@ impl Election {
         setup: ElectionSetup,
         algo: Box<dyn Algorithm>,
         events: broadcast::Sender<pb::NodeEvent>,
+        reporter: Option<Arc<Reporter>>,
     ) -> Arc<Self> {
         let receive_only = (0..setup.ports.len() as Port).filter(|&p| setup.ports[p as usize].link.is_none());
         let state = State {
@@ -199,12 +220,19 @@ impl Election {
             sent_seq: 0,
             belief_since_us: 0,
             log: None,
+            sent_by_port: vec![0; setup.ports.len()],
+            arrived_by_port: vec![0; setup.ports.len()],
+            armed: [None; TIMER_SLOTS],
+            steps: 0,
+            first_send_us: 0,
+            decided_us: 0,
         };
         let mut state = state;
         if setup.log_messages {
             state.log = Some(Box::default());
         }
-        Arc::new(Election { setup, events, state: Mutex::new(state) })
+        let report_queued = AtomicBool::new(false);
+        Arc::new(Election { setup, events, state: Mutex::new(state), reporter, report_queued })
     }
 
     /// The election id.
@@ -238,37 +266,41 @@ impl Election {
             self.lock().rejected += 1;
             return Err(Rejection::new(Code::InvalidArgument, why));
         }
-        if causal_time > ringleader_core::algo::MAX_TERM {
+        let decoded = if causal_time > ringleader_core::algo::MAX_TERM {
             // Each message adds one to the causal time: no run gets near 2^53.
-            self.lock().rejected += 1;
-            return Err(Rejection::new(
+            Err(Rejection::new(
                 Code::InvalidArgument,
                 format!("implausible causal_time {causal_time} (at most {})", ringleader_core::algo::MAX_TERM),
-            ));
-        }
-        let msg = match body.map(Msg::try_from) {
-            Some(Ok(m)) => m,
-            Some(Err(e)) => {
-                self.lock().rejected += 1;
-                return Err(Rejection::new(Code::InvalidArgument, format!("bad body: {e}")));
-            }
-            None => {
-                self.lock().rejected += 1;
-                return Err(Rejection::new(Code::InvalidArgument, "bad body: missing field `body`"));
+            ))
+        } else {
+            match body.map(Msg::try_from) {
+                Some(Ok(m)) => Ok(m),
+                Some(Err(e)) => Err(Rejection::new(Code::InvalidArgument, format!("bad body: {e}"))),
+                None => Err(Rejection::new(Code::InvalidArgument, "bad body: missing field `body`")),
             }
         };
         let mut st = self.lock();
-        if st.closed {
-            st.rejected += 1;
-            return Err(Rejection::new(Code::NotFound, format!("election `{}` was aborted", self.id())));
-        }
-        if st.broken {
-            st.rejected += 1;
-            return Err(Rejection::new(
-                Code::FailedPrecondition,
-                format!("election `{}` stopped after its state machine failed", self.id()),
-            ));
-        }
+        // It arrived on this link, whatever becomes of it: the sender counted it sent.
+        st.arrived_by_port[port as usize] += 1;
+        let msg = match decoded {
+            Ok(m) if !st.closed && !st.broken => m,
+            refused => {
+                let r = match refused {
+                    Err(r) => r,
+                    Ok(_) if st.closed => {
+                        Rejection::new(Code::NotFound, format!("election `{}` was aborted", self.id()))
+                    }
+                    Ok(_) => Rejection::new(
+                        Code::FailedPrecondition,
+                        format!("election `{}` stopped after its state machine failed", self.id()),
+                    ),
+                };
+                st.rejected += 1;
+                drop(st);
+                self.queue_report();
+                return Err(r);
+            }
+        };
         // A malformed trace context costs the message its parent link, not its delivery.
         let parent = match self.setup.trace {
             Some(_) => observe::parse_traceparent(traceparent).ok().flatten(),
@@ -289,10 +321,13 @@ impl Election {
             }
         }
         if self.setup.initiator && !st.shell.started() {
-            return st.shell.hold(port, msg, Pending { causal_time, parent }).map_err(|e| {
+            let held = st.shell.hold(port, msg, Pending { causal_time, parent }).map_err(|e| {
                 st.rejected += 1;
                 Rejection::new(Code::ResourceExhausted, format!("{e} (the initiator has not started yet)"))
             });
+            drop(st);
+            self.queue_report();
+            return held;
         }
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let result = self.deliver(&mut st, port, msg, causal_time);
@@ -301,7 +336,31 @@ impl Election {
             span.set_status(opentelemetry::trace::Status::error(r.message.clone()));
         }
         self.apply(&mut st, spare, span.as_mut());
+        drop(st);
+        self.queue_report();
         result
+    }
+
+    /// Queue this election's report (one-shot elections; see [`Reporter`]).
+    fn queue_report(self: &Arc<Self>) {
+        if let Some(r) = &self.reporter {
+            r.queue(self, &self.report_queued);
+        }
+    }
+
+    /// This node's figures now, as a report event; the election may be
+    /// queued for a report again from here on.
+    pub(crate) fn take_report(&self) -> pb::NodeEvent {
+        self.report_queued.store(false, std::sync::atomic::Ordering::Release);
+        let status = self.status();
+        pb::NodeEvent {
+            election_id: status.election_id.clone(),
+            position: status.position,
+            role: status.role,
+            leader_id: status.leader_id,
+            status: Some(status),
+            ..Default::default()
+        }
     }
 
     /// Wake the node (`on_start`), then hand it the messages that waited for `Start`.
@@ -317,6 +376,7 @@ impl Election {
             return Err(Rejection::new(Code::Unavailable, "the node is crashed (an injected fault)"));
         }
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
+        st.steps += 1;
         let State { shell, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.start(out))) {
             let e = format!("algorithm panicked in on_start: {}", panic_text(&*panic));
@@ -342,6 +402,8 @@ impl Election {
             let mut span = self.step_span(&st, began, input, p.parent, sender);
             self.apply(&mut st, &mut spare, span.as_mut());
         }
+        drop(st);
+        self.queue_report();
         Ok(Started { released })
     }
 
@@ -430,6 +492,7 @@ impl Election {
         st.depth = st.depth.max(causal_time);
         st.max_causal = st.max_causal.max(causal_time);
         st.received += 1;
+        st.steps += 1;
         node_metrics().received.add(1, &self.labels(msg));
         let State { shell, out, .. } = &mut *st;
         match catch_unwind(AssertUnwindSafe(|| shell.message(port, msg, out))) {
@@ -558,6 +621,9 @@ impl Election {
                             ],
                         );
                     }
+                    if st.decided_us == 0 {
+                        st.decided_us = monotonic_us();
+                    }
                     self.decide(d)
                 }
                 Output::Lead(l) | Output::BeliefEnded(l) => {
@@ -597,6 +663,10 @@ impl Election {
         let causal_time = st.depth.saturating_add(1);
         st.max_causal = st.max_causal.max(causal_time);
         st.sent_seq += 1;
+        st.sent_by_port[port as usize] += 1;
+        if st.first_send_us == 0 {
+            st.first_send_us = monotonic_us();
+        }
         let message_seq = st.sent_seq;
         if !msg.kind().is_upkeep()
             && let Some(log) = st.log.as_mut()
@@ -659,6 +729,7 @@ impl Election {
         };
         // The shell refuses ids beyond the slots before they come out as timers.
         st.timer_parents[timer as usize] = parent;
+        st.armed[timer as usize] = Some(generation);
         let weak = Arc::downgrade(self);
         rt.spawn(async move {
             tokio::time::sleep(Duration::from_millis(after_ms)).await;
@@ -675,10 +746,12 @@ impl Election {
             return;
         }
         let parent = st.timer_parents[timer as usize].take();
+        st.armed[timer as usize] = None;
         if st.closed || st.broken || self.setup.faults.crashed() {
             return;
         }
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
+        st.steps += 1;
         let State { shell, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.timer(timer, generation, out))) {
             let e = format!("algorithm panicked in on_timer({timer}): {}", panic_text(&*panic));
@@ -687,6 +760,9 @@ impl Election {
         }
         let mut span = self.step_span(&st, began, Input::Timer(timer), parent, self.setup.position);
         self.apply(&mut st, &mut None, span.as_mut());
+        drop(span);
+        drop(st);
+        self.queue_report();
     }
 
     /// The kept-leadership event that reports belief `l`, held since `at_us`.
@@ -704,6 +780,7 @@ impl Election {
             kept: true,
             term: l.term,
             at_us,
+            status: None,
         }
     }
 
@@ -745,6 +822,15 @@ impl Election {
             max_causal_time: st.max_causal,
             rejected: st.rejected,
             errors,
+            sent_by_port: st.sent_by_port.clone(),
+            arrived_by_port: st.arrived_by_port.clone(),
+            timers_pending: (0..TIMER_SLOTS)
+                .filter(|&t| st.armed[t].is_some_and(|g| st.shell.timer_due(t as TimerId, g)))
+                .count() as u32,
+            started: st.shell.started(),
+            steps: st.steps,
+            first_send_us: st.first_send_us,
+            decided_us: st.decided_us,
         }
     }
 }

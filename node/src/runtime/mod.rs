@@ -52,6 +52,7 @@ pub mod limits;
 mod links;
 mod node;
 mod peer;
+mod reports;
 #[cfg(test)]
 mod tests;
 

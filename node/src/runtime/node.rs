@@ -15,9 +15,92 @@ use super::NodeConfig;
 use super::election::{Arrival, Election, Rejection};
 use super::faults::FaultTable;
 use super::links::{Links, LossReport};
+use super::reports::Reporter;
 
 /// Events a slow `Events` subscriber may fall behind by before it skips some.
 const EVENT_BUFFER: usize = 4096;
+
+/// Envelopes of one election not prepared here yet that a node keeps for it.
+pub(crate) const EARLY_PER_ELECTION: usize = 1_024;
+/// Envelopes of elections not prepared yet that a node keeps in all.
+pub(crate) const EARLY_TOTAL: usize = 16_384;
+/// How long a node keeps envelopes for an election that is not prepared.
+pub(crate) const EARLY_WAIT: Duration = Duration::from_secs(10);
+/// Aborted elections a node remembers, so that their late envelopes are
+/// refused at once instead of waiting for a `Prepare` that never comes.
+pub(crate) const REMEMBERED_ABORTS: usize = 4_096;
+
+/// Envelopes that reached this node before their election's `Prepare`: a
+/// controller prepares every node and starts the initiators in one round of
+/// calls, so an initiator's first messages may outrun another node's
+/// `Prepare`. They wait here (bounded in number and time) and are handed to
+/// the election, in arrival order, when it is prepared.
+#[derive(Debug, Default)]
+pub(crate) struct Early {
+    waiting: HashMap<String, (Instant, Vec<pb::Envelope>)>,
+    total: usize,
+    /// The latest aborted elections, oldest first.
+    aborted: std::collections::VecDeque<String>,
+    aborted_set: std::collections::HashSet<String>,
+}
+
+impl Early {
+    /// Keep `env` for its election, or give it back when its election was
+    /// aborted here or there is no room.
+    fn hold(&mut self, env: pb::Envelope, dropped: &AtomicU64) -> Result<(), pb::Envelope> {
+        if self.aborted_set.contains(&env.election_id) {
+            return Err(env);
+        }
+        if !self.waiting.contains_key(&env.election_id) {
+            // A new election waits: forget those that waited too long first.
+            let now = Instant::now();
+            let mut expired = 0;
+            self.waiting.retain(|_, (since, envs)| {
+                let keep = now.duration_since(*since) < EARLY_WAIT;
+                if !keep {
+                    expired += envs.len();
+                }
+                keep
+            });
+            self.total -= expired;
+            dropped.fetch_add(expired as u64, Ordering::Relaxed);
+        }
+        if self.total >= EARLY_TOTAL {
+            return Err(env);
+        }
+        let (_, envs) = self.waiting.entry(env.election_id.clone()).or_insert_with(|| (Instant::now(), Vec::new()));
+        if envs.len() >= EARLY_PER_ELECTION {
+            return Err(env);
+        }
+        envs.push(env);
+        self.total += 1;
+        Ok(())
+    }
+
+    /// The envelopes waiting for `election_id`, in arrival order.
+    fn take(&mut self, election_id: &str) -> Vec<pb::Envelope> {
+        let envs = self.waiting.remove(election_id).map(|(_, e)| e).unwrap_or_default();
+        self.total -= envs.len();
+        envs
+    }
+
+    /// Envelopes waiting now.
+    pub(crate) fn len(&self) -> usize {
+        self.total
+    }
+
+    /// `election_id` was aborted here: its late envelopes are refused.
+    pub(crate) fn aborted(&mut self, election_id: &str) {
+        if self.aborted_set.insert(election_id.to_string()) {
+            self.aborted.push_back(election_id.to_string());
+            if self.aborted.len() > REMEMBERED_ABORTS
+                && let Some(old) = self.aborted.pop_front()
+            {
+                self.aborted_set.remove(&old);
+            }
+        }
+    }
+}
 
 /// Every election this node holds, by id.
 #[derive(Debug, Default)]
@@ -79,7 +162,11 @@ pub(crate) struct Node {
     /// Injected faults applied to this node's traffic.
     pub(crate) faults: Arc<FaultTable>,
     pub(crate) events: broadcast::Sender<pb::NodeEvent>,
-    /// Envelopes refused because their election is unknown here.
+    /// Sends one-shot elections' reports on `events`.
+    pub(crate) reporter: Arc<Reporter>,
+    /// Envelopes waiting for their election's `Prepare`.
+    pub(crate) early: Mutex<Early>,
+    /// Envelopes refused (or dropped after waiting) because their election is unknown here.
     pub(crate) unknown_election: AtomicU64,
     stopping: AtomicBool,
     /// Wakes every long-lived response stream at shutdown.
@@ -93,12 +180,18 @@ impl Node {
         let report: Arc<dyn LossReport> = table.clone();
         let links = Links::new(Arc::downgrade(&report), faults.clone(), cfg.peer_token.clone(), cfg.channels.clone());
         let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let reporter = Arc::new(Reporter::default());
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(reporter.clone().run(events.clone()));
+        }
         Arc::new(Node {
             cfg,
             table,
             links,
             faults,
             events,
+            reporter,
+            early: Mutex::new(Early::default()),
             unknown_election: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             stops: Mutex::new(Vec::new()),
@@ -114,13 +207,64 @@ impl Node {
             self.faults.lost_to_crash();
             return Ok(());
         }
-        let pb::Envelope { election_id, sender, port, seq, causal_time, body, traceparent, message_seq } = env;
-        let Some(election) = self.table.get(&election_id) else {
-            self.unknown_election.fetch_add(1, Ordering::Relaxed);
-            self.count_rejection(Code::NotFound);
-            let why = Rejection::new(Code::NotFound, format!("unknown election `{election_id}`"));
-            return Err(reject(seq, election_id, why));
+        let election = match self.table.get(&env.election_id) {
+            Some(e) => e,
+            None => {
+                // Not prepared (yet): it waits, unless the election was prepared meanwhile
+                // (`prepared` hands the waiting envelopes over under the same lock).
+                let mut early = self.early.lock().unwrap_or_else(|e| e.into_inner());
+                match self.table.get(&env.election_id) {
+                    Some(e) => {
+                        drop(early);
+                        e
+                    }
+                    None => match early.hold(env, &self.unknown_election) {
+                        Ok(()) => return Ok(()),
+                        Err(env) => {
+                            drop(early);
+                            self.unknown_election.fetch_add(1, Ordering::Relaxed);
+                            self.count_rejection(Code::NotFound);
+                            let why = Rejection::new(
+                                Code::NotFound,
+                                format!(
+                                    "unknown election `{}` (aborted here, or no room left to wait for its Prepare)",
+                                    env.election_id
+                                ),
+                            );
+                            return Err(reject(env.seq, env.election_id, why));
+                        }
+                    },
+                }
+            }
         };
+        self.hand_to(&election, env)
+    }
+
+    /// Add a prepared election to the table, handing it first the envelopes
+    /// that waited for it (in arrival order: no envelope of its links can
+    /// overtake them, as arrivals for an unknown election wait on the same
+    /// lock). `false` if its id was taken.
+    pub(crate) fn prepared(&self, election: &Arc<Election>) -> bool {
+        let mut early = self.early.lock().unwrap_or_else(|e| e.into_inner());
+        if self.table.get(election.id()).is_some() {
+            return false;
+        }
+        // An id used again after an abort is a new election.
+        if early.aborted_set.remove(election.id()) {
+            early.aborted.retain(|id| id != election.id());
+        }
+        for env in early.take(election.id()) {
+            if let Err(r) = self.hand_to(election, env) {
+                // Its link's reply stream may be gone: the election keeps the refusal.
+                election.record_error(format!("a message that waited for Prepare was refused: {}", r.message));
+            }
+        }
+        self.table.insert(election.clone())
+    }
+
+    /// Hand `env` to `election` (its id is the envelope's).
+    fn hand_to(&self, election: &Arc<Election>, env: pb::Envelope) -> Result<(), pb::Reject> {
+        let pb::Envelope { election_id, sender, port, seq, causal_time, body, traceparent, message_seq } = env;
         // The envelope's id string is handed on to the first message this step sends.
         let mut spare = Some(election_id);
         let arrival =
@@ -135,6 +279,18 @@ impl Node {
         let labels =
             [crate::observe::kv("node", self.cfg.name.clone()), crate::observe::kv("code", format!("{code:?}"))];
         crate::observe::node_metrics().rejected.add(1, &labels);
+    }
+
+    /// Forget `election_id` (an abort): its late envelopes are refused from now on.
+    pub(crate) fn abort(&self, election_id: &str) -> bool {
+        self.early.lock().unwrap_or_else(|e| e.into_inner()).aborted(election_id);
+        match self.table.remove(election_id) {
+            Some(e) => {
+                e.close();
+                true
+            }
+            None => false,
+        }
     }
 
     pub(crate) fn is_stopping(&self) -> bool {
@@ -239,6 +395,7 @@ impl Node {
             let _ = s.send(());
         }
         self.links.close();
+        self.reporter.stop();
         let elections = self.table.drain();
         for e in &elections {
             e.close();
@@ -251,6 +408,7 @@ impl Node {
             link_failures = stats.failures.load(Ordering::Relaxed),
             rejections_received = stats.rejections_received.load(Ordering::Relaxed),
             unknown_election = self.unknown_election.load(Ordering::Relaxed),
+            early = self.early.lock().map_or(0, |e| e.len()),
             "node stopped"
         );
     }

@@ -13,6 +13,7 @@ use tonic::Code;
 use super::agent::EventStream;
 use super::election::{Arrival, Election, ElectionSetup, PortLink, Rebuild};
 use super::node::StreamEnd;
+use super::reports::Reporter;
 use ringleader_core::algo::{
     AlgoError, Algorithm, Effect, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
 };
@@ -106,6 +107,11 @@ fn fixture_initiator(start: Vec<Effect>) -> Fixture {
 }
 
 fn fixture_as(start: Vec<Effect>, initiator: bool) -> Fixture {
+    fixture_reporting(start, initiator, None)
+}
+
+/// [`fixture_as`], its reports (if any) queued with `reporter`.
+fn fixture_reporting(start: Vec<Effect>, initiator: bool, reporter: Option<Arc<Reporter>>) -> Fixture {
     let fired = Shared::default();
     let (tx, events) = broadcast::channel(16);
     let setup = ElectionSetup {
@@ -124,7 +130,7 @@ fn fixture_as(start: Vec<Effect>, initiator: bool) -> Fixture {
         trace: None,
         log_messages: false,
     };
-    let election = Election::new(setup, Box::new(Scripted { start, fired: fired.clone() }), tx);
+    let election = Election::new(setup, Box::new(Scripted { start, fired: fired.clone() }), tx, reporter);
     Fixture { election, fired, events }
 }
 
@@ -155,6 +161,33 @@ async fn timers_fire_unless_cancelled_or_replaced() {
     assert_eq!((st.role, st.leader_id), (pb::Role::Leader as i32, 7));
     let ev = f.events.try_recv().unwrap();
     assert_eq!((ev.election_id.as_str(), ev.role, ev.leader_id), ("e", pb::Role::Leader as i32, 7));
+}
+
+/// A one-shot election reports its figures on the event stream after its steps, coalesced: the timers still pending
+/// (a cancelled or fired one is not), whether it started, its steps, its sends per port and its monotonic first-send
+/// time; the report after the timer fired shows none pending and the decision's time.
+#[tokio::test]
+async fn reports_follow_the_steps() {
+    let reporter = Arc::new(Reporter::default());
+    let (tx, mut reports) = broadcast::channel(16);
+    tokio::spawn(reporter.clone().run(tx));
+    let effects = vec![
+        Effect::SetTimer { timer: 1, after_ms: 40 },
+        Effect::SetTimer { timer: 2, after_ms: 20 },
+        Effect::CancelTimer { timer: 2 },
+        Effect::Send { port: 0, msg: Msg::Election { id: 7, stage: 0, hops: 0 } },
+    ];
+    let f = fixture_reporting(effects, false, Some(reporter.clone()));
+    f.election.start().unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), reports.recv()).await.unwrap().unwrap();
+    let st = first.status.expect("a report carries the figures");
+    assert_eq!((st.started, st.steps, st.timers_pending), (true, 1, 1), "{st:#?}");
+    assert_eq!(st.sent_by_port, [0, 0], "port 0 has no link here: nothing left on it");
+    let later = tokio::time::timeout(Duration::from_secs(5), reports.recv()).await.unwrap().unwrap();
+    let st = later.status.unwrap();
+    assert_eq!((st.steps, st.timers_pending), (2, 0), "{st:#?}");
+    assert!(st.decided_us > 0, "decided in on_timer");
+    reporter.stop();
 }
 
 /// Closing an election (abort, shutdown) silences its pending timers.
@@ -301,7 +334,7 @@ async fn recovery_restarts_a_kept_node_with_its_persisted_record() {
     let faults = Arc::new(super::faults::FaultTable::new());
     let rebuild = Rebuild(Box::new(move || Box::new(Incarnation { term: 0, restored: log.clone() })));
     let setup = kept_setup(faults.clone(), Some(rebuild));
-    let election = Election::new(setup, Box::new(Incarnation { term: 0, restored: restored.clone() }), tx);
+    let election = Election::new(setup, Box::new(Incarnation { term: 0, restored: restored.clone() }), tx, None);
     assert!(!election.restart(), "a node that never started has nothing to restart");
     election.start().unwrap();
     faults.set(&pb::SetFaultsRequest { crashed: true, ..Default::default() }).unwrap();
@@ -320,7 +353,7 @@ async fn a_late_subscriber_gets_the_current_beliefs_first() {
     let (tx, _keep) = broadcast::channel(16);
     let setup = kept_setup(Arc::new(super::faults::FaultTable::new()), None);
     let restored = Shared::default();
-    let election = Election::new(setup, Box::new(Incarnation { term: 0, restored }), tx.clone());
+    let election = Election::new(setup, Box::new(Incarnation { term: 0, restored }), tx.clone(), None);
     assert_eq!(election.current_belief(), None, "nothing believed before the start");
     election.start().unwrap();
     let belief = election.current_belief().expect("a belief after the start");

@@ -103,6 +103,7 @@ pub fn ring_plan(
             detector: None,
             traceparent: String::new(),
             log_messages: false,
+            start: false,
         })
         .collect()
 }

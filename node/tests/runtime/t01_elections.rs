@@ -18,7 +18,7 @@ async fn as_far_ring_of_four_elects_max_with_exact_counts() {
     let mut nodes = start_nodes(4).await;
     let mut events = Vec::new();
     for n in nodes.iter_mut() {
-        events.push(n.agent.events(pb::EventsRequest {}).await.unwrap().into_inner());
+        events.push(n.agent.events(pb::EventsRequest::default()).await.unwrap().into_inner());
     }
     let plan =
         ring_plan("asfar-4", "as-far", TopologyKind::RingUni, &[4, 3, 2, 1], &[0, 1, 2, 3], pb::Rule::Max, &nodes);

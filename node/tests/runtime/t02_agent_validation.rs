@@ -53,7 +53,11 @@ async fn start_status_abort_of_unknown_elections() {
     let agent = &mut nodes[0].agent;
     assert_status(agent.start(pb::StartRequest { election_id: "nope".into() }).await, Code::NotFound, "`nope`");
     assert_status(agent.status(pb::StatusRequest { election_id: "nope".into() }).await, Code::NotFound, "`nope`");
-    assert_status(agent.abort(pb::AbortRequest { election_id: "nope".into() }).await, Code::NotFound, "`nope`");
+    assert_status(
+        agent.abort(pb::AbortRequest { election_id: "nope".into(), ..Default::default() }).await,
+        Code::NotFound,
+        "`nope`",
+    );
     assert_status(
         agent.start(pb::StartRequest { election_id: String::new() }).await,
         Code::InvalidArgument,
@@ -73,7 +77,7 @@ async fn start_status_abort_of_unknown_elections() {
     assert!(!info.version.is_empty());
 
     let agent = &mut nodes[0].agent;
-    agent.abort(pb::AbortRequest { election_id: "x".into() }).await.unwrap();
+    agent.abort(pb::AbortRequest { election_id: "x".into(), ..Default::default() }).await.unwrap();
     assert_status(agent.status(pb::StatusRequest { election_id: "x".into() }).await, Code::NotFound, "`x`");
     // The id can be used again.
     agent.prepare(plan[0].clone()).await.unwrap();

@@ -37,13 +37,16 @@ fn reject(reply: pb::LinkReply) -> pb::Reject {
     }
 }
 
-/// Unknown elections, bad ports, missing or empty bodies and messages the algorithm cannot take each get a Reject
+/// Aborted elections, bad ports, missing or empty bodies and messages the algorithm cannot take each get a Reject
 /// with the right code, in order, on the same stream; the stream stays usable and the election counts them.
 #[tokio::test]
 async fn bad_envelopes_are_rejected_one_by_one() {
     let mut nodes = start_nodes(2).await;
     let plan = ring_plan("r", "as-far", TopologyKind::RingUni, &[1, 2], &[], pb::Rule::Max, &nodes);
     nodes[0].agent.prepare(plan[0].clone()).await.unwrap();
+    let gone = ring_plan("nope", "as-far", TopologyKind::RingUni, &[1, 2], &[], pb::Rule::Max, &nodes);
+    nodes[0].agent.prepare(gone[0].clone()).await.unwrap();
+    nodes[0].agent.abort(pb::AbortRequest { election_id: "nope".into(), ..Default::default() }).await.unwrap();
 
     let (tx, rx) = mpsc::channel(16);
     let mut peer = PeerClient::new(channel(&nodes[0].address).await);
@@ -153,7 +156,36 @@ async fn garbage_bytes_end_the_stream_not_the_server() {
     let mut peer = PeerClient::new(channel(&nodes[0].address).await);
     let (tx, rx) = mpsc::channel(4);
     let mut replies = peer.link(ReceiverStream::new(rx)).await.unwrap().into_inner();
-    tx.send(envelope("nope", 0, 0, None)).await.unwrap();
+    nodes[0].agent.abort(pb::AbortRequest { election_id: "g".into(), ..Default::default() }).await.unwrap();
+    tx.send(envelope("g", 1, 0, None)).await.unwrap();
     let r = reject(tokio::time::timeout(WAIT, replies.message()).await.unwrap().unwrap().unwrap());
     assert_eq!(Code::from_i32(r.code), Code::NotFound);
+}
+
+/// An envelope that reaches a node before its election's Prepare waits there and is handed to the election, in
+/// arrival order, once it is prepared: no Reject is sent, the report counts it as arrived on its port, and the
+/// node's status shows it received.
+#[tokio::test]
+async fn envelopes_before_prepare_wait_for_it() {
+    let mut nodes = start_nodes(2).await;
+    let plan = ring_plan("w", "as-far", TopologyKind::RingUni, &[1, 2], &[], pb::Rule::Max, &nodes);
+    let (tx, rx) = mpsc::channel(4);
+    let mut peer = PeerClient::new(channel(&nodes[0].address).await);
+    let mut replies = peer.link(ReceiverStream::new(rx)).await.unwrap().into_inner();
+    for seq in 1..=2 {
+        let body = Some(Msg::Election { id: 2, stage: 0, hops: 0 }.into());
+        tx.send(pb::Envelope { seq, ..envelope("w", 1, 0, body) }).await.unwrap();
+    }
+    // Nothing comes back for them: they wait (a short look; a Reject would come at once).
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(200), replies.message()).await;
+    assert!(quiet.is_err(), "no reply while the election is not prepared: {quiet:?}");
+    nodes[0].agent.prepare(plan[0].clone()).await.unwrap();
+    let st = nodes[0].agent.status(pb::StatusRequest { election_id: "w".into() }).await.unwrap().into_inner();
+    assert_eq!((st.received, st.rejected), (2, 0), "{st:#?}");
+    assert_eq!(st.arrived_by_port, [2, 0], "both arrived on port 0 (LEFT); none on RIGHT");
+    // Abort takes a batch; unknown ids in the batch are ignored.
+    let batch = vec!["w".to_string(), "never".to_string()];
+    nodes[0].agent.abort(pb::AbortRequest { election_ids: batch, ..Default::default() }).await.unwrap();
+    let gone = nodes[0].agent.status(pb::StatusRequest { election_id: "w".into() }).await.unwrap_err();
+    assert_eq!(gone.code(), Code::NotFound);
 }

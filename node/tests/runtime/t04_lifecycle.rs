@@ -14,7 +14,7 @@ const FINISH: Duration = Duration::from_secs(10);
 #[tokio::test]
 async fn shutdown_closes_streams_and_returns_promptly() {
     let mut nodes = start_nodes(3).await;
-    let mut events = nodes[0].agent.events(pb::EventsRequest {}).await.unwrap().into_inner();
+    let mut events = nodes[0].agent.events(pb::EventsRequest::default()).await.unwrap().into_inner();
     let plan = ring_plan("s", "as-far", TopologyKind::RingBi, &[1, 2, 3], &[0, 1, 2], pb::Rule::Max, &nodes);
     prepare_all(&mut nodes, plan).await;
     start_all(&mut nodes, "s", &[0, 1, 2]).await;

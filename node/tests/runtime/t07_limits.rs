@@ -33,7 +33,7 @@ async fn prepare_beyond_the_election_limit_is_resource_exhausted() {
     let missing = nodes[0].agent.status(pb::StatusRequest { election_id: "one-too-many".into() }).await.unwrap_err();
     assert_eq!(missing.code(), Code::NotFound, "a refused Prepare installs nothing: {missing:?}");
 
-    nodes[0].agent.abort(pb::AbortRequest { election_id: "e0".into() }).await.unwrap();
+    nodes[0].agent.abort(pb::AbortRequest { election_id: "e0".into(), ..Default::default() }).await.unwrap();
     nodes[0].agent.prepare(lone_initiator("one-too-many", &peer)).await.unwrap();
 }
 

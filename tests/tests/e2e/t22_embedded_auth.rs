@@ -48,7 +48,7 @@ async fn embedded_nodes_require_credentials_when_the_controller_does() {
             ("Start", agent.start(pb::StartRequest::default()).await.map(drop)),
             ("Abort", agent.abort(pb::AbortRequest::default()).await.map(drop)),
             ("Status", agent.status(pb::StatusRequest::default()).await.map(drop)),
-            ("Events", agent.events(pb::EventsRequest {}).await.map(drop)),
+            ("Events", agent.events(pb::EventsRequest::default()).await.map(drop)),
         ];
         for (name, result) in calls {
             let e = result.expect_err(name);

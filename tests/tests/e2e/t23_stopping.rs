@@ -84,7 +84,7 @@ async fn stop_reports_a_node_that_dropped_the_election() {
     let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
     let victim = &cluster.nodes[2];
     let mut agent = AgentClient::connect(victim.address.clone()).await.unwrap();
-    agent.abort(pb::AbortRequest { election_id: k.election_id.clone() }).await.unwrap();
+    agent.abort(pb::AbortRequest { election_id: k.election_id.clone(), ..Default::default() }).await.unwrap();
     let stopped =
         client.stop_election(pb::StopElectionRequest { election_id: k.election_id }).await.unwrap().into_inner();
     assert_eq!(stopped.notes.len(), 1, "{:?}", stopped.notes);
