@@ -213,6 +213,10 @@ pub struct Node {
     name: RwLock<String>,
     client: AgentClient<InterceptedService<Channel, Bearer>>,
     events_connected: AtomicBool,
+    /// Elections this node is to forget, sent in one `Abort` ([`Node::forget`]).
+    forgotten: Mutex<Vec<String>>,
+    /// An `Abort` of [`Node::forgotten`] is being sent.
+    forgetting: AtomicBool,
 }
 
 impl Node {
@@ -239,6 +243,41 @@ impl Node {
     /// Is the node's event stream currently open?
     pub fn events_connected(&self) -> bool {
         self.events_connected.load(Ordering::Relaxed)
+    }
+
+    /// Have the node forget `election_id`, without waiting: the ids queue
+    /// up while one `Abort` call is out and go together in the next, so a
+    /// busy controller sends one call for many elections (best effort:
+    /// a failure is logged; the node also drops what it holds at shutdown).
+    pub fn forget(self: &Arc<Self>, election_id: &str, timeout: Duration) {
+        self.forgotten.lock().unwrap_or_else(|e| e.into_inner()).push(election_id.to_string());
+        if self.forgetting.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        let node = self.clone();
+        rt.spawn(async move {
+            loop {
+                let batch = std::mem::take(&mut *node.forgotten.lock().unwrap_or_else(|e| e.into_inner()));
+                if batch.is_empty() {
+                    node.forgetting.store(false, Ordering::Release);
+                    // An id queued after the take and before the store found the flag still set.
+                    let more = !node.forgotten.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
+                    if more && !node.forgetting.swap(true, Ordering::AcqRel) {
+                        continue;
+                    }
+                    return;
+                }
+                let count = batch.len();
+                let req = pb::AbortRequest { election_ids: batch, ..Default::default() };
+                let mut client = node.client();
+                match tokio::time::timeout(timeout, client.abort(req)).await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => warn!(node = %node.name(), count, error = %e, "Abort failed"),
+                    Err(_) => warn!(node = %node.name(), count, "Abort timed out"),
+                }
+            }
+        });
     }
 
     fn set_name(&self, name: &str) {
@@ -365,6 +404,8 @@ impl Cluster {
                 name: RwLock::new(name),
                 client,
                 events_connected: AtomicBool::new(false),
+                forgotten: Mutex::new(Vec::new()),
+                forgetting: AtomicBool::new(false),
             }));
         }
         let routes: Routes = Arc::default();
@@ -446,7 +487,7 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
             if let Ok(info) = client.info(pb::InfoRequest {}).await {
                 node.set_name(&info.get_ref().name);
             }
-            let mut stream = client.events(pb::EventsRequest::default()).await?.into_inner();
+            let mut stream = client.events(pb::EventsRequest { reports: true }).await?.into_inner();
             node.events_connected.store(true, Ordering::Relaxed);
             debug!(node = %node.name(), "following node events");
             while let Some(event) = stream.message().await? {

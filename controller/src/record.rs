@@ -77,8 +77,13 @@ pub struct Metrics {
     pub bytes: u64,
     /// Longest causal chain of messages.
     pub ideal_time: u64,
-    /// Wall time: LIVE, from the first Start to the last decision; SIMULATED, the simulator's run.
+    /// Wall time: LIVE, from the controller's first call to the last decision it heard of;
+    /// SIMULATED, the simulator's run.
     pub duration_ms: u64,
+    /// LIVE one-shot on one clock (the embedded cluster): from the first send to the last
+    /// decision on the nodes' monotonic clock, in microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_duration_us: Option<u64>,
     /// The literature bound for (n, k).
     pub bound: u64,
     /// The bound as a formula.

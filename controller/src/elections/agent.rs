@@ -16,7 +16,7 @@ use crate::cluster::{Node, all_ok};
 pub(super) async fn abort(nodes: &[Arc<Node>], election_id: &str, timeout: Duration) {
     let calls = nodes.iter().map(|node| {
         let mut client = node.client();
-        let req = pb::AbortRequest { election_id: election_id.to_string() };
+        let req = pb::AbortRequest { election_id: election_id.to_string(), ..Default::default() };
         (node.clone(), async move { client.abort(req).await.map(|_| ()) })
     });
     if let Err(e) = all_ok(calls, timeout, "Abort").await {

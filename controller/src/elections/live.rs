@@ -1,8 +1,13 @@
-//! LIVE elections: position `i` runs on cluster node `i`. Every position is
-//! prepared before any initiator starts; the decisions are collected from
-//! the nodes' events (with a `Status` poll as a safety net); the controller
-//! waits until the election is quiet, sums the nodes' counters, checks the
-//! invariants and aborts the election on the nodes to free their memory.
+//! LIVE elections: position `i` runs on cluster node `i`. A one-shot
+//! election takes one `Prepare` per node, which starts the initiators at
+//! once (a message that outruns another node's `Prepare` waits there for
+//! it). The nodes report their figures on their event streams as they
+//! change; the election is over when every position has decided and the
+//! reports show every link's sends arrived, no timer pending and every
+//! initiator started (see `quiet`), with a `Status` poll only as a safety
+//! net when the reports stop coming. The controller then sums the nodes'
+//! counters, checks the invariants and has the nodes forget the election
+//! (`Node::forget`, batched with the other elections that ended meanwhile).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,38 +38,48 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
     // Subscribed before any Start, so no decision is missed.
     let mut events = ctx.cluster.subscribe(&election_id);
 
-    // Configure every position before starting anyone, so no message finds an unprepared node.
     let addresses: Vec<&str> = nodes.iter().map(|n| n.address()).collect();
     let requests = prepare_requests(plan, &election_id, &addresses, &traceparent);
-    // A kept leadership prepares a node again if its process restarts.
-    let again = if plan.keep_leader { requests.clone() } else { Vec::new() };
+    if plan.keep_leader {
+        // Configure every position before starting anyone; a kept leadership prepares a node
+        // again if its process restarts.
+        let again = requests.clone();
+        if let Err(e) = prepare(&nodes, requests, rpc_timeout).await {
+            return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
+        }
+        entry.set_running();
+        let started = Instant::now();
+        if let Err(e) = start(&nodes, &plan.initiators, &election_id, rpc_timeout).await {
+            return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
+        }
+        return kept::follow(ctx, entry, plan, &nodes, &election_id, events, started, again).await;
+    }
+    // One call per node: the initiators start as soon as they are prepared.
+    entry.set_running();
+    let started = Instant::now();
     if let Err(e) = prepare(&nodes, requests, rpc_timeout).await {
         return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
     }
-    entry.set_running();
-
-    let started = Instant::now();
-    if let Err(e) = start(&nodes, &plan.initiators, &election_id, rpc_timeout).await {
-        return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
-    }
-    if plan.keep_leader {
-        return kept::follow(ctx, entry, plan, &nodes, &election_id, events, started, again).await;
-    }
     let mut stop = entry.stop_requested();
-    let collected = match collect(ctx, entry, &nodes, &election_id, &mut events, &mut stop, started).await {
-        Ok(c) => c,
-        Err(h) => return halt(ctx, &nodes, &election_id, h).await,
-    };
-    let (statuses, not_quiet) = match wait_quiet(ctx, &nodes, &election_id, &stop, collected.timed_out).await {
-        Ok(q) => q,
+    let gathered = match gather(ctx, entry, plan, &nodes, &election_id, &mut events, &mut stop, started).await {
+        Ok(g) => g,
         Err(h) => return halt(ctx, &nodes, &election_id, h).await,
     };
     let diagram = match plan.diagram {
         Some(drawing) => Some(diagram::read(plan, drawing, &nodes, &election_id, rpc_timeout).await),
         None => None,
     };
-    agent::abort(&nodes, &election_id, rpc_timeout).await;
+    forget(&nodes, &election_id, rpc_timeout);
+    let Gathered { collected, statuses, not_quiet } = gathered;
     judge(plan, |i| nodes[i].name(), collected, &statuses, not_quiet, diagram, ctx.config.decision_timeout_ms)
+}
+
+/// Have every node forget the election, batched with the others that ended
+/// meanwhile (best effort: failures are logged).
+fn forget(nodes: &[Arc<Node>], election_id: &str, timeout: Duration) {
+    for node in nodes {
+        node.forget(election_id, timeout);
+    }
 }
 
 /// Why a phase ended the election before its verdict.
@@ -79,7 +94,7 @@ enum Halt {
 /// Abort the election on the nodes, then say why it ended. The stop's
 /// reason is read only after the abort, as the shutdown may begin meanwhile.
 async fn halt(ctx: &Context<'_>, nodes: &[Arc<Node>], election_id: &str, halt: Halt) -> Outcome {
-    agent::abort(nodes, election_id, ctx.config.rpc_timeout()).await;
+    forget(nodes, election_id, ctx.config.rpc_timeout());
     match halt {
         Halt::Failed(e) => Outcome::failed(e),
         Halt::Stopped(doing) => Outcome::failed(format!("{} ({doing})", ctx.stopped_text())),
@@ -136,6 +151,8 @@ fn prepare_requests(plan: &Plan, election_id: &str, addresses: &[&str], tracepar
                 }),
                 traceparent: traceparent.to_string(),
                 log_messages: plan.diagram.is_some(),
+                // A kept leadership starts its initiators with `Start`, once every node is prepared.
+                start: is_initiator[i] && !plan.keep_leader,
             }
         })
         .collect()
@@ -170,62 +187,114 @@ struct Collected {
     duration_ms: u64,
     /// The decision timeout passed with positions still undecided.
     timed_out: bool,
+    /// From the first send to the last decision on the nodes' clocks
+    /// ([`node_duration_us`]), once the election is over.
+    node_duration_us: Option<u64>,
 }
 
-/// Wait for every position's decision: events as they come, a `Status` poll
-/// of the undecided now and then in case an event stream was not open, each
-/// decision told to the record's watchers; until the decision timeout.
-async fn collect(
+/// What [`gather`] learned: the decisions, the nodes' last figures (in
+/// position order; a node that never reported has the default, all zero)
+/// and, if the election never went quiet, why not.
+#[derive(Debug)]
+struct Gathered {
+    collected: Collected,
+    statuses: Vec<pb::NodeElectionStatus>,
+    not_quiet: Option<String>,
+}
+
+/// How long the reports may stop coming before the controller asks every
+/// node's `Status` instead (a safety net: an event stream that was not
+/// open, or a subscriber that fell behind and skipped reports).
+const SILENCE: Duration = Duration::from_millis(500);
+
+/// Follow the nodes' reports and decisions until every position has decided
+/// and the election is quiet ([`quiet`]), each decision told to the record's
+/// watchers; until the decision timeout for the decisions, then the quiet
+/// timeout for the rest.
+#[allow(clippy::too_many_arguments)]
+async fn gather(
     ctx: &Context<'_>,
     entry: &Entry,
+    plan: &Plan,
     nodes: &[Arc<Node>],
     election_id: &str,
     events: &mut Subscription,
     stop: &mut watch::Receiver<bool>,
     started: Instant,
-) -> Result<Collected, Halt> {
+) -> Result<Gathered, Halt> {
     let n = nodes.len();
     let rpc_timeout = ctx.config.rpc_timeout();
     let mut decisions: Vec<Option<Decision>> = vec![None; n];
+    let mut statuses: Vec<Option<pb::NodeElectionStatus>> = vec![None; n];
     let mut undecided = n;
     let mut last_decision = started;
-    let deadline = tokio::time::Instant::now() + ctx.config.decision_timeout();
-    let mut poll =
-        tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_millis(500), Duration::from_millis(500));
-    let mut timed_out = false;
+    let decision_deadline = tokio::time::Instant::now() + ctx.config.decision_timeout();
+    let mut quiet_deadline = None;
+    let mut heard = tokio::time::Instant::now();
     let mut events_open = true;
-    while undecided > 0 {
-        let found: Vec<(usize, Decision)> = tokio::select! {
+    loop {
+        if undecided == 0 && quiet(plan, &statuses) {
+            break;
+        }
+        let deadline = quiet_deadline.unwrap_or(decision_deadline);
+        let mut found: Vec<(usize, pb::NodeElectionStatus)> = Vec::new();
+        let mut decided: Vec<(usize, Decision)> = Vec::new();
+        tokio::select! {
             event = events.recv(), if events_open => match event {
                 Some((node, ev)) if node < n && ev.position as usize == node => {
-                    agent::decision_of(ev.role, ev.leader_id).map(|d| vec![(node, d)]).unwrap_or_default()
+                    heard = tokio::time::Instant::now();
+                    match ev.status {
+                        Some(status) => found.push((node, status)),
+                        None => decided.extend(agent::decision_of(ev.role, ev.leader_id).map(|d| (node, d))),
+                    }
                 }
                 Some((node, ev)) => {
                     warn!(election = %election_id, node, position = ev.position, "event from an unexpected position");
-                    Vec::new()
                 }
-                None => {
-                    events_open = false;
-                    Vec::new()
-                }
+                None => events_open = false,
             },
-            _ = poll.tick() => {
-                let pending: Vec<usize> = (0..n).filter(|&i| decisions[i].is_none()).collect();
-                let statuses = agent::status_of(nodes, &pending, election_id, rpc_timeout).await;
-                statuses
-                    .into_iter()
-                    .filter_map(|(i, s)| s.ok().and_then(|s| agent::decision_of(s.role, s.leader_id)).map(|d| (i, d)))
-                    .collect()
+            _ = tokio::time::sleep_until(heard + SILENCE) => {
+                heard = tokio::time::Instant::now();
+                let all: Vec<usize> = (0..n).collect();
+                found.extend(agent::status_of(nodes, &all, election_id, rpc_timeout).await.into_iter().filter_map(|(i, s)| Some((i, s.ok()?))));
             }
             _ = tokio::time::sleep_until(deadline) => {
-                timed_out = true;
-                break;
+                if quiet_deadline.is_some() {
+                    break;
+                }
+                // The decisions timed out: the nodes' last word, and the verdict now.
+                let all: Vec<usize> = (0..n).collect();
+                let polled = agent::status_of(nodes, &all, election_id, rpc_timeout).await;
+                let mut last = Vec::with_capacity(n);
+                for (i, s) in polled {
+                    match s {
+                        Ok(s) => last.push(s),
+                        Err(e) => {
+                            let e = format!("Status on {} ({}) failed: {e}", nodes[i].name(), nodes[i].address());
+                            return Err(Halt::Failed(e));
+                        }
+                    }
+                }
+                let duration_ms = last_decision.duration_since(started).as_millis() as u64;
+                let collected = Collected { decisions, duration_ms, timed_out: true, node_duration_us: None };
+                return Ok(Gathered { collected, statuses: last, not_quiet: None });
             }
             () = stopped(stop) => {
-                return Err(Halt::Stopped(format!("{} of {n} positions had decided", n - undecided)));
+                let doing = if undecided > 0 {
+                    format!("{} of {n} positions had decided", n - undecided)
+                } else {
+                    "waiting for its last messages".to_string()
+                };
+                return Err(Halt::Stopped(doing));
             }
-        };
-        for (i, d) in found {
+        }
+        for (i, status) in found {
+            decided.extend(agent::decision_of(status.role, status.leader_id).map(|d| (i, d)));
+            if statuses[i].as_ref().is_none_or(|s| s.steps <= status.steps) {
+                statuses[i] = Some(status);
+            }
+        }
+        for (i, d) in decided {
             if decisions[i].is_none() {
                 decisions[i] = Some(d);
                 undecided -= 1;
@@ -239,9 +308,74 @@ async fn collect(
                 });
             }
         }
+        if undecided == 0 && quiet_deadline.is_none() {
+            quiet_deadline = Some(tokio::time::Instant::now() + ctx.config.quiet_timeout());
+        }
     }
+    let statuses: Vec<pb::NodeElectionStatus> = statuses.into_iter().map(Option::unwrap_or_default).collect();
+    let not_quiet = (!quiet_all(plan, &statuses)).then(|| {
+        let traffic = Traffic::of(&statuses);
+        format!(
+            "did not go quiet within {} ms: {} messages sent, {} received, {} rejected",
+            ctx.config.quiet_timeout_ms, traffic.sent, traffic.received, traffic.rejected
+        )
+    });
     let duration_ms = last_decision.duration_since(started).as_millis() as u64;
-    Ok(Collected { decisions, duration_ms, timed_out })
+    // Only where every node reads the same clock.
+    let node_duration_us = if ctx.cluster.is_local() { node_duration_us(&statuses) } else { None };
+    let collected = Collected { decisions, duration_ms, timed_out: false, node_duration_us };
+    Ok(Gathered { collected, statuses, not_quiet })
+}
+
+/// Is the election over, by the nodes' latest reports (a node that never
+/// reported counts as having done nothing)? Every message sent on a link
+/// has arrived at its other end (the sender's count for the link equals the
+/// receiver's), no timer is pending, and every initiator has started.
+///
+/// Reports of different nodes are taken at different times, yet this never
+/// says "over" too early: a message still in flight on a link whose counts
+/// agree was sent after its sender's report, by a step after that report,
+/// which a message the sender took after its report caused (a timer cannot:
+/// the report showed none pending, and a later one was set by a later step),
+/// and that message's own link must then show the same, back along a causal
+/// chain that can only begin at an initiator's start, which every report of
+/// an initiator counted here includes (Mattern's vector counters, in the
+/// terms of docs/architecture.md).
+fn quiet(plan: &Plan, statuses: &[Option<pb::NodeElectionStatus>]) -> bool {
+    let none = pb::NodeElectionStatus::default();
+    let all: Vec<&pb::NodeElectionStatus> = statuses.iter().map(|s| s.as_ref().unwrap_or(&none)).collect();
+    quiet_of(plan, &all)
+}
+
+/// [`quiet`] of statuses that are all there.
+fn quiet_all(plan: &Plan, statuses: &[pb::NodeElectionStatus]) -> bool {
+    quiet_of(plan, &statuses.iter().collect::<Vec<_>>())
+}
+
+fn quiet_of(plan: &Plan, statuses: &[&pb::NodeElectionStatus]) -> bool {
+    if plan.initiators.iter().any(|&p| !statuses.get(p as usize).is_some_and(|s| s.started)) {
+        return false;
+    }
+    statuses.iter().enumerate().all(|(i, s)| {
+        s.timers_pending == 0
+            && plan.topology.ports(i as u32).iter().enumerate().filter(|(_, link)| link.outgoing).all(|(p, link)| {
+                let sent = s.sent_by_port.get(p).copied().unwrap_or(0);
+                let arrived = statuses
+                    .get(link.peer as usize)
+                    .and_then(|t| t.arrived_by_port.get(link.remote_port as usize))
+                    .copied()
+                    .unwrap_or(0);
+                sent == arrived
+            })
+    })
+}
+
+/// The election's time on the nodes' clocks: from the first send to the
+/// last decision, in microseconds (`None` when no node sent or decided).
+fn node_duration_us(statuses: &[pb::NodeElectionStatus]) -> Option<u64> {
+    let first = statuses.iter().map(|s| s.first_send_us).filter(|&t| t > 0).min()?;
+    let last = statuses.iter().map(|s| s.decided_us).max().filter(|&t| t > 0)?;
+    Some(last.saturating_sub(first))
 }
 
 /// Messages sent, received and rejected, summed over the nodes.
@@ -260,62 +394,6 @@ impl Traffic {
             received: t.received + st.received,
             rejected: t.rejected + st.rejected,
         })
-    }
-
-    /// Quiet: every message sent has arrived (received or rejected), and
-    /// nothing changed since the `previous` poll.
-    fn quiet(self, previous: Option<Traffic>) -> bool {
-        self.sent == self.received + self.rejected && previous == Some(self)
-    }
-}
-
-/// Poll every node's `Status` until the election is quiet (or the decisions
-/// timed out: then at once), within the quiet timeout; the last statuses in
-/// position order, and the violation if it never went quiet.
-async fn wait_quiet(
-    ctx: &Context<'_>,
-    nodes: &[Arc<Node>],
-    election_id: &str,
-    stop: &watch::Receiver<bool>,
-    timed_out: bool,
-) -> Result<(Vec<pb::NodeElectionStatus>, Option<String>), Halt> {
-    let n = nodes.len();
-    let quiet_deadline = tokio::time::Instant::now() + ctx.config.quiet_timeout();
-    let all: Vec<usize> = (0..n).collect();
-    let mut previous: Option<Traffic> = None;
-    loop {
-        let polled = agent::status_of(nodes, &all, election_id, ctx.config.rpc_timeout()).await;
-        let mut statuses = Vec::with_capacity(n);
-        let mut failure = None;
-        for (i, s) in polled {
-            match s {
-                Ok(s) => statuses.push(s),
-                Err(e) => failure = Some(format!("Status on {} ({}) failed: {e}", nodes[i].name(), nodes[i].address())),
-            }
-        }
-        if failure.is_none() && statuses.len() != n {
-            failure = Some(format!("Status answered for {} of {n} positions", statuses.len()));
-        }
-        if let Some(e) = failure {
-            return Err(Halt::Failed(e));
-        }
-        let traffic = Traffic::of(&statuses);
-        if timed_out || traffic.quiet(previous) {
-            return Ok((statuses, None));
-        }
-        let stop_asked = *stop.borrow();
-        if stop_asked {
-            return Err(Halt::Stopped("waiting for its last messages".to_string()));
-        }
-        if tokio::time::Instant::now() >= quiet_deadline {
-            let violation = format!(
-                "did not go quiet within {} ms: {} messages sent, {} received, {} rejected",
-                ctx.config.quiet_timeout_ms, traffic.sent, traffic.received, traffic.rejected
-            );
-            return Ok((statuses, Some(violation)));
-        }
-        previous = Some(traffic);
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -368,7 +446,7 @@ fn judge(
     diagram: Option<LiveDiagram>,
     decision_timeout_ms: u64,
 ) -> Outcome {
-    let Collected { mut decisions, duration_ms, timed_out } = collected;
+    let Collected { mut decisions, duration_ms, timed_out, node_duration_us } = collected;
     for (i, s) in statuses.iter().enumerate() {
         if let Some(d) = agent::decision_of(s.role, s.leader_id) {
             decisions[i] = Some(d);
@@ -377,6 +455,7 @@ fn judge(
     let (counted, reported) = tally(statuses);
     let metrics = Metrics {
         duration_ms,
+        node_duration_us,
         bound: plan.spec.bound_for(&plan.topology, plan.k() as u64),
         bound_formula: plan.spec.bound_formula,
         ..counted
@@ -470,21 +549,48 @@ mod tests {
         assert_eq!(kept[0].detector, Some(pb::FailureDetector { period_ms: 50, timeout_ms: 200 }));
     }
 
-    /// An election is quiet once every message sent has been received or rejected twice in a row
-    /// with nothing new: not at the first balanced poll, not while messages are in flight, not
-    /// when the counts moved since the last poll.
+    /// The election on the ring of `plan` (0 -> 1 -> 2 -> 0 on port 1; port 0 receives) is over only when
+    /// every link's sends have arrived at the other end, no timer is pending and every initiator (0 and 2) has
+    /// started; a node that never reported counts as having done nothing.
     #[test]
-    fn quiet_takes_two_equal_balanced_polls() {
-        let balanced = Traffic { sent: 10, received: 8, rejected: 2 };
-        assert!(!balanced.quiet(None));
-        assert!(balanced.quiet(Some(balanced)));
-        let in_flight = Traffic { sent: 10, received: 8, rejected: 1 };
-        assert!(!in_flight.quiet(Some(in_flight)));
-        assert!(!balanced.quiet(Some(Traffic { sent: 9, received: 7, rejected: 2 })));
-        let mut rejecting = status(pb::Role::Follower, 30, 4, 2);
-        rejecting.rejected = 3;
-        let statuses = [status(pb::Role::Leader, 30, 5, 1), rejecting];
-        assert_eq!(Traffic::of(&statuses), Traffic { sent: 12, received: 12, rejected: 3 });
+    fn quiet_needs_every_link_balanced_no_timer_and_the_initiators_started() {
+        let p = plan(false);
+        let report = |sent: u64, arrived: u64| {
+            Some(pb::NodeElectionStatus {
+                sent_by_port: vec![0, sent],
+                arrived_by_port: vec![arrived, 0],
+                started: true,
+                ..Default::default()
+            })
+        };
+        // 0 sent 2 to 1, 1 sent 1 to 2, 2 sent 1 to 0.
+        let done = vec![report(2, 1), report(1, 2), report(1, 1)];
+        assert!(quiet(&p, &done));
+        let mut in_flight = done.clone();
+        in_flight[1] = report(1, 1);
+        assert!(!quiet(&p, &in_flight), "one of 0's two messages has not reached 1");
+        let mut timer = done.clone();
+        timer[2].as_mut().unwrap().timers_pending = 1;
+        assert!(!quiet(&p, &timer), "a pending timer may still send");
+        let mut asleep = done.clone();
+        asleep[2].as_mut().unwrap().started = false;
+        assert!(!quiet(&p, &asleep), "initiator 2 has not started");
+        let silent = vec![report(0, 0), None, report(0, 0)];
+        assert!(quiet(&p, &silent), "a non-initiator that never reported did nothing");
+        let unreported_initiator = vec![None, None, report(0, 0)];
+        assert!(!quiet(&p, &unreported_initiator), "initiator 0 has not reported its start");
+    }
+
+    /// The nodes' time runs from the first send anywhere to the last decision; none without both.
+    #[test]
+    fn node_duration_runs_from_the_first_send_to_the_last_decision() {
+        let at = |first_send_us: u64, decided_us: u64| pb::NodeElectionStatus {
+            first_send_us,
+            decided_us,
+            ..Default::default()
+        };
+        assert_eq!(node_duration_us(&[at(100, 900), at(0, 1_500), at(50, 700)]), Some(1_450));
+        assert_eq!(node_duration_us(&[at(0, 0), at(0, 0)]), None);
     }
 
     /// The counters add up over the nodes (the longest causal chain is the largest), kinds never
@@ -526,7 +632,12 @@ mod tests {
     #[test]
     fn judge_orders_the_verdict_and_takes_the_nodes_word() {
         let follower = Decision { role: Role::Follower, leader: 30 };
-        let collected = Collected { decisions: vec![None, Some(follower), None], duration_ms: 12, timed_out: false };
+        let collected = Collected {
+            decisions: vec![None, Some(follower), None],
+            duration_ms: 12,
+            timed_out: false,
+            node_duration_us: Some(9_000),
+        };
         let mut rejecting = status(pb::Role::Follower, 30, 2, 1);
         rejecting.rejected = 1;
         let statuses = [status(pb::Role::Leader, 30, 4, 1), rejecting, status(pb::Role::Follower, 30, 1, 1)];
@@ -544,11 +655,12 @@ mod tests {
         );
         let m = o.metrics.unwrap();
         assert_eq!((m.messages, m.duration_ms, m.bound, m.bound_formula), (10, 12, 9, "n(n+1)/2 + n"));
+        assert_eq!(m.node_duration_us, Some(9_000));
         let leader = Some(Decision { role: Role::Leader, leader: 30 });
         assert_eq!(o.per_position, [(leader, 5), (Some(follower), 3), (Some(follower), 2)]);
         assert_eq!((o.error, o.diagram_svg), (None, None));
 
-        let timed_out = Collected { decisions: vec![None; 3], duration_ms: 0, timed_out: true };
+        let timed_out = Collected { decisions: vec![None; 3], duration_ms: 0, timed_out: true, node_duration_us: None };
         let undecided = [pb::NodeElectionStatus::default(), pb::NodeElectionStatus::default(), statuses[2].clone()];
         let o = judge(&plan(false), |i| format!("node-{i}"), timed_out, &undecided, None, None, 500);
         assert_eq!(

@@ -74,6 +74,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
         bytes: counters.bytes,
         ideal_time: report.ideal_time,
         duration_ms,
+        node_duration_us: None,
         bound: report.bound,
         bound_formula: plan.spec.bound_formula,
     };
