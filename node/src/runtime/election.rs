@@ -296,8 +296,7 @@ impl Election {
                     ),
                 };
                 st.rejected += 1;
-                drop(st);
-                self.queue_report();
+                self.queue_report(st);
                 return Err(r);
             }
         };
@@ -325,8 +324,7 @@ impl Election {
                 st.rejected += 1;
                 Rejection::new(Code::ResourceExhausted, format!("{e} (the initiator has not started yet)"))
             });
-            drop(st);
-            self.queue_report();
+            self.queue_report(st);
             return held;
         }
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
@@ -336,14 +334,19 @@ impl Election {
             span.set_status(opentelemetry::trace::Status::error(r.message.clone()));
         }
         self.apply(&mut st, spare, span.as_mut());
-        drop(st);
-        self.queue_report();
+        self.queue_report(st);
         result
     }
 
-    /// Queue this election's report (one-shot elections; see [`Reporter`]).
-    fn queue_report(self: &Arc<Self>) {
-        if let Some(r) = &self.reporter {
+    /// Queue this election's report (one-shot elections; see [`Reporter`]),
+    /// once this node has decided: only then can it tell the controller
+    /// anything it waits for (its decision, and the figures that show the
+    /// election over, which need every node decided), so a node sends a
+    /// report or two per election instead of one per step.
+    fn queue_report(self: &Arc<Self>, st: MutexGuard<'_, State>) {
+        let decided = st.shell.decision().is_some();
+        drop(st);
+        if decided && let Some(r) = &self.reporter {
             r.queue(self, &self.report_queued);
         }
     }
@@ -402,8 +405,7 @@ impl Election {
             let mut span = self.step_span(&st, began, input, p.parent, sender);
             self.apply(&mut st, &mut spare, span.as_mut());
         }
-        drop(st);
-        self.queue_report();
+        self.queue_report(st);
         Ok(Started { released })
     }
 
@@ -761,8 +763,7 @@ impl Election {
         let mut span = self.step_span(&st, began, Input::Timer(timer), parent, self.setup.position);
         self.apply(&mut st, &mut None, span.as_mut());
         drop(span);
-        drop(st);
-        self.queue_report();
+        self.queue_report(st);
     }
 
     /// The kept-leadership event that reports belief `l`, held since `at_us`.
