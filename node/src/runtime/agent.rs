@@ -309,9 +309,9 @@ impl Agent for AgentService {
     }
 }
 
-type NextEvent = (Result<pb::NodeEvent, broadcast::error::RecvError>, broadcast::Receiver<pb::NodeEvent>);
+type NextEvent = (Result<Arc<pb::NodeEvent>, broadcast::error::RecvError>, broadcast::Receiver<Arc<pb::NodeEvent>>);
 
-async fn next_event(mut rx: broadcast::Receiver<pb::NodeEvent>) -> NextEvent {
+async fn next_event(mut rx: broadcast::Receiver<Arc<pb::NodeEvent>>) -> NextEvent {
     let r = rx.recv().await;
     (r, rx)
 }
@@ -335,7 +335,7 @@ impl std::fmt::Debug for EventStream {
 }
 
 impl EventStream {
-    pub(crate) fn new(rx: broadcast::Receiver<pb::NodeEvent>, end: StreamEnd) -> Self {
+    pub(crate) fn new(rx: broadcast::Receiver<Arc<pb::NodeEvent>>, end: StreamEnd) -> Self {
         EventStream { backlog: Default::default(), next: Box::pin(next_event(rx)), end, reports: false }
     }
 
@@ -368,7 +368,7 @@ impl Stream for EventStream {
             this.next = Box::pin(next_event(rx));
             match r {
                 Ok(ev) if ev.status.is_some() && !this.reports => {}
-                Ok(ev) => return Poll::Ready(Some(Ok(ev))),
+                Ok(ev) => return Poll::Ready(Some(Ok(Arc::unwrap_or_clone(ev)))),
                 Err(broadcast::error::RecvError::Lagged(skipped)) => {
                     warn!(skipped, "an events subscriber fell behind; events skipped");
                 }

@@ -17,7 +17,7 @@ use opentelemetry::{Context, KeyValue, global};
 use ringleader_proto::v1 as pb;
 use tokio::sync::broadcast;
 use tonic::Code;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::links::Link;
 use super::reports::{Reporter, monotonic_us};
@@ -181,7 +181,7 @@ impl State {
 #[derive(Debug)]
 pub(crate) struct Election {
     setup: ElectionSetup,
-    events: broadcast::Sender<pb::NodeEvent>,
+    events: broadcast::Sender<Arc<pb::NodeEvent>>,
     state: Mutex<State>,
     /// One-shot elections: where a step queues the election's report
     /// (`None`: kept leaderships, whose heartbeats never end, report beliefs only).
@@ -201,7 +201,7 @@ impl Election {
     pub(crate) fn new(
         setup: ElectionSetup,
         algo: Box<dyn Algorithm>,
-        events: broadcast::Sender<pb::NodeEvent>,
+        events: broadcast::Sender<Arc<pb::NodeEvent>>,
         reporter: Option<Arc<Reporter>>,
     ) -> Arc<Self> {
         let receive_only = (0..setup.ports.len() as Port).filter(|&p| setup.ports[p as usize].link.is_none());
@@ -640,7 +640,7 @@ impl Election {
                         );
                     }
                     st.belief_since_us = unix_micros();
-                    let _ = self.events.send(self.lead_event(l, st.belief_since_us));
+                    let _ = self.events.send(Arc::new(self.lead_event(l, st.belief_since_us)));
                 }
                 Output::SetTimer { timer, after_ms, generation } => {
                     self.set_timer(st, timer, after_ms, generation, context.clone())
@@ -705,15 +705,15 @@ impl Election {
 
     /// Report the node's (first) decision.
     fn decide(&self, d: Decision) {
-        info!(election = self.id(), position = self.setup.position, role = ?d.role, leader = d.leader, "decided");
+        debug!(election = self.id(), position = self.setup.position, role = ?d.role, leader = d.leader, "decided");
         // No subscriber is fine: events are for whoever listens now.
-        let _ = self.events.send(pb::NodeEvent {
+        let _ = self.events.send(Arc::new(pb::NodeEvent {
             election_id: self.setup.election_id.clone(),
             position: self.setup.position,
             role: role_of(Some(d)) as i32,
             leader_id: d.leader,
             ..Default::default()
-        });
+        }));
     }
 
     /// Sleep `after_ms`, then hand `(timer, generation)` back to the shell.

@@ -161,7 +161,9 @@ pub(crate) struct Node {
     pub(crate) links: Links,
     /// Injected faults applied to this node's traffic.
     pub(crate) faults: Arc<FaultTable>,
-    pub(crate) events: broadcast::Sender<pb::NodeEvent>,
+    /// Decisions, beliefs and reports, shared by every subscriber (an `Arc` per
+    /// slot keeps the channel's preallocated ring small).
+    pub(crate) events: broadcast::Sender<Arc<pb::NodeEvent>>,
     /// Sends one-shot elections' reports on `events`.
     pub(crate) reporter: Arc<Reporter>,
     /// Envelopes waiting for their election's `Prepare`.

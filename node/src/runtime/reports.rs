@@ -39,7 +39,7 @@ impl Reporter {
     }
 
     /// Send the queued elections' reports on `events` until [`Reporter::stop`].
-    pub(crate) async fn run(self: Arc<Self>, events: broadcast::Sender<pb::NodeEvent>) {
+    pub(crate) async fn run(self: Arc<Self>, events: broadcast::Sender<Arc<pb::NodeEvent>>) {
         let mut batch = Vec::new();
         loop {
             self.notify.notified().await;
@@ -49,7 +49,7 @@ impl Reporter {
             std::mem::swap(&mut batch, &mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()));
             for election in batch.drain(..).filter_map(|w| w.upgrade()) {
                 // No subscriber is fine: reports are for whoever listens now.
-                let _ = events.send(election.take_report());
+                let _ = events.send(Arc::new(election.take_report()));
             }
         }
     }

@@ -93,7 +93,7 @@ impl Algorithm for Scripted {
 struct Fixture {
     election: Arc<Election>,
     fired: Shared<Vec<(TimerId, Instant)>>,
-    events: broadcast::Receiver<pb::NodeEvent>,
+    events: broadcast::Receiver<Arc<pb::NodeEvent>>,
 }
 
 /// A non-initiator at position 0 of a 2-ring whose ports both lead to position 1 and are receive-only.
@@ -181,7 +181,7 @@ async fn reports_come_once_decided() {
     f.election.start().unwrap();
     assert_eq!(f.election.status().timers_pending, 1, "timer 1 pending; timer 2 cancelled");
     let report = tokio::time::timeout(Duration::from_secs(5), reports.recv()).await.unwrap().unwrap();
-    let st = report.status.expect("a report carries the figures");
+    let st = report.status.clone().expect("a report carries the figures");
     assert_eq!((st.started, st.steps, st.timers_pending), (true, 2, 0), "{st:#?}");
     assert_eq!((report.role, report.leader_id), (pb::Role::Leader as i32, 7));
     assert!(st.decided_us > 0, "decided in on_timer");
@@ -265,12 +265,12 @@ async fn lagging_event_subscriber_skips_and_continues() {
         ..Default::default()
     };
     for i in 0..5 {
-        tx.send(ev(i)).unwrap();
+        tx.send(Arc::new(ev(i))).unwrap();
     }
     // Events 0..3 were overwritten; the subscriber resumes at the oldest one kept.
     assert_eq!(events.next().await.unwrap().unwrap().leader_id, 3);
     assert_eq!(events.next().await.unwrap().unwrap().leader_id, 4);
-    tx.send(ev(5)).unwrap();
+    tx.send(Arc::new(ev(5))).unwrap();
     assert_eq!(events.next().await.unwrap().unwrap().leader_id, 5);
     stop_tx.send(()).unwrap();
     assert!(events.next().await.is_none());
@@ -359,7 +359,7 @@ async fn a_late_subscriber_gets_the_current_beliefs_first() {
     let (_stop_tx, stop) = oneshot::channel();
     let mut stream = EventStream::new(tx.subscribe(), StreamEnd::new(stop)).with_backlog(vec![belief.clone()]);
     let later = pb::NodeEvent { term: 2, ..belief.clone() };
-    tx.send(later.clone()).unwrap();
+    tx.send(Arc::new(later.clone())).unwrap();
     assert_eq!(stream.next().await.unwrap().unwrap(), belief);
     assert_eq!(stream.next().await.unwrap().unwrap(), later);
 }
