@@ -217,7 +217,43 @@ pub struct Node {
     forgotten: Mutex<Vec<String>>,
     /// An `Abort` of [`Node::forgotten`] is being sent.
     forgetting: AtomicBool,
+    /// The node's clock against the controller's, as last measured.
+    clock: Mutex<Option<ClockOffset>>,
 }
+
+/// A node's monotonic clock (the microseconds of its reports) against the
+/// controller's ([`controller_us`]): a reading `t` of the node's is
+/// `t - offset_us` of the controller's, within `error_us`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockOffset {
+    /// Node clock minus controller clock, in microseconds.
+    pub offset_us: i64,
+    /// Half the round trip of the call that measured it.
+    pub error_us: u64,
+}
+
+impl ClockOffset {
+    /// The offset a call learns that the controller sent at `sent_us` and
+    /// whose answer, carrying the node's clock `node_us`, came at `answered_us`
+    /// (both on [`controller_us`]): the node read its clock somewhere in
+    /// between, taken as the middle.
+    pub fn measured(node_us: u64, sent_us: u64, answered_us: u64) -> ClockOffset {
+        let middle = sent_us / 2 + answered_us / 2;
+        ClockOffset {
+            offset_us: node_us as i64 - middle as i64,
+            error_us: answered_us.saturating_sub(sent_us).div_ceil(2),
+        }
+    }
+}
+
+/// Microseconds on the controller's monotonic clock.
+pub fn controller_us() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    EPOCH.get_or_init(std::time::Instant::now).elapsed().as_micros() as u64
+}
+
+/// How often a node's clock offset is measured again while its event stream is open.
+const CLOCK_EVERY: Duration = Duration::from_secs(30);
 
 impl Node {
     /// Position of the node in the cluster (LIVE position `i` runs on node `i`).
@@ -238,6 +274,33 @@ impl Node {
     /// A client of the node's `Agent` service (cheap to clone).
     pub fn client(&self) -> AgentClient<InterceptedService<Channel, Bearer>> {
         self.client.clone()
+    }
+
+    /// The node's clock against the controller's, once measured (a node
+    /// that does not report its clock has none).
+    pub fn clock(&self) -> Option<ClockOffset> {
+        *self.clock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Ask the node's `Info` a few times, timing each call: its name, and
+    /// its clock's offset from the quickest call (the first on a new
+    /// connection also sets the connection up).
+    async fn measure(&self, client: &mut AgentClient<InterceptedService<Channel, Bearer>>) {
+        let mut best: Option<ClockOffset> = None;
+        for _ in 0..3 {
+            let sent = controller_us();
+            let Ok(info) = client.info(pb::InfoRequest {}).await else { return };
+            let answered = controller_us();
+            let info = info.into_inner();
+            self.set_name(&info.name);
+            if info.clock_us > 0 {
+                let c = ClockOffset::measured(info.clock_us, sent, answered);
+                best = Some(best.map_or(c, |b| if c.error_us < b.error_us { c } else { b }));
+            }
+        }
+        if best.is_some() {
+            *self.clock.lock().unwrap_or_else(|e| e.into_inner()) = best;
+        }
     }
 
     /// Is the node's event stream currently open?
@@ -406,6 +469,7 @@ impl Cluster {
                 events_connected: AtomicBool::new(false),
                 forgotten: Mutex::new(Vec::new()),
                 forgetting: AtomicBool::new(false),
+                clock: Mutex::new(None),
             }));
         }
         let routes: Routes = Arc::default();
@@ -484,16 +548,21 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
     loop {
         let session = async {
             let mut client = node.client();
-            if let Ok(info) = client.info(pb::InfoRequest {}).await {
-                node.set_name(&info.get_ref().name);
-            }
+            node.measure(&mut client).await;
             let mut stream = client.events(pb::EventsRequest { reports: true }).await?.into_inner();
             node.events_connected.store(true, Ordering::Relaxed);
             debug!(node = %node.name(), "following node events");
-            while let Some(event) = stream.message().await? {
-                let tx = routes.lock().ok().and_then(|r| r.get(&event.election_id).cloned());
-                if let Some(tx) = tx {
-                    let _ = tx.send((node.index, event));
+            let mut remeasure = tokio::time::interval_at(tokio::time::Instant::now() + CLOCK_EVERY, CLOCK_EVERY);
+            loop {
+                tokio::select! {
+                    event = stream.message() => {
+                        let Some(event) = event? else { break };
+                        let tx = routes.lock().ok().and_then(|r| r.get(&event.election_id).cloned());
+                        if let Some(tx) = tx {
+                            let _ = tx.send((node.index, event));
+                        }
+                    }
+                    _ = remeasure.tick() => node.measure(&mut client).await,
                 }
             }
             Ok::<(), tonic::Status>(())

@@ -233,6 +233,7 @@ impl From<&Metrics> for pb::Metrics {
             ideal_time: m.ideal_time,
             duration_ms: m.duration_ms,
             node_duration_us: m.node_duration_us.unwrap_or(0),
+            node_duration_error_us: m.node_duration_error_us,
             bound: m.bound,
             bound_formula: m.bound_formula.to_string(),
             bound_ratio: m.bound_ratio(),

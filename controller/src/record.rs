@@ -80,10 +80,14 @@ pub struct Metrics {
     /// Wall time: LIVE, from the controller's first call to the last decision it heard of;
     /// SIMULATED, the simulator's run.
     pub duration_ms: u64,
-    /// LIVE one-shot on one clock (the embedded cluster): from the first send to the last
-    /// decision on the nodes' monotonic clock, in microseconds.
+    /// LIVE one-shot: from the first send to the last decision on the nodes' monotonic
+    /// clocks, in microseconds (exact on one clock, the embedded cluster; across processes
+    /// within [`Metrics::node_duration_error_us`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_duration_us: Option<u64>,
+    /// How far `node_duration_us` may be off (0 on one clock).
+    #[serde(default)]
+    pub node_duration_error_us: u64,
     /// The literature bound for (n, k).
     pub bound: u64,
     /// The bound as a formula.

@@ -23,7 +23,7 @@ use super::diagram::{self, LiveDiagram};
 use super::entry::{Entry, WatchEvent};
 use super::kept;
 use super::run::{Context, Outcome, Plan, stopped};
-use crate::cluster::{Cluster, Node, Subscription, all_ok};
+use crate::cluster::{ClockOffset, Cluster, Node, Subscription, all_ok};
 use crate::record::{LeaderInfo, MAX_PARTICIPANTS, Metrics};
 
 /// Run `plan` on the cluster's nodes: place -> prepare -> start -> collect
@@ -187,9 +187,9 @@ struct Collected {
     duration_ms: u64,
     /// The decision timeout passed with positions still undecided.
     timed_out: bool,
-    /// From the first send to the last decision on the nodes' clocks
-    /// ([`node_duration_us`]), once the election is over.
-    node_duration_us: Option<u64>,
+    /// From the first send to the last decision on the nodes' clocks, and
+    /// how far it may be off ([`node_duration`]), once the election is over.
+    node_duration: Option<(u64, u64)>,
 }
 
 /// What [`gather`] learned: the decisions, the nodes' last figures (in
@@ -276,7 +276,7 @@ async fn gather(
                     }
                 }
                 let duration_ms = last_decision.duration_since(started).as_millis() as u64;
-                let collected = Collected { decisions, duration_ms, timed_out: true, node_duration_us: None };
+                let collected = Collected { decisions, duration_ms, timed_out: true, node_duration: None };
                 return Ok(Gathered { collected, statuses: last, not_quiet: None });
             }
             () = stopped(stop) => {
@@ -321,9 +321,14 @@ async fn gather(
         )
     });
     let duration_ms = last_decision.duration_since(started).as_millis() as u64;
-    // Only where every node reads the same clock.
-    let node_duration_us = if ctx.cluster.is_local() { node_duration_us(&statuses) } else { None };
-    let collected = Collected { decisions, duration_ms, timed_out: false, node_duration_us };
+    // One clock for every node of the embedded cluster; otherwise each node's, as measured.
+    let clocks: Vec<Option<ClockOffset>> = if ctx.cluster.is_local() {
+        vec![Some(ClockOffset { offset_us: 0, error_us: 0 }); n]
+    } else {
+        nodes.iter().map(|node| node.clock()).collect()
+    };
+    let node_duration = node_duration(&statuses, &clocks);
+    let collected = Collected { decisions, duration_ms, timed_out: false, node_duration };
     Ok(Gathered { collected, statuses, not_quiet })
 }
 
@@ -371,11 +376,29 @@ fn quiet_of(plan: &Plan, statuses: &[&pb::NodeElectionStatus]) -> bool {
 }
 
 /// The election's time on the nodes' clocks: from the first send to the
-/// last decision, in microseconds (`None` when no node sent or decided).
-fn node_duration_us(statuses: &[pb::NodeElectionStatus]) -> Option<u64> {
-    let first = statuses.iter().map(|s| s.first_send_us).filter(|&t| t > 0).min()?;
-    let last = statuses.iter().map(|s| s.decided_us).max().filter(|&t| t > 0)?;
-    Some(last.saturating_sub(first))
+/// last decision, in microseconds, and how far that may be off: each node's
+/// readings are taken to the controller's clock by its offset (`clocks[i]`),
+/// so the error is that of the two offsets involved. `None` when no node sent
+/// or decided, or a clock involved was never measured.
+fn node_duration(statuses: &[pb::NodeElectionStatus], clocks: &[Option<ClockOffset>]) -> Option<(u64, u64)> {
+    let on_controller = |at: u64, i: usize| -> Option<(i64, u64)> {
+        let c = clocks.get(i).copied().flatten()?;
+        Some((at as i64 - c.offset_us, c.error_us))
+    };
+    let mut first: Option<(i64, u64)> = None;
+    let mut last: Option<(i64, u64)> = None;
+    for (i, s) in statuses.iter().enumerate() {
+        if s.first_send_us > 0 {
+            let t = on_controller(s.first_send_us, i)?;
+            first = Some(first.map_or(t, |f| if t.0 < f.0 { t } else { f }));
+        }
+        if s.decided_us > 0 {
+            let t = on_controller(s.decided_us, i)?;
+            last = Some(last.map_or(t, |l| if t.0 > l.0 { t } else { l }));
+        }
+    }
+    let ((first, e1), (last, e2)) = (first?, last?);
+    Some((last.saturating_sub(first).max(0) as u64, e1 + e2))
 }
 
 /// Messages sent, received and rejected, summed over the nodes.
@@ -446,7 +469,7 @@ fn judge(
     diagram: Option<LiveDiagram>,
     decision_timeout_ms: u64,
 ) -> Outcome {
-    let Collected { mut decisions, duration_ms, timed_out, node_duration_us } = collected;
+    let Collected { mut decisions, duration_ms, timed_out, node_duration } = collected;
     for (i, s) in statuses.iter().enumerate() {
         if let Some(d) = agent::decision_of(s.role, s.leader_id) {
             decisions[i] = Some(d);
@@ -455,7 +478,8 @@ fn judge(
     let (counted, reported) = tally(statuses);
     let metrics = Metrics {
         duration_ms,
-        node_duration_us,
+        node_duration_us: node_duration.map(|(us, _)| us),
+        node_duration_error_us: node_duration.map_or(0, |(_, e)| e),
         bound: plan.spec.bound_for(&plan.topology, plan.k() as u64),
         bound_formula: plan.spec.bound_formula,
         ..counted
@@ -581,7 +605,9 @@ mod tests {
         assert!(!quiet(&p, &unreported_initiator), "initiator 0 has not reported its start");
     }
 
-    /// The nodes' time runs from the first send anywhere to the last decision; none without both.
+    /// The nodes' time runs from the first send anywhere to the last decision; none without both. On one clock it
+    /// is exact; across clocks each reading is moved by its node's offset, and the error is the sum of the two
+    /// offsets' errors; a clock never measured leaves it unknown.
     #[test]
     fn node_duration_runs_from_the_first_send_to_the_last_decision() {
         let at = |first_send_us: u64, decided_us: u64| pb::NodeElectionStatus {
@@ -589,8 +615,20 @@ mod tests {
             decided_us,
             ..Default::default()
         };
-        assert_eq!(node_duration_us(&[at(100, 900), at(0, 1_500), at(50, 700)]), Some(1_450));
-        assert_eq!(node_duration_us(&[at(0, 0), at(0, 0)]), None);
+        let one = vec![Some(ClockOffset { offset_us: 0, error_us: 0 }); 3];
+        assert_eq!(node_duration(&[at(100, 900), at(0, 1_500), at(50, 700)], &one), Some((1_450, 0)));
+        assert_eq!(node_duration(&[at(0, 0), at(0, 0)], &one), None);
+        // Node 1's clock runs 1,000 µs ahead of the controller's (measured within 20 µs), node 0's 100 behind.
+        let clocks =
+            [Some(ClockOffset { offset_us: -100, error_us: 5 }), Some(ClockOffset { offset_us: 1_000, error_us: 20 })];
+        // Sent at 200 on node 0 (300 on the controller), decided at 2,000 on node 1 (1,000): 700 µs, within 25.
+        assert_eq!(node_duration(&[at(200, 0), at(0, 2_000)], &clocks), Some((700, 25)));
+        assert_eq!(node_duration(&[at(200, 0), at(0, 2_000)], &[clocks[0], None]), None);
+        assert_eq!(
+            ClockOffset::measured(5_000, 100, 140),
+            ClockOffset { offset_us: 4_880, error_us: 20 },
+            "read halfway through a 40 µs call"
+        );
     }
 
     /// The counters add up over the nodes (the longest causal chain is the largest), kinds never
@@ -636,7 +674,7 @@ mod tests {
             decisions: vec![None, Some(follower), None],
             duration_ms: 12,
             timed_out: false,
-            node_duration_us: Some(9_000),
+            node_duration: Some((9_000, 0)),
         };
         let mut rejecting = status(pb::Role::Follower, 30, 2, 1);
         rejecting.rejected = 1;
@@ -660,7 +698,7 @@ mod tests {
         assert_eq!(o.per_position, [(leader, 5), (Some(follower), 3), (Some(follower), 2)]);
         assert_eq!((o.error, o.diagram_svg), (None, None));
 
-        let timed_out = Collected { decisions: vec![None; 3], duration_ms: 0, timed_out: true, node_duration_us: None };
+        let timed_out = Collected { decisions: vec![None; 3], duration_ms: 0, timed_out: true, node_duration: None };
         let undecided = [pb::NodeElectionStatus::default(), pb::NodeElectionStatus::default(), statuses[2].clone()];
         let o = judge(&plan(false), |i| format!("node-{i}"), timed_out, &undecided, None, None, 500);
         assert_eq!(

@@ -75,6 +75,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
         ideal_time: report.ideal_time,
         duration_ms,
         node_duration_us: None,
+        node_duration_error_us: 0,
         bound: report.bound,
         bound_formula: plan.spec.bound_formula,
     };

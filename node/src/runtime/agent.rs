@@ -276,6 +276,7 @@ impl Agent for AgentService {
             address: node.cfg.advertise.clone(),
             elections: node.table.len() as u64,
             version: env!("CARGO_PKG_VERSION").to_string(),
+            clock_us: super::reports::monotonic_us(),
         }))
     }
 
