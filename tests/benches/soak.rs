@@ -8,6 +8,12 @@
 //! `cargo bench -p ringleader-tests --bench soak [-- ELECTIONS [ROUND]]`
 //! (default 5,000 elections in rounds of 500, 32 at a time). Nothing about
 //! speed or memory is asserted; every figure is measured in this run.
+//!
+//! Each node process runs one tokio worker thread (`TOKIO_WORKER_THREADS=1`),
+//! as a node pod does: k8s/20-node.yaml limits it to 500m CPU, and tokio sizes
+//! its pool by the CPU quota. `SOAK_NODE_THREADS=N` gives the nodes N workers
+//! instead (`0`: tokio's default, one per core of this machine, 16 processes
+//! of two workers each on two cores).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -82,17 +88,18 @@ async fn main() {
     let total = args.first().copied().unwrap_or(5_000);
     let round = args.get(1).copied().unwrap_or(500).max(1);
 
+    let node_threads = std::env::var("SOAK_NODE_THREADS").unwrap_or_else(|_| "1".into());
     let node_ports: Vec<u16> = (0..NODES).map(|_| free_port()).collect();
     let nodes: Vec<Process> = node_ports
         .iter()
         .enumerate()
         .map(|(i, port)| {
-            spawn(Command::new(node_binary()).args([
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--name",
-                &format!("node-{i}"),
-            ]))
+            let mut node = Command::new(node_binary());
+            node.args(["--listen", &format!("127.0.0.1:{port}"), "--name", &format!("node-{i}")]);
+            if node_threads != "0" {
+                node.env("TOKIO_WORKER_THREADS", &node_threads);
+            }
+            spawn(&mut node)
         })
         .collect();
     let port = free_port();
@@ -119,9 +126,10 @@ async fn main() {
 
     let algorithms = ["as-far", "stages", "controlled-distance", "alternate"];
     println!(
-        "soak: {total} LIVE elections ({}) on {NODES} node processes and a controller process, {IN_FLIGHT} at a time; \
-         records kept: 1000",
-        algorithms.join(", ")
+        "soak: {total} LIVE elections ({}) on {NODES} node processes (tokio workers each: {}) and a controller \
+         process, {IN_FLIGHT} at a time; records kept: 1000",
+        algorithms.join(", "),
+        if node_threads == "0" { "default" } else { &node_threads }
     );
     println!(
         "{:>9} {:>12} {:>14} {:>13} {:>12} {:>10}",

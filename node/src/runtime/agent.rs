@@ -305,8 +305,11 @@ impl Agent for AgentService {
         // not at all. A controller that reconnects (or connects late) learns who believes what now.
         let rx = node.events.subscribe();
         let backlog = node.table.all().iter().filter_map(|e| e.current_belief()).collect();
-        let stream = EventStream::new(rx, node.stream_end()).with_backlog(backlog);
-        Ok(Response::new(stream.with_reports(request.get_ref().reports)))
+        let mut stream = EventStream::new(rx, node.stream_end()).with_backlog(backlog);
+        if request.get_ref().reports {
+            stream = stream.with_reports(node.reporter.listen());
+        }
+        Ok(Response::new(stream))
     }
 }
 
@@ -325,8 +328,9 @@ pub(crate) struct EventStream {
     backlog: std::collections::VecDeque<pb::NodeEvent>,
     next: Pin<Box<dyn Future<Output = NextEvent> + Send>>,
     end: StreamEnd,
-    /// Pass one-shot elections' reports on (else they are skipped).
-    reports: bool,
+    /// Pass one-shot elections' reports on (else they are skipped), keeping
+    /// the node making them while the stream lives.
+    reports: Option<super::reports::Listening>,
 }
 
 impl std::fmt::Debug for EventStream {
@@ -337,12 +341,12 @@ impl std::fmt::Debug for EventStream {
 
 impl EventStream {
     pub(crate) fn new(rx: broadcast::Receiver<Arc<pb::NodeEvent>>, end: StreamEnd) -> Self {
-        EventStream { backlog: Default::default(), next: Box::pin(next_event(rx)), end, reports: false }
+        EventStream { backlog: Default::default(), next: Box::pin(next_event(rx)), end, reports: None }
     }
 
-    /// Pass reports on too ([`pb::EventsRequest::reports`]).
-    pub(crate) fn with_reports(mut self, reports: bool) -> Self {
-        self.reports = reports;
+    /// Pass reports on too ([`pb::EventsRequest::reports`]), as long as `listening` lives.
+    pub(crate) fn with_reports(mut self, listening: super::reports::Listening) -> Self {
+        self.reports = Some(listening);
         self
     }
 
@@ -368,7 +372,7 @@ impl Stream for EventStream {
             let Poll::Ready((r, rx)) = this.next.as_mut().poll(cx) else { return Poll::Pending };
             this.next = Box::pin(next_event(rx));
             match r {
-                Ok(ev) if ev.status.is_some() && !this.reports => {}
+                Ok(ev) if ev.status.is_some() && this.reports.is_none() => {}
                 Ok(ev) => return Poll::Ready(Some(Ok(Arc::unwrap_or_clone(ev)))),
                 Err(broadcast::error::RecvError::Lagged(skipped)) => {
                     warn!(skipped, "an events subscriber fell behind; events skipped");

@@ -9,7 +9,7 @@
 //! reports instead of falling behind. No timer and no sleep is involved: a
 //! report leaves as soon as the task runs.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
@@ -25,13 +25,26 @@ pub(crate) struct Reporter {
     queue: Mutex<Vec<Weak<Election>>>,
     notify: Notify,
     stopped: AtomicBool,
+    /// Event streams open that asked for reports: with none, nothing is
+    /// queued (a report nobody reads would still cost its figures' copy).
+    listeners: AtomicUsize,
+}
+
+/// An event stream's interest in reports: counted while it lives.
+#[derive(Debug)]
+pub(crate) struct Listening(Arc<Reporter>);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.listeners.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Reporter {
     /// Queue `election` for a report unless it is queued already (`queued`
     /// is the election's own flag, cleared when its report is taken).
     pub(crate) fn queue(&self, election: &Arc<Election>, queued: &AtomicBool) {
-        if queued.swap(true, Ordering::AcqRel) {
+        if self.listeners.load(Ordering::Acquire) == 0 || queued.swap(true, Ordering::AcqRel) {
             return;
         }
         self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::downgrade(election));
@@ -52,6 +65,14 @@ impl Reporter {
                 let _ = events.send(Arc::new(election.take_report()));
             }
         }
+    }
+
+    /// An event stream that passes reports on opens: reports are made while
+    /// the returned guard lives (a subscriber that opens later learns what it
+    /// missed from `Status`).
+    pub(crate) fn listen(self: &Arc<Self>) -> Listening {
+        self.listeners.fetch_add(1, Ordering::AcqRel);
+        Listening(self.clone())
     }
 
     /// End [`Reporter::run`].

@@ -166,12 +166,13 @@ async fn timers_fire_unless_cancelled_or_replaced() {
 /// A one-shot election reports its figures on the event stream once it has decided, and not before (until then the
 /// controller waits for nothing it could tell): the report after the timer that decides shows both steps, no timer
 /// pending (the cancelled one never was, the fired one is no more), the node started, and the decision's time on the
-/// node's monotonic clock.
+/// node's monotonic clock. With no event stream asking for reports, a decided node makes none.
 #[tokio::test]
 async fn reports_come_once_decided() {
     let reporter = Arc::new(Reporter::default());
     let (tx, mut reports) = broadcast::channel(16);
     tokio::spawn(reporter.clone().run(tx));
+    let listening = reporter.listen();
     let effects = vec![
         Effect::SetTimer { timer: 1, after_ms: 40 },
         Effect::SetTimer { timer: 2, after_ms: 20 },
@@ -185,6 +186,16 @@ async fn reports_come_once_decided() {
     assert_eq!((st.started, st.steps, st.timers_pending), (true, 2, 0), "{st:#?}");
     assert_eq!((report.role, report.leader_id), (pb::Role::Leader as i32, 7));
     assert!(st.decided_us > 0, "decided in on_timer");
+    // With no stream asking for reports, none is made.
+    drop(listening);
+    let quiet = fixture_reporting(
+        vec![Effect::Decide(ringleader_core::algo::Decision { role: Role::Leader, leader: 7 })],
+        false,
+        Some(reporter.clone()),
+    );
+    quiet.election.start().unwrap();
+    let none = tokio::time::timeout(Duration::from_millis(200), reports.recv()).await;
+    assert!(none.is_err(), "no report without a listener: {none:?}");
     reporter.stop();
 }
 
