@@ -444,6 +444,10 @@ impl crate::faults::Watch for ElectionWatch {
         let r = self.0.get(id)?.snapshot();
         Some((r.leader.is_some(), r.term))
     }
+
+    fn messages(&self, id: &str) -> Option<u64> {
+        self.0.get(id)?.inspect(|r| r.metrics.as_ref().map(|m| m.messages))
+    }
 }
 
 fn compare_event(kind: pb::compare_event::Kind) -> pb::CompareEvent {

@@ -270,8 +270,9 @@ async fn crash_the_leader_after_it_is_elected() {
     ctl.stop().await;
 }
 
-/// `after: {messages: 1}` waits for the next LIVE election to send a message, as the nodes' Status reports it:
-/// the fault is WAITING until an as-far election runs, then becomes ACTIVE (here a crash of node-1).
+/// `after: {messages: 1}` waits for the next LIVE election to send a message, as the nodes' Status reports it (or,
+/// once the election has ended, its record): the fault is WAITING until an as-far election runs, then becomes ACTIVE
+/// (here a crash of node-1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fault_after_the_first_messages() {
     let (ctl, mut client) = cluster().await;
