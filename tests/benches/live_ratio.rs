@@ -27,25 +27,15 @@
 //! `cargo bench -p ringleader-tests --bench live_ratio [-- RUNS]` (default 30);
 //! `RINGLEADER_CONTROLLER_BIN` runs another controller binary (before/after).
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{assert_correct, controller_binary, election, free_port};
+use ringleader_tests::{Proc as Process, assert_correct, controller_binary, election, free_port};
 use tonic::transport::{Channel, Endpoint};
 
 const NODES: u32 = 64;
-
-/// The controller process, killed when dropped.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);

@@ -15,26 +15,16 @@
 //! instead (`0`: tokio's default, one per core of this machine, 16 processes
 //! of two workers each on two cores).
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{assert_correct, controller_binary, election, free_port, node_binary};
+use ringleader_tests::{Proc as Process, assert_correct, controller_binary, election, free_port, node_binary};
 use tonic::transport::Endpoint;
 
 const NODES: usize = 16;
 const IN_FLIGHT: usize = 32;
-
-/// A child process, killed when dropped.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn spawn(command: &mut Command) -> Process {
     Process(command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn"))
