@@ -240,7 +240,7 @@ impl ClockOffset {
     pub fn measured(node_us: u64, sent_us: u64, answered_us: u64) -> ClockOffset {
         let middle = sent_us / 2 + answered_us / 2;
         ClockOffset {
-            offset_us: node_us as i64 - middle as i64,
+            offset_us: (node_us as i64).saturating_sub(middle as i64),
             error_us: answered_us.saturating_sub(sent_us).div_ceil(2),
         }
     }
@@ -254,6 +254,9 @@ pub fn controller_us() -> u64 {
 
 /// How often a node's clock offset is measured again while its event stream is open.
 const CLOCK_EVERY: Duration = Duration::from_secs(30);
+
+/// The longest one `Info` call of a clock measurement may take.
+const MEASURE_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Node {
     /// Position of the node in the cluster (LIVE position `i` runs on node `i`).
@@ -284,12 +287,15 @@ impl Node {
 
     /// Ask the node's `Info` a few times, timing each call: its name, and
     /// its clock's offset from the quickest call (the first on a new
-    /// connection also sets the connection up).
+    /// connection also sets the connection up). Each call has [`MEASURE_TIMEOUT`]:
+    /// the node's event stream waits meanwhile.
     async fn measure(&self, client: &mut AgentClient<InterceptedService<Channel, Bearer>>) {
         let mut best: Option<ClockOffset> = None;
         for _ in 0..3 {
             let sent = controller_us();
-            let Ok(info) = client.info(pb::InfoRequest {}).await else { return };
+            let Ok(Ok(info)) = tokio::time::timeout(MEASURE_TIMEOUT, client.info(pb::InfoRequest {})).await else {
+                return;
+            };
             let answered = controller_us();
             let info = info.into_inner();
             self.set_name(&info.name);

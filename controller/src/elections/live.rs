@@ -383,7 +383,7 @@ fn quiet_of(plan: &Plan, statuses: &[&pb::NodeElectionStatus]) -> bool {
 fn node_duration(statuses: &[pb::NodeElectionStatus], clocks: &[Option<ClockOffset>]) -> Option<(u64, u64)> {
     let on_controller = |at: u64, i: usize| -> Option<(i64, u64)> {
         let c = clocks.get(i).copied().flatten()?;
-        Some((at as i64 - c.offset_us, c.error_us))
+        Some(((at as i64).saturating_sub(c.offset_us), c.error_us))
     };
     let mut first: Option<(i64, u64)> = None;
     let mut last: Option<(i64, u64)> = None;

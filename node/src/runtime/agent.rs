@@ -15,7 +15,7 @@ use tracing::{debug, info, warn};
 
 use super::election::{Election, ElectionSetup, PortLink, Rebuild};
 use super::links;
-use super::node::{Node, StreamEnd};
+use super::node::{Node, Prepared, StreamEnd};
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::{NodeContext, PortInfo, Rule, catalogue};
 
@@ -197,13 +197,11 @@ impl AgentService {
         );
         let reporter = one_shot.then(|| node.reporter.clone());
         let election = Election::new(setup, algo, node.events.clone(), reporter);
-        if !node.prepared(&election) {
-            return Err(AgentError::Duplicate(election.id().to_string()));
+        match node.prepared(&election, req.start) {
+            Ok(()) => Ok(()),
+            Err(Prepared::Taken) => Err(AgentError::Duplicate(election.id().to_string())),
+            Err(Prepared::StartFailed(r)) => Err(AgentError::Election { code: r.code, message: r.message }),
         }
-        if req.start {
-            Self::start(&election)?;
-        }
-        Ok(())
     }
 
     /// Wake `election`'s node as an initiator.

@@ -665,7 +665,6 @@ impl Election {
         let causal_time = st.depth.saturating_add(1);
         st.max_causal = st.max_causal.max(causal_time);
         st.sent_seq += 1;
-        st.sent_by_port[port as usize] += 1;
         if st.first_send_us == 0 {
             st.first_send_us = monotonic_us();
         }
@@ -688,7 +687,7 @@ impl Election {
         }
         let election_id = spare.take().unwrap_or_else(|| self.setup.election_id.clone());
         let kind = msg.kind();
-        link.send(
+        let sent = link.send(
             pb::Envelope {
                 election_id,
                 sender: self.setup.position,
@@ -701,6 +700,13 @@ impl Election {
             },
             kind,
         );
+        // What is on its way (a dropped message is not; a duplicated one is twice): the controller
+        // balances these against the receiver's arrivals.
+        st.sent_by_port[port as usize] += u64::from(sent.on_way);
+        if sent.lost > 0 {
+            let full = link.full();
+            st.record_error(full);
+        }
     }
 
     /// Report the node's (first) decision.

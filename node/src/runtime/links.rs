@@ -208,25 +208,29 @@ struct LinkState {
 
 impl Link {
     /// Send `env`, a message of `kind`, as the node's faults say (dropped,
-    /// delayed, duplicated or at once). Never blocks.
-    pub(crate) fn send(self: &Arc<Self>, env: pb::Envelope, kind: MsgKind) {
+    /// delayed, duplicated or at once). Never blocks. Says how many copies
+    /// are on their way (none when dropped; two when duplicated) and how many
+    /// were lost at once (the link's queue full): the caller, which may hold
+    /// its election's lock, records that loss itself.
+    pub(crate) fn send(self: &Arc<Self>, env: pb::Envelope, kind: MsgKind) -> Sent {
         match self.shared.faults.fate(&self.address, kind) {
-            Fate::Drop => {}
+            Fate::Drop => Sent::default(),
             Fate::Send { copies, delay, reorder } => {
                 let now = tokio::time::Instant::now();
                 let mut d = lock(&self.delayed);
                 let behind = d.last.is_some_and(|t| t > now);
                 if delay.is_zero() && (!behind || reorder) {
                     drop(d);
+                    let mut sent = Sent::default();
                     for _ in 1..copies {
-                        self.enqueue(env.clone());
+                        sent.add(self.enqueue(env.clone(), false));
                     }
-                    self.enqueue(env);
-                    return;
+                    sent.add(self.enqueue(env, false));
+                    return sent;
                 }
                 let Ok(rt) = tokio::runtime::Handle::try_current() else {
                     self.shared.stats.lost.fetch_add(1, Ordering::Relaxed);
-                    return;
+                    return Sent { on_way: 0, lost: copies };
                 };
                 let mut at = now + delay;
                 if reorder {
@@ -236,11 +240,11 @@ impl Link {
                     rt.spawn(async move {
                         tokio::time::sleep_until(at).await;
                         for _ in 1..copies {
-                            link.enqueue(env.clone());
+                            link.enqueue(env.clone(), true);
                         }
-                        link.enqueue(env);
+                        link.enqueue(env, true);
                     });
-                    return;
+                    return Sent { on_way: copies, lost: 0 };
                 }
                 at = at.max(d.last.unwrap_or(at));
                 d.last = Some(at);
@@ -251,7 +255,7 @@ impl Link {
                         while let Some((at, env)) = rx.recv().await {
                             tokio::time::sleep_until(at).await;
                             let Some(link) = link.upgrade() else { return };
-                            link.enqueue(env);
+                            link.enqueue(env, true);
                         }
                     });
                     tx
@@ -259,6 +263,7 @@ impl Link {
                 for _ in 0..copies {
                     let _ = tx.send((at, env.clone()));
                 }
+                Sent { on_way: copies, lost: 0 }
             }
         }
     }
@@ -267,25 +272,24 @@ impl Link {
     /// blocks; a link whose peer does not take its messages holds at most
     /// [`MAX_QUEUED`] of them, and loses (and counts) the rest, so a dead or
     /// slow peer costs bounded memory and never stalls the other links.
-    fn enqueue(self: &Arc<Self>, env: pb::Envelope) {
+    /// Returns whether it was queued; a loss is told to its election when
+    /// `report` (a caller holding the election's lock reports it itself).
+    fn enqueue(self: &Arc<Self>, env: pb::Envelope, report: bool) -> bool {
         if self.queued.fetch_add(1, Ordering::Relaxed) >= MAX_QUEUED {
             self.queued.fetch_sub(1, Ordering::Relaxed);
             let lost = self.shared.stats.lost.fetch_add(1, Ordering::Relaxed) + 1;
             if lost.is_power_of_two() {
                 warn!(peer = %self.address, queued = MAX_QUEUED, lost, "link queue full: the peer is not taking messages; dropping");
             }
-            if let Some(t) = self.shared.table.upgrade() {
-                t.lost(
-                    &env.election_id,
-                    format!("link to {} full ({MAX_QUEUED} queued): a message was lost", self.address),
-                );
+            if report && let Some(t) = self.shared.table.upgrade() {
+                t.lost(&env.election_id, self.full());
             }
-            return;
+            return false;
         }
         let mut st = lock(&self.state);
         let env = match &st.tx {
             Some(tx) => match tx.send(env) {
-                Ok(()) => return,
+                Ok(()) => return true,
                 // The stream ended under us: reconnect below.
                 Err(mpsc::error::SendError(env)) => env,
             },
@@ -294,13 +298,13 @@ impl Link {
         if self.shared.closed.load(Ordering::SeqCst) {
             debug!(peer = %self.address, "node is shutting down; message not sent");
             self.queued.fetch_sub(1, Ordering::Relaxed);
-            return;
+            return false;
         }
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             error!(peer = %self.address, "no tokio runtime to open a link on; message lost");
             self.shared.stats.lost.fetch_add(1, Ordering::Relaxed);
             self.queued.fetch_sub(1, Ordering::Relaxed);
-            return;
+            return false;
         };
         let (tx, rx) = mpsc::unbounded_channel();
         // The receiver is alive, so this cannot fail.
@@ -310,6 +314,12 @@ impl Link {
         let generation = st.generation;
         drop(st);
         rt.spawn(self.clone().run(rx, generation));
+        true
+    }
+
+    /// What a message lost to this link's full queue is recorded as.
+    pub(crate) fn full(&self) -> String {
+        format!("link to {} full ({MAX_QUEUED} queued): a message was lost", self.address)
     }
 
     /// Forget the stream of `generation`, if it is still the current one.
@@ -448,6 +458,24 @@ impl Drop for Outgoing {
 
 /// Where links report the messages they lose, by election: the node's
 /// election table (kept behind this trait so links need not know elections).
+/// What became of a [`Link::send`]: copies on their way, and copies lost at
+/// once to the link's full queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sent {
+    pub(crate) on_way: u32,
+    pub(crate) lost: u32,
+}
+
+impl Sent {
+    fn add(&mut self, queued: bool) {
+        if queued {
+            self.on_way += 1;
+        } else {
+            self.lost += 1;
+        }
+    }
+}
+
 pub(crate) trait LossReport: Send + Sync + std::fmt::Debug {
     /// Election `election_id` lost a message on a link: `what` says how.
     fn lost(&self, election_id: &str, what: String);

@@ -24,6 +24,8 @@ const EVENT_BUFFER: usize = 4096;
 pub(crate) const EARLY_PER_ELECTION: usize = 1_024;
 /// Envelopes of elections not prepared yet that a node keeps in all.
 pub(crate) const EARLY_TOTAL: usize = 16_384;
+/// Their encoded bytes, at most (an envelope may be up to `MAX_ENVELOPE`).
+pub(crate) const EARLY_BYTES: usize = 8 * 1024 * 1024;
 /// How long a node keeps envelopes for an election that is not prepared.
 pub(crate) const EARLY_WAIT: Duration = Duration::from_secs(10);
 /// Aborted elections a node remembers, so that their late envelopes are
@@ -39,6 +41,7 @@ pub(crate) const REMEMBERED_ABORTS: usize = 4_096;
 pub(crate) struct Early {
     waiting: HashMap<String, (Instant, Vec<pb::Envelope>)>,
     total: usize,
+    bytes: usize,
     /// The latest aborted elections, oldest first.
     aborted: std::collections::VecDeque<String>,
     aborted_set: std::collections::HashSet<String>,
@@ -54,18 +57,21 @@ impl Early {
         if !self.waiting.contains_key(&env.election_id) {
             // A new election waits: forget those that waited too long first.
             let now = Instant::now();
-            let mut expired = 0;
+            let (mut expired, mut expired_bytes) = (0, 0);
             self.waiting.retain(|_, (since, envs)| {
                 let keep = now.duration_since(*since) < EARLY_WAIT;
                 if !keep {
                     expired += envs.len();
+                    expired_bytes += envs.iter().map(prost::Message::encoded_len).sum::<usize>();
                 }
                 keep
             });
             self.total -= expired;
+            self.bytes -= expired_bytes;
             dropped.fetch_add(expired as u64, Ordering::Relaxed);
         }
-        if self.total >= EARLY_TOTAL {
+        let size = prost::Message::encoded_len(&env);
+        if self.total >= EARLY_TOTAL || self.bytes + size > EARLY_BYTES {
             return Err(env);
         }
         let (_, envs) = self.waiting.entry(env.election_id.clone()).or_insert_with(|| (Instant::now(), Vec::new()));
@@ -74,13 +80,21 @@ impl Early {
         }
         envs.push(env);
         self.total += 1;
+        self.bytes += size;
         Ok(())
     }
 
-    /// The envelopes waiting for `election_id`, in arrival order.
-    fn take(&mut self, election_id: &str) -> Vec<pb::Envelope> {
-        let envs = self.waiting.remove(election_id).map(|(_, e)| e).unwrap_or_default();
+    /// The envelopes waiting for `election_id`, in arrival order; none if
+    /// they have waited longer than [`EARLY_WAIT`] (they are counted in
+    /// `dropped`).
+    fn take(&mut self, election_id: &str, dropped: &AtomicU64) -> Vec<pb::Envelope> {
+        let Some((since, envs)) = self.waiting.remove(election_id) else { return Vec::new() };
         self.total -= envs.len();
+        self.bytes -= envs.iter().map(prost::Message::encoded_len).sum::<usize>();
+        if since.elapsed() >= EARLY_WAIT {
+            dropped.fetch_add(envs.len() as u64, Ordering::Relaxed);
+            return Vec::new();
+        }
         envs
     }
 
@@ -151,6 +165,15 @@ impl LossReport for ElectionTable {
 
 fn reject(seq: u64, election_id: String, r: Rejection) -> pb::Reject {
     pb::Reject { seq, election_id, code: r.code as i32, message: r.message }
+}
+
+/// Why [`Node::prepared`] refused.
+#[derive(Debug)]
+pub(crate) enum Prepared {
+    /// The id is taken on this node.
+    Taken,
+    /// It was installed, but its start failed.
+    StartFailed(Rejection),
 }
 
 /// One node process (or one in-process node of a local cluster).
@@ -242,26 +265,32 @@ impl Node {
         self.hand_to(&election, env)
     }
 
-    /// Add a prepared election to the table, handing it first the envelopes
-    /// that waited for it (in arrival order: no envelope of its links can
-    /// overtake them, as arrivals for an unknown election wait on the same
-    /// lock). `false` if its id was taken.
-    pub(crate) fn prepared(&self, election: &Arc<Election>) -> bool {
+    /// Add a prepared election to the table: started first when `start` (an
+    /// initiator woken by its `Prepare`), then handed the envelopes that
+    /// waited for it (in arrival order: no envelope of its links can overtake
+    /// them, as arrivals for an unknown election wait on the same lock). An
+    /// id taken here is refused; so is a start that fails (the election
+    /// stays, as after a failed `Start`). An id aborted here may be prepared
+    /// again (a new election under the old id).
+    pub(crate) fn prepared(&self, election: &Arc<Election>, start: bool) -> Result<(), Prepared> {
         let mut early = self.early.lock().unwrap_or_else(|e| e.into_inner());
         if self.table.get(election.id()).is_some() {
-            return false;
+            return Err(Prepared::Taken);
         }
-        // An id used again after an abort is a new election.
         if early.aborted_set.remove(election.id()) {
             early.aborted.retain(|id| id != election.id());
         }
-        for env in early.take(election.id()) {
+        let started = if start { election.start().map(drop) } else { Ok(()) };
+        for env in early.take(election.id(), &self.unknown_election) {
             if let Err(r) = self.hand_to(election, env) {
                 // Its link's reply stream may be gone: the election keeps the refusal.
                 election.record_error(format!("a message that waited for Prepare was refused: {}", r.message));
             }
         }
-        self.table.insert(election.clone())
+        if !self.table.insert(election.clone()) {
+            return Err(Prepared::Taken);
+        }
+        started.map_err(Prepared::StartFailed)
     }
 
     /// Hand `env` to `election` (its id is the envelope's).

@@ -189,3 +189,37 @@ async fn envelopes_before_prepare_wait_for_it() {
     let gone = nodes[0].agent.status(pb::StatusRequest { election_id: "w".into() }).await.unwrap_err();
     assert_eq!(gone.code(), Code::NotFound);
 }
+
+/// An initiator whose Prepare starts it is started before the envelopes that waited for it are handed over, so
+/// more of them than an unstarted initiator may hold (`MAX_HELD`, 256) are all taken, none refused.
+#[tokio::test]
+async fn a_started_prepare_takes_every_waiting_envelope() {
+    let mut nodes = start_nodes(2).await;
+    let mut plan = ring_plan("many", "as-far", TopologyKind::RingUni, &[1, 2], &[0], pb::Rule::Max, &nodes);
+    let (tx, rx) = mpsc::channel(512);
+    let mut peer = PeerClient::new(channel(&nodes[0].address).await);
+    let _replies = peer.link(ReceiverStream::new(rx)).await.unwrap().into_inner();
+    let probe = ring_plan("probe", "as-far", TopologyKind::RingUni, &[1, 2], &[], pb::Rule::Max, &nodes);
+    nodes[0].agent.prepare(probe[0].clone()).await.unwrap();
+    let waiting = 300u64;
+    let body = Some(Msg::Election { id: 2, stage: 0, hops: 0 }.into());
+    for seq in 1..=waiting {
+        tx.send(pb::Envelope { seq, ..envelope("many", 1, 0, body) }).await.unwrap();
+    }
+    // The link is handled in order: once the probe election's envelope, sent after them, has arrived, every one
+    // of them is waiting.
+    tx.send(pb::Envelope { seq: waiting + 1, ..envelope("probe", 1, 0, body) }).await.unwrap();
+    for _ in 0..500 {
+        let st = nodes[0].agent.status(pb::StatusRequest { election_id: "probe".into() }).await.unwrap().into_inner();
+        if st.arrived_by_port[0] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    plan[0].start = true;
+    nodes[0].agent.prepare(plan[0].clone()).await.unwrap();
+    let st = nodes[0].agent.status(pb::StatusRequest { election_id: "many".into() }).await.unwrap().into_inner();
+    assert_eq!(st.arrived_by_port[0], waiting, "{st:#?}");
+    assert!(st.errors.iter().all(|e| !e.contains("held")), "nothing refused for want of room: {:?}", st.errors);
+    assert_eq!(st.received, waiting, "all taken by the started node");
+}

@@ -293,3 +293,18 @@ async fn a_fault_after_the_first_messages() {
     clear_faults(&mut client).await;
     ctl.stop().await;
 }
+
+/// A duplicated message is sent twice and arrives twice: the controller counts both copies on the link, so an
+/// election under a duplicate fault ends once every copy has arrived, with the duplicates in its message counts
+/// left to the verdict, and never as "did not go quiet" (the sender counting one message while two arrive).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicated_messages_are_counted_on_their_links() {
+    let (ctl, mut client) = cluster().await;
+    inject(&mut client, link(Spec { duplicate: 1.0, kind: "notify".into(), ..Spec::default() })).await;
+    let e = elect(&mut client, election("as-far")).await;
+    assert!(e.violations.iter().all(|v| !v.contains("quiet")), "{:?}", e.violations);
+    assert_eq!(e.state, pb::ElectionState::Finished as i32, "{}", e.error);
+    assert!(e.leader.is_some(), "{e:?}");
+    clear_faults(&mut client).await;
+    ctl.stop().await;
+}
