@@ -349,7 +349,8 @@ impl Node {
         });
     }
 
-    fn set_name(&self, name: &str) {
+    /// Remember the name the node gave (in `Info`), for messages that name it.
+    pub fn set_name(&self, name: &str) {
         if !name.is_empty()
             && let Ok(mut n) = self.name.write()
         {

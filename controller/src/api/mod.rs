@@ -159,6 +159,9 @@ impl Controller for ControllerService {
                         out.reachable = true;
                         out.elections = info.elections;
                         if !info.name.is_empty() {
+                            // Learned here too, not only by the node's event stream: an election
+                            // that fails on it soon after names it.
+                            node.set_name(&info.name);
                             out.name = info.name;
                         }
                     }
