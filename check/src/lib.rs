@@ -521,6 +521,8 @@ pub struct KeptCheck {
     pub punctual_timers: bool,
     /// A partition heals within this long ([`Election::partition_ms`]).
     pub partition_ms: Option<u64>,
+    /// The one split a partition makes ([`Election::partition_side`]).
+    pub partition_side: Option<u32>,
 }
 
 impl Default for KeptCheck {
@@ -528,7 +530,14 @@ impl Default for KeptCheck {
     fn default() -> Self {
         let detector = DetectorConfig::LOOPBACK;
         let faults = Faults { crashes: 1, losses: 1, ..Faults::NONE };
-        KeptCheck { detector, faults, delay_ms: detector.period_ms, punctual_timers: false, partition_ms: None }
+        KeptCheck {
+            detector,
+            faults,
+            delay_ms: detector.period_ms,
+            punctual_timers: false,
+            partition_ms: None,
+            partition_side: None,
+        }
     }
 }
 
@@ -556,6 +565,7 @@ pub fn sweep_kept(
         delay_ms: how.delay_ms,
         punctual_timers: how.punctual_timers,
         partition_ms: how.partition_ms,
+        partition_side: how.partition_side,
         ..Election::kept(spec, topology, ids.clone(), how.detector, how.faults)
     };
     let initiators = election.initiators.clone();

@@ -95,6 +95,16 @@ struct Args {
     /// the states with it, without end).
     #[arg(long)]
     partition_ms: Option<u64>,
+    /// Kept, with partitions: the ids on one side of the one split a
+    /// partition makes, e.g. `4` (the node with id 4 alone) or `1,2`
+    /// (default: any split). The ids of a kept check are 1..=n.
+    #[arg(long, value_delimiter = ',')]
+    partition_side: Vec<u64>,
+    /// Kept, with partitions: check each split alone, a line each (the same
+    /// states as one check of every split, in pieces that finish and report
+    /// on their own).
+    #[arg(long)]
+    each_split: bool,
     /// Write each counterexample's space-time diagram (SVG) into this directory.
     #[arg(long)]
     svg: Option<std::path::PathBuf>,
@@ -141,6 +151,14 @@ fn main() -> ExitCode {
         eprintln!("--partition-ms must be positive");
         return ExitCode::from(2);
     }
+    if (!args.partition_side.is_empty() || args.each_split) && (!args.kept || args.partitions == 0) {
+        eprintln!("--partition-side/--each-split: only with --kept and --partitions 1 or more");
+        return ExitCode::from(2);
+    }
+    if !args.partition_side.is_empty() && args.each_split {
+        eprintln!("--partition-side and --each-split: one or the other");
+        return ExitCode::from(2);
+    }
     if args.punctual_timers && !args.kept {
         eprintln!("--punctual-timers: only kept leaderships have timers (add --kept)");
         return ExitCode::from(2);
@@ -164,171 +182,216 @@ fn main() -> ExitCode {
     let mut failed = false;
     for spec in specs {
         for &n in &args.n {
-            let fifo = spec.assumptions.fifo && !args.any_order;
-            let limits = Limits {
-                fifo,
-                max_states: args.max_states,
-                max_depth: 0,
-                timeout: (args.timeout_s > 0).then(|| Duration::from_secs(args.timeout_s)),
-                max_memory_mib: args.max_memory_mib,
-                depth_first: args.dfs,
-                reduce: !args.no_reduction,
-                symmetric: args.symmetric,
-                subsume: !args.no_subsumption,
-            };
-            let result = if args.kept {
-                let delay_ms = args.delay_ms.unwrap_or(detector.period_ms);
-                let (punctual_timers, partition_ms) = (args.punctual_timers, args.partition_ms);
-                let how = KeptCheck { detector, faults, delay_ms, punctual_timers, partition_ms };
-                let mut last = 0;
-                let r = sweep_kept(spec, n, how, limits, None, |p| {
-                    if p.elapsed.as_secs() >= last + 5 {
-                        last = p.elapsed.as_secs();
-                        eprint!(
-                            "\r{} n={n}: {} states, depth {} ({:.0} s)",
-                            spec.name,
-                            p.states,
-                            p.depth,
-                            p.elapsed.as_secs_f64()
-                        );
+            let sides: Vec<Option<u32>> = if args.each_split {
+                (1..1u32 << (n - 1)).map(|side| Some(side << 1)).collect()
+            } else if args.partition_side.is_empty() {
+                vec![None]
+            } else {
+                match side_of(&args.partition_side, n) {
+                    Ok(side) => vec![Some(side)],
+                    Err(e) => {
+                        eprintln!("--partition-side: {e}");
+                        return ExitCode::from(2);
                     }
-                });
-                if last > 0 {
-                    eprintln!();
-                }
-                r
-            } else {
-                let mut done = 0usize;
-                let r = sweep(spec, n, 7, spec.rule, limits, |_, _, _| {
-                    done += 1;
-                    if done.is_multiple_of(100) {
-                        eprint!("\r{} n={n}: {done} elections checked", spec.name);
-                    }
-                });
-                if done >= 100 {
-                    eprintln!();
-                }
-                r
-            };
-            let s = match result {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("{} n={n}: {e}", spec.name);
-                    continue;
                 }
             };
-            let verdict = if !s.broken.is_empty() {
-                failed = true;
-                let mut elections: Vec<_> = s.broken.iter().map(|(ids, initiators, _)| (ids, initiators)).collect();
-                elections.dedup();
-                let properties = s.broken.len();
-                let plural = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-                format!(
-                    "BROKEN ({} in {})",
-                    plural(properties, "property", "properties"),
-                    plural(elections.len(), "election", "elections")
-                )
-            } else if !s.complete {
-                "holds where explored (limits reached)".to_string()
-            } else {
-                "holds on every schedule".to_string()
-            };
-            let links = if fifo { "FIFO" } else { "any order" };
-            let (most, bound) = if args.kept {
-                ("—".to_string(), "—".to_string())
-            } else {
-                (s.all_initiators.0.to_string(), s.all_initiators.1.to_string())
-            };
-            if args.markdown && args.kept {
-                println!(
-                    "| {} | {n} | {} | {} | {} | {} | {verdict} | {:.1} s |",
-                    spec.name,
-                    describe(faults, args.punctual_timers, args.partition_ms),
-                    s.states,
-                    s.explored,
-                    s.depth,
-                    s.elapsed.as_secs_f64()
-                );
-            } else if args.markdown {
-                println!(
-                    "| {} | {n} | {links} | {} | {} | {} | {most} | {bound} | {verdict} | {:.1} s |",
-                    spec.name,
-                    s.elections,
-                    s.states,
-                    s.depth,
-                    s.elapsed.as_secs_f64()
-                );
-            } else if args.kept {
-                println!(
-                    "{} n={n} kept ({links}, {}): {} states ({} explored), depth {}; {verdict} in {:.1} s",
-                    spec.name,
-                    describe(faults, args.punctual_timers, args.partition_ms),
-                    s.states,
-                    s.explored,
-                    s.depth,
-                    s.elapsed.as_secs_f64()
-                );
-            } else {
-                println!(
-                    "{} n={n} ({links}): {} elections, {} states, depth {}, most messages {} (all initiating {most} of bound {bound}); {verdict} in {:.1} s",
-                    spec.name,
-                    s.elections,
-                    s.states,
-                    s.depth,
-                    s.most_messages,
-                    s.elapsed.as_secs_f64()
-                );
-            }
-            for (k, (ids, initiators, c)) in s.broken.iter().enumerate().take(3) {
-                if let Some(dir) = &args.svg {
-                    let topology = match ringleader_core::topology::Topology::build(spec.default_topology(), n, 7) {
-                        Ok(t) => t,
-                        Err(e) => {
-                            eprintln!("{e}");
-                            return ExitCode::from(2);
+            for side in sides {
+                let fifo = spec.assumptions.fifo && !args.any_order;
+                let limits = Limits {
+                    fifo,
+                    max_states: args.max_states,
+                    max_depth: 0,
+                    timeout: (args.timeout_s > 0).then(|| Duration::from_secs(args.timeout_s)),
+                    max_memory_mib: args.max_memory_mib,
+                    depth_first: args.dfs,
+                    reduce: !args.no_reduction,
+                    symmetric: args.symmetric,
+                    subsume: !args.no_subsumption,
+                };
+                let result = if args.kept {
+                    let delay_ms = args.delay_ms.unwrap_or(detector.period_ms);
+                    let (punctual_timers, partition_ms) = (args.punctual_timers, args.partition_ms);
+                    let how =
+                        KeptCheck { detector, faults, delay_ms, punctual_timers, partition_ms, partition_side: side };
+                    let mut last = 0;
+                    let r = sweep_kept(spec, n, how, limits, None, |p| {
+                        if p.elapsed.as_secs() >= last + 5 {
+                            last = p.elapsed.as_secs();
+                            eprint!(
+                                "\r{} n={n}: {} states, depth {} ({:.0} s)",
+                                spec.name,
+                                p.states,
+                                p.depth,
+                                p.elapsed.as_secs_f64()
+                            );
                         }
-                    };
-                    let mut e = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
-                    if args.kept {
-                        e = Election {
-                            delay_ms: args.delay_ms.unwrap_or(detector.period_ms),
-                            punctual_timers: args.punctual_timers,
-                            partition_ms: args.partition_ms,
-                            ..Election::kept(spec, e.topology, e.ids, detector, faults)
+                    });
+                    if last > 0 {
+                        eprintln!();
+                    }
+                    r
+                } else {
+                    let mut done = 0usize;
+                    let r = sweep(spec, n, 7, spec.rule, limits, |_, _, _| {
+                        done += 1;
+                        if done.is_multiple_of(100) {
+                            eprint!("\r{} n={n}: {done} elections checked", spec.name);
+                        }
+                    });
+                    if done >= 100 {
+                        eprintln!();
+                    }
+                    r
+                };
+                let s = match result {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("{} n={n}: {e}", spec.name);
+                        continue;
+                    }
+                };
+                let verdict = if !s.broken.is_empty() {
+                    failed = true;
+                    let mut elections: Vec<_> = s.broken.iter().map(|(ids, initiators, _)| (ids, initiators)).collect();
+                    elections.dedup();
+                    let properties = s.broken.len();
+                    let plural = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+                    format!(
+                        "BROKEN ({} in {})",
+                        plural(properties, "property", "properties"),
+                        plural(elections.len(), "election", "elections")
+                    )
+                } else if !s.complete {
+                    "holds where explored (limits reached)".to_string()
+                } else {
+                    "holds on every schedule".to_string()
+                };
+                let links = if fifo { "FIFO" } else { "any order" };
+                let (most, bound) = if args.kept {
+                    ("—".to_string(), "—".to_string())
+                } else {
+                    (s.all_initiators.0.to_string(), s.all_initiators.1.to_string())
+                };
+                if args.markdown && args.kept {
+                    println!(
+                        "| {} | {n} | {} | {} | {} | {} | {verdict} | {:.1} s |",
+                        spec.name,
+                        describe(faults, args.punctual_timers, args.partition_ms, side, n),
+                        s.states,
+                        s.explored,
+                        s.depth,
+                        s.elapsed.as_secs_f64()
+                    );
+                } else if args.markdown {
+                    println!(
+                        "| {} | {n} | {links} | {} | {} | {} | {most} | {bound} | {verdict} | {:.1} s |",
+                        spec.name,
+                        s.elections,
+                        s.states,
+                        s.depth,
+                        s.elapsed.as_secs_f64()
+                    );
+                } else if args.kept {
+                    println!(
+                        "{} n={n} kept ({links}, {}): {} states ({} explored), depth {}; {verdict} in {:.1} s",
+                        spec.name,
+                        describe(faults, args.punctual_timers, args.partition_ms, side, n),
+                        s.states,
+                        s.explored,
+                        s.depth,
+                        s.elapsed.as_secs_f64()
+                    );
+                } else {
+                    println!(
+                        "{} n={n} ({links}): {} elections, {} states, depth {}, most messages {} (all initiating {most} of bound {bound}); {verdict} in {:.1} s",
+                        spec.name,
+                        s.elections,
+                        s.states,
+                        s.depth,
+                        s.most_messages,
+                        s.elapsed.as_secs_f64()
+                    );
+                }
+                for (k, (ids, initiators, c)) in s.broken.iter().enumerate().take(3) {
+                    if let Some(dir) = &args.svg {
+                        let topology = match ringleader_core::topology::Topology::build(spec.default_topology(), n, 7) {
+                            Ok(t) => t,
+                            Err(e) => {
+                                eprintln!("{e}");
+                                return ExitCode::from(2);
+                            }
                         };
-                    }
-                    let path = dir.join(format!("{}-n{n}-{}.svg", spec.name, k + 1));
-                    match std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, diagram(&e, fifo, c))) {
-                        Ok(()) => eprintln!("  diagram: {}", path.display()),
-                        Err(err) => {
-                            eprintln!("--svg {}: {err}", dir.display());
-                            return ExitCode::from(2);
+                        let mut e = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
+                        if args.kept {
+                            e = Election {
+                                delay_ms: args.delay_ms.unwrap_or(detector.period_ms),
+                                punctual_timers: args.punctual_timers,
+                                partition_ms: args.partition_ms,
+                                partition_side: side,
+                                ..Election::kept(spec, e.topology, e.ids, detector, faults)
+                            };
+                        }
+                        let path = dir.join(format!("{}-n{n}-{}.svg", spec.name, k + 1));
+                        match std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, diagram(&e, fifo, c))) {
+                            Ok(()) => eprintln!("  diagram: {}", path.display()),
+                            Err(err) => {
+                                eprintln!("--svg {}: {err}", dir.display());
+                                return ExitCode::from(2);
+                            }
                         }
                     }
+                    eprintln!(
+                        "  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:",
+                        c.property,
+                        c.steps.len()
+                    );
+                    for (i, step) in c.steps.iter().enumerate() {
+                        eprintln!("    {:>3}. {step:?}", i + 1);
+                    }
+                    eprintln!(
+                        "    decisions: {:?}; beliefs: {:?}{}",
+                        c.decisions,
+                        c.beliefs,
+                        c.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default()
+                    );
                 }
-                eprintln!(
-                    "  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:",
-                    c.property,
-                    c.steps.len()
-                );
-                for (i, step) in c.steps.iter().enumerate() {
-                    eprintln!("    {:>3}. {step:?}", i + 1);
-                }
-                eprintln!(
-                    "    decisions: {:?}; beliefs: {:?}{}",
-                    c.decisions,
-                    c.beliefs,
-                    c.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default()
-                );
             }
         }
     }
     if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }
 
+/// The positions on one side of a split of the kept check's nodes (ids
+/// 1..=n, position = id − 1), from the ids on that side.
+fn side_of(ids: &[u64], n: u32) -> Result<u32, String> {
+    let mut side = 0u32;
+    for &id in ids {
+        if !(1..=u64::from(n)).contains(&id) {
+            return Err(format!("id {id}: the ids of a kept check of {n} nodes are 1..={n}"));
+        }
+        side |= 1 << (id - 1);
+    }
+    if side.count_ones() as usize != ids.len() {
+        return Err(format!("{ids:?} names a node twice"));
+    }
+    if side.count_ones() == n {
+        return Err(format!("{ids:?} is every node: a split needs a node on each side"));
+    }
+    Ok(side)
+}
+
+/// A split of the kept check's `n` nodes in words: the ids on each side,
+/// the side with id 1 first, e.g. `{1, 4} / {2, 3}`.
+fn split_words(side: u32, n: u32) -> String {
+    let all = (1u32 << n) - 1;
+    let other = if side & 1 == 1 { side } else { !side & all };
+    let ids = |mask: u32| (0..n).filter(|p| mask >> p & 1 == 1).map(|p| (p + 1).to_string()).collect::<Vec<_>>();
+    format!("{{{}}} / {{{}}}", ids(other).join(", "), ids(!other & all).join(", "))
+}
+
 /// The faults of a kept check, in words (with how soon a partition heals,
-/// and the timers' punctuality).
-fn describe(f: Faults, punctual_timers: bool, partition_ms: Option<u64>) -> String {
+/// the one split it makes, and the timers' punctuality).
+fn describe(f: Faults, punctual_timers: bool, partition_ms: Option<u64>, side: Option<u32>, n: u32) -> String {
     let mut parts = Vec::new();
     let mut some = |count: u8, what: &str| {
         if count > 0 {
@@ -338,7 +401,13 @@ fn describe(f: Faults, punctual_timers: bool, partition_ms: Option<u64>) -> Stri
     some(f.crashes, if f.recover { "crash (recovering)" } else { "crash" });
     some(f.losses, "lost message");
     some(f.duplications, "duplicate");
-    let partition = partition_ms.map_or("partition".to_string(), |ms| format!("partition (healing within {ms} ms)"));
+    let mut partition = "partition".to_string();
+    if let Some(side) = side {
+        partition = format!("partition {}", split_words(side, n));
+    }
+    if let Some(ms) = partition_ms {
+        partition = format!("{partition} (healing within {ms} ms)");
+    }
     some(f.partitions, &partition);
     let faults = if parts.is_empty() { "none".into() } else { parts.join(", ") };
     if punctual_timers { format!("{faults}; punctual timers") } else { faults }

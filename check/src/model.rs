@@ -52,6 +52,13 @@ pub struct Election {
     /// point, or never). While a partition lasts, the side without a quorum
     /// may climb through terms without end, and so may the states.
     pub partition_ms: Option<u64>,
+    /// Kept, with partitions: the one split a partition makes, as the
+    /// positions on one side of it (a bit per position; either side names the
+    /// same split); `None`: any split. The checks of each split alone explore
+    /// together the states of the check of every split (each also explores
+    /// the states before the partition strikes), in pieces that finish and
+    /// report on their own (see docs/checking.md, "One split at a time").
+    pub partition_side: Option<u32>,
 }
 
 impl Election {
@@ -74,6 +81,7 @@ impl Election {
             delay_ms: DEFAULT_DELAY_MS,
             punctual_timers: false,
             partition_ms: None,
+            partition_side: None,
         }
     }
 
@@ -563,6 +571,9 @@ pub struct ElectionModel {
     reduce: bool,
     /// Ticks within which a partition heals ([`Election::partition_ms`]).
     heal_within: Option<u32>,
+    /// The one split a partition may make, as its side without position 0
+    /// ([`Election::partition_side`]).
+    split: Option<u32>,
 }
 
 impl ElectionModel {
@@ -629,7 +640,9 @@ impl ElectionModel {
             .map_or(u32::MAX, |ms| ms.div_ceil(delay).min(u64::from(u32::MAX)) as u32);
         let reduce = election.kept.is_some() && !fifo;
         let heal_within = election.partition_ms.map(|ms| ms.div_ceil(delay).clamp(1, u64::from(u32::MAX)) as u32);
-        ElectionModel { election, fifo, link_base, fresh, expected, bound, converge_ticks, reduce, heal_within }
+        let all = (1u32 << n) - 1;
+        let split = election.partition_side.map(|side| if side & 1 == 1 { !side & all } else { side & all });
+        ElectionModel { election, fifo, link_base, fresh, expected, bound, converge_ticks, reduce, heal_within, split }
     }
 
     /// Explore every point at which a quiet heartbeat may arrive (`false`),
@@ -850,8 +863,13 @@ impl ElectionModel {
         } else if s.cut != 0 {
             actions.push(Step::Heal);
         } else if used.partitions < budget.partitions {
-            // One side of each partition: the sides without position 0.
-            actions.extend((1..1u32 << (n - 1)).map(|side| Step::Partition(side << 1)));
+            // One side of each partition: the sides without position 0 (or
+            // the one split checked).
+            match self.split {
+                Some(0) => {} // no split of these nodes
+                Some(side) => actions.push(Step::Partition(side)),
+                None => actions.extend((1..1u32 << (n - 1)).map(|side| Step::Partition(side << 1))),
+            }
         }
     }
 

@@ -284,6 +284,56 @@ fn the_reductions_see_everything_the_full_model_sees() {
     }
 }
 
+/// One split at a time covers every split: for kept bully and Chubby-style on 3 nodes with a
+/// partition healing within 500 ms (10 ms messages, punctual timers), the states reached by the
+/// checks of each split alone (`Election::partition_side`, either side naming the split) are
+/// together exactly the states of the check of every split, each split's check reaches states
+/// the others do not, and the verdicts agree: the properties bully's split breaks are those the
+/// splits' checks find broken, and Chubby-style holds on every split.
+#[test]
+fn one_split_at_a_time_covers_every_split() {
+    let d = DetectorConfig::LOOPBACK;
+    let partition = Faults { partitions: 1, ..Faults::NONE };
+    for name in ["bully", "chubby"] {
+        let spec = ringleader_core::algo::catalogue::find(name).unwrap();
+        let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
+        let all = Election {
+            delay_ms: 10,
+            partition_ms: Some(500),
+            punctual_timers: true,
+            ..Election::kept(spec, topology, vec![1, 2, 3], d, partition)
+        };
+        let every = reach(&ElectionModel::new(all.clone(), false));
+        let mut union = std::collections::HashSet::new();
+        let mut sides = Vec::new();
+        // Each split named by the side without position 0, and by the side with it.
+        for side in [0b010, 0b100, 0b110] {
+            let one = Election { partition_side: Some(side), ..all.clone() };
+            let other = Election { partition_side: Some(!side & 0b111), ..all.clone() };
+            let reached = reach(&ElectionModel::new(one.clone(), false));
+            assert_eq!(reached.states, reach(&ElectionModel::new(other, false)).states, "{name} {side:b}");
+            union.extend(reached.states.iter().copied());
+            sides.push((one, reached.states));
+        }
+        assert_eq!(union, every.states, "{name}: the splits' states together");
+        for (i, (_, states)) in sides.iter().enumerate() {
+            let others: std::collections::HashSet<u64> =
+                sides.iter().enumerate().filter(|&(j, _)| j != i).flat_map(|(_, (_, s))| s.iter().copied()).collect();
+            assert!(!states.is_subset(&others), "{name}: split {i} adds nothing");
+        }
+        let limits = Limits::default();
+        let whole = check(all, limits);
+        let parts: Vec<_> = sides.into_iter().map(|(e, _)| check(e, limits)).collect();
+        assert_eq!(whole.holds(), parts.iter().all(|r| r.holds()), "{name}");
+        let broken = |r: &ringleader_check::Report| {
+            r.counterexamples.iter().map(|c| c.property).collect::<std::collections::BTreeSet<_>>()
+        };
+        let parts_broken = parts.iter().flat_map(broken).collect();
+        assert_eq!(broken(&whole), parts_broken, "{name}: the properties broken");
+        assert_eq!(name == "bully", !whole.holds(), "{name}: bully splits, Chubby-style holds");
+    }
+}
+
 /// Punctual timers assume more than the default model, and their reduction loses nothing: on 3
 /// nodes with 10 ms messages (the repaired ring with a crash, ZooKeeper-style without faults, bully
 /// with a crash and a lost message, Chubby-style and bully with a partition healing within 200 ms)
