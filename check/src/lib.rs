@@ -116,6 +116,21 @@ impl Default for Limits {
     }
 }
 
+/// A split of the nodes whose ids are `ids` (in position order) in words:
+/// the ids on each side, the side of position 0 first, e.g. `{1, 4} / {2, 3}`
+/// for the side of positions 1 and 2 (either side names the split, see
+/// [`Election::partition_side`]).
+pub fn split_words(side: u32, ids: &[u64]) -> String {
+    let all = (1u32 << ids.len()) - 1;
+    let first = if side & 1 == 1 { side & all } else { !side & all };
+    let named = |mask: u32| {
+        let on: Vec<String> =
+            ids.iter().enumerate().filter(|&(p, _)| mask >> p & 1 == 1).map(|(_, id)| id.to_string()).collect();
+        on.join(", ")
+    };
+    format!("{{{}}} / {{{}}}", named(first), named(!first & all))
+}
+
 /// The process's resident memory in MiB, where the system tells it.
 pub fn resident_mib() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use ringleader_check::{Election, Faults, KeptCheck, Limits, diagram, sweep, sweep_kept};
+use ringleader_check::{Election, Faults, KeptCheck, Limits, diagram, split_words, sweep, sweep_kept};
 use ringleader_core::algo::catalogue::{self, CATALOGUE};
 use ringleader_core::algo::detector::DetectorConfig;
 
@@ -380,15 +380,6 @@ fn side_of(ids: &[u64], n: u32) -> Result<u32, String> {
     Ok(side)
 }
 
-/// A split of the kept check's `n` nodes in words: the ids on each side,
-/// the side with id 1 first, e.g. `{1, 4} / {2, 3}`.
-fn split_words(side: u32, n: u32) -> String {
-    let all = (1u32 << n) - 1;
-    let other = if side & 1 == 1 { side } else { !side & all };
-    let ids = |mask: u32| (0..n).filter(|p| mask >> p & 1 == 1).map(|p| (p + 1).to_string()).collect::<Vec<_>>();
-    format!("{{{}}} / {{{}}}", ids(other).join(", "), ids(!other & all).join(", "))
-}
-
 /// The faults of a kept check, in words (with how soon a partition heals,
 /// the one split it makes, and the timers' punctuality).
 fn describe(f: Faults, punctual_timers: bool, partition_ms: Option<u64>, side: Option<u32>, n: u32) -> String {
@@ -403,7 +394,8 @@ fn describe(f: Faults, punctual_timers: bool, partition_ms: Option<u64>, side: O
     some(f.duplications, "duplicate");
     let mut partition = "partition".to_string();
     if let Some(side) = side {
-        partition = format!("partition {}", split_words(side, n));
+        let ids: Vec<u64> = (1..=u64::from(n)).collect();
+        partition = format!("partition {}", split_words(side, &ids));
     }
     if let Some(ms) = partition_ms {
         partition = format!("{partition} (healing within {ms} ms)");

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ringleader_check::{Election, Faults, KeptCheck, Limits, Report, check_with, diagram};
+use ringleader_check::{Election, Faults, KeptCheck, Limits, Report, check_with, diagram, split_words};
 use ringleader_core::algo::catalogue;
 use ringleader_core::topology::Topology;
 use ringleader_proto::v1 as pb;
@@ -221,11 +221,13 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
         };
         format!("holds where explored (stopped by {limit})")
     };
+    let split = election.partition_side.map(|side| format!(" (split {})", split_words(side, &election.ids)));
     let summary = format!(
-        "{} n={}{}: {} states, depth {}; {state} in {:.1} s",
+        "{} n={}{}{}: {} states, depth {}; {state} in {:.1} s",
         election.spec.name,
         election.ids.len(),
         if election.kept.is_some() { " kept" } else { "" },
+        split.unwrap_or_default(),
         report.states,
         report.depth,
         report.elapsed.as_secs_f64()
@@ -313,6 +315,7 @@ mod tests {
         let any = verdict(split(vec![])).await;
         assert!(alone.holds && alone.complete && any.holds && any.complete, "{alone:?} {any:?}");
         assert!(alone.states > 1000 && alone.states < any.states, "{} against {}", alone.states, any.states);
+        assert!(alone.summary.starts_with("chubby n=3 kept (split {1, 2} / {3}): "), "{}", alone.summary);
     }
 
     /// A caller that goes away stops the check: a kept repaired ring with a recovering crash, given

@@ -630,14 +630,28 @@ impl ZooKeeper {
     }
 }
 
-impl Algorithm for ZooKeeper {
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.phase == Phase::Asleep {
-            self.wake(true, out);
+impl ZooKeeper {
+    /// Forget what no step reads again before writing it: the acks and the
+    /// term of a proposal once it is over (the next proposal starts them
+    /// afresh), who answered it once the node neither proposes nor leads on
+    /// it, and the successor a leaving leader named once the node no longer
+    /// follows that leader. Two nodes that differ only there behave alike;
+    /// forgetting makes them one state, for the checker (docs/checking.md,
+    /// "Dead values"), and changes nothing a run does.
+    fn forget_dead_values(&mut self) {
+        if self.phase != Phase::Proposing {
+            self.proposal = 0;
+            self.acks.iter_mut().for_each(|a| *a = false);
+            if self.phase != Phase::Leading {
+                self.answered.iter_mut().for_each(|a| *a = false);
+            }
+        }
+        if !matches!(self.phase, Phase::Following(_)) {
+            self.released = None;
         }
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn handle_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
@@ -666,7 +680,7 @@ impl Algorithm for ZooKeeper {
         Ok(())
     }
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn handle_timer(&mut self, timer: TimerId, out: &mut Outbox) {
         if !self.timer.fired(timer) {
             return; // replaced or cancelled after the driver queued it
         }
@@ -682,7 +696,7 @@ impl Algorithm for ZooKeeper {
         }
     }
 
-    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+    fn handle_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
         let Some(&peer) = self.peers.get(port as usize) else { return };
         self.suspected[port as usize] = suspected;
         match (suspected, self.phase) {
@@ -707,6 +721,31 @@ impl Algorithm for ZooKeeper {
             _ => {}
         }
     }
+}
+
+impl Algorithm for ZooKeeper {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.phase == Phase::Asleep {
+            self.wake(true, out);
+        }
+        self.forget_dead_values();
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        let handled = self.handle_message(port, msg, out);
+        self.forget_dead_values();
+        handled
+    }
+
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        self.handle_timer(timer, out);
+        self.forget_dead_values();
+    }
+
+    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+        self.handle_suspect(port, suspected, out);
+        self.forget_dead_values();
+    }
 
     /// A leader hands over to the best peer it does not suspect: it stops
     /// recommitting, tells every node (`Handover`), acks the successor's
@@ -723,6 +762,7 @@ impl Algorithm for ZooKeeper {
         self.timer.stop(out);
         let Some(successor) = self.peers.best_where(self.rule, |p| !self.suspected[p as usize]) else { return false };
         self.peers.broadcast(Msg::Handover { term: self.epoch, successor }, out);
+        self.forget_dead_values();
         true
     }
 
@@ -929,6 +969,36 @@ mod tests {
         m.on_message(3, ack(2, 5, false), &mut out).unwrap();
         assert_eq!(m.state(), "proposing", "a later epoch exists: propose above it");
         assert!(out.effects().contains(&send(0, Msg::NewLeader { term: 5, leader: 5 })), "{:?}", out.effects());
+    }
+
+    /// A proposal that is over leaves nothing behind: node 3 (kept), with the better 5 and 4
+    /// suspected, proposes term 1; one node acks it and, once 4 is heard again, 3 backs 4's
+    /// proposal of term 2 instead. It is then the very node it would be had nobody acked its own
+    /// (no acks, no answers, no proposal term: values no step reads before the next proposal
+    /// writes them), so the checker counts one state where it counted two.
+    #[test]
+    fn an_abandoned_proposal_leaves_nothing_behind() {
+        let run = |acked: bool| {
+            let mut m = testing::node(3, &PEERS_OF_3, |c| ZooKeeper::with_config(c, Some(ZkConfig::LOOPBACK)));
+            let mut out = Outbox::default();
+            m.on_start(&mut out);
+            m.on_suspect(0, true, &mut out);
+            m.on_suspect(2, true, &mut out);
+            assert_eq!(m.state(), "proposing");
+            if acked {
+                m.on_message(1, ack(1, 3, true), &mut out).unwrap();
+            }
+            m.on_suspect(2, false, &mut out);
+            out.clear();
+            m.on_message(2, Msg::NewLeader { term: 2, leader: 4 }, &mut out).unwrap();
+            let cancel = Effect::CancelTimer { timer: PROPOSAL_TIMER };
+            assert_eq!(out.effects(), &[cancel, persist(2, 4), send(2, ack(2, 4, true))]);
+            m
+        };
+        let (acked, alone) = (run(true), run(false));
+        assert_eq!(acked.state(), "looking");
+        assert_eq!((acked.proposal, acked.acks.contains(&true), acked.answered.contains(&true)), (0, false, false));
+        assert!(acked == alone, "{acked:?}\n{alone:?}");
     }
 
     /// Quorum loss: a follower that no longer sees a quorum stops following
