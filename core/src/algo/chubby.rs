@@ -780,12 +780,31 @@ impl Chubby {
     }
 }
 
-impl Algorithm for Chubby {
-    fn on_start(&mut self, out: &mut Outbox) {
-        self.wake(out);
+impl Chubby {
+    /// Forget what no step reads again before writing it: a candidacy's
+    /// votes and refusals once it is over, a leader's credits once it no
+    /// longer leads, and the round count and newest slot outside a
+    /// candidacy or term (a candidacy starts them afresh, and a deadline that
+    /// fires outside one only clears its slot). Two nodes that differ only
+    /// there behave alike; forgetting makes them one state for the checker
+    /// (docs/checking.md, "Dead values") and changes nothing a run does.
+    fn forget_dead_values(&mut self) {
+        let (candidate, leading) =
+            (matches!(self.phase, Phase::Candidate { .. }), matches!(self.phase, Phase::Leading { .. }));
+        if !candidate {
+            self.voted.iter_mut().for_each(|v| *v = false);
+            self.refused.iter_mut().for_each(|v| *v = false);
+        }
+        if !leading {
+            self.lag.iter_mut().for_each(|l| *l = None);
+            self.credited_lag = 0;
+            if !candidate {
+                (self.rounds, self.newest) = (0, 0);
+            }
+        }
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn handle_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
@@ -806,7 +825,7 @@ impl Algorithm for Chubby {
         Ok(())
     }
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn handle_timer(&mut self, timer: TimerId, out: &mut Outbox) {
         match timer {
             PROMISE_TIMER => {
                 let released = self.promise.is_none() && matches!(self.phase, Phase::Following(_));
@@ -839,6 +858,24 @@ impl Algorithm for Chubby {
             _ => {}
         }
     }
+}
+
+impl Algorithm for Chubby {
+    fn on_start(&mut self, out: &mut Outbox) {
+        self.wake(out);
+        self.forget_dead_values();
+    }
+
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        let handled = self.handle_message(port, msg, out);
+        self.forget_dead_values();
+        handled
+    }
+
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        self.handle_timer(timer, out);
+        self.forget_dead_values();
+    }
 
     /// A leader steps down at once (its lease ends now, so no promise to it
     /// can still cover a leadership), tells every node that it released
@@ -857,6 +894,7 @@ impl Algorithm for Chubby {
         let Phase::Leading { term } = self.phase else { return false };
         let best = self.peers.best_where(self.rule, |p| self.lag.get(p as usize).is_some_and(|l| l.is_some()));
         self.step_down(out);
+        self.forget_dead_values();
         let Some(successor) = best else { return false };
         self.peers.broadcast(Msg::Handover { term, successor }, out);
         true
@@ -982,6 +1020,35 @@ mod tests {
         a.on_message(0, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
         assert!(out.effects().is_empty());
         assert_eq!(a.state(), "leader");
+    }
+
+    /// A candidacy or a term that is over leaves nothing behind: node 5 runs for term 1, is
+    /// granted by node 1 and refused by node 2, and gives up when its candidacy times out; it is
+    /// then the very node it would be had nobody answered (no votes, no refusals, no rounds:
+    /// values no step reads before the next candidacy writes them). And a leader that steps down
+    /// at its deadline forgets the credits of its term. So the checker counts one state where it
+    /// counted several.
+    #[test]
+    fn a_finished_candidacy_or_term_leaves_nothing_behind() {
+        let run = |answered: bool| {
+            let (mut a, mut out) = started(node(5, &[1, 4, 2, 3], ChubbyConfig::LOOPBACK));
+            if answered {
+                a.on_message(0, Msg::Vote { term: 1, candidate: 5, granted: true }, &mut out).unwrap();
+                a.on_message(2, Msg::Vote { term: 1, candidate: 5, granted: false }, &mut out).unwrap();
+            }
+            out.clear();
+            a.on_timer(ELECTION_TIMER, &mut out);
+            assert_eq!(a.state(), "no-leader");
+            a
+        };
+        let (answered, silent) = (run(true), run(false));
+        assert!(answered == silent, "{answered:?}\n{silent:?}");
+
+        let mut out = Outbox::default();
+        let mut leader = elected_5(&mut out);
+        leader.on_timer(DEADLINE_TIMER + 1, &mut out);
+        assert_eq!(leader.state(), "no-leader", "round 1 was never acknowledged");
+        assert!(leader.lag.iter().all(Option::is_none) && (leader.rounds, leader.credited_lag) == (0, 0));
     }
 
     /// A voter never votes twice in one term, also across a crash: 3 grants 5 in term 2
