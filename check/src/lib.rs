@@ -121,7 +121,7 @@ impl Default for Limits {
 /// for the side of positions 1 and 2 (either side names the split, see
 /// [`Election::partition_side`]).
 pub fn split_words(side: u32, ids: &[u64]) -> String {
-    let all = (1u32 << ids.len()) - 1;
+    let all = 1u32.checked_shl(ids.len() as u32).map_or(u32::MAX, |b| b - 1);
     let first = if side & 1 == 1 { side & all } else { !side & all };
     let named = |mask: u32| {
         let on: Vec<String> =

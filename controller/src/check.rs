@@ -299,23 +299,25 @@ mod tests {
             assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
             assert!(e.message().starts_with("partition_side: "), "{e:?}");
         }
-        let verdict = |req: pb::CheckRequest| async move {
-            let (tx, mut rx) = mpsc::channel(16);
-            let thread = run(plan(&req, 0).unwrap(), tx);
-            let v = loop {
-                match rx.recv().await.unwrap().unwrap().kind {
-                    Some(pb::check_event::Kind::Verdict(v)) => break v,
-                    _ => continue,
-                }
-            };
-            thread.await.unwrap();
-            v
-        };
-        let alone = verdict(split(vec![3])).await;
-        let any = verdict(split(vec![])).await;
+        let alone = verdict_of(plan(&split(vec![3]), 0).unwrap()).await;
+        let any = verdict_of(plan(&split(vec![]), 0).unwrap()).await;
         assert!(alone.holds && alone.complete && any.holds && any.complete, "{alone:?} {any:?}");
         assert!(alone.states > 1000 && alone.states < any.states, "{} against {}", alone.states, any.states);
         assert!(alone.summary.starts_with("chubby n=3 kept (split {1, 2} / {3}): "), "{}", alone.summary);
+    }
+
+    /// Run `plan` to its verdict (progress events skipped), its thread ended.
+    async fn verdict_of(plan: Plan) -> pb::CheckVerdict {
+        let (tx, mut rx) = mpsc::channel(16);
+        let thread = run(plan, tx);
+        let verdict = loop {
+            match rx.recv().await.unwrap().unwrap().kind {
+                Some(pb::check_event::Kind::Verdict(v)) => break v,
+                _ => continue,
+            }
+        };
+        thread.await.unwrap();
+        verdict
     }
 
     /// A caller that goes away stops the check: a kept repaired ring with a recovering crash, given
@@ -337,16 +339,9 @@ mod tests {
     /// summary naming `controller.memory_budget_mib`.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_check_stops_at_the_memory_budget() {
-        let req = endless();
-        let (tx, mut rx) = mpsc::channel(16);
-        let thread = run(plan(&req, 1).unwrap(), tx);
-        let verdict = loop {
-            match rx.recv().await.unwrap().unwrap().kind {
-                Some(pb::check_event::Kind::Verdict(v)) => break v,
-                _ => continue,
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("ended").unwrap();
+        let verdict = tokio::time::timeout(Duration::from_secs(60), verdict_of(plan(&endless(), 1).unwrap()))
+            .await
+            .expect("ended");
         assert!(!verdict.complete && verdict.counterexamples.is_empty(), "{verdict:?}");
         assert!(verdict.states < 200_000, "{} states", verdict.states);
         assert!(verdict.summary.contains("controller.memory_budget_mib"), "{}", verdict.summary);
