@@ -48,8 +48,7 @@
 //! on a second driver (`ringleader_core::schedule::replay`) and draws as a
 //! space-time diagram ([`diagram`]).
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -203,23 +202,81 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
-/// Fingerprints are already hashes: store them as they are.
-#[derive(Default)]
-struct Identity(u64);
+/// The fingerprints seen, each with the highest rank it was queued with
+/// ([`ElectionModel::rank`]): open addressing with linear probing on two
+/// parallel arrays, 12 bytes a slot (a `HashMap<u64, u32>` takes 17: its
+/// entries are padded to 16 bytes, plus a control byte), grown by half when
+/// seven eighths full. Depth-first, this table is nearly all of a check's
+/// memory.
+struct Seen {
+    keys: Vec<u64>,
+    ranks: Vec<u32>,
+    len: usize,
+}
 
-impl Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
+impl Seen {
+    /// The empty slot's key; a fingerprint equal to it is stored as
+    /// [`Self::ZERO`] (one more fingerprint collision, of probability 2^-64).
+    const EMPTY: u64 = 0;
+    const ZERO: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    fn new() -> Self {
+        Seen { keys: vec![Self::EMPTY; 1024], ranks: vec![0; 1024], len: 0 }
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn key(fp: u64) -> u64 {
+        if fp == Self::EMPTY { Self::ZERO } else { fp }
+    }
+
+    /// The slot of `key`, or the empty slot where it would go.
+    fn slot(&self, key: u64) -> usize {
+        let cap = self.keys.len();
+        // Fingerprints are uniform: their high bits pick the home slot.
+        let mut i = ((u128::from(key) * cap as u128) >> 64) as usize;
+        while self.keys[i] != key && self.keys[i] != Self::EMPTY {
+            i = if i + 1 == cap { 0 } else { i + 1 };
+        }
+        i
+    }
+
+    /// The rank `fp` was last queued with, if it was.
+    fn get(&self, fp: u64) -> Option<u32> {
+        let key = Self::key(fp);
+        let i = self.slot(key);
+        (self.keys[i] == key).then(|| self.ranks[i])
+    }
+
+    /// Record `fp` queued with `rank`: `true` if it is new, or (`raise`) if
+    /// it comes back with a higher rank than it had (which it now has).
+    fn insert(&mut self, fp: u64, rank: u32, raise: bool) -> bool {
+        if (self.len + 1) * 8 > self.keys.len() * 7 {
+            self.grow();
+        }
+        let key = Self::key(fp);
+        let i = self.slot(key);
+        if self.keys[i] == Self::EMPTY {
+            (self.keys[i], self.ranks[i], self.len) = (key, rank, self.len + 1);
+            true
+        } else if raise && rank > self.ranks[i] {
+            self.ranks[i] = rank;
+            true
+        } else {
+            false
         }
     }
 
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
+    fn grow(&mut self) {
+        let cap = self.keys.len() + self.keys.len() / 2;
+        let keys = std::mem::replace(&mut self.keys, vec![Self::EMPTY; cap]);
+        let ranks = std::mem::replace(&mut self.ranks, vec![0; cap]);
+        for (key, rank) in keys.into_iter().zip(ranks).filter(|&(key, _)| key != Self::EMPTY) {
+            let i = self.slot(key);
+            (self.keys[i], self.ranks[i]) = (key, rank);
+        }
     }
 }
 
@@ -262,16 +319,28 @@ pub fn check_with(
     let heal = !model.ranks_partitions();
     let key = |s: &System| fingerprint(s, !subsume, heal);
     // Each state seen, by fingerprint: the highest rank (the latest clock) it was queued with.
-    let mut seen: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
-    // Each state queued, by number: its parent's number and the index of the
-    // move that led to it (a state queued again with a later clock gets a new
-    // number, so a schedule rebuilt from here is the one explored).
-    let mut log: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX)];
+    let mut seen = Seen::new();
+    // Breadth-first, each state queued, by number: its parent's number and
+    // the index of the move that led to it (a state queued again with a
+    // later clock gets a new number, so a schedule rebuilt from here is the
+    // one explored). Depth-first needs none: the schedule to the state
+    // explored is `path`, the index of each move from the start (every
+    // state waiting on the stack at depth d is a successor of the state
+    // last explored at depth d - 1).
+    let mut log: Vec<(u32, u32)> = Vec::new();
+    let mut path: Vec<u32> = Vec::new();
     let root = key(&init);
-    seen.insert(root, model.rank(&init));
-    let mut queue = VecDeque::from([(init, root, 0u32, 0usize)]);
+    seen.insert(root, model.rank(&init), false);
+    // A queued state: the state, its fingerprint, its number in the log
+    // (breadth-first) or the index of the move that led to it (depth-first),
+    // and its depth.
+    let mut queue = VecDeque::from([(init, root, u32::MAX, 0usize)]);
+    if !limits.depth_first {
+        log.push((u32::MAX, u32::MAX));
+        queue[0].2 = 0;
+    }
     let properties = model.properties();
-    let mut found: [Option<u32>; PROPERTIES.len()] = [None; PROPERTIES.len()];
+    let mut found: [Option<Vec<u32>>; PROPERTIES.len()] = Default::default();
     let (mut depth, mut final_states, mut most_messages) = (0usize, 0u64, 0u64);
     let (mut complete, mut explored, mut limit) = (true, 0usize, None);
     let mut actions = Vec::new();
@@ -280,8 +349,12 @@ pub fn check_with(
     let next =
         |q: &mut VecDeque<(System, u64, u32, usize)>| if limits.depth_first { q.pop_back() } else { q.pop_front() };
     while let Some((s, fp, id, d)) = next(&mut queue) {
-        if subsume && seen.get(&fp).is_some_and(|&rank| rank > model.rank(&s)) {
+        if subsume && seen.get(fp).is_some_and(|rank| rank > model.rank(&s)) {
             continue; // it waits in the queue with a higher rank (a later clock)
+        }
+        if limits.depth_first && d > 0 {
+            path.truncate(d - 1);
+            path.push(id);
         }
         explored += 1;
         depth = depth.max(d);
@@ -289,7 +362,9 @@ pub fn check_with(
         for (i, slot) in found.iter_mut().enumerate().take(properties.len()) {
             if !model.holds(i, &s) {
                 broken = true;
-                slot.get_or_insert(id);
+                if slot.is_none() {
+                    *slot = Some(if limits.depth_first { path.clone() } else { schedule(&log, id) });
+                }
             }
         }
         if broken {
@@ -325,20 +400,13 @@ pub fn check_with(
         model.successors(&s, &mut actions);
         for (i, (_, next)) in actions.drain(..).enumerate() {
             let (rank, nfp) = (model.rank(&next), key(&next));
-            let fresh = match seen.entry(nfp) {
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(rank);
-                    true
+            if seen.insert(nfp, rank, subsume) {
+                if limits.depth_first {
+                    queue.push_back((next, nfp, i as u32, d + 1));
+                } else {
+                    queue.push_back((next, nfp, log.len() as u32, d + 1));
+                    log.push((id, i as u32));
                 }
-                std::collections::hash_map::Entry::Occupied(mut e) if subsume && rank > *e.get() => {
-                    e.insert(rank);
-                    true
-                }
-                std::collections::hash_map::Entry::Occupied(_) => false,
-            };
-            if fresh {
-                queue.push_back((next, nfp, log.len() as u32, d + 1));
-                log.push((id, i as u32));
             }
         }
         if last_report.elapsed() >= Duration::from_millis(250) {
@@ -347,8 +415,11 @@ pub fn check_with(
         }
     }
     progress(Progress { states: seen.len(), depth, elapsed: started.elapsed() });
-    let mut counterexamples: Vec<Counterexample> =
-        found.iter().enumerate().filter_map(|(i, id)| id.map(|id| model.replay(properties[i], &log, id))).collect();
+    let mut counterexamples: Vec<Counterexample> = found
+        .iter()
+        .enumerate()
+        .filter_map(|(i, path)| path.as_ref().map(|path| model.replay(properties[i], path)))
+        .collect();
     counterexamples.sort_by_key(|c| c.steps.len());
     Report {
         explored,
@@ -388,30 +459,37 @@ pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
     ringleader_core::diagram::svg(&d)
 }
 
-/// Rebuilding a counterexample from the log of queued states.
+/// The schedule to the state queued as number `id` of a breadth-first
+/// `log`: the index of each move from the start.
+fn schedule(log: &[(u32, u32)], mut id: u32) -> Vec<u32> {
+    let mut indices = Vec::new();
+    while let Some(&(parent, index)) = log.get(id as usize) {
+        if index == u32::MAX {
+            break;
+        }
+        indices.push(index);
+        id = parent;
+    }
+    indices.reverse();
+    indices
+}
+
+/// Rebuilding a counterexample from the moves of its schedule.
 trait Replay {
-    fn replay(&self, property: &'static str, log: &[(u32, u32)], id: u32) -> Counterexample;
+    fn replay(&self, property: &'static str, indices: &[u32]) -> Counterexample;
 }
 
 impl Replay for ElectionModel {
-    /// The schedule from the start to the state queued as number `id`,
-    /// replayed step by step.
-    fn replay(&self, property: &'static str, log: &[(u32, u32)], mut id: u32) -> Counterexample {
-        let mut indices = Vec::new();
-        while let Some(&(parent, index)) = log.get(id as usize) {
-            if index == u32::MAX {
-                break;
-            }
-            indices.push(index as usize);
-            id = parent;
-        }
+    /// The schedule that takes the move of each index in turn (an index into
+    /// [`ElectionModel::successors`]), replayed step by step.
+    fn replay(&self, property: &'static str, indices: &[u32]) -> Counterexample {
         let mut s = self.initial();
         let mut steps = Vec::with_capacity(indices.len());
         let mut actions = Vec::new();
-        for &i in indices.iter().rev() {
+        for &i in indices {
             actions.clear();
             self.successors(&s, &mut actions);
-            let mv = actions[i].0;
+            let mv = actions[i as usize].0;
             for step in self.expand(&s, mv) {
                 steps.push(step);
                 s = self.next_state(&s, step).expect("a recorded step replays");
@@ -589,4 +667,36 @@ pub fn sweep_kept(
     out.add(&ids, &initiators, n, r);
     out.elapsed = started.elapsed();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Seen;
+
+    /// The table of fingerprints answers as a map would, through its growths: every fingerprint
+    /// found with its rank, a rank raised only when asked and only upwards, fingerprint 0 (the
+    /// empty slot's key) stored like any other, nothing found that was not inserted.
+    #[test]
+    fn the_table_of_fingerprints_is_a_map() {
+        let mut seen = Seen::new();
+        let mut map = std::collections::HashMap::new();
+        // Spread like hashes, with 0 among them.
+        let fps: Vec<u64> = (0..50_000u64).map(|i| i.wrapping_mul(0x2545_f491_4f6c_dd1d).rotate_left(17)).collect();
+        assert!(fps.contains(&0));
+        for (i, &fp) in fps.iter().enumerate() {
+            assert!(seen.insert(fp, i as u32 % 7, false), "new: {fp}");
+            map.insert(fp, i as u32 % 7);
+        }
+        assert_eq!(seen.len(), map.len());
+        for (&fp, &rank) in &map {
+            assert_eq!(seen.get(fp), Some(rank));
+            assert!(!seen.insert(fp, rank + 1, false), "seen, not raised unless asked");
+            assert!(!seen.insert(fp, rank, true), "the same rank is no news");
+        }
+        assert!(seen.insert(fps[3], 100, true), "a higher rank is news");
+        assert_eq!(seen.get(fps[3]), Some(100));
+        assert!(!seen.insert(fps[3], 99, true), "a lower one is not");
+        assert_eq!(seen.len(), map.len());
+        assert_eq!(seen.get(0x1234_5678_9abc_def1), None);
+    }
 }

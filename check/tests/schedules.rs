@@ -569,6 +569,23 @@ fn bully_with_a_crash_and_a_loss_splits_and_the_replay_agrees() {
     assert!(svg.contains("crash") && svg.contains("loses one"), "the faults are marked");
 }
 
+/// Depth-first, a counterexample is rebuilt from the path of moves being explored (no log of
+/// every queued state): bully's split on 3 nodes with a crash and a loss, found depth-first, is a
+/// schedule the simulator replays to the same two leaders of one term, and the checker ends where
+/// the simulator does.
+#[test]
+fn a_depth_first_counterexample_replays_in_the_simulator() {
+    let spec = ringleader_core::algo::catalogue::find("bully").unwrap();
+    let how = KeptCheck { faults: Faults { crashes: 1, losses: 1, ..Faults::NONE }, ..KeptCheck::default() };
+    let limits = Limits { fifo: false, depth_first: true, ..Limits::default() };
+    let s = sweep_kept(spec, 3, how, limits, None, |_| {}).unwrap();
+    let (ids, _, c) = s.broken.iter().find(|(_, _, c)| c.property == "at most one leader per term").unwrap();
+    let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
+    let replayed = replay(spec, &topology, ids, spec.rule, Some(how.detector), false, &c.steps).unwrap();
+    assert!(replayed.violations.iter().any(|v| v.contains("two leaders in one term")), "{replayed:?}");
+    assert_eq!(replayed.beliefs, c.beliefs, "the simulator ends where the checker did");
+}
+
 /// The symmetry `sweep_kept` relies on: on a complete network an arrangement of the ids is the same
 /// system with its positions renamed, so kept bully with the ids rotated has the same number of states
 /// and the same verdict (one-shot modes: `on_a_complete_network_every_arrangement_is_a_renaming`).
