@@ -175,10 +175,11 @@ pub struct Report {
     /// Every state was explored (no limit cut the check short).
     pub complete: bool,
     /// The limit that cut the check short, if one did: "states", "depth",
-    /// "time", "memory", "log" (more states queued than a schedule can
+    /// "time", "memory", "log" (breadth-first: more states queued than a schedule can
     /// name) or "stopped" (the caller stopped it).
     pub limit: Option<&'static str>,
-    /// The properties broken, each with its shortest schedule.
+    /// The properties broken, each with its shortest schedule (breadth-first;
+    /// depth-first, the first schedule found).
     pub counterexamples: Vec<Counterexample>,
     /// How long the check took.
     pub elapsed: Duration,
