@@ -209,8 +209,8 @@ pub struct Progress {
 /// entries are padded to 16 bytes, plus a control byte), grown by half when
 /// seven eighths full. Depth-first, this table is nearly all of a check's
 /// memory. (hashbrown's `HashTable` would take a packed 12-byte entry plus its
-/// control byte, and doubles when it grows: about a third more at its
-/// emptiest; the probing here is a dozen lines.)
+/// control byte, and doubles when it grows: up to half again as much just
+/// after a growth; the probing here is a dozen lines.)
 struct Seen {
     keys: Vec<u64>,
     ranks: Vec<u32>,
