@@ -5,6 +5,9 @@
 //! property (drawn as SVG with `--svg DIR`), and with `--markdown` the tables
 //! of docs/checking.md.
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::process::ExitCode;
 use std::time::Duration;
 
