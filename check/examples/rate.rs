@@ -6,6 +6,10 @@
 
 use std::time::Duration;
 
+// The allocator of the `ringleader-check` binary, so the rates are its.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use ringleader_check::{Election, Faults, KeptCheck, Limits, check};
 use ringleader_core::algo::catalogue;
 use ringleader_core::topology::{Topology, TopologyKind};
