@@ -1189,7 +1189,7 @@ impl ElectionModel {
     /// Would `node` only refresh its detector on taking `msg` on `port`
     /// ([`Shell::only_refreshes`], which tries it on a copy of the node)?
     /// Remembered by the node's hash (a collision as unlikely as one of
-    /// fingerprints), up to a million answers at a time: a fifth of a
+    /// fingerprints), up to 65,536 answers at a time (a few MB): a fifth of a
     /// ZooKeeper-style check's time went to the copies.
     fn only_refreshes(&self, node: &Node, port: Port, msg: Msg) -> bool {
         let key = (node.hash, port, msg);
@@ -1198,7 +1198,7 @@ impl ElectionModel {
             return known;
         }
         let answer = node.only_refreshes(port, msg);
-        if memo.len() >= 1 << 20 {
+        if memo.len() >= 1 << 16 {
             memo.clear();
         }
         memo.insert(key, answer);
