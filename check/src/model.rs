@@ -641,7 +641,7 @@ impl ElectionModel {
             .kept
             .and_then(|d| catalogue::convergence_bound_ms(election.spec.name, d, n, delay))
             .map_or(u32::MAX, |ms| ms.div_ceil(delay).min(u64::from(u32::MAX)) as u32);
-        let reduce = election.kept.is_some() && !fifo;
+        let reduce = election.kept.is_some();
         let heal_within = election.partition_ms.map(|ms| ms.div_ceil(delay).clamp(1, u64::from(u32::MAX)) as u32);
         let all = (1u32 << n) - 1;
         let split = election.partition_side.map(|side| if side & 1 == 1 { !side & all } else { side & all });
@@ -663,10 +663,11 @@ impl ElectionModel {
 
     /// Explore every point at which a quiet heartbeat may arrive (`false`),
     /// or only the points before its receiver's steps (`true`, the default
-    /// for kept leaderships on links in any order; see "Quiet heartbeats").
-    /// Both visit the same situations; the second far fewer states.
+    /// for kept leaderships; see "Quiet heartbeats", and "FIFO links" for
+    /// links that deliver in order). Both visit the same situations; the
+    /// second far fewer states.
     pub fn with_reduction(mut self, reduce: bool) -> Self {
-        self.reduce = reduce && self.is_kept() && !self.fifo;
+        self.reduce = reduce && self.is_kept();
         self
     }
 
@@ -903,7 +904,8 @@ impl ElectionModel {
             for (port, to) in t.ports(from).iter().enumerate() {
                 let link = Self::on_link(s, base + port);
                 let mut i = 0;
-                while i < link.len() {
+                // On a FIFO link only the copies at its head may arrive next.
+                while i < link.len() && (i == 0 || !self.fifo) {
                     let msg = link[i].msg;
                     let same = link[i..].iter().take_while(|f| f.msg == msg).count();
                     if matches!(msg, Msg::Heartbeat { .. })
@@ -955,6 +957,17 @@ impl ElectionModel {
             moves.extend(steps.into_iter().map(Move::bare));
             return;
         }
+        if self.fifo {
+            // A FIFO link whose head is quiet: the message behind those
+            // copies, which they must precede (see "FIFO links").
+            let due = if self.election.punctual_timers { Self::due(s) } else { 0 };
+            for q in &quiet {
+                let link = Self::on_link(s, self.link_base[q.from as usize] + q.port as usize);
+                if let Some(f) = link.get(q.copies as usize).filter(|f| f.old || due >> q.to & 1 == 0) {
+                    steps.push(Step::Deliver { from: q.from, port: q.port, msg: f.msg });
+                }
+            }
+        }
         let is_quiet = |from, port, msg| quiet.iter().any(|q| (q.from, q.port, q.msg) == (from, port, msg));
         for step in steps {
             match step {
@@ -964,13 +977,14 @@ impl ElectionModel {
                 _ => {}
             }
             let scope = self.choices(s, step, &quiet);
-            // Every count of copies of each, in mixed radix.
-            let combos: u32 = scope.iter().map(|c| c + 1).product();
+            // Every count of copies of each within its range, in mixed radix.
+            let span = |&(least, most): &(u32, u32)| (most + 1).saturating_sub(least);
+            let combos: u32 = scope.iter().map(span).product();
             for mut k in 0..combos {
                 let mut absorb = 0;
-                for (g, c) in scope.iter().enumerate() {
-                    absorb |= (k % (c + 1)) << (2 * g);
-                    k /= c + 1;
+                for (g, range) in scope.iter().enumerate() {
+                    absorb |= (range.0 + k % span(range)) << (2 * g);
+                    k /= span(range);
                 }
                 moves.push(Move { absorb, ..Move::bare(step) });
             }
@@ -988,30 +1002,46 @@ impl ElectionModel {
     }
 
     /// Of the quiet heartbeats in `step`'s scope ([`Self::in_scope`]), in
-    /// scope order: how many copies of each a move of `step` may take in
-    /// first. Up to all of them before the receiver's clock
+    /// scope order: the fewest and the most copies of each a move of `step`
+    /// may take in first. Up to all of them before the receiver's clock
     /// ([`HEARTBEAT_TIMER`], the only reader of what they refresh) and before
     /// a partition; before any other step, none of those that stay quiet
     /// after it (they can wait for the next step that matters, see "Quiet
-    /// heartbeats"), up to all of the others.
-    fn choices(&self, s: &System, step: Step, quiet: &[Quiet]) -> Vec<u32> {
+    /// heartbeats"), up to all of the others; on a FIFO link, all of those
+    /// ahead of the message the step delivers (see "FIFO links").
+    fn choices(&self, s: &System, step: Step, quiet: &[Quiet]) -> Vec<(u32, u32)> {
         let scope = quiet.iter().filter(|q| self.in_scope(step, q));
         // Punctual timers: a node with a timer due takes in only what was
         // sent before the tick.
         let due = if self.election.punctual_timers { Self::due(s) } else { 0 };
         let cap = |q: &Quiet| if due >> q.to & 1 == 1 { q.old } else { q.copies };
         if matches!(step, Step::Fire { timer: HEARTBEAT_TIMER, .. } | Step::Partition(_)) {
-            return scope.map(cap).collect();
+            return scope.map(|q| (0, cap(q))).collect();
         }
+        // The copies at the head of the step's own FIFO link, which arrive first.
+        let ahead = |q: &Quiet| {
+            self.fifo && matches!(step, Step::Deliver { from, port, .. } if (from, port) == (q.from, q.port))
+        };
         let mut after = s.clone();
-        let stepped = self.apply(&mut after, step, None).is_some() && after.error.is_none();
+        let mut stepped = true;
+        for q in quiet.iter().filter(|q| self.in_scope(step, q) && ahead(q)) {
+            for _ in 0..q.copies {
+                stepped &=
+                    self.apply(&mut after, Step::Deliver { from: q.from, port: q.port, msg: q.msg }, None).is_some();
+            }
+        }
+        stepped = stepped && self.apply(&mut after, step, None).is_some() && after.error.is_none();
         let t = &self.election.topology;
         scope
             .map(|q| {
+                if ahead(q) {
+                    // All of them, or no move (more than may arrive before a due timer).
+                    return (q.copies, cap(q));
+                }
                 let port = t.ports(q.from)[q.port as usize].remote_port;
                 let stays =
                     stepped && !after.is_down(q.to) && self.only_refreshes(&after.nodes[q.to as usize], port, q.msg);
-                if stays { 0 } else { cap(q) }
+                if stays { (0, 0) } else { (0, cap(q)) }
             })
             .collect()
     }
@@ -1433,7 +1463,15 @@ impl ElectionModel {
             }
             Step::Lose { from, port, msg } => {
                 s.used.losses += 1;
-                self.take(s, from, port, msg)?;
+                if self.fifo {
+                    // The last copy: the one just sent, where a loss strikes
+                    // at its earliest (see "Faults at their earliest").
+                    let range = Self::link_range(s, self.link_base[from as usize] + port as usize);
+                    let at = s.links[range.clone()].iter().rposition(|f| f.msg == msg)?;
+                    s.links.remove(range.start + at);
+                } else {
+                    self.take(s, from, port, msg)?;
+                }
             }
             Step::Duplicate { from, port, msg } => {
                 s.used.duplications += 1;
@@ -1760,5 +1798,40 @@ mod tests {
         let remembered = model.refreshes.lock().unwrap().len();
         assert!(asked >= 20_000 && remembered < asked / 10, "{asked} asked, {remembered} remembered");
         assert!(answers.iter().all(|&k| k > 50), "answers {answers:?}");
+    }
+
+    /// On a FIFO link a loss takes the last copy of its message, the one just sent, wherever it
+    /// lies on the link (a loss strikes as its message is sent, see "Faults at their earliest"):
+    /// in the first states of kept bully on 3 nodes with FIFO links and a loss in the budget, every
+    /// message behind another on its link can be lost, and only it leaves the link.
+    #[test]
+    fn on_a_fifo_link_the_message_just_sent_can_be_lost() {
+        let spec = catalogue::find("bully").unwrap();
+        let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
+        let faults = Faults { losses: 1, ..Faults::NONE };
+        let e = Election::kept(spec, topology, vec![1, 2, 3], DetectorConfig::LOOPBACK, faults);
+        let model = ElectionModel::new(e, true);
+        let mut queue = VecDeque::from([model.initial()]);
+        let (mut behind, mut out, mut explored) = (0, Vec::new(), 0);
+        while let Some(s) = queue.pop_front().filter(|_| explored < 5_000) {
+            explored += 1;
+            for (i, f) in s.links.iter().enumerate() {
+                if i == 0 || s.links[i - 1].link != f.link || s.used.losses > 0 {
+                    continue;
+                }
+                let from = model.sender(f.link);
+                let port = f.link - model.link_base[from as usize] as u32;
+                let lost = model.next_state(&s, Step::Lose { from, port, msg: f.msg });
+                let lost = lost.unwrap_or_else(|| panic!("{f:?} cannot be lost in {s:?}"));
+                let mut expected = s.links.clone();
+                let last = expected.iter().rposition(|g| (g.link, g.msg) == (f.link, f.msg)).unwrap();
+                expected.remove(last);
+                assert_eq!(lost.links, expected);
+                behind += 1;
+            }
+            model.successors(&s, &mut out);
+            queue.extend(out.drain(..).map(|(_, next)| next));
+        }
+        assert!(behind > 100, "{behind} messages behind another");
     }
 }
