@@ -240,6 +240,17 @@ fn reach(model: &ElectionModel) -> Reached {
     Reached { states, observed, clockless: clockless.len() }
 }
 
+/// What a reduced model (`reduced`) reached against its full model (`full`): no state the full
+/// model lacks, and every observation of the full model with a clock at least as late.
+fn reduces_exactly(full: &Reached, reduced: &Reached, case: &str) {
+    assert!(reduced.states.is_subset(&full.states), "{case}: a reduced state the full model lacks");
+    assert_eq!(full.observed.len(), reduced.observed.len(), "{case}");
+    for (o, &clock) in &full.observed {
+        let r = reduced.observed.get(o).copied();
+        assert!(r.is_some_and(|r| r >= clock), "{case}: {o:?} at clock {clock}, reduced {r:?}");
+    }
+}
+
 /// The reductions of kept checks lose nothing and invent nothing: kept bully on 3 nodes, with no
 /// fault, one lost message (which may be a heartbeat) and one crash, the repaired ring on 3
 /// (whose followers stop ignoring their leader's heartbeats: a step can end a heartbeat's
@@ -273,12 +284,7 @@ fn the_reductions_see_everything_the_full_model_sees() {
         let full = reach(&ElectionModel::new(e.clone(), false).with_reduction(false));
         let reduced = reach(&ElectionModel::new(e, false));
         assert!(full.observed.len() > 10, "{name} {faults:?}: {} observations", full.observed.len());
-        assert!(reduced.states.is_subset(&full.states), "{name} {faults:?}: a reduced state the full model lacks");
-        assert_eq!(full.observed.len(), reduced.observed.len(), "{name} {faults:?}");
-        for (o, &clock) in &full.observed {
-            let r = reduced.observed.get(o).copied();
-            assert!(r.is_some_and(|r| r >= clock), "{name} {faults:?}: {o:?} at clock {clock}, reduced {r:?}");
-        }
+        reduces_exactly(&full, &reduced, &format!("{name} {faults:?}"));
         let (f, r) = (full.states.len(), reduced.states.len());
         assert!(r < f, "{name} {faults:?}: {r} states against {f}");
     }
@@ -323,12 +329,7 @@ fn on_fifo_links_the_reductions_see_everything_the_full_model_sees() {
         let case = format!("{name} {faults:?} punctual {punctual_timers}");
         assert!(full.observed.len() > 10, "{case}: {} observations", full.observed.len());
         assert!(full.observed.keys().all(|o| any_order.observed.contains_key(o)), "{case}: FIFO saw more");
-        assert!(reduced.states.is_subset(&full.states), "{case}: a reduced state the full model lacks");
-        assert_eq!(full.observed.len(), reduced.observed.len(), "{case}");
-        for (o, &clock) in &full.observed {
-            let r = reduced.observed.get(o).copied();
-            assert!(r.is_some_and(|r| r >= clock), "{case}: {o:?} at clock {clock}, reduced {r:?}");
-        }
+        reduces_exactly(&full, &reduced, &case);
         let (f, r) = (full.states.len(), reduced.states.len());
         assert!(r < f, "{case}: {r} states against {f}");
     }
@@ -412,12 +413,7 @@ fn punctual_timers_assume_more_and_reduce_exactly() {
         let full = reach(&ElectionModel::new(punctual.clone(), false).with_reduction(false));
         let reduced = reach(&ElectionModel::new(punctual, false));
         assert!(full.observed.keys().all(|o| default.observed.contains_key(o)), "{name}: punctual saw more");
-        assert!(reduced.states.is_subset(&full.states), "{name}: a reduced state the full model lacks");
-        assert_eq!(full.observed.len(), reduced.observed.len(), "{name}");
-        for (o, &clock) in &full.observed {
-            let r = reduced.observed.get(o).copied();
-            assert!(r.is_some_and(|r| r >= clock), "{name}: {o:?} at clock {clock}, reduced {r:?}");
-        }
+        reduces_exactly(&full, &reduced, name);
         // Chubby-style's renewal timers are not in step: punctuality saves it little.
         let factor = if name == "chubby" { 1 } else { 3 };
         let (r, all) = (reduced.states.len(), default.states.len());
