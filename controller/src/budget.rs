@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ringleader_core::topology::TopologyKind;
 
-use crate::elections::{Mode, Plan};
+use crate::elections::Mode;
 
 /// Peak heap per position of a SIMULATED election (bytes), per algorithm,
 /// measured by core's `memory` example; for the complete-network algorithms
@@ -70,15 +70,17 @@ pub const LIVE_BYTES_PER_NODE: u64 = 4 * 1024;
 /// process: per directed link (a port's state, its queue, its counters).
 pub const LOCAL_BYTES_PER_LINK: u64 = 2 * 1024;
 
-/// What `plan` is estimated to take at its peak, in bytes; `local`: its
-/// nodes run in this process (the embedded cluster).
-pub fn estimate(plan: &Plan, local: bool) -> u64 {
-    let n = u64::from(plan.n());
-    let complete = plan.topology.kind() == TopologyKind::Complete;
+/// What an election of `algorithm` on `n` positions of a `kind` overlay, run
+/// in `mode`, is estimated to take at its peak, in bytes; `local`: its nodes
+/// run in this process (the embedded cluster). Known before its plan is
+/// built, so that building the plan is inside its reservation.
+pub fn estimate_of(algorithm: &str, mode: Mode, kind: TopologyKind, n: u32, local: bool) -> u64 {
+    let n = u64::from(n);
+    let complete = kind == TopologyKind::Complete;
     let links = if complete { n * n.saturating_sub(1) } else { 2 * n };
-    let bytes = match plan.mode {
+    let bytes = match mode {
         Mode::Simulated => {
-            let per = SIMULATED_BYTES.iter().find(|(a, _)| *a == plan.spec.name).map_or(UNKNOWN_BYTES, |&(_, b)| b);
+            let per = SIMULATED_BYTES.iter().find(|(a, _)| *a == algorithm).map_or(UNKNOWN_BYTES, |&(_, b)| b);
             // A complete network's figure was measured at MEASURED_AT positions and grows with n.
             let per = if complete { (per * n).div_ceil(MEASURED_AT).max(UNKNOWN_BYTES) } else { per };
             LIVE_BYTES + n.saturating_mul(per).saturating_mul(RSS_FACTOR_PERCENT) / 100

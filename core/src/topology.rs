@@ -203,13 +203,7 @@ impl Topology {
     /// `c`. Each position's ports are its existing neighbours in the order
     /// north, east, south, west, labelled with their [`Compass`] direction.
     pub fn mesh(rows: u32, cols: u32) -> Result<Self, TopologyError> {
-        if rows < 2 || cols < 2 {
-            return Err(TopologyError::NotAMesh(format!(
-                "{rows} x {cols}: a mesh needs at least 2 rows and 2 columns"
-            )));
-        }
-        let n =
-            rows.checked_mul(cols).ok_or_else(|| TopologyError::NotAMesh(format!("{rows} x {cols} is too large")))?;
+        let n = mesh_size(rows, cols)?;
         let at = |v: u32| (v / cols, v % cols);
         let adj: Vec<Vec<u32>> = (0..n)
             .map(|v| {
@@ -367,6 +361,15 @@ impl Topology {
     pub fn max_degree(&self) -> u32 {
         self.offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
     }
+}
+
+/// The positions of a `rows` x `cols` mesh, or why there is no such mesh
+/// (what [`Topology::mesh`] checks before it builds anything).
+pub fn mesh_size(rows: u32, cols: u32) -> Result<u32, TopologyError> {
+    if rows < 2 || cols < 2 {
+        return Err(TopologyError::NotAMesh(format!("{rows} x {cols}: a mesh needs at least 2 rows and 2 columns")));
+    }
+    rows.checked_mul(cols).ok_or_else(|| TopologyError::NotAMesh(format!("{rows} x {cols} is too large")))
 }
 
 /// The most square `rows × cols = n` with `2 ≤ rows ≤ cols`.

@@ -26,8 +26,8 @@ use crate::record::{ElectionRecord, Mode, State};
 use crate::{check, compare};
 use planning::fits_the_process;
 pub use planning::{
-    DEFAULT_SIMULATED_SIZE, MAX_COMPLETE_SIZE, MAX_LOCAL_HEARTBEATS_PER_SECOND, TIMER_EVENTS_PER_MESSAGE,
-    max_local_kept_nodes, plan,
+    Checked, DEFAULT_SIMULATED_SIZE, MAX_COMPLETE_SIZE, MAX_LOCAL_HEARTBEATS_PER_SECOND, TIMER_EVENTS_PER_MESSAGE,
+    build, check, max_local_kept_nodes, plan,
 };
 
 /// The Controller service.
@@ -189,11 +189,14 @@ impl Controller for ControllerService {
     ) -> Result<Response<pb::Election>, Status> {
         self.authorize(&request, "StartElection", Access::Write)?;
         let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
-        let plan = plan(&request, self.elections.cluster().len(), self.elections.config())?;
+        let checked = check(&request, self.elections.cluster().len(), self.elections.config())?;
+        // Admitted before its plan is built, so the plan's memory is inside its reservation.
+        let admission = self.elections.admit(self.estimate(&checked), || describe_checked(&checked))?;
+        let plan = build_plan(request.clone(), checked).await?;
         if self.elections.cluster().is_local() {
             fits_the_process(&plan)?;
         }
-        let entry = self.elections.launch(plan)?;
+        let entry = self.elections.launch_admitted(plan, admission);
         if request.wait && !request.keep_leader {
             entry.wait_done().await;
         }
@@ -323,47 +326,22 @@ impl Controller for ControllerService {
         let config = self.elections.config();
         let points = compare::points(&req, self.elections.cluster().len(), config.max_simulated_size)?;
         let mode = pb::Mode::try_from(req.mode).unwrap_or(pb::Mode::Live);
-        // Plan every election before running any, so a bad point refuses the whole sweep.
-        let mut plans = Vec::with_capacity(points.len());
+        // Check every point before running any, so a bad point refuses the whole sweep; build
+        // nothing yet: each plan is built when its turn comes, inside its point's reservation.
+        let mut checked = Vec::with_capacity(points.len());
         for p in &points {
             let election = ElectionRequest::try_from(p.request(mode, req.initiators)).map_err(RequestError::from)?;
-            let plan = plan(&election, self.elections.cluster().len(), config)
+            let c = check(&election, self.elections.cluster().len(), config)
                 .map_err(|e| Status::new(e.code, format!("{} (at {}): {}", e.field, p.describe(), e.reason)))?;
             // A point that could never fit would wait for room for ever.
             self.elections
-                .fits_the_budget(&plan)
+                .fits_the_budget(self.estimate(&c), || describe_checked(&c))
                 .map_err(|e| Status::resource_exhausted(format!("{e} (at {})", p.describe())))?;
-            plans.push(plan);
+            checked.push((election, c));
         }
         let (tx, rx) = mpsc::channel(64);
-        let elections = self.elections.clone();
-        tokio::spawn(async move {
-            let total = points.len() as u32;
-            let mut rows = Vec::with_capacity(points.len());
-            for (i, (p, plan)) in points.iter().zip(plans).enumerate() {
-                let progress = pb::CompareProgress { done: i as u32, total, current: p.describe() };
-                if tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(progress)))).await.is_err() {
-                    return; // The caller went away: stop the sweep.
-                }
-                // A sweep waits for room rather than failing when the controller is busy.
-                let entry = loop {
-                    match elections.launch(plan.clone()) {
-                        Ok(entry) => break entry,
-                        Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
-                    }
-                };
-                entry.wait_done().await;
-                let row = compare::row(p, &pb::Election::from(&entry.snapshot()));
-                rows.push(row.clone());
-                if tx.send(Ok(compare_event(pb::compare_event::Kind::Row(row)))).await.is_err() {
-                    return;
-                }
-            }
-            let done = pb::CompareProgress { done: total, total, current: String::new() };
-            let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(done)))).await;
-            let result = pb::CompareResult { csv: compare::csv(&rows), svg: compare::svg(&rows), rows };
-            let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Result(result)))).await;
-        });
+        let this = self.clone();
+        tokio::spawn(async move { this.sweep(points, checked, tx).await });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 
@@ -410,6 +388,79 @@ impl Controller for ControllerService {
         };
         leader_of(&record).map(Response::new)
     }
+}
+
+impl ControllerService {
+    /// The memory estimate of a checked request (its plan not built yet).
+    fn estimate(&self, c: &Checked) -> u64 {
+        self.elections.estimate(c.spec.name, c.mode, c.kind, c.n)
+    }
+
+    /// Run a sweep's points one after another, each admitted (waiting for
+    /// room rather than failing when the controller is busy), then planned
+    /// off the runtime's workers, then run, streaming progress and rows to
+    /// `tx`; the table and plot last. Ends when the caller goes away.
+    async fn sweep(
+        &self,
+        points: Vec<compare::Point>,
+        checked: Vec<(ElectionRequest, Checked)>,
+        tx: mpsc::Sender<Result<pb::CompareEvent, Status>>,
+    ) {
+        let total = points.len() as u32;
+        let mut rows = Vec::with_capacity(points.len());
+        for (i, (p, (election, c))) in points.iter().zip(checked).enumerate() {
+            let progress = pb::CompareProgress { done: i as u32, total, current: p.describe() };
+            if tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(progress)))).await.is_err() {
+                return; // The caller went away: stop the sweep.
+            }
+            let bytes = self.estimate(&c);
+            let admission = loop {
+                match self.elections.admit(bytes, || describe_checked(&c)) {
+                    Ok(a) => break a,
+                    Err(_) if tx.is_closed() => return,
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+                }
+            };
+            let plan = match build_plan(election, c).await {
+                Ok(plan) => plan,
+                Err(e) => {
+                    let _ = tx.send(Err(Status::internal(format!("at {}: {e}", p.describe())))).await;
+                    return;
+                }
+            };
+            let entry = self.elections.launch_admitted(plan, admission);
+            entry.wait_done().await;
+            let row = compare::row(p, &pb::Election::from(&entry.snapshot()));
+            rows.push(row.clone());
+            if tx.send(Ok(compare_event(pb::compare_event::Kind::Row(row)))).await.is_err() {
+                return;
+            }
+        }
+        let done = pb::CompareProgress { done: total, total, current: String::new() };
+        let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(done)))).await;
+        let result = pb::CompareResult { csv: compare::csv(&rows), svg: compare::svg(&rows), rows };
+        let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Result(result)))).await;
+    }
+}
+
+/// Plans of at least this many positions are built off the runtime's
+/// workers (a ring of 10^6 positions takes 38 MB and tens of milliseconds).
+const BUILD_OFF_WORKERS_FROM: u32 = 4_096;
+
+/// Build the plan of a checked request; a large one on a blocking thread.
+async fn build_plan(request: ElectionRequest, checked: Checked) -> Result<crate::elections::Plan, Status> {
+    if checked.n < BUILD_OFF_WORKERS_FROM {
+        return Ok(build(&request, checked)?);
+    }
+    tokio::task::spawn_blocking(move || build(&request, checked))
+        .await
+        .map_err(|e| Status::internal(format!("planning the election failed: {e}")))?
+        .map_err(Status::from)
+}
+
+/// A checked request in words, for a refusal.
+fn describe_checked(c: &Checked) -> String {
+    crate::elections::describe(c.mode, c.spec.name, c.n)
 }
 
 /// The election registry as faults that wait for an event see it.

@@ -34,33 +34,78 @@ fn topology_names(spec: &AlgorithmSpec) -> String {
     spec.topologies.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
 }
 
+/// What [`check`] resolved of a request before anything that grows with its
+/// size is built: enough to estimate its memory and to refuse it.
+#[derive(Clone, Copy, Debug)]
+pub struct Checked {
+    /// The algorithm.
+    pub spec: &'static AlgorithmSpec,
+    /// LIVE or SIMULATED.
+    pub mode: Mode,
+    /// The failure detector of a kept leadership.
+    pub detector: DetectorConfig,
+    /// Simulator options.
+    pub sim: SimOptions,
+    /// The overlay's kind.
+    pub kind: TopologyKind,
+    /// Positions.
+    pub n: u32,
+    /// Initiators.
+    pub k: u32,
+}
+
 /// Check `req` against the catalogue and a cluster of `cluster_nodes` nodes,
 /// and resolve every default: the election to run. The checks run in this
 /// order, so a request wrong in several ways is refused for the first.
+/// [`check`], then [`build`].
 pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConfig) -> Result<Plan, RequestError> {
+    build(req, check(req, cluster_nodes, config)?)
+}
+
+/// Every check [`plan`] makes, in its order, without building the ids, the
+/// initiators or the overlay (which grow with the size: 38 MB for a ring of
+/// 10^6 positions): a request `check` accepts, `build` builds. A sweep checks
+/// every point with it up front and builds one plan at a time.
+pub fn check(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConfig) -> Result<Checked, RequestError> {
     let spec = algorithm(req)?;
     check_keep_leader(req, spec)?;
     let detector = detector(req, config)?;
     let sim = simulation(req, spec)?;
     let kind = topology_kind(req, spec)?;
     let n = size_fits(req, spec, kind, size(req, kind, cluster_nodes)?, cluster_nodes, config)?;
-    let ids = ids(req, spec, n)?;
-    let initiators = initiators(req, &ids, n)?;
-    within_message_budget(req, spec, n, initiators.len(), config)?;
-    let topology = build_topology(req, kind, n)?;
-    let diagram = diagram(req, sim, &topology)?;
+    let k = if req.ids.is_empty() && req.initiator_ids.is_empty() {
+        // Nothing the request gave to check against: the ids are placed by an order.
+        arrangement(req, spec)?;
+        initiator_count(req, n)?
+    } else {
+        // Given ids or initiators are checked by building from them (as large as the request).
+        let ids = ids(req, spec, n)?;
+        initiators(req, &ids, n)?.len() as u32
+    };
+    within_message_budget(req, spec, n, k as usize, config)?;
+    check_topology(req, kind, n)?;
+    diagram(req, sim, n)?;
+    Ok(Checked { spec, mode: req.mode, detector, sim, kind, n, k })
+}
+
+/// Build the plan of a request [`check`] accepted.
+pub fn build(req: &ElectionRequest, c: Checked) -> Result<Plan, RequestError> {
+    let ids = ids(req, c.spec, c.n)?;
+    let initiators = initiators(req, &ids, c.n)?;
+    let topology = build_topology(req, c.kind, c.n)?;
+    let diagram = diagram(req, c.sim, c.n)?;
     Ok(Plan {
-        spec,
+        spec: c.spec,
         mode: req.mode,
         topology,
-        rule: req.winner.unwrap_or(spec.rule),
+        rule: req.winner.unwrap_or(c.spec.rule),
         ids,
         initiators,
         seed: req.seed,
-        sim,
+        sim: c.sim,
         diagram,
         keep_leader: req.keep_leader,
-        detector,
+        detector: c.detector,
     })
 }
 
@@ -282,23 +327,10 @@ fn ids(req: &ElectionRequest, spec: &AlgorithmSpec, n: u32) -> Result<Vec<u64>, 
         IdOrder::Explicit(req.ids.clone()).arrange(n)
     } else {
         match req.id_order {
-            IdOrder::WorstCase | IdOrder::BestCase => {
-                let (arrangement, which) = if req.id_order == IdOrder::WorstCase {
-                    (spec.worst_case, "worst")
-                } else {
-                    (spec.best_case, "best")
-                };
-                let a = arrangement.ok_or_else(|| {
-                    RequestError::invalid(
-                        "id_order",
-                        format!(
-                            "{} has no known {which}-case arrangement; use ASCENDING, DESCENDING or RANDOM",
-                            spec.name
-                        ),
-                    )
-                })?;
-                Ok((a.ids)(n, req.winner.unwrap_or(spec.rule)))
-            }
+            IdOrder::WorstCase | IdOrder::BestCase => match arrangement(req, spec)? {
+                Some(a) => Ok((a.ids)(n, req.winner.unwrap_or(spec.rule))),
+                None => req.id_order.arrange(n),
+            },
             ref other => other.arrange(n),
         }
     }
@@ -307,6 +339,34 @@ fn ids(req: &ElectionRequest, spec: &AlgorithmSpec, n: u32) -> Result<Vec<u64>, 
         e @ IdError::WrongLength { .. } => RequestError::invalid("ids", e.to_string()),
         e @ IdError::NeedsAlgorithm => RequestError::invalid("id_order", e.to_string()),
     })
+}
+
+/// The catalogue's arrangement that a WORST_CASE or BEST_CASE `id_order`
+/// asks for (`None` for the other orders), refused naming `id_order` where the
+/// algorithm has none.
+fn arrangement(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<Option<catalogue::Arrangement>, RequestError> {
+    let (arrangement, which) = match req.id_order {
+        IdOrder::WorstCase => (spec.worst_case, "worst"),
+        IdOrder::BestCase => (spec.best_case, "best"),
+        _ => return Ok(None),
+    };
+    arrangement.map(Some).ok_or_else(|| {
+        RequestError::invalid(
+            "id_order",
+            format!("{} has no known {which}-case arrangement; use ASCENDING, DESCENDING or RANDOM", spec.name),
+        )
+    })
+}
+
+/// How many initiators `initiators` asks for (0: all), checked against `n`.
+fn initiator_count(req: &ElectionRequest, n: u32) -> Result<u32, RequestError> {
+    if req.initiators > n {
+        return Err(RequestError::invalid(
+            "initiators",
+            format!("{} initiators requested for {n} positions", req.initiators),
+        ));
+    }
+    Ok(if req.initiators == 0 { n } else { req.initiators })
 }
 
 /// The initiator positions, sorted: the positions of `initiator_ids`, else
@@ -328,14 +388,7 @@ fn initiators(req: &ElectionRequest, ids: &[u64], n: u32) -> Result<Vec<u32>, Re
         }
         return Ok(chosen);
     }
-    if req.initiators > n {
-        return Err(RequestError::invalid(
-            "initiators",
-            format!("{} initiators requested for {n} positions", req.initiators),
-        ));
-    }
-    let k = if req.initiators == 0 { n } else { req.initiators };
-    Ok(topology::pick_initiators(n, k, req.seed))
+    Ok(topology::pick_initiators(n, initiator_count(req, n)?, req.seed))
 }
 
 /// A SIMULATED election whose exact message count is known must fit the
@@ -376,31 +429,53 @@ fn build_topology(req: &ElectionRequest, kind: TopologyKind, n: u32) -> Result<T
             Topology::graph(n, &req.edges).map_err(|e| RequestError::invalid("topology.edges", e.to_string()))
         }
         TopologyKind::Mesh => {
-            let (rows, cols) = match (req.rows, req.cols) {
-                (0, 0) => topology::mesh_shape(n).map_err(|e| RequestError::invalid("size", e.to_string()))?,
-                (0, c) if !n.is_multiple_of(c) => {
-                    return Err(RequestError::invalid("topology.cols", format!("{c} columns do not divide size {n}")));
-                }
-                (r, 0) if !n.is_multiple_of(r) => {
-                    return Err(RequestError::invalid("topology.rows", format!("{r} rows do not divide size {n}")));
-                }
-                (0, c) => (n / c, c),
-                (r, 0) => (r, n / r),
-                (r, c) => (r, c),
-            };
-            let field = if req.rows != 0 || req.cols != 0 { "topology.rows" } else { "size" };
-            Topology::mesh(rows, cols).map_err(|e| RequestError::invalid(field, e.to_string()))
+            let (rows, cols) = mesh_dims(req, n)?;
+            Topology::mesh(rows, cols).map_err(|e| RequestError::invalid(mesh_field(req), e.to_string()))
         }
         _ => Topology::build(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string())),
     }
 }
 
+/// What [`build_topology`] would refuse, without building the overlay
+/// (given edges excepted: they are checked by building from them).
+fn check_topology(req: &ElectionRequest, kind: TopologyKind, n: u32) -> Result<(), RequestError> {
+    match kind {
+        TopologyKind::Tree | TopologyKind::Graph if !req.edges.is_empty() => build_topology(req, kind, n).map(drop),
+        TopologyKind::Mesh => {
+            let (rows, cols) = mesh_dims(req, n)?;
+            topology::mesh_size(rows, cols).map(drop).map_err(|e| RequestError::invalid(mesh_field(req), e.to_string()))
+        }
+        // Rings, complete networks and drawn trees and graphs build on every size that fits.
+        _ => Ok(()),
+    }
+}
+
+/// A mesh's rows and columns: as given, the missing one derived from the size, or the most square grid.
+fn mesh_dims(req: &ElectionRequest, n: u32) -> Result<(u32, u32), RequestError> {
+    Ok(match (req.rows, req.cols) {
+        (0, 0) => topology::mesh_shape(n).map_err(|e| RequestError::invalid("size", e.to_string()))?,
+        (0, c) if !n.is_multiple_of(c) => {
+            return Err(RequestError::invalid("topology.cols", format!("{c} columns do not divide size {n}")));
+        }
+        (r, 0) if !n.is_multiple_of(r) => {
+            return Err(RequestError::invalid("topology.rows", format!("{r} rows do not divide size {n}")));
+        }
+        (0, c) => (n / c, c),
+        (r, 0) => (r, n / r),
+        (r, c) => (r, c),
+    })
+}
+
+fn mesh_field(req: &ElectionRequest) -> &'static str {
+    if req.rows != 0 || req.cols != 0 { "topology.rows" } else { "size" }
+}
+
 /// Whether and how to draw the space-time diagram (asked for by `diagram`,
 /// `simulation.diagram` or `diagram_options`), for at most
 /// [`MAX_DIAGRAM_NODES`] nodes.
-fn diagram(req: &ElectionRequest, sim: SimOptions, topology: &Topology) -> Result<Option<Drawing>, RequestError> {
+fn diagram(req: &ElectionRequest, sim: SimOptions, n: u32) -> Result<Option<Drawing>, RequestError> {
     let asked = req.diagram || sim.diagram || req.drawing.is_some();
-    if asked && topology.len() > MAX_DIAGRAM_NODES {
+    if asked && n > MAX_DIAGRAM_NODES {
         let field = match (req.diagram, sim.diagram) {
             (true, _) => "diagram",
             (false, true) => "simulation.diagram",
@@ -408,7 +483,7 @@ fn diagram(req: &ElectionRequest, sim: SimOptions, topology: &Topology) -> Resul
         };
         return Err(RequestError::invalid(
             field,
-            format!("a diagram is drawn for at most {MAX_DIAGRAM_NODES} nodes, not {}", topology.len()),
+            format!("a diagram is drawn for at most {MAX_DIAGRAM_NODES} nodes, not {n}"),
         ));
     }
     Ok(asked.then(|| req.drawing.unwrap_or_default()))
@@ -829,21 +904,75 @@ mod tests {
         assert_eq!(field(build_topology(&tree, TopologyKind::Tree, 3)), (Code::InvalidArgument, "topology.edges"));
     }
 
+    /// `check`, which builds nothing that grows with the size, accepts exactly the requests `plan`
+    /// accepts and refuses the others for the same field: over every algorithm, id order, a range
+    /// of sizes and initiator counts, both modes, and the hand-made refusals of the other tests
+    /// (meshes, given ids and edges, diagrams, budgets).
+    #[test]
+    fn check_refuses_what_plan_refuses() {
+        let config = ControllerConfig { max_simulated_messages: 5_000, ..ControllerConfig::default() };
+        let mut requests = Vec::new();
+        for spec in catalogue::CATALOGUE {
+            for order in [IdOrder::Ascending, IdOrder::Random(3), IdOrder::WorstCase, IdOrder::BestCase] {
+                for (size, initiators) in [(0, 0), (1, 0), (2, 0), (7, 3), (9, 0), (12, 20), (64, 1), (300, 0)] {
+                    for mode in [Mode::Live, Mode::Simulated] {
+                        requests.push(ElectionRequest {
+                            size,
+                            initiators,
+                            mode,
+                            id_order: order.clone(),
+                            diagram: size == 300,
+                            ..req(spec.name)
+                        });
+                    }
+                }
+            }
+        }
+        let mut mesh = req("mesh-corners");
+        for (rows, cols, size) in [(0, 3, 12), (0, 5, 12), (4, 0, 10), (1, 6, 0), (3, 3, 10), (0, 0, 13)] {
+            (mesh.rows, mesh.cols, mesh.size) = (rows, cols, size);
+            requests.push(mesh.clone());
+        }
+        let mut given = req("as-far");
+        for (ids, initiator_ids) in [(vec![3, 1, 2], vec![1]), (vec![3, 0, 2], vec![]), (vec![1, 2], vec![7])] {
+            (given.ids, given.initiator_ids) = (ids, initiator_ids);
+            requests.push(given.clone());
+        }
+        let mut tree = req("tree-saturation");
+        for edges in [vec![(0, 1), (1, 2)], vec![(0, 1), (0, 1)]] {
+            (tree.edges, tree.size) = (edges, 3);
+            requests.push(tree.clone());
+        }
+        let mut accepted = 0;
+        for r in &requests {
+            let (checked, planned) = (check(r, 16, &config), plan(r, 16, &config));
+            let field = |e: &RequestError| (e.code, e.field);
+            match (&checked, &planned) {
+                (Ok(c), Ok(p)) => {
+                    assert_eq!((c.n, c.k, c.kind), (p.n(), p.k(), p.topology.kind()), "{r:?}");
+                    accepted += 1;
+                }
+                (Err(c), Err(p)) => assert_eq!(field(c), field(p), "{r:?}"),
+                _ => panic!("check {:?} but plan {:?} for {r:?}", checked.map(|c| c.n), planned.map(|p| p.n())),
+            }
+        }
+        assert!(accepted > requests.len() / 4 && accepted < requests.len(), "{accepted} of {}", requests.len());
+    }
+
     /// A diagram asked for on more than 256 nodes is refused naming the field that asked for it.
     #[test]
     fn diagrams_are_drawn_for_at_most_256_nodes() {
-        let big = Topology::build(TopologyKind::RingBi, MAX_DIAGRAM_NODES + 1, 0).unwrap();
-        let small = Topology::build(TopologyKind::RingBi, MAX_DIAGRAM_NODES, 0).unwrap();
+        let (big, small) = (MAX_DIAGRAM_NODES + 1, MAX_DIAGRAM_NODES);
         let asked = ElectionRequest { diagram: true, ..req("as-far") };
-        assert_eq!(diagram(&asked, SimOptions::default(), &small), Ok(Some(Drawing::default())));
-        assert_eq!(field(diagram(&asked, SimOptions::default(), &big)), (Code::InvalidArgument, "diagram"));
+        assert_eq!(diagram(&asked, SimOptions::default(), small), Ok(Some(Drawing::default())));
+        assert_eq!(field(diagram(&asked, SimOptions::default(), big)), (Code::InvalidArgument, "diagram"));
         let by_sim = SimOptions { diagram: true, ..SimOptions::default() };
-        assert_eq!(field(diagram(&req("as-far"), by_sim, &big)), (Code::InvalidArgument, "simulation.diagram"));
-        assert_eq!(diagram(&req("as-far"), SimOptions::default(), &big), Ok(None));
+        assert_eq!(field(diagram(&req("as-far"), by_sim, big)), (Code::InvalidArgument, "simulation.diagram"));
+        assert_eq!(diagram(&req("as-far"), SimOptions::default(), big), Ok(None));
         let styled = ElectionRequest { drawing: Some(Drawing { axis: Axis::Causal, labels: true }), ..req("as-far") };
-        assert_eq!(field(diagram(&styled, SimOptions::default(), &big)), (Code::InvalidArgument, "diagram_options"));
+        assert_eq!(field(diagram(&styled, SimOptions::default(), big)), (Code::InvalidArgument, "diagram_options"));
         assert_eq!(
-            diagram(&styled, SimOptions::default(), &small),
+            diagram(&styled, SimOptions::default(), small),
             Ok(Some(Drawing { axis: Axis::Causal, labels: true })),
             "options alone ask for the diagram"
         );

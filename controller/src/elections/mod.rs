@@ -3,8 +3,10 @@
 //! the submodules that run an election by its mode.
 //!
 //! A [`Plan`] (built and checked by [`crate::api`]) fixes everything about an
-//! election: algorithm, overlay, ids, initiators, mode. [`Elections::launch`]
-//! records it and runs it in a task:
+//! election: algorithm, overlay, ids, initiators, mode. It is built once
+//! [`Elections::admit`] has let the election in (its memory estimate
+//! reserved, a running slot taken); [`Elections::launch_admitted`] records it
+//! and runs it in a task:
 //!
 //! * **LIVE** (`live`): position `i` runs on cluster node `i`. Every position
 //!   is prepared (its id, its ports -> the neighbours' node addresses) before
@@ -41,6 +43,7 @@ use crate::cluster::Cluster;
 use crate::config::ControllerConfig;
 use crate::history::History;
 use crate::telemetry;
+use ringleader_core::topology::TopologyKind;
 
 pub use crate::error::{LaunchError, Overloaded};
 pub use crate::record::{
@@ -74,8 +77,8 @@ pub struct Elections {
     faults: std::sync::OnceLock<Box<dyn FaultProbe>>,
     /// Where records are kept across restarts, if anywhere.
     history: Option<History>,
-    /// Elections launched and not finished yet.
-    running: std::sync::atomic::AtomicUsize,
+    /// Elections admitted and not finished yet.
+    running: Arc<std::sync::atomic::AtomicUsize>,
     /// The controller is shutting down ([`Elections::stop_all`]).
     shutting_down: std::sync::atomic::AtomicBool,
     /// The memory the running elections reserved (`memory_budget_mib`).
@@ -125,7 +128,7 @@ impl Elections {
             fault_note: std::sync::OnceLock::new(),
             faults: std::sync::OnceLock::new(),
             history,
-            running: 0.into(),
+            running: Arc::new(0.into()),
             shutting_down: false.into(),
             budget: crate::budget::Budget::new(config.memory_budget_mib),
             config,
@@ -187,27 +190,41 @@ impl Elections {
         self.registry().last_finished.clone()
     }
 
-    /// Could `plan` ever fit the memory budget (nothing else running)? A
-    /// sweep asks before it waits for room.
-    pub fn fits_the_budget(&self, plan: &Plan) -> Result<(), crate::budget::OverBudget> {
-        self.budget.fits_alone(crate::budget::estimate(plan, self.cluster.is_local()), || describe(plan))
+    /// The memory estimate of an election of `algorithm` on `n` positions of
+    /// a `kind` overlay in `mode`, run here ([`crate::budget::estimate_of`]).
+    pub fn estimate(&self, algorithm: &str, mode: Mode, kind: TopologyKind, n: u32) -> u64 {
+        crate::budget::estimate_of(algorithm, mode, kind, n, self.cluster.is_local())
     }
 
-    /// Record `plan` as a PENDING election and run it in a task. Refused
-    /// while `max_running_elections` run, or while the history refuses writes
-    /// (an election whose record could not be saved must not start).
-    pub fn launch(self: &Arc<Self>, plan: Plan) -> Result<Arc<Entry>, LaunchError> {
+    /// Could `bytes` ever fit the memory budget (nothing else running)? A
+    /// sweep asks for each point before it waits for room.
+    pub fn fits_the_budget(&self, bytes: u64, what: impl FnOnce() -> String) -> Result<(), crate::budget::OverBudget> {
+        self.budget.fits_alone(bytes, what)
+    }
+
+    /// Admit an election estimated at `bytes` (described by `what` in a
+    /// refusal) before its plan is built: refused while the history refuses
+    /// writes (an election whose record could not be saved must not start),
+    /// when it does not fit the memory budget beside what is reserved, or
+    /// while `max_running_elections` run. The admission holds its share until
+    /// the election it launches ends (or until it is dropped unused).
+    pub fn admit(&self, bytes: u64, what: impl FnOnce() -> String) -> Result<Admission, LaunchError> {
         use std::sync::atomic::Ordering::SeqCst;
         if let Some(h) = self.history.as_ref().filter(|h| !h.writable()) {
             return Err(LaunchError::HistoryUnavailable(h.path().display().to_string()));
         }
-        let bytes = crate::budget::estimate(&plan, self.cluster.is_local());
-        let reservation = self.budget.reserve(bytes, || describe(&plan))?;
+        let reservation = self.budget.reserve(bytes, what)?;
         let limit = self.config.max_running_elections;
         if self.running.fetch_add(1, SeqCst) >= limit {
             self.running.fetch_sub(1, SeqCst);
             return Err(LaunchError::Overloaded(Overloaded(limit)));
         }
+        Ok(Admission { _reservation: reservation, _slot: RunningSlot(self.running.clone()) })
+    }
+
+    /// Record `plan` as a PENDING election and run it in a task, within
+    /// `admission`.
+    pub fn launch_admitted(self: &Arc<Self>, plan: Plan, admission: Admission) -> Arc<Entry> {
         let seq = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let started_at_ms = now_ms();
         let id = format!("e{seq}-{started_at_ms:x}");
@@ -288,15 +305,14 @@ impl Elections {
                 })
             };
             let outcome = runner.await.unwrap_or_else(|e| Outcome::failed(format!("the election task crashed: {e}")));
-            this.finish(&task_entry, outcome).await;
-            drop(reservation);
+            this.finish(&task_entry, outcome, admission).await;
             task_entry.inspect(|r| {
                 telemetry::close_span(&span, r);
                 telemetry::metrics().ended(r);
             });
             drop(span);
         });
-        Ok(entry)
+        entry
     }
 
     /// Stop every election still running (the controller's shutdown): kept
@@ -348,7 +364,7 @@ impl Elections {
     /// Record the outcome: on disk first (with a history), then in memory,
     /// where callers and watchers see it: nothing is reported ended that a
     /// restart could lose.
-    async fn finish(&self, entry: &Arc<Entry>, mut outcome: Outcome) {
+    async fn finish(&self, entry: &Arc<Entry>, mut outcome: Outcome, admission: Admission) {
         if outcome.error.is_none() && outcome.leader.is_none() && !entry.inspect(|r| r.keep_leader) {
             // A one-shot election without a leader is never FINISHED: its violations say why.
             outcome.error = Some(match outcome.violations.first() {
@@ -401,7 +417,8 @@ impl Elections {
         if finished_ok {
             self.registry().last_finished = Some(entry.clone());
         }
-        self.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        // Its memory and its running slot are free before anyone waiting hears that it ended.
+        drop(admission);
         entry.mark_done();
     }
 }
@@ -414,11 +431,29 @@ impl telemetry::Records for Elections {
     }
 }
 
-/// `plan` in words, for a refusal: "a SIMULATED as-far election of 1000 positions".
-fn describe(plan: &Plan) -> String {
-    let mode = match plan.mode {
+/// An election in words, for a refusal: "a SIMULATED as-far election of 1000 positions".
+pub fn describe(mode: Mode, algorithm: &str, n: u32) -> String {
+    let mode = match mode {
         Mode::Live => "LIVE",
         Mode::Simulated => "SIMULATED",
     };
-    format!("a {mode} {} election of {} positions", plan.spec.name, plan.n())
+    format!("a {mode} {algorithm} election of {n} positions")
+}
+
+/// An election let in by [`Elections::admit`]: its share of the memory
+/// budget and its running slot, both given back when dropped.
+#[derive(Debug)]
+pub struct Admission {
+    _reservation: crate::budget::Reservation,
+    _slot: RunningSlot,
+}
+
+/// One of `max_running_elections`, given back when dropped.
+#[derive(Debug)]
+struct RunningSlot(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for RunningSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
