@@ -135,6 +135,14 @@ pub struct ControllerConfig {
     /// RESOURCE_EXHAUSTED. 0: no budget. Set it below the process's memory
     /// limit, leaving room for the controller itself (k8s/: 320 of 512Mi).
     pub memory_budget_mib: u64,
+    /// Bytes of finished election records (diagrams included) kept in memory
+    /// and in the history, MiB; beyond it the oldest diagrams are dropped
+    /// first, then the oldest records. With `memory_budget_mib`, set aside
+    /// from it for the records.
+    pub max_stored_mib: u64,
+    /// A space-time diagram larger than this (KiB) is not kept: the record
+    /// says so and keeps everything else.
+    pub max_diagram_kib: u64,
     /// Also serve `grpc.health.v1` alone, in plain text, on this socket
     /// address (e.g. `0.0.0.0:50052`), for Kubernetes gRPC probes, which
     /// cannot speak TLS; empty = off.
@@ -170,6 +178,8 @@ impl Default for ControllerConfig {
             history_path: String::new(),
             max_running_elections: 256,
             memory_budget_mib: 0,
+            max_stored_mib: 64,
+            max_diagram_kib: 4_096,
             health_listen: String::new(),
             max_connections: ringleader_node::runtime::limits::ConnLimits::DEFAULT.max_connections,
             idle_timeout_ms: ringleader_node::runtime::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,
@@ -279,6 +289,28 @@ impl Config {
         }
         if let Err(e) = c.health_addr() {
             return invalid("controller.health_listen", e);
+        }
+        if c.max_stored_mib == 0 {
+            return invalid("controller.max_stored_mib", "must be at least 1 (MiB of finished records kept)".into());
+        }
+        if c.max_diagram_kib > c.max_stored_mib.saturating_mul(1024) {
+            return invalid(
+                "controller.max_diagram_kib",
+                format!(
+                    "{} KiB is more than all stored records may take (controller.max_stored_mib = {} MiB)",
+                    c.max_diagram_kib, c.max_stored_mib
+                ),
+            );
+        }
+        if c.memory_budget_mib > 0 && c.memory_budget_mib <= c.max_stored_mib {
+            return invalid(
+                "controller.memory_budget_mib",
+                format!(
+                    "{} MiB leaves nothing for elections once the stored records' {} MiB (controller.max_stored_mib) \
+                     are set aside; raise it or lower max_stored_mib",
+                    c.memory_budget_mib, c.max_stored_mib
+                ),
+            );
         }
         if let Err(e) = c.detector().validate() {
             return invalid("controller.detector_timeout_ms", e);

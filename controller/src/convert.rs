@@ -266,6 +266,13 @@ impl From<&Participant> for pb::Participant {
 
 impl From<&ElectionRecord> for pb::Election {
     fn from(r: &ElectionRecord) -> Self {
+        election(r, true)
+    }
+}
+
+/// The record as the API shows it; `whole`: with its participants, timeline and diagram.
+fn election(r: &ElectionRecord, whole: bool) -> pb::Election {
+    {
         pb::Election {
             election_id: r.id.clone(),
             algorithm: r.algorithm.to_string(),
@@ -280,15 +287,15 @@ impl From<&ElectionRecord> for pb::Election {
             agreed: r.agreed,
             violations: r.violations.clone(),
             metrics: r.metrics.as_ref().map(Into::into),
-            participants: r.participants.iter().map(Into::into).collect(),
+            participants: if whole { r.participants.iter().map(Into::into).collect() } else { Vec::new() },
             error: r.error.clone().unwrap_or_default(),
             started_at_ms: r.started_at_ms,
             keep_leader: r.keep_leader,
             term: r.term,
-            timeline: r.timeline.iter().map(Into::into).collect(),
+            timeline: if whole { r.timeline.iter().map(Into::into).collect() } else { Vec::new() },
             overlaps: r.overlaps.clone(),
             failovers: r.failovers.iter().map(Into::into).collect(),
-            diagram_svg: r.diagram_svg.clone().unwrap_or_default(),
+            diagram_svg: if whole { r.diagram_svg.as_deref().unwrap_or_default().to_string() } else { String::new() },
             notes: r.notes.clone(),
         }
     }
@@ -311,11 +318,10 @@ pub fn rfc3339(unix_ms: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
-/// The election without its participants (for lists).
+/// The election without its participants, timeline and diagram (for lists
+/// and watchers: GetElection has them), none of which is copied.
 pub fn election_summary(r: &ElectionRecord) -> pb::Election {
-    let mut e = pb::Election::from(r);
-    e.participants.clear();
-    e
+    election(r, false)
 }
 
 /// The catalogue entry as `ListAlgorithms` shows it.

@@ -41,10 +41,151 @@ pub struct HistoryError {
 }
 
 enum Op {
-    /// Write a record; `saved` hears once it is committed to disk.
-    Put(Box<ElectionRecord>, Option<tokio::sync::oneshot::Sender<()>>),
+    /// Write a record; `saved` hears once it is committed to disk, and how.
+    Put(Box<ElectionRecord>, Option<tokio::sync::oneshot::Sender<Saved>>),
     Flush(mpsc::Sender<()>),
 }
+
+/// What [`History::open`] read back, and what it could not.
+#[derive(Debug, Default)]
+pub struct Restored {
+    /// The records, oldest first.
+    pub records: Vec<ElectionRecord>,
+    /// Records that could not be read (lost).
+    pub unreadable: usize,
+    /// Older records left on disk because the newer ones filled `max_bytes`.
+    pub left_out: usize,
+    /// Where a damaged file was moved.
+    pub damaged: Option<PathBuf>,
+}
+
+/// Why a history file cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum Damage {
+    /// A file of 0 bytes (a crash while it was created, or a truncation).
+    #[error("the file is empty")]
+    Empty,
+    /// redb refuses the file as corrupt or not a database.
+    #[error("{0}")]
+    Unreadable(String),
+    /// Not damage: a problem the file cannot be blamed for (another process holds it, permissions).
+    #[error("{0}")]
+    Fatal(String),
+}
+
+/// The cache redb may fill while the history is read or written: its default (a large share of
+/// memory) would let a large history file outgrow the memory budget at start.
+const CACHE_BYTES: usize = 8 << 20;
+
+fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
+    Database::builder().set_cache_size(CACHE_BYTES).create(path)
+}
+
+/// Open `path` and read its newest records (newest first) within `keep` and `max_bytes`; with
+/// how many could not be read and how many older ones were left out.
+fn read(path: &Path, keep: usize, max_bytes: u64) -> Result<(Database, Vec<ElectionRecord>, usize, usize), Damage> {
+    // redb checks a file's consistency with debug assertions in debug builds: a damaged file may
+    // panic there where a release build returns an error. Either is damage.
+    let opened = std::panic::catch_unwind(|| create(path)).map_err(|_| Damage::Unreadable("redb panicked".into()))?;
+    let db = opened.map_err(|e| match &e {
+        redb::DatabaseError::DatabaseAlreadyOpen | redb::DatabaseError::LockProtocolMismatch => {
+            Damage::Fatal(format!("{e}: is another controller using it?"))
+        }
+        redb::DatabaseError::Storage(redb::StorageError::Io(io))
+            if !matches!(io.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof) =>
+        {
+            Damage::Fatal(e.to_string())
+        }
+        _ => Damage::Unreadable(e.to_string()),
+    })?;
+    let scan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<_, redb::Error> {
+        // Reading only: a controller restarted on a full disk must start (the writer creates the
+        // table with its first record).
+        let read = db.begin_read()?;
+        let table = match read.open_table(RECORDS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok((Vec::new(), 0, 0)),
+            Err(e) => return Err(e.into()),
+        };
+        let (mut records, mut unreadable, mut weight, mut left_out) = (Vec::new(), 0, 0u64, 0);
+        let total = table.len()? as usize;
+        for row in table.iter()?.rev() {
+            if records.len() >= keep {
+                break;
+            }
+            let Ok((_, value)) = row else {
+                unreadable += 1;
+                continue;
+            };
+            let Ok(mut r) = serde_json::from_slice::<ElectionRecord>(value.value()) else {
+                unreadable += 1;
+                continue;
+            };
+            if weight + r.weight() > max_bytes && r.diagram_svg.is_some() {
+                r.diagram_svg = None;
+                r.notes.push(DIAGRAM_LEFT_OUT.to_string());
+            }
+            if weight + r.weight() > max_bytes {
+                left_out = total.min(keep).saturating_sub(records.len() + unreadable);
+                break;
+            }
+            weight += r.weight();
+            records.push(r);
+        }
+        Ok((records, unreadable, left_out))
+    }));
+    match scan {
+        Ok(Ok((records, unreadable, left_out))) => Ok((db, records, unreadable, left_out)),
+        Ok(Err(e)) => Err(Damage::Unreadable(e.to_string())),
+        Err(_) => Err(Damage::Unreadable("redb panicked while reading it".into())),
+    }
+}
+
+/// Move a damaged file to `<path>.damaged-<unix ms>`; the new path.
+fn move_aside(path: &Path) -> Result<PathBuf, String> {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let mut to = path.as_os_str().to_owned();
+    to.push(format!(".damaged-{ms}"));
+    let to = PathBuf::from(to);
+    std::fs::rename(path, &to).map_err(|e| format!("cannot move the damaged file to {}: {e}", to.display()))?;
+    Ok(to)
+}
+
+/// Write `records` to a new store in one transaction.
+fn write_all(db: &Database, records: &[ElectionRecord]) -> Result<(), String> {
+    let result = (|| -> Result<(), redb::Error> {
+        let tx = db.begin_write()?;
+        {
+            let mut table = tx.open_table(RECORDS)?;
+            for r in records {
+                if let Ok(bytes) = serde_json::to_vec(r) {
+                    table.insert(key(r).as_str(), bytes.as_slice())?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    })();
+    result.map_err(|e| format!("cannot write the readable records to a new file: {e}"))
+}
+
+/// The note of a record read back without its diagram, to fit `max_stored_mib`.
+pub const DIAGRAM_LEFT_OUT: &str =
+    "the space-time diagram was left out when the history was read back, to fit controller.max_stored_mib";
+
+/// How a record went to disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Saved {
+    /// As it was.
+    Whole,
+    /// Without its space-time diagram: the disk refused the record with it
+    /// and took it without (the caller should drop it too, and say so).
+    WithoutDiagram,
+}
+
+/// The note of a record whose diagram the disk did not take.
+pub const DIAGRAM_NOT_SAVED: &str = "the space-time diagram was not kept: the election history's disk refused the \
+                                     record with it (full), and took it without";
 
 /// The store and its writer thread.
 #[derive(Debug)]
@@ -83,29 +224,62 @@ pub struct NotSaved(pub String);
 
 impl History {
     /// Open (or create) the store at `path`, read back its newest `keep`
-    /// records (oldest first, in-flight ones turned FAILED), and start the
-    /// writer, which keeps at most `keep` records on disk.
-    pub fn open(path: &Path, keep: usize) -> Result<(History, Vec<ElectionRecord>), HistoryError> {
+    /// records (oldest first, in-flight ones turned FAILED) that together
+    /// weigh at most `max_bytes` ([`ElectionRecord::weight`]: beyond it the
+    /// older records' diagrams are left out, then the older records), and
+    /// start the writer, which keeps at most `keep` records on disk.
+    ///
+    /// A damaged file never stops the controller and is never taken quietly:
+    /// an empty file, one redb cannot open, or one with unreadable records is
+    /// moved aside (to `<path>.damaged-<unix ms>`), logged as a WARN naming
+    /// what was lost and where the file went, and the readable records are
+    /// written to a fresh file.
+    pub fn open(path: &Path, keep: usize, max_bytes: u64) -> Result<(History, Restored), HistoryError> {
         let fail = |reason: String| HistoryError { path: path.to_path_buf(), reason };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
         }
-        let db = Database::create(path).map_err(|e| fail(e.to_string()))?;
-        let mut records = Vec::new();
-        let mut unreadable = 0;
-        {
-            let tx = db.begin_write().map_err(|e| fail(e.to_string()))?;
-            tx.open_table(RECORDS).map_err(|e| fail(e.to_string()))?;
-            tx.commit().map_err(|e| fail(e.to_string()))?;
-            let read = db.begin_read().map_err(|e| fail(e.to_string()))?;
-            let table = read.open_table(RECORDS).map_err(|e| fail(e.to_string()))?;
-            for row in table.iter().map_err(|e| fail(e.to_string()))?.rev().take(keep) {
-                let (_, value) = row.map_err(|e| fail(e.to_string()))?;
-                match serde_json::from_slice::<ElectionRecord>(value.value()) {
-                    Ok(r) => records.push(r),
-                    Err(_) => unreadable += 1,
+        let mut restored = Restored::default();
+        let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
+        let (db, mut records) = match if empty { Err(Damage::Empty) } else { read(path, keep, max_bytes) } {
+            Ok((db, records, unreadable, left_out)) => {
+                restored.left_out = left_out;
+                if unreadable == 0 {
+                    (db, records)
+                } else {
+                    drop(db);
+                    let to = move_aside(path).map_err(fail)?;
+                    warn!(
+                        path = %path.display(), unreadable, kept = records.len(), moved_to = %to.display(),
+                        "the election history had unreadable records: {unreadable} election records are lost; the \
+                         damaged file was moved aside and the readable records written to a new one"
+                    );
+                    restored.unreadable = unreadable;
+                    restored.damaged = Some(to);
+                    let db = create(path).map_err(|e| fail(e.to_string()))?;
+                    write_all(&db, &records).map_err(fail)?;
+                    (db, records)
                 }
             }
+            Err(Damage::Fatal(reason)) => return Err(fail(reason)),
+            Err(damage) => {
+                let to = move_aside(path).map_err(fail)?;
+                warn!(
+                    path = %path.display(), moved_to = %to.display(), problem = %damage,
+                    "the election history could not be read ({damage}): its records are lost; the damaged file was \
+                     moved aside and a new history started"
+                );
+                restored.damaged = Some(to);
+                (create(path).map_err(|e| fail(e.to_string()))?, Vec::new())
+            }
+        };
+        if restored.left_out > 0 {
+            warn!(
+                path = %path.display(), loaded = records.len(), left_out = restored.left_out,
+                "the election history holds more than controller.max_stored_mib ({} MiB): loaded the most recent \
+                 records that fit, the older ones stay on disk until they are pruned",
+                max_bytes >> 20
+            );
         }
         records.reverse();
         let mut interrupted = Vec::new();
@@ -116,20 +290,24 @@ impl History {
                 interrupted.push(r.clone());
             }
         }
-        info!(path = %path.display(), records = records.len(), interrupted = interrupted.len(), unreadable, "election history");
+        info!(path = %path.display(), records = records.len(), interrupted = interrupted.len(), "election history");
         let (tx, rx) = mpsc::channel::<Op>();
         let (writable_tx, writable) = tokio::sync::watch::channel(true);
         let writer_path = path.to_path_buf();
         let writer = std::thread::Builder::new()
             .name("history-writer".into())
-            .spawn(move || Writer { db: Some(db), path: writer_path, keep, writable: writable_tx }.run(rx))
+            .spawn(move || {
+                let bounds = Bounds { keep, max_bytes, bytes: None };
+                Writer { db: Some(db), path: writer_path, bounds, writable: writable_tx }.run(rx)
+            })
             .map_err(|e| fail(format!("cannot start the writer: {e}")))?;
         let history =
             History { tx: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)), path: path.to_path_buf(), writable };
         for r in interrupted {
             history.put(&r);
         }
-        Ok((history, records))
+        restored.records = records;
+        Ok((history, restored))
     }
 
     /// The store's file.
@@ -158,8 +336,9 @@ impl History {
     /// Write a record and wait until it is committed to disk. The writer
     /// retries a failed write (reopening the file) until it succeeds, so this
     /// waits as long as the disk refuses writes; it fails only when the
-    /// history closes first.
-    pub async fn save(&self, record: &ElectionRecord) -> Result<(), NotSaved> {
+    /// history closes first. A record the disk refuses with its diagram but
+    /// takes without is saved so ([`Saved::WithoutDiagram`]).
+    pub async fn save(&self, record: &ElectionRecord) -> Result<Saved, NotSaved> {
         let (saved, wait) = tokio::sync::oneshot::channel();
         if !self.send(Op::Put(Box::new(record.clone()), Some(saved))) {
             return Err(NotSaved(self.path.display().to_string()));
@@ -194,8 +373,16 @@ impl History {
 struct Writer {
     db: Option<Database>,
     path: PathBuf,
-    keep: usize,
+    bounds: Bounds,
     writable: tokio::sync::watch::Sender<bool>,
+}
+
+/// What the file may hold: at most `keep` records of at most `max_bytes`
+/// in all (`bytes`: their sum now, once counted).
+struct Bounds {
+    keep: usize,
+    max_bytes: u64,
+    bytes: Option<u64>,
 }
 
 impl Writer {
@@ -205,45 +392,72 @@ impl Writer {
             let mut ops = vec![op];
             ops.extend(rx.try_iter());
             let mut tries = 0u32;
+            let mut stripped = false;
             loop {
-                match self.write(&ops) {
-                    Ok(()) => {
-                        if !*self.writable.borrow() {
-                            info!(path = %self.path.display(), "the election history takes writes again");
-                            self.writable.send_replace(true);
-                        }
-                        break;
+                let written = self.write(&ops).or_else(|e| {
+                    telemetry::metrics().history_write_failed();
+                    // redb refuses every later operation after an I/O error: reopen the file.
+                    self.db = None;
+                    // Make room on its own, apart from the batch that failed (records beyond
+                    // `keep`), and try once more.
+                    self.prune();
+                    self.write(&ops).map_err(|_| e)
+                });
+                let Err(error) = written else {
+                    if !*self.writable.borrow() {
+                        info!(path = %self.path.display(), "the election history takes writes again");
+                        self.writable.send_replace(true);
                     }
-                    Err(e) => {
-                        telemetry::metrics().history_write_failed();
-                        if *self.writable.borrow() {
-                            error!(
-                                path = %self.path.display(), error = %e,
-                                "cannot write the election history; new elections are refused until it can \
-                                 (retrying every {} ms)", RETRY.as_millis()
-                            );
-                            self.writable.send_replace(false);
-                        } else {
-                            debug!(path = %self.path.display(), error = %e, "the election history still refuses writes");
+                    break;
+                };
+                self.db = None;
+                // A record the disk cannot take with its diagram, it may take without.
+                if !stripped && ops.iter().any(|op| matches!(op, Op::Put(r, _) if r.diagram_svg.is_some())) {
+                    stripped = true;
+                    let mut without = 0;
+                    for op in &mut ops {
+                        if let Op::Put(r, _) = op
+                            && r.diagram_svg.take().is_some()
+                        {
+                            r.notes.push(DIAGRAM_NOT_SAVED.to_string());
+                            without += 1;
                         }
-                        // redb refuses every later operation after an I/O error: reopen the file.
-                        self.db = None;
-                        tries += 1;
-                        let closing = matches!(rx.try_recv(), Err(mpsc::TryRecvError::Disconnected));
-                        if closing && tries >= CLOSING_TRIES {
-                            let unsaved = ops.iter().filter(|op| matches!(op, Op::Put(..))).count();
-                            error!(path = %self.path.display(), unsaved, "closing with records the disk refused");
-                            break;
-                        }
-                        std::thread::sleep(RETRY);
-                        ops.extend(rx.try_iter());
                     }
+                    warn!(
+                        path = %self.path.display(), error = %error, records = without,
+                        "the election history's disk refused records with their diagrams; saving them without"
+                    );
+                    continue;
                 }
+                if *self.writable.borrow() {
+                    error!(
+                        path = %self.path.display(), error = %error,
+                        "cannot write the election history; new elections are refused until it can \
+                         (retrying every {} ms)", RETRY.as_millis()
+                    );
+                    self.writable.send_replace(false);
+                } else {
+                    debug!(path = %self.path.display(), error = %error, "the election history still refuses writes");
+                }
+                tries += 1;
+                let closing = matches!(rx.try_recv(), Err(mpsc::TryRecvError::Disconnected));
+                if closing && tries >= CLOSING_TRIES {
+                    let unsaved = ops.iter().filter(|op| matches!(op, Op::Put(..))).count();
+                    error!(path = %self.path.display(), unsaved, "closing with records the disk refused");
+                    break;
+                }
+                std::thread::sleep(RETRY);
+                ops.extend(rx.try_iter());
             }
             for op in ops {
                 match op {
-                    Op::Put(_, Some(saved)) if *self.writable.borrow() => {
-                        let _ = saved.send(());
+                    Op::Put(r, Some(saved)) if *self.writable.borrow() => {
+                        let how = if r.notes.last().is_some_and(|n| n == DIAGRAM_NOT_SAVED) {
+                            Saved::WithoutDiagram
+                        } else {
+                            Saved::Whole
+                        };
+                        let _ = saved.send(how);
                     }
                     Op::Flush(done) => {
                         let _ = done.send(());
@@ -254,41 +468,81 @@ impl Writer {
         }
     }
 
-    /// One transaction with every record in `ops`, then the oldest beyond `keep` forgotten.
+    /// One transaction with every record in `ops`, then the oldest beyond the bounds forgotten.
     fn write(&mut self, ops: &[Op]) -> Result<(), String> {
+        self.transaction(|table, bounds| {
+            for op in ops {
+                if let Op::Put(r, _) = op {
+                    match serde_json::to_vec(&**r) {
+                        Ok(bytes) => {
+                            let old = table.insert(key(r).as_str(), bytes.as_slice())?.map_or(0, |v| v.value().len());
+                            if let Some(b) = bounds.bytes.as_mut() {
+                                *b = (*b + bytes.len() as u64).saturating_sub(old as u64);
+                            }
+                        }
+                        Err(e) => warn!(election = %r.id, error = %e, "cannot encode a record"),
+                    }
+                }
+            }
+            forget_beyond(table, bounds)
+        })
+    }
+
+    /// The oldest records beyond the bounds forgotten, in a transaction of their own (ignoring failure).
+    fn prune(&mut self) {
+        if let Err(e) = self.transaction(forget_beyond) {
+            debug!(path = %self.path.display(), error = %e, "pruning the election history failed");
+        }
+        self.db = None;
+    }
+
+    /// Run `f` on the records' table in one write transaction, (re)opening the file first if needed.
+    fn transaction(
+        &mut self,
+        f: impl FnOnce(&mut redb::Table<&str, &[u8]>, &mut Bounds) -> Result<(), redb::Error>,
+    ) -> Result<(), String> {
         if self.db.is_none() {
-            self.db = Some(Database::create(&self.path).map_err(|e| format!("cannot reopen: {e}"))?);
+            self.db = Some(create(&self.path).map_err(|e| format!("cannot reopen: {e}"))?);
         }
         let db = self.db.as_ref().ok_or("no database")?;
+        let before = self.bounds.bytes;
+        let bounds = &mut self.bounds;
         let result = (|| -> Result<(), redb::Error> {
             let tx = db.begin_write()?;
             {
                 let mut table = tx.open_table(RECORDS)?;
-                for op in ops {
-                    if let Op::Put(r, _) = op {
-                        match serde_json::to_vec(&**r) {
-                            Ok(bytes) => {
-                                table.insert(key(r).as_str(), bytes.as_slice())?;
-                            }
-                            Err(e) => warn!(election = %r.id, error = %e, "cannot encode a record"),
-                        }
+                if bounds.bytes.is_none() {
+                    let mut sum = 0u64;
+                    for row in table.iter()? {
+                        sum += row.map_or(0, |(_, v)| v.value().len() as u64);
                     }
+                    bounds.bytes = Some(sum);
                 }
-                // Forget the oldest beyond `keep`.
-                let excess = (table.len()? as usize).saturating_sub(self.keep);
-                if excess > 0 {
-                    let old: Vec<String> =
-                        table.iter()?.take(excess).filter_map(|r| r.ok().map(|(k, _)| k.value().to_string())).collect();
-                    for k in old {
-                        table.remove(k.as_str())?;
-                    }
-                }
+                f(&mut table, bounds)?;
             }
             tx.commit()?;
             Ok(())
         })();
+        if result.is_err() {
+            // Nothing of the transaction happened.
+            self.bounds.bytes = before;
+        }
         result.map_err(|e| e.to_string())
     }
+}
+
+/// Forget the oldest records beyond `keep`, and beyond `max_bytes` in all.
+fn forget_beyond(table: &mut redb::Table<&str, &[u8]>, bounds: &mut Bounds) -> Result<(), redb::Error> {
+    let mut count = table.len()? as usize;
+    // By bytes, never the last record (a record fits alone: its diagram is capped below the bound).
+    while count > bounds.keep || (count > 1 && bounds.bytes.is_some_and(|b| b > bounds.max_bytes)) {
+        let Some(oldest) = table.pop_first()? else { break };
+        if let Some(b) = bounds.bytes.as_mut() {
+            *b = b.saturating_sub(oldest.1.value().len() as u64);
+        }
+        count -= 1;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -313,7 +567,7 @@ mod tests {
     fn records_survive_a_reopen() {
         let dir = std::env::temp_dir().join(format!("ringleader-history-{}", std::process::id()));
         let path = dir.join("history.redb");
-        let (h, restored) = History::open(&path, 3).unwrap();
+        let (h, Restored { records: restored, .. }) = History::open(&path, 3, u64::MAX).unwrap();
         assert!(restored.is_empty());
         for i in 1..=4 {
             h.put(&record(i, State::Pending));
@@ -321,16 +575,138 @@ mod tests {
         }
         h.close();
         h.put(&record(9, State::Finished));
-        let (h, restored) = History::open(&path, 3).unwrap();
+        let (h, Restored { records: restored, .. }) = History::open(&path, 3, u64::MAX).unwrap();
         let ids: Vec<&str> = restored.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["e2", "e3", "e4"], "the newest 3, oldest first; nothing after close");
         assert_eq!(restored[0].state, State::Finished);
         assert_eq!((restored[2].state, restored[2].error.as_deref()), (State::Failed, Some(INTERRUPTED)));
         assert_eq!(restored[0].algorithm, "as-far");
         h.close();
-        let (h, restored) = History::open(&path, 10).unwrap();
+        let (h, Restored { records: restored, .. }) = History::open(&path, 10, u64::MAX).unwrap();
         assert_eq!(restored.last().map(|r| r.state), Some(State::Failed), "the verdict was saved");
         h.close();
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+    fn temp_path(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ringleader-history-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("history.redb")
+    }
+
+    fn damaged_files(path: &Path) -> Vec<PathBuf> {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.file_name().is_some_and(|f| f.to_string_lossy().starts_with(&format!("{name}.damaged-"))))
+            .collect()
+    }
+
+    /// A history file of 0 bytes (a crash while it was created) is not quietly taken as new: it is
+    /// moved aside, the open says so, and the new file works. Before, it was silently a new history.
+    #[test]
+    fn an_empty_file_is_moved_aside() {
+        let path = temp_path("empty");
+        std::fs::write(&path, b"").unwrap();
+        let (h, restored) = History::open(&path, 10, u64::MAX).unwrap();
+        let moved = damaged_files(&path);
+        assert_eq!(moved.len(), 1, "{moved:?}");
+        assert_eq!(restored.damaged.as_ref(), Some(&moved[0]));
+        h.put(&record(1, State::Finished));
+        h.close();
+        let (h, restored) = History::open(&path, 10, u64::MAX).unwrap();
+        assert_eq!((restored.records.len(), restored.damaged), (1, None));
+        h.close();
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// A file with an unreadable record: the readable ones are read back and written to a new file,
+    /// the damaged file is moved aside, and the loss is counted. Before, the record was dropped with
+    /// an INFO line and the damage stayed in place.
+    #[test]
+    fn unreadable_records_are_counted_and_the_file_moved_aside() {
+        let path = temp_path("unreadable");
+        let (h, _) = History::open(&path, 10, u64::MAX).unwrap();
+        for i in 1..=5 {
+            h.put(&record(i, State::Finished));
+        }
+        h.close();
+        {
+            let db = Database::create(&path).unwrap();
+            let tx = db.begin_write().unwrap();
+            tx.open_table(RECORDS).unwrap().insert("0000000000000bb8-bad", b"{not json".as_slice()).unwrap();
+            tx.commit().unwrap();
+        }
+        let (h, restored) = History::open(&path, 10, u64::MAX).unwrap();
+        assert_eq!((restored.records.len(), restored.unreadable), (5, 1));
+        assert_eq!(damaged_files(&path), vec![restored.damaged.clone().unwrap()]);
+        h.close();
+        let (h, restored) = History::open(&path, 10, u64::MAX).unwrap();
+        assert_eq!((restored.records.len(), restored.unreadable, restored.damaged), (5, 0, None), "rewritten whole");
+        h.close();
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// Bytes overwritten anywhere in a history file never stop the controller from starting and never
+    /// lose records quietly: every open succeeds, and either every record is read back or the file
+    /// was moved aside (and the loss counted). Before, some corruptions refused to start with redb's
+    /// message, and others dropped records with an INFO line.
+    #[test]
+    fn corruption_anywhere_starts_and_is_said() {
+        let path = temp_path("corrupt");
+        let (h, _) = History::open(&path, 100, u64::MAX).unwrap();
+        for i in 1..=40 {
+            h.put(&record(i, State::Finished));
+        }
+        h.close();
+        let pristine = std::fs::read(&path).unwrap();
+        let mut outcomes = (0, 0);
+        for offset in (0..pristine.len()).step_by(pristine.len() / 23 + 1) {
+            let mut bytes = pristine.clone();
+            for b in bytes.iter_mut().skip(offset).take(64) {
+                *b ^= 0x5a;
+            }
+            std::fs::write(&path, &bytes).unwrap();
+            for f in damaged_files(&path) {
+                std::fs::remove_file(f).unwrap();
+            }
+            let (h, restored) = History::open(&path, 100, u64::MAX)
+                .unwrap_or_else(|e| panic!("64 bytes at {offset} stopped the start: {e}"));
+            h.close();
+            if restored.records.len() == 40 && restored.damaged.is_none() {
+                outcomes.0 += 1;
+            } else {
+                assert!(restored.damaged.is_some(), "at {offset}: {} of 40 read, nothing said", restored.records.len());
+                assert_eq!(damaged_files(&path).len(), 1, "at {offset}");
+                outcomes.1 += 1;
+            }
+        }
+        eprintln!("{} corruptions read whole, {} moved aside", outcomes.0, outcomes.1);
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// The file holds at most `max_bytes` of records: the oldest go first; reading back stops at the
+    /// same bound, leaving diagrams out before records.
+    #[test]
+    fn the_file_and_the_read_back_keep_within_their_bytes() {
+        let path = temp_path("bytes");
+        let (h, _) = History::open(&path, 1_000, 64 * 1024).unwrap();
+        for i in 1..=20 {
+            let r = ElectionRecord { diagram_svg: Some("x".repeat(10_000).into()), ..record(i, State::Finished) };
+            h.put(&r);
+        }
+        h.close();
+        let (h, restored) = History::open(&path, 1_000, u64::MAX).unwrap();
+        let kept = restored.records.len();
+        assert!((5..=7).contains(&kept), "{kept} records of about 10 KB within 64 KiB");
+        assert_eq!(restored.records.last().unwrap().id, "e20", "the newest stay");
+        h.close();
+        let (h, restored) = History::open(&path, 1_000, 25_000).unwrap();
+        assert!(restored.records.len() > 2, "older records read without their diagrams");
+        assert!(restored.records[0].diagram_svg.is_none() && restored.records[0].notes == [DIAGRAM_LEFT_OUT]);
+        assert!(restored.records.last().unwrap().diagram_svg.is_some());
+        h.close();
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 }

@@ -103,8 +103,9 @@ pub async fn run(
     let (history, restored) = match settings.history_path.as_str() {
         "" => (None, Vec::new()),
         path => {
-            let (h, records) = history::History::open(std::path::Path::new(path), settings.max_elections)?;
-            (Some(h), records)
+            let path = std::path::Path::new(path);
+            let (h, restored) = history::History::open(path, settings.max_elections, settings.max_stored_mib << 20)?;
+            (Some(h), restored.records)
         }
     };
     let cluster = cluster::Cluster::start(&settings, &auth, tls.as_ref()).await?;

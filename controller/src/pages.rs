@@ -80,26 +80,7 @@ code { background: #f4f4f4; padding: 0 3px; }
 async fn index(State(elections): State<Arc<Elections>>) -> Html<String> {
     let mut rows = String::new();
     for entry in elections.list().iter().take(MAX_LISTED) {
-        let r = entry.snapshot();
-        let leader = r.leader.as_ref().map_or_else(String::new, |l| format!("{} (id {})", l.node, l.id));
-        let (messages, bound) = r
-            .metrics
-            .as_ref()
-            .map_or((String::new(), String::new()), |m| (m.messages.to_string(), bound_text(m.bound)));
-        let _ = write!(
-            rows,
-            "<tr><td><a href=\"/elections/{id}\">{id}</a></td><td>{alg}</td><td>{mode}</td><td class=\"{class}\">{state}</td>\
-             <td class=\"n\">{n}</td><td class=\"n\">{k}</td><td>{leader}</td><td class=\"n\">{messages}</td><td class=\"n\">{bound}</td><td>{diagram}</td></tr>",
-            id = escape(&r.id),
-            alg = escape(r.algorithm),
-            mode = mode_text(&r),
-            class = state_class(&r),
-            state = state_text(&r),
-            n = r.n,
-            k = r.k,
-            leader = escape(&leader),
-            diagram = if r.diagram_svg.is_some() { "yes" } else { "" },
-        );
+        entry.inspect(|r| index_row(&mut rows, r));
     }
     let empty = if rows.is_empty() {
         "<p>No election yet: start one (README: <code>grpcurl … StartElection</code>) and reload.</p>"
@@ -113,6 +94,27 @@ async fn index(State(elections): State<Arc<Elections>>) -> Html<String> {
          <table id=\"elections\"><tr><th>election</th><th>algorithm</th><th>mode</th><th>state</th><th>n</th><th>k</th>\
          <th>leader</th><th>messages</th><th>bound</th><th>diagram</th></tr>{rows}</table></body></html>"
     ))
+}
+
+/// One row of the index: `r`'s id, algorithm, mode, state, size, leader and cost.
+fn index_row(rows: &mut String, r: &ElectionRecord) {
+    let leader = r.leader.as_ref().map_or_else(String::new, |l| format!("{} (id {})", l.node, l.id));
+    let (messages, bound) =
+        r.metrics.as_ref().map_or((String::new(), String::new()), |m| (m.messages.to_string(), bound_text(m.bound)));
+    let _ = write!(
+        rows,
+        "<tr><td><a href=\"/elections/{id}\">{id}</a></td><td>{alg}</td><td>{mode}</td><td class=\"{class}\">{state}</td>\
+         <td class=\"n\">{n}</td><td class=\"n\">{k}</td><td>{leader}</td><td class=\"n\">{messages}</td><td class=\"n\">{bound}</td><td>{diagram}</td></tr>",
+        id = escape(&r.id),
+        alg = escape(r.algorithm),
+        mode = mode_text(r),
+        class = state_class(r),
+        state = state_text(r),
+        n = r.n,
+        k = r.k,
+        leader = escape(&leader),
+        diagram = if r.diagram_svg.is_some() { "yes" } else { "" },
+    );
 }
 
 fn bound_text(bound: u64) -> String {

@@ -4,7 +4,7 @@
 //! elections run.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ringleader_core::algo::{Decision, Rule};
 
@@ -167,8 +167,9 @@ pub struct ElectionRecord {
     pub overlaps: Vec<String>,
     /// Every loss of the agreed leader of a kept leadership.
     pub failovers: Vec<FailoverRecord>,
-    /// The space-time diagram as SVG, when asked for (`SimOptions::diagram`).
-    pub diagram_svg: Option<String>,
+    /// The space-time diagram as SVG, when asked for (`SimOptions::diagram`);
+    /// shared, so that copies of the record do not copy it.
+    pub diagram_svg: Option<Arc<str>>,
     /// What happened that is neither a violation nor a failure (e.g. nodes
     /// that no longer ran a kept leadership when it was stopped).
     #[serde(default)]
@@ -209,6 +210,35 @@ impl ElectionRecord {
         }
     }
 }
+
+impl ElectionRecord {
+    /// About how many bytes the record holds (its diagram, participants,
+    /// timeline, failovers and texts, and a fixed part): what a stored record
+    /// counts against `controller.max_stored_mib`.
+    pub fn weight(&self) -> u64 {
+        let texts = |v: &[String]| v.iter().map(|s| s.len() as u64 + 24).sum::<u64>();
+        let diagram = self.diagram_svg.as_ref().map_or(0, |d| d.len() as u64);
+        let participants = self.participants.iter().map(|p| 64 + p.node.len() as u64).sum::<u64>();
+        let timeline = self.timeline.iter().map(|c| 56 + c.node.len() as u64).sum::<u64>();
+        let failovers = self.failovers.len() as u64 * 192;
+        let kinds = self.metrics.as_ref().map_or(0, |m| m.by_kind.keys().map(|k| k.len() as u64 + 48).sum());
+        RECORD_BYTES
+            + self.id.len() as u64
+            + self.error.as_ref().map_or(0, |e| e.len() as u64)
+            + diagram
+            + participants
+            + timeline
+            + failovers
+            + kinds
+            + texts(&self.violations)
+            + texts(&self.overlaps)
+            + texts(&self.notes)
+    }
+}
+
+/// What every record holds beyond its variable parts, about (the struct, its
+/// map entries and allocator overhead).
+pub const RECORD_BYTES: u64 = 640;
 
 /// One node's new belief about a kept leadership.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

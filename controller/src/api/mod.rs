@@ -232,13 +232,14 @@ impl Controller for ControllerService {
             )
             .into());
         }
+        // Summaries only (no participants, timeline or diagram; GetElection has them), read in place.
         let elections = self
             .elections
             .list()
             .iter()
-            .map(|e| e.snapshot())
-            .filter(|r| algorithm.is_empty() || r.algorithm == algorithm)
-            .map(|r| convert::election_summary(&r))
+            .filter_map(|e| {
+                e.inspect(|r| (algorithm.is_empty() || r.algorithm == algorithm).then(|| convert::election_summary(r)))
+            })
             .collect();
         Ok(Response::new(pb::ListElectionsResponse { elections }))
     }
@@ -261,11 +262,13 @@ impl Controller for ControllerService {
                 let ev = event(&id, kind);
                 async move { tx.send(Ok(ev)).await.is_ok() }
             };
-            if !send(Kind::Snapshot(pb::Election::from(&snapshot))).await {
+            // Watchers get summaries: a diagram (megabytes) goes once per GetElection, not per event.
+            let summary = convert::election_summary;
+            if !send(Kind::Snapshot(summary(&snapshot))).await {
                 return;
             }
             if snapshot.state.is_terminal() {
-                send(Kind::Finished(pb::Election::from(&snapshot))).await;
+                send(Kind::Finished(summary(&snapshot))).await;
                 return;
             }
             loop {
@@ -276,21 +279,21 @@ impl Controller for ControllerService {
                         role: convert::role_name(Some(decision)).to_string(),
                         leader_id: decision.leader,
                     }),
-                    Ok(WatchEvent::State(r)) => Kind::Snapshot(pb::Election::from(&*r)),
+                    Ok(WatchEvent::State(r)) => Kind::Snapshot(summary(&r)),
                     Ok(WatchEvent::Leadership(c)) => Kind::Leadership(pb::LeadershipChange::from(&c)),
                     Ok(WatchEvent::Failover(f)) => Kind::Failover(pb::Failover::from(&*f)),
                     Ok(WatchEvent::Finished(r)) => {
-                        send(Kind::Finished(pb::Election::from(&*r))).await;
+                        send(Kind::Finished(summary(&r))).await;
                         return;
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) | Err(broadcast::error::RecvError::Closed) => {
                         // Too slow to follow every event: resume from the current state.
-                        let r = entry.snapshot();
-                        if r.state.is_terminal() {
-                            send(Kind::Finished(pb::Election::from(&r))).await;
+                        let (r, terminal) = entry.inspect(|r| (summary(r), r.state.is_terminal()));
+                        if terminal {
+                            send(Kind::Finished(r)).await;
                             return;
                         }
-                        Kind::Snapshot(pb::Election::from(&r))
+                        Kind::Snapshot(r)
                     }
                 };
                 if !send(kind).await {

@@ -35,6 +35,8 @@ pub enum WatchEvent {
 #[derive(Debug)]
 pub struct Entry {
     record: Mutex<Held>,
+    /// The record's weight as the store counted it (0 until it is final).
+    counted: std::sync::atomic::AtomicU64,
     done: watch::Sender<bool>,
     /// Set by `StopElection` to end a kept leadership.
     stop: watch::Sender<bool>,
@@ -67,6 +69,7 @@ impl Entry {
     fn new(record: ElectionRecord, events: Option<broadcast::Sender<WatchEvent>>, done: bool) -> Entry {
         Entry {
             record: Mutex::new(Held { record, events }),
+            counted: 0.into(),
             done: watch::channel(done).0,
             stop: watch::channel(false).0,
         }
@@ -79,6 +82,18 @@ impl Entry {
     /// Read the current record without copying it.
     pub fn inspect<R>(&self, f: impl FnOnce(&ElectionRecord) -> R) -> R {
         f(&self.lock().record)
+    }
+
+    /// The record's weight as the store counted it.
+    pub(super) fn counted(&self) -> u64 {
+        self.counted.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Count the record's weight now; returns it.
+    pub(super) fn count(&self) -> u64 {
+        let w = self.inspect(ElectionRecord::weight);
+        self.counted.store(w, std::sync::atomic::Ordering::Relaxed);
+        w
     }
 
     /// A copy of the current record.

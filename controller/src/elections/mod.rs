@@ -60,7 +60,24 @@ struct Registry {
     order: VecDeque<Arc<Entry>>,
     by_id: HashMap<String, Arc<Entry>>,
     last_finished: Option<Arc<Entry>>,
+    /// The weight of the final records held ([`ElectionRecord::weight`]).
+    stored: u64,
 }
+
+impl Registry {
+    /// Forget the entry at `pos` of `order`.
+    fn forget(&mut self, pos: usize) {
+        if let Some(old) = self.order.remove(pos) {
+            let old_id = old.inspect(|r| r.id.clone());
+            self.by_id.remove(&old_id);
+            self.stored = self.stored.saturating_sub(old.counted());
+        }
+    }
+}
+
+/// The note of a record whose diagram was dropped to keep the stored records within their bytes.
+pub const DIAGRAM_DROPPED: &str = "the space-time diagram was dropped to keep the stored records within \
+                                   controller.max_stored_mib (the oldest diagrams go first)";
 
 /// The elections this controller has run, and the means to run more.
 #[derive(Debug)]
@@ -83,6 +100,8 @@ pub struct Elections {
     shutting_down: std::sync::atomic::AtomicBool,
     /// The memory the running elections reserved (`memory_budget_mib`).
     budget: Arc<crate::budget::Budget>,
+    /// The stored records' share of the budget (`max_stored_mib`), set aside for good.
+    _records: Option<crate::budget::Reservation>,
 }
 
 /// Describes the active faults, if any (see [`Elections::set_fault_note`]).
@@ -114,12 +133,18 @@ impl Elections {
             let finished = record.state == State::Finished;
             let id = record.id.clone();
             let entry = Arc::new(Entry::restored(record));
+            registry.stored += entry.count();
             registry.order.push_front(entry.clone());
             registry.by_id.insert(id, entry.clone());
             if finished {
                 registry.last_finished = Some(entry);
             }
         }
+        let budget = crate::budget::Budget::new(config.memory_budget_mib);
+        // Config::validate keeps the budget above the records' share.
+        let records = (config.memory_budget_mib > 0)
+            .then(|| budget.reserve(config.max_stored_mib << 20, || "the stored records".into()).ok())
+            .flatten();
         Arc::new(Elections {
             cluster,
             registry: Mutex::new(registry),
@@ -130,7 +155,8 @@ impl Elections {
             history,
             running: Arc::new(0.into()),
             shutting_down: false.into(),
-            budget: crate::budget::Budget::new(config.memory_budget_mib),
+            budget,
+            _records: records,
             config,
         })
     }
@@ -267,10 +293,7 @@ impl Elections {
             // Forget the oldest finished elections beyond the limit; running ones stay.
             while reg.order.len() > self.config.max_elections {
                 let Some(pos) = reg.order.iter().rposition(|e| e.inspect(|r| r.state.is_terminal())) else { break };
-                if let Some(old) = reg.order.remove(pos) {
-                    let old_id = old.inspect(|r| r.id.clone());
-                    reg.by_id.remove(&old_id);
-                }
+                reg.forget(pos);
             }
         }
         if let Some(h) = &self.history {
@@ -313,6 +336,39 @@ impl Elections {
             drop(span);
         });
         entry
+    }
+
+    /// Keep the final records within `max_stored_mib`: drop the oldest
+    /// diagrams first, then forget the oldest records. Returns the entries
+    /// whose diagrams were dropped (their records change on disk too).
+    fn keep_within(&self, reg: &mut Registry) -> Vec<Arc<Entry>> {
+        let cap = self.config.max_stored_mib << 20;
+        let mut dropped = Vec::new();
+        while reg.stored > cap {
+            let Some(e) =
+                reg.order.iter().rev().find(|e| e.inspect(|r| r.state.is_terminal() && r.diagram_svg.is_some()))
+            else {
+                break;
+            };
+            let before = e.counted();
+            e.update(|r| {
+                r.diagram_svg = None;
+                r.notes.push(DIAGRAM_DROPPED.to_string());
+                None
+            });
+            reg.stored = reg.stored.saturating_sub(before) + e.count();
+            dropped.push(e.clone());
+        }
+        while reg.stored > cap {
+            let Some(pos) = reg.order.iter().rposition(|e| e.inspect(|r| r.state.is_terminal())) else { break };
+            reg.forget(pos);
+        }
+        dropped
+    }
+
+    /// Bytes of final records held now ([`ElectionRecord::weight`]).
+    pub fn stored_bytes(&self) -> u64 {
+        self.registry().stored
     }
 
     /// Stop every election still running (the controller's shutdown): kept
@@ -381,7 +437,18 @@ impl Elections {
         r.violations = outcome.violations;
         r.metrics = outcome.metrics;
         r.leader = outcome.leader;
-        r.diagram_svg = outcome.diagram_svg;
+        r.diagram_svg = match outcome.diagram_svg {
+            Some(svg) if svg.len() as u64 > self.config.max_diagram_kib << 10 => {
+                r.notes.push(format!(
+                    "the space-time diagram ({} KiB) was not kept: it is larger than controller.max_diagram_kib \
+                     ({} KiB); draw fewer nodes, or without labels",
+                    svg.len() >> 10,
+                    self.config.max_diagram_kib
+                ));
+                None
+            }
+            svg => svg.map(Arc::from),
+        };
         if !r.participants.is_empty() {
             for (p, (decision, sent)) in r.participants.iter_mut().zip(outcome.per_position) {
                 p.decision = decision;
@@ -393,11 +460,17 @@ impl Elections {
                 }
             }
         }
-        if let Some(h) = &self.history
-            && let Err(e) = h.save(&r).await
-        {
-            // Only when the controller stops while the disk refuses writes.
-            error!(election = %r.id, error = %e, "the election ended but its record is not on disk");
+        if let Some(h) = &self.history {
+            match h.save(&r).await {
+                Ok(crate::history::Saved::Whole) => {}
+                // What is answered is what is on disk.
+                Ok(crate::history::Saved::WithoutDiagram) => {
+                    r.diagram_svg = None;
+                    r.notes.push(crate::history::DIAGRAM_NOT_SAVED.to_string());
+                }
+                // Only when the controller stops while the disk refuses writes.
+                Err(e) => error!(election = %r.id, error = %e, "the election ended but its record is not on disk"),
+            }
         }
         match r.state {
             State::Failed => warn!(election = %r.id, error = ?r.error, "election failed"),
@@ -414,8 +487,20 @@ impl Elections {
             *current = r;
             Some(WatchEvent::Finished(Box::new(current.clone())))
         });
-        if finished_ok {
-            self.registry().last_finished = Some(entry.clone());
+        let dropped = {
+            let mut reg = self.registry();
+            if finished_ok {
+                reg.last_finished = Some(entry.clone());
+            }
+            if reg.by_id.contains_key(&entry.inspect(|r| r.id.clone())) {
+                reg.stored += entry.count();
+            }
+            self.keep_within(&mut reg)
+        };
+        if let Some(h) = &self.history {
+            for e in dropped {
+                e.inspect(|r| h.put(r));
+            }
         }
         // Its memory and its running slot are free before anyone waiting hears that it ended.
         drop(admission);

@@ -94,3 +94,52 @@ async fn a_sweep_holds_one_plan_at_a_time() {
     assert!(many < one + one / 2, "24 points peaked at {} MB, one point at {} MB", many >> 20, one >> 20);
     ctl.stop().await;
 }
+
+/// A SIMULATED election on 256 positions with a labelled diagram on the causal axis: a diagram of
+/// about a megabyte.
+fn big_diagram() -> pb::StartElectionRequest {
+    pb::StartElectionRequest {
+        diagram_options: Some(pb::DiagramOptions { axis: pb::DiagramAxis::Causal as i32, labels: true }),
+        ..ringleader_tests::simulated("as-far", 256)
+    }
+}
+
+/// Stored diagrams count against `max_stored_mib` (here 4 MiB): after ten elections with diagrams
+/// of a megabyte, the newest keep theirs, the oldest lost theirs with a note saying why, the heap
+/// grew by about the cap and not by ten diagrams, and ListElections answers without diagrams (a
+/// small answer). Before, `max_elections` counted records, not bytes: 70 such records OOM-killed a
+/// controller under the k8s limit, and ListElections sent every diagram (28 MiB for ten). Fails on
+/// the code before the fix (every diagram kept, no note; the list carried the diagrams).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_diagrams_keep_within_their_bytes() {
+    let ctl = TestController::start_tuned(0, |c| c.max_stored_mib = 4).await;
+    let mut client = ctl.client();
+    let first = client.start_election(big_diagram()).await.unwrap().into_inner();
+    let size = first.diagram_svg.len();
+    assert!(size > 512 << 10, "a diagram of {size} bytes");
+    let (ids, grown) = peak_over(async {
+        let mut ids = vec![first.election_id.clone()];
+        for _ in 0..9 {
+            ids.push(client.start_election(big_diagram()).await.unwrap().into_inner().election_id);
+        }
+        ids
+    })
+    .await;
+    let mut kept = 0;
+    for (i, id) in ids.iter().enumerate() {
+        let e = client.get_election(pb::GetElectionRequest { election_id: id.clone() }).await.unwrap().into_inner();
+        if e.diagram_svg.is_empty() {
+            assert!(e.notes.iter().any(|n| n.contains("controller.max_stored_mib")), "election {i}: {:?}", e.notes);
+            assert_eq!(kept, 0, "the oldest diagrams go first");
+        } else {
+            kept += 1;
+        }
+    }
+    eprintln!("diagrams of {} KiB: {kept} of 10 kept within 4 MiB; heap peak +{} MiB", size >> 10, grown >> 20);
+    assert!(kept >= 1 && kept * size <= 4 << 20, "{kept} diagrams of {size} bytes kept");
+    let list = client.list_elections(pb::ListElectionsRequest::default()).await.unwrap().into_inner();
+    assert!(list.elections.iter().all(|e| e.diagram_svg.is_empty() && e.participants.is_empty()));
+    let listed = prost::Message::encoded_len(&list);
+    assert!(listed < 64 << 10, "ListElections of 10 records: {listed} bytes");
+    ctl.stop().await;
+}
