@@ -149,11 +149,13 @@ pub struct ControllerConfig {
     pub health_listen: String,
     /// Most connections the API server holds at once; more are closed as
     /// soon as they are accepted (logged, counted in
-    /// `ringleader.connections.refused`).
+    /// `ringleader.connections.refused`). The HTTP port
+    /// (`telemetry.metrics_listen`) holds a sixteenth of this, at least 4
+    /// ([`ringleader_node::http::HttpLimits::sharing`]).
     pub max_connections: usize,
     /// A connection that sends nothing this long is closed (live HTTP/2
     /// clients answer the server's pings every 20 s, so only dead or silent
-    /// ones are).
+    /// ones are), on the API server and on the HTTP port.
     pub idle_timeout_ms: u64,
 }
 

@@ -17,7 +17,9 @@ async fn main() -> ExitCode {
         }
     };
     // Before the first election: the instruments come from the global meter.
-    let telemetry = match telemetry::Telemetry::init(&config.telemetry.settings("ringleader-controller")).await {
+    let settings =
+        config.telemetry.settings("ringleader-controller").with_http("controller-http", &config.controller.limits());
+    let telemetry = match telemetry::Telemetry::init(&settings).await {
         Ok(t) => t,
         Err(e) => {
             eprintln!("ringleader-controller: {e}");

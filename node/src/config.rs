@@ -12,8 +12,9 @@
 //!                                                    # gets http:// (https:// with [tls])
 //! health_listen = "0.0.0.0:7001" # grpc.health.v1 alone in plain text, for Kubernetes probes of a
 //!                                # TLS node; unset: not served
-//! max_connections = 4096         # connections held at once; more are closed at once (logged, counted)
-//! idle_timeout_ms = 60000        # a connection that sends nothing this long is closed
+//! max_connections = 4096         # connections held at once; more are closed at once (logged, counted);
+//!                                # the metrics port holds a sixteenth of this, at least 4
+//! idle_timeout_ms = 60000        # a connection that sends nothing this long is closed (both ports)
 //! handover_ms = 2000             # on SIGTERM, hand the kept leaderships it leads over and wait
 //!                                # up to this long for the successors (0: stop at once)
 //!
@@ -113,7 +114,8 @@ pub struct NodeSection {
     /// Where to serve `grpc.health.v1` alone in plain text (empty: nowhere).
     #[serde(default)]
     pub health_listen: String,
-    /// Most connections the server holds at once.
+    /// Most connections the server holds at once (the metrics port: a
+    /// sixteenth of them, at least 4).
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
     /// A connection that sends nothing this long is closed.

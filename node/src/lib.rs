@@ -1,10 +1,11 @@
 //! Ringleader's node: the gRPC runtime ([`runtime`]) that runs the pure
 //! election core (`ringleader-core`: algorithms, topologies, simulator) between
-//! real processes, with its bearer-token gate ([`auth`]), TLS ([`tls`]) and
-//! telemetry ([`observe`]).
+//! real processes, with its bearer-token gate ([`auth`]), TLS ([`tls`]),
+//! telemetry ([`observe`]) and the HTTP port serving `/metrics` ([`http`]).
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod auth;
+pub mod http;
 pub mod observe;
 pub mod runtime;
 pub mod tls;

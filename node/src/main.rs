@@ -22,7 +22,9 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let telemetry = match Telemetry::init(&cfg.telemetry.settings("ringleader-node")).await {
+    let limits = cfg.limits();
+    let settings = cfg.telemetry.settings("ringleader-node").with_http("node-http", &limits);
+    let telemetry = match Telemetry::init(&settings).await {
         Ok(t) => t,
         Err(e) => {
             eprintln!("ringleader-node: {e}");
@@ -81,7 +83,6 @@ async fn main() -> ExitCode {
             }
         }
     }
-    let limits = cfg.limits();
     let node = NodeConfig {
         name: cfg.node.name,
         advertise: cfg.node.advertise,

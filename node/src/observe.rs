@@ -35,6 +35,9 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
+use crate::http::HttpLimits;
+use crate::runtime::limits::ConnLimits;
+
 /// The `tracing` target of the spans that are exported as traces (the
 /// controller's election root spans); other `tracing` spans stay local.
 pub const TRACE_TARGET: &str = "ringleader::trace";
@@ -53,6 +56,12 @@ pub struct Settings {
     pub otlp_endpoint: Option<String>,
     /// Serve the metrics in Prometheus text format on `http://<addr>/metrics`.
     pub metrics_listen: Option<SocketAddr>,
+    /// Limits of that HTTP port ([`Settings::with_http`]; default: the share
+    /// of the default gRPC limits).
+    pub http_limits: HttpLimits,
+    /// That port's name in logs and in the `server` label of the connection
+    /// metrics (default `http`).
+    pub http_server: &'static str,
     /// How often metrics are pushed and queued spans are sent.
     pub export_interval: Duration,
     /// `tracing` filter of the logs (`RUST_LOG` wins; default `info`).
@@ -66,9 +75,18 @@ impl Settings {
             service_name: service_name.into(),
             otlp_endpoint: None,
             metrics_listen: None,
+            http_limits: HttpLimits::default(),
+            http_server: "http",
             export_interval: Duration::from_secs(5),
             log: None,
         }
+    }
+
+    /// Serve the HTTP port as `server` (e.g. `node-http`) under its share
+    /// ([`HttpLimits::sharing`]) of `grpc`, the limits of the process's gRPC
+    /// servers.
+    pub fn with_http(self, server: &'static str, grpc: &ConnLimits) -> Settings {
+        Settings { http_limits: HttpLimits::sharing(grpc), http_server: server, ..self }
     }
 
     /// The endpoint in effect: the configured one, else `OTEL_EXPORTER_OTLP_ENDPOINT`.
@@ -143,6 +161,8 @@ impl TelemetrySection {
             service_name: self.service_name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| service.to_string()),
             otlp_endpoint: self.otlp_endpoint.clone().filter(|e| !e.is_empty()),
             metrics_listen: self.metrics_listen.as_deref().and_then(|a| a.parse().ok()),
+            http_limits: HttpLimits::default(),
+            http_server: "http",
             export_interval: Duration::from_millis(self.export_interval_ms.unwrap_or(5_000)),
             log: self.log.clone(),
         }
@@ -183,7 +203,8 @@ pub struct Telemetry {
 impl Telemetry {
     /// Install logging, the global tracer provider (OTLP when an endpoint is
     /// set) and the global meter provider (Prometheus registry, plus OTLP when
-    /// an endpoint is set); serve `/metrics` when `metrics_listen` is set.
+    /// an endpoint is set); serve `/metrics` when `metrics_listen` is set,
+    /// under `http_limits` ([`crate::http`]).
     /// A collector that is down does not stop the process: exports fail and are logged.
     pub async fn init(settings: &Settings) -> Result<Telemetry, TelemetryError> {
         let endpoint = settings.endpoint();
@@ -250,7 +271,7 @@ impl Telemetry {
                 tokio::net::TcpListener::bind(addr).await.map_err(|source| TelemetryError::Listen { addr, source })?;
             telemetry.metrics_addr = listener.local_addr().ok();
             let registry = telemetry.registry.clone();
-            tokio::spawn(serve_metrics(listener, registry));
+            tokio::spawn(serve_metrics(listener, registry, settings.http_limits, settings.http_server));
         }
         info!(
             otlp = endpoint.as_deref().unwrap_or("off"),
@@ -298,12 +319,19 @@ static ALSO: OnceLock<axum::Router> = OnceLock::new();
 
 /// Serve `routes` on the metrics port too (when `metrics_listen` is set),
 /// whenever they are set, before or after the port opened. Once per process:
-/// `false` if routes were set already (they stay).
+/// `false` if routes were set already (they stay). Their responses get the
+/// port's security headers ([`crate::http`]); a route may set its own
+/// `Content-Security-Policy`.
 pub fn serve_also(routes: axum::Router) -> bool {
     ALSO.set(routes).is_ok()
 }
 
-async fn serve_metrics(listener: tokio::net::TcpListener, registry: prometheus::Registry) {
+async fn serve_metrics(
+    listener: tokio::net::TcpListener,
+    registry: prometheus::Registry,
+    limits: HttpLimits,
+    server: &'static str,
+) {
     use axum::http::header::CONTENT_TYPE;
     use axum::response::IntoResponse;
     use tower::ServiceExt;
@@ -321,9 +349,7 @@ async fn serve_metrics(listener: tokio::net::TcpListener, registry: prometheus::
                 None => axum::http::StatusCode::NOT_FOUND.into_response(),
             }
         });
-    if let Err(e) = axum::serve(listener, app).await {
-        warn!(error = %e, "the metrics endpoint stopped");
-    }
+    crate::http::serve(listener, app, limits, server).await;
 }
 
 /// The node runtime's message counters (scope [`NODE_SCOPE`]), labelled by

@@ -1,5 +1,6 @@
 //! End-to-end tests of the gRPC node runtime: real node servers on loopback
-//! in one tokio runtime, driven through the Agent and Peer services.
+//! in one tokio runtime, driven through the Agent and Peer services; and of
+//! the HTTP port serving `/metrics`.
 
 mod fixtures;
 
@@ -10,3 +11,4 @@ mod t04_lifecycle;
 mod t05_complete_network;
 mod t06_auth;
 mod t07_limits;
+mod t08_http;
