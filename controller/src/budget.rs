@@ -28,7 +28,7 @@ use crate::elections::Mode;
 
 /// Peak heap per position of a SIMULATED election (bytes), per algorithm,
 /// measured by core's `memory` example; for the complete-network algorithms
-/// at 2,048 positions (it grows with n there, see [`estimate`]).
+/// at 2,048 positions (it grows with n there, see [`estimate_of`]).
 pub const SIMULATED_BYTES: &[(&str, u64)] = &[
     ("all-the-way", 376),
     ("as-far", 308),
