@@ -35,6 +35,21 @@ impl Tmpfs {
     }
 }
 
+impl Tmpfs {
+    /// [`Tmpfs::mount`], or `None` (the test skips, saying so) where it cannot mount outside CI;
+    /// CI runs as root and fails instead.
+    fn mount_or_skip(size: &str) -> Option<Tmpfs> {
+        match Tmpfs::mount(size) {
+            Ok(t) => Some(t),
+            Err(e) if in_ci() => panic!("CI must run the full-disk tests as root: {e}"),
+            Err(e) => {
+                eprintln!("note: skipping a full-disk test (needs root to mount a tmpfs): {e}");
+                None
+            }
+        }
+    }
+}
+
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.0).status();
@@ -72,14 +87,7 @@ async fn health(addr: std::net::SocketAddr) -> ServingStatus {
 /// stayed SERVING once the store had failed, and the records were lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_refuses_elections_until_space_returns_and_loses_none() {
-    let tmpfs = match Tmpfs::mount("2m") {
-        Ok(t) => t,
-        Err(e) if in_ci() => panic!("CI must run the full-disk test as root: {e}"),
-        Err(e) => {
-            eprintln!("note: skipping the full-disk test (needs root to mount a tmpfs): {e}");
-            return;
-        }
-    };
+    let Some(tmpfs) = Tmpfs::mount_or_skip("2m") else { return };
     let history = tmpfs.0.join("history.redb");
     let mut config = test_config(2);
     config.controller.history_path = history.display().to_string();
@@ -159,14 +167,7 @@ async fn a_full_disk_refuses_elections_until_space_returns_and_loses_none() {
 /// restart too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_record_that_can_never_fit_is_saved_without_its_diagram() {
-    let tmpfs = match Tmpfs::mount("2m") {
-        Ok(t) => t,
-        Err(e) if in_ci() => panic!("CI must run the full-disk test as root: {e}"),
-        Err(e) => {
-            eprintln!("note: skipping the full-disk test (needs root to mount a tmpfs): {e}");
-            return;
-        }
-    };
+    let Some(tmpfs) = Tmpfs::mount_or_skip("2m") else { return };
     let mut config = test_config(2);
     config.controller.history_path = tmpfs.0.join("history.redb").display().to_string();
     let ctl = TestController::start_with(config.clone()).await;
