@@ -175,14 +175,21 @@ fn event(kind: pb::check_event::Kind) -> pb::CheckEvent {
     pb::CheckEvent { kind: Some(kind) }
 }
 
+/// How long a verdict waits for room in a caller's stream (a caller that
+/// reads takes it at once; one that does not loses it, and the stream ends).
+pub const VERDICT_WAIT: Duration = Duration::from_secs(30);
+
 /// Run `plan` on a blocking thread, sending progress and the verdict to
-/// `tx`; a send that fails (the caller went away) stops the check. The
-/// thread ends with the check.
+/// `tx`. The check never waits for its caller: progress the caller has not
+/// taken when the next is due is dropped (the stream holds the latest it
+/// had room for), and the verdict is handed to a task that waits at most
+/// [`VERDICT_WAIT`] for room; a caller that went away stops the check. So
+/// the check's own limits (`timeout_s`) end it whether or not the caller
+/// reads, and its thread ends with it.
 pub fn run(plan: Plan, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> tokio::task::JoinHandle<()> {
     let stop = Arc::new(AtomicBool::new(false));
     tokio::task::spawn_blocking(move || {
         let Plan { election, limits } = plan;
-        let progress_tx = tx.clone();
         let report = check_with(election.clone(), limits, Some(&stop), |p| {
             let secs = p.elapsed.as_secs_f64();
             let progress = pb::CheckProgress {
@@ -191,12 +198,15 @@ pub fn run(plan: Plan, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> toki
                 states_per_second: if secs > 0.0 { p.states as f64 / secs } else { 0.0 },
                 elapsed_s: secs,
             };
-            if progress_tx.blocking_send(Ok(event(pb::check_event::Kind::Progress(progress)))).is_err() {
-                stop.store(true, Ordering::Relaxed);
+            match tx.try_send(Ok(event(pb::check_event::Kind::Progress(progress)))) {
+                Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
+                Err(mpsc::error::TrySendError::Closed(_)) => stop.store(true, Ordering::Relaxed),
             }
         });
-        let verdict = verdict(&election, limits.fifo, &report);
-        let _ = tx.blocking_send(Ok(event(pb::check_event::Kind::Verdict(verdict))));
+        let verdict = event(pb::check_event::Kind::Verdict(verdict(&election, limits.fifo, &report)));
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(VERDICT_WAIT, tx.send(Ok(verdict))).await;
+        });
     })
 }
 
@@ -398,6 +408,25 @@ mod tests {
         assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
         drop(rx);
         tokio::time::timeout(Duration::from_secs(60), thread).await.expect("stopped").unwrap();
+    }
+
+    /// A caller that keeps the stream open but does not read it does not freeze its check: a kept
+    /// repaired ring with a recovering crash, given 2 s, whose stream holds one event and is not
+    /// read, ends by its timeout and its thread ends (within a generous minute); read then, the
+    /// stream holds the first progress and then the verdict, stopped by `timeout_s`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_caller_that_never_reads_does_not_freeze_its_check() {
+        let req = pb::CheckRequest { timeout_s: 2, ..endless() };
+        let (tx, mut rx) = mpsc::channel(1);
+        let thread = run(plan(&req, 0).unwrap(), tx);
+        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("the check ended by its timeout").unwrap();
+        let first = rx.recv().await.unwrap().unwrap();
+        assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
+        let Some(pb::check_event::Kind::Verdict(v)) = rx.recv().await.unwrap().unwrap().kind else {
+            panic!("the verdict follows")
+        };
+        assert!(v.summary.contains("stopped by timeout_s"), "{}", v.summary);
+        assert!(rx.recv().await.is_none(), "the stream ends with the verdict");
     }
 
     /// A check stops once the controller passes its memory budget, and says so: given a budget
