@@ -1,16 +1,19 @@
 //! The `CheckAlgorithm` RPC: one small election on every schedule
 //! (`ringleader-check`), its progress streamed, stopped when the caller goes.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use ringleader_check::{Election, Faults, KeptCheck, Limits, Report, check_with, diagram, split_words};
 use ringleader_core::algo::catalogue;
 use ringleader_core::topology::Topology;
 use ringleader_proto::v1 as pb;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tonic::Status;
+
+use crate::budget::Budget;
+use crate::config::ControllerConfig;
 
 /// The most nodes a check may have (the state space grows factorially).
 pub const MAX_N: u32 = 5;
@@ -39,7 +42,8 @@ fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
 /// Validate `req`, naming the field at fault. A check stops once the
 /// controller's resident memory passes `memory_budget_mib`
 /// (`controller.memory_budget_mib`; 0: no limit), so that a large check
-/// ends early instead of the controller being killed for memory.
+/// ends early instead of the controller being killed for memory. The plan
+/// is run once [`admit`]ted.
 pub fn plan(req: &pb::CheckRequest, memory_budget_mib: u64) -> Result<Plan, Status> {
     let spec = catalogue::find(&req.algorithm)
         .ok_or_else(|| invalid("algorithm", format!("unknown {:?}; known: {}", req.algorithm, catalogue::names())))?;
@@ -144,6 +148,56 @@ pub fn plan(req: &pb::CheckRequest, memory_budget_mib: u64) -> Result<Plan, Stat
     Ok(Plan { election, limits })
 }
 
+/// How long a check that finds `controller.max_concurrent_checks` running
+/// waits for one to end before it is refused (a check whose caller has gone
+/// notices at its next progress, within 250 ms, and ends).
+pub const ADMISSION_WAIT: Duration = Duration::from_secs(2);
+
+/// What an admitted check holds until it ends: its place among the checks
+/// running at once.
+#[derive(Debug)]
+pub struct Admitted {
+    plan: Plan,
+    slot: OwnedSemaphorePermit,
+}
+
+/// Admit `plan` among the checks of the controller whose memory budget is
+/// `budget`, set as in `config`: a place among the
+/// `controller.max_concurrent_checks` checks running at once, waiting
+/// [`ADMISSION_WAIT`] for one; beyond, it is refused RESOURCE_EXHAUSTED
+/// naming the setting.
+pub async fn admit(plan: Plan, budget: &Arc<Budget>, config: &ControllerConfig) -> Result<Admitted, Status> {
+    let max = config.max_concurrent_checks;
+    let slot = match tokio::time::timeout(ADMISSION_WAIT, slots(budget, max).acquire_owned()).await {
+        Ok(Ok(slot)) => slot,
+        _ => {
+            return Err(Status::resource_exhausted(format!(
+                "max_concurrent_checks: {max} {} running, the most this controller runs at once \
+                 (controller.max_concurrent_checks); try again when one has finished",
+                if max == 1 { "check is" } else { "checks are" }
+            )));
+        }
+    };
+    Ok(Admitted { plan, slot })
+}
+
+/// The places for checks of each controller, by its memory budget: a
+/// controller has one budget, so the budget's identity stands for the
+/// controller (whose API keeps no state of its own for checks).
+static SLOTS: Mutex<Vec<(Weak<Budget>, Arc<Semaphore>)>> = Mutex::new(Vec::new());
+
+/// The places for checks beside `budget`, `max` of them.
+fn slots(budget: &Arc<Budget>, max: usize) -> Arc<Semaphore> {
+    let mut all = SLOTS.lock().unwrap_or_else(PoisonError::into_inner);
+    all.retain(|(b, _)| b.strong_count() > 0);
+    if let Some((_, slots)) = all.iter().find(|(b, _)| std::ptr::eq(b.as_ptr(), Arc::as_ptr(budget))) {
+        return slots.clone();
+    }
+    let slots = Arc::new(Semaphore::new(max));
+    all.push((Arc::downgrade(budget), slots.clone()));
+    slots
+}
+
 /// The positions on one side of a split (a bit per position), from the ids
 /// on that side (`partition_side`) among the election's `ids`.
 fn side_of(side: &[u64], ids: &[u64]) -> Result<u32, Status> {
@@ -185,11 +239,11 @@ pub const VERDICT_WAIT: Duration = Duration::from_secs(30);
 /// had room for), and the verdict is handed to a task that waits at most
 /// [`VERDICT_WAIT`] for room; a caller that went away stops the check. So
 /// the check's own limits (`timeout_s`) end it whether or not the caller
-/// reads, and its thread ends with it.
-pub fn run(plan: Plan, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> tokio::task::JoinHandle<()> {
+/// reads, and its thread ends with it, giving back its place.
+pub fn run(admitted: Admitted, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> tokio::task::JoinHandle<()> {
     let stop = Arc::new(AtomicBool::new(false));
     tokio::task::spawn_blocking(move || {
-        let Plan { election, limits } = plan;
+        let Admitted { plan: Plan { election, limits }, slot } = admitted;
         let report = check_with(election.clone(), limits, Some(&stop), |p| {
             let secs = p.elapsed.as_secs_f64();
             let progress = pb::CheckProgress {
@@ -204,6 +258,8 @@ pub fn run(plan: Plan, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> toki
             }
         });
         let verdict = event(pb::check_event::Kind::Verdict(verdict(&election, limits.fifo, &report)));
+        // The check is over: the next may start before this caller reads the verdict.
+        drop(slot);
         tokio::spawn(async move {
             let _ = tokio::time::timeout(VERDICT_WAIT, tx.send(Ok(verdict))).await;
         });
@@ -383,10 +439,15 @@ mod tests {
         assert!(shortest <= first, "{shortest} steps breadth-first, {first} depth-first");
     }
 
+    /// `plan` admitted alone (a controller of its own, with the default settings).
+    async fn alone(plan: Plan) -> Admitted {
+        admit(plan, &Budget::new(0), &ControllerConfig::default()).await.unwrap()
+    }
+
     /// Run `plan` to its verdict (progress events skipped), its thread ended.
     async fn verdict_of(plan: Plan) -> pb::CheckVerdict {
         let (tx, mut rx) = mpsc::channel(16);
-        let thread = run(plan, tx);
+        let thread = run(alone(plan).await, tx);
         let verdict = loop {
             match rx.recv().await.unwrap().unwrap().kind {
                 Some(pb::check_event::Kind::Verdict(v)) => break v,
@@ -403,7 +464,7 @@ mod tests {
     async fn a_check_stops_when_its_caller_goes() {
         let req = endless();
         let (tx, mut rx) = mpsc::channel(16);
-        let thread = run(plan(&req, 0).unwrap(), tx);
+        let thread = run(alone(plan(&req, 0).unwrap()).await, tx);
         let first = rx.recv().await.unwrap().unwrap();
         assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
         drop(rx);
@@ -418,7 +479,7 @@ mod tests {
     async fn a_caller_that_never_reads_does_not_freeze_its_check() {
         let req = pb::CheckRequest { timeout_s: 2, ..endless() };
         let (tx, mut rx) = mpsc::channel(1);
-        let thread = run(plan(&req, 0).unwrap(), tx);
+        let thread = run(alone(plan(&req, 0).unwrap()).await, tx);
         tokio::time::timeout(Duration::from_secs(60), thread).await.expect("the check ended by its timeout").unwrap();
         let first = rx.recv().await.unwrap().unwrap();
         assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
@@ -427,6 +488,27 @@ mod tests {
         };
         assert!(v.summary.contains("stopped by timeout_s"), "{}", v.summary);
         assert!(rx.recv().await.is_none(), "the stream ends with the verdict");
+    }
+
+    /// Under `max_concurrent_checks = 1`, a check asked for while one runs is refused
+    /// RESOURCE_EXHAUSTED naming `controller.max_concurrent_checks`, and a running check whose
+    /// caller does not read gives its place back at its timeout: with a kept repaired ring given
+    /// 2 s and a stream of one event never read, a second check is refused, and admitted once the
+    /// first's thread has ended.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_beyond_the_cap_is_refused_until_one_ends() {
+        let (budget, config) = (Budget::new(0), ControllerConfig { max_concurrent_checks: 1, ..Default::default() });
+        let first = admit(plan(&pb::CheckRequest { timeout_s: 2, ..endless() }, 0).unwrap(), &budget, &config);
+        let (tx, rx) = mpsc::channel(1);
+        let thread = run(first.await.unwrap(), tx);
+        let small = || plan(&pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() }, 0).unwrap();
+        let e = admit(small(), &budget, &config).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+        assert!(e.message().starts_with("max_concurrent_checks: 1 check is running"), "{e:?}");
+        assert!(e.message().contains("(controller.max_concurrent_checks)"), "{e:?}");
+        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("the first ended by its timeout").unwrap();
+        admit(small(), &budget, &config).await.expect("admitted once the first has ended");
+        drop(rx);
     }
 
     /// A check stops once the controller passes its memory budget, and says so: given a budget

@@ -306,9 +306,10 @@ impl Controller for ControllerService {
     ) -> Result<Response<Self::CheckAlgorithmStream>, Status> {
         self.authorize(&request, "CheckAlgorithm", Access::Write)?;
         let plan = check::plan(request.get_ref(), self.elections.config().memory_budget_mib)?;
+        let admitted = check::admit(plan, self.elections.budget(), self.elections.config()).await?;
         let (tx, rx) = mpsc::channel(16);
         // The check's thread ends with the check (or when the caller goes).
-        drop(check::run(plan, tx));
+        drop(check::run(admitted, tx));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 

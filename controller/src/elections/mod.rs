@@ -404,6 +404,11 @@ impl Elections {
         self.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         entry.mark_done();
     }
+
+    /// The memory budget elections and checks are admitted against.
+    pub fn budget(&self) -> &Arc<crate::budget::Budget> {
+        &self.budget
+    }
 }
 
 impl telemetry::Records for Elections {
