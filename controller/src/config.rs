@@ -132,8 +132,11 @@ pub struct ControllerConfig {
     /// Admit elections against this much memory (MiB), each reserving an
     /// estimate of its peak from its size and algorithm until it ends
     /// ([`crate::budget`]); beyond it `StartElection` is refused
-    /// RESOURCE_EXHAUSTED. 0: no budget. Set it below the process's memory
-    /// limit, leaving room for the controller itself (k8s/: 320 of 512Mi).
+    /// RESOURCE_EXHAUSTED. A `CheckAlgorithm` check reserves its share (half
+    /// the budget over `max_concurrent_checks`, or less for a small
+    /// `max_states`: [`crate::check::reservation_bytes`]) and stops there. 0:
+    /// no budget. Set it below the process's memory limit, leaving room for
+    /// the controller itself (k8s/: 320 of 512Mi).
     pub memory_budget_mib: u64,
     /// Most `CheckAlgorithm` checks running at once; one beyond it is
     /// refused RESOURCE_EXHAUSTED. A check takes a core for as long as it

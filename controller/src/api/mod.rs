@@ -305,7 +305,7 @@ impl Controller for ControllerService {
         request: Request<pb::CheckRequest>,
     ) -> Result<Response<Self::CheckAlgorithmStream>, Status> {
         self.authorize(&request, "CheckAlgorithm", Access::Write)?;
-        let plan = check::plan(request.get_ref(), self.elections.config().memory_budget_mib)?;
+        let plan = check::plan(request.get_ref())?;
         let admitted = check::admit(plan, self.elections.budget(), self.elections.config()).await?;
         let (tx, rx) = mpsc::channel(16);
         // The check's thread ends with the check (or when the caller goes).

@@ -1,7 +1,7 @@
 use ringleader_proto::v1 as pb;
 use std::time::{Duration, Instant};
 
-use ringleader_tests::{TestController, assert_refused, wait_for};
+use ringleader_tests::{TestController, assert_refused, simulated, wait_for};
 use tokio_stream::StreamExt;
 
 use pb::check_event::Kind;
@@ -183,5 +183,41 @@ async fn checks_beyond_the_cap_are_refused() {
     let events: Vec<Kind> = admitted.filter_map(|e| e.unwrap().kind).collect().await;
     assert!(verdict(&events).holds, "{:?}", verdict(&events));
     drop(unread);
+    ctl.stop().await;
+}
+
+/// A running check holds its share of the memory budget: with `memory_budget_mib = 100` and one
+/// check at a time, a check reserves half the budget (50 MiB), so while it runs a SIMULATED
+/// controlled-distance election of 130,000 positions (about 59 MiB by its estimate) is refused
+/// RESOURCE_EXHAUSTED naming `memory_budget_mib`; once the check's caller has gone, it is admitted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_holds_its_share_of_the_memory_budget() {
+    let ctl = TestController::start_tuned(3, |c| {
+        c.max_concurrent_checks = 1;
+        c.memory_budget_mib = 100;
+    })
+    .await;
+    let mut client = ctl.client();
+    let long =
+        pb::CheckRequest { algorithm: "bully".into(), kept: true, partitions: 1, timeout_s: 600, ..Default::default() };
+    let mut stream = client.check_algorithm(long).await.unwrap().into_inner();
+    assert!(matches!(stream.next().await, Some(Ok(pb::CheckEvent { kind: Some(Kind::Progress(_)) }))));
+    let election = simulated("controlled-distance", 130_000);
+    let refused = client.start_election(election.clone()).await.unwrap_err();
+    assert_refused(&refused, tonic::Code::ResourceExhausted, "memory_budget_mib");
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let e = wait_for("still refused", deadline, Duration::from_millis(100), || {
+        let (mut client, req) = (client.clone(), election.clone());
+        async move {
+            match client.start_election(req).await {
+                Ok(e) => Ok(e.into_inner()),
+                Err(s) if s.code() == tonic::Code::ResourceExhausted => Err(s),
+                Err(s) => panic!("{s:?}"),
+            }
+        }
+    })
+    .await;
+    assert_eq!(e.state, pb::ElectionState::Finished as i32, "{:?}", e.error);
     ctl.stop().await;
 }
