@@ -74,8 +74,9 @@ pub struct Limits {
     pub max_depth: usize,
     /// Stop after this long.
     pub timeout: Option<Duration>,
-    /// Stop when the process's resident memory passes this many MiB (0: no
-    /// limit; read from `/proc/self/statm` where there is one).
+    /// Stop before the process's resident memory passes this many MiB (0: no
+    /// limit; read from `/proc/self/statm` where there is one, every
+    /// [`MEMORY_READ_STATES`] new states).
     pub max_memory_mib: u64,
     /// Explore depth-first: the same states and verdicts, a smaller queue
     /// of states waiting to be explored, but a counterexample need not be
@@ -129,6 +130,14 @@ pub fn split_words(side: u32, ids: &[u64]) -> String {
     };
     format!("{{{}}} / {{{}}}", named(first), named(!first & all))
 }
+
+/// A check reads the process's resident memory ([`resident_mib`], a few
+/// microseconds) each time it has found this many new states, and stops
+/// once that memory plus the next growth of its table of fingerprints
+/// (half again its size, allocated at once) passes
+/// [`Limits::max_memory_mib`]; so it passes the limit by at most the memory
+/// of this many states (and the successors of one).
+pub const MEMORY_READ_STATES: usize = 4_096;
 
 /// The process's resident memory in MiB, where the system tells it.
 pub fn resident_mib() -> Option<u64> {
@@ -272,6 +281,13 @@ impl Seen {
         }
     }
 
+    /// The bytes the next growth allocates (the old arrays are freed only
+    /// once every key has moved, so memory peaks at both).
+    fn growth_bytes(&self) -> u64 {
+        let cap = self.keys.len() + self.keys.len() / 2;
+        (cap * (size_of::<u64>() + size_of::<u32>())) as u64
+    }
+
     fn grow(&mut self) {
         let cap = self.keys.len() + self.keys.len() / 2;
         let keys = std::mem::replace(&mut self.keys, vec![Self::EMPTY; cap]);
@@ -378,9 +394,12 @@ pub fn check_with(
             most_messages = most_messages.max(s.sent());
             continue;
         }
-        if seen.len() >= memory_checked + 65_536 {
+        if seen.len() >= memory_checked + MEMORY_READ_STATES {
             memory_checked = seen.len();
-            over_memory = limits.max_memory_mib > 0 && resident_mib().is_some_and(|m| m > limits.max_memory_mib);
+            // The table's next growth counts now: it comes in one piece, between two reads.
+            let growth_mib = seen.growth_bytes() >> 20;
+            over_memory = limits.max_memory_mib > 0
+                && resident_mib().is_some_and(|m| m.saturating_add(growth_mib) > limits.max_memory_mib);
         }
         let limited = [
             (limits.max_states > 0 && seen.len() >= limits.max_states, "states"),
@@ -674,7 +693,30 @@ pub fn sweep_kept(
 
 #[cfg(test)]
 mod tests {
-    use super::Seen;
+    use super::*;
+
+    /// A kept repaired ring on 3 nodes whose crash may recover: a check that does not end
+    /// within minutes.
+    fn endless() -> Election {
+        let spec = ringleader_core::algo::catalogue::find("repaired-ring").unwrap();
+        let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
+        let faults = Faults { crashes: 1, recover: true, ..Faults::NONE };
+        Election::kept(spec, topology, vec![1, 2, 3], DetectorConfig::LOOPBACK, faults)
+    }
+
+    /// A memory limit is noticed within [`MEMORY_READ_STATES`] new states of being passed: given a
+    /// limit below any process's resident memory (1 MiB), a check that would run for minutes stops,
+    /// by memory, with fewer than twice that many states, breadth-first and depth-first.
+    #[test]
+    fn a_memory_limit_is_noticed_within_the_read_interval() {
+        for depth_first in [false, true] {
+            let limits =
+                Limits { max_memory_mib: 1, timeout: Some(Duration::from_secs(120)), depth_first, ..Limits::default() };
+            let r = check(endless(), limits);
+            assert_eq!(r.limit, Some("memory"), "depth-first {depth_first}: {r:?}");
+            assert!(r.states < 2 * MEMORY_READ_STATES, "depth-first {depth_first}: {} states", r.states);
+        }
+    }
 
     /// The table of fingerprints answers as a map would, through its growths: every fingerprint
     /// found with its rank, a rank raised only when asked and only upwards, fingerprint 0 (the

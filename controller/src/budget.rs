@@ -138,14 +138,14 @@ impl std::fmt::Display for OverBudget {
             write!(
                 f,
                 "memory_budget_mib: {what} is estimated to take {needed} MiB at its peak, more than the controller's \
-                 whole budget of {limit} MiB (controller.memory_budget_mib); ask for fewer positions"
+                 whole budget of {limit} MiB (controller.memory_budget_mib); ask for a smaller one (fewer positions, or max_states for a check)"
             )
         } else {
             write!(
                 f,
                 "memory_budget_mib: {what} is estimated to take {needed} MiB at its peak, and the running elections \
-                 have reserved {} MiB of the controller's budget of {limit} MiB (controller.memory_budget_mib); try \
-                 again when some have finished, or ask for fewer positions",
+                 and checks have reserved {} MiB of the controller's budget of {limit} MiB (controller.memory_budget_mib); try \
+                 again when some have finished, or ask for a smaller one",
                 mib(self.reserved)
             )
         }

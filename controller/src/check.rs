@@ -9,8 +9,11 @@ use ringleader_check::{Election, Faults, KeptCheck, Limits, Report, check_with, 
 use ringleader_core::algo::catalogue;
 use ringleader_core::topology::Topology;
 use ringleader_proto::v1 as pb;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tonic::Status;
+
+use crate::budget::{Budget, Reservation};
+use crate::config::ControllerConfig;
 
 /// The most nodes a check may have (the state space grows factorially).
 pub const MAX_N: u32 = 5;
@@ -36,11 +39,9 @@ fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
     Status::invalid_argument(format!("{field}: {why}"))
 }
 
-/// Validate `req`, naming the field at fault. A check stops once the
-/// controller's resident memory passes `memory_budget_mib`
-/// (`controller.memory_budget_mib`; 0: no limit), so that a large check
-/// ends early instead of the controller being killed for memory.
-pub fn plan(req: &pb::CheckRequest, memory_budget_mib: u64) -> Result<Plan, Status> {
+/// Validate `req`, naming the field at fault. The plan is run once
+/// [`admit`]ted.
+pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
     let spec = catalogue::find(&req.algorithm)
         .ok_or_else(|| invalid("algorithm", format!("unknown {:?}; known: {}", req.algorithm, catalogue::names())))?;
     let n = if req.n == 0 { 3 } else { req.n };
@@ -133,15 +134,106 @@ pub fn plan(req: &pb::CheckRequest, memory_budget_mib: u64) -> Result<Plan, Stat
         return Err(invalid("fifo", "FIFO links and any_order: one or the other"));
     }
     let fifo = (spec.assumptions.fifo || req.fifo) && !req.any_order;
-    let limits = Limits {
-        fifo,
-        max_states,
-        timeout: Some(timeout),
-        max_memory_mib: memory_budget_mib,
-        depth_first: req.depth_first,
-        ..Limits::default()
-    };
+    let limits = Limits { fifo, max_states, timeout: Some(timeout), depth_first: req.depth_first, ..Limits::default() };
     Ok(Plan { election, limits })
+}
+
+/// How long a check that finds `controller.max_concurrent_checks` running
+/// waits for one to end before it is refused (a check whose caller has gone
+/// notices at its next progress, within 250 ms, and ends).
+pub const ADMISSION_WAIT: Duration = Duration::from_secs(2);
+/// Breadth-first, a check's resident memory per state found, at its peak,
+/// with a margin: 1.0 to 1.3 KB measured on checks cut short with most
+/// states still queued (kept bully on 4 nodes with a crash, the repaired
+/// ring with a recovering crash, ZooKeeper-style's split {1, 3, 4} / {2}),
+/// 300 to 410 B on ones that drain their queue (kept bully on 3 nodes,
+/// Chubby-style on 5); `cargo run --release -p ringleader-check --example
+/// rss` measures it.
+pub const BFS_BYTES_PER_STATE: u64 = 1_536;
+/// Depth-first, the same: 35 to 98 B measured (the table of fingerprints
+/// and a stack of a few hundred states), with a margin.
+pub const DFS_BYTES_PER_STATE: u64 = 128;
+/// The checks running at once together reserve at most this share of the
+/// controller's memory budget, leaving the rest to elections.
+pub const CHECKS_SHARE_PERCENT: u64 = 50;
+
+/// What an admitted check holds until it ends: its place among the checks
+/// running at once, and its share of the controller's memory budget.
+#[derive(Debug)]
+pub struct Admitted {
+    plan: Plan,
+    slot: OwnedSemaphorePermit,
+    memory: Reservation,
+}
+
+/// The memory a check of `limits` reserves, in bytes: its states at most
+/// (`max_states`) at the measured bytes per state, and no more than its
+/// share of a budget of `budget_bytes` among `max_concurrent` checks
+/// ([`CHECKS_SHARE_PERCENT`] of it together).
+pub fn reservation_bytes(limits: &Limits, budget_bytes: u64, max_concurrent: usize) -> u64 {
+    let per_state = if limits.depth_first { DFS_BYTES_PER_STATE } else { BFS_BYTES_PER_STATE };
+    let share = budget_bytes / 100 * CHECKS_SHARE_PERCENT / max_concurrent.max(1) as u64;
+    (limits.max_states as u64).saturating_mul(per_state).min(share)
+}
+
+/// Admit `plan` among the checks of the controller whose memory budget is
+/// `budget` (`controller.memory_budget_mib`), set as in `config`: a place
+/// among the `controller.max_concurrent_checks` checks running at once
+/// (waiting [`ADMISSION_WAIT`] for one), then its memory
+/// ([`reservation_bytes`]) reserved in the budget beside the running
+/// elections and checks. Whatever does not fit is refused
+/// RESOURCE_EXHAUSTED naming the setting. With a budget, the check stops
+/// before the controller's resident memory has grown by its reservation
+/// since it was admitted (or passes the whole budget), so the checks and
+/// elections running at once stay within the budget together; the margin
+/// is the memory of `ringleader_check::MEMORY_READ_STATES` states.
+pub async fn admit(
+    mut plan: Plan,
+    slots: &Slots,
+    budget: &Arc<Budget>,
+    config: &ControllerConfig,
+) -> Result<Admitted, Status> {
+    let max = slots.max;
+    let slot = match tokio::time::timeout(ADMISSION_WAIT, slots.places.clone().acquire_owned()).await {
+        Ok(Ok(slot)) => slot,
+        _ => {
+            return Err(Status::resource_exhausted(format!(
+                "max_concurrent_checks: {max} {} running, the most this controller runs at once \
+                 (controller.max_concurrent_checks); try again when one has finished",
+                if max == 1 { "check is" } else { "checks are" }
+            )));
+        }
+    };
+    let budget_bytes = config.memory_budget_mib.saturating_mul(1 << 20);
+    let bytes = reservation_bytes(&plan.limits, budget_bytes, max);
+    let memory = budget
+        .reserve(bytes, || {
+            let e = &plan.election;
+            let kept = if e.kept.is_some() { " kept" } else { "" };
+            format!("a check of {}{kept} on {} nodes", e.spec.name, e.ids.len())
+        })
+        .map_err(|e| Status::resource_exhausted(e.to_string()))?;
+    if budget_bytes > 0 {
+        let resident = ringleader_check::resident_mib().unwrap_or(0);
+        plan.limits.max_memory_mib = (resident + (bytes >> 20)).min(config.memory_budget_mib);
+    }
+    Ok(Admitted { plan, slot, memory })
+}
+
+/// The places for checks at one controller: `controller.max_concurrent_checks`
+/// of them, each held by a running check ([`Admitted`]).
+#[derive(Debug, Clone)]
+pub struct Slots {
+    places: Arc<Semaphore>,
+    max: usize,
+}
+
+impl Slots {
+    /// `max` places (at least one).
+    pub fn new(max: usize) -> Slots {
+        let max = max.max(1);
+        Slots { places: Arc::new(Semaphore::new(max)), max }
+    }
 }
 
 /// The positions on one side of a split (a bit per position), from the ids
@@ -175,14 +267,21 @@ fn event(kind: pb::check_event::Kind) -> pb::CheckEvent {
     pb::CheckEvent { kind: Some(kind) }
 }
 
+/// How long a verdict waits for room in a caller's stream (a caller that
+/// reads takes it at once; one that does not loses it, and the stream ends).
+pub const VERDICT_WAIT: Duration = Duration::from_secs(30);
+
 /// Run `plan` on a blocking thread, sending progress and the verdict to
-/// `tx`; a send that fails (the caller went away) stops the check. The
-/// thread ends with the check.
-pub fn run(plan: Plan, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> tokio::task::JoinHandle<()> {
+/// `tx`. The check never waits for its caller: progress the caller has not
+/// taken when the next is due is dropped (the stream holds the latest it
+/// had room for), and the verdict is handed to a task that waits at most
+/// [`VERDICT_WAIT`] for room; a caller that went away stops the check. So
+/// the check's own limits (`timeout_s`) end it whether or not the caller
+/// reads, and its thread ends with it, giving back its place and memory.
+pub fn run(admitted: Admitted, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> tokio::task::JoinHandle<()> {
     let stop = Arc::new(AtomicBool::new(false));
     tokio::task::spawn_blocking(move || {
-        let Plan { election, limits } = plan;
-        let progress_tx = tx.clone();
+        let Admitted { plan: Plan { election, limits }, slot, memory } = admitted;
         let report = check_with(election.clone(), limits, Some(&stop), |p| {
             let secs = p.elapsed.as_secs_f64();
             let progress = pb::CheckProgress {
@@ -191,14 +290,35 @@ pub fn run(plan: Plan, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> toki
                 states_per_second: if secs > 0.0 { p.states as f64 / secs } else { 0.0 },
                 elapsed_s: secs,
             };
-            if progress_tx.blocking_send(Ok(event(pb::check_event::Kind::Progress(progress)))).is_err() {
-                stop.store(true, Ordering::Relaxed);
+            match tx.try_send(Ok(event(pb::check_event::Kind::Progress(progress)))) {
+                Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
+                Err(mpsc::error::TrySendError::Closed(_)) => stop.store(true, Ordering::Relaxed),
             }
         });
-        let verdict = verdict(&election, limits.fifo, &report);
-        let _ = tx.blocking_send(Ok(event(pb::check_event::Kind::Verdict(verdict))));
+        trim();
+        let verdict = event(pb::check_event::Kind::Verdict(verdict(&election, limits.fifo, &report)));
+        // The check is over and its memory freed: the next may start before this caller reads
+        // the verdict.
+        drop((slot, memory));
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(VERDICT_WAIT, tx.send(Ok(verdict))).await;
+        });
     })
 }
+
+/// Give the memory a check freed back to the system: glibc's allocator
+/// keeps it, and the next check's share, measured from the resident memory
+/// at its admission, would start on top of it.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim() {
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim() {}
 
 /// The verdict of `report`, a check of `election`.
 fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict {
@@ -222,7 +342,7 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
         "holds on every schedule".into()
     } else {
         let limit = match report.limit {
-            Some("memory") => "the controller's memory budget, controller.memory_budget_mib",
+            Some("memory") => "its share of the controller's memory budget, controller.memory_budget_mib",
             Some("states") => "max_states",
             Some("time") => "timeout_s",
             Some(other) => other,
@@ -290,7 +410,7 @@ mod tests {
             ..Default::default()
         };
         for (side, why) in [(vec![9], "not one of the ids"), (vec![2, 2], "twice"), (vec![1, 2, 3], "every node")] {
-            let e = plan(&split(side), 0).unwrap_err();
+            let e = plan(&split(side)).unwrap_err();
             assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
             assert!(e.message().starts_with("partition_side: ") && e.message().contains(why), "{e:?}");
         }
@@ -305,12 +425,12 @@ mod tests {
                 ..split(vec![3])
             },
         ] {
-            let e = plan(&req, 0).unwrap_err();
+            let e = plan(&req).unwrap_err();
             assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
             assert!(e.message().starts_with("partition_side: "), "{e:?}");
         }
-        let alone = verdict_of(plan(&split(vec![3]), 0).unwrap()).await;
-        let any = verdict_of(plan(&split(vec![]), 0).unwrap()).await;
+        let alone = verdict_of(plan(&split(vec![3])).unwrap()).await;
+        let any = verdict_of(plan(&split(vec![])).unwrap()).await;
         assert!(alone.holds && alone.complete && any.holds && any.complete, "{alone:?} {any:?}");
         assert!(alone.states > 1000 && alone.states < any.states, "{} against {}", alone.states, any.states);
         assert!(alone.summary.starts_with("chubby n=3 kept (split {1, 2} / {3}): "), "{}", alone.summary);
@@ -331,11 +451,11 @@ mod tests {
             fifo,
             ..Default::default()
         };
-        let e = plan(&pb::CheckRequest { any_order: true, ..zk(true) }, 0).unwrap_err();
+        let e = plan(&pb::CheckRequest { any_order: true, ..zk(true) }).unwrap_err();
         assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
         assert!(e.message().starts_with("fifo: "), "{e:?}");
-        let fifo = verdict_of(plan(&zk(true), 0).unwrap()).await;
-        let any = verdict_of(plan(&zk(false), 0).unwrap()).await;
+        let fifo = verdict_of(plan(&zk(true)).unwrap()).await;
+        let any = verdict_of(plan(&zk(false)).unwrap()).await;
         assert!(fifo.holds && fifo.complete && any.holds && any.complete, "{fifo:?} {any:?}");
         assert!(fifo.states > 1000 && fifo.states < any.states, "{} against {}", fifo.states, any.states);
         assert!(fifo.summary.starts_with("zookeeper n=3 kept on FIFO links: "), "{}", fifo.summary);
@@ -359,13 +479,13 @@ mod tests {
             depth_first,
             ..Default::default()
         };
-        let bfs = verdict_of(plan(&kept("chubby", false), 0).unwrap()).await;
-        let dfs = verdict_of(plan(&kept("chubby", true), 0).unwrap()).await;
+        let bfs = verdict_of(plan(&kept("chubby", false)).unwrap()).await;
+        let dfs = verdict_of(plan(&kept("chubby", true)).unwrap()).await;
         assert!(bfs.holds && dfs.holds, "{bfs:?} {dfs:?}");
         assert_eq!(dfs.states, bfs.states);
         assert!(dfs.depth > bfs.depth, "depth-first runs deeper than the layers: {} against {}", dfs.depth, bfs.depth);
-        let bfs = verdict_of(plan(&kept("bully", false), 0).unwrap()).await;
-        let dfs = verdict_of(plan(&kept("bully", true), 0).unwrap()).await;
+        let bfs = verdict_of(plan(&kept("bully", false)).unwrap()).await;
+        let dfs = verdict_of(plan(&kept("bully", true)).unwrap()).await;
         let split = |v: &pb::CheckVerdict| {
             v.counterexamples.iter().find(|c| c.property == "at most one leader per term").map(|c| c.steps.len())
         };
@@ -373,10 +493,114 @@ mod tests {
         assert!(shortest <= first, "{shortest} steps breadth-first, {first} depth-first");
     }
 
+    /// `plan` admitted alone (a controller of its own, with the default settings).
+    async fn alone(plan: Plan) -> Admitted {
+        admit(plan, &Slots::new(1), &Budget::new(0), &ControllerConfig::default()).await.unwrap()
+    }
+
     /// Run `plan` to its verdict (progress events skipped), its thread ended.
     async fn verdict_of(plan: Plan) -> pb::CheckVerdict {
+        verdict_under(plan, 0).await
+    }
+
+    /// A caller that goes away stops the check: a kept repaired ring with a recovering crash, given
+    /// 600 s, ends within a minute of the receiver being dropped after its first progress event.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_stops_when_its_caller_goes() {
+        let req = endless();
         let (tx, mut rx) = mpsc::channel(16);
-        let thread = run(plan, tx);
+        let thread = run(alone(plan(&req).unwrap()).await, tx);
+        let first = rx.recv().await.unwrap().unwrap();
+        assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
+        drop(rx);
+        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("stopped").unwrap();
+    }
+
+    /// A caller that keeps the stream open but does not read it does not freeze its check: a kept
+    /// repaired ring with a recovering crash, given 2 s, whose stream holds one event and is not
+    /// read, ends by its timeout and its thread ends (within a generous minute); read then, the
+    /// stream holds the first progress and then the verdict, stopped by `timeout_s`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_caller_that_never_reads_does_not_freeze_its_check() {
+        let req = pb::CheckRequest { timeout_s: 2, ..endless() };
+        let (tx, mut rx) = mpsc::channel(1);
+        let thread = run(alone(plan(&req).unwrap()).await, tx);
+        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("the check ended by its timeout").unwrap();
+        let first = rx.recv().await.unwrap().unwrap();
+        assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
+        let Some(pb::check_event::Kind::Verdict(v)) = rx.recv().await.unwrap().unwrap().kind else {
+            panic!("the verdict follows")
+        };
+        assert!(v.summary.contains("stopped by timeout_s"), "{}", v.summary);
+        assert!(rx.recv().await.is_none(), "the stream ends with the verdict");
+    }
+
+    /// Under `max_concurrent_checks = 1`, a check asked for while one runs is refused
+    /// RESOURCE_EXHAUSTED naming `controller.max_concurrent_checks`, and a running check whose
+    /// caller does not read gives its place back at its timeout: with a kept repaired ring given
+    /// 2 s and a stream of one event never read, a second check is refused, and admitted once the
+    /// first's thread has ended.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_beyond_the_cap_is_refused_until_one_ends() {
+        let (budget, config) = (Budget::new(0), ControllerConfig { max_concurrent_checks: 1, ..Default::default() });
+        let slots = Slots::new(config.max_concurrent_checks);
+        let first = admit(plan(&pb::CheckRequest { timeout_s: 2, ..endless() }).unwrap(), &slots, &budget, &config);
+        let (tx, rx) = mpsc::channel(1);
+        let thread = run(first.await.unwrap(), tx);
+        let small = || plan(&pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() }).unwrap();
+        let e = admit(small(), &slots, &budget, &config).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+        assert!(e.message().starts_with("max_concurrent_checks: 1 check is running"), "{e:?}");
+        assert!(e.message().contains("(controller.max_concurrent_checks)"), "{e:?}");
+        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("the first ended by its timeout").unwrap();
+        admit(small(), &slots, &budget, &config).await.expect("admitted once the first has ended");
+        drop(rx);
+    }
+
+    /// A check reserves its share of the memory budget until it ends, and is refused when the
+    /// share does not fit: under a budget of 100 MiB and 2 checks at once, a check reserves 25 MiB
+    /// (half the budget over two) and stops once the controller's resident memory has grown by
+    /// that much since its admission (or passes the budget); one asking for at most 10,000 states depth-first reserves
+    /// their measured 1.28 MB; with 80 MiB reserved by elections, the first is refused
+    /// RESOURCE_EXHAUSTED naming `memory_budget_mib` and the second fits; a check's thread gives
+    /// its share back when it ends.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_holds_its_share_of_the_budget() {
+        const MIB: u64 = 1 << 20;
+        let budget = Budget::new(100);
+        let config = ControllerConfig { memory_budget_mib: 100, max_concurrent_checks: 2, ..Default::default() };
+        let slots = Slots::new(config.max_concurrent_checks);
+        let quick = pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() };
+        let small = pb::CheckRequest { max_states: 10_000, depth_first: true, ..quick.clone() };
+        let before = ringleader_check::resident_mib().unwrap();
+        let check = admit(plan(&quick).unwrap(), &slots, &budget, &config).await.unwrap();
+        let after = ringleader_check::resident_mib().unwrap();
+        assert_eq!(budget.reserved(), 25 * MIB);
+        // Read between `before` and `after` (other tests' memory comes and goes meanwhile), and
+        // no higher than the whole budget.
+        let limit = check.plan.limits.max_memory_mib;
+        let read = before.min(after).saturating_sub(8)..=before.max(after) + 8;
+        assert!(limit == 100 || read.contains(&(limit - 25)), "{limit}: {before}, {after}");
+        let (tx, mut rx) = mpsc::channel(16);
+        run(check, tx).await.unwrap();
+        assert_eq!(budget.reserved(), 0, "given back when the check ended");
+        while rx.recv().await.is_some() {}
+
+        let elections = budget.reserve(80 * MIB, || "elections".into()).unwrap();
+        let e = admit(plan(&quick).unwrap(), &slots, &budget, &config).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+        assert!(e.message().starts_with("memory_budget_mib: a check of as-far on 3 nodes is estimated"), "{e:?}");
+        let check = admit(plan(&small).unwrap(), &slots, &budget, &config).await.unwrap();
+        assert_eq!(budget.reserved(), 80 * MIB + 10_000 * DFS_BYTES_PER_STATE);
+        drop((check, elections));
+        assert_eq!(budget.reserved(), 0);
+    }
+
+    /// `plan` admitted alone under a budget of `mib` MiB, run to its verdict.
+    async fn verdict_under(plan: Plan, mib: u64) -> pb::CheckVerdict {
+        let config = ControllerConfig { memory_budget_mib: mib, ..Default::default() };
+        let (tx, mut rx) = mpsc::channel(16);
+        let thread = run(admit(plan, &Slots::new(1), &Budget::new(mib), &config).await.unwrap(), tx);
         let verdict = loop {
             match rx.recv().await.unwrap().unwrap().kind {
                 Some(pb::check_event::Kind::Verdict(v)) => break v,
@@ -387,30 +611,18 @@ mod tests {
         verdict
     }
 
-    /// A caller that goes away stops the check: a kept repaired ring with a recovering crash, given
-    /// 600 s, ends within a minute of the receiver being dropped after its first progress event.
+    /// A check stops at its share of the memory budget, and says so: under a budget of 1 MiB (a
+    /// share of 512 KiB), a kept repaired ring with a recovering crash (which does not finish
+    /// within minutes) ends after its first reads of memory, incomplete, its summary naming
+    /// `controller.memory_budget_mib`.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_check_stops_when_its_caller_goes() {
-        let req = endless();
-        let (tx, mut rx) = mpsc::channel(16);
-        let thread = run(plan(&req, 0).unwrap(), tx);
-        let first = rx.recv().await.unwrap().unwrap();
-        assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
-        drop(rx);
-        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("stopped").unwrap();
-    }
-
-    /// A check stops once the controller passes its memory budget, and says so: given a budget
-    /// below any process's resident memory, a kept repaired ring with a recovering crash (which
-    /// does not finish within minutes) ends after its first batch of states, incomplete, its
-    /// summary naming `controller.memory_budget_mib`.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_check_stops_at_the_memory_budget() {
-        let verdict = tokio::time::timeout(Duration::from_secs(60), verdict_of(plan(&endless(), 1).unwrap()))
+    async fn a_check_stops_at_its_share_of_the_memory_budget() {
+        let verdict = tokio::time::timeout(Duration::from_secs(60), verdict_under(plan(&endless()).unwrap(), 1))
             .await
             .expect("ended");
         assert!(!verdict.complete && verdict.counterexamples.is_empty(), "{verdict:?}");
         assert!(verdict.states < 200_000, "{} states", verdict.states);
+        assert!(verdict.summary.contains("its share of the controller's memory budget"), "{}", verdict.summary);
         assert!(verdict.summary.contains("controller.memory_budget_mib"), "{}", verdict.summary);
     }
 }

@@ -132,8 +132,11 @@ pub struct ControllerConfig {
     /// Admit elections against this much memory (MiB), each reserving an
     /// estimate of its peak from its size and algorithm until it ends
     /// ([`crate::budget`]); beyond it `StartElection` is refused
-    /// RESOURCE_EXHAUSTED. 0: no budget. Set it below the process's memory
-    /// limit, leaving room for the controller itself (k8s/: 320 of 512Mi).
+    /// RESOURCE_EXHAUSTED. A `CheckAlgorithm` check reserves its share (half
+    /// the budget over `max_concurrent_checks`, or less for a small
+    /// `max_states`: [`crate::check::reservation_bytes`]) and stops there. 0:
+    /// no budget. Set it below the process's memory limit, leaving room for
+    /// the controller itself (k8s/: 320 of 512Mi).
     pub memory_budget_mib: u64,
     /// Bytes of finished election records (diagrams included) kept in memory
     /// and in the history, MiB; beyond it the oldest diagrams are dropped
@@ -143,6 +146,11 @@ pub struct ControllerConfig {
     /// A space-time diagram larger than this (KiB) is not kept: the record
     /// says so and keeps everything else.
     pub max_diagram_kib: u64,
+    /// Most `CheckAlgorithm` checks running at once; one beyond it is
+    /// refused RESOURCE_EXHAUSTED. A check takes a core for as long as it
+    /// runs: the default, half the cores (at least 1), leaves the rest to the
+    /// embedded nodes, whose kept leaderships' timing assumes they get CPU.
+    pub max_concurrent_checks: usize,
     /// Also serve `grpc.health.v1` alone, in plain text, on this socket
     /// address (e.g. `0.0.0.0:50052`), for Kubernetes gRPC probes, which
     /// cannot speak TLS; empty = off.
@@ -182,11 +190,18 @@ impl Default for ControllerConfig {
             memory_budget_mib: 0,
             max_stored_mib: 64,
             max_diagram_kib: 4_096,
+            max_concurrent_checks: default_concurrent_checks(),
             health_listen: String::new(),
             max_connections: ringleader_node::runtime::limits::ConnLimits::DEFAULT.max_connections,
             idle_timeout_ms: ringleader_node::runtime::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,
         }
     }
+}
+
+/// Half the cores this process may use (its cgroup's CPU quota, where it
+/// has one), at least 1: [`ControllerConfig::max_concurrent_checks`].
+pub fn default_concurrent_checks() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get() / 2).max(1)
 }
 
 impl ControllerConfig {
@@ -369,6 +384,9 @@ impl Config {
         if c.max_running_elections == 0 {
             return invalid("controller.max_running_elections", "must be at least 1".into());
         }
+        if c.max_concurrent_checks == 0 {
+            return invalid("controller.max_concurrent_checks", "must be at least 1".into());
+        }
         if c.max_connections < 8 {
             return invalid("controller.max_connections", "must be at least 8".into());
         }
@@ -459,6 +477,7 @@ mod tests {
         );
         bad(|c| c.decision_timeout_ms = 0, "controller.decision_timeout_ms");
         bad(|c| c.host = String::new(), "controller.host");
+        bad(|c| c.max_concurrent_checks = 0, "controller.max_concurrent_checks");
         bad(|c| c.health_listen = "50052".into(), "controller.health_listen");
         bad(|c| c.discover = "ringleader-node".into(), "controller.discover");
         bad(|c| c.discover = "ringleader-node:7000".into(), "controller.discover_nodes");

@@ -36,6 +36,8 @@ pub struct ControllerService {
     elections: Arc<Elections>,
     faults: Arc<Faults>,
     auth: Auth,
+    /// The places of the checks running at once (`max_concurrent_checks`).
+    checks: check::Slots,
 }
 
 impl ControllerService {
@@ -63,7 +65,8 @@ impl ControllerService {
             Arc::new(move || registry.upgrade().map(|f| f.active_kinds()).unwrap_or_default()),
         );
         elections.set_fault_probe(Box::new(crate::faults::Probe(Arc::downgrade(&faults))));
-        ControllerService { elections, faults, auth }
+        let checks = check::Slots::new(elections.config().max_concurrent_checks);
+        ControllerService { elections, faults, auth, checks }
     }
 
     /// Refuse the call unless its credentials allow `access` (counted and logged, never the secret).
@@ -311,10 +314,11 @@ impl Controller for ControllerService {
         request: Request<pb::CheckRequest>,
     ) -> Result<Response<Self::CheckAlgorithmStream>, Status> {
         self.authorize(&request, "CheckAlgorithm", Access::Write)?;
-        let plan = check::plan(request.get_ref(), self.elections.config().memory_budget_mib)?;
+        let plan = check::plan(request.get_ref())?;
+        let admitted = check::admit(plan, &self.checks, self.elections.budget(), self.elections.config()).await?;
         let (tx, rx) = mpsc::channel(16);
         // The check's thread ends with the check (or when the caller goes).
-        drop(check::run(plan, tx));
+        drop(check::run(admitted, tx));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 

@@ -506,6 +506,11 @@ impl Elections {
         drop(admission);
         entry.mark_done();
     }
+
+    /// The memory budget elections and checks are admitted against.
+    pub fn budget(&self) -> &Arc<crate::budget::Budget> {
+        &self.budget
+    }
 }
 
 impl telemetry::Records for Elections {

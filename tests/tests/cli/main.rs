@@ -13,3 +13,4 @@ mod t09_sweep;
 mod t10_page;
 mod t11_containers;
 mod t12_memory_budget;
+mod t13_check_memory;

@@ -1,5 +1,7 @@
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_refused};
+use std::time::{Duration, Instant};
+
+use ringleader_tests::{TestController, assert_refused, simulated, wait_for};
 use tokio_stream::StreamExt;
 
 use pb::check_event::Kind;
@@ -147,5 +149,76 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
     let v = verdict(&check(&ctl, req).await).clone();
     assert!(v.holds, "{v:?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(120), "the stopped check did not hold things up");
+    ctl.stop().await;
+}
+
+/// With `max_concurrent_checks = 1`, a check asked for while another runs is refused
+/// RESOURCE_EXHAUSTED naming `controller.max_concurrent_checks`; the first check's caller, which
+/// keeps its stream without reading it, holds the slot no longer than that check's timeout (10 s),
+/// after which a check is admitted and holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checks_beyond_the_cap_are_refused() {
+    let ctl = TestController::start_tuned(3, |c| c.max_concurrent_checks = 1).await;
+    let mut client = ctl.client();
+    // Kept bully with a partition runs for minutes: given 10 s, its stream kept and never read.
+    let long =
+        pb::CheckRequest { algorithm: "bully".into(), kept: true, partitions: 1, timeout_s: 10, ..Default::default() };
+    let unread = client.check_algorithm(long).await.unwrap();
+    let as_far = pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() };
+    let refused = client.check_algorithm(as_far.clone()).await.unwrap_err();
+    assert_refused(&refused, tonic::Code::ResourceExhausted, "max_concurrent_checks");
+    assert!(refused.message().contains("controller.max_concurrent_checks"), "{}", refused.message());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let admitted = wait_for("still refused", deadline, Duration::from_millis(100), || {
+        let (mut client, req) = (client.clone(), as_far.clone());
+        async move {
+            match client.check_algorithm(req).await {
+                Ok(stream) => Ok(stream.into_inner()),
+                Err(s) if s.code() == tonic::Code::ResourceExhausted => Err(s),
+                Err(s) => panic!("{s:?}"),
+            }
+        }
+    })
+    .await;
+    let events: Vec<Kind> = admitted.filter_map(|e| e.unwrap().kind).collect().await;
+    assert!(verdict(&events).holds, "{:?}", verdict(&events));
+    drop(unread);
+    ctl.stop().await;
+}
+
+/// A running check holds its share of the memory budget: with `memory_budget_mib = 100` (8 MiB
+/// of it set aside for records) and one check at a time, a check reserves half the budget (50 MiB), so while it runs a SIMULATED
+/// controlled-distance election of 130,000 positions (about 59 MiB by its estimate) is refused
+/// RESOURCE_EXHAUSTED naming `memory_budget_mib`; once the check's caller has gone, it is admitted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_holds_its_share_of_the_memory_budget() {
+    let ctl = TestController::start_tuned(3, |c| {
+        c.max_concurrent_checks = 1;
+        c.memory_budget_mib = 100;
+        c.max_stored_mib = 8;
+    })
+    .await;
+    let mut client = ctl.client();
+    let long =
+        pb::CheckRequest { algorithm: "bully".into(), kept: true, partitions: 1, timeout_s: 600, ..Default::default() };
+    let mut stream = client.check_algorithm(long).await.unwrap().into_inner();
+    assert!(matches!(stream.next().await, Some(Ok(pb::CheckEvent { kind: Some(Kind::Progress(_)) }))));
+    let election = simulated("controlled-distance", 130_000);
+    let refused = client.start_election(election.clone()).await.unwrap_err();
+    assert_refused(&refused, tonic::Code::ResourceExhausted, "memory_budget_mib");
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let e = wait_for("still refused", deadline, Duration::from_millis(100), || {
+        let (mut client, req) = (client.clone(), election.clone());
+        async move {
+            match client.start_election(req).await {
+                Ok(e) => Ok(e.into_inner()),
+                Err(s) if s.code() == tonic::Code::ResourceExhausted => Err(s),
+                Err(s) => panic!("{s:?}"),
+            }
+        }
+    })
+    .await;
+    assert_eq!(e.state, pb::ElectionState::Finished as i32, "{:?}", e.error);
     ctl.stop().await;
 }

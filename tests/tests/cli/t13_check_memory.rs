@@ -1,0 +1,115 @@
+//! Checks (`CheckAlgorithm`) under Kubernetes' settings, measured on the real
+//! binary: at most `max_concurrent_checks` run at once, each within its share
+//! of `memory_budget_mib`, the others refused RESOURCE_EXHAUSTED naming the
+//! setting, and the process's peak resident memory stays within its baseline
+//! plus the budget.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use ringleader_proto::v1 as pb;
+use ringleader_proto::v1::controller_client::ControllerClient;
+use ringleader_tests::{Proc, controller_binary, free_port};
+use tokio_stream::StreamExt;
+use tonic::Code;
+
+/// The budget k8s/10-config.yaml gives the controller, MiB.
+const BUDGET_MIB: u64 = 320;
+/// Checks sent at once.
+const CHECKS: usize = 8;
+
+/// A field of /proc/`pid`/status in KiB (`VmRSS`, `VmHWM`).
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A controller with k8s/'s `memory_budget_mib = 320` and `max_concurrent_checks = 1` takes 8
+/// breadth-first checks of kept bully on 4 nodes with a crash (9.75 million states, about 1.2 KB
+/// each breadth-first: far beyond the budget) sent at once: the ones admitted end with a verdict,
+/// the others are refused RESOURCE_EXHAUSTED naming `max_concurrent_checks` or
+/// `memory_budget_mib`, and the controller's peak RSS (VmHWM) minus its RSS before stays within
+/// the budget. The figures are printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_breadth_first_checks_stay_within_the_budget() {
+    let api = free_port();
+    let child = Command::new(controller_binary())
+        .args(["--host", "127.0.0.1", "--port", &api.to_string()])
+        .env("RINGLEADER__CONTROLLER__MEMORY_BUDGET_MIB", BUDGET_MIB.to_string())
+        .env("RINGLEADER__CONTROLLER__MAX_CONCURRENT_CHECKS", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn ringleader-controller");
+    let pid = child.id();
+    let _controller = Proc(child);
+    let mut client = None;
+    for _ in 0..100 {
+        if let Ok(c) = ControllerClient::connect(format!("http://127.0.0.1:{api}")).await {
+            client = Some(c);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let client = client.expect("the controller answers");
+    let baseline_kib = status_kib(pid, "VmRSS");
+
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..CHECKS {
+        let mut c = client.clone();
+        let req = pb::CheckRequest {
+            algorithm: "bully".into(),
+            n: 4,
+            kept: true,
+            crashes: 1,
+            timeout_s: 300,
+            ..Default::default()
+        };
+        calls.spawn(async move {
+            let mut stream = c.check_algorithm(req).await?.into_inner();
+            let mut verdict = None;
+            while let Some(event) = stream.next().await {
+                if let Some(pb::check_event::Kind::Verdict(v)) = event?.kind {
+                    verdict = Some(v);
+                }
+            }
+            Ok::<_, tonic::Status>(verdict)
+        });
+    }
+    let (mut admitted, mut refused) = (0, 0);
+    while let Some(r) = calls.join_next().await {
+        match r.expect("the call task") {
+            Ok(verdict) => {
+                let v = verdict.expect("an admitted check ends with its verdict");
+                eprintln!("{}", v.summary);
+                admitted += 1;
+            }
+            Err(s) => {
+                assert_eq!(s.code(), Code::ResourceExhausted, "{s:?}");
+                assert!(
+                    s.message().starts_with("max_concurrent_checks: ")
+                        || s.message().starts_with("memory_budget_mib: "),
+                    "{}",
+                    s.message()
+                );
+                refused += 1;
+            }
+        }
+    }
+    let peak_kib = status_kib(pid, "VmHWM");
+    let grown_mib = peak_kib.saturating_sub(baseline_kib) / 1024;
+    eprintln!(
+        "memory budget {BUDGET_MIB} MiB: {admitted} of {CHECKS} checks admitted, {refused} refused; RSS {} MiB \
+         before, peak {} MiB (+{grown_mib} MiB)",
+        baseline_kib / 1024,
+        peak_kib / 1024
+    );
+    assert!(grown_mib <= BUDGET_MIB, "peak RSS grew by {grown_mib} MiB, beyond the {BUDGET_MIB} MiB budget");
+    assert!(admitted >= 1 && refused >= 1, "{admitted} admitted, {refused} refused");
+}
