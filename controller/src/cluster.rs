@@ -370,12 +370,31 @@ pub struct Subscription {
     election_id: String,
     routes: Routes,
     rx: mpsc::UnboundedReceiver<RoutedEvent>,
+    /// The cluster index of each position's node (empty: position `i` on node `i`).
+    placement: Vec<usize>,
 }
 
 impl Subscription {
-    /// The next event (never `None` while the cluster lives).
+    /// The events of an election whose position `i` runs on `nodes[i]`:
+    /// [`Subscription::recv`] gives each event with its node's position
+    /// instead of its cluster index, and leaves out other nodes' events.
+    pub fn placed_on(mut self, nodes: &[Arc<Node>]) -> Self {
+        self.placement = nodes.iter().map(|n| n.index).collect();
+        self
+    }
+
+    /// The next event, with its node's position if placed, else its cluster
+    /// index (never `None` while the cluster lives).
     pub async fn recv(&mut self) -> Option<RoutedEvent> {
-        self.rx.recv().await
+        loop {
+            let (node, event) = self.rx.recv().await?;
+            if self.placement.is_empty() {
+                return Some((node, event));
+            }
+            if let Some(position) = self.placement.iter().position(|&i| i == node) {
+                return Some((position, event));
+            }
+        }
     }
 }
 
@@ -527,7 +546,7 @@ impl Cluster {
         if let Ok(mut r) = self.routes.lock() {
             r.insert(election_id.to_string(), tx);
         }
-        Subscription { election_id: election_id.to_string(), routes: self.routes.clone(), rx }
+        Subscription { election_id: election_id.to_string(), routes: self.routes.clone(), rx, placement: Vec::new() }
     }
 
     /// Stop following events and stop the local nodes; waits for them.

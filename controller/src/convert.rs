@@ -58,6 +58,9 @@ pub struct ElectionRequest {
     pub drawing: Option<crate::elections::Drawing>,
     /// Simulator options, if any were given.
     pub simulation: Option<SimOptions>,
+    /// LIVE: the nodes to run on, by name (position `i` on `nodes[i]`);
+    /// empty = the first nodes that are up.
+    pub nodes: Vec<String>,
 }
 
 fn enum_field<E: TryFrom<i32>>(field: &'static str, value: i32) -> Result<E, ConvertError> {
@@ -128,6 +131,7 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
                 unit_delay: s.unit_delay,
                 diagram: s.diagram,
             }),
+            nodes: r.nodes,
         })
     }
 }

@@ -100,6 +100,7 @@ fn leader_of(r: &ElectionRecord) -> Result<pb::Leader, Status> {
                 term: r.term,
                 since: convert::rfc3339(r.leader_since_ms),
                 last_failover: r.failovers.last().map(Into::into),
+                ..Default::default()
             }),
             None => Err(Status::failed_precondition(format!(
                 "election {} has no leader now (term {}): an election is under way or no majority is reachable",
@@ -118,6 +119,7 @@ fn leader_of(r: &ElectionRecord) -> Result<pb::Leader, Status> {
                 r.started_at_ms + r.metrics.as_ref().map_or(0, |m| m.duration_ms)
             }),
             last_failover: r.failovers.last().map(Into::into),
+            ..Default::default()
         }),
         State::Failed => Err(Status::failed_precondition(format!(
             "election {} failed: {}",
@@ -193,9 +195,11 @@ impl Controller for ControllerService {
         self.authorize(&request, "StartElection", Access::Write)?;
         let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
         let checked = check(&request, self.elections.cluster().len(), self.elections.config())?;
+        let placement = self.place(&request, &checked)?;
         // Admitted before its plan is built, so the plan's memory is inside its reservation.
         let admission = self.elections.admit(self.estimate(&checked), || describe_checked(&checked))?;
-        let plan = build_plan(request.clone(), checked).await?;
+        let mut plan = build_plan(request.clone(), checked).await?;
+        plan.placement = placement;
         if self.elections.cluster().is_local() {
             fits_the_process(&plan)?;
         }
@@ -393,11 +397,29 @@ impl Controller for ControllerService {
         } else {
             self.entry(id)?.snapshot()
         };
-        leader_of(&record).map(Response::new)
+        let mut leader = leader_of(&record)?;
+        if record.mode == Mode::Live
+            && let Some(l) = &leader.leader
+            && let Some(i) = self.elections.cluster().nodes().iter().position(|n| n.name() == l.node)
+            && let Some(why) = self.elections.node_down(i)
+        {
+            leader.leader_down = true;
+            leader.leader_down_reason = format!("{} is {why}", l.node);
+        }
+        Ok(Response::new(leader))
     }
 }
 
 impl ControllerService {
+    /// Where a LIVE election's positions run (see [`Elections::place`]);
+    /// nothing for a SIMULATED one.
+    fn place(&self, request: &ElectionRequest, c: &Checked) -> Result<Vec<usize>, RequestError> {
+        match c.mode {
+            Mode::Live => self.elections.place(&request.nodes, c.n),
+            Mode::Simulated => Ok(Vec::new()),
+        }
+    }
+
     /// The memory estimate of a checked request (its plan not built yet).
     fn estimate(&self, c: &Checked) -> u64 {
         self.elections.estimate(c.spec.name, c.mode, c.kind, c.n)
@@ -428,13 +450,21 @@ impl ControllerService {
                     Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
                 }
             };
-            let plan = match build_plan(election, c).await {
+            let placement = match self.place(&election, &c) {
+                Ok(placement) => placement,
+                Err(e) => {
+                    let _ = tx.send(Err(Status::new(e.code, format!("at {}: {e}", p.describe())))).await;
+                    return;
+                }
+            };
+            let mut plan = match build_plan(election, c).await {
                 Ok(plan) => plan,
                 Err(e) => {
                     let _ = tx.send(Err(Status::internal(format!("at {}: {e}", p.describe())))).await;
                     return;
                 }
             };
+            plan.placement = placement;
             let entry = self.elections.launch_admitted(plan, admission);
             entry.wait_done().await;
             let row = compare::row(p, &pb::Election::from(&entry.snapshot()));

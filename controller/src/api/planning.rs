@@ -106,6 +106,8 @@ pub fn build(req: &ElectionRequest, c: Checked) -> Result<Plan, RequestError> {
         diagram,
         keep_leader: req.keep_leader,
         detector: c.detector,
+        // Placed on the cluster by the caller, who knows which nodes are up.
+        placement: Vec::new(),
     })
 }
 
@@ -204,12 +206,30 @@ fn topology_kind(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<Topology
     Ok(kind)
 }
 
-/// The number of positions asked for: explicit ids fix it, then a mesh's
+/// The number of positions asked for: named nodes fix it, then explicit ids, then a mesh's
 /// rows x cols; otherwise `size`, 0 meaning the whole cluster (LIVE) or
 /// [`DEFAULT_SIMULATED_SIZE`] (SIMULATED). Not checked against any limit yet.
 fn size(req: &ElectionRequest, kind: TopologyKind, cluster_nodes: usize) -> Result<u64, RequestError> {
     let mesh_size =
         (kind == TopologyKind::Mesh && req.rows != 0 && req.cols != 0).then(|| req.rows as u64 * req.cols as u64);
+    if !req.nodes.is_empty() {
+        let named = req.nodes.len();
+        let other = if req.mode != Mode::Live {
+            Some("names nodes for a LIVE election; a SIMULATED one runs in the simulator".to_string())
+        } else if req.size != 0 && req.size as usize != named {
+            Some(format!("{named} nodes named for size {}; name one node per position (or size 0)", req.size))
+        } else if !req.ids.is_empty() && req.ids.len() != named {
+            Some(format!("{named} nodes named for {} ids; name one node per id", req.ids.len()))
+        } else {
+            mesh_size
+                .filter(|&m| m != named as u64)
+                .map(|m| format!("{named} nodes named for a {} x {} mesh of {m} positions", req.rows, req.cols))
+        };
+        if let Some(why) = other {
+            return Err(RequestError::invalid("nodes", why));
+        }
+        return Ok(named as u64);
+    }
     if !req.ids.is_empty() {
         if req.size != 0 && req.size as usize != req.ids.len() {
             return Err(RequestError::invalid(

@@ -18,6 +18,14 @@ use crate::telemetry;
 use ringleader_proto::v1 as pb;
 use tracing::{info, warn};
 
+/// Fault changes (cluster indices) by the positions of nodes `placement`.
+fn faults_by_position(
+    changes: Vec<(u64, super::run::ActiveFaults)>,
+    placement: &[usize],
+) -> Vec<(u64, super::run::ActiveFaults)> {
+    changes.into_iter().map(|(at, f)| (at, f.by_position(placement))).collect()
+}
+
 /// Most leadership changes a kept election records.
 pub const MAX_TIMELINE: usize = 10_000;
 
@@ -40,6 +48,8 @@ pub(super) async fn follow(
     requests: Vec<pb::PrepareRequest>,
 ) -> Outcome {
     let n = nodes.len();
+    // The cluster index of each position's node: the injected faults name nodes.
+    let placement: Vec<usize> = nodes.iter().map(|node| node.index()).collect();
     let mut stop = entry.stop_requested();
     let mut belief: Vec<Option<(u64, Option<u64>)>> = vec![None; n];
     let mut claims: BTreeMap<u64, usize> = BTreeMap::new();
@@ -143,7 +153,7 @@ pub(super) async fn follow(
         }
         // A crashed node's last belief is frozen, and so is that of a node whose events no
         // longer reach the controller: judge leaders and agreement among live nodes.
-        let faults = ctx.faults();
+        let faults = ctx.faults().by_position(&placement);
         let crashed = &faults.crashed;
         let live = |i: &usize| !crashed.contains(i) && nodes[*i].events_connected();
         // A node a partition cuts off from every majority takes no part in the failover
@@ -294,7 +304,12 @@ pub(super) async fn follow(
             let d = diagram::read(plan, drawing, nodes, election_id, ctx.config.rpc_timeout()).await;
             // The unix time of `started`, to place the timeline and the faults on the diagram.
             let started_us = now_us().saturating_sub(started.elapsed().as_micros() as u64);
-            Some(d.with_history(started_us, &beliefs, &plan.ids, &ctx.fault_changes(started_us)))
+            Some(d.with_history(
+                started_us,
+                &beliefs,
+                &plan.ids,
+                &faults_by_position(ctx.fault_changes(started_us), &placement),
+            ))
         }
         None => None,
     };

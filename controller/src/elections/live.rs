@@ -30,13 +30,13 @@ use crate::record::{LeaderInfo, MAX_PARTICIPANTS, Metrics};
 /// the decisions (or follow a kept leadership) -> wait until quiet -> judge.
 pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, traceparent: String) -> Outcome {
     let election_id = entry.inspect(|r| r.id.clone());
-    let nodes = match place(ctx.cluster, plan.n() as usize) {
+    let nodes = match place(ctx.cluster, plan) {
         Ok(nodes) => nodes,
         Err(e) => return Outcome::failed(e),
     };
     let rpc_timeout = ctx.config.rpc_timeout();
     // Subscribed before any Start, so no decision is missed.
-    let mut events = ctx.cluster.subscribe(&election_id);
+    let mut events = ctx.cluster.subscribe(&election_id).placed_on(&nodes);
 
     let addresses: Vec<&str> = nodes.iter().map(|n| n.address()).collect();
     let requests = prepare_requests(plan, &election_id, &addresses, &traceparent);
@@ -101,13 +101,21 @@ async fn halt(ctx: &Context<'_>, nodes: &[Arc<Node>], election_id: &str, halt: H
     }
 }
 
-/// The nodes of positions `0..n`: the first `n` of the cluster.
-fn place(cluster: &Cluster, n: usize) -> Result<Vec<Arc<Node>>, String> {
-    cluster
-        .nodes()
-        .get(..n)
-        .map(|s| s.to_vec())
-        .ok_or_else(|| format!("the cluster has {} nodes; {n} are needed", cluster.len()))
+/// The nodes of positions `0..n`: the plan's placement, or else the first
+/// `n` of the cluster.
+fn place(cluster: &Cluster, plan: &Plan) -> Result<Vec<Arc<Node>>, String> {
+    let n = plan.n() as usize;
+    if plan.placement.is_empty() {
+        return cluster
+            .nodes()
+            .get(..n)
+            .map(|s| s.to_vec())
+            .ok_or_else(|| format!("the cluster has {} nodes; {n} are needed", cluster.len()));
+    }
+    plan.placement
+        .iter()
+        .map(|&i| cluster.nodes().get(i).cloned().ok_or_else(|| format!("the cluster has no node {i}")))
+        .collect()
 }
 
 /// What each position's node is told before anyone starts: its id, whether
@@ -534,6 +542,7 @@ mod tests {
             diagram: Some(Drawing::default()),
             keep_leader,
             detector: DetectorConfig { period_ms: 50, timeout_ms: 200 },
+            placement: Vec::new(),
         }
     }
 

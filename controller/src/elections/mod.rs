@@ -187,6 +187,69 @@ impl Elections {
         let _ = self.fault_note.set(note);
     }
 
+    /// Why the node at cluster index `i` cannot run a position now, if it
+    /// cannot: crashed by an injected fault, or its event stream to the
+    /// controller closed (the process unreachable, stopped or paused).
+    pub fn node_down(&self, i: usize) -> Option<&'static str> {
+        let crashed = self.faults.get().is_some_and(|p| p.active().crashed.contains(&i));
+        let node = self.cluster.nodes().get(i)?;
+        if crashed {
+            Some("crashed by an injected fault")
+        } else if !node.events_connected() {
+            Some("not answering: its event stream to the controller is closed")
+        } else {
+            None
+        }
+    }
+
+    /// The cluster indices of the nodes that run the `n` positions of a
+    /// LIVE election: the nodes `names` names, in order, or else the first
+    /// `n` nodes that are up (see [`Elections::node_down`]), in cluster order.
+    /// A named node that is unknown, named twice or down, or too few nodes up,
+    /// is refused naming the field `nodes` (or `size`) and the nodes down.
+    pub fn place(&self, names: &[String], n: u32) -> Result<Vec<usize>, crate::error::RequestError> {
+        use crate::error::RequestError;
+        let nodes = self.cluster.nodes();
+        let down = |i: usize| self.node_down(i);
+        if !names.is_empty() {
+            let mut placement = Vec::with_capacity(names.len());
+            for name in names {
+                let Some(i) = nodes.iter().position(|node| node.name() == *name) else {
+                    let known: Vec<String> = nodes.iter().take(16).map(|n| n.name()).collect();
+                    return Err(RequestError::invalid(
+                        "nodes",
+                        format!("no node `{name}` in the cluster; its nodes: {}", known.join(", ")),
+                    ));
+                };
+                if placement.contains(&i) {
+                    return Err(RequestError::invalid("nodes", format!("`{name}` named twice; one position per node")));
+                }
+                if let Some(why) = down(i) {
+                    return Err(RequestError::precondition("nodes", format!("`{name}` is down: {why}")));
+                }
+                placement.push(i);
+            }
+            return Ok(placement);
+        }
+        let up: Vec<usize> = (0..nodes.len()).filter(|&i| down(i).is_none()).take(n as usize).collect();
+        if up.len() < n as usize {
+            let all_up = (0..nodes.len()).filter(|&i| down(i).is_none()).count();
+            let gone: Vec<String> =
+                (0..nodes.len()).filter_map(|i| down(i).map(|why| format!("{} ({why})", nodes[i].name()))).collect();
+            let shown = gone.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
+            let more = if gone.len() > 8 { format!(" and {} more", gone.len() - 8) } else { String::new() };
+            return Err(RequestError::precondition(
+                "size",
+                format!(
+                    "{n} positions but only {all_up} of the cluster's {} nodes are up; down: {shown}{more}; ask for \
+                     size {all_up} or fewer, or recover the nodes (RecoverFault)",
+                    nodes.len()
+                ),
+            ));
+        }
+        Ok(up)
+    }
+
     /// The cluster elections run on.
     pub fn cluster(&self) -> &Arc<Cluster> {
         &self.cluster
@@ -264,7 +327,7 @@ impl Elections {
                 .enumerate()
                 .map(|(i, &id)| Participant {
                     position: i as u32,
-                    node: self.node_name(plan.mode, i as u32),
+                    node: self.node_name(&plan, i as u32),
                     id,
                     initiator: initiator[i],
                     decision: None,
@@ -306,6 +369,7 @@ impl Elections {
         let traceparent = telemetry::traceparent_of(&span);
         let this = self.clone();
         let task_entry = entry.clone();
+        let placement = plan.placement.clone();
         tokio::spawn(async move {
             // Run in a task of its own so that even a panic ends the election (FAILED) instead of leaving
             // it RUNNING with its waiters hanging.
@@ -328,7 +392,7 @@ impl Elections {
                 })
             };
             let outcome = runner.await.unwrap_or_else(|e| Outcome::failed(format!("the election task crashed: {e}")));
-            this.finish(&task_entry, outcome, admission).await;
+            this.finish(&task_entry, outcome, admission, &placement).await;
             task_entry.inspect(|r| {
                 telemetry::close_span(&span, r);
                 telemetry::metrics().ended(r);
@@ -410,17 +474,20 @@ impl Elections {
         self.running.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    fn node_name(&self, mode: Mode, position: u32) -> String {
-        match mode {
+    fn node_name(&self, plan: &Plan, position: u32) -> String {
+        match plan.mode {
             Mode::Simulated => format!("sim-{position}"),
-            Mode::Live => self.cluster.nodes().get(position as usize).map(|n| n.name()).unwrap_or_default(),
+            Mode::Live => {
+                let i = plan.placement.get(position as usize).copied().unwrap_or(position as usize);
+                self.cluster.nodes().get(i).map(|n| n.name()).unwrap_or_default()
+            }
         }
     }
 
     /// Record the outcome: on disk first (with a history), then in memory,
     /// where callers and watchers see it: nothing is reported ended that a
     /// restart could lose.
-    async fn finish(&self, entry: &Arc<Entry>, mut outcome: Outcome, admission: Admission) {
+    async fn finish(&self, entry: &Arc<Entry>, mut outcome: Outcome, admission: Admission, placement: &[usize]) {
         if outcome.error.is_none() && outcome.leader.is_none() && !entry.inspect(|r| r.keep_leader) {
             // A one-shot election without a leader is never FINISHED: its violations say why.
             outcome.error = Some(match outcome.violations.first() {
@@ -453,8 +520,9 @@ impl Elections {
             for (p, (decision, sent)) in r.participants.iter_mut().zip(outcome.per_position) {
                 p.decision = decision;
                 p.messages_sent = sent;
+                let at = placement.get(p.position as usize).copied().unwrap_or(p.position as usize);
                 if r.mode == Mode::Live
-                    && let Some(node) = self.cluster.nodes().get(p.position as usize)
+                    && let Some(node) = self.cluster.nodes().get(at)
                 {
                     p.node = node.name();
                 }

@@ -53,6 +53,9 @@ pub struct Plan {
     pub keep_leader: bool,
     /// The failure detector of a kept leadership.
     pub detector: DetectorConfig,
+    /// LIVE: the cluster index of the node that runs each position
+    /// (`placement[i]` runs position `i`); empty: position `i` on node `i`.
+    pub placement: Vec<usize>,
 }
 
 impl Plan {
@@ -82,6 +85,21 @@ pub struct ActiveFaults {
     pub cut_off: Vec<usize>,
     /// Node indices handing their leaderships over before a planned stop.
     pub leaving: Vec<usize>,
+}
+
+impl ActiveFaults {
+    /// The same faults by position of an election whose position `i` runs
+    /// on the node of cluster index `nodes[i]` (nodes it does not run on
+    /// are left out).
+    pub fn by_position(&self, nodes: &[usize]) -> ActiveFaults {
+        let at = |list: &[usize]| -> Vec<usize> {
+            let mut out: Vec<usize> =
+                nodes.iter().enumerate().filter(|(_, n)| list.contains(n)).map(|(p, _)| p).collect();
+            out.sort_unstable();
+            out
+        };
+        ActiveFaults { crashed: at(&self.crashed), cut_off: at(&self.cut_off), leaving: at(&self.leaving) }
+    }
 }
 
 /// Tells what the injected faults do to the nodes, now and since a time.
