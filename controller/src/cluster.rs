@@ -8,7 +8,7 @@
 //! with [`Cluster::subscribe`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -219,6 +219,12 @@ pub struct Node {
     forgetting: AtomicBool,
     /// The node's clock against the controller's, as last measured.
     clock: Mutex<Option<ClockOffset>>,
+    /// When the node was last heard from (an event, or an answer to a
+    /// pulse), unix microseconds.
+    heard_us: AtomicU64,
+    /// When the node was last heard from before its event stream last
+    /// broke, unix microseconds: after it, its beliefs are unknown.
+    lost_at_us: AtomicU64,
 }
 
 /// A node's monotonic clock (the microseconds of its reports) against the
@@ -250,6 +256,11 @@ impl ClockOffset {
 pub fn controller_us() -> u64 {
     static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     EPOCH.get_or_init(std::time::Instant::now).elapsed().as_micros() as u64
+}
+
+/// Unix time in microseconds.
+fn unix_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
 }
 
 /// How often a node's clock offset is measured again while its event stream is open.
@@ -312,6 +323,18 @@ impl Node {
     /// Is the node's event stream currently open?
     pub fn events_connected(&self) -> bool {
         self.events_connected.load(Ordering::Relaxed)
+    }
+
+    /// When the node was last heard from before its event stream last broke
+    /// (unix microseconds; 0: never broke): a process that stopped
+    /// answering (paused, or its host cut off) broke its stream a pulse
+    /// timeout after this, and what it believed after this is unknown.
+    pub fn lost_at_us(&self) -> u64 {
+        self.lost_at_us.load(Ordering::Relaxed)
+    }
+
+    fn heard(&self) {
+        self.heard_us.store(unix_us(), Ordering::Relaxed);
     }
 
     /// Have the node forget `election_id`, without waiting: the ids queue
@@ -496,11 +519,15 @@ impl Cluster {
                 forgotten: Mutex::new(Vec::new()),
                 forgetting: AtomicBool::new(false),
                 clock: Mutex::new(None),
+                heard_us: AtomicU64::new(0),
+                lost_at_us: AtomicU64::new(0),
             }));
         }
         let routes: Routes = Arc::default();
+        // An embedded node pauses only with the controller's own process: no pulse.
+        let pulse = (config.local_nodes == 0).then(|| pulse_timeout(config.detector_timeout_ms));
         for node in &nodes {
-            tasks.push(tokio::spawn(follow_events(node.clone(), routes.clone(), stop.subscribe())));
+            tasks.push(tokio::spawn(follow_events(node.clone(), routes.clone(), stop.subscribe(), pulse)));
         }
         Ok(Arc::new(Cluster { nodes, routes, stop, tasks: Mutex::new(tasks), local: config.local_nodes > 0 }))
     }
@@ -569,37 +596,98 @@ impl Drop for Cluster {
 
 /// Follow one node's `Events` stream for as long as the cluster lives,
 /// reconnecting with back-off, and route each event to its election.
-async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receiver<bool>) {
+/// How long an external node may leave a pulse (an `Info` call, sent every
+/// half of it) unanswered before the controller takes it as down: the
+/// controller's failure-detector timeout, at least [`MIN_PULSE_TIMEOUT`].
+pub fn pulse_timeout(detector_timeout_ms: u64) -> Duration {
+    Duration::from_millis(detector_timeout_ms).max(MIN_PULSE_TIMEOUT)
+}
+
+/// The shortest pulse timeout: a busy host answers within it, so a node is
+/// not taken as down for a scheduling hiccup.
+pub const MIN_PULSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Why a node's event stream ended.
+enum Ended {
+    /// It closed or failed (the process exited, the connection broke).
+    Closed(Option<tonic::Status>),
+    /// The node left a pulse unanswered: paused, or its host cut off.
+    Silent,
+}
+
+/// Follow the events of `node`, routing each to its election's
+/// subscription, and reconnect (with a backoff) when the stream ends. With
+/// `pulse`, the node must answer an `Info` call within it (one is sent every
+/// half of it): one that does not is taken as down and its stream dropped,
+/// so that its frozen beliefs stop counting.
+async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receiver<bool>, pulse: Option<Duration>) {
     let mut backoff = Duration::from_millis(50);
     loop {
         let session = async {
             let mut client = node.client();
             node.measure(&mut client).await;
-            let mut stream = client.events(pb::EventsRequest { reports: true }).await?.into_inner();
+            let mut stream = match client.events(pb::EventsRequest { reports: true }).await {
+                Ok(s) => s.into_inner(),
+                Err(e) => return Ended::Closed(Some(e)),
+            };
+            node.heard();
             node.events_connected.store(true, Ordering::Relaxed);
             debug!(node = %node.name(), "following node events");
             let mut remeasure = tokio::time::interval_at(tokio::time::Instant::now() + CLOCK_EVERY, CLOCK_EVERY);
+            let every = pulse.map_or(Duration::from_secs(3600), |p| p / 2);
+            let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut answer: Option<std::pin::Pin<Box<dyn Future<Output = bool> + Send>>> = None;
             loop {
                 tokio::select! {
                     event = stream.message() => {
-                        let Some(event) = event? else { break };
+                        let event = match event {
+                            Ok(Some(event)) => event,
+                            Ok(None) => return Ended::Closed(None),
+                            Err(e) => return Ended::Closed(Some(e)),
+                        };
+                        node.heard();
                         let tx = routes.lock().ok().and_then(|r| r.get(&event.election_id).cloned());
                         if let Some(tx) = tx {
                             let _ = tx.send((node.index, event));
                         }
                     }
                     _ = remeasure.tick() => node.measure(&mut client).await,
+                    _ = beat.tick(), if pulse.is_some() && answer.is_none() => {
+                        let (mut client, timeout) = (client.clone(), pulse.unwrap_or_default());
+                        answer = Some(Box::pin(async move {
+                            matches!(tokio::time::timeout(timeout, client.info(pb::InfoRequest {})).await, Ok(Ok(_)))
+                        }));
+                    }
+                    answered = async { answer.as_mut().expect("guarded").await }, if answer.is_some() => {
+                        answer = None;
+                        if !answered {
+                            return Ended::Silent;
+                        }
+                        node.heard();
+                    }
                 }
             }
-            Ok::<(), tonic::Status>(())
         };
         let connected_before = node.events_connected();
         tokio::select! {
-            result = session => {
-                if let Err(e) = result {
-                    debug!(node = %node.address, error = %e, "node event stream closed");
+            ended = session => match ended {
+                Ended::Closed(e) => {
+                    node.lost_at_us.store(unix_us(), Ordering::Relaxed);
+                    if let Some(e) = e {
+                        debug!(node = %node.address, error = %e, "node event stream closed");
+                    }
                 }
-            }
+                Ended::Silent => {
+                    let heard = node.heard_us.load(Ordering::Relaxed);
+                    node.lost_at_us.store(heard, Ordering::Relaxed);
+                    warn!(
+                        node = %node.name(),
+                        silent_ms = unix_us().saturating_sub(heard) / 1_000,
+                        "a node left a pulse unanswered (paused, overloaded or cut off): taken as down until it answers"
+                    );
+                }
+            },
             _ = stop.wait_for(|s| *s) => return,
         }
         if node.events_connected.swap(false, Ordering::Relaxed) || connected_before {

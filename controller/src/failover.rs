@@ -13,7 +13,9 @@
 //! counts the leader lost at the first moment it *knows*: an injected
 //! `crash` fault applied to the leader's node, or the node's event stream
 //! breaking (its process died or its host became unreachable: SIGKILL, a
-//! pod deleted, a cut link to the controller), an injected partition that
+//! pod deleted, a cut link to the controller; a process that stops answering
+//! the controller's pulse for the detector timeout, paused or overloaded,
+//! breaks it too), dated when the node was last heard, an injected partition that
 //! leaves the leader in a group of at most half the cluster (then the nodes
 //! so cut off take no part in the figures: agreement is the majority's), or
 //! the leader itself announcing that it names no leader (it stepped down: a

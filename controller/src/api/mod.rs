@@ -195,7 +195,7 @@ impl Controller for ControllerService {
         self.authorize(&request, "StartElection", Access::Write)?;
         let request = ElectionRequest::try_from(request.into_inner()).map_err(RequestError::from)?;
         let checked = check(&request, self.elections.cluster().len(), self.elections.config())?;
-        let placement = self.place(&request, &checked)?;
+        let placement = self.place(&request, &checked).await?;
         // Admitted before its plan is built, so the plan's memory is inside its reservation.
         let admission = self.elections.admit(self.estimate(&checked), || describe_checked(&checked))?;
         let mut plan = build_plan(request.clone(), checked).await?;
@@ -413,10 +413,24 @@ impl Controller for ControllerService {
 impl ControllerService {
     /// Where a LIVE election's positions run (see [`Elections::place`]);
     /// nothing for a SIMULATED one.
-    fn place(&self, request: &ElectionRequest, c: &Checked) -> Result<Vec<usize>, RequestError> {
-        match c.mode {
-            Mode::Live => self.elections.place(&request.nodes, c.n),
-            Mode::Simulated => Ok(Vec::new()),
+    /// A node whose event stream is (re)opening, as just after the
+    /// controller started, gets [`PLACE_WAIT`] to open it.
+    async fn place(&self, request: &ElectionRequest, c: &Checked) -> Result<Vec<usize>, RequestError> {
+        if c.mode == Mode::Simulated {
+            return Ok(Vec::new());
+        }
+        let deadline = tokio::time::Instant::now() + PLACE_WAIT;
+        loop {
+            match self.elections.place(&request.nodes, c.n) {
+                Err(e)
+                    if e.code == tonic::Code::FailedPrecondition
+                        && tokio::time::Instant::now() < deadline
+                        && self.elections.cluster().nodes().iter().any(|n| !n.events_connected()) =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+                placed => return placed,
+            }
         }
     }
 
@@ -450,7 +464,7 @@ impl ControllerService {
                     Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
                 }
             };
-            let placement = match self.place(&election, &c) {
+            let placement = match self.place(&election, &c).await {
                 Ok(placement) => placement,
                 Err(e) => {
                     let _ = tx.send(Err(Status::new(e.code, format!("at {}: {e}", p.describe())))).await;
@@ -479,6 +493,11 @@ impl ControllerService {
         let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Result(result)))).await;
     }
 }
+
+/// How long a LIVE election waits for too few nodes up to become enough
+/// (event streams opening after the controller or a node started) before
+/// it is refused.
+const PLACE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Plans of at least this many positions are built off the runtime's
 /// workers (a ring of 10^6 positions takes 38 MB and tens of milliseconds).

@@ -26,6 +26,9 @@ fn faults_by_position(
     changes.into_iter().map(|(at, f)| (at, f.by_position(placement))).collect()
 }
 
+/// The counted nodes' beliefs kept to replay into a failover learnt late.
+const RECENT_BELIEFS: usize = 1_024;
+
 /// Most leadership changes a kept election records.
 pub const MAX_TIMELINE: usize = 10_000;
 
@@ -63,6 +66,16 @@ pub(super) async fn follow(
     // When each node's stream last broke (controller clock, unix µs), and while it rejoins the
     // leadership intervals it reports, held until we know whether its process restarted.
     let mut lost_at_us: Vec<u64> = vec![0; n];
+    // When each node's stream came back (controller clock, unix µs): what it reports of the time
+    // before is not judged (it was not heard then).
+    let mut back_at_us: Vec<u64> = vec![0; n];
+    // When each position's current belief arrived (ms since the start): a failover's agreement
+    // began when the last of the counted nodes took the belief they agree on.
+    let mut belief_at_ms: Vec<u64> = vec![0; n];
+    // The counted nodes' recent beliefs (ms since the start, position, term, leader): a loss
+    // learnt late (a node that stopped answering) is dated when it was last heard, and the
+    // beliefs since then replayed into its failover.
+    let mut recent: std::collections::VecDeque<(u64, usize, u64, Option<u64>)> = Default::default();
     // (the term it leads, if it does; since when, on its clock)
     type Interval = (Option<u64>, u64);
     let mut held: Vec<Option<Vec<Interval>>> = vec![None; n];
@@ -120,7 +133,12 @@ pub(super) async fn follow(
         for (i, was) in connected.iter_mut().enumerate() {
             let now = nodes[i].events_connected();
             if *was && !now {
-                lost_at_us[i] = now_us();
+                // When it was last heard: a node that stopped answering broke its stream later.
+                let lost = nodes[i].lost_at_us();
+                lost_at_us[i] = if lost == 0 { now_us() } else { lost.min(now_us()) };
+            }
+            if now && !*was {
+                back_at_us[i] = now_us();
             }
             if now
                 && !*was
@@ -139,15 +157,19 @@ pub(super) async fn follow(
             match &result {
                 Ok(true) => {
                     info!(election = %election_id, node = %nodes[i].name(), "a restarted node rejoined the kept leadership as a new incarnation");
-                    // The old incarnation was gone when its stream broke.
-                    leaderships.ended(i, lost_at_us[i]).iter().for_each(|o| overlaps.push(describe(o)));
                 }
                 Ok(false) => {}
                 Err(e) => {
                     warn!(election = %election_id, node = %nodes[i].name(), error = %e, "a restarted node could not rejoin the kept leadership")
                 }
             }
+            // The old incarnation was gone when its stream broke, and a process that was paused
+            // or cut off was last known to believe anything when it was last heard: its
+            // leadership ends there for the judgement, and what it reports of the time it was
+            // not heard is left unjudged (a frozen belief is no overlap).
+            leaderships.ended(i, lost_at_us[i]).iter().for_each(|o| overlaps.push(describe(o)));
             for (leads, at) in held[i].take().unwrap_or_default() {
+                let at = at.max(back_at_us[i]);
                 leaderships.belief(i, leads, at).iter().for_each(|o| overlaps.push(describe(o)));
             }
         }
@@ -190,6 +212,7 @@ pub(super) async fn follow(
         if let Some((node, ev)) = &event {
             let (node, leader) = (*node, (ev.leader_id != 0).then_some(ev.leader_id));
             belief[node] = Some((ev.term, leader));
+            belief_at_ms[node] = at_ms;
             if plan.diagram.is_some() && beliefs.len() < MAX_TIMELINE {
                 let at_us = started.elapsed().as_micros() as u64;
                 beliefs.push(diagram::Belief { at_us, position: node as u32, term: ev.term, leader });
@@ -216,16 +239,33 @@ pub(super) async fn follow(
             }
             if counted(&node) {
                 tracker.belief(at_ms, ev.term, leader);
+                if recent.len() == RECENT_BELIEFS {
+                    recent.pop_front();
+                }
+                recent.push_back((at_ms, node, ev.term, leader));
             }
         }
         if let Some(p) = tracker.held_position().map(|p| p as usize)
             && let Some(cause) = loss(p, &belief)
-            && let Mark::Opened(i) = tracker.leader_lost(at_ms, cause)
-            // A handover is over in about a millisecond, before a snapshot could be read: its
-            // messages stay unmeasured (absent) rather than undercounted.
-            && cause != failover::HANDOVER
         {
-            snapshots.insert(i, snapshot((0..n).filter(counted).collect()));
+            // A node whose stream broke was lost when it was last heard, maybe a while ago.
+            let lost_ms = if cause == failover::UNREACHABLE {
+                at_ms.saturating_sub(now_us().saturating_sub(lost_at_us[p]) / 1_000)
+            } else {
+                at_ms
+            };
+            if let Mark::Opened(i) = tracker.leader_lost(lost_ms, cause) {
+                for &(at, node, term, leader) in recent.iter().filter(|r| r.0 >= lost_ms && r.1 != p) {
+                    if counted(&node) {
+                        tracker.belief(at, term, leader);
+                    }
+                }
+                // A handover is over in about a millisecond, before a snapshot could be read: its
+                // messages stay unmeasured (absent) rather than undercounted.
+                if cause != failover::HANDOVER {
+                    snapshots.insert(i, snapshot((0..n).filter(counted).collect()));
+                }
+            }
         }
         let leaders: Vec<usize> = (0..n).filter(|&i| leads(&belief, i)).filter(live).collect();
         // The leader now: the self-believed leader of the highest term.
@@ -235,8 +275,10 @@ pub(super) async fn follow(
         // The failover figures count the nodes that are not cut off: the majority's agreement.
         let majority_top = leaders.iter().copied().filter(counted).max_by_key(|&i| belief[i].map_or(0, |b| b.0));
         let settled = majority_top.is_some_and(|t| (0..n).filter(counted).all(|i| names(i, t)));
+        // They agree since the last of them took the belief they agree on.
+        let settled_at_ms = (0..n).filter(counted).map(|i| belief_at_ms[i]).max().unwrap_or(at_ms).min(at_ms);
         if let Some(t) = majority_top.filter(|_| settled)
-            && let Mark::Closed(i) = tracker.agreed(at_ms, info(t), belief[t].map_or(0, |b| b.0))
+            && let Mark::Closed(i) = tracker.agreed(settled_at_ms, info(t), belief[t].map_or(0, |b| b.0))
         {
             if let Some(ms) = tracker.records().get(i).and_then(|r| r.agreement_ms) {
                 telemetry::metrics().failover(plan.spec.name, ms);

@@ -5,11 +5,13 @@
 //! belief that it leads a term to the next belief; two intervals of two
 //! nodes that intersect are an overlap (two nodes believed they led at once),
 //! reported with the intersection's length. A pair is judged once both
-//! intervals are closed: while a node cannot be heard (cut off from the
-//! controller), its last belief says nothing about now, and the backlog it
-//! sends when heard again tells when it really stopped. A process that
-//! restarted closes its old incarnation's interval when its event stream
-//! broke (the process was gone by then).
+//! intervals are closed. Only what the controller heard is judged: a node
+//! whose event stream broke (its process exited, was paused, or its host was
+//! cut off from the controller; an external node that leaves the controller's
+//! pulse unanswered for the detector timeout breaks it) has its interval
+//! closed when it was last heard, and what it reports of the time it was not
+//! heard is left unjudged: a paused leader's frozen belief is no overlap,
+//! and an overlap by a node the controller could not hear is not seen.
 //!
 //! The clocks of different hosts differ by their offset; on one host (the
 //! embedded cluster, containers) they are one clock.

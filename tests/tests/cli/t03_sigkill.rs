@@ -152,3 +152,62 @@ async fn a_terminated_leader_hands_over_before_it_exits() {
     );
     ctl.stop().await;
 }
+
+/// A paused leader is a failover with its real times and no overlap: three `ringleader-node`
+/// processes keep a Chubby-style leader; SIGSTOP of the leader's process for 6 s lets the two
+/// others elect, and while it is still stopped GetLeader names the new leader, agreed (the
+/// frozen process had counted as believing until its stream broke: `agreed: false` for as long
+/// as the pause). After SIGCONT and the stop, the failover is dated within 1.5 s of the pause
+/// (it was dated when the stream broke, detection and agreement 0) with its detection and
+/// agreement after it, and no overlap is reported from the frozen belief.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_leader_is_a_failover_and_no_overlap() {
+    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let nodes: Vec<NodeProcess> =
+        ports.iter().enumerate().map(|(i, &p)| NodeProcess::spawn(&format!("s{i}"), p)).collect();
+    let mut config = test_config(0);
+    config.controller.nodes = ports.iter().map(|p| format!("http://127.0.0.1:{p}")).collect();
+    let ctl = TestController::start_with(config).await;
+    wait_reachable(&ctl, 3).await;
+    let mut client = ctl.client();
+    let started = Instant::now();
+    let e = client.start_election(kept("chubby")).await.unwrap().into_inner();
+    let first = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| l.agreed).await;
+    let leader = first.leader.clone().unwrap();
+    let i: usize = leader.node.trim_start_matches('s').parse().expect("a node of this test");
+    let pid = nodes[i].child.id().to_string();
+    let paused_ms = started.elapsed().as_millis() as u64;
+    assert!(Command::new("kill").args(["-STOP", &pid]).status().expect("kill -STOP").success());
+    let next = leader_until(&mut client, &e.election_id, Duration::from_secs(5), |l| {
+        l.agreed && l.leader.as_ref().is_some_and(|r| r.node != leader.node)
+    })
+    .await;
+    let agreed_ms = started.elapsed().as_millis() as u64 - paused_ms;
+    tokio::time::sleep(Duration::from_secs(6).saturating_sub(Duration::from_millis(agreed_ms))).await;
+    assert!(Command::new("kill").args(["-CONT", &pid]).status().expect("kill -CONT").success());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let done = client
+        .stop_election(pb::StopElectionRequest { election_id: e.election_id.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(done.violations.is_empty(), "{:?}", done.violations);
+    assert!(done.overlaps.is_empty(), "an overlap from the frozen belief: {:?}", done.overlaps);
+    let f =
+        done.failovers.iter().find(|f| f.leader.as_ref().is_some_and(|l| l.node == leader.node)).expect("a failover");
+    // The election's clock started a little after `started`: the loss is dated before the pause
+    // plus the pulse's half period, not when the stream broke.
+    assert!(f.lost_at_ms <= paused_ms + 1_500, "lost at {} ms, paused at {paused_ms} ms: {f:?}", f.lost_at_ms);
+    let (detection, agreement) = (f.detection_ms.expect("detected"), f.agreement_ms.expect("agreed"));
+    assert!(detection > 0 && agreement >= detection, "{f:?}");
+    assert_eq!(f.new_leader.as_ref().map(|l| &l.node), next.leader.as_ref().map(|l| &l.node));
+    eprintln!(
+        "SIGSTOP of the chubby leader {}: GetLeader agreed on {} {agreed_ms} ms after; failover: lost at {} ms \
+         (paused at {paused_ms} ms), detection {detection} ms, agreement {agreement} ms, cause {}",
+        leader.node,
+        next.leader.as_ref().unwrap().node,
+        f.lost_at_ms,
+        f.cause
+    );
+    ctl.stop().await;
+}

@@ -21,6 +21,11 @@ async fn cluster() -> (TestController, Client) {
     (ctl, client)
 }
 
+/// Does one of `e`'s positions run on `node`?
+fn placed_on(e: &pb::Election, node: &str) -> bool {
+    e.participants.iter().any(|p| p.node == node)
+}
+
 /// Poll ListFaults every 20 ms until `fired` finds what it looks for in the list, and return that; panic
 /// after `deadline`.
 async fn faults_until<T>(client: &Client, deadline: Instant, fired: impl Fn(&[pb::FaultInfo]) -> Option<T>) -> T {
@@ -80,8 +85,8 @@ async fn invalid_faults_are_refused() {
 }
 
 /// Dropping every message makes a LIVE election end FAILED with a reason (never hang); clearing the fault
-/// restores correct elections. A crashed node stops an election the same way; after `recover` it takes part
-/// again. ListFaults shows active faults with a description, ClearFaults clears them all.
+/// restores correct elections. With a crashed node an election of every node is refused naming it, and a
+/// smaller one runs on the others; after `recover` it takes part again. ListFaults shows active faults with a description, ClearFaults clears them all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drops_and_crashes_fail_elections_and_clear_completely() {
     let (ctl, mut client) = cluster().await;
@@ -101,7 +106,11 @@ async fn drops_and_crashes_fail_elections_and_clear_completely() {
 
     let crash = fault(Kind::Crash(pb::CrashFault { node: "node-2".into(), leader: false, planned: false }));
     inject(&mut client, crash).await;
-    assert_failed(&elect(&mut client, election("stages")).await, "");
+    let refused = client.start_election(election("stages")).await.unwrap_err();
+    assert_refused(&refused, Code::FailedPrecondition, "size");
+    assert!(refused.message().contains("node-2 (crashed by an injected fault)"), "{refused:?}");
+    let three = pb::StartElectionRequest { size: 3, ..election("stages") };
+    assert!(!placed_on(&elect_correct(&mut client, three).await, "node-2"), "runs on the nodes that are up");
     let listed = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].description, "crash node-2");
