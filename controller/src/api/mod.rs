@@ -217,6 +217,8 @@ impl Controller for ControllerService {
         // is cancelled and ends FAILED, saying so; a finished one is returned as it is.
         entry.stop();
         entry.wait_done().await;
+        // One a previous controller stopped in the middle may still run on the nodes.
+        self.elections.forget_if_interrupted(&entry);
         Ok(Response::new(pb::Election::from(&entry.snapshot())))
     }
 

@@ -9,6 +9,10 @@
 //! go the same way: their figures are read by the controller that is gone,
 //! and they too hold their place in the table.
 //!
+//! A controller that restarts within the grace finds the elections still
+//! there and aborts the ones its history says were interrupted; after the
+//! grace the node has already dropped them.
+//!
 //! [`MAX_ELECTIONS`]: super::MAX_ELECTIONS
 //! [`NodeConfig::orphan_grace`]: super::NodeConfig::orphan_grace
 
