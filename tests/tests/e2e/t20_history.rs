@@ -165,3 +165,30 @@ async fn a_restarted_controller_aborts_interrupted_elections_on_its_nodes() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A controller restarted on a history whose only record was interrupted (FAILED) has no finished
+/// election to name: GetLeader without an id says so NOT_FOUND, naming how many records there are
+/// and the latest one with its state and error, instead of "no election has finished yet".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_leader_names_the_latest_record_when_none_finished() {
+    let dir = std::env::temp_dir().join(format!("ringleader-history-no-leader-{}", std::process::id()));
+    let path = dir.join("history.redb");
+    let (history, _) = History::open(&path, 100, 64 << 20).unwrap();
+    let running =
+        ElectionRecord { state: State::Running, ..ElectionRecord::blank("e-cut".into(), "bully", Mode::Live) };
+    history.put(&running);
+    history.close();
+    drop(history);
+
+    let mut config = test_config(0);
+    config.controller.history_path = path.display().to_string();
+    let ctl = TestController::start_with(config).await;
+    let status = ctl.client().get_leader(pb::GetLeaderRequest::default()).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
+    let m = status.message();
+    assert!(!m.contains("yet"), "records exist: {m}");
+    assert!(m.contains("1 election") && m.contains("e-cut") && m.contains("FAILED"), "{m}");
+    assert!(m.contains("stopped while this election was running"), "the error is quoted: {m}");
+    ctl.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
