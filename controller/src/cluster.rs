@@ -482,6 +482,8 @@ impl Cluster {
                     channels: channels.clone(),
                     // All of them stop together: nobody to hand over to.
                     handover_on_shutdown: Duration::ZERO,
+                    // They stop with the controller: nothing of theirs can outlive it.
+                    orphan_grace: Duration::ZERO,
                 };
                 let mut rx = stop.subscribe();
                 let node_name = name.clone();

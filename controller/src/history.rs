@@ -12,7 +12,9 @@
 //!
 //! On start the controller reads the newest `max_elections` records back. A
 //! record that was still PENDING or RUNNING when the controller stopped ends
-//! FAILED, with an error saying so: no election stays "running" forever.
+//! FAILED, with an error saying so ([`INTERRUPTED`]): no election stays
+//! "running" forever. The controller then aborts the LIVE ones on its nodes,
+//! which may still run them (`elections/interrupted.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, mpsc};

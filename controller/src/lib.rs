@@ -113,6 +113,8 @@ pub async fn run(
         warn!("some local nodes did not open their event stream within 10 s");
     }
     let elections = elections::Elections::with_history(cluster.clone(), settings, history, restored);
+    // What a controller that died left running on the nodes; retried while this one serves.
+    let _interrupted = elections.abort_interrupted().map(ringleader_node::runtime::AbortOnDrop);
     let service = ControllerServer::new(api::ControllerService::with_auth(elections.clone(), auth));
     // The election pages, on the metrics port (when the process serves one).
     ringleader_node::observe::serve_also(pages::router(elections.clone()));

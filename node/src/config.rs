@@ -17,6 +17,8 @@
 //! idle_timeout_ms = 60000        # a connection that sends nothing this long is closed (both ports)
 //! handover_ms = 2000             # on SIGTERM, hand the kept leaderships it leads over and wait
 //!                                # up to this long for the successors (0: stop at once)
+//! orphan_grace_ms = 60000        # abort every election held once no controller has listened this
+//!                                # long (its event stream gone: crashed, killed); 0: never
 //!
 //! [telemetry]
 //! log = "info,ringleader_node=debug"  # tracing filter; RUST_LOG wins over it
@@ -126,6 +128,14 @@ pub struct NodeSection {
     /// at once).
     #[serde(default = "default_handover_ms")]
     pub handover_ms: u64,
+    /// Abort every election this node holds once no controller's event
+    /// stream has been open for this long (0: never).
+    #[serde(default = "default_orphan_grace_ms")]
+    pub orphan_grace_ms: u64,
+}
+
+fn default_orphan_grace_ms() -> u64 {
+    ringleader_node::runtime::ORPHAN_GRACE.as_millis() as u64
 }
 
 fn default_handover_ms() -> u64 {
@@ -208,6 +218,14 @@ impl Config {
             let v = self.node.handover_ms.to_string();
             return Err(invalid("node.handover_ms", &v, "must be at most a minute (0..=60000)".into()));
         }
+        if self.node.orphan_grace_ms != 0 && !(1_000..=86_400_000).contains(&self.node.orphan_grace_ms) {
+            let v = self.node.orphan_grace_ms.to_string();
+            return Err(invalid(
+                "node.orphan_grace_ms",
+                &v,
+                "must be 0 (never) or between 1 s and a day (1000..=86400000)".into(),
+            ));
+        }
         if !(1_000..=86_400_000).contains(&self.node.idle_timeout_ms) {
             let v = self.node.idle_timeout_ms.to_string();
             return Err(invalid("node.idle_timeout_ms", &v, "must be between 1 s and a day (1000..=86400000)".into()));
@@ -266,6 +284,7 @@ mod tests {
         assert_eq!(c.node.listen, DEFAULT_LISTEN);
         assert_eq!(c.node.advertise, "http://0.0.0.0:7000");
         assert!(!c.node.name.is_empty());
+        assert_eq!(c.node.orphan_grace_ms, 60_000);
     }
 
     /// The file beats the defaults, the environment beats the file, and flags beat the environment.
@@ -314,6 +333,10 @@ mod tests {
         assert!(m.contains("ringleader.toml"), "{m}");
         let m = bad(Cli::default(), &[("RINGLEADER__TELEMETRY__METRICS_LISTEN", "9464")]);
         assert!(m.contains("`telemetry.metrics_listen`"), "{m}");
+        let m = bad(Cli::default(), &[("RINGLEADER__NODE__ORPHAN_GRACE_MS", "500")]);
+        assert!(m.contains("`node.orphan_grace_ms`"), "{m}");
+        let never = env(&[("RINGLEADER__NODE__ORPHAN_GRACE_MS", "0")]);
+        assert_eq!(Config::load_with_env(&Cli::default(), never).unwrap().node.orphan_grace_ms, 0);
     }
 
     /// A bare `host:port` to advertise gets the scheme of the node's transport, so the Kubernetes

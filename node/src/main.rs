@@ -92,6 +92,7 @@ async fn main() -> ExitCode {
         limits,
         channels: Default::default(),
         handover_on_shutdown: std::time::Duration::from_millis(cfg.node.handover_ms),
+        orphan_grace: std::time::Duration::from_millis(cfg.node.orphan_grace_ms),
     };
     let code = match runtime::serve_with_health(listener, health_listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -217,6 +217,8 @@ impl Controller for ControllerService {
         // is cancelled and ends FAILED, saying so; a finished one is returned as it is.
         entry.stop();
         entry.wait_done().await;
+        // One a previous controller stopped in the middle may still run on the nodes.
+        self.elections.forget_if_interrupted(&entry);
         Ok(Response::new(pb::Election::from(&entry.snapshot())))
     }
 
@@ -392,7 +394,7 @@ impl Controller for ControllerService {
         let record = if id.is_empty() {
             kept()
                 .or_else(|| self.elections.last_finished())
-                .ok_or_else(|| Status::not_found("no election has finished yet; start one with StartElection"))?
+                .ok_or_else(|| none_finished(&self.elections.list()))?
                 .snapshot()
         } else {
             self.entry(id)?.snapshot()
@@ -408,6 +410,33 @@ impl Controller for ControllerService {
         }
         Ok(Response::new(leader))
     }
+}
+
+/// GetLeader without an id when no election has finished: NOT_FOUND, naming
+/// the latest of `records` (most recent first) and why it has no leader.
+fn none_finished(records: &[Arc<Entry>]) -> Status {
+    let Some(latest) = records.first() else {
+        return Status::not_found("no election has finished yet; start one with StartElection");
+    };
+    let what = latest.inspect(|r| {
+        let state = match r.state {
+            State::Pending => "PENDING",
+            State::Running => "RUNNING",
+            State::Finished => "FINISHED",
+            State::Failed => "FAILED",
+        };
+        let error = r.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
+        let mode = match r.mode {
+            Mode::Live => "LIVE",
+            Mode::Simulated => "SIMULATED",
+        };
+        format!("{} ({mode} {}), {state}{error}", r.id, r.algorithm)
+    });
+    let n = records.len();
+    let plural = if n == 1 { "" } else { "s" };
+    Status::not_found(format!(
+        "{n} election{plural} recorded, none finished with a leader; the latest: {what}. Start one with StartElection"
+    ))
 }
 
 impl ControllerService {

@@ -27,6 +27,7 @@
 mod agent;
 mod diagram;
 mod entry;
+mod interrupted;
 mod kept;
 mod live;
 mod overlap;
@@ -159,6 +160,37 @@ impl Elections {
             _records: records,
             config,
         })
+    }
+
+    /// Abort on every node, in a task, the LIVE elections read back from
+    /// the history as interrupted: a controller that died left them
+    /// running there (see `interrupted.rs`). `None` when there are none, or
+    /// on the embedded cluster (its nodes started with this process).
+    pub fn abort_interrupted(&self) -> Option<tokio::task::JoinHandle<()>> {
+        if self.cluster.is_local() || self.cluster.is_empty() {
+            return None;
+        }
+        let ids: Vec<String> = self
+            .registry()
+            .order
+            .iter()
+            .filter_map(|e| e.inspect(|r| interrupted::left_on_nodes(r).then(|| r.id.clone())))
+            .collect();
+        if ids.is_empty() {
+            return None;
+        }
+        let nodes = self.cluster.nodes().to_vec();
+        Some(tokio::spawn(interrupted::abort_everywhere(nodes, ids, self.config.rpc_timeout())))
+    }
+
+    /// If `entry` is a LIVE election that a previous controller stopped in
+    /// the middle, have every node forget it again (cheap and idempotent; in
+    /// the background, best effort): `StopElection` of such a record.
+    pub fn forget_if_interrupted(&self, entry: &Entry) {
+        let Some(id) = entry.inspect(|r| interrupted::left_on_nodes(r).then(|| r.id.clone())) else { return };
+        for node in self.cluster.nodes() {
+            node.forget(&id, self.config.rpc_timeout());
+        }
     }
 
     /// Follow whether the history takes writes (`None` without a history).

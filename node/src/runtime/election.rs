@@ -10,7 +10,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use opentelemetry::trace::{Span as _, SpanContext, SpanKind, TraceContextExt as _, Tracer as _};
 use opentelemetry::{Context, KeyValue, global};
@@ -188,6 +188,8 @@ pub(crate) struct Election {
     reporter: Option<Arc<Reporter>>,
     /// Queued for a report that has not been taken yet.
     report_queued: AtomicBool,
+    /// When it was prepared here.
+    prepared: Instant,
 }
 
 /// What `Start` did.
@@ -232,12 +234,29 @@ impl Election {
             state.log = Some(Box::default());
         }
         let report_queued = AtomicBool::new(false);
-        Arc::new(Election { setup, events, state: Mutex::new(state), reporter, report_queued })
+        Arc::new(Election {
+            setup,
+            events,
+            state: Mutex::new(state),
+            reporter,
+            report_queued,
+            prepared: Instant::now(),
+        })
     }
 
     /// The election id.
     pub(crate) fn id(&self) -> &str {
         &self.setup.election_id
+    }
+
+    /// When it was prepared on this node.
+    pub(crate) fn prepared_at(&self) -> Instant {
+        self.prepared
+    }
+
+    /// Is it a kept leadership (rather than a one-shot election)?
+    pub(crate) fn is_kept(&self) -> bool {
+        self.setup.rebuild.is_some()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -51,6 +51,7 @@ mod faults;
 pub mod limits;
 mod links;
 mod node;
+mod orphans;
 mod peer;
 mod reports;
 #[cfg(test)]
@@ -69,7 +70,7 @@ pub use links::{ChannelPool, MAX_QUEUED, SharedChannels};
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Who this node is.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeConfig {
     /// Node process name (reported by `Info`).
     pub name: String,
@@ -93,7 +94,38 @@ pub struct NodeConfig {
     /// (`Node::leave_all`); zero: stop at once, handing nothing over (the
     /// embedded cluster, which stops all its nodes together).
     pub handover_on_shutdown: Duration,
+    /// Abort every election this node holds once no controller has listened
+    /// to it for this long: no `Events` stream asking for reports (the
+    /// controller's) has been open for the grace, counted from when the last
+    /// one closed or from the election's `Prepare` if later. A controller
+    /// that crashed leaves no heartbeat behind for longer than this. Zero:
+    /// never (the embedded cluster, which lives and dies with its controller).
+    pub orphan_grace: Duration,
 }
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            name: String::new(),
+            advertise: String::new(),
+            agent_token: None,
+            peer_token: None,
+            tls: None,
+            limits: limits::ConnLimits::default(),
+            channels: SharedChannels::default(),
+            handover_on_shutdown: Duration::ZERO,
+            orphan_grace: ORPHAN_GRACE,
+        }
+    }
+}
+
+/// How long a node keeps its elections without a controller listening, by
+/// default ([`NodeConfig::orphan_grace`], the node binary's
+/// `node.orphan_grace_ms`): long enough for a controller to restart (or
+/// its event stream to reconnect, within 2 s) and take them back, short
+/// enough that a crashed controller's leaderships do not heartbeat on for
+/// good.
+pub const ORPHAN_GRACE: Duration = Duration::from_secs(60);
 
 /// How long a leaving node waits for its handovers by default
 /// ([`NodeConfig::handover_on_shutdown`] of the node binary, and a `Leave`

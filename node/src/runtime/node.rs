@@ -206,10 +206,12 @@ impl Node {
         let links = Links::new(Arc::downgrade(&report), faults.clone(), cfg.peer_token.clone(), cfg.channels.clone());
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         let reporter = Arc::new(Reporter::default());
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        if let Some(rt) = &runtime {
             rt.spawn(reporter.clone().run(events.clone()));
         }
-        Arc::new(Node {
+        let grace = cfg.orphan_grace;
+        let node = Arc::new(Node {
             cfg,
             table,
             links,
@@ -220,7 +222,11 @@ impl Node {
             unknown_election: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             stops: Mutex::new(Vec::new()),
-        })
+        });
+        if let Some(rt) = runtime.filter(|_| !grace.is_zero()) {
+            rt.spawn(super::orphans::watch(Arc::downgrade(&node), grace));
+        }
+        node
     }
 
     /// Hand an envelope from the network to its election; a refusal comes

@@ -27,7 +27,22 @@ pub(crate) struct Reporter {
     stopped: AtomicBool,
     /// Event streams open that asked for reports: with none, nothing is
     /// queued (a report nobody reads would still cost its figures' copy).
+    /// Such a stream is the controller's: while none is open, nobody drives
+    /// this node's elections.
     listeners: AtomicUsize,
+    /// When the last of them closed (`None`: none has yet).
+    last_listened: Mutex<Option<Instant>>,
+}
+
+/// Whether an event stream that asks for reports (the controller's) is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Listened {
+    /// One is open now.
+    Now,
+    /// None since this instant, when the last one closed.
+    Until(Instant),
+    /// None has been open yet.
+    Never,
 }
 
 /// An event stream's interest in reports: counted while it lives.
@@ -36,7 +51,9 @@ pub(crate) struct Listening(Arc<Reporter>);
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        self.0.listeners.fetch_sub(1, Ordering::AcqRel);
+        if self.0.listeners.fetch_sub(1, Ordering::AcqRel) == 1 {
+            *self.0.last_listened.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        }
     }
 }
 
@@ -73,6 +90,17 @@ impl Reporter {
     pub(crate) fn listen(self: &Arc<Self>) -> Listening {
         self.listeners.fetch_add(1, Ordering::AcqRel);
         Listening(self.clone())
+    }
+
+    /// Whether a stream listens now, and if not, since when nobody has.
+    pub(crate) fn listened(&self) -> Listened {
+        if self.listeners.load(Ordering::Acquire) > 0 {
+            return Listened::Now;
+        }
+        match *self.last_listened.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(at) => Listened::Until(at),
+            None => Listened::Never,
+        }
     }
 
     /// End [`Reporter::run`].

@@ -392,3 +392,26 @@ async fn an_unstarted_initiator_holds_a_bounded_number_of_messages() {
     assert_eq!(f.election.status().rejected, 1);
     assert_eq!(f.election.start().unwrap().released, cap);
 }
+
+/// The orphan grace counts from the later of the last controller stream's close and the election's
+/// Prepare: an election prepared while nobody listens is kept for the grace from its Prepare; while
+/// a stream that asks for reports is open nothing goes however old; after that stream closes, the
+/// grace counts from the close.
+#[tokio::test]
+async fn the_orphan_grace_counts_from_the_later_of_close_and_prepare() {
+    use super::orphans::abort_orphans;
+    let grace = Duration::from_secs(60);
+    let node = super::node::Node::new(super::NodeConfig { orphan_grace: Duration::ZERO, ..Default::default() });
+    let f = fixture(Vec::new());
+    let prepared = f.election.prepared_at();
+    node.prepared(&f.election, false).unwrap();
+    assert!(abort_orphans(&node, grace, prepared + grace / 2).is_empty(), "nobody ever listened: from Prepare");
+
+    let listening = node.reporter.listen();
+    assert!(abort_orphans(&node, grace, prepared + grace * 10).is_empty(), "a controller listens");
+    drop(listening);
+    let closed = Instant::now();
+    assert!(abort_orphans(&node, grace, closed + grace / 2).is_empty(), "within the grace of the close");
+    assert_eq!(abort_orphans(&node, grace, closed + grace), vec!["e".to_string()]);
+    assert!(node.table.get("e").is_none(), "aborted");
+}

@@ -20,10 +20,16 @@ pub struct TestNode {
 impl TestNode {
     /// Start a node on `bind` (e.g. `127.0.0.1:0`).
     pub async fn start_on(name: &str, bind: &str) -> TestNode {
+        Self::start_tuned(name, bind, |_| {}).await
+    }
+
+    /// Start a node on `bind` with its default configuration changed by `tune`.
+    pub async fn start_tuned(name: &str, bind: &str, tune: impl FnOnce(&mut NodeConfig)) -> TestNode {
         let listener = tokio::net::TcpListener::bind(bind).await.expect("bind");
         let address = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();
-        let cfg = NodeConfig { name: name.to_string(), advertise: address.clone(), ..NodeConfig::default() };
+        let mut cfg = NodeConfig { name: name.to_string(), advertise: address.clone(), ..NodeConfig::default() };
+        tune(&mut cfg);
         let handle = tokio::spawn(runtime::serve(listener, cfg, async move {
             let _ = stopped.await;
         }));

@@ -12,3 +12,4 @@ mod t05_complete_network;
 mod t06_auth;
 mod t07_limits;
 mod t08_http;
+mod t09_orphans;

@@ -2,9 +2,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
+use ringleader_proto::v1::agent_client::AgentClient;
+use ringleader_proto::v1::controller_client::ControllerClient;
 use ringleader_tests::{
-    TestController, assert_correct, election, first_leader, free_port, kept, leader_until, leaderless, node_binary,
-    test_config, unix_us,
+    Proc, TestController, assert_correct, controller_binary, election, first_leader, free_port, kept, leader_until,
+    leaderless, node_binary, test_config, unix_us,
 };
 
 /// A `ringleader-node` process, SIGKILLed when dropped.
@@ -15,10 +17,16 @@ struct NodeProcess {
 
 impl NodeProcess {
     fn spawn(name: &str, port: u16) -> NodeProcess {
+        Self::spawn_with(name, port, &[])
+    }
+
+    /// [`NodeProcess::spawn`] with more environment (`RINGLEADER__NODE__…` settings).
+    fn spawn_with(name: &str, port: u16, env: &[(&str, &str)]) -> NodeProcess {
         let log = std::env::temp_dir().join(format!("ringleader-node-{}-{name}-{port}.log", std::process::id()));
         let file = std::fs::File::options().create(true).append(true).open(&log).expect("log file");
         let child = Command::new(node_binary())
             .args(["--listen", &format!("127.0.0.1:{port}"), "--name", name])
+            .envs(env.iter().copied())
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(file.try_clone().expect("log"))
@@ -210,4 +218,99 @@ async fn a_paused_leader_is_a_failover_and_no_overlap() {
         f.cause
     );
     ctl.stop().await;
+}
+
+/// A `ringleader-controller` process driving the nodes at `nodes` with its history at `history`;
+/// its API on `port`, its log appended to `log`.
+fn spawn_controller(port: u16, nodes: &[String], history: &std::path::Path, log: &std::path::Path) -> Proc {
+    let file = std::fs::File::options().create(true).append(true).open(log).expect("log file");
+    let child = Command::new(controller_binary())
+        .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--nodes", &nodes.join(",")])
+        .env("RINGLEADER__CONTROLLER__HISTORY_PATH", history)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().expect("log"))
+        .stderr(file)
+        .spawn()
+        .expect("spawn ringleader-controller");
+    Proc(child)
+}
+
+/// A client of the controller on `port`, once it answers (at most 30 s).
+async fn controller_client(port: u16) -> ControllerClient<tonic::transport::Channel> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(c) = ControllerClient::connect(format!("http://127.0.0.1:{port}")).await {
+            return c;
+        }
+        assert!(Instant::now() < deadline, "the controller on port {port} did not answer within 30 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// How many elections each node holds (`Info.elections`).
+async fn held(nodes: &[String]) -> Vec<u64> {
+    let mut counts = Vec::new();
+    for address in nodes {
+        let mut agent = AgentClient::connect(address.clone()).await.expect("connect to the node");
+        counts.push(agent.info(pb::InfoRequest {}).await.expect("info").into_inner().elections);
+    }
+    counts
+}
+
+/// A controller with a history keeps a bully leadership on three `ringleader-node` processes (their
+/// orphan grace off, so that only a controller can clear them) and is killed with SIGKILL: the
+/// nodes still hold the election. A new controller on the same history and nodes reads it back
+/// FAILED (interrupted) and aborts it on every node: within 15 s no node holds an election and
+/// each answers Status of it NotFound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_controller_aborts_what_its_killed_predecessor_left_running() {
+    let dir = std::env::temp_dir().join(format!("ringleader-orphans-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (history, log) = (dir.join("history.redb"), dir.join("controller.log"));
+    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let _nodes: Vec<NodeProcess> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| NodeProcess::spawn_with(&format!("o{i}"), p, &[("RINGLEADER__NODE__ORPHAN_GRACE_MS", "0")]))
+        .collect();
+    let addresses: Vec<String> = ports.iter().map(|p| format!("http://127.0.0.1:{p}")).collect();
+
+    let port = free_port();
+    let mut controller = spawn_controller(port, &addresses, &history, &log);
+    let mut client = controller_client(port).await;
+    let e = client.start_election(kept("bully")).await.unwrap().into_inner();
+    first_leader(&mut client, &e.election_id, 3).await;
+    assert_eq!(held(&addresses).await, [1, 1, 1]);
+
+    tracing::info!("--- kill -9 the controller");
+    controller.0.kill().expect("SIGKILL");
+    controller.0.wait().expect("wait");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(held(&addresses).await, [1, 1, 1], "nobody aborted it: the nodes still run the leadership");
+
+    tracing::info!("--- a new controller on the same history");
+    let port = free_port();
+    let _controller = spawn_controller(port, &addresses, &history, &log);
+    let mut client = controller_client(port).await;
+    let back =
+        client.get_election(pb::GetElectionRequest { election_id: e.election_id.clone() }).await.unwrap().into_inner();
+    assert_eq!(back.state, pb::ElectionState::Failed as i32, "{back:?}");
+    assert!(back.error.contains("stopped while this election was running"), "{}", back.error);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let counts = held(&addresses).await;
+        if counts == [0, 0, 0] {
+            break;
+        }
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(Instant::now() < deadline, "the nodes still hold {counts:?} elections; controller log:\n{log}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for address in &addresses {
+        let mut agent = AgentClient::connect(address.clone()).await.unwrap();
+        let gone = agent.status(pb::StatusRequest { election_id: e.election_id.clone() }).await.unwrap_err();
+        assert_eq!(gone.code(), tonic::Code::NotFound, "{gone:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
