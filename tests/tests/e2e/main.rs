@@ -27,3 +27,4 @@ mod t22_embedded_auth;
 mod t23_stopping;
 mod t24_history_full_disk;
 mod t25_check;
+mod t26_mutating_calls;
