@@ -219,6 +219,9 @@ pub struct Node {
     forgetting: AtomicBool,
     /// The node's clock against the controller's, as last measured.
     clock: Mutex<Option<ClockOffset>>,
+    /// Why the node's event stream last failed to open or broke (for the
+    /// warning about nodes that do not answer).
+    last_error: Mutex<Option<String>>,
 }
 
 /// A node's monotonic clock (the microseconds of its reports) against the
@@ -477,11 +480,15 @@ impl Cluster {
                 forgotten: Mutex::new(Vec::new()),
                 forgetting: AtomicBool::new(false),
                 clock: Mutex::new(None),
+                last_error: Mutex::new(None),
             }));
         }
         let routes: Routes = Arc::default();
         for node in &nodes {
             tasks.push(tokio::spawn(follow_events(node.clone(), routes.clone(), stop.subscribe())));
+        }
+        if config.local_nodes == 0 && !nodes.is_empty() {
+            tasks.push(tokio::spawn(warn_silent(nodes.clone(), config.rpc_timeout(), stop.subscribe())));
         }
         Ok(Arc::new(Cluster { nodes, routes, stop, tasks: Mutex::new(tasks), local: config.local_nodes > 0 }))
     }
@@ -579,6 +586,7 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
             result = session => {
                 if let Err(e) = result {
                     debug!(node = %node.address, error = %e, "node event stream closed");
+                    *node.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.message().to_string());
                 }
             }
             _ = stop.wait_for(|s| *s) => return,
@@ -591,6 +599,52 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
             _ = stop.wait_for(|s| *s) => return,
         }
         backoff = (backoff * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// How often [`warn_silent`] looks again at nodes that did not answer.
+const SILENT_POLL: Duration = Duration::from_millis(500);
+
+/// External nodes at start: after `grace`, a WARN names every node whose
+/// event stream has not opened (and why, when a call failed) and what the
+/// controller does meanwhile; once they all answer, an INFO says so. A
+/// controller otherwise serves as if a mistyped or dead address were there,
+/// and the operator learns of it from the first LIVE election that fails.
+async fn warn_silent(nodes: Vec<Arc<Node>>, grace: Duration, mut stop: watch::Receiver<bool>) {
+    tokio::select! {
+        _ = tokio::time::sleep(grace) => {}
+        _ = stop.wait_for(|s| *s) => return,
+    }
+    let silent: Vec<String> = nodes
+        .iter()
+        .filter(|n| !n.events_connected())
+        .map(|n| match n.last_error.lock().unwrap_or_else(|e| e.into_inner()).as_deref() {
+            Some(why) => format!("{} ({why})", n.address()),
+            None => n.address().to_string(),
+        })
+        .collect();
+    if silent.is_empty() {
+        return;
+    }
+    warn!(
+        silent = silent.len(),
+        nodes = nodes.len(),
+        "{} of {} nodes did not answer within {} ms: {}; serving anyway and retrying them (every 2 s at most): \
+         LIVE elections and faults that need them fail until they answer (SIMULATED elections do not need them)",
+        silent.len(),
+        nodes.len(),
+        grace.as_millis(),
+        silent.join(", ")
+    );
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(SILENT_POLL) => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
+        if nodes.iter().all(|n| n.events_connected()) {
+            info!(nodes = nodes.len(), "every node answers now ({} nodes)", nodes.len());
+            return;
+        }
     }
 }
 
