@@ -1,7 +1,10 @@
 //! Injected faults: the registry behind `InjectFault`, `ListFaults` and
 //! `ClearFaults`, and the push of each node's share to its `Agent.SetFaults`.
 //!
-//! The controller keeps every active fault; after each change it computes,
+//! The controller keeps every fault injected and not cleared, at most
+//! `controller.max_faults` of them (active, scheduled or waiting; a fault
+//! beyond is refused RESOURCE_EXHAUSTED, and a refused fault takes no id).
+//! After each change it computes,
 //! for every node, what that node must do to its own traffic (crashed or
 //! not, the link rules of its outgoing messages in injection order, the peers
 //! of its partition group) and sends it. A node applies faults in its
@@ -114,8 +117,11 @@ pub struct Faults {
     entries: Mutex<Vec<Entry>>,
     /// Serialises pushes so nodes see the changes in order.
     push: tokio::sync::Mutex<()>,
+    /// The number of the next fault id (taken only once a fault is accepted).
     next: AtomicU64,
     rpc_timeout: Duration,
+    /// Most faults held (`controller.max_faults`).
+    max_faults: usize,
     /// What the faults did after each change, with its unix time in µs
     /// (the last [`MAX_CHANGES`]): what a kept leadership's diagram draws.
     changes: Mutex<VecDeque<(u64, ActiveFaults)>>,
@@ -150,14 +156,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Faults {
-    /// A registry for `cluster`, calling nodes with `rpc_timeout`.
-    pub fn new(cluster: Arc<Cluster>, rpc_timeout: Duration) -> Arc<Self> {
+    /// A registry for `cluster`, calling nodes with `rpc_timeout`, holding at
+    /// most `max_faults` faults.
+    pub fn new(cluster: Arc<Cluster>, rpc_timeout: Duration, max_faults: usize) -> Arc<Self> {
         Arc::new(Faults {
             cluster,
             entries: Mutex::new(Vec::new()),
             push: tokio::sync::Mutex::new(()),
             next: AtomicU64::new(1),
             rpc_timeout,
+            max_faults,
             changes: Mutex::new(VecDeque::new()),
             leaving: Mutex::new(Vec::new()),
         })
@@ -261,10 +269,14 @@ impl Faults {
     ) -> Result<pb::FaultInfo, RequestError> {
         let resolved = self.resolve(&req)?;
         let after = trigger(req.after.as_ref())?;
-        let id = format!("f{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let now = req.at_ms == 0 && after.is_none();
+        // Before a planned stop hands anything over: a fault with no room is refused (again when it is
+        // registered, in case another took the room meanwhile).
+        self.room(&lock(&self.entries), &resolved, now)?;
         let state = if after.is_some() { pb::FaultState::Waiting } else { pb::FaultState::Scheduled };
-        let entry = Entry {
-            id: id.clone(),
+        let mut entry = Entry {
+            // Given once the fault is accepted: a refused one takes no id.
+            id: String::new(),
             request: req.clone(),
             resolved,
             seed: req.seed,
@@ -272,11 +284,18 @@ impl Faults {
             after,
             handovers: Vec::new(),
         };
-        if req.at_ms == 0 && after.is_none() {
+        if now {
             return self.apply(entry, &*watch).await;
         }
-        let info = self.info(&entry);
-        lock(&self.entries).push(entry);
+        let info = {
+            let mut entries = lock(&self.entries);
+            self.room(&entries, &entry.resolved, false)?;
+            entry.id = self.next_id();
+            let info = self.info(&entry);
+            entries.push(entry);
+            info
+        };
+        let id = info.fault_id.clone();
         let me = self.clone();
         // The election to watch is chosen now: the running kept leadership, else the next one started.
         let kept = watch.running_kept();
@@ -305,6 +324,55 @@ impl Faults {
             }
         });
         Ok(info)
+    }
+
+    /// The next fault id (called with `entries` held, so ids follow the
+    /// order faults are registered in).
+    fn next_id(&self) -> String {
+        format!("f{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Refuse a new fault that would hold one more than `max_faults`
+    /// (RESOURCE_EXHAUSTED, naming the setting). A fault made active `now`
+    /// may take no place (a recover holds nothing) or another's (a partition
+    /// replaces the one in force); a scheduled or waiting one holds a place
+    /// until it fires.
+    fn room(&self, entries: &[Entry], resolved: &Resolved, now: bool) -> Result<(), RequestError> {
+        let after = match now {
+            true => entries.len() + usize::from(Self::holds(resolved)) - Self::replaced(entries, resolved).count(),
+            false => entries.len() + 1,
+        };
+        if after <= self.max_faults {
+            return Ok(());
+        }
+        Err(RequestError {
+            code: Code::ResourceExhausted,
+            field: "kind",
+            reason: format!(
+                "{} faults are held (active, scheduled or waiting), the most this controller holds \
+                 (controller.max_faults); clear some with ClearFaults first",
+                entries.len()
+            ),
+        })
+    }
+
+    /// Does a fault of this kind stay in the registry once active?
+    fn holds(resolved: &Resolved) -> bool {
+        !matches!(resolved, Resolved::Recover(_))
+    }
+
+    /// The indices of the active faults that `resolved`, made active, removes:
+    /// a recover, the node's crashes; a partition, the partition in force.
+    fn replaced<'a>(entries: &'a [Entry], resolved: &'a Resolved) -> impl Iterator<Item = usize> + 'a {
+        entries.iter().enumerate().filter_map(move |(i, e)| {
+            let active = e.state == pb::FaultState::Active;
+            let gone = match resolved {
+                Resolved::Recover(node) => e.resolved == Resolved::Crash(*node),
+                Resolved::Partition(_) => matches!(e.resolved, Resolved::Partition(_)),
+                _ => false,
+            };
+            (active && gone).then_some(i)
+        })
     }
 
     /// Make `entry` active and push the faults to the nodes; a planned stop
@@ -424,15 +492,20 @@ impl Faults {
         sum
     }
 
-    /// Make `entry` active in the registry (resolving a leader crash, applying a recover).
+    /// Make `entry` active in the registry (resolving a leader crash, applying a recover), with its id if
+    /// it is new (after checking there is room; a scheduled fault firing has its id and its place).
     fn activate(&self, mut entry: Entry, watch: &dyn Watch) -> Result<pb::FaultInfo, RequestError> {
         if entry.resolved == Resolved::CrashLeader {
             self.resolve_leader(&mut entry, watch)?;
         }
         entry.state = pb::FaultState::Active;
-        let info = self.info(&entry);
-        {
+        let info = {
             let mut entries = lock(&self.entries);
+            if entry.id.is_empty() {
+                self.room(&entries, &entry.resolved, true)?;
+                entry.id = self.next_id();
+            }
+            let info = self.info(&entry);
             match entry.resolved {
                 Resolved::Recover(node) => {
                     // A recover is an action, not a standing fault: it removes the node's crashes.
@@ -446,7 +519,8 @@ impl Faults {
                 }
                 _ => entries.push(entry),
             }
-        }
+            info
+        };
         self.remember();
         Ok(info)
     }

@@ -48,7 +48,8 @@ impl ControllerService {
 
     /// A service that asks callers for the tokens of `auth` (see [`ringleader_node::auth`]).
     pub fn with_auth(elections: Arc<Elections>, auth: Auth) -> Self {
-        let faults = Faults::new(elections.cluster().clone(), elections.config().rpc_timeout());
+        let faults =
+            Faults::new(elections.cluster().clone(), elections.config().rpc_timeout(), elections.config().max_faults);
         let registry = Arc::downgrade(&faults);
         elections.set_fault_note(crate::elections::FaultNote(Box::new(move || {
             let list = registry.upgrade()?.list();
