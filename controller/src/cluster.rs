@@ -8,7 +8,7 @@
 //! with [`Cluster::subscribe`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -222,6 +222,8 @@ pub struct Node {
     /// Why the node's event stream last failed to open or broke (for the
     /// warning about nodes that do not answer).
     last_error: Mutex<Option<String>>,
+    /// How many times the node's event stream has opened ([`Node::sessions`]).
+    sessions: AtomicU64,
 }
 
 /// A node's monotonic clock (the microseconds of its reports) against the
@@ -315,6 +317,13 @@ impl Node {
     /// Is the node's event stream currently open?
     pub fn events_connected(&self) -> bool {
         self.events_connected.load(Ordering::Relaxed)
+    }
+
+    /// How many times the node's event stream has opened: a new value means
+    /// the controller may have lost touch with the node meanwhile (its
+    /// process may have restarted and forgotten what it was told).
+    pub fn sessions(&self) -> u64 {
+        self.sessions.load(Ordering::Acquire)
     }
 
     /// Have the node forget `election_id`, without waiting: the ids queue
@@ -481,6 +490,7 @@ impl Cluster {
                 forgetting: AtomicBool::new(false),
                 clock: Mutex::new(None),
                 last_error: Mutex::new(None),
+                sessions: AtomicU64::new(0),
             }));
         }
         let routes: Routes = Arc::default();
@@ -564,6 +574,7 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
             let mut client = node.client();
             node.measure(&mut client).await;
             let mut stream = client.events(pb::EventsRequest { reports: true }).await?.into_inner();
+            node.sessions.fetch_add(1, Ordering::AcqRel);
             node.events_connected.store(true, Ordering::Relaxed);
             debug!(node = %node.name(), "following node events");
             let mut remeasure = tokio::time::interval_at(tokio::time::Instant::now() + CLOCK_EVERY, CLOCK_EVERY);
@@ -676,6 +687,11 @@ where
             Err(e) => errors.push(format!("{what} task failed: {e}")),
         }
     }
+    first_failures(errors)
+}
+
+/// `Ok` without errors, else the first three (sorted) and how many more.
+pub(crate) fn first_failures(mut errors: Vec<String>) -> Result<(), String> {
     if errors.is_empty() {
         return Ok(());
     }

@@ -28,3 +28,4 @@ mod t23_stopping;
 mod t24_history_full_disk;
 mod t25_check;
 mod t26_mutating_calls;
+mod t27_fault_pushes;
