@@ -146,6 +146,10 @@ pub struct Faults {
 /// Most changes of the faults in force remembered.
 pub const MAX_CHANGES: usize = 1_000;
 
+/// Most faults `GetCluster` describes on one node (the rest are counted):
+/// a fault on every link would otherwise be described once per node.
+pub const SHOWN_PER_NODE: usize = 16;
+
 /// How a node stands with the controller's faults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Synced {
@@ -618,7 +622,8 @@ impl Faults {
     }
 
     /// The active faults on node `i`, in words, each naming its fault id
-    /// (for `GetCluster`).
+    /// (for `GetCluster`): the first [`SHOWN_PER_NODE`], then a line counting
+    /// the others.
     pub fn on_node(&self, i: usize) -> Vec<String> {
         let name = |j: usize| self.cluster.nodes().get(j).map_or_else(|| format!("node {j}"), |n| n.name());
         let mut out = Vec::new();
@@ -653,6 +658,11 @@ impl Faults {
                 }
                 _ => {}
             }
+        }
+        if out.len() > SHOWN_PER_NODE {
+            let more = out.len() - SHOWN_PER_NODE;
+            out.truncate(SHOWN_PER_NODE);
+            out.push(format!("... and {more} more (ListFaults lists them all)"));
         }
         out
     }

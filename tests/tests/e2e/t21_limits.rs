@@ -59,8 +59,9 @@ async fn a_kept_leadership_the_process_cannot_carry_is_refused_up_front() {
 /// With the default `max_faults` (256), 256 faults are held (a link fault and a crash, scheduled ones
 /// too); the 257th InjectFault is refused RESOURCE_EXHAUSTED naming controller.max_faults, and so is a
 /// scheduled one, while a recover (which holds nothing) is still taken; once one is cleared the next is
-/// accepted, with the next id (`f258`: the recover had `f257`; refusals took none). Failed before the
-/// fix: there was no cap, every fault was accepted.
+/// accepted, with the next id (`f258`: the recover had `f257`; refusals took none); GetCluster describes
+/// 16 of a node's faults and counts the rest. Failed before the fix: there was no cap, every fault was
+/// accepted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn injected_faults_are_capped() {
     use pb::inject_fault_request::Kind;
@@ -84,5 +85,9 @@ async fn injected_faults_are_capped() {
     assert_eq!(inject(&mut client, slow(1)).await.fault_id, "f258");
     let held = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
     assert_eq!(held.len(), 255, "f1 went with the recover, f2 was cleared");
+    let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
+    let described = &cluster.nodes[0].faults;
+    assert_eq!(described.len(), 17, "GetCluster describes 16 faults per node, then counts the rest");
+    assert_eq!(described[16], "... and 238 more (ListFaults lists them all)");
     ctl.stop().await;
 }
