@@ -11,8 +11,9 @@
 //! a rule added or removed, the crash or the partition set or lifted), so
 //! its cost does not grow with the faults held. A node the controller may
 //! have lost touch with (never told anything yet, a failed push, its event
-//! stream opened again since) gets its whole share instead (`Agent.SetFaults`),
-//! which puts it back in step; so does a node that does not know ChangeFaults.
+//! stream opened again since) gets its whole share instead (`Agent.SetFaults`)
+//! with the next change, whether the change concerns it or not, which puts
+//! it back in step; so does a node that does not know ChangeFaults.
 //! Changes and their pushes are serialised, so the nodes see them in order.
 //! A node applies faults in its transport layer (see
 //! `ringleader_node::runtime`), so a live election meets them exactly where
@@ -784,19 +785,27 @@ impl Faults {
         }
     }
 
-    /// Send each node its change, or its whole share where it may not be in
-    /// step ([`Synced`]); the nodes concerned only, at once. Called with
-    /// `push` held. A node that does not know `ChangeFaults` gets its whole
-    /// share at once, and from then on.
-    async fn push(&self, changes: Changes) -> Result<(), String> {
+    /// Send each node concerned its change, at once; a node that may not be
+    /// in step ([`Synced`]) gets its whole share instead, with this change
+    /// whether it concerns it or not, so that every change brings the nodes
+    /// out of step back (a restarted node, a failed push, what a previous
+    /// controller left). Called with `push` held. A node that does not know
+    /// `ChangeFaults` gets its whole share at once, and from then on.
+    async fn push(&self, mut changes: Changes) -> Result<(), String> {
         let whole: Vec<usize> = {
             let synced = lock(&self.synced);
-            let nodes = self.cluster.nodes();
-            changes
-                .keys()
-                .copied()
-                .filter(|&i| nodes.get(i).is_some_and(|n| synced.get(i) != Some(&Synced::Since(n.sessions()))))
-                .collect()
+            let out_of_step = |i: usize, n: &Arc<crate::cluster::Node>| match synced.get(i) {
+                Some(Synced::Since(s)) => *s != n.sessions(),
+                Some(Synced::No) | None => true,
+                Some(Synced::Whole) => false,
+            };
+            for (i, node) in self.cluster.nodes().iter().enumerate() {
+                if out_of_step(i, node) {
+                    changes.entry(i).or_default();
+                }
+            }
+            let whole = |i: &usize| synced.get(*i) == Some(&Synced::Whole);
+            changes.keys().copied().filter(|i| whole(i) || out_of_step(*i, &self.cluster.nodes()[*i])).collect()
         };
         let shares: BTreeMap<usize, pb::SetFaultsRequest> = {
             let entries = lock(&self.entries);
