@@ -225,6 +225,11 @@ pub struct Node {
     /// When the node was last heard from before its event stream last
     /// broke, unix microseconds: after it, its beliefs are unknown.
     lost_at_us: AtomicU64,
+    /// Why the node's event stream last failed to open or broke (for the
+    /// warning about nodes that do not answer).
+    last_error: Mutex<Option<String>>,
+    /// How many times the node's event stream has opened ([`Node::sessions`]).
+    sessions: AtomicU64,
 }
 
 /// A node's monotonic clock (the microseconds of its reports) against the
@@ -335,6 +340,13 @@ impl Node {
 
     fn heard(&self) {
         self.heard_us.store(unix_us(), Ordering::Relaxed);
+    }
+
+    /// How many times the node's event stream has opened: a new value means
+    /// the controller may have lost touch with the node meanwhile (its
+    /// process may have restarted and forgotten what it was told).
+    pub fn sessions(&self) -> u64 {
+        self.sessions.load(Ordering::Acquire)
     }
 
     /// Have the node forget `election_id`, without waiting: the ids queue
@@ -523,6 +535,8 @@ impl Cluster {
                 clock: Mutex::new(None),
                 heard_us: AtomicU64::new(0),
                 lost_at_us: AtomicU64::new(0),
+                last_error: Mutex::new(None),
+                sessions: AtomicU64::new(0),
             }));
         }
         let routes: Routes = Arc::default();
@@ -530,6 +544,9 @@ impl Cluster {
         let pulse = (config.local_nodes == 0).then(|| pulse_timeout(config.detector_timeout_ms));
         for node in &nodes {
             tasks.push(tokio::spawn(follow_events(node.clone(), routes.clone(), stop.subscribe(), pulse)));
+        }
+        if config.local_nodes == 0 && !nodes.is_empty() {
+            tasks.push(tokio::spawn(warn_silent(nodes.clone(), config.rpc_timeout(), stop.subscribe())));
         }
         Ok(Arc::new(Cluster { nodes, routes, stop, tasks: Mutex::new(tasks), local: config.local_nodes > 0 }))
     }
@@ -633,6 +650,7 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
                 Err(e) => return Ended::Closed(Some(e)),
             };
             node.heard();
+            node.sessions.fetch_add(1, Ordering::AcqRel);
             node.events_connected.store(true, Ordering::Relaxed);
             debug!(node = %node.name(), "following node events");
             let mut remeasure = tokio::time::interval_at(tokio::time::Instant::now() + CLOCK_EVERY, CLOCK_EVERY);
@@ -678,6 +696,7 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
                     node.lost_at_us.store(unix_us(), Ordering::Relaxed);
                     if let Some(e) = e {
                         debug!(node = %node.address, error = %e, "node event stream closed");
+                        *node.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.message().to_string());
                     }
                 }
                 Ended::Silent => {
@@ -700,6 +719,52 @@ async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receive
             _ = stop.wait_for(|s| *s) => return,
         }
         backoff = (backoff * 2).min(Duration::from_secs(2));
+    }
+}
+
+/// How often [`warn_silent`] looks again at nodes that did not answer.
+const SILENT_POLL: Duration = Duration::from_millis(500);
+
+/// External nodes at start: after `grace`, a WARN names every node whose
+/// event stream has not opened (and why, when a call failed) and what the
+/// controller does meanwhile; once they all answer, an INFO says so. A
+/// controller otherwise serves as if a mistyped or dead address were there,
+/// and the operator learns of it from the first LIVE election that fails.
+async fn warn_silent(nodes: Vec<Arc<Node>>, grace: Duration, mut stop: watch::Receiver<bool>) {
+    tokio::select! {
+        _ = tokio::time::sleep(grace) => {}
+        _ = stop.wait_for(|s| *s) => return,
+    }
+    let silent: Vec<String> = nodes
+        .iter()
+        .filter(|n| !n.events_connected())
+        .map(|n| match n.last_error.lock().unwrap_or_else(|e| e.into_inner()).as_deref() {
+            Some(why) => format!("{} ({why})", n.address()),
+            None => n.address().to_string(),
+        })
+        .collect();
+    if silent.is_empty() {
+        return;
+    }
+    warn!(
+        silent = silent.len(),
+        nodes = nodes.len(),
+        "{} of {} nodes did not answer within {} ms: {}; serving anyway and retrying them (every 2 s at most): \
+         LIVE elections and faults that need them fail until they answer (SIMULATED elections do not need them)",
+        silent.len(),
+        nodes.len(),
+        grace.as_millis(),
+        silent.join(", ")
+    );
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(SILENT_POLL) => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
+        if nodes.iter().all(|n| n.events_connected()) {
+            info!(nodes = nodes.len(), "every node answers now ({} nodes)", nodes.len());
+            return;
+        }
     }
 }
 
@@ -731,6 +796,11 @@ where
             Err(e) => errors.push(format!("{what} task failed: {e}")),
         }
     }
+    first_failures(errors)
+}
+
+/// `Ok` without errors, else the first three (sorted) and how many more.
+pub(crate) fn first_failures(mut errors: Vec<String>) -> Result<(), String> {
     if errors.is_empty() {
         return Ok(());
     }

@@ -7,7 +7,7 @@
 //! use ringleader_proto::v1 as pb;
 //! let row = pb::CompareRow { algorithm: "as-far".into(), n: 8, messages: 26, bound: 44, correct: true, ..Default::default() };
 //! assert!(csv(&[row.clone()]).lines().nth(1).unwrap().starts_with("as-far,8,"));
-//! assert!(svg(&[row]).starts_with("<svg"));
+//! assert!(svg(&[row], &[]).starts_with("<svg"));
 //! ```
 
 use std::collections::BTreeMap;
@@ -55,12 +55,21 @@ impl Point {
     }
 }
 
-/// The elections a `CompareRequest` asks for, checked: each field error names its field.
-pub fn points(
-    req: &pb::CompareRequest,
-    cluster_nodes: usize,
-    max_simulated_size: u32,
-) -> Result<Vec<Point>, RequestError> {
+/// The elections of a sweep, and what it leaves out.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// The elections, in the order they run.
+    pub points: Vec<Point>,
+    /// Requested id orders some algorithms lack (WORST_CASE, BEST_CASE), one
+    /// line per order naming them: those rows are not in the table.
+    pub notes: Vec<String>,
+}
+
+/// The elections a `CompareRequest` asks for, checked: each field error names
+/// its field. A WORST_CASE or BEST_CASE order is skipped, with a note, for
+/// the algorithms that have no such arrangement; an order that none of them
+/// has is refused (naming `id_orders`): it would add nothing to the table.
+pub fn points(req: &pb::CompareRequest, cluster_nodes: usize, max_simulated_size: u32) -> Result<Sweep, RequestError> {
     let specs: Vec<&'static AlgorithmSpec> = if req.algorithms.is_empty() {
         catalogue::CATALOGUE.iter().collect()
     } else {
@@ -128,16 +137,12 @@ pub fn points(
             })
             .collect::<Result<_, _>>()?
     };
+    let notes = lacking(&specs, &orders)?;
     let reps = req.repetitions.max(1);
     let mut out = Vec::new();
     for &spec in &specs {
         for &order in &orders {
-            let offered = match order {
-                pb::IdOrder::WorstCase => spec.worst_case.is_some(),
-                pb::IdOrder::BestCase => spec.best_case.is_some(),
-                _ => true,
-            };
-            if !offered {
+            if !offers(spec, order) {
                 continue;
             }
             let random = matches!(order, pb::IdOrder::Random | pb::IdOrder::Unspecified);
@@ -148,16 +153,61 @@ pub fn points(
             }
         }
     }
-    if out.is_empty() {
-        return Err(RequestError::invalid("id_orders", "no algorithm offers the requested id orders"));
-    }
     if out.len() > MAX_POINTS {
         return Err(RequestError::invalid(
             "sizes",
             format!("{} elections requested; a sweep runs at most {MAX_POINTS}", out.len()),
         ));
     }
-    Ok(out)
+    Ok(Sweep { points: out, notes })
+}
+
+/// Does `spec` have the ids `order` asks for (a worst or best case only where
+/// the catalogue knows its arrangement)?
+fn offers(spec: &AlgorithmSpec, order: pb::IdOrder) -> bool {
+    match order {
+        pb::IdOrder::WorstCase => spec.worst_case.is_some(),
+        pb::IdOrder::BestCase => spec.best_case.is_some(),
+        _ => true,
+    }
+}
+
+/// A note for each requested order that some of `specs` lack; refused,
+/// naming `id_orders`, when one of them is lacked by every algorithm.
+fn lacking(specs: &[&'static AlgorithmSpec], orders: &[pb::IdOrder]) -> Result<Vec<String>, RequestError> {
+    let mut notes = Vec::new();
+    let mut seen = Vec::new();
+    for &order in orders.iter().filter(|o| matches!(o, pb::IdOrder::WorstCase | pb::IdOrder::BestCase)) {
+        if seen.contains(&order) {
+            continue;
+        }
+        seen.push(order);
+        let which = if order == pb::IdOrder::WorstCase { "worst" } else { "best" };
+        let (with, without): (Vec<&AlgorithmSpec>, Vec<&AlgorithmSpec>) =
+            specs.iter().copied().partition(|s| offers(s, order));
+        let names = |v: &[&AlgorithmSpec]| v.iter().map(|s| s.name).collect::<Vec<_>>().join(", ");
+        if with.is_empty() {
+            let having: Vec<&AlgorithmSpec> = catalogue::CATALOGUE.iter().filter(|s| offers(s, order)).collect();
+            return Err(RequestError::invalid(
+                "id_orders",
+                format!(
+                    "{}: none of the algorithms requested ({}) has a known {which}-case arrangement; \
+                     algorithms that have one: {}",
+                    order.as_str_name(),
+                    names(&without),
+                    names(&having)
+                ),
+            ));
+        }
+        if !without.is_empty() {
+            notes.push(format!(
+                "{}: no rows for {} (no known {which}-case arrangement)",
+                order.as_str_name(),
+                names(&without)
+            ));
+        }
+    }
+    Ok(notes)
 }
 
 /// The table row of a finished election.
@@ -218,8 +268,8 @@ const COLORS: [&str; 10] =
 
 /// An SVG plot (log-log) of messages versus n: per algorithm and id order
 /// the mean measured count (solid, with points) and, per algorithm, its
-/// bound (dashed, same colour).
-pub fn svg(rows: &[pb::CompareRow]) -> String {
+/// bound (dashed, same colour); `notes` (what the sweep left out) beneath it.
+pub fn svg(rows: &[pb::CompareRow], notes: &[String]) -> String {
     // (algorithm, order) -> n -> (sum, count); algorithm -> n -> bound.
     let mut measured: BTreeMap<(String, i32), BTreeMap<u32, (f64, u32)>> = BTreeMap::new();
     let mut bounds: BTreeMap<String, BTreeMap<u32, f64>> = BTreeMap::new();
@@ -239,11 +289,16 @@ pub fn svg(rows: &[pb::CompareRow]) -> String {
     let py = |y: f64| h - bottom - (y.max(y0).log10() - ly0) / (ly1 - ly0).max(1e-9) * (h - top - bottom);
 
     let mut s = String::new();
+    // The notes go below the plot, one line each.
+    let height = h + 18.0 * notes.len() as f64;
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" viewBox="0 0 {w} {height}" font-family="sans-serif" font-size="12">"#
     );
-    let _ = write!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = write!(s, r#"<rect width="{w}" height="{height}" fill="white"/>"#);
+    for (i, note) in notes.iter().enumerate() {
+        let _ = write!(s, r#"<text class="note" x="{left}" y="{}">Note: {}</text>"#, h + 18.0 * i as f64, escape(note));
+    }
     let _ = write!(
         s,
         r#"<text x="{}" y="24" font-size="15" text-anchor="middle">Messages versus n (measured: solid; bound: dashed)</text>"#,
@@ -417,15 +472,16 @@ mod tests {
     /// Defaults: every algorithm, powers of two 8..1024, RANDOM, one seed.
     #[test]
     fn default_points() {
-        let p = points(&req(|_| {}), 0, 1_000_000).unwrap();
+        let p = points(&req(|_| {}), 0, 1_000_000).unwrap().points;
         assert_eq!(p.len(), catalogue::CATALOGUE.len() * 8);
         assert_eq!(p.iter().map(|p| p.n).max(), Some(1024));
     }
 
-    /// Worst/best orders are skipped for algorithms without an arrangement; repetitions only multiply RANDOM.
+    /// Worst/best orders are skipped for algorithms without an arrangement, with a note naming them and the
+    /// order; repetitions only multiply RANDOM.
     #[test]
     fn orders_and_repetitions() {
-        let p = points(
+        let sweep = points(
             &req(|r| {
                 r.algorithms = vec!["as-far".into(), "controlled-distance".into()];
                 r.sizes = vec![8, 16];
@@ -436,8 +492,10 @@ mod tests {
             1_000_000,
         )
         .unwrap();
+        let p = sweep.points;
         // as-far: 2 worst + 6 random; controlled-distance: 6 random.
         assert_eq!(p.len(), 14);
+        assert_eq!(sweep.notes, ["WORST_CASE: no rows for controlled-distance (no known worst-case arrangement)"]);
         assert!(p.iter().all(|p| p.spec.name == "as-far" || p.order == pb::IdOrder::Random));
     }
 
@@ -456,6 +514,17 @@ mod tests {
                 req(|r| {
                     r.algorithms = vec!["controlled-distance".into()];
                     r.id_orders = vec![pb::IdOrder::WorstCase as i32];
+                }),
+                0
+            ),
+            "id_orders"
+        );
+        // Beside RANDOM too: the order asked for would add no row.
+        assert_eq!(
+            field(
+                req(|r| {
+                    r.algorithms = vec!["all-the-way".into()];
+                    r.id_orders = vec![pb::IdOrder::Random as i32, pb::IdOrder::BestCase as i32];
                 }),
                 0
             ),
@@ -482,7 +551,7 @@ mod tests {
             row("stages", 8, 56, 72),
             row("stages", 16, 120, 176),
         ];
-        let s = svg(&rows);
+        let s = svg(&rows, &[]);
         assert_eq!(s.matches("stroke-dasharray=\"6 4\"").count(), 3, "two bounds and the legend");
         assert_eq!(s.matches("class=\"bound-band\"").count(), 2, "a band under each bound");
         assert!(s.contains(">as-far bound</text>") && s.contains(">stages bound</text>"), "each bound named");
@@ -490,6 +559,9 @@ mod tests {
         assert!(band < curve, "the bands lie beneath the measured curves");
         assert_eq!(s.matches("<circle").count(), 4 + 2, "four points and two legend markers");
         assert!(s.contains("as-far (RANDOM)") && s.trim_end().ends_with("</svg>"));
+        assert!(!s.contains("class=\"note\""));
+        let noted = svg(&rows, &["BEST_CASE: no rows for <x>".into()]);
+        assert!(noted.contains(r#"height="618""#) && noted.contains(">Note: BEST_CASE: no rows for &lt;x&gt;</text>"));
         let c = csv(&rows);
         assert_eq!(c.lines().count(), 5);
         assert!(c.lines().nth(1).unwrap().starts_with("as-far,8,0,RANDOM,0,26,"));

@@ -22,6 +22,10 @@ use serde::Deserialize;
 /// Largest embedded local cluster.
 pub const MAX_LOCAL_NODES: u32 = 1024;
 
+/// Largest `controller.max_faults`: a node weighs every link rule it holds
+/// against each message it sends.
+pub const MAX_FAULTS_LIMIT: usize = 4_096;
+
 /// Errors loading or checking the configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -165,6 +169,13 @@ pub struct ControllerConfig {
     /// clients answer the server's pings every 20 s, so only dead or silent
     /// ones are), on the API server and on the HTTP port.
     pub idle_timeout_ms: u64,
+    /// Most injected faults held at once (active, scheduled or waiting; a
+    /// recover holds none); `InjectFault` beyond it is refused
+    /// RESOURCE_EXHAUSTED. Each injection is sent as one change to the nodes
+    /// it concerns, whatever the number held; the cap bounds the rules a
+    /// node weighs against every message it sends and the size of
+    /// `ListFaults` and `GetCluster`. At most [`MAX_FAULTS_LIMIT`].
+    pub max_faults: usize,
 }
 
 impl Default for ControllerConfig {
@@ -194,6 +205,7 @@ impl Default for ControllerConfig {
             health_listen: String::new(),
             max_connections: ringleader_node::runtime::limits::ConnLimits::DEFAULT.max_connections,
             idle_timeout_ms: ringleader_node::runtime::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,
+            max_faults: 256,
         }
     }
 }
@@ -396,6 +408,14 @@ impl Config {
         if c.max_elections == 0 {
             return invalid("controller.max_elections", "must be at least 1".into());
         }
+        if !(1..=MAX_FAULTS_LIMIT).contains(&c.max_faults) {
+            return invalid(
+                "controller.max_faults",
+                format!(
+                    "must be between 1 and {MAX_FAULTS_LIMIT} (a node weighs every rule it holds against each message)"
+                ),
+            );
+        }
         if c.max_simulated_size < 2 {
             return invalid("controller.max_simulated_size", "must be at least 2".into());
         }
@@ -478,6 +498,8 @@ mod tests {
         bad(|c| c.decision_timeout_ms = 0, "controller.decision_timeout_ms");
         bad(|c| c.host = String::new(), "controller.host");
         bad(|c| c.max_concurrent_checks = 0, "controller.max_concurrent_checks");
+        bad(|c| c.max_faults = 0, "controller.max_faults");
+        bad(|c| c.max_faults = MAX_FAULTS_LIMIT + 1, "controller.max_faults");
         bad(|c| c.health_listen = "50052".into(), "controller.health_listen");
         bad(|c| c.discover = "ringleader-node".into(), "controller.discover");
         bad(|c| c.discover = "ringleader-node:7000".into(), "controller.discover_nodes");

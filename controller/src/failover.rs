@@ -6,8 +6,9 @@
 //! [`Tracker`] is pure: the keep loop of [`crate::elections`] feeds it, in
 //! arrival order and with the controller's clock, the beliefs nodes report,
 //! whether the agreed leader is still live, and each new agreement. It knows
-//! nothing of gRPC; the message counts are read from the nodes by the loop,
-//! which fills [`FailoverRecord::messages`] in afterwards.
+//! nothing of gRPC; the message counts are read from every node by the loop
+//! (at the loss and at agreement, whatever the faults: a node cut off at the
+//! loss still sends), which fills [`FailoverRecord::messages`] in afterwards.
 //!
 //! **What "lost" means.** The controller cannot see a crash happen. It
 //! counts the leader lost at the first moment it *knows*: an injected

@@ -1,18 +1,30 @@
 //! Injected faults: the registry behind `InjectFault`, `ListFaults` and
-//! `ClearFaults`, and the push of each node's share to its `Agent.SetFaults`.
+//! `ClearFaults`, and the pushes that tell each node its share.
 //!
-//! The controller keeps every active fault; after each change it computes,
-//! for every node, what that node must do to its own traffic (crashed or
-//! not, the link rules of its outgoing messages in injection order, the peers
-//! of its partition group) and sends it. A node applies faults in its
-//! transport layer (see `ringleader_node::runtime`), so a live election meets
-//! them exactly where real failures happen. `recover` clears the node's
-//! crash faults; a new `partition` replaces the previous one; `ClearFaults`
-//! without an id clears everything.
+//! The controller keeps every fault injected and not cleared, at most
+//! `controller.max_faults` of them (active, scheduled or waiting; a fault
+//! beyond is refused RESOURCE_EXHAUSTED, and a refused fault takes no id).
+//! A node's share is what it must do to its own traffic: crashed or not, the
+//! link rules of its outgoing messages in injection order, the peers of its
+//! partition group. Each change (a fault made active, one cleared) is sent
+//! only to the nodes it concerns, as that change alone (`Agent.ChangeFaults`:
+//! a rule added or removed, the crash or the partition set or lifted), so
+//! its cost does not grow with the faults held. A node the controller may
+//! have lost touch with (never told anything yet, a failed push, its event
+//! stream opened again since) gets its whole share instead (`Agent.SetFaults`)
+//! with the next change, whether the change concerns it or not, which puts
+//! it back in step; so does a node that does not know ChangeFaults.
+//! Changes and their pushes are serialised, so the nodes see them in order.
+//! A node applies faults in its transport layer (see
+//! `ringleader_node::runtime`), so a live election meets them exactly where
+//! real failures happen. `recover` clears the node's crash faults; a new
+//! `partition` replaces the previous one; `ClearFaults` without an id clears
+//! everything.
 //!
 //! Link faults may select a message kind (`link.kind`) and the nth matching
 //! message per link (`link.nth`); the nodes apply both (each rule carries its
-//! fault id, so a fault pushed again keeps counting where it was).
+//! fault id, so a fault pushed again in a whole share keeps counting where it
+//! was).
 //!
 //! A fault with `after` is WAITING until its event, then SCHEDULED for
 //! `at_ms`, then ACTIVE. The controller watches the event itself (see
@@ -28,7 +40,7 @@
 //! few milliseconds) is counted by its record, and the fault fires after it.
 //! The simulator's triggers are exact (`ringleader_core::sim`).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -112,10 +124,19 @@ struct Entry {
 pub struct Faults {
     cluster: Arc<Cluster>,
     entries: Mutex<Vec<Entry>>,
-    /// Serialises pushes so nodes see the changes in order.
+    /// Serialises the changes to `entries` that concern the nodes, with their
+    /// pushes, so the nodes see the changes in order (and ids are given in
+    /// the order faults are registered).
     push: tokio::sync::Mutex<()>,
+    /// The number of the next fault id (taken only once a fault is accepted).
     next: AtomicU64,
     rpc_timeout: Duration,
+    /// Most faults held (`controller.max_faults`).
+    max_faults: usize,
+    /// Per node, how it stands with the controller: in step since which of
+    /// its event-stream sessions ([`crate::cluster::Node::sessions`]), or not
+    /// known to be (never told, or the last push failed).
+    synced: Mutex<Vec<Synced>>,
     /// What the faults did after each change, with its unix time in µs
     /// (the last [`MAX_CHANGES`]): what a kept leadership's diagram draws.
     changes: Mutex<VecDeque<(u64, ActiveFaults)>>,
@@ -125,6 +146,25 @@ pub struct Faults {
 
 /// Most changes of the faults in force remembered.
 pub const MAX_CHANGES: usize = 1_000;
+
+/// Most faults `GetCluster` describes on one node (the rest are counted):
+/// a fault on every link would otherwise be described once per node.
+pub const SHOWN_PER_NODE: usize = 16;
+
+/// How a node stands with the controller's faults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Synced {
+    /// Not known to hold its share: the next push sends all of it.
+    No,
+    /// Holds its share, as of this event-stream session.
+    Since(u64),
+    /// Does not know `ChangeFaults` (an older node): always the whole share.
+    Whole,
+}
+
+/// What one change means for the nodes: per node (by index), the change to
+/// send it.
+type Changes = BTreeMap<usize, pb::ChangeFaultsRequest>;
 
 /// The registry as the elections see it ([`crate::elections::FaultProbe`]);
 /// weak, so a store outliving the API holds no registry.
@@ -150,14 +190,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Faults {
-    /// A registry for `cluster`, calling nodes with `rpc_timeout`.
-    pub fn new(cluster: Arc<Cluster>, rpc_timeout: Duration) -> Arc<Self> {
+    /// A registry for `cluster`, calling nodes with `rpc_timeout`, holding at
+    /// most `max_faults` faults.
+    pub fn new(cluster: Arc<Cluster>, rpc_timeout: Duration, max_faults: usize) -> Arc<Self> {
+        let synced = Mutex::new(vec![Synced::No; cluster.len()]);
         Arc::new(Faults {
             cluster,
             entries: Mutex::new(Vec::new()),
             push: tokio::sync::Mutex::new(()),
             next: AtomicU64::new(1),
             rpc_timeout,
+            max_faults,
+            synced,
             changes: Mutex::new(VecDeque::new()),
             leaving: Mutex::new(Vec::new()),
         })
@@ -261,10 +305,14 @@ impl Faults {
     ) -> Result<pb::FaultInfo, RequestError> {
         let resolved = self.resolve(&req)?;
         let after = trigger(req.after.as_ref())?;
-        let id = format!("f{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let now = req.at_ms == 0 && after.is_none();
+        // Before a planned stop hands anything over: a fault with no room is refused (again when it is
+        // registered, in case another took the room meanwhile).
+        self.room(&lock(&self.entries), &resolved, now)?;
         let state = if after.is_some() { pb::FaultState::Waiting } else { pb::FaultState::Scheduled };
-        let entry = Entry {
-            id: id.clone(),
+        let mut entry = Entry {
+            // Given once the fault is accepted: a refused one takes no id.
+            id: String::new(),
             request: req.clone(),
             resolved,
             seed: req.seed,
@@ -272,11 +320,20 @@ impl Faults {
             after,
             handovers: Vec::new(),
         };
-        if req.at_ms == 0 && after.is_none() {
-            return self.apply(entry, &*watch).await;
+        if now {
+            let info = self.apply(entry, &*watch, false).await?;
+            return info.ok_or_else(|| RequestError::precondition("kind", "the fault was cleared as it was injected"));
         }
-        let info = self.info(&entry);
-        lock(&self.entries).push(entry);
+        let info = {
+            let _order = self.push.lock().await;
+            let mut entries = lock(&self.entries);
+            self.room(&entries, &entry.resolved, false)?;
+            entry.id = self.next_id();
+            let info = self.info(&entry);
+            entries.push(entry);
+            info
+        };
+        let id = info.fault_id.clone();
         let me = self.clone();
         // The election to watch is chosen now: the running kept leadership, else the next one started.
         let kept = watch.running_kept();
@@ -294,31 +351,87 @@ impl Faults {
                 info!(fault = %id, event = %t, "the event of a waiting fault came");
             }
             tokio::time::sleep(Duration::from_millis(req.at_ms)).await;
-            let entry = {
-                let mut entries = lock(&me.entries);
-                let Some(i) = entries.iter().position(|e| e.id == id) else { return }; // cleared meanwhile
-                entries.remove(i)
-            };
-            match me.apply(entry, &*watch).await {
-                Ok(info) => info!(fault = %info.fault_id, what = %info.description, "scheduled fault fired"),
+            let Some(entry) = lock(&me.entries).iter().find(|e| e.id == id).cloned() else { return }; // cleared
+            match me.apply(entry, &*watch, true).await {
+                Ok(Some(info)) => info!(fault = %info.fault_id, what = %info.description, "scheduled fault fired"),
+                Ok(None) => {} // cleared meanwhile
                 Err(e) => warn!(fault = %id, error = %e, "scheduled fault could not fire"),
             }
         });
         Ok(info)
     }
 
-    /// Make `entry` active and push the faults to the nodes; a planned stop
-    /// first has its node hand its leaderships over.
-    async fn apply(&self, mut entry: Entry, watch: &dyn Watch) -> Result<pb::FaultInfo, RequestError> {
+    /// The next fault id (called with `push` and `entries` held, so ids
+    /// follow the order faults are registered in).
+    fn next_id(&self) -> String {
+        format!("f{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Refuse a new fault that would hold one more than `max_faults`
+    /// (RESOURCE_EXHAUSTED, naming the setting). A fault made active `now`
+    /// may take no place (a recover holds nothing) or another's (a partition
+    /// replaces the one in force); a scheduled or waiting one holds a place
+    /// until it fires.
+    fn room(&self, entries: &[Entry], resolved: &Resolved, now: bool) -> Result<(), RequestError> {
+        let after = match now {
+            true => entries.len() + usize::from(Self::holds(resolved)) - Self::replaced(entries, resolved).count(),
+            false => entries.len() + 1,
+        };
+        if after <= self.max_faults {
+            return Ok(());
+        }
+        Err(RequestError {
+            code: Code::ResourceExhausted,
+            field: "kind",
+            reason: format!(
+                "{} faults are held (active, scheduled or waiting), the most this controller holds \
+                 (controller.max_faults); clear some with ClearFaults first",
+                entries.len()
+            ),
+        })
+    }
+
+    /// Does a fault of this kind stay in the registry once active?
+    fn holds(resolved: &Resolved) -> bool {
+        !matches!(resolved, Resolved::Recover(_))
+    }
+
+    /// The indices of the active faults that `resolved`, made active, removes:
+    /// a recover, the node's crashes; a partition, the partition in force.
+    fn replaced<'a>(entries: &'a [Entry], resolved: &'a Resolved) -> impl Iterator<Item = usize> + 'a {
+        entries.iter().enumerate().filter_map(move |(i, e)| {
+            let active = e.state == pb::FaultState::Active;
+            let gone = match resolved {
+                Resolved::Recover(node) => e.resolved == Resolved::Crash(*node),
+                Resolved::Partition(_) => matches!(e.resolved, Resolved::Partition(_)),
+                _ => false,
+            };
+            (active && gone).then_some(i)
+        })
+    }
+
+    /// Make `entry` active and push the change to the nodes it concerns; a
+    /// planned stop first has its node hand its leaderships over.
+    /// `registered`: a scheduled fault firing (it already has its id and its
+    /// place); `None` if it was cleared meanwhile.
+    async fn apply(
+        &self,
+        mut entry: Entry,
+        watch: &dyn Watch,
+        registered: bool,
+    ) -> Result<Option<pb::FaultInfo>, RequestError> {
         let leaving = self.hand_over(&mut entry, watch).await?;
-        let info = self.activate(entry, watch);
-        let pushed = self.push_all().await;
+        let done = async {
+            let _order = self.push.lock().await;
+            let Some((info, changes)) = self.activate(entry, watch, registered)? else { return Ok(None) };
+            self.push(changes).await.map_err(|e| RequestError { code: Code::Unavailable, field: "kind", reason: e })?;
+            Ok(Some(info))
+        }
+        .await;
         if let Some(i) = leaving {
             lock(&self.leaving).retain(|&j| j != i);
         }
-        let info = info?;
-        pushed.map_err(|e| RequestError { code: Code::Unavailable, field: "kind", reason: e })?;
-        Ok(info)
+        done
     }
 
     /// A planned stop (`crash.planned`): resolve the node (the leader now,
@@ -424,31 +537,50 @@ impl Faults {
         sum
     }
 
-    /// Make `entry` active in the registry (resolving a leader crash, applying a recover).
-    fn activate(&self, mut entry: Entry, watch: &dyn Watch) -> Result<pb::FaultInfo, RequestError> {
+    /// Make `entry` active in the registry (resolving a leader crash; a
+    /// recover removes the node's crashes, a partition the one in force), with
+    /// its id if it is new (after checking there is room): the fault as
+    /// listed and what the change means for the nodes. `None`: a registered
+    /// fault cleared meanwhile. Called with `push` held.
+    fn activate(
+        &self,
+        mut entry: Entry,
+        watch: &dyn Watch,
+        registered: bool,
+    ) -> Result<Option<(pb::FaultInfo, Changes)>, RequestError> {
         if entry.resolved == Resolved::CrashLeader {
             self.resolve_leader(&mut entry, watch)?;
         }
-        entry.state = pb::FaultState::Active;
-        let info = self.info(&entry);
-        {
+        let changes = {
             let mut entries = lock(&self.entries);
-            match entry.resolved {
-                Resolved::Recover(node) => {
-                    // A recover is an action, not a standing fault: it removes the node's crashes.
-                    entries.retain(|e| !(e.resolved == Resolved::Crash(node) && e.state == pb::FaultState::Active));
-                }
-                Resolved::Partition(_) => {
-                    entries.retain(|e| {
-                        !(matches!(e.resolved, Resolved::Partition(_)) && e.state == pb::FaultState::Active)
-                    });
-                    entries.push(entry);
-                }
-                _ => entries.push(entry),
+            if registered {
+                // Firing: it leaves its place and comes last, in the order the nodes apply it.
+                let Some(i) = entries.iter().position(|e| e.id == entry.id) else { return Ok(None) };
+                entries.remove(i);
+            } else {
+                self.room(&entries, &entry.resolved, true)?;
+                entry.id = self.next_id();
             }
-        }
+            entry.state = pb::FaultState::Active;
+            let gone: Vec<usize> = Self::replaced(&entries, &entry.resolved).collect();
+            let mut removed = Vec::with_capacity(gone.len());
+            for i in gone.into_iter().rev() {
+                removed.push(entries.remove(i));
+            }
+            let changes = changes_for(self.cluster.len(), &self.addresses(), &entries, &removed, Some(&entry));
+            // A recover is an action, not a standing fault.
+            if Self::holds(&entry.resolved) {
+                entries.push(entry.clone());
+            }
+            changes
+        };
         self.remember();
-        Ok(info)
+        Ok(Some((self.info(&entry), changes)))
+    }
+
+    /// The nodes' addresses, by index.
+    fn addresses(&self) -> Vec<String> {
+        self.cluster.nodes().iter().map(|n| n.address().to_string()).collect()
     }
 
     /// Note what the faults in force do now, if it changed.
@@ -491,7 +623,8 @@ impl Faults {
     }
 
     /// The active faults on node `i`, in words, each naming its fault id
-    /// (for `GetCluster`).
+    /// (for `GetCluster`): the first [`SHOWN_PER_NODE`], then a line counting
+    /// the others.
     pub fn on_node(&self, i: usize) -> Vec<String> {
         let name = |j: usize| self.cluster.nodes().get(j).map_or_else(|| format!("node {j}"), |n| n.name());
         let mut out = Vec::new();
@@ -527,6 +660,11 @@ impl Faults {
                 _ => {}
             }
         }
+        if out.len() > SHOWN_PER_NODE {
+            let more = out.len() - SHOWN_PER_NODE;
+            out.truncate(SHOWN_PER_NODE);
+            out.push(format!("... and {more} more (ListFaults lists them all)"));
+        }
         out
     }
 
@@ -549,27 +687,34 @@ impl Faults {
         lock(&self.entries).iter().map(|e| self.info(e)).collect()
     }
 
-    /// Clear one fault (or all with an empty id) and push the result.
+    /// Clear one fault (or all with an empty id) and push the change to the
+    /// nodes it concerns (clearing all: every node, an empty share).
     pub async fn clear(&self, fault_id: &str) -> Result<u32, RequestError> {
-        let cleared = {
+        let _order = self.push.lock().await;
+        let (cleared, changes) = {
             let mut entries = lock(&self.entries);
-            let before = entries.len();
             if fault_id.is_empty() {
+                let cleared = entries.len() as u32;
                 entries.clear();
+                // A whole share, empty: the nodes drop whatever they hold.
+                for s in lock(&self.synced).iter_mut().filter(|s| **s != Synced::Whole) {
+                    *s = Synced::No;
+                }
+                (cleared, (0..self.cluster.len()).map(|i| (i, pb::ChangeFaultsRequest::default())).collect())
             } else {
-                entries.retain(|e| e.id != fault_id);
-                if entries.len() == before {
+                let Some(i) = entries.iter().position(|e| e.id == fault_id) else {
                     return Err(RequestError {
                         code: Code::NotFound,
                         field: "fault_id",
                         reason: format!("no fault `{fault_id}`"),
                     });
-                }
+                };
+                let removed = entries.remove(i);
+                (1, changes_for(self.cluster.len(), &self.addresses(), &entries, &[removed], None))
             }
-            (before - entries.len()) as u32
         };
         self.remember();
-        self.push_all().await.map_err(|e| RequestError { code: Code::Unavailable, field: "fault_id", reason: e })?;
+        self.push(changes).await.map_err(|e| RequestError { code: Code::Unavailable, field: "fault_id", reason: e })?;
         Ok(cleared)
     }
 
@@ -640,63 +785,274 @@ impl Faults {
         }
     }
 
-    /// What node `i` must do, from the active faults.
-    fn node_request(entries: &[Entry], i: usize, cluster: &Cluster) -> pb::SetFaultsRequest {
-        let mut req = pb::SetFaultsRequest::default();
-        let address = |j: usize| cluster.nodes().get(j).map(|n| n.address().to_string()).unwrap_or_default();
-        for e in entries.iter().filter(|e| e.state == pb::FaultState::Active) {
-            match &e.resolved {
-                Resolved::Crash(j) if *j == i => req.crashed = true,
-                Resolved::Link { from, to, spec } if from.is_none_or(|f| f == i) && *to != Some(i) => {
-                    req.links.push(pb::LinkRule {
-                        to: to.map(address).unwrap_or_default(),
-                        drop: spec.drop,
-                        delay_ms: spec.delay_ms,
-                        jitter_ms: spec.jitter_ms,
-                        duplicate: spec.duplicate,
-                        reorder: spec.reorder,
-                        // Each node draws its own sequence from the fault's seed.
-                        seed: e.seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-                        kind: spec.kind.clone(),
-                        nth: spec.nth,
-                        fault_id: e.id.clone(),
-                    });
+    /// Send each node concerned its change, at once; a node that may not be
+    /// in step ([`Synced`]) gets its whole share instead, with this change
+    /// whether it concerns it or not, so that every change brings the nodes
+    /// out of step back (a restarted node, a failed push, what a previous
+    /// controller left). Called with `push` held. A node that does not know
+    /// `ChangeFaults` gets its whole share at once, and from then on.
+    async fn push(&self, mut changes: Changes) -> Result<(), String> {
+        let whole: Vec<usize> = {
+            let synced = lock(&self.synced);
+            let out_of_step = |i: usize, n: &Arc<crate::cluster::Node>| match synced.get(i) {
+                Some(Synced::Since(s)) => *s != n.sessions(),
+                Some(Synced::No) | None => true,
+                Some(Synced::Whole) => false,
+            };
+            for (i, node) in self.cluster.nodes().iter().enumerate() {
+                if out_of_step(i, node) {
+                    changes.entry(i).or_default();
                 }
-                Resolved::Partition(groups) => {
-                    req.partitioned = true;
-                    req.reachable = groups
-                        .iter()
-                        .find(|g| g.contains(&i))
-                        .map(|g| g.iter().filter(|&&j| j != i).map(|&j| address(j)).collect())
-                        .unwrap_or_default();
+            }
+            let whole = |i: &usize| synced.get(*i) == Some(&Synced::Whole);
+            changes.keys().copied().filter(|i| whole(i) || out_of_step(*i, &self.cluster.nodes()[*i])).collect()
+        };
+        let shares: BTreeMap<usize, pb::SetFaultsRequest> = {
+            let entries = lock(&self.entries);
+            whole.iter().map(|&i| (i, share(&entries, i, &self.addresses()))).collect()
+        };
+        let mut set = tokio::task::JoinSet::new();
+        for (i, change) in changes {
+            let Some(node) = self.cluster.nodes().get(i).cloned() else { continue };
+            let (share, timeout) = (shares.get(&i).cloned(), self.rpc_timeout);
+            set.spawn(async move {
+                let session = node.sessions();
+                let mut client = node.client();
+                let call = async {
+                    match share {
+                        Some(share) => client.set_faults(share).await.map(|_| Synced::Since(session)),
+                        None => client.change_faults(change).await.map(|_| Synced::Since(session)),
+                    }
+                };
+                let result = match tokio::time::timeout(timeout, call).await {
+                    Ok(Ok(synced)) => Ok(synced),
+                    Ok(Err(s)) if s.code() == Code::Unimplemented => Ok(Synced::Whole),
+                    Ok(Err(s)) => Err(format!("{:?}: {}", s.code(), s.message())),
+                    Err(_) => Err(format!("no answer within {} ms", timeout.as_millis())),
+                };
+                (i, result.map_err(|e| format!("faults on {} ({}) not applied: {e}", node.name(), node.address())))
+            });
+        }
+        let mut errors = Vec::new();
+        let mut older = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            let Ok((i, result)) = joined else { continue };
+            let mut synced = lock(&self.synced);
+            match result {
+                Ok(Synced::Whole) => older.push(i),
+                Ok(s) => synced[i] = if synced[i] == Synced::Whole { Synced::Whole } else { s },
+                Err(e) => {
+                    synced[i] = if synced[i] == Synced::Whole { Synced::Whole } else { Synced::No };
+                    errors.push(e);
                 }
-                _ => {}
             }
         }
-        req
+        for i in older {
+            lock(&self.synced)[i] = Synced::Whole;
+            if let Err(e) = self.push_whole(i).await {
+                errors.push(e);
+            }
+        }
+        crate::cluster::first_failures(errors)
     }
 
-    /// Send every node its share of the active faults.
-    async fn push_all(&self) -> Result<(), String> {
-        let _order = self.push.lock().await;
-        let requests: Vec<pb::SetFaultsRequest> = {
-            let entries = lock(&self.entries);
-            (0..self.cluster.len()).map(|i| Self::node_request(&entries, i, &self.cluster)).collect()
-        };
-        let calls = self.cluster.nodes().iter().zip(requests).map(|(node, req)| {
-            let mut client = node.client();
-            (node.clone(), async move { client.set_faults(req).await.map(|_| ()) })
-        });
-        crate::cluster::all_ok(calls, self.rpc_timeout, "SetFaults")
-            .await
-            .map_err(|e| format!("faults not applied: {e}"))
+    /// Send node `i` its whole share (a node that does not know `ChangeFaults`).
+    async fn push_whole(&self, i: usize) -> Result<(), String> {
+        let Some(node) = self.cluster.nodes().get(i).cloned() else { return Ok(()) };
+        let share = share(&lock(&self.entries), i, &self.addresses());
+        let mut client = node.client();
+        match tokio::time::timeout(self.rpc_timeout, client.set_faults(share)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(s)) => Err(format!("faults on {} not applied: {:?}: {}", node.name(), s.code(), s.message())),
+            Err(_) => Err(format!("faults on {} not applied: no answer in time", node.name())),
+        }
     }
+}
+
+/// The nodes a link fault from `from` to `to` (`None`: every node) puts a
+/// rule on: the senders it selects, but not a node sending to itself.
+fn targets(n: usize, from: Option<usize>, to: Option<usize>) -> impl Iterator<Item = usize> {
+    (0..n).filter(move |&i| from.is_none_or(|f| f == i) && to != Some(i))
+}
+
+/// Node `i`'s rule for link fault `e` (`spec`, towards `to`).
+fn rule_for(e: &Entry, i: usize, to: Option<usize>, spec: &pb::LinkFaultSpec, addresses: &[String]) -> pb::LinkRule {
+    pb::LinkRule {
+        to: to.and_then(|j| addresses.get(j).cloned()).unwrap_or_default(),
+        drop: spec.drop,
+        delay_ms: spec.delay_ms,
+        jitter_ms: spec.jitter_ms,
+        duplicate: spec.duplicate,
+        reorder: spec.reorder,
+        // Each node draws its own sequence from the fault's seed.
+        seed: e.seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        kind: spec.kind.clone(),
+        nth: spec.nth,
+        fault_id: e.id.clone(),
+    }
+}
+
+/// The peers node `i` reaches under a partition into `groups` (a node in no group reaches none).
+fn reachable(groups: &[Vec<usize>], i: usize, addresses: &[String]) -> Vec<String> {
+    groups
+        .iter()
+        .find(|g| g.contains(&i))
+        .map(|g| g.iter().filter(|&&j| j != i).filter_map(|&j| addresses.get(j).cloned()).collect())
+        .unwrap_or_default()
+}
+
+/// Node `i`'s whole share of the active faults in `entries`.
+fn share(entries: &[Entry], i: usize, addresses: &[String]) -> pb::SetFaultsRequest {
+    let mut req = pb::SetFaultsRequest::default();
+    for e in entries.iter().filter(|e| e.state == pb::FaultState::Active) {
+        match &e.resolved {
+            Resolved::Crash(j) if *j == i => req.crashed = true,
+            Resolved::Link { from, to, spec } if from.is_none_or(|f| f == i) && *to != Some(i) => {
+                req.links.push(rule_for(e, i, *to, spec, addresses));
+            }
+            Resolved::Partition(groups) => {
+                req.partitioned = true;
+                req.reachable = reachable(groups, i, addresses);
+            }
+            _ => {}
+        }
+    }
+    req
+}
+
+/// What a change means for the nodes of an `n`-node cluster: the faults
+/// `removed` go (those not active concern no node), `added` (active) comes,
+/// and `held` are the faults left. Per node concerned, the change to send:
+/// a link fault touches the nodes whose messages it selects, a crash or a
+/// recover its node, a partition every node. Its size does not depend on
+/// `held` (a crash cleared asks whether another crash of its node is held).
+fn changes_for(n: usize, addresses: &[String], held: &[Entry], removed: &[Entry], added: Option<&Entry>) -> Changes {
+    let mut out = Changes::new();
+    let crashed = |j: usize| held.iter().any(|e| e.state == pb::FaultState::Active && e.resolved == Resolved::Crash(j));
+    for e in removed.iter().filter(|e| e.state == pb::FaultState::Active) {
+        match &e.resolved {
+            Resolved::Crash(j) => out.entry(*j).or_default().crashed = Some(crashed(*j)),
+            Resolved::Link { from, to, .. } => {
+                for i in targets(n, *from, *to) {
+                    out.entry(i).or_default().remove.push(e.id.clone());
+                }
+            }
+            Resolved::Partition(_) => {
+                for i in 0..n {
+                    let c = out.entry(i).or_default();
+                    (c.partitioned, c.reachable) = (Some(false), Vec::new());
+                }
+            }
+            Resolved::CrashLeader | Resolved::Recover(_) => {}
+        }
+    }
+    let Some(e) = added else { return out };
+    match &e.resolved {
+        Resolved::Crash(j) => out.entry(*j).or_default().crashed = Some(true),
+        Resolved::Recover(j) => out.entry(*j).or_default().crashed = Some(false),
+        Resolved::Link { from, to, spec } => {
+            for i in targets(n, *from, *to) {
+                out.entry(i).or_default().add.push(rule_for(e, i, *to, spec, addresses));
+            }
+        }
+        Resolved::Partition(groups) => {
+            for i in 0..n {
+                let c = out.entry(i).or_default();
+                (c.partitioned, c.reachable) = (Some(true), reachable(groups, i, addresses));
+            }
+        }
+        Resolved::CrashLeader => {}
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use pb::after_event::Event;
+
+    fn entry(id: &str, resolved: Resolved) -> Entry {
+        Entry {
+            id: id.into(),
+            request: pb::InjectFaultRequest::default(),
+            resolved,
+            seed: 0,
+            state: pb::FaultState::Active,
+            after: None,
+            handovers: Vec::new(),
+        }
+    }
+
+    fn slow(id: &str, from: Option<usize>, to: Option<usize>) -> Entry {
+        let spec = pb::LinkFaultSpec { delay_ms: 5, ..Default::default() };
+        entry(id, Resolved::Link { from, to, spec })
+    }
+
+    /// The change a fault makes, node by node: as many rules as it adds, whatever is held (200 link faults
+    /// here); a link fault from one node touches that node, one from every node all but its `to`; clearing
+    /// one removes its id where it was; a crash cleared leaves the node crashed while another crash of it
+    /// is held; a partition reaches every node, and lifting it too; faults not active concern no node.
+    #[test]
+    fn a_change_concerns_only_what_it_touches() {
+        let addresses: Vec<String> = (0..4).map(|i| format!("http://n{i}")).collect();
+        let held: Vec<Entry> = (0..200).map(|k| slow(&format!("f{k}"), None, None)).collect();
+        let change = |removed: &[Entry], added: Option<&Entry>| changes_for(4, &addresses, &held, removed, added);
+        let added = |c: &Changes| c.iter().map(|(i, r)| (*i, r.add.len(), r.remove.clone())).collect::<Vec<_>>();
+
+        assert_eq!(added(&change(&[], Some(&slow("f300", Some(2), None)))), [(2, 1, vec![])]);
+        assert_eq!(
+            added(&change(&[], Some(&slow("f301", None, Some(1))))),
+            [(0, 1, vec![]), (2, 1, vec![]), (3, 1, vec![])]
+        );
+        let rule = &change(&[], Some(&slow("f302", Some(0), Some(3))))[&0].add[0];
+        assert_eq!((rule.to.as_str(), rule.fault_id.as_str(), rule.delay_ms), ("http://n3", "f302", 5));
+        let gone = vec!["f300".to_string()];
+        assert_eq!(added(&change(&[slow("f300", Some(2), None)], None)), [(2, 0, gone)]);
+
+        let crash = |id: &str, j| entry(id, Resolved::Crash(j));
+        assert_eq!(change(&[], Some(&crash("f1", 3)))[&3].crashed, Some(true));
+        assert_eq!(change(&[crash("f1", 3)], None)[&3].crashed, Some(false));
+        let twice = [crash("f2", 3)];
+        assert_eq!(changes_for(4, &addresses, &twice, &[crash("f1", 3)], None)[&3].crashed, Some(true));
+        assert_eq!(change(&[], Some(&entry("r", Resolved::Recover(1))))[&1].crashed, Some(false));
+
+        let split = entry("p", Resolved::Partition(vec![vec![0, 1], vec![2]]));
+        let cut = change(&[], Some(&split));
+        assert_eq!(cut.len(), 4);
+        assert_eq!((cut[&0].partitioned, cut[&0].reachable.clone()), (Some(true), vec!["http://n1".to_string()]));
+        assert_eq!((cut[&3].partitioned, cut[&3].reachable.len()), (Some(true), 0), "a node in no group is alone");
+        assert!(change(&[split], None).values().all(|c| c.partitioned == Some(false)));
+
+        let mut pending = slow("f9", None, None);
+        pending.state = pb::FaultState::Scheduled;
+        assert!(change(&[pending], None).is_empty(), "a fault not active concerns no node");
+    }
+
+    /// A node's whole share has every active rule on it in injection order, its crash and its partition.
+    #[test]
+    fn a_whole_share_has_every_rule_in_order() {
+        let addresses: Vec<String> = (0..3).map(|i| format!("http://n{i}")).collect();
+        let mut pending = slow("f4", None, None);
+        pending.state = pb::FaultState::Waiting;
+        let held = [
+            slow("f1", None, None),
+            slow("f2", Some(1), None),
+            entry("f3", Resolved::Crash(0)),
+            pending,
+            slow("f5", None, Some(0)),
+            entry("f6", Resolved::Partition(vec![vec![0, 2]])),
+        ];
+        let ids = |s: &pb::SetFaultsRequest| s.links.iter().map(|r| r.fault_id.clone()).collect::<Vec<_>>();
+        let (zero, one) = (share(&held, 0, &addresses), share(&held, 1, &addresses));
+        assert_eq!(
+            (ids(&zero), zero.crashed, zero.reachable.clone()),
+            (vec!["f1".to_string()], true, vec!["http://n2".to_string()])
+        );
+        assert_eq!(
+            (ids(&one), one.crashed, one.partitioned),
+            (vec!["f1".into(), "f2".into(), "f5".into()], false, true)
+        );
+    }
 
     /// `after` decodes to its trigger; an empty one, `leader_elected: false` and zero counts are refused naming
     /// `after`, `after.messages` and `after.term`; no `after` is no trigger.

@@ -277,8 +277,10 @@ pub struct FailoverRecord {
     pub agreement_ms: Option<u64>,
     /// The new agreed leader and its term.
     pub new_leader: Option<(LeaderInfo, u64)>,
-    /// Election and notification messages sent by the live nodes from the
-    /// loss to agreement (heartbeats excluded), once read from the nodes.
+    /// Election and notification messages sent by every node from the loss
+    /// to agreement (heartbeats excluded; a node cut off or crashed at the
+    /// loss counts too), once read from the nodes; absent when no node
+    /// answered both readings.
     pub messages: Option<u64>,
 }
 

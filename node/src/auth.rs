@@ -4,7 +4,8 @@
 //! gRPC metadata:
 //!
 //! * `auth.token`: the controller's mutating calls (`StartElection`,
-//!   `StopElection`, `InjectFault`, `ClearFaults`, `CompareAlgorithms`).
+//!   `StopElection`, `InjectFault`, `ClearFaults`, `CompareAlgorithms`,
+//!   `CheckAlgorithm`).
 //!   `auth.read_token` allows the read-only calls only; `auth.protect_reads`
 //!   makes the read-only calls need one of the two.
 //! * `auth.agent_token`: controller to node (`ringleader.v1.Agent`). A node

@@ -48,7 +48,8 @@ impl ControllerService {
 
     /// A service that asks callers for the tokens of `auth` (see [`ringleader_node::auth`]).
     pub fn with_auth(elections: Arc<Elections>, auth: Auth) -> Self {
-        let faults = Faults::new(elections.cluster().clone(), elections.config().rpc_timeout());
+        let faults =
+            Faults::new(elections.cluster().clone(), elections.config().rpc_timeout(), elections.config().max_faults);
         let registry = Arc::downgrade(&faults);
         elections.set_fault_note(crate::elections::FaultNote(Box::new(move || {
             let list = registry.upgrade()?.list();
@@ -337,7 +338,8 @@ impl Controller for ControllerService {
         self.authorize(&request, "CompareAlgorithms", Access::Write)?;
         let req = request.into_inner();
         let config = self.elections.config();
-        let points = compare::points(&req, self.elections.cluster().len(), config.max_simulated_size)?;
+        let compare::Sweep { points, notes } =
+            compare::points(&req, self.elections.cluster().len(), config.max_simulated_size)?;
         let mode = pb::Mode::try_from(req.mode).unwrap_or(pb::Mode::Live);
         // Check every point before running any, so a bad point refuses the whole sweep; build
         // nothing yet: each plan is built when its turn comes, inside its point's reservation.
@@ -354,7 +356,7 @@ impl Controller for ControllerService {
         }
         let (tx, rx) = mpsc::channel(64);
         let this = self.clone();
-        tokio::spawn(async move { this.sweep(points, checked, tx).await });
+        tokio::spawn(async move { this.sweep(points, notes, checked, tx).await });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 
@@ -471,10 +473,11 @@ impl ControllerService {
     /// Run a sweep's points one after another, each admitted (waiting for
     /// room rather than failing when the controller is busy), then planned
     /// off the runtime's workers, then run, streaming progress and rows to
-    /// `tx`; the table and plot last. Ends when the caller goes away.
+    /// `tx`; the table and plot last, with `notes`. Ends when the caller goes away.
     async fn sweep(
         &self,
         points: Vec<compare::Point>,
+        notes: Vec<String>,
         checked: Vec<(ElectionRequest, Checked)>,
         tx: mpsc::Sender<Result<pb::CompareEvent, Status>>,
     ) {
@@ -518,7 +521,7 @@ impl ControllerService {
         }
         let done = pb::CompareProgress { done: total, total, current: String::new() };
         let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(done)))).await;
-        let result = pb::CompareResult { csv: compare::csv(&rows), svg: compare::svg(&rows), rows };
+        let result = pb::CompareResult { csv: compare::csv(&rows), svg: compare::svg(&rows, &notes), rows, notes };
         let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Result(result)))).await;
     }
 }

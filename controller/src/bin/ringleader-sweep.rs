@@ -43,7 +43,9 @@ struct Args {
     /// Largest size of the default series.
     #[arg(long, default_value_t = 1024)]
     max_size: u32,
-    /// Id orders: random, ascending, descending, worst-case, best-case.
+    /// Id orders: random, ascending, descending, worst-case, best-case (the
+    /// last two for the algorithms that have such an arrangement: a note
+    /// names the others; an order none of them has is refused).
     #[arg(long, value_delimiter = ',', default_value = "random")]
     orders: Vec<String>,
     /// Seeds per point for random ids.
@@ -246,6 +248,9 @@ async fn run(args: Args) -> Result<(), String> {
     }
     if let Some(path) = &args.svg {
         std::fs::write(path, &result.svg).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    for note in &result.notes {
+        eprintln!("note: {note}");
     }
     eprintln!(
         "{} elections, {wrong} incorrect{}{}",

@@ -91,7 +91,8 @@ pub(super) async fn follow(
     };
     let info = |i: usize| LeaderInfo { node: nodes[i].name(), id: plan.ids[i], position: i as u32 };
     // Failover figures: a tick notices lost leaders without waiting for an event, and message
-    // counts are read from the nodes off the loop (a snapshot at the loss, one at agreement).
+    // counts are read from the nodes off the loop (a snapshot at the loss, one at agreement), from
+    // every node: one cut off or crashed at the loss may send its share before agreement.
     let mut tracker = Tracker::new();
     let mut shown: Option<usize> = None;
     let mut tick = tokio::time::interval(Duration::from_millis(50));
@@ -99,11 +100,11 @@ pub(super) async fn follow(
     let mut snapshots: HashMap<usize, tokio::task::JoinHandle<HashMap<usize, u64>>> = HashMap::new();
     let (measured_tx, mut measured) = tokio::sync::mpsc::unbounded_channel::<(usize, u64)>();
     let rpc_timeout = ctx.config.rpc_timeout();
-    let snapshot = |positions: Vec<usize>| {
+    let snapshot = || {
         let nodes = nodes.to_vec();
         let id = election_id.to_string();
         tokio::spawn(async move {
-            agent::status_of(&nodes, &positions, &id, rpc_timeout)
+            agent::status_of(&nodes, &(0..nodes.len()).collect::<Vec<_>>(), &id, rpc_timeout)
                 .await
                 .into_iter()
                 .filter_map(|(i, s)| s.ok().map(|s| (i, s.election_messages + s.notification_messages)))
@@ -263,7 +264,7 @@ pub(super) async fn follow(
                 // A handover is over in about a millisecond, before a snapshot could be read: its
                 // messages stay unmeasured (absent) rather than undercounted.
                 if cause != failover::HANDOVER {
-                    snapshots.insert(i, snapshot((0..n).filter(counted).collect()));
+                    snapshots.insert(i, snapshot());
                 }
             }
         }
@@ -284,11 +285,12 @@ pub(super) async fn follow(
                 telemetry::metrics().failover(plan.spec.name, ms);
             }
             if let Some(before) = snapshots.remove(&i) {
-                let after = snapshot((0..n).filter(counted).collect());
+                let after = snapshot();
                 let tx = measured_tx.clone();
                 tokio::spawn(async move {
-                    if let (Ok(before), Ok(after)) = (before.await, after.await) {
-                        let spent = after.iter().filter_map(|(p, a)| Some(a.saturating_sub(*before.get(p)?))).sum();
+                    if let (Ok(before), Ok(after)) = (before.await, after.await)
+                        && let Some(spent) = spent(&before, &after)
+                    {
                         let _ = tx.send((i, spent));
                     }
                 });
@@ -337,6 +339,14 @@ pub(super) async fn follow(
             told
         });
     }
+    // A failover agreed just before the stop may still be being measured: its count belongs in
+    // the record (the measurements end within two node calls).
+    drop(measured_tx);
+    let deadline = tokio::time::Instant::now() + 2 * rpc_timeout;
+    while let Ok(Some((i, m))) = tokio::time::timeout_at(deadline, measured.recv()).await {
+        tracker.set_messages(i, m);
+    }
+    entry.update(|r| failover_events(r, tracker.records()));
     // Stopped: the leaderships of the nodes heard now end here; one not heard is left unjudged.
     let heard = |i: usize| nodes[i].events_connected() && held[i].is_none() && !was_crashed[i];
     leaderships.finish(now_us(), heard).iter().for_each(|o| overlaps.push(describe(o)));
@@ -456,6 +466,17 @@ impl Capped {
     }
 }
 
+/// The election and notification messages the nodes sent between two
+/// readings of their counts, by position (`before` at a loss, `after` at
+/// agreement): each node's growth, or its whole count after if it fell (a
+/// restarted process counts from zero again, all of it since the loss).
+/// `None` when no node answered both readings: unmeasured, not zero.
+fn spent(before: &HashMap<usize, u64>, after: &HashMap<usize, u64>) -> Option<u64> {
+    let grown = |(p, &a): (&usize, &u64)| before.get(p).map(|&b| if a >= b { a - b } else { a });
+    let each: Vec<u64> = after.iter().filter_map(grown).collect();
+    (!each.is_empty()).then(|| each.iter().sum())
+}
+
 /// Put the tracker's failovers into the record `r`, and return an event for
 /// each that is new or changed since (what `WatchElection` streams).
 fn failover_events(r: &mut ElectionRecord, records: &[FailoverRecord]) -> Vec<WatchEvent> {
@@ -489,6 +510,19 @@ mod tests {
         let mut few = Capped::default();
         few.push("one".into());
         assert_eq!(few.to_vec(), ["one"]);
+    }
+
+    /// A failover's messages are every node's growth between the readings, a restarted node's
+    /// (its count fell) all it sent since; a node read only once adds nothing; no node read twice
+    /// is no figure at all, not zero.
+    #[test]
+    fn a_failover_counts_what_every_node_sent_between_the_readings() {
+        let before = HashMap::from([(0, 10), (1, 20), (2, 30), (3, 5)]);
+        let after = HashMap::from([(0, 14), (1, 20), (2, 3), (4, 100)]);
+        assert_eq!(spent(&before, &after), Some(4 + 3));
+        assert_eq!(spent(&before, &HashMap::from([(0, 10)])), Some(0), "read twice, nothing sent");
+        assert_eq!(spent(&HashMap::new(), &after), None);
+        assert_eq!(spent(&before, &HashMap::new()), None);
     }
 
     /// An overlap names every term each node led while it lasted, not only the terms when it began

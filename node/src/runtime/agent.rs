@@ -267,6 +267,29 @@ impl Agent for AgentService {
         }))
     }
 
+    async fn change_faults(
+        &self,
+        request: Request<pb::ChangeFaultsRequest>,
+    ) -> Result<Response<pb::SetFaultsResponse>, Status> {
+        let node = &self.0;
+        let req = request.into_inner();
+        let was_crashed = node.faults.crashed();
+        node.faults.change(&req).map_err(Status::invalid_argument)?;
+        if was_crashed && !node.faults.crashed() {
+            // Recovered: kept elections go on with a new incarnation of the state machine.
+            let restarted = node.table.all().iter().filter(|e| e.restart()).count();
+            info!(name = %node.cfg.name, restarted, "recovered from a crash fault");
+        }
+        info!(
+            name = %node.cfg.name, crashed = ?req.crashed, added = req.add.len(), removed = req.remove.len(),
+            partitioned = ?req.partitioned, "faults changed"
+        );
+        Ok(Response::new(pb::SetFaultsResponse {
+            dropped: node.faults.dropped.load(std::sync::atomic::Ordering::Relaxed),
+            duplicated: node.faults.duplicated.load(std::sync::atomic::Ordering::Relaxed),
+        }))
+    }
+
     async fn info(&self, _request: Request<pb::InfoRequest>) -> Result<Response<pb::NodeInfo>, Status> {
         let node = &self.0;
         Ok(Response::new(pb::NodeInfo {

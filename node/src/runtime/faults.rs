@@ -1,5 +1,6 @@
 //! The live fault layer: what this node does to its own traffic because the
-//! controller injected a fault (`Agent.SetFaults`).
+//! controller injected a fault (`Agent.SetFaults` sets them all,
+//! `Agent.ChangeFaults` one change).
 //!
 //! * **Crashed**: the node takes no messages (they are dropped on arrival),
 //!   fires no timers, ignores `Start` and sends nothing, until the controller
@@ -50,6 +51,10 @@ pub(crate) enum Fate {
 
 /// Longest injected delay or jitter accepted (one day).
 pub(crate) const MAX_DELAY_MS: u64 = 86_400_000;
+
+/// Most link rules a node holds (every message sent is weighed against each):
+/// as many as the controller's largest `max_faults`.
+pub(crate) const MAX_RULES: usize = 4_096;
 
 /// The fate of a message with no fault in the way.
 pub(crate) const CLEAN: Fate = Fate::Send { copies: 1, delay: Duration::ZERO, reorder: false };
@@ -105,17 +110,9 @@ impl FaultTable {
 
     /// Replace every fault with `req` (checked first: nothing changes on error).
     pub(crate) fn set(&self, req: &pb::SetFaultsRequest) -> Result<(), String> {
-        let mut rules = Vec::with_capacity(req.links.len());
-        for (i, r) in req.links.iter().enumerate() {
-            probability(&format!("links[{i}].drop"), r.drop)?;
-            probability(&format!("links[{i}].duplicate"), r.duplicate)?;
-            probability(&format!("links[{i}].reorder"), r.reorder)?;
-            // Delays arrive over the network: bound them so `now + delay` cannot overflow.
-            if r.delay_ms > MAX_DELAY_MS || r.jitter_ms > MAX_DELAY_MS {
-                return Err(format!("links[{i}].delay_ms: delays are at most {MAX_DELAY_MS} ms (a day)"));
-            }
-            let kind = kind_named("kind", &r.kind).map_err(|e| format!("links[{i}].{e}"))?;
-            rules.push(link_rule(r, kind));
+        let mut rules = checked_rules(&req.links, "links")?;
+        if rules.len() > MAX_RULES {
+            return Err(format!("links: {} rules; a node holds at most {MAX_RULES}", rules.len()));
         }
         let fault_ids: Vec<String> = req.links.iter().map(|r| r.fault_id.clone()).collect();
         let reachable = req.partitioned.then(|| req.reachable.iter().cloned().collect());
@@ -132,6 +129,50 @@ impl FaultTable {
         *t = Table { rules, fault_ids, reachable };
         self.clean.store(clean, Ordering::SeqCst);
         self.crashed.store(req.crashed, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Change the faults as `req` says, keeping the rest (checked first:
+    /// nothing changes on error). The work is that of the rules removed and
+    /// added, and a pass over the rules held when some go.
+    pub(crate) fn change(&self, req: &pb::ChangeFaultsRequest) -> Result<(), String> {
+        let mut added = checked_rules(&req.add, "add")?;
+        let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let Table { rules, fault_ids, reachable } = &mut *t;
+        // A fault added again replaces its rule and goes on counting and drawing where it was.
+        let mut gone: HashSet<&str> = req.remove.iter().map(String::as_str).collect();
+        for (r, new) in req.add.iter().zip(added.iter_mut()).filter(|(r, _)| !r.fault_id.is_empty()) {
+            if let Some(i) = fault_ids.iter().position(|id| *id == r.fault_id) {
+                if rules[i].fault.nth == new.fault.nth {
+                    new.continue_from(&mut rules[i]);
+                }
+                gone.insert(&r.fault_id);
+            }
+        }
+        let keep: Option<Vec<bool>> = (!gone.is_empty())
+            .then(|| fault_ids.iter().map(|id| id.is_empty() || !gone.contains(id.as_str())).collect());
+        let kept = keep.as_ref().map_or(rules.len(), |k| k.iter().filter(|&&k| k).count());
+        if kept + added.len() > MAX_RULES {
+            return Err(format!(
+                "add: {} rules after the change; a node holds at most {MAX_RULES}",
+                kept + added.len()
+            ));
+        }
+        if let Some(keep) = keep {
+            let mut k = keep.iter().copied();
+            rules.retain(|_| k.next().unwrap_or(true));
+            let mut k = keep.iter().copied();
+            fault_ids.retain(|_| k.next().unwrap_or(true));
+        }
+        rules.extend(added);
+        fault_ids.extend(req.add.iter().map(|r| r.fault_id.clone()));
+        if let Some(partitioned) = req.partitioned {
+            *reachable = partitioned.then(|| req.reachable.iter().cloned().collect());
+        }
+        self.clean.store(rules.is_empty() && reachable.is_none(), Ordering::SeqCst);
+        if let Some(crashed) = req.crashed {
+            self.crashed.store(crashed, Ordering::SeqCst);
+        }
         Ok(())
     }
 
@@ -177,6 +218,24 @@ impl FaultTable {
             }
         }
     }
+}
+
+/// The shared link rules that request rules `links` ask for, each checked
+/// (an error names `{field}[i]` and the bad value).
+fn checked_rules(links: &[pb::LinkRule], field: &str) -> Result<Vec<LinkRule<String>>, String> {
+    let mut rules = Vec::with_capacity(links.len());
+    for (i, r) in links.iter().enumerate() {
+        probability(&format!("{field}[{i}].drop"), r.drop)?;
+        probability(&format!("{field}[{i}].duplicate"), r.duplicate)?;
+        probability(&format!("{field}[{i}].reorder"), r.reorder)?;
+        // Delays arrive over the network: bound them so `now + delay` cannot overflow.
+        if r.delay_ms > MAX_DELAY_MS || r.jitter_ms > MAX_DELAY_MS {
+            return Err(format!("{field}[{i}].delay_ms: delays are at most {MAX_DELAY_MS} ms (a day)"));
+        }
+        let kind = kind_named("kind", &r.kind).map_err(|e| format!("{field}[{i}].{e}"))?;
+        rules.push(link_rule(r, kind));
+    }
+    Ok(rules)
 }
 
 /// The sender of every message a node's rules judge: the node itself (its
@@ -319,6 +378,60 @@ mod tests {
         let bad = pb::SetFaultsRequest { links: vec![rule("", |r| r.kind = "elected".into())], ..Default::default() };
         let e = t.set(&bad).unwrap_err();
         assert!(e.starts_with("links[0].kind: unknown message kind `elected`"), "{e}");
+    }
+
+    /// A change keeps what it does not name: an added rule comes after every rule held (and so wins), a
+    /// removed fault's rules go and the others stay in order, a fault added again keeps its nth count, the
+    /// crash and the partition change only when given; a bad rule is refused naming `add[i]`, changing nothing.
+    #[test]
+    fn changes_keep_what_they_do_not_name() {
+        let t = FaultTable::new();
+        let with_id = |id: &str, f: fn(&mut pb::LinkRule)| rule("", |r| (f(r), r.fault_id = id.into()).1);
+        let change = |f: fn(&mut pb::ChangeFaultsRequest)| {
+            let mut c = pb::ChangeFaultsRequest::default();
+            f(&mut c);
+            c
+        };
+        let slow = |ms| Fate::Send { copies: 1, delay: Duration::from_millis(ms), reorder: false };
+        t.set(&pb::SetFaultsRequest { links: vec![with_id("f1", |r| r.delay_ms = 3)], ..Default::default() }).unwrap();
+        t.change(&pb::ChangeFaultsRequest { add: vec![with_id("f2", |r| r.delay_ms = 7)], ..Default::default() })
+            .unwrap();
+        assert_eq!(t.fate("a", MsgKind::Election), slow(7), "the added rule is the last: it decides");
+        t.change(&change(|c| c.remove = vec!["f2".into()])).unwrap();
+        assert_eq!(t.fate("a", MsgKind::Election), slow(3), "f1 stays");
+
+        let second = with_id("f3", |r| (r.nth, r.drop) = (2, 1.0));
+        t.change(&pb::ChangeFaultsRequest { add: vec![second.clone()], ..Default::default() }).unwrap();
+        assert_eq!(t.fate("a", MsgKind::Election), slow(3), "a's 1st message after f3");
+        t.change(&pb::ChangeFaultsRequest { add: vec![second], ..Default::default() }).unwrap();
+        assert_eq!(t.fate("a", MsgKind::Election), Fate::Drop, "f3 again: a's next message is its 2nd");
+
+        t.change(&change(|c| (c.partitioned, c.reachable) = (Some(true), vec!["b".into()]))).unwrap();
+        assert_eq!(t.fate("c", MsgKind::Election), Fate::Drop, "c is beyond the partition");
+        t.change(&change(|c| c.crashed = Some(true))).unwrap();
+        assert!(t.crashed());
+        t.change(&change(|c| c.remove = vec!["f1".into(), "f3".into()])).unwrap();
+        assert!(t.crashed(), "a change without `crashed` leaves the crash");
+        t.change(&change(|c| (c.crashed, c.partitioned) = (Some(false), Some(false)))).unwrap();
+        assert_eq!(t.fate("c", MsgKind::Election), CLEAN, "nothing left");
+
+        let bad = pb::ChangeFaultsRequest {
+            add: vec![rule("", |r| r.drop = 2.0)],
+            crashed: Some(true),
+            ..Default::default()
+        };
+        assert!(t.change(&bad).unwrap_err().starts_with("add[0].drop"));
+        assert!(!t.crashed(), "a refused change changes nothing");
+
+        let many = |n: usize, tag: &str| (0..n).map(|i| with_id(&format!("{tag}{i}"), |r| r.delay_ms = 1)).collect();
+        t.change(&pb::ChangeFaultsRequest { add: many(MAX_RULES, "a"), ..Default::default() }).unwrap();
+        let more = pb::ChangeFaultsRequest { add: many(1, "b"), crashed: Some(true), ..Default::default() };
+        assert!(t.change(&more).unwrap_err().contains("at most 4096"), "a node holds at most MAX_RULES rules");
+        assert!(!t.crashed(), "a refused change changes nothing");
+        let swap = pb::ChangeFaultsRequest { add: many(1, "b"), remove: vec!["a0".into()], ..Default::default() };
+        t.change(&swap).unwrap();
+        let too_many = pb::SetFaultsRequest { links: many(MAX_RULES + 1, "c"), ..Default::default() };
+        assert!(t.set(&too_many).unwrap_err().contains("at most 4096"));
     }
 
     /// Drop, duplicate and jitter are drawn from the rule's seed: the same seed gives the same fates, and the

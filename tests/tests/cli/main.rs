@@ -14,3 +14,4 @@ mod t10_page;
 mod t11_containers;
 mod t12_memory_budget;
 mod t13_check_memory;
+mod t14_silent_nodes;

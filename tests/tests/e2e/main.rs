@@ -28,3 +28,5 @@ mod t23_stopping;
 mod t24_history_full_disk;
 mod t25_check;
 mod t26_placement;
+mod t27_fault_pushes;
+mod t28_mutating_calls;

@@ -165,6 +165,9 @@ impl pb::agent_server::Agent for SilentAgent {
     async fn set_faults(&self, _: Request<pb::SetFaultsRequest>) -> Answer<pb::SetFaultsResponse> {
         empty()
     }
+    async fn change_faults(&self, _: Request<pb::ChangeFaultsRequest>) -> Answer<pb::SetFaultsResponse> {
+        empty()
+    }
     async fn messages(&self, _: Request<pb::MessagesRequest>) -> Answer<pb::MessageLog> {
         empty()
     }

@@ -72,3 +72,51 @@ async fn compare_refuses_bad_requests() {
     }
     ctl.stop().await;
 }
+
+/// A sweep asking for an id order that none of its algorithms has (WORST_CASE and BEST_CASE of all-the-way
+/// and controlled-distance, even next to RANDOM) is refused INVALID_ARGUMENT naming `id_orders`, the order
+/// and the algorithms, before anything runs. Failed before the fix: with RANDOM beside them the sweep ran and
+/// answered RANDOM rows only, without a word about the orders it left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_refuses_an_order_no_algorithm_has() {
+    let (ctl, mut client) = TestController::with_client(0).await;
+    let orders = [pb::IdOrder::Random, pb::IdOrder::WorstCase, pb::IdOrder::BestCase];
+    let req = pb::CompareRequest {
+        algorithms: vec!["all-the-way".into(), "controlled-distance".into()],
+        sizes: vec![8],
+        id_orders: orders.iter().map(|&o| o as i32).collect(),
+        mode: pb::Mode::Simulated as i32,
+        ..Default::default()
+    };
+    let status = client.compare_algorithms(req).await.map(drop).unwrap_err();
+    assert_refused(&status, tonic::Code::InvalidArgument, "id_orders");
+    for word in ["WORST_CASE", "all-the-way", "controlled-distance"] {
+        assert!(status.message().contains(word), "the refusal names {word}: {}", status.message());
+    }
+    ctl.stop().await;
+}
+
+/// A sweep asking for WORST_CASE from as-far (which has that arrangement) and all-the-way (which has not)
+/// runs as-far's worst case and says in the result, and under the plot, that all-the-way has no
+/// WORST_CASE rows. Failed before the fix: the result had no notes; the rows were simply missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_notes_the_orders_an_algorithm_lacks() {
+    let ctl = TestController::start(0).await;
+    let req = pb::CompareRequest {
+        algorithms: vec!["as-far".into(), "all-the-way".into()],
+        sizes: vec![8],
+        id_orders: vec![pb::IdOrder::WorstCase as i32],
+        mode: pb::Mode::Simulated as i32,
+        ..Default::default()
+    };
+    let events = sweep(&ctl, req).await;
+    let Some(pb::compare_event::Kind::Result(result)) = events.last().and_then(|e| e.kind.as_ref()) else {
+        panic!("the stream ends with the result")
+    };
+    let shown: Vec<(&str, i32)> = result.rows.iter().map(|r| (r.algorithm.as_str(), r.id_order)).collect();
+    assert_eq!(shown, [("as-far", pb::IdOrder::WorstCase as i32)]);
+    let note = "WORST_CASE: no rows for all-the-way (no known worst-case arrangement)";
+    assert_eq!(result.notes, [note]);
+    assert!(result.svg.contains(&format!(">Note: {note}</text>")), "the plot carries the note");
+    ctl.stop().await;
+}

@@ -84,6 +84,25 @@ async fn invalid_faults_are_refused() {
     ctl.stop().await;
 }
 
+/// A refused InjectFault uses up no fault id: after an unknown node (INVALID_ARGUMENT) and `crash.leader`
+/// with no leader yet (FAILED_PRECONDITION), the first fault accepted is `f1`, the next `f2`, and a
+/// scheduled one `f3`. Failed before the fix: the refused `crash.leader` took `f1`, so the first fault
+/// accepted was `f2`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_faults_use_no_fault_id() {
+    let (ctl, mut client) = cluster().await;
+    let unknown = fault(Kind::Crash(pb::CrashFault { node: "node-9".into(), leader: false, planned: false }));
+    assert_refused(&client.inject_fault(unknown).await.unwrap_err(), Code::InvalidArgument, "crash.node");
+    let leader = fault(Kind::Crash(pb::CrashFault { node: String::new(), leader: true, planned: false }));
+    assert_refused(&client.inject_fault(leader).await.unwrap_err(), Code::FailedPrecondition, "crash.leader");
+    let slow = link(Spec { delay_ms: 1, ..Spec::default() });
+    assert_eq!(inject(&mut client, slow.clone()).await.fault_id, "f1");
+    assert_eq!(inject(&mut client, slow).await.fault_id, "f2");
+    let later = pb::InjectFaultRequest { at_ms: 60_000, ..link(Spec { delay_ms: 2, ..Spec::default() }) };
+    assert_eq!(inject(&mut client, later).await.fault_id, "f3");
+    ctl.stop().await;
+}
+
 /// Dropping every message makes a LIVE election end FAILED with a reason (never hang); clearing the fault
 /// restores correct elections. With a crashed node an election of every node is refused naming it, and a
 /// smaller one runs on the others; after `recover` it takes part again. ListFaults shows active faults with a description, ClearFaults clears them all.

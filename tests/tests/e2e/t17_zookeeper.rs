@@ -44,3 +44,33 @@ async fn zookeeper_keeps_a_leader_and_a_minority_elects_none() {
     assert!(done.term >= third.term);
     ctl.stop().await;
 }
+
+/// A partition with no group of a majority ({node-0, node-1} {node-2, node-3} {node-4}) cuts every
+/// node off, the leader included: a failover opens (cause "partition"). Once the partition clears,
+/// the nodes agree on a leader of a higher term, and StopElection, called at once, answers a record
+/// whose failover counts the messages that took: more than none, and no more than the whole
+/// election sent. Failed before the fix: with every node cut off at the loss, the count was read
+/// from no node and the record said `messages: 0` (or, stopped before the count came in, nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failover_after_a_partition_counts_its_messages() {
+    let (ctl, mut client, e) = start_kept("zookeeper", 5).await;
+    let id = e.election_id.clone();
+    let first = first_leader(&mut client, &id, 5).await;
+
+    tracing::info!("--- partition with no majority: every node is cut off, the leader too");
+    partition_without_majority(&mut client, &id, Duration::from_secs(5)).await;
+
+    tracing::info!("--- clear the faults: a leader of a higher term, agreed; stop at once");
+    clear_faults(&mut client).await;
+    leader_until(&mut client, &id, Duration::from_secs(20), |l| l.agreed && l.term > first.term).await;
+    let done = stop_kept(&mut client, id).await;
+
+    let failover = done.failovers.first().expect("a failover");
+    tracing::info!("--- failover: {failover:?}");
+    assert_eq!(failover.cause, "partition (cut off from every majority)", "{failover:?}");
+    assert!(failover.new_term > first.term, "{failover:?}");
+    let total = done.metrics.as_ref().map_or(0, |m| m.messages);
+    let messages = failover.messages.expect("the failover's messages, measured");
+    assert!(messages > 0 && messages <= total, "the failover sent {messages} of the election's {total}: {failover:?}");
+    ctl.stop().await;
+}

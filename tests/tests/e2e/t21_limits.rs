@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
-use ringleader_tests::{TestController, assert_correct, elect, election, kept, leader_until, wait_for};
+use ringleader_tests::{TestController, assert_correct, elect, election, fault, inject, kept, leader_until, wait_for};
 
 /// With `max_running_elections = 1`, a second StartElection while a kept leadership runs is refused
 /// RESOURCE_EXHAUSTED with a message naming the setting; once the first is stopped the next one runs.
@@ -53,5 +53,41 @@ async fn a_kept_leadership_the_process_cannot_carry_is_refused_up_front() {
     assert!(m.contains("period_ms 50 and timeout_ms 200"), "{m}");
     let k = elect(&mut client, with_period(50)).await;
     client.stop_election(pb::StopElectionRequest { election_id: k.election_id }).await.unwrap();
+    ctl.stop().await;
+}
+
+/// With the default `max_faults` (256), 256 faults are held (a link fault and a crash, scheduled ones
+/// too); the 257th InjectFault is refused RESOURCE_EXHAUSTED naming controller.max_faults, and so is a
+/// scheduled one, while a recover (which holds nothing) is still taken; once one is cleared the next is
+/// accepted, with the next id (`f258`: the recover had `f257`; refusals took none); GetCluster describes
+/// 16 of a node's faults and counts the rest. Failed before the fix: there was no cap, every fault was
+/// accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn injected_faults_are_capped() {
+    use pb::inject_fault_request::Kind;
+    let (ctl, mut client) = TestController::with_client(2).await;
+    let slow = |ms| fault(Kind::Link(pb::LinkFaultSpec { delay_ms: ms, ..Default::default() }));
+    let later = |ms| pb::InjectFaultRequest { at_ms: 600_000, ..slow(ms) };
+    let crash = fault(Kind::Crash(pb::CrashFault { node: "node-1".into(), ..Default::default() }));
+    assert_eq!(inject(&mut client, crash).await.fault_id, "f1");
+    for i in 2..=255 {
+        assert_eq!(inject(&mut client, slow(i)).await.fault_id, format!("f{i}"));
+    }
+    assert_eq!(inject(&mut client, later(1)).await.fault_id, "f256");
+    for refused in [slow(1), later(1)] {
+        let status = client.inject_fault(refused).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+        assert!(status.message().contains("controller.max_faults"), "{}", status.message());
+    }
+    let recover = fault(Kind::Recover(pb::RecoverFault { node: "node-1".into() }));
+    assert_eq!(inject(&mut client, recover).await.fault_id, "f257", "a recover holds no place");
+    client.clear_faults(pb::ClearFaultsRequest { fault_id: "f2".into() }).await.unwrap();
+    assert_eq!(inject(&mut client, slow(1)).await.fault_id, "f258");
+    let held = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
+    assert_eq!(held.len(), 255, "f1 went with the recover, f2 was cleared");
+    let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
+    let described = &cluster.nodes[0].faults;
+    assert_eq!(described.len(), 17, "GetCluster describes 16 faults per node, then counts the rest");
+    assert_eq!(described[16], "... and 238 more (ListFaults lists them all)");
     ctl.stop().await;
 }

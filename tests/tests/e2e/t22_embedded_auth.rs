@@ -39,10 +39,17 @@ async fn embedded_nodes_require_credentials_when_the_controller_does() {
     for node in &cluster.nodes {
         assert!(node.address.starts_with("http://127.0.0.1:"), "{node:?}");
         let mut agent = AgentClient::connect(node.address.clone()).await.unwrap();
-        let calls: [(&str, Result<(), tonic::Status>); 6] = [
+        let calls: [(&str, Result<(), tonic::Status>); 7] = [
             (
                 "SetFaults",
                 agent.set_faults(pb::SetFaultsRequest { crashed: true, ..Default::default() }).await.map(drop),
+            ),
+            (
+                "ChangeFaults",
+                agent
+                    .change_faults(pb::ChangeFaultsRequest { crashed: Some(true), ..Default::default() })
+                    .await
+                    .map(drop),
             ),
             ("Prepare", agent.prepare(pb::PrepareRequest::default()).await.map(drop)),
             ("Start", agent.start(pb::StartRequest::default()).await.map(drop)),
