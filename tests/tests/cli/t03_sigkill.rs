@@ -75,7 +75,7 @@ async fn wait_reachable(ctl: &TestController, n: usize) {
 }
 
 /// Four real `ringleader-node` processes driven by a controller: an election works; after one node is
-/// killed with SIGKILL the next election ends FAILED with a reason naming that node (no hang); restarted on the
+/// killed with SIGKILL the next election of all four is refused or ends FAILED, naming that node (no hang); restarted on the
 /// same address, the node rejoins cleanly and elections work again, the other nodes' links reconnecting.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_node_fails_elections_and_rejoins_after_restart() {
@@ -93,9 +93,20 @@ async fn a_killed_node_fails_elections_and_rejoins_after_restart() {
 
     nodes[2].kill();
     let started = Instant::now();
-    let e = client.start_election(election("stages")).await.unwrap().into_inner();
-    assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
-    assert!(e.error.contains("p2"), "the reason names the dead node: {}", e.error);
+    // Refused at once when the controller has seen the node's stream break, else FAILED when its
+    // Prepare fails: either way naming it.
+    let why = match client.start_election(election("stages")).await {
+        Ok(e) => {
+            let e = e.into_inner();
+            assert_eq!(e.state, pb::ElectionState::Failed as i32, "{e:?}");
+            e.error
+        }
+        Err(refused) => {
+            assert_eq!(refused.code(), tonic::Code::FailedPrecondition, "{refused:?}");
+            refused.message().to_string()
+        }
+    };
+    assert!(why.contains("p2"), "the reason names the dead node: {why}");
     assert!(started.elapsed() < Duration::from_secs(30), "failed promptly, not after a hang");
 
     nodes[2] = NodeProcess::spawn("p2", ports[2]);

@@ -102,10 +102,12 @@ async fn simulated_message_budget() {
     ctl.stop().await;
 }
 
-/// A node that does not answer makes a LIVE election FAILED with an error naming it (nothing hangs), and
-/// GetCluster reports it unreachable.
+/// A node that does not answer is down: a LIVE election that needs it is refused FAILED_PRECONDITION
+/// naming `size` and its address (nothing hangs; it made the election FAILED once "Prepare" failed,
+/// before elections were placed on the nodes that are up), one that names it is refused naming
+/// `nodes`, and GetCluster reports it unreachable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unreachable_node_fails_the_election() {
+async fn unreachable_node_is_refused_by_name() {
     let server = Servers::nodes(1, |_| "alive".into()).await;
     let alive = server.addresses[0].clone();
     let dead = format!("http://127.0.0.1:{}", ringleader_tests::free_port());
@@ -115,14 +117,15 @@ async fn unreachable_node_fails_the_election() {
     })
     .await;
     let mut client = ctl.client();
-    let e = elect(&mut client, election("as-far")).await;
-    assert_failed(&e, "Prepare");
-    assert!(e.error.contains(&dead), "{}", e.error);
+    let refused = client.start_election(election("as-far")).await.unwrap_err();
+    assert_refused(&refused, tonic::Code::FailedPrecondition, "size");
+    assert!(refused.message().contains(&format!("down: {dead} (not answering")), "{refused:?}");
+    let named = pb::StartElectionRequest { nodes: vec![dead.clone(), "alive".into()], ..election("as-far") };
+    let refused = client.start_election(named).await.unwrap_err();
+    assert_refused(&refused, tonic::Code::FailedPrecondition, "nodes");
     let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
     assert!(cluster.nodes[0].reachable);
     assert!(!cluster.nodes[1].reachable && !cluster.nodes[1].error.is_empty(), "{:?}", cluster.nodes[1]);
-    let err = client.get_leader(pb::GetLeaderRequest { election_id: e.election_id }).await.unwrap_err();
-    assert_eq!(err.code(), tonic::Code::FailedPrecondition, "{err:?}");
     ctl.stop().await;
     server.stop().await;
 }
