@@ -348,7 +348,9 @@ pub(super) async fn follow(
     }
     entry.update(|r| failover_events(r, tracker.records()));
     // Stopped: the leaderships of the nodes heard now end here; one not heard is left unjudged.
-    let heard = |i: usize| nodes[i].events_connected() && held[i].is_none() && !was_crashed[i];
+    // A stream that came back since the loop last looked is not heard yet: what the node
+    // believed meanwhile is unknown until it rejoins.
+    let heard = |i: usize| connected[i] && nodes[i].events_connected() && held[i].is_none() && !was_crashed[i];
     leaderships.finish(now_us(), heard).iter().for_each(|o| overlaps.push(describe(o)));
     let statuses = agent::status_of(nodes, &(0..n).collect::<Vec<_>>(), election_id, ctx.config.rpc_timeout()).await;
     let diagram = match plan.diagram {

@@ -108,7 +108,7 @@ fn metric_names(expr: &str) -> Vec<String> {
 
 /// Every Prometheus query of every dashboard, and every metric they name, returns series once Prometheus
 /// has scraped the controller
-/// (embedded cluster) through LIVE and SIMULATED elections, a failed one (a crashed node), and a kept leadership that
+/// (embedded cluster) through LIVE and SIMULATED elections, a failed one (its messages lost, then stopped), and a kept leadership that
 /// loses its leader to a crash fault (left running, with the fault active, while the queries run).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_dashboard_query_returns_series() {
@@ -182,17 +182,17 @@ async fn every_dashboard_query_returns_series() {
         }
         tokio::time::sleep(Duration::from_secs(3)).await;
     }
-    // A LIVE election with a crashed node fails at the decision deadline.
-    let crash = pb::InjectFaultRequest {
-        kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault {
-            node: "node-4".into(),
-            leader: false,
-            planned: false,
-        })),
+    // A LIVE election whose messages are all lost, stopped before it could decide: FAILED. (A crashed
+    // node no longer fails one: elections run on the nodes that are up.)
+    let drop_all = pb::InjectFaultRequest {
+        kind: Some(pb::inject_fault_request::Kind::Link(pb::LinkFaultSpec { drop: 1.0, ..Default::default() })),
         ..Default::default()
     };
-    client.inject_fault(crash).await.unwrap();
-    let failed = client.start_election(election("as-far")).await.unwrap().into_inner();
+    client.inject_fault(drop_all).await.unwrap();
+    let lost = pb::StartElectionRequest { wait: false, ..election("as-far") };
+    let lost = client.start_election(lost).await.unwrap().into_inner();
+    let stop = pb::StopElectionRequest { election_id: lost.election_id };
+    let failed = client.stop_election(stop).await.unwrap().into_inner();
     assert_eq!(failed.state, pb::ElectionState::Failed as i32, "{failed:?}");
     client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
     let k = client.start_election(kept("bully")).await.unwrap().into_inner();
