@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{Proc, controller_binary, free_port, simulated};
+use ringleader_tests::{Proc, controller_binary, free_port, simulated, status_kib};
 use tonic::Code;
 
 /// The budget the controller gets, MiB.
@@ -18,17 +18,6 @@ const BUDGET_MIB: u64 = 200;
 const SIZE: u32 = 130_000;
 /// Requests sent at once.
 const REQUESTS: usize = 8;
-
-/// A field of /proc/`pid`/status in KiB (`VmRSS`, `VmHWM`).
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
 
 /// A controller with `memory_budget_mib = 200` and no nodes takes 8 SIMULATED controlled-distance
 /// elections of 130,000 positions sent at once (each estimated at about 59 MiB): the ones that

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ringleader_proto::v1 as pb;
 use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{Proc, controller_binary, free_port};
+use ringleader_tests::{Proc, controller_binary, free_port, status_kib};
 use tokio_stream::StreamExt;
 use tonic::Code;
 
@@ -17,17 +17,6 @@ use tonic::Code;
 const BUDGET_MIB: u64 = 320;
 /// Checks sent at once.
 const CHECKS: usize = 8;
-
-/// A field of /proc/`pid`/status in KiB (`VmRSS`, `VmHWM`).
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
 
 /// A controller with k8s/'s `memory_budget_mib = 320` and `max_concurrent_checks = 1` takes 8
 /// breadth-first checks of kept bully on 4 nodes with a crash (9.75 million states, about 1.2 KB
