@@ -535,6 +535,17 @@ pub fn leaderless(timeline: &[pb::LeadershipChange], since_us: u64, except: Opti
     out
 }
 
+/// A field of /proc/`pid`/status in KiB (`VmRSS`, `VmHWM`).
+pub fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -563,15 +574,4 @@ mod tests {
         assert_eq!(l.open.into_iter().collect::<Vec<_>>(), [(2, 130), (3, 150)]);
         assert_eq!(leaderless(&timeline, 100, None).longest_us, 290, "position 1 from 110 to 400");
     }
-}
-
-/// A field of /proc/`pid`/status in KiB (`VmRSS`, `VmHWM`).
-pub fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
