@@ -476,6 +476,32 @@ impl Sent {
     }
 }
 
+/// Links for the runtime's own tests.
+#[cfg(test)]
+impl Links {
+    /// A link to `address` whose stream is already `tx` (a test's channel, standing for the peer), with `faults`.
+    pub(crate) fn to_channel(
+        faults: Arc<FaultTable>,
+        address: &str,
+        tx: mpsc::UnboundedSender<pb::Envelope>,
+    ) -> Arc<Link> {
+        #[derive(Debug)]
+        struct NoReport;
+        impl LossReport for NoReport {
+            fn lost(&self, _: &str, _: String) {}
+        }
+        let table: Weak<dyn LossReport> = Weak::<NoReport>::new();
+        let links = Links::new(table, faults, None, SharedChannels::default());
+        let endpoint = Endpoint::from_shared(format!("http://{address}")).expect("a test address");
+        let link = links.get(address, endpoint);
+        let mut st = lock(&link.state);
+        st.tx = Some(tx);
+        st.generation = 1;
+        drop(st);
+        link
+    }
+}
+
 pub(crate) trait LossReport: Send + Sync + std::fmt::Debug {
     /// Election `election_id` lost a message on a link: `what` says how.
     fn lost(&self, election_id: &str, what: String);

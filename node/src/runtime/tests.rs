@@ -415,3 +415,69 @@ async fn the_orphan_grace_counts_from_the_later_of_close_and_prepare() {
     assert_eq!(abort_orphans(&node, grace, closed + grace), vec!["e".to_string()]);
     assert!(node.table.get("e").is_none(), "aborted");
 }
+
+/// Forwards every message to port 0 unchanged: the runtime's work with the algorithm's left out.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Relay;
+
+impl Algorithm for Relay {
+    fn on_start(&mut self, _: &mut Outbox) {}
+
+    fn on_message(&mut self, _: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        out.send(LEFT, msg);
+        Ok(())
+    }
+
+    fn on_timer(&mut self, _: TimerId, _: &mut Outbox) {}
+
+    fn state(&self) -> &'static str {
+        "relay"
+    }
+}
+
+/// The node's per-message path (an envelope taken from the network, decoded, stepped through the node shell and
+/// the algorithm, and the algorithm's send queued on the outgoing link) forwards each message once, in order, with
+/// its causal time one more and a new message number. It runs `RINGLEADER_PER_MESSAGE` messages (1,000 unless
+/// set), so that callgrind can count a long run's instructions per message (docs/performance.md).
+#[tokio::test]
+async fn the_per_message_path_forwards_each_message_once() {
+    let count: u64 = std::env::var("RINGLEADER_PER_MESSAGE").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000);
+    let faults = Arc::new(super::faults::FaultTable::new());
+    let (tx, mut peer) = tokio::sync::mpsc::unbounded_channel();
+    let link = super::links::Links::to_channel(faults.clone(), "127.0.0.1:9", tx);
+    let (events, _keep) = broadcast::channel(16);
+    let setup = ElectionSetup {
+        election_id: "e".into(),
+        algorithm: "relay",
+        position: 0,
+        id: 7,
+        initiator: false,
+        ports: vec![
+            PortLink { peer: 1, remote_port: RIGHT, link: Some(link) },
+            PortLink { peer: 2, remote_port: LEFT, link: None },
+        ],
+        faults,
+        rebuild: None,
+        node: crate::observe::kv("node", "test"),
+        trace: None,
+        log_messages: false,
+    };
+    let election = Election::new(setup, Box::new(Relay), events, None);
+    let mut forwarded = 0u64;
+    for i in 0..count {
+        let msg = body(Msg::Election { id: i, stage: 0, hops: 1 });
+        let arrival = Arrival { message_seq: i + 1, ..Arrival::new(2, RIGHT, Some(&msg), i) };
+        election.receive(arrival, &mut Some("e".into())).unwrap();
+        while let Ok(env) = peer.try_recv() {
+            forwarded += 1;
+            assert_eq!((env.election_id.as_str(), env.sender, env.port), ("e", 0, RIGHT));
+            assert_eq!((env.causal_time, env.message_seq), (forwarded, forwarded), "in order, one later");
+            assert_eq!(
+                Msg::try_from(env.body.as_ref().unwrap()).unwrap(),
+                Msg::Election { id: forwarded - 1, stage: 0, hops: 1 }
+            );
+        }
+    }
+    assert_eq!(forwarded, count, "every message forwarded once");
+    assert_eq!(election.status().rejected, 0);
+}
