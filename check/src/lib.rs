@@ -671,7 +671,7 @@ pub fn sweep_kept(
     progress: impl FnMut(Progress),
 ) -> Result<Sweep, String> {
     let started = Instant::now();
-    if spec.build_kept.is_none() {
+    if spec.kept.is_none() {
         return Err(format!("{} has no kept mode", spec.name));
     }
     let topology = Topology::build(spec.default_topology(), n, 7).map_err(|e| e.to_string())?;

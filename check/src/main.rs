@@ -64,7 +64,7 @@ struct Args {
     /// Stop when the process's resident memory passes this many MiB (0: none).
     #[arg(long, default_value_t = 0)]
     max_memory_mib: u64,
-    /// Check the kept leaderships (bully, repaired-ring, zookeeper, chubby)
+    /// Check the kept leaderships (the algorithms with a kept mode)
     /// behind the heartbeat detector, with the faults below, instead of the
     /// one-shot elections.
     #[arg(long)]
@@ -127,13 +127,13 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     let specs: Vec<_> = if args.algorithms.is_empty() {
-        CATALOGUE.iter().filter(|s| !args.kept || s.build_kept.is_some()).collect()
+        CATALOGUE.iter().filter(|s| !args.kept || s.kept.is_some()).collect()
     } else {
         let mut specs = Vec::new();
         for name in &args.algorithms {
             match catalogue::find(name) {
-                Some(s) if args.kept && s.build_kept.is_none() => {
-                    eprintln!("--kept: {name} has no kept mode (bully, repaired-ring, zookeeper and chubby do)");
+                Some(s) if args.kept && s.kept.is_none() => {
+                    eprintln!("--kept: {name} has no kept mode ({} do)", catalogue::kept_names());
                     return ExitCode::from(2);
                 }
                 Some(s) => specs.push(s),

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::is_reserved;
 use ringleader_core::algo::detector::{DetectorConfig, HEARTBEAT_TIMER};
 use ringleader_core::algo::{
@@ -630,7 +630,7 @@ impl ElectionModel {
                 let coin = ringleader_core::algo::coin(0, p);
                 let e = &election;
                 let ctx = NodeContext { id: e.ids[p as usize], rule: e.rule, n, coin, ports, port_info: &info };
-                match (e.kept, e.spec.build_kept) {
+                match (e.kept, e.spec.kept.map(|k| k.build)) {
                     (Some(d), Some(build)) => build(&ctx, d),
                     _ => (e.spec.build)(&ctx),
                 }
@@ -639,7 +639,7 @@ impl ElectionModel {
         let delay = election.delay_ms.max(1);
         let converge_ticks = election
             .kept
-            .and_then(|d| catalogue::convergence_bound_ms(election.spec.name, d, n, delay))
+            .and_then(|d| election.spec.convergence_bound_ms(d, n, delay))
             .map_or(u32::MAX, |ms| ms.div_ceil(delay).min(u64::from(u32::MAX)) as u32);
         let reduce = election.kept.is_some();
         let heal_within = election.partition_ms.map(|ms| ms.div_ceil(delay).clamp(1, u64::from(u32::MAX)) as u32);
@@ -1525,7 +1525,7 @@ pub const PROPERTIES: [&str; 6] = [
 /// are reported. One leader per term is over the whole run so far (as the
 /// simulator's `invariants::one_leader_per_term`): no term ever had two. (The no-overlap one only for Chubby-style leases.) The last
 /// is liveness made a safety property by the algorithm's documented bound
-/// (`catalogue::convergence_bound_ms`): once that long has passed since the
+/// (`KeptSpec::convergence_bound_ms`): once that long has passed since the
 /// last fault (a partition lasts until it heals), every state has one
 /// agreed live leader, so every continuation without faults reaches one and
 /// keeps it.
@@ -1536,10 +1536,6 @@ pub const KEPT_PROPERTIES: [&str; 5] = [
     "no two leases overlap",
     "one agreed leader from the convergence bound after the last fault on",
 ];
-
-/// The algorithms whose leaders hold leases: never two leaders at once, of
-/// any term.
-const LEASED: &[&str] = &["chubby"];
 
 impl ElectionModel {
     /// The names of the properties this model checks ([`PROPERTIES`] or
@@ -1579,7 +1575,8 @@ impl ElectionModel {
                 named.dedup();
                 named.windows(2).all(|w| w[0].0 != w[1].0)
             }
-            3 => !LEASED.contains(&self.election.spec.name) || leaders().count() <= 1,
+            // A leased leadership ([`KeptSpec::lease`]): never two leaders at once, of any term.
+            3 => !self.election.spec.kept.is_some_and(|k| k.leased()) || leaders().count() <= 1,
             _ => s.since_fault.is_some() || self.settled(s),
         }
     }
@@ -1772,7 +1769,7 @@ mod tests {
     /// both ways).
     #[test]
     fn a_remembered_quiet_heartbeat_is_the_nodes_own_answer() {
-        let spec = catalogue::find("zookeeper").unwrap();
+        let spec = ringleader_core::algo::catalogue::find("zookeeper").unwrap();
         let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
         let faults = Faults { losses: 1, ..Faults::NONE };
         let e = Election {
@@ -1806,7 +1803,7 @@ mod tests {
     /// message behind another on its link can be lost, and only it leaves the link.
     #[test]
     fn on_a_fifo_link_the_message_just_sent_can_be_lost() {
-        let spec = catalogue::find("bully").unwrap();
+        let spec = ringleader_core::algo::catalogue::find("bully").unwrap();
         let topology = Topology::build(spec.default_topology(), 3, 7).unwrap();
         let faults = Faults { losses: 1, ..Faults::NONE };
         let e = Election::kept(spec, topology, vec![1, 2, 3], DetectorConfig::LOOPBACK, faults);

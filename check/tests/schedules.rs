@@ -572,8 +572,16 @@ impl Algorithm for Deaf {
 }
 
 /// The deaf bully's entry: the shipped bully's, kept mode replaced.
-static DEAF: AlgorithmSpec =
-    AlgorithmSpec { build_kept: Some(|c, d| Box::new(Deaf::new(c, d))), ..ringleader_core::algo::bully::SPEC };
+static DEAF: AlgorithmSpec = AlgorithmSpec {
+    kept: Some(ringleader_core::algo::spec::KeptSpec { build: |c, d| Box::new(Deaf::new(c, d)), ..BULLY_KEPT }),
+    ..ringleader_core::algo::bully::SPEC
+};
+
+/// The shipped bully's kept facts.
+const BULLY_KEPT: ringleader_core::algo::spec::KeptSpec = match ringleader_core::algo::bully::SPEC.kept {
+    Some(k) => k,
+    None => panic!("bully keeps a leader"),
+};
 
 /// A bully node deaf to newer terms is caught on 3 nodes with one crash: the leader 3 crashes, 2
 /// leads term 2, and 1, deaf to it, stays in term 1 for good; the checker reports the shortest such

@@ -1,4 +1,4 @@
-//! Memory admission (issue 17, item 4): the controller admits each election
+//! Memory admission: the controller admits each election
 //! against `controller.memory_budget_mib`, reserving an estimate of the
 //! memory it will take at its peak (from its size and algorithm) until it
 //! ends, and refuses one whose estimate does not fit beside the running ones
@@ -8,8 +8,8 @@
 //!
 //! **The estimates** come from measurement: `cargo run --release -p
 //! ringleader-core --example memory` reports each algorithm's peak heap per
-//! position of a SIMULATED election (docs/containers.md), copied into
-//! [`SIMULATED_BYTES`]. On a complete network an algorithm's memory grows
+//! position of a SIMULATED election (docs/containers.md), copied into its
+//! catalogue entry (`AlgorithmSpec::heap_bytes_per_position`). On a complete network an algorithm's memory grows
 //! with its n² links, so its figure (measured at 2,048 positions) scales
 //! with n. The resident memory a process pays for a heap is larger than the
 //! heap (allocator pages, fragmentation): [`RSS_FACTOR_PERCENT`] covers it
@@ -22,46 +22,15 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use ringleader_core::algo::spec::{AlgorithmSpec, HEAP_MEASURED_AT};
 use ringleader_core::topology::TopologyKind;
 
 use crate::elections::Mode;
 
-/// Peak heap per position of a SIMULATED election (bytes), per algorithm,
-/// measured by core's `memory` example; for the complete-network algorithms
-/// at 2,048 positions (it grows with n there, see [`estimate_of`]).
-pub const SIMULATED_BYTES: &[(&str, u64)] = &[
-    ("all-the-way", 376),
-    ("as-far", 308),
-    ("controlled-distance", 336),
-    ("stages", 388),
-    ("stages-buffered", 386),
-    ("prob-as-far", 257),
-    ("participant-ring", 300),
-    ("stages-feedback", 383),
-    ("alternate", 276),
-    ("uni-stages", 300),
-    ("min-max", 262),
-    ("uni-alternate", 254),
-    ("tree-saturation", 398),
-    ("elect-root", 390),
-    ("echo-extinction", 587),
-    ("complete-villadangos", 33_086),
-    ("mesh-corners", 440),
-    ("sync-hs", 715),
-    ("bi-min-max", 270),
-    ("min-max-plus", 262),
-    ("bully", 145_569),
-    ("repaired-ring", 53_984),
-    ("zookeeper", 43_949),
-    ("chubby", 72_585),
-];
-
-/// Size at which the complete-network figures were measured.
-const MEASURED_AT: u64 = 2_048;
 /// Resident memory per byte of heap (allocator overhead), with a margin.
 pub const RSS_FACTOR_PERCENT: u64 = 140;
-/// Heap per position for an algorithm missing from the table: the largest of the sparse ones.
-const UNKNOWN_BYTES: u64 = 720;
+/// Least heap per position a complete network's estimate takes: the largest of the sparse algorithms'.
+const SPARSE_BYTES: u64 = 720;
 /// Every election's fixed cost in the controller: its record, plan and task.
 pub const LIVE_BYTES: u64 = 256 * 1024;
 /// A LIVE election's bookkeeping per node (participants, beliefs, counters).
@@ -70,19 +39,19 @@ pub const LIVE_BYTES_PER_NODE: u64 = 4 * 1024;
 /// process: per directed link (a port's state, its queue, its counters).
 pub const LOCAL_BYTES_PER_LINK: u64 = 2 * 1024;
 
-/// What an election of `algorithm` on `n` positions of a `kind` overlay, run
+/// What an election of `spec`'s algorithm on `n` positions of a `kind` overlay, run
 /// in `mode`, is estimated to take at its peak, in bytes; `local`: its nodes
 /// run in this process (the embedded cluster). Known before its plan is
 /// built, so that building the plan is inside its reservation.
-pub fn estimate_of(algorithm: &str, mode: Mode, kind: TopologyKind, n: u32, local: bool) -> u64 {
+pub fn estimate_of(spec: &AlgorithmSpec, mode: Mode, kind: TopologyKind, n: u32, local: bool) -> u64 {
     let n = u64::from(n);
     let complete = kind == TopologyKind::Complete;
     let links = if complete { n * n.saturating_sub(1) } else { 2 * n };
     let bytes = match mode {
         Mode::Simulated => {
-            let per = SIMULATED_BYTES.iter().find(|(a, _)| *a == algorithm).map_or(UNKNOWN_BYTES, |&(_, b)| b);
-            // A complete network's figure was measured at MEASURED_AT positions and grows with n.
-            let per = if complete { (per * n).div_ceil(MEASURED_AT).max(UNKNOWN_BYTES) } else { per };
+            let per = spec.heap_bytes_per_position;
+            // A complete network's figure was measured at HEAP_MEASURED_AT positions and grows with n.
+            let per = if complete { (per * n).div_ceil(HEAP_MEASURED_AT).max(SPARSE_BYTES) } else { per };
             LIVE_BYTES + n.saturating_mul(per).saturating_mul(RSS_FACTOR_PERCENT) / 100
         }
         Mode::Live => {
@@ -217,15 +186,5 @@ mod tests {
         let none = Budget::new(0);
         let _all = none.reserve(u64::MAX, || unreachable!()).unwrap();
         assert!(none.reserve(u64::MAX, || unreachable!()).is_ok());
-    }
-
-    /// The table names every algorithm of the catalogue once (a new algorithm must be measured).
-    #[test]
-    fn every_algorithm_has_a_measured_figure() {
-        let mut names: Vec<&str> = SIMULATED_BYTES.iter().map(|(a, _)| *a).collect();
-        names.sort_unstable();
-        let mut catalogue: Vec<&str> = ringleader_core::algo::catalogue::CATALOGUE.iter().map(|s| s.name).collect();
-        catalogue.sort_unstable();
-        assert_eq!(names, catalogue);
     }
 }

@@ -67,10 +67,11 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
         partitions: bounded("partitions", req.partitions)?,
     };
     let election = if req.kept {
-        if spec.build_kept.is_none() {
+        if spec.kept.is_none() {
             return Err(Status::failed_precondition(format!(
-                "kept: {} has no kept mode (bully, repaired-ring, zookeeper and chubby do)",
-                spec.name
+                "kept: {} has no kept mode ({} do)",
+                spec.name,
+                catalogue::kept_names()
             )));
         }
         let how = KeptCheck { faults, ..KeptCheck::default() };

@@ -38,11 +38,10 @@ pub const CRASH_FAULT: &str = "crash fault";
 pub const UNREACHABLE: &str = "node unreachable (its event stream broke)";
 /// Cause of a loss: an injected partition cut the leader off from every majority.
 pub const PARTITION: &str = "partition (cut off from every majority)";
-/// Cause of a loss: a Chubby-style leader could not renew its lease and stepped down.
-pub const LEASE_LOST: &str = "lease not renewed (the leader stepped down)";
 /// Cause of a loss: a planned stop; the leader hands its leadership over.
 pub const HANDOVER: &str = "planned stop (the leader handed over)";
-/// Cause of a loss: the leader stepped down (it names no leader now).
+/// Cause of a loss: the leader stepped down (it names no leader now). A leader
+/// that holds a lease says why in its algorithm's own words ([`Lease::lost`](ringleader_core::algo::spec::Lease::lost)).
 pub const STEPPED_DOWN: &str = "the leader stepped down";
 
 /// What the tracker tells the loop to do after an observation.

@@ -149,7 +149,7 @@ pub fn replay(
             ports: info.len() as Port,
             port_info: info,
         };
-        match (kept, spec.build_kept) {
+        match (kept, spec.kept.map(|k| k.build)) {
             (Some(d), Some(b)) => b(&ctx, d),
             _ => (spec.build)(&ctx),
         }

@@ -118,7 +118,8 @@ fn bully_stale_leader_is_told_once_the_loss_stops() {
         Scheduled::new(3_500, 3, Fault::Recover { node: 0 }),
         Scheduled::new(5_000, 4, Fault::Link { from: None, to: None, fault: LinkFault::default() }),
     ];
-    let bound = catalogue::convergence_bound_ms("bully", DetectorConfig::default(), 5, MAX_DELAY).unwrap();
+    let bound =
+        catalogue::find("bully").unwrap().convergence_bound_ms(DetectorConfig::default(), 5, MAX_DELAY).unwrap();
     let cfg = SimConfig {
         seed: 7,
         max_delay: MAX_DELAY,
@@ -146,8 +147,8 @@ fn bully_stale_leader_is_told_once_the_loss_stops() {
 /// time for it.
 #[test]
 fn every_kept_algorithm_has_a_convergence_bound() {
-    for spec in CATALOGUE.iter().filter(|s| s.build_kept.is_some()) {
-        let b = catalogue::convergence_bound_ms(spec.name, DetectorConfig::default(), 7, MAX_DELAY);
+    for spec in CATALOGUE.iter().filter(|s| s.kept.is_some()) {
+        let b = spec.convergence_bound_ms(DetectorConfig::default(), 7, MAX_DELAY);
         assert!(b.is_some_and(|b| b > 0 && b < common::SETTLE), "{}: {b:?}", spec.name);
     }
 }
@@ -174,8 +175,8 @@ fn kept_leaderships_recover_from_forged_extreme_terms() {
             }
         }
     }
-    for spec in CATALOGUE.iter().filter(|s| s.build_kept.is_some()) {
-        let bound = catalogue::convergence_bound_ms(spec.name, DetectorConfig::default(), n, MAX_DELAY).unwrap();
+    for spec in CATALOGUE.iter().filter(|s| s.kept.is_some()) {
+        let bound = spec.convergence_bound_ms(DetectorConfig::default(), n, MAX_DELAY).unwrap();
         let cfg = SimConfig {
             seed: 3,
             max_delay: MAX_DELAY,
@@ -202,14 +203,14 @@ fn kept_leaderships_recover_from_forged_extreme_terms() {
 }
 
 /// A settled kept leadership's failure detectors send O(n) heartbeats a period, at most
-/// `catalogue::heartbeats_per_period` (bully and ZooKeeper-style 2(n − 1), repaired ring 4(n − 1),
+/// `KeptSpec::heartbeats_per_period` (bully and ZooKeeper-style 2(n − 1), repaired ring 4(n − 1),
 /// Chubby-style none), not one per directed link: counted over 10 s of a failure-free simulated
 /// run of 16 and 64 nodes, once the election is over (the first 5 s). Fails on the code before
 /// issue 13's fix for ZooKeeper-style and the repaired ring (n(n − 1): 4,032 a period at 64).
 #[test]
 fn a_settled_kept_leadership_sends_o_n_heartbeats() {
     let period = DetectorConfig::default().period_ms;
-    for spec in CATALOGUE.iter().filter(|s| s.build_kept.is_some()) {
+    for spec in CATALOGUE.iter().filter(|s| s.kept.is_some()) {
         for n in [16u32, 64] {
             let topology = Topology::build(spec.default_topology(), n, 7).unwrap();
             let ids: Vec<u64> = (1..=u64::from(n)).collect();
@@ -222,7 +223,7 @@ fn a_settled_kept_leadership_sends_o_n_heartbeats() {
             };
             let settled = heartbeats_until(15_000) - heartbeats_until(5_000);
             let per_period = settled as f64 / (10_000 / period) as f64;
-            let bound = catalogue::heartbeats_per_period(spec.name, &topology);
+            let bound = (spec.kept.unwrap().heartbeats_per_period)(&topology);
             eprintln!("{} n = {n}: {per_period:.1} heartbeats a period (bound {bound})", spec.name);
             assert!(per_period <= bound as f64, "{} n = {n}: {per_period} a period, bound {bound}", spec.name);
         }

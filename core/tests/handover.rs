@@ -36,7 +36,8 @@ fn planned_stop(algorithm: &str, seed: u64) -> (SimReport, Vec<u64>, u32) {
     let leader = ids.iter().enumerate().max_by_key(|&(_, id)| *id).unwrap().0 as u32;
     let plan =
         vec![Scheduled::new(LEAVE, 0, Fault::LeaveLeader), Scheduled::new(STOP, 0, Fault::Crash { node: leader })];
-    let bound = catalogue::convergence_bound_ms(algorithm, DetectorConfig::default(), n, MAX_DELAY).unwrap();
+    let bound =
+        catalogue::find(algorithm).unwrap().convergence_bound_ms(DetectorConfig::default(), n, MAX_DELAY).unwrap();
     let cfg = SimConfig {
         seed,
         max_delay: MAX_DELAY,
@@ -134,7 +135,7 @@ fn chubby_hands_over_without_overlapping_leases() {
 /// Every kept algorithm of the catalogue hands over (so the test above covers them all).
 #[test]
 fn every_kept_algorithm_hands_over() {
-    let kept: Vec<&str> = CATALOGUE.iter().filter(|s| s.build_kept.is_some()).map(|s| s.name).collect();
+    let kept: Vec<&str> = CATALOGUE.iter().filter(|s| s.kept.is_some()).map(|s| s.name).collect();
     let mut listed = HANDING_OVER.to_vec();
     listed.sort_unstable();
     let mut kept_sorted = kept.clone();

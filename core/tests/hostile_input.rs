@@ -213,7 +213,7 @@ fn extreme_field_values_never_panic_and_implausible_terms_are_refused() {
                         feeder.start();
                         for port in 0..ports as usize {
                             let result = feeder.message(port, msg);
-                            if spec.build_kept.is_some() && msg.term().is_some_and(|t| t > MAX_TERM) {
+                            if spec.kept.is_some() && msg.term().is_some_and(|t| t > MAX_TERM) {
                                 assert!(
                                     matches!(result, Err(AlgoError::Implausible { field: "term", .. })),
                                     "{} (kept {kept}): {msg:?} gave {result:?}",

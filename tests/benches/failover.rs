@@ -437,7 +437,7 @@ async fn main() {
     let crashes = if quick { 3 } else { 10 };
     let algorithms: Vec<String> = match args.iter().position(|a| a == "--algorithms") {
         Some(i) => args.get(i + 1).map(|s| s.split(',').map(String::from).collect()).unwrap_or_default(),
-        None => catalogue::CATALOGUE.iter().filter(|s| s.build_kept.is_some()).map(|s| s.name.to_string()).collect(),
+        None => catalogue::CATALOGUE.iter().filter(|s| s.kept.is_some()).map(|s| s.name.to_string()).collect(),
     };
     println!(
         "failover of kept leaderships on {NODES} loopback nodes, {crashes} crashes and {crashes} planned stops per setting (medians, max)"

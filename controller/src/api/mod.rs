@@ -27,7 +27,7 @@ use crate::{check, compare};
 use planning::fits_the_process;
 pub use planning::{
     Checked, DEFAULT_SIMULATED_SIZE, MAX_COMPLETE_SIZE, MAX_LOCAL_HEARTBEATS_PER_SECOND, TIMER_EVENTS_PER_MESSAGE,
-    build, check, max_local_kept_nodes, plan,
+    build, check, plan,
 };
 
 /// The Controller service.
@@ -467,7 +467,7 @@ impl ControllerService {
 
     /// The memory estimate of a checked request (its plan not built yet).
     fn estimate(&self, c: &Checked) -> u64 {
-        self.elections.estimate(c.spec.name, c.mode, c.kind, c.n)
+        self.elections.estimate(c.spec, c.mode, c.kind, c.n)
     }
 
     /// Run a sweep's points one after another, each admitted (waiting for

@@ -130,8 +130,8 @@ fn check_keep_leader(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<(), 
     if !req.keep_leader {
         return Ok(());
     }
-    if spec.build_kept.is_none() {
-        let kept: Vec<&str> = catalogue::CATALOGUE.iter().filter(|s| s.build_kept.is_some()).map(|s| s.name).collect();
+    if spec.kept.is_none() {
+        let kept: Vec<&str> = catalogue::CATALOGUE.iter().filter(|s| s.kept.is_some()).map(|s| s.name).collect();
         return Err(RequestError::invalid(
             "keep_leader",
             format!(
@@ -510,36 +510,11 @@ fn diagram(req: &ElectionRequest, sim: SimOptions, n: u32) -> Result<Option<Draw
 }
 
 /// Heartbeats per second the embedded cluster's process takes for one kept
-/// leadership ([`catalogue::heartbeats_per_period`]), all in this process.
+/// leadership ([`KeptSpec::heartbeats_per_period`](ringleader_core::algo::spec::KeptSpec::heartbeats_per_period)), all in this process.
 /// Measured with `benches/keep` when ZooKeeper-style watched every
 /// neighbour: 64 nodes at 50 ms (80,640/s) agreed and kept their leader;
 /// 256 at 50 ms (1.3 M/s) never agreed.
 pub const MAX_LOCAL_HEARTBEATS_PER_SECOND: u64 = 200_000;
-
-/// The largest kept leadership of each algorithm that `benches/keep` saw
-/// agree on the embedded cluster (release build, 2 cores, loopback detector:
-/// 50 ms period, 200 ms timeout). The next size up never agreed within 120 s:
-/// an election's burst (bully's n² election and answer messages, the n(n − 1)
-/// heartbeats a period of nodes that all look for a leader) and opening a
-/// stream per pair of nodes took longer than the timeouts, and each timeout
-/// started another election. A slower detector did not rescue it (a 256-node
-/// ZooKeeper-style run at 250 / 1,000 ms had no leader after 40 s; bully at
-/// 200 / 800 ms agreed after 51 violations), so the limit is on nodes.
-///
-/// | algorithm | agreed | did not agree |
-/// | --- | --- | --- |
-/// | bully | 128 nodes, 3.8 s | 256 |
-/// | zookeeper | 128 nodes, 2.9 s | 256 |
-/// | repaired-ring | 64 nodes, 0.2 s | 128 |
-/// | chubby | 256 nodes, 0.5 s (the largest tried) | |
-pub fn max_local_kept_nodes(algorithm: &str) -> Option<u32> {
-    match algorithm {
-        "bully" | "zookeeper" => Some(128),
-        "repaired-ring" => Some(64),
-        "chubby" => Some(256),
-        _ => None,
-    }
-}
 
 /// Refuse up front, RESOURCE_EXHAUSTED saying why, a kept leadership the
 /// embedded cluster's one process cannot carry (instead of a leaderless run
@@ -550,37 +525,36 @@ pub(super) fn fits_the_process(plan: &Plan) -> Result<(), Status> {
         return Ok(());
     }
     let name = plan.spec.name;
-    if let Some(max) = max_local_kept_nodes(name) {
-        let n = plan.n();
-        if n > max {
-            return Err(Status::resource_exhausted(format!(
-                "size: a kept {name} leadership of {n} nodes does not fit the embedded cluster's one process: the \
-                 largest that agreed there was {max} nodes (docs/performance.md); use at most {max} nodes, or run \
-                 the nodes as separate processes (ringleader-node, k8s/)"
-            )));
-        }
-        // At that size and the loopback detector, an election's burst was carried; a faster detector
-        // asks more of the process than was measured.
-        let max_topology = Topology::complete(max).ok();
-        let carried =
-            max_topology.and_then(|t| catalogue::election_load_per_second(name, &t, DetectorConfig::LOOPBACK));
-        let load = catalogue::election_load_per_second(name, &plan.topology, plan.detector);
-        if let (Some(load), Some(carried)) = (load, carried)
-            && load > carried
-        {
-            // Every load model is inversely proportional to the detector's timing.
-            let factor = load.div_ceil(carried);
-            return Err(Status::resource_exhausted(format!(
-                "detector: a kept {name} leadership of {n} nodes with this detector asks the embedded cluster's one \
-                 process for an election burst of {load} messages a second ({name}'s model), more than the {carried}/s \
-                 measured to work; use a detector about {factor} times slower (period_ms {} and timeout_ms {}) or \
-                 fewer nodes",
-                plan.detector.period_ms.saturating_mul(factor),
-                plan.detector.timeout_ms.saturating_mul(factor),
-            )));
-        }
+    let Some(kept) = plan.spec.kept else { return Ok(()) };
+    let max = kept.max_local_nodes;
+    let n = plan.n();
+    if n > max {
+        return Err(Status::resource_exhausted(format!(
+            "size: a kept {name} leadership of {n} nodes does not fit the embedded cluster's one process: the \
+             largest that agreed there was {max} nodes (docs/performance.md); use at most {max} nodes, or run \
+             the nodes as separate processes (ringleader-node, k8s/)"
+        )));
     }
-    let links = catalogue::heartbeats_per_period(plan.spec.name, &plan.topology);
+    // At that size and the loopback detector, an election's burst was carried; a faster detector
+    // asks more of the process than was measured.
+    let max_topology = Topology::complete(max).ok();
+    let carried = max_topology.map(|t| (kept.election_load_per_second)(&t, DetectorConfig::LOOPBACK));
+    let load = (kept.election_load_per_second)(&plan.topology, plan.detector);
+    if let Some(carried) = carried
+        && load > carried
+    {
+        // Every load model is inversely proportional to the detector's timing.
+        let factor = load.div_ceil(carried);
+        return Err(Status::resource_exhausted(format!(
+            "detector: a kept {name} leadership of {n} nodes with this detector asks the embedded cluster's one \
+             process for an election burst of {load} messages a second ({name}'s model), more than the {carried}/s \
+             measured to work; use a detector about {factor} times slower (period_ms {} and timeout_ms {}) or \
+             fewer nodes",
+            plan.detector.period_ms.saturating_mul(factor),
+            plan.detector.timeout_ms.saturating_mul(factor),
+        )));
+    }
+    let links = (kept.heartbeats_per_period)(&plan.topology);
     let period = plan.detector.period_ms.max(1);
     let per_second = links.saturating_mul(1_000) / period;
     if per_second <= MAX_LOCAL_HEARTBEATS_PER_SECOND {

@@ -192,7 +192,7 @@ pub(super) async fn follow(
             } else if faults.cut_off.contains(&p) {
                 Some(failover::PARTITION)
             } else if matches!(belief[p], Some((_, None))) {
-                Some(if plan.spec.name == "chubby" { failover::LEASE_LOST } else { failover::STEPPED_DOWN })
+                Some(plan.spec.kept.and_then(|k| k.lease).map_or(failover::STEPPED_DOWN, |l| l.lost))
             } else {
                 None
             }

@@ -44,6 +44,7 @@ use crate::cluster::Cluster;
 use crate::config::ControllerConfig;
 use crate::history::History;
 use crate::telemetry;
+use ringleader_core::algo::spec::AlgorithmSpec;
 use ringleader_core::topology::TopologyKind;
 
 pub use crate::error::{LaunchError, Overloaded};
@@ -311,10 +312,10 @@ impl Elections {
         self.registry().last_finished.clone()
     }
 
-    /// The memory estimate of an election of `algorithm` on `n` positions of
+    /// The memory estimate of an election of `spec`'s algorithm on `n` positions of
     /// a `kind` overlay in `mode`, run here ([`crate::budget::estimate_of`]).
-    pub fn estimate(&self, algorithm: &str, mode: Mode, kind: TopologyKind, n: u32) -> u64 {
-        crate::budget::estimate_of(algorithm, mode, kind, n, self.cluster.is_local())
+    pub fn estimate(&self, spec: &AlgorithmSpec, mode: Mode, kind: TopologyKind, n: u32) -> u64 {
+        crate::budget::estimate_of(spec, mode, kind, n, self.cluster.is_local())
     }
 
     /// Could `bytes` ever fit the memory budget (nothing else running)? A

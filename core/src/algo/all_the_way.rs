@@ -39,6 +39,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound: |n, _| n * n,
     exact: Some(|n, _| n * n),
     schedule_independent: true,
+    heap_bytes_per_position: 376,
     ..machine!(AllTheWay::new)
 };
 

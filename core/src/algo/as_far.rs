@@ -42,6 +42,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         description: "ids increasing in the sending direction (ASCENDING for max): every id but the winner stops after one link",
         ids: |n, r| mirror(ascending(n), n, r),
     }),
+    heap_bytes_per_position: 308,
     ..machine!(AsFar::new)
 };
 

@@ -75,6 +75,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         description: "ASCENDING (either rule): only id 1 survives stage 1: 4n messages, the least possible",
         ids: |n, _| ascending(n),
     }),
+    heap_bytes_per_position: 270,
     ..machine!(BiMinMax::new)
 };
 

@@ -103,7 +103,7 @@
 
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions};
+use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, per_second};
 use super::{AlgoError, Algorithm, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -123,7 +123,20 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     bound_formula: "n^2 - 1 (one election after a leader crash: n(n-1))",
     bound: |n, _| (n * n).saturating_sub(1),
-    build_kept: Some(|c, d| Box::new(kept(c, BullyConfig::for_detector(d), d))),
+    kept: Some(KeptSpec {
+        build: |c, d| Box::new(kept(c, BullyConfig::for_detector(d), d)),
+        // The leader and its followers watch only each other.
+        heartbeats_per_period: |topo| 2 * u64::from(topo.len().saturating_sub(1)),
+        // Every node's election and answer messages (n²) within the answer timeout.
+        election_load_per_second: |topo, d| {
+            let n = u64::from(topo.len());
+            per_second(n.saturating_mul(n), BullyConfig::for_detector(d).answer_timeout_ms)
+        },
+        convergence_bound_ms: |d, _, delay_ms| convergence_bound_ms(d, delay_ms),
+        max_local_nodes: 128,
+        lease: None,
+    }),
+    heap_bytes_per_position: 145_569,
     ..machine!(Bully::new)
 };
 

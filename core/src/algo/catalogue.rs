@@ -2,15 +2,12 @@
 //! each declared beside its code (`<module>::SPEC`), in the order
 //! `ListAlgorithms` shows them, and what is looked up by name across them.
 
+pub use super::spec::*;
 use super::{
     all_the_way, alternate, as_far, bi_min_max, bully, chubby, controlled_distance, echo_extinction, elect_root,
     mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, repaired_ring, stages, stages_buffered,
     stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos, zookeeper,
 };
-use crate::topology::Topology;
-
-use super::detector::DetectorConfig;
-pub use super::spec::*;
 
 /// Every algorithm, in the order `ListAlgorithms` shows them.
 pub static CATALOGUE: &[AlgorithmSpec] = &[
@@ -51,56 +48,14 @@ pub fn timer_event_bound(spec: &AlgorithmSpec, n: u64) -> u64 {
     spec.timer_event_bound(n)
 }
 
-/// Heartbeats a settled kept leadership of `name` sends per detector period
-/// on `topo` at most (each algorithm's `watched` says whom it watches, and
-/// the detector answers whoever watches it): bully's and ZooKeeper-style's
-/// leader and followers watch only each other (2(n − 1)); the repaired
-/// ring's followers also watch their ring successor, which answers (at most
-/// 4(n − 1)); Chubby-style sends none (its lease is its detector); an
-/// algorithm that watches every neighbour, one per directed link. While a
-/// node looks for a leader it watches everyone: elections cost more, for as
-/// long as they last.
-pub fn heartbeats_per_period(name: &str, topo: &Topology) -> u64 {
-    let others = u64::from(topo.len().saturating_sub(1));
-    match name {
-        "bully" | "zookeeper" => 2 * others,
-        "repaired-ring" => 4 * others,
-        "chubby" => 0,
-        _ => topo.link_count() as u64,
-    }
-}
-
-/// Messages a second a kept leadership of `name` on `topo` sends while every
-/// node elects at once (its start, or a partition healing), by the model of
-/// what each algorithm must get through in time: bully's n² election and
-/// answer messages within its answer timeout (n² · 1000 / A); ZooKeeper-style
-/// looking nodes and the repaired ring's electing ones watch everyone, one
-/// heartbeat per directed link every period (links · 1000 / P); Chubby-style
-/// candidates run one at a time (rank back-off), so only its steady renewals
-/// (2(n − 1) every renew period). `None` for algorithms without a kept mode.
-pub fn election_load_per_second(name: &str, topo: &Topology, d: DetectorConfig) -> Option<u64> {
-    let n = u64::from(topo.len());
-    let per_second = |messages: u64, ms: u64| messages.saturating_mul(1_000) / ms.max(1);
-    match name {
-        "bully" => Some(per_second(n.saturating_mul(n), bully::BullyConfig::for_detector(d).answer_timeout_ms)),
-        "zookeeper" | "repaired-ring" => Some(per_second(topo.link_count() as u64, d.period_ms)),
-        "chubby" => Some(per_second(2 * n.saturating_sub(1), chubby::ChubbyConfig::for_detector(d).renew_ms)),
-        _ => None,
-    }
-}
-
-/// How long after the last fault heals a kept leadership of `name` on `n`
-/// nodes, with detector `d` and messages delayed by at most `delay_ms`,
-/// agrees on one live leader at most (a live majority assumed where the
-/// algorithm needs one); `None` for algorithms without a kept mode. Each
-/// algorithm's `convergence_bound_ms` gives the formula and its argument.
-pub fn convergence_bound_ms(name: &str, d: DetectorConfig, n: u32, delay_ms: u64) -> Option<u64> {
-    match name {
-        "bully" => Some(bully::convergence_bound_ms(d, delay_ms)),
-        "repaired-ring" => Some(repaired_ring::convergence_bound_ms(d, n, delay_ms)),
-        "zookeeper" => Some(zookeeper::convergence_bound_ms(d, delay_ms)),
-        "chubby" => Some(chubby::convergence_bound_ms(d, n, delay_ms)),
-        _ => None,
+/// The names of the algorithms with a kept mode, e.g. "bully, repaired-ring, zookeeper and chubby" (for
+/// error messages).
+pub fn kept_names() -> String {
+    let names: Vec<&str> = CATALOGUE.iter().filter(|s| s.kept.is_some()).map(|s| s.name).collect();
+    match names.split_last() {
+        None => "none".into(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
 }
 
@@ -113,7 +68,9 @@ pub fn names() -> String {
 mod tests {
     use super::*;
     use crate::algo::Rule;
+    use crate::algo::detector::DetectorConfig;
     use crate::sim::{self, SimConfig};
+    use crate::topology::Topology;
 
     /// Every algorithm's node, one-shot and kept, is a value ([`NodeValue`](crate::algo::NodeValue)):
     /// a copy equals it and hashes alike, a start changes it (and not its copy), and nodes of two
@@ -144,8 +101,9 @@ mod tests {
     }
 
     /// Every entry fills in the facts `AlgorithmSpec::running` leaves empty
-    /// (an entry that forgot one would take the empty default silently), and
-    /// no two entries share a name.
+    /// or 0 (an entry that forgot one would take the empty default silently),
+    /// a kept mode's facts are not 0 (their presence the compiler sees to:
+    /// [`KeptSpec`] has no defaults), and no two entries share a name.
     #[test]
     fn every_entry_states_its_facts() {
         let mut names: Vec<&str> = CATALOGUE.iter().map(|s| s.name).collect();
@@ -157,6 +115,15 @@ mod tests {
             }
             assert!(!s.bound_formula.is_empty() && !s.topologies.is_empty(), "{}", s.name);
             assert!((s.bound)(16, 16) > 0, "{}: a bound of 0 on 16 nodes", s.name);
+            assert!(s.heap_bytes_per_position > 0, "{}: heap_bytes_per_position unmeasured (examples/memory)", s.name);
+            if let Some(k) = s.kept {
+                let d = DetectorConfig::LOOPBACK;
+                let t = Topology::build(s.default_topology(), 8, 0).unwrap();
+                assert!((k.convergence_bound_ms)(d, 8, 50) > 0, "{}: a convergence bound of 0", s.name);
+                assert!((k.election_load_per_second)(&t, d) > 0, "{}: an election load of 0", s.name);
+                assert!(k.max_local_nodes >= 2, "{}: max_local_nodes below 2", s.name);
+                assert!(k.lease.is_none_or(|l| !l.lost.is_empty()), "{}: a lease lost without words", s.name);
+            }
         }
         names.sort_unstable();
         names.dedup();

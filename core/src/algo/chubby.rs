@@ -156,7 +156,7 @@
 
 use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions};
+use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, Lease, per_second};
 use super::{
     AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable, TimerId,
 };
@@ -182,7 +182,21 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     bound_formula: "6(n-1) (4(n-1) when the best id initiates)",
     bound: |n, _| 6 * n.saturating_sub(1),
-    build_kept: Some(|c, d| Box::new(Chubby::with_config(c, ChubbyConfig::for_detector(d)))),
+    kept: Some(KeptSpec {
+        build: |c, d| Box::new(Chubby::with_config(c, ChubbyConfig::for_detector(d))),
+        // No heartbeats: the lease is its detector.
+        heartbeats_per_period: |_| 0,
+        // Candidates run one at a time (rank back-off): its steady renewals,
+        // 2(n − 1) every renew period.
+        election_load_per_second: |topo, d| {
+            let n = u64::from(topo.len());
+            per_second(2 * n.saturating_sub(1), ChubbyConfig::for_detector(d).renew_ms)
+        },
+        convergence_bound_ms,
+        max_local_nodes: 256,
+        lease: Some(Lease { lost: "lease not renewed (the leader stepped down)" }),
+    }),
+    heap_bytes_per_position: 72_585,
     ..machine!(Chubby::new)
 };
 

@@ -45,6 +45,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     bound_formula: "8n(1+ceil(log2 n)) + n",
     bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
+    heap_bytes_per_position: 336,
     ..machine!(ControlledDistance::new)
 };
 

@@ -80,6 +80,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound: |n, k| 2 * k * n.max(n * n.saturating_sub(1) / 2) + n.saturating_sub(1),
     bound_on: Some(|n, m, k| 2 * m * k + n.saturating_sub(1)),
     candidates: Candidates::Initiators,
+    heap_bytes_per_position: 587,
     ..machine!(EchoExtinction::new)
 };
 

@@ -88,6 +88,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     exact: Some(|n, k| if n < 2 { 0 } else { 3 * n + k - 2 }),
     schedule_independent: true,
     candidates: Candidates::Root,
+    heap_bytes_per_position: 390,
     ..machine!(ElectRoot::new)
 };
 

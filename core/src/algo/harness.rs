@@ -32,7 +32,7 @@ pub fn node_under(spec: &AlgorithmSpec, n: u32, kept: bool, rule: Rule) -> Optio
     let info: Vec<PortInfo> =
         topology.ports(0).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }).collect();
     let ctx = NodeContext { id: ids[0], rule, n, coin: 42, ports: info.len() as u32, port_info: &info };
-    let algo = match (kept, spec.build_kept) {
+    let algo = match (kept, spec.kept.map(|k| k.build)) {
         (false, _) => (spec.build)(&ctx),
         (true, Some(build)) => build(&ctx, DetectorConfig::LOOPBACK),
         (true, None) => return None,

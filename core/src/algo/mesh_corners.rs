@@ -96,6 +96,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         ids: |n, r| mirror(best_case_ids(n), n, r),
     }),
     candidates: Candidates::MeshCorners,
+    heap_bytes_per_position: 440,
     ..machine!(MeshCorners::new)
 };
 

@@ -68,6 +68,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
         ids: |n, _| descending(n),
     }),
+    heap_bytes_per_position: 262,
     ..machine!(MinMax::new)
 };
 

@@ -527,7 +527,7 @@ mod tests {
         use crate::topology::TopologyKind;
         let rings = [TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
         let mut checked = 0;
-        for spec in CATALOGUE.iter().filter(|s| s.build_kept.is_none() && rings.contains(&s.default_topology())) {
+        for spec in CATALOGUE.iter().filter(|s| s.kept.is_none() && rings.contains(&s.default_topology())) {
             let (mut a, _) = harness::node(spec, 5, false).unwrap();
             assert!(["asleep", "non-participant"].contains(&a.state()), "{}: {}", spec.name, a.state());
             let mut out = Outbox::default();

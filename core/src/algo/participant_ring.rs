@@ -64,6 +64,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         description: "ids increasing in the sending direction: every id but the winner stops after one link (3n - 1 with all initiating)",
         ids: |n, r| mirror(ascending(n), n, r),
     }),
+    heap_bytes_per_position: 300,
     ..machine!(ParticipantRing::new)
 };
 

@@ -40,6 +40,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     bound_formula: "n(n+1)/2 + n",
     bound: |n, _| n * (n + 1) / 2 + n,
+    heap_bytes_per_position: 257,
     ..machine!(ProbAsFar::new)
 };
 

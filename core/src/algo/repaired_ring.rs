@@ -54,7 +54,7 @@
 
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions};
+use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, per_second};
 use super::{AlgoError, Algorithm, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -75,7 +75,18 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     bound_formula: "n(n+3)/2 (elections n(n+1)/2 as Chang-Roberts, one coordinator round n)",
     bound: |n, _| n * (n + 3) / 2,
-    build_kept: Some(|c, d| Box::new(kept(c, RingConfig::for_detector(d), d))),
+    kept: Some(KeptSpec {
+        build: |c, d| Box::new(kept(c, RingConfig::for_detector(d), d)),
+        // The leader and its followers watch each other, and each follower its
+        // ring successor too, which answers.
+        heartbeats_per_period: |topo| 4 * u64::from(topo.len().saturating_sub(1)),
+        // Electing nodes watch everyone: a heartbeat per directed link every period.
+        election_load_per_second: |topo, d| per_second(topo.link_count() as u64, d.period_ms),
+        convergence_bound_ms,
+        max_local_nodes: 64,
+        lease: None,
+    }),
+    heap_bytes_per_position: 53_984,
     ..machine!(RepairedRing::new)
 };
 

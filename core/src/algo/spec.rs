@@ -68,9 +68,9 @@ pub struct AlgorithmSpec {
     pub schedule_independent: bool,
     /// Creates one node's state machine.
     pub build: fn(&NodeContext) -> Box<dyn Algorithm>,
-    /// Creates one node's state machine in "keep a leader" mode (with its
-    /// failure detector), for failure-tolerant algorithms; `None`: one-shot only.
-    pub build_kept: Option<BuildKept>,
+    /// What keeping a leader with it takes, for failure-tolerant algorithms
+    /// (its kept mode, with a failure detector); `None`: one-shot only.
+    pub kept: Option<KeptSpec>,
     /// Simulates an election with the concrete state machine (no boxing).
     pub simulate: Simulate,
     /// The arrangement of ids 1..=n (in ring order) that costs the most
@@ -86,6 +86,97 @@ pub struct AlgorithmSpec {
     /// algorithms whose timers are few. The simulator's timer budget and
     /// the controller's size check follow it.
     pub timer_events: fn(n: u64) -> u64,
+    /// Peak heap per position of a SIMULATED election, in bytes, as
+    /// `cargo run --release -p ringleader-core --example memory` measures it
+    /// (on a complete network at [`HEAP_MEASURED_AT`] positions: it grows
+    /// with n there). The controller's memory admission estimates from it;
+    /// a catalogue test refuses 0.
+    pub heap_bytes_per_position: u64,
+}
+
+/// Size at which the complete-network algorithms' [`AlgorithmSpec::heap_bytes_per_position`] is measured.
+pub const HEAP_MEASURED_AT: u64 = 2_048;
+
+/// What keeping a leader with an algorithm takes: how to build its node in
+/// that mode, what it costs and how soon it agrees. Every field is required,
+/// so a kept algorithm that misses a fact does not compile. Stated whole, a
+/// kept mode compiles:
+///
+/// ```
+/// use ringleader_core::algo::spec::KeptSpec;
+/// const BULLY: KeptSpec = ringleader_core::algo::bully::SPEC.kept.unwrap();
+/// const MINE: KeptSpec = KeptSpec {
+///     build: BULLY.build,
+///     heartbeats_per_period: |topo| 2 * u64::from(topo.len() - 1),
+///     election_load_per_second: |topo, d| u64::from(topo.len()) * 1_000 / d.period_ms,
+///     convergence_bound_ms: |d, _, delay_ms| 10 * d.timeout_ms + 4 * delay_ms,
+///     max_local_nodes: 64,
+///     lease: None,
+/// };
+/// ```
+///
+/// and with a fact left out (here its convergence bound), it does not:
+///
+/// ```compile_fail,E0063
+/// use ringleader_core::algo::spec::KeptSpec;
+/// const BULLY: KeptSpec = ringleader_core::algo::bully::SPEC.kept.unwrap();
+/// const MINE: KeptSpec = KeptSpec {
+///     build: BULLY.build,
+///     heartbeats_per_period: |topo| 2 * u64::from(topo.len() - 1),
+///     election_load_per_second: |topo, d| u64::from(topo.len()) * 1_000 / d.period_ms,
+///     max_local_nodes: 64,
+///     lease: None,
+/// };
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct KeptSpec {
+    /// Creates one node's state machine in "keep a leader" mode, with the
+    /// failure detector's settings.
+    pub build: BuildKept,
+    /// Heartbeats a settled leadership sends per detector period on a
+    /// topology, at most (whom its nodes watch, and the detector answers
+    /// whoever watches it). While a node looks for a leader it watches
+    /// everyone: elections cost more, for as long as they last.
+    pub heartbeats_per_period: fn(&Topology) -> u64,
+    /// Messages a second the leadership sends while every node elects at
+    /// once (its start, or a partition healing), by the model of what the
+    /// algorithm must get through in time.
+    pub election_load_per_second: fn(&Topology, DetectorConfig) -> u64,
+    /// How long after the last fault heals, with the detector's settings,
+    /// `n` nodes and messages delayed by at most `delay_ms`, the nodes agree
+    /// on one live leader at most (a live majority assumed where the
+    /// algorithm needs one), in ms; the algorithm's rustdoc argues it.
+    pub convergence_bound_ms: fn(d: DetectorConfig, n: u32, delay_ms: u64) -> u64,
+    /// The largest leadership, in nodes, that `benches/keep` saw agree on
+    /// the embedded cluster's one process (release build, 2 cores, loopback
+    /// detector: 50 ms period, 200 ms timeout); the controller refuses larger
+    /// ones there. The next size up never agreed within 120 s: an election's
+    /// burst and opening a stream per pair of nodes took longer than the
+    /// timeouts, and each timeout started another election; a slower detector
+    /// did not rescue it, so the limit is on nodes (docs/performance.md).
+    pub max_local_nodes: u32,
+    /// `Some` when its leader holds a lease: never two leaders at once, of
+    /// any term (the checker checks it).
+    pub lease: Option<Lease>,
+}
+
+/// `messages` every `ms` milliseconds, as messages a second.
+pub fn per_second(messages: u64, ms: u64) -> u64 {
+    messages.saturating_mul(1_000) / ms.max(1)
+}
+
+/// What an algorithm whose leader holds a lease says of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Lease {
+    /// A failover's cause when the leader gave up because its lease was not renewed.
+    pub lost: &'static str,
+}
+
+impl KeptSpec {
+    /// Does its leader hold a lease?
+    pub fn leased(&self) -> bool {
+        self.lease.is_some()
+    }
 }
 
 /// Whose ids an algorithm elects from: the winner is the extremum of these.
@@ -243,7 +334,7 @@ impl AlgorithmSpec {
     /// An entry whose state machine `build` creates and `simulate` runs,
     /// every other field at its default (no sharper bound, no exact count,
     /// not schedule-independent, one-shot only, no known arrangements, every
-    /// node a candidate, few timers) or empty: an entry fills its facts in
+    /// node a candidate, few timers) or empty (the heap unmeasured, 0): an entry fills its facts in
     /// and takes the rest from here (`..machine!(Type::new)`); a test checks
     /// that none is left empty.
     pub const fn running(build: Build, simulate: Simulate) -> AlgorithmSpec {
@@ -261,12 +352,13 @@ impl AlgorithmSpec {
             exact: None,
             schedule_independent: false,
             build,
-            build_kept: None,
+            kept: None,
             simulate,
             worst_case: None,
             best_case: None,
             candidates: Candidates::All,
             timer_events: |_| 0,
+            heap_bytes_per_position: 0,
         }
     }
 
@@ -274,6 +366,11 @@ impl AlgorithmSpec {
     /// ([`Self::timer_events`]).
     pub fn timer_event_bound(&self, n: u64) -> u64 {
         (self.timer_events)(n)
+    }
+
+    /// Its kept mode's convergence bound ([`KeptSpec::convergence_bound_ms`]); `None` without a kept mode.
+    pub fn convergence_bound_ms(&self, d: DetectorConfig, n: u32, delay_ms: u64) -> Option<u64> {
+        self.kept.map(|k| (k.convergence_bound_ms)(d, n, delay_ms))
     }
 
     /// The default topology.

@@ -53,6 +53,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         description: "ASCENDING: only the extremum survives the first stage (5n messages)",
         ids: |n, _| ascending(n),
     }),
+    heap_bytes_per_position: 386,
     ..machine!(StagesBuffered::new)
 };
 

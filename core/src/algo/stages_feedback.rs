@@ -68,6 +68,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         description: "zigzag (`zigzag`: ascending with the pairs before the maximum swapped): floor(n/2) local maxima, so only ceil(n/2) feedbacks, and only the extremum survives stage 1: 5n + ceil(n/2) messages for n >= 3, the least possible",
         ids: |n, r| mirror(zigzag(n), n, r),
     }),
+    heap_bytes_per_position: 383,
     ..machine!(StagesFeedback::new)
 };
 

@@ -103,6 +103,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         ids: |n, _| ascending(n),
     }),
     timer_events: max_timer_events,
+    heap_bytes_per_position: 715,
     ..machine!(SyncHs::new)
 };
 

@@ -43,6 +43,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound: |n, k| 3 * n + k - 4,
     exact: Some(|n, k| 3 * n + k - 4),
     schedule_independent: true,
+    heap_bytes_per_position: 398,
     ..machine!(TreeSaturation::new)
 };
 

@@ -54,6 +54,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
         ids: |n, r| mirror(descending(n), n, r),
     }),
+    heap_bytes_per_position: 254,
     ..machine!(UniAlternate::new)
 };
 

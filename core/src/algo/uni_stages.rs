@@ -65,6 +65,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         description: "ids increasing in the sending direction: one node stays active after the first phase (4n messages, the least possible)",
         ids: |n, r| mirror(ascending(n), n, r),
     }),
+    heap_bytes_per_position: 300,
     ..machine!(UniStages::new)
 };
 

@@ -92,6 +92,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     exact: Some(|n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 }),
     schedule_independent: true,
     candidates: Candidates::Initiators,
+    heap_bytes_per_position: 33_086,
     ..machine!(Villadangos::new)
 };
 

@@ -170,7 +170,7 @@
 
 use super::detector::{Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions};
+use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, per_second};
 use super::{
     AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable, TimerId,
 };
@@ -194,7 +194,17 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     bound_formula: "3(n-1) + 2 min(k, n-1) (NEW_LEADER, ACK, COMMIT from the best node; a WAKEUP from each other initiator and at most one COMMIT answering it; exactly 3(n-1) when the best node alone initiates)",
     bound: |n, k| 3 * n.saturating_sub(1) + 2 * k.min(n.saturating_sub(1)),
-    build_kept: Some(|c, d| Box::new(kept(c, ZkConfig::for_detector(d), d))),
+    kept: Some(KeptSpec {
+        build: |c, d| Box::new(kept(c, ZkConfig::for_detector(d), d)),
+        // The leader and its followers watch only each other.
+        heartbeats_per_period: |topo| 2 * u64::from(topo.len().saturating_sub(1)),
+        // Looking nodes watch everyone: a heartbeat per directed link every period.
+        election_load_per_second: |topo, d| per_second(topo.link_count() as u64, d.period_ms),
+        convergence_bound_ms: |d, _, delay_ms| convergence_bound_ms(d, delay_ms),
+        max_local_nodes: 128,
+        lease: None,
+    }),
+    heap_bytes_per_position: 43_949,
     ..machine!(ZooKeeper::new)
 };
 

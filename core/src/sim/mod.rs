@@ -761,7 +761,7 @@ pub fn run_checked(
 }
 
 /// [`run`] in "keep a leader" mode: the state machines come from
-/// [`AlgorithmSpec::build_kept`] (boxed, with their failure detector), and
+/// [`KeptSpec::build`](crate::algo::spec::KeptSpec::build) (boxed, with their failure detector), and
 /// `None` if the algorithm has no such mode. The failure detector runs with
 /// [`SimConfig::detector`]. Heartbeats never go quiet: give
 /// `cfg` a [`SimConfig::horizon`], or the run stops only at the idle rule
@@ -778,7 +778,7 @@ pub fn run_kept(
     rule: Rule,
     cfg: &SimConfig,
 ) -> Option<SimReport> {
-    let build = spec.build_kept?;
+    let build = spec.kept?.build;
     Some(run_with(spec, topo, ids, initiators, rule, cfg, |c| build(c, cfg.detector)))
 }
 

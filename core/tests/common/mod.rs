@@ -226,7 +226,8 @@ impl Run {
     /// The algorithm's convergence bound for this run (the scheduler's delays,
     /// at most [`MAX_DELAY`], are the only ones left once the faults heal).
     pub fn bound(&self) -> u64 {
-        catalogue::convergence_bound_ms(&self.algorithm, DetectorConfig::default(), self.ids.len() as u32, MAX_DELAY)
+        catalogue::find(&self.algorithm)
+            .and_then(|s| s.convergence_bound_ms(DetectorConfig::default(), self.ids.len() as u32, MAX_DELAY))
             .expect("a kept algorithm")
     }
 

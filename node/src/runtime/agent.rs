@@ -93,7 +93,8 @@ impl AgentService {
         })?;
         let kept = if req.keep_leader {
             let build = spec
-                .build_kept
+                .kept
+                .map(|k| k.build)
                 .ok_or_else(|| AgentError::field("keep_leader", format!("{} has no keep-a-leader mode", spec.name)))?;
             let detector = req.detector.map_or(DetectorConfig::LOOPBACK, |d| DetectorConfig {
                 period_ms: d.period_ms,
