@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ringleader_core::algo::spec::{AlgorithmSpec, HEAP_MEASURED_AT};
 use ringleader_core::topology::TopologyKind;
 
-use crate::elections::Mode;
+use crate::record::Mode;
 
 /// Resident memory per byte of heap (allocator overhead), with a margin.
 pub const RSS_FACTOR_PERCENT: u64 = 140;

@@ -203,8 +203,8 @@ impl Default for ControllerConfig {
             max_diagram_kib: 4_096,
             max_concurrent_checks: default_concurrent_checks(),
             health_listen: String::new(),
-            max_connections: ringleader_node::runtime::limits::ConnLimits::DEFAULT.max_connections,
-            idle_timeout_ms: ringleader_node::runtime::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,
+            max_connections: ringleader_node::limits::ConnLimits::DEFAULT.max_connections,
+            idle_timeout_ms: ringleader_node::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,
             max_faults: 256,
         }
     }
@@ -233,11 +233,11 @@ impl ControllerConfig {
     }
 
     /// The API server's connection limits.
-    pub fn limits(&self) -> ringleader_node::runtime::limits::ConnLimits {
-        ringleader_node::runtime::limits::ConnLimits {
+    pub fn limits(&self) -> ringleader_node::limits::ConnLimits {
+        ringleader_node::limits::ConnLimits {
             max_connections: self.max_connections,
             idle_timeout: Duration::from_millis(self.idle_timeout_ms),
-            ..ringleader_node::runtime::limits::ConnLimits::DEFAULT
+            ..ringleader_node::limits::ConnLimits::DEFAULT
         }
     }
 

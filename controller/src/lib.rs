@@ -180,15 +180,12 @@ pub async fn run(
     }
     let limits = settings_limits;
     info!(tls = tls.as_ref().map(|t| if t.mutual() { "mutual" } else { "server" }).unwrap_or("off"), "transport");
-    let served = ringleader_node::runtime::limits::apply_http2(builder, &limits)
+    let served = ringleader_node::limits::apply_http2(builder, &limits)
         .add_service(service)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .serve_with_incoming_shutdown(
-            ringleader_node::runtime::limits::incoming(listener, limits, "controller"),
-            shutdown,
-        )
+        .serve_with_incoming_shutdown(ringleader_node::limits::incoming(listener, limits, "controller"), shutdown)
         .await;
     info!("controller stopping");
     if !elections.wait_idle(Duration::from_secs(5)).await {

@@ -8,7 +8,7 @@
 //! every bound meaningless. Heartbeats still appear in `by_kind` (and their
 //! bytes in `bytes`), so `messages == sum(by_kind) − heartbeat_messages`.
 
-use crate::algo::{Msg, MsgKind};
+use crate::protocol::{Msg, MsgKind};
 use crate::wire;
 
 /// Messages and bytes sent, by kind.

@@ -17,7 +17,7 @@
 //!   dashed.
 //! * **Terms** of kept leaderships: a strip above the nodes, one band per
 //!   term, naming its leader ([`Term`]).
-//! * **Labels**: what each message carries ([`Msg::describe`]).
+//! * **Labels**: what each message carries ([`Msg::describe`](crate::protocol::Msg::describe)).
 //!
 //! Every arrow carries `data-` attributes (its step in sending order, kind,
 //! ends, times, causal times, what it carries) and every mark its time, for
@@ -25,32 +25,14 @@
 
 use std::fmt::Write as _;
 
-use crate::algo::{Msg, MsgKind};
 use crate::faults::{Outage, Split};
-use crate::sim::LeadershipEvent;
+use crate::protocol::MsgKind;
+use crate::report::LeadershipEvent;
 
 /// At most this many arrows are drawn; the rest are counted in the caption.
 pub const MAX_ARROWS: usize = 5_000;
 
-/// One message: who sent it to whom, of which kind, when it left and when it
-/// arrived (`None`: lost).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Arrow {
-    /// Sending position.
-    pub from: u32,
-    /// Receiving position.
-    pub to: u32,
-    /// Message kind.
-    pub kind: MsgKind,
-    /// Sending time.
-    pub sent: u64,
-    /// Arrival time, `None` if the message was lost.
-    pub received: Option<u64>,
-    /// The message itself, where the driver knows it: what a label says.
-    pub msg: Option<Msg>,
-    /// A fault delayed it (drawn dashed).
-    pub slow: bool,
-}
+pub use crate::report::Arrow;
 
 /// What the horizontal axis measures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,7 +98,7 @@ pub struct Diagram<'a> {
     /// row and the first (the ring's wrap-around) leaves at one edge of the
     /// chart and re-enters at the other, instead of crossing every row.
     pub ring: bool,
-    /// Label each arrow with what its message carries ([`Msg::describe`]:
+    /// Label each arrow with what its message carries ([`Msg::describe`](crate::protocol::Msg::describe):
     /// the id, stage, term, hop count), at its middle.
     pub labels: bool,
     /// What the horizontal axis measures.
@@ -670,6 +652,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::Msg;
 
     fn arrow(from: u32, to: u32, kind: MsgKind, sent: u64, received: Option<u64>) -> Arrow {
         Arrow { from, to, kind, sent, received, msg: None, slow: false }

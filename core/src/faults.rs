@@ -24,7 +24,7 @@
 //!
 //! [`Scheduled::after`] makes a fault wait for an event of the election
 //! instead of a time: it takes effect `at` after the event. The events
-//! ([`Trigger`]): a node announces that it leads (a kept [`crate::algo::Effect::Lead`]
+//! ([`Trigger`]): a node announces that it leads (a kept [`crate::protocol::Effect::Lead`]
 //! naming itself, or a one-shot leader decision); the election and
 //! notification messages sent (heartbeats excluded) reach a count; a node
 //! claims to lead a term of at least a given number. A trigger fires once;
@@ -82,7 +82,7 @@ use std::collections::{BTreeMap, HashSet};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use crate::algo::MsgKind;
+use crate::protocol::MsgKind;
 
 /// Largest extra delay a link fault gives a message (about 35 years of
 /// milliseconds), so that no clock can overflow.
@@ -325,7 +325,7 @@ pub enum Fault {
     /// keeps running (a later crash stops it), as a node does between
     /// SIGTERM and its exit. Nothing happens when no node leads.
     ///
-    /// [`Algorithm::on_leave`]: crate::algo::Algorithm::on_leave
+    /// [`Algorithm::on_leave`]: crate::protocol::Algorithm::on_leave
     LeaveLeader,
     /// A crashed node comes back with fresh state (a new incarnation, built
     /// from its original context and woken as an initiator).
@@ -360,7 +360,7 @@ pub enum Fault {
         /// The port it arrives on.
         port: u32,
         /// The forged message.
-        msg: crate::algo::Msg,
+        msg: crate::protocol::Msg,
     },
 }
 

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::algo::{Decision, Leadership, Role, Rule, UNKNOWN_LEADER};
+use crate::protocol::{Decision, Leadership, Role, Rule, UNKNOWN_LEADER};
 
 /// No two nodes claim leadership.
 pub fn at_most_one_leader(decisions: &[Option<Decision>]) -> Result<(), String> {
@@ -100,7 +100,7 @@ pub fn leader_is_extremum(rule: Rule, ids: &[u64], decisions: &[Option<Decision>
 }
 
 /// The leader holds `expected`, the winning id among the algorithm's
-/// candidates (see [`crate::algo::catalogue::Candidates`]).
+/// candidates (see [`crate::spec::Candidates`]).
 pub fn leader_is_expected(
     expected: Option<u64>,
     rule: Rule,
@@ -146,7 +146,7 @@ pub struct Verdict {
 }
 
 /// Check every invariant of a finished election; `expected` is the id that
-/// must win ([`crate::algo::catalogue::AlgorithmSpec::expected_winner`]).
+/// must win ([`crate::spec::AlgorithmSpec::expected_winner`]).
 /// The verdict of a run without faults, kept leaderships or driver errors.
 pub fn verdict(
     expected: Option<u64>,

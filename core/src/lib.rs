@@ -1,18 +1,26 @@
 //! Ringleader's pure election core: everything that decides, and nothing
-//! that waits.
+//! that waits. Its modules form layers, each using only those below it
+//! (`scripts/import-cycles` checks it in CI):
 //!
-//! * [`algo`]: every election algorithm as a sans-IO state machine (inputs:
-//!   start, a message on a port, a timer, a suspicion; outputs: effects), the
-//!   [`algo::catalogue`] that describes and builds them, and the failure
-//!   detector of the kept leaderships.
-//! * [`topology`]: rings, trees, meshes, complete and arbitrary graphs, their
-//!   ports and id arrangements.
-//! * [`sim`] and [`faults`]: the deterministic, seeded simulator and the fault
-//!   plans it (and the gRPC runtime) apply.
-//! * [`invariants`], [`failover`], [`diagram`]: named safety properties, the
-//!   leadership timeline of kept runs, and space-time diagrams.
-//! * [`counters`] and [`wire`]: message counting (done by drivers, never by
-//!   algorithms) and the domain ↔ protobuf conversion of messages.
+//! * [`protocol`]: what a state machine is and what drivers speak to it: the
+//!   [`protocol::Algorithm`] trait, messages, effects, node context, and the
+//!   failure detector's settings.
+//! * [`topology`], [`wire`], [`counters`], [`faults`], [`invariants`]: rings,
+//!   trees, meshes, complete and arbitrary graphs with their ports and id
+//!   arrangements; the domain ↔ protobuf conversion of messages; message
+//!   counting (done by drivers, never by algorithms); the fault plans the
+//!   simulator and the gRPC runtime apply; named safety properties.
+//! * [`shell`]: the node shell every driver runs an algorithm in.
+//! * [`report`] and [`spec`]: what a simulation is asked and answers, and
+//!   what a catalogue entry says about an algorithm.
+//! * [`diagram`] and [`sim`]: space-time diagrams, and the deterministic,
+//!   seeded simulator.
+//! * [`algo`]: every election algorithm as a sans-IO state machine, each in
+//!   its own file with its catalogue entry, the building blocks they share,
+//!   the failure detector of the kept leaderships, and the
+//!   [`algo::catalogue`] that lists them.
+//! * [`failover`] and [`schedule`]: the leadership timeline of kept runs, and
+//!   schedules replayed step by step.
 //!
 //! The crate has no tokio, tonic, hyper, axum, OpenTelemetry, prometheus or
 //! redb in its dependency tree, so no I/O can creep into an algorithm: the
@@ -35,8 +43,11 @@ pub mod diagram;
 pub mod failover;
 pub mod faults;
 pub mod invariants;
+pub mod protocol;
+pub mod report;
 pub mod schedule;
 pub mod shell;
 pub mod sim;
+pub mod spec;
 pub mod topology;
 pub mod wire;

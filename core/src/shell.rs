@@ -17,7 +17,7 @@
 //!   hands the stamp back to [`Shell::timer`], which fires only the latest,
 //!   uncancelled one, so a replaced, cancelled or pre-crash timer cannot fire;
 //! * **messages held before start**: an initiator whose start has not come
-//!   yet may hold what reaches it ([`ShellState::hold`]), at most [`MAX_HELD`](crate::algo::MAX_HELD);
+//!   yet may hold what reaches it ([`ShellState::hold`]), at most [`MAX_HELD`](crate::protocol::MAX_HELD);
 //! * **the counters**: every message the algorithm sends, by kind, into
 //!   the driver's [`Outputs`] (one tally per buffer: a driver that runs many
 //!   nodes through one buffer and wants each node's own count keeps it
@@ -41,10 +41,10 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use crate::algo::{
+use crate::counters::Counters;
+use crate::protocol::{
     AlgoError, Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, Stable, TimerId, room_to_hold,
 };
-use crate::counters::Counters;
 
 /// Timers a node may have: an algorithm names its timers `0..TIMER_SLOTS`
 /// (the failure detector takes the last two, see
@@ -538,7 +538,7 @@ impl<H> ShellState<H> {
     }
 
     /// Keep a message that reached the node before its start, with the
-    /// driver's `extra`; refused beyond [`MAX_HELD`](crate::algo::MAX_HELD) held messages (a
+    /// driver's `extra`; refused beyond [`MAX_HELD`](crate::protocol::MAX_HELD) held messages (a
     /// flooding peer cannot grow the node's memory).
     pub fn hold(&mut self, port: Port, msg: Msg, extra: H) -> Result<(), AlgoError> {
         room_to_hold(self.held_before_start())?;
@@ -675,7 +675,7 @@ impl<H> ShellState<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::{AlgoError, MAX_HELD};
+    use crate::protocol::{AlgoError, MAX_HELD};
 
     /// A scripted algorithm: each input pushes the effects queued for it.
     #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

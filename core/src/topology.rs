@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use rand::{SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
-use crate::algo::{Compass, LEFT, Port, RIGHT};
+use crate::protocol::{Compass, LEFT, Port, RIGHT};
 
 /// Shapes of election overlay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

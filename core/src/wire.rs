@@ -1,5 +1,5 @@
 //! Domain <-> protobuf conversions of the core's types. Messages convert
-//! through the message table ([`crate::algo::Msg`]'s module), which
+//! through the message table ([`crate::protocol::Msg`]'s module), which
 //! generates `From<Msg> for pb::Body` and `TryFrom<&pb::Body> for Msg`.
 //!
 //! Both drivers count bytes as [`encoded_len`]: the encoded size of the
@@ -8,9 +8,9 @@
 use prost::Message;
 use ringleader_proto::v1 as pb;
 
-use crate::algo::{Compass, Msg, Rule};
+use crate::protocol::{Compass, Msg, Rule};
 
-pub use crate::algo::WireError;
+pub use crate::protocol::WireError;
 
 /// Encoded size in bytes of the message's protobuf `Body`.
 #[inline]
@@ -101,7 +101,7 @@ mod tests {
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
         kinds.dedup();
-        assert_eq!(kinds.len(), crate::algo::MsgKind::COUNT, "one message of every kind");
+        assert_eq!(kinds.len(), crate::protocol::MsgKind::COUNT, "one message of every kind");
         for m in msgs {
             let bytes = pb::Body::from(m).encode_to_vec();
             assert_eq!(bytes.len(), encoded_len(m));

@@ -143,11 +143,11 @@ fn default_handover_ms() -> u64 {
 }
 
 fn default_max_connections() -> usize {
-    ringleader_node::runtime::limits::ConnLimits::DEFAULT.max_connections
+    ringleader_node::limits::ConnLimits::DEFAULT.max_connections
 }
 
 fn default_idle_timeout_ms() -> u64 {
-    ringleader_node::runtime::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64
+    ringleader_node::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64
 }
 
 impl Config {
@@ -237,11 +237,11 @@ impl Config {
     }
 
     /// The server's connection limits.
-    pub fn limits(&self) -> ringleader_node::runtime::limits::ConnLimits {
-        ringleader_node::runtime::limits::ConnLimits {
+    pub fn limits(&self) -> ringleader_node::limits::ConnLimits {
+        ringleader_node::limits::ConnLimits {
             max_connections: self.node.max_connections,
             idle_timeout: std::time::Duration::from_millis(self.node.idle_timeout_ms),
-            ..ringleader_node::runtime::limits::ConnLimits::DEFAULT
+            ..ringleader_node::limits::ConnLimits::DEFAULT
         }
     }
 

@@ -1,6 +1,6 @@
 //! The HTTP port of both programs (Prometheus `/metrics`, and the
 //! controller's election pages): HTTP/1.1 under the gRPC servers' connection
-//! limits ([`crate::runtime::limits`]), a deadline on each request's head, and
+//! limits ([`crate::limits`]), a deadline on each request's head, and
 //! security headers on every response.
 //!
 //! * At most [`HttpLimits::max_connections`] open at once: a sixteenth of the
@@ -32,7 +32,7 @@ use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
 use tracing::{debug, warn};
 
-use crate::runtime::limits::{self, ConnLimits};
+use crate::limits::{self, ConnLimits};
 
 /// Longest wait for a request's head (the idle timeout if shorter).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);

@@ -6,6 +6,8 @@
 
 pub mod auth;
 pub mod http;
+pub mod limits;
+pub mod meter;
 pub mod observe;
 pub mod runtime;
 pub mod tls;

@@ -24,7 +24,7 @@ use std::time::Duration;
 use opentelemetry::metrics::Counter;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{SpanContext, TraceContextExt, TracerProvider as _};
-use opentelemetry::{Context, KeyValue, global};
+use opentelemetry::{Context, global};
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
@@ -36,14 +36,13 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
 use crate::http::HttpLimits;
-use crate::runtime::limits::ConnLimits;
+use crate::limits::ConnLimits;
 
 /// The `tracing` target of the spans that are exported as traces (the
 /// controller's election root spans); other `tracing` spans stay local.
 pub const TRACE_TARGET: &str = "ringleader::trace";
 
-/// Name of the instrumentation scope (tracer and meter) of the node runtime.
-pub const NODE_SCOPE: &str = "ringleader-node";
+pub use crate::meter::NODE_SCOPE;
 
 /// Where and how to export.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -432,10 +431,7 @@ pub fn parse_traceparent(s: &str) -> Result<Option<SpanContext>, String> {
     if sc.is_valid() { Ok(Some(sc)) } else { Err(bad()) }
 }
 
-/// A `KeyValue` helper for the span and metric attributes.
-pub fn kv(key: &'static str, value: impl Into<opentelemetry::Value>) -> KeyValue {
-    KeyValue::new(key, value)
-}
+pub use crate::meter::kv;
 
 #[cfg(test)]
 mod tests {

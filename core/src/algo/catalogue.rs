@@ -1,41 +1,14 @@
 //! What Ringleader can run: every algorithm's entry ([`AlgorithmSpec`]),
-//! each declared beside its code (`<module>::SPEC`), in the order
-//! `ListAlgorithms` shows them, and what is looked up by name across them.
+//! each declared beside its code (`<module>::SPEC`) and listed once, by its
+//! module, in `core/src/algo/mod.rs`; and what is looked up by name across
+//! them. Nothing outside this module compares an algorithm's name: what
+//! differs between algorithms is a fact in their entries.
 
 pub use super::spec::*;
-use super::{
-    all_the_way, alternate, as_far, bi_min_max, bully, chubby, controlled_distance, echo_extinction, elect_root,
-    mesh_corners, min_max, min_max_plus, participant_ring, prob_as_far, repaired_ring, stages, stages_buffered,
-    stages_feedback, sync_hs, tree_saturation, uni_alternate, uni_stages, villadangos, zookeeper,
-};
 
-/// Every algorithm, in the order `ListAlgorithms` shows them.
-pub static CATALOGUE: &[AlgorithmSpec] = &[
-    all_the_way::SPEC,
-    as_far::SPEC,
-    controlled_distance::SPEC,
-    stages::SPEC,
-    stages_buffered::SPEC,
-    prob_as_far::SPEC,
-    participant_ring::SPEC,
-    stages_feedback::SPEC,
-    alternate::SPEC,
-    uni_stages::SPEC,
-    min_max::SPEC,
-    uni_alternate::SPEC,
-    tree_saturation::SPEC,
-    elect_root::SPEC,
-    echo_extinction::SPEC,
-    villadangos::SPEC,
-    mesh_corners::SPEC,
-    sync_hs::SPEC,
-    bi_min_max::SPEC,
-    min_max_plus::SPEC,
-    bully::SPEC,
-    repaired_ring::SPEC,
-    zookeeper::SPEC,
-    chubby::SPEC,
-];
+/// Every algorithm, in the order `ListAlgorithms` shows them: the list in
+/// `core/src/algo/mod.rs` that declares their modules.
+pub static CATALOGUE: &[AlgorithmSpec] = super::ENTRIES;
 
 /// The entry named `name`.
 pub fn find(name: &str) -> Option<&'static AlgorithmSpec> {

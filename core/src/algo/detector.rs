@@ -79,61 +79,7 @@ pub fn is_reserved(timer: TimerId) -> bool {
     timer >= RESERVED_TIMER
 }
 
-/// Longest suspicion timeout accepted: a day (timers of a day or more are
-/// a mistake, and would overflow clock arithmetic far beyond).
-pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
-
-/// Heartbeat period and suspicion timeout, in milliseconds (virtual ones in
-/// the simulator).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct DetectorConfig {
-    /// A heartbeat goes to every neighbour this often.
-    pub period_ms: u64,
-    /// A neighbour silent this long is suspected (at most one period later).
-    pub timeout_ms: u64,
-}
-
-impl DetectorConfig {
-    /// Loopback and a single host: delays well under a millisecond, so four
-    /// missed heartbeats mean trouble.
-    pub const LOOPBACK: DetectorConfig = DetectorConfig { period_ms: 50, timeout_ms: 200 };
-    /// A Kubernetes cluster: pod-to-pod round trips of a few ms, but CPU
-    /// throttling and stop-the-world pauses of hundreds of ms happen; ten
-    /// times the loopback settings.
-    pub const KUBERNETES: DetectorConfig = DetectorConfig { period_ms: 500, timeout_ms: 2_000 };
-
-    /// A positive period and a timeout of at least one period.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.period_ms == 0 {
-            return Err("detector period must be positive".into());
-        }
-        if self.timeout_ms > MAX_TIMEOUT_MS {
-            return Err(format!(
-                "detector timeout ({} ms) must be at most a day ({MAX_TIMEOUT_MS} ms)",
-                self.timeout_ms
-            ));
-        }
-        if self.timeout_ms < self.period_ms {
-            return Err(format!(
-                "detector timeout ({} ms) must be at least its period ({} ms)",
-                self.timeout_ms, self.period_ms
-            ));
-        }
-        Ok(())
-    }
-
-    /// Ticks of silence after which a neighbour is suspected: ⌈timeout/period⌉ + 1.
-    fn suspect_after(&self) -> u32 {
-        (self.timeout_ms.div_ceil(self.period_ms.max(1)) + 1).min(u32::MAX as u64) as u32
-    }
-}
-
-impl Default for DetectorConfig {
-    /// [`DetectorConfig::LOOPBACK`].
-    fn default() -> Self {
-        DetectorConfig::LOOPBACK
-    }
-}
+pub use crate::protocol::detector::{DetectorConfig, MAX_TIMEOUT_MS};
 
 /// A leader's memory of which neighbours' heartbeats show an older term
 /// since it last told them who leads. A heartbeat sent just before the

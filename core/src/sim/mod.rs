@@ -78,15 +78,15 @@ use std::collections::{BTreeMap, BinaryHeap};
 use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
-use crate::algo::spec::AlgorithmSpec;
-use crate::algo::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Role, Rule, TimerId};
 use crate::faults::{self, Fault, FaultError, LinkFate, LinkRule, Outage, Trigger};
 use crate::invariants;
+use crate::protocol::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Role, Rule, TimerId};
 use crate::shell::{Misstep, Output, Outputs, ShellState, Sink};
+use crate::spec::AlgorithmSpec;
 use crate::topology::Topology;
 
-pub mod report;
-pub use report::{Cancel, LeadershipEvent, SimConfig, SimReport};
+pub use crate::report;
+pub use crate::report::{Cancel, LeadershipEvent, SimConfig, SimReport};
 
 /// The `build` and `simulate` of a catalogue entry, from the one constructor
 /// `Type::new(&NodeContext)` of its state machine, every other field at its
@@ -96,7 +96,7 @@ pub use report::{Cancel, LeadershipEvent, SimConfig, SimReport};
 #[macro_export]
 macro_rules! machine {
     ($new:path) => {
-        $crate::algo::spec::AlgorithmSpec::running(
+        $crate::spec::AlgorithmSpec::running(
             |c| ::std::boxed::Box::new($new(c)),
             |s, t, i, k, r, c| $crate::sim::run_with(s, t, i, k, r, c, $new),
         )
@@ -585,7 +585,7 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 }
                 let mut info = Vec::new();
                 port_info(net.topo, net.ids, node, &mut info);
-                let coin = crate::algo::coin(net.seed, node);
+                let coin = crate::protocol::coin(net.seed, node);
                 let ctx = NodeContext {
                     id: net.ids[node as usize],
                     rule: net.rule,
@@ -856,7 +856,7 @@ pub fn run_with<A: Algorithm>(
         .enumerate()
         .map(|(p, &id)| {
             port_info(topo, ids, p as u32, &mut info);
-            let coin = crate::algo::coin(cfg.seed, p as u32);
+            let coin = crate::protocol::coin(cfg.seed, p as u32);
             let ports = info.len() as Port;
             make(&NodeContext { id, rule, n, coin, ports, port_info: &info })
         })

@@ -42,13 +42,13 @@ use tokio::sync::oneshot;
 use tonic::service::interceptor::InterceptedService;
 
 use crate::auth::Gate;
+use crate::limits;
 use tokio_stream::wrappers::TcpListenerStream;
 use tracing::{info, warn};
 
 mod agent;
 mod election;
 mod faults;
-pub mod limits;
 mod links;
 mod node;
 mod orphans;

@@ -67,7 +67,7 @@ pub fn apply_http2(builder: tonic::transport::Server, limits: &ConnLimits) -> to
 fn counters() -> &'static [Counter<u64>; 2] {
     static C: std::sync::OnceLock<[Counter<u64>; 2]> = std::sync::OnceLock::new();
     C.get_or_init(|| {
-        let meter = global::meter(crate::observe::NODE_SCOPE);
+        let meter = global::meter(crate::meter::NODE_SCOPE);
         let counter = |name: &'static str, description: &'static str| {
             meter.u64_counter(name).with_unit("{connection}").with_description(description).build()
         };
@@ -116,7 +116,7 @@ fn incoming_with(
     let refused = Arc::new(AtomicU64::new(0));
     let closes = Arc::new(AtomicU64::new(0));
     trim_after_closes(Arc::downgrade(&closes), trim_period);
-    let label = [crate::observe::kv("server", server)];
+    let label = [crate::meter::kv("server", server)];
     tokio_stream::wrappers::TcpListenerStream::new(listener).filter_map(move |conn| {
         let stream = match conn {
             Ok(s) => s,
@@ -236,7 +236,7 @@ impl AsyncRead for Limited {
             }
             Poll::Pending => {
                 if self.idle.as_mut().poll(cx).is_ready() {
-                    idle_counter().add(1, &[crate::observe::kv("server", self.server)]);
+                    idle_counter().add(1, &[crate::meter::kv("server", self.server)]);
                     return Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "idle connection closed")));
                 }
                 Poll::Pending

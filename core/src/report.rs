@@ -2,11 +2,11 @@
 //! ([`SimReport`]): plain data, apart from the scheduler so that the
 //! catalogue can name a simulation's type without depending on it.
 
-use crate::algo::detector::DetectorConfig;
-use crate::algo::{Decision, Leadership};
 use crate::counters::Counters;
 use crate::faults::{FaultPlan, Outage};
 use crate::invariants::Verdict;
+use crate::protocol::detector::DetectorConfig;
+use crate::protocol::{Decision, Leadership, Msg, MsgKind};
 
 /// A handle that stops a running simulation from another thread
 /// ([`SimConfig::cancel`]): the run ends within a few thousand events,
@@ -53,7 +53,7 @@ pub struct SimConfig {
     /// Initiators wake at random times in `0..max_delay` instead of all at 0.
     pub stagger: bool,
     /// Seed of every random choice of the scheduler, and of the nodes'
-    /// random bits ([`crate::algo::coin`]).
+    /// random bits ([`crate::protocol::coin`]).
     pub seed: u64,
     /// Stop after this many deliveries (0 = a generous multiple of the bound).
     pub max_deliveries: u64,
@@ -156,16 +156,36 @@ pub struct SimReport {
     /// message, in sending order; a duplicated one twice, a lost one with no
     /// arrival (a message that reaches a node crashed meanwhile is drawn as
     /// arriving).
-    pub arrows: Vec<crate::diagram::Arrow>,
+    pub arrows: Vec<Arrow>,
     /// The literature bound for (n, k).
     pub bound: u64,
-    /// Every [`Effect::Lead`](crate::algo::Effect::Lead) in time order: the kept-leadership timeline.
+    /// Every [`Effect::Lead`](crate::protocol::Effect::Lead) in time order: the kept-leadership timeline.
     pub leaderships: Vec<LeadershipEvent>,
     /// Invariant checks, including `errors` and termination.
     pub verdict: Verdict,
 }
 
-/// A node's [`Effect::Lead`](crate::algo::Effect::Lead) and when it came.
+/// One message as the space-time diagram ([`crate::diagram`]) draws it: who sent it to whom, of which kind, when it left and when it
+/// arrived (`None`: lost).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrow {
+    /// Sending position.
+    pub from: u32,
+    /// Receiving position.
+    pub to: u32,
+    /// Message kind.
+    pub kind: MsgKind,
+    /// Sending time.
+    pub sent: u64,
+    /// Arrival time, `None` if the message was lost.
+    pub received: Option<u64>,
+    /// The message itself, where the driver knows it: what a label says.
+    pub msg: Option<Msg>,
+    /// A fault delayed it (drawn dashed).
+    pub slow: bool,
+}
+
+/// A node's [`Effect::Lead`](crate::protocol::Effect::Lead) and when it came.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LeadershipEvent {
     /// Virtual time.

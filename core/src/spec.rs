@@ -5,9 +5,9 @@
 //! own entry (`SPEC`) beside its code, with [`machine!`](crate::machine)
 //! naming its constructor once; `catalogue` lists them.
 
-use super::detector::DetectorConfig;
-use super::{Algorithm, NodeContext, Rule};
-use crate::sim::report::{SimConfig, SimReport};
+use crate::protocol::detector::DetectorConfig;
+use crate::protocol::{Algorithm, NodeContext, Rule};
+use crate::report::{SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
 
 /// Creates one node's state machine.
