@@ -1,6 +1,6 @@
-//! Election invariants, one concern each, shared by the simulator and the
-//! controller's verdict on live elections. Each returns `Err(description)`
-//! when violated.
+//! Election invariants, one concern each, shared by the simulator, the
+//! checker and the controller's verdict on live elections. Each returns the
+//! [`Violation`] it finds: drivers match on its variant, users read its text.
 //!
 //! A verdict ([`Outcome::verdict`]) splits them in two. *Safety* (at most one
 //! leader, one leader per term) is always a violation. The others (a leader
@@ -13,8 +13,93 @@ use std::collections::BTreeMap;
 
 use crate::protocol::{Decision, Leadership, Role, Rule, UNKNOWN_LEADER};
 
+/// A broken invariant, or a run that went wrong. Its text ([`std::fmt::Display`])
+/// is what records, pages and the checker show.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Violation {
+    /// More than one node claims leadership: how many, and the first eight positions.
+    #[error("{count} leaders, at positions {positions:?}")]
+    SeveralLeaders {
+        /// Nodes that claim leadership.
+        count: usize,
+        /// The first eight of their positions.
+        positions: Vec<usize>,
+    },
+    /// No node claims leadership.
+    #[error("no node became leader")]
+    NoLeader,
+    /// Nodes that are up never decided.
+    #[error("{count} nodes never decided (first at position {first})")]
+    Undecided {
+        /// How many.
+        count: usize,
+        /// The first one's position.
+        first: usize,
+    },
+    /// Two nodes name different leaders.
+    #[error("nodes disagree on the leader: {first} and {other}")]
+    Disagree {
+        /// The first leader id named.
+        first: u64,
+        /// Another one.
+        other: u64,
+    },
+    /// A leader announces an id that is not its own.
+    #[error("leader at position {position} has id {id} but announces {announced}")]
+    FalseAnnouncement {
+        /// The leader's position.
+        position: usize,
+        /// Its id.
+        id: u64,
+        /// The id it announces.
+        announced: u64,
+    },
+    /// Terms of a kept leadership that had two leaders: each term with its leaders' positions.
+    #[error("two leaders in one term: {}", clashes.iter().map(|(term, at)| format!("term {term} at positions {at:?}")).collect::<Vec<_>>().join("; "))]
+    TwoLeadersInATerm {
+        /// (term, its leaders' positions, sorted), by term.
+        clashes: Vec<(u64, Vec<u32>)>,
+    },
+    /// Live nodes that believe in a leader of one term name different ones.
+    #[error("nodes of term {term} name different leaders")]
+    SplitTerm {
+        /// The term.
+        term: u64,
+    },
+    /// The leader's id is not the one the rule makes win.
+    #[error("leader has id {id} but the {} id is {expected}", rule.as_str())]
+    UnexpectedLeader {
+        /// The leader's id.
+        id: u64,
+        /// The winner rule.
+        rule: Rule,
+        /// The id that should have won.
+        expected: u64,
+    },
+    /// More messages than the literature's bound.
+    #[error("{messages} messages exceed the bound {formula} = {bound}")]
+    OverBound {
+        /// Messages sent.
+        messages: u64,
+        /// The bound.
+        bound: u64,
+        /// The bound's formula.
+        formula: String,
+    },
+    /// What the driver saw go wrong: an algorithm's error, a run that did not go quiet.
+    #[error("{0}")]
+    Run(String),
+}
+
+impl Violation {
+    /// Is it a safety violation (two leaders at once, or in one term), which no fault excuses?
+    pub fn is_safety(&self) -> bool {
+        matches!(self, Violation::SeveralLeaders { .. } | Violation::TwoLeadersInATerm { .. })
+    }
+}
+
 /// No two nodes claim leadership.
-pub fn at_most_one_leader(decisions: &[Option<Decision>]) -> Result<(), String> {
+pub fn at_most_one_leader(decisions: &[Option<Decision>]) -> Result<(), Violation> {
     let leaders: Vec<usize> = decisions
         .iter()
         .enumerate()
@@ -22,48 +107,55 @@ pub fn at_most_one_leader(decisions: &[Option<Decision>]) -> Result<(), String> 
         .map(|(i, _)| i)
         .collect();
     if leaders.len() > 1 {
-        return Err(format!("{} leaders, at positions {:?}", leaders.len(), &leaders[..leaders.len().min(8)]));
+        return Err(Violation::SeveralLeaders {
+            count: leaders.len(),
+            positions: leaders[..leaders.len().min(8)].to_vec(),
+        });
     }
     Ok(())
 }
 
 /// Some node claims leadership.
-pub fn some_leader(decisions: &[Option<Decision>]) -> Result<(), String> {
+pub fn some_leader(decisions: &[Option<Decision>]) -> Result<(), Violation> {
     if decisions.iter().any(|d| matches!(d, Some(d) if d.role == Role::Leader)) {
         Ok(())
     } else {
-        Err("no node became leader".into())
+        Err(Violation::NoLeader)
     }
 }
 
 /// Every node decided, and all name the same leader, which is the leader's
 /// own id (followers that do not know the leader, [`UNKNOWN_LEADER`], name nobody).
-pub fn all_agree_on_leader(ids: &[u64], decisions: &[Option<Decision>]) -> Result<(), String> {
+pub fn all_agree_on_leader(ids: &[u64], decisions: &[Option<Decision>]) -> Result<(), Violation> {
     live_nodes_agree_on_leader(ids, decisions, &[])
 }
 
 /// [`all_agree_on_leader`] among the nodes that are up: positions in
 /// `crashed` are left out (a crashed node cannot decide).
-pub fn live_nodes_agree_on_leader(ids: &[u64], decisions: &[Option<Decision>], crashed: &[u32]) -> Result<(), String> {
+pub fn live_nodes_agree_on_leader(
+    ids: &[u64],
+    decisions: &[Option<Decision>],
+    crashed: &[u32],
+) -> Result<(), Violation> {
     let live = || decisions.iter().enumerate().filter(|(p, _)| !crashed.contains(&(*p as u32)));
     let undecided = live().filter(|(_, d)| d.is_none()).count();
     if undecided > 0 {
         let first = live().find(|(_, d)| d.is_none()).map_or(0, |(p, _)| p);
-        return Err(format!("{undecided} nodes never decided (first at position {first})"));
+        return Err(Violation::Undecided { count: undecided, first });
     }
     let mut named = live().filter_map(|(_, d)| d.map(|d| d.leader)).filter(|&l| l != UNKNOWN_LEADER);
     let first = named.next();
     if let Some(first) = first
         && let Some(other) = named.find(|&l| l != first)
     {
-        return Err(format!("nodes disagree on the leader: {first} and {other}"));
+        return Err(Violation::Disagree { first, other });
     }
     for (pos, d) in live() {
         if let Some(d) = d
             && d.role == Role::Leader
             && d.leader != ids[pos]
         {
-            return Err(format!("leader at position {pos} has id {} but announces {}", ids[pos], d.leader));
+            return Err(Violation::FalseAnnouncement { position: pos, id: ids[pos], announced: d.leader });
         }
     }
     Ok(())
@@ -73,7 +165,7 @@ pub fn live_nodes_agree_on_leader(ids: &[u64], decisions: &[Option<Decision>], c
 /// `timeline` holds each (position, belief) a node announced, and a node
 /// leads a term when its belief names its own id. Every term with more than
 /// one leader is reported with the leaders' positions.
-pub fn one_leader_per_term(ids: &[u64], timeline: &[(u32, Leadership)]) -> Result<(), String> {
+pub fn one_leader_per_term(ids: &[u64], timeline: &[(u32, Leadership)]) -> Result<(), Violation> {
     let mut leaders: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
     for &(pos, l) in timeline {
         if l.leader.is_some() && l.leader == ids.get(pos as usize).copied() {
@@ -83,19 +175,33 @@ pub fn one_leader_per_term(ids: &[u64], timeline: &[(u32, Leadership)]) -> Resul
             }
         }
     }
-    let clashes: Vec<String> = leaders
-        .iter_mut()
+    let clashes: Vec<(u64, Vec<u32>)> = leaders
+        .into_iter()
         .filter(|(_, at)| at.len() > 1)
-        .map(|(term, at)| {
+        .map(|(term, mut at)| {
             at.sort_unstable();
-            format!("term {term} at positions {at:?}")
+            (term, at)
         })
         .collect();
-    if clashes.is_empty() { Ok(()) } else { Err(format!("two leaders in one term: {}", clashes.join("; "))) }
+    if clashes.is_empty() { Ok(()) } else { Err(Violation::TwoLeadersInATerm { clashes }) }
+}
+
+/// The live nodes that believe in a leader of one term name the same one
+/// (`beliefs`: each node's belief now, `None` for a node that is down).
+pub fn one_belief_per_term(beliefs: &[Option<Leadership>]) -> Result<(), Violation> {
+    let mut named: BTreeMap<u64, u64> = BTreeMap::new();
+    for b in beliefs.iter().flatten() {
+        if let Some(leader) = b.leader
+            && *named.entry(b.term).or_insert(leader) != leader
+        {
+            return Err(Violation::SplitTerm { term: b.term });
+        }
+    }
+    Ok(())
 }
 
 /// The leader holds the winning id under `rule` among all of `ids`.
-pub fn leader_is_extremum(rule: Rule, ids: &[u64], decisions: &[Option<Decision>]) -> Result<(), String> {
+pub fn leader_is_extremum(rule: Rule, ids: &[u64], decisions: &[Option<Decision>]) -> Result<(), Violation> {
     leader_is_expected(rule.winner(ids.iter().copied()), rule, ids, decisions)
 }
 
@@ -106,7 +212,7 @@ pub fn leader_is_expected(
     rule: Rule,
     ids: &[u64],
     decisions: &[Option<Decision>],
-) -> Result<(), String> {
+) -> Result<(), Violation> {
     let Some(expected) = expected else {
         return Ok(());
     };
@@ -115,16 +221,16 @@ pub fn leader_is_expected(
             && d.role == Role::Leader
             && ids[pos] != expected
         {
-            return Err(format!("leader has id {} but the {} id is {expected}", ids[pos], rule.as_str()));
+            return Err(Violation::UnexpectedLeader { id: ids[pos], rule, expected });
         }
     }
     Ok(())
 }
 
 /// The message count does not exceed the literature's bound.
-pub fn messages_within_bound(messages: u64, bound: u64, formula: &str) -> Result<(), String> {
+pub fn messages_within_bound(messages: u64, bound: u64, formula: &str) -> Result<(), Violation> {
     if messages > bound {
-        return Err(format!("{messages} messages exceed the bound {formula} = {bound}"));
+        return Err(Violation::OverBound { messages, bound, formula: formula.to_string() });
     }
     Ok(())
 }
@@ -136,9 +242,9 @@ pub struct Verdict {
     pub leader: Option<u32>,
     /// Every node that is up decided and named the same leader.
     pub agreed: bool,
-    /// Descriptions of the invariants that failed: safety always, the others
-    /// when no fault explains them (an algorithm or driver bug).
-    pub violations: Vec<String>,
+    /// The invariants that failed: safety always, the others when no fault
+    /// explains them (an algorithm or driver bug).
+    pub violations: Vec<Violation>,
     /// Why the election did not finish when faults explain it, e.g. "no
     /// leader: 3 messages were dropped by faults (no node became leader)".
     /// `None` when it finished, or when nothing but a bug explains it.
@@ -210,9 +316,9 @@ impl Outcome<'_> {
         } else {
             "the run failed"
         };
-        let mut violations: Vec<String> = safety.into_iter().filter_map(Result::err).collect();
-        let mut rest: Vec<String> = [some, agree, expected, bound].into_iter().filter_map(Result::err).collect();
-        rest.extend(o.failures);
+        let mut violations: Vec<Violation> = safety.into_iter().filter_map(Result::err).collect();
+        let mut rest: Vec<Violation> = [some, agree, expected, bound].into_iter().filter_map(Result::err).collect();
+        rest.extend(o.failures.into_iter().map(Violation::Run));
         let mut failed_reason = None;
         if o.fault_reasons.is_empty() {
             violations.extend(rest);
@@ -220,11 +326,11 @@ impl Outcome<'_> {
             // Losses can set off a cascade of algorithm errors: name the first few.
             const SHOWN: usize = 4;
             let more = rest.len().saturating_sub(SHOWN);
-            rest.truncate(SHOWN);
+            let mut shown: Vec<String> = rest.iter().take(SHOWN).map(ToString::to_string).collect();
             if more > 0 {
-                rest.push(format!("and {more} more"));
+                shown.push(format!("and {more} more"));
             }
-            failed_reason = Some(format!("{headline}: {} ({})", o.fault_reasons.join("; "), rest.join("; ")));
+            failed_reason = Some(format!("{headline}: {} ({})", o.fault_reasons.join("; "), shown.join("; ")));
         }
         let mut leaders =
             o.decisions.iter().enumerate().filter(|(_, d)| matches!(d, Some(d) if d.role == Role::Leader));
@@ -260,10 +366,20 @@ mod tests {
         let ids = [1, 3, 2];
         assert!(at_most_one_leader(&[lead(1), lead(3), None]).is_err());
         assert!(some_leader(&[follow(3), follow(3), None]).is_err());
-        assert!(all_agree_on_leader(&ids, &[follow(3), lead(3), None]).unwrap_err().contains("never decided"));
-        assert!(all_agree_on_leader(&ids, &[follow(2), lead(3), follow(3)]).unwrap_err().contains("disagree"));
-        assert!(leader_is_extremum(Rule::Min, &ids, &[follow(3), lead(3), follow(3)]).is_err());
-        assert!(messages_within_bound(10, 9, "n").is_err());
+        let undecided = all_agree_on_leader(&ids, &[follow(3), lead(3), None]).unwrap_err();
+        assert_eq!(undecided, Violation::Undecided { count: 1, first: 2 });
+        assert_eq!(undecided.to_string(), "1 nodes never decided (first at position 2)");
+        let disagree = all_agree_on_leader(&ids, &[follow(2), lead(3), follow(3)]).unwrap_err();
+        assert_eq!(disagree.to_string(), "nodes disagree on the leader: 2 and 3");
+        let unexpected = leader_is_extremum(Rule::Min, &ids, &[follow(3), lead(3), follow(3)]).unwrap_err();
+        assert_eq!(unexpected.to_string(), "leader has id 3 but the min id is 1");
+        let over = messages_within_bound(10, 9, "n").unwrap_err();
+        assert_eq!(over.to_string(), "10 messages exceed the bound n = 9");
+        let two = at_most_one_leader(&[lead(1), lead(3), None]).unwrap_err();
+        assert_eq!((two.to_string().as_str(), two.is_safety()), ("2 leaders, at positions [0, 1]", true));
+        assert_eq!(some_leader(&[None]).unwrap_err().to_string(), "no node became leader");
+        let false_claim = all_agree_on_leader(&ids, &[follow(2), lead(2), follow(2)]).unwrap_err();
+        assert_eq!(false_claim.to_string(), "leader at position 1 has id 3 but announces 2");
         let v = verdict(Some(3), Rule::Max, &ids, &[lead(1), lead(3), follow(3)], 1, 9, "x");
         assert_eq!(v.leader, None);
         assert!(!v.agreed);
@@ -291,7 +407,8 @@ mod tests {
             (1, leads(8, Some(20))),
         ];
         let e = one_leader_per_term(&ids, &clash).unwrap_err();
-        assert_eq!(e, "two leaders in one term: term 5 at positions [1, 3]; term 7 at positions [0, 2]");
+        assert_eq!(e, Violation::TwoLeadersInATerm { clashes: vec![(5, vec![1, 3]), (7, vec![0, 2])] });
+        assert_eq!(e.to_string(), "two leaders in one term: term 5 at positions [1, 3]; term 7 at positions [0, 2]");
     }
 
     /// With fault reasons, failed liveness checks become the failed reason, never violations; safety stays a
@@ -308,11 +425,11 @@ mod tests {
         assert!(why.starts_with("no leader: 3 messages were dropped by faults (no node became leader"), "{why}");
         let v = base.clone().verdict();
         assert!(v.failed_reason.is_none());
-        assert!(v.violations.iter().any(|e| e.contains("no node became leader")), "{:?}", v.violations);
+        assert!(v.violations.contains(&Violation::NoLeader), "{:?}", v.violations);
 
         let two = [lead(1), lead(3), None];
         let v = Outcome { decisions: &two, fault_reasons: &reasons, ..base.clone() }.verdict();
-        assert!(v.violations.iter().any(|e| e.contains("2 leaders")), "{:?}", v.violations);
+        assert!(v.violations.iter().any(|e| e.to_string().contains("2 leaders")), "{:?}", v.violations);
 
         let without_2 = [follow(3), lead(3), None];
         let v = Outcome { decisions: &without_2, crashed: &[2], fault_reasons: &reasons, ..base.clone() }.verdict();
@@ -321,6 +438,7 @@ mod tests {
         let timeline = [(0, leads(4, Some(1))), (1, leads(4, Some(3)))];
         let done = [follow(3), lead(3), follow(3)];
         let v = Outcome { decisions: &done, timeline: &timeline, fault_reasons: &reasons, ..base }.verdict();
-        assert_eq!(v.violations, vec!["two leaders in one term: term 4 at positions [0, 1]".to_string()]);
+        assert_eq!(v.violations, vec![Violation::TwoLeadersInATerm { clashes: vec![(4, vec![0, 1])] }]);
+        assert_eq!(v.violations[0].to_string(), "two leaders in one term: term 4 at positions [0, 1]");
     }
 }

@@ -279,21 +279,8 @@ pub fn replay(
     let checks = [
         invariants::at_most_one_leader(if kept.is_some() { &[] } else { &live[..] }),
         invariants::one_leader_per_term(ids, &r.timeline),
-        one_belief_per_term(&r.beliefs),
+        invariants::one_belief_per_term(&r.beliefs),
     ];
-    r.violations.extend(checks.into_iter().filter_map(Result::err));
+    r.violations.extend(checks.into_iter().filter_map(Result::err).map(|v| v.to_string()));
     Ok(r)
-}
-
-/// The live nodes that believe in a leader of one term name the same one.
-fn one_belief_per_term(beliefs: &[Option<Leadership>]) -> Result<(), String> {
-    let mut named: BTreeMap<u64, u64> = BTreeMap::new();
-    for b in beliefs.iter().flatten() {
-        if let Some(leader) = b.leader
-            && *named.entry(b.term).or_insert(leader) != leader
-        {
-            return Err(format!("nodes of term {} name different leaders", b.term));
-        }
-    }
-    Ok(())
 }

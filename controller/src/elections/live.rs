@@ -501,7 +501,8 @@ fn judge(
         metrics.bound,
         plan.spec.bound_formula,
     );
-    let mut violations = verdict.violations;
+    // The record keeps each violation's text (what the API and the page show).
+    let mut violations: Vec<String> = verdict.violations.iter().map(ToString::to_string).collect();
     violations.extend(not_quiet);
     violations.extend(reported);
     let leader = verdict.leader.map(|p| LeaderInfo { node: name(p as usize), id: plan.ids[p as usize], position: p });

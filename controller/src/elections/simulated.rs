@@ -112,7 +112,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
     Outcome {
         error,
         agreed: report.verdict.agreed,
-        violations: report.verdict.violations,
+        violations: report.verdict.violations.iter().map(ToString::to_string).collect(),
         metrics: Some(metrics),
         leader,
         per_position,

@@ -1376,6 +1376,10 @@ mod tests {
         let cfg = SimConfig { max_deliveries: 10, ..SimConfig::default() };
         let r = run(spec, &topo, &IdOrder::Ascending.arrange(8).unwrap(), &[0], Rule::Min, &cfg);
         assert!(!r.terminated);
-        assert!(r.verdict.violations.iter().any(|v| v.contains("did not go quiet")), "{:?}", r.verdict.violations);
+        assert!(
+            r.verdict.violations.iter().any(|v| v.to_string().contains("did not go quiet")),
+            "{:?}",
+            r.verdict.violations
+        );
     }
 }

@@ -158,7 +158,7 @@ impl Run {
 
     /// The value of a check of this run ([`Run::safety`], say); panics with
     /// the run, its faults and its beliefs if the check failed.
-    pub fn assert_holds<T>(&self, check: Result<T, String>) -> T {
+    pub fn assert_holds<T, E: std::fmt::Display>(&self, check: Result<T, E>) -> T {
         check.unwrap_or_else(|e| panic!("{}: {e}\n{:?}\n{:?}", self.ctx, self.r.fault_log, self.r.leaderships))
     }
 
@@ -194,7 +194,7 @@ impl Run {
     }
 
     /// Never two leaders of one term.
-    pub fn safety(&self) -> Result<(), String> {
+    pub fn safety(&self) -> Result<(), invariants::Violation> {
         let timeline: Vec<_> = self.r.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
         invariants::one_leader_per_term(&self.ids, &timeline)
     }
