@@ -1,5 +1,5 @@
-//! Failover figures of a kept leadership, as the controller sees them live
-//! (issue 4, item 4): for each loss of the agreed leader, how long until a
+//! Failover figures of a kept leadership, as the controller sees them live:
+//! for each loss of the agreed leader, how long until a
 //! live node noticed (detection), how long until every live node agreed on a
 //! new leader (agreement), and how many election messages that took.
 //!

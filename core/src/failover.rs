@@ -1,4 +1,4 @@
-//! Failover measurements from a kept-leadership timeline (issue 4, item 4):
+//! Failover measurements from a kept-leadership timeline:
 //! for each crash of a leader, how long until someone noticed, how long until
 //! every live node agreed on a new leader of a higher term, and how many
 //! election and notification messages were sent in between.

@@ -39,7 +39,7 @@ pub struct AlgorithmSpec {
     pub name: &'static str,
     /// Human title.
     pub title: &'static str,
-    /// Paper or seed followed.
+    /// The literature it follows: authors, title, venue or book (with chapter), year.
     pub source: &'static str,
     /// One-paragraph description.
     pub description: &'static str,
@@ -428,7 +428,7 @@ pub fn floor_log2(n: u64) -> u64 {
 
 /// Every ring: unidirectional, bidirectional oriented and unoriented.
 pub const RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
-/// Rings where every node's right is the same way round (the seed's unidirectional algorithms).
+/// Rings where every node's right is the same way round (the unidirectional algorithms of Santoro's ch. 3).
 pub const ORIENTED_RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKind::RingBi];
 /// Bidirectional rings, oriented or not.
 pub const BI_RINGS: &[TopologyKind] = &[TopologyKind::RingBi, TopologyKind::RingBiUnoriented];

@@ -2,7 +2,7 @@
 //!
 //! * Source: G. Le Lann, "Distributed systems: towards a formal approach"
 //!   (1977); N. Santoro, *Design and Analysis of Distributed Algorithms*,
-//!   ch. 3 (seed 003), "All the way".
+//!   Wiley 2007, ch. 3, "All the way".
 //! * Network: ring, unidirectional or bidirectional, local orientation only;
 //!   no FIFO needed (the hop counter tells n).
 //! * Winner: the minimum (Santoro), or the maximum when mirrored.
@@ -14,10 +14,10 @@
 //! id to the port opposite the one it came on, adding one to the counter, and
 //! remembers the best id seen. When its own id returns, the counter is n.
 //!
-//! Correction to the seed: its `CHECK` compares `count = ringsize`, but
-//! `count` counts the *foreign* ids a node has seen, which is `n - 1` at the
-//! end, so a literal transcription never terminates. A node decides when it
-//! knows n and has seen `n - 1` foreign ids.
+//! Correction to Santoro's pseudo-code: its `CHECK` compares
+//! `count = ringsize`, but `count` counts the *foreign* ids a node has seen,
+//! which is `n - 1` at the end, so a literal transcription never terminates. A
+//! node decides when it knows n and has seen `n - 1` foreign ids.
 
 use super::oneshot::{AwakeStatus, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Assumptions, RINGS};
@@ -28,7 +28,8 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "all-the-way",
     title: "All the Way (Le Lann)",
-    source: "G. Le Lann 1977; N. Santoro, Design and Analysis of Distributed Algorithms, ch. 3 (seed 003)",
+    source: "G. Le Lann, Distributed systems: towards a formal approach, IFIP Congress 1977; N. Santoro, Design and \
+             Analysis of Distributed Algorithms, Wiley 2007, ch. 3",
     description: "Every id travels the whole ring; each node sees every id, learns n from the hop \
                   counter of its own returning id, and decides once it has seen n ids. No \
                   notification round is needed.",

@@ -1,7 +1,7 @@
 //! # Alternate (Alternating Steps)
 //!
-//! * Source: Santoro ch. 3 (seed 003), "Alternating Steps" (after G. L.
-//!   Peterson 1982 and D. Dolev, M. Klawe, M. Rodeh 1982).
+//! * Source: Santoro ch. 3, "Alternating Steps" (after G. L. Peterson 1982 and
+//!   D. Dolev, M. Klawe, M. Rodeh 1982).
 //! * Network: bidirectional **oriented** ring (every node's `RIGHT` is the
 //!   same way round), **FIFO links**.
 //! * Winner: the maximum, or the minimum when mirrored (Santoro elects the
@@ -30,14 +30,14 @@
 //! Each step's ids cross every link once (each travels to the next candidate
 //! in the step's direction), so a step costs n.
 //!
-//! Corrections to the seed: the leader's `send(Notify) to N(x)` goes both
-//! ways (n + 1 messages, two waves crossing); it is sent one way here (n).
-//! The slide's close-port/open-port pair is realised by holding ids of later
-//! steps; a node defeated while holding ids must relay them (the slide's
-//! `open(other)` does, implicitly). The slide leaves the worst case at
-//! "steps = index of the lowest Fibonacci number ≥ n"; the argument above
-//! gives the largest G_k ≤ n, one step fewer when n is not a G_k, and the
-//! conformance suite checks that bound is attained for n = 2, 3, 5, 8.
+//! Corrections to Santoro's pseudo-code: the leader's `send(Notify) to N(x)`
+//! goes both ways (n + 1 messages, two waves crossing); it is sent one way here
+//! (n). The slide's close-port/open-port pair is realised by holding ids of
+//! later steps; a node defeated while holding ids must relay them (the slide's
+//! `open(other)` does, implicitly). The slide leaves the worst case at "steps =
+//! index of the lowest Fibonacci number ≥ n"; the argument above gives the
+//! largest G_k ≤ n, one step fewer when n is not a G_k, and the conformance
+//! suite checks that bound is attained for n = 2, 3, 5, 8.
 
 use super::oneshot::{self, CandidateStatus, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, descending, mirror};
@@ -49,7 +49,10 @@ use crate::topology::TopologyKind;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "alternate",
     title: "Alternate (Alternating Steps)",
-    source: "Santoro ch. 3 (seed 003), Alternating Steps; Peterson 1982, Dolev-Klawe-Rodeh 1982",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, ch. 3 (Alternating Steps), \
+             after G. L. Peterson, An O(n log n) unidirectional algorithm for the circular extrema problem, \
+             ACM TOPLAS 4(4), 1982 and D. Dolev, M. Klawe, M. Rodeh, An O(n log n) unidirectional distributed \
+             algorithm for extrema finding in a circle, J. Algorithms 3(3), 1982",
     description: "Candidates send their id right at odd steps and left at even steps, and survive \
                   a step if their id beats the one they receive; the candidates of three \
                   consecutive steps follow Fibonacci, so about 1.44 log n steps of n messages.",

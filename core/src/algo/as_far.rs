@@ -2,7 +2,7 @@
 //!
 //! * Source: E. Chang, R. Roberts, "An improved algorithm for decentralized
 //!   extrema-finding in circular configurations of processes" (1979);
-//!   Santoro ch. 3 (seed 003), "AsFar (as it can)".
+//!   Santoro ch. 3, "AsFar (as it can)".
 //! * Network: ring; sends to the right only, so it runs on unidirectional
 //!   rings and (using its local right) on any bidirectional ring; no FIFO.
 //! * Winner: the maximum (Chang-Roberts), or the minimum when mirrored.
@@ -25,7 +25,9 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "as-far",
     title: "AsFar (Chang-Roberts)",
-    source: "E. Chang, R. Roberts 1979; Santoro ch. 3 (seed 003)",
+    source: "E. Chang, R. Roberts, An improved algorithm for decentralized extrema-finding in circular \
+             configurations of processes, CACM 22(5), 1979; N. Santoro, Design and Analysis of Distributed \
+             Algorithms, Wiley 2007, ch. 3 (AsFar)",
     description: "Each id travels right until it meets a better id; the id that returns to its \
                   owner wins, and the winner's notification goes round once.",
     topologies: RINGS,

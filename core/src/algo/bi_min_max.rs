@@ -1,7 +1,7 @@
 //! # BiMinMax (MinMax with candidates that keep their ids)
 //!
-//! * Source: Santoro ch. 3 (seed 003), bidirectional table: BiMinMax,
-//!   1.44 n log n + O(n). The seed names it without pseudo-code; this is
+//! * Source: Santoro ch. 3, bidirectional table: BiMinMax,
+//!   1.44 n log n + O(n). Santoro names it without pseudo-code; this is
 //!   Ringleader's reading (see below and `docs/algorithms.md`).
 //! * Network: ring sending right (the oriented bidirectional ring, and the
 //!   unidirectional one), **no FIFO needed**: ids carry their stage and a
@@ -28,7 +28,7 @@
 //! stage has one candidate and the one before at least two, hence n ≥ G_T.
 //! Each stage's ids travel disjoint stretches covering the ring: n messages.
 //!
-//! Reading of the seed, and why this one. MinMax (Higham-Przytycka's
+//! Reading of Santoro's table, and why this one. MinMax (Higham-Przytycka's
 //! envelopes, `min_max.rs`) keeps, in odd rounds, the ids smaller than their
 //! successor's and carries each survivor to its successor's node. Comparing
 //! each candidate with its *predecessor* instead keeps the same ids as
@@ -56,7 +56,8 @@ use crate::topology::TopologyKind;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bi-min-max",
     title: "BiMinMax (MinMax with candidates in place)",
-    source: "Santoro ch. 3 (seed 003), bidirectional table (BiMinMax, no pseudo-code); Ringleader's reading",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, ch. 3, table of bidirectional \
+             election algorithms (BiMinMax, named without pseudo-code); Ringleader's reading",
     description: "Each stage every candidate sends its id right and compares it with the id of the nearest \
                   candidate on its left: at odd stages it survives if its id is smaller, at even stages if \
                   larger; ids carry their stage, so links need not be FIFO. The candidate whose id comes \

@@ -1,18 +1,18 @@
 //! # Bully algorithm (Garcia-Molina 1982), keeping a leader with terms
 //!
 //! * Source: H. Garcia-Molina, "Elections in a Distributed Computing System",
-//!   IEEE Trans. Computers C-31(1), 1982, as retold by seed 004 (ELECTION to
-//!   every higher-ranked process, OK, COORDINATOR; timeouts), with terms.
+//!   IEEE Trans. Computers C-31(1), 1982, in its usual textbook form (ELECTION
+//!   to every higher-ranked process, OK, COORDINATOR; timeouts), with terms.
 //! * Network: complete graph, bidirectional links, no FIFO. A node knows the
 //!   ids behind its ports ([`NodeContext::port_info`]), so it knows which
 //!   neighbours outrank it. Correctness needs timing: a live node must answer
-//!   within `answer_timeout` (the algorithm assumes a known bound on delays;
-//!   seed 004: "an asynchronous system can have indefinitely long delays, we
-//!   may always timeout").
+//!   within `answer_timeout` (the algorithm assumes a known bound on delays; in
+//!   an asynchronous system delays are unbounded, so a timeout may always
+//!   expire).
 //! * Candidates: every node. Winner: the best live id (the maximum; the
 //!   minimum when mirrored). "Higher" below means better under the rule.
 //! * Messages: at most **n² − 1** for a failure-free election with any set of
-//!   initiators (the catalogue's bound); **n(n − 1)** for the seed's worst
+//!   initiators (the catalogue's bound); **n(n − 1)** for the classic worst
 //!   case of one election after the leader crashed. Proofs below.
 //!
 //! ## The algorithm
@@ -87,7 +87,7 @@
 //! reached when every node starts before hearing anything (M's broadcast
 //! then arrives after every other node has sent its elections).
 //!
-//! ## One election after a crash (seed 004's worst case: n(n − 1))
+//! ## One election after a crash (the classic worst case: n(n − 1))
 //!
 //! n nodes following leader M at term t; M crashes; only the lowest node
 //! notices and no other node fails. Node 1 sends n − 1 elections. Every live
@@ -112,7 +112,7 @@ use crate::topology::TopologyKind;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bully",
     title: "Bully (Garcia-Molina)",
-    source: "H. Garcia-Molina, Elections in a Distributed Computing System, IEEE Trans. Computers 1982 (seed 004)",
+    source: "H. Garcia-Molina, Elections in a distributed computing system, IEEE Trans. Computers C-31(1), 1982",
     description: "A node that knows no live leader sends ELECTION to every higher id; a higher node answers \
                   OK and takes the election over; a node that hears no answer within a timeout leads the \
                   next term and sends COORDINATOR to all. One-shot here (no failure detector); the kept \
@@ -1233,7 +1233,7 @@ mod tests {
         assert_eq!(four.leadership(), Leadership { term: 2, leader: Some(4) }, "the leaver's reply");
     }
 
-    /// Seed 004's worst case, without detectors: six nodes follow 6; 6
+    /// The classic worst case, without detectors: six nodes follow 6; 6
     /// crashes and only the lowest node suspects it. Every live node joins
     /// the election, 5 times out waiting for 6 and leads term 2: exactly
     /// n(n − 1) = 30 messages (15 elections, 10 answers, 5 coordinators).

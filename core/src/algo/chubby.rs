@@ -1,14 +1,14 @@
 //! # Chubby-style election: majority votes and a lease the leader renews
 //!
-//! * Source: seed 004, section "Google Chubby" (a potential leader asks for
-//!   votes; each server votes for at most one leader; a quorum elects, so two
-//!   leaders are never elected; the master then holds a lease during which no
-//!   other election runs, renews it by asking whether it still has a
-//!   majority, and a new election is guaranteed at the end of a lease);
-//!   M. Burrows, "The Chubby lock service for loosely-coupled distributed
-//!   systems", OSDI 2006, §2.12 (master leases, "the master lease is renewed
-//!   periodically", replicas promise not to elect a different master for the
-//!   lease interval).
+//! * Source: M. Burrows, "The Chubby lock service for loosely-coupled
+//!   distributed systems", OSDI 2006: Chubby's master election as usually
+//!   taught (a potential leader asks for votes; each server votes for at most
+//!   one leader; a quorum elects, so two leaders are never elected; the master
+//!   then holds a lease during which no other election runs, renews it by
+//!   asking whether it still has a majority, and a new election is guaranteed
+//!   at the end of a lease), and the paper's §2.2 (master leases, "the master
+//!   lease is renewed periodically", replicas promise not to elect a different
+//!   master for the lease interval).
 //! * Network: complete graph, bidirectional links, no FIFO. A node knows the
 //!   ids behind its ports ([`NodeContext::port_info`]) and the membership size
 //!   n ([`NodeContext::n`]); a quorum is ⌊n/2⌋ + 1 of the **whole**
@@ -167,8 +167,8 @@ use crate::topology::TopologyKind;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "chubby",
     title: "Chubby-style election (majority votes, leases)",
-    source: "seed 004 (Google Chubby: votes, quorum, master lease renewed by asking for a majority); \
-             M. Burrows, The Chubby lock service, OSDI 2006",
+    source: "M. Burrows, The Chubby lock service for loosely-coupled distributed systems, OSDI 2006 \
+             (votes, a quorum, a master lease renewed by asking for a majority)",
     description: "A node that knows no leader backs off by rank (the best id first) and asks every node \
                   for its vote in term = highest seen + 1; a node votes at most once per term (kept on \
                   disk) and, in the kept mode, a vote or a lease acknowledgement is a promise to grant \

@@ -1,22 +1,22 @@
 //! # Controlled Distance (Hirschberg-Sinclair 1980)
 //!
 //! * Source: D. S. Hirschberg, J. B. Sinclair, "Decentralized extrema-finding
-//!   in circular configurations of processors" (1980); seed 001 (HS); Santoro
-//!   ch. 3 (seed 003), "Controlled distance".
+//!   in circular configurations of processors", CACM 23(11), 1980 (HS);
+//!   Santoro ch. 3, "Controlled distance".
 //! * Network: bidirectional ring, no orientation, no FIFO.
 //! * Winner: the maximum (HS), or the minimum when mirrored.
 //! * Messages: at most 8n(1 + ⌈log n⌉) election messages (Lynch's analysis)
 //!   + n notification. Ideal time O(n).
 //!
 //! A candidate in stage s sends a probe both ways that may cross 2^(s-1)
-//! links. Every node on the way compares (seed 001): a probe whose id does
+//! links. Every node on the way compares (as in HS): a probe whose id does
 //! not beat the node's own id is swallowed; otherwise the node (now defeated
 //! if it was a candidate or asleep) relays it, or sends a reply back when the
 //! probe has no distance left. A candidate whose two probes both come back
 //! starts the next stage; a candidate that receives its own probe has sent it
 //! all the way round and is the leader; it sends a notification round.
 //!
-//! Corrections to the seed's pseudo-code (Santoro's slides):
+//! Corrections to the pseudo-code of Santoro's slides:
 //! * `CHECK` advances the stage when `count = 1`, i.e. after the first reply;
 //!   a candidate must wait for the replies from *both* sides, else it
 //!   survives on one side's evidence (a better id on the other side is never
@@ -37,7 +37,9 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "controlled-distance",
     title: "Controlled Distance (Hirschberg-Sinclair)",
-    source: "D. Hirschberg, J. Sinclair 1980 (seed 001); Santoro ch. 3 (seed 003)",
+    source: "D. S. Hirschberg, J. B. Sinclair, Decentralized extrema-finding in circular configurations of \
+             processors, CACM 23(11), 1980; N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, \
+             ch. 3 (Controlled Distance)",
     description: "Candidates probe both ways to distance 2^(stage-1) and survive when both probes \
                   come back; a probe that travels all the way round elects its owner.",
     topologies: BI_RINGS,

@@ -1,7 +1,9 @@
 //! # Heartbeat failure detector, as a wrapper around any algorithm
 //!
-//! * Source: seed 004 ("Failure detection": a dedicated failure detector at
-//!   every process, with the incompleteness and inaccuracy it warns about).
+//! * Source: a dedicated failure detector at every process, unreliable in the
+//!   sense of T. D. Chandra, S. Toueg, "Unreliable failure detectors for
+//!   reliable distributed systems", JACM 43(2), 1996: it can miss a crash
+//!   (incompleteness) and suspect a live node (inaccuracy).
 //! * Network: any; the neighbours the inner algorithm says it needs
 //!   ([`Algorithm::watched`], every one by default) are watched. Timer-driven
 //!   and pure: no clock, only [`Effect::SetTimer`].
@@ -52,14 +54,14 @@
 //!
 //! **False suspicion.** The detector cannot tell a crashed neighbour from a
 //! slow one: a link delay, a GC pause or a descheduled process longer than
-//! `timeout` makes a live node suspected (seed 004's "inaccuracy"). Under the
-//! bully algorithm ([`super::bully`]) a falsely suspected leader costs an
-//! election: if the leader answers it in time, nothing changes but messages;
-//! if it does not, a lower node leads a higher term, and the old leader steps
-//! down when that node's `Coordinator` reaches it (then, being the better
-//! id, it bullies its way back with a still higher term). Pick `timeout` well
-//! above the worst pause you expect: [`DetectorConfig::LOOPBACK`] for local
-//! clusters, [`DetectorConfig::KUBERNETES`] across pods and nodes.
+//! `timeout` makes a live node suspected (Chandra and Toueg's "inaccuracy").
+//! Under the bully algorithm ([`super::bully`]) a falsely suspected leader
+//! costs an election: if the leader answers it in time, nothing changes but
+//! messages; if it does not, a lower node leads a higher term, and the old
+//! leader steps down when that node's `Coordinator` reaches it (then, being the
+//! better id, it bullies its way back with a still higher term). Pick `timeout`
+//! well above the worst pause you expect: [`DetectorConfig::LOOPBACK`] for
+//! local clusters, [`DetectorConfig::KUBERNETES`] across pods and nodes.
 //!
 //! **Termination.** Heartbeats never stop: a detected algorithm keeps a
 //! leadership until its driver stops it, and a simulation of one never goes

@@ -60,8 +60,9 @@ use crate::topology::TopologyKind;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "echo-extinction",
     title: "Echo with extinction (Chang 1982)",
-    source: "E. J. H. Chang, Echo algorithms: depth parallel operations on general graphs, IEEE TSE 1982; \
-             G. Tel, Introduction to Distributed Algorithms, 7.3.1 Extinction",
+    source: "E. J. H. Chang, Echo algorithms: depth parallel operations on general graphs, IEEE Trans. Software \
+             Eng. SE-8(4), 1982; G. Tel, Introduction to Distributed Algorithms, Cambridge University Press 2000, \
+             7.3.1 (extinction)",
     description: "Each initiator starts an echo wave tagged with its id; a node joins the best wave it \
                   has seen (worse waves die), forwards it to its other neighbours and echoes to its \
                   parent once every neighbour answered; only the best initiator's wave completes, and \

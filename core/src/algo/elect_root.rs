@@ -1,7 +1,7 @@
 //! # Tree election by saturation, electing the root (Elect_root)
 //!
 //! * Source: N. Santoro, *Design and Analysis of Distributed Algorithms*,
-//!   ch. 2-3 (seed 003): "Strategy elect root" and the slide "Elect_Min vs
+//!   Wiley 2007, ch. 2-3: "Strategy elect root" and the slide "Elect_Min vs
 //!   Elect_Root in Trees".
 //! * Network: a tree, bidirectional FIFO links; a node knows its degree
 //!   (its number of ports), not n.
@@ -51,9 +51,9 @@
 //!
 //! Total: (n + k* − 2) + n + 2 + (n − 2) = 3n + k* − 2. Elect_min sends the
 //! same wake-ups and saturation messages and n − 2 notifications, but no
-//! exchange: 3n + k* − 4, as the seed says.
+//! exchange: 3n + k* − 4, as Santoro's slides say.
 //!
-//! **Against the seed's bit formula.** The seed gives the bits as
+//! **Against the slides' bit formula.** Santoro's slides give the bits as
 //! Elect_min: n(c + log id) + c(2n + k* − 4), and
 //! Elect_root: 2(c + log id) + c(3n + k* − 2), with c a message's constant
 //! part. In Elect_min's formula the messages add up: n with an id plus
@@ -61,7 +61,7 @@
 //! Elect_root's would be 2 + 3n + k* − 2 = 3n + k* messages, which the
 //! derivation above does not give: the 2 id messages are already among the
 //! 3n + k* − 2. The reading that holds is 3n + k* − 2 messages, 2 of them
-//! with an id, so c(3n + k* − 2) + 2 log id bits: the seed's formula counts
+//! with an id, so c(3n + k* − 2) + 2 log id bits: the slides' formula counts
 //! the two id messages' constant part twice (2c too many). The conformance
 //! test checks 3n + k* − 2 exactly for every tree it builds and that exactly
 //! 2 of the messages are `Election`s.
@@ -76,7 +76,8 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "elect-root",
     title: "Tree election by saturation, electing the root (Elect_root)",
-    source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 2-3 (seed 003)",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, \
+             ch. 2-3 (saturation; strategy Elect_root)",
     description: "Wake-up flood, then saturation without ids; only the two saturated nodes exchange ids, \
                   the better of the two leads and terminates the tree (followers learn only that they \
                   follow): 2 messages carry an id.",

@@ -1,8 +1,9 @@
 //! # Mesh: corner election
 //!
 //! * Source: N. Santoro, *Design and Analysis of Distributed Algorithms*,
-//!   ch. 3, "Election in Mesh Networks" (seed 003, "Mesh"): wake-up, election
-//!   among the four corners on the border, notification by flooding.
+//!   Wiley 2007, ch. 3, "Election in Mesh Networks" (the slides' "Mesh"):
+//!   wake-up, election among the four corners on the border, notification by
+//!   flooding.
 //! * Network: a rows × cols mesh (both at least 2), bidirectional links, each
 //!   port labelled with its compass direction (the common sense of direction
 //!   the border election uses); no FIFO needed. A node does not know n,
@@ -56,12 +57,12 @@
 //! short side; and E ≥ B + s2 + s3 + s4 = 2B − s1 ≥ 3L + 4S, reached when
 //! they increase clockwise towards M and M starts a long side.
 //!
-//! Correction to the seed: none of its steps is wrong, but it is silent on
-//! three points this file settles: which ports form the border ring (on
-//! 2 × k meshes some border nodes have a port that is not on it), which way
+//! Correction to Santoro's slides: none of their steps is wrong, but they are
+//! silent on three points this file settles: which ports form the border ring
+//! (on 2 × k meshes some border nodes have a port that is not on it), which way
 //! border messages go (the compass gives a common clockwise), and what the
 //! corners run (AsFar, comparing with their own id so that the count does not
-//! depend on the schedule). Its "if it is a square mesh" is not needed for
+//! depend on the schedule). Their "if it is a square mesh" is not needed for
 //! O(n): B ≤ n and m < 2n for every rows × cols with both at least 2.
 
 use super::oneshot::{self, Ending, OneShotNode, Wake};
@@ -74,7 +75,7 @@ use crate::topology::TopologyKind;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "mesh-corners",
     title: "Mesh: corner election",
-    source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 3, Election in Mesh Networks (seed 003)",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, ch. 3 (Election in Mesh Networks)",
     description: "Wake-up flood, then AsFar among the four corners on the border ring, oriented clockwise \
                   by the compass labels (border nodes relay, a corner forwards only ids that beat its own); \
                   the corner whose id comes back leads and floods the notification.",

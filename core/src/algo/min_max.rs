@@ -1,6 +1,6 @@
 //! # MinMax (unidirectional; Higham-Przytycka's basic scheme)
 //!
-//! * Source: Santoro ch. 3 (seed 003), table "Election in Unidirectional
+//! * Source: Santoro ch. 3, table "Election in Unidirectional
 //!   Links" (MinMax, 1.44 n log n + O(n)); L. Higham, T. Przytycka, "A
 //!   simple, efficient algorithm for maximum finding on rings" (1996), the
 //!   basic algorithm before early promotion.
@@ -33,7 +33,7 @@
 //! c_r ≥ c_(r+1) + c_(r+2); the last round has one envelope and the one
 //! before at least two, so n = c_1 ≥ G_T as for Alternate.
 //!
-//! Corrections: none to a seed (the slides name MinMax without pseudo-code).
+//! Corrections: none (Santoro's slides name MinMax without pseudo-code).
 //! The collecting round (an `Election` with stage 0 carrying the best id
 //! seen) and the notification carrying the winner, whose owner declares
 //! itself leader, are Ringleader's additions so the extremum leads.
@@ -49,7 +49,9 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "min-max",
     title: "MinMax (unidirectional)",
-    source: "Santoro ch. 3 (seed 003), unidirectional table; L. Higham, T. Przytycka 1996 (basic algorithm)",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, ch. 3, table of unidirectional \
+             election algorithms (MinMax); L. Higham, T. Przytycka, A simple, efficient algorithm for maximum \
+             finding on rings, Information Processing Letters 58(6), 1996 (basic algorithm)",
     description: "Envelopes travel right; meeting the last envelope a node sent in the same round, \
                   the larger is dropped in odd rounds and the smaller in even rounds, the other \
                   promoted; the envelope that returns ends the election, and a collecting round \

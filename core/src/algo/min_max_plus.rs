@@ -4,7 +4,7 @@
 //!   maximum finding on rings", Information Processing Letters 58 (1996)
 //!   (algorithm ELECT), as written up by J. Migdał in
 //!   krzysztof-turowski/distributed-framework, `text/1185771/higham_przytycka.tex`;
-//!   Santoro ch. 3 (seed 003), unidirectional table: MinMax+,
+//!   Santoro ch. 3, unidirectional table: MinMax+,
 //!   1.271 n log n + O(n).
 //! * Network: unidirectional ring (sends right; also runs on the oriented
 //!   bidirectional ring), **FIFO links**.
@@ -88,7 +88,9 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "min-max-plus",
     title: "MinMax+ (Higham-Przytycka)",
-    source: "L. Higham, T. Przytycka 1996 (algorithm ELECT); Santoro ch. 3 (seed 003), unidirectional table",
+    source: "L. Higham, T. Przytycka, A simple, efficient algorithm for maximum finding on rings, Information \
+             Processing Letters 58(6), 1996 (algorithm ELECT); N. Santoro, Design and Analysis of Distributed \
+             Algorithms, Wiley 2007, ch. 3, table of unidirectional election algorithms (MinMax+)",
     description: "MinMax with early promotions: an envelope of an even round is promoted at the first node \
                   whose last envelope, of the round before, is smaller (witness), and one of an odd round \
                   after F_(r+2) links (distance); then a collecting round and the notification.",

@@ -1,25 +1,27 @@
-//! # Ring with participant flags (Chang-Roberts as taught in seed 002)
+//! # Ring with participant flags (Chang-Roberts as taught by Coulouris et al.)
 //!
-//! * Source: seed 002 ("Distributed Algorithms III: Leader Election",
-//!   Ring-Based Algorithm), after E. Chang, R. Roberts (1979) in the form of
-//!   Coulouris et al.; seed 004's "Ring Election" with multiple initiators
-//!   (suppress lower-id election messages) is the same algorithm with the
-//!   ranking attribute as the id.
+//! * Source: E. Chang, R. Roberts, "An improved algorithm for decentralized
+//!   extrema-finding in circular configurations of processes", CACM 22(5),
+//!   1979, in the form of G. Coulouris et al., *Distributed Systems: Concepts
+//!   and Design*, ch. 15 (ring-based election with participant flags and an
+//!   `elected` message). Ring election with multiple initiators (suppress
+//!   lower-id election messages) ranked by an attribute is the same
+//!   algorithm with the attribute as the id.
 //! * Network: unidirectional ring (sends to the right; also runs on the
 //!   oriented bidirectional ring), no FIFO. Not on unoriented rings: with
 //!   local rights disagreeing, a replaced id and its replacement travel
 //!   opposite ways and one initiator can cost more than 3n − 1 (ids 1, 2, 3,
 //!   node 1 initiating: 9 messages on one labelling).
-//! * Winner: the maximum (seed 002), or the minimum when mirrored.
+//! * Winner: the maximum (Chang-Roberts), or the minimum when mirrored.
 //! * Messages, one initiator: election ≤ 2n − 1 (the initiator's message
-//!   reaches the maximum after at most n − 1 links, each better node on the
-//!   way replacing it by its own id, then the maximum's id goes round) plus n
-//!   `elected` messages: 3n − 1 in the worst case (the initiator just right
-//!   of the maximum) and 2n in the best (the maximum initiates), seed 002's
-//!   figures. Any number of initiators: an id sent by its owner travels until
-//!   it reaches a node with a better *own* id, so the id of rank r crosses at
-//!   most n − r + 1 links: at most n(n+1)/2 + n, AsFar's bound (attained by
-//!   ids decreasing in the sending direction, all initiating).
+//!   reaches the maximum after at most n − 1 links, each better node on the way
+//!   replacing it by its own id, then the maximum's id goes round) plus n
+//!   `elected` messages: 3n − 1 in the worst case (the initiator just right of
+//!   the maximum) and 2n in the best (the maximum initiates), Coulouris et
+//!   al.'s figures. Any number of initiators: an id sent by its owner travels
+//!   until it reaches a node with a better *own* id, so the id of rank r
+//!   crosses at most n − r + 1 links: at most n(n+1)/2 + n, AsFar's bound
+//!   (attained by ids decreasing in the sending direction, all initiating).
 //!
 //! Every node starts non-participant. An initiator marks itself participant
 //! and sends its id. On an election message with id: better than its own →
@@ -29,13 +31,14 @@
 //! ([`Msg::Notify`]) round the ring; every other node records the leader and
 //! forwards it, the leader swallows it.
 //!
-//! Corrections to the seed: "if part., stop forwarding" applies only to
-//! ids worse than the node's own. Read as a third rule for any id, it
-//! swallows the winner: with ids 1, 2 and only the node with id 1 initiating,
-//! node 2 replaces 1 by 2, and the participant node 1 stops it, so nobody is
-//! ever elected (regression test `participant_still_forwards_better_ids`).
-//! The seed's "`if = myid`" is "`id = myid`". The seed's "mark as non-part"
-//! (to allow a later election) is not needed for one election and omitted.
+//! Corrections to a common lecture-notes wording: "if part., stop forwarding"
+//! applies only to ids worse than the node's own. Read as a third rule for any
+//! id, it swallows the winner: with ids 1, 2 and only the node with id 1
+//! initiating, node 2 replaces 1 by 2, and the participant node 1 stops it, so
+//! nobody is ever elected (regression test
+//! `participant_still_forwards_better_ids`). Its "`if = myid`" is
+//! "`id = myid`". Its "mark as non-part" (to allow a later election) is not
+//! needed for one election and omitted.
 
 use super::oneshot::{Ending, OneShotNode, Wake};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, descending, mirror};
@@ -45,8 +48,11 @@ use crate::machine;
 /// This algorithm's catalogue entry.
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "participant-ring",
-    title: "Ring with participant flags (seed 002)",
-    source: "seed 002 (Ring-Based Algorithm) and seed 004 (Ring Election, multiple initiators); Chang-Roberts 1979",
+    title: "Ring with participant flags (Chang-Roberts)",
+    source: "E. Chang, R. Roberts, An improved algorithm for decentralized extrema-finding in circular \
+             configurations of processes, CACM 22(5), 1979; G. Coulouris, J. Dollimore, T. Kindberg, G. Blair, \
+             Distributed Systems: Concepts and Design, Addison-Wesley 2012, ch. 15 (ring-based election with \
+             participant flags)",
     description: "Initiators send their id right; a better id is forwarded, a worse one replaced by \
                   the node's own if it is not yet a participant and swallowed if it is; the id \
                   that comes back elects its owner, whose `elected` message goes round once.",
@@ -161,8 +167,9 @@ mod tests {
         election(id, 0)
     }
 
-    /// Seed 002's fix: a participant still forwards an id better than its own
-    /// (the literal "if participant, stop forwarding" would swallow the winner).
+    /// The fix to the lecture-notes wording: a participant still forwards an id
+    /// better than its own (the literal "if participant, stop forwarding" would
+    /// swallow the winner).
     #[test]
     fn participant_still_forwards_better_ids() {
         Probe::started(ring(ParticipantRing::new, 1, Rule::Max)).on(LEFT, el(2), &[send(RIGHT, el(2))]);
@@ -184,9 +191,10 @@ mod tests {
         );
     }
 
-    /// Seed 002's figures with one initiator: 2n when the maximum initiates,
-    /// 3n − 1 when the initiator is the maximum's right neighbour (ascending
-    /// ids, position 0 initiating); every other initiator lies in between.
+    /// Coulouris et al.'s figures with one initiator: 2n when the maximum
+    /// initiates, 3n − 1 when the initiator is the maximum's right neighbour
+    /// (ascending ids, position 0 initiating); every other initiator lies in
+    /// between.
     #[test]
     fn one_initiator_best_2n_worst_3n_minus_1() {
         let spec = catalogue::find("participant-ring").unwrap();

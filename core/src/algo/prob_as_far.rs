@@ -1,6 +1,6 @@
 //! # ProbAsFar (randomized AsFar)
 //!
-//! * Source: Santoro ch. 3 (seed 003), table "Election in Bidirectional
+//! * Source: Santoro ch. 3, table "Election in Bidirectional
 //!   Links": ProbAsFar, worst n², average 0.49 n log n + O(n).
 //! * Network: bidirectional ring, oriented or not (each node picks one of its
 //!   own ports at random); no FIFO.
@@ -18,7 +18,7 @@
 //! the winner sends a notification round the ring. A sleeping node woken by
 //! an id that beats its own only forwards it (its own id could not win).
 //!
-//! Corrections to the seed: the slides give no pseudo-code, only the name and
+//! Corrections: Santoro's slides give no pseudo-code, only the name and
 //! the figures; "best seen" is shared by both directions here (dropping an id
 //! some better id already passed is safe, and keeps AsFar's worst case).
 
@@ -31,7 +31,8 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "prob-as-far",
     title: "ProbAsFar (randomized AsFar)",
-    source: "Santoro ch. 3 (seed 003), bidirectional election table",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, ch. 3, table of bidirectional \
+             election algorithms (ProbAsFar)",
     description: "AsFar where each node sends its id in a direction chosen by its random bit; \
                   ids go as far as they can in their own direction, the one that returns wins, \
                   and the winner's notification goes round once.",

@@ -1,12 +1,15 @@
-//! # Ring with repair (seed 002, the "modified version")
+//! # Ring with repair (the failure-tolerant ring election)
 //!
-//! * Source: seed 002 ("In modified version: broken links detected by message
-//!   sender, ring repaired; election message tracks IDs of all processes that
-//!   fwd it; once message goes round circle, coordinator msg. sent out; once
-//!   coordinator msg. reaches initiator, election successful if coordinator
-//!   appears in list, otherwise new election"), with seed 004's rule for
-//!   several initiators (a participant suppresses the elections of worse
-//!   initiators).
+//! * Source: the ring election of A. S. Tanenbaum, M. van Steen,
+//!   *Distributed Systems: Principles and Paradigms*, Prentice Hall 2002, in
+//!   its usual failure-tolerant form: broken links are detected by the
+//!   message sender and the ring repaired; the election message tracks the
+//!   ids of all processes that forward it; once it has gone round, a
+//!   coordinator message is sent out; once that reaches the initiator, the
+//!   election succeeded if the coordinator appears in the list, otherwise a
+//!   new election starts. Several initiators follow E. Chang, R. Roberts
+//!   (CACM 22(5), 1979): a participant suppresses the elections of worse
+//!   initiators.
 //! * Network: complete, used as a logical ring: every node orders all ids
 //!   (from `port_info`) and its successor is the next id in ring order (next
 //!   higher, wrapping) that it does not suspect. Asynchronous, not FIFO.
@@ -15,16 +18,16 @@
 //! * Terms: an initiator starts term `t + 1` where `t` is the highest term it
 //!   has seen; elections compare by `(term, initiator)`.
 //!
-//! **Simplification of the seed's list.** [`Msg`] is `Copy` and carries no
+//! **Simplification of the forwarders' list.** [`Msg`] is `Copy` and carries no
 //! list, and the list is only used (1) to pick the coordinator, its best id,
 //! and (2) to check that the coordinator is still alive when the coordinator
 //! message returns. [`Msg::RingCollect`] therefore carries the running best id
 //! and the number of forwarders instead of the ids; check (2) is the
 //! initiator's failure detector, and it is made continuously rather than once
 //! when the [`Msg::Coordinator`] comes back: an initiator whose election
-//! returns with a suspected best starts a new election (higher term) instead
-//! of a coordinator round, and any node that suspects the leader it believes
-//! (the initiator included, while its coordinator travels) starts one at once.
+//! returns with a suspected best starts a new election (higher term) instead of
+//! a coordinator round, and any node that suspects the leader it believes (the
+//! initiator included, while its coordinator travels) starts one at once.
 //!
 //! **Rules.** A node forwards an election strictly better than the one it
 //! last joined (adding itself to `best` and `count`) and drops a worse or
@@ -62,11 +65,13 @@ use crate::topology::TopologyKind;
 /// This algorithm's catalogue entry.
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "repaired-ring",
-    title: "Ring with repair (seed 002, failure-tolerant)",
-    source: "seed 002 (the modified ring: broken links repaired, forwarders collected, coordinator round); seed 004 (several initiators)",
+    title: "Ring with repair (failure-tolerant)",
+    source: "A. S. Tanenbaum, M. van Steen, Distributed Systems: Principles and Paradigms, Prentice Hall 2002 (ring \
+             election: crashed successors skipped, forwarders collected, coordinator round); E. Chang, R. Roberts, \
+             CACM 22(5), 1979 (several initiators)",
     description: "The complete network used as a logical ring in id order; a node's successor is the next id \
                   it does not suspect. An election carries its term, its initiator and the best id of the \
-                  nodes that forwarded it (the seed's list, reduced to its maximum and length); a node \
+                  nodes that forwarded it (the textbook's list, reduced to its maximum and length); a node \
                   forwards only elections better than the one it joined. Back at its initiator, it sends \
                   COORDINATOR round the ring; if the coordinator is suspected when that returns, a new \
                   election with a higher term. One-shot here; the kept mode adds heartbeats.",
@@ -314,7 +319,7 @@ impl RepairedRing {
                 return;
             }
             if best != self.id && self.is_suspected(best) {
-                // The seed's "coordinator not in the list": it died after forwarding.
+                // "Coordinator not in the list": it died after forwarding.
                 self.elect(out);
                 return;
             }

@@ -2,7 +2,7 @@
 //!
 //! * Source: W. R. Franklin, "On an improved algorithm for decentralized
 //!   extrema finding in circular configurations of processors" (1982);
-//!   Santoro ch. 3 (seed 003), "Stages" / "Electoral stages".
+//!   Santoro ch. 3, "Stages" / "Electoral stages".
 //! * Network: bidirectional ring, no orientation, **FIFO links** (the
 //!   close-port technique below relies on it; the stage-buffering variant
 //!   that does not is a separate algorithm).
@@ -19,7 +19,7 @@
 //! id is back from both sides (so no election message is in flight) it leads
 //! and sends a notification round the ring.
 //!
-//! Corrections to the seed's pseudo-code: the winner waits for its id from
+//! Corrections to Santoro's pseudo-code: the winner waits for its id from
 //! both sides before notifying (the slide notifies on the first, and the
 //! notification then races the second id, which a node that already became
 //! follower swallows: the count then depends on the schedule); `min` must be reset to the own id
@@ -41,7 +41,9 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "stages",
     title: "Stages (Franklin)",
-    source: "W. R. Franklin 1982; Santoro ch. 3 (seed 003)",
+    source: "W. R. Franklin, On an improved algorithm for decentralized extrema finding in circular configurations \
+             of processors, CACM 25(5), 1982; N. Santoro, Design and Analysis of Distributed Algorithms, \
+             Wiley 2007, ch. 3 (Stages)",
     description: "Candidates send their id both ways to the nearest candidates; a candidate that \
                   beats both neighbours' ids survives to the next stage, so at most half survive.",
     topologies: BI_RINGS,

@@ -1,6 +1,6 @@
 //! # Stages without message ordering (Franklin, per-stage buffering)
 //!
-//! * Source: W. R. Franklin (1982); Santoro ch. 3 (seed 003), "Stages",
+//! * Source: W. R. Franklin (1982); Santoro ch. 3, "Stages",
 //!   section "Removing Message Ordering".
 //! * Network: bidirectional ring, no orientation, **no FIFO**: every message
 //!   carries its sender's stage, and a candidate stores the messages of later
@@ -19,13 +19,13 @@
 //! and relays everything it stored. A candidate whose own id comes back (from
 //! both sides) is the last one: it leads and sends a notification round.
 //!
-//! Corrections to the seed: the slide says a candidate "stores M and
-//! processes it after all messages with stage i + 1, ..., j − 1 arrive"; a
-//! candidate never receives messages of intermediate stages it skips (it is
-//! a candidate of every stage up to its last), so the rule reduces to
-//! "handle stage-j messages when reaching stage j, relay all stored ones when
-//! defeated". A stored message must be relayed by a node that becomes
-//! defeated (the slide is silent; dropping it loses the next stage's ids).
+//! Corrections to Santoro's pseudo-code: the slide says a candidate "stores M
+//! and processes it after all messages with stage i + 1, ..., j − 1 arrive"; a
+//! candidate never receives messages of intermediate stages it skips (it is a
+//! candidate of every stage up to its last), so the rule reduces to "handle
+//! stage-j messages when reaching stage j, relay all stored ones when
+//! defeated". A stored message must be relayed by a node that becomes defeated
+//! (the slide is silent; dropping it loses the next stage's ids).
 
 use super::oneshot::{self, CandidateStatus, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
@@ -36,7 +36,9 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "stages-buffered",
     title: "Stages without message ordering",
-    source: "W. R. Franklin 1982; Santoro ch. 3 (seed 003), Removing Message Ordering",
+    source: "W. R. Franklin, On an improved algorithm for decentralized extrema finding in circular configurations \
+             of processors, CACM 25(5), 1982; N. Santoro, Design and Analysis of Distributed Algorithms, \
+             Wiley 2007, ch. 3 (Stages, Removing Message Ordering)",
     description: "Stages on links that may reorder: every id carries its stage, and a candidate \
                   stores ids of later stages until it reaches them (relaying them if defeated).",
     topologies: BI_RINGS,

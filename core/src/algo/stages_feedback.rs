@@ -1,7 +1,7 @@
 //! # Stages with Feedback
 //!
-//! * Source: Santoro ch. 3 (seed 003), "Stages with Feedback"; N. Santoro,
-//!   Design and Analysis of Distributed Algorithms (2007), §3.8.
+//! * Source: Santoro ch. 3 slides, "Stages with Feedback"; N. Santoro,
+//!   Design and Analysis of Distributed Algorithms (Wiley 2007), §3.8.
 //! * Network: bidirectional ring, no orientation, **FIFO links** (a missing
 //!   feedback is detected by the next stage's id overtaking it, see below).
 //! * Winner: the maximum (as Franklin's Stages), or the minimum when mirrored
@@ -30,16 +30,17 @@
 //! The candidate whose own id comes back from both sides leads and sends a
 //! notification round.
 //!
-//! Corrections to the seed: the slide's condition for the feedback to z reads
-//! `id(z) < MIN(id(x), id(z))`, which is never true: no candidate would ever
-//! get feedback from its left and nobody would survive stage 1 (no leader on
-//! any ring of 3 or more). It must be `id(z) < MIN(id(x), id(y))` (regression
-//! test `feedback_goes_to_the_side_that_beats_both`). With two candidates
-//! left, y = z and neither condition holds, so the winner would starve: the
-//! loser sends its feedback on both sides (test `two_candidates_left`).
-//! Ids of the next stage can reach a candidate still collecting its own
-//! stage's ids (a survivor two candidates away is already one stage ahead):
-//! they are held, not relayed, since that candidate still owes feedback.
+//! Corrections to Santoro's pseudo-code: the slide's condition for the feedback
+//! to z reads `id(z) < MIN(id(x), id(z))`, which is never true: no candidate
+//! would ever get feedback from its left and nobody would survive stage 1 (no
+//! leader on any ring of 3 or more). It must be `id(z) < MIN(id(x), id(y))`
+//! (regression test `feedback_goes_to_the_side_that_beats_both`). With two
+//! candidates left, y = z and neither condition holds, so the winner would
+//! starve: the loser sends its feedback on both sides (test
+//! `two_candidates_left`). Ids of the next stage can reach a candidate still
+//! collecting its own stage's ids (a survivor two candidates away is already
+//! one stage ahead): they are held, not relayed, since that candidate still
+//! owes feedback.
 
 use super::oneshot::{self, Ending, OneShotNode};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, feedback_worst_case, floor_log3, mirror, zigzag};
@@ -50,7 +51,7 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "stages-feedback",
     title: "Stages with Feedback",
-    source: "Santoro ch. 3 (seed 003), Stages with Feedback",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, ch. 3 (Stages with Feedback)",
     description: "Stages where a candidate sends a positive feedback to the neighbouring candidate \
                   whose id beats its own and the other neighbour's; only candidates with feedback \
                   from both sides survive, so at most a third do.",
@@ -246,7 +247,7 @@ mod tests {
         Msg::Feedback { id, stage: 1 }
     }
 
-    /// Regression for the seed's typo `id(z) < MIN(id(x), id(z))`: a candidate
+    /// Regression for the slide's typo `id(z) < MIN(id(x), id(z))`: a candidate
     /// (min rule, as Santoro) sends its feedback to the side whose id beats
     /// both its own and the other side's, whichever side that is.
     #[test]

@@ -1,8 +1,9 @@
-//! # Hirschberg-Sinclair, synchronous (seed 001)
+//! # Hirschberg-Sinclair, synchronous
 //!
 //! * Source: D. S. Hirschberg, J. B. Sinclair, "Decentralized extrema-finding
-//!   in circular configurations of processors" (1980); seed 001 (HS); N. Lynch,
-//!   *Distributed Algorithms*, §3.4 (the synchronous HS and its analysis).
+//!   in circular configurations of processors", CACM 23(11), 1980 (HS);
+//!   N. Lynch, *Distributed Algorithms*, Morgan Kaufmann 1996, §3.4 (the
+//!   synchronous HS and its analysis).
 //! * Network: bidirectional ring, no orientation, no FIFO, **synchronous**:
 //!   every message sent at a node's round-r tick is received before the
 //!   receiver's round-(r + 1) tick (see [`ROUND_MS`]).
@@ -24,7 +25,7 @@
 //! one hop costs exactly one round. An initiator's wake-up is its round 0
 //! tick. A node woken by a message starts its clock then; at its first tick
 //! it starts phase 0 and handles the waking message (every node takes part,
-//! as seed 001 says, so the global extremum wins whoever initiates).
+//! as in HS, so the global extremum wins whoever initiates).
 //!
 //! Phase i (0, 1, ...) of a candidate begins `2^(i+1) − 2` rounds after the
 //! candidate's phase 0 ([`phase_start`]): it sends `Probe {id, stage: i,
@@ -62,7 +63,7 @@
 //! one local extremum) costs 3n in phase 0, 4·2^i for the winner's phases
 //! 1..p − 1, 2n for its last and n notifications: [`best_case_messages`].
 //!
-//! ## Corrections to seed 001
+//! ## Corrections to a common informal description of HS
 //!
 //! * "halts when the node receives its probe message": a candidate receives
 //!   its own id back in every phase, as replies. The election ends when an
@@ -70,11 +71,11 @@
 //!   whole ring; that happens only to the extremum, in phase ⌈log2 n⌉.
 //! * "stop forwarding when the hop count becomes 0": the node where the count
 //!   runs out must *answer* (send the reply back), not just stop, or no
-//!   candidate ever survives a phase. The seed's `<uid, hops, direction>` is
+//!   candidate ever survives a phase. Its `<uid, hops, direction>` is
 //!   carried as `Probe {id, stage, limit}` out and `Reply {id, stage}` back.
 //! * "if the incoming is lesser than its own, it discards" is about probes:
 //!   a reply only retraces nodes its probe beat, so it is always relayed.
-//! * The seed assumes every node starts; here non-initiators join when the
+//! * It assumes every node starts; here non-initiators join when the
 //!   first message wakes them.
 
 use super::oneshot::{self, Ending};
@@ -85,8 +86,9 @@ use crate::machine;
 /// This algorithm's catalogue entry.
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "sync-hs",
-    title: "Hirschberg-Sinclair, synchronous (seed 001)",
-    source: "D. Hirschberg, J. Sinclair 1980 (seed 001); N. Lynch, Distributed Algorithms, 3.4",
+    title: "Hirschberg-Sinclair, synchronous rounds",
+    source: "D. S. Hirschberg, J. B. Sinclair, Decentralized extrema-finding in circular configurations of \
+             processors, CACM 23(11), 1980; N. A. Lynch, Distributed Algorithms, Morgan Kaufmann 1996, 3.4",
     description: "HS in lock-step rounds: nodes act only at the ticks of a round clock (a timer), one \
                   hop per round, so phase i (probes to distance 2^i and back) of every candidate \
                   takes exactly 2^(i+1) rounds; a probe that goes round the ring elects its owner. \

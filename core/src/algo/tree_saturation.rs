@@ -1,7 +1,7 @@
 //! # Tree election by saturation (Elect_min)
 //!
 //! * Source: N. Santoro, *Design and Analysis of Distributed Algorithms*,
-//!   ch. 2-3 (seed 003): the saturation technique and "Election in the Tree".
+//!   Wiley 2007, ch. 2-3: the saturation technique and "Election in the Tree".
 //! * Network: a tree, bidirectional FIFO links; a node knows its degree
 //!   (its number of ports), not n.
 //! * Winner: the minimum (Santoro), or the maximum when mirrored.
@@ -18,7 +18,7 @@
 //! sends a notification with that id to its other neighbours, and every node
 //! forwards it away from its parent. The node holding the best id leads.
 //!
-//! Correction to the seed: the slide has the saturated nodes exchange a
+//! Correction to Santoro's slides: the slide has the saturated nodes exchange a
 //! further `Election` message and compare their own ids, which elects the
 //! better of the two *saturated* nodes, not the tree's minimum; the minimum
 //! must travel with the saturation messages (Santoro's text does this) so
@@ -33,7 +33,8 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "tree-saturation",
     title: "Tree election by saturation (Elect_min)",
-    source: "N. Santoro, Design and Analysis of Distributed Algorithms, ch. 2-3 (seed 003)",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, \
+             ch. 2-3 (saturation; election in trees)",
     description: "Wake-up flood, then saturation: each node reports its subtree's best id to its last \
                   neighbour; the two saturated nodes know the winner and notify the tree.",
     topologies: TREES,

@@ -1,6 +1,6 @@
 //! # UniAlternate (Alternate on a unidirectional ring)
 //!
-//! * Source: Santoro ch. 3 (seed 003), "Unidirectional version" and the
+//! * Source: Santoro ch. 3, "Unidirectional version" and the
 //!   unidirectional table (UniAlternate, 1.44 n log n + O(n)); the same
 //!   simulation technique as UniStages (Dolev-Klawe-Rodeh, Peterson 1982).
 //! * Network: unidirectional ring (sends right; also runs on the oriented
@@ -22,7 +22,7 @@
 //! comes back is the last; it announces the value, and the owner of that id
 //! declares itself leader.
 //!
-//! Corrections to the seed: as for UniStages, the node left holding the
+//! Corrections to Santoro's slides: as for UniStages, the node left holding the
 //! winning value need not own it, so the holder announces the value instead
 //! of declaring itself leader.
 
@@ -36,7 +36,8 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "uni-alternate",
     title: "UniAlternate",
-    source: "Santoro ch. 3 (seed 003), unidirectional version and table",
+    source: "N. Santoro, Design and Analysis of Distributed Algorithms, Wiley 2007, ch. 3 \
+             (Alternate, unidirectional version; UniAlternate in the table of unidirectional election algorithms)",
     description: "Alternate simulated on a unidirectional ring: at odd steps a node keeps its value \
                   if it beats its predecessor's, at even steps it takes over its predecessor's value \
                   if that beats its own; the last holder announces the value and its owner leads.",

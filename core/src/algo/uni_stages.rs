@@ -3,7 +3,7 @@
 //! * Source: D. Dolev, M. Klawe, M. Rodeh, "An O(n log n) unidirectional
 //!   distributed algorithm for extrema finding in a circle" (1982); G. L.
 //!   Peterson, "An O(n log n) unidirectional algorithm for the circular
-//!   extrema problem" (1982); Santoro ch. 3 (seed 003), "Unidirectional
+//!   extrema problem" (1982); Santoro ch. 3, "Unidirectional
 //!   version".
 //! * Network: unidirectional ring (sends right; also runs on the oriented
 //!   bidirectional ring), **FIFO links**.
@@ -26,15 +26,15 @@
 //! relay forwards everything. The active node whose own value comes back as
 //! its first message is the last: the value it holds is the extremum.
 //!
-//! Corrections to the seed / literature: the node that ends up holding the
-//! winning value is in general *not* its owner (ids 1, 2: node 1 ends up
-//! holding 2). Declaring the holder leader elects the wrong node (and the
-//! invariant `leader_is_extremum` fails). Here the holder sends the
-//! notification round carrying the winning value; the node whose own id it
-//! is declares itself leader, every other node (the holder included, unless
-//! it owns the value) a follower. Encoding: `Msg::Election { id: value,
-//! stage: step }`, the step's parity telling the first message of a phase
-//! from the second.
+//! Corrections to Santoro's slides and the literature: the node that ends up
+//! holding the winning value is in general *not* its owner (ids 1, 2: node 1
+//! ends up holding 2). Declaring the holder leader elects the wrong node (and
+//! the invariant `leader_is_extremum` fails). Here the holder sends the
+//! notification round carrying the winning value; the node whose own id it is
+//! declares itself leader, every other node (the holder included, unless it
+//! owns the value) a follower. Encoding:
+//! `Msg::Election { id: value, stage: step }`, the step's parity telling the
+//! first message of a phase from the second.
 
 use super::oneshot::{self, Ending, OneShotNode};
 use super::spec::{
@@ -47,7 +47,10 @@ use crate::machine;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "uni-stages",
     title: "UniStages (Dolev-Klawe-Rodeh / Peterson)",
-    source: "D. Dolev, M. Klawe, M. Rodeh 1982; G. L. Peterson 1982; Santoro ch. 3 (seed 003), unidirectional version",
+    source: "D. Dolev, M. Klawe, M. Rodeh, An O(n log n) unidirectional distributed algorithm for extrema finding \
+             in a circle, J. Algorithms 3(3), 1982; G. L. Peterson, An O(n log n) unidirectional algorithm for the \
+             circular extrema problem, ACM TOPLAS 4(4), 1982; N. Santoro, Design and Analysis of Distributed \
+             Algorithms, Wiley 2007, ch. 3 (Stages, unidirectional version)",
     description: "Stages simulated on a unidirectional ring: each active node sends its value and \
                   forwards its predecessor's, and keeps the predecessor's value if it is a local \
                   extremum; the last holder announces the winning value and its owner leads.",

@@ -1,8 +1,8 @@
 //! # Complete-network election (Villadangos et al. 2005)
 //!
 //! * Source: J. Villadangos, A. Córdoba, F. Fariña, M. Prieto, "Efficient
-//!   Leader Election in Complete Networks", PDP 2005, as retold by seed 000
-//!   (statuses passive / candidate / dummy / waiting / leader,
+//!   Leader Election in Complete Networks", PDP 2005, as retold in a blog
+//!   summary (statuses passive / candidate / dummy / waiting / leader,
 //!   `candidate_predecessor`, `candidate_successor`, `message1..3`, a Ruby
 //!   sketch).
 //! * Network: complete graph, bidirectional links, no FIFO, no sense of
@@ -45,7 +45,7 @@
 //! being the links `message1(c_j)` crosses, so the last notification
 //! arrives by n + k.
 //!
-//! Corrections to the seed (see `docs/algorithms.md`):
+//! Corrections to that summary's sketch (see `docs/algorithms.md`):
 //! 1. `message1` at a candidate whose id is *worse* than the new candidate
 //!    predecessor (every candidate but c1) has no branch in the sketch. When
 //!    c1's `message2` arrived first (it and `message1` come over different
@@ -78,7 +78,8 @@ use crate::topology::TopologyKind;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "complete-villadangos",
     title: "Complete network (Villadangos et al.)",
-    source: "J. Villadangos, A. Cordoba, F. Farina, M. Prieto, Efficient Leader Election in Complete Networks, PDP 2005 (seed 000)",
+    source: "J. Villadangos, A. Córdoba, F. Fariña, M. Prieto, \
+             Efficient leader election in complete networks, PDP 2005",
     description: "Nodes form a virtual ring by next-lower id. Each candidate sends message1 along it, \
                   turning passive nodes into dummies, until it reaches the next candidate; the best \
                   candidate, reached across the wrap-around, absorbs the others one by one with \

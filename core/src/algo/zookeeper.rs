@@ -1,13 +1,17 @@
 //! # ZooKeeper-style election (NEW_LEADER / ACK / COMMIT with a quorum)
 //!
-//! * Source: seed 004, section "Apache Zookeeper": every server has a
-//!   sequence number and the best one becomes leader; a potential leader
-//!   broadcasts `NEW_LEADER`; each process acks at most one `NEW_LEADER`; a
-//!   leader that receives a quorum of acks broadcasts `COMMIT`; on `COMMIT`
-//!   processes update their leader pointer ("potentially no leader gets a
-//!   quorum"). Failure detection: each process monitors the next-better one;
-//!   when it fails, if it was the leader you become the proposed leader, else
-//!   you re-check the next one. Here the sequence number is the node's id,
+//! * Source: ZooKeeper's leader election as usually taught, after P. Hunt,
+//!   M. Konar, F. P. Junqueira, B. Reed, "ZooKeeper: wait-free coordination for
+//!   Internet-scale systems", USENIX ATC 2010, and the `NEW_LEADER` / `ACK` /
+//!   `COMMIT` exchange of Zab (F. P. Junqueira, B. C. Reed, M. Serafini, "Zab:
+//!   high-performance broadcast for primary-backup systems", DSN 2011): every
+//!   server has a sequence number and the best one becomes leader; a potential
+//!   leader broadcasts `NEW_LEADER`; each process acks at most one
+//!   `NEW_LEADER`; a leader that receives a quorum of acks broadcasts `COMMIT`;
+//!   on `COMMIT` processes update their leader pointer ("potentially no leader
+//!   gets a quorum"). Failure detection: each process monitors the next-better
+//!   one; when it fails, if it was the leader you become the proposed leader,
+//!   else you re-check the next one. Here the sequence number is the node's id,
 //!   ordered by the election rule ("better" = wins under the rule).
 //! * Network: COMPLETE graph, bidirectional links, no FIFO. A node knows the
 //!   ids behind its ports ([`NodeContext::port_info`]) and the size of the
@@ -42,7 +46,7 @@
 //!
 //! * **Who proposes.** A node watches the better nodes through its failure
 //!   detector ([`Algorithm::on_suspect`]). It proposes itself when it is
-//!   looking, every better node is suspected (the seed's chain "watch the
+//!   looking, every better node is suspected (the chain "watch the
 //!   next-better one; when it fails re-check the next one", with every link
 //!   of the chain watched at once), and it sees a quorum (itself plus the
 //!   peers it does not suspect). With no suspicions, that is the best node
@@ -181,7 +185,10 @@ use crate::topology::TopologyKind;
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "zookeeper",
     title: "ZooKeeper-style election (NEW_LEADER / ACK / COMMIT)",
-    source: "seed 004 (Apache ZooKeeper: sequence numbers, each node watches the next-better one, NEW_LEADER / ACK / COMMIT with a quorum)",
+    source: "P. Hunt, M. Konar, F. P. Junqueira, B. Reed, ZooKeeper: wait-free coordination for Internet-scale \
+             systems, USENIX ATC 2010 (sequence numbers, each node watches the next-better one); F. P. Junqueira, \
+             B. C. Reed, M. Serafini, Zab: high-performance broadcast for primary-backup systems, DSN 2011 \
+             (NEW_LEADER / ACK / COMMIT with a quorum)",
     description: "The best node proposes itself with NEW_LEADER and a term above every term it has heard of; \
                   each node acks at most one proposal per term (persisted, so also across a crash); a proposer \
                   acked by a quorum (a majority of all nodes) leads and broadcasts COMMIT, on which the others \

@@ -254,8 +254,8 @@ messages! {
         /// The term it leads.
         term: u64,
     } => "coordinator", pb::Coordinator, Traffic::Notification;
-    /// Repaired ring (seed 002): an election travelling the logical ring.
-    /// The seed's list of forwarders is reduced to what the election uses:
+    /// Repaired ring: an election travelling the logical ring.
+    /// The textbook's list of forwarders is reduced to what the election uses:
     /// the best id in it and its length.
     RingCollect {
         /// The election's term.
