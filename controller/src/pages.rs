@@ -132,7 +132,7 @@ async fn index(State(elections): State<Arc<Elections>>) -> Html<String> {
         entry.inspect(|r| index_row(&mut rows, r));
     }
     let empty = if rows.is_empty() {
-        "<p>No election yet: start one (README: <code>grpcurl … StartElection</code>) and reload.</p>"
+        "<p>No election yet: start one (docs/api.md: <code>grpcurl … StartElection</code>) and reload.</p>"
     } else {
         ""
     };

@@ -15,3 +15,4 @@ mod t11_containers;
 mod t12_memory_budget;
 mod t13_check_memory;
 mod t14_silent_nodes;
+mod t15_api_doc;

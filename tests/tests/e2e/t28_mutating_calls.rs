@@ -40,8 +40,8 @@ fn between(path: &str, from: &str, to: &str) -> String {
 
 /// Every Controller call made with the read-only token: those refused PERMISSION_DENIED are the mutating
 /// ones (StartElection, StopElection, InjectFault, ClearFaults, CompareAlgorithms, CheckAlgorithm), and
-/// docs/architecture.md's security table, README and node/src/auth.rs each name exactly those. Failed
-/// before the table and auth.rs were fixed: both left out CheckAlgorithm.
+/// docs/architecture.md's security table, docs/operations.md, docs/api.md and node/src/auth.rs each name
+/// exactly those. Failed before the table and auth.rs were fixed: both left out CheckAlgorithm.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_docs_name_every_call_that_needs_the_write_token() {
     let mut config = test_config(2);
@@ -72,7 +72,8 @@ async fn the_docs_name_every_call_that_needs_the_write_token() {
     assert_eq!(mutating.len(), 6, "{mutating:?}");
     let places = [
         ("docs/architecture.md", "`ringleader.v1.Controller` mutating calls:", "|"),
-        ("README.md", "calls that change state (", ")"),
+        ("docs/operations.md", "calls that change state (", ")"),
+        ("docs/api.md", "Calls that change state (", ")"),
         ("node/src/auth.rs", "the controller's mutating calls (", ")"),
     ];
     for (path, from, to) in places {
