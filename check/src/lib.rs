@@ -58,6 +58,9 @@ use ringleader_core::algo::{Decision, Leadership, Rule};
 use ringleader_core::topology::{Topology, TopologyKind};
 
 mod model;
+mod request;
+
+pub use request::{CheckAsk, Checked, MAX_DELAY_MS, MAX_FAULTS, MAX_N, MAX_PARTITION_MS, Refusal};
 
 pub use model::{
     DEFAULT_DELAY_MS, Election, ElectionModel, Faults, KEPT_PROPERTIES, Move, Observation, PROPERTIES, Step, System,

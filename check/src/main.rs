@@ -9,8 +9,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use ringleader_check::{Election, Faults, KeptCheck, Limits, diagram, split_words, sweep, sweep_kept};
-use ringleader_core::algo::catalogue::{self, CATALOGUE};
+use ringleader_check::{
+    CheckAsk, Checked, Election, Faults, KeptCheck, Limits, Refusal, Sweep, diagram, split_words, sweep, sweep_kept,
+};
+use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
 use ringleader_core::algo::detector::DetectorConfig;
 
 // A check clones and drops a state per move: glibc's malloc and free took a
@@ -126,61 +128,104 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let specs: Vec<_> = if args.algorithms.is_empty() {
-        CATALOGUE.iter().filter(|s| !args.kept || s.kept.is_some()).collect()
-    } else {
-        let mut specs = Vec::new();
-        for name in &args.algorithms {
-            match catalogue::find(name) {
-                Some(s) if args.kept && s.kept.is_none() => {
-                    eprintln!("--kept: {name} has no kept mode ({} do)", catalogue::kept_names());
-                    return ExitCode::from(2);
-                }
-                Some(s) => specs.push(s),
-                None => {
-                    eprintln!("unknown algorithm {name:?}; known: {}", catalogue::names());
-                    return ExitCode::from(2);
-                }
+    let checks = match plan(&args) {
+        Ok(checks) => checks,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    print_header(&args);
+    let mut failed = false;
+    for check in &checks {
+        match run(&args, check) {
+            Ok(broken) => failed |= broken,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
             }
         }
-        specs
+    }
+    if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+}
+
+/// One check to run: an algorithm at one size (and, with `--each-split`, one split), validated.
+struct Planned {
+    spec: &'static AlgorithmSpec,
+    n: u32,
+    checked: Checked,
+}
+
+/// A refusal in the command line's words: the flag at fault (the algorithms are positional).
+fn refused(r: Refusal) -> String {
+    match r.field {
+        "algorithm" => format!("algorithm: {}", r.why),
+        "detector" => format!("--period-ms/--suspect-ms: {}", r.why),
+        _ => format!("{}: {}", r.flag(), r.why),
+    }
+}
+
+/// Every check the arguments ask for, each validated as the controller's CheckAlgorithm validates it
+/// ([`CheckAsk`]), or the first refusal.
+fn plan(args: &Args) -> Result<Vec<Planned>, String> {
+    let names: Vec<&str> = if args.algorithms.is_empty() {
+        CATALOGUE.iter().filter(|s| !args.kept || s.kept.is_some()).map(|s| s.name).collect()
+    } else {
+        args.algorithms.iter().map(String::as_str).collect()
     };
-    if let Some(&n) = args.n.iter().find(|&&n| !(2..=6).contains(&n)) {
-        eprintln!("--n {n}: sizes from 2 to 6 only (the state space grows factorially)");
-        return ExitCode::from(2);
-    }
-    let detector = DetectorConfig { period_ms: args.period_ms, timeout_ms: args.suspect_ms };
-    if let Err(e) = detector.validate() {
-        eprintln!("--period-ms/--suspect-ms: {e}");
-        return ExitCode::from(2);
-    }
-    if args.delay_ms == Some(0) {
-        eprintln!("--delay-ms must be positive");
-        return ExitCode::from(2);
-    }
-    if args.partition_ms == Some(0) {
-        eprintln!("--partition-ms must be positive");
-        return ExitCode::from(2);
-    }
-    if (!args.partition_side.is_empty() || args.each_split) && (!args.kept || args.partitions == 0) {
-        eprintln!("--partition-side/--each-split: only with --kept and --partitions 1 or more");
-        return ExitCode::from(2);
+    if args.each_split && (!args.kept || args.partitions == 0) {
+        return Err("--each-split: only with --kept and --partitions 1 or more".into());
     }
     if !args.partition_side.is_empty() && args.each_split {
-        eprintln!("--partition-side and --each-split: one or the other");
-        return ExitCode::from(2);
+        return Err("--partition-side and --each-split: one or the other".into());
     }
-    if args.punctual_timers && !args.kept {
-        eprintln!("--punctual-timers: only kept leaderships have timers (add --kept)");
-        return ExitCode::from(2);
+    let mut out = Vec::new();
+    for name in names {
+        for &n in &args.n {
+            let ask = ask(args, name, n);
+            let spec = ask.spec().map_err(refused)?;
+            let checked = ask.check().map_err(refused)?;
+            if args.each_split {
+                for side in (1..1u32 << (n - 1)).map(|side| side << 1) {
+                    let mut checked = checked.clone();
+                    checked.election.partition_side = Some(side);
+                    out.push(Planned { spec, n, checked });
+                }
+            } else {
+                out.push(Planned { spec, n, checked });
+            }
+        }
     }
-    let faults = Faults {
-        crashes: args.crashes,
-        recover: args.recover,
-        losses: args.losses,
-        duplications: args.duplications,
-        partitions: args.partitions,
-    };
+    Ok(out)
+}
+
+/// The check of `name` on `n` nodes the arguments ask for. The fault counts, the delay and the
+/// partitions' bounds are the kept checks' (they default to a crash and a lost message): a one-shot check
+/// leaves them out.
+fn ask(args: &Args, name: &str, n: u32) -> CheckAsk {
+    let kept = |count: u8| if args.kept { u32::from(count) } else { 0 };
+    CheckAsk {
+        algorithm: name.to_string(),
+        n,
+        kept: args.kept,
+        crashes: kept(args.crashes),
+        recover: args.recover && args.kept,
+        losses: kept(args.losses),
+        duplications: kept(args.duplications),
+        partitions: kept(args.partitions),
+        delay_ms: args.delay_ms.filter(|_| args.kept),
+        punctual_timers: args.punctual_timers,
+        partition_ms: args.partition_ms,
+        partition_side: args.partition_side.clone(),
+        fifo: args.fifo,
+        any_order: args.any_order,
+        detector: DetectorConfig { period_ms: args.period_ms, timeout_ms: args.suspect_ms },
+        ..CheckAsk::default()
+    }
+}
+
+/// The Markdown table's header, with `--markdown`.
+fn print_header(args: &Args) {
     if args.markdown && args.kept {
         println!("| algorithm | n | faults | states | explored | depth | verdict | time |");
         println!("| --- | ---: | --- | ---: | ---: | ---: | --- | ---: |");
@@ -190,207 +235,169 @@ fn main() -> ExitCode {
         );
         println!("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |");
     }
-    let mut failed = false;
-    for spec in specs {
-        for &n in &args.n {
-            let sides: Vec<Option<u32>> = if args.each_split {
-                (1..1u32 << (n - 1)).map(|side| Some(side << 1)).collect()
-            } else if args.partition_side.is_empty() {
-                vec![None]
-            } else {
-                match side_of(&args.partition_side, n) {
-                    Ok(side) => vec![Some(side)],
-                    Err(e) => {
-                        eprintln!("--partition-side: {e}");
-                        return ExitCode::from(2);
-                    }
-                }
-            };
-            for side in sides {
-                let fifo = (spec.assumptions.fifo || args.fifo) && !args.any_order;
-                let limits = Limits {
-                    fifo,
-                    max_states: args.max_states,
-                    max_depth: 0,
-                    timeout: (args.timeout_s > 0).then(|| Duration::from_secs(args.timeout_s)),
-                    max_memory_mib: args.max_memory_mib,
-                    depth_first: args.dfs,
-                    reduce: !args.no_reduction,
-                    symmetric: args.symmetric,
-                    subsume: !args.no_subsumption,
-                };
-                let result = if args.kept {
-                    let delay_ms = args.delay_ms.unwrap_or(detector.period_ms);
-                    let (punctual_timers, partition_ms) = (args.punctual_timers, args.partition_ms);
-                    let how =
-                        KeptCheck { detector, faults, delay_ms, punctual_timers, partition_ms, partition_side: side };
-                    let mut last = 0;
-                    let r = sweep_kept(spec, n, how, limits, None, |p| {
-                        if p.elapsed.as_secs() >= last + 5 {
-                            last = p.elapsed.as_secs();
-                            eprint!(
-                                "\r{} n={n}: {} states, depth {} ({:.0} s)",
-                                spec.name,
-                                p.states,
-                                p.depth,
-                                p.elapsed.as_secs_f64()
-                            );
-                        }
-                    });
-                    if last > 0 {
-                        eprintln!();
-                    }
-                    r
-                } else {
-                    let mut done = 0usize;
-                    let r = sweep(spec, n, 7, spec.rule, limits, |_, _, _| {
-                        done += 1;
-                        if done.is_multiple_of(100) {
-                            eprint!("\r{} n={n}: {done} elections checked", spec.name);
-                        }
-                    });
-                    if done >= 100 {
-                        eprintln!();
-                    }
-                    r
-                };
-                let s = match result {
-                    Ok(s) => s,
-                    Err(e) => {
-                        eprintln!("{} n={n}: {e}", spec.name);
-                        continue;
-                    }
-                };
-                let verdict = if !s.broken.is_empty() {
-                    failed = true;
-                    let mut elections: Vec<_> = s.broken.iter().map(|(ids, initiators, _)| (ids, initiators)).collect();
-                    elections.dedup();
-                    let properties = s.broken.len();
-                    let plural = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-                    format!(
-                        "BROKEN ({} in {})",
-                        plural(properties, "property", "properties"),
-                        plural(elections.len(), "election", "elections")
-                    )
-                } else if !s.complete {
-                    "holds where explored (limits reached)".to_string()
-                } else {
-                    "holds on every schedule".to_string()
-                };
-                let links = if fifo { "FIFO" } else { "any order" };
-                // The faults in words, saying "FIFO links" where the algorithm does not assume them.
-                let words = |fifo_links| describe(faults, args.punctual_timers, fifo_links, args.partition_ms, side, n);
-                let (most, bound) = if args.kept {
-                    ("—".to_string(), "—".to_string())
-                } else {
-                    (s.all_initiators.0.to_string(), s.all_initiators.1.to_string())
-                };
-                if args.markdown && args.kept {
-                    println!(
-                        "| {} | {n} | {} | {} | {} | {} | {verdict} | {:.1} s |",
-                        spec.name,
-                        words(fifo && !spec.assumptions.fifo),
-                        s.states,
-                        s.explored,
-                        s.depth,
-                        s.elapsed.as_secs_f64()
-                    );
-                } else if args.markdown {
-                    println!(
-                        "| {} | {n} | {links} | {} | {} | {} | {most} | {bound} | {verdict} | {:.1} s |",
-                        spec.name,
-                        s.elections,
-                        s.states,
-                        s.depth,
-                        s.elapsed.as_secs_f64()
-                    );
-                } else if args.kept {
-                    println!(
-                        "{} n={n} kept ({links}, {}): {} states ({} explored), depth {}; {verdict} in {:.1} s",
-                        spec.name,
-                        words(false), // the links are named already
-                        s.states,
-                        s.explored,
-                        s.depth,
-                        s.elapsed.as_secs_f64()
-                    );
-                } else {
-                    println!(
-                        "{} n={n} ({links}): {} elections, {} states, depth {}, most messages {} (all initiating {most} of bound {bound}); {verdict} in {:.1} s",
-                        spec.name,
-                        s.elections,
-                        s.states,
-                        s.depth,
-                        s.most_messages,
-                        s.elapsed.as_secs_f64()
-                    );
-                }
-                for (k, (ids, initiators, c)) in s.broken.iter().enumerate().take(3) {
-                    if let Some(dir) = &args.svg {
-                        let topology = match ringleader_core::topology::Topology::build(spec.default_topology(), n, 7) {
-                            Ok(t) => t,
-                            Err(e) => {
-                                eprintln!("{e}");
-                                return ExitCode::from(2);
-                            }
-                        };
-                        let mut e = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
-                        if args.kept {
-                            e = Election {
-                                delay_ms: args.delay_ms.unwrap_or(detector.period_ms),
-                                punctual_timers: args.punctual_timers,
-                                partition_ms: args.partition_ms,
-                                partition_side: side,
-                                ..Election::kept(spec, e.topology, e.ids, detector, faults)
-                            };
-                        }
-                        let path = dir.join(format!("{}-n{n}-{}.svg", spec.name, k + 1));
-                        match std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, diagram(&e, fifo, c))) {
-                            Ok(()) => eprintln!("  diagram: {}", path.display()),
-                            Err(err) => {
-                                eprintln!("--svg {}: {err}", dir.display());
-                                return ExitCode::from(2);
-                            }
-                        }
-                    }
-                    eprintln!(
-                        "  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:",
-                        c.property,
-                        c.steps.len()
-                    );
-                    for (i, step) in c.steps.iter().enumerate() {
-                        eprintln!("    {:>3}. {step:?}", i + 1);
-                    }
-                    eprintln!(
-                        "    decisions: {:?}; beliefs: {:?}{}",
-                        c.decisions,
-                        c.beliefs,
-                        c.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default()
-                    );
-                }
-            }
-        }
-    }
-    if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }
 
-/// The positions on one side of a split of the kept check's nodes (ids
-/// 1..=n, position = id − 1), from the ids on that side.
-fn side_of(ids: &[u64], n: u32) -> Result<u32, String> {
-    let mut side = 0u32;
-    for &id in ids {
-        if !(1..=u64::from(n)).contains(&id) {
-            return Err(format!("id {id}: the ids of a kept check of {n} nodes are 1..={n}"));
+/// The limits the arguments set on one check.
+fn limits(args: &Args, fifo: bool) -> Limits {
+    Limits {
+        fifo,
+        max_states: args.max_states,
+        max_depth: 0,
+        timeout: (args.timeout_s > 0).then(|| Duration::from_secs(args.timeout_s)),
+        max_memory_mib: args.max_memory_mib,
+        depth_first: args.dfs,
+        reduce: !args.no_reduction,
+        symmetric: args.symmetric,
+        subsume: !args.no_subsumption,
+    }
+}
+
+/// Run one planned check and print its line and its counterexamples; `Ok(true)` when a property broke.
+fn run(args: &Args, p: &Planned) -> Result<bool, String> {
+    let (spec, n, e) = (p.spec, p.n, &p.checked.election);
+    let fifo = p.checked.fifo;
+    let result = if args.kept {
+        let how = KeptCheck {
+            detector: e.kept.unwrap_or_default(),
+            faults: e.faults,
+            delay_ms: e.delay_ms,
+            punctual_timers: e.punctual_timers,
+            partition_ms: e.partition_ms,
+            partition_side: e.partition_side,
+        };
+        let mut last = 0;
+        let r = sweep_kept(spec, n, how, limits(args, fifo), None, |p| {
+            if p.elapsed.as_secs() >= last + 5 {
+                last = p.elapsed.as_secs();
+                eprint!(
+                    "\r{} n={n}: {} states, depth {} ({:.0} s)",
+                    spec.name,
+                    p.states,
+                    p.depth,
+                    p.elapsed.as_secs_f64()
+                );
+            }
+        });
+        if last > 0 {
+            eprintln!();
         }
-        side |= 1 << (id - 1);
+        r
+    } else {
+        let mut done = 0usize;
+        let r = sweep(spec, n, 7, spec.rule, limits(args, fifo), |_, _, _| {
+            done += 1;
+            if done.is_multiple_of(100) {
+                eprint!("\r{} n={n}: {done} elections checked", spec.name);
+            }
+        });
+        if done >= 100 {
+            eprintln!();
+        }
+        r
+    };
+    let s = match result {
+        Ok(s) => s,
+        Err(err) => {
+            eprintln!("{} n={n}: {err}", spec.name);
+            return Ok(false);
+        }
+    };
+    print_line(args, p, &s);
+    print_counterexamples(args, p, &s)?;
+    Ok(!s.broken.is_empty())
+}
+
+/// The line of one check (or its Markdown row).
+fn print_line(args: &Args, p: &Planned, s: &Sweep) {
+    let (spec, n, e, fifo) = (p.spec, p.n, &p.checked.election, p.checked.fifo);
+    let verdict = if !s.broken.is_empty() {
+        let mut elections: Vec<_> = s.broken.iter().map(|(ids, initiators, _)| (ids, initiators)).collect();
+        elections.dedup();
+        let properties = s.broken.len();
+        let plural = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+        format!(
+            "BROKEN ({} in {})",
+            plural(properties, "property", "properties"),
+            plural(elections.len(), "election", "elections")
+        )
+    } else if !s.complete {
+        "holds where explored (limits reached)".to_string()
+    } else {
+        "holds on every schedule".to_string()
+    };
+    let links = if fifo { "FIFO" } else { "any order" };
+    // The faults in words, saying "FIFO links" where the algorithm does not assume them.
+    let words = |fifo_links| describe(e.faults, e.punctual_timers, fifo_links, e.partition_ms, e.partition_side, n);
+    let (most, bound) = if args.kept {
+        ("—".to_string(), "—".to_string())
+    } else {
+        (s.all_initiators.0.to_string(), s.all_initiators.1.to_string())
+    };
+    let secs = s.elapsed.as_secs_f64();
+    if args.markdown && args.kept {
+        let faults = words(fifo && !spec.assumptions.fifo);
+        println!(
+            "| {} | {n} | {faults} | {} | {} | {} | {verdict} | {secs:.1} s |",
+            spec.name, s.states, s.explored, s.depth
+        );
+    } else if args.markdown {
+        println!(
+            "| {} | {n} | {links} | {} | {} | {} | {most} | {bound} | {verdict} | {secs:.1} s |",
+            spec.name, s.elections, s.states, s.depth
+        );
+    } else if args.kept {
+        // The links are named already.
+        println!(
+            "{} n={n} kept ({links}, {}): {} states ({} explored), depth {}; {verdict} in {secs:.1} s",
+            spec.name,
+            words(false),
+            s.states,
+            s.explored,
+            s.depth
+        );
+    } else {
+        println!(
+            "{} n={n} ({links}): {} elections, {} states, depth {}, most messages {} (all initiating {most} of bound {bound}); {verdict} in {secs:.1} s",
+            spec.name, s.elections, s.states, s.depth, s.most_messages
+        );
     }
-    if side.count_ones() as usize != ids.len() {
-        return Err(format!("{ids:?} names a node twice"));
+}
+
+/// The first three counterexamples: their steps on standard error, and their diagrams with `--svg`.
+fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), String> {
+    let (spec, n, e, fifo) = (p.spec, p.n, &p.checked.election, p.checked.fifo);
+    for (k, (ids, initiators, c)) in s.broken.iter().enumerate().take(3) {
+        if let Some(dir) = &args.svg {
+            let topology =
+                ringleader_core::topology::Topology::build(spec.default_topology(), n, 7).map_err(|e| e.to_string())?;
+            let mut drawn = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
+            if let Some(detector) = e.kept {
+                drawn = Election {
+                    delay_ms: e.delay_ms,
+                    punctual_timers: e.punctual_timers,
+                    partition_ms: e.partition_ms,
+                    partition_side: e.partition_side,
+                    ..Election::kept(spec, drawn.topology, drawn.ids, detector, e.faults)
+                };
+            }
+            let path = dir.join(format!("{}-n{n}-{}.svg", spec.name, k + 1));
+            std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(&path, diagram(&drawn, fifo, c)))
+                .map_err(|err| format!("--svg {}: {err}", dir.display()))?;
+            eprintln!("  diagram: {}", path.display());
+        }
+        eprintln!("  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:", c.property, c.steps.len());
+        for (i, step) in c.steps.iter().enumerate() {
+            eprintln!("    {:>3}. {step:?}", i + 1);
+        }
+        eprintln!(
+            "    decisions: {:?}; beliefs: {:?}{}",
+            c.decisions,
+            c.beliefs,
+            c.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default()
+        );
     }
-    if side.count_ones() == n {
-        return Err(format!("{ids:?} is every node: a split needs a node on each side"));
-    }
-    Ok(side)
+    Ok(())
 }
 
 /// The faults of a kept check, in words (with how soon a partition heals,

@@ -5,9 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ringleader_check::{Election, Faults, KeptCheck, Limits, Report, check_with, diagram, split_words};
-use ringleader_core::algo::catalogue;
-use ringleader_core::topology::Topology;
+use ringleader_check::{CheckAsk, Checked, Election, KeptCheck, Limits, Report, check_with, diagram, split_words};
 use ringleader_proto::v1 as pb;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tonic::Status;
@@ -15,18 +13,10 @@ use tonic::Status;
 use crate::budget::{Budget, Reservation};
 use crate::config::ControllerConfig;
 
-/// The most nodes a check may have (the state space grows factorially).
-pub const MAX_N: u32 = 5;
 /// The most states a check may visit (about 2 GB of fingerprints and queue at worst).
 pub const MAX_STATES: u64 = 20_000_000;
 /// The longest a check may run.
 pub const MAX_SECONDS: u32 = 600;
-/// Faults of one kind a check may contain.
-const MAX_FAULTS: u32 = 2;
-/// The longest message delay a kept check takes, in ms.
-const MAX_DELAY_MS: u32 = 10_000;
-/// The longest partition a check may be bounded to, in ms.
-const MAX_PARTITION_MS: u32 = 600_000;
 
 /// A checked request: the election and how far to go.
 #[derive(Debug)]
@@ -39,90 +29,39 @@ fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
     Status::invalid_argument(format!("{field}: {why}"))
 }
 
-/// Validate `req`, naming the field at fault. The plan is run once
-/// [`admit`]ted.
-pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
-    let spec = catalogue::find(&req.algorithm)
-        .ok_or_else(|| invalid("algorithm", format!("unknown {:?}; known: {}", req.algorithm, catalogue::names())))?;
-    let n = if req.n == 0 { 3 } else { req.n };
-    if !(2..=MAX_N).contains(&n) {
-        return Err(invalid("n", format!("{n} nodes: from 2 to {MAX_N} (the state space grows factorially)")));
-    }
-    let topology = Topology::build(spec.default_topology(), n, 7).map_err(|e| invalid("n", e))?;
-    let ids: Vec<u64> = if req.ids.is_empty() { (1..=u64::from(n)).collect() } else { req.ids.clone() };
-    if ids.len() != n as usize {
-        return Err(invalid("ids", format!("{} ids for {n} nodes", ids.len())));
-    }
-    let mut sorted = ids.clone();
-    sorted.sort_unstable();
-    sorted.dedup();
-    if sorted.len() != ids.len() || sorted[0] == 0 {
-        return Err(invalid("ids", "must be distinct and positive"));
-    }
-    let faults = Faults {
-        crashes: bounded("crashes", req.crashes)?,
+/// The request as the checker asks it ([`CheckAsk`]: the same validation as the command line's).
+fn ask(req: &pb::CheckRequest) -> CheckAsk {
+    CheckAsk {
+        algorithm: req.algorithm.clone(),
+        n: req.n,
+        ids: req.ids.clone(),
+        initiators: req.initiators.clone(),
+        kept: req.kept,
+        crashes: req.crashes,
         recover: req.recover,
-        losses: bounded("losses", req.losses)?,
-        duplications: bounded("duplications", req.duplications)?,
-        partitions: bounded("partitions", req.partitions)?,
-    };
-    let election = if req.kept {
-        if spec.kept.is_none() {
-            return Err(Status::failed_precondition(format!(
-                "kept: {} has no kept mode ({} do)",
-                spec.name,
-                catalogue::kept_names()
-            )));
+        losses: req.losses,
+        duplications: req.duplications,
+        partitions: req.partitions,
+        delay_ms: (req.delay_ms > 0).then_some(u64::from(req.delay_ms)),
+        punctual_timers: req.punctual_timers,
+        partition_ms: (req.partition_ms > 0).then_some(u64::from(req.partition_ms)),
+        partition_side: req.partition_side.clone(),
+        fifo: req.fifo,
+        any_order: req.any_order,
+        detector: KeptCheck::default().detector,
+    }
+}
+
+/// Validate `req`, naming the field at fault (the checker's [`CheckAsk::check`], then how far this shared
+/// server lets a check go). The plan is run once [`admit`]ted.
+pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
+    let Checked { election, fifo } = ask(req).check().map_err(|r| {
+        if r.precondition {
+            Status::failed_precondition(r.to_string())
+        } else {
+            Status::invalid_argument(r.to_string())
         }
-        let how = KeptCheck { faults, ..KeptCheck::default() };
-        let delay_ms = match req.delay_ms {
-            0 => how.delay_ms,
-            ms @ 1..=MAX_DELAY_MS => u64::from(ms),
-            ms => return Err(invalid("delay_ms", format!("{ms} ms is above {MAX_DELAY_MS} ms"))),
-        };
-        let punctual_timers = req.punctual_timers;
-        let partition_ms = match req.partition_ms {
-            0 => None,
-            ms @ 1..=MAX_PARTITION_MS => Some(u64::from(ms)),
-            ms => return Err(invalid("partition_ms", format!("{ms} ms is above {MAX_PARTITION_MS} ms"))),
-        };
-        let partition_side = match req.partition_side.as_slice() {
-            [] => None,
-            _ if faults.partitions == 0 => {
-                return Err(Status::failed_precondition("partition_side: a split needs partitions of 1 or more"));
-            }
-            side => Some(side_of(side, &ids)?),
-        };
-        Election {
-            delay_ms,
-            punctual_timers,
-            partition_ms,
-            partition_side,
-            ..Election::kept(spec, topology, ids, how.detector, faults)
-        }
-    } else {
-        let named = [
-            ("delay_ms", req.delay_ms > 0),
-            ("punctual_timers", req.punctual_timers),
-            ("partition_ms", req.partition_ms > 0),
-            ("partition_side", !req.partition_side.is_empty()),
-            ("crashes", req.crashes > 0),
-            ("recover", req.recover),
-            ("losses", req.losses > 0),
-            ("duplications", req.duplications > 0),
-            ("partitions", req.partitions > 0),
-        ];
-        if let Some((field, _)) = named.iter().find(|(_, set)| *set) {
-            return Err(Status::failed_precondition(format!(
-                "{field}: faults, delays and timers are checked with kept only"
-            )));
-        }
-        let initiators = if req.initiators.is_empty() { (0..n).collect() } else { req.initiators.clone() };
-        if let Some(&p) = initiators.iter().find(|&&p| p >= n) {
-            return Err(invalid("initiators", format!("position {p} of {n} nodes")));
-        }
-        Election::new(spec, topology, ids, initiators, spec.rule)
-    };
+    })?;
     if req.max_states > MAX_STATES {
         return Err(invalid("max_states", format!("{} is above {MAX_STATES}", req.max_states)));
     }
@@ -131,10 +70,6 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
     }
     let max_states = if req.max_states == 0 { MAX_STATES } else { req.max_states } as usize;
     let timeout = Duration::from_secs(u64::from(if req.timeout_s == 0 { 60 } else { req.timeout_s }));
-    if req.fifo && req.any_order {
-        return Err(invalid("fifo", "FIFO links and any_order: one or the other"));
-    }
-    let fifo = (spec.assumptions.fifo || req.fifo) && !req.any_order;
     let limits = Limits { fifo, max_states, timeout: Some(timeout), depth_first: req.depth_first, ..Limits::default() };
     Ok(Plan { election, limits })
 }
@@ -239,31 +174,6 @@ impl Slots {
 
 /// The positions on one side of a split (a bit per position), from the ids
 /// on that side (`partition_side`) among the election's `ids`.
-fn side_of(side: &[u64], ids: &[u64]) -> Result<u32, Status> {
-    let mut mask = 0u32;
-    for id in side {
-        let p = ids
-            .iter()
-            .position(|i| i == id)
-            .ok_or_else(|| invalid("partition_side", format!("id {id} is not one of the ids {ids:?}")))?;
-        if mask >> p & 1 == 1 {
-            return Err(invalid("partition_side", format!("id {id} twice")));
-        }
-        mask |= 1 << p;
-    }
-    if mask.count_ones() as usize == ids.len() {
-        return Err(invalid("partition_side", "every node: a split needs a node on each side"));
-    }
-    Ok(mask)
-}
-
-fn bounded(field: &str, count: u32) -> Result<u8, Status> {
-    if count > MAX_FAULTS {
-        return Err(invalid(field, format!("{count} is above {MAX_FAULTS} (each fault multiplies the states)")));
-    }
-    Ok(count as u8)
-}
-
 fn event(kind: pb::check_event::Kind) -> pb::CheckEvent {
     pb::CheckEvent { kind: Some(kind) }
 }
