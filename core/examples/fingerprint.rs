@@ -2,7 +2,9 @@
 //! and kept where it has a kept mode) on its default topology, over seeded
 //! random delays and a plan of link faults (drops, delays with jitter,
 //! duplicates, reorders, an nth-selected drop, a crash and a recovery), each
-//! report hashed whole (`{:?}`: counters, verdict, fault log, leaderships).
+//! report hashed whole (`{:?}`: counters, verdict, fault log, leaderships;
+//! the verdict's violations by the text users read, so that their type may
+//! change while what they say may not).
 //! The hash is std's `DefaultHasher`, stable within one toolchain (compare
 //! builds made with the same rustc). A refactor of the core must leave it
 //! unchanged:
@@ -14,7 +16,7 @@ use std::hash::{Hash, Hasher};
 use ringleader_core::algo::MsgKind;
 use ringleader_core::algo::catalogue::CATALOGUE;
 use ringleader_core::faults::{Fault, FaultPlan, LinkFault, Scheduled};
-use ringleader_core::sim::{self, SimConfig};
+use ringleader_core::sim::{self, SimConfig, SimReport};
 use ringleader_core::topology::{IdOrder, Topology};
 
 fn main() {
@@ -43,13 +45,13 @@ fn main() {
             ];
             let one_shot = SimConfig { seed, faults: FaultPlan { faults: faults.clone() }, ..SimConfig::default() };
             let r = sim::run(spec, &topo, &ids, &initiators, spec.rule, &one_shot);
-            format!("{r:?}").hash(&mut h);
+            text(&r).hash(&mut h);
             runs += 1;
             faults.push(Scheduled::new(300, seed + 2, Fault::Crash { node: 1 }));
             faults.push(Scheduled::new(2_000, seed + 3, Fault::Recover { node: 1 }));
             let kept = SimConfig { seed, faults: FaultPlan { faults }, horizon: Some(8_000), ..SimConfig::default() };
             if let Some(r) = sim::run_kept(spec, &topo, &ids, &initiators, spec.rule, &kept) {
-                format!("{r:?}").hash(&mut h);
+                text(&r).hash(&mut h);
                 runs += 1;
             }
         }
@@ -58,4 +60,11 @@ fn main() {
         f.hash(&mut all);
     }
     println!("{runs} runs, fingerprint {:016x}", all.finish());
+}
+
+/// The report's `{:?}`, its violations written as their texts.
+fn text(r: &SimReport) -> String {
+    let typed = format!("violations: {:?}", r.verdict.violations);
+    let texts: Vec<String> = r.verdict.violations.iter().map(ToString::to_string).collect();
+    format!("{r:?}").replacen(&typed, &format!("violations: {texts:?}"), 1)
 }
