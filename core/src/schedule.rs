@@ -137,150 +137,226 @@ pub fn replay(
     fifo: bool,
     steps: &[Step],
 ) -> Result<Replayed, ReplayError> {
-    let n = topology.len();
-    let mut info: Vec<PortInfo> = Vec::new();
-    let build = |p: u32, info: &mut Vec<PortInfo>| {
-        crate::sim::port_info(topology, ids, p, info);
-        let ctx = NodeContext {
-            id: ids[p as usize],
-            rule,
-            n,
-            coin: crate::algo::coin(0, p),
-            ports: info.len() as Port,
-            port_info: info,
-        };
-        match (kept, spec.kept.map(|k| k.build)) {
-            (Some(d), Some(b)) => b(&ctx, d),
-            _ => (spec.build)(&ctx),
+    let mut run = Run::new(spec, topology, ids, rule, kept, fifo);
+    for (index, &step) in steps.iter().enumerate() {
+        let fail = |why: String| ReplayError { index, step, why };
+        if let Some(p) = run.take(step).map_err(fail)? {
+            run.outputs(p);
         }
-    };
-    let mut nodes: Vec<Shell<Box<dyn Algorithm>>> = (0..n)
-        .map(|p| {
+    }
+    Ok(run.finish())
+}
+
+/// A replay under way: the nodes, what is in flight on each link, the timers pending, who is down
+/// and the partition, and what the run has shown so far.
+struct Run<'a> {
+    spec: &'a AlgorithmSpec,
+    topology: &'a Topology,
+    ids: &'a [u64],
+    rule: Rule,
+    kept: Option<DetectorConfig>,
+    fifo: bool,
+    info: Vec<PortInfo>,
+    nodes: Vec<Shell<Box<dyn Algorithm>>>,
+    links: BTreeMap<(u32, Port), Vec<Msg>>,
+    timers: BTreeMap<(u32, TimerId), u64>,
+    down: Vec<bool>,
+    side: Option<u32>,
+    out: Outputs,
+    r: Replayed,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        spec: &'a AlgorithmSpec,
+        topology: &'a Topology,
+        ids: &'a [u64],
+        rule: Rule,
+        kept: Option<DetectorConfig>,
+        fifo: bool,
+    ) -> Run<'a> {
+        let n = topology.len();
+        let mut run = Run {
+            spec,
+            topology,
+            ids,
+            rule,
+            kept,
+            fifo,
+            info: Vec::new(),
+            nodes: Vec::with_capacity(n as usize),
+            links: BTreeMap::new(),
+            timers: BTreeMap::new(),
+            down: vec![false; n as usize],
+            side: None,
+            out: Outputs::default(),
+            r: Replayed {
+                decisions: Vec::new(),
+                beliefs: Vec::new(),
+                timeline: Vec::new(),
+                sent: 0,
+                in_flight: 0,
+                violations: Vec::new(),
+            },
+        };
+        for p in 0..n {
             let ports = topology.ports(p).len() as Port;
             let receive_only =
                 topology.ports(p).iter().enumerate().filter(|(_, l)| !l.outgoing).map(|(q, _)| q as Port);
-            Shell::new(build(p, &mut info)).with_links(ports, receive_only.collect::<Vec<_>>())
-        })
-        .collect();
-    let mut links: BTreeMap<(u32, Port), Vec<Msg>> = BTreeMap::new();
-    let mut timers: BTreeMap<(u32, TimerId), u64> = BTreeMap::new();
-    let mut down = vec![false; n as usize];
-    let mut side: Option<u32> = None;
-    let mut out = Outputs::default();
-    let mut r = Replayed {
-        decisions: Vec::new(),
-        beliefs: Vec::new(),
-        timeline: Vec::new(),
-        sent: 0,
-        in_flight: 0,
-        violations: Vec::new(),
-    };
-    let cut = |side: Option<u32>, a: u32, b: u32| side.is_some_and(|s| (s >> a & 1) != (s >> b & 1));
-    for (index, &step) in steps.iter().enumerate() {
-        let fail = |why: String| ReplayError { index, step, why };
-        let mut at = None;
+            let node = Shell::new(run.build(p)).with_links(ports, receive_only.collect::<Vec<_>>());
+            run.nodes.push(node);
+        }
+        run
+    }
+
+    /// A fresh state machine for position `p` (its kept mode behind the detector, or its one-shot mode).
+    fn build(&mut self, p: u32) -> Box<dyn Algorithm> {
+        crate::sim::port_info(self.topology, self.ids, p, &mut self.info);
+        let ctx = NodeContext {
+            id: self.ids[p as usize],
+            rule: self.rule,
+            n: self.topology.len(),
+            coin: crate::algo::coin(0, p),
+            ports: self.info.len() as Port,
+            port_info: &self.info,
+        };
+        match (self.kept, self.spec.kept.map(|k| k.build)) {
+            (Some(d), Some(b)) => b(&ctx, d),
+            _ => (self.spec.build)(&ctx),
+        }
+    }
+
+    /// Does the partition cut the link between `a` and `b`?
+    fn cut(&self, a: u32, b: u32) -> bool {
+        self.side.is_some_and(|s| (s >> a & 1) != (s >> b & 1))
+    }
+
+    /// Take `step`: the position whose outputs it made, if any, or why it cannot be taken.
+    fn take(&mut self, step: Step) -> Result<Option<u32>, String> {
         match step {
             Step::Start(p) => {
-                let node = nodes.get_mut(p as usize).ok_or_else(|| fail("no such position".into()))?;
+                let node = self.nodes.get_mut(p as usize).ok_or("no such position")?;
                 if node.started() {
-                    return Err(fail("already started".into()));
+                    return Err("already started".into());
                 }
-                node.start(&mut out);
-                at = Some(p);
+                node.start(&mut self.out);
+                Ok(Some(p))
             }
             Step::Deliver { from, port, msg } | Step::Lose { from, port, msg } => {
-                let link = links.get_mut(&(from, port)).ok_or_else(|| fail("nothing in flight there".into()))?;
+                let fifo = self.fifo;
+                let link = self.links.get_mut(&(from, port)).ok_or("nothing in flight there")?;
                 let k = match link.iter().position(|&m| m == msg) {
                     Some(k) if k == 0 || !fifo || matches!(step, Step::Lose { .. }) => k,
-                    Some(_) => return Err(fail("not the first in flight on a FIFO link".into())),
-                    None => return Err(fail("not in flight".into())),
+                    Some(_) => return Err("not the first in flight on a FIFO link".into()),
+                    None => return Err("not in flight".into()),
                 };
                 link.remove(k);
-                if let Step::Deliver { .. } = step {
-                    let to = topology.ports(from)[port as usize];
-                    if let Err(e) = nodes[to.peer as usize].message(to.remote_port, msg, &mut out) {
-                        r.violations.push(format!("position {} refused {msg:?}: {e}", to.peer));
-                    }
-                    at = Some(to.peer);
+                let Step::Deliver { .. } = step else { return Ok(None) };
+                let to = self.topology.ports(from)[port as usize];
+                if let Err(e) = self.nodes[to.peer as usize].message(to.remote_port, msg, &mut self.out) {
+                    self.r.violations.push(format!("position {} refused {msg:?}: {e}", to.peer));
                 }
+                Ok(Some(to.peer))
             }
             Step::Duplicate { from, port, msg } => {
-                let link = links.get_mut(&(from, port)).ok_or_else(|| fail("nothing in flight there".into()))?;
+                let link = self.links.get_mut(&(from, port)).ok_or("nothing in flight there")?;
                 if !link.contains(&msg) {
-                    return Err(fail("not in flight".into()));
+                    return Err("not in flight".into());
                 }
                 link.push(msg);
+                Ok(None)
             }
             Step::Fire { node, timer } => {
-                let generation = timers.remove(&(node, timer)).ok_or_else(|| fail("no such timer pending".into()))?;
-                if !nodes[node as usize].timer(timer, generation, &mut out) {
-                    return Err(fail("the timer was replaced or cancelled".into()));
+                let generation = self.timers.remove(&(node, timer)).ok_or("no such timer pending")?;
+                if !self.nodes[node as usize].timer(timer, generation, &mut self.out) {
+                    return Err("the timer was replaced or cancelled".into());
                 }
-                at = Some(node);
+                Ok(Some(node))
             }
-            Step::Tick(_) => {}
+            Step::Tick(_) => Ok(None),
             Step::Crash(p) => {
-                if down.get(p as usize) != Some(&false) {
-                    return Err(fail("not a live position".into()));
+                if self.down.get(p as usize) != Some(&false) {
+                    return Err("not a live position".into());
                 }
-                down[p as usize] = true;
-                nodes[p as usize].forget(build(p, &mut info));
-                timers.retain(|&(q, _), _| q != p);
-                for (&(from, port), link) in &mut links {
+                self.down[p as usize] = true;
+                let fresh = self.build(p);
+                self.nodes[p as usize].forget(fresh);
+                self.timers.retain(|&(q, _), _| q != p);
+                let topology = self.topology;
+                for (&(from, port), link) in &mut self.links {
                     if topology.ports(from)[port as usize].peer == p {
                         link.clear();
                     }
                 }
+                Ok(None)
             }
             Step::Recover(p) => {
-                if down.get(p as usize) != Some(&true) {
-                    return Err(fail("not a crashed position".into()));
+                if self.down.get(p as usize) != Some(&true) {
+                    return Err("not a crashed position".into());
                 }
-                down[p as usize] = false;
-                let fresh = build(p, &mut info);
-                nodes[p as usize].restart(fresh, &mut out);
-                at = Some(p);
+                self.down[p as usize] = false;
+                let fresh = self.build(p);
+                self.nodes[p as usize].restart(fresh, &mut self.out);
+                Ok(Some(p))
             }
             Step::Partition(s) => {
-                side = Some(s);
-                for (&(from, port), link) in &mut links {
-                    if cut(side, from, topology.ports(from)[port as usize].peer) {
+                self.side = Some(s);
+                let topology = self.topology;
+                let cut = |a: u32, b: u32| (s >> a & 1) != (s >> b & 1);
+                for (&(from, port), link) in &mut self.links {
+                    if cut(from, topology.ports(from)[port as usize].peer) {
                         link.clear();
                     }
                 }
+                Ok(None)
             }
-            Step::Heal => side = None,
+            Step::Heal => {
+                self.side = None;
+                Ok(None)
+            }
         }
-        let Some(p) = at else { continue };
-        for o in out.drain() {
+    }
+
+    /// Hand out what position `p`'s step made: messages onto their links (unless the receiver is down or
+    /// cut off), timers, beliefs and missteps; stale timers are dropped.
+    fn outputs(&mut self, p: u32) {
+        let outputs: Vec<Output> = self.out.drain().collect();
+        for o in outputs {
             match o {
                 Output::Send { port, msg } => {
-                    r.sent += 1;
-                    let to = topology.ports(p)[port as usize].peer;
-                    if !down[to as usize] && !cut(side, p, to) {
-                        links.entry((p, port)).or_default().push(msg);
+                    self.r.sent += 1;
+                    let to = self.topology.ports(p)[port as usize].peer;
+                    if !self.down[to as usize] && !self.cut(p, to) {
+                        self.links.entry((p, port)).or_default().push(msg);
                     }
                 }
                 Output::SetTimer { timer, generation, .. } => {
-                    timers.insert((p, timer), generation);
+                    self.timers.insert((p, timer), generation);
                 }
-                Output::Lead(l) => r.timeline.push((p, l)),
-                Output::Misstep(m) => r.violations.push(format!("position {p}: {m}")),
+                Output::Lead(l) => self.r.timeline.push((p, l)),
+                Output::Misstep(m) => self.r.violations.push(format!("position {p}: {m}")),
                 Output::Decided(_) | Output::BeliefEnded(_) => {}
             }
         }
         // A timer a later set or a cancel made stale will not fire.
-        timers.retain(|&(q, t), g| nodes[q as usize].timer_due(t, *g));
+        let nodes = &self.nodes;
+        self.timers.retain(|&(q, t), g| nodes[q as usize].timer_due(t, *g));
     }
-    r.in_flight = links.values().map(Vec::len).sum();
-    r.decisions = nodes.iter().map(|s| s.decision()).collect();
-    r.beliefs = nodes.iter().zip(&down).map(|(s, &d)| if d { None } else { s.leadership() }).collect();
-    let live: Vec<Option<Decision>> = r.decisions.iter().zip(&down).map(|(d, &x)| if x { None } else { *d }).collect();
-    let checks = [
-        invariants::at_most_one_leader(if kept.is_some() { &[] } else { &live[..] }),
-        invariants::one_leader_per_term(ids, &r.timeline),
-        invariants::one_belief_per_term(&r.beliefs),
-    ];
-    r.violations.extend(checks.into_iter().filter_map(Result::err).map(|v| v.to_string()));
-    Ok(r)
+
+    /// How the run ended, with what the simulator's invariants say of it.
+    fn finish(self) -> Replayed {
+        let Run { nodes, links, down, kept, ids, mut r, .. } = self;
+        r.in_flight = links.values().map(Vec::len).sum();
+        r.decisions = nodes.iter().map(|s| s.decision()).collect();
+        r.beliefs = nodes.iter().zip(&down).map(|(s, &d)| if d { None } else { s.leadership() }).collect();
+        let live: Vec<Option<Decision>> =
+            r.decisions.iter().zip(&down).map(|(d, &x)| if x { None } else { *d }).collect();
+        let checks = [
+            invariants::at_most_one_leader(if kept.is_some() { &[] } else { &live[..] }),
+            invariants::one_leader_per_term(ids, &r.timeline),
+            invariants::one_belief_per_term(&r.beliefs),
+        ];
+        r.violations.extend(checks.into_iter().filter_map(Result::err).map(|v| v.to_string()));
+        r
+    }
 }

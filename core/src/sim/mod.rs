@@ -803,13 +803,65 @@ pub fn run_with<A: Algorithm>(
         panic!("invalid fault plan: {e} (sim::run_checked reports it as an error)");
     }
     let bound = spec.bound_for(topo, initiators.len() as u64);
-    let cap = if cfg.max_deliveries > 0 {
-        cfg.max_deliveries
-    } else if cfg.horizon.is_some() {
-        u64::MAX
-    } else {
-        bound.saturating_mul(4).saturating_add(1_000)
-    };
+    let caps = Caps::of(spec, n, bound, cfg);
+    let run = Run { spec, topo, ids, initiators, rule, cfg };
+    let d = set_up(&run, &make);
+    let (d, ending) = drive(d, cfg, &make, caps);
+    report(&run, d, ending, bound)
+}
+
+/// What a run is asked: the arguments of [`run_with`] but the state machines.
+struct Run<'a> {
+    spec: &'a AlgorithmSpec,
+    topo: &'a Topology,
+    ids: &'a [u64],
+    initiators: &'a [u32],
+    rule: Rule,
+    cfg: &'a SimConfig,
+}
+
+/// When a run is cut short: deliveries, and timer events (a clock that never stops must not hang the
+/// driver either: synchronous algorithms tick every node every round).
+#[derive(Clone, Copy, Debug)]
+struct Caps {
+    deliveries: u64,
+    timer_events: u64,
+}
+
+impl Caps {
+    fn of(spec: &AlgorithmSpec, n: u32, bound: u64, cfg: &SimConfig) -> Caps {
+        let deliveries = if cfg.max_deliveries > 0 {
+            cfg.max_deliveries
+        } else if cfg.horizon.is_some() {
+            u64::MAX
+        } else {
+            bound.saturating_mul(4).saturating_add(1_000)
+        };
+        let timer_events = deliveries
+            .saturating_mul(64)
+            .max(MAX_TIMER_EVENTS)
+            .max(spec.timer_event_bound(u64::from(n)).saturating_mul(2));
+        Caps { deliveries, timer_events }
+    }
+}
+
+/// How the run loop ended.
+#[derive(Clone, Copy, Debug)]
+struct Ending {
+    deliveries: u64,
+    timer_events: u64,
+    end_time: u64,
+    terminated: bool,
+    horizon_reached: bool,
+    cancelled: bool,
+    caps: Caps,
+}
+
+/// The network and the nodes before the first event: every position's state machine built by `make`,
+/// the fault plan in order, and the initiators' wake-ups scheduled.
+fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContext) -> A) -> Driver<'a, A> {
+    let Run { topo, ids, initiators, rule, cfg, .. } = *run;
+    let n = topo.len();
     let max_delay = cfg.max_delay.clamp(1, 4096);
     let width = max_delay + 1;
     let mut info: Vec<PortInfo> = Vec::new();
@@ -868,17 +920,25 @@ pub fn run_with<A: Algorithm>(
         let time = if cfg.stagger { net.rng.random_range(0..max_delay) } else { 0 };
         net.schedule(time, Ev::Start { to: p });
     }
+    d
+}
 
-    let mut deliveries = 0u64;
-    // Timers are not messages, but a clock that never stops must not hang the
-    // driver either (synchronous algorithms tick every node every round).
-    let timer_cap =
-        cap.saturating_mul(64).max(MAX_TIMER_EVENTS).max(spec.timer_event_bound(u64::from(n)).saturating_mul(2));
-    let mut timer_events = 0u64;
-    let mut end_time = 0u64;
-    let mut terminated = true;
-    let mut horizon_reached = false;
-    let mut cancelled = false;
+/// The run loop: time advances bucket by bucket (or jumps to the next timer or fault when nothing is in
+/// flight); at each time, the faults due strike, the timers due fire, and the bucket's events are
+/// delivered, until nothing is left, a cap or the horizon is reached, or the run is cancelled.
+/// The driver is taken and given back by value: behind a reference its fields would be read through it on
+/// every event (measured: 0.5% more instructions).
+fn drive<'a, A: Algorithm>(
+    mut d: Driver<'a, A>,
+    cfg: &SimConfig,
+    make: &impl Fn(&NodeContext) -> A,
+    caps: Caps,
+) -> (Driver<'a, A>, Ending) {
+    let width = d.net().width;
+    // Plain locals, not the `Ending` fields, so that they stay in registers in the hot loop.
+    let (mut deliveries, mut timer_events, mut end_time) = (0u64, 0u64, 0u64);
+    let (mut terminated, mut horizon_reached, mut cancelled) = (true, false, false);
+    let (cap, timer_cap) = (caps.deliveries, caps.timer_events);
     let mut steps = 0u64;
     let mut now = 0u64;
     let mut bucket: Vec<Ev> = Vec::new();
@@ -909,8 +969,7 @@ pub fn run_with<A: Algorithm>(
         }
         steps += 1;
         if steps.is_multiple_of(CANCEL_CHECK) && cfg.cancel.is_cancelled() {
-            cancelled = true;
-            terminated = false;
+            (cancelled, terminated) = (true, false);
             break;
         }
         if cfg.horizon.is_some_and(|h| now > h) {
@@ -919,7 +978,7 @@ pub fn run_with<A: Algorithm>(
             break;
         }
         if net.faulty {
-            d.fault_step(now, &make, &mut end_time);
+            d.fault_step(now, make, &mut end_time);
         }
         while let Some(&Reverse((t, _, pos, timer, generation))) = d.net().timers.peek() {
             if t > now {
@@ -973,7 +1032,13 @@ pub fn run_with<A: Algorithm>(
         bucket.clear();
         now += 1;
     }
+    (d, Ending { deliveries, timer_events, end_time, terminated, horizon_reached, cancelled, caps })
+}
 
+/// The report of a run that ended so: its counts, its faults' log, and the verdict of the invariants.
+fn report<A: Algorithm>(run: &Run<'_>, d: Driver<'_, A>, e: Ending, bound: u64) -> SimReport {
+    let Run { spec, topo, ids, initiators, rule, cfg } = *run;
+    let n = topo.len();
     // Candidates are the initiators that really woke by themselves (under
     // `stagger` a message may wake a designated initiator first).
     let Driver { shells, io, .. } = d;
@@ -982,19 +1047,19 @@ pub fn run_with<A: Algorithm>(
     net.spontaneous.sort_unstable();
     let expected = spec.expected_winner(topo, ids, &net.spontaneous, rule);
     let mut failures = Vec::new();
-    if cancelled {
-        failures.push(format!("cancelled after {deliveries} deliveries and {timer_events} timer events"));
-    } else if !terminated {
-        failures.push(if timer_events > timer_cap {
-            format!("did not go quiet within {timer_cap} timer events")
+    if e.cancelled {
+        failures.push(format!("cancelled after {} deliveries and {} timer events", e.deliveries, e.timer_events));
+    } else if !e.terminated {
+        failures.push(if e.timer_events > e.caps.timer_events {
+            format!("did not go quiet within {} timer events", e.caps.timer_events)
         } else {
-            format!("did not go quiet within {cap} deliveries")
+            format!("did not go quiet within {} deliveries", e.caps.deliveries)
         });
     }
     failures.extend(net.errors.iter().cloned());
     for s in &net.faults.waiting {
         if let Some(t) = s.after {
-            net.faults.log.push(format!("{end_time}: never took effect, waiting until {t}: {:?}", s.fault));
+            net.faults.log.push(format!("{}: never took effect, waiting until {t}: {:?}", e.end_time, s.fault));
         }
     }
     let crashed: Vec<u32> = (0..n).filter(|&p| net.faults.down.get(p as usize) == Some(&true)).collect();
@@ -1023,8 +1088,8 @@ pub fn run_with<A: Algorithm>(
         decisions,
         counters,
         ideal_time: net.ideal_time,
-        end_time,
-        deliveries,
+        end_time: e.end_time,
+        deliveries: e.deliveries,
         dropped: net.faults.dropped(),
         duplicated: net.faults.duplicated,
         delayed: net.faults.delayed,
@@ -1035,9 +1100,9 @@ pub fn run_with<A: Algorithm>(
         fault_log: net.faults.log,
         errors: net.errors,
         leaderships: net.leaderships,
-        terminated,
-        horizon_reached,
-        cancelled,
+        terminated: e.terminated,
+        horizon_reached: e.horizon_reached,
+        cancelled: e.cancelled,
         message_times: net.message_times.unwrap_or_default(),
         arrows: net.arrows.unwrap_or_default(),
         bound,
