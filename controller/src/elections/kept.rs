@@ -3,15 +3,14 @@
 //! each loss of the agreed leader timed by the failover tracker.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::agent;
 use super::diagram;
-use super::entry::{Entry, WatchEvent};
+use super::entry::WatchEvent;
 use super::overlap;
-use super::run::{Context, Outcome, Plan, now_ms, now_us};
-use crate::cluster::{Node, Subscription};
+use super::run::{OnNodes, Outcome, now_ms, now_us};
+use crate::cluster::Subscription;
 use crate::failover::{self, Mark, Tracker};
 use crate::record::{ElectionRecord, FailoverRecord, LeaderInfo, LeadershipChange, Metrics};
 use crate::telemetry;
@@ -39,17 +38,8 @@ pub const MAX_TIMELINE: usize = 10_000;
 /// event stream came back, and it no longer knows the election: a pod
 /// rescheduled) is prepared again with `requests[i]` and started, a new
 /// incarnation that rejoins the leadership.
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn follow(
-    ctx: &Context<'_>,
-    entry: &Entry,
-    plan: &Plan,
-    nodes: &[Arc<Node>],
-    election_id: &str,
-    mut events: Subscription,
-    started: Instant,
-    requests: Vec<pb::PrepareRequest>,
-) -> Outcome {
+pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests: Vec<pb::PrepareRequest>) -> Outcome {
+    let OnNodes { ctx, entry, plan, nodes, election_id, started } = *on;
     let n = nodes.len();
     // The cluster index of each position's node: the injected faults name nodes.
     let placement: Vec<usize> = nodes.iter().map(|node| node.index()).collect();

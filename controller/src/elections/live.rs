@@ -22,7 +22,7 @@ use super::agent;
 use super::diagram::{self, LiveDiagram};
 use super::entry::{Entry, WatchEvent};
 use super::kept;
-use super::run::{Context, Outcome, Plan, stopped};
+use super::run::{Context, OnNodes, Outcome, Plan, stopped};
 use crate::cluster::{ClockOffset, Cluster, Node, Subscription, all_ok};
 use crate::record::{LeaderInfo, MAX_PARTICIPANTS, Metrics};
 
@@ -52,7 +52,8 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
         if let Err(e) = start(&nodes, &plan.initiators, &election_id, rpc_timeout).await {
             return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
         }
-        return kept::follow(ctx, entry, plan, &nodes, &election_id, events, started, again).await;
+        let on = OnNodes { ctx, entry, plan, nodes: &nodes, election_id: &election_id, started };
+        return kept::follow(&on, events, again).await;
     }
     // One call per node: the initiators start as soon as they are prepared.
     entry.set_running();
@@ -61,7 +62,8 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
         return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
     }
     let mut stop = entry.stop_requested();
-    let gathered = match gather(ctx, entry, plan, &nodes, &election_id, &mut events, &mut stop, started).await {
+    let on = OnNodes { ctx, entry, plan, nodes: &nodes, election_id: &election_id, started };
+    let gathered = match gather(&on, &mut events, &mut stop).await {
         Ok(g) => g,
         Err(h) => return halt(ctx, &nodes, &election_id, h).await,
     };
@@ -219,17 +221,12 @@ const SILENCE: Duration = Duration::from_millis(500);
 /// and the election is quiet ([`quiet`]), each decision told to the record's
 /// watchers; until the decision timeout for the decisions, then the quiet
 /// timeout for the rest.
-#[allow(clippy::too_many_arguments)]
 async fn gather(
-    ctx: &Context<'_>,
-    entry: &Entry,
-    plan: &Plan,
-    nodes: &[Arc<Node>],
-    election_id: &str,
+    on: &OnNodes<'_>,
     events: &mut Subscription,
     stop: &mut watch::Receiver<bool>,
-    started: Instant,
 ) -> Result<Gathered, Halt> {
+    let OnNodes { ctx, entry, plan, nodes, election_id, started } = *on;
     let n = nodes.len();
     let rpc_timeout = ctx.config.rpc_timeout();
     let mut decisions: Vec<Option<Decision>> = vec![None; n];

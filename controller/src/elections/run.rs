@@ -2,9 +2,9 @@
 //! [`Context`] it borrows from the store, and the [`Outcome`] it returns for
 //! the store to record.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, OnceLock};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::DetectorConfig;
@@ -12,7 +12,8 @@ use ringleader_core::algo::{Decision, Rule};
 use ringleader_core::topology::Topology;
 use tokio::sync::{Semaphore, watch};
 
-use crate::cluster::Cluster;
+use super::entry::Entry;
+use crate::cluster::{Cluster, Node};
 use crate::config::ControllerConfig;
 use crate::record::{LeaderInfo, Metrics, Mode, SimOptions};
 
@@ -115,6 +116,24 @@ impl std::fmt::Debug for dyn FaultProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("FaultProbe")
     }
+}
+
+/// An election started on its nodes: what following it needs (its one-shot decisions, or its kept
+/// leadership until it is stopped).
+#[derive(Clone, Copy)]
+pub(super) struct OnNodes<'a> {
+    /// The controller's side: configuration, cluster, faults.
+    pub(super) ctx: &'a Context<'a>,
+    /// Its record.
+    pub(super) entry: &'a Entry,
+    /// Its plan.
+    pub(super) plan: &'a Plan,
+    /// The node of each position.
+    pub(super) nodes: &'a [Arc<Node>],
+    /// Its id.
+    pub(super) election_id: &'a str,
+    /// When it started.
+    pub(super) started: Instant,
 }
 
 /// What a run borrows from the store: the settings, the cluster, and the
