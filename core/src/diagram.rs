@@ -280,73 +280,146 @@ impl Scale {
     }
 }
 
-/// Render `d` as a standalone SVG document.
+/// Render `d` as a standalone SVG document, layer by layer: the background bands (idle stretches,
+/// partitions, terms), the nodes' lines, their crashes, the messages, their labels, the marks, then
+/// the axis and the legend.
 pub fn svg(d: &Diagram<'_>) -> String {
-    let n = d.nodes.len().max(1);
-    // Room for the longest label (bold, with " (leader)"), at about 7.5 px per character.
-    let longest = d.nodes.iter().map(|l| l.chars().count()).max().unwrap_or(0) + " (leader)".len();
-    let left = (longest as f64 * 7.5 + 16.0).max(110.0);
-    let drawn = &d.arrows[..d.arrows.len().min(MAX_ARROWS)];
-    let causal = causal_times(drawn, n);
-    // Every arrow's ends on the axis, and a map of other moments onto it: on the causal axis,
-    // the largest clock of any event at or before that time.
-    let ends: Vec<(u64, Option<u64>)> = match d.axis {
-        Axis::Causal => causal.clone(),
-        _ => drawn.iter().map(|a| (a.sent, a.received)).collect(),
-    };
-    let mut moments: Vec<(u64, u64)> = Vec::new();
-    if d.axis == Axis::Causal {
-        for (a, &(s, r)) in drawn.iter().zip(&causal) {
-            moments.push((a.sent, s));
-            if let (Some(at), Some(c)) = (a.received, r) {
-                moments.push((at, c));
+    let l = Layout::new(d);
+    let legend = legend(&l);
+    let mut s = String::new();
+    head(&mut s, &l, &legend);
+    idle_bands(&mut s, &l);
+    partition_bands(&mut s, &l);
+    term_bands(&mut s, &l);
+    node_lines(&mut s, &l);
+    outages(&mut s, &l);
+    messages(&mut s, &l);
+    if d.labels {
+        message_labels(&mut s, &l);
+    }
+    marks(&mut s, &l);
+    axis_and_legend(&mut s, &l, &legend);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Where everything goes: the arrows drawn and their ends on the axis, the scale, and the rows.
+struct Layout<'d, 'a> {
+    d: &'d Diagram<'a>,
+    /// Rows (at least one).
+    n: usize,
+    /// The last row.
+    last: u32,
+    /// The arrows drawn (at most [`MAX_ARROWS`]).
+    drawn: &'d [Arrow],
+    /// Each drawn arrow's causal times.
+    causal: Vec<(u64, Option<u64>)>,
+    /// Each drawn arrow's ends on the axis.
+    ends: Vec<(u64, Option<u64>)>,
+    /// On the causal axis, the largest clock of any event at or before a time.
+    moments: Vec<(u64, u64)>,
+    scale: Scale,
+    /// The plot's left edge (room for the node names) and width.
+    left: f64,
+    plot: f64,
+    /// The first row's and the last row's bottom edge.
+    top: f64,
+    bottom: f64,
+    /// The arrows' indices in sending order on the axis drawn: the page steps through them.
+    order: Vec<usize>,
+}
+
+impl<'d, 'a> Layout<'d, 'a> {
+    fn new(d: &'d Diagram<'a>) -> Self {
+        let n = d.nodes.len().max(1);
+        // Room for the longest label (bold, with " (leader)"), at about 7.5 px per character.
+        let longest = d.nodes.iter().map(|l| l.chars().count()).max().unwrap_or(0) + " (leader)".len();
+        let left = (longest as f64 * 7.5 + 16.0).max(110.0);
+        let drawn = &d.arrows[..d.arrows.len().min(MAX_ARROWS)];
+        let causal = causal_times(drawn, n);
+        // Every arrow's ends on the axis, and a map of other moments onto it: on the causal axis,
+        // the largest clock of any event at or before that time.
+        let ends: Vec<(u64, Option<u64>)> = match d.axis {
+            Axis::Causal => causal.clone(),
+            _ => drawn.iter().map(|a| (a.sent, a.received)).collect(),
+        };
+        let mut moments: Vec<(u64, u64)> = Vec::new();
+        if d.axis == Axis::Causal {
+            for (a, &(s, r)) in drawn.iter().zip(&causal) {
+                moments.push((a.sent, s));
+                if let (Some(at), Some(c)) = (a.received, r) {
+                    moments.push((at, c));
+                }
+            }
+            moments.sort_unstable();
+            let mut top = 0;
+            for m in &mut moments {
+                top = top.max(m.1);
+                m.1 = top;
             }
         }
-        moments.sort_unstable();
-        let mut top = 0;
-        for m in &mut moments {
-            top = top.max(m.1);
-            m.1 = top;
-        }
+        let on_axis = |t: u64| on_axis(d.axis, &moments, t);
+        let mut values: Vec<u64> = ends.iter().flat_map(|&(s, r)| [Some(s), r]).flatten().collect();
+        values.extend(d.marks.iter().map(|m| on_axis(m.at)));
+        values.extend(d.outages.iter().flat_map(|o| [Some(o.crashed), o.recovered]).flatten().map(on_axis));
+        values.extend(d.splits.iter().flat_map(|s| [Some(s.from), s.until]).flatten().map(on_axis));
+        values.extend(d.terms.iter().map(|t| on_axis(t.from)));
+        // The median delay of the messages delivered.
+        let mut delays: Vec<u64> = ends.iter().filter_map(|&(s, r)| r.map(|r| r.saturating_sub(s))).collect();
+        delays.sort_unstable();
+        let delay = delays.get(delays.len() / 2).copied().unwrap_or(0);
+        // Labelled arrows need room: about 5 px per character of the longest label across a typical
+        // delay (up to MAX_PLOT_WIDTH).
+        let plot = if d.labels {
+            let longest = drawn.iter().filter_map(|a| a.msg).map(|m| m.describe().chars().count()).max().unwrap_or(0);
+            let end = values.iter().copied().max().unwrap_or(1).max(1);
+            (longest as f64 * 5.0 * end as f64 / delay.max(1) as f64).clamp(PLOT_WIDTH, MAX_PLOT_WIDTH)
+        } else {
+            PLOT_WIDTH
+        };
+        let scale = Scale::new(values, left, plot, d.axis == Axis::Compressed, delay);
+        let top = TOP + if d.terms.is_empty() { 0.0 } else { TERM_STRIP };
+        let last = n as u32 - 1;
+        let bottom = top + ROW * last as f64 + ROW / 2.0;
+        let mut order: Vec<usize> = (0..drawn.len()).collect();
+        order.sort_by_key(|&i| (ends[i].0, i));
+        Layout { d, n, last, drawn, causal, ends, moments, scale, left, plot, top, bottom, order }
     }
-    let on_axis = |t: u64| -> u64 {
-        match d.axis {
-            Axis::Causal => moments.partition_point(|m| m.0 <= t).checked_sub(1).map_or(0, |i| moments[i].1),
-            _ => t,
-        }
-    };
-    let mut values: Vec<u64> = ends.iter().flat_map(|&(s, r)| [Some(s), r]).flatten().collect();
-    values.extend(d.marks.iter().map(|m| on_axis(m.at)));
-    values.extend(d.outages.iter().flat_map(|o| [Some(o.crashed), o.recovered]).flatten().map(on_axis));
-    values.extend(d.splits.iter().flat_map(|s| [Some(s.from), s.until]).flatten().map(on_axis));
-    values.extend(d.terms.iter().map(|t| on_axis(t.from)));
-    // The median delay of the messages delivered.
-    let mut delays: Vec<u64> = ends.iter().filter_map(|&(s, r)| r.map(|r| r.saturating_sub(s))).collect();
-    delays.sort_unstable();
-    let delay = delays.get(delays.len() / 2).copied().unwrap_or(0);
-    // Labelled arrows need room: about 5 px per character of the longest label across a typical
-    // delay (up to MAX_PLOT_WIDTH).
-    let plot = if d.labels {
-        let longest = drawn.iter().filter_map(|a| a.msg).map(|m| m.describe().chars().count()).max().unwrap_or(0);
-        let end = values.iter().copied().max().unwrap_or(1).max(1);
-        (longest as f64 * 5.0 * end as f64 / delay.max(1) as f64).clamp(PLOT_WIDTH, MAX_PLOT_WIDTH)
-    } else {
-        PLOT_WIDTH
-    };
-    let scale = Scale::new(values, left, plot, d.axis == Axis::Compressed, delay);
-    let end = scale.end();
-    let x = |t: u64| scale.x(t);
-    let top = TOP + if d.terms.is_empty() { 0.0 } else { TERM_STRIP };
-    let y = |p: u32| top + ROW * p as f64;
-    let last = n as u32 - 1;
-    let bottom = y(last) + ROW / 2.0;
-    let mut kinds: Vec<MsgKind> = drawn.iter().map(|a| a.kind).collect();
-    kinds.sort_by_key(|k| *k as usize);
-    kinds.dedup();
-    // Legend entries: (sample, text); each message kind, then what else is drawn.
-    let mut legend: Vec<(String, String)> = kinds
-        .iter()
-        .map(|&k| {
+
+    /// A moment on the axis drawn.
+    fn on_axis(&self, t: u64) -> u64 {
+        on_axis(self.d.axis, &self.moments, t)
+    }
+
+    fn x(&self, t: u64) -> f64 {
+        self.scale.x(t)
+    }
+
+    fn y(&self, p: u32) -> f64 {
+        self.top + ROW * p as f64
+    }
+
+    /// Does the arrow go round the ring, from the last row to the first or back?
+    fn wraps(&self, a: &Arrow) -> bool {
+        let last = self.last;
+        self.d.ring && self.n >= 3 && ((a.from == last && a.to == 0) || (a.from == 0 && a.to == last))
+    }
+}
+
+/// `t` on an axis: itself, or on the causal axis the largest clock of any event at or before it.
+fn on_axis(axis: Axis, moments: &[(u64, u64)], t: u64) -> u64 {
+    match axis {
+        Axis::Causal => moments.partition_point(|m| m.0 <= t).checked_sub(1).map_or(0, |i| moments[i].1),
+        _ => t,
+    }
+}
+
+/// Legend entries: (sample, text); each message kind, then what else is drawn.
+fn legend(l: &Layout<'_, '_>) -> Vec<(String, String)> {
+    let (d, drawn) = (l.d, l.drawn);
+    let mut legend: Vec<(String, String)> = kinds(drawn)
+        .into_iter()
+        .map(|k| {
             let count = drawn.iter().filter(|a| a.kind == k).count();
             (
                 format!(r#"<line x1="0" y1="0" x2="24" y2="0" stroke="{}" stroke-width="2"/>"#, colour(k)),
@@ -375,23 +448,36 @@ pub fn svg(d: &Diagram<'_>) -> String {
             "partition".into(),
         ));
     }
-    if !scale.gaps.is_empty() {
+    if !l.scale.gaps.is_empty() {
         legend.push((
             r##"<rect x="0" y="-6" width="24" height="12" fill="#e8e8e8"/>"##.into(),
             "idle, compressed".into(),
         ));
     }
-    let legend_top = bottom + 48.0;
+    legend
+}
+
+/// The kinds of the messages drawn, in kind order.
+fn kinds(drawn: &[Arrow]) -> Vec<MsgKind> {
+    let mut kinds: Vec<MsgKind> = drawn.iter().map(|a| a.kind).collect();
+    kinds.sort_by_key(|k| *k as usize);
+    kinds.dedup();
+    kinds
+}
+
+/// The document's opening: its size, the arrowheads of each kind, the caption.
+fn head(s: &mut String, l: &Layout<'_, '_>, legend: &[(String, String)]) {
+    let (d, drawn, left) = (l.d, l.drawn, l.left);
+    let legend_top = l.bottom + 48.0;
     let height = legend_top + 24.0 * legend.len().div_ceil(4) as f64 + 30.0;
-    let width = left + plot + 40.0;
-    let mut s = String::new();
+    let width = left + l.plot + 40.0;
     let _ = writeln!(
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">"#
     );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(s, "<defs>");
-    for &k in &kinds {
+    for k in kinds(drawn) {
         let _ = writeln!(
             s,
             r#"<marker id="head-{name}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{c}"/></marker>"#,
@@ -405,11 +491,16 @@ pub fn svg(d: &Diagram<'_>) -> String {
         let _ = write!(caption, " (first {} of {} messages drawn)", drawn.len(), d.arrows.len());
     }
     let _ = writeln!(s, r#"<text x="{left}" y="22" font-size="15" font-weight="bold">{caption}</text>"#);
-    // Backgrounds first: idle stretches, partitions, terms.
-    // Labels of idle stretches side by side alternate between two heights.
+}
+
+/// Idle stretches compressed: grey bands labelled with their length, side by side alternating between
+/// two heights.
+fn idle_bands(s: &mut String, l: &Layout<'_, '_>) {
+    let (d, left, plot, top, bottom) = (l.d, l.left, l.plot, l.top, l.bottom);
+    let x = |t: u64| l.x(t);
     let mut last_gap_label = f64::NEG_INFINITY;
     let mut low = false;
-    for &(a, b) in &scale.gaps {
+    for &(a, b) in &l.scale.gaps {
         let (xa, xb) = (x(a), x(b));
         // Low also near the right end, where the axis says how long the whole run was.
         low = (!low && (xa + xb) / 2.0 - last_gap_label < 70.0) || left + plot - (xa + xb) / 2.0 < 120.0;
@@ -425,6 +516,13 @@ pub fn svg(d: &Diagram<'_>) -> String {
             len = escape(&duration_text(b - a, d.time_unit))
         );
     }
+}
+
+/// Partitions: orange bands naming the groups.
+fn partition_bands(s: &mut String, l: &Layout<'_, '_>) {
+    let (d, left, plot, top, bottom) = (l.d, l.left, l.plot, l.top, l.bottom);
+    let x = |t: u64| l.x(t);
+    let on_axis = |t: u64| l.on_axis(t);
     for sp in d.splits {
         let (xa, xb) = (x(on_axis(sp.from)), sp.until.map_or(left + plot, |u| x(on_axis(u))));
         let groups: Vec<String> =
@@ -441,6 +539,13 @@ pub fn svg(d: &Diagram<'_>) -> String {
             label = escape(&groups.join(" | "))
         );
     }
+}
+
+/// Terms: a strip above the nodes, a band per term naming its leader.
+fn term_bands(s: &mut String, l: &Layout<'_, '_>) {
+    let (d, left, plot, top) = (l.d, l.left, l.plot, l.top);
+    let x = |t: u64| l.x(t);
+    let on_axis = |t: u64| l.on_axis(t);
     for (i, t) in d.terms.iter().enumerate() {
         let xa = x(on_axis(t.from));
         let xb = d.terms.get(i + 1).map_or(left + plot, |next| x(on_axis(next.from)));
@@ -461,6 +566,12 @@ pub fn svg(d: &Diagram<'_>) -> String {
             text = escape(&text)
         );
     }
+}
+
+/// A line per node, named at its left; the leader's bold.
+fn node_lines(s: &mut String, l: &Layout<'_, '_>) {
+    let (d, left, plot) = (l.d, l.left, l.plot);
+    let y = |p: u32| l.y(p);
     for (p, name) in d.nodes.iter().enumerate() {
         let p = p as u32;
         let lead = d.leader == Some(p);
@@ -480,6 +591,13 @@ pub fn svg(d: &Diagram<'_>) -> String {
             bold = if lead { r#" font-weight="bold""# } else { "" }
         );
     }
+}
+
+/// Crashes (a red cross, the line dashed while down) and recoveries.
+fn outages(s: &mut String, l: &Layout<'_, '_>) {
+    let (d, n, left, plot) = (l.d, l.n, l.left, l.plot);
+    let (x, y) = (|t: u64| l.x(t), |p: u32| l.y(p));
+    let on_axis = |t: u64| l.on_axis(t);
     for o in d.outages.iter().filter(|o| (o.position as usize) < n) {
         let (xa, yy) = (x(on_axis(o.crashed)), y(o.position));
         let xb = o.recovered.map_or(left + plot, |r| x(on_axis(r)));
@@ -504,10 +622,14 @@ pub fn svg(d: &Diagram<'_>) -> String {
             );
         }
     }
-    // Arrows in sending order (on the axis drawn), numbered: the page steps through them.
-    let mut order: Vec<usize> = (0..drawn.len()).collect();
-    order.sort_by_key(|&i| (ends[i].0, i));
-    for (step, &i) in order.iter().enumerate() {
+}
+
+/// Every message drawn, in sending order on the axis drawn, numbered (the page steps through them):
+/// an arrow, one round the ring drawn out and in again, or a lost one's stub ending in a cross.
+fn messages(s: &mut String, l: &Layout<'_, '_>) {
+    let (d, drawn, ends, causal, last) = (l.d, l.drawn, &l.ends, &l.causal, l.last);
+    let (x, y) = (|t: u64| l.x(t), |p: u32| l.y(p));
+    for (step, &i) in l.order.iter().enumerate() {
         let a = &drawn[i];
         let (sent, received) = ends[i];
         let (x1, y1) = (x(sent), y(a.from));
@@ -527,7 +649,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
         let what = if carries.is_empty() { String::new() } else { format!(" ({})", escape(&carries)) };
         let dash = if a.slow { r#" stroke-dasharray="6 3""# } else { "" };
         let slow = if a.slow { ", delayed by a fault" } else { "" };
-        let wraps = d.ring && n >= 3 && ((a.from == last && a.to == 0) || (a.from == 0 && a.to == last));
+        let wraps = l.wraps(a);
         match received {
             Some(r) if wraps => {
                 // Down past the last row and in again above the first (or up and in from below).
@@ -577,33 +699,43 @@ pub fn svg(d: &Diagram<'_>) -> String {
             }
         }
     }
-    if d.labels {
-        // What each delivered message carries, at the middle of its arrow (over the arrows).
-        for (step, &i) in order.iter().enumerate() {
-            let a = &drawn[i];
-            let ((sent, Some(r)), Some(m)) = (ends[i], a.msg) else { continue };
-            let text = m.describe();
-            if text.is_empty() {
-                continue;
-            }
-            let (x1, y1, x2, y2) = (x(sent), y(a.from), x(r), y(a.to));
-            let wraps = d.ring && n >= 3 && ((a.from == last && a.to == 0) || (a.from == 0 && a.to == last));
-            // A wrapped arrow is labelled where it re-enters.
-            let (lx, ly) = if wraps {
-                ((x1 + 3.0 * x2) / 4.0, (y2 + if a.to == 0 { y2 - ROW / 2.0 } else { y2 + ROW / 2.0 }) / 2.0)
-            } else {
-                ((x1 + x2) / 2.0, (y1 + y2) / 2.0)
-            };
-            let _ = writeln!(
-                s,
-                r#"<text class="label" data-step="{step}" x="{lx:.1}" y="{:.1}" font-size="9" text-anchor="middle" fill="{c}" stroke="white" stroke-width="2.5" paint-order="stroke">{}</text>"#,
-                ly - 2.0,
-                escape(&text),
-                c = colour(a.kind)
-            );
+}
+
+/// What each delivered message carries, at the middle of its arrow (over the arrows).
+fn message_labels(s: &mut String, l: &Layout<'_, '_>) {
+    let (drawn, ends) = (l.drawn, &l.ends);
+    let (x, y) = (|t: u64| l.x(t), |p: u32| l.y(p));
+    for (step, &i) in l.order.iter().enumerate() {
+        let a = &drawn[i];
+        let ((sent, Some(r)), Some(m)) = (ends[i], a.msg) else { continue };
+        let text = m.describe();
+        if text.is_empty() {
+            continue;
         }
+        let (x1, y1, x2, y2) = (x(sent), y(a.from), x(r), y(a.to));
+        let wraps = l.wraps(a);
+        // A wrapped arrow is labelled where it re-enters.
+        let (lx, ly) = if wraps {
+            ((x1 + 3.0 * x2) / 4.0, (y2 + if a.to == 0 { y2 - ROW / 2.0 } else { y2 + ROW / 2.0 }) / 2.0)
+        } else {
+            ((x1 + x2) / 2.0, (y1 + y2) / 2.0)
+        };
+        let _ = writeln!(
+            s,
+            r#"<text class="label" data-step="{step}" x="{lx:.1}" y="{:.1}" font-size="9" text-anchor="middle" fill="{c}" stroke="white" stroke-width="2.5" paint-order="stroke">{}</text>"#,
+            ly - 2.0,
+            escape(&text),
+            c = colour(a.kind)
+        );
     }
-    // A label too close to the previous one on its line goes below the line.
+}
+
+/// Marks on the nodes' lines (a suspicion, a step down); a label too close to the previous one on
+/// its line goes below the line.
+fn marks(s: &mut String, l: &Layout<'_, '_>) {
+    let (d, n) = (l.d, l.n);
+    let (x, y) = (|t: u64| l.x(t), |p: u32| l.y(p));
+    let on_axis = |t: u64| l.on_axis(t);
     let mut last_label: Vec<f64> = vec![f64::NEG_INFINITY; n];
     let mut marks: Vec<&Mark> = d.marks.iter().collect();
     marks.sort_by_key(|m| (m.node, m.at));
@@ -622,6 +754,13 @@ pub fn svg(d: &Diagram<'_>) -> String {
             label = escape(&m.label)
         );
     }
+}
+
+/// The axis's two ends (0, and the run's length with its unit), then the legend, four entries a row.
+fn axis_and_legend(s: &mut String, l: &Layout<'_, '_>, legend: &[(String, String)]) {
+    let (d, left, plot, bottom) = (l.d, l.left, l.plot, l.bottom);
+    let end = l.scale.end();
+    let legend_top = bottom + 48.0;
     let length = match d.axis {
         Axis::Causal => format!("{end} (causal time, Lamport clock)"),
         _ if matches!(d.time_unit, "µs" | "ms" | "virtual ms") && end >= 1_000 => {
@@ -645,8 +784,6 @@ pub fn svg(d: &Diagram<'_>) -> String {
             escape(text)
         );
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 #[cfg(test)]
