@@ -450,19 +450,8 @@ impl ControllerService {
         if c.mode == Mode::Simulated {
             return Ok(Vec::new());
         }
-        let deadline = tokio::time::Instant::now() + PLACE_WAIT;
-        loop {
-            match self.elections.place(&request.nodes, c.n) {
-                Err(e)
-                    if e.code == tonic::Code::FailedPrecondition
-                        && tokio::time::Instant::now() < deadline
-                        && self.elections.cluster().nodes().iter().any(|n| !n.events_connected()) =>
-                {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                }
-                placed => return placed,
-            }
-        }
+        let opening = || self.elections.cluster().nodes().iter().any(|n| !n.events_connected());
+        place_waiting(opening, || self.elections.place(&request.nodes, c.n), PLACE_WAIT).await
     }
 
     /// The memory estimate of a checked request (its plan not built yet).
@@ -523,6 +512,31 @@ impl ControllerService {
         let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Progress(done)))).await;
         let result = pb::CompareResult { csv: compare::csv(&rows), svg: compare::svg(&rows, &notes), rows, notes };
         let _ = tx.send(Ok(compare_event(pb::compare_event::Kind::Result(result)))).await;
+    }
+}
+
+/// Place with `place` until it succeeds, or fails otherwise than for nodes
+/// down, or `wait` is over, or no stream was opening before the attempt
+/// (`opening`, read before each attempt: a stream that opens between the
+/// attempt and the look is still waited for).
+async fn place_waiting(
+    opening: impl Fn() -> bool,
+    mut place: impl FnMut() -> Result<Vec<usize>, RequestError>,
+    wait: std::time::Duration,
+) -> Result<Vec<usize>, RequestError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let was_opening = opening();
+        match place() {
+            Err(e)
+                if e.code == tonic::Code::FailedPrecondition
+                    && was_opening
+                    && tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            placed => return placed,
+        }
     }
 }
 
@@ -594,4 +608,39 @@ impl crate::faults::Watch for ElectionWatch {
 
 fn compare_event(kind: pb::compare_event::Kind) -> pb::CompareEvent {
     pb::CompareEvent { kind: Some(kind) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A stream that opens between a refused placement and the look at the streams is still waited
+    /// for: the next attempt places (the look came after the attempt, and a just-started
+    /// controller refused its first election now and then, naming a node "event stream closed").
+    #[tokio::test]
+    async fn a_stream_opening_during_the_attempt_is_waited_for() {
+        let connected = Cell::new(false);
+        let attempts = Cell::new(0);
+        let place = || {
+            attempts.set(attempts.get() + 1);
+            if connected.replace(true) { Ok(vec![0]) } else { Err(RequestError::precondition("size", "down")) }
+        };
+        let placed = place_waiting(|| !connected.get(), place, std::time::Duration::from_secs(2)).await;
+        assert_eq!(placed.map_err(|e| e.reason), Ok(vec![0]));
+        assert_eq!(attempts.get(), 2);
+    }
+
+    /// With every stream open, a refusal (a node crashed by a fault) is answered at once, not waited on.
+    #[tokio::test]
+    async fn a_refusal_with_every_stream_open_is_not_waited_on() {
+        let attempts = Cell::new(0);
+        let place = || {
+            attempts.set(attempts.get() + 1);
+            Err(RequestError::precondition("size", "crashed"))
+        };
+        let placed = place_waiting(|| false, place, std::time::Duration::from_secs(2)).await;
+        assert_eq!(placed.map_err(|e| e.reason), Err("crashed".to_string()));
+        assert_eq!(attempts.get(), 1);
+    }
 }
