@@ -705,7 +705,7 @@ fn a_symmetric_sweep_checks_one_arrangement() {
     assert_eq!(one.states * 6, all.states, "every arrangement had as many states");
 }
 
-/// Seed 000's Villadangos et al. exactly as its Ruby sketch writes it: statuses passive, candidate, dummy,
+/// Villadangos et al. exactly as the blog summary's Ruby sketch writes it: statuses passive, candidate, dummy,
 /// waiting, leader; `message1` from the virtual-ring predecessor, `message2` and `message3` between
 /// candidates, each handled only in the statuses the sketch's `case` names (anything else is dropped).
 /// The leader tells the others with `Notify` so that they decide. (The shipped algorithm corrects the
@@ -826,7 +826,7 @@ static SEED_000: AlgorithmSpec = AlgorithmSpec {
     ..ringleader_core::algo::villadangos::SPEC
 };
 
-/// Seed 000's sketch deadlocks, and the checker finds it from scratch with a shortest schedule of 6
+/// That Ruby sketch deadlocks, and the checker finds it from scratch with a shortest schedule of 6
 /// steps: on 3 nodes with ids 1 and 3 initiating, 1's `message1(1)` reaches 3 (1's virtual-ring
 /// neighbour), which waits and answers `message2(3)`; 1 records 3 as its successor; 3's `message1(3)`
 /// goes through 2 (a dummy now) and reaches 1 last, and the sketch has no branch for `message1` at a

@@ -1,4 +1,4 @@
-//! Seeded chaos for kept bully (issue 4, item 5): random crashes of the
+//! Seeded chaos for kept bully: random crashes of the
 //! leader and of followers, recoveries, lossy and slow links and partitions,
 //! all healed before the horizon; safety (one leader per term) and agreement
 //! after healing. Plans and checks live in `common`.
@@ -101,7 +101,7 @@ fn bully_kept_with_delays_above_the_timeout() {
     report("bully kept, crashes and delays up to 1500 ms", &fo, runs);
 }
 
-/// Issue 13, finding 3, replayed: the bully leader (position 0, the best id) crashes, position 4
+/// A lost-coordinator schedule, replayed: the bully leader (position 0, the best id) crashes, position 4
 /// leads term 2, and every `Coordinator` from position 4 to position 0 is lost while position 0
 /// recovers (it leads term 1 alone, and the leader's reply telling it of term 2 is lost too).
 /// Once the loss stops, heartbeats carry terms and claims: position 0 learns of term 2, bullies
@@ -153,7 +153,7 @@ fn every_kept_algorithm_has_a_convergence_bound() {
     }
 }
 
-/// Issue 13, finding 2: a member holding the peer token forges, at 3 s, every message of the kept
+/// A forging member: a member holding the peer token forges, at 3 s, every message of the kept
 /// leaderships to every node on every port with terms 0, 1, u32::MAX and its successor, and
 /// u64::MAX and its predecessor. Every kept algorithm refuses the implausible terms (the run's
 /// errors say so), never has two leaders of one term, never takes a term above MAX_TERM, and
@@ -206,7 +206,7 @@ fn kept_leaderships_recover_from_forged_extreme_terms() {
 /// `KeptSpec::heartbeats_per_period` (bully and ZooKeeper-style 2(n − 1), repaired ring 4(n − 1),
 /// Chubby-style none), not one per directed link: counted over 10 s of a failure-free simulated
 /// run of 16 and 64 nodes, once the election is over (the first 5 s). Fails on the code before
-/// issue 13's fix for ZooKeeper-style and the repaired ring (n(n − 1): 4,032 a period at 64).
+/// the fix that bounded ZooKeeper-style and the repaired ring (n(n − 1): 4,032 a period at 64).
 #[test]
 fn a_settled_kept_leadership_sends_o_n_heartbeats() {
     let period = DetectorConfig::default().period_ms;

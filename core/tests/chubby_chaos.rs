@@ -1,4 +1,4 @@
-//! Seeded chaos for the kept Chubby-style election (issue 4, item 3): random
+//! Seeded chaos for the kept Chubby-style election: random
 //! crashes of the leader and of followers, recoveries, lossy and slow links
 //! and partitions. Chubby's safety does not depend on timing, so it is
 //! asserted on every run: never two leaders of one term, and never two nodes

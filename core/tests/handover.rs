@@ -1,4 +1,4 @@
-//! Planned stops (issue 17, item 3): a leader that is about to stop on
+//! Planned stops: a leader that is about to stop on
 //! purpose hands its leadership over (`Algorithm::on_leave`, the simulator's
 //! `Fault::LeaveLeader`) before it stops, so the others need not wait for a
 //! failure detector. Simulated, seeded, on 5 nodes of a complete network.

@@ -194,7 +194,7 @@ fn with_value(x: u64) -> Vec<Msg> {
     all
 }
 
-/// Issue 13, finding 2: every algorithm, one-shot and kept, under both rules (so position 0 holds
+/// Forged messages: every algorithm, one-shot and kept, under both rules (so position 0 holds
 /// the worst and the best id), takes every message kind with every field at the edges of its
 /// range (0, 1, u32::MAX and u64::MAX and their neighbours, MAX_TERM and its neighbours) on every
 /// port, then fires its timers for a while, without a panic (overflow checks are on in tests: a

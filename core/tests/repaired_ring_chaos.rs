@@ -1,4 +1,4 @@
-//! Seeded chaos for the kept repaired ring (issue 4, item 5): crashes of the
+//! Seeded chaos for the kept repaired ring: crashes of the
 //! leader and of followers and slow links; safety (one leader per term) and
 //! agreement after healing. Plans and checks live in `common`.
 //!

@@ -1,4 +1,4 @@
-//! Seeded chaos for the kept ZooKeeper-style election (issue 4, item 3):
+//! Seeded chaos for the kept ZooKeeper-style election:
 //! random crashes of the leader and of followers, recoveries, lossy and slow
 //! links and partitions, all healed before the horizon. Quorums and a
 //! persisted promise make it safe under all of them, so safety is asserted on

@@ -1,5 +1,5 @@
-//! Seeded chaos plans and checks shared by the kept-leadership test files
-//! (issue 4, item 5): random crashes of the leader and of followers,
+//! Seeded chaos plans and checks shared by the kept-leadership test files:
+//! random crashes of the leader and of followers,
 //! recoveries, lossy and slow links and partitions, all healed before the
 //! horizon; safety (one leader per term) and agreement after healing.
 #![allow(dead_code)] // each test file uses its own share

@@ -1,4 +1,4 @@
-//! Multi-host failover in Linux network namespaces (issue 4, item 5): one
+//! Multi-host failover in Linux network namespaces: one
 //! namespace per node, each with its own network stack and a veth link to a
 //! bridge; the controller reaches them over the bridge from the root
 //! namespace. The network is impaired in the kernel: `tc netem` loss and

@@ -1,4 +1,4 @@
-//! The controller's memory budget (issue 17, item 4), measured on the real
+//! The controller's memory budget, measured on the real
 //! binary: concurrent maximal requests are admitted only as far as their
 //! estimates fit `memory_budget_mib`, the others are refused
 //! RESOURCE_EXHAUSTED naming the budget, and the process's peak resident

@@ -1,4 +1,4 @@
-//! Connection limits under an idle-connection flood (issue 13, finding 5), in
+//! Connection limits under an idle-connection flood, in
 //! a test binary of its own so that its memory figures are this process's
 //! alone.
 

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use ringleader_tests::{clear_faults, crash_the_leader, first_leader, leader_until, leads, start_kept, stop_kept};
 
-/// The repaired ring (seed 002) keeps a leader on 5 LIVE nodes: the highest id leads in term >= 1;
+/// The repaired ring keeps a leader on 5 LIVE nodes: the highest id leads in term >= 1;
 /// crashing it with `crash: {leader: true}` makes the live nodes skip it on the ring and agree on a new
 /// leader (the next highest id) with a higher term; StopElection ends it FINISHED with no violations.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,5 @@
-//! The embedded cluster behind a controller that requires a token (issue 13,
-//! finding 1): its node ports take nothing from a caller without the
+//! The embedded cluster behind a controller that requires a token:
+//! its node ports take nothing from a caller without the
 //! per-run credentials, while the controller's own elections still run.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Starting and stopping without surprises (issue 13, finding 8): a kept
+//! Starting and stopping without surprises: a kept
 //! leadership stops quietly, a node that dropped it is reported, and a bad
 //! history path stops the controller before any node starts.
 

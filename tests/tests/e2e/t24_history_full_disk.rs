@@ -1,5 +1,5 @@
-//! The election history on a disk that fills up and frees again (issue 13,
-//! finding 4): a tmpfs of its own, mounted by the test (root only; CI runs
+//! The election history on a disk that fills up and frees again:
+//! a tmpfs of its own, mounted by the test (root only; CI runs
 //! as root, elsewhere the test says so and skips).
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! What one request may make the controller hold (issue 35), measured on
+//! What one request may make the controller hold, measured on
 //! this process's heap: a test binary of its own, whose global allocator
 //! counts the bytes allocated and their peak.
 
