@@ -275,7 +275,7 @@ impl Elections {
                 "size",
                 format!(
                     "{n} positions but only {all_up} of the cluster's {} nodes are up; down: {shown}{more}; ask for \
-                     size {all_up} or fewer, or recover the nodes (RecoverFault)",
+                     size {all_up} or fewer, or recover the nodes (InjectFault with `recover`)",
                     nodes.len()
                 ),
             ));

@@ -23,7 +23,8 @@ async fn refused(client: &mut Client, request: pb::StartElectionRequest) -> toni
 /// is crashed" while position i always ran on node-i); on 4 positions it is refused
 /// FAILED_PRECONDITION naming `size` and the crashed node; named nodes run the positions in the
 /// order named, and a named node that is crashed, unknown or named twice is refused naming
-/// `nodes`, as are named nodes for a SIMULATED election or for another size.
+/// `nodes`, as are named nodes for a SIMULATED election or for another size. The refusal's advice
+/// names a call that exists (it named a method "RecoverFault" that the API does not have).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_elections_run_on_the_nodes_that_are_up() {
     let ctl = TestController::start(4).await;
@@ -38,6 +39,7 @@ async fn live_elections_run_on_the_nodes_that_are_up() {
     assert_refused(&all, Code::FailedPrecondition, "size");
     assert!(all.message().contains("only 3 of the cluster's 4 nodes are up"), "{all:?}");
     assert!(all.message().contains("node-1 (crashed by an injected fault)"), "{all:?}");
+    assert!(all.message().contains("recover the nodes (InjectFault with `recover`)"), "{all:?}");
 
     let named = |nodes: &[&str]| pb::StartElectionRequest {
         nodes: nodes.iter().map(|n| n.to_string()).collect(),
