@@ -1,132 +1,22 @@
-//! The election pages: what the controller's HTTP port (the one serving
-//! Prometheus `/metrics`) shows a browser.
-//!
-//! * `/elections`: the index of recent elections, most recent first, each
-//!   linking to its page.
-//! * `/elections/{id}`: one election: its verdict, its metrics against the
-//!   literature's bound, a kept leadership's terms, timeline and failovers,
-//!   and its space-time diagram (when the election was started with
-//!   `diagram` or `diagram_options`) with step-through (play, pause, step
-//!   forward and back, a slider) and a panel describing the message under
-//!   the pointer (kind, ends, times, causal time, what it carries). A page of
-//!   an election still running reads `record.json` every second and shows
-//!   what changed (a kept leadership's new terms and failovers); it reloads
-//!   once the election ends, diagram included.
-//! * `/elections/{id}/record.json`: the record as JSON, without the diagram.
-//!
-//! Everything is inline (HTML, CSS, SVG, script): no external asset, so
-//! the page works offline and from behind a port-forward. Like `/metrics`
-//! the pages are read-only and not authenticated; keep the port inside the
-//! cluster (or behind `kubectl port-forward`) if records are sensitive.
-//!
-//! Every response carries [`policy`] as its `Content-Security-Policy`: the
-//! one script and the one style sheet run by their hashes (the same text on
-//! every page: an election's id and state reach the script as `data-`
-//! attributes of `<body>`), `record.json` may be fetched, and nothing else
-//! loads, runs or frames the pages, so a record's text that slipped through
-//! the escaping still could not run.
+//! The pages of elections: the index, one election's page with its
+//! step-through, and its record as JSON.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
 
+use super::{HEAD, escape, not_found};
 use crate::elections::Elections;
 use crate::record::{ElectionRecord, Mode};
 
 /// At most this many elections are listed on the index.
 pub const MAX_LISTED: usize = 500;
 
-/// The routes of the pages, over the store `elections`.
-pub fn router(elections: Arc<Elections>) -> axum::Router {
-    axum::Router::new()
-        .route("/", get(|| async { axum::response::Redirect::to("/elections") }))
-        .route("/elections", get(index))
-        .route("/elections/{id}", get(page))
-        .route("/elections/{id}/record.json", get(record_json))
-        .with_state(elections)
-        .layer(axum::middleware::map_response(with_policy))
-}
-
-/// The pages' `Content-Security-Policy` (see the module docs).
-pub fn policy() -> &'static str {
-    static POLICY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    POLICY.get_or_init(|| {
-        format!(
-            "default-src 'none'; script-src {}; style-src {}; img-src data:; connect-src 'self'; \
-             base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-            hash_source(SCRIPT),
-            hash_source(STYLE)
-        )
-    })
-}
-
-/// The `'sha256-…'` source that allows an inline element whose text is `text`.
-fn hash_source(text: &str) -> String {
-    use base64::Engine as _;
-    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
-    format!("'sha256-{}'", base64::engine::general_purpose::STANDARD.encode(digest.as_ref()))
-}
-
-async fn with_policy(mut response: Response) -> Response {
-    if let Ok(value) = HeaderValue::from_str(policy()) {
-        response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, value);
-    }
-    response
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-fn not_found(id: &str) -> Response {
-    let body = format!(
-        "{HEAD}<title>No election · ringleader</title></head><body><nav><a href=\"/elections\">All elections</a></nav>\
-         <h1>No election <code>{}</code></h1><p>The controller keeps the most recent elections only \
-         (<code>max_elections</code>); see the index.</p></body></html>",
-        escape(id)
-    );
-    (StatusCode::NOT_FOUND, Html(body)).into_response()
-}
-
-/// The pages' style sheet (a macro, for [`HEAD`] to inline it and [`STYLE`] to name it).
-macro_rules! style {
-    () => {
-        r#"
-body { font-family: sans-serif; margin: 1.2em 2em; color: #222; }
-h1 { font-size: 1.4em; margin-bottom: 0.2em; }
-table { border-collapse: collapse; margin: 0.6em 0; }
-th, td { border-bottom: 1px solid #ddd; padding: 3px 10px; text-align: left; font-size: 0.92em; }
-th { background: #f4f4f4; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
-.state { font-weight: bold; }
-.ok { color: #176117; } .bad { color: #b00; } .running { color: #a65f00; }
-.controls { margin: 0.6em 0; display: flex; gap: 0.4em; align-items: center; flex-wrap: wrap; }
-.controls button { font-size: 1em; min-width: 2.4em; }
-#slider { width: 22em; }
-#diagram svg { max-width: 100%; height: auto; border: 1px solid #eee; }
-#diagram .msg { cursor: pointer; }
-#diagram .msg:hover, #diagram .msg.latest { stroke-width: 3; filter: drop-shadow(0 0 2px #fc0); }
-#info { min-height: 2.6em; background: #fafafa; border: 1px solid #eee; padding: 0.4em 0.7em; font-size: 0.92em; }
-code { background: #f4f4f4; padding: 0 3px; }
-"#
-    };
-}
-
-/// The text of the pages' one `<style>` element, allowed by its hash.
-const STYLE: &str = style!();
-
-const HEAD: &str = concat!(
-    r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"><style>"#,
-    style!(),
-    "</style>"
-);
-
 /// The index of recent elections.
-async fn index(State(elections): State<Arc<Elections>>) -> Html<String> {
+pub(super) async fn index(State(elections): State<Arc<Elections>>) -> Html<String> {
     let mut rows = String::new();
     for entry in elections.list().iter().take(MAX_LISTED) {
         entry.inspect(|r| index_row(&mut rows, r));
@@ -210,7 +100,7 @@ fn verdict(r: &ElectionRecord) -> String {
     v
 }
 
-async fn record_json(State(elections): State<Arc<Elections>>, Path(id): Path<String>) -> Response {
+pub(super) async fn record_json(State(elections): State<Arc<Elections>>, Path(id): Path<String>) -> Response {
     let Some(entry) = elections.get(&id) else { return not_found(&id) };
     let mut r = entry.snapshot();
     r.diagram_svg = None;
@@ -221,7 +111,7 @@ async fn record_json(State(elections): State<Arc<Elections>>, Path(id): Path<Str
 }
 
 /// One election's page.
-async fn page(State(elections): State<Arc<Elections>>, Path(id): Path<String>) -> Response {
+pub(super) async fn page(State(elections): State<Arc<Elections>>, Path(id): Path<String>) -> Response {
     let Some(entry) = elections.get(&id) else { return not_found(&id) };
     Html(render(&entry.snapshot())).into_response()
 }
@@ -352,7 +242,7 @@ fn timeline_rows(r: &ElectionRecord) -> String {
 
 /// Step-through, hover and live updates; plain DOM, no library. The text of
 /// the pages' one `<script>` element, allowed by its hash.
-const SCRIPT: &str = r##""use strict";
+pub(super) const SCRIPT: &str = r##""use strict";
 (function () {
   const ELECTION = document.body.dataset.election;
   const RUNNING = document.body.dataset.running === "true";
@@ -457,11 +347,11 @@ const SCRIPT: &str = r##""use strict";
 "##;
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::record::{LeaderInfo, Metrics, State as RecordState};
 
-    fn record() -> ElectionRecord {
+    pub(in super::super) fn record() -> ElectionRecord {
         ElectionRecord {
             n: 3,
             k: 3,
@@ -492,62 +382,5 @@ mod tests {
         });
         assert!(drawn.contains("id=\"slider\"") && drawn.contains("<line class=\"msg\" data-step=\"0\"/>"));
         assert!(drawn.contains("data-running=\"false\""));
-    }
-
-    /// The texts of the `<tag>` elements of `html`.
-    fn inline(html: &str, tag: &str) -> Vec<String> {
-        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
-        html.split(&open).skip(1).filter_map(|rest| rest.split_once(&close)).map(|(text, _)| text.to_string()).collect()
-    }
-
-    /// Every response of the pages (the index, an election's page, its JSON, a missing election)
-    /// carries one Content-Security-Policy that loads nothing from elsewhere, runs no script but the
-    /// page's own and may not be framed, and the page's inline script and style sheet are allowed
-    /// by their hashes, so the page still works under it. Before, the pages sent no policy.
-    #[tokio::test]
-    async fn every_page_carries_a_policy_its_inline_script_and_style_meet() {
-        use tower::ServiceExt as _;
-        let config = crate::config::ControllerConfig::default();
-        let cluster = crate::cluster::Cluster::start(&config, &Default::default(), None).await.unwrap();
-        let drawn = ElectionRecord {
-            id: "e1".into(),
-            diagram_svg: Some("<svg><line class=\"msg\" data-step=\"0\"/></svg>".into()),
-            ..record()
-        };
-        let elections = Elections::with_history(cluster, config, None, vec![drawn]);
-        let app = router(elections);
-        let mut policies = Vec::new();
-        let mut page = String::new();
-        for (path, status) in [
-            ("/elections", StatusCode::OK),
-            ("/elections/e1", StatusCode::OK),
-            ("/elections/e1/record.json", StatusCode::OK),
-            ("/elections/nope", StatusCode::NOT_FOUND),
-        ] {
-            let request = axum::http::Request::get(path).body(axum::body::Body::empty()).unwrap();
-            let response = app.clone().oneshot(request).await.unwrap();
-            assert_eq!(response.status(), status, "{path}");
-            let policy =
-                response.headers().get(header::CONTENT_SECURITY_POLICY).map(|v| v.to_str().unwrap().to_string());
-            policies.push(policy.unwrap_or_else(|| panic!("{path}: no Content-Security-Policy")));
-            if path == "/elections/e1" {
-                let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-                page = String::from_utf8(body.to_vec()).unwrap();
-            }
-        }
-        assert!(policies.iter().all(|p| *p == policies[0]), "{policies:?}");
-        let directives: Vec<&str> = policies[0].split(';').map(str::trim).collect();
-        for wanted in ["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "connect-src 'self'"] {
-            assert!(directives.contains(&wanted), "{wanted} in {directives:?}");
-        }
-        let directive = |name: &str| directives.iter().find(|d| d.starts_with(name)).map(|d| d.to_string());
-        let (scripts, styles) = (inline(&page, "script"), inline(&page, "style"));
-        assert_eq!((scripts.len(), styles.len()), (1, 1), "{page}");
-        let script_src = directive("script-src ").expect("a script-src");
-        let style_src = directive("style-src ").expect("a style-src");
-        assert!(script_src.contains(&hash_source(&scripts[0])), "{script_src} does not allow the page's script");
-        assert!(style_src.contains(&hash_source(&styles[0])), "{style_src} does not allow the page's style");
-        assert!(!policies[0].contains("unsafe"), "{}", policies[0]);
-        assert!(!page.contains(" style=") && !page.contains(" onclick="), "no inline style or handler attributes");
     }
 }
