@@ -115,9 +115,12 @@ pub async fn run(
     let elections = elections::Elections::with_history(cluster.clone(), settings, history, restored);
     // What a controller that died left running on the nodes; retried while this one serves.
     let _interrupted = elections.abort_interrupted().map(ringleader_node::runtime::AbortOnDrop);
-    let service = ControllerServer::new(api::ControllerService::with_auth(elections.clone(), auth));
-    // The election pages, on the metrics port (when the process serves one).
-    ringleader_node::observe::serve_also(pages::router(elections.clone()));
+    let token_required = auth.token.is_some();
+    let api = api::ControllerService::with_auth(elections.clone(), auth);
+    // The lab and the election pages, on the metrics port (when the process serves one).
+    let lab = pages::Lab { service: api.clone(), token_required };
+    ringleader_node::observe::serve_also(pages::router(elections.clone(), lab));
+    let service = ControllerServer::new(api);
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<ControllerServer<api::ControllerService>>().await;

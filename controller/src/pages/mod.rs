@@ -1,6 +1,8 @@
-//! The election pages: what the controller's HTTP port (the one serving
-//! Prometheus `/metrics`) shows a browser.
+//! The lab and the election pages: what the controller's HTTP port (the
+//! one serving Prometheus `/metrics`) shows a browser.
 //!
+//! * `/`: the lab, a form that starts an election and opens its page
+//!   (`POST /lab/start`, see `lab.rs` for how its calls are guarded).
 //! * `/elections`: the index of recent elections, most recent first, each
 //!   linking to its page.
 //! * `/elections/{id}`: one election: its verdict, its metrics against the
@@ -16,17 +18,19 @@
 //!
 //! Everything is inline (HTML, CSS, SVG, script): no external asset, so
 //! the page works offline and from behind a port-forward. Like `/metrics`
-//! the pages are read-only and not authenticated; keep the port inside the
-//! cluster (or behind `kubectl port-forward`) if records are sensitive.
+//! the pages are read without credentials; keep the port inside the
+//! cluster (or behind `kubectl port-forward`) if records are sensitive. The
+//! lab's calls change state and take the controller's token.
 //!
-//! Every response carries [`policy`] as its `Content-Security-Policy`: the
-//! one script and the one style sheet run by their hashes (the same text on
+//! Every response carries [`policy`] as its `Content-Security-Policy`: each
+//! page's one script and the one style sheet run by their hashes (the same text on
 //! every page: an election's id and state reach the script as `data-`
-//! attributes of `<body>`), `record.json` may be fetched, and nothing else
+//! attributes of `<body>`), the page's own origin may be fetched, and nothing else
 //! loads, runs or frames the pages, so a record's text that slipped through
 //! the escaping still could not run.
 
 mod election;
+mod lab;
 
 use std::sync::Arc;
 
@@ -37,15 +41,21 @@ use axum::routing::get;
 use crate::elections::Elections;
 pub use election::{MAX_LISTED, render};
 use election::{index, page, record_json};
+pub use lab::{LAB_HEADER, Lab, LabStart};
 
-/// The routes of the pages, over the store `elections`.
-pub fn router(elections: Arc<Elections>) -> axum::Router {
+/// The routes of the pages, over the store `elections`, and the lab's calls through `lab`.
+pub fn router(elections: Arc<Elections>, lab: Lab) -> axum::Router {
+    let lab_routes = axum::Router::new()
+        .route("/", get(lab::page))
+        .route("/lab/start", axum::routing::post(lab::start))
+        .layer(axum::extract::DefaultBodyLimit::max(lab::MAX_BODY))
+        .with_state(lab);
     axum::Router::new()
-        .route("/", get(|| async { axum::response::Redirect::to("/elections") }))
         .route("/elections", get(index))
         .route("/elections/{id}", get(page))
         .route("/elections/{id}/record.json", get(record_json))
         .with_state(elections)
+        .merge(lab_routes)
         .layer(axum::middleware::map_response(with_policy))
 }
 
@@ -56,7 +66,7 @@ pub fn policy() -> &'static str {
         format!(
             "default-src 'none'; script-src {}; style-src {}; img-src data:; connect-src 'self'; \
              base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-            hash_source(election::SCRIPT),
+            [election::SCRIPT, lab::LAB_SCRIPT].map(hash_source).join(" "),
             hash_source(STYLE)
         )
     })
@@ -110,6 +120,13 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 #diagram .msg:hover, #diagram .msg.latest { stroke-width: 3; filter: drop-shadow(0 0 2px #fc0); }
 #info { min-height: 2.6em; background: #fafafa; border: 1px solid #eee; padding: 0.4em 0.7em; font-size: 0.92em; }
 code { background: #f4f4f4; padding: 0 3px; }
+form.lab { display: grid; grid-template-columns: max-content 1fr; gap: 0.35em 1em; align-items: start; max-width: 62em; }
+form.lab > label, form.lab > fieldset, form.lab > p { grid-column: 1; }
+form.lab > .error { grid-column: 2; }
+form.lab fieldset { border: 1px solid #ddd; display: flex; flex-wrap: wrap; gap: 0.3em 1em; }
+form.lab input[type=number] { width: 6em; }
+form.lab input[name=ids] { width: 20em; }
+.error { color: #b00; font-size: 0.92em; }
 "#
     };
 }
@@ -135,8 +152,8 @@ mod tests {
         html.split(&open).skip(1).filter_map(|rest| rest.split_once(&close)).map(|(text, _)| text.to_string()).collect()
     }
 
-    /// Every response of the pages (the index, an election's page, its JSON, a missing election)
-    /// carries one Content-Security-Policy that loads nothing from elsewhere, runs no script but the
+    /// Every response of the pages (the lab, the index, an election's page, its JSON, a missing
+    /// election) carries one Content-Security-Policy that loads nothing from elsewhere, runs no script but the
     /// page's own and may not be framed, and the page's inline script and style sheet are allowed
     /// by their hashes, so the page still works under it. Before, the pages sent no policy.
     #[tokio::test]
@@ -150,10 +167,12 @@ mod tests {
             ..record()
         };
         let elections = Elections::with_history(cluster, config, None, vec![drawn]);
-        let app = router(elections);
+        let lab = Lab { service: crate::api::ControllerService::new(elections.clone()), token_required: false };
+        let app = router(elections, lab);
         let mut policies = Vec::new();
-        let mut page = String::new();
+        let mut pages = Vec::new();
         for (path, status) in [
+            ("/", StatusCode::OK),
             ("/elections", StatusCode::OK),
             ("/elections/e1", StatusCode::OK),
             ("/elections/e1/record.json", StatusCode::OK),
@@ -165,9 +184,9 @@ mod tests {
             let policy =
                 response.headers().get(header::CONTENT_SECURITY_POLICY).map(|v| v.to_str().unwrap().to_string());
             policies.push(policy.unwrap_or_else(|| panic!("{path}: no Content-Security-Policy")));
-            if path == "/elections/e1" {
+            if path == "/elections/e1" || path == "/" {
                 let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-                page = String::from_utf8(body.to_vec()).unwrap();
+                pages.push(String::from_utf8(body.to_vec()).unwrap());
             }
         }
         assert!(policies.iter().all(|p| *p == policies[0]), "{policies:?}");
@@ -176,13 +195,15 @@ mod tests {
             assert!(directives.contains(&wanted), "{wanted} in {directives:?}");
         }
         let directive = |name: &str| directives.iter().find(|d| d.starts_with(name)).map(|d| d.to_string());
-        let (scripts, styles) = (inline(&page, "script"), inline(&page, "style"));
-        assert_eq!((scripts.len(), styles.len()), (1, 1), "{page}");
         let script_src = directive("script-src ").expect("a script-src");
         let style_src = directive("style-src ").expect("a style-src");
-        assert!(script_src.contains(&hash_source(&scripts[0])), "{script_src} does not allow the page's script");
-        assert!(style_src.contains(&hash_source(&styles[0])), "{style_src} does not allow the page's style");
         assert!(!policies[0].contains("unsafe"), "{}", policies[0]);
-        assert!(!page.contains(" style=") && !page.contains(" onclick="), "no inline style or handler attributes");
+        for page in &pages {
+            let (scripts, styles) = (inline(page, "script"), inline(page, "style"));
+            assert_eq!((scripts.len(), styles.len()), (1, 1), "{page}");
+            assert!(script_src.contains(&hash_source(&scripts[0])), "{script_src} does not allow the page's script");
+            assert!(style_src.contains(&hash_source(&styles[0])), "{style_src} does not allow the page's style");
+            assert!(!page.contains(" style=") && !page.contains(" onclick="), "no inline style or handler attributes");
+        }
     }
 }

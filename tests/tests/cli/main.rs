@@ -1,6 +1,7 @@
 //! End-to-end tests of the real `ringleader-controller` binary, driven the way
 //! users drive it: flags and environment, `grpcurl`, SIGTERM.
 
+mod browser;
 mod t01_grpcurl;
 mod t02_cargo_run;
 mod t03_sigkill;
@@ -16,3 +17,4 @@ mod t12_memory_budget;
 mod t13_check_memory;
 mod t14_silent_nodes;
 mod t15_api_doc;
+mod t16_lab;

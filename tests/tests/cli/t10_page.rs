@@ -4,175 +4,15 @@
 //!
 //! Needs `chromedriver` and `chromium` on the PATH (`apt-get install chromium
 //! chromium-driver`); skipped without them, except in CI (`CI=true`) where
-//! that is a failure. The WebDriver calls are plain JSON over HTTP/1.1 (a
-//! dozen endpoints; a client crate would add some thirty dependencies).
+//! that is a failure. The browser is driven as `browser.rs` says.
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ringleader_proto::v1 as pb;
-use ringleader_proto::v1::controller_client::ControllerClient;
-use ringleader_tests::{Proc, controller_binary, crash_leader, election, free_port, in_ci, kept, leader_until, which};
-use serde_json::{Value, json};
+use ringleader_tests::{crash_leader, election, kept, leader_until};
+use serde_json::Value;
 
-/// One HTTP/1.1 exchange with 127.0.0.1:`port` (the connection closed after it): status and body.
-fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> std::io::Result<(u16, String)> {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
-    s.set_read_timeout(Some(Duration::from_secs(60)))?;
-    let body = body.map(Value::to_string).unwrap_or_default();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )?;
-    // Read the head, then exactly Content-Length bytes (chromedriver keeps the connection open).
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    let head_end = loop {
-        if let Some(i) = out.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let read = s.read(&mut buf)?;
-        if read == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "no HTTP head"));
-        }
-        out.extend_from_slice(&buf[..read]);
-    };
-    let head = String::from_utf8_lossy(&out[..head_end]).to_ascii_lowercase();
-    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    // chromedriver answers with a Content-Length; a chunked body would need decoding.
-    assert!(!head.contains("transfer-encoding: chunked"), "chunked answer: {head}");
-    let length = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or(0);
-    while out.len() < head_end + length {
-        let read = s.read(&mut buf)?;
-        if read == 0 {
-            break;
-        }
-        out.extend_from_slice(&buf[..read]);
-    }
-    Ok((status, String::from_utf8_lossy(&out[head_end..]).into_owned()))
-}
-
-/// A WebDriver session of chromium, closed (and chromedriver stopped) when dropped.
-struct Browser {
-    port: u16,
-    session: String,
-    _driver: Proc,
-}
-
-impl Browser {
-    fn start(driver: &PathBuf) -> Browser {
-        let port = free_port();
-        let log = std::fs::File::create(std::env::temp_dir().join(format!("ringleader-chromedriver-{port}.log")))
-            .expect("chromedriver log");
-        let driver = Proc(
-            Command::new(driver)
-                .arg(format!("--port={port}"))
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .expect("spawn chromedriver"),
-        );
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while http(port, "GET", "/status", None).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not answer on port {port}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let mut options = json!({
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1300,1000"]
-        });
-        if let Some(chromium) = which("chromium") {
-            options["binary"] = json!(chromium);
-        }
-        let caps = json!({"capabilities": {"alwaysMatch": {
-            "goog:chromeOptions": options,
-            "goog:loggingPrefs": {"browser": "ALL"}
-        }}});
-        let (status, body) = http(port, "POST", "/session", Some(&caps)).expect("new session");
-        let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-        let session = v["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session ({status}): {body}"));
-        Browser { port, session: session.to_string(), _driver: driver }
-    }
-
-    /// A command of the session; its `value`, or a panic naming the WebDriver error.
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        let (status, text) = http(self.port, method, &format!("/session/{}{path}", self.session), body.as_ref())
-            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
-        let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {path}: {e}: {text}"));
-        assert_eq!(status, 200, "{method} {path}: {v}");
-        v["value"].clone()
-    }
-
-    fn go(&self, url: &str) {
-        self.call("POST", "/url", Some(json!({ "url": url })));
-    }
-
-    /// Run `script` (a function body) in the page; what it returns.
-    fn run(&self, script: &str) -> Value {
-        self.call("POST", "/execute/sync", Some(json!({ "script": script, "args": [] })))
-    }
-
-    /// The element `css` selects (its WebDriver reference).
-    fn find(&self, css: &str) -> Value {
-        self.call("POST", "/element", Some(json!({ "using": "css selector", "value": css })))
-    }
-
-    fn click(&self, css: &str) {
-        let e = self.find(css);
-        let id = e.as_object().and_then(|o| o.values().next()).and_then(Value::as_str).expect("element id");
-        self.call("POST", &format!("/element/{id}/click"), Some(json!({})));
-    }
-
-    /// Move the pointer onto the middle of the element `css` selects.
-    fn hover(&self, css: &str) {
-        let e = self.find(css);
-        let actions = json!({"actions": [{
-            "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
-            "actions": [{"type": "pointerMove", "duration": 0, "origin": e, "x": 0, "y": 0}]
-        }]});
-        self.call("POST", "/actions", Some(actions));
-    }
-
-    /// What the page logged to the console since the last call, as "LEVEL message".
-    fn console(&self) -> Vec<String> {
-        let entries = self.call("POST", "/se/log", Some(json!({ "type": "browser" })));
-        entries
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|e| format!("{} {}", e["level"].as_str().unwrap_or("?"), e["message"].as_str().unwrap_or("")))
-            .collect()
-    }
-
-    /// The visible arrows' steps, in order.
-    fn visible_steps(&self) -> Vec<u64> {
-        let v = self.run(
-            "return Array.from(document.querySelectorAll('#diagram .msg'))\
-             .filter(e => e.style.display !== 'none').map(e => Number(e.dataset.step));",
-        );
-        v.as_array().into_iter().flatten().filter_map(Value::as_u64).collect()
-    }
-
-    fn text(&self, css: &str) -> String {
-        self.run(&format!("return document.querySelector({}).textContent;", json!(css)))
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = http(self.port, "DELETE", &format!("/session/{}", self.session), None);
-    }
-}
+use crate::browser::{Browser, Served, chromedriver};
 
 /// In chromium: an election's page loads with no console error, shows its verdict, metrics and
 /// diagram; stepping from the start reveals one message at a time in sending order (forward,
@@ -181,32 +21,9 @@ impl Drop for Browser {
 /// leadership shows the failover an injected crash causes without being reloaded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_election_page_works_in_a_browser() {
-    let Some(driver) = which("chromedriver") else {
-        assert!(!in_ci(), "CI needs chromedriver and chromium (apt-get install chromium chromium-driver)");
-        eprintln!("skipped: no `chromedriver` on the PATH (apt-get install chromium chromium-driver)");
-        return;
-    };
-    let (api, web) = (free_port(), free_port());
-    let log_path = std::env::temp_dir().join(format!("ringleader-t10-{api}.log"));
-    let log = std::fs::File::create(&log_path).unwrap();
-    let _controller = Proc(
-        Command::new(controller_binary())
-            .args(["--local-nodes", "5", "--host", "127.0.0.1", "--port", &api.to_string()])
-            .env("RINGLEADER__TELEMETRY__METRICS_LISTEN", format!("127.0.0.1:{web}"))
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("spawn ringleader-controller"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut client = loop {
-        match ControllerClient::connect(format!("http://127.0.0.1:{api}")).await {
-            Ok(c) => break c,
-            Err(e) => assert!(Instant::now() < deadline, "controller not up: {e}; see {}", log_path.display()),
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let Some(driver) = chromedriver() else { return };
+    let served = Served::start(5, &[]).await;
+    let (web, mut client) = (served.web, served.client.clone());
     let drawn = pb::StartElectionRequest {
         mode: pb::Mode::Simulated as i32,
         size: 8,

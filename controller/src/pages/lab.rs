@@ -1,0 +1,478 @@
+//! The lab: a page at `/` that starts elections from a form, and the
+//! `POST /lab/…` calls it makes.
+//!
+//! Each call is the gRPC method of the same name run in process, so the
+//! page meets exactly the API's refusals (the field named) and its
+//! credentials: the page sends the controller's token, entered once and
+//! kept in the tab, as `Authorization: Bearer`, and the method checks it as
+//! it checks gRPC metadata.
+//!
+//! The calls change state, so they are guarded against other sites (see
+//! [`guard`]): a cross-site page cannot send them (a custom header and a
+//! JSON body need a CORS preflight, which the port never grants), a request
+//! from another origin is refused, and without a token a request must
+//! address the port by an IP address or `localhost`, so a name rebound to
+//! 127.0.0.1 by an attacker's DNS does not reach the lab either.
+
+use std::fmt::Write as _;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use ringleader_core::algo::catalogue::CATALOGUE;
+use ringleader_proto::v1 as pb;
+use ringleader_proto::v1::controller_server::Controller as _;
+use serde::Deserialize;
+
+use super::{HEAD, escape};
+use crate::api::ControllerService;
+
+/// The header every lab call carries: a cross-site page cannot add it
+/// without a preflight the port never grants.
+pub const LAB_HEADER: &str = "x-ringleader-lab";
+
+/// The largest body a lab call may send.
+pub(super) const MAX_BODY: usize = 16 * 1024;
+
+/// What the lab's calls reach: the Controller service, and whether it asks for a token.
+#[derive(Clone, Debug)]
+pub struct Lab {
+    /// The service the calls run.
+    pub service: ControllerService,
+    /// The controller requires a token (`auth.token`).
+    pub token_required: bool,
+}
+
+/// A refused lab call (a JSON line): the HTTP status, the gRPC code's name, the field at
+/// fault (empty if none) and the message.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Refusal {
+    status: StatusCode,
+    code: &'static str,
+    field: String,
+    message: String,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, code: &'static str, field: &str, message: impl Into<String>) -> Self {
+        Refusal { status, code, field: field.to_string(), message: message.into() }
+    }
+
+    /// The refusal a gRPC status makes: the field is what its message names
+    /// before the first `: ` (the API's refusals say `field: reason`).
+    fn of_status(s: &tonic::Status) -> Self {
+        use tonic::Code;
+        let (status, code) = match s.code() {
+            Code::InvalidArgument => (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT"),
+            Code::FailedPrecondition => (StatusCode::PRECONDITION_FAILED, "FAILED_PRECONDITION"),
+            Code::Unauthenticated => (StatusCode::UNAUTHORIZED, "UNAUTHENTICATED"),
+            Code::PermissionDenied => (StatusCode::FORBIDDEN, "PERMISSION_DENIED"),
+            Code::NotFound => (StatusCode::NOT_FOUND, "NOT_FOUND"),
+            Code::ResourceExhausted => (StatusCode::TOO_MANY_REQUESTS, "RESOURCE_EXHAUSTED"),
+            Code::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+        };
+        let field = match s.message().split_once(": ") {
+            Some((f, _)) if !f.is_empty() && f.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c == '.') => f,
+            _ => "",
+        };
+        Refusal::new(status, code, field, s.message())
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "code": self.code, "field": self.field, "message": self.message });
+        (self.status, [(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response()
+    }
+}
+
+/// Refuse a lab call that could come from another site (see the module docs).
+pub(super) fn guard(headers: &HeaderMap, token_required: bool) -> Result<(), Refusal> {
+    let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    let forbidden = |why: &str| Refusal::new(StatusCode::FORBIDDEN, "PERMISSION_DENIED", "", why);
+    if headers.get(LAB_HEADER).is_none() {
+        return Err(forbidden("lab calls carry the x-ringleader-lab header (the lab page sends it)"));
+    }
+    if !text(header::CONTENT_TYPE).is_some_and(|c| c.starts_with("application/json")) {
+        return Err(forbidden("lab calls send JSON (content-type: application/json)"));
+    }
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok())
+        && site != "same-origin"
+        && site != "none"
+    {
+        return Err(forbidden("lab calls come from the lab page itself, not from another site"));
+    }
+    let host = text(header::HOST).unwrap_or("");
+    if let Some(origin) = text(header::ORIGIN)
+        && origin != format!("http://{host}")
+        && origin != format!("https://{host}")
+    {
+        return Err(forbidden("lab calls come from the lab page itself, not from another origin"));
+    }
+    if !token_required && !local_host(host) {
+        return Err(forbidden(
+            "without a controller token the lab changes state only when addressed by an IP address or localhost \
+             (a guard against DNS rebinding); set auth.token to use it by a name",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `host` (a Host header: name or address, maybe a port) is an IP address or localhost.
+fn local_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    name == "localhost" || name.parse::<std::net::IpAddr>().is_ok()
+}
+
+/// Run a lab call: guarded, its JSON body read into `T`, the bearer token
+/// passed on as gRPC metadata.
+fn request<T: for<'de> Deserialize<'de>>(
+    lab: &Lab,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<tonic::Request<T>, Refusal> {
+    guard(headers, lab.token_required)?;
+    let value: T = serde_json::from_slice(body)
+        .map_err(|e| Refusal::new(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "", format!("body: {e}")))?;
+    let mut request = tonic::Request::new(value);
+    if let Some(auth) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok())
+        && let Ok(v) = auth.parse()
+    {
+        request.metadata_mut().insert("authorization", v);
+    }
+    Ok(request)
+}
+
+/// What the lab's form sends to start an election (every field optional but the algorithm).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LabStart {
+    /// Catalogue name.
+    pub algorithm: String,
+    /// Positions (0: the API's default, or the number of ids typed).
+    pub size: u32,
+    /// Ids typed, e.g. `5 1 8 3` (empty: arranged by `arrangement`).
+    pub ids: String,
+    /// `random`, `ascending`, `descending`, `worst` or `best` (empty: the API's default).
+    pub arrangement: String,
+    /// The initiators' ids, e.g. `5 8` (empty: every node).
+    pub initiators: String,
+    /// SIMULATED instead of LIVE.
+    pub simulated: bool,
+    /// Unit delays (SIMULATED).
+    pub unit_delay: bool,
+    /// Seed (0: the API's default).
+    pub seed: u64,
+    /// Keep a leader until stopped.
+    pub keep_leader: bool,
+    /// Failure detector period, ms (0: the default).
+    pub detector_period_ms: u64,
+    /// Failure detector timeout, ms (0: the default).
+    pub detector_timeout_ms: u64,
+}
+
+/// The ids in `text`, separated by spaces or commas; refused naming `field`.
+fn ids_in(text: &str, field: &'static str) -> Result<Vec<u64>, crate::error::RequestError> {
+    text.split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            w.parse::<u64>().map_err(|_| {
+                crate::error::RequestError::invalid(field, format!("`{w}` is not an id (a whole number, e.g. 5 1 8 3)"))
+            })
+        })
+        .collect()
+}
+
+impl LabStart {
+    /// The StartElection request the form means (a drawn diagram, not waited for).
+    pub fn to_request(&self) -> Result<pb::StartElectionRequest, crate::error::RequestError> {
+        let id_order = match self.arrangement.as_str() {
+            "" => pb::IdOrder::Unspecified,
+            "random" => pb::IdOrder::Random,
+            "ascending" => pb::IdOrder::Ascending,
+            "descending" => pb::IdOrder::Descending,
+            "worst" => pb::IdOrder::WorstCase,
+            "best" => pb::IdOrder::BestCase,
+            other => {
+                return Err(crate::error::RequestError::invalid(
+                    "id_order",
+                    format!("unknown arrangement `{other}`; random, ascending, descending, worst or best"),
+                ));
+            }
+        };
+        let detector = (self.detector_period_ms > 0 || self.detector_timeout_ms > 0).then_some(pb::FailureDetector {
+            period_ms: self.detector_period_ms,
+            timeout_ms: self.detector_timeout_ms,
+        });
+        Ok(pb::StartElectionRequest {
+            algorithm: self.algorithm.clone(),
+            size: self.size,
+            id_order: id_order as i32,
+            ids: ids_in(&self.ids, "ids")?,
+            seed: self.seed,
+            initiator_ids: ids_in(&self.initiators, "initiator_ids")?,
+            mode: if self.simulated { pb::Mode::Simulated } else { pb::Mode::Live } as i32,
+            simulation: self
+                .simulated
+                .then_some(pb::SimulationOptions { unit_delay: self.unit_delay, ..Default::default() }),
+            keep_leader: self.keep_leader,
+            detector,
+            diagram: true,
+            ..Default::default()
+        })
+    }
+}
+
+/// `POST /lab/start`: start the election a [`LabStart`] describes; answers
+/// `{"electionId": …}` or a [`Refusal`].
+pub(super) async fn start(State(lab): State<Lab>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    let request = match request::<LabStart>(&lab, &headers, &body) {
+        Ok(r) => r,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let (metadata, extensions, form) = request.into_parts();
+    let start = match form.to_request() {
+        Ok(s) => s,
+        Err(e) => return Refusal::of_status(&e.into()).into_response(),
+    };
+    match lab.service.start_election(tonic::Request::from_parts(metadata, extensions, start)).await {
+        Ok(answer) => {
+            let id = answer.into_inner().election_id;
+            let body = serde_json::json!({ "electionId": id });
+            ([(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response()
+        }
+        Err(status) => Refusal::of_status(&status).into_response(),
+    }
+}
+
+/// `GET /`: the lab's form.
+pub(super) async fn page(State(lab): State<Lab>) -> Html<String> {
+    Html(render(lab.token_required))
+}
+
+/// The lab page; `token_required` shows the token field.
+pub(super) fn render(token_required: bool) -> String {
+    let mut options = String::new();
+    for kept in [false, true] {
+        let _ =
+            write!(options, "<optgroup label=\"{}\">", if kept { "keep a leader (or one-shot)" } else { "one-shot" });
+        for spec in CATALOGUE.iter().filter(|s| s.kept.is_some() == kept) {
+            let _ = write!(
+                options,
+                "<option value=\"{name}\" data-kept=\"{kept}\"{selected}>{title} — {name}</option>",
+                name = escape(spec.name),
+                title = escape(spec.title),
+                selected = if spec.name == CATALOGUE[0].name { " selected" } else { "" },
+            );
+        }
+        options.push_str("</optgroup>");
+    }
+    format!(
+        "{HEAD}<title>Lab · ringleader</title></head><body data-token-required=\"{token_required}\">\
+         <nav><a href=\"/elections\">All elections</a></nav><h1>Leader election lab</h1>\
+         <p>Choose an algorithm and its nodes, run it, then step through what happened.</p>\
+         <form id=\"start\" class=\"lab\">\
+         <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
+         <label>Nodes n <input name=\"size\" type=\"number\" min=\"1\" value=\"8\"></label><span class=\"error\" data-for=\"size\"></span>\
+         <label>Ids <input name=\"ids\" placeholder=\"e.g. 5 1 8 3 (empty: arranged)\"></label><span class=\"error\" data-for=\"ids\"></span>\
+         <label>Arrangement <select name=\"arrangement\"><option value=\"random\">random</option><option value=\"ascending\">sorted, ascending</option>\
+         <option value=\"descending\">sorted, descending</option><option value=\"worst\">worst case</option><option value=\"best\">best case</option></select></label>\
+         <span class=\"error\" data-for=\"id_order\"></span>\
+         <fieldset><legend>Initiators</legend><div id=\"initiators\">every node (type ids to choose)</div></fieldset>\
+         <span class=\"error\" data-for=\"initiator_ids\"></span><span class=\"error\" data-for=\"initiators\"></span>\
+         <fieldset><legend>Run</legend><label><input type=\"radio\" name=\"mode\" value=\"live\" checked> LIVE on the nodes</label>\
+         <label><input type=\"radio\" name=\"mode\" value=\"simulated\"> SIMULATED</label>\
+         <label><input type=\"checkbox\" name=\"unit_delay\"> unit delays (simulated; else random)</label>\
+         <label>Seed <input name=\"seed\" type=\"number\" min=\"0\" value=\"1\"></label></fieldset>\
+         <span class=\"error\" data-for=\"seed\"></span><span class=\"error\" data-for=\"mode\"></span><span class=\"error\" data-for=\"simulation\"></span>\
+         <fieldset id=\"kept\"><legend>Keep a leader</legend><label><input type=\"checkbox\" name=\"keep_leader\"> keep a leader until stopped</label>\
+         <label>detector period <input name=\"detector_period_ms\" type=\"number\" min=\"0\" placeholder=\"50\"> ms</label>\
+         <label>timeout <input name=\"detector_timeout_ms\" type=\"number\" min=\"0\" placeholder=\"200\"> ms</label></fieldset>\
+         <span class=\"error\" data-for=\"keep_leader\"></span><span class=\"error\" data-for=\"detector\"></span>\
+         <label id=\"token-row\">Controller token <input name=\"token\" type=\"password\" autocomplete=\"off\"></label>\
+         <span class=\"error\" data-for=\"token\"></span>\
+         <p><button type=\"submit\" id=\"run\">Run</button> <span id=\"status\" class=\"error\" data-for=\"\"></span></p>\
+         </form><script>{LAB_SCRIPT}</script></body></html>"
+    )
+}
+
+/// The lab page's script: the initiator boxes, the kept settings, the
+/// token kept in the tab, the call and its refusal shown by its field.
+pub(super) const LAB_SCRIPT: &str = r##""use strict";
+(function () {
+  const form = document.getElementById("start");
+  const needsToken = document.body.dataset.tokenRequired === "true";
+  const tokenRow = document.getElementById("token-row");
+  tokenRow.hidden = !needsToken;
+  form.token.value = sessionStorage.getItem("ringleader-token") || "";
+  const boxes = document.getElementById("initiators");
+
+  function ids() { return form.ids.value.split(/[\s,]+/).filter((w) => w !== ""); }
+
+  function drawInitiators() {
+    const typed = ids();
+    boxes.textContent = "";
+    if (typed.length === 0) { boxes.textContent = "every node (type ids to choose)"; return; }
+    for (const id of typed) {
+      const label = document.createElement("label");
+      const box = document.createElement("input");
+      box.type = "checkbox"; box.value = id; box.checked = true; box.className = "initiator";
+      label.append(box, " id " + id);
+      boxes.append(label);
+    }
+  }
+
+  function keptAllowed() {
+    const option = form.algorithm.selectedOptions[0];
+    const kept = option && option.dataset.kept === "true";
+    document.getElementById("kept").disabled = !kept;
+    if (!kept) form.keep_leader.checked = false;
+  }
+
+  function clearErrors() { for (const e of form.querySelectorAll(".error")) e.textContent = ""; }
+
+  function showRefusal(r) {
+    // The API names the field at fault (e.g. `size`, `detector.timeout_ms`): show it beside that input.
+    const top = (r.field || "").split(".")[0];
+    const slot = form.querySelector('.error[data-for="' + top + '"]') || document.getElementById("status");
+    slot.textContent = r.message;
+    if (top === "" && (r.code === "UNAUTHENTICATED" || r.code === "PERMISSION_DENIED") && needsToken) {
+      form.querySelector('.error[data-for="token"]').textContent = r.message;
+    }
+  }
+
+  form.ids.addEventListener("input", drawInitiators);
+  form.algorithm.addEventListener("change", keptAllowed);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clearErrors();
+    sessionStorage.setItem("ringleader-token", form.token.value);
+    const typed = ids();
+    const chosen = Array.from(boxes.querySelectorAll("input.initiator:checked")).map((b) => b.value);
+    const body = {
+      algorithm: form.algorithm.value,
+      size: typed.length > 0 ? 0 : Number(form.size.value),
+      ids: form.ids.value,
+      arrangement: typed.length > 0 ? "" : form.arrangement.value,
+      initiators: typed.length > 0 && chosen.length < typed.length ? chosen.join(" ") : "",
+      simulated: form.mode.value === "simulated",
+      unit_delay: form.unit_delay.checked,
+      seed: Number(form.seed.value),
+      keep_leader: form.keep_leader.checked,
+      detector_period_ms: Number(form.detector_period_ms.value || 0),
+      detector_timeout_ms: Number(form.detector_timeout_ms.value || 0),
+    };
+    if (typed.length > 0 && chosen.length === 0) {
+      form.querySelector('.error[data-for="initiator_ids"]').textContent = "tick at least one initiator";
+      return;
+    }
+    const headers = { "content-type": "application/json", "x-ringleader-lab": "1" };
+    if (form.token.value) headers.authorization = "Bearer " + form.token.value;
+    document.getElementById("status").textContent = "starting…";
+    try {
+      const response = await fetch("/lab/start", { method: "POST", headers, body: JSON.stringify(body) });
+      const answer = await response.json();
+      if (!response.ok) { document.getElementById("status").textContent = ""; showRefusal(answer); return; }
+      location.href = "/elections/" + encodeURIComponent(answer.electionId);
+    } catch (e) {
+      document.getElementById("status").textContent = "the controller did not answer: " + e;
+    }
+  });
+  drawInitiators();
+  keptAllowed();
+})();
+"##;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    const LAB_CALL: [(&str, &str); 3] =
+        [("x-ringleader-lab", "1"), ("content-type", "application/json"), ("host", "127.0.0.1:9464")];
+
+    /// A call from the lab page passes; one without the lab header or JSON (what a cross-site form
+    /// can send), from another site or origin, or without a token by a DNS name, is refused.
+    #[test]
+    fn only_the_lab_page_itself_may_change_state() {
+        assert_eq!(guard(&headers(&LAB_CALL), false), Ok(()));
+        let with = |extra: (&'static str, &str)| {
+            let mut h = headers(&LAB_CALL);
+            h.insert(extra.0, HeaderValue::from_str(extra.1).unwrap());
+            h
+        };
+        assert_eq!(guard(&with(("origin", "http://127.0.0.1:9464")), false), Ok(()));
+        assert_eq!(guard(&with(("sec-fetch-site", "same-origin")), false), Ok(()));
+        assert_eq!(guard(&with(("host", "[::1]:9464")), false), Ok(()));
+        assert_eq!(guard(&with(("host", "localhost:9464")), false), Ok(()));
+        let refused = |h: HeaderMap, token: bool| guard(&h, token).map_err(|r| r.status);
+        assert_eq!(refused(headers(&LAB_CALL[1..]), false), Err(StatusCode::FORBIDDEN));
+        assert_eq!(refused(with(("content-type", "text/plain")), false), Err(StatusCode::FORBIDDEN));
+        assert_eq!(refused(with(("sec-fetch-site", "cross-site")), false), Err(StatusCode::FORBIDDEN));
+        assert_eq!(refused(with(("origin", "http://evil.example")), false), Err(StatusCode::FORBIDDEN));
+        assert_eq!(refused(with(("host", "rebound.example:9464")), false), Err(StatusCode::FORBIDDEN));
+        assert_eq!(guard(&with(("host", "ringleader.lab:9464")), true), Ok(()), "a name, with a token");
+    }
+
+    /// The form becomes the StartElection request it means, and typed ids that are not numbers are
+    /// refused naming the field (`ids`, `initiator_ids`), as is an unknown arrangement (`id_order`).
+    #[test]
+    fn the_form_is_a_start_request() {
+        let form = LabStart {
+            algorithm: "as-far".into(),
+            ids: "5 1, 8 3".into(),
+            initiators: "8".into(),
+            simulated: true,
+            unit_delay: true,
+            keep_leader: false,
+            detector_timeout_ms: 300,
+            ..LabStart::default()
+        };
+        let r = form.to_request().unwrap();
+        assert_eq!((r.ids, r.initiator_ids), (vec![5, 1, 8, 3], vec![8]));
+        assert_eq!(r.mode, pb::Mode::Simulated as i32);
+        assert!(r.simulation.unwrap().unit_delay && r.diagram && !r.wait);
+        assert_eq!(r.detector.map(|d| (d.period_ms, d.timeout_ms)), Some((0, 300)));
+        let field = |f: LabStart| f.to_request().unwrap_err().field;
+        assert_eq!(field(LabStart { ids: "5 x".into(), ..LabStart::default() }), "ids");
+        assert_eq!(field(LabStart { initiators: "-1".into(), ..LabStart::default() }), "initiator_ids");
+        assert_eq!(field(LabStart { arrangement: "zigzag".into(), ..LabStart::default() }), "id_order");
+    }
+
+    /// A gRPC refusal keeps its code and names its field for the form; a message without one names none.
+    #[test]
+    fn refusals_name_their_field() {
+        let r = Refusal::of_status(&tonic::Status::invalid_argument("size: at least 2"));
+        assert_eq!((r.status, r.code, r.field.as_str()), (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "size"));
+        let r = Refusal::of_status(&tonic::Status::failed_precondition("detector.timeout_ms: too short"));
+        assert_eq!(r.field, "detector.timeout_ms");
+        let r = Refusal::of_status(&tonic::Status::unauthenticated("StartElection needs a token: here"));
+        assert_eq!((r.status, r.field.as_str()), (StatusCode::UNAUTHORIZED, ""));
+    }
+
+    /// The page lists every algorithm of the catalogue by its title with its catalogue name, kept
+    /// ones marked, and shows the token field only when the controller asks for one.
+    #[test]
+    fn the_page_lists_the_catalogue() {
+        let page = render(false);
+        for spec in CATALOGUE {
+            assert!(page.contains(&format!("{} — {}</option>", escape(spec.title), spec.name)), "{}", spec.name);
+        }
+        assert!(page.contains("value=\"bully\" data-kept=\"true\""));
+        assert!(
+            page.contains("data-token-required=\"false\"") && render(true).contains("data-token-required=\"true\"")
+        );
+    }
+}

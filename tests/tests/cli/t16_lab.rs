@@ -1,0 +1,56 @@
+//! The lab page (`/` on the controller's HTTP port) in a real browser:
+//! elections started from its form, refusals shown by the field at fault.
+//! Needs chromium and chromedriver as t10 does.
+
+use serde_json::Value;
+
+use crate::browser::{Browser, Served, chromedriver};
+
+/// In chromium: the lab loads with no console message; ids typed "5 1 8 3" with id 1 unticked as
+/// an initiator, SIMULATED, and Run open the new election's page: as-far on 4 nodes with 3
+/// initiators, every node agreeing on id 8. n = 1 is refused beside the n field (the API's
+/// `size` refusal, word for word), and the browser stays on the lab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lab_starts_elections_and_shows_refusals_by_field() {
+    let Some(driver) = chromedriver() else { return };
+    let served = Served::start(4, &[]).await;
+    let base = format!("http://127.0.0.1:{}", served.web);
+    tokio::task::spawn_blocking(move || {
+        let b = Browser::start(&driver);
+        b.go(&format!("{base}/"));
+        assert_eq!(b.console(), Vec::<String>::new(), "console messages while loading the lab");
+        b.run(
+            "const s = document.querySelector('select[name=algorithm]'); s.value = 'as-far'; \
+               s.dispatchEvent(new Event('change'));",
+        );
+        b.type_into("input[name=ids]", "5 1 8 3");
+        let boxes = b.run("return Array.from(document.querySelectorAll('input.initiator')).map(b => b.value);");
+        assert_eq!(boxes, serde_json::json!(["5", "1", "8", "3"]), "one box per typed id");
+        b.click("input.initiator[value='1']");
+        b.click("input[name=mode][value=simulated]");
+        b.click("#run");
+        b.wait_until("return location.pathname.startsWith('/elections/e');", "the election's page opens");
+        b.wait_until("return document.getElementById('verdict') !== null;", "the page loads");
+        let title = b.text("h1");
+        assert_eq!(title, "as-far · SIMULATED · n = 4, k = 3", "{title}");
+        let verdict = b.text("#verdict");
+        assert!(verdict.starts_with("FINISHED: every node agrees on ") && verdict.contains("(id 8)"), "{verdict}");
+
+        b.go(&format!("{base}/"));
+        b.type_into("input[name=size]", "1");
+        b.click("#run");
+        b.wait_until(
+            "return document.querySelector('.error[data-for=size]').textContent !== '';",
+            "the refusal is shown beside n",
+        );
+        let refusal = b.text(".error[data-for=size]");
+        assert_eq!(refusal, "size: an election needs at least 2 positions, got 1");
+        assert_eq!(b.run("return location.pathname;"), Value::from("/"), "still on the lab");
+        // Chromium logs the refused call itself (a 400 answer); nothing else may be logged.
+        let logged: Vec<String> =
+            b.console().into_iter().filter(|m| !m.contains("/lab/start - Failed to load resource")).collect();
+        assert_eq!(logged, Vec::<String>::new(), "console messages on the lab");
+    })
+    .await
+    .unwrap();
+}
