@@ -187,6 +187,7 @@ fn main() {
         splits: &r.splits,
         terms: &terms,
         marks: &marks,
+        states: &r.states,
     };
     let out = svg(&d);
     match o.positional.get(2) {

@@ -28,6 +28,7 @@ use std::fmt::Write as _;
 use crate::faults::{Outage, Split};
 use crate::protocol::MsgKind;
 use crate::report::LeadershipEvent;
+pub use crate::report::StateChange;
 
 /// At most this many arrows are drawn; the rest are counted in the caption.
 pub const MAX_ARROWS: usize = 5_000;
@@ -109,6 +110,9 @@ pub struct Diagram<'a> {
     pub splits: &'a [Split],
     /// Terms of a kept leadership, in time order (a strip above the nodes).
     pub terms: &'a [Term],
+    /// Each node's state from a time on (a coloured band along its line,
+    /// see [`state_colour`]); empty: none drawn.
+    pub states: &'a [StateChange],
 }
 
 /// An event at one node: a black tick on its line, labelled above it.
@@ -291,6 +295,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
     idle_bands(&mut s, &l);
     partition_bands(&mut s, &l);
     term_bands(&mut s, &l);
+    state_bands(&mut s, &l);
     node_lines(&mut s, &l);
     outages(&mut s, &l);
     messages(&mut s, &l);
@@ -454,7 +459,61 @@ fn legend(l: &Layout<'_, '_>) -> Vec<(String, String)> {
             "idle, compressed".into(),
         ));
     }
+    let mut states: Vec<&str> = d.states.iter().map(|c| c.state).collect();
+    states.sort_unstable();
+    states.dedup();
+    for state in states {
+        legend.push((
+            format!(r#"<rect x="0" y="-4" width="24" height="8" fill="{}" opacity="0.6"/>"#, state_colour(state)),
+            format!("state: {state}"),
+        ));
+    }
     legend
+}
+
+/// The colour of a node's state on the diagrams and the page, by its role
+/// (the Okabe-Ito palette, safe for colour-blind readers): the leader
+/// vermillion; a node still competing (candidate, active, electing,
+/// looking, proposing, waiting, awake) orange; one out of the running
+/// (defeated, passive, dummy) sky blue; a follower that knows its leader
+/// blue; asleep grey; anything else reddish purple.
+pub fn state_colour(state: &str) -> &'static str {
+    match state {
+        "leader" => "#D55E00",
+        "candidate" | "active" | "electing" | "looking" | "proposing" | "waiting" | "awake" => "#E69F00",
+        "defeated" | "passive" | "dummy" | "echoed" => "#56B4E9",
+        "follower" | "promised" => "#0072B2",
+        "asleep" => "#BBBBBB",
+        "no-leader" => "#F0E442",
+        _ => "#CC79A7",
+    }
+}
+
+/// Each node's state along its line: a band from each change to the next, named on hover; the page
+/// colours its topology view from them (`data-position`, `data-state`, `data-colour`).
+fn state_bands(s: &mut String, l: &Layout<'_, '_>) {
+    let (d, n, right) = (l.d, l.n, l.left + l.plot);
+    let mut by_node: Vec<Vec<&StateChange>> = vec![Vec::new(); n];
+    for c in d.states.iter().filter(|c| (c.position as usize) < n) {
+        by_node[c.position as usize].push(c);
+    }
+    for (p, changes) in by_node.iter().enumerate() {
+        let y = l.y(p as u32);
+        for (i, c) in changes.iter().enumerate() {
+            let at = l.on_axis(c.time);
+            let xa = l.x(at).min(right);
+            let xb = changes.get(i + 1).map_or(right, |next| l.x(l.on_axis(next.time)).min(right));
+            let colour = state_colour(c.state);
+            let _ = writeln!(
+                s,
+                r#"<rect class="state" data-at="{at}" data-position="{p}" data-state="{state}" data-colour="{colour}" x="{xa:.1}" y="{ya:.1}" width="{w:.1}" height="8" fill="{colour}" opacity="0.6"><title>{state} from {t}</title></rect>"#,
+                ya = y - 4.0,
+                w = (xb - xa).max(0.0),
+                state = escape(c.state),
+                t = c.time
+            );
+        }
+    }
 }
 
 /// The kinds of the messages drawn, in kind order.

@@ -157,12 +157,58 @@ pub struct SimReport {
     /// arrival (a message that reaches a node crashed meanwhile is drawn as
     /// arriving).
     pub arrows: Vec<Arrow>,
+    /// With [`SimConfig::log_arrows`]: each position's state at time 0 and
+    /// every change of it, in the order they happened.
+    pub states: Vec<StateChange>,
     /// The literature bound for (n, k).
     pub bound: u64,
     /// Every [`Effect::Lead`](crate::protocol::Effect::Lead) in time order: the kept-leadership timeline.
     pub leaderships: Vec<LeadershipEvent>,
     /// Invariant checks, including `errors` and termination.
     pub verdict: Verdict,
+}
+
+/// A node's state as its algorithm names it ([`Algorithm::state`](crate::protocol::Algorithm::state):
+/// `candidate`, `defeated`, `leader`, ...) from a time on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateChange {
+    /// When (the driver's time unit).
+    pub time: u64,
+    /// The node's position.
+    pub position: u32,
+    /// Its state from then on.
+    pub state: &'static str,
+}
+
+/// Each position's last state logged, and the changes (what the drivers keep
+/// while arrows are logged).
+#[derive(Clone, Debug, Default)]
+pub struct StateLog {
+    last: Vec<Option<&'static str>>,
+    changes: Vec<StateChange>,
+}
+
+impl StateLog {
+    /// A log of `n` positions, none noted yet.
+    pub fn new(n: usize) -> Self {
+        StateLog { last: vec![None; n], changes: Vec::new() }
+    }
+
+    /// Position `position` is in `state` at `time`: logged if it changed.
+    #[inline]
+    pub fn note(&mut self, position: usize, time: u64, state: &'static str) {
+        if let Some(last) = self.last.get_mut(position)
+            && *last != Some(state)
+        {
+            *last = Some(state);
+            self.changes.push(StateChange { time, position: position as u32, state });
+        }
+    }
+
+    /// The changes, in the order noted.
+    pub fn into_changes(self) -> Vec<StateChange> {
+        self.changes
+    }
 }
 
 /// One message as the space-time diagram ([`crate::diagram`]) draws it: who sent it to whom, of which kind, when it left and when it

@@ -173,6 +173,8 @@ impl LiveDiagram {
             splits: &self.splits,
             terms: &self.terms,
             marks: &self.marks,
+            // The nodes' logs carry messages only: no states yet.
+            states: &[],
         };
         diagram::svg(&d)
     }

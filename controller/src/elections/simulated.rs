@@ -95,6 +95,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
             title,
             nodes,
             arrows: &report.arrows,
+            states: &report.states,
             leader: report.verdict.leader,
             time_unit: "virtual time",
             ring: plan.topology.kind().is_ring(),

@@ -347,11 +347,11 @@ pub(super) const SCRIPT: &str = r##""use strict";
 "##;
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
     use crate::record::{LeaderInfo, Metrics, State as RecordState};
 
-    pub(in super::super) fn record() -> ElectionRecord {
+    fn record() -> ElectionRecord {
         ElectionRecord {
             n: 3,
             k: 3,

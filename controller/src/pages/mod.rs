@@ -143,8 +143,16 @@ const HEAD: &str = concat!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::ElectionRecord;
-    use election::tests::record;
+    use crate::record::{ElectionRecord, Mode, State as RecordState};
+
+    fn record() -> ElectionRecord {
+        ElectionRecord {
+            n: 3,
+            k: 3,
+            state: RecordState::Finished,
+            ..ElectionRecord::blank("e".into(), "as-far", Mode::Simulated)
+        }
+    }
 
     /// The texts of the `<tag>` elements of `html`.
     fn inline(html: &str, tag: &str) -> Vec<String> {

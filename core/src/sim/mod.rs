@@ -240,6 +240,8 @@ struct Net<'a> {
     message_times: Option<Vec<u64>>,
     /// `Some` when arrows are logged.
     arrows: Option<Vec<crate::diagram::Arrow>>,
+    /// `Some` when arrows are logged: the nodes' states.
+    states: Option<crate::report::StateLog>,
     rng: Pcg64Mcg,
     fifo: bool,
     unit_delay: bool,
@@ -698,9 +700,24 @@ impl<'a, A: Algorithm> Driver<'a, A> {
         let _ = to;
     }
 
+    /// With arrows logged, note position `p`'s state at `now` (if it changed).
+    #[inline]
+    fn note_state(&mut self, p: usize, now: u64) {
+        if let Some(log) = &mut self.io.sink_mut().states {
+            log.note(p, now, self.algos[p].state());
+        }
+    }
+
+    /// [`Driver::note_state`] for every position.
+    fn note_states(&mut self, now: u64) {
+        for p in 0..self.algos.len() {
+            self.note_state(p, now);
+        }
+    }
+
     /// Take `ev` at `now`: the node's outputs are carried out as it steps.
     #[inline]
-    fn handle(&mut self, ev: Ev, now: u64) {
+    fn handle<const STATES: bool>(&mut self, ev: Ev, now: u64) {
         match ev {
             Ev::Start { to } => {
                 let net = self.io.sink_mut();
@@ -711,6 +728,9 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 }
                 net.at(to, now);
                 self.shells[to as usize].start(&mut self.algos[to as usize], &mut self.io);
+                if STATES {
+                    self.note_state(to as usize, now);
+                }
             }
             Ev::Deliver { to, port, depth, msg } => {
                 let net = self.io.sink_mut();
@@ -720,6 +740,9 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 let p = to as usize;
                 if let Err(e) = self.shells[p].message(&mut self.algos[p], port, msg, &mut self.io) {
                     self.net().error(format!("position {to}: {e}"));
+                }
+                if STATES {
+                    self.note_state(p, now);
                 }
             }
         }
@@ -806,7 +829,9 @@ pub fn run_with<A: Algorithm>(
     let caps = Caps::of(spec, n, bound, cfg);
     let run = Run { spec, topo, ids, initiators, rule, cfg };
     let d = set_up(&run, &make);
-    let (d, ending) = drive(d, cfg, &make, caps);
+    // The states are logged with the arrows, by a loop of their own: the plain one stays as it was.
+    let (d, ending) =
+        if cfg.log_arrows { drive::<_, true>(d, cfg, &make, caps) } else { drive::<_, false>(d, cfg, &make, caps) };
     report(&run, d, ending, bound)
 }
 
@@ -887,6 +912,7 @@ fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContext) -> A) ->
         leaderships: Vec::new(),
         message_times: cfg.log_message_times.then(Vec::new),
         arrows: cfg.log_arrows.then(Vec::new),
+        states: cfg.log_arrows.then(|| crate::report::StateLog::new(n as usize)),
         rng: Pcg64Mcg::seed_from_u64(cfg.seed ^ 0x7363_6865_6475_6c65),
         pos: 0,
         now: 0,
@@ -915,6 +941,7 @@ fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContext) -> A) ->
         .collect();
     let shells = (0..n).map(|_| ShellState::default()).collect();
     let mut d = Driver { algos, shells, io: Outputs::new(net) };
+    d.note_states(0);
     for &p in initiators {
         let net = d.net();
         let time = if cfg.stagger { net.rng.random_range(0..max_delay) } else { 0 };
@@ -928,7 +955,7 @@ fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContext) -> A) ->
 /// delivered, until nothing is left, a cap or the horizon is reached, or the run is cancelled.
 /// The driver is taken and given back by value: behind a reference its fields would be read through it on
 /// every event (measured: 0.5% more instructions).
-fn drive<'a, A: Algorithm>(
+fn drive<'a, A: Algorithm, const STATES: bool>(
     mut d: Driver<'a, A>,
     cfg: &SimConfig,
     make: &impl Fn(&NodeContext) -> A,
@@ -979,6 +1006,9 @@ fn drive<'a, A: Algorithm>(
         }
         if net.faulty {
             d.fault_step(now, make, &mut end_time);
+            if STATES {
+                d.note_states(now);
+            }
         }
         while let Some(&Reverse((t, _, pos, timer, generation))) = d.net().timers.peek() {
             if t > now {
@@ -998,6 +1028,9 @@ fn drive<'a, A: Algorithm>(
                 d.net().at(pos, now);
                 let p = pos as usize;
                 d.shells[p].timer(&mut d.algos[p], timer, generation, &mut d.io);
+                if STATES {
+                    d.note_state(p, now);
+                }
                 end_time = now;
             }
         }
@@ -1027,7 +1060,7 @@ fn drive<'a, A: Algorithm>(
                     break 'run;
                 }
             }
-            d.handle(ev, now);
+            d.handle::<STATES>(ev, now);
         }
         bucket.clear();
         now += 1;
@@ -1105,6 +1138,7 @@ fn report<A: Algorithm>(run: &Run<'_>, d: Driver<'_, A>, e: Ending, bound: u64) 
         cancelled: e.cancelled,
         message_times: net.message_times.unwrap_or_default(),
         arrows: net.arrows.unwrap_or_default(),
+        states: net.states.map(crate::report::StateLog::into_changes).unwrap_or_default(),
         bound,
         verdict,
     }
@@ -1373,6 +1407,53 @@ mod tests {
         );
         let c = run(spec, &topo, &ids, &[3, 7, 20], Rule::Max, &SimConfig { seed: 10, ..cfg });
         assert_ne!((a.end_time, a.counters), (c.end_time, c.counters), "another seed gives another schedule");
+    }
+
+    /// With `log_arrows`, the run logs each position's state at time 0 and every change after, in
+    /// time order: Franklin's (Stages) nodes start asleep, become candidates, all but the best id
+    /// are defeated and end as followers, the best ends as leader; and the diagram draws one band
+    /// per change, coloured by the state's role, each state in the legend. Without it nothing is logged.
+    #[test]
+    fn states_are_logged_with_the_arrows_and_drawn() {
+        let spec = find("stages").unwrap();
+        let topo = Topology::build(TopologyKind::RingBi, 5, 0).unwrap();
+        let ids = [3, 5, 1, 4, 2];
+        let cfg = SimConfig { log_arrows: true, unit_delay: true, ..SimConfig::default() };
+        let r = run(spec, &topo, &ids, &[0, 1, 2, 3, 4], Rule::Max, &cfg);
+        assert!(r.states.windows(2).all(|w| w[0].time <= w[1].time), "in time order");
+        let at_0: Vec<&str> = r.states.iter().take(5).map(|c| c.state).collect();
+        assert_eq!(at_0, ["asleep"; 5]);
+        for p in 0..5u32 {
+            let path: Vec<&str> = r.states.iter().filter(|c| c.position == p).map(|c| c.state).collect();
+            let best = ids[p as usize] == 5;
+            assert_eq!(path.first(), Some(&"asleep"), "position {p}: {path:?}");
+            assert_eq!(path.last(), Some(if best { &"leader" } else { &"follower" }), "position {p}: {path:?}");
+            assert!(path.contains(&"candidate"), "position {p}: {path:?}");
+            assert_eq!(path.contains(&"defeated"), !best, "position {p}: {path:?}");
+            assert!(path.windows(2).all(|w| w[0] != w[1]), "changes only: {path:?}");
+        }
+        let d = crate::diagram::Diagram {
+            nodes: ids.iter().map(|id| format!("id {id}")).collect(),
+            arrows: &r.arrows,
+            states: &r.states,
+            ..crate::diagram::Diagram::default()
+        };
+        let svg = crate::diagram::svg(&d);
+        assert_eq!(svg.matches(r#"<rect class="state""#).count(), r.states.len());
+        assert!(svg.contains(r##"data-position="1" data-state="leader" data-colour="#D55E00""##), "{svg}");
+        for state in ["asleep", "candidate", "defeated", "follower", "leader"] {
+            assert!(svg.contains(&format!(">state: {state}</text>")), "{state} in the legend");
+        }
+        let plain = run(
+            spec,
+            &topo,
+            &ids,
+            &[0, 1, 2, 3, 4],
+            Rule::Max,
+            &SimConfig { unit_delay: true, ..SimConfig::default() },
+        );
+        assert!(plain.states.is_empty() && plain.arrows.is_empty());
+        assert_eq!(plain.counters, r.counters, "logging changes nothing of the run");
     }
 
     /// With `log_arrows`, a fault-free run logs one arrow per election or notification message, each
