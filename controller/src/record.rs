@@ -11,6 +11,10 @@ use ringleader_core::algo::{Decision, Rule};
 /// Elections with at most this many positions list their participants.
 pub const MAX_PARTICIPANTS: u32 = 1024;
 
+/// Elections with at most this many positions list their overlay's links
+/// (what the page draws the topology from: more nodes make no picture).
+pub const MAX_LISTED_LINKS_N: u32 = 64;
+
 /// Where an election runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Mode {
@@ -151,6 +155,10 @@ pub struct ElectionRecord {
     pub metrics: Option<Metrics>,
     /// Per position (elections of at most [`MAX_PARTICIPANTS`] positions).
     pub participants: Vec<Participant>,
+    /// The overlay's links between positions, each once, smaller position
+    /// first (elections of at most [`MAX_LISTED_LINKS_N`] positions).
+    #[serde(default)]
+    pub links: Vec<[u32; 2]>,
     /// Why it failed.
     pub error: Option<String>,
     /// Unix time in milliseconds.
@@ -197,6 +205,7 @@ impl ElectionRecord {
             violations: Vec::new(),
             metrics: None,
             participants: Vec::new(),
+            links: Vec::new(),
             error: None,
             started_at_ms: 0,
             keep_leader: false,

@@ -532,7 +532,11 @@ fn head(s: &mut String, l: &Layout<'_, '_>, legend: &[(String, String)]) {
     let width = left + l.plot + 40.0;
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12" data-unit="{unit}" data-axis="{axis}" data-top="{top}" data-bottom="{bottom}">"#,
+        unit = escape(d.time_unit),
+        axis = escape(if d.axis == Axis::Causal { "causal time" } else { d.time_unit }),
+        top = l.top - ROW / 2.0,
+        bottom = l.bottom
     );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(s, "<defs>");
@@ -697,7 +701,8 @@ fn messages(s: &mut String, l: &Layout<'_, '_>) {
         let carries = a.msg.map(|m| m.describe()).unwrap_or_default();
         let (cs, cr) = causal[i];
         let data = format!(
-            r#"data-step="{step}" data-at="{sent}" data-kind="{name}" data-from="{from}" data-to="{to}" data-sent="{ts}" data-received="{tr}" data-causal="{cs}{crt}" data-carries="{car}""#,
+            r#"data-step="{step}" data-at="{sent}" data-arrive="{arrive}" data-kind="{name}" data-from="{from}" data-to="{to}" data-sent="{ts}" data-received="{tr}" data-causal="{cs}{crt}" data-carries="{car}""#,
+            arrive = received.map_or_else(|| "lost".to_string(), |r| r.to_string()),
             from = d.nodes.get(a.from as usize).map_or_else(|| a.from.to_string(), |l| escape(l)),
             to = d.nodes.get(a.to as usize).map_or_else(|| a.to.to_string(), |l| escape(l)),
             ts = a.sent,
@@ -975,7 +980,13 @@ mod tests {
     }
 
     fn plain(arrows: &[Arrow], n: u32) -> Diagram<'_> {
-        Diagram { title: "t".into(), nodes: (0..n).map(|p| p.to_string()).collect(), arrows, ..Diagram::default() }
+        Diagram {
+            title: "t".into(),
+            nodes: (0..n).map(|p| p.to_string()).collect(),
+            arrows,
+            time_unit: "t",
+            ..Diagram::default()
+        }
     }
 
     /// The x coordinates of the arrows drawn, in their order in the SVG (data-step order).
@@ -1083,10 +1094,11 @@ mod tests {
         let arrows = [later, arrow(0, 1, MsgKind::Election, 2, None)];
         let out = svg(&plain(&arrows, 2));
         let first = out.find(r#"data-step="0""#).unwrap();
-        assert!(out[first..].starts_with(r#"data-step="0" data-at="2" data-kind="election" data-from="0" data-to="1" data-sent="2" data-received="lost""#), "{out}");
+        assert!(out[first..].starts_with(r#"data-step="0" data-at="2" data-arrive="lost" data-kind="election" data-from="0" data-to="1" data-sent="2" data-received="lost""#), "{out}");
         assert!(out.contains(
-            r#"data-step="1" data-at="9" data-kind="notify" data-from="1" data-to="0" data-sent="9" data-received="12""#
+            r#"data-step="1" data-at="9" data-arrive="12" data-kind="notify" data-from="1" data-to="0" data-sent="9" data-received="12""#
         ));
+        assert!(out.contains(r#"data-unit="t""#), "the time unit, for the page");
         assert!(out.contains(r#"data-carries="leader 4""#), "{out}");
     }
 }

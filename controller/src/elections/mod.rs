@@ -49,7 +49,8 @@ use ringleader_core::topology::TopologyKind;
 
 pub use crate::error::{LaunchError, Overloaded};
 pub use crate::record::{
-    ElectionRecord, LeaderInfo, LeadershipChange, MAX_PARTICIPANTS, Metrics, Mode, Participant, SimOptions, State,
+    ElectionRecord, LeaderInfo, LeadershipChange, MAX_LISTED_LINKS_N, MAX_PARTICIPANTS, Metrics, Mode, Participant,
+    SimOptions, State,
 };
 pub use entry::{Entry, WatchEvent};
 pub use kept::{MAX_RECORDED_VIOLATIONS, MAX_TIMELINE};
@@ -370,6 +371,11 @@ impl Elections {
         } else {
             Vec::new()
         };
+        let links = if plan.n() <= MAX_LISTED_LINKS_N {
+            plan.topology.edges().into_iter().map(|(a, b)| [a, b]).collect()
+        } else {
+            Vec::new()
+        };
         let record = ElectionRecord {
             topology: plan.topology.kind(),
             rule: plan.rule,
@@ -377,6 +383,7 @@ impl Elections {
             k: plan.k(),
             seed: plan.seed,
             participants,
+            links,
             started_at_ms,
             keep_leader: plan.keep_leader,
             ..ElectionRecord::blank(id.clone(), plan.spec.name, plan.mode)

@@ -117,7 +117,13 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 #slider { width: 22em; }
 #diagram svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 #diagram .msg { cursor: pointer; }
-#diagram .msg:hover, #diagram .msg.latest { stroke-width: 3; filter: drop-shadow(0 0 2px #fc0); }
+#diagram .msg:hover, #diagram .msg.pinned { stroke-width: 3; filter: drop-shadow(0 0 2px #fc0); }
+#diagram .msg.flight { opacity: 0.8; }
+#diagram .label { pointer-events: none; }
+.stage { display: flex; gap: 1em; align-items: flex-start; flex-wrap: wrap; }
+.stage #info { flex: 1; min-width: 20em; }
+#topology { width: 300px; font-size: 0.85em; color: #444; }
+#topology svg { border: 1px solid #eee; background: #fff; }
 #info { min-height: 2.6em; background: #fafafa; border: 1px solid #eee; padding: 0.4em 0.7em; font-size: 0.92em; }
 code { background: #f4f4f4; padding: 0 3px; }
 form.lab { display: grid; grid-template-columns: max-content 1fr; gap: 0.35em 1em; align-items: start; max-width: 62em; }

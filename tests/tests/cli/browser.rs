@@ -181,6 +181,41 @@ impl Browser {
         }
     }
 
+    /// Press `key` (a WebDriver key name: "ArrowRight", or a character) on the page.
+    pub(crate) fn press(&self, key: &str) {
+        let code = match key {
+            "ArrowRight" => "\u{E014}",
+            "ArrowLeft" => "\u{E012}",
+            "Home" => "\u{E011}",
+            "End" => "\u{E010}",
+            other => other,
+        };
+        let actions = json!({"actions": [{
+            "type": "key", "id": "keyboard",
+            "actions": [{"type": "keyDown", "value": code}, {"type": "keyUp", "value": code}]
+        }]});
+        self.call("POST", "/actions", Some(actions));
+    }
+
+    /// Each node's state on the topology view, in position order.
+    pub(crate) fn node_states(&self) -> Vec<String> {
+        let v = self.run(
+            "return Array.from(document.querySelectorAll('#topology-view .topo-node'))\
+             .sort((a, b) => a.dataset.position - b.dataset.position).map(g => g.dataset.state);",
+        );
+        v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_string)).collect()
+    }
+
+    /// The arrows drawn in flight on the diagram, and the dots on the topology view.
+    pub(crate) fn in_flight(&self) -> (usize, usize) {
+        let v = self.run(
+            "return [document.querySelectorAll('#diagram .msg.flight').length, \
+             document.querySelectorAll('#topology-view .dot').length];",
+        );
+        let n = |i: usize| v[i].as_u64().unwrap_or(0) as usize;
+        (n(0), n(1))
+    }
+
     /// The WebDriver id of the element `css` selects.
     fn element_id(&self, css: &str) -> String {
         let e = self.find(css);

@@ -55,21 +55,52 @@ async fn the_election_page_works_in_a_browser() {
             one_shot.metrics.as_ref().unwrap().messages,
             "every message drawn, all shown at first"
         );
+        browser.wait_until("return document.querySelectorAll('#topology-view .topo-node').length === 8;", "topology");
         browser.click("#first");
         assert_eq!(browser.visible_steps(), Vec::<u64>::new(), "at the start, no message");
-        browser.click("#forward");
+        assert_eq!(browser.node_states(), ["asleep"; 8], "at the start every node sleeps");
+        // Step by event: the first initiator wakes (a change of state), then sends.
+        let mut k = 0;
+        while browser.visible_steps().is_empty() {
+            browser.press("ArrowRight");
+            k += 1;
+            assert!(k < 20, "no message sent in 20 events");
+        }
         assert_eq!(browser.visible_steps(), [0]);
-        assert!(browser.text("#info").starts_with("step 1: election from "), "{}", browser.text("#info"));
-        browser.click("#forward");
-        assert_eq!(browser.visible_steps(), [0, 1], "stepping reveals the next message");
+        assert!(
+            browser.node_states().iter().any(|s| s != "asleep"),
+            "a node woke before it sent: {:?}",
+            browser.node_states()
+        );
+        let info = browser.text("#info");
+        assert!(info.starts_with(&format!("step {k} of ")) && info.contains(": sends election from "), "{info}");
+        assert!(info.contains(" virtual time"), "times say their unit: {info}");
+        assert_eq!(browser.in_flight(), (1, 1), "one arrow in flight, half drawn, one dot on the topology");
+        // On to the first arrival: that message lands (whole), the dots follow what is in flight.
+        while !browser.text("#info").contains(": receives ") {
+            browser.click("#forward");
+            k += 1;
+        }
+        let (arrows_in_flight, dots) = browser.in_flight();
+        assert_eq!(arrows_in_flight, dots);
+        assert_eq!(arrows_in_flight + 1, browser.visible_steps().len(), "all but the one received are in flight");
         browser.click("#back");
-        assert_eq!(browser.visible_steps(), [0]);
-        assert_eq!(browser.text("#where"), format!("message 1 of {total}"));
+        assert_eq!(browser.in_flight().0, browser.visible_steps().len(), "back: in flight again");
+        let events = browser.run("return Number(document.getElementById('slider').max);");
+        let place = browser.text("#where");
+        assert!(place.starts_with(&format!("event {} of {events}, at ", k - 1)), "{place}");
         browser.click("#last");
         assert_eq!(browser.visible_steps().len(), total);
+        assert_eq!(browser.in_flight(), (0, 0), "at the end nothing is in flight");
+        let states = browser.node_states();
+        assert_eq!(states.iter().filter(|s| *s == "leader").count(), 1, "{states:?}");
+        assert_eq!(states.iter().filter(|s| *s == "follower").count(), 7, "{states:?}");
         browser.hover("#diagram .msg[data-step=\"3\"]");
         let info = browser.text("#info");
-        assert!(info.contains(" from ") && info.contains("causal time ") && info.contains("carries id "), "{info}");
+        assert!(info.contains(" from ") && info.contains("causal time ") && info.contains("carrying id "), "{info}");
+        browser.click("#diagram .msg[data-step=\"3\"]");
+        browser.hover("#diagram .msg[data-step=\"5\"]");
+        assert!(browser.text("#info").starts_with("pinned: "), "a click pins a message: {}", browser.text("#info"));
         let shot = browser.call("GET", "/screenshot", None);
         let png = shot.as_str().unwrap_or_default();
         assert!(png.starts_with("iVBORw0KGgo") && png.len() > 20_000, "a PNG screenshot of the page");
