@@ -175,6 +175,11 @@ pub struct ElectionRecord {
     pub overlaps: Vec<String>,
     /// Every loss of the agreed leader of a kept leadership.
     pub failovers: Vec<FailoverRecord>,
+    /// The positions of a running kept leadership that are down now: crashed
+    /// by a fault, or their event stream to the controller broken (their
+    /// last belief is frozen, not current).
+    #[serde(default)]
+    pub down: Vec<u32>,
     /// The space-time diagram as SVG, when asked for (`SimOptions::diagram`);
     /// shared, so that copies of the record do not copy it.
     pub diagram_svg: Option<Arc<str>>,
@@ -214,6 +219,7 @@ impl ElectionRecord {
             timeline: Vec::new(),
             overlaps: Vec::new(),
             failovers: Vec::new(),
+            down: Vec::new(),
             diagram_svg: None,
             notes: Vec::new(),
         }

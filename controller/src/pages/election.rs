@@ -2,21 +2,19 @@
 //! step-through, and its record as JSON.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 
-use super::{HEAD, escape, not_found};
-use crate::elections::Elections;
+use super::{HEAD, Pages, escape, not_found};
 use crate::record::{ElectionRecord, Mode};
 
 /// At most this many elections are listed on the index.
 pub const MAX_LISTED: usize = 500;
 
 /// The index of recent elections.
-pub(super) async fn index(State(elections): State<Arc<Elections>>) -> Html<String> {
+pub(super) async fn index(State(Pages { elections, .. }): State<Pages>) -> Html<String> {
     let mut rows = String::new();
     for entry in elections.list().iter().take(MAX_LISTED) {
         entry.inspect(|r| index_row(&mut rows, r));
@@ -100,7 +98,7 @@ fn verdict(r: &ElectionRecord) -> String {
     v
 }
 
-pub(super) async fn record_json(State(elections): State<Arc<Elections>>, Path(id): Path<String>) -> Response {
+pub(super) async fn record_json(State(Pages { elections, .. }): State<Pages>, Path(id): Path<String>) -> Response {
     let Some(entry) = elections.get(&id) else { return not_found(&id) };
     let mut r = entry.snapshot();
     r.diagram_svg = None;
@@ -111,13 +109,14 @@ pub(super) async fn record_json(State(elections): State<Arc<Elections>>, Path(id
 }
 
 /// One election's page.
-pub(super) async fn page(State(elections): State<Arc<Elections>>, Path(id): Path<String>) -> Response {
-    let Some(entry) = elections.get(&id) else { return not_found(&id) };
-    Html(render(&entry.snapshot())).into_response()
+pub(super) async fn page(State(pages): State<Pages>, Path(id): Path<String>) -> Response {
+    let Some(entry) = pages.elections.get(&id) else { return not_found(&id) };
+    Html(render(&entry.snapshot(), pages.token_required)).into_response()
 }
 
-/// The page of `r` (see the module docs).
-pub fn render(r: &ElectionRecord) -> String {
+/// The page of `r` (see the module docs); `token_required`: its buttons that change state ask for
+/// the controller's token.
+pub fn render(r: &ElectionRecord, token_required: bool) -> String {
     let mut body = String::new();
     let id = escape(&r.id);
     let _ = write!(
@@ -184,6 +183,17 @@ pub fn render(r: &ElectionRecord) -> String {
              a kept leadership's diagram is drawn when it stops.</p>",
         ),
     }
+    if r.keep_leader && !r.state.is_terminal() {
+        body.push_str(
+            "<h2>Break it</h2><div class=\"stage\"><div id=\"topology\">The topology is being read.</div>\
+             <div id=\"faults\"><p>Click nodes on the topology to select them, then:</p><p class=\"controls\">\
+             <button id=\"crash\">crash</button><button id=\"recover\">recover</button>\
+             <button id=\"partition\">cut off from the rest</button><button id=\"heal\">clear every fault</button>\
+             <button id=\"stop\">stop the leadership</button></p>\
+             <form id=\"token-row\"><label>Controller token <input id=\"token\" type=\"password\" autocomplete=\"off\"></label></form>\
+             <p id=\"fault-status\"></p></div></div>",
+        );
+    }
     if r.keep_leader {
         body.push_str("<h2>Failovers</h2><table id=\"failovers\"><tr><th>lost leader</th><th>term</th><th>cause</th><th>lost at</th><th>detection</th><th>agreement</th><th>new leader</th><th>messages</th></tr>");
         body.push_str(&failover_rows(r));
@@ -200,7 +210,7 @@ pub fn render(r: &ElectionRecord) -> String {
     }
     let running = !r.state.is_terminal();
     format!(
-        "{HEAD}<title>{alg} {id} · ringleader</title></head><body data-election=\"{id}\" data-running=\"{running}\">\
+        "{HEAD}<title>{alg} {id} · ringleader</title></head><body data-election=\"{id}\" data-running=\"{running}\" data-token-required=\"{token_required}\">\
          {body}<script>{SCRIPT}</script></body></html>",
         alg = escape(r.algorithm),
     )
@@ -315,7 +325,20 @@ pub(super) const SCRIPT: &str = r##""use strict";
   }
 
   // The topology, drawn from the record (ids, links), its nodes coloured by state.
-  const topo = { nodes: [], dots: new Map(), at: null, dotLayer: null };
+  const topo = { nodes: [], dots: new Map(), at: null, dotLayer: null, participants: [] };
+  // A running leadership has no diagram yet: its nodes are coloured by what they last believed.
+  const beliefs = new Map();
+  const BELIEF_COLOUR = { leader: "#D55E00", follower: "#0072B2", electing: "#E69F00", down: "#999999" };
+  const down = new Set();
+
+  function readBeliefs(r) {
+    down.clear();
+    for (const p of r.down || []) down.add(p);
+    for (const c of r.timeline) {
+      const own = r.participants[c.position];
+      beliefs.set(c.position, c.leader_id === null ? "electing" : own && own.id === c.leader_id ? "leader" : "follower");
+    }
+  }
   const topoBox = document.getElementById("topology");
 
   function drawTopology(r) {
@@ -325,6 +348,7 @@ pub(super) const SCRIPT: &str = r##""use strict";
       topoBox.textContent = "The topology is drawn for elections of at most 64 nodes.";
       return;
     }
+    topo.participants = r.participants;
     const size = 300, mid = size / 2, radius = n > 24 ? 9 : 14;
     const pic = document.createElementNS(SVGNS, "svg");
     pic.setAttribute("viewBox", "0 0 " + size + " " + size);
@@ -379,10 +403,17 @@ pub(super) const SCRIPT: &str = r##""use strict";
     for (let p = 0; p < topo.nodes.length; p++) {
       const node = topo.nodes[p];
       if (!node) continue;
-      const i = current.get(p);
-      const band = i === undefined ? null : bands[i];
-      const state = band ? band.dataset.state : "unknown";
-      const colour = band ? band.dataset.colour : "#fff";
+      let state = "unknown", colour = "#fff";
+      if (svg) {
+        const i = current.get(p);
+        if (i !== undefined) { state = bands[i].dataset.state; colour = bands[i].dataset.colour; }
+      } else if (down.has(p)) {
+        state = "down";
+        colour = BELIEF_COLOUR.down;
+      } else if (beliefs.has(p)) {
+        state = beliefs.get(p);
+        colour = BELIEF_COLOUR[state];
+      }
       node.c.setAttribute("fill", colour);
       node.g.dataset.state = state;
       node.title.textContent = "id " + node.id + " (position " + p + "): " + state;
@@ -551,12 +582,17 @@ pub(super) const SCRIPT: &str = r##""use strict";
   if (RUNNING) {
     // Follow the election: its verdict line and a kept leadership's tables; reload when it ends.
     const verdict = document.getElementById("verdict");
-    setInterval(async () => {
+    const follow = async () => {
       try {
         const response = await fetch("/elections/" + encodeURIComponent(ELECTION) + "/record.json");
         if (!response.ok) return;
         const r = await response.json();
         if (r.state === "Finished" || r.state === "Failed") { location.reload(); return; }
+        if (!svg && topoBox) {
+          if (topo.nodes.length === 0) drawTopology(r);
+          readBeliefs(r);
+          paintNodes();
+        }
         const leader = r.leader ? r.leader.node + " (id " + r.leader.id + ")" : "no leader yet";
         verdict.textContent = "RUNNING: " + leader + (r.term ? ", term " + r.term : "") +
           (r.agreed ? ", agreed" : ", not agreed") + "; " + r.timeline.length + " changes of belief, " +
@@ -585,7 +621,51 @@ pub(super) const SCRIPT: &str = r##""use strict";
       } catch (e) {
         verdict.textContent = "lost contact with the controller: " + e;
       }
-    }, 1000);
+    };
+    follow();
+    setInterval(follow, 1000);
+  }
+
+  // Breaking a running leadership: select nodes on the topology, then crash, recover or cut them off.
+  const faultPanel = document.getElementById("faults");
+  if (faultPanel) {
+    const selected = new Set();
+    const status = document.getElementById("fault-status");
+    const token = document.getElementById("token");
+    document.getElementById("token-row").hidden = document.body.dataset.tokenRequired !== "true";
+    token.value = sessionStorage.getItem("ringleader-token") || "";
+    token.form.addEventListener("submit", (ev) => ev.preventDefault());
+    topoBox.addEventListener("click", (ev) => {
+      const g = ev.target.closest(".topo-node");
+      if (!g) return;
+      const p = Number(g.dataset.position);
+      if (selected.has(p)) selected.delete(p); else selected.add(p);
+      g.classList.toggle("selected", selected.has(p));
+    });
+    const act = async (action) => {
+      sessionStorage.setItem("ringleader-token", token.value);
+      const names = (ps) => ps.map((p) => topo.participants[p].node);
+      const body = { election_id: ELECTION, action, nodes: names(Array.from(selected)),
+        all: names(topo.participants.map((x) => x.position)) };
+      const headers = { "content-type": "application/json", "x-ringleader-lab": "1" };
+      if (token.value) headers.authorization = "Bearer " + token.value;
+      status.textContent = action + "…";
+      try {
+        const response = await fetch("/lab/act", { method: "POST", headers, body: JSON.stringify(body) });
+        const answer = await response.json();
+        status.textContent = response.ok ? answer.done : answer.message;
+        status.className = response.ok ? "ok" : "error";
+        if (response.ok) {
+          selected.clear();
+          for (const g of topoBox.querySelectorAll(".topo-node.selected")) g.classList.remove("selected");
+        }
+      } catch (e) {
+        status.textContent = "the controller did not answer: " + e;
+      }
+    };
+    for (const [id, action] of [["crash", "crash"], ["recover", "recover"], ["partition", "partition"], ["heal", "clear"], ["stop", "stop"]]) {
+      document.getElementById(id).addEventListener("click", () => act(action));
+    }
   }
 })();
 "##;
@@ -612,18 +692,26 @@ mod tests {
     /// says how to get a diagram when there is none; with one, it inlines it beside the controls.
     #[test]
     fn the_page_states_verdict_metrics_and_diagram() {
-        let page = render(&record());
+        let page = render(&record(), false);
         assert!(page.contains("FINISHED: every node agrees on node-2 (id 3)"), "{page}");
         assert!(page.contains("<td class=\"n\">6</td><td class=\"n\">9</td><td class=\"n\">0.667</td>"), "{page}");
         // Quoted escaped in the HTML, where the script reads it too.
         assert!(page.contains("<code>e1-&lt;/script&gt;&lt;x&gt;</code>"), "{page}");
-        assert!(page.contains(r#"<body data-election="e1-&lt;/script&gt;&lt;x&gt;" data-running="false">"#), "{page}");
+        assert!(
+            page.contains(
+                r#"<body data-election="e1-&lt;/script&gt;&lt;x&gt;" data-running="false" data-token-required="false">"#
+            ),
+            "{page}"
+        );
         assert_eq!(page.matches("</script>").count(), 1);
         assert!(page.contains("id=\"no-diagram\"") && !page.contains("id=\"slider\""));
-        let drawn = render(&ElectionRecord {
-            diagram_svg: Some("<svg><line class=\"msg\" data-step=\"0\"/></svg>".into()),
-            ..record()
-        });
+        let drawn = render(
+            &ElectionRecord {
+                diagram_svg: Some("<svg><line class=\"msg\" data-step=\"0\"/></svg>".into()),
+                ..record()
+            },
+            false,
+        );
         assert!(drawn.contains("id=\"slider\"") && drawn.contains("<line class=\"msg\" data-step=\"0\"/>"));
         assert!(drawn.contains("data-running=\"false\""));
     }

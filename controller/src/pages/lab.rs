@@ -249,6 +249,101 @@ pub(super) async fn start(State(lab): State<Lab>, headers: HeaderMap, body: axum
     }
 }
 
+/// What a page asks of a running election: break it, heal it or stop it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LabAction {
+    /// The election (for `stop`).
+    pub election_id: String,
+    /// `crash`, `recover`, `partition` (the nodes from the rest), `clear` (every fault) or `stop`.
+    pub action: String,
+    /// The nodes it concerns, by name.
+    pub nodes: Vec<String>,
+    /// Every node of the election, by name (for `partition`: the rest are the other side).
+    pub all: Vec<String>,
+}
+
+/// `POST /lab/act`: crash or recover nodes, cut them off, clear every
+/// fault, or stop the election, each through its gRPC method; answers
+/// `{"done": …}` (what was done) or a [`Refusal`].
+pub(super) async fn act(State(lab): State<Lab>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    let request = match request::<LabAction>(&lab, &headers, &body) {
+        Ok(r) => r,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let (metadata, extensions, action) = request.into_parts();
+    let call = |kind: pb::inject_fault_request::Kind| {
+        tonic::Request::from_parts(
+            metadata.clone(),
+            extensions.clone(),
+            pb::InjectFaultRequest { kind: Some(kind), ..Default::default() },
+        )
+    };
+    let nodes_needed = || {
+        (action.nodes.is_empty()).then(|| {
+            Refusal::new(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "nodes", "nodes: select at least one node")
+        })
+    };
+    use pb::inject_fault_request::Kind;
+    let result: Result<String, tonic::Status> = match action.action.as_str() {
+        "crash" | "recover" => {
+            if let Some(r) = nodes_needed() {
+                return r.into_response();
+            }
+            let mut done = Vec::new();
+            for node in &action.nodes {
+                let kind = if action.action == "crash" {
+                    Kind::Crash(pb::CrashFault { node: node.clone(), ..Default::default() })
+                } else {
+                    Kind::Recover(pb::RecoverFault { node: node.clone() })
+                };
+                match lab.service.inject_fault(call(kind)).await {
+                    Ok(f) => done.push(f.into_inner().description),
+                    Err(status) => return Refusal::of_status(&status).into_response(),
+                }
+            }
+            Ok(done.join("; "))
+        }
+        "partition" => {
+            if let Some(r) = nodes_needed() {
+                return r.into_response();
+            }
+            let rest: Vec<String> = action.all.iter().filter(|n| !action.nodes.contains(n)).cloned().collect();
+            let groups = vec![pb::NodeGroup { nodes: action.nodes.clone() }, pb::NodeGroup { nodes: rest }];
+            lab.service
+                .inject_fault(call(Kind::Partition(pb::PartitionFault { groups })))
+                .await
+                .map(|f| f.into_inner().description)
+        }
+        "clear" => {
+            let request =
+                tonic::Request::from_parts(metadata.clone(), extensions.clone(), pb::ClearFaultsRequest::default());
+            lab.service.clear_faults(request).await.map(|c| format!("cleared {} fault(s)", c.into_inner().cleared))
+        }
+        "stop" => {
+            let stop = pb::StopElectionRequest { election_id: action.election_id.clone() };
+            let request = tonic::Request::from_parts(metadata.clone(), extensions.clone(), stop);
+            lab.service.stop_election(request).await.map(|_| format!("stopped {}", action.election_id))
+        }
+        other => {
+            return Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "INVALID_ARGUMENT",
+                "action",
+                format!("action: unknown `{other}`; crash, recover, partition, clear or stop"),
+            )
+            .into_response();
+        }
+    };
+    match result {
+        Ok(done) => {
+            let body = serde_json::json!({ "done": done });
+            ([(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response()
+        }
+        Err(status) => Refusal::of_status(&status).into_response(),
+    }
+}
+
 /// `GET /`: the lab's form.
 pub(super) async fn page(State(lab): State<Lab>) -> Html<String> {
     Html(render(lab.token_required))

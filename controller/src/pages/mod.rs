@@ -41,20 +41,31 @@ use axum::routing::get;
 use crate::elections::Elections;
 pub use election::{MAX_LISTED, render};
 use election::{index, page, record_json};
-pub use lab::{LAB_HEADER, Lab, LabStart};
+pub use lab::{LAB_HEADER, Lab, LabAction, LabStart};
+
+/// What the election pages read: the store, and whether the controller asks for a token (their
+/// buttons that change state then ask for it).
+#[derive(Clone, Debug)]
+struct Pages {
+    elections: Arc<Elections>,
+    token_required: bool,
+}
 
 /// The routes of the pages, over the store `elections`, and the lab's calls through `lab`.
 pub fn router(elections: Arc<Elections>, lab: Lab) -> axum::Router {
+    let token_required = lab.token_required;
     let lab_routes = axum::Router::new()
         .route("/", get(lab::page))
         .route("/lab/start", axum::routing::post(lab::start))
+        .route("/lab/act", axum::routing::post(lab::act))
         .layer(axum::extract::DefaultBodyLimit::max(lab::MAX_BODY))
         .with_state(lab);
+    let pages = Pages { elections, token_required };
     axum::Router::new()
         .route("/elections", get(index))
         .route("/elections/{id}", get(page))
         .route("/elections/{id}/record.json", get(record_json))
-        .with_state(elections)
+        .with_state(pages)
         .merge(lab_routes)
         .layer(axum::middleware::map_response(with_policy))
 }
@@ -124,6 +135,8 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .stage #info { flex: 1; min-width: 20em; }
 #topology { width: 300px; font-size: 0.85em; color: #444; }
 #topology svg { border: 1px solid #eee; background: #fff; }
+.topo-node { cursor: pointer; }
+.topo-node.selected circle { stroke-width: 4; stroke: #000; }
 #info { min-height: 2.6em; background: #fafafa; border: 1px solid #eee; padding: 0.4em 0.7em; font-size: 0.92em; }
 code { background: #f4f4f4; padding: 0 3px; }
 form.lab { display: grid; grid-template-columns: max-content 1fr; gap: 0.35em 1em; align-items: start; max-width: 62em; }
@@ -158,6 +171,59 @@ mod tests {
             state: RecordState::Finished,
             ..ElectionRecord::blank("e".into(), "as-far", Mode::Simulated)
         }
+    }
+
+    /// The lab's calls through the router: one without the lab header is forbidden; an unknown
+    /// action, a crash of no node, a start with n = 1 and a stop of an unknown election are
+    /// refused with the API's code and the field named, as JSON lines.
+    #[tokio::test]
+    async fn lab_calls_are_refused_by_field() {
+        use tower::ServiceExt as _;
+        let config = crate::config::ControllerConfig::default();
+        let cluster = crate::cluster::Cluster::start(&config, &Default::default(), None).await.unwrap();
+        let elections = Elections::with_history(cluster, config, None, Vec::new());
+        let lab = Lab { service: crate::api::ControllerService::new(elections.clone()), token_required: false };
+        let app = router(elections, lab);
+        let call = |path: &str, body: &str, lab_header: bool| {
+            let mut r = axum::http::Request::post(path)
+                .header(header::HOST, "127.0.0.1:9464")
+                .header(header::CONTENT_TYPE, "application/json");
+            if lab_header {
+                r = r.header(LAB_HEADER, "1");
+            }
+            let request = r.body(axum::body::Body::from(body.to_string())).unwrap();
+            let app = app.clone();
+            async move {
+                let response = app.oneshot(request).await.unwrap();
+                let status = response.status();
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+                let text = String::from_utf8(body.to_vec()).unwrap();
+                assert!(text.ends_with('\n'), "a JSON line: {text}");
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                (status, v["code"].as_str().unwrap_or("").to_string(), v["field"].as_str().unwrap_or("").to_string())
+            }
+        };
+        let refused = |s: StatusCode, code: &str, field: &str| (s, code.to_string(), field.to_string());
+        assert_eq!(
+            call("/lab/act", r#"{"action":"stop"}"#, false).await,
+            refused(StatusCode::FORBIDDEN, "PERMISSION_DENIED", "")
+        );
+        assert_eq!(
+            call("/lab/act", r#"{"action":"explode"}"#, true).await,
+            refused(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "action")
+        );
+        assert_eq!(
+            call("/lab/act", r#"{"action":"crash"}"#, true).await,
+            refused(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "nodes")
+        );
+        assert_eq!(
+            call("/lab/act", r#"{"action":"stop","election_id":"e9"}"#, true).await,
+            refused(StatusCode::NOT_FOUND, "NOT_FOUND", "election_id")
+        );
+        assert_eq!(
+            call("/lab/start", r#"{"algorithm":"as-far","size":1,"simulated":true}"#, true).await,
+            refused(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "size")
+        );
     }
 
     /// The texts of the `<tag>` elements of `html`.

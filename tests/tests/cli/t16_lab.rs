@@ -54,3 +54,51 @@ async fn the_lab_starts_elections_and_shows_refusals_by_field() {
     .await
     .unwrap();
 }
+
+/// In chromium: a kept bully started from the lab shows its leader on the topology (coloured by
+/// what each node believes); clicking the leader and "crash" crashes it through the lab's call,
+/// the failover appears in the table and another node leads on the topology; "stop the
+/// leadership" ends it and the page reloads FINISHED. A refused call (no node selected) is said
+/// on the page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_leadership_is_broken_and_stopped_from_its_page() {
+    let Some(driver) = chromedriver() else { return };
+    let served = Served::start(4, &[]).await;
+    let base = format!("http://127.0.0.1:{}", served.web);
+    tokio::task::spawn_blocking(move || {
+        let b = Browser::start(&driver);
+        b.go(&format!("{base}/"));
+        b.run(
+            "const s = document.querySelector('select[name=algorithm]'); s.value = 'bully'; \
+               s.dispatchEvent(new Event('change'));",
+        );
+        b.type_into("input[name=size]", "4");
+        b.click("input[name=keep_leader]");
+        b.click("#run");
+        b.wait_until("return location.pathname.startsWith('/elections/e');", "the election's page opens");
+        let leader = "return Array.from(document.querySelectorAll('#topology-view .topo-node'))\
+                      .filter(g => g.dataset.state === 'leader').map(g => Number(g.dataset.position));";
+        b.wait_until(&format!("const l = (function () {{ {leader} }})(); return l.length === 1;"), "one leader shown");
+        let first = b.run(leader)[0].as_u64().unwrap();
+        b.click("#crash");
+        b.wait_until("return document.getElementById('fault-status').textContent.startsWith('nodes: ');", "refusal");
+        b.click(&format!("#topology-view .topo-node[data-position='{first}']"));
+        b.click("#crash");
+        b.wait_until("return document.getElementById('fault-status').textContent.startsWith('crash ');", "crashed");
+        b.wait_until("return document.getElementById('failovers').rows.length === 2;", "the failover in the table");
+        b.wait_until(
+            &format!("const l = (function () {{ {leader} }})(); return l.length === 1 && l[0] !== {first};"),
+            "another leader on the topology",
+        );
+        b.click("#stop");
+        b.wait_until(
+            "return (document.getElementById('verdict') || {}).textContent.startsWith('FINISHED');",
+            "stopped",
+        );
+        let logged: Vec<String> =
+            b.console().into_iter().filter(|m| !m.contains("/lab/act - Failed to load resource")).collect();
+        assert_eq!(logged, Vec::<String>::new(), "console messages on the kept leadership's page");
+    })
+    .await
+    .unwrap();
+}

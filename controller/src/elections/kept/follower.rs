@@ -306,6 +306,7 @@ impl Follower {
         let top = self.top(|i| self.live(i));
         let agreed = top.is_some_and(|t| (0..n).filter(|&i| self.live(i)).all(|i| self.names_leader(i, t)));
         r.agreed = agreed;
+        r.down = (0..n).filter(|&i| !self.live(i)).map(|i| i as u32).collect();
         if change.is_none() && top == self.shown {
             // Nothing visible changed: only the failovers may have.
             return self.failovers(r);
@@ -635,7 +636,7 @@ mod tests {
 
     /// A crash fault voids the node's belief and ends its leadership then (an overlap with a
     /// leader elected before the crash lasts until the crash, not the stop); its belief no longer
-    /// makes it the leader the record shows.
+    /// makes it the leader the record shows, and the record lists it as down.
     #[test]
     fn a_crash_ends_the_belief_and_the_leadership() {
         let mut f = three();
@@ -647,6 +648,7 @@ mod tests {
         let mut r = ElectionRecord::blank("e".into(), "bully", Mode::Live);
         f.show(&mut r, None, 7);
         assert_eq!(r.leader.map(|l| l.node), Some("node-1".into()));
+        assert_eq!(r.down, [0], "the record says which nodes are down");
     }
 
     /// The record shows each change as a timeline entry and watch event; a tick that changes
