@@ -467,11 +467,13 @@ pub fn check_with(
 pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
     let model = ElectionModel::new(election.clone(), fifo);
     let (arrows, marks, flying) = model.arrows(&c.steps);
+    let states = model.states(&c.steps);
     let in_flight = if flying > 0 { format!(", {flying} still in flight") } else { String::new() };
     let d = ringleader_core::diagram::Diagram {
         title: format!("{}: \"{}\" broken after {} steps{in_flight}", election.spec.name, c.property, c.steps.len()),
         nodes: election.ids.iter().zip(model.outcome(&c.steps)).map(|(id, end)| format!("id {id}: {end}")).collect(),
         arrows: &arrows,
+        states: &states,
         leader: None,
         time_unit: "step",
         marks: &marks,

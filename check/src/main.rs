@@ -363,34 +363,35 @@ fn print_line(args: &Args, p: &Planned, s: &Sweep) {
     }
 }
 
-/// The first three counterexamples: their steps on standard error, and their diagrams with `--svg`.
+/// The first three counterexamples: their steps in words on standard output, and their diagrams with `--svg`.
 fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), String> {
     let (spec, n, e, fifo) = (p.spec, p.n, &p.checked.election, p.checked.fifo);
     for (k, (ids, initiators, c)) in s.broken.iter().enumerate().take(3) {
+        let topology =
+            ringleader_core::topology::Topology::build(spec.default_topology(), n, 7).map_err(|e| e.to_string())?;
+        let mut drawn = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
+        if let Some(detector) = e.kept {
+            drawn = Election {
+                delay_ms: e.delay_ms,
+                punctual_timers: e.punctual_timers,
+                partition_ms: e.partition_ms,
+                partition_side: e.partition_side,
+                ..Election::kept(spec, drawn.topology, drawn.ids, detector, e.faults)
+            };
+        }
         if let Some(dir) = &args.svg {
-            let topology =
-                ringleader_core::topology::Topology::build(spec.default_topology(), n, 7).map_err(|e| e.to_string())?;
-            let mut drawn = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
-            if let Some(detector) = e.kept {
-                drawn = Election {
-                    delay_ms: e.delay_ms,
-                    punctual_timers: e.punctual_timers,
-                    partition_ms: e.partition_ms,
-                    partition_side: e.partition_side,
-                    ..Election::kept(spec, drawn.topology, drawn.ids, detector, e.faults)
-                };
-            }
             let path = dir.join(format!("{}-n{n}-{}.svg", spec.name, k + 1));
             std::fs::create_dir_all(dir)
                 .and_then(|()| std::fs::write(&path, diagram(&drawn, fifo, c)))
                 .map_err(|err| format!("--svg {}: {err}", dir.display()))?;
             eprintln!("  diagram: {}", path.display());
         }
-        eprintln!("  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:", c.property, c.steps.len());
-        for (i, step) in c.steps.iter().enumerate() {
-            eprintln!("    {:>3}. {step:?}", i + 1);
+        println!("  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:", c.property, c.steps.len());
+        let model = ringleader_check::ElectionModel::new(drawn, fifo);
+        for (i, words) in model.words(&c.steps).iter().enumerate() {
+            println!("    {:>3}. {words}", i + 1);
         }
-        eprintln!(
+        println!(
             "    decisions: {:?}; beliefs: {:?}{}",
             c.decisions,
             c.beliefs,

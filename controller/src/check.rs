@@ -240,7 +240,7 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
             let model = ringleader_check::ElectionModel::new(election.clone(), fifo);
             pb::CheckCounterexample {
                 property: c.property.to_string(),
-                steps: c.steps.iter().map(|s| format!("{s:?}")).collect(),
+                steps: model.words(&c.steps),
                 outcome: model.outcome(&c.steps),
                 error: c.error.clone().unwrap_or_default(),
                 svg: diagram(election, fifo, c),

@@ -81,6 +81,47 @@ pub enum Step {
 }
 
 impl Step {
+    /// The step in words, naming nodes by their ids (`ids` in position
+    /// order, on `topo`): "id 3 crashes", "id 1's election to id 2 is
+    /// lost", "id 2 receives election (id 1, stage 1) from id 1".
+    pub fn describe(&self, ids: &[u64], topo: &Topology) -> String {
+        let id = |p: u32| ids.get(p as usize).map_or_else(|| format!("position {p}"), |id| format!("id {id}"));
+        let to = |from: u32, port: Port| topo.ports(from).get(port as usize).map_or(u32::MAX, |l| l.peer);
+        let what = |msg: &Msg| {
+            let carries = msg.describe();
+            if carries.is_empty() {
+                msg.kind().name().to_string()
+            } else {
+                format!("{} ({carries})", msg.kind().name())
+            }
+        };
+        match *self {
+            Step::Start(p) => format!("{} wakes up and starts", id(p)),
+            Step::Deliver { from, port, msg } => {
+                format!("{} receives {} from {}", id(to(from, port)), what(&msg), id(from))
+            }
+            Step::Fire { node, timer } if crate::algo::detector::is_reserved(timer) => {
+                format!("{}'s failure-detector timer fires", id(node))
+            }
+            Step::Fire { node, timer } => format!("{}'s timer {timer} fires", id(node)),
+            Step::Tick(1) => "time passes (one longest message delay)".to_string(),
+            Step::Tick(k) => format!("time passes ({k} longest message delays)"),
+            Step::Crash(p) => format!("{} crashes", id(p)),
+            Step::Recover(p) => format!("{} recovers (a new incarnation)", id(p)),
+            Step::Lose { from, port, msg } => {
+                format!("{}'s {} to {} is lost", id(from), what(&msg), id(to(from, port)))
+            }
+            Step::Duplicate { from, port, msg } => {
+                format!("{}'s {} to {} is duplicated", id(from), what(&msg), id(to(from, port)))
+            }
+            Step::Partition(side) => {
+                let cut: Vec<String> = (0..topo.len()).filter(|p| side >> p & 1 == 1).map(id).collect();
+                format!("{} cut off from the others", cut.join(", "))
+            }
+            Step::Heal => "the partition heals".to_string(),
+        }
+    }
+
     /// Is this step a fault (or the end of one: a recovery, a heal)?
     pub fn is_fault(&self) -> bool {
         matches!(
@@ -358,5 +399,39 @@ impl<'a> Run<'a> {
         ];
         r.violations.extend(checks.into_iter().filter_map(Result::err).map(|v| v.to_string()));
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologyKind;
+
+    /// Every kind of step reads as words that name nodes by their ids (not positions) and say
+    /// what a message carries, as the checker's users read them on the page and in the CLI.
+    #[test]
+    fn steps_read_as_words_with_ids() {
+        let topo = Topology::build(TopologyKind::RingUni, 3, 0).unwrap();
+        let ids = [7, 3, 5];
+        let msg = Msg::Election { id: 7, stage: 1, hops: 0 };
+        let words = |s: Step| s.describe(&ids, &topo);
+        assert_eq!(words(Step::Start(0)), "id 7 wakes up and starts");
+        let right = crate::protocol::RIGHT;
+        assert_eq!(
+            words(Step::Deliver { from: 0, port: right, msg }),
+            "id 3 receives election (id 7, stage 1) from id 7"
+        );
+        assert_eq!(words(Step::Lose { from: 2, port: right, msg }), "id 5's election (id 7, stage 1) to id 7 is lost");
+        assert_eq!(
+            words(Step::Duplicate { from: 1, port: right, msg }),
+            "id 3's election (id 7, stage 1) to id 5 is duplicated"
+        );
+        assert_eq!(words(Step::Fire { node: 1, timer: 0 }), "id 3's timer 0 fires");
+        assert_eq!(words(Step::Fire { node: 1, timer: 7 }), "id 3's failure-detector timer fires");
+        assert_eq!(words(Step::Crash(2)), "id 5 crashes");
+        assert_eq!(words(Step::Recover(2)), "id 5 recovers (a new incarnation)");
+        assert_eq!(words(Step::Partition(0b101)), "id 7, id 5 cut off from the others");
+        assert_eq!(words(Step::Heal), "the partition heals");
+        assert_eq!(words(Step::Tick(2)), "time passes (2 longest message delays)");
     }
 }

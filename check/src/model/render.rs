@@ -113,6 +113,34 @@ impl ElectionModel {
 impl ElectionModel {
     /// Where each node ends after `steps`: its belief (kept leaderships) or
     /// decision, in words ("leads term 2", "follows 3 (term 1)", "crashed").
+    /// Each node's state along `steps` (time is the step number, 0 before
+    /// the first): its algorithm's state, or `crashed` while down; for the
+    /// diagram's state bands and the page's topology.
+    pub fn states(&self, steps: &[Step]) -> Vec<ringleader_core::diagram::StateChange> {
+        let mut log = ringleader_core::report::StateLog::new(self.election.ids.len());
+        let note = |log: &mut ringleader_core::report::StateLog, s: &super::System, time: u64| {
+            for (p, node) in s.nodes.iter().enumerate() {
+                let state = if s.is_down(p as u32) { "crashed" } else { node.algorithm().state() };
+                log.note(p, time, state);
+            }
+        };
+        let mut s = self.initial();
+        note(&mut log, &s, 0);
+        for (i, &step) in steps.iter().enumerate() {
+            match self.next_state(&s, step) {
+                Some(next) => s = next,
+                None => break,
+            }
+            note(&mut log, &s, i as u64 + 1);
+        }
+        log.into_changes()
+    }
+
+    /// Each step of `steps` in words, naming nodes by their ids.
+    pub fn words(&self, steps: &[Step]) -> Vec<String> {
+        steps.iter().map(|s| s.describe(&self.election.ids, &self.election.topology)).collect()
+    }
+
     pub fn outcome(&self, steps: &[Step]) -> Vec<String> {
         let mut s = self.initial();
         for &step in steps {

@@ -24,7 +24,7 @@ fn verdict(events: &[Kind]) -> &pb::CheckVerdict {
 
 /// CheckAlgorithm over gRPC: AsFar on 4 nodes holds on every schedule (the verdict reaches the bound of 14
 /// messages, as the checker's table says); Stages on 3 nodes with links that reorder (it assumes FIFO) ends
-/// BROKEN with a shortest schedule of 5 steps, each node's end and its diagram; kept ZooKeeper-style with a
+/// BROKEN with a shortest schedule of 5 steps in words, each node's end and its diagram with states; kept ZooKeeper-style with a
 /// crash and a loss, given 3 s, streams progress (states growing, states per second) and ends saying the limit
 /// cut it short; kept Chubby-style with a crash and messages of at most 10 ms holds on every schedule; so
 /// does the repaired ring with a crash, with timers that may fire late and (in a third of the states or
@@ -46,10 +46,11 @@ async fn check_streams_progress_and_the_verdict() {
     assert!(!v.holds && v.complete, "{}", v.summary);
     let refused = v.counterexamples.iter().find(|c| c.property == "no node errs").unwrap();
     assert_eq!(refused.steps.len(), 5, "{:?}", refused.steps);
-    assert_eq!(refused.steps[0], "Start(0)");
+    assert_eq!(refused.steps[0], "id 1 wakes up and starts", "steps in words, nodes by their ids");
     assert!(refused.error.contains("refused"), "{}", refused.error);
     assert_eq!(refused.outcome, ["undecided", "undecided", "undecided"]);
     assert!(refused.svg.starts_with("<svg") && refused.svg.contains("no node errs"));
+    assert!(refused.svg.contains(r#"data-state="candidate""#), "each node's state drawn along the steps");
 
     // ZooKeeper-style with a crash and a loss, messages up to a heartbeat period: far more than 3 s.
     let req = pb::CheckRequest {
