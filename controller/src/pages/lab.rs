@@ -344,6 +344,74 @@ pub(super) async fn act(State(lab): State<Lab>, headers: HeaderMap, body: axum::
     }
 }
 
+/// What the lab's check form sends: a small election to check on every schedule.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LabCheck {
+    /// Catalogue name.
+    pub algorithm: String,
+    /// Nodes (0: the checker's default).
+    pub n: u32,
+    /// Links may reorder messages.
+    pub any_order: bool,
+    /// Check the kept leadership (failure-tolerant algorithms).
+    pub kept: bool,
+    /// Crashes, losses and partitions the schedules may hold (kept only).
+    pub crashes: u32,
+    /// Messages lost.
+    pub losses: u32,
+    /// Partitions.
+    pub partitions: u32,
+}
+
+/// `POST /lab/check`: CheckAlgorithm run to its verdict; answers the
+/// verdict (holds, complete, states, summary) and the shortest
+/// counterexample if any (its property, its steps in words, its error and
+/// its diagram), or a [`Refusal`].
+pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    use tokio_stream::StreamExt as _;
+    let request = match request::<LabCheck>(&lab, &headers, &body) {
+        Ok(r) => r,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let (metadata, extensions, form) = request.into_parts();
+    let ask = pb::CheckRequest {
+        algorithm: form.algorithm,
+        n: form.n,
+        any_order: form.any_order,
+        kept: form.kept,
+        crashes: form.crashes,
+        losses: form.losses,
+        partitions: form.partitions,
+        timeout_s: 20,
+        ..Default::default()
+    };
+    let mut events = match lab.service.check_algorithm(tonic::Request::from_parts(metadata, extensions, ask)).await {
+        Ok(stream) => stream.into_inner(),
+        Err(status) => return Refusal::of_status(&status).into_response(),
+    };
+    while let Some(event) = events.next().await {
+        let verdict = match event {
+            Ok(pb::CheckEvent { kind: Some(pb::check_event::Kind::Verdict(v)) }) => v,
+            Ok(_) => continue,
+            Err(status) => return Refusal::of_status(&status).into_response(),
+        };
+        let counterexample = verdict
+            .counterexamples
+            .first()
+            .map(|c| serde_json::json!({ "property": c.property, "steps": c.steps, "error": c.error, "svg": c.svg }));
+        let body = serde_json::json!({
+            "holds": verdict.holds,
+            "complete": verdict.complete,
+            "states": verdict.states,
+            "summary": verdict.summary,
+            "counterexample": counterexample,
+        });
+        return ([(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response();
+    }
+    Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "", "the check ended without a verdict").into_response()
+}
+
 /// `GET /`: the lab's form.
 pub(super) async fn page(State(lab): State<Lab>) -> Html<String> {
     Html(render(lab.token_required))
@@ -391,7 +459,24 @@ pub(super) fn render(token_required: bool) -> String {
          <label id=\"token-row\">Controller token <input name=\"token\" type=\"password\" autocomplete=\"off\"></label>\
          <span class=\"error\" data-for=\"token\"></span>\
          <p><button type=\"submit\" id=\"run\">Run</button> <span id=\"status\" class=\"error\" data-for=\"\"></span></p>\
-         </form><script>{LAB_SCRIPT}</script></body></html>"
+         </form>\
+         <h2>Check every schedule</h2><p>The checker tries every order in which a small election's messages may \
+         arrive (and, for a kept leadership, the faults asked for) and shows the shortest schedule that breaks a property.</p>\
+         <form id=\"check\" class=\"lab\">\
+         <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
+         <label>Nodes n <input name=\"n\" type=\"number\" min=\"0\" value=\"3\"></label><span class=\"error\" data-for=\"n\"></span>\
+         <fieldset><legend>Schedules</legend><label><input type=\"checkbox\" name=\"any_order\"> links may reorder messages</label>\
+         <label><input type=\"checkbox\" name=\"kept\"> the kept leadership</label>\
+         <label>crashes <input name=\"crashes\" type=\"number\" min=\"0\" value=\"0\"></label>\
+         <label>losses <input name=\"losses\" type=\"number\" min=\"0\" value=\"0\"></label>\
+         <label>partitions <input name=\"partitions\" type=\"number\" min=\"0\" value=\"0\"></label></fieldset>\
+         <span class=\"error\" data-for=\"kept\"></span><span class=\"error\" data-for=\"crashes\"></span>\
+         <p><button type=\"submit\" id=\"check-run\">Check</button> <span id=\"check-status\" class=\"error\" data-for=\"\"></span></p>\
+         </form><div id=\"check-result\" hidden><p id=\"check-verdict\"></p>\
+         <div class=\"controls\" id=\"check-controls\"><button id=\"check-back\">◀ back</button><button id=\"check-forward\">forward ▶</button>\
+         <button id=\"check-end\">to the violation ▶|</button><input type=\"range\" id=\"check-slider\" min=\"0\" value=\"0\">\
+         <span id=\"check-where\"></span></div><ol id=\"check-steps\"></ol><div id=\"check-diagram\"></div></div>\
+         <script>{LAB_SCRIPT}</script></body></html>"
     )
 }
 
@@ -479,6 +564,86 @@ pub(super) const LAB_SCRIPT: &str = r##""use strict";
   });
   drawInitiators();
   keptAllowed();
+
+  // The checker: run a check, then step through its counterexample to where the property breaks.
+  const check = document.getElementById("check");
+  const result = document.getElementById("check-result");
+  const slider = document.getElementById("check-slider");
+  let steps = [];
+  let property = "";
+
+  function showStep(k) {
+    k = Math.max(0, Math.min(steps.length, k));
+    slider.value = String(k);
+    const items = document.querySelectorAll("#check-steps li");
+    items.forEach((li, i) => {
+      li.classList.toggle("done", i < k);
+      li.classList.toggle("now", i === k - 1);
+    });
+    const svg = document.querySelector("#check-diagram svg");
+    if (svg) {
+      // The diagram's time is the step number: show what happened up to step k.
+      for (const e of svg.querySelectorAll(".msg[data-step], rect.state, .mark")) {
+        e.style.display = Number(e.dataset.at) <= k ? "" : "none";
+      }
+      for (const e of svg.querySelectorAll(".label[data-step]")) e.style.display = k === steps.length ? "" : "none";
+    }
+    const where = document.getElementById("check-where");
+    where.textContent = k === 0 ? "before the first step" : "step " + k + " of " + steps.length + ": " + steps[k - 1] +
+      (k === steps.length ? " — here \"" + property + "\" breaks" : "");
+  }
+
+  check.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    for (const e of check.querySelectorAll(".error")) e.textContent = "";
+    const status = document.getElementById("check-status");
+    status.textContent = "checking every schedule…";
+    result.hidden = true;
+    const body = {
+      algorithm: check.algorithm.value, n: Number(check.n.value), any_order: check.any_order.checked,
+      kept: check.kept.checked, crashes: Number(check.crashes.value), losses: Number(check.losses.value),
+      partitions: Number(check.partitions.value),
+    };
+    const headers = { "content-type": "application/json", "x-ringleader-lab": "1" };
+    const token = sessionStorage.getItem("ringleader-token") || form.token.value;
+    if (token) headers.authorization = "Bearer " + token;
+    try {
+      const response = await fetch("/lab/check", { method: "POST", headers, body: JSON.stringify(body) });
+      const answer = await response.json();
+      status.textContent = "";
+      if (!response.ok) {
+        const top = (answer.field || "").split(".")[0];
+        (check.querySelector('.error[data-for="' + top + '"]') || status).textContent = answer.message;
+        return;
+      }
+      result.hidden = false;
+      document.getElementById("check-verdict").textContent = answer.summary;
+      const list = document.getElementById("check-steps");
+      const diagram = document.getElementById("check-diagram");
+      list.textContent = "";
+      diagram.textContent = "";
+      steps = answer.counterexample ? answer.counterexample.steps : [];
+      property = answer.counterexample ? answer.counterexample.property : "";
+      for (const s of steps) { const li = document.createElement("li"); li.textContent = s; list.append(li); }
+      if (answer.counterexample) {
+        const doc = new DOMParser().parseFromString(answer.counterexample.svg, "image/svg+xml");
+        diagram.append(document.importNode(doc.documentElement, true));
+        if (answer.counterexample.error) {
+          const p = document.createElement("p"); p.className = "error"; p.textContent = answer.counterexample.error;
+          diagram.append(p);
+        }
+      }
+      slider.max = String(steps.length);
+      document.getElementById("check-controls").hidden = !answer.counterexample;
+      showStep(0);
+    } catch (e) {
+      status.textContent = "the controller did not answer: " + e;
+    }
+  });
+  document.getElementById("check-back").addEventListener("click", () => showStep(Number(slider.value) - 1));
+  document.getElementById("check-forward").addEventListener("click", () => showStep(Number(slider.value) + 1));
+  document.getElementById("check-end").addEventListener("click", () => showStep(steps.length));
+  slider.addEventListener("input", () => showStep(Number(slider.value)));
 })();
 "##;
 

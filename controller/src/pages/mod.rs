@@ -41,7 +41,7 @@ use axum::routing::get;
 use crate::elections::Elections;
 pub use election::{MAX_LISTED, render};
 use election::{index, page, record_json};
-pub use lab::{LAB_HEADER, Lab, LabAction, LabStart};
+pub use lab::{LAB_HEADER, Lab, LabAction, LabCheck, LabStart};
 
 /// What the election pages read: the store, and whether the controller asks for a token (their
 /// buttons that change state then ask for it).
@@ -58,6 +58,7 @@ pub fn router(elections: Arc<Elections>, lab: Lab) -> axum::Router {
         .route("/", get(lab::page))
         .route("/lab/start", axum::routing::post(lab::start))
         .route("/lab/act", axum::routing::post(lab::act))
+        .route("/lab/check", axum::routing::post(lab::check))
         .layer(axum::extract::DefaultBodyLimit::max(lab::MAX_BODY))
         .with_state(lab);
     let pages = Pages { elections, token_required };
@@ -146,6 +147,9 @@ form.lab fieldset { border: 1px solid #ddd; display: flex; flex-wrap: wrap; gap:
 form.lab input[type=number] { width: 6em; }
 form.lab input[name=ids] { width: 20em; }
 .error { color: #b00; font-size: 0.92em; }
+#check-steps li.done { color: #555; }
+#check-steps li.now { font-weight: bold; color: #000; }
+#check-diagram svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 "#
     };
 }

@@ -9,7 +9,9 @@ use crate::browser::{Browser, Served, chromedriver};
 /// In chromium: the lab loads with no console message; ids typed "5 1 8 3" with id 1 unticked as
 /// an initiator, SIMULATED, and Run open the new election's page: as-far on 4 nodes with 3
 /// initiators, every node agreeing on id 8. n = 1 is refused beside the n field (the API's
-/// `size` refusal, word for word), and the browser stays on the lab.
+/// `size` refusal, word for word), and the browser stays on the lab. The check form finds the
+/// schedule that breaks Stages on links that reorder, lists its steps in words, and steps through
+/// its diagram to where "no node errs" breaks; n = 9 is refused beside n.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lab_starts_elections_and_shows_refusals_by_field() {
     let Some(driver) = chromedriver() else { return };
@@ -46,9 +48,36 @@ async fn the_lab_starts_elections_and_shows_refusals_by_field() {
         let refusal = b.text(".error[data-for=size]");
         assert_eq!(refusal, "size: an election needs at least 2 positions, got 1");
         assert_eq!(b.run("return location.pathname;"), Value::from("/"), "still on the lab");
-        // Chromium logs the refused call itself (a 400 answer); nothing else may be logged.
-        let logged: Vec<String> =
-            b.console().into_iter().filter(|m| !m.contains("/lab/start - Failed to load resource")).collect();
+
+        // The checker: Stages on links that reorder breaks; step through to the violation.
+        b.run("const s = document.querySelector('#check select[name=algorithm]'); s.value = 'stages';");
+        b.click("#check input[name=any_order]");
+        b.click("#check-run");
+        b.wait_until("return !document.getElementById('check-result').hidden;", "the check's verdict");
+        assert!(b.text("#check-verdict").contains("BROKEN"), "{}", b.text("#check-verdict"));
+        let steps = b.run("return Array.from(document.querySelectorAll('#check-steps li')).map(li => li.textContent);");
+        assert_eq!(steps[0], Value::from("id 1 wakes up and starts"), "steps in words: {steps}");
+        let shown = "return Array.from(document.querySelectorAll('#check-diagram .msg'))\
+                     .filter(e => e.style.display !== 'none').length;";
+        assert_eq!(b.run(shown), Value::from(0), "before the first step, no message");
+        b.click("#check-end");
+        let place = b.text("#check-where");
+        assert!(place.starts_with("step 6 of 6: ") && place.ends_with("here \"no node errs\" breaks"), "{place}");
+        assert!(b.run(shown).as_u64().unwrap_or(0) > 0, "the messages up to the violation");
+        b.type_into("#check input[name=n]", "9");
+        b.click("#check-run");
+        b.wait_until("return document.querySelector('#check .error[data-for=n]').textContent !== '';", "n refused");
+        assert!(b.text("#check .error[data-for=n]").starts_with("n: "), "{}", b.text("#check .error[data-for=n]"));
+
+        // Chromium logs the refused calls themselves (400 answers); nothing else may be logged.
+        let logged: Vec<String> = b
+            .console()
+            .into_iter()
+            .filter(|m| {
+                !m.contains("/lab/start - Failed to load resource")
+                    && !m.contains("/lab/check - Failed to load resource")
+            })
+            .collect();
         assert_eq!(logged, Vec::<String>::new(), "console messages on the lab");
     })
     .await
