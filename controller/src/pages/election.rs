@@ -20,12 +20,12 @@ pub(super) async fn index(State(Pages { elections, .. }): State<Pages>) -> Html<
         entry.inspect(|r| index_row(&mut rows, r));
     }
     let empty = if rows.is_empty() {
-        "<p>No election yet: start one (docs/api.md: <code>grpcurl … StartElection</code>) and reload.</p>"
+        "<p>No election yet: start one from <a href=\"/\">the lab</a> (or with grpcurl, docs/api.md) and reload.</p>"
     } else {
         ""
     };
     Html(format!(
-        "{HEAD}<title>Elections · ringleader</title></head><body><h1>Elections</h1>\
+        "{HEAD}<title>Elections · ringleader</title></head><body><nav><a href=\"/\">Lab</a></nav><h1>Elections</h1>\
          <p>Most recent first (at most {MAX_LISTED}). Elections started with <code>\"diagram\": true</code> \
          have a space-time diagram to step through.</p>{empty}\
          <table id=\"elections\"><tr><th>election</th><th>algorithm</th><th>mode</th><th>state</th><th>n</th><th>k</th>\
@@ -121,7 +121,7 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
     let id = escape(&r.id);
     let _ = write!(
         body,
-        "<nav><a href=\"/elections\">All elections</a></nav><h1>{alg} · {mode} · n = {n}, k = {k}</h1>\
+        "<nav><a href=\"/\">Lab</a> · <a href=\"/elections\">All elections</a></nav><h1>{alg} · {mode} · n = {n}, k = {k}</h1>\
          <p>Election <code>{id}</code>, seed {seed}, {topology:?} overlay.</p>\
          <p id=\"verdict\" class=\"state {class}\">{verdict}</p>",
         alg = escape(r.algorithm),
