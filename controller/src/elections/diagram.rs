@@ -80,7 +80,10 @@ impl LiveDiagram {
             notes.push(format!("{truncated} log entries over the limit left out"));
         }
         let nodes = names.iter().zip(ids).map(|(n, id)| format!("{n} (id {id})")).collect();
-        let (arrows, origin_us) = arrows(logs);
+        let (arrows, origin_us, all) = arrows(logs);
+        if all > arrows.len() {
+            notes.push(format!("first {} of {all} messages drawn", arrows.len()));
+        }
         LiveDiagram {
             title,
             nodes,
@@ -182,9 +185,9 @@ impl LiveDiagram {
 
 /// Pair each logged send with its receipts, times relative to the first
 /// send (returned, a unix time in µs), in sending order and at most
-/// [`diagram::MAX_ARROWS`]. Kinds the controller does not know are left out;
+/// [`diagram::MAX_ARROWS`] (how many there were is returned too). Kinds the controller does not know are left out;
 /// a body it cannot read leaves the arrow unlabelled.
-fn arrows(logs: &[Option<pb::MessageLog>]) -> (Vec<Arrow>, u64) {
+fn arrows(logs: &[Option<pb::MessageLog>]) -> (Vec<Arrow>, u64, usize) {
     let kind = |name: &str| MsgKind::ALL.into_iter().find(|k| k.name() == name);
     // (sender, seq) -> (receiver, kind, sending time, the message if its body was logged)
     type Send = (u32, MsgKind, u64, Option<Msg>);
@@ -227,8 +230,9 @@ fn arrows(logs: &[Option<pb::MessageLog>]) -> (Vec<Arrow>, u64) {
         }
     }
     arrows.sort_by_key(|a| (a.sent, a.from, a.to));
+    let all = arrows.len();
     arrows.truncate(diagram::MAX_ARROWS);
-    (arrows, origin)
+    (arrows, origin, all)
 }
 
 #[cfg(test)]
@@ -282,6 +286,26 @@ mod tests {
         assert!(d.arrows.is_empty());
     }
 
+    /// More messages than a diagram draws: the caption says how many of how many are drawn (the
+    /// controller cut them to MAX_ARROWS before drawing, and the page said "all 5000 messages" of
+    /// an election that sent 8,127).
+    #[test]
+    fn a_cut_diagram_says_so() {
+        let total = diagram::MAX_ARROWS as u64 + 10;
+        let names = ["node-0".to_string(), "node-1".to_string()];
+        let logs = [
+            Some(pb::MessageLog {
+                sent: (0..total).map(|i| sent(i, 1, "election", i)).collect(),
+                ..Default::default()
+            }),
+            Some(pb::MessageLog { received: (0..total).map(|i| receipt(0, i, i + 1)).collect(), ..Default::default() }),
+        ];
+        let d = LiveDiagram::from_logs("as-far".into(), &names, &[1, 2], &logs);
+        assert_eq!(d.arrows.len(), diagram::MAX_ARROWS);
+        let svg = d.svg(None, total);
+        assert!(svg.contains(&format!("first {} of {total} messages drawn", diagram::MAX_ARROWS)), "{}", &svg[..600]);
+    }
+
     /// A logged body labels its arrow with what it carried; a body of another kind than the log
     /// says is ignored, not trusted.
     #[test]
@@ -295,7 +319,7 @@ mod tests {
             Some(pb::MessageLog { sent: vec![with_body, wrong_kind], ..Default::default() }),
             Some(pb::MessageLog { received: vec![receipt(0, 1, 15), receipt(0, 2, 25)], ..Default::default() }),
         ];
-        let (got, origin) = arrows(&logs);
+        let (got, origin, _) = arrows(&logs);
         assert_eq!(origin, 10);
         assert_eq!(got[0].msg, Some(election));
         assert_eq!(got[1].msg, None);

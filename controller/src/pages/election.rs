@@ -522,7 +522,7 @@ pub(super) const SCRIPT: &str = r##""use strict";
     for (const i of topo.dots.keys()) placeDot(i);
     paintNodes();
     slider.value = String(shown);
-    where.textContent = shown === total ? "all " + total + " events (" + arrows.length + " messages)" :
+    where.textContent = shown === total ? "all " + total + " events (" + arrows.length + " messages drawn)" :
       "event " + shown + " of " + total + (shown > 0 ? ", at " + events[shown - 1].t + " " + (svg.dataset.axis || unit) : "");
     if (pinned) describeArrow(pinned, "pinned: ");
     else if (shown > 0 && shown < total) describeEvent(events[shown - 1], shown);
