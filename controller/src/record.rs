@@ -180,6 +180,10 @@ pub struct ElectionRecord {
     /// last belief is frozen, not current).
     #[serde(default)]
     pub down: Vec<u32>,
+    /// A space-time diagram was asked for (it is drawn when the election
+    /// ends: a kept leadership's when it is stopped).
+    #[serde(default)]
+    pub diagram_asked: bool,
     /// The space-time diagram as SVG, when asked for (`SimOptions::diagram`);
     /// shared, so that copies of the record do not copy it.
     pub diagram_svg: Option<Arc<str>>,
@@ -220,6 +224,7 @@ impl ElectionRecord {
             overlaps: Vec::new(),
             failovers: Vec::new(),
             down: Vec::new(),
+            diagram_asked: false,
             diagram_svg: None,
             notes: Vec::new(),
         }

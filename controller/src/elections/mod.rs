@@ -384,6 +384,7 @@ impl Elections {
             seed: plan.seed,
             participants,
             links,
+            diagram_asked: plan.diagram.is_some(),
             started_at_ms,
             keep_leader: plan.keep_leader,
             ..ElectionRecord::blank(id.clone(), plan.spec.name, plan.mode)

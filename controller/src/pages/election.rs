@@ -177,10 +177,14 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
             body.push_str(svg);
             body.push_str("</div>");
         }
+        None if r.diagram_asked && !r.state.is_terminal() => body.push_str(
+            "<h2>Space-time diagram</h2><p id=\"no-diagram\">Drawn when the election ends (a kept leadership's when \
+             it is stopped); this page then shows it, to step through.</p>",
+        ),
         None => body.push_str(
             "<h2>Space-time diagram</h2><p id=\"no-diagram\">Not drawn: start the election with <code>\"diagram\": true</code> \
-             (or <code>\"diagram_options\": {\"axis\": \"DIAGRAM_AXIS_CAUSAL\", \"labels\": true}</code>) to draw it; \
-             a kept leadership's diagram is drawn when it stops.</p>",
+             (or <code>\"diagram_options\": {\"axis\": \"DIAGRAM_AXIS_CAUSAL\", \"labels\": true}</code>), or from \
+             <a href=\"/\">the lab</a>, to draw it; a kept leadership's diagram is drawn when it stops.</p>",
         ),
     }
     if r.keep_leader && !r.state.is_terminal() {
@@ -685,6 +689,22 @@ mod tests {
             metrics: Some(Metrics { messages: 6, bound: 9, bound_formula: "n(n+1)/2", ..Metrics::default() }),
             ..ElectionRecord::blank("e1-</script><x>".into(), "as-far", Mode::Simulated)
         }
+    }
+
+    /// A running election that asked for a diagram says it is drawn when it ends; one that did not
+    /// says how to ask (it told a running kept leadership started with "diagram": true to start
+    /// with "diagram": true).
+    #[test]
+    fn a_diagram_asked_for_is_promised_not_asked_for_again() {
+        let running = |asked| {
+            render(
+                &ElectionRecord { state: RecordState::Running, keep_leader: true, diagram_asked: asked, ..record() },
+                false,
+            )
+        };
+        assert!(running(true).contains("Drawn when the election ends"), "{}", running(true));
+        assert!(!running(true).contains("Not drawn"));
+        assert!(running(false).contains("Not drawn: start the election with"));
     }
 
     /// The page states the verdict and the metrics against the bound, escapes what it quotes (in its
