@@ -424,7 +424,11 @@ pub(super) const SCRIPT: &str = r##""use strict";
       seen.set(state, colour);
     }
     const legend = document.getElementById("topology-legend");
-    if (legend) legend.textContent = Array.from(seen.keys()).sort().join(" · ");
+    if (legend) {
+      legend.textContent = svg && bands.length === 0
+        ? "Node states are drawn for SIMULATED elections; a LIVE election's nodes log their messages only."
+        : Array.from(seen.keys()).sort().join(" · ");
+    }
   }
 
   function placeDot(i) {
