@@ -1,7 +1,7 @@
 //! The lab: a page at `/` that starts elections from a form, and the
 //! `POST /lab/…` calls it makes.
 //!
-//! Each call is the gRPC method of the same name run in process, so the
+//! Each call runs the gRPC method it stands for in process, so the
 //! page meets exactly the API's refusals (the field named) and its
 //! credentials: the page sends the controller's token, entered once and
 //! kept in the tab, as `Authorization: Bearer`, and the method checks it as
@@ -461,7 +461,7 @@ pub(super) fn render(token_required: bool) -> String {
          <p><button type=\"submit\" id=\"run\">Run</button> <span id=\"status\" class=\"error\" data-for=\"\"></span></p>\
          </form>\
          <h2>Check every schedule</h2><p>The checker tries every order in which a small election's messages may \
-         arrive (and, for a kept leadership, the faults asked for) and shows the shortest schedule that breaks a property.</p>\
+         arrive (and, for a kept leadership, the faults asked for), for at most 20 s, and shows the shortest schedule that breaks a property.</p>\
          <form id=\"check\" class=\"lab\">\
          <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
          <label>Nodes n <input name=\"n\" type=\"number\" min=\"0\" value=\"3\"></label><span class=\"error\" data-for=\"n\"></span>\

@@ -2,18 +2,23 @@
 //! one serving Prometheus `/metrics`) shows a browser.
 //!
 //! * `/`: the lab, a form that starts an election and opens its page
-//!   (`POST /lab/start`, see `lab.rs` for how its calls are guarded).
+//!   (`POST /lab/start`), and one that checks a small election on every
+//!   schedule and steps through its shortest counterexample (`POST
+//!   /lab/check`); see `lab.rs` for how its calls are guarded.
 //! * `/elections`: the index of recent elections, most recent first, each
 //!   linking to its page.
 //! * `/elections/{id}`: one election: its verdict, its metrics against the
 //!   literature's bound, a kept leadership's terms, timeline and failovers,
 //!   and its space-time diagram (when the election was started with
-//!   `diagram` or `diagram_options`) with step-through (play, pause, step
-//!   forward and back, a slider) and a panel describing the message under
-//!   the pointer (kind, ends, times, causal time, what it carries). A page of
-//!   an election still running reads `record.json` every second and shows
-//!   what changed (a kept leadership's new terms and failovers); it reloads
-//!   once the election ends, diagram included.
+//!   `diagram` or `diagram_options`) stepped through event by event (each
+//!   send, arrival and change of state: a "now" cursor, messages in flight
+//!   half drawn) beside its topology coloured by each node's state, and a
+//!   panel describing the message under the pointer or pinned by a click.
+//!   A page of an election still running reads `record.json` every second
+//!   and shows what changed (a kept leadership's new terms and failovers,
+//!   its nodes' beliefs on the topology); a running kept leadership's page
+//!   breaks it on request (`POST /lab/act`: crash, recover, cut off, clear
+//!   every fault, stop). It reloads once the election ends, diagram included.
 //! * `/elections/{id}/record.json`: the record as JSON, without the diagram.
 //!
 //! Everything is inline (HTML, CSS, SVG, script): no external asset, so
