@@ -472,6 +472,7 @@ pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
     let d = ringleader_core::diagram::Diagram {
         title: format!("{}: \"{}\" broken after {} steps{in_flight}", election.spec.name, c.property, c.steps.len()),
         nodes: election.ids.iter().zip(model.outcome(&c.steps)).map(|(id, end)| format!("id {id}: {end}")).collect(),
+        ids: &election.ids,
         arrows: &arrows,
         states: &states,
         leader: None,

@@ -176,7 +176,8 @@ fn main() {
     let k = initiators.len();
     let d = Diagram {
         title: format!("{algorithm}, n = {n}, k = {k}, {} ids: {} messages", o.ids, r.counters.messages),
-        nodes: ids.iter().enumerate().map(|(p, id)| format!("{p}: id {id}")).collect(),
+        nodes: ids.iter().map(|id| format!("id {id}")).collect(),
+        ids: &ids,
         arrows: &r.arrows,
         leader,
         time_unit: if o.kept { "virtual ms" } else { "virtual time" },

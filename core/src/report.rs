@@ -229,6 +229,9 @@ pub struct Arrow {
     pub msg: Option<Msg>,
     /// A fault delayed it (drawn dashed).
     pub slow: bool,
+    /// Not received because the run ended with it still on its way (drawn
+    /// to the chart's edge), rather than lost.
+    pub in_flight: bool,
 }
 
 /// A node's [`Effect::Lead`](crate::protocol::Effect::Lead) and when it came.

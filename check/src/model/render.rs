@@ -42,6 +42,7 @@ impl ElectionModel {
                         received,
                         msg: Some(msg),
                         slow: false,
+                        in_flight: false,
                     });
                 }
             };
@@ -74,7 +75,7 @@ impl ElectionModel {
                 if sent.lost {
                     let to = to_of(sent.from, sent.port);
                     let (from, kind, msg) = (sent.from, sent.msg.kind(), Some(sent.msg));
-                    arrows.push(Arrow { from, to, kind, sent: at, received: None, msg, slow: false });
+                    arrows.push(Arrow { from, to, kind, sent: at, received: None, msg, slow: false, in_flight: false });
                 } else {
                     flying[self.link_base[sent.from as usize] + sent.port as usize].push((sent.msg, at));
                 }
@@ -98,6 +99,7 @@ impl ElectionModel {
                             received: None,
                             msg: Some(m),
                             slow: false,
+                            in_flight: false,
                         });
                         false
                     }
@@ -105,8 +107,18 @@ impl ElectionModel {
             }
             s = next;
         }
-        let flying = flying.iter().map(Vec::len).sum();
-        (arrows, marks, flying)
+        // What is still on its way at the end is drawn to the chart's edge.
+        let mut still = 0;
+        for (l, link) in flying.iter().enumerate() {
+            let from = self.link_base.partition_point(|&b| b <= l) as u32 - 1;
+            let to = to_of(from, (l - self.link_base[from as usize]) as Port);
+            for &(m, sent) in link {
+                still += 1;
+                let kind = m.kind();
+                arrows.push(Arrow { from, to, kind, sent, received: None, msg: Some(m), slow: false, in_flight: true });
+            }
+        }
+        (arrows, marks, still)
     }
 }
 

@@ -21,6 +21,7 @@ use crate::cluster::Node;
 pub(super) struct LiveDiagram {
     title: String,
     nodes: Vec<String>,
+    ids: Vec<u64>,
     arrows: Vec<Arrow>,
     /// Unix time (µs) of the first send: the origin of the time axis.
     origin_us: u64,
@@ -87,6 +88,7 @@ impl LiveDiagram {
         LiveDiagram {
             title,
             nodes,
+            ids: ids.to_vec(),
             arrows,
             origin_us,
             notes,
@@ -166,6 +168,7 @@ impl LiveDiagram {
         let d = diagram::Diagram {
             title,
             nodes: self.nodes,
+            ids: &self.ids,
             arrows: &self.arrows,
             leader,
             time_unit: "µs",
@@ -219,6 +222,7 @@ fn arrows(logs: &[Option<pb::MessageLog>]) -> (Vec<Arrow>, u64, usize) {
                     received: Some(r.at_us.saturating_sub(origin)),
                     msg,
                     slow: false,
+                    in_flight: false,
                 });
             }
         }
@@ -226,7 +230,7 @@ fn arrows(logs: &[Option<pb::MessageLog>]) -> (Vec<Arrow>, u64, usize) {
     for (&(from, seq), &(to, kind, sent, msg)) in &sends {
         if !received.contains(&(from, seq)) {
             let sent = sent.saturating_sub(origin);
-            arrows.push(Arrow { from, to, kind, sent, received: None, msg, slow: false });
+            arrows.push(Arrow { from, to, kind, sent, received: None, msg, slow: false, in_flight: false });
         }
     }
     arrows.sort_by_key(|a| (a.sent, a.from, a.to));
@@ -261,14 +265,31 @@ mod tests {
                 ..Default::default()
             }),
         ];
-        let election =
-            |received| Arrow { from: 0, to: 1, kind: MsgKind::Election, sent: 0, received, msg: None, slow: false };
+        let election = |received| Arrow {
+            from: 0,
+            to: 1,
+            kind: MsgKind::Election,
+            sent: 0,
+            received,
+            msg: None,
+            slow: false,
+            in_flight: false,
+        };
         assert_eq!(
             arrows(&logs).0,
             [
                 election(Some(200)),
                 election(Some(300)),
-                Arrow { from: 0, to: 1, kind: MsgKind::Notify, sent: 500, received: None, msg: None, slow: false },
+                Arrow {
+                    from: 0,
+                    to: 1,
+                    kind: MsgKind::Notify,
+                    sent: 500,
+                    received: None,
+                    msg: None,
+                    slow: false,
+                    in_flight: false
+                },
             ]
         );
         assert_eq!(arrows(&[None, None]).0, []);

@@ -94,6 +94,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
         let d = ringleader_core::diagram::Diagram {
             title,
             nodes,
+            ids: &plan.ids,
             arrows: &report.arrows,
             states: &report.states,
             leader: report.verdict.leader,

@@ -169,6 +169,8 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
                  <input type=\"range\" id=\"slider\" min=\"0\" max=\"0\" value=\"0\">\
                  <label>speed <select id=\"speed\"><option value=\"0.5\">½×</option><option value=\"1\" selected>1×</option>\
                  <option value=\"2\">2×</option><option value=\"4\">4×</option><option value=\"16\">16×</option></select></label>\
+                 <label>zoom <select id=\"zoom\"><option value=\"1\" selected>fit</option><option value=\"1.5\">150%</option>\
+                 <option value=\"2\">200%</option><option value=\"4\">400%</option></select></label>\
                  <span id=\"where\"></span></div>\
                  <div class=\"stage\"><div id=\"topology\"></div><div id=\"info\">Step to watch the election unfold: \
                  each send, arrival and change of state is a step. Point at an arrow to see its message; click it to keep it here.</div></div>\
@@ -273,6 +275,16 @@ pub(super) const SCRIPT: &str = r##""use strict";
   const play = document.getElementById("play");
   const speed = document.getElementById("speed");
   const unit = svg ? svg.dataset.unit || "" : "";
+  // Zoom: the diagram at a multiple of its own width, scrolled sideways; "fit" fits the page.
+  const zoom = document.getElementById("zoom");
+  if (svg && zoom) {
+    const natural = Number(svg.getAttribute("width"));
+    zoom.addEventListener("change", () => {
+      const z = Number(zoom.value);
+      svg.style.maxWidth = z === 1 ? "" : "none";
+      svg.style.width = z === 1 ? "" : String(Math.round(natural * z)) + "px";
+    });
+  }
   let pinned = null;
   let timer = null;
 

@@ -132,6 +132,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .controls { margin: 0.6em 0; display: flex; gap: 0.4em; align-items: center; flex-wrap: wrap; }
 .controls button { font-size: 1em; min-width: 2.4em; }
 #slider { width: 22em; }
+#diagram { overflow-x: auto; }
 #diagram svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 #diagram .msg { cursor: pointer; }
 #diagram .msg:hover, #diagram .msg.pinned { stroke-width: 3; filter: drop-shadow(0 0 2px #fc0); }

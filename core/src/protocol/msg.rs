@@ -356,6 +356,16 @@ impl Msg {
             _ => None,
         }
     }
+
+    /// Does the message say no: a vote refused, a proposal not
+    /// acknowledged, a lease not extended? (Diagrams draw these apart from
+    /// the yeses.)
+    pub fn refuses(&self) -> bool {
+        matches!(
+            self,
+            Msg::Vote { granted: false, .. } | Msg::Ack { ok: false, .. } | Msg::LeaseAck { granted: false, .. }
+        )
+    }
 }
 
 impl MsgKind {
@@ -391,6 +401,18 @@ impl Msg {
 
 #[cfg(test)]
 mod tests {
+
+    /// Votes, acknowledgements and lease answers that say no refuse; their yeses and other kinds do not.
+    #[test]
+    fn only_refusals_refuse() {
+        assert!(Msg::Vote { term: 2, candidate: 5, granted: false }.refuses());
+        assert!(!Msg::Vote { term: 2, candidate: 5, granted: true }.refuses());
+        assert!(Msg::Ack { term: 2, leader: 5, ok: false }.refuses());
+        assert!(
+            Msg::LeaseAck { term: 2, granted: false }.refuses() && !Msg::LeaseAck { term: 2, granted: true }.refuses()
+        );
+        assert!(!Msg::Election { id: 6, stage: 0, hops: 3 }.refuses());
+    }
 
     /// A message in words for a diagram's label: its non-zero fields by name, a true flag by its name,
     /// underscores as spaces; a message with nothing but zeros says nothing.

@@ -446,7 +446,16 @@ impl Net<'_> {
         if let Some(log) = &mut self.arrows
             && !msg.kind().is_heartbeat()
         {
-            log.push(crate::diagram::Arrow { from, to, kind: msg.kind(), sent, received, msg: Some(msg), slow });
+            log.push(crate::diagram::Arrow {
+                from,
+                to,
+                kind: msg.kind(),
+                sent,
+                received,
+                msg: Some(msg),
+                slow,
+                in_flight: false,
+            });
         }
     }
 }

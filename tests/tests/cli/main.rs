@@ -18,3 +18,4 @@ mod t13_check_memory;
 mod t14_silent_nodes;
 mod t15_api_doc;
 mod t16_lab;
+mod t17_pictures;

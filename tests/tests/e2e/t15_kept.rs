@@ -191,3 +191,56 @@ async fn a_kept_diagram_shows_terms_crash_and_suspicions() {
     assert_eq!(arrows as u64, done.metrics.unwrap().messages, "{svg}");
     ctl.stop().await;
 }
+
+/// The README's kept bully on 8 LIVE nodes, drawn: left leading for 2.5 s, its leader crashed,
+/// recovered once the others agree, then stopped. The failover's messages (sent between the crash
+/// and the recovery) span at least a third of the diagram's plot, whatever the seconds of quiet
+/// around them, and no label of the picture is cut off (crash, recover, each term).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_failover_gets_a_third_of_its_diagram() {
+    use ringleader_proto::v1 as pb;
+    let ctl = ringleader_tests::TestController::start(8).await;
+    let mut client = ctl.client();
+    let req = pb::StartElectionRequest {
+        diagram: true,
+        ids: vec![3, 7, 1, 8, 2, 6, 4, 5],
+        ..ringleader_tests::kept("bully")
+    };
+    let e = client.start_election(req).await.unwrap().into_inner();
+    let first = first_leader(&mut client, &e.election_id, 8).await;
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    crash_the_leader(&mut client, &first).await;
+    leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| leads(l, 7) && l.agreed).await;
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    clear_faults(&mut client).await;
+    leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| leads(l, 8) && l.agreed).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let done = stop_kept(&mut client, e.election_id).await;
+    let svg = &done.diagram_svg;
+    let attr = |tag: &str, name: &str| -> f64 {
+        let at = tag.find(&format!(" {name}=\"")).unwrap_or_else(|| panic!("{name} in {tag}")) + name.len() + 3;
+        tag[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let root = svg.split('>').next().unwrap();
+    let (left, right) = (attr(root, "data-left"), attr(root, "data-right"));
+    let at_of = |class: &str| attr(svg.split(&format!(r#"class="{class}""#)).nth(1).unwrap(), "data-at");
+    let (crashed, recovered) = (at_of("down"), at_of("recover"));
+    let mut xs = Vec::new();
+    for tag in svg.split("<line class=\"msg\"").skip(1) {
+        let tag = tag.split('>').next().unwrap();
+        if (crashed..recovered).contains(&attr(tag, "data-at")) {
+            xs.push((attr(tag, "x1"), attr(tag, "x2")));
+        }
+    }
+    assert!(xs.len() >= 4, "the failover's messages: {svg}");
+    let from = xs.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+    let to = xs.iter().map(|x| x.1).fold(0.0, f64::max);
+    let share = (to - from) / (right - left);
+    eprintln!("the failover's {} messages span {share:.2} of the plot", xs.len());
+    assert!(share >= 1.0 / 3.0, "{from}..{to} of {left}..{right}: {svg}");
+    for label in [">crash</text>", ">recover</text>"] {
+        assert!(svg.contains(label), "{label}: {svg}");
+    }
+    assert!(svg.matches(r#"class="term""#).count() >= 3, "{svg}");
+    ctl.stop().await;
+}
