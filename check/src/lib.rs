@@ -466,7 +466,7 @@ pub fn check_with(
 /// it (lost ones end in a cross); time is the step number.
 pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
     let model = ElectionModel::new(election.clone(), fifo);
-    let (arrows, marks, flying) = model.arrows(&c.steps);
+    let (arrows, marks, outages, flying) = model.arrows(&c.steps);
     let states = model.states(&c.steps);
     let in_flight = if flying > 0 { format!(", {flying} still in flight") } else { String::new() };
     let d = ringleader_core::diagram::Diagram {
@@ -478,6 +478,7 @@ pub fn diagram(election: &Election, fifo: bool, c: &Counterexample) -> String {
         leader: None,
         time_unit: "step",
         marks: &marks,
+        outages: &outages,
         ring: election.topology.kind().is_ring(),
         labels: true,
         // Steps are evenly spaced: nothing is idle.

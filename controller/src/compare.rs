@@ -263,8 +263,11 @@ pub fn csv(rows: &[pb::CompareRow]) -> String {
     s
 }
 
+/// One colour per algorithm: Paul Tol's "muted" scheme (its sand darker
+/// for thin lines) and a grey, safe for colour-blind readers, as the
+/// space-time diagrams' message kinds.
 const COLORS: [&str; 10] =
-    ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"];
+    ["#332288", "#CC6677", "#117733", "#DDAA33", "#AA4499", "#44AA99", "#882255", "#999933", "#88CCEE", "#666666"];
 
 /// An SVG plot (log-log) of messages versus n: per algorithm and id order
 /// the mean measured count (solid, with points) and, per algorithm, its

@@ -129,9 +129,13 @@ pub struct Mark {
     pub label: String,
 }
 
-/// Colours for message kinds, by kind index (cycled).
-const PALETTE: [&str; 10] =
-    ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+/// Colours for message kinds: Paul Tol's "muted" scheme (its sand darker
+/// for thin lines), safe for
+/// colour-blind readers and apart from the states' Okabe-Ito colours. A
+/// diagram gives them to the kinds it draws in kind order, so an
+/// algorithm's kinds keep their colours from picture to picture.
+const PALETTE: [&str; 9] =
+    ["#332288", "#CC6677", "#117733", "#DDAA33", "#AA4499", "#44AA99", "#882255", "#999933", "#88CCEE"];
 
 /// The picture's width: a page's, whatever the labels. A label that does
 /// not fit is left out (its words stay in its element's hover title); the
@@ -150,8 +154,9 @@ const GAP_PX: f64 = 34.0;
 /// An idle stretch is compressed if to scale it would be wider than this.
 const IDLE_PX: f64 = 90.0;
 
-fn colour(kind: MsgKind) -> &'static str {
-    PALETTE[kind as usize % PALETTE.len()]
+/// The colour of `kind` among the kinds `drawn` (see [`PALETTE`]).
+fn colour_among(drawn: &[MsgKind], kind: MsgKind) -> &'static str {
+    PALETTE[drawn.iter().position(|&k| k == kind).unwrap_or(0) % PALETTE.len()]
 }
 
 fn escape(s: &str) -> String {
@@ -330,6 +335,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
     let downs = layer(&l, &mut placer, outages);
     let marks = layer(&l, &mut placer, marks);
     let parts = layer(&l, &mut placer, partition_bands);
+    let twos = layer(&l, &mut placer, two_leaders);
     let idle = layer(&l, &mut placer, idle_bands);
     let labels = if d.labels { layer(&l, &mut placer, message_labels) } else { String::new() };
     for part in [idle, parts, terms] {
@@ -339,7 +345,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
     s.push_str(&rows);
     s.push_str(&downs);
     messages(&mut s, &l);
-    for part in [labels, marks, axis] {
+    for part in [twos, labels, marks, axis] {
         s.push_str(&part);
     }
     s.push_str("</svg>\n");
@@ -431,6 +437,8 @@ struct Layout<'d, 'a> {
     bottom: f64,
     /// The arrows' indices in sending order on the axis drawn: the page steps through them.
     order: Vec<usize>,
+    /// The kinds drawn, in kind order: their colours.
+    kinds: Vec<MsgKind>,
 }
 
 impl<'d, 'a> Layout<'d, 'a> {
@@ -479,7 +487,13 @@ impl<'d, 'a> Layout<'d, 'a> {
         let bottom = top + ROW * last as f64 + ROW / 2.0;
         let mut order: Vec<usize> = (0..drawn.len()).collect();
         order.sort_by_key(|&i| (ends[i].0, i));
-        Layout { d, n, last, drawn, causal, ends, moments, scale, left, plot, top, bottom, order }
+        let kinds = kinds(drawn);
+        Layout { d, n, last, drawn, causal, ends, moments, scale, left, plot, top, bottom, order, kinds }
+    }
+
+    /// The colour of a message kind in this diagram.
+    fn colour(&self, kind: MsgKind) -> &'static str {
+        colour_among(&self.kinds, kind)
     }
 
     /// A moment on the axis drawn.
@@ -518,7 +532,7 @@ fn legend(l: &Layout<'_, '_>) -> Vec<(String, String)> {
         .map(|k| {
             let count = drawn.iter().filter(|a| a.kind == k).count();
             (
-                format!(r#"<line x1="0" y1="0" x2="24" y2="0" stroke="{}" stroke-width="2"/>"#, colour(k)),
+                format!(r#"<line x1="0" y1="0" x2="24" y2="0" stroke="{}" stroke-width="2"/>"#, l.colour(k)),
                 format!("{} ({count})", k.name()),
             )
         })
@@ -532,6 +546,12 @@ fn legend(l: &Layout<'_, '_>) -> Vec<(String, String)> {
         if fates.contains(&fate) {
             legend.push((sample.into(), text.into()));
         }
+    }
+    if !leader_overlaps(d.states, l.n).is_empty() {
+        legend.push((
+            r##"<rect x="1" y="-6" width="22" height="12" fill="none" stroke="#D55E00" stroke-width="2" stroke-dasharray="4 2"/>"##.into(),
+            "more than one leader".into(),
+        ));
     }
     if drawn.iter().any(|a| a.msg.is_some_and(|m| m.refuses())) {
         legend.push((REFUSED_SAMPLE.into(), "refused (hollow head)".into()));
@@ -647,14 +667,14 @@ fn head(s: &mut String, l: &Layout<'_, '_>, legend: &[(String, String)], placer:
             s,
             r#"<marker id="head-{name}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{c}"/></marker>"#,
             name = k.name(),
-            c = colour(k)
+            c = l.colour(k)
         );
         if drawn.iter().any(|a| a.kind == k && a.msg.is_some_and(|m| m.refuses())) {
             let _ = writeln!(
                 s,
                 r#"<marker id="head-{name}-no" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M 1 1 L 9 5 L 1 9 z" fill="white" stroke="{c}" stroke-width="1.5"/></marker>"#,
                 name = k.name(),
-                c = colour(k)
+                c = l.colour(k)
             );
         }
     }
@@ -707,6 +727,55 @@ fn partition_bands(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
             w = (xb - xa).max(1.0),
             h = bottom - top + ROW / 2.0,
             text = text_at(placer.place(&spots, 10.0, &label), 10.0, r##" fill="#8a4b08""##, &label)
+        );
+    }
+}
+
+/// Stretches in which more than one node's state is "leader", from the states drawn: (from, until;
+/// `None`: to the end) and the most leaders at once.
+fn leader_overlaps(states: &[StateChange], n: usize) -> Vec<(u64, Option<u64>, usize)> {
+    let mut changes: Vec<&StateChange> = states.iter().filter(|c| (c.position as usize) < n).collect();
+    changes.sort_by_key(|c| c.time);
+    let mut leading = vec![false; n];
+    let mut open: Option<(u64, usize)> = None;
+    let mut out = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        leading[c.position as usize] = c.state == "leader";
+        if changes.get(i + 1).is_some_and(|next| next.time == c.time) {
+            continue;
+        }
+        let count = leading.iter().filter(|&&l| l).count();
+        match open {
+            Some((from, most)) if count < 2 => {
+                out.push((from, Some(c.time), most));
+                open = None;
+            }
+            Some((from, most)) => open = Some((from, most.max(count))),
+            None if count >= 2 => open = Some((c.time, count)),
+            None => {}
+        }
+    }
+    out.extend(open.map(|(from, most)| (from, None, most)));
+    out
+}
+
+/// Where more than one node leads at once: a vermillion frame across the nodes, saying how many.
+fn two_leaders(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
+    let (left, plot, top, bottom) = (l.left, l.plot, l.top, l.bottom);
+    for (from, until, most) in leader_overlaps(l.d.states, l.n) {
+        let xa = l.x(l.on_axis(from));
+        let xb = until.map_or(left + plot, |u| l.x(l.on_axis(u))).max(xa + 2.0);
+        let label = format!("{most} leaders");
+        let ty = top - ROW / 2.0 - 3.0;
+        let spots = [(xa, ty, "start"), (xb, ty, "end"), (xb, bottom + 27.0, "end")];
+        let _ = writeln!(
+            s,
+            r##"<g class="two-leaders" data-at="{at}"><title>{label} at once</title><rect x="{xa:.1}" y="{ya:.1}" width="{w:.1}" height="{h:.1}" fill="none" stroke="#D55E00" stroke-width="2" stroke-dasharray="4 2"/>{text}</g>"##,
+            at = l.on_axis(from),
+            ya = top - ROW / 2.0,
+            w = xb - xa,
+            h = bottom - top + ROW / 2.0,
+            text = text_at(placer.place(&spots, 10.0, &label), 10.0, r##" fill="#D55E00" font-weight="bold""##, &label)
         );
     }
 }
@@ -817,7 +886,7 @@ fn messages(s: &mut String, l: &Layout<'_, '_>) {
         let a = &drawn[i];
         let (sent, received) = ends[i];
         let (x1, y1) = (x(sent), y(a.from));
-        let c = colour(a.kind);
+        let c = l.colour(a.kind);
         let name = a.kind.name();
         let carries = a.msg.map(|m| m.describe()).unwrap_or_default();
         let (cs, cr) = causal[i];
@@ -975,7 +1044,7 @@ fn message_labels(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
             s,
             r#"<text class="label" data-step="{step}" x="{lx:.1}" y="{ly:.1}" font-size="9" text-anchor="middle" fill="{c}" stroke="white" stroke-width="2.5" paint-order="stroke">{}</text>"#,
             escape(&text),
-            c = colour(a.kind)
+            c = l.colour(a.kind)
         );
     }
 }
@@ -1439,8 +1508,32 @@ mod tests {
         assert_eq!(out.matches(r#"class="msg flying""#).count(), 1, "{out}");
         assert_eq!(out.matches("url(#head-vote-no)").count(), 1, "{out}");
         assert_eq!(out.matches("url(#head-vote)").count(), 1, "{out}");
-        for entry in ["lost on the network", "dropped: receiver down", "in flight at the end", "refused (hollow head)"] {
+        for entry in ["lost on the network", "dropped: receiver down", "in flight at the end", "refused (hollow head)"]
+        {
             assert!(out.contains(&format!(">{entry}</text>")), "legend: {entry}: {out}");
         }
+    }
+
+    /// Two nodes in state "leader" at once are framed and counted, from when the second begins to
+    /// lead until one stops; one leader at a time is never framed.
+    #[test]
+    fn two_leaders_at_once_are_framed() {
+        let change = |time, position, state| StateChange { time, position, state };
+        let states = [
+            change(0, 0, "candidate"),
+            change(0, 1, "candidate"),
+            change(5, 0, "leader"),
+            change(9, 1, "leader"),
+            change(12, 0, "follower"),
+            change(20, 0, "leader"),
+        ];
+        assert_eq!(leader_overlaps(&states, 2), vec![(9, Some(12), 2), (20, None, 2)]);
+        assert!(leader_overlaps(&states[..4], 1).is_empty(), "position 1 is not drawn");
+        let arrows = [arrow(0, 1, MsgKind::Election, 0, Some(25))];
+        let out = svg(&Diagram { states: &states, ..plain(&arrows, 2) });
+        assert_eq!(out.matches(r#"class="two-leaders""#).count(), 2, "{out}");
+        assert!(out.contains(">2 leaders</text>") && out.contains("more than one leader"), "{out}");
+        let one = svg(&Diagram { states: &states[..3], ..plain(&arrows, 2) });
+        assert!(!one.contains("two-leaders"), "{one}");
     }
 }

@@ -5,6 +5,7 @@
 use ringleader_core::algo::detector::is_reserved;
 use ringleader_core::algo::{Msg, Port, Role};
 use ringleader_core::diagram::{Arrow, Mark};
+use ringleader_core::faults::Outage;
 use ringleader_core::schedule::Step;
 
 use super::ElectionModel;
@@ -13,16 +14,18 @@ impl ElectionModel {
     /// The messages of the schedule `steps`, as arrows of a space-time
     /// diagram ([`ringleader_core::diagram`]) whose time is the step number
     /// (step 1 is the first): each from the step that sent it to the step
-    /// that delivered it, or lost (a lost step, a crash of its receiver, a
-    /// partition, or sent to a crashed node or across a partition). Messages
-    /// still in flight at the end are left out; their count comes back too,
-    /// after the marks of the events at nodes (starts, timeouts other than
-    /// the detector's clock, crashes, recoveries, partitions).
-    pub fn arrows(&self, steps: &[Step]) -> (Vec<Arrow>, Vec<Mark>, usize) {
+    /// that delivered it, or not received (a lost step, a crash of its
+    /// receiver, a partition, or sent to a crashed node or across a
+    /// partition), or still in flight at the end (`in_flight`). With them
+    /// come the marks of the events at nodes (starts, timeouts other than
+    /// the detector's clock, losses, partitions), each crash until its
+    /// recovery, and how many messages were still in flight.
+    pub fn arrows(&self, steps: &[Step]) -> (Vec<Arrow>, Vec<Mark>, Vec<Outage>, usize) {
         let t = &self.election.topology;
         let mut s = self.initial();
         let mut arrows = Vec::new();
         let mut marks = Vec::new();
+        let mut outages: Vec<Outage> = Vec::new();
         // In flight per link: (message, step that sent it), oldest first.
         let links = self.link_base.last().map_or(0, |&b| b + t.ports(t.len() - 1).len());
         let mut flying: Vec<Vec<(Msg, u64)>> = vec![Vec::new(); links];
@@ -50,8 +53,12 @@ impl ElectionModel {
             match step {
                 Step::Start(p) => mark(p, "start".into()),
                 Step::Fire { node, timer } if !is_reserved(timer) => mark(node, format!("timer {timer}")),
-                Step::Crash(p) => mark(p, "crash".into()),
-                Step::Recover(p) => mark(p, "recover".into()),
+                Step::Crash(p) => outages.push(Outage { position: p, crashed: at, recovered: None }),
+                Step::Recover(p) => {
+                    if let Some(o) = outages.iter_mut().rev().find(|o| o.position == p && o.recovered.is_none()) {
+                        o.recovered = Some(at);
+                    }
+                }
                 Step::Lose { from, port, .. } => {
                     mark(from, format!("loses one to id {}", self.election.ids[to_of(from, port) as usize]))
                 }
@@ -118,7 +125,7 @@ impl ElectionModel {
                 arrows.push(Arrow { from, to, kind, sent, received: None, msg: Some(m), slow: false, in_flight: true });
             }
         }
-        (arrows, marks, still)
+        (arrows, marks, outages, still)
     }
 }
 
