@@ -378,7 +378,7 @@ impl Placer {
     /// The box of `text` at `spot` in `size` px (bold a little wider): [x0, y0, x1, y1].
     fn text_box(spot: Spot, size: f64, bold: bool, text: &str) -> [f64; 4] {
         let (x, y, anchor) = spot;
-        let w = text.chars().count() as f64 * size * if bold { 0.62 } else { 0.56 };
+        let w = text.chars().count() as f64 * size * if bold { 0.68 } else { 0.62 };
         let x0 = match anchor {
             "middle" => x - w / 2.0,
             "end" => x - w,
