@@ -350,7 +350,7 @@ impl Scale {
 ///
 /// No text overprints another: the caption, the nodes' names and the axis are placed first, then
 /// the layers' labels by importance (terms, crashes, marks, partitions, idle stretches, what
-/// messages carry), each at the first of its spots where it overlaps nothing placed ([`Placer`]).
+/// messages carry), each at the first of its spots where it overlaps nothing placed.
 pub fn svg(d: &Diagram<'_>) -> String {
     let l = Layout::new(d);
     let legend = legend(&l);
