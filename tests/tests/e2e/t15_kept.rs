@@ -195,8 +195,8 @@ async fn a_kept_diagram_shows_terms_crash_and_suspicions() {
 
 /// The README's kept bully on 8 LIVE nodes, drawn: left leading for 2.5 s, its leader crashed,
 /// recovered once the others agree, then stopped. The failover's messages (sent between the crash
-/// and the recovery) span at least a quarter of the diagram's plot (about a third), whatever the
-/// seconds of quiet around them, and the crash, the recovery and each term are drawn.
+/// and the recovery) span at least a third of the diagram's plot, whatever the seconds of quiet
+/// around them, and the crash, the recovery and each term are drawn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_failover_gets_a_third_of_its_diagram() {
     use ringleader_proto::v1 as pb;
@@ -241,9 +241,7 @@ async fn a_live_failover_gets_a_third_of_its_diagram() {
     let to = xs.iter().map(|x| x.1).fold(0.0, f64::max);
     let share = (to - from) / (right - left);
     eprintln!("the failover's {} messages span {share:.2} of the plot", xs.len());
-    // LIVE runs vary (0.28 to 0.36 measured on loopback); the SIMULATED failover of the core's
-    // tests holds a third exactly. Below a quarter, the burst is squeezed again.
-    assert!(share >= 0.25, "{from}..{to} of {left}..{right}: {svg}");
+    assert!(share >= 1.0 / 3.0, "{from}..{to} of {left}..{right}: {svg}");
     for label in [">crash</text>", ">recover</text>"] {
         assert!(svg.contains(label), "{label}: {svg}");
     }
