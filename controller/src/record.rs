@@ -187,6 +187,10 @@ pub struct ElectionRecord {
     /// The space-time diagram as SVG, when asked for (`SimOptions::diagram`);
     /// shared, so that copies of the record do not copy it.
     pub diagram_svg: Option<Arc<str>>,
+    /// How many times the diagram was drawn: a running kept leadership's is redrawn while it
+    /// runs (after each change, at most every two seconds), and again when it stops.
+    #[serde(default)]
+    pub diagram_drawn: u32,
     /// What happened that is neither a violation nor a failure (e.g. nodes
     /// that no longer ran a kept leadership when it was stopped).
     #[serde(default)]
@@ -226,6 +230,7 @@ impl ElectionRecord {
             down: Vec::new(),
             diagram_asked: false,
             diagram_svg: None,
+            diagram_drawn: 0,
             notes: Vec::new(),
         }
     }

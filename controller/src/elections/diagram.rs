@@ -159,6 +159,13 @@ impl LiveDiagram {
         self
     }
 
+    /// The diagram of a leadership still running, titled with the messages drawn so far.
+    pub(super) fn svg_so_far(mut self, leader: Option<u32>) -> String {
+        let drawn = self.arrows.len() as u64;
+        self.title.push_str(" so far");
+        self.svg(leader, drawn)
+    }
+
     /// The SVG, its caption naming `messages` and whatever is missing.
     pub(super) fn svg(self, leader: Option<u32>, messages: u64) -> String {
         let mut title = format!("{}: {messages} messages", self.title);

@@ -557,6 +557,7 @@ impl Elections {
             }
             svg => svg.map(Arc::from),
         };
+        r.diagram_drawn += u32::from(r.diagram_svg.is_some());
         if !r.participants.is_empty() {
             for (p, (decision, sent)) in r.participants.iter_mut().zip(outcome.per_position) {
                 p.decision = decision;

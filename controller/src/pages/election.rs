@@ -108,6 +108,15 @@ pub(super) async fn record_json(State(Pages { elections, .. }): State<Pages>, Pa
     }
 }
 
+/// One election's diagram as an SVG document: the final one, or a running kept leadership's so far.
+pub(super) async fn diagram_svg(State(Pages { elections, .. }): State<Pages>, Path(id): Path<String>) -> Response {
+    let Some(entry) = elections.get(&id) else { return not_found(&id) };
+    match entry.inspect(|r| r.diagram_svg.clone()) {
+        Some(svg) => ([(header::CONTENT_TYPE, "image/svg+xml")], svg.to_string()).into_response(),
+        None => (StatusCode::NOT_FOUND, format!("election {id} has no diagram (yet)")).into_response(),
+    }
+}
+
 /// One election's page.
 pub(super) async fn page(State(pages): State<Pages>, Path(id): Path<String>) -> Response {
     let Some(entry) = pages.elections.get(&id) else { return not_found(&id) };
@@ -158,6 +167,18 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
         );
     }
     match &r.diagram_svg {
+        _ if r.keep_leader && r.diagram_asked && !r.state.is_terminal() => {
+            body.push_str(
+                "<h2>Space-time diagram so far</h2><p class=\"note\">Redrawn while the leadership runs: after each change \
+                 of belief or fault, at most every two seconds. Stop the leadership to step through the whole of it.</p>\
+                 <div id=\"diagram-so-far\">",
+            );
+            match &r.diagram_svg {
+                Some(svg) => body.push_str(svg),
+                None => body.push_str("<p id=\"no-diagram\">Not drawn yet: it is drawn once the first leader is known.</p>"),
+            }
+            body.push_str("</div>");
+        }
         Some(svg) => {
             body.push_str(
                 "<h2>Step through it</h2><div class=\"controls\">\
@@ -180,13 +201,13 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
             body.push_str("</div>");
         }
         None if r.diagram_asked && !r.state.is_terminal() => body.push_str(
-            "<h2>Space-time diagram</h2><p id=\"no-diagram\">Drawn when the election ends (a kept leadership's when \
-             it is stopped); this page then shows it, to step through.</p>",
+            "<h2>Space-time diagram</h2><p id=\"no-diagram\">Drawn when the election ends; this page then shows it, \
+             to step through.</p>",
         ),
         None => body.push_str(
             "<h2>Space-time diagram</h2><p id=\"no-diagram\">Not drawn: start the election with <code>\"diagram\": true</code> \
              (or <code>\"diagram_options\": {\"axis\": \"DIAGRAM_AXIS_CAUSAL\", \"labels\": true}</code>), or from \
-             <a href=\"/\">the lab</a>, to draw it; a kept leadership's diagram is drawn when it stops.</p>",
+             <a href=\"/\">the lab</a>, to draw it.</p>",
         ),
     }
     if r.keep_leader && !r.state.is_terminal() {
@@ -216,9 +237,10 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
     }
     let running = !r.state.is_terminal();
     format!(
-        "{HEAD}<title>{alg} {id} · ringleader</title></head><body data-election=\"{id}\" data-running=\"{running}\" data-token-required=\"{token_required}\">\
+        "{HEAD}<title>{alg} {id} · ringleader</title></head><body data-election=\"{id}\" data-running=\"{running}\" data-drawn=\"{drawn}\" data-token-required=\"{token_required}\">\
          {body}<script>{SCRIPT}</script></body></html>",
         alg = escape(r.algorithm),
+        drawn = r.diagram_drawn,
     )
 }
 
@@ -602,6 +624,7 @@ pub(super) const SCRIPT: &str = r##""use strict";
   if (RUNNING) {
     // Follow the election: its verdict line and a kept leadership's tables; reload when it ends.
     const verdict = document.getElementById("verdict");
+    let drawnSeen = Number(document.body.dataset.drawn || "0");
     const follow = async () => {
       try {
         const response = await fetch("/elections/" + encodeURIComponent(ELECTION) + "/record.json");
@@ -617,6 +640,15 @@ pub(super) const SCRIPT: &str = r##""use strict";
         verdict.textContent = "RUNNING: " + leader + (r.term ? ", term " + r.term : "") +
           (r.agreed ? ", agreed" : ", not agreed") + "; " + r.timeline.length + " changes of belief, " +
           r.failovers.length + " failover(s)";
+        const soFar = document.getElementById("diagram-so-far");
+        if (soFar && r.diagram_drawn !== drawnSeen) {
+          const picture = await fetch("/elections/" + encodeURIComponent(ELECTION) + "/diagram.svg");
+          if (picture.ok) {
+            const doc = new DOMParser().parseFromString(await picture.text(), "image/svg+xml");
+            soFar.replaceChildren(document.importNode(doc.documentElement, true));
+            drawnSeen = r.diagram_drawn;
+          }
+        }
         const failovers = document.getElementById("failovers");
         if (failovers) {
           while (failovers.rows.length > 1) failovers.deleteRow(1);
@@ -707,20 +739,32 @@ mod tests {
         }
     }
 
-    /// A running election that asked for a diagram says it is drawn when it ends; one that did not
-    /// says how to ask (it told a running kept leadership started with "diagram": true to start
-    /// with "diagram": true).
+    /// A running one-shot election that asked for a diagram says it is drawn when it ends; a running
+    /// kept leadership that asked shows its diagram so far (or that it is not drawn yet), without
+    /// stepping controls; one that did not ask says how to (it told a running kept leadership
+    /// started with "diagram": true to start with "diagram": true).
     #[test]
     fn a_diagram_asked_for_is_promised_not_asked_for_again() {
-        let running = |asked| {
+        let running = |keep_leader, asked, svg: Option<&str>| {
             render(
-                &ElectionRecord { state: RecordState::Running, keep_leader: true, diagram_asked: asked, ..record() },
+                &ElectionRecord {
+                    state: RecordState::Running,
+                    keep_leader,
+                    diagram_asked: asked,
+                    diagram_svg: svg.map(Into::into),
+                    diagram_drawn: u32::from(svg.is_some()),
+                    ..record()
+                },
                 false,
             )
         };
-        assert!(running(true).contains("Drawn when the election ends"), "{}", running(true));
-        assert!(!running(true).contains("Not drawn"));
-        assert!(running(false).contains("Not drawn: start the election with"));
+        assert!(running(false, true, None).contains("Drawn when the election ends"));
+        assert!(running(true, true, None).contains("Not drawn yet"), "{}", running(true, true, None));
+        let so_far = running(true, true, Some("<svg>so far</svg>"));
+        assert!(so_far.contains(r#"<div id="diagram-so-far"><svg>so far</svg></div>"#), "{so_far}");
+        assert!(so_far.contains(r#"data-drawn="1""#) && !so_far.contains(r#"id="slider""#), "{so_far}");
+        assert!(!running(true, true, None).contains("Not drawn:"));
+        assert!(running(true, false, None).contains("Not drawn: start the election with"));
     }
 
     /// The page states the verdict and the metrics against the bound, escapes what it quotes (in its
@@ -735,7 +779,7 @@ mod tests {
         assert!(page.contains("<code>e1-&lt;/script&gt;&lt;x&gt;</code>"), "{page}");
         assert!(
             page.contains(
-                r#"<body data-election="e1-&lt;/script&gt;&lt;x&gt;" data-running="false" data-token-required="false">"#
+                r#"<body data-election="e1-&lt;/script&gt;&lt;x&gt;" data-running="false" data-drawn="0" data-token-required="false">"#
             ),
             "{page}"
         );

@@ -18,8 +18,12 @@
 //!   and shows what changed (a kept leadership's new terms and failovers,
 //!   its nodes' beliefs on the topology); a running kept leadership's page
 //!   breaks it on request (`POST /lab/act`: crash, recover, cut off, clear
-//!   every fault, stop). It reloads once the election ends, diagram included.
-//! * `/elections/{id}/record.json`: the record as JSON, without the diagram.
+//!   every fault, stop), and shows its diagram so far when one was asked
+//!   for. It reloads once the election ends, diagram included.
+//! * `/elections/{id}/record.json`: the record as JSON, without the diagram
+//!   (its `diagram_drawn` counts the drawings).
+//! * `/elections/{id}/diagram.svg`: the diagram alone; a running kept
+//!   leadership's so far, redrawn while it runs (its page swaps it in).
 //!
 //! Everything is inline (HTML, CSS, SVG, script): no external asset, so
 //! the page works offline and from behind a port-forward. Like `/metrics`
@@ -45,7 +49,7 @@ use axum::routing::get;
 
 use crate::elections::Elections;
 pub use election::{MAX_LISTED, render};
-use election::{index, page, record_json};
+use election::{diagram_svg, index, page, record_json};
 pub use lab::{LAB_HEADER, Lab, LabAction, LabCheck, LabStart};
 
 /// What the election pages read: the store, and whether the controller asks for a token (their
@@ -71,6 +75,7 @@ pub fn router(elections: Arc<Elections>, lab: Lab) -> axum::Router {
         .route("/elections", get(index))
         .route("/elections/{id}", get(page))
         .route("/elections/{id}/record.json", get(record_json))
+        .route("/elections/{id}/diagram.svg", get(diagram_svg))
         .with_state(pages)
         .merge(lab_routes)
         .layer(axum::middleware::map_response(with_policy))
@@ -242,8 +247,8 @@ mod tests {
         html.split(&open).skip(1).filter_map(|rest| rest.split_once(&close)).map(|(text, _)| text.to_string()).collect()
     }
 
-    /// Every response of the pages (the lab, the index, an election's page, its JSON, a missing
-    /// election) carries one Content-Security-Policy that loads nothing from elsewhere, runs no script but the
+    /// Every response of the pages (the lab, the index, an election's page, its JSON, its diagram
+    /// alone, a missing election) carries one Content-Security-Policy that loads nothing from elsewhere, runs no script but the
     /// page's own and may not be framed, and the page's inline script and style sheet are allowed
     /// by their hashes, so the page still works under it. Before, the pages sent no policy.
     #[tokio::test]
@@ -266,7 +271,9 @@ mod tests {
             ("/elections", StatusCode::OK),
             ("/elections/e1", StatusCode::OK),
             ("/elections/e1/record.json", StatusCode::OK),
+            ("/elections/e1/diagram.svg", StatusCode::OK),
             ("/elections/nope", StatusCode::NOT_FOUND),
+            ("/elections/nope/diagram.svg", StatusCode::NOT_FOUND),
         ] {
             let request = axum::http::Request::get(path).body(axum::body::Body::empty()).unwrap();
             let response = app.clone().oneshot(request).await.unwrap();
@@ -274,7 +281,11 @@ mod tests {
             let policy =
                 response.headers().get(header::CONTENT_SECURITY_POLICY).map(|v| v.to_str().unwrap().to_string());
             policies.push(policy.unwrap_or_else(|| panic!("{path}: no Content-Security-Policy")));
-            if path == "/elections/e1" || path == "/" {
+            if path == "/elections/e1/diagram.svg" {
+                assert_eq!(response.headers()[header::CONTENT_TYPE], "image/svg+xml");
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+                assert!(body.starts_with(b"<svg>"), "the diagram alone");
+            } else if path == "/elections/e1" || path == "/" {
                 let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
                 pages.push(String::from_utf8(body.to_vec()).unwrap());
             }

@@ -85,8 +85,9 @@ async fn the_lab_starts_elections_and_shows_refusals_by_field() {
 }
 
 /// In chromium: a kept bully started from the lab shows its leader on the topology (coloured by
-/// what each node believes); clicking the leader and "crash" crashes it through the lab's call,
-/// the failover appears in the table and another node leads on the topology; "stop the
+/// what each node believes) and its diagram so far; clicking the leader and "crash" crashes it
+/// through the lab's call, the failover appears in the table, in the diagram (redrawn while it
+/// runs: the crash and a second term) and another node leads on the topology; "stop the
 /// leadership" ends it and the page reloads FINISHED. A refused call (no node selected) is said
 /// on the page.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,12 +110,22 @@ async fn a_kept_leadership_is_broken_and_stopped_from_its_page() {
                       .filter(g => g.dataset.state === 'leader').map(g => Number(g.dataset.position));";
         b.wait_until(&format!("const l = (function () {{ {leader} }})(); return l.length === 1;"), "one leader shown");
         let first = b.run(leader)[0].as_u64().unwrap();
+        b.wait_until(
+            "const t = document.querySelector('#diagram-so-far svg text'); return !!t && t.textContent.includes('so far');",
+            "the diagram so far",
+        );
         b.click("#crash");
         b.wait_until("return document.getElementById('fault-status').textContent.startsWith('nodes: ');", "refusal");
         b.click(&format!("#topology-view .topo-node[data-position='{first}']"));
         b.click("#crash");
         b.wait_until("return document.getElementById('fault-status').textContent.startsWith('crash ');", "crashed");
         b.wait_until("return document.getElementById('failovers').rows.length === 2;", "the failover in the table");
+        // The diagram grows while the leadership runs: the crash and the failover's messages appear.
+        b.wait_until(
+            "const d = document.querySelector('#diagram-so-far svg'); \
+             return !!d && !!d.querySelector('.down') && d.querySelectorAll('.term').length >= 2;",
+            "the failover drawn while it runs",
+        );
         b.wait_until(
             &format!("const l = (function () {{ {leader} }})(); return l.length === 1 && l[0] !== {first};"),
             "another leader on the topology",

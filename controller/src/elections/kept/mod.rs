@@ -3,14 +3,17 @@
 //! each loss of the agreed leader timed by the failover tracker.
 
 mod follower;
+mod sketch;
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::agent;
 use super::diagram;
-use super::run::{OnNodes, Outcome, now_ms, now_us};
+use super::run::{ActiveFaults, Drawing, OnNodes, Outcome, now_ms, now_us};
 use crate::cluster::{Node, Subscription};
 use crate::failover;
 use crate::record::{LeadershipChange, Metrics};
@@ -59,6 +62,10 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
     let mut tick = tokio::time::interval(Duration::from_millis(50));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut measuring = Measuring::new(nodes, election_id, ctx.config.rpc_timeout());
+    // A diagram asked for is redrawn while the leadership runs, off the loop's turns.
+    let mut sketch = sketch::Sketch::default();
+    let mut drawing: Option<Pin<Box<dyn Future<Output = String> + Send + '_>>> = None;
+    let mut faults_drawn = ActiveFaults::default();
     let now = || Now {
         ms: started.elapsed().as_millis() as u64,
         since_start_us: started.elapsed().as_micros() as u64,
@@ -68,6 +75,11 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
         let event = tokio::select! {
             _ = stop.wait_for(|s| *s) => break,
             _ = tick.tick() => None,
+            svg = async { drawing.as_mut().expect("guarded").await }, if drawing.is_some() => {
+                drawing = None;
+                so_far(on, svg);
+                continue;
+            }
             Some((i, m)) = measuring.measured.recv() => {
                 follower.measured(i, m);
                 entry.update(|r| follower.failovers(r));
@@ -105,7 +117,12 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
             }
             follower.rejoined(i);
         }
-        follower.faults(ctx.faults().by_position(&placement), now_us());
+        let faults = ctx.faults().by_position(&placement);
+        if faults != faults_drawn {
+            sketch.changed(std::time::Instant::now());
+            faults_drawn = faults.clone();
+        }
+        follower.faults(faults, now_us());
         let at = now();
         let change = event.map(|(node, ev)| {
             let leader = (ev.leader_id != 0).then_some(ev.leader_id);
@@ -128,8 +145,21 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
             }
             measuring.at_agreement(i);
         }
+        if change.is_some() {
+            sketch.changed(std::time::Instant::now());
+        }
         entry.update(|r| follower.show(r, change, now_ms()));
+        if let Some(d) = plan.diagram
+            && drawing.is_none()
+            && sketch.due(std::time::Instant::now())
+        {
+            let beliefs = follower.drawn_beliefs().to_vec();
+            let leader = entry.inspect(|r| r.leader.as_ref().map(|l| l.position));
+            let placement = &placement;
+            drawing = Some(Box::pin(async move { drawn(on, d, placement, beliefs).await.svg_so_far(leader) }));
+        }
     }
+    drop(drawing);
     // A failover agreed just before the stop may still be being measured: its count belongs in
     // the record (the measurements end within two node calls).
     measuring.finish(|i, m| follower.measured(i, m)).await;
@@ -202,6 +232,34 @@ impl<'a> Measuring<'a> {
     }
 }
 
+/// The diagram of a kept leadership as it stands: its nodes' message logs, the changes of belief
+/// `beliefs` and the faults injected since it started.
+async fn drawn(
+    on: &OnNodes<'_>,
+    drawing: Drawing,
+    placement: &[usize],
+    beliefs: Vec<diagram::Belief>,
+) -> diagram::LiveDiagram {
+    let OnNodes { ctx, plan, nodes, election_id, started, .. } = *on;
+    let d = diagram::read(plan, drawing, nodes, election_id, ctx.config.rpc_timeout()).await;
+    // The unix time of `started`, to place the timeline and the faults on the diagram.
+    let started_us = now_us().saturating_sub(started.elapsed().as_micros() as u64);
+    d.with_history(started_us, &beliefs, &plan.ids, &faults_by_position(ctx.fault_changes(started_us), placement))
+}
+
+/// Keep `svg`, the diagram of a running kept leadership so far, in its record (pages and
+/// `GetElection` show it); one over `max_diagram_kib` is not kept, the last one kept stays.
+fn so_far(on: &OnNodes<'_>, svg: String) {
+    if svg.len() as u64 > on.ctx.config.max_diagram_kib << 10 {
+        return;
+    }
+    on.entry.update(|r| {
+        r.diagram_svg = Some(svg.into());
+        r.diagram_drawn += 1;
+        None
+    });
+}
+
 /// The end of a stopped kept leadership: its diagram, its nodes' counts,
 /// notes on nodes that no longer ran it, and the outcome.
 async fn finish(on: &OnNodes<'_>, placement: &[usize], follower: &Follower) -> Outcome {
@@ -209,17 +267,7 @@ async fn finish(on: &OnNodes<'_>, placement: &[usize], follower: &Follower) -> O
     let n = nodes.len();
     let statuses = agent::status_of(nodes, &(0..n).collect::<Vec<_>>(), election_id, ctx.config.rpc_timeout()).await;
     let diagram = match plan.diagram {
-        Some(drawing) => {
-            let d = diagram::read(plan, drawing, nodes, election_id, ctx.config.rpc_timeout()).await;
-            // The unix time of `started`, to place the timeline and the faults on the diagram.
-            let started_us = now_us().saturating_sub(started.elapsed().as_micros() as u64);
-            Some(d.with_history(
-                started_us,
-                follower.drawn_beliefs(),
-                &plan.ids,
-                &faults_by_position(ctx.fault_changes(started_us), placement),
-            ))
-        }
+        Some(drawing) => Some(drawn(on, drawing, placement, follower.drawn_beliefs().to_vec()).await),
         None => None,
     };
     agent::abort(nodes, election_id, ctx.config.rpc_timeout()).await;
