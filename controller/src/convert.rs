@@ -61,6 +61,50 @@ pub struct ElectionRequest {
     /// LIVE: the nodes to run on, by name (position `i` on `nodes[i]`);
     /// empty = the first nodes that are up.
     pub nodes: Vec<String>,
+    /// A SIMULATED kept leadership's faults (`simulation.faults`).
+    pub faults: Vec<ScheduledFault>,
+}
+
+/// A fault at a virtual time of a SIMULATED kept leadership, nodes by id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScheduledFault {
+    /// Virtual milliseconds from the start.
+    pub at_ms: u64,
+    /// The fault (`None`: the request named none).
+    pub fault: Option<SimFault>,
+}
+
+/// What a [`ScheduledFault`] does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimFault {
+    /// Whoever leads crashes.
+    CrashLeader,
+    /// The node with this id crashes.
+    Crash(u64),
+    /// The node with this id comes back.
+    Recover(u64),
+    /// The nodes with these ids are cut off from the others.
+    CutOff(Vec<u64>),
+    /// Whoever leads is cut off from the others.
+    CutOffLeader,
+    /// Every partition heals.
+    Heal,
+}
+
+impl From<pb::ScheduledFault> for ScheduledFault {
+    fn from(f: pb::ScheduledFault) -> Self {
+        use pb::scheduled_fault::Fault as F;
+        // A flag set to false names no fault.
+        let fault = f.fault.and_then(|x| match x {
+            F::CrashLeader(on) => on.then_some(SimFault::CrashLeader),
+            F::CrashId(id) => Some(SimFault::Crash(id)),
+            F::RecoverId(id) => Some(SimFault::Recover(id)),
+            F::CutOff(set) => Some(SimFault::CutOff(set.ids)),
+            F::CutOffLeader(on) => on.then_some(SimFault::CutOffLeader),
+            F::Heal(on) => on.then_some(SimFault::Heal),
+        });
+        ScheduledFault { at_ms: f.at_ms, fault }
+    }
 }
 
 fn enum_field<E: TryFrom<i32>>(field: &'static str, value: i32) -> Result<E, ConvertError> {
@@ -126,10 +170,12 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
             winner,
             diagram: r.diagram,
             drawing,
+            faults: r.simulation.as_ref().map_or_else(Vec::new, |s| s.faults.iter().cloned().map(Into::into).collect()),
             simulation: r.simulation.map(|s| SimOptions {
                 non_fifo: s.non_fifo,
                 unit_delay: s.unit_delay,
                 diagram: s.diagram,
+                horizon_ms: s.horizon_ms,
             }),
             nodes: r.nodes,
         })

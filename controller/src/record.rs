@@ -53,6 +53,8 @@ pub struct SimOptions {
     pub unit_delay: bool,
     /// Draw the space-time diagram ([`ElectionRecord::diagram_svg`]).
     pub diagram: bool,
+    /// A kept leadership: how long it runs, in virtual milliseconds (0: the default).
+    pub horizon_ms: u64,
 }
 
 /// The elected node.

@@ -22,7 +22,7 @@
 //! Each of docs/teaching.md's pictures gives the command that drew it.
 
 use ringleader_core::algo::{Rule, catalogue};
-use ringleader_core::diagram::{Axis, Diagram, Mark, Term, svg};
+use ringleader_core::diagram::{Axis, Diagram, Term, belief_marks, svg};
 use ringleader_core::faults::{Fault, FaultPlan, Scheduled};
 use ringleader_core::sim::{self, SimConfig, SimReport};
 use ringleader_core::topology::{IdOrder, Topology};
@@ -160,19 +160,7 @@ fn main() {
     let leader = if o.kept { terms.last().map(|t| t.leader) } else { r.verdict.leader };
     // Kept leaderships: where a node gives up on its leader (it knows of none: it elects), or a
     // leader on itself (a Chubby-style lease it could not renew).
-    let mut marks = Vec::new();
-    let mut believed: Vec<Option<u64>> = vec![None; n as usize];
-    for e in &r.leaderships {
-        let p = e.position as usize;
-        if e.leadership.leader.is_none() && e.time > 0 {
-            match believed[p] {
-                Some(l) if l == ids[p] => marks.push(Mark { node: e.position, at: e.time, label: "steps down".into() }),
-                Some(_) => marks.push(Mark { node: e.position, at: e.time, label: "suspects".into() }),
-                None => {}
-            }
-        }
-        believed[p] = e.leadership.leader;
-    }
+    let marks = belief_marks(&r.leaderships, &ids);
     let k = initiators.len();
     let d = Diagram {
         title: format!("{algorithm}, n = {n}, k = {k}, {} ids: {} messages", o.ids, r.counters.messages),

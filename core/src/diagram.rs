@@ -79,6 +79,27 @@ impl Term {
     }
 }
 
+/// Where a kept leadership's nodes gave up on a leader, as marks: "suspects" where a node that
+/// believed in another leader knows of none (it elects), "steps down" where a leader no longer
+/// believes in itself (a lease it could not renew). `ids` by position.
+pub fn belief_marks(events: &[LeadershipEvent], ids: &[u64]) -> Vec<Mark> {
+    let mut marks = Vec::new();
+    let mut believed: Vec<Option<u64>> = vec![None; ids.len()];
+    for e in events {
+        let p = e.position as usize;
+        let Some(slot) = believed.get_mut(p) else { continue };
+        if e.leadership.leader.is_none() && e.time > 0 {
+            match *slot {
+                Some(l) if l == ids[p] => marks.push(Mark { node: e.position, at: e.time, label: "steps down".into() }),
+                Some(_) => marks.push(Mark { node: e.position, at: e.time, label: "suspects".into() }),
+                None => {}
+            }
+        }
+        *slot = e.leadership.leader;
+    }
+    marks
+}
+
 /// What to draw. `Diagram { title, nodes, arrows, ..Diagram::default() }`
 /// draws messages only, on the compressed time axis.
 #[derive(Clone, Debug, Default)]

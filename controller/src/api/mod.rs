@@ -205,7 +205,7 @@ impl Controller for ControllerService {
             fits_the_process(&plan)?;
         }
         let entry = self.elections.launch_admitted(plan, admission);
-        if request.wait && !request.keep_leader {
+        if request.wait && (!request.keep_leader || request.mode == crate::record::Mode::Simulated) {
             entry.wait_done().await;
         }
         Ok(Response::new(pb::Election::from(&entry.snapshot())))

@@ -12,10 +12,17 @@ use ringleader_core::topology::{self, IdError, IdOrder, Topology, TopologyKind};
 use tonic::Status;
 
 use crate::config::ControllerConfig;
-use crate::convert::ElectionRequest;
-use crate::elections::{Drawing, MAX_DIAGRAM_NODES, Plan};
+use crate::convert::{ElectionRequest, SimFault};
+use crate::elections::{Drawing, MAX_DIAGRAM_NODES, Plan, PlannedFault, PlannedKind};
 use crate::error::RequestError;
 use crate::record::{Mode, SimOptions};
+
+/// How long a SIMULATED kept leadership runs when the request does not say, in virtual ms.
+pub(crate) const DEFAULT_HORIZON_MS: u64 = 3_000;
+/// The longest run of a SIMULATED kept leadership, in virtual ms.
+pub(crate) const MAX_HORIZON_MS: u64 = 600_000;
+/// The most faults a SIMULATED kept leadership schedules.
+pub(crate) const MAX_SCHEDULED_FAULTS: usize = 64;
 
 /// Size of a SIMULATED election that does not give one.
 pub const DEFAULT_SIMULATED_SIZE: u32 = 8;
@@ -71,6 +78,7 @@ pub fn check(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerCon
     check_keep_leader(req, spec)?;
     let detector = detector(req, config)?;
     let sim = simulation(req, spec)?;
+    scheduled(req, sim)?;
     let kind = topology_kind(req, spec)?;
     let n = size_fits(req, spec, kind, size(req, kind, cluster_nodes)?, cluster_nodes, config)?;
     let k = if req.ids.is_empty() && req.initiator_ids.is_empty() {
@@ -94,6 +102,7 @@ pub fn build(req: &ElectionRequest, c: Checked) -> Result<Plan, RequestError> {
     let initiators = initiators(req, &ids, c.n)?;
     let topology = build_topology(req, c.kind, c.n)?;
     let diagram = diagram(req, c.sim, c.n)?;
+    let faults = planned_faults(req, &ids)?;
     Ok(Plan {
         spec: c.spec,
         mode: req.mode,
@@ -108,6 +117,7 @@ pub fn build(req: &ElectionRequest, c: Checked) -> Result<Plan, RequestError> {
         detector: c.detector,
         // Placed on the cluster by the caller, who knows which nodes are up.
         placement: Vec::new(),
+        faults,
     })
 }
 
@@ -124,8 +134,8 @@ fn algorithm(req: &ElectionRequest) -> Result<&'static AlgorithmSpec, RequestErr
     })
 }
 
-/// A kept leadership needs an algorithm that keeps one, runs LIVE, and is
-/// not waited for (it runs until stopped).
+/// A kept leadership needs an algorithm that keeps one; a LIVE one is not
+/// waited for (it runs until stopped), a SIMULATED one runs to its horizon.
 fn check_keep_leader(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<(), RequestError> {
     if !req.keep_leader {
         return Ok(());
@@ -141,10 +151,7 @@ fn check_keep_leader(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<(), 
             ),
         ));
     }
-    if req.mode == Mode::Simulated {
-        return Err(RequestError::invalid("keep_leader", "kept leaderships run LIVE only"));
-    }
-    if req.wait {
+    if req.wait && req.mode == Mode::Live {
         return Err(RequestError::invalid(
             "wait",
             "a kept leadership runs until StopElection; start it without wait and follow it with GetLeader",
@@ -167,9 +174,10 @@ fn detector(req: &ElectionRequest, config: &ControllerConfig) -> Result<Detector
 }
 
 /// The simulator options: SIMULATED only, and no non-FIFO links for an algorithm that assumes FIFO.
+/// A SIMULATED kept leadership's horizon is resolved ([`DEFAULT_HORIZON_MS`] if not given).
 fn simulation(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<SimOptions, RequestError> {
-    let sim = req.simulation.unwrap_or_default();
-    if req.mode == Mode::Live && sim != SimOptions::default() {
+    let mut sim = req.simulation.unwrap_or_default();
+    if req.mode == Mode::Live && (sim != SimOptions::default() || !req.faults.is_empty()) {
         return Err(RequestError::invalid("simulation", "simulation options apply to mode SIMULATED only"));
     }
     if req.mode == Mode::Simulated && sim.non_fifo && spec.assumptions.fifo {
@@ -178,7 +186,101 @@ fn simulation(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<SimOptions,
             format!("{} assumes FIFO links, so it cannot run on non-FIFO links", spec.name),
         ));
     }
+    if req.mode == Mode::Simulated && req.keep_leader && sim.horizon_ms == 0 {
+        sim.horizon_ms = DEFAULT_HORIZON_MS;
+    }
     Ok(sim)
+}
+
+/// A SIMULATED kept leadership's horizon and faults: only for one, at most
+/// [`MAX_HORIZON_MS`] and [`MAX_SCHEDULED_FAULTS`], each fault named and
+/// within the horizon.
+fn scheduled(req: &ElectionRequest, sim: SimOptions) -> Result<(), RequestError> {
+    let kept_simulated = req.mode == Mode::Simulated && req.keep_leader;
+    if !kept_simulated && req.simulation.is_some_and(|s| s.horizon_ms != 0) {
+        return Err(RequestError::invalid(
+            "simulation.horizon_ms",
+            "a horizon applies to SIMULATED kept leaderships (keep_leader) only",
+        ));
+    }
+    if !kept_simulated && !req.faults.is_empty() {
+        return Err(RequestError::invalid(
+            "simulation.faults",
+            "scheduled faults apply to SIMULATED kept leaderships (keep_leader) only; inject faults into a LIVE \
+             one with InjectFault",
+        ));
+    }
+    if sim.horizon_ms > MAX_HORIZON_MS {
+        return Err(RequestError::invalid(
+            "simulation.horizon_ms",
+            format!("at most {MAX_HORIZON_MS} virtual ms, got {}", sim.horizon_ms),
+        ));
+    }
+    if req.faults.len() > MAX_SCHEDULED_FAULTS {
+        return Err(RequestError::invalid(
+            "simulation.faults",
+            format!("at most {MAX_SCHEDULED_FAULTS} faults, got {}", req.faults.len()),
+        ));
+    }
+    for (i, f) in req.faults.iter().enumerate() {
+        if f.fault.is_none() {
+            return Err(RequestError::invalid(
+                "simulation.faults",
+                format!(
+                    "faults[{i}] names no fault: set one of crash_leader, crash_id, recover_id, cut_off, \
+                     cut_off_leader, heal"
+                ),
+            ));
+        }
+        if f.at_ms > sim.horizon_ms {
+            return Err(RequestError::invalid(
+                "simulation.faults",
+                format!("faults[{i}] at {} ms is after the horizon ({} ms)", f.at_ms, sim.horizon_ms),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The scheduled faults by position, in time order; an id no node has is refused.
+fn planned_faults(req: &ElectionRequest, ids: &[u64]) -> Result<Vec<PlannedFault>, RequestError> {
+    use ringleader_core::faults::Fault;
+    let position = |i: usize, id: u64| -> Result<u32, RequestError> {
+        ids.iter().position(|&x| x == id).map(|p| p as u32).ok_or_else(|| {
+            RequestError::invalid("simulation.faults", format!("faults[{i}] names id {id}, which no node has"))
+        })
+    };
+    let mut planned = Vec::with_capacity(req.faults.len());
+    for (i, f) in req.faults.iter().enumerate() {
+        let fault = match &f.fault {
+            None => continue,
+            Some(SimFault::CrashLeader) => PlannedKind::Core(Fault::CrashLeader),
+            Some(SimFault::Crash(id)) => PlannedKind::Core(Fault::Crash { node: position(i, *id)? }),
+            Some(SimFault::Recover(id)) => PlannedKind::Core(Fault::Recover { node: position(i, *id)? }),
+            Some(SimFault::CutOff(cut)) => {
+                if cut.is_empty() || cut.len() >= ids.len() {
+                    return Err(RequestError::invalid(
+                        "simulation.faults",
+                        format!(
+                            "faults[{i}] cuts off {} of {} nodes: name at least one, not all",
+                            cut.len(),
+                            ids.len()
+                        ),
+                    ));
+                }
+                let group: Vec<u32> = cut.iter().map(|&id| position(i, id)).collect::<Result<_, _>>()?;
+                let rest = (0..ids.len() as u32).filter(|p| !group.contains(p)).collect();
+                PlannedKind::Core(Fault::Partition { groups: vec![group, rest] })
+            }
+            Some(SimFault::CutOffLeader) => PlannedKind::CutOffLeader,
+            Some(SimFault::Heal) => {
+                PlannedKind::Core(Fault::Partition { groups: vec![(0..ids.len() as u32).collect()] })
+            }
+        };
+        planned.push(PlannedFault { at_ms: f.at_ms, fault });
+    }
+    planned.sort_by_key(|f| f.at_ms);
+    Ok(planned)
 }
 
 /// The overlay's kind (the algorithm's default if none is asked for), which
@@ -521,7 +623,7 @@ pub const MAX_LOCAL_HEARTBEATS_PER_SECOND: u64 = 200_000;
 /// that starves every other election of the process): its settled
 /// heartbeats, and the burst of an election in which every node takes part.
 pub(super) fn fits_the_process(plan: &Plan) -> Result<(), Status> {
-    if !plan.keep_leader {
+    if !plan.keep_leader || plan.mode == Mode::Simulated {
         return Ok(());
     }
     let name = plan.spec.name;
@@ -736,11 +838,11 @@ mod tests {
         (e.code, e.field)
     }
 
-    /// A kept leadership is refused naming keep_leader for a one-shot algorithm or in SIMULATED
-    /// mode, and naming wait when waited for; bully kept LIVE without wait passes, and a one-shot
-    /// request is not looked at.
+    /// A kept leadership is refused naming keep_leader for a one-shot algorithm, and naming wait
+    /// when a LIVE one is waited for; bully kept LIVE without wait passes, SIMULATED with or
+    /// without wait too (it runs to its horizon), and a one-shot request is not looked at.
     #[test]
-    fn kept_leaderships_need_a_keeping_algorithm_live_and_no_wait() {
+    fn kept_leaderships_need_a_keeping_algorithm_and_live_no_wait() {
         let bully = catalogue::find("bully").unwrap();
         let kept = ElectionRequest { keep_leader: true, ..req("bully") };
         assert!(check_keep_leader(&kept, bully).is_ok());
@@ -748,11 +850,69 @@ mod tests {
         assert_eq!((e.code, e.field), (Code::InvalidArgument, "keep_leader"));
         assert!(e.reason.starts_with("as-far is a one-shot election; algorithms that keep a leader: bully"), "{e}");
         let simulated = ElectionRequest { mode: Mode::Simulated, ..kept.clone() };
-        assert_eq!(field(check_keep_leader(&simulated, bully)), (Code::InvalidArgument, "keep_leader"));
+        assert!(check_keep_leader(&simulated, bully).is_ok());
+        assert!(check_keep_leader(&ElectionRequest { wait: true, ..simulated }, bully).is_ok());
         let waited = ElectionRequest { wait: true, ..kept };
         assert_eq!(field(check_keep_leader(&waited, bully)), (Code::InvalidArgument, "wait"));
         let one_shot = ElectionRequest { wait: true, mode: Mode::Simulated, ..req("bully") };
         assert!(check_keep_leader(&one_shot, bully).is_ok());
+    }
+
+    /// A SIMULATED kept leadership's horizon defaults to 3,000 virtual ms and its faults are planned
+    /// by position in time order; a horizon or faults anywhere else, a horizon over the maximum,
+    /// a fault after the horizon or naming nothing, an unknown id and a cut-off of nobody or of
+    /// everybody are refused, each naming its field.
+    #[test]
+    fn scheduled_faults_are_planned_by_position_or_refused_by_field() {
+        use crate::convert::{ScheduledFault, SimFault};
+        use ringleader_core::faults::Fault;
+        let config = ControllerConfig::default();
+        let at = |at_ms, fault| ScheduledFault { at_ms, fault: Some(fault) };
+        let kept = ElectionRequest {
+            keep_leader: true,
+            mode: Mode::Simulated,
+            ids: vec![5, 1, 8, 3],
+            faults: vec![at(900, SimFault::Recover(8)), at(500, SimFault::Crash(8)), at(700, SimFault::CutOffLeader)],
+            ..req("bully")
+        };
+        let p = plan(&kept, 0, &config).unwrap();
+        assert_eq!(p.sim.horizon_ms, DEFAULT_HORIZON_MS);
+        let planned: Vec<(u64, PlannedKind)> = p.faults.iter().map(|f| (f.at_ms, f.fault.clone())).collect();
+        assert_eq!(
+            planned,
+            [
+                (500, PlannedKind::Core(Fault::Crash { node: 2 })),
+                (700, PlannedKind::CutOffLeader),
+                (900, PlannedKind::Core(Fault::Recover { node: 2 })),
+            ]
+        );
+        let cut = ElectionRequest { faults: vec![at(10, SimFault::CutOff(vec![3, 5]))], ..kept.clone() };
+        let groups = vec![vec![3, 0], vec![1, 2]];
+        assert_eq!(plan(&cut, 0, &config).unwrap().faults[0].fault, PlannedKind::Core(Fault::Partition { groups }));
+        let refused = |r: ElectionRequest| {
+            let e = plan(&r, 0, &config).unwrap_err();
+            (e.field, e.reason)
+        };
+        let sim = |horizon_ms| Some(SimOptions { horizon_ms, ..SimOptions::default() });
+        let one_shot = ElectionRequest { keep_leader: false, faults: Vec::new(), simulation: sim(100), ..kept.clone() };
+        assert_eq!(refused(one_shot).0, "simulation.horizon_ms");
+        let faulted = ElectionRequest { keep_leader: false, ..kept.clone() };
+        assert_eq!(refused(faulted).0, "simulation.faults");
+        let live = ElectionRequest { mode: Mode::Live, ..kept.clone() };
+        assert_eq!(refused(live).0, "simulation");
+        let long = ElectionRequest { simulation: sim(MAX_HORIZON_MS + 1), ..kept.clone() };
+        assert_eq!(refused(long).0, "simulation.horizon_ms");
+        let late = ElectionRequest { faults: vec![at(3_001, SimFault::Heal)], ..kept.clone() };
+        assert!(refused(late).1.contains("faults[0] at 3001 ms is after the horizon (3000 ms)"));
+        let empty = ElectionRequest { faults: vec![ScheduledFault { at_ms: 1, fault: None }], ..kept.clone() };
+        assert!(refused(empty).1.contains("faults[0] names no fault"));
+        let unknown =
+            ElectionRequest { faults: vec![at(1, SimFault::Heal), at(2, SimFault::Crash(9))], ..kept.clone() };
+        assert_eq!(refused(unknown), ("simulation.faults", "faults[1] names id 9, which no node has".to_string()));
+        for ids in [vec![], vec![5, 1, 8, 3]] {
+            let all = ElectionRequest { faults: vec![at(1, SimFault::CutOff(ids))], ..kept.clone() };
+            assert!(refused(all).1.contains("name at least one, not all"));
+        }
     }
 
     /// The size comes from explicit ids, else a mesh's rows x cols, else `size`, else the whole

@@ -541,6 +541,7 @@ mod tests {
             keep_leader,
             detector: DetectorConfig { period_ms: 50, timeout_ms: 200 },
             placement: Vec::new(),
+            faults: Vec::new(),
         }
     }
 

@@ -57,6 +57,26 @@ pub struct Plan {
     /// LIVE: the cluster index of the node that runs each position
     /// (`placement[i]` runs position `i`); empty: position `i` on node `i`.
     pub placement: Vec<usize>,
+    /// A SIMULATED kept leadership's faults, in time order.
+    pub faults: Vec<PlannedFault>,
+}
+
+/// A fault at a virtual time of a SIMULATED kept leadership, nodes by position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedFault {
+    /// Virtual milliseconds from the start.
+    pub at_ms: u64,
+    /// What happens.
+    pub fault: PlannedKind,
+}
+
+/// What a [`PlannedFault`] does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlannedKind {
+    /// A fault the simulator knows.
+    Core(ringleader_core::faults::Fault),
+    /// Whoever leads then is cut off from the others (found by running up to then).
+    CutOffLeader,
 }
 
 impl Plan {

@@ -5,6 +5,8 @@ use std::time::Instant;
 
 use ringleader_core::sim::{self, SimConfig};
 
+mod kept;
+
 use super::entry::Entry;
 use super::run::{Context, Outcome, Plan, stopped};
 use crate::record::{LeaderInfo, MAX_PARTICIPANTS, Metrics};
@@ -26,19 +28,28 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
     let bound = plan.spec.bound_for(&plan.topology, plan.k() as u64);
     let own_cap = bound.saturating_mul(4).saturating_add(1_000);
     let budget = ctx.config.max_simulated_messages;
+    // A kept leadership runs to its horizon, heartbeats and all: only the budget bounds it.
+    let cap = if plan.keep_leader { budget } else { own_cap.min(budget) };
     let cfg = SimConfig {
         fifo: !plan.sim.non_fifo,
         unit_delay: plan.sim.unit_delay,
         log_arrows: plan.diagram.is_some(),
+        log_message_times: plan.keep_leader,
         seed: plan.seed,
-        max_deliveries: own_cap.min(budget),
+        max_deliveries: cap,
+        horizon: plan.keep_leader.then_some(plan.sim.horizon_ms),
+        detector: plan.detector,
         cancel: sim::Cancel::new(),
         ..SimConfig::default()
     };
     let cancel = cfg.cancel.clone();
     let started = Instant::now();
     let job = tokio::task::spawn_blocking(move || {
-        let report = sim::run(plan.spec, &plan.topology, &plan.ids, &plan.initiators, plan.rule, &cfg);
+        let report = if plan.keep_leader {
+            kept::run(&plan, cfg)
+        } else {
+            sim::run(plan.spec, &plan.topology, &plan.ids, &plan.initiators, plan.rule, &cfg)
+        };
         (plan, report)
     });
     tokio::pin!(job);
@@ -55,6 +66,9 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
         Ok(r) => r,
         Err(e) => return Outcome::failed(format!("the simulator crashed: {e}")),
     };
+    if plan.keep_leader {
+        return kept::outcome(ctx, entry, &plan, &report, duration_ms);
+    }
     let error = if report.cancelled {
         Some(format!("{} ({} simulated deliveries done)", ctx.stopped_text(), report.deliveries))
     } else if !report.terminated && budget < own_cap {

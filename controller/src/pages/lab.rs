@@ -173,6 +173,17 @@ pub struct LabStart {
     pub detector_period_ms: u64,
     /// Failure detector timeout, ms (0: the default).
     pub detector_timeout_ms: u64,
+    /// A SIMULATED kept leadership: how long it runs, virtual ms (0: the default).
+    pub horizon_ms: u64,
+    /// A SIMULATED kept leadership's fault: empty (none), `crash_leader`, `crash` (the node
+    /// `fault_id`) or `cut_off_leader`.
+    pub fault: String,
+    /// When the fault happens, virtual ms.
+    pub fault_at_ms: u64,
+    /// The id a `crash` crashes.
+    pub fault_id: u64,
+    /// When a `crash` recovers or a `cut_off_leader` heals, virtual ms (0: never).
+    pub undo_at_ms: u64,
 }
 
 /// The ids in `text`, separated by spaces or commas; refused naming `field`.
@@ -204,6 +215,7 @@ impl LabStart {
                 ));
             }
         };
+        let faults = self.scheduled()?;
         let detector = (self.detector_period_ms > 0 || self.detector_timeout_ms > 0).then_some(pb::FailureDetector {
             period_ms: self.detector_period_ms,
             timeout_ms: self.detector_timeout_ms,
@@ -216,14 +228,67 @@ impl LabStart {
             seed: self.seed,
             initiator_ids: ids_in(&self.initiators, "initiator_ids")?,
             mode: if self.simulated { pb::Mode::Simulated } else { pb::Mode::Live } as i32,
-            simulation: self
-                .simulated
-                .then_some(pb::SimulationOptions { unit_delay: self.unit_delay, ..Default::default() }),
+            simulation: self.simulated.then_some(pb::SimulationOptions {
+                unit_delay: self.unit_delay,
+                horizon_ms: if self.keep_leader { self.horizon_ms } else { 0 },
+                faults,
+                ..Default::default()
+            }),
             keep_leader: self.keep_leader,
             detector,
             diagram: true,
             ..Default::default()
         })
+    }
+}
+
+impl LabStart {
+    /// The scheduled faults the form means: the fault and, for a crash by id or a cut-off
+    /// leader, its undoing (a recovery, a heal).
+    fn scheduled(&self) -> Result<Vec<pb::ScheduledFault>, crate::error::RequestError> {
+        use pb::scheduled_fault::Fault as F;
+        let at = |at_ms, fault| pb::ScheduledFault { at_ms, fault: Some(fault) };
+        let (fault, undo) = match self.fault.as_str() {
+            "" => return Ok(Vec::new()),
+            "crash_leader" => (F::CrashLeader(true), None),
+            "crash" => (F::CrashId(self.fault_id), Some(F::RecoverId(self.fault_id))),
+            "cut_off_leader" => (F::CutOffLeader(true), Some(F::Heal(true))),
+            other => {
+                return Err(crate::error::RequestError::invalid(
+                    "simulation.faults",
+                    format!("unknown fault `{other}`; crash_leader, crash or cut_off_leader"),
+                ));
+            }
+        };
+        if !(self.simulated && self.keep_leader) {
+            return Err(crate::error::RequestError::invalid(
+                "simulation.faults",
+                "a fault is scheduled for a SIMULATED kept leadership only; break a LIVE one from its page",
+            ));
+        }
+        let mut faults = vec![at(self.fault_at_ms, fault)];
+        match undo {
+            Some(undo) if self.undo_at_ms > 0 => {
+                if self.undo_at_ms <= self.fault_at_ms {
+                    return Err(crate::error::RequestError::invalid(
+                        "simulation.faults",
+                        format!(
+                            "the fault is undone at {} ms, not after it ({} ms)",
+                            self.undo_at_ms, self.fault_at_ms
+                        ),
+                    ));
+                }
+                faults.push(at(self.undo_at_ms, undo));
+            }
+            None if self.undo_at_ms > 0 => {
+                return Err(crate::error::RequestError::invalid(
+                    "simulation.faults",
+                    "the crashed leader is not known in advance: crash a node by id to recover it",
+                ));
+            }
+            _ => {}
+        }
+        Ok(faults)
     }
 }
 
@@ -454,8 +519,15 @@ pub(super) fn render(token_required: bool) -> String {
          <span class=\"error\" data-for=\"seed\"></span><span class=\"error\" data-for=\"mode\"></span><span class=\"error\" data-for=\"simulation\"></span>\
          <fieldset id=\"kept\"><legend>Keep a leader</legend><label><input type=\"checkbox\" name=\"keep_leader\"> keep a leader until stopped</label>\
          <label>detector period <input name=\"detector_period_ms\" type=\"number\" min=\"0\" placeholder=\"50\"> ms</label>\
-         <label>timeout <input name=\"detector_timeout_ms\" type=\"number\" min=\"0\" placeholder=\"200\"> ms</label></fieldset>\
+         <label>timeout <input name=\"detector_timeout_ms\" type=\"number\" min=\"0\" placeholder=\"200\"> ms</label>\
+         <p>SIMULATED: it runs for <input name=\"horizon_ms\" type=\"number\" min=\"0\" placeholder=\"3000\"> virtual ms, with \
+         <select name=\"fault\"><option value=\"\">no fault</option><option value=\"crash_leader\">the leader crashing</option>\
+         <option value=\"crash\">a node crashing</option><option value=\"cut_off_leader\">the leader cut off</option></select> \
+         at <input name=\"fault_at_ms\" type=\"number\" min=\"0\" value=\"500\"> ms \
+         (node id <input name=\"fault_id\" type=\"number\" min=\"0\" placeholder=\"for a node\">), \
+         undone (recovered, healed) at <input name=\"undo_at_ms\" type=\"number\" min=\"0\" placeholder=\"never\"> ms</p></fieldset>\
          <span class=\"error\" data-for=\"keep_leader\"></span><span class=\"error\" data-for=\"detector\"></span>\
+         <span class=\"error\" data-for=\"simulation.horizon_ms\"></span><span class=\"error\" data-for=\"simulation.faults\"></span>\
          <label id=\"token-row\">Controller token <input name=\"token\" type=\"password\" autocomplete=\"off\"></label>\
          <span class=\"error\" data-for=\"token\"></span>\
          <p><button type=\"submit\" id=\"run\">Run</button> <span id=\"status\" class=\"error\" data-for=\"\"></span></p>\
@@ -518,7 +590,8 @@ pub(super) const LAB_SCRIPT: &str = r##""use strict";
   function showRefusal(r) {
     // The API names the field at fault (e.g. `size`, `detector.timeout_ms`): show it beside that input.
     const top = (r.field || "").split(".")[0];
-    const slot = form.querySelector('.error[data-for="' + top + '"]') || document.getElementById("status");
+    const slot = (r.field && form.querySelector('.error[data-for="' + r.field + '"]')) ||
+      form.querySelector('.error[data-for="' + top + '"]') || document.getElementById("status");
     slot.textContent = r.message;
     if (top === "" && (r.code === "UNAUTHENTICATED" || r.code === "PERMISSION_DENIED") && needsToken) {
       form.querySelector('.error[data-for="token"]').textContent = r.message;
@@ -545,6 +618,11 @@ pub(super) const LAB_SCRIPT: &str = r##""use strict";
       keep_leader: form.keep_leader.checked,
       detector_period_ms: Number(form.detector_period_ms.value || 0),
       detector_timeout_ms: Number(form.detector_timeout_ms.value || 0),
+      horizon_ms: Number(form.horizon_ms.value || 0),
+      fault: form.fault.value,
+      fault_at_ms: Number(form.fault_at_ms.value || 0),
+      fault_id: Number(form.fault_id.value || 0),
+      undo_at_ms: Number(form.undo_at_ms.value || 0),
     };
     if (typed.length > 0 && chosen.length === 0) {
       form.querySelector('.error[data-for="initiator_ids"]').textContent = "tick at least one initiator";
@@ -709,6 +787,44 @@ mod tests {
         assert_eq!(field(LabStart { ids: "5 x".into(), ..LabStart::default() }), "ids");
         assert_eq!(field(LabStart { initiators: "-1".into(), ..LabStart::default() }), "initiator_ids");
         assert_eq!(field(LabStart { arrangement: "zigzag".into(), ..LabStart::default() }), "id_order");
+    }
+
+    /// A SIMULATED kept leadership's fault on the form becomes its scheduled faults: a crash by id
+    /// and its recovery, the leader cut off and healed, the leader crashed; a fault on a LIVE or
+    /// one-shot election, an unknown one, an undoing before the fault and the recovery of a crashed
+    /// leader (unknown in advance) are refused naming `simulation.faults`.
+    #[test]
+    fn the_forms_fault_is_scheduled() {
+        use pb::scheduled_fault::Fault as F;
+        let kept = LabStart {
+            algorithm: "bully".into(),
+            simulated: true,
+            keep_leader: true,
+            horizon_ms: 2_000,
+            fault: "crash".into(),
+            fault_id: 8,
+            fault_at_ms: 500,
+            undo_at_ms: 900,
+            ..LabStart::default()
+        };
+        let sim = kept.to_request().unwrap().simulation.unwrap();
+        let planned: Vec<(u64, Option<F>)> = sim.faults.iter().map(|f| (f.at_ms, f.fault.clone())).collect();
+        assert_eq!(sim.horizon_ms, 2_000);
+        assert_eq!(planned, [(500, Some(F::CrashId(8))), (900, Some(F::RecoverId(8)))]);
+        let cut = LabStart { fault: "cut_off_leader".into(), ..kept.clone() }.to_request().unwrap();
+        assert_eq!(cut.simulation.unwrap().faults[1].fault, Some(F::Heal(true)));
+        let crash = LabStart { fault: "crash_leader".into(), undo_at_ms: 0, ..kept.clone() }.to_request().unwrap();
+        assert_eq!(crash.simulation.unwrap().faults.len(), 1);
+        let refused = |f: LabStart| {
+            let e = f.to_request().unwrap_err();
+            assert_eq!(e.field, "simulation.faults", "{e}");
+            e.reason
+        };
+        assert!(refused(LabStart { simulated: false, ..kept.clone() }).contains("SIMULATED kept leadership only"));
+        assert!(refused(LabStart { keep_leader: false, ..kept.clone() }).contains("SIMULATED kept leadership only"));
+        assert!(refused(LabStart { fault: "flood".into(), ..kept.clone() }).contains("unknown fault `flood`"));
+        assert!(refused(LabStart { undo_at_ms: 400, ..kept.clone() }).contains("not after it"));
+        assert!(refused(LabStart { fault: "crash_leader".into(), ..kept }).contains("not known in advance"));
     }
 
     /// A gRPC refusal keeps its code and names its field for the form; a message without one names none.

@@ -99,12 +99,15 @@ async fn worst_and_best_case_id_orders() {
 async fn simulated_diagram_as_svg() {
     let (ctl, mut client) = TestController::with_client(0).await;
     let with_diagram = Some(pb::SimulationOptions { diagram: true, ..Default::default() });
-    let e =
-        elect_correct(&mut client, pb::StartElectionRequest { simulation: with_diagram, ..simulated("as-far") }).await;
+    let e = elect_correct(
+        &mut client,
+        pb::StartElectionRequest { simulation: with_diagram.clone(), ..simulated("as-far") },
+    )
+    .await;
     diagram(&e, 8);
     let plain = elect(&mut client, simulated("as-far")).await;
     assert!(plain.diagram_svg.is_empty(), "no diagram unless asked for");
-    let live = pb::StartElectionRequest { simulation: with_diagram, ..election("as-far") };
+    let live = pb::StartElectionRequest { simulation: with_diagram.clone(), ..election("as-far") };
     assert_refused(&client.start_election(live).await.unwrap_err(), tonic::Code::InvalidArgument, "simulation");
     let big = pb::StartElectionRequest { size: 300, simulation: with_diagram, ..simulated("as-far") };
     assert_refused(&client.start_election(big).await.unwrap_err(), tonic::Code::InvalidArgument, "simulation.diagram");

@@ -248,3 +248,49 @@ async fn a_live_failover_gets_a_third_of_its_diagram() {
     assert!(svg.matches(r#"class="term""#).count() >= 3, "{svg}");
     ctl.stop().await;
 }
+
+/// A SIMULATED kept leadership runs to its horizon with its scheduled faults, waited for: bully
+/// on ids 3 7 1 8 2 6 4 5 with its leader crashed at 500 virtual ms ends FINISHED after 2,000,
+/// id 7 leading and agreed in a higher term, one failover (id 8's, detected and agreed, with
+/// its messages), the timeline, and a diagram with the crash and both terms. Chubby's leader cut
+/// off at 500 and healed at 2,500 is drawn with its partition. A fault naming an unknown id is
+/// refused naming `simulation.faults`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_simulated_kept_leadership_runs_its_scheduled_faults() {
+    use pb::scheduled_fault::Fault as F;
+    let (ctl, mut client) = ringleader_tests::TestController::with_client(0).await;
+    let at = |at_ms, fault| pb::ScheduledFault { at_ms, fault: Some(fault) };
+    let simulated = |horizon_ms, faults| pb::StartElectionRequest {
+        mode: pb::Mode::Simulated as i32,
+        wait: true,
+        diagram: true,
+        ids: vec![3, 7, 1, 8, 2, 6, 4, 5],
+        simulation: Some(pb::SimulationOptions { horizon_ms, faults, ..Default::default() }),
+        ..ringleader_tests::kept("bully")
+    };
+    let e = client.start_election(simulated(2_000, vec![at(500, F::CrashLeader(true))])).await.unwrap().into_inner();
+    let shown = pb::Election { diagram_svg: String::new(), participants: Vec::new(), ..e.clone() };
+    assert_eq!(e.state, pb::ElectionState::Finished as i32, "{shown:?}");
+    let leader = e.leader.clone().expect("a leader");
+    assert_eq!((leader.id, e.agreed, e.term >= 2), (7, true, true), "{shown:?}");
+    assert_eq!(e.failovers.len(), 1, "{:?}", e.failovers);
+    let f = &e.failovers[0];
+    assert_eq!(f.leader.as_ref().map(|l| l.id), Some(8));
+    assert!(f.detection_ms.is_some() && f.agreement_ms.is_some() && f.messages.is_some_and(|m| m > 0), "{f:?}");
+    assert!(!e.timeline.is_empty() && e.violations.is_empty(), "{shown:?}");
+    let svg = &e.diagram_svg;
+    assert!(svg.contains(">crash</text>") && svg.matches(r#"class="term""#).count() >= 2, "{}", svg.len());
+    let chubby = pb::StartElectionRequest {
+        algorithm: "chubby".into(),
+        ids: vec![1, 2, 3, 4, 5],
+        ..simulated(3_000, vec![at(500, F::CutOffLeader(true)), at(2_500, F::Heal(true))])
+    };
+    let c = client.start_election(chubby).await.unwrap().into_inner();
+    assert_eq!((c.state, c.error.as_str()), (pb::ElectionState::Finished as i32, ""));
+    assert!(c.diagram_svg.contains(r#"class="partition""#), "{}", c.diagram_svg.len());
+    let bad = simulated(1_000, vec![at(10, F::CrashId(9))]);
+    let refused = client.start_election(bad).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(refused.message().contains("simulation.faults") && refused.message().contains("id 9"), "{refused:?}");
+    ctl.stop().await;
+}

@@ -1,0 +1,168 @@
+//! SIMULATED kept leaderships: the simulator keeps a leader behind its
+//! failure detector for the plan's horizon, with the plan's faults at their
+//! virtual times; the run's changes of belief become the record's timeline,
+//! each crash of a leader a failover, and its terms, faults and suspicions
+//! the diagram's.
+
+use ringleader_core::diagram::{self, Term};
+use ringleader_core::failover;
+use ringleader_core::faults::{Fault, FaultPlan, Scheduled};
+use ringleader_core::sim::{self, SimConfig, SimReport};
+
+use super::super::MAX_TIMELINE;
+use super::super::entry::Entry;
+use super::super::run::{Context, Outcome, Plan, PlannedKind};
+use crate::record::{FailoverRecord, LeaderInfo, LeadershipChange, Metrics};
+
+/// Run `plan` (a kept leadership) with `cfg`, its faults scheduled: a cut-off-leader fault cuts
+/// off whoever leads at its time, found by running the plan up to then (nothing happens when
+/// nobody does).
+pub(super) fn run(plan: &Plan, cfg: SimConfig) -> SimReport {
+    let kept = |cfg: &SimConfig| {
+        sim::run_kept(plan.spec, &plan.topology, &plan.ids, &plan.initiators, plan.rule, cfg)
+            .expect("planning accepts kept leaderships of algorithms that keep one only")
+    };
+    let mut faults: Vec<Scheduled> = Vec::new();
+    for (i, f) in plan.faults.iter().enumerate() {
+        let seed = plan.seed ^ (i as u64 + 1);
+        let fault = match &f.fault {
+            PlannedKind::Core(fault) => fault.clone(),
+            PlannedKind::CutOffLeader => {
+                let before = kept(&SimConfig {
+                    horizon: Some(f.at_ms),
+                    faults: FaultPlan { faults: faults.clone() },
+                    log_arrows: false,
+                    ..cfg.clone()
+                });
+                let down = |p: u32| before.crashed.contains(&p);
+                let terms = Term::from_leaderships(&before.leaderships, &plan.ids);
+                let Some(leader) = terms.iter().rev().map(|t| t.leader).find(|&p| !down(p)) else { continue };
+                let others = (0..plan.n()).filter(|&p| p != leader).collect();
+                Fault::Partition { groups: vec![vec![leader], others] }
+            }
+        };
+        faults.push(Scheduled::new(f.at_ms, seed, fault));
+    }
+    kept(&SimConfig { faults: FaultPlan { faults }, ..cfg })
+}
+
+/// The outcome of a SIMULATED kept leadership, its timeline and failovers written into `entry`.
+pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &SimReport, duration_ms: u64) -> Outcome {
+    let node = |p: u32| format!("sim-{p}");
+    let info = |p: u32| LeaderInfo { node: node(p), id: plan.ids[p as usize], position: p };
+    let events = &report.leaderships;
+    let skip = events.len().saturating_sub(MAX_TIMELINE);
+    let timeline: Vec<LeadershipChange> = events[skip..]
+        .iter()
+        .map(|e| LeadershipChange {
+            position: e.position,
+            node: node(e.position),
+            term: e.leadership.term,
+            leader_id: e.leadership.leader,
+            at_ms: e.time,
+            node_us: 0,
+        })
+        .collect();
+    let failovers: Vec<FailoverRecord> = failover::failovers(&plan.ids, events, &report.outages, &report.message_times)
+        .into_iter()
+        .map(|f| FailoverRecord {
+            leader: info(f.position),
+            term: f.term,
+            cause: "crash fault",
+            lost_at_ms: f.crashed,
+            detection_ms: f.detection,
+            agreement_ms: f.agreement,
+            new_leader: f
+                .new_leader
+                .and_then(|(id, term)| plan.ids.iter().position(|&x| x == id).map(|p| (info(p as u32), term))),
+            messages: f.messages,
+        })
+        .collect();
+    // At the horizon: each live node's latest belief; agreed when all name one live leader.
+    let mut latest = vec![None; plan.ids.len()];
+    for e in events {
+        latest[e.position as usize] = Some(e.leadership);
+    }
+    let live: Vec<usize> = (0..plan.ids.len()).filter(|&p| !report.crashed.contains(&(p as u32))).collect();
+    let named = live.first().and_then(|&p| latest[p]).filter(|l| l.leader.is_some());
+    let agreed = named.is_some_and(|l| {
+        let leader_live = plan.ids.iter().position(|&id| Some(id) == l.leader).is_some_and(|p| live.contains(&p));
+        leader_live && live.iter().all(|&p| latest[p] == Some(l))
+    });
+    let terms = Term::from_leaderships(events, &plan.ids);
+    let leader = if agreed {
+        named.and_then(|l| plan.ids.iter().position(|&id| Some(id) == l.leader)).map(|p| p as u32)
+    } else {
+        terms.iter().rev().map(|t| t.leader).find(|&p| !report.crashed.contains(&p))
+    };
+    let term = terms.last().map_or(0, |t| t.term);
+    entry.update(|r| {
+        r.timeline = timeline;
+        r.failovers = failovers;
+        r.term = term;
+        r.down = report.crashed.clone();
+        None
+    });
+    let error = if report.cancelled {
+        Some(format!("{} ({} simulated deliveries done)", ctx.stopped_text(), report.deliveries))
+    } else if !report.horizon_reached && !report.terminated {
+        Some(format!(
+            "stopped after {} messages at {} virtual ms, before the horizon: the simulator's budget per election \
+             (max_simulated_messages); shorten horizon_ms or use fewer nodes",
+            report.deliveries, report.end_time
+        ))
+    } else {
+        None
+    };
+    let counters = &report.counters;
+    let metrics = Metrics {
+        messages: counters.messages,
+        election_messages: counters.election_messages,
+        notification_messages: counters.notification_messages,
+        by_kind: counters.named().map(|(k, c)| (k.to_string(), c)).collect(),
+        bytes: counters.bytes,
+        ideal_time: report.ideal_time,
+        duration_ms,
+        node_duration_us: None,
+        node_duration_error_us: 0,
+        bound: 0,
+        bound_formula: "none: a kept leadership elects again after every failure",
+    };
+    let diagram_svg = plan.diagram.map(|drawing| {
+        let title = format!(
+            "{}, n = {}, kept for {} virtual ms, seed {}: {} messages",
+            plan.spec.name,
+            plan.n(),
+            plan.sim.horizon_ms,
+            plan.seed,
+            counters.messages
+        );
+        let marks = diagram::belief_marks(events, &plan.ids);
+        let d = diagram::Diagram {
+            title,
+            nodes: plan.ids.iter().enumerate().map(|(p, id)| format!("sim-{p} (id {id})")).collect(),
+            ids: &plan.ids,
+            arrows: &report.arrows,
+            states: &report.states,
+            leader,
+            time_unit: "virtual ms",
+            ring: plan.topology.kind().is_ring(),
+            labels: drawing.labels,
+            axis: drawing.axis,
+            outages: &report.outages,
+            splits: &report.splits,
+            terms: &terms,
+            marks: &marks,
+        };
+        diagram::svg(&d)
+    });
+    Outcome {
+        error,
+        agreed,
+        violations: report.verdict.violations.iter().map(ToString::to_string).collect(),
+        metrics: Some(metrics),
+        leader: leader.map(info),
+        per_position: Vec::new(),
+        diagram_svg,
+    }
+}
