@@ -171,6 +171,8 @@ const ROW: f64 = 36.0;
 /// Height added above the nodes for the strip of terms.
 const TERM_STRIP: f64 = 26.0;
 /// Width of a compressed idle stretch.
+/// How a stretch with no leader is drawn on the term strip: a gap between the terms, outlined.
+const LEADERLESS: &str = r##"fill="white" stroke="#888" stroke-dasharray="3 2""##;
 const GAP_PX: f64 = 30.0;
 /// An idle stretch is compressed if to scale it would be wider than this.
 const IDLE_PX: f64 = 60.0;
@@ -612,6 +614,9 @@ fn legend(l: &Layout<'_, '_>) -> Vec<(String, String)> {
             legend.push((sample.into(), text.into()));
         }
     }
+    if term_losses(d).iter().any(Option::is_some) {
+        legend.push((format!(r##"<rect x="1" y="-6" width="22" height="12" {LEADERLESS}/>"##), "no leader".into()));
+    }
     if !leader_overlaps(d.states, d.outages, l.n).is_empty() {
         legend.push((
             r##"<rect x="1" y="-6" width="22" height="12" fill="none" stroke="#D55E00" stroke-width="2" stroke-dasharray="4 2"/>"##.into(),
@@ -863,11 +868,43 @@ fn two_leaders(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
 
 /// Terms: a strip above the nodes, a band per term naming its leader. A band too narrow for its
 /// label says less ("term 3", then "3"), at its start or leftwards from its end.
+/// When each term's leader was lost (`None`: it led until the next term or the end): its crash,
+/// or where it stepped down, after the term began and before the next.
+fn term_losses(d: &Diagram<'_>) -> Vec<Option<u64>> {
+    d.terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let next = d.terms.get(i + 1).map_or(u64::MAX, |n| n.from);
+            let crashed = d.outages.iter().filter(|o| o.position == t.leader).map(|o| o.crashed);
+            let stepped = d.marks.iter().filter(|m| m.node == t.leader && m.label == "steps down").map(|m| m.at);
+            crashed.chain(stepped).filter(|&at| at >= t.from && at < next).min()
+        })
+        .collect()
+}
+
 fn term_bands(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
     let (d, left, plot, top) = (l.d, l.left, l.plot, l.top);
+    let losses = term_losses(d);
     for (i, t) in d.terms.iter().enumerate() {
         let xa = l.x(l.on_axis(t.from));
-        let xb = d.terms.get(i + 1).map_or(left + plot, |next| l.x(l.on_axis(next.from)));
+        let xn = d.terms.get(i + 1).map_or(left + plot, |next| l.x(l.on_axis(next.from)));
+        // A lost leader's term ends there; no leader until the next term (or the end).
+        let xb = losses[i].map_or(xn, |at| l.x(l.on_axis(at)).min(xn));
+        if xn - xb >= 1.0 {
+            let ty = top - ROW / 2.0 - TERM_STRIP + 13.0;
+            let label = "no leader";
+            let spots = [((xb + xn) / 2.0, ty, "middle")];
+            let text = text_at(placer.place(&spots, 10.0, label), 10.0, r##" fill="#555""##, label);
+            let _ = writeln!(
+                s,
+                r##"<g class="leaderless" data-at="{at}"><title>no leader after term {term}</title><rect x="{xb:.1}" y="{ya:.1}" width="{w:.1}" height="18" {LEADERLESS}/>{text}</g>"##,
+                at = losses[i].map_or(0, |at| l.on_axis(at)),
+                term = t.term,
+                ya = top - ROW / 2.0 - TERM_STRIP,
+                w = xn - xb,
+            );
+        }
         let fill = if i % 2 == 0 { "#dbe9f6" } else { "#c3d9ee" };
         let name = d.nodes.get(t.leader as usize).map_or_else(|| t.leader.to_string(), |l| l.clone());
         let full = format!("term {}: {name}", t.term);
@@ -887,7 +924,7 @@ fn term_bands(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
     }
 }
 
-/// A line per node, named at its left; the leader's bold.
+/// A line per node, named at its left (its position on hover); the leader's bold.
 fn node_lines(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
     let (d, left, plot) = (l.d, l.left, l.plot);
     let y = |p: u32| l.y(p);
@@ -904,9 +941,11 @@ fn node_lines(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
         let label = if lead { format!("{name} (leader)") } else { name.clone() };
         placer.fixed((left - 8.0, y(p) + 4.0, "end"), 12.0, lead, &label);
         let label = escape(&label);
+        // The position on hover: rows are named by id, the API and faults by position too.
         let _ = writeln!(
             s,
-            r#"<text x="{lx}" y="{ly}" text-anchor="end"{bold}>{label}</text>"#,
+            r#"<g class="row" data-position="{p}"><title>position {p}: {name}</title><text x="{lx}" y="{ly}" text-anchor="end"{bold}>{label}</text></g>"#,
+            name = escape(name),
             lx = left - 8.0,
             ly = y(p) + 4.0,
             bold = if lead { r#" font-weight="bold""# } else { "" }
@@ -1198,8 +1237,9 @@ mod tests {
         Arrow { from, to, kind, sent, received, msg: None, slow: false, in_flight: false }
     }
 
-    /// Every node gets a line, every message an arrow (lost ones a dashed stub), every kind a legend
-    /// entry with its count, every mark a labelled tick, and names are escaped.
+    /// Every node gets a line (its position on hover over its name), every message an arrow (lost
+    /// ones a dashed stub), every kind a legend entry with its count, every mark a labelled tick,
+    /// and names are escaped.
     #[test]
     fn lines_arrows_and_legend() {
         let arrows = [
@@ -1221,6 +1261,8 @@ mod tests {
         let out = svg(&d);
         assert!(out.starts_with("<svg ") && out.ends_with("</svg>\n"));
         assert_eq!(out.matches(r#"class="node""#).count(), 3);
+        assert_eq!(out.matches(r#"<g class="row" data-position="#).count(), 3, "each row's position on hover");
+        assert!(out.contains("<title>position 2: "), "{out}");
         assert_eq!(out.matches(r#"class="msg""#).count(), 2);
         assert_eq!(out.matches(r#"class="msg lost""#).count(), 1);
         assert!(out.contains("election (2)") && out.contains("notify (1)"), "{out}");
@@ -1660,6 +1702,29 @@ mod tests {
         assert!(out.contains(">2 leaders</text>") && out.contains("more than one leader"), "{out}");
         let one = svg(&Diagram { states: &states[..3], ..plain(&arrows, 2) });
         assert!(!one.contains("two-leaders"), "{one}");
+    }
+
+    /// A term whose leader crashes ends at the crash on the term strip, and the stretch until the
+    /// next term is drawn as having no leader (with its legend entry); a leader that steps down
+    /// ends its term there too (the first such mark counts); without crashes or step-downs there
+    /// is no such stretch.
+    #[test]
+    fn leaderless_stretches_are_drawn_on_the_term_strip() {
+        let mut arrows = Vec::new();
+        let (mut marks, outages, terms) = failover(&mut arrows);
+        let ids: Vec<u64> = vec![3, 7, 1, 8, 2, 6, 4, 5];
+        let d = Diagram { marks: &marks, outages: &outages, terms: &terms, ids: &ids, ..plain(&arrows, 8) };
+        // Term 2's leader (position 1) steps down when id 8 recovers, before term 3 begins.
+        assert_eq!(term_losses(&d), [Some(2_600_000), Some(4_600_100), None]);
+        let out = svg(&d);
+        assert_eq!(out.matches(r#"<g class="leaderless" data-at="2600000">"#).count(), 1, "{out}");
+        assert_eq!(out.matches(r#"class="leaderless""#).count(), 2, "{out}");
+        assert!(out.contains(">no leader</text>"), "{out}");
+        let calm = Diagram { outages: &[], marks: &[], ..d };
+        assert!(!svg(&calm).contains("leaderless"));
+        marks.push(Mark { node: 1, at: 4_000_000, label: "steps down".into() });
+        let d = Diagram { marks: &marks, outages: &outages, terms: &terms, ids: &ids, ..plain(&arrows, 8) };
+        assert_eq!(term_losses(&d), [Some(2_600_000), Some(4_000_000), None]);
     }
 
     /// A crashed leader leads nobody: while it is down, the node elected after it is the only
