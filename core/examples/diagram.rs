@@ -177,6 +177,7 @@ fn main() {
         terms: &terms,
         marks: &marks,
         states: &r.states,
+        initiators: &initiators,
     };
     let out = svg(&d);
     match o.positional.get(2) {

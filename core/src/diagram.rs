@@ -137,6 +137,9 @@ pub struct Diagram<'a> {
     /// Each node's state from a time on (a coloured band along its line,
     /// see [`state_colour`]); empty: none drawn.
     pub states: &'a [StateChange],
+    /// The initiators' positions (each marked at the start of its line when
+    /// not every node initiates); empty: not drawn.
+    pub initiators: &'a [u32],
 }
 
 /// An event at one node: a black tick on its line, labelled above it.
@@ -614,6 +617,10 @@ fn legend(l: &Layout<'_, '_>) -> Vec<(String, String)> {
             legend.push((sample.into(), text.into()));
         }
     }
+    if !d.initiators.is_empty() && d.initiators.len() < l.n {
+        let mark = format!(r##"<path d="{}" fill="{INITIATOR}"/>"##, initiator_path(14.0, 0.0));
+        legend.push((mark, "initiator".into()));
+    }
     if term_losses(d).iter().any(Option::is_some) {
         legend.push((format!(r##"<rect x="1" y="-6" width="22" height="12" {LEADERLESS}/>"##), "no leader".into()));
     }
@@ -951,6 +958,23 @@ fn node_lines(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
             bold = if lead { r#" font-weight="bold""# } else { "" }
         );
     }
+    if d.initiators.len() < l.n {
+        for &p in d.initiators.iter().filter(|&&p| (p as usize) < l.n) {
+            let _ = writeln!(
+                s,
+                r##"<g class="initiator" data-position="{p}"><title>initiator: it starts on its own</title><path d="{path}" fill="{INITIATOR}"/></g>"##,
+                path = initiator_path(left, y(p)),
+            );
+        }
+    }
+}
+
+/// The colour of an initiator's mark (Okabe-Ito bluish green).
+const INITIATOR: &str = "#009E73";
+
+/// A small triangle pointing into the line at `(x, y)`: an initiator's mark.
+fn initiator_path(x: f64, y: f64) -> String {
+    format!("M {:.1} {:.1} L {:.1} {y:.1} L {:.1} {:.1} z", x - 7.0, y - 5.0, x, x - 7.0, y + 5.0)
 }
 
 /// Crashes (a red cross, the line dashed while down) and recoveries, each labelled above its
@@ -1725,6 +1749,20 @@ mod tests {
         marks.push(Mark { node: 1, at: 4_000_000, label: "steps down".into() });
         let d = Diagram { marks: &marks, outages: &outages, terms: &terms, ids: &ids, ..plain(&arrows, 8) };
         assert_eq!(term_losses(&d), [Some(2_600_000), Some(4_000_000), None]);
+    }
+
+    /// Initiators are marked at the start of their lines, with a legend entry, when some nodes are
+    /// not initiators; when every node initiates, or none is given, nothing is marked.
+    #[test]
+    fn initiators_are_marked_when_not_everyone_starts() {
+        let arrows = [arrow(0, 1, MsgKind::Election, 0, Some(3)), arrow(2, 0, MsgKind::Election, 1, Some(4))];
+        let some = svg(&Diagram { initiators: &[0, 2], ..plain(&arrows, 3) });
+        assert_eq!(some.matches(r#"<g class="initiator""#).count(), 2, "{some}");
+        assert!(some.contains(r#"<g class="initiator" data-position="2">"#) && some.contains(">initiator</text>"));
+        for all in [&[0, 1, 2][..], &[]] {
+            let out = svg(&Diagram { initiators: all, ..plain(&arrows, 3) });
+            assert!(!out.contains("initiator"), "{out}");
+        }
     }
 
     /// A crashed leader leads nobody: while it is down, the node elected after it is the only

@@ -34,6 +34,8 @@ pub(super) struct LiveDiagram {
     splits: Vec<Split>,
     terms: Vec<Term>,
     marks: Vec<Mark>,
+    /// The initiators' positions.
+    initiators: Vec<u32>,
 }
 
 /// A change of belief of a kept leadership, as its diagram draws it.
@@ -63,6 +65,7 @@ pub(super) async fn read(
     LiveDiagram {
         ring: plan.topology.kind().is_ring(),
         drawing,
+        initiators: plan.initiators.clone(),
         ..LiveDiagram::from_logs(title, &names, &plan.ids, &logs)
     }
 }
@@ -98,6 +101,7 @@ impl LiveDiagram {
             splits: Vec::new(),
             terms: Vec::new(),
             marks: Vec::new(),
+            initiators: Vec::new(),
         }
     }
 
@@ -188,6 +192,7 @@ impl LiveDiagram {
             marks: &self.marks,
             // The nodes' logs carry messages only: no states yet.
             states: &[],
+            initiators: &self.initiators,
         };
         diagram::svg(&d)
     }

@@ -111,6 +111,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
             ids: &plan.ids,
             arrows: &report.arrows,
             states: &report.states,
+            initiators: &plan.initiators,
             leader: report.verdict.leader,
             time_unit: "virtual time",
             ring: plan.topology.kind().is_ring(),

@@ -144,6 +144,7 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
             ids: &plan.ids,
             arrows: &report.arrows,
             states: &report.states,
+            initiators: &plan.initiators,
             leader,
             time_unit: "virtual ms",
             ring: plan.topology.kind().is_ring(),
