@@ -199,7 +199,8 @@ fn ids_in(text: &str, field: &'static str) -> Result<Vec<u64>, crate::error::Req
 }
 
 impl LabStart {
-    /// The StartElection request the form means (a drawn diagram, not waited for).
+    /// The StartElection request the form means (not waited for; drawn when it has at most
+    /// [`MAX_DIAGRAM_NODES`](crate::elections::MAX_DIAGRAM_NODES) nodes).
     pub fn to_request(&self) -> Result<pb::StartElectionRequest, crate::error::RequestError> {
         let id_order = match self.arrangement.as_str() {
             "" => pb::IdOrder::Unspecified,
@@ -220,11 +221,14 @@ impl LabStart {
             period_ms: self.detector_period_ms,
             timeout_ms: self.detector_timeout_ms,
         });
+        let ids = ids_in(&self.ids, "ids")?;
+        // A diagram is drawn for at most MAX_DIAGRAM_NODES nodes: a larger election runs without one.
+        let n = if ids.is_empty() { self.size } else { ids.len() as u32 };
         Ok(pb::StartElectionRequest {
             algorithm: self.algorithm.clone(),
             size: self.size,
             id_order: id_order as i32,
-            ids: ids_in(&self.ids, "ids")?,
+            ids,
             seed: self.seed,
             initiator_ids: ids_in(&self.initiators, "initiator_ids")?,
             mode: if self.simulated { pb::Mode::Simulated } else { pb::Mode::Live } as i32,
@@ -236,7 +240,7 @@ impl LabStart {
             }),
             keep_leader: self.keep_leader,
             detector,
-            diagram: true,
+            diagram: n <= crate::elections::MAX_DIAGRAM_NODES,
             ..Default::default()
         })
     }
@@ -765,7 +769,8 @@ mod tests {
     }
 
     /// The form becomes the StartElection request it means, and typed ids that are not numbers are
-    /// refused naming the field (`ids`, `initiator_ids`), as is an unknown arrangement (`id_order`).
+    /// refused naming the field (`ids`, `initiator_ids`), as is an unknown arrangement (`id_order`);
+    /// an election of more than 256 nodes asks for no diagram (the API would refuse it).
     #[test]
     fn the_form_is_a_start_request() {
         let form = LabStart {
@@ -787,6 +792,9 @@ mod tests {
         assert_eq!(field(LabStart { ids: "5 x".into(), ..LabStart::default() }), "ids");
         assert_eq!(field(LabStart { initiators: "-1".into(), ..LabStart::default() }), "initiator_ids");
         assert_eq!(field(LabStart { arrangement: "zigzag".into(), ..LabStart::default() }), "id_order");
+        let big = LabStart { algorithm: "as-far".into(), size: 4_096, simulated: true, ..LabStart::default() };
+        assert!(!big.to_request().unwrap().diagram, "over 256 nodes, no diagram (else the API refuses it)");
+        assert!(LabStart { size: 256, ..big }.to_request().unwrap().diagram);
     }
 
     /// A SIMULATED kept leadership's fault on the form becomes its scheduled faults: a crash by id
