@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use ringleader_core::sim::{self, SimConfig};
+use ringleader_core::sim::{self, SimConfig, SimReport};
 
 mod kept;
 
@@ -79,20 +79,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
     } else {
         None
     };
-    let counters = &report.counters;
-    let metrics = Metrics {
-        messages: counters.messages,
-        election_messages: counters.election_messages,
-        notification_messages: counters.notification_messages,
-        by_kind: counters.named().map(|(k, c)| (k.to_string(), c)).collect(),
-        bytes: counters.bytes,
-        ideal_time: report.ideal_time,
-        duration_ms,
-        node_duration_us: None,
-        node_duration_error_us: 0,
-        bound: report.bound,
-        bound_formula: plan.spec.bound_formula,
-    };
+    let metrics = metrics(&report, duration_ms, report.bound, plan.spec.bound_formula);
     let leader =
         report.verdict.leader.map(|p| LeaderInfo { node: format!("sim-{p}"), id: plan.ids[p as usize], position: p });
     let diagram_svg = plan.diagram.map(|drawing| {
@@ -134,5 +121,23 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
         leader,
         per_position,
         diagram_svg,
+    }
+}
+
+/// The metrics of a simulated run that took `duration_ms`, against `bound` (`formula`).
+fn metrics(report: &SimReport, duration_ms: u64, bound: u64, bound_formula: &'static str) -> Metrics {
+    let counters = &report.counters;
+    Metrics {
+        messages: counters.messages,
+        election_messages: counters.election_messages,
+        notification_messages: counters.notification_messages,
+        by_kind: counters.named().map(|(k, c)| (k.to_string(), c)).collect(),
+        bytes: counters.bytes,
+        ideal_time: report.ideal_time,
+        duration_ms,
+        node_duration_us: None,
+        node_duration_error_us: 0,
+        bound,
+        bound_formula,
     }
 }

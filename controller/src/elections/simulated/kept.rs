@@ -12,7 +12,7 @@ use ringleader_core::sim::{self, SimConfig, SimReport};
 use super::super::MAX_TIMELINE;
 use super::super::entry::Entry;
 use super::super::run::{Context, Outcome, Plan, PlannedKind};
-use crate::record::{FailoverRecord, LeaderInfo, LeadershipChange, Metrics};
+use crate::record::{FailoverRecord, LeaderInfo, LeadershipChange};
 
 /// Run `plan` (a kept leadership) with `cfg`, its faults scheduled: a cut-off-leader fault cuts
 /// off whoever leads at its time, found by running the plan up to then (nothing happens when
@@ -115,19 +115,7 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
         None
     };
     let counters = &report.counters;
-    let metrics = Metrics {
-        messages: counters.messages,
-        election_messages: counters.election_messages,
-        notification_messages: counters.notification_messages,
-        by_kind: counters.named().map(|(k, c)| (k.to_string(), c)).collect(),
-        bytes: counters.bytes,
-        ideal_time: report.ideal_time,
-        duration_ms,
-        node_duration_us: None,
-        node_duration_error_us: 0,
-        bound: 0,
-        bound_formula: "none: a kept leadership elects again after every failure",
-    };
+    let metrics = super::metrics(report, duration_ms, 0, "none: a kept leadership elects again after every failure");
     let diagram_svg = plan.diagram.map(|drawing| {
         let title = format!(
             "{}, n = {}, kept for {} virtual ms, seed {}: {} messages",
