@@ -258,17 +258,20 @@ fn planned_faults(req: &ElectionRequest, ids: &[u64]) -> Result<Vec<PlannedFault
             Some(SimFault::Crash(id)) => PlannedKind::Core(Fault::Crash { node: position(i, *id)? }),
             Some(SimFault::Recover(id)) => PlannedKind::Core(Fault::Recover { node: position(i, *id)? }),
             Some(SimFault::CutOff(cut)) => {
-                if cut.is_empty() || cut.len() >= ids.len() {
+                // An id named twice is one node (the simulator refuses a node in two places).
+                let mut group: Vec<u32> = cut.iter().map(|&id| position(i, id)).collect::<Result<_, _>>()?;
+                group.sort_unstable();
+                group.dedup();
+                if group.is_empty() || group.len() >= ids.len() {
                     return Err(RequestError::invalid(
                         "simulation.faults",
                         format!(
                             "faults[{i}] cuts off {} of {} nodes: name at least one, not all",
-                            cut.len(),
+                            group.len(),
                             ids.len()
                         ),
                     ));
                 }
-                let group: Vec<u32> = cut.iter().map(|&id| position(i, id)).collect::<Result<_, _>>()?;
                 let rest = (0..ids.len() as u32).filter(|p| !group.contains(p)).collect();
                 PlannedKind::Core(Fault::Partition { groups: vec![group, rest] })
             }
@@ -859,7 +862,7 @@ mod tests {
     }
 
     /// A SIMULATED kept leadership's horizon defaults to 3,000 virtual ms and its faults are planned
-    /// by position in time order; a horizon or faults anywhere else, a horizon over the maximum,
+    /// by position in time order (an id cut off twice is one node); a horizon or faults anywhere else, a horizon over the maximum,
     /// a fault after the horizon or naming nothing, an unknown id and a cut-off of nobody or of
     /// everybody are refused, each naming its field.
     #[test]
@@ -886,8 +889,8 @@ mod tests {
                 (900, PlannedKind::Core(Fault::Recover { node: 2 })),
             ]
         );
-        let cut = ElectionRequest { faults: vec![at(10, SimFault::CutOff(vec![3, 5]))], ..kept.clone() };
-        let groups = vec![vec![3, 0], vec![1, 2]];
+        let cut = ElectionRequest { faults: vec![at(10, SimFault::CutOff(vec![3, 5, 3]))], ..kept.clone() };
+        let groups = vec![vec![0, 3], vec![1, 2]];
         assert_eq!(plan(&cut, 0, &config).unwrap().faults[0].fault, PlannedKind::Core(Fault::Partition { groups }));
         let refused = |r: ElectionRequest| {
             let e = plan(&r, 0, &config).unwrap_err();
