@@ -193,6 +193,10 @@ pub struct ElectionRecord {
     /// runs (after each change, at most every two seconds), and again when it stops.
     #[serde(default)]
     pub diagram_drawn: u32,
+    /// A SIMULATED election whose every message took one time unit (else
+    /// random delays), so that another run can repeat its conditions.
+    #[serde(default)]
+    pub unit_delay: bool,
     /// What happened that is neither a violation nor a failure (e.g. nodes
     /// that no longer ran a kept leadership when it was stopped).
     #[serde(default)]
@@ -233,6 +237,7 @@ impl ElectionRecord {
             diagram_asked: false,
             diagram_svg: None,
             diagram_drawn: 0,
+            unit_delay: false,
             notes: Vec::new(),
         }
     }

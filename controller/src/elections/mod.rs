@@ -389,6 +389,7 @@ impl Elections {
             diagram_asked: plan.diagram.is_some(),
             started_at_ms,
             keep_leader: plan.keep_leader,
+            unit_delay: plan.mode == Mode::Simulated && plan.sim.unit_delay,
             ..ElectionRecord::blank(id.clone(), plan.spec.name, plan.mode)
         };
         let entry = Arc::new(Entry::pending(record));

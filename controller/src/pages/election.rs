@@ -8,6 +8,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 
 use super::{HEAD, Pages, escape, not_found};
+use ringleader_core::algo::catalogue::CATALOGUE;
+
 use crate::record::{ElectionRecord, Mode};
 
 /// At most this many elections are listed on the index.
@@ -54,11 +56,11 @@ fn index_row(rows: &mut String, r: &ElectionRecord) {
     );
 }
 
-fn bound_text(bound: u64) -> String {
+pub(super) fn bound_text(bound: u64) -> String {
     if bound == 0 { "none".to_string() } else { bound.to_string() }
 }
 
-fn mode_text(r: &ElectionRecord) -> &'static str {
+pub(super) fn mode_text(r: &ElectionRecord) -> &'static str {
     match (r.mode, r.keep_leader) {
         (Mode::Live, true) => "LIVE, kept",
         (Mode::Live, false) => "LIVE",
@@ -70,7 +72,7 @@ fn state_text(r: &ElectionRecord) -> String {
     format!("{:?}", r.state).to_uppercase()
 }
 
-fn state_class(r: &ElectionRecord) -> &'static str {
+pub(super) fn state_class(r: &ElectionRecord) -> &'static str {
     use crate::record::State;
     match r.state {
         State::Pending | State::Running => "running",
@@ -80,7 +82,7 @@ fn state_class(r: &ElectionRecord) -> &'static str {
 }
 
 /// The verdict in one line.
-fn verdict(r: &ElectionRecord) -> String {
+pub(super) fn verdict(r: &ElectionRecord) -> String {
     let leader = r.leader.as_ref().map(|l| format!("{} (id {})", l.node, l.id));
     let mut v = state_text(r);
     match (&r.error, leader) {
@@ -116,6 +118,20 @@ pub(super) async fn diagram_svg(State(Pages { elections, .. }): State<Pages>, Pa
         None => (StatusCode::NOT_FOUND, format!("election {id} has no diagram (yet)")).into_response(),
     }
 }
+
+/// The step controls of a page with diagrams (the script finds them by id: one bar a page).
+pub(super) const STEP_CONTROLS: &str = "<div class=\"controls\">\
+                 <button id=\"first\" title=\"before the first event (Home)\">|◀ start</button>\
+                 <button id=\"back\" title=\"one event back (←)\">◀ back</button>\
+                 <button id=\"play\" title=\"play / pause (space)\">▶ play</button>\
+                 <button id=\"forward\" title=\"one event forward (→)\">forward ▶</button>\
+                 <button id=\"last\" title=\"every event (End)\">end ▶|</button>\
+                 <input type=\"range\" id=\"slider\" min=\"0\" max=\"0\" value=\"0\">\
+                 <label>speed <select id=\"speed\"><option value=\"0.5\">½×</option><option value=\"1\" selected>1×</option>\
+                 <option value=\"2\">2×</option><option value=\"4\">4×</option><option value=\"16\">16×</option></select></label>\
+                 <label>zoom <select id=\"zoom\"><option value=\"1\" selected>fit</option><option value=\"1.5\">150%</option>\
+                 <option value=\"2\">200%</option><option value=\"4\">400%</option></select></label>\
+                 <span id=\"where\"></span></div>";
 
 /// One election's page.
 pub(super) async fn page(State(pages): State<Pages>, Path(id): Path<String>) -> Response {
@@ -180,25 +196,18 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
             body.push_str("</div>");
         }
         Some(svg) => {
+            body.push_str("<h2>Step through it</h2>");
+            body.push_str(STEP_CONTROLS);
             body.push_str(
-                "<h2>Step through it</h2><div class=\"controls\">\
-                 <button id=\"first\" title=\"before the first event (Home)\">|◀ start</button>\
-                 <button id=\"back\" title=\"one event back (←)\">◀ back</button>\
-                 <button id=\"play\" title=\"play / pause (space)\">▶ play</button>\
-                 <button id=\"forward\" title=\"one event forward (→)\">forward ▶</button>\
-                 <button id=\"last\" title=\"every event (End)\">end ▶|</button>\
-                 <input type=\"range\" id=\"slider\" min=\"0\" max=\"0\" value=\"0\">\
-                 <label>speed <select id=\"speed\"><option value=\"0.5\">½×</option><option value=\"1\" selected>1×</option>\
-                 <option value=\"2\">2×</option><option value=\"4\">4×</option><option value=\"16\">16×</option></select></label>\
-                 <label>zoom <select id=\"zoom\"><option value=\"1\" selected>fit</option><option value=\"1.5\">150%</option>\
-                 <option value=\"2\">200%</option><option value=\"4\">400%</option></select></label>\
-                 <span id=\"where\"></span></div>\
-                 <div class=\"stage\"><div id=\"topology\"></div><div id=\"info\">Step to watch the election unfold: \
+                "<div class=\"stage\"><div id=\"topology\" class=\"topology\"></div><div id=\"info\" class=\"info\">Step to watch the election unfold: \
                  each send, arrival and change of state is a step. Point at an arrow to see its message; click it to keep it here.</div></div>\
-                 <h2>Space-time diagram</h2><div id=\"diagram\">",
+                 <h2>Space-time diagram</h2><div id=\"diagram\" class=\"diagram\">",
             );
             body.push_str(svg);
             body.push_str("</div>");
+            if r.state.is_terminal() && !r.keep_leader && !r.participants.is_empty() {
+                same_ids_form(&mut body, r);
+            }
         }
         None if r.diagram_asked && !r.state.is_terminal() => body.push_str(
             "<h2>Space-time diagram</h2><p id=\"no-diagram\">Drawn when the election ends; this page then shows it, \
@@ -211,14 +220,19 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
         ),
     }
     if r.keep_leader && !r.state.is_terminal() {
-        body.push_str(
-            "<h2>Break it</h2><div class=\"stage\"><div id=\"topology\">The topology is being read.</div>\
+        let _ = write!(
+            body,
+            "<h2>Break it</h2><div class=\"stage\"><div id=\"topology\" class=\"topology\">The topology is being read.</div>\
              <div id=\"faults\"><p>Click nodes on the topology to select them, then:</p><p class=\"controls\">\
              <button id=\"crash\">crash</button><button id=\"recover\">recover</button>\
              <button id=\"partition\">cut off from the rest</button><button id=\"heal\">clear every fault</button>\
              <button id=\"stop\">stop the leadership</button></p>\
+             <p class=\"controls\"><button id=\"drop\">drop the next message</button> of kind \
+             <input id=\"drop-kind\" list=\"kinds\" placeholder=\"any kind\" size=\"12\"> \
+             from the first node selected to the second</p>{kinds}\
              <form id=\"token-row\"><label>Controller token <input id=\"token\" type=\"password\" autocomplete=\"off\"></label></form>\
              <p id=\"fault-status\"></p></div></div>",
+            kinds = kinds_list(),
         );
     }
     if r.keep_leader {
@@ -242,6 +256,48 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
         alg = escape(r.algorithm),
         drawn = r.diagram_drawn,
     )
+}
+
+/// Every message kind's name, for a fault's `kind` (a `<datalist id="kinds">`).
+fn kinds_list() -> String {
+    let mut names: Vec<&str> = ringleader_core::protocol::MsgKind::ALL.iter().map(|k| k.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut list = String::from("<datalist id=\"kinds\">");
+    for name in names {
+        let _ = write!(list, "<option value=\"{}\">", escape(name));
+    }
+    list.push_str("</datalist>");
+    list
+}
+
+/// "Same ids, another algorithm": a form that starts another algorithm on `r`'s ids (its
+/// initiators, mode, delays and seed too) and opens both side by side.
+fn same_ids_form(body: &mut String, r: &ElectionRecord) {
+    let mut options = String::new();
+    for spec in CATALOGUE.iter().filter(|s| s.name != r.algorithm) {
+        let _ = write!(
+            options,
+            "<option value=\"{name}\">{title} — {name}</option>",
+            name = escape(spec.name),
+            title = escape(spec.title)
+        );
+    }
+    let _ = write!(
+        body,
+        "<h2>Same ids, another algorithm</h2><form id=\"again\" class=\"controls\"><label>Run \
+         <select name=\"algorithm\">{options}</select></label> on the same {n} ids, {mode}, seed {seed}, and \
+         <button type=\"submit\">step both side by side</button>\
+         <label id=\"again-token-row\">Controller token <input name=\"token\" type=\"password\" autocomplete=\"off\"></label>\
+         <span id=\"again-status\" class=\"error\"></span></form>",
+        n = r.participants.len(),
+        mode = match (r.mode, r.unit_delay) {
+            (Mode::Simulated, true) => "SIMULATED with unit delays",
+            (Mode::Simulated, false) => "SIMULATED with random delays",
+            (Mode::Live, _) => "LIVE",
+        },
+        seed = r.seed,
+    );
 }
 
 fn ms_text(ms: Option<u64>) -> String {
@@ -283,444 +339,9 @@ fn timeline_rows(r: &ElectionRecord) -> String {
     rows
 }
 
-/// Step-through, hover and live updates; plain DOM, no library. The text of
-/// the pages' one `<script>` element, allowed by its hash.
-pub(super) const SCRIPT: &str = r##""use strict";
-(function () {
-  const ELECTION = document.body.dataset.election;
-  const RUNNING = document.body.dataset.running === "true";
-  const SVGNS = "http://www.w3.org/2000/svg";
-  const svg = document.querySelector("#diagram svg");
-  const info = document.getElementById("info");
-  const slider = document.getElementById("slider");
-  const where = document.getElementById("where");
-  const play = document.getElementById("play");
-  const speed = document.getElementById("speed");
-  const unit = svg ? svg.dataset.unit || "" : "";
-  // Zoom: the diagram at a multiple of its own width, scrolled sideways; "fit" fits the page.
-  const zoom = document.getElementById("zoom");
-  if (svg && zoom) {
-    const natural = Number(svg.getAttribute("width"));
-    zoom.addEventListener("change", () => {
-      const z = Number(zoom.value);
-      svg.style.maxWidth = z === 1 ? "" : "none";
-      svg.style.width = z === 1 ? "" : String(Math.round(natural * z)) + "px";
-    });
-  }
-  let pinned = null;
-  let timer = null;
-
-  // What the diagram holds: arrows in sending order, state bands, timed marks.
-  const arrows = svg ? Array.from(svg.querySelectorAll(".msg[data-step]")) : [];
-  const labels = svg ? Array.from(svg.querySelectorAll(".label[data-step]")) : [];
-  const timed = svg ? Array.from(svg.querySelectorAll(".mark, .down, .recover, .partition, .term")) : [];
-  const bands = svg ? Array.from(svg.querySelectorAll("rect.state")) : [];
-  const labelOf = new Map(labels.map((l) => [Number(l.dataset.step), l]));
-  const num = (e, a) => Number(e.getAttribute(a));
-
-  // Each arrow's geometry: where it leaves and arrives, and its parts to show half drawn in flight.
-  const shapes = arrows.map((a) => {
-    const lines = a.tagName === "line" ? [a] : Array.from(a.querySelectorAll("line"));
-    const first = lines[0], last = lines[lines.length - 1];
-    return { first, last, lines, x1: num(first, "x1"), x2: num(last, "x2"), full: [num(first, "x2"), num(first, "y2")] };
-  });
-
-  // Every event on one time line: sends, arrivals and changes of state, in time order (at one
-  // moment arrivals first, then the states they cause, then the sends).
-  const events = [];
-  arrows.forEach((a, i) => {
-    events.push({ t: Number(a.dataset.at), rank: 2, kind: "send", i, x: shapes[i].x1 });
-    if (a.dataset.arrive !== "lost") events.push({ t: Number(a.dataset.arrive), rank: 0, kind: "arrive", i, x: shapes[i].x2 });
-  });
-  const baseline = new Map();
-  bands.forEach((b, i) => {
-    const p = Number(b.dataset.position);
-    // Each node's first state is where it starts (logged at time 0), before any event.
-    if (!baseline.has(p)) { baseline.set(p, i); return; }
-    events.push({ t: Number(b.dataset.at), rank: 1, kind: "state", i, x: num(b, "x") });
-  });
-  events.forEach((e, j) => { e.j = j; });
-  events.sort((a, b) => a.t - b.t || a.rank - b.rank || a.j - b.j);
-  const total = events.length;
-  let shown = 0;
-
-  // Per node: its bands in effect, the last one drawn up to the cursor.
-  const bandWidth = bands.map((b) => num(b, "width"));
-  const current = new Map(baseline);
-  const previous = bands.map(() => null);
-
-  // The "now" cursor across the diagram.
-  let cursor = null;
-  if (svg) {
-    cursor = document.createElementNS(SVGNS, "line");
-    cursor.setAttribute("id", "now");
-    cursor.setAttribute("y1", svg.dataset.top || "40");
-    cursor.setAttribute("y2", svg.dataset.bottom || "100");
-    cursor.setAttribute("stroke", "#000");
-    cursor.setAttribute("stroke-width", "1");
-    cursor.setAttribute("stroke-dasharray", "4 3");
-    svg.appendChild(cursor);
-  }
-
-  // The topology, drawn from the record (ids, links), its nodes coloured by state.
-  const topo = { nodes: [], dots: new Map(), at: null, dotLayer: null, participants: [] };
-  // A running leadership has no diagram yet: its nodes are coloured by what they last believed.
-  const beliefs = new Map();
-  const BELIEF_COLOUR = { leader: "#D55E00", follower: "#0072B2", electing: "#E69F00", down: "#999999" };
-  const down = new Set();
-
-  function readBeliefs(r) {
-    down.clear();
-    for (const p of r.down || []) down.add(p);
-    for (const c of r.timeline) {
-      const own = r.participants[c.position];
-      beliefs.set(c.position, c.leader_id === null ? "electing" : own && own.id === c.leader_id ? "leader" : "follower");
-    }
-  }
-  const topoBox = document.getElementById("topology");
-
-  function drawTopology(r) {
-    if (!topoBox) return;
-    const n = r.participants.length;
-    if (n === 0 || r.links.length === 0) {
-      topoBox.textContent = "The topology is drawn for elections of at most 64 nodes.";
-      return;
-    }
-    topo.participants = r.participants;
-    const size = 300, mid = size / 2, radius = n > 24 ? 9 : 14;
-    const pic = document.createElementNS(SVGNS, "svg");
-    pic.setAttribute("viewBox", "0 0 " + size + " " + size);
-    pic.setAttribute("width", String(size));
-    pic.setAttribute("height", String(size));
-    pic.setAttribute("id", "topology-view");
-    let at;
-    if (r.topology === "Mesh") {
-      const cols = Math.ceil(Math.sqrt(n)), rows = Math.ceil(n / cols), step = (size - 60) / Math.max(cols - 1, rows - 1, 1);
-      at = (p) => [30 + (p % cols) * step, 30 + Math.floor(p / cols) * step];
-    } else {
-      const ring = mid - 30;
-      at = (p) => [mid + ring * Math.sin(2 * Math.PI * p / n), mid - ring * Math.cos(2 * Math.PI * p / n)];
-    }
-    topo.at = at;
-    for (const [a, b] of r.links) {
-      const line = document.createElementNS(SVGNS, "line");
-      const [xa, ya] = at(a), [xb, yb] = at(b);
-      line.setAttribute("x1", xa); line.setAttribute("y1", ya); line.setAttribute("x2", xb); line.setAttribute("y2", yb);
-      line.setAttribute("stroke", "#bbb");
-      pic.appendChild(line);
-    }
-    topo.dotLayer = document.createElementNS(SVGNS, "g");
-    for (const part of r.participants) {
-      const [x, y] = at(part.position);
-      const g = document.createElementNS(SVGNS, "g");
-      g.setAttribute("class", "topo-node");
-      g.dataset.position = String(part.position);
-      const c = document.createElementNS(SVGNS, "circle");
-      c.setAttribute("cx", x); c.setAttribute("cy", y); c.setAttribute("r", String(radius));
-      c.setAttribute("stroke", "#333");
-      const t = document.createElementNS(SVGNS, "text");
-      t.setAttribute("x", x); t.setAttribute("y", y + 4); t.setAttribute("text-anchor", "middle");
-      t.setAttribute("font-size", n > 24 ? "8" : "11");
-      t.textContent = String(part.id);
-      const title = document.createElementNS(SVGNS, "title");
-      g.append(c, t, title);
-      pic.appendChild(g);
-      topo.nodes[part.position] = { g, c, title, id: part.id };
-    }
-    pic.appendChild(topo.dotLayer);
-    topoBox.textContent = "";
-    topoBox.appendChild(pic);
-    const legend = document.createElement("p");
-    legend.id = "topology-legend";
-    topoBox.appendChild(legend);
-    paintNodes();
-  }
-
-  function paintNodes() {
-    const seen = new Map();
-    for (let p = 0; p < topo.nodes.length; p++) {
-      const node = topo.nodes[p];
-      if (!node) continue;
-      let state = "unknown", colour = "#fff";
-      if (svg) {
-        const i = current.get(p);
-        if (i !== undefined) { state = bands[i].dataset.state; colour = bands[i].dataset.colour; }
-      } else if (down.has(p)) {
-        state = "down";
-        colour = BELIEF_COLOUR.down;
-      } else if (beliefs.has(p)) {
-        state = beliefs.get(p);
-        colour = BELIEF_COLOUR[state];
-      }
-      node.c.setAttribute("fill", colour);
-      node.g.dataset.state = state;
-      node.title.textContent = "id " + node.id + " (position " + p + "): " + state;
-      seen.set(state, colour);
-    }
-    const legend = document.getElementById("topology-legend");
-    if (legend) {
-      legend.textContent = svg && bands.length === 0
-        ? "Node states are drawn for SIMULATED elections; a LIVE election's nodes log their messages only."
-        : Array.from(seen.keys()).sort().join(" · ");
-    }
-  }
-
-  function placeDot(i) {
-    const dot = topo.dots.get(i);
-    if (!dot || !topo.at) return;
-    const a = arrows[i].dataset;
-    const from = Number(a.fromPosition), to = Number(a.toPosition);
-    const sent = Number(a.at), arrive = a.arrive === "lost" ? sent + 1 : Number(a.arrive);
-    const now = shown > 0 ? events[shown - 1].t : 0;
-    const f = Math.min(0.85, Math.max(0.15, arrive > sent ? (now - sent) / (arrive - sent) : 0.5));
-    const [xa, ya] = topo.at(from), [xb, yb] = topo.at(to);
-    dot.setAttribute("cx", xa + (xb - xa) * f);
-    dot.setAttribute("cy", ya + (yb - ya) * f);
-  }
-
-  // Apply (or undo) one event.
-  function apply(e, forward) {
-    if (e.kind === "send" || e.kind === "arrive") {
-      const a = arrows[e.i], sh = shapes[e.i];
-      const flight = (e.kind === "send") === forward;
-      const visible = forward || e.kind === "arrive";
-      a.style.display = visible ? "" : "none";
-      const label = labelOf.get(e.i);
-      if (flight && visible && a.dataset.arrive !== "lost") {
-        // In flight: drawn half way, its second part (round the ring) not yet.
-        const [fx, fy] = sh.full;
-        const x1 = num(sh.first, "x1"), y1 = num(sh.first, "y1");
-        sh.first.setAttribute("x2", String((x1 + fx) / 2));
-        sh.first.setAttribute("y2", String((y1 + fy) / 2));
-        if (sh.lines.length > 1) sh.last.style.display = "none";
-        a.classList.add("flight");
-        if (label) label.style.display = "none";
-        if (topo.at && !topo.dots.has(e.i)) {
-          const dot = document.createElementNS(SVGNS, "circle");
-          dot.setAttribute("r", "4");
-          dot.setAttribute("class", "dot");
-          dot.setAttribute("fill", sh.first.getAttribute("stroke") || "#333");
-          topo.dotLayer.appendChild(dot);
-          topo.dots.set(e.i, dot);
-        }
-      } else {
-        sh.first.setAttribute("x2", String(sh.full[0]));
-        sh.first.setAttribute("y2", String(sh.full[1]));
-        if (sh.lines.length > 1) sh.last.style.display = "";
-        a.classList.remove("flight");
-        if (label) label.style.display = visible ? "" : "none";
-        const dot = topo.dots.get(e.i);
-        if (dot) { dot.remove(); topo.dots.delete(e.i); }
-      }
-    } else {
-      const b = bands[e.i], p = Number(b.dataset.position);
-      if (forward) {
-        previous[e.i] = current.has(p) ? current.get(p) : null;
-        current.set(p, e.i);
-        b.style.display = "";
-      } else {
-        b.style.display = "none";
-        if (previous[e.i] === null) current.delete(p); else current.set(p, previous[e.i]);
-      }
-    }
-  }
-
-  function describeArrow(a, prefix) {
-    const d = a.dataset;
-    const received = d.received === "lost" ? "lost" : "received at " + d.received + " " + unit;
-    const carries = d.carries ? ", carrying " + d.carries : "";
-    info.textContent = prefix + d.kind + " from " + d.from + " to " + d.to + ": sent at " + d.sent + " " + unit + ", " +
-      received + "; causal time " + d.causal + carries;
-  }
-
-  function describeEvent(e, k) {
-    const head = "step " + k + " of " + total + ": ";
-    if (e.kind === "state") {
-      const b = bands[e.i];
-      const node = topo.nodes[Number(b.dataset.position)];
-      const who = node ? "id " + node.id : "position " + b.dataset.position;
-      info.textContent = head + who + " becomes " + b.dataset.state;
-    } else {
-      describeArrow(arrows[e.i], head + (e.kind === "send" ? "sends " : "receives "));
-    }
-  }
-
-  function show(k) {
-    k = Math.max(0, Math.min(total, k));
-    while (shown < k) apply(events[shown++], true);
-    while (shown > k) apply(events[--shown], false);
-    const now = shown > 0 ? events[shown - 1].t : -1;
-    const x = shown > 0 ? events[shown - 1].x : (shapes[0] ? shapes[0].x1 : 0);
-    if (cursor) {
-      cursor.setAttribute("x1", String(x)); cursor.setAttribute("x2", String(x));
-      cursor.style.display = shown === total ? "none" : "";
-    }
-    // Each node's state band in effect ends at the cursor (all of it at the end).
-    for (const [, i] of current) {
-      const b = bands[i], bx = num(b, "x");
-      b.setAttribute("width", String(shown === total ? bandWidth[i] : Math.max(0, Math.min(bandWidth[i], x - bx))));
-    }
-    for (const e of timed) e.style.display = shown === total || Number(e.dataset.at) <= now ? "" : "none";
-    for (const i of topo.dots.keys()) placeDot(i);
-    paintNodes();
-    slider.value = String(shown);
-    where.textContent = shown === total ? "all " + total + " events (" + arrows.length + " messages drawn)" :
-      "event " + shown + " of " + total + (shown > 0 ? ", at " + events[shown - 1].t + " " + (svg.dataset.axis || unit) : "");
-    if (pinned) describeArrow(pinned, "pinned: ");
-    else if (shown > 0 && shown < total) describeEvent(events[shown - 1], shown);
-  }
-
-  function stop() {
-    if (timer !== null) clearInterval(timer);
-    timer = null;
-    play.textContent = "▶ play";
-  }
-
-  function start() {
-    if (shown >= total) show(0);
-    play.textContent = "❚❚ pause";
-    timer = setInterval(() => { if (shown >= total) stop(); else show(shown + 1); }, 600 / Number(speed.value));
-  }
-
-  if (svg) {
-    // Each arrow's ends by position, for the dots on the topology.
-    const rows = Array.from(svg.querySelectorAll("line.node"));
-    const rowOf = (y) => rows.findIndex((r) => Math.abs(num(r, "y1") - y) < 1);
-    arrows.forEach((a, i) => {
-      const sh = shapes[i];
-      a.dataset.fromPosition = String(rowOf(num(sh.first, "y1")));
-      a.dataset.toPosition = String(rowOf(sh.lines.length > 1 || a.dataset.arrive !== "lost" ? num(sh.last, "y2") : num(sh.first, "y1")));
-    });
-    slider.max = String(total);
-    document.getElementById("first").addEventListener("click", () => { stop(); show(0); });
-    document.getElementById("back").addEventListener("click", () => { stop(); show(shown - 1); });
-    document.getElementById("forward").addEventListener("click", () => { stop(); show(shown + 1); });
-    document.getElementById("last").addEventListener("click", () => { stop(); show(total); });
-    slider.addEventListener("input", () => { stop(); show(Number(slider.value)); });
-    play.addEventListener("click", () => { if (timer !== null) stop(); else start(); });
-    speed.addEventListener("change", () => { if (timer !== null) { stop(); start(); } });
-    document.addEventListener("keydown", (ev) => {
-      if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement) return;
-      const keys = { ArrowRight: () => show(shown + 1), ArrowLeft: () => show(shown - 1), Home: () => show(0), End: () => show(total) };
-      if (keys[ev.key]) { stop(); keys[ev.key](); ev.preventDefault(); }
-      else if (ev.key === " ") { if (timer !== null) stop(); else start(); ev.preventDefault(); }
-    });
-    for (const a of arrows) {
-      a.addEventListener("mouseenter", () => { if (!pinned) describeArrow(a, ""); });
-      a.addEventListener("click", (ev) => {
-        ev.stopPropagation();
-        if (pinned) pinned.classList.remove("pinned");
-        pinned = pinned === a ? null : a;
-        if (pinned) { pinned.classList.add("pinned"); describeArrow(a, "pinned: "); }
-      });
-    }
-    svg.addEventListener("click", () => { if (pinned) { pinned.classList.remove("pinned"); pinned = null; } });
-    show(total);
-    fetch("/elections/" + encodeURIComponent(ELECTION) + "/record.json")
-      .then((r) => r.ok ? r.json() : null)
-      .then((r) => { if (r) { drawTopology(r); show(shown); } })
-      .catch(() => { if (topoBox) topoBox.textContent = "The topology could not be read."; });
-  }
-  if (RUNNING) {
-    // Follow the election: its verdict line and a kept leadership's tables; reload when it ends.
-    const verdict = document.getElementById("verdict");
-    let drawnSeen = Number(document.body.dataset.drawn || "0");
-    const follow = async () => {
-      try {
-        const response = await fetch("/elections/" + encodeURIComponent(ELECTION) + "/record.json");
-        if (!response.ok) return;
-        const r = await response.json();
-        if (r.state === "Finished" || r.state === "Failed") { location.reload(); return; }
-        if (!svg && topoBox) {
-          if (topo.nodes.length === 0) drawTopology(r);
-          readBeliefs(r);
-          paintNodes();
-        }
-        const leader = r.leader ? r.leader.node + " (id " + r.leader.id + ")" : "no leader yet";
-        verdict.textContent = "RUNNING: " + leader + (r.term ? ", term " + r.term : "") +
-          (r.agreed ? ", agreed" : ", not agreed") + "; " + r.timeline.length + " changes of belief, " +
-          r.failovers.length + " failover(s)";
-        const soFar = document.getElementById("diagram-so-far");
-        if (soFar && r.diagram_drawn !== drawnSeen) {
-          const picture = await fetch("/elections/" + encodeURIComponent(ELECTION) + "/diagram.svg");
-          if (picture.ok) {
-            const doc = new DOMParser().parseFromString(await picture.text(), "image/svg+xml");
-            soFar.replaceChildren(document.importNode(doc.documentElement, true));
-            drawnSeen = r.diagram_drawn;
-          }
-        }
-        const failovers = document.getElementById("failovers");
-        if (failovers) {
-          while (failovers.rows.length > 1) failovers.deleteRow(1);
-          for (const f of r.failovers) {
-            const row = failovers.insertRow();
-            const cells = [f.leader.node, f.term, f.cause, f.lost_at_ms + " ms",
-              f.detection_ms === null ? "–" : f.detection_ms + " ms",
-              f.agreement_ms === null ? "–" : f.agreement_ms + " ms",
-              f.new_leader ? f.new_leader[0].node + " (term " + f.new_leader[1] + ")" : "–",
-              f.messages === null ? "–" : f.messages];
-            for (const c of cells) row.insertCell().textContent = String(c);
-          }
-        }
-        const timeline = document.getElementById("timeline");
-        if (timeline) {
-          for (const c of r.timeline.slice(timeline.rows.length - 1)) {
-            const row = timeline.insertRow();
-            const cells = [c.at_ms + " ms", c.node, c.term, c.leader_id === null ? "no leader (electing)" : "id " + c.leader_id + " leads"];
-            for (const x of cells) row.insertCell().textContent = String(x);
-          }
-        }
-      } catch (e) {
-        verdict.textContent = "lost contact with the controller: " + e;
-      }
-    };
-    follow();
-    setInterval(follow, 1000);
-  }
-
-  // Breaking a running leadership: select nodes on the topology, then crash, recover or cut them off.
-  const faultPanel = document.getElementById("faults");
-  if (faultPanel) {
-    const selected = new Set();
-    const status = document.getElementById("fault-status");
-    const token = document.getElementById("token");
-    document.getElementById("token-row").hidden = document.body.dataset.tokenRequired !== "true";
-    token.value = sessionStorage.getItem("ringleader-token") || "";
-    token.form.addEventListener("submit", (ev) => ev.preventDefault());
-    topoBox.addEventListener("click", (ev) => {
-      const g = ev.target.closest(".topo-node");
-      if (!g) return;
-      const p = Number(g.dataset.position);
-      if (selected.has(p)) selected.delete(p); else selected.add(p);
-      g.classList.toggle("selected", selected.has(p));
-    });
-    const act = async (action) => {
-      sessionStorage.setItem("ringleader-token", token.value);
-      const names = (ps) => ps.map((p) => topo.participants[p].node);
-      const body = { election_id: ELECTION, action, nodes: names(Array.from(selected)),
-        all: names(topo.participants.map((x) => x.position)) };
-      const headers = { "content-type": "application/json", "x-ringleader-lab": "1" };
-      if (token.value) headers.authorization = "Bearer " + token.value;
-      status.textContent = action + "…";
-      try {
-        const response = await fetch("/lab/act", { method: "POST", headers, body: JSON.stringify(body) });
-        const answer = await response.json();
-        status.textContent = response.ok ? answer.done : answer.message;
-        status.className = response.ok ? "ok" : "error";
-        if (response.ok) {
-          selected.clear();
-          for (const g of topoBox.querySelectorAll(".topo-node.selected")) g.classList.remove("selected");
-        }
-      } catch (e) {
-        status.textContent = "the controller did not answer: " + e;
-      }
-    };
-    for (const [id, action] of [["crash", "crash"], ["recover", "recover"], ["partition", "partition"], ["heal", "clear"], ["stop", "stop"]]) {
-      document.getElementById(id).addEventListener("click", () => act(action));
-    }
-  }
-})();
-"##;
+/// Step-through, hover, comparison and live updates (`election.js`): the
+/// text of the election pages' one `<script>` element, allowed by its hash.
+pub(super) const SCRIPT: &str = include_str!("election.js");
 
 #[cfg(test)]
 mod tests {

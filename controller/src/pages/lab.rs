@@ -324,16 +324,19 @@ pub(super) async fn start(State(lab): State<Lab>, headers: HeaderMap, body: axum
 pub struct LabAction {
     /// The election (for `stop`).
     pub election_id: String,
-    /// `crash`, `recover`, `partition` (the nodes from the rest), `clear` (every fault) or `stop`.
+    /// `crash`, `recover`, `partition` (the nodes from the rest), `drop` (the next message from the
+    /// first node to the second), `clear` (every fault) or `stop`.
     pub action: String,
     /// The nodes it concerns, by name.
     pub nodes: Vec<String>,
     /// Every node of the election, by name (for `partition`: the rest are the other side).
     pub all: Vec<String>,
+    /// For `drop`: the kind of message dropped (a `messages_by_kind` name; empty: any kind).
+    pub kind: String,
 }
 
-/// `POST /lab/act`: crash or recover nodes, cut them off, clear every
-/// fault, or stop the election, each through its gRPC method; answers
+/// `POST /lab/act`: crash or recover nodes, cut them off, drop the next
+/// message of a kind on a link, clear every fault, or stop the election, each through its gRPC method; answers
 /// `{"done": …}` (what was done) or a [`Refusal`].
 pub(super) async fn act(State(lab): State<Lab>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
     let request = match request::<LabAction>(&lab, &headers, &body) {
@@ -384,6 +387,27 @@ pub(super) async fn act(State(lab): State<Lab>, headers: HeaderMap, body: axum::
                 .await
                 .map(|f| f.into_inner().description)
         }
+        "drop" => {
+            // The next message of `kind` from the first node to the second is lost.
+            let [from, to] = action.nodes.as_slice() else {
+                return Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    "INVALID_ARGUMENT",
+                    "nodes",
+                    "nodes: select two nodes, the sender first, then the receiver",
+                )
+                .into_response();
+            };
+            let link = pb::LinkFaultSpec {
+                from: from.clone(),
+                to: to.clone(),
+                drop: 1.0,
+                kind: action.kind.trim().to_string(),
+                nth: 1,
+                ..Default::default()
+            };
+            lab.service.inject_fault(call(Kind::Link(link))).await.map(|f| f.into_inner().description)
+        }
         "clear" => {
             let request =
                 tonic::Request::from_parts(metadata.clone(), extensions.clone(), pb::ClearFaultsRequest::default());
@@ -399,7 +423,7 @@ pub(super) async fn act(State(lab): State<Lab>, headers: HeaderMap, body: axum::
                 StatusCode::BAD_REQUEST,
                 "INVALID_ARGUMENT",
                 "action",
-                format!("action: unknown `{other}`; crash, recover, partition, clear or stop"),
+                format!("action: unknown `{other}`; crash, recover, partition, drop, clear or stop"),
             )
             .into_response();
         }

@@ -38,6 +38,7 @@
 //! loads, runs or frames the pages, so a record's text that slipped through
 //! the escaping still could not run.
 
+mod compare;
 mod election;
 mod lab;
 
@@ -76,6 +77,7 @@ pub fn router(elections: Arc<Elections>, lab: Lab) -> axum::Router {
         .route("/elections/{id}", get(page))
         .route("/elections/{id}/record.json", get(record_json))
         .route("/elections/{id}/diagram.svg", get(diagram_svg))
+        .route("/compare/{a}/{b}", get(compare::page))
         .with_state(pages)
         .merge(lab_routes)
         .layer(axum::middleware::map_response(with_policy))
@@ -137,19 +139,20 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .controls { margin: 0.6em 0; display: flex; gap: 0.4em; align-items: center; flex-wrap: wrap; }
 .controls button { font-size: 1em; min-width: 2.4em; }
 #slider { width: 22em; }
-#diagram { overflow-x: auto; }
-#diagram svg { max-width: 100%; height: auto; border: 1px solid #eee; }
-#diagram .msg { cursor: pointer; }
-#diagram .msg:hover, #diagram .msg.pinned { stroke-width: 3; filter: drop-shadow(0 0 2px #fc0); }
-#diagram .msg.flight { opacity: 0.8; }
-#diagram .label { pointer-events: none; }
+.diagram { overflow-x: auto; }
+.diagram svg { max-width: 100%; height: auto; border: 1px solid #eee; box-sizing: border-box; }
+.diagram .msg { cursor: pointer; }
+.diagram .msg:hover, .diagram .msg.pinned { stroke-width: 3; filter: drop-shadow(0 0 2px #fc0); }
+.diagram .msg.flight { opacity: 0.8; }
+.diagram .label { pointer-events: none; }
 .stage { display: flex; gap: 1em; align-items: flex-start; flex-wrap: wrap; }
-.stage #info { flex: 1; min-width: 20em; }
-#topology { width: 300px; font-size: 0.85em; color: #444; }
-#topology svg { border: 1px solid #eee; background: #fff; }
+.stage .info { flex: 1; min-width: 16em; }
+.topology { width: 300px; font-size: 0.85em; color: #444; }
+.topology svg { border: 1px solid #eee; background: #fff; }
 .topo-node { cursor: pointer; }
 .topo-node.selected circle { stroke-width: 4; stroke: #000; }
-#info { min-height: 2.6em; background: #fafafa; border: 1px solid #eee; padding: 0.4em 0.7em; font-size: 0.92em; }
+.info { min-height: 2.6em; background: #fafafa; border: 1px solid #eee; padding: 0.4em 0.7em; font-size: 0.92em; }
+.pair { display: grid; grid-template-columns: repeat(auto-fit, minmax(30em, 1fr)); gap: 1.5em; }
 code { background: #f4f4f4; padding: 0 3px; }
 form.lab { display: grid; grid-template-columns: max-content 1fr; gap: 0.35em 1em; align-items: start; max-width: 62em; }
 form.lab > label, form.lab > fieldset, form.lab > p { grid-column: 1; }
@@ -189,7 +192,7 @@ mod tests {
     }
 
     /// The lab's calls through the router: one without the lab header is forbidden; an unknown
-    /// action, a crash of no node, a start with n = 1 and a stop of an unknown election are
+    /// action, a crash of no node, a drop on no link (one node), a start with n = 1 and a stop of an unknown election are
     /// refused with the API's code and the field named, as JSON lines.
     #[tokio::test]
     async fn lab_calls_are_refused_by_field() {
@@ -232,6 +235,10 @@ mod tests {
             refused(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "nodes")
         );
         assert_eq!(
+            call("/lab/act", r#"{"action":"drop","nodes":["node-0"],"kind":"elect"}"#, true).await,
+            refused(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "nodes")
+        );
+        assert_eq!(
             call("/lab/act", r#"{"action":"stop","election_id":"e9"}"#, true).await,
             refused(StatusCode::NOT_FOUND, "NOT_FOUND", "election_id")
         );
@@ -248,7 +255,7 @@ mod tests {
     }
 
     /// Every response of the pages (the lab, the index, an election's page, its JSON, its diagram
-    /// alone, a missing election) carries one Content-Security-Policy that loads nothing from elsewhere, runs no script but the
+    /// alone, two side by side, a missing election) carries one Content-Security-Policy that loads nothing from elsewhere, runs no script but the
     /// page's own and may not be framed, and the page's inline script and style sheet are allowed
     /// by their hashes, so the page still works under it. Before, the pages sent no policy.
     #[tokio::test]
@@ -272,6 +279,8 @@ mod tests {
             ("/elections/e1", StatusCode::OK),
             ("/elections/e1/record.json", StatusCode::OK),
             ("/elections/e1/diagram.svg", StatusCode::OK),
+            ("/compare/e1/e1", StatusCode::OK),
+            ("/compare/e1/nope", StatusCode::NOT_FOUND),
             ("/elections/nope", StatusCode::NOT_FOUND),
             ("/elections/nope/diagram.svg", StatusCode::NOT_FOUND),
         ] {
@@ -285,7 +294,7 @@ mod tests {
                 assert_eq!(response.headers()[header::CONTENT_TYPE], "image/svg+xml");
                 let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
                 assert!(body.starts_with(b"<svg>"), "the diagram alone");
-            } else if path == "/elections/e1" || path == "/" {
+            } else if path == "/elections/e1" || path == "/" || path == "/compare/e1/e1" {
                 let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
                 pages.push(String::from_utf8(body.to_vec()).unwrap());
             }

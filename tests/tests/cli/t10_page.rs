@@ -141,3 +141,87 @@ async fn the_election_page_works_in_a_browser() {
     .await
     .unwrap();
 }
+
+/// What a panel of the comparison page shows: its visible arrows' sending times and its hidden
+/// ones', and the times its "now" stands at (from the bar's text).
+fn panel_times(b: &crate::browser::Browser, panel: usize) -> (Vec<f64>, Vec<f64>) {
+    let v = b.run(&format!(
+        "const arrows = Array.from(document.querySelectorAll('.panel')[{panel}].querySelectorAll('.msg[data-step]'));\
+         const at = (e) => Number(e.dataset.at);\
+         return [arrows.filter(e => e.style.display !== 'none').map(at), arrows.filter(e => e.style.display === 'none').map(at)];"
+    ));
+    let list = |i: usize| v[i].as_array().into_iter().flatten().filter_map(Value::as_f64).collect::<Vec<f64>>();
+    (list(0), list(1))
+}
+
+/// In chromium: "Same ids, another algorithm" on a finished as-far election's page starts Stages
+/// on the same ids, mode, delays and seed and opens both side by side: one costs table, both
+/// topologies, one bar of controls. Stepping is synchronised by time: at every step, in both
+/// panels, every message shown was sent no later than the bar's "now" and every one hidden no
+/// earlier (fails if the two elections' events are concatenated instead of merged by time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_ids_another_algorithm_steps_side_by_side() {
+    let Some(driver) = chromedriver() else { return };
+    let served = Served::start(0, &[]).await;
+    let (web, mut client) = (served.web, served.client.clone());
+    let first = pb::StartElectionRequest {
+        mode: pb::Mode::Simulated as i32,
+        size: 6,
+        id_order: pb::IdOrder::WorstCase as i32,
+        simulation: Some(pb::SimulationOptions { unit_delay: true, ..Default::default() }),
+        diagram: true,
+        ..election("as-far")
+    };
+    let first = client.start_election(first).await.unwrap().into_inner();
+    let browser = tokio::task::spawn_blocking(move || Browser::start(&driver)).await.unwrap();
+    let page = format!("http://127.0.0.1:{web}/elections/{}", first.election_id);
+    let messages = first.metrics.as_ref().unwrap().messages as usize;
+    tokio::task::spawn_blocking(move || {
+        let b = browser;
+        b.go(&page);
+        b.run("document.querySelector('#again select').value = 'stages'; return true;");
+        b.click("#again button");
+        b.wait_until("return location.pathname.startsWith('/compare/');", "the comparison page");
+        b.wait_until(
+            "return document.querySelectorAll('.panel .topology-view .topo-node').length === 12;",
+            "both topologies",
+        );
+        let console: Vec<String> = b.console().into_iter().filter(|l| !l.contains("Failed to load resource")).collect();
+        assert_eq!(console, Vec::<String>::new(), "console messages on the comparison page");
+        let costs = b.text("#costs");
+        assert!(costs.contains("as-far") && costs.contains("stages") && costs.contains("n(n+1)/2"), "{costs}");
+        assert!(b.text("h1 + p").starts_with("Both on the ids 6 5 4 3 2 1"), "{}", b.text("h1 + p"));
+        let (shown, _) = panel_times(&b, 0);
+        assert_eq!(shown.len(), messages, "at first every as-far message is shown");
+        b.click("#first");
+        assert_eq!((panel_times(&b, 0).0.len(), panel_times(&b, 1).0.len()), (0, 0), "at the start, no message");
+        let total = b.run("return Number(document.getElementById('slider').max);").as_u64().unwrap();
+        let mut both_moved = false;
+        for k in 1..=40.min(total) {
+            b.press("ArrowRight");
+            let place = b.text("#where");
+            let now: f64 = place
+                .split(", at ")
+                .nth(1)
+                .and_then(|t| t.split(' ').next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("step {k}: no time in {place:?}"));
+            assert!(
+                place.starts_with(&format!("event {k} of {total}"))
+                    && place.contains("as-far ")
+                    && place.contains("stages ")
+            );
+            let (a, b2) = (panel_times(&b, 0), panel_times(&b, 1));
+            for (name, (shown, hidden)) in [("as-far", &a), ("stages", &b2)] {
+                assert!(shown.iter().all(|&t| t <= now), "step {k}, {name}: a message after now {now}: {shown:?}");
+                assert!(hidden.iter().all(|&t| t >= now), "step {k}, {name}: one before now {now} hidden: {hidden:?}");
+            }
+            both_moved |= !a.0.is_empty() && !b2.0.is_empty();
+        }
+        assert!(both_moved, "within 40 steps both elections sent something");
+        b.click("#last");
+        assert_eq!(panel_times(&b, 0).1.len() + panel_times(&b, 1).1.len(), 0, "at the end everything is shown");
+    })
+    .await
+    .unwrap();
+}
