@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ringleader_core::algo::{Msg, MsgKind};
-use ringleader_core::diagram::{self, Arrow, Mark, Term};
+use ringleader_core::diagram::{self, Arrow, Mark, StateChange, Term};
 use ringleader_core::faults::{Outage, Split};
 use ringleader_proto::v1 as pb;
 
@@ -23,6 +23,8 @@ pub(super) struct LiveDiagram {
     nodes: Vec<String>,
     ids: Vec<u64>,
     arrows: Vec<Arrow>,
+    /// Each node's state when prepared and its changes, as the nodes logged them.
+    states: Vec<StateChange>,
     /// Unix time (µs) of the first send: the origin of the time axis.
     origin_us: u64,
     /// What is missing from the picture (unread logs, truncation).
@@ -88,11 +90,13 @@ impl LiveDiagram {
         if all > arrows.len() {
             notes.push(format!("first {} of {all} messages drawn", arrows.len()));
         }
+        let states = states(logs, origin_us);
         LiveDiagram {
             title,
             nodes,
             ids: ids.to_vec(),
             arrows,
+            states,
             origin_us,
             notes,
             ring: false,
@@ -190,12 +194,50 @@ impl LiveDiagram {
             splits: &self.splits,
             terms: &self.terms,
             marks: &self.marks,
-            // The nodes' logs carry messages only: no states yet.
-            states: &[],
+            states: &self.states,
             initiators: &self.initiators,
         };
         diagram::svg(&d)
     }
+}
+
+/// At most this many distinct state names are kept for diagrams (see [`state_name`]).
+const MAX_STATE_NAMES: usize = 256;
+
+/// A state name from a node's log as a diagram keeps it (`&'static`): the
+/// names are few (each algorithm's handful), so each distinct one is kept
+/// once for the process's life, at most [`MAX_STATE_NAMES`] of at most 32
+/// bytes; any other is drawn as `other`.
+fn state_name(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = names.iter().find(|n| **n == name) {
+        return known;
+    }
+    if name.is_empty() || name.len() > 32 || names.len() >= MAX_STATE_NAMES {
+        return "other";
+    }
+    let kept: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.push(kept);
+    kept
+}
+
+/// Every node's logged states, times relative to `origin` (a unix time in µs; a state logged
+/// before it, the one a node was prepared in, at 0), in time order.
+fn states(logs: &[Option<pb::MessageLog>], origin: u64) -> Vec<StateChange> {
+    let mut states: Vec<StateChange> = logs
+        .iter()
+        .enumerate()
+        .flat_map(|(p, log)| {
+            log.iter().flat_map(|l| &l.states).map(move |s| StateChange {
+                time: s.at_us.saturating_sub(origin),
+                position: p as u32,
+                state: state_name(&s.state),
+            })
+        })
+        .collect();
+    states.sort_by_key(|s| s.time);
+    states
 }
 
 /// Pair each logged send with its receipts, times relative to the first
@@ -305,6 +347,43 @@ mod tests {
             ]
         );
         assert_eq!(arrows(&[None, None]).0, []);
+    }
+
+    /// The nodes' logged states become the diagram's state bands, times from the first send (the
+    /// state a node was prepared in, logged before it, at 0), in time order; an unknown-length or
+    /// empty name from the network is drawn as `other`, and a name is kept once.
+    #[test]
+    fn logged_states_become_state_bands() {
+        let state = |state: &str, at_us| pb::LoggedState { state: state.into(), at_us };
+        let logs = [
+            Some(pb::MessageLog {
+                sent: vec![sent(1, 1, "election", 1_000)],
+                states: vec![state("asleep", 900), state("candidate", 1_000), state("leader", 1_400)],
+                ..Default::default()
+            }),
+            Some(pb::MessageLog {
+                received: vec![receipt(0, 1, 1_200)],
+                states: vec![state("asleep", 950), state("defeated", 1_200), state(&"x".repeat(40), 1_300)],
+                ..Default::default()
+            }),
+        ];
+        let names = ["node-0".to_string(), "node-1".to_string()];
+        let d = LiveDiagram::from_logs("as-far".into(), &names, &[2, 1], &logs);
+        let got: Vec<(u64, u32, &str)> = d.states.iter().map(|s| (s.time, s.position, s.state)).collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0, "asleep"),
+                (0, 0, "candidate"),
+                (0, 1, "asleep"),
+                (200, 1, "defeated"),
+                (300, 1, "other"),
+                (400, 0, "leader")
+            ]
+        );
+        assert!(std::ptr::eq(state_name("candidate"), state_name("candidate")), "kept once");
+        let svg = d.svg(Some(0), 1);
+        assert!(svg.contains(r#"data-state="defeated""#) && svg.contains(r#"data-state="leader""#), "bands drawn");
     }
 
     /// Logs that could not be read or were truncated are named in the caption's notes, and every

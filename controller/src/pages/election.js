@@ -168,7 +168,7 @@
       const legend = topoBox ? topoBox.querySelector(".topology-legend") : null;
       if (legend) {
         legend.textContent = svg && bands.length === 0
-          ? "Node states are drawn for SIMULATED elections; a LIVE election's nodes log their messages only."
+          ? "The nodes logged no states for this election."
           : Array.from(seen.keys()).sort().join(" · ");
       }
     }

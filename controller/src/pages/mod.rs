@@ -17,9 +17,11 @@
 //!   A page of an election still running reads `record.json` every second
 //!   and shows what changed (a kept leadership's new terms and failovers,
 //!   its nodes' beliefs on the topology); a running kept leadership's page
-//!   breaks it on request (`POST /lab/act`: crash, recover, cut off, clear
-//!   every fault, stop), and shows its diagram so far when one was asked
+//!   breaks it on request (`POST /lab/act`: crash, recover, cut off, drop
+//!   the next message of a kind on a link, clear every fault, stop), and shows its diagram so far when one was asked
 //!   for. It reloads once the election ends, diagram included.
+//! * `/compare/{a}/{b}`: two elections side by side (see `compare.rs`),
+//!   stepped together on one time line.
 //! * `/elections/{id}/record.json`: the record as JSON, without the diagram
 //!   (its `diagram_drawn` counts the drawings).
 //! * `/elections/{id}/diagram.svg`: the diagram alone; a running kept

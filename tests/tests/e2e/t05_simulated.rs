@@ -115,8 +115,9 @@ async fn simulated_diagram_as_svg() {
 }
 
 /// `diagram` on a LIVE election draws it from the nodes' message logs: one line per node, one arrow per
-/// message sent, each paired with its receipt (no faults, so none lost); the 256-node limit is refused
-/// naming `diagram`.
+/// message sent, each paired with its receipt (no faults, so none lost), and each node's states as it
+/// logged them (as-far: asleep first, one leader and seven followers last); the 256-node limit is
+/// refused naming `diagram`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_diagram_as_svg() {
     let (ctl, mut client) = TestController::with_client(8).await;
@@ -124,6 +125,20 @@ async fn live_diagram_as_svg() {
     let svg = diagram(&e, 8);
     assert!(svg.contains("LIVE") && svg.contains("node-0"), "{svg}");
     assert!(!svg.contains(r#"class="msg lost""#), "nothing lost without faults");
+    // Each node's bands, in time order: its last one is what it ended in.
+    let mut last = std::collections::BTreeMap::new();
+    let mut first = std::collections::BTreeMap::new();
+    for band in svg.split(r#"<rect class="state""#).skip(1) {
+        let attr =
+            |name: &str| band.split(&format!(r#"{name}=""#)).nth(1).and_then(|v| v.split('"').next()).unwrap_or("");
+        let (position, state) = (attr("data-position").to_string(), attr("data-state").to_string());
+        first.entry(position.clone()).or_insert_with(|| state.clone());
+        last.insert(position, state);
+    }
+    assert_eq!(first.len(), 8, "every node's states drawn: {first:?}");
+    assert!(first.values().all(|s| s == "asleep"), "{first:?}");
+    let leaders = last.values().filter(|s| *s == "leader").count();
+    assert_eq!((leaders, last.values().filter(|s| *s == "follower").count()), (1, 7), "{last:?}");
     let plain = elect(&mut client, election("as-far")).await;
     assert!(plain.diagram_svg.is_empty(), "no diagram unless asked for");
     let big = pb::StartElectionRequest { size: 300, diagram: true, ..simulated("as-far") };

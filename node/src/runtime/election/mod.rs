@@ -38,6 +38,18 @@ use ringleader_core::shell::{Outputs, Shell, TIMER_SLOTS};
 /// Entries of each half (sends, receipts) of a node's message log of one election.
 pub(crate) const MAX_LOGGED: usize = 8_192;
 
+/// Log `state` in `log` if it is not the state logged last (bounded by [`MAX_LOGGED`]).
+pub(crate) fn note_state(log: &mut pb::MessageLog, state: &'static str) {
+    if log.states.last().is_some_and(|s| s.state == state) {
+        return;
+    }
+    if log.states.len() < MAX_LOGGED {
+        log.states.push(pb::LoggedState { state: state.to_string(), at_us: unix_micros() });
+    } else {
+        log.truncated += 1;
+    }
+}
+
 /// Errors kept per election; later ones are counted, not stored, so a
 /// misbehaving peer cannot grow a node's memory without bound.
 const MAX_ERRORS: usize = 64;
@@ -241,7 +253,9 @@ impl Election {
         };
         let mut state = state;
         if setup.log_messages {
-            state.log = Some(Box::default());
+            let mut log = Box::<pb::MessageLog>::default();
+            note_state(&mut log, state.shell.algorithm().state());
+            state.log = Some(log);
         }
         let report_queued = AtomicBool::new(false);
         Arc::new(Election {

@@ -26,6 +26,10 @@ impl Election {
         spare: &mut Option<String>,
         mut span: Option<&mut global::BoxedSpan>,
     ) {
+        // The state the step left the node in, before what it sends.
+        if let Some(log) = st.log.as_mut() {
+            super::note_state(log, st.shell.algorithm().state());
+        }
         // Only the step's outputs leave `st.out`: its counters stay put.
         let mut list = st.out.take();
         let context = span.as_ref().map(|s| s.span_context().clone());
