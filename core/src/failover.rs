@@ -1,5 +1,6 @@
 //! Failover measurements from a kept-leadership timeline:
-//! for each crash of a leader, how long until someone noticed, how long until
+//! for each crash of a leader (or a leader cut off from every majority by a
+//! partition, [`cut_off_failovers`]), how long until someone noticed, how long until
 //! every live node agreed on a new leader of a higher term, and how many
 //! election and notification messages were sent in between.
 //!
@@ -163,6 +164,63 @@ pub fn failovers(
     out
 }
 
+/// Every leader a partition in `splits` cut off from every majority, and its
+/// failover, measured as for a crash ([`failovers`]) with the nodes outside
+/// the majority's group counted as down while the partition lasts: the
+/// cut-off leader may go on believing it leads (until its lease or its
+/// detector tells it otherwise), and the majority must agree on another of a
+/// higher term. Under a partition with no majority group nobody can: it is
+/// listed with no agreement. `failed` is when it happened (the partition's
+/// start).
+pub fn cut_off_failovers(
+    ids: &[u64],
+    timeline: &[LeadershipEvent],
+    outages: &[Outage],
+    splits: &[crate::faults::Split],
+    message_times: &[u64],
+) -> Vec<Failover> {
+    let n = ids.len();
+    let mut out = Vec::new();
+    for split in splits {
+        let majority = split.groups.iter().find(|g| 2 * g.len() > n);
+        let in_majority = |p: u32| majority.is_some_and(|g| g.contains(&p));
+        // The nodes outside the majority, down as far as the failover is concerned.
+        let mut counted: Vec<Outage> = outages.to_vec();
+        counted.extend((0..n as u32).filter(|&p| !in_majority(p)).map(|p| Outage {
+            position: p,
+            crashed: split.from,
+            recovered: split.until,
+        }));
+        for p in (0..n as u32).filter(|&p| !in_majority(p) && !down(outages, p, split.from)) {
+            let before = timeline.iter().rev().find(|e| e.position == p && e.time < split.from);
+            let Some(l) = before.map(|e| e.leadership) else { continue };
+            if l.leader != Some(ids[p as usize]) {
+                continue;
+            }
+            let detected = timeline
+                .iter()
+                .find(|e| e.time >= split.from && in_majority(e.position) && e.leadership != l)
+                .map(|e| e.time - split.from);
+            let agreed = majority.and_then(|_| agreement(ids, timeline, &counted, split.from, l.term));
+            let messages = agreed.map(|(t, _)| {
+                let lo = message_times.partition_point(|&m| m < split.from);
+                let hi = message_times.partition_point(|&m| m <= t);
+                (hi - lo) as u64
+            });
+            out.push(Failover {
+                position: p,
+                term: l.term,
+                crashed: split.from,
+                detection: detected,
+                agreement: agreed.map(|(t, _)| t - split.from),
+                new_leader: agreed.and_then(|(_, l)| l.leader.map(|id| (id, l.term))),
+                messages,
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +228,38 @@ mod tests {
 
     fn ev(time: u64, position: u32, term: u64, leader: Option<u64>) -> LeadershipEvent {
         LeadershipEvent { time, position, leadership: Leadership { term, leader } }
+    }
+
+    /// Five nodes follow id 5 at term 1; at 100 a partition cuts it off with id 4, and the other
+    /// three (a majority) elect id 3 in term 2 by 160 while id 5 still believes it leads: one
+    /// failover, detected at 30, agreed at 60, counting the majority only. A partition that leaves
+    /// no majority gives a failover with no agreement; one that leaves the leader with the
+    /// majority gives none.
+    #[test]
+    fn a_leader_cut_off_from_the_majority_fails_over() {
+        use crate::faults::Split;
+        let ids = [1, 2, 3, 4, 5];
+        let mut tl: Vec<LeadershipEvent> = (0..5).map(|p| ev(1, p, 1, Some(5))).collect();
+        tl.extend([ev(130, 0, 1, None), ev(140, 2, 2, Some(3)), ev(150, 0, 2, Some(3)), ev(160, 1, 2, Some(3))]);
+        let times = [0, 50, 100, 120, 160, 170];
+        let cut = |groups: Vec<Vec<u32>>| [Split { from: 100, until: None, groups }];
+        let f = cut_off_failovers(&ids, &tl, &[], &cut(vec![vec![3, 4], vec![0, 1, 2]]), &times);
+        assert_eq!(
+            f,
+            vec![Failover {
+                position: 4,
+                term: 1,
+                crashed: 100,
+                detection: Some(30),
+                agreement: Some(60),
+                new_leader: Some((3, 2)),
+                messages: Some(3),
+            }]
+        );
+        let split_three_ways = cut_off_failovers(&ids, &tl, &[], &cut(vec![vec![4], vec![0, 1], vec![2, 3]]), &times);
+        assert_eq!(split_three_ways.len(), 1);
+        assert_eq!(split_three_ways[0].agreement, None);
+        assert!(cut_off_failovers(&ids, &tl, &[], &cut(vec![vec![0, 1], vec![2, 3, 4]]), &times).is_empty());
     }
 
     /// Three nodes follow id 3 at term 1; it crashes at 100, node 1 starts electing at 130, node 2

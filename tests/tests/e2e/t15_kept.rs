@@ -253,7 +253,8 @@ async fn a_live_failover_gets_a_third_of_its_diagram() {
 /// on ids 3 7 1 8 2 6 4 5 with its leader crashed at 500 virtual ms ends FINISHED after 2,000,
 /// id 7 leading and agreed in a higher term, one failover (id 8's, detected and agreed, with
 /// its messages), the timeline, and a diagram with the crash and both terms. Chubby's leader cut
-/// off at 500 and healed at 2,500 is drawn with its partition. A fault naming an unknown id is
+/// off at 500 and healed at 2,500 is drawn with its partition, and fails over like a crashed one
+/// (a "partition" failover row: the majority agrees on another leader in a higher term). A fault naming an unknown id is
 /// refused naming `simulation.faults`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_simulated_kept_leadership_runs_its_scheduled_faults() {
@@ -288,6 +289,12 @@ async fn a_simulated_kept_leadership_runs_its_scheduled_faults() {
     let c = client.start_election(chubby).await.unwrap().into_inner();
     assert_eq!((c.state, c.error.as_str()), (pb::ElectionState::Finished as i32, ""));
     assert!(c.diagram_svg.contains(r#"class="partition""#), "{}", c.diagram_svg.len());
+    // The leader cut off from the majority fails over like a crashed one.
+    assert_eq!(c.failovers.len(), 1, "{:?}", c.failovers);
+    let f = &c.failovers[0];
+    assert_eq!((f.leader.as_ref().map(|l| l.id), f.lost_at_ms), (Some(5), 500), "{f:?}");
+    assert!(f.cause.starts_with("partition") && f.agreement_ms.is_some(), "{f:?}");
+    assert!(f.new_leader.as_ref().is_some_and(|l| l.id != 5) && f.new_term > f.term, "{f:?}");
     let bad = simulated(1_000, vec![at(10, F::CrashId(9))]);
     let refused = client.start_election(bad).await.unwrap_err();
     assert_eq!(refused.code(), tonic::Code::InvalidArgument);

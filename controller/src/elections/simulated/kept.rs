@@ -1,8 +1,8 @@
 //! SIMULATED kept leaderships: the simulator keeps a leader behind its
 //! failure detector for the plan's horizon, with the plan's faults at their
 //! virtual times; the run's changes of belief become the record's timeline,
-//! each crash of a leader a failover, and its terms, faults and suspicions
-//! the diagram's.
+//! each crash of a leader and each leader cut off from every majority a
+//! failover, and its terms, faults and suspicions the diagram's.
 
 use ringleader_core::diagram::{self, Term};
 use ringleader_core::failover;
@@ -63,12 +63,21 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
             node_us: 0,
         })
         .collect();
-    let failovers: Vec<FailoverRecord> = failover::failovers(&plan.ids, events, &report.outages, &report.message_times)
+    let crashes = failover::failovers(&plan.ids, events, &report.outages, &report.message_times)
         .into_iter()
-        .map(|f| FailoverRecord {
+        .map(|f| (f, crate::failover::CRASH_FAULT));
+    let cut_off =
+        failover::cut_off_failovers(&plan.ids, events, &report.outages, &report.splits, &report.message_times)
+            .into_iter()
+            .map(|f| (f, crate::failover::PARTITION));
+    let mut lost: Vec<_> = crashes.chain(cut_off).collect();
+    lost.sort_by_key(|(f, _)| f.crashed);
+    let failovers: Vec<FailoverRecord> = lost
+        .into_iter()
+        .map(|(f, cause)| FailoverRecord {
             leader: info(f.position),
             term: f.term,
-            cause: "crash fault",
+            cause,
             lost_at_ms: f.crashed,
             detection_ms: f.detection,
             agreement_ms: f.agreement,
