@@ -24,7 +24,7 @@ use std::any::Any;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-pub use msg::{Msg, MsgKind, Traffic, WireError};
+pub use msg::{Msg, MsgKind, MsgRole, Traffic, WireError};
 
 pub mod detector;
 

@@ -388,6 +388,87 @@ impl MsgKind {
     }
 }
 
+/// The part a kind of message plays in an election, as a diagram draws it: each role has its own
+/// stroke, so a picture printed grey still tells them apart ([`crate::diagram`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MsgRole {
+    /// A candidate's bid going out: its id travelling the ring or a tree, a probe, an election
+    /// call, a proposal or a request for votes, a wake-up that starts the election.
+    Candidate,
+    /// An answer coming back to a candidate: a probe's reply, feedback, an echo, an `OK`, a vote,
+    /// an acknowledgement, a candidate predecessor handed back.
+    Reply,
+    /// The winner made known: a notification, a coordinator, a commit, a leader's handover.
+    Announcement,
+    /// Keeping a leadership alive: heartbeats, lease renewals and their answers.
+    Upkeep,
+}
+
+impl MsgRole {
+    /// Every role, in order.
+    pub const ALL: [MsgRole; 4] = [MsgRole::Candidate, MsgRole::Reply, MsgRole::Announcement, MsgRole::Upkeep];
+
+    /// The role's name, lower case, e.g. `reply`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MsgRole::Candidate => "candidate",
+            MsgRole::Reply => "reply",
+            MsgRole::Announcement => "announcement",
+            MsgRole::Upkeep => "upkeep",
+        }
+    }
+}
+
+impl MsgKind {
+    /// The kind's role. One match without a catch-all: a new kind does not compile until it has
+    /// a role.
+    pub fn role(self) -> MsgRole {
+        match self {
+            MsgKind::Election
+            | MsgKind::Probe
+            | MsgKind::Wakeup
+            | MsgKind::Saturate
+            | MsgKind::Message1
+            | MsgKind::Message2
+            | MsgKind::BullyElection
+            | MsgKind::RingCollect
+            | MsgKind::NewLeader
+            | MsgKind::VoteRequest => MsgRole::Candidate,
+            MsgKind::Reply
+            | MsgKind::Feedback
+            | MsgKind::Message3
+            | MsgKind::Echo
+            | MsgKind::Answer
+            | MsgKind::Ack
+            | MsgKind::Vote => MsgRole::Reply,
+            MsgKind::Notify | MsgKind::Coordinator | MsgKind::Commit | MsgKind::Handover => MsgRole::Announcement,
+            MsgKind::Heartbeat | MsgKind::LeaseRenew | MsgKind::LeaseAck => MsgRole::Upkeep,
+        }
+    }
+}
+
+impl Msg {
+    /// The candidate id the message is about, if any: the id a candidate's message carries along
+    /// (`Election`, `Probe`, `Message1`, `Message2`, a `Saturate`'s best id) or the id an answer
+    /// goes back to (`Reply`, `Feedback`, `Echo`, `Message3`). `None` for the others: their ids
+    /// name a leader, a proposer or a voter, which no node passes on. (Diagrams mark where a
+    /// candidate's id stops: the node it reached sends no message about it after.)
+    pub fn candidate(&self) -> Option<u64> {
+        match *self {
+            Msg::Election { id, .. }
+            | Msg::Probe { id, .. }
+            | Msg::Reply { id, .. }
+            | Msg::Feedback { id, .. }
+            | Msg::Message1 { id }
+            | Msg::Message2 { id }
+            | Msg::Message3 { id }
+            | Msg::Echo { id } => Some(id),
+            Msg::Saturate { id } => (id != 0).then_some(id),
+            _ => None,
+        }
+    }
+}
+
 impl Msg {
     /// The stage or phase the message belongs to, for algorithms that have stages.
     pub fn stage(&self) -> Option<u32> {
@@ -424,6 +505,39 @@ mod tests {
     }
 
     use super::*;
+
+    /// Every kind has a role, and the roles agree with the traffic classes: the notifications
+    /// announce, the upkeep kinds keep a leadership, the others (election work) go out or come back;
+    /// every role has kinds.
+    #[test]
+    fn every_kind_has_a_role() {
+        for k in MsgKind::ALL {
+            let role = k.role();
+            assert!(MsgRole::ALL.contains(&role), "{k:?}");
+            match k.traffic() {
+                Traffic::Notification => assert_eq!(role, MsgRole::Announcement, "{k:?}"),
+                Traffic::Upkeep | Traffic::Heartbeat => assert_eq!(role, MsgRole::Upkeep, "{k:?}"),
+                Traffic::Election => assert_ne!(role, MsgRole::Upkeep, "{k:?}"),
+            }
+        }
+        for role in MsgRole::ALL {
+            assert!(MsgKind::ALL.iter().any(|k| k.role() == role), "{role:?} has no kind");
+        }
+        let bully: Vec<MsgRole> =
+            [MsgKind::BullyElection, MsgKind::Answer, MsgKind::Coordinator].map(MsgKind::role).into();
+        assert_eq!(bully, [MsgRole::Candidate, MsgRole::Reply, MsgRole::Announcement]);
+    }
+
+    /// The candidate ids that travel or are answered about are told; leaders' and voters' ids are
+    /// not, nor a saturation without an id.
+    #[test]
+    fn candidates_are_told() {
+        assert_eq!(Msg::Election { id: 6, stage: 1, hops: 0 }.candidate(), Some(6));
+        assert_eq!(Msg::Reply { id: 2, stage: 1 }.candidate(), Some(2));
+        assert_eq!(Msg::Saturate { id: 0 }.candidate(), None);
+        assert_eq!(Msg::Notify { leader: 8 }.candidate(), None);
+        assert_eq!(Msg::VoteRequest { term: 1, candidate: 3 }.candidate(), None);
+    }
 
     /// The generated table is consistent: `ALL` is in counter-index order,
     /// names are distinct lower-case counter names, and the classes agree
