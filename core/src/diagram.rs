@@ -4,6 +4,30 @@
 //! drivers collect the [`Arrow`]s (the simulator with
 //! [`crate::sim::SimConfig::log_arrows`]) and what else happened.
 //!
+//! A picture printed grey still reads: each message's role
+//! ([`MsgKind::role`]) has its own stroke, left free of the faults' dashes.
+//! A candidate's message going out is drawn 1.2 px with a filled head, a
+//! reply coming back 1.2 px with an open head, the leader's announcement
+//! 2.6 px thick, upkeep (heartbeats, leases) 0.7 px thin; the legend shows
+//! each kind in its role's stroke, and the roles in grey when there are
+//! several.
+//!
+//! On the messages:
+//!
+//! * **Swallowed ids**: where a candidate's id stops, a slashed circle on the
+//!   receiver's line just after the arrival, titled "id 3 swallowed by id
+//!   8". The rule, from what the diagram holds: a message of the candidate
+//!   role carrying id x ([`Msg::candidate`](crate::protocol::Msg::candidate))
+//!   reaches a node whose own id beats x, and that node sends no message about
+//!   x after (which id beats which is told by the leader's id, the largest or
+//!   the smallest; without a leader nothing is marked). In AsFar every id but
+//!   the winner's is swallowed once; in Stages an active node swallows both
+//!   neighbours' worse ids at once, two marks side by side. Labels keep
+//!   clear of the marks.
+//! * **Round the ring**: on a ring, a message between the last row and the
+//!   first leaves at one edge of the chart and re-enters at the other, each
+//!   cut end a dot.
+//!
 //! What a diagram can show besides messages:
 //!
 //! * **The axis** ([`Axis`]): wall (or virtual) time; the same with idle
@@ -13,8 +37,11 @@
 //!   where each message takes one step and only causality orders events.
 //! * **Faults**: a crashed node's line is drawn dashed red until it recovers
 //!   ([`Outage`]), a partition is a shaded band naming its groups
-//!   ([`Split`]), a lost message ends in a cross, a message a fault delayed is
-//!   dashed.
+//!   ([`Split`]), a lost message ends in a cross (its stub dashed 3 2), one
+//!   that reached a node that was down in a ring on its line (dashed 2 2),
+//!   one still on its way at the end runs to the edge (dashed 8 3 1 3), a
+//!   message a fault delayed is dashed 6 3, and a refused answer has a hollow
+//!   head.
 //! * **Terms** of kept leaderships: a strip above the nodes, one band per
 //!   term, naming its leader ([`Term`]).
 //! * **Labels**: what each message carries ([`Msg::describe`](crate::protocol::Msg::describe)).
@@ -23,10 +50,11 @@
 //! ends, times, causal times, what it carries) and every mark its time, for
 //! the election page's step-through and hover panel.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::faults::{Outage, Split};
-use crate::protocol::MsgKind;
+use crate::protocol::{MsgKind, MsgRole};
 use crate::report::LeadershipEvent;
 pub use crate::report::StateChange;
 
@@ -380,12 +408,13 @@ impl Scale {
 }
 
 /// Render `d` as a standalone SVG document, layer by layer: the background bands (idle stretches,
-/// partitions, terms), the nodes' lines, their crashes, the messages, their labels, the marks, then
-/// the axis and the legend.
+/// partitions, terms), the nodes' lines, their crashes, the messages (with their swallowed ids),
+/// their labels, the marks, then the axis and the legend.
 ///
-/// No text overprints another: the caption, the nodes' names and the axis are placed first, then
-/// the layers' labels by importance (terms, crashes, marks, partitions, idle stretches, what
-/// messages carry), each at the first of its spots where it overlaps nothing placed.
+/// No text overprints another: the caption, the nodes' names, the swallowed ids' marks and the
+/// axis are placed first, then the layers' labels by importance (terms, crashes, marks,
+/// partitions, idle stretches, what messages carry), each at the first of its spots where it
+/// overlaps nothing placed.
 pub fn svg(d: &Diagram<'_>) -> String {
     let l = Layout::new(d);
     let legend = legend(&l);
@@ -393,6 +422,7 @@ pub fn svg(d: &Diagram<'_>) -> String {
     let mut s = String::new();
     head(&mut s, &l, &legend, &mut placer);
     let rows = layer(&l, &mut placer, node_lines);
+    layer(&l, &mut placer, reserve_swallowed);
     let axis = layer(&l, &mut placer, |s, l, p| axis_and_legend(s, l, &legend, p));
     let terms = layer(&l, &mut placer, term_bands);
     let downs = layer(&l, &mut placer, outages);
@@ -506,6 +536,8 @@ struct Layout<'d, 'a> {
     order: Vec<usize>,
     /// The kinds drawn, in kind order: their colours.
     kinds: Vec<MsgKind>,
+    /// Each drawn arrow's swallowed id, if the id it carries stops where it arrives.
+    swallowed: Vec<Option<Swallowed>>,
 }
 
 impl<'d, 'a> Layout<'d, 'a> {
@@ -558,7 +590,33 @@ impl<'d, 'a> Layout<'d, 'a> {
         let mut order: Vec<usize> = (0..drawn.len()).collect();
         order.sort_by_key(|&i| (ends[i].0, i));
         let kinds = kinds(drawn);
-        Layout { d, n, last, drawn, causal, ends, moments, scale, left, plot, top, bottom, order, kinds }
+        let mut l = Layout {
+            d,
+            n,
+            last,
+            drawn,
+            causal,
+            ends,
+            moments,
+            scale,
+            left,
+            plot,
+            top,
+            bottom,
+            order,
+            kinds,
+            swallowed: Vec::new(),
+        };
+        l.swallowed = swallowed(&l);
+        l
+    }
+
+    /// The roles of the kinds drawn, in role order.
+    fn roles(&self) -> Vec<MsgRole> {
+        let mut roles: Vec<MsgRole> = self.kinds.iter().map(|k| k.role()).collect();
+        roles.sort_unstable();
+        roles.dedup();
+        roles
     }
 
     /// The colour of a message kind in this diagram.
@@ -597,26 +655,7 @@ fn on_axis(axis: Axis, moments: &[(u64, u64)], t: u64) -> u64 {
 /// Legend entries: (sample, text); each message kind, then what else is drawn.
 fn legend(l: &Layout<'_, '_>) -> Vec<(String, String)> {
     let (d, drawn) = (l.d, l.drawn);
-    let mut legend: Vec<(String, String)> = kinds(drawn)
-        .into_iter()
-        .map(|k| {
-            let count = drawn.iter().filter(|a| a.kind == k).count();
-            (
-                format!(r#"<line x1="0" y1="0" x2="24" y2="0" stroke="{}" stroke-width="2"/>"#, l.colour(k)),
-                format!("{} ({count})", k.name()),
-            )
-        })
-        .collect();
-    let fates: Vec<Fate> = drawn.iter().map(|a| l.fate(a)).collect();
-    for (fate, sample, text) in [
-        (Fate::Lost, LOST_SAMPLE, "lost on the network"),
-        (Fate::Dropped, DROPPED_SAMPLE, "dropped: receiver down"),
-        (Fate::InFlight, FLYING_SAMPLE, "in flight at the end"),
-    ] {
-        if fates.contains(&fate) {
-            legend.push((sample.into(), text.into()));
-        }
-    }
+    let mut legend = message_legend(l);
     if !d.initiators.is_empty() && d.initiators.len() < l.n {
         let mark = format!(r##"<path d="{}" fill="{INITIATOR}"/>"##, initiator_path(14.0, 0.0));
         legend.push((mark, "initiator".into()));
@@ -668,6 +707,66 @@ fn legend(l: &Layout<'_, '_>) -> Vec<(String, String)> {
     }
     legend
 }
+
+/// Legend entries of the messages: each kind in its colour, with its role's stroke and head; the
+/// roles in grey when more than one is drawn; what became of messages not received; the ring's
+/// wrap-around and swallowed ids, when drawn.
+fn message_legend(l: &Layout<'_, '_>) -> Vec<(String, String)> {
+    let drawn = l.drawn;
+    let mut legend: Vec<(String, String)> = kinds(drawn)
+        .into_iter()
+        .map(|k| {
+            let count = drawn.iter().filter(|a| a.kind == k).count();
+            let (c, w) = (l.colour(k), RoleStyle::of(k.role()).width);
+            (
+                format!(
+                    r#"<line x1="0" y1="0" x2="24" y2="0" stroke="{c}" stroke-width="{w}" marker-end="url(#head-{})"/>"#,
+                    k.name()
+                ),
+                format!("{} ({count})", k.name()),
+            )
+        })
+        .collect();
+    let roles = l.roles();
+    if roles.len() > 1 {
+        for role in roles {
+            let st = RoleStyle::of(role);
+            legend.push((
+                format!(
+                    r##"<line x1="0" y1="0" x2="24" y2="0" stroke="#333" stroke-width="{}" marker-end="url(#head-role-{})"/>"##,
+                    st.width,
+                    role.name()
+                ),
+                st.legend.into(),
+            ));
+        }
+    }
+    let fates: Vec<Fate> = drawn.iter().map(|a| l.fate(a)).collect();
+    for (fate, sample, text) in [
+        (Fate::Lost, LOST_SAMPLE, "lost on the network"),
+        (Fate::Dropped, DROPPED_SAMPLE, "dropped: receiver down"),
+        (Fate::InFlight, FLYING_SAMPLE, "in flight at the end"),
+    ] {
+        if fates.contains(&fate) {
+            legend.push((sample.into(), text.into()));
+        }
+    }
+    if drawn.iter().zip(&fates).any(|(a, &f)| a.received.is_some() && f != Fate::Dropped && l.wraps(a)) {
+        legend.push((RING_SAMPLE.into(), "round the ring".into()));
+    }
+    if l.swallowed.iter().any(Option::is_some) {
+        let sample = format!(
+            r##"<line x1="0" y1="0" x2="14" y2="0" stroke="#333" stroke-width="1.2"/><path d="M 7 -3.5 L 15 0 L 7 3.5 z" fill="#333"/>{}"##,
+            slashed_circle(20.5, 0.0)
+        );
+        legend.push((sample, "id swallowed".into()));
+    }
+    legend
+}
+
+/// The legend's sample of a message round the ring: out at one edge, in at the other, each cut
+/// end a dot.
+const RING_SAMPLE: &str = r##"<line x1="0" y1="-6" x2="8" y2="6" stroke="#333" stroke-width="1.2"/><circle cx="8" cy="6" r="2.2" fill="#333"/><circle cx="16" cy="-6" r="2.2" fill="#333"/><line x1="16" y1="-6" x2="24" y2="6" stroke="#333" stroke-width="1.2"/>"##;
 
 /// The colour of a node's state on the diagrams and the page, by its role
 /// (the Okabe-Ito palette, safe for colour-blind readers): the leader
@@ -740,19 +839,16 @@ fn head(s: &mut String, l: &Layout<'_, '_>, legend: &[(String, String)], placer:
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(s, "<defs>");
     for k in kinds(drawn) {
-        let _ = writeln!(
-            s,
-            r#"<marker id="head-{name}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{c}"/></marker>"#,
-            name = k.name(),
-            c = l.colour(k)
-        );
+        let (id, c) = (format!("head-{}", k.name()), l.colour(k));
+        let _ = writeln!(s, "{}", marker(&id, c, k.role(), false));
         if drawn.iter().any(|a| a.kind == k && a.msg.is_some_and(|m| m.refuses())) {
-            let _ = writeln!(
-                s,
-                r#"<marker id="head-{name}-no" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M 1 1 L 9 5 L 1 9 z" fill="white" stroke="{c}" stroke-width="1.5"/></marker>"#,
-                name = k.name(),
-                c = l.colour(k)
-            );
+            let _ = writeln!(s, "{}", marker(&format!("{id}-no"), c, k.role(), true));
+        }
+    }
+    // The legend's samples of the roles, in grey.
+    if l.roles().len() > 1 {
+        for role in l.roles() {
+            let _ = writeln!(s, "{}", marker(&format!("head-role-{}", role.name()), "#333", role, false));
         }
     }
     let _ = writeln!(s, "</defs>");
@@ -1022,106 +1118,299 @@ fn around(x: f64, y: f64) -> [Spot; 6] {
 }
 
 /// Every message drawn, in sending order on the axis drawn, numbered (the page steps through them):
-/// an arrow, one round the ring drawn out and in again, or a lost one's stub ending in a cross.
+/// an arrow, one round the ring drawn out and in again, or a lost one's stub ending in a cross; its
+/// stroke and head tell its role, and an arrival where a candidate's id stops is marked.
 fn messages(s: &mut String, l: &Layout<'_, '_>) {
-    let (d, drawn, ends, causal, last) = (l.d, l.drawn, &l.ends, &l.causal, l.last);
-    let (x, y) = (|t: u64| l.x(t), |p: u32| l.y(p));
     for (step, &i) in l.order.iter().enumerate() {
-        let a = &drawn[i];
-        let (sent, received) = ends[i];
-        let (x1, y1) = (x(sent), y(a.from));
-        let c = l.colour(a.kind);
+        let a = &l.drawn[i];
+        let pen = Pen::new(l, step, i);
+        let (x1, y1) = (l.x(l.ends[i].0), l.y(a.from));
+        match (l.ends[i].1, l.fate(a)) {
+            (received, Fate::Dropped) => dropped_arrow(s, l, a, &pen, (x1, y1), received),
+            (None, Fate::InFlight) => {
+                // Still on its way at the end: halfway towards its receiver, at the chart's edge.
+                let (x2, y2) = (l.left + l.plot, y1 + (l.y(a.to) - y1) / 2.0);
+                let Pen { data, c, w, .. } = &pen;
+                let _ = writeln!(
+                    s,
+                    r#"<g class="msg flying" {data}><title>{title}, sent {ts}, still in flight at the end</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="{w}" stroke-dasharray="8 3 1 3"/></g>"#,
+                    title = pen.title,
+                    ts = a.sent,
+                );
+            }
+            (Some(r), _) if l.wraps(a) => wrapped_arrow(s, l, a, &pen, (x1, y1), l.x(r), &l.swallowed_mark(i)),
+            (Some(r), _) => plain_arrow(s, l, a, &pen, (x1, y1), l.x(r), &l.swallowed_mark(i)),
+            (None, _) => {
+                // Lost: a short dashed stub towards the receiver, ending in a cross.
+                let (x2, y2) = (x1 + 12.0, y1 + (l.y(a.to) - y1) * 0.3);
+                let Pen { data, c, w, .. } = &pen;
+                let _ = writeln!(
+                    s,
+                    r#"<g class="msg lost" {data}><title>{title}, sent {ts}, lost</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="{w}" stroke-dasharray="3 2"/><path d="M {a1:.1} {b1:.1} L {a2:.1} {b2:.1} M {a1:.1} {b2:.1} L {a2:.1} {b1:.1}" stroke="{c}"/></g>"#,
+                    title = pen.title,
+                    ts = a.sent,
+                    a1 = x2 - 3.0,
+                    a2 = x2 + 3.0,
+                    b1 = y2 - 3.0,
+                    b2 = y2 + 3.0
+                );
+            }
+        }
+    }
+}
+
+/// What every drawing of one message shares: its `data-` attributes, the start of its hover title,
+/// its colour, its role's stroke width, its dash (delayed by a fault) and its head.
+struct Pen {
+    data: String,
+    /// "kind (what it carries) from -> to".
+    title: String,
+    c: &'static str,
+    w: f64,
+    dash: &'static str,
+    /// ", delayed by a fault" or nothing.
+    slow: &'static str,
+    /// The marker of its head.
+    head: String,
+}
+
+impl Pen {
+    /// The pen of the drawn arrow `i`, the `step`th in sending order.
+    fn new(l: &Layout<'_, '_>, step: usize, i: usize) -> Pen {
+        let (d, a) = (l.d, &l.drawn[i]);
+        let ((sent, received), (cs, cr)) = (l.ends[i], l.causal[i]);
         let name = a.kind.name();
         let carries = a.msg.map(|m| m.describe()).unwrap_or_default();
-        let (cs, cr) = causal[i];
         let data = format!(
-            r#"data-step="{step}" data-at="{sent}" data-arrive="{arrive}" data-kind="{name}" data-from="{from}" data-to="{to}" data-sent="{ts}" data-received="{tr}" data-causal="{cs}{crt}" data-carries="{car}""#,
+            r#"data-step="{step}" data-at="{sent}" data-arrive="{arrive}" data-kind="{name}" data-from="{from}" data-to="{to}" data-sent="{ts}" data-received="{tr}" data-causal="{cs}{crt}" data-carries="{car}" data-role="{role}""#,
             arrive = received.map_or_else(|| "lost".to_string(), |r| r.to_string()),
             from = d.nodes.get(a.from as usize).map_or_else(|| a.from.to_string(), |l| escape(l)),
             to = d.nodes.get(a.to as usize).map_or_else(|| a.to.to_string(), |l| escape(l)),
             ts = a.sent,
             tr = a.received.map_or_else(|| "lost".to_string(), |r| r.to_string()),
             crt = cr.map_or_else(String::new, |r| format!(" → {r}")),
-            car = escape(&carries)
+            car = escape(&carries),
+            role = a.kind.role().name(),
         );
         let what = if carries.is_empty() { String::new() } else { format!(" ({})", escape(&carries)) };
-        let dash = if a.slow { r#" stroke-dasharray="6 3""# } else { "" };
-        let slow = if a.slow { ", delayed by a fault" } else { "" };
-        let wraps = l.wraps(a);
-        let head = if a.msg.is_some_and(|m| m.refuses()) { format!("{name}-no") } else { name.to_string() };
-        match (received, l.fate(a)) {
-            (_, Fate::Dropped) => {
-                // Reached a node that was down: to its line, ending in a ring.
-                let (x2, y2) = (received.map_or(x1 + 14.0, x), y(a.to));
-                let _ = writeln!(
-                    s,
-                    r#"<g class="msg dropped" {data}><title>{name}{what} {from} -> {to}, sent {ts}, dropped: its receiver was down</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-dasharray="2 2"/><circle cx="{x2:.1}" cy="{y2:.1}" r="3.5" fill="white" stroke="{c}"/></g>"#,
-                    from = a.from,
-                    to = a.to,
-                    ts = a.sent,
-                );
-            }
-            (None, Fate::InFlight) => {
-                // Still on its way at the end: halfway towards its receiver, at the chart's edge.
-                let (x2, y2) = (l.left + l.plot, y1 + (y(a.to) - y1) / 2.0);
-                let _ = writeln!(
-                    s,
-                    r#"<g class="msg flying" {data}><title>{name}{what} {from} -> {to}, sent {ts}, still in flight at the end</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-dasharray="8 3 1 3"/></g>"#,
-                    from = a.from,
-                    to = a.to,
-                    ts = a.sent,
-                );
-            }
-            (received, _) => match received {
-                Some(r) if wraps => {
-                    // Down past the last row and in again above the first (or up and in from below).
-                    let (x2, xm) = (x(r), (x1 + x(r)) / 2.0);
-                    let down = a.from == last;
-                    let (out_y, in_y) = if down {
-                        (y(last) + ROW / 2.0, y(0) - ROW / 2.0)
-                    } else {
-                        (y(0) - ROW / 2.0, y(last) + ROW / 2.0)
-                    };
-                    let _ = writeln!(
-                        s,
-                        r#"<g class="msg wrap" {data}><title>{name}{what} {from} -> {to}, {ts} -> {tr} (round the ring{slow})</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{xm:.1}" y2="{out_y:.1}" stroke="{c}" stroke-width="1.2"{dash}/><line x1="{xm:.1}" y1="{in_y:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="1.2"{dash} marker-end="url(#head-{head})"/></g>"#,
-                        y2 = y(a.to),
-                        from = a.from,
-                        to = a.to,
-                        ts = a.sent,
-                        tr = a.received.unwrap_or(0)
-                    );
-                }
-                Some(r) => {
-                    let _ = writeln!(
-                        s,
-                        r#"<line class="msg" {data} x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="1.2"{dash} marker-end="url(#head-{head})"><title>{name}{what} {from} -> {to}, {ts} -> {tr}{slow}</title></line>"#,
-                        x2 = x(r),
-                        y2 = y(a.to),
-                        from = a.from,
-                        to = a.to,
-                        ts = a.sent,
-                        tr = a.received.unwrap_or(0)
-                    );
-                }
-                None => {
-                    // Lost: a short dashed stub towards the receiver, ending in a cross.
-                    let (x2, y2) = (x1 + 12.0, y1 + (y(a.to) - y1) * 0.3);
-                    let _ = writeln!(
-                        s,
-                        r#"<g class="msg lost" {data}><title>{name}{what} {from} -> {to}, sent {ts}, lost</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-dasharray="3 2"/><path d="M {a1:.1} {b1:.1} L {a2:.1} {b2:.1} M {a1:.1} {b2:.1} L {a2:.1} {b1:.1}" stroke="{c}"/></g>"#,
-                        from = a.from,
-                        to = a.to,
-                        ts = a.sent,
-                        a1 = x2 - 3.0,
-                        a2 = x2 + 3.0,
-                        b1 = y2 - 3.0,
-                        b2 = y2 + 3.0
-                    );
-                }
-            },
+        let refused = a.msg.is_some_and(|m| m.refuses());
+        Pen {
+            data,
+            title: format!("{name}{what} {} -> {}", a.from, a.to),
+            c: l.colour(a.kind),
+            w: RoleStyle::of(a.kind.role()).width,
+            dash: if a.slow { r#" stroke-dasharray="6 3""# } else { "" },
+            slow: if a.slow { ", delayed by a fault" } else { "" },
+            head: if refused { format!("{name}-no") } else { name.to_string() },
         }
     }
+}
+
+/// A message that reached a node that was down: to its line, ending in a ring.
+fn dropped_arrow(s: &mut String, l: &Layout<'_, '_>, a: &Arrow, pen: &Pen, (x1, y1): (f64, f64), r: Option<u64>) {
+    let (x2, y2) = (r.map_or(x1 + 14.0, |r| l.x(r)), l.y(a.to));
+    let Pen { data, c, w, .. } = pen;
+    let _ = writeln!(
+        s,
+        r#"<g class="msg dropped" {data}><title>{title}, sent {ts}, dropped: its receiver was down</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="{w}" stroke-dasharray="2 2"/><circle cx="{x2:.1}" cy="{y2:.1}" r="3.5" fill="white" stroke="{c}"/></g>"#,
+        title = pen.title,
+        ts = a.sent,
+    );
+}
+
+/// A delivered message: one arrow; with the receiver's mark inside it (a group) where the id it
+/// carries stops.
+fn plain_arrow(s: &mut String, l: &Layout<'_, '_>, a: &Arrow, pen: &Pen, (x1, y1): (f64, f64), x2: f64, mark: &str) {
+    let y2 = l.y(a.to);
+    let Pen { data, c, w, dash, head, slow, .. } = pen;
+    let title = format!("{}, {} -> {}{slow}", pen.title, a.sent, a.received.unwrap_or(0));
+    let line = format!(
+        r#"x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="{w}"{dash} marker-end="url(#head-{head})""#
+    );
+    if mark.is_empty() {
+        let _ = writeln!(s, r#"<line class="msg" {data} {line}><title>{title}</title></line>"#);
+    } else {
+        let _ = writeln!(s, r#"<g class="msg" {data}><title>{title}</title><line {line}/>{mark}</g>"#);
+    }
+}
+
+/// A message round the ring: down past the last row and in again above the first (or up and in
+/// from below), each cut end marked with a dot.
+fn wrapped_arrow(s: &mut String, l: &Layout<'_, '_>, a: &Arrow, pen: &Pen, (x1, y1): (f64, f64), x2: f64, mark: &str) {
+    let (last, y2, xm) = (l.last, l.y(a.to), (x1 + x2) / 2.0);
+    let (out_y, in_y) = if a.from == last {
+        (l.y(last) + ROW / 2.0, l.y(0) - ROW / 2.0)
+    } else {
+        (l.y(0) - ROW / 2.0, l.y(last) + ROW / 2.0)
+    };
+    let Pen { data, c, w, dash, head, slow, .. } = pen;
+    let _ = writeln!(
+        s,
+        r#"<g class="msg wrap" {data}><title>{title}, {ts} -> {tr} (round the ring{slow})</title><line x1="{x1:.1}" y1="{y1:.1}" x2="{xm:.1}" y2="{out_y:.1}" stroke="{c}" stroke-width="{w}"{dash}/><line x1="{xm:.1}" y1="{in_y:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{c}" stroke-width="{w}"{dash} marker-end="url(#head-{head})"/><circle class="ring-edge" cx="{xm:.1}" cy="{out_y:.1}" r="{dot}" fill="{c}"/><circle class="ring-edge" cx="{xm:.1}" cy="{in_y:.1}" r="{dot}" fill="{c}"/>{mark}</g>"#,
+        title = pen.title,
+        ts = a.sent,
+        tr = a.received.unwrap_or(0),
+        dot = RING_EDGE_DOT,
+    );
+}
+
+/// The radius of the dots where an arrow round the ring leaves the chart and re-enters it.
+const RING_EDGE_DOT: f64 = 2.2;
+
+/// An id that stops where its arrow arrives: the node there (`by`, its id) sends nothing about it
+/// after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Swallowed {
+    /// The id carried.
+    id: u64,
+    /// The receiver's id.
+    by: u64,
+    /// How many ids the same node swallowed at the same moment before this one (Stages takes
+    /// both neighbours' at once): the marks stand side by side.
+    nth: u32,
+}
+
+/// The radius of a swallowed id's mark, and the room each takes along the line.
+const SWALLOWED_R: f64 = 4.0;
+const SWALLOWED_STEP: f64 = 9.0;
+
+impl Layout<'_, '_> {
+    /// The centre of drawn arrow `i`'s swallowed-id mark, if its id stops: on the receiver's line
+    /// just after the arrival (after the marks before it at that moment).
+    fn swallowed_at(&self, i: usize) -> Option<(f64, f64, Swallowed)> {
+        let (sw, r) = (self.swallowed[i]?, self.ends[i].1?);
+        let cx = self.x(r) + SWALLOWED_R + 1.5 + SWALLOWED_STEP * f64::from(sw.nth);
+        Some((cx, self.y(self.drawn[i].to), sw))
+    }
+
+    /// Drawn arrow `i`'s swallowed-id mark (a slashed circle titled with both ids), or nothing.
+    fn swallowed_mark(&self, i: usize) -> String {
+        self.swallowed_at(i).map_or_else(String::new, |(cx, y, sw)| {
+            format!(
+                r#"<g class="swallowed"><title>id {} swallowed by id {}</title>{}</g>"#,
+                sw.id,
+                sw.by,
+                slashed_circle(cx, y)
+            )
+        })
+    }
+}
+
+/// Keep the swallowed ids' marks clear of every label placed after (labels have a white halo that
+/// would hide them).
+fn reserve_swallowed(_: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
+    for i in 0..l.drawn.len() {
+        if let Some((cx, y, _)) = l.swallowed_at(i) {
+            let r = SWALLOWED_R + 1.0;
+            placer.boxes.push([cx - r, y - r, cx + r, y + r]);
+        }
+    }
+}
+
+/// A black slashed circle at `(cx, y)`, white inside: the mark of an id swallowed.
+fn slashed_circle(cx: f64, y: f64) -> String {
+    format!(
+        r##"<circle cx="{cx:.1}" cy="{y:.1}" r="{SWALLOWED_R}" fill="white" stroke="#000" stroke-width="1.3"/><path d="M {a:.1} {b:.1} L {c:.1} {e:.1}" stroke="#000" stroke-width="1.3"/>"##,
+        a = cx - 2.8,
+        b = y + 2.8,
+        c = cx + 2.8,
+        e = y - 2.8,
+    )
+}
+
+/// The arrows whose candidate id stops where they arrive, each as (the id, the receiver's id): a
+/// message of the candidate role carrying id x delivered to a node whose own id beats x, after
+/// which that node sends no message about x (see [`Msg::candidate`](crate::protocol::Msg::candidate)).
+/// Which ids beat which is told by the leader's id (the largest or the smallest); without a
+/// leader, or without ids, nothing is marked. Every arrow counts for what a node sends later,
+/// those not drawn too; one pass over them and a map.
+fn swallowed(l: &Layout<'_, '_>) -> Vec<Option<Swallowed>> {
+    let (d, none) = (l.d, vec![None; l.drawn.len()]);
+    let Some(beats) = beats(d) else { return none };
+    let mut last_sent: HashMap<(u32, u64), u64> = HashMap::new();
+    for a in d.arrows {
+        if let Some(x) = a.msg.and_then(|m| m.candidate()) {
+            let t = last_sent.entry((a.from, x)).or_insert(a.sent);
+            *t = (*t).max(a.sent);
+        }
+    }
+    // Marks so far at each (node, moment).
+    let mut at: HashMap<(u32, u64), u32> = HashMap::new();
+    l.drawn
+        .iter()
+        .map(|a| {
+            let (Some(m), Some(r)) = (a.msg, a.received) else { return None };
+            let (Some(x), Some(&own)) = (m.candidate(), d.ids.get(a.to as usize)) else { return None };
+            let stops = a.kind.role() == MsgRole::Candidate
+                && beats(own, x)
+                && l.fate(a) == Fate::Arrived
+                && last_sent.get(&(a.to, x)).is_none_or(|&t| t < r);
+            stops.then(|| {
+                let nth = at.entry((a.to, r)).or_insert(0);
+                *nth += 1;
+                Swallowed { id: x, by: own, nth: *nth - 1 }
+            })
+        })
+        .collect()
+}
+
+/// Which id beats which, told by the leader's id: `Some(larger)` if it is the largest id, the
+/// smaller if the smallest; `None` without a leader, ids, or a choice (one id).
+fn beats(d: &Diagram<'_>) -> Option<fn(u64, u64) -> bool> {
+    let best = *d.ids.get(d.leader? as usize)?;
+    let (max, min) = (d.ids.iter().max()?, d.ids.iter().min()?);
+    match (best == *max, best == *min) {
+        (true, false) => Some(|a, b| a > b),
+        (false, true) => Some(|a, b| a < b),
+        _ => None,
+    }
+}
+
+/// How a role's arrows are drawn: the stroke width and the head (its length in px, open or
+/// filled), so a picture printed grey tells the roles apart. Dashes are left to the faults (a
+/// delayed message 6 3, a lost one's stub 3 2, a dropped one 2 2, one in flight 8 3 1 3).
+struct RoleStyle {
+    width: f64,
+    head: f64,
+    open: bool,
+    /// Said in the legend.
+    legend: &'static str,
+}
+
+impl RoleStyle {
+    fn of(role: MsgRole) -> RoleStyle {
+        let (width, head, open, legend) = match role {
+            MsgRole::Candidate => (1.2, 8.4, false, "candidate: filled head"),
+            MsgRole::Reply => (1.2, 9.0, true, "reply: open head"),
+            MsgRole::Announcement => (2.6, 10.4, false, "announcement: thick"),
+            MsgRole::Upkeep => (0.7, 6.3, false, "upkeep: thin"),
+        };
+        RoleStyle { width, head, open, legend }
+    }
+}
+
+/// An arrowhead marker `id` in `colour` for lines of `role`: its role's head, or hollow (a
+/// refusal). Marker sizes are in stroke widths, so each is scaled to its role's head length.
+fn marker(id: &str, colour: &str, role: MsgRole, hollow: bool) -> String {
+    let st = RoleStyle::of(role);
+    let (size, scale) = if hollow { (9.6 / st.width, 9.6) } else { (st.head / st.width, st.head) };
+    // A stroke 1.5 px wide, in the marker's units (10 across the head).
+    let stroke = 15.0 / scale;
+    let (ref_x, path) = if hollow {
+        ("10", format!(r#"<path d="M 1 1 L 9 5 L 1 9 z" fill="white" stroke="{colour}" stroke-width="{stroke:.2}"/>"#))
+    } else if st.open {
+        (
+            "9",
+            format!(
+                r#"<path d="M 1 1 L 9 5 L 1 9" fill="none" stroke="{colour}" stroke-width="{stroke:.2}" stroke-linejoin="round"/>"#
+            ),
+        )
+    } else {
+        ("10", format!(r#"<path d="M 0 0 L 10 5 L 0 10 z" fill="{colour}"/>"#))
+    };
+    format!(
+        r#"<marker id="{id}" viewBox="0 0 10 10" refX="{ref_x}" refY="5" markerWidth="{size:.2}" markerHeight="{size:.2}" orient="auto-start-reverse">{path}</marker>"#
+    )
 }
 
 /// What became of a message, as drawn.
@@ -1255,6 +1544,7 @@ fn axis_and_legend(s: &mut String, l: &Layout<'_, '_>, legend: &[(String, String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::Rule;
     use crate::protocol::Msg;
 
     fn arrow(from: u32, to: u32, kind: MsgKind, sent: u64, received: Option<u64>) -> Arrow {
@@ -1317,9 +1607,17 @@ mod tests {
         assert!(out.contains(&format!("first {MAX_ARROWS} of {} messages drawn", MAX_ARROWS + 7)));
     }
 
+    /// The x where a wrapped arrow's first segment leaves the chart.
+    fn x_mid(wrap: &str) -> f64 {
+        let second = &wrap[wrap.find("<line").unwrap()..];
+        let at = second.find(" x2=\"").unwrap() + 5;
+        second[at..].split('"').next().unwrap().parse().unwrap()
+    }
+
     /// On a ring the wrap-around message (last row to first, or first to last) leaves at one edge of the
     /// chart and re-enters at the other: two segments, neither crossing the rows between, the second with
-    /// the arrowhead; other messages, and the wrap-around when the rows are no ring, stay single arrows.
+    /// the arrowhead, each cut end a dot, and the legend says "round the ring"; other messages, and the
+    /// wrap-around when the rows are no ring, stay single arrows.
     #[test]
     fn the_ring_wraps_round_the_edges() {
         let arrows = [
@@ -1353,8 +1651,14 @@ mod tests {
                 && wrap.contains(&format!(r#"y2="{first:.1}""#))
         );
         assert!(wrap.contains("round the ring") && wrap.matches("marker-end").count() == 1);
+        // Each cut end is a dot: at the bottom edge going out, at the top edge coming in.
+        for edge in [last + ROW / 2.0, first - ROW / 2.0] {
+            assert!(wrap.contains(&format!(r#"<circle class="ring-edge" cx="{:.1}" cy="{edge:.1}""#, x_mid(wrap))));
+        }
+        assert!(out.contains(">round the ring</text>"), "legend: {out}");
         let flat = svg(&Diagram { ring: false, ..d });
         assert_eq!(flat.matches(r#"class="msg""#).count(), 3, "no ring, no wrapping");
+        assert!(!flat.contains("round the ring") && !flat.contains("ring-edge"), "{flat}");
     }
 
     /// With labels on, each delivered message whose content the driver knows says what it carries at the
@@ -1642,8 +1946,9 @@ mod tests {
     }
 
     /// No text overprints another: in a failover whose recovery, step down and next term come
-    /// within a millisecond, and among 40 labelled arrows between two nodes, every pair of labels'
-    /// boxes is apart.
+    /// within a millisecond, among 40 labelled arrows between two nodes, and in labelled Stages and
+    /// AsFar rings on their worst arrangements (swallowed ids, wrap-arounds, roles in the legend),
+    /// every pair of labels' boxes is apart.
     /// (tests/ checks the pictures of docs/ with a browser's real fonts.)
     #[test]
     fn no_label_overprints_another() {
@@ -1657,7 +1962,12 @@ mod tests {
             })
             .collect();
         let labelled = Diagram { labels: true, ..plain(&ring, 2) };
-        for d in [kept, labelled] {
+        // Rings with swallowed ids, their wrap-arounds and roles in the legend.
+        let (stages_ids, stages) = simulated("stages", 8, Rule::Max);
+        let (as_far_ids, as_far) = simulated("as-far", 8, Rule::Max);
+        let swallowing = [(&stages_ids, &stages), (&as_far_ids, &as_far)]
+            .map(|(ids, r)| Diagram { labels: true, ..ring_diagram(ids, r) });
+        for d in [kept, labelled].into_iter().chain(swallowing) {
             let out = svg(&d);
             let boxes = text_boxes(&out);
             assert!(boxes.len() > 8, "{out}");
@@ -1697,8 +2007,9 @@ mod tests {
         assert_eq!(out.matches(r#"class="msg lost""#).count(), 1, "{out}");
         assert_eq!(out.matches(r#"class="msg dropped""#).count(), 2, "{out}");
         assert_eq!(out.matches(r#"class="msg flying""#).count(), 1, "{out}");
-        assert_eq!(out.matches("url(#head-vote-no)").count(), 1, "{out}");
-        assert_eq!(out.matches("url(#head-vote)").count(), 1, "{out}");
+        let arrows: String = out.lines().filter(|l| l.contains("data-step")).collect();
+        assert_eq!(arrows.matches("url(#head-vote-no)").count(), 1, "{out}");
+        assert_eq!(arrows.matches("url(#head-vote)").count(), 1, "{out}");
         for entry in ["lost on the network", "dropped: receiver down", "in flight at the end", "refused (hollow head)"]
         {
             assert!(out.contains(&format!(">{entry}</text>")), "legend: {entry}: {out}");
@@ -1775,5 +2086,126 @@ mod tests {
         assert!(leader_overlaps(&states, &down(None), 2).is_empty());
         assert_eq!(leader_overlaps(&states, &down(Some(15)), 2), vec![(15, None, 2)]);
         assert_eq!(leader_overlaps(&states, &[], 2), vec![(9, None, 2)]);
+    }
+
+    /// A one-shot run of the catalogue's `name` on `n` nodes in its worst arrangement, every node
+    /// initiating, unit delays, arrows logged: the ids and the report.
+    fn simulated(name: &str, n: u32, rule: Rule) -> (Vec<u64>, crate::report::SimReport) {
+        let spec = crate::algo::catalogue::find(name).unwrap();
+        let ids = (spec.worst_case.unwrap().ids)(n, rule);
+        let topo = crate::topology::Topology::build(spec.default_topology(), n, 0).unwrap();
+        let all: Vec<u32> = (0..n).collect();
+        let cfg = crate::sim::SimConfig { log_arrows: true, unit_delay: true, ..crate::sim::SimConfig::default() };
+        let r = crate::sim::run(spec, &topo, &ids, &all, rule, &cfg);
+        assert!(r.verdict.violations.is_empty(), "{name}: {:?}", r.verdict.violations);
+        (ids, r)
+    }
+
+    /// The diagram of a ring run, rows named by id, its leader known.
+    fn ring_diagram<'a>(ids: &'a [u64], r: &'a crate::report::SimReport) -> Diagram<'a> {
+        Diagram {
+            title: "ring".into(),
+            nodes: ids.iter().map(|id| format!("id {id}")).collect(),
+            ids,
+            arrows: &r.arrows,
+            leader: r.verdict.leader,
+            time_unit: "t",
+            ring: true,
+            ..Diagram::default()
+        }
+    }
+
+    /// AsFar (Chang-Roberts) on its worst arrangement, under either rule and at several sizes: every
+    /// id but the winner's is swallowed exactly once (by the winner, the only node better than all
+    /// the ids it receives), so there are n - 1 marks, each titled with both ids, and the legend
+    /// names the mark; the winner's own id coming home is not marked.
+    #[test]
+    fn as_far_swallows_every_id_but_the_winners_once() {
+        for rule in [Rule::Max, Rule::Min] {
+            for n in [3u32, 8, 13] {
+                let (ids, r) = simulated("as-far", n, rule);
+                let out = svg(&ring_diagram(&ids, &r));
+                let winner = ids.iter().copied().reduce(|a, b| rule.best(a, b)).unwrap();
+                assert_eq!(out.matches(r#"<g class="swallowed">"#).count(), n as usize - 1, "{rule:?} n = {n}: {out}");
+                for &id in &ids {
+                    let told = out.matches(&format!("<title>id {id} swallowed by id {winner}</title>")).count();
+                    assert_eq!(told, usize::from(id != winner), "{rule:?} n = {n}: id {id}");
+                }
+                assert!(out.contains(">id swallowed</text>"), "{out}");
+            }
+        }
+        let (ids, r) = simulated("as-far", 8, Rule::Max);
+        let unknown = svg(&Diagram { leader: None, ..ring_diagram(&ids, &r) });
+        assert!(!unknown.contains("swallowed"), "without a leader the rule is unknown: nothing marked");
+    }
+
+    /// Labels leave the swallowed ids' marks clear: in a labelled Stages ring on its worst
+    /// arrangement (ids swallowed two at a time, side by side, where wrapped arrows are labelled),
+    /// no label's box covers a mark.
+    #[test]
+    fn labels_leave_swallowed_marks_clear() {
+        let (ids, r) = simulated("stages", 8, Rule::Max);
+        let out = svg(&Diagram { labels: true, ..ring_diagram(&ids, &r) });
+        let attr = |tag: &str, name: &str| -> f64 {
+            let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            tag[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        let marks: Vec<(f64, f64)> = out
+            .split(r#"<g class="swallowed">"#)
+            .skip(1)
+            .map(|m| {
+                let circle = &m[m.find("<circle").unwrap()..];
+                (attr(circle, "cx"), attr(circle, "cy"))
+            })
+            .collect();
+        assert!(marks.len() >= 8, "{out}");
+        assert!(marks.iter().enumerate().all(|(i, m)| marks[..i].iter().all(|o| o != m)), "side by side: {marks:?}");
+        let labels: Vec<(String, [f64; 4])> =
+            text_boxes(&out).into_iter().filter(|(t, _)| t.contains("stage")).collect();
+        assert!(labels.len() > 10, "{out}");
+        for (text, b) in &labels {
+            for &(cx, cy) in &marks {
+                let r = SWALLOWED_R;
+                let apart = b[2] <= cx - r || cx + r <= b[0] || b[3] <= cy - r || cy + r <= b[1];
+                assert!(apart, "{text:?} {b:?} covers the mark at {cx}, {cy}");
+            }
+        }
+    }
+
+    /// Each role has its own stroke, told without colour and without the faults' dashes: a bully
+    /// election's calls, answers and coordinators are three styles (stroke width and head shape),
+    /// none dashed, and the legend shows the three roles.
+    #[test]
+    fn roles_are_drawn_apart() {
+        let arrows = [
+            arrow(0, 2, MsgKind::BullyElection, 0, Some(2)),
+            arrow(2, 0, MsgKind::Answer, 2, Some(4)),
+            arrow(2, 1, MsgKind::Coordinator, 6, Some(8)),
+        ];
+        let out = svg(&plain(&arrows, 3));
+        let attr = |tag: &str, name: &str| -> String {
+            let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            tag[at..].split('"').next().unwrap().to_string()
+        };
+        let styles: Vec<(String, String)> = ["bully_election", "answer", "coordinator"]
+            .iter()
+            .map(|kind| {
+                let line = out.lines().find(|l| l.contains(&format!(r#"data-kind="{kind}""#))).unwrap();
+                assert!(!line.contains("dasharray"), "{line}");
+                let marker = out.lines().find(|l| l.starts_with(&format!(r#"<marker id="head-{kind}""#))).unwrap();
+                // The head's shape, whatever its colour: its outline and whether it is filled.
+                let path = &marker[marker.find("<path").unwrap()..];
+                let shape = format!("{} filled: {}", attr(path, "d"), attr(path, "fill") != "none");
+                (attr(line, "stroke-width"), shape)
+            })
+            .collect();
+        for (i, a) in styles.iter().enumerate() {
+            assert!(styles[i + 1..].iter().all(|b| b != a), "{styles:?}");
+        }
+        for entry in ["candidate: filled head", "reply: open head", "announcement: thick"] {
+            assert!(out.contains(&format!(">{entry}</text>")), "legend: {entry}: {out}");
+        }
+        let one = svg(&plain(&arrows[..1], 3));
+        assert!(!one.contains("filled head"), "one role: no role entries");
     }
 }
