@@ -615,6 +615,7 @@ impl Faults {
                     // A node in no group is alone.
                     let size = |i: usize| groups.iter().find(|g| g.contains(&i)).map_or(1, Vec::len);
                     out.cut_off.extend((0..n).filter(|&i| 2 * size(i) <= n));
+                    out.groups = groups.clone();
                 }
                 _ => {}
             }

@@ -106,12 +106,18 @@ pub struct ActiveFaults {
     pub cut_off: Vec<usize>,
     /// Node indices handing their leaderships over before a planned stop.
     pub leaving: Vec<usize>,
+    /// The groups of node indices of the partition in force (empty: none); a
+    /// node in no group is alone.
+    pub groups: Vec<Vec<usize>>,
 }
 
 impl ActiveFaults {
     /// The same faults by position of an election whose position `i` runs
     /// on the node of cluster index `nodes[i]` (nodes it does not run on
-    /// are left out).
+    /// are left out). Under a partition, `cut_off` is judged against the
+    /// election's own positions: those in a group holding at most half of
+    /// them (a partition of the cluster may leave a majority of a smaller
+    /// election on its smaller side).
     pub fn by_position(&self, nodes: &[usize]) -> ActiveFaults {
         let at = |list: &[usize]| -> Vec<usize> {
             let mut out: Vec<usize> =
@@ -119,7 +125,20 @@ impl ActiveFaults {
             out.sort_unstable();
             out
         };
-        ActiveFaults { crashed: at(&self.crashed), cut_off: at(&self.cut_off), leaving: at(&self.leaving) }
+        let cut_off = if self.groups.is_empty() {
+            at(&self.cut_off)
+        } else {
+            // Each position's side: its node's group, or its node alone.
+            let side = |node: usize| self.groups.iter().position(|g| g.contains(&node)).map_or(Err(node), Ok);
+            let size = |p: usize| nodes.iter().filter(|&&m| side(m) == side(nodes[p])).count();
+            (0..nodes.len()).filter(|&p| 2 * size(p) <= nodes.len()).collect()
+        };
+        ActiveFaults {
+            crashed: at(&self.crashed),
+            cut_off,
+            leaving: at(&self.leaving),
+            groups: self.groups.iter().map(|g| at(g)).filter(|g| !g.is_empty()).collect(),
+        }
     }
 }
 
@@ -223,4 +242,30 @@ impl Outcome {
 /// Resolves once `StopElection` asked the election to end (holds no borrow of the flag).
 pub(super) async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A partition of an 8-node cluster into nodes 0-2 and 3-7 cuts off, of a 5-position election
+    /// on nodes 0-4, positions 3 and 4 (2 of its 5), not 0-2 (3 of 5, its majority, though 3 of
+    /// the cluster's 8): the cut-off side is judged against the election, not the cluster. Without a
+    /// partition's groups the cluster's judgement is kept.
+    #[test]
+    fn a_partition_is_judged_against_the_election_s_positions() {
+        let cluster = ActiveFaults {
+            cut_off: vec![0, 1, 2],
+            groups: vec![vec![0, 1, 2], vec![3, 4, 5, 6, 7]],
+            ..ActiveFaults::default()
+        };
+        let election = cluster.by_position(&[0, 1, 2, 3, 4]);
+        assert_eq!(election.cut_off, [3, 4]);
+        assert_eq!(election.groups, [vec![0, 1, 2], vec![3, 4]]);
+        // A node in no group is alone: positions on nodes 5 and 6 are each cut off.
+        let alone = ActiveFaults { groups: vec![vec![0, 1, 2]], ..ActiveFaults::default() };
+        assert_eq!(alone.by_position(&[0, 1, 2, 5, 6]).cut_off, [3, 4]);
+        let plain = ActiveFaults { cut_off: vec![4], ..ActiveFaults::default() };
+        assert_eq!(plain.by_position(&[4, 5]).cut_off, [0]);
+    }
 }
