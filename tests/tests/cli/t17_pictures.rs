@@ -1,7 +1,8 @@
 //! The pictures in docs/, as a reader's browser draws them: chromium lays out
 //! every SVG under docs/ with its real fonts, and the test measures each text
-//! label's box. No two labels may overlap, and no picture may be wider than a
-//! page comfortably shows.
+//! label's box. No two labels may overlap, none may cover the mark of a
+//! swallowed id or stick out of the picture (the legend is inside it), and no
+//! picture may be wider than a page comfortably shows.
 //!
 //! Needs `chromedriver` and `chromium` (see t10); skipped without them,
 //! except in CI.
@@ -34,8 +35,9 @@ fn pictures(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The overlapping pairs of text labels in the picture open in `browser` (each label's words and
-/// box), and the picture's width. Two boxes overlap if they share more than a pixel each way.
-fn overlaps(browser: &Browser) -> (Vec<String>, f64) {
+/// box), the labels over a swallowed id's mark or out of the picture, the picture's width and its
+/// number of swallowed ids' marks. Two boxes overlap if they share more than a pixel each way.
+fn overlaps(browser: &Browser) -> (Vec<String>, f64, u64) {
     let v = browser.run(
         "const svg = document.documentElement;
          const boxes = Array.from(document.querySelectorAll('text'))
@@ -48,35 +50,48 @@ fn overlaps(browser: &Browser) -> (Vec<String>, f64) {
            const w = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0), h = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
            if (w > 1 && h > 1) out.push(`\"${a.t}\" and \"${b.t}\" (${w.toFixed(0)} x ${h.toFixed(0)} px at ${a.x0.toFixed(0)},${a.y0.toFixed(0)})`);
          }
-         return [out, svg.getBoundingClientRect().width];",
+         const page = svg.getBoundingClientRect();
+         for (const a of boxes) {
+           if (a.x0 < page.left - 1 || a.y0 < page.top - 1 || a.x1 > page.right + 1 || a.y1 > page.bottom + 1)
+             out.push(`\"${a.t}\" out of the picture (at ${a.x0.toFixed(0)},${a.y0.toFixed(0)})`);
+           for (const m of document.querySelectorAll('.swallowed circle')) {
+             const r = m.getBoundingClientRect();
+             const w = Math.min(a.x1, r.right) - Math.max(a.x0, r.left), h = Math.min(a.y1, r.bottom) - Math.max(a.y0, r.top);
+             if (w > 1 && h > 1) out.push(`\"${a.t}\" over a swallowed id's mark at ${r.left.toFixed(0)},${r.top.toFixed(0)}`);
+           }
+         }
+         return [out, svg.getBoundingClientRect().width, document.querySelectorAll('.swallowed').length];",
     );
     let pairs = v[0].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect();
-    (pairs, v[1].as_f64().unwrap_or(0.0))
+    (pairs, v[1].as_f64().unwrap_or(0.0), v[2].as_u64().unwrap_or(0))
 }
 
-/// Every picture under docs/, laid out by chromium: no two text labels overlap, and none is wider
-/// than about a page.
+/// Every picture under docs/, laid out by chromium: no two text labels overlap, none covers a
+/// swallowed id's mark (there are some) or sticks out of the picture, and none is wider than
+/// about a page.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_label_in_the_docs_pictures_overprints_another() {
     let Some(driver) = chromedriver() else { return };
     let docs = ringleader_tests::workspace_root().join("docs");
     let files = pictures(&docs);
     assert!(files.len() >= 10, "the pictures of docs/: {files:?}");
-    let found = tokio::task::spawn_blocking(move || {
+    let (found, marks) = tokio::task::spawn_blocking(move || {
         let browser = Browser::start(&driver);
-        let mut found = Vec::new();
+        let (mut found, mut marks) = (Vec::new(), 0);
         for f in &files {
             browser.go(&format!("file://{}", f.display()));
-            let (pairs, width) = overlaps(&browser);
+            let (pairs, width, swallowed) = overlaps(&browser);
             let name = f.strip_prefix(&docs).unwrap_or(f).display().to_string();
             if width > MAX_WIDTH {
                 found.push(format!("{name}: {width:.0} px wide"));
             }
             found.extend(pairs.into_iter().map(|p| format!("{name}: {p}")));
+            marks += swallowed;
         }
-        found
+        (found, marks)
     })
     .await
     .unwrap();
     assert!(found.is_empty(), "{} problems:\n{}", found.len(), found.join("\n"));
+    assert!(marks > 0, "the ring pictures mark swallowed ids, so their check is not empty");
 }
