@@ -1,14 +1,16 @@
 //! A schedule shown: its messages as the arrows of a space-time diagram
-//! ([`ElectionModel::arrows`]) and where each node ends, in words
-//! ([`ElectionModel::outcome`]).
+//! ([`ElectionModel::arrows`]), its steps and where each node ends, in
+//! words ([`ElectionModel::words`], [`ElectionModel::outcome`]), and each
+//! node's state ([`ElectionModel::node_states`], [`ElectionModel::fates`]).
 
 use ringleader_core::algo::detector::is_reserved;
-use ringleader_core::algo::{Msg, Port, Role};
+use ringleader_core::algo::{Msg, Port, Role, TimerId};
 use ringleader_core::diagram::{Arrow, Mark};
 use ringleader_core::faults::Outage;
 use ringleader_core::schedule::Step;
 
 use super::ElectionModel;
+use super::state::System;
 
 impl ElectionModel {
     /// The messages of the schedule `steps`, as arrows of a space-time
@@ -130,16 +132,14 @@ impl ElectionModel {
 }
 
 impl ElectionModel {
-    /// Where each node ends after `steps`: its belief (kept leaderships) or
-    /// decision, in words ("leads term 2", "follows 3 (term 1)", "crashed").
     /// Each node's state along `steps` (time is the step number, 0 before
-    /// the first): its algorithm's state, or `crashed` while down; for the
-    /// diagram's state bands and the page's topology.
+    /// the first): its algorithm's state, or `crashed` while down
+    /// ([`ElectionModel::node_states`]); for the diagram's state bands and
+    /// the page's topology.
     pub fn states(&self, steps: &[Step]) -> Vec<ringleader_core::diagram::StateChange> {
         let mut log = ringleader_core::report::StateLog::new(self.election.ids.len());
-        let note = |log: &mut ringleader_core::report::StateLog, s: &super::System, time: u64| {
-            for (p, node) in s.nodes.iter().enumerate() {
-                let state = if s.is_down(p as u32) { "crashed" } else { node.algorithm().state() };
+        let note = |log: &mut ringleader_core::report::StateLog, s: &System, time: u64| {
+            for (p, state) in self.node_states(s).into_iter().enumerate() {
                 log.note(p, time, state);
             }
         };
@@ -155,11 +155,33 @@ impl ElectionModel {
         log.into_changes()
     }
 
-    /// Each step of `steps` in words, naming nodes by their ids.
-    pub fn words(&self, steps: &[Step]) -> Vec<String> {
-        steps.iter().map(|s| s.describe(&self.election.ids, &self.election.topology)).collect()
+    /// Each node's state in `s`, in position order: its algorithm's state
+    /// name (`"candidate"`, `"leader"`, ...), or `crashed` while down.
+    pub fn node_states(&self, s: &System) -> Vec<&'static str> {
+        let states = s.nodes.iter().enumerate();
+        states.map(|(p, node)| if s.is_down(p as u32) { "crashed" } else { node.algorithm().state() }).collect()
     }
 
+    /// Each step of `steps` in words, naming nodes by their ids and the
+    /// algorithm's timers by what they wait for ("id 1's answer timer
+    /// fires").
+    pub fn words(&self, steps: &[Step]) -> Vec<String> {
+        let e = &self.election;
+        steps
+            .iter()
+            .map(|&step| match step {
+                Step::Fire { node, timer } if !is_reserved(timer) => {
+                    match (timer_name(e.spec.name, timer), e.ids.get(node as usize)) {
+                        (Some(name), Some(id)) => format!("id {id}'s {name} timer fires"),
+                        _ => step.describe(&e.ids, &e.topology),
+                    }
+                }
+                _ => step.describe(&e.ids, &e.topology),
+            })
+            .collect()
+    }
+
+    /// Where each node ends after `steps`, in words ([`ElectionModel::fates`]).
     pub fn outcome(&self, steps: &[Step]) -> Vec<String> {
         let mut s = self.initial();
         for &step in steps {
@@ -168,6 +190,13 @@ impl ElectionModel {
                 None => break,
             }
         }
+        self.fates(&s)
+    }
+
+    /// What each node of `s` believes (kept leaderships) or decided, in
+    /// words, in position order: "leads term 2", "follows 3 (term 1)",
+    /// "no leader (term 2)", "leads", "follows 3", "undecided", "crashed".
+    pub fn fates(&self, s: &System) -> Vec<String> {
         s.nodes
             .iter()
             .enumerate()
@@ -184,4 +213,26 @@ impl ElectionModel {
             })
             .collect()
     }
+}
+
+/// What the timer `timer` of the algorithm named `algorithm` waits for, where
+/// the algorithm names it (its `*_TIMER` constants); the failure detector's
+/// clock is told apart by [`Step::describe`] itself.
+fn timer_name(algorithm: &str, timer: TimerId) -> Option<&'static str> {
+    use ringleader_core::algo::{bully, chubby, repaired_ring, sync_hs, zookeeper};
+    let name = match (algorithm, timer) {
+        ("bully", bully::ANSWER_TIMER) => "answer",
+        ("bully", bully::COORDINATOR_TIMER) => "coordinator",
+        ("sync-hs", sync_hs::ROUND_TIMER) => "round",
+        ("chubby", chubby::PROMISE_TIMER) => "promise",
+        ("chubby", chubby::ELECTION_TIMER) => "election back-off",
+        ("chubby", chubby::RENEW_TIMER) => "renewal",
+        ("chubby", t) if (chubby::DEADLINE_TIMER..chubby::DEADLINE_TIMER + 3).contains(&t) => "round deadline",
+        ("zookeeper", zookeeper::PROPOSAL_TIMER) => "proposal",
+        ("zookeeper", zookeeper::RECOMMIT_TIMER) => "recommit",
+        ("zookeeper", zookeeper::LEASE_TIMER) => "lease",
+        ("repaired-ring", repaired_ring::ELECTION_TIMER) => "election",
+        _ => return None,
+    };
+    Some(name)
 }
