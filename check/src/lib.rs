@@ -46,7 +46,8 @@
 //! cancel flag, end a check early, and say so ([`Report::complete`]);
 //! progress is reported as it goes ([`Progress`]). A counterexample replays
 //! on a second driver (`ringleader_core::schedule::replay`) and draws as a
-//! space-time diagram ([`diagram`]).
+//! space-time diagram ([`diagram`]). A small election's schedule can also
+//! be chosen by hand, one step at a time ([`explore`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,9 +58,11 @@ use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::{Decision, Leadership, Rule};
 use ringleader_core::topology::{Topology, TopologyKind};
 
+mod explore;
 mod model;
 mod request;
 
+pub use explore::{Exploration, MAX_EXPLORE_N, MAX_PATH, NodeNow, PropertyNow, explore, explore_model, path_of};
 pub use request::{CheckAsk, Checked, MAX_DELAY_MS, MAX_FAULTS, MAX_N, MAX_PARTITION_MS, Refusal};
 
 pub use model::{
