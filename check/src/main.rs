@@ -363,7 +363,8 @@ fn print_line(args: &Args, p: &Planned, s: &Sweep) {
     }
 }
 
-/// The first three counterexamples: their steps in words on standard output, and their diagrams with `--svg`.
+/// The first three counterexamples: their steps and where each node ends in words on standard output (the
+/// lab's words), and their diagrams with `--svg`.
 fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), String> {
     let (spec, n, e, fifo) = (p.spec, p.n, &p.checked.election, p.checked.fifo);
     for (k, (ids, initiators, c)) in s.broken.iter().enumerate().take(3) {
@@ -391,12 +392,10 @@ fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), Stri
         for (i, words) in model.words(&c.steps).iter().enumerate() {
             println!("    {:>3}. {words}", i + 1);
         }
-        println!(
-            "    decisions: {:?}; beliefs: {:?}{}",
-            c.decisions,
-            c.beliefs,
-            c.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default()
-        );
+        // Where each node ends, in the lab's words (its diagram labels each node so).
+        let ends: Vec<String> =
+            ids.iter().zip(model.outcome(&c.steps)).map(|(id, end)| format!("id {id} {end}")).collect();
+        println!("    ends: {}{}", ends.join(", "), c.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default());
     }
     Ok(())
 }
