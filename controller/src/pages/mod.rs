@@ -146,6 +146,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .diagram .msg { cursor: pointer; }
 .diagram .msg:hover, .diagram .msg.pinned { stroke-width: 3; filter: drop-shadow(0 0 2px #fc0); }
 .diagram .msg.flight { opacity: 0.8; }
+.diagram .msg.flight .swallowed, .diagram .msg.flight .ring-edge { display: none; }
 .diagram .label { pointer-events: none; }
 .stage { display: flex; gap: 1em; align-items: flex-start; flex-wrap: wrap; }
 .stage .info { flex: 1; min-width: 16em; }

@@ -16,7 +16,7 @@ use crate::browser::{Browser, Served, chromedriver};
 
 /// In chromium: an election's page loads with no console error, shows its verdict, metrics and
 /// diagram; stepping from the start reveals one message at a time in sending order (forward,
-/// forward, back) and says which; pointing at an arrow describes its message (fields, causal
+/// forward, back) and says which, a swallowed id's mark only once its message arrived; pointing at an arrow describes its message (fields, causal
 /// time, contents); the index links to every election; and the page of a running kept
 /// leadership drops the next heartbeat from the first node clicked to the second (one node is
 /// refused) and shows the failover an injected crash causes without being reloaded.
@@ -90,7 +90,23 @@ async fn the_election_page_works_in_a_browser() {
         let events = browser.run("return Number(document.getElementById('slider').max);");
         let place = browser.text("#where");
         assert!(place.starts_with(&format!("event {} of {events}, at ", k - 1)), "{place}");
+        // A swallowed id's mark shows once its message has arrived, not while it is in flight.
+        let flying_marks = "return document.querySelectorAll('#diagram .msg.flight .swallowed').length;";
+        let shown_marks = "return Array.from(document.querySelectorAll('#diagram .swallowed'))\
+             .filter(e => getComputedStyle(e).display !== 'none' && e.closest('.msg').style.display !== 'none').length;";
+        let mut steps = 0;
+        while browser.run(flying_marks).as_u64() == Some(0) {
+            browser.click("#forward");
+            steps += 1;
+            assert!(steps < 300, "no message to be swallowed in flight within 300 events");
+        }
+        let in_flight_shown = browser.run(
+            "return Array.from(document.querySelectorAll('#diagram .msg.flight .swallowed'))\
+             .filter(e => getComputedStyle(e).display !== 'none').length;",
+        );
+        assert_eq!(in_flight_shown.as_u64(), Some(0), "a swallowed mark shown while its message flies");
         browser.click("#last");
+        assert_eq!(browser.run(shown_marks).as_u64(), Some(7), "as-far on 8 worst-ordered ids swallows 7 ids");
         assert_eq!(browser.visible_steps().len(), total);
         assert_eq!(browser.in_flight(), (0, 0), "at the end nothing is in flight");
         let states = browser.node_states();
