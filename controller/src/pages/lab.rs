@@ -54,13 +54,13 @@ pub(super) struct Refusal {
 }
 
 impl Refusal {
-    fn new(status: StatusCode, code: &'static str, field: &str, message: impl Into<String>) -> Self {
+    pub(super) fn new(status: StatusCode, code: &'static str, field: &str, message: impl Into<String>) -> Self {
         Refusal { status, code, field: field.to_string(), message: message.into() }
     }
 
     /// The refusal a gRPC status makes: the field is what its message names
     /// before the first `: ` (the API's refusals say `field: reason`).
-    fn of_status(s: &tonic::Status) -> Self {
+    pub(super) fn of_status(s: &tonic::Status) -> Self {
         use tonic::Code;
         let (status, code) = match s.code() {
             Code::InvalidArgument => (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT"),
@@ -130,7 +130,7 @@ fn local_host(host: &str) -> bool {
 
 /// Run a lab call: guarded, its JSON body read into `T`, the bearer token
 /// passed on as gRPC metadata.
-fn request<T: for<'de> Deserialize<'de>>(
+pub(super) fn request<T: for<'de> Deserialize<'de>>(
     lab: &Lab,
     headers: &HeaderMap,
     body: &[u8],

@@ -42,6 +42,7 @@
 
 mod compare;
 mod election;
+mod explore;
 mod lab;
 
 use std::sync::Arc;
@@ -71,6 +72,7 @@ pub fn router(elections: Arc<Elections>, lab: Lab) -> axum::Router {
         .route("/lab/start", axum::routing::post(lab::start))
         .route("/lab/act", axum::routing::post(lab::act))
         .route("/lab/check", axum::routing::post(lab::check))
+        .route("/lab/explore", axum::routing::post(explore::explore))
         .layer(axum::extract::DefaultBodyLimit::max(lab::MAX_BODY))
         .with_state(lab);
     let pages = Pages { elections, token_required };

@@ -1,0 +1,231 @@
+//! `POST /lab/explore`: the checker by hand, the lab's "Explore by hand"
+//! for elections of at most four nodes. The page sends the election (the
+//! check form's fields) and the path of choices taken so far; the answer is
+//! where that path ends ([`ringleader_check::explore`]): the steps taken and
+//! those that may come next in words, every node's state and belief, each
+//! property and whether it holds. The call is stateless (the page keeps the
+//! path; "back" sends it without its last choice) and bounded (four nodes,
+//! [`ringleader_check::MAX_PATH`] choices, replayed on a blocking thread in
+//! milliseconds).
+//!
+//! Guarded as every lab call (see `lab.rs`), and authorized as
+//! CheckAlgorithm: exploring is checking one step at a time, so it takes
+//! what a check takes, the controller's full token once `auth.token` is set
+//! (the read-only token is refused). The API's own authorization answers
+//! (see [`authorize`]), so its refusals are counted and logged as a
+//! check's.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use ringleader_check::{CheckAsk, Exploration, KeptCheck};
+use ringleader_proto::v1 as pb;
+use ringleader_proto::v1::controller_server::Controller as _;
+use serde::Deserialize;
+
+use super::lab::{Lab, Refusal, request};
+
+/// What the explorer sends: the check form's election, and the choices taken so far.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub(super) struct LabExplore {
+    /// Catalogue name.
+    algorithm: String,
+    /// Nodes (0: 3; at most four).
+    n: u32,
+    /// Links may reorder messages.
+    any_order: bool,
+    /// The kept leadership (failure-tolerant algorithms).
+    kept: bool,
+    /// Crashes, losses and partitions a schedule may hold (kept only).
+    crashes: u32,
+    /// Messages lost.
+    losses: u32,
+    /// Partitions.
+    partitions: u32,
+    /// The choices taken, each an index into the next steps of the state reached.
+    path: Vec<u32>,
+}
+
+impl LabExplore {
+    /// The election as CheckAlgorithm asks it (the same detector and defaults).
+    fn ask(&self) -> CheckAsk {
+        CheckAsk {
+            algorithm: self.algorithm.clone(),
+            n: self.n,
+            any_order: self.any_order,
+            kept: self.kept,
+            crashes: self.crashes,
+            losses: self.losses,
+            partitions: self.partitions,
+            detector: KeptCheck::default().detector,
+            ..CheckAsk::default()
+        }
+    }
+}
+
+/// `POST /lab/explore`: where a [`LabExplore`]'s path ends, as JSON (see
+/// [`answer`]), or a refusal naming the field at fault (`n` beyond four
+/// nodes, `path` at a choice its state does not have).
+pub(super) async fn explore(State(lab): State<Lab>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    let request = match request::<LabExplore>(&lab, &headers, &body) {
+        Ok(r) => r,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let (metadata, extensions, form) = request.into_parts();
+    if let Err(refusal) = authorize(&lab, tonic::Request::from_parts(metadata, extensions, ())).await {
+        return refusal.into_response();
+    }
+    let ask = form.ask();
+    let (algorithm, path) = (form.algorithm, form.path);
+    match tokio::task::spawn_blocking(move || ringleader_check::explore(&ask, &path)).await {
+        Ok(Ok(x)) => {
+            let body = answer(&algorithm, &x);
+            ([(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response()
+        }
+        Ok(Err(r)) => {
+            let status = if r.precondition {
+                tonic::Status::failed_precondition(r.to_string())
+            } else {
+                tonic::Status::invalid_argument(r.to_string())
+            };
+            Refusal::of_status(&status).into_response()
+        }
+        Err(e) => Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "", format!("the explorer failed: {e}"))
+            .into_response(),
+    }
+}
+
+/// Refuse the call unless its credentials may call CheckAlgorithm. Without
+/// `auth.token` every caller may; with it, the service itself is asked,
+/// with a check it refuses before running anything (no algorithm named)
+/// but only once it has authorized the credentials, so UNAUTHENTICATED or
+/// PERMISSION_DENIED is the answer exactly when a check would get it.
+async fn authorize(lab: &Lab, credentials: tonic::Request<()>) -> Result<(), Refusal> {
+    if !lab.token_required {
+        return Ok(());
+    }
+    let (metadata, extensions, ()) = credentials.into_parts();
+    let probe = tonic::Request::from_parts(metadata, extensions, pb::CheckRequest::default());
+    match lab.service.check_algorithm(probe).await {
+        Err(s) if matches!(s.code(), tonic::Code::Unauthenticated | tonic::Code::PermissionDenied) => {
+            Err(Refusal::of_status(&s))
+        }
+        // Refused for its missing algorithm (or, were it ever run, ended by dropping its stream).
+        _ => Ok(()),
+    }
+}
+
+/// The JSON of where a path ends: `taken` and `choices` (the steps in
+/// words; choice `i` is `choices[i]`), `nodes` (each `position`, `id`,
+/// `state`, `belief` and whether the last step `changed` it), `properties`
+/// (each `name`, whether it `holds`, and the step it broke at,
+/// `brokenSince`), `error`, `final` and `fifo`.
+fn answer(algorithm: &str, x: &Exploration) -> serde_json::Value {
+    let nodes: Vec<serde_json::Value> = x
+        .nodes
+        .iter()
+        .map(|n| {
+            serde_json::json!({
+                "position": n.position, "id": n.id, "state": n.state, "belief": n.belief, "changed": n.changed,
+            })
+        })
+        .collect();
+    let properties: Vec<serde_json::Value> = x
+        .properties
+        .iter()
+        .map(|p| serde_json::json!({ "name": p.name, "holds": p.holds, "brokenSince": p.broken_since }))
+        .collect();
+    serde_json::json!({
+        "algorithm": algorithm,
+        "taken": x.taken,
+        "choices": x.choices,
+        "nodes": nodes,
+        "properties": properties,
+        "error": x.error,
+        "final": x.is_final,
+        "fifo": x.fifo,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::header;
+    use ringleader_node::auth::{Auth, Secret};
+    use serde_json::Value;
+    use tower::ServiceExt as _;
+
+    use super::super::{LAB_HEADER, Lab, router};
+    use crate::elections::Elections;
+
+    /// The pages' router over a controller whose API asks for `auth` (its tokens).
+    async fn app(auth: Auth) -> axum::Router {
+        let config = crate::config::ControllerConfig::default();
+        let cluster = crate::cluster::Cluster::start(&config, &Default::default(), None).await.unwrap();
+        let elections = Elections::with_history(cluster, config, None, Vec::new());
+        let token_required = auth.token.is_some();
+        let service = crate::api::ControllerService::with_auth(elections.clone(), auth);
+        router(elections, Lab { service, token_required })
+    }
+
+    /// POST `body` to /lab/explore as the lab page does (with `bearer` as its token): status and JSON.
+    async fn call(app: &axum::Router, body: &str, bearer: Option<&str>) -> (u16, Value) {
+        let mut r = axum::http::Request::post("/lab/explore")
+            .header(header::HOST, "127.0.0.1:9464")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(LAB_HEADER, "1");
+        if let Some(token) = bearer {
+            r = r.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let response = app.clone().oneshot(r.body(axum::body::Body::from(body.to_string())).unwrap()).await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    /// Through the router: kept bully on 3 nodes with a crash, after choosing id 2's start, says
+    /// so in words, offers id 1's and id 3's starts next, marks id 2 (and only it) changed, and
+    /// every kept property holds; four nodes are explored, five refused naming `n`, a choice its
+    /// state lacks naming `path`, a fault without kept naming the fault (as CheckAlgorithm does).
+    #[tokio::test]
+    async fn a_path_ends_where_its_choices_lead_and_bad_ones_are_refused() {
+        let app = app(Auth::default()).await;
+        let bully = r#""algorithm":"bully","kept":true,"crashes":1"#;
+        let (status, x) = call(&app, &format!(r#"{{{bully},"n":3,"path":[1]}}"#), None).await;
+        assert_eq!(status, 200, "{x}");
+        assert_eq!(x["taken"], serde_json::json!(["id 2 wakes up and starts"]));
+        assert_eq!(x["choices"], serde_json::json!(["id 1 wakes up and starts", "id 3 wakes up and starts"]));
+        let changed: Vec<&Value> = x["nodes"].as_array().unwrap().iter().filter(|n| n["changed"] == true).collect();
+        assert_eq!((changed.len(), &changed[0]["id"]), (1, &Value::from(2)), "{x}");
+        assert!(x["properties"].as_array().unwrap().iter().all(|p| p["holds"] == true && p["brokenSince"].is_null()));
+        assert_eq!((&x["final"], &x["error"]), (&Value::Bool(false), &Value::Null));
+        assert_eq!(call(&app, &format!(r#"{{{bully},"n":4}}"#), None).await.0, 200);
+        let refused = |(status, v): (u16, Value)| (status, v["code"].clone(), v["field"].clone());
+        let named = |status: u16, code: &str, field: &str| (status, Value::from(code), Value::from(field));
+        let five = call(&app, &format!(r#"{{{bully},"n":5}}"#), None).await;
+        assert_eq!(refused(five), named(400, "INVALID_ARGUMENT", "n"));
+        let (status, v) = call(&app, &format!(r#"{{{bully},"n":3,"path":[1,5]}}"#), None).await;
+        assert_eq!(refused((status, v.clone())), named(400, "INVALID_ARGUMENT", "path"));
+        assert_eq!(v["message"], "path: path[1] is 5, but step 2 has 2 choices (0 to 1)");
+        let one_shot = call(&app, r#"{"algorithm":"bully","crashes":1}"#, None).await;
+        assert_eq!(refused(one_shot), named(412, "FAILED_PRECONDITION", "crashes"));
+    }
+
+    /// With `auth.token` set, the explorer takes what CheckAlgorithm takes: no token is
+    /// UNAUTHENTICATED, the read-only token PERMISSION_DENIED, the full token explores.
+    #[tokio::test]
+    async fn the_explorer_takes_a_checks_token() {
+        let auth = Auth {
+            token: Some(Secret::new("full-token-1")),
+            read_token: Some(Secret::new("read-token-1")),
+            ..Auth::default()
+        };
+        let app = app(auth).await;
+        let body = r#"{"algorithm":"as-far","n":3}"#;
+        let code = |(status, v): (u16, Value)| (status, v["code"].as_str().unwrap_or("").to_string());
+        assert_eq!(code(call(&app, body, None).await), (401, "UNAUTHENTICATED".to_string()));
+        assert_eq!(code(call(&app, body, Some("read-token-1")).await), (403, "PERMISSION_DENIED".to_string()));
+        assert_eq!(code(call(&app, body, Some("wrong-token-1")).await).0, 403);
+        assert_eq!(code(call(&app, body, Some("full-token-1")).await).0, 200);
+    }
+}
