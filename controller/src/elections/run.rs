@@ -129,7 +129,7 @@ impl ActiveFaults {
             at(&self.cut_off)
         } else {
             // Each position's side: its node's group, or its node alone.
-            let side = |node: usize| self.groups.iter().position(|g| g.contains(&node)).map_or(Err(node), Ok);
+            let side = |node: usize| self.groups.iter().position(|g| g.contains(&node)).ok_or(node);
             let size = |p: usize| nodes.iter().filter(|&&m| side(m) == side(nodes[p])).count();
             (0..nodes.len()).filter(|&p| 2 * size(p) <= nodes.len()).collect()
         };
