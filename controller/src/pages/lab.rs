@@ -576,12 +576,26 @@ pub(super) fn render(token_required: bool) -> String {
          <div class=\"controls\" id=\"check-controls\"><button id=\"check-back\">◀ back</button><button id=\"check-forward\">forward ▶</button>\
          <button id=\"check-end\">to the violation ▶|</button><input type=\"range\" id=\"check-slider\" min=\"0\" value=\"0\">\
          <span id=\"check-where\"></span></div><ol id=\"check-steps\"></ol><div id=\"check-diagram\"></div></div>\
+         <h3>Explore by hand</h3><p>For n up to 4: the check form's election from its first state, each next step \
+         chosen by you among every step the network and the faults allow, every node's state shown at each step \
+         and a broken property in red.</p>\
+         <p><button type=\"button\" id=\"explore-run\">Explore</button> <span id=\"explore-status\" class=\"error\"></span></p>\
+         <div id=\"explore\" hidden><p id=\"explore-where\"></p>\
+         <div class=\"controls\"><button type=\"button\" id=\"explore-back\">◀ back</button>\
+         <button type=\"button\" id=\"explore-restart\">start again</button></div>\
+         <p id=\"explore-error\" class=\"error\"></p>\
+         <div class=\"stage\"><div><h4>Next steps</h4><ol id=\"explore-choices\"></ol></div>\
+         <div><h4>Nodes</h4><table id=\"explore-nodes\"><thead><tr><th>id</th><th>position</th><th>state</th>\
+         <th>believes or decided</th></tr></thead><tbody></tbody></table>\
+         <h4>Properties</h4><ul id=\"explore-properties\"></ul></div></div>\
+         <h4>Steps so far</h4><ol id=\"explore-steps\"></ol></div>\
          <script>{LAB_SCRIPT}</script></body></html>"
     )
 }
 
 /// The lab page's script: the initiator boxes, the kept settings, the
-/// token kept in the tab, the call and its refusal shown by its field.
+/// token kept in the tab, the call and its refusal shown by its field; the
+/// check stepped through its counterexample, and the explorer by hand.
 pub(super) const LAB_SCRIPT: &str = r##""use strict";
 (function () {
   const form = document.getElementById("start");
@@ -678,6 +692,22 @@ pub(super) const LAB_SCRIPT: &str = r##""use strict";
   let steps = [];
   let property = "";
 
+  // The election the check form describes (the explorer explores the same).
+  function checked() {
+    return {
+      algorithm: check.algorithm.value, n: Number(check.n.value), any_order: check.any_order.checked,
+      kept: check.kept.checked, crashes: Number(check.crashes.value), losses: Number(check.losses.value),
+      partitions: Number(check.partitions.value),
+    };
+  }
+
+  function labHeaders() {
+    const headers = { "content-type": "application/json", "x-ringleader-lab": "1" };
+    const token = sessionStorage.getItem("ringleader-token") || form.token.value;
+    if (token) headers.authorization = "Bearer " + token;
+    return headers;
+  }
+
   function showStep(k) {
     k = Math.max(0, Math.min(steps.length, k));
     slider.value = String(k);
@@ -705,16 +735,8 @@ pub(super) const LAB_SCRIPT: &str = r##""use strict";
     const status = document.getElementById("check-status");
     status.textContent = "checking every schedule…";
     result.hidden = true;
-    const body = {
-      algorithm: check.algorithm.value, n: Number(check.n.value), any_order: check.any_order.checked,
-      kept: check.kept.checked, crashes: Number(check.crashes.value), losses: Number(check.losses.value),
-      partitions: Number(check.partitions.value),
-    };
-    const headers = { "content-type": "application/json", "x-ringleader-lab": "1" };
-    const token = sessionStorage.getItem("ringleader-token") || form.token.value;
-    if (token) headers.authorization = "Bearer " + token;
     try {
-      const response = await fetch("/lab/check", { method: "POST", headers, body: JSON.stringify(body) });
+      const response = await fetch("/lab/check", { method: "POST", headers: labHeaders(), body: JSON.stringify(checked()) });
       const answer = await response.json();
       status.textContent = "";
       if (!response.ok) {
@@ -750,6 +772,94 @@ pub(super) const LAB_SCRIPT: &str = r##""use strict";
   document.getElementById("check-forward").addEventListener("click", () => showStep(Number(slider.value) + 1));
   document.getElementById("check-end").addEventListener("click", () => showStep(steps.length));
   slider.addEventListener("input", () => showStep(Number(slider.value)));
+
+  // The explorer: the check form's election, its schedule chosen by hand. The controller keeps
+  // nothing: each choice (or "back") sends the whole path and gets back where it ends.
+  const explorer = document.getElementById("explore");
+  const exploreStatus = document.getElementById("explore-status");
+  let explored = null;
+  let path = [];
+  let exploring = false;
+
+  function cell(row, text, changed) {
+    const td = document.createElement("td");
+    if (changed) { const m = document.createElement("mark"); m.textContent = text; td.append(m); } else td.textContent = text;
+    row.append(td);
+  }
+
+  function showExploration(x) {
+    explorer.hidden = false;
+    const ended = x.final ? " — the run has ended: nothing in flight, no timer pending"
+      : x.choices.length === 0 ? " — no step can follow" : "";
+    document.getElementById("explore-where").textContent = x.algorithm + ", " + x.nodes.length + " nodes: " +
+      (x.taken.length === 0 ? "the first state" : "after " + x.taken.length + " step" + (x.taken.length === 1 ? "" : "s")) + ended;
+    document.getElementById("explore-error").textContent = x.error ? "a node erred: " + x.error : "";
+    document.getElementById("explore-back").disabled = path.length === 0;
+    const steps = document.getElementById("explore-steps");
+    steps.textContent = "";
+    for (const words of x.taken) { const li = document.createElement("li"); li.textContent = words; steps.append(li); }
+    const choices = document.getElementById("explore-choices");
+    choices.textContent = "";
+    x.choices.forEach((words, i) => {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button"; b.dataset.choice = String(i); b.textContent = words;
+      b.addEventListener("click", () => explore(path.concat([i])));
+      li.append(b);
+      choices.append(li);
+    });
+    const rows = document.querySelector("#explore-nodes tbody");
+    rows.textContent = "";
+    for (const n of x.nodes) {
+      const tr = document.createElement("tr");
+      tr.dataset.id = String(n.id); tr.dataset.changed = String(n.changed);
+      cell(tr, "id " + n.id, false); cell(tr, String(n.position), false);
+      cell(tr, n.state, n.changed); cell(tr, n.belief, n.changed);
+      rows.append(tr);
+    }
+    const properties = document.getElementById("explore-properties");
+    properties.textContent = "";
+    for (const p of x.properties) {
+      const li = document.createElement("li");
+      li.className = p.holds ? "ok" : "bad";
+      li.dataset.holds = String(p.holds);
+      li.textContent = p.name + (p.holds ? ": holds" : ": BROKEN since step " + p.brokenSince);
+      properties.append(li);
+    }
+  }
+
+  async function explore(next) {
+    if (exploring) return;
+    exploring = true;
+    exploreStatus.textContent = "";
+    try {
+      const body = Object.assign({ path: next }, explored);
+      const response = await fetch("/lab/explore", { method: "POST", headers: labHeaders(), body: JSON.stringify(body) });
+      const answer = await response.json();
+      if (!response.ok) {
+        // A refused election is shown beside the check form's field; a refused choice here.
+        const top = (answer.field || "").split(".")[0];
+        const slot = top === "path" ? null : check.querySelector('.error[data-for="' + top + '"]');
+        (slot || exploreStatus).textContent = answer.message;
+        if (top !== "path") explorer.hidden = true;
+        return;
+      }
+      path = next;
+      showExploration(answer);
+    } catch (e) {
+      exploreStatus.textContent = "the controller did not answer: " + e;
+    } finally {
+      exploring = false;
+    }
+  }
+
+  document.getElementById("explore-run").addEventListener("click", () => {
+    for (const e of check.querySelectorAll(".error")) e.textContent = "";
+    explored = checked();
+    explore([]);
+  });
+  document.getElementById("explore-back").addEventListener("click", () => explore(path.slice(0, -1)));
+  document.getElementById("explore-restart").addEventListener("click", () => explore([]));
 })();
 "##;
 

@@ -192,3 +192,109 @@ async fn a_simulated_kept_leadership_with_a_fault_runs_from_the_lab() {
     .await
     .unwrap();
 }
+
+/// In chromium: the explorer by hand. Kept bully on 3 nodes with a crash, explored from the check
+/// form's fields: the first choices are the three starts in words, with every node in the table.
+/// Choosing id 2's start and then id 1's lists them in that order among the steps so far; the
+/// first choice is taken until a node's state changes, which its row marks; "back" pops the last
+/// choice (one step fewer, every node as it was before it). Stages on links that reorder, followed
+/// by clicks along the check's own counterexample (its steps in words), ends with "no node errs"
+/// broken in red at its last step, the node's error said and no choice left. An explorer asked
+/// for n = 5 is refused beside n.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_explorer_takes_steps_by_hand_and_back() {
+    let Some(driver) = chromedriver() else { return };
+    let served = Served::start(2, &[]).await;
+    let base = format!("http://127.0.0.1:{}", served.web);
+    tokio::task::spawn_blocking(move || {
+        let b = Browser::start(&driver);
+        b.go(&format!("{base}/"));
+        let texts =
+            |css: &str| b.run(&format!("return Array.from(document.querySelectorAll('{css}')).map(e => e.textContent);"));
+        let rows = "return Array.from(document.querySelectorAll('#explore-nodes tbody tr'))\
+                    .map(r => [r.dataset.id, r.cells[2].textContent, r.cells[3].textContent, r.dataset.changed]);";
+        let taken = |k: usize| {
+            b.wait_until(&format!("return document.querySelectorAll('#explore-steps li').length === {k};"), "the step")
+        };
+        let choose = |choice: usize, k: usize| {
+            b.click(&format!("#explore-choices button[data-choice='{choice}']"));
+            taken(k);
+        };
+
+        tracing::info!("--- kept bully, 3 nodes, a crash: the first state");
+        b.run("document.querySelector('#check select[name=algorithm]').value = 'bully';");
+        b.click("#check input[name=kept]");
+        b.type_into("#check input[name=crashes]", "1");
+        b.click("#explore-run");
+        b.wait_until("return !document.getElementById('explore').hidden;", "the explorer opens");
+        let starts = ["id 1 wakes up and starts", "id 2 wakes up and starts", "id 3 wakes up and starts"];
+        assert_eq!(texts("#explore-choices button"), serde_json::json!(starts));
+        let first = b.run(rows);
+        assert_eq!(first.as_array().map(Vec::len), Some(3), "every node in the table: {first}");
+        assert!(first.as_array().unwrap().iter().all(|r| r[3] == "false"), "nothing changed yet: {first}");
+
+        tracing::info!("--- id 2 starts, then id 1: in that order");
+        choose(1, 1);
+        let mut before = b.run(rows);
+        choose(0, 2);
+        assert_eq!(texts("#explore-steps li"), serde_json::json!(["id 2 wakes up and starts", starts[0]]));
+
+        tracing::info!("--- the first choice until a node's state changes, then back");
+        let changed = "return Array.from(document.querySelectorAll('#explore-nodes tbody tr'))\
+                       .filter(r => r.dataset.changed === 'true' && r.cells[2].querySelector('mark')).length;";
+        let mut k = 2;
+        while b.run(changed) == Value::from(0) {
+            assert!(k < 30, "no node's state changed in {k} steps");
+            before = b.run(rows);
+            choose(0, k + 1);
+            k += 1;
+        }
+        assert_ne!(b.run(rows), before, "the state shown changed");
+        b.click("#explore-back");
+        taken(k - 1);
+        assert_eq!(b.run(rows), before, "one step back, every node as it was");
+        assert!(b.text("#explore-where").contains("after "), "{}", b.text("#explore-where"));
+
+        tracing::info!("--- stages on links that reorder, along the check's counterexample");
+        b.run("document.querySelector('#check select[name=algorithm]').value = 'stages';");
+        b.click("#check input[name=kept]");
+        b.type_into("#check input[name=crashes]", "0");
+        b.click("#check input[name=any_order]");
+        b.click("#check-run");
+        b.wait_until("return !document.getElementById('check-result').hidden;", "the check's verdict");
+        let schedule = texts("#check-steps li");
+        let schedule: Vec<String> = serde_json::from_value(schedule).unwrap();
+        assert!(!schedule.is_empty(), "a counterexample");
+        b.click("#explore-run");
+        taken(0);
+        for (k, words) in schedule.iter().enumerate() {
+            let script = format!(
+                "const c = Array.from(document.querySelectorAll('#explore-choices button')).find(b => b.textContent === {});\
+                 return c ? Number(c.dataset.choice) : -1;",
+                serde_json::json!(words)
+            );
+            let choice = b.run(&script).as_i64().unwrap_or(-1);
+            assert!(choice >= 0, "step {}: {words:?} not among {}", k + 1, texts("#explore-choices button"));
+            assert_eq!(b.run("return document.querySelectorAll('#explore-properties li.bad').length;"), Value::from(0));
+            choose(choice as usize, k + 1);
+        }
+        let broken = texts("#explore-properties li.bad");
+        assert_eq!(broken, serde_json::json!([format!("no node errs: BROKEN since step {}", schedule.len())]));
+        assert!(b.text("#explore-error").starts_with("a node erred: "), "{}", b.text("#explore-error"));
+        assert_eq!(b.run("return document.querySelectorAll('#explore-choices button').length;"), Value::from(0));
+
+        tracing::info!("--- n = 5 refused beside n");
+        b.type_into("#check input[name=n]", "5");
+        b.click("#explore-run");
+        b.wait_until("return document.querySelector('#check .error[data-for=n]').textContent !== '';", "n refused");
+        let refusal = b.text("#check .error[data-for=n]");
+        assert!(refusal.starts_with("n: 5 nodes: the explorer takes at most 4"), "{refusal}");
+        assert_eq!(b.run("return document.getElementById('explore').hidden;"), Value::Bool(true));
+
+        let logged: Vec<String> =
+            b.console().into_iter().filter(|m| !m.contains("/lab/explore - Failed to load resource")).collect();
+        assert_eq!(logged, Vec::<String>::new(), "console messages on the lab");
+    })
+    .await
+    .unwrap();
+}
