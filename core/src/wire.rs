@@ -98,6 +98,18 @@ mod tests {
             Msg::LeaseAck { term: 3, granted: true },
             Msg::LeaseAck { term: 6, granted: false },
             Msg::Handover { term: 4, successor: 9 },
+            Msg::RaftVoteRequest {
+                term: 3,
+                candidate: 4,
+                last_log_term: 2,
+                last_log_index: 9,
+                pre_vote: true,
+                transfer: false,
+            },
+            Msg::RaftVote { term: 3, granted: true, pre_vote: false },
+            Msg::AppendEntries { term: 3, leader: 4 },
+            Msg::AppendAck { term: 5, success: false },
+            Msg::TimeoutNow { term: 3 },
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
         kinds.dedup();

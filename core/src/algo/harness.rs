@@ -57,6 +57,8 @@ pub fn kept_messages(term: u64, from: u64, to: u64, count: u32) -> Vec<Msg> {
         Msg::LeaseRenew { term: x, leader: from },
         Msg::Handover { term: x, successor: to },
         Msg::Handover { term: x, successor: from },
+        Msg::AppendEntries { term: x, leader: from },
+        Msg::TimeoutNow { term: x },
     ];
     for f in [false, true] {
         all.extend([
@@ -64,6 +66,16 @@ pub fn kept_messages(term: u64, from: u64, to: u64, count: u32) -> Vec<Msg> {
             Msg::Ack { term: x, leader: to, ok: f },
             Msg::Vote { term: x, candidate: to, granted: f },
             Msg::LeaseAck { term: x, granted: f },
+            Msg::RaftVoteRequest {
+                term: x,
+                candidate: from,
+                last_log_term: 0,
+                last_log_index: 0,
+                pre_vote: f,
+                transfer: f,
+            },
+            Msg::RaftVote { term: x, granted: f, pre_vote: f },
+            Msg::AppendAck { term: x, success: f },
         ]);
     }
     all

@@ -60,4 +60,5 @@ algorithms! {
     repaired_ring,
     zookeeper,
     chubby,
+    raft,
 }

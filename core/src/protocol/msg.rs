@@ -333,6 +333,52 @@ messages! {
         /// The id of the node that should lead next.
         successor: u64,
     } => "handover", pb::Handover, Traffic::Election;
+    /// Raft `RequestVote` (or, with `pre_vote`, PreVote's request): `candidate`
+    /// runs for `term`, its log ending at (`last_log_term`, `last_log_index`).
+    RaftVoteRequest {
+        /// The term run for (a pre-vote: the term the candidate would run for).
+        term: u64,
+        /// The candidate's id (the sender's own).
+        candidate: u64,
+        /// Term of the candidate's last log entry.
+        last_log_term: u64,
+        /// Index of the candidate's last log entry.
+        last_log_index: u64,
+        /// A pre-vote (thesis §9.6): nobody changes term or vote for it.
+        pre_vote: bool,
+        /// Run on the leader's `TimeoutNow` (thesis §3.10, §4.2.3): voters
+        /// that heard the leader lately grant it all the same.
+        transfer: bool,
+    } => "raft_vote_request", pb::RaftVoteRequest, Traffic::Election;
+    /// Raft's answer to a `RequestVote` (or a pre-vote).
+    RaftVote {
+        /// The request's term when granted; the voter's term when refused.
+        term: u64,
+        /// Granted (true) or refused (false).
+        granted: bool,
+        /// The answer to a pre-vote.
+        pre_vote: bool,
+    } => "raft_vote", pb::RaftVote, Traffic::Election;
+    /// Raft `AppendEntries` without entries: the leader's heartbeat.
+    AppendEntries {
+        /// The leader's term.
+        term: u64,
+        /// The leader's id (the sender's own).
+        leader: u64,
+    } => "append_entries", pb::AppendEntries, Traffic::Upkeep;
+    /// Raft's answer to `AppendEntries`.
+    AppendAck {
+        /// The heartbeat's term on success; the receiver's (higher) term otherwise.
+        term: u64,
+        /// The receiver follows the sender in `term`.
+        success: bool,
+    } => "append_ack", pb::AppendAck, Traffic::Upkeep;
+    /// Raft `TimeoutNow` (leadership transfer, thesis §3.10): the leader of
+    /// `term` asks the receiver to run at once.
+    TimeoutNow {
+        /// The leader's term.
+        term: u64,
+    } => "timeout_now", pb::TimeoutNow, Traffic::Election;
 }
 
 impl Msg {
@@ -352,7 +398,12 @@ impl Msg {
             | Msg::Vote { term, .. }
             | Msg::LeaseRenew { term, .. }
             | Msg::LeaseAck { term, .. }
-            | Msg::Handover { term, .. } => Some(term),
+            | Msg::Handover { term, .. }
+            | Msg::RaftVoteRequest { term, .. }
+            | Msg::RaftVote { term, .. }
+            | Msg::AppendEntries { term, .. }
+            | Msg::AppendAck { term, .. }
+            | Msg::TimeoutNow { term } => Some(term),
             _ => None,
         }
     }
@@ -363,7 +414,11 @@ impl Msg {
     pub fn refuses(&self) -> bool {
         matches!(
             self,
-            Msg::Vote { granted: false, .. } | Msg::Ack { ok: false, .. } | Msg::LeaseAck { granted: false, .. }
+            Msg::Vote { granted: false, .. }
+                | Msg::Ack { ok: false, .. }
+                | Msg::LeaseAck { granted: false, .. }
+                | Msg::RaftVote { granted: false, .. }
+                | Msg::AppendAck { success: false, .. }
         )
     }
 }
@@ -433,16 +488,24 @@ impl MsgKind {
             | MsgKind::BullyElection
             | MsgKind::RingCollect
             | MsgKind::NewLeader
-            | MsgKind::VoteRequest => MsgRole::Candidate,
+            | MsgKind::VoteRequest
+            | MsgKind::RaftVoteRequest => MsgRole::Candidate,
             MsgKind::Reply
             | MsgKind::Feedback
             | MsgKind::Message3
             | MsgKind::Echo
             | MsgKind::Answer
             | MsgKind::Ack
-            | MsgKind::Vote => MsgRole::Reply,
-            MsgKind::Notify | MsgKind::Coordinator | MsgKind::Commit | MsgKind::Handover => MsgRole::Announcement,
-            MsgKind::Heartbeat | MsgKind::LeaseRenew | MsgKind::LeaseAck => MsgRole::Upkeep,
+            | MsgKind::Vote
+            | MsgKind::RaftVote => MsgRole::Reply,
+            MsgKind::Notify | MsgKind::Coordinator | MsgKind::Commit | MsgKind::Handover | MsgKind::TimeoutNow => {
+                MsgRole::Announcement
+            }
+            MsgKind::Heartbeat
+            | MsgKind::LeaseRenew
+            | MsgKind::LeaseAck
+            | MsgKind::AppendEntries
+            | MsgKind::AppendAck => MsgRole::Upkeep,
         }
     }
 }
@@ -555,7 +618,10 @@ mod tests {
         let notifications: Vec<MsgKind> = MsgKind::ALL.into_iter().filter(|k| k.is_notification()).collect();
         assert_eq!(notifications, [MsgKind::Notify, MsgKind::Coordinator, MsgKind::Commit]);
         let upkeep: Vec<MsgKind> = MsgKind::ALL.into_iter().filter(|k| k.is_upkeep()).collect();
-        assert_eq!(upkeep, [MsgKind::Heartbeat, MsgKind::LeaseRenew, MsgKind::LeaseAck]);
+        assert_eq!(
+            upkeep,
+            [MsgKind::Heartbeat, MsgKind::LeaseRenew, MsgKind::LeaseAck, MsgKind::AppendEntries, MsgKind::AppendAck]
+        );
         assert!(MsgKind::ALL.into_iter().filter(|k| k.is_heartbeat()).eq([MsgKind::Heartbeat]));
     }
 }
