@@ -243,7 +243,7 @@ async fn the_explorer_takes_steps_by_hand_and_back() {
         let changed = "return Array.from(document.querySelectorAll('#explore-nodes tbody tr'))\
                        .filter(r => r.dataset.changed === 'true' && r.cells[2].querySelector('mark')).length;";
         let mut k = 2;
-        while b.run(changed) == Value::from(0) {
+        while b.run(changed) == 0 {
             assert!(k < 30, "no node's state changed in {k} steps");
             before = b.run(rows);
             choose(0, k + 1);
