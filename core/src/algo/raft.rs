@@ -104,18 +104,23 @@
 //! it only removes grants. Hence no two nodes lead one term, whatever the
 //! options.
 //!
-//! *With the lease, no two leaders at once.* Say y believes it leads at time
-//! T on round K, sent at s_K, so T < s_K + D: every node x of a majority Q
-//! got round K (or a later round) at some τ_x ≥ s_K and then refuses every
-//! vote not from a transfer, and does not run, until τ_x + `election_min` >
-//! T. Another leader z at T needs a majority of votes cast after z's term
-//! began; some x ∈ Q voted for z, which it could only do before τ_x (then
-//! z's term is older than y's: x adopted y's later term when it answered y,
-//! and y's own win came after, so z's term ended... z stepped down when it
-//! learned y's term) or after τ_x + `election_min` > T. A transfer is only
-//! started by a leader that stopped believing it leads first. With timer
-//! rates within (1 ± ρ) of real time, D(1 + ρ) < `election_min`(1 − ρ):
-//! `margin` > 2ρ·`election_min`, plus timer latency; the presets keep 10%.
+//! *With the lease, no two leaders at once.* Say y believes it leads term
+//! t_y on the lease of its round K, sent at s_K, so until s_K + D. Every node
+//! x of a majority Q accepted round K (or a later round of t_y) at some
+//! τ_x ≥ s_K, so its term was at most t_y then, and until τ_x +
+//! `election_min` > s_K + D it grants no vote that is not a transfer and
+//! does not run. (1) No leader of a later term t_z > t_y can begin before
+//! s_K + D: its majority meets Q in some x, whose vote in t_z came after τ_x
+//! (terms only grow at x), so not before τ_x + `election_min`. (2)
+//! Symmetrically, y itself won t_y only after the lease of any earlier
+//! leader z ended: y's majority meets z's crediting majority in a node that
+//! voted for y after answering z, so after its guard for z ran out, past
+//! z's lease. A transfer skips the guard, but only a leader that stopped
+//! believing it leads sends `TimeoutNow`. So two beliefs never overlap in
+//! real time, provided D on the leader's timer ends before `election_min` on
+//! the voters': with timer rates within (1 ± ρ) of real time, D(1 + ρ) <
+//! `election_min`(1 − ρ), i.e. `margin` > 2ρ·`election_min`, plus timer
+//! latency; the presets keep 10%.
 //!
 //! ## Convergence
 //!
@@ -124,10 +129,11 @@
 //! contact it had; its candidacy wins unless another node's timeout falls
 //! within about 2δ of its own (a split vote) or its log is behind a
 //! majority's; a split vote restarts every candidate's random timeout. So
-//! the time to agree is a sum of rounds of at most `election_max` + 2δ, each
-//! ending the election with probability at least 1 − (n − 1)·2δ /
-//! (`election_max` − `election_min`) (> 0.8 for the loopback settings and
-//! n = 7, δ = 16 ms). The bound [`convergence_bound_ms`] allows four such
+//! the time to agree is a sum of rounds of at most `election_max` + 2δ; a
+//! round splits only if another timeout falls within 2δ of the first, with
+//! probability at most (n − 1)·2δ / (`election_max` − `election_min`) by a
+//! union bound (0.32 at n = 3, δ = 16 ms, the loopback spread of 200 ms; a
+//! crude bound: the chaos runs agreed within 589 ms at most). The bound [`convergence_bound_ms`] allows four such
 //! rounds, with PreVote twice as many messages per round but the same
 //! time, plus a heartbeat period for followers to learn the leader: it is a
 //! high-probability bound, not a worst case (an adversary choosing the
@@ -189,7 +195,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         max_local_nodes: 64,
         lease: None,
     }),
-    heap_bytes_per_position: 72_585,
+    heap_bytes_per_position: 70_658,
     ..machine!(Raft::new)
 };
 
