@@ -219,7 +219,7 @@ impl ElectionModel {
 /// the algorithm names it (its `*_TIMER` constants); the failure detector's
 /// clock is told apart by [`Step::describe`] itself.
 fn timer_name(algorithm: &str, timer: TimerId) -> Option<&'static str> {
-    use ringleader_core::algo::{bully, chubby, repaired_ring, sync_hs, zookeeper};
+    use ringleader_core::algo::{bully, chubby, raft, repaired_ring, sync_hs, zookeeper};
     let name = match (algorithm, timer) {
         ("bully", bully::ANSWER_TIMER) => "answer",
         ("bully", bully::COORDINATOR_TIMER) => "coordinator",
@@ -232,6 +232,11 @@ fn timer_name(algorithm: &str, timer: TimerId) -> Option<&'static str> {
         ("zookeeper", zookeeper::RECOMMIT_TIMER) => "recommit",
         ("zookeeper", zookeeper::LEASE_TIMER) => "lease",
         ("repaired-ring", repaired_ring::ELECTION_TIMER) => "election",
+        ("raft", raft::ELECTION_TIMER) => "election",
+        ("raft", raft::HEARTBEAT_TIMER) => "heartbeat round",
+        ("raft", raft::QUORUM_TIMER) => "quorum check",
+        ("raft", raft::FRESH_TIMER) => "leader contact",
+        ("raft", raft::LEASE_TIMER) => "lease",
         _ => return None,
     };
     Some(name)
