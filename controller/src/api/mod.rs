@@ -71,7 +71,13 @@ impl ControllerService {
     }
 
     /// Refuse the call unless its credentials allow `access` (counted and logged, never the secret).
-    fn authorize<T>(&self, request: &Request<T>, method: &'static str, access: Access) -> Result<(), Status> {
+    /// The lab's own calls that run no gRPC method (the explorer) ask it too.
+    pub(crate) fn authorize<T>(
+        &self,
+        request: &Request<T>,
+        method: &'static str,
+        access: Access,
+    ) -> Result<(), Status> {
         self.auth.check_controller(request.metadata(), method, access).inspect_err(|status| {
             ringleader_node::auth::refused("controller", method, request.remote_addr(), status);
         })

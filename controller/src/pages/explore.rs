@@ -11,16 +11,14 @@
 //! Guarded as every lab call (see `lab.rs`), and authorized as
 //! CheckAlgorithm: exploring is checking one step at a time, so it takes
 //! what a check takes, the controller's full token once `auth.token` is set
-//! (the read-only token is refused). The API's own authorization answers
-//! (see [`authorize`]), so its refusals are counted and logged as a
-//! check's.
+//! (the read-only token is refused). The API's own authorization answers,
+//! so its refusals are counted and logged with the other calls' (as
+//! `LabExplore`).
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ringleader_check::{CheckAsk, Exploration, KeptCheck};
-use ringleader_proto::v1 as pb;
-use ringleader_proto::v1::controller_server::Controller as _;
 use serde::Deserialize;
 
 use super::lab::{Lab, Refusal, request};
@@ -72,10 +70,11 @@ pub(super) async fn explore(State(lab): State<Lab>, headers: HeaderMap, body: ax
         Ok(r) => r,
         Err(refusal) => return refusal.into_response(),
     };
-    let (metadata, extensions, form) = request.into_parts();
-    if let Err(refusal) = authorize(&lab, tonic::Request::from_parts(metadata, extensions, ())).await {
-        return refusal.into_response();
+    // Exploring takes what a check takes: the full token, when one is set.
+    if let Err(status) = lab.service.authorize(&request, "LabExplore", ringleader_node::auth::Access::Write) {
+        return Refusal::of_status(&status).into_response();
     }
+    let form = request.into_inner();
     let ask = form.ask();
     let (algorithm, path) = (form.algorithm, form.path);
     match tokio::task::spawn_blocking(move || ringleader_check::explore(&ask, &path)).await {
@@ -93,26 +92,6 @@ pub(super) async fn explore(State(lab): State<Lab>, headers: HeaderMap, body: ax
         }
         Err(e) => Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "", format!("the explorer failed: {e}"))
             .into_response(),
-    }
-}
-
-/// Refuse the call unless its credentials may call CheckAlgorithm. Without
-/// `auth.token` every caller may; with it, the service itself is asked,
-/// with a check it refuses before running anything (no algorithm named)
-/// but only once it has authorized the credentials, so UNAUTHENTICATED or
-/// PERMISSION_DENIED is the answer exactly when a check would get it.
-async fn authorize(lab: &Lab, credentials: tonic::Request<()>) -> Result<(), Refusal> {
-    if !lab.token_required {
-        return Ok(());
-    }
-    let (metadata, extensions, ()) = credentials.into_parts();
-    let probe = tonic::Request::from_parts(metadata, extensions, pb::CheckRequest::default());
-    match lab.service.check_algorithm(probe).await {
-        Err(s) if matches!(s.code(), tonic::Code::Unauthenticated | tonic::Code::PermissionDenied) => {
-            Err(Refusal::of_status(&s))
-        }
-        // Refused for its missing algorithm (or, were it ever run, ended by dropping its stream).
-        _ => Ok(()),
     }
 }
 

@@ -4,7 +4,9 @@
 //! * `/`: the lab, a form that starts an election and opens its page
 //!   (`POST /lab/start`), and one that checks a small election on every
 //!   schedule and steps through its shortest counterexample (`POST
-//!   /lab/check`); see `lab.rs` for how its calls are guarded.
+//!   /lab/check`) or lets the student choose each step (`POST
+//!   /lab/explore`, `explore.rs`); see `lab.rs` for how its calls are
+//!   guarded.
 //! * `/elections`: the index of recent elections, most recent first, each
 //!   linking to its page.
 //! * `/elections/{id}`: one election: its verdict, its metrics against the
