@@ -192,7 +192,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
             per_second(2 * n.saturating_sub(1), RaftConfig::for_detector(d).heartbeat_ms)
         },
         convergence_bound_ms: |d, _, delay_ms| convergence_bound_ms(RaftConfig::for_detector(d), delay_ms),
-        max_local_nodes: 64,
+        max_local_nodes: 128,
         lease: None,
     }),
     heap_bytes_per_position: 70_658,
