@@ -184,6 +184,11 @@ pub struct LabStart {
     pub fault_id: u64,
     /// When a `crash` recovers or a `cut_off_leader` heals, virtual ms (0: never).
     pub undo_at_ms: u64,
+    /// The diagram's axis: empty or `compressed` (the default), `time` (to scale) or `causal`
+    /// (Lamport's clock).
+    pub axis: String,
+    /// Label each arrow with what it carries.
+    pub labels: bool,
 }
 
 /// The ids in `text`, separated by spaces or commas; refused naming `field`.
@@ -221,9 +226,23 @@ impl LabStart {
             period_ms: self.detector_period_ms,
             timeout_ms: self.detector_timeout_ms,
         });
+        let axis = match self.axis.as_str() {
+            "" | "compressed" => pb::DiagramAxis::Unspecified,
+            "time" => pb::DiagramAxis::Time,
+            "causal" => pb::DiagramAxis::Causal,
+            other => {
+                return Err(crate::error::RequestError::invalid(
+                    "diagram_options.axis",
+                    format!("unknown axis `{other}`; compressed, time or causal"),
+                ));
+            }
+        };
         let ids = ids_in(&self.ids, "ids")?;
         // A diagram is drawn for at most MAX_DIAGRAM_NODES nodes: a larger election runs without one.
         let n = if ids.is_empty() { self.size } else { ids.len() as u32 };
+        let drawn = n <= crate::elections::MAX_DIAGRAM_NODES;
+        let options = (drawn && (self.labels || axis != pb::DiagramAxis::Unspecified))
+            .then_some(pb::DiagramOptions { axis: axis as i32, labels: self.labels });
         Ok(pb::StartElectionRequest {
             algorithm: self.algorithm.clone(),
             size: self.size,
@@ -240,7 +259,8 @@ impl LabStart {
             }),
             keep_leader: self.keep_leader,
             detector,
-            diagram: n <= crate::elections::MAX_DIAGRAM_NODES,
+            diagram: drawn,
+            diagram_options: options,
             ..Default::default()
         })
     }
@@ -455,6 +475,8 @@ pub struct LabCheck {
     pub losses: u32,
     /// Partitions.
     pub partitions: u32,
+    /// How long the check may run, seconds (0: 20; at most the API's 600).
+    pub timeout_s: u32,
 }
 
 /// `POST /lab/check`: CheckAlgorithm run to its verdict; answers the
@@ -476,7 +498,7 @@ pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum
         crashes: form.crashes,
         losses: form.losses,
         partitions: form.partitions,
-        timeout_s: 20,
+        timeout_s: if form.timeout_s == 0 { 20 } else { form.timeout_s },
         ..Default::default()
     };
     let mut events = match lab.service.check_algorithm(tonic::Request::from_parts(metadata, extensions, ask)).await {
@@ -544,6 +566,10 @@ pub(super) fn render(token_required: bool) -> String {
          <label><input type=\"radio\" name=\"mode\" value=\"simulated\"> SIMULATED</label>\
          <label><input type=\"checkbox\" name=\"unit_delay\"> unit delays (simulated; else random)</label>\
          <label>Seed <input name=\"seed\" type=\"number\" min=\"0\" value=\"1\"></label></fieldset>\
+         <fieldset><legend>Diagram</legend><label>axis <select name=\"axis\"><option value=\"compressed\">time, idle stretches compressed</option>\
+         <option value=\"time\">time to scale</option><option value=\"causal\">causal (Lamport's clock)</option></select></label>\
+         <label><input type=\"checkbox\" name=\"labels\"> label each arrow with what it carries</label></fieldset>\
+         <span class=\"error\" data-for=\"diagram_options\"></span>\
          <span class=\"error\" data-for=\"seed\"></span><span class=\"error\" data-for=\"mode\"></span><span class=\"error\" data-for=\"simulation\"></span>\
          <fieldset id=\"kept\"><legend>Keep a leader</legend><label><input type=\"checkbox\" name=\"keep_leader\"> keep a leader until stopped</label>\
          <label>detector period <input name=\"detector_period_ms\" type=\"number\" min=\"0\" placeholder=\"50\"> ms</label>\
@@ -561,7 +587,7 @@ pub(super) fn render(token_required: bool) -> String {
          <p><button type=\"submit\" id=\"run\">Run</button> <span id=\"status\" class=\"error\" data-for=\"\"></span></p>\
          </form>\
          <h2>Check every schedule</h2><p>The checker tries every order in which a small election's messages may \
-         arrive (and, for a kept leadership, the faults asked for), for at most 20 s, and shows the shortest schedule that breaks a property.</p>\
+         arrive (and, for a kept leadership, the faults asked for), for as long as you allow, and shows the shortest schedule that breaks a property.</p>\
          <form id=\"check\" class=\"lab\">\
          <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
          <label>Nodes n <input name=\"n\" type=\"number\" min=\"0\" value=\"3\"></label><span class=\"error\" data-for=\"n\"></span>\
@@ -569,7 +595,9 @@ pub(super) fn render(token_required: bool) -> String {
          <label><input type=\"checkbox\" name=\"kept\"> the kept leadership</label>\
          <label>crashes <input name=\"crashes\" type=\"number\" min=\"0\" value=\"0\"></label>\
          <label>losses <input name=\"losses\" type=\"number\" min=\"0\" value=\"0\"></label>\
-         <label>partitions <input name=\"partitions\" type=\"number\" min=\"0\" value=\"0\"></label></fieldset>\
+         <label>partitions <input name=\"partitions\" type=\"number\" min=\"0\" value=\"0\"></label>\
+         <label>for at most <input name=\"timeout_s\" type=\"number\" min=\"1\" max=\"600\" value=\"20\"> s</label></fieldset>\
+         <span class=\"error\" data-for=\"timeout_s\"></span>\
          <span class=\"error\" data-for=\"kept\"></span><span class=\"error\" data-for=\"crashes\"></span>\
          <p><button type=\"submit\" id=\"check-run\">Check</button> <span id=\"check-status\" class=\"error\" data-for=\"\"></span></p>\
          </form><div id=\"check-result\" hidden><p id=\"check-verdict\"></p>\
@@ -665,6 +693,8 @@ pub(super) const LAB_SCRIPT: &str = r##""use strict";
       fault_at_ms: Number(form.fault_at_ms.value || 0),
       fault_id: Number(form.fault_id.value || 0),
       undo_at_ms: Number(form.undo_at_ms.value || 0),
+      axis: form.axis.value,
+      labels: form.labels.checked,
     };
     if (typed.length > 0 && chosen.length === 0) {
       form.querySelector('.error[data-for="initiator_ids"]').textContent = "tick at least one initiator";
@@ -736,7 +766,7 @@ pub(super) const LAB_SCRIPT: &str = r##""use strict";
     status.textContent = "checking every schedule…";
     result.hidden = true;
     try {
-      const response = await fetch("/lab/check", { method: "POST", headers: labHeaders(), body: JSON.stringify(checked()) });
+      const response = await fetch("/lab/check", { method: "POST", headers: labHeaders(), body: JSON.stringify(Object.assign({ timeout_s: Number(check.timeout_s.value || 0) }, checked())) });
       const answer = await response.json();
       status.textContent = "";
       if (!response.ok) {
@@ -903,7 +933,8 @@ mod tests {
     }
 
     /// The form becomes the StartElection request it means, and typed ids that are not numbers are
-    /// refused naming the field (`ids`, `initiator_ids`), as is an unknown arrangement (`id_order`);
+    /// refused naming the field (`ids`, `initiator_ids`), as is an unknown arrangement (`id_order`)
+    /// or axis (`diagram_options.axis`); the axis and labels chosen become the diagram's options;
     /// an election of more than 256 nodes asks for no diagram (the API would refuse it).
     #[test]
     fn the_form_is_a_start_request() {
@@ -926,6 +957,13 @@ mod tests {
         assert_eq!(field(LabStart { ids: "5 x".into(), ..LabStart::default() }), "ids");
         assert_eq!(field(LabStart { initiators: "-1".into(), ..LabStart::default() }), "initiator_ids");
         assert_eq!(field(LabStart { arrangement: "zigzag".into(), ..LabStart::default() }), "id_order");
+        let causal = LabStart { axis: "causal".into(), labels: true, ..form.clone() }.to_request().unwrap();
+        assert_eq!(
+            causal.diagram_options,
+            Some(pb::DiagramOptions { axis: pb::DiagramAxis::Causal as i32, labels: true })
+        );
+        assert_eq!(form.to_request().unwrap().diagram_options, None, "the default axis, no labels: plain diagram");
+        assert_eq!(field(LabStart { axis: "spiral".into(), ..LabStart::default() }), "diagram_options.axis");
         let big = LabStart { algorithm: "as-far".into(), size: 4_096, simulated: true, ..LabStart::default() };
         assert!(!big.to_request().unwrap().diagram, "over 256 nodes, no diagram (else the API refuses it)");
         assert!(LabStart { size: 256, ..big }.to_request().unwrap().diagram);

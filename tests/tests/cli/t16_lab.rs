@@ -7,8 +7,8 @@ use serde_json::Value;
 use crate::browser::{Browser, Served, chromedriver};
 
 /// In chromium: the lab loads with no console message; ids typed "5 1 8 3" with id 1 unticked as
-/// an initiator, SIMULATED, and Run open the new election's page: as-far on 4 nodes with 3
-/// initiators, every node agreeing on id 8. n = 1 is refused beside the n field (the API's
+/// an initiator, SIMULATED, causal axis, labels, and Run open the new election's page: as-far on
+/// 4 nodes with 3 initiators, every node agreeing on id 8, drawn on the causal axis with labels. n = 1 is refused beside the n field (the API's
 /// `size` refusal, word for word), and the browser stays on the lab. The check form finds the
 /// schedule that breaks Stages on links that reorder, lists its steps in words, and steps through
 /// its diagram to where "no node errs" breaks; n = 9 is refused beside n.
@@ -30,11 +30,19 @@ async fn the_lab_starts_elections_and_shows_refusals_by_field() {
         assert_eq!(boxes, serde_json::json!(["5", "1", "8", "3"]), "one box per typed id");
         b.click("input.initiator[value='1']");
         b.click("input[name=mode][value=simulated]");
+        b.run("document.querySelector('select[name=axis]').value = 'causal'; return true;");
+        b.click("input[name=labels]");
         b.click("#run");
         b.wait_until("return location.pathname.startsWith('/elections/e');", "the election's page opens");
         b.wait_until("return document.getElementById('verdict') !== null;", "the page loads");
         let title = b.text("h1");
         assert_eq!(title, "as-far · SIMULATED · n = 4, k = 3", "{title}");
+        let drawn = b.run(
+            "const svg = document.querySelector('#diagram svg'); \
+             return [svg.dataset.axis || '', document.querySelectorAll('#diagram .label').length];",
+        );
+        assert!(drawn[0].as_str().is_some_and(|a| a.contains("causal")), "the axis chosen: {drawn}");
+        assert!(drawn[1].as_u64().is_some_and(|n| n > 0), "labels asked for: {drawn}");
         let verdict = b.text("#verdict");
         assert!(verdict.starts_with("FINISHED: every node agrees on ") && verdict.contains("(id 8)"), "{verdict}");
 
