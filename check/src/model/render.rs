@@ -4,7 +4,7 @@
 //! node's state ([`ElectionModel::node_states`], [`ElectionModel::fates`]).
 
 use ringleader_core::algo::detector::is_reserved;
-use ringleader_core::algo::{Msg, Port, Role, TimerId};
+use ringleader_core::algo::{Msg, Port, Role};
 use ringleader_core::diagram::{Arrow, Mark};
 use ringleader_core::faults::Outage;
 use ringleader_core::schedule::Step;
@@ -171,7 +171,8 @@ impl ElectionModel {
             .iter()
             .map(|&step| match step {
                 Step::Fire { node, timer } if !is_reserved(timer) => {
-                    match (timer_name(e.spec.name, timer), e.ids.get(node as usize)) {
+                    let name = self.fresh.get(node as usize).and_then(|a| a.timer_name(timer));
+                    match (name, e.ids.get(node as usize)) {
                         (Some(name), Some(id)) => format!("id {id}'s {name} timer fires"),
                         _ => step.describe(&e.ids, &e.topology),
                     }
@@ -213,31 +214,4 @@ impl ElectionModel {
             })
             .collect()
     }
-}
-
-/// What the timer `timer` of the algorithm named `algorithm` waits for, where
-/// the algorithm names it (its `*_TIMER` constants); the failure detector's
-/// clock is told apart by [`Step::describe`] itself.
-fn timer_name(algorithm: &str, timer: TimerId) -> Option<&'static str> {
-    use ringleader_core::algo::{bully, chubby, raft, repaired_ring, sync_hs, zookeeper};
-    let name = match (algorithm, timer) {
-        ("bully", bully::ANSWER_TIMER) => "answer",
-        ("bully", bully::COORDINATOR_TIMER) => "coordinator",
-        ("sync-hs", sync_hs::ROUND_TIMER) => "round",
-        ("chubby", chubby::PROMISE_TIMER) => "promise",
-        ("chubby", chubby::ELECTION_TIMER) => "election back-off",
-        ("chubby", chubby::RENEW_TIMER) => "renewal",
-        ("chubby", t) if (chubby::DEADLINE_TIMER..chubby::DEADLINE_TIMER + 3).contains(&t) => "round deadline",
-        ("zookeeper", zookeeper::PROPOSAL_TIMER) => "proposal",
-        ("zookeeper", zookeeper::RECOMMIT_TIMER) => "recommit",
-        ("zookeeper", zookeeper::LEASE_TIMER) => "lease",
-        ("repaired-ring", repaired_ring::ELECTION_TIMER) => "election",
-        ("raft", raft::ELECTION_TIMER) => "election",
-        ("raft", raft::HEARTBEAT_TIMER) => "heartbeat round",
-        ("raft", raft::QUORUM_TIMER) => "quorum check",
-        ("raft", raft::FRESH_TIMER) => "leader contact",
-        ("raft", raft::LEASE_TIMER) => "lease",
-        _ => return None,
-    };
-    Some(name)
 }

@@ -609,6 +609,14 @@ impl Algorithm for Bully {
         }
     }
 
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        match timer {
+            ANSWER_TIMER => Some("answer"),
+            COORDINATOR_TIMER => Some("coordinator"),
+            _ => None,
+        }
+    }
+
     fn state(&self) -> &'static str {
         match self.phase {
             Phase::Asleep => "asleep",

@@ -920,6 +920,16 @@ impl Algorithm for Chubby {
         self.restored = true;
     }
 
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        match timer {
+            PROMISE_TIMER => Some("promise"),
+            ELECTION_TIMER => Some("election back-off"),
+            RENEW_TIMER => Some("renewal"),
+            t if (DEADLINE_TIMER..DEADLINE_TIMER + SLOTS as TimerId).contains(&t) => Some("round deadline"),
+            _ => None,
+        }
+    }
+
     fn state(&self) -> &'static str {
         match self.phase {
             Phase::Asleep => "asleep",

@@ -331,6 +331,13 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
         handing
     }
 
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        match timer {
+            HEARTBEAT_TIMER | RESERVED_TIMER => None,
+            _ => self.inner.timer_name(timer),
+        }
+    }
+
     fn restore(&mut self, stable: super::Stable) {
         self.inner.restore(stable)
     }

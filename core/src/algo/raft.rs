@@ -897,6 +897,17 @@ impl Algorithm for Raft {
         self.restored = true;
     }
 
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        match timer {
+            ELECTION_TIMER => Some("election"),
+            HEARTBEAT_TIMER => Some("heartbeat round"),
+            QUORUM_TIMER => Some("quorum check"),
+            FRESH_TIMER => Some("leader contact"),
+            LEASE_TIMER => Some("lease"),
+            _ => None,
+        }
+    }
+
     fn state(&self) -> &'static str {
         match self.phase {
             Phase::Asleep => "asleep",

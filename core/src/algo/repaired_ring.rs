@@ -506,6 +506,13 @@ impl Algorithm for RepairedRing {
         }
     }
 
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        match timer {
+            ELECTION_TIMER => Some("election"),
+            _ => None,
+        }
+    }
+
     fn state(&self) -> &'static str {
         match self.phase {
             Phase::Asleep => "asleep",

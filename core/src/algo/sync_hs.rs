@@ -336,6 +336,13 @@ impl Algorithm for SyncHs {
         self.inbox.len()
     }
 
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        match timer {
+            ROUND_TIMER => Some("round"),
+            _ => None,
+        }
+    }
+
     fn state(&self) -> &'static str {
         match self.end.decision() {
             _ if !self.awake => "asleep",

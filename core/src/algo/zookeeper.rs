@@ -806,6 +806,15 @@ impl Algorithm for ZooKeeper {
         self.restored = true;
     }
 
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        match timer {
+            PROPOSAL_TIMER => Some("proposal"),
+            RECOMMIT_TIMER => Some("recommit"),
+            LEASE_TIMER => Some("lease"),
+            _ => None,
+        }
+    }
+
     fn state(&self) -> &'static str {
         match self.phase {
             Phase::Asleep => "asleep",

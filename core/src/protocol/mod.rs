@@ -506,6 +506,14 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
     /// Current state name (for logs and events), e.g. `"candidate"`.
     fn state(&self) -> &'static str;
 
+    /// What the timer `timer` waits for, in a word or two ("answer",
+    /// "renewal"), for the steps the checker tells in words ("id 1's answer
+    /// timer fires"); `None` for a timer it does not name. Algorithms
+    /// without timers keep the default.
+    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+        None
+    }
+
     /// How many messages the node holds for later (a later stage, a closed
     /// port, the next round); never more than [`MAX_HELD`]. Algorithms that
     /// hold nothing keep the default 0.
@@ -609,5 +617,9 @@ impl Algorithm for Box<dyn Algorithm> {
 
     fn state(&self) -> &'static str {
         (**self).state()
+    }
+
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        (**self).timer_name(timer)
     }
 }
