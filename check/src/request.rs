@@ -276,7 +276,7 @@ mod tests {
         assert_eq!((one_shot_fault.field, one_shot_fault.precondition), ("losses", true));
         let no_kept = refused(CheckAsk { kept: true, ..ask("as-far") });
         assert_eq!((no_kept.field, no_kept.precondition), ("kept", true));
-        assert!(no_kept.why.contains("bully, repaired-ring, zookeeper and chubby do"), "{}", no_kept.why);
+        assert!(no_kept.why.contains("bully, repaired-ring, zookeeper, chubby and raft do"), "{}", no_kept.why);
         let kept = || CheckAsk { kept: true, ..ask("bully") };
         assert_eq!(refused(CheckAsk { crashes: 3, ..kept() }).flag(), "--crashes");
         assert_eq!(refused(CheckAsk { delay_ms: Some(0), ..kept() }).field, "delay_ms");
