@@ -126,6 +126,46 @@ pub fn agreement(
     None
 }
 
+/// A leadership lost at a time: the leader's position, when, and what it believed.
+struct Lost {
+    position: u32,
+    at: u64,
+    leadership: Leadership,
+}
+
+impl Lost {
+    /// Its failover: detected by the first change of belief at or after it of a node `watches`
+    /// counts, agreed as [`agreement`] says with `outages` counted as down (`None`: nobody can
+    /// agree), with the messages sent from the loss to the agreement.
+    fn measure(
+        &self,
+        ids: &[u64],
+        timeline: &[LeadershipEvent],
+        outages: Option<&[Outage]>,
+        message_times: &[u64],
+        watches: impl Fn(u32) -> bool,
+    ) -> Failover {
+        let (at, l) = (self.at, self.leadership);
+        let detected =
+            timeline.iter().find(|e| e.time >= at && watches(e.position) && e.leadership != l).map(|e| e.time - at);
+        let agreed = outages.and_then(|o| agreement(ids, timeline, o, at, l.term));
+        let messages = agreed.map(|(t, _)| {
+            let lo = message_times.partition_point(|&m| m < at);
+            let hi = message_times.partition_point(|&m| m <= t);
+            (hi - lo) as u64
+        });
+        Failover {
+            position: self.position,
+            term: l.term,
+            crashed: at,
+            detection: detected,
+            agreement: agreed.map(|(t, _)| t - at),
+            new_leader: agreed.and_then(|(_, l)| l.leader.map(|id| (id, l.term))),
+            messages,
+        }
+    }
+}
+
 /// Every crash of a leader in `outages` and its failover. A crashed node was
 /// a leader if its latest belief before the crash named itself.
 pub fn failovers(
@@ -141,25 +181,8 @@ pub fn failovers(
         if l.leader != Some(ids[o.position as usize]) {
             continue;
         }
-        let detected = timeline
-            .iter()
-            .find(|e| e.time >= o.crashed && e.position != o.position && e.leadership != l)
-            .map(|e| e.time - o.crashed);
-        let agreed = agreement(ids, timeline, outages, o.crashed, l.term);
-        let messages = agreed.map(|(t, _)| {
-            let lo = message_times.partition_point(|&m| m < o.crashed);
-            let hi = message_times.partition_point(|&m| m <= t);
-            (hi - lo) as u64
-        });
-        out.push(Failover {
-            position: o.position,
-            term: l.term,
-            crashed: o.crashed,
-            detection: detected,
-            agreement: agreed.map(|(t, _)| t - o.crashed),
-            new_leader: agreed.and_then(|(_, l)| l.leader.map(|id| (id, l.term))),
-            messages,
-        });
+        let lost = Lost { position: o.position, at: o.crashed, leadership: l };
+        out.push(lost.measure(ids, timeline, Some(outages), message_times, |p| p != o.position));
     }
     out
 }
@@ -170,8 +193,8 @@ pub fn failovers(
 /// cut-off leader may go on believing it leads (until its lease or its
 /// detector tells it otherwise), and the majority must agree on another of a
 /// higher term. Under a partition with no majority group nobody can: it is
-/// listed with no agreement. `failed` is when it happened (the partition's
-/// start).
+/// listed with no agreement. Its `crashed` is when it happened (the
+/// partition's start).
 pub fn cut_off_failovers(
     ids: &[u64],
     timeline: &[LeadershipEvent],
@@ -197,25 +220,9 @@ pub fn cut_off_failovers(
             if l.leader != Some(ids[p as usize]) {
                 continue;
             }
-            let detected = timeline
-                .iter()
-                .find(|e| e.time >= split.from && in_majority(e.position) && e.leadership != l)
-                .map(|e| e.time - split.from);
-            let agreed = majority.and_then(|_| agreement(ids, timeline, &counted, split.from, l.term));
-            let messages = agreed.map(|(t, _)| {
-                let lo = message_times.partition_point(|&m| m < split.from);
-                let hi = message_times.partition_point(|&m| m <= t);
-                (hi - lo) as u64
-            });
-            out.push(Failover {
-                position: p,
-                term: l.term,
-                crashed: split.from,
-                detection: detected,
-                agreement: agreed.map(|(t, _)| t - split.from),
-                new_leader: agreed.and_then(|(_, l)| l.leader.map(|id| (id, l.term))),
-                messages,
-            });
+            let lost = Lost { position: p, at: split.from, leadership: l };
+            let counted = majority.map(|_| counted.as_slice());
+            out.push(lost.measure(ids, timeline, counted, message_times, in_majority));
         }
     }
     out
