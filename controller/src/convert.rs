@@ -63,6 +63,8 @@ pub struct ElectionRequest {
     pub nodes: Vec<String>,
     /// A SIMULATED kept leadership's faults (`simulation.faults`).
     pub faults: Vec<ScheduledFault>,
+    /// The algorithm's options, sorted by name (checked in planning).
+    pub options: Vec<(String, String)>,
 }
 
 /// A fault at a virtual time of a SIMULATED kept leadership, nodes by id.
@@ -178,6 +180,11 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
                 horizon_ms: s.horizon_ms,
             }),
             nodes: r.nodes,
+            options: {
+                let mut o: Vec<(String, String)> = r.options.into_iter().collect();
+                o.sort();
+                o
+            },
         })
     }
 }
@@ -347,6 +354,7 @@ fn election(r: &ElectionRecord, whole: bool) -> pb::Election {
             failovers: r.failovers.iter().map(Into::into).collect(),
             diagram_svg: if whole { r.diagram_svg.as_deref().unwrap_or_default().to_string() } else { String::new() },
             notes: r.notes.clone(),
+            options: r.options.iter().cloned().collect(),
         }
     }
 }
@@ -394,6 +402,16 @@ pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
             worst_case: s.worst_case.map(|a| a.description.to_string()).unwrap_or_default(),
             best_case: s.best_case.map(|a| a.description.to_string()).unwrap_or_default(),
             candidates: s.candidates.describe().to_string(),
+            options: s
+                .options
+                .iter()
+                .map(|o| pb::AlgorithmOption {
+                    name: o.name.to_string(),
+                    help: o.help.to_string(),
+                    per_node: o.per_node,
+                    kept_only: o.kept_only,
+                })
+                .collect(),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! checks a request (planning, sweeps, faults, conversions) can name the
 //! field at fault without depending on the service.
 
+use std::borrow::Cow;
+
 use tonic::{Code, Status};
 
 /// A request refused before it ran, naming the field at fault.
@@ -11,19 +13,19 @@ use tonic::{Code, Status};
 pub struct RequestError {
     /// `InvalidArgument` or `FailedPrecondition`.
     pub code: Code,
-    /// The request field at fault, e.g. `size` or `simulation.non_fifo`.
-    pub field: &'static str,
+    /// The request field at fault, e.g. `size`, `simulation.non_fifo` or `options.pre_vote`.
+    pub field: Cow<'static, str>,
     /// What is wrong and what would be accepted.
     pub reason: String,
 }
 
 impl RequestError {
-    pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
-        RequestError { code: Code::InvalidArgument, field, reason: reason.into() }
+    pub(crate) fn invalid(field: impl Into<Cow<'static, str>>, reason: impl Into<String>) -> Self {
+        RequestError { code: Code::InvalidArgument, field: field.into(), reason: reason.into() }
     }
 
-    pub(crate) fn precondition(field: &'static str, reason: impl Into<String>) -> Self {
-        RequestError { code: Code::FailedPrecondition, field, reason: reason.into() }
+    pub(crate) fn precondition(field: impl Into<Cow<'static, str>>, reason: impl Into<String>) -> Self {
+        RequestError { code: Code::FailedPrecondition, field: field.into(), reason: reason.into() }
     }
 }
 

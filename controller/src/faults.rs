@@ -382,7 +382,7 @@ impl Faults {
         }
         Err(RequestError {
             code: Code::ResourceExhausted,
-            field: "kind",
+            field: "kind".into(),
             reason: format!(
                 "{} faults are held (active, scheduled or waiting), the most this controller holds \
                  (controller.max_faults); clear some with ClearFaults first",
@@ -424,7 +424,11 @@ impl Faults {
         let done = async {
             let _order = self.push.lock().await;
             let Some((info, changes)) = self.activate(entry, watch, registered)? else { return Ok(None) };
-            self.push(changes).await.map_err(|e| RequestError { code: Code::Unavailable, field: "kind", reason: e })?;
+            self.push(changes).await.map_err(|e| RequestError {
+                code: Code::Unavailable,
+                field: "kind".into(),
+                reason: e,
+            })?;
             Ok(Some(info))
         }
         .await;
@@ -706,7 +710,7 @@ impl Faults {
                 let Some(i) = entries.iter().position(|e| e.id == fault_id) else {
                     return Err(RequestError {
                         code: Code::NotFound,
-                        field: "fault_id",
+                        field: "fault_id".into(),
                         reason: format!("no fault `{fault_id}`"),
                     });
                 };
@@ -715,7 +719,11 @@ impl Faults {
             }
         };
         self.remember();
-        self.push(changes).await.map_err(|e| RequestError { code: Code::Unavailable, field: "fault_id", reason: e })?;
+        self.push(changes).await.map_err(|e| RequestError {
+            code: Code::Unavailable,
+            field: "fault_id".into(),
+            reason: e,
+        })?;
         Ok(cleared)
     }
 

@@ -197,6 +197,9 @@ pub struct ElectionRecord {
     /// random delays), so that another run can repeat its conditions.
     #[serde(default)]
     pub unit_delay: bool,
+    /// The algorithm's options the election ran with, sorted by name.
+    #[serde(default)]
+    pub options: Vec<(String, String)>,
     /// What happened that is neither a violation nor a failure (e.g. nodes
     /// that no longer ran a kept leadership when it was stopped).
     #[serde(default)]
@@ -238,6 +241,7 @@ impl ElectionRecord {
             diagram_svg: None,
             diagram_drawn: 0,
             unit_delay: false,
+            options: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -265,6 +269,7 @@ impl ElectionRecord {
             + texts(&self.violations)
             + texts(&self.overlaps)
             + texts(&self.notes)
+            + self.options.iter().map(|(k, v)| (k.len() + v.len()) as u64 + 48).sum::<u64>()
     }
 }
 

@@ -77,6 +77,10 @@ pub struct SimConfig {
     /// Stops the run when triggered from elsewhere (a user's StopElection,
     /// the controller's shutdown); never by default.
     pub cancel: Cancel,
+    /// The election's algorithm options, as a request gives them (checked
+    /// with [`crate::spec::check_options`]; a per-node option is cut to each
+    /// node's value); none by default.
+    pub options: Vec<(String, String)>,
 }
 
 impl Default for SimConfig {
@@ -94,6 +98,7 @@ impl Default for SimConfig {
             log_arrows: false,
             detector: DetectorConfig::LOOPBACK,
             cancel: Cancel::default(),
+            options: Vec::new(),
         }
     }
 }

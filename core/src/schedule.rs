@@ -260,6 +260,7 @@ impl<'a> Run<'a> {
             coin: crate::algo::coin(0, p),
             ports: self.info.len() as Port,
             port_info: &self.info,
+            options: Default::default(),
         };
         match (self.kept, self.spec.kept.map(|k| k.build)) {
             (Some(d), Some(b)) => b(&ctx, d),

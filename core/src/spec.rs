@@ -92,6 +92,98 @@ pub struct AlgorithmSpec {
     /// with n there). The controller's memory admission estimates from it;
     /// a catalogue test refuses 0.
     pub heap_bytes_per_position: u64,
+    /// The settings a request may give it (`StartElection.options`); the
+    /// state machine reads them from [`NodeContext::options`].
+    pub options: &'static [AlgoOption],
+}
+
+/// A setting an algorithm takes from a request: a name and a text value,
+/// declared in its catalogue entry, so that drivers check it and
+/// `ListAlgorithms` lists it without knowing the algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct AlgoOption {
+    /// Its name in `StartElection.options`, e.g. `pre_vote`.
+    pub name: &'static str,
+    /// What it does, its values and its default, for `ListAlgorithms`.
+    pub help: &'static str,
+    /// One value per position, separated by commas (or one value for all):
+    /// each node gets its own in [`NodeContext::options`].
+    pub per_node: bool,
+    /// Only a kept leadership takes it.
+    pub kept_only: bool,
+    /// Checks one value (one node's, for a per-node option).
+    pub check: fn(&str) -> Result<(), String>,
+    /// `Some` when setting it to `true` gives the leader a lease (never two
+    /// leaders at once, of any term; the checker and the failover records
+    /// then treat the leadership as [`KeptSpec::lease`] says).
+    pub lease: Option<Lease>,
+}
+
+/// [`AlgoOption::check`] of a flag: `true` or `false`.
+pub fn flag(value: &str) -> Result<(), String> {
+    match value {
+        "true" | "false" => Ok(()),
+        _ => Err(format!("`{value}` is not a flag: true or false")),
+    }
+}
+
+/// Check a request's options against `spec` for `n` positions: each a known
+/// option, kept-only ones in a kept leadership, each value (every node's
+/// value of a per-node option, one or `n` of them) accepted by its check.
+/// `Err((field, why))` names the field, as `options.<name>`.
+pub fn check_options(
+    spec: &AlgorithmSpec,
+    options: &[(String, String)],
+    n: u32,
+    kept: bool,
+) -> Result<(), (String, String)> {
+    for (name, value) in options {
+        let field = format!("options.{name}");
+        let Some(o) = spec.options.iter().find(|o| o.name == name) else {
+            let known: Vec<&str> = spec.options.iter().map(|o| o.name).collect();
+            let known =
+                if known.is_empty() { "it takes none".to_string() } else { format!("known: {}", known.join(", ")) };
+            return Err((field, format!("{} has no option `{name}`; {known}", spec.name)));
+        };
+        if o.kept_only && !kept {
+            return Err((field, "applies to a kept leadership (keep_leader) only".to_string()));
+        }
+        if o.per_node {
+            let values: Vec<&str> = value.split(',').map(str::trim).collect();
+            if values.len() != 1 && values.len() != n as usize {
+                return Err((
+                    field,
+                    format!("one value for every node or {n} (one per position), not {}", values.len()),
+                ));
+            }
+            for (i, v) in values.iter().enumerate() {
+                (o.check)(v)
+                    .map_err(|e| (field.clone(), if values.len() == 1 { e } else { format!("position {i}: {e}") }))?;
+            }
+        } else {
+            (o.check)(value).map_err(|e| (field.clone(), e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The options of the node at `position`: a per-node option's value cut to
+/// that node's (options [`check_options`] accepted).
+pub fn node_options(spec: &AlgorithmSpec, options: &[(String, String)], position: u32) -> Vec<(String, String)> {
+    options
+        .iter()
+        .map(|(name, value)| {
+            let per_node = spec.options.iter().any(|o| o.name == name && o.per_node);
+            let mut values = value.split(',').map(str::trim);
+            let mine = if per_node && value.contains(',') { values.nth(position as usize) } else { Some(value.trim()) };
+            (name.clone(), mine.unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+/// The lease the options give the leader, if one of them does (see [`AlgoOption::lease`]).
+pub fn option_lease(spec: &AlgorithmSpec, options: &[(String, String)]) -> Option<Lease> {
+    spec.options.iter().filter(|o| options.iter().any(|(k, v)| k == o.name && v == "true")).find_map(|o| o.lease)
 }
 
 /// Size at which the complete-network algorithms' [`AlgorithmSpec::heap_bytes_per_position`] is measured.
@@ -359,6 +451,7 @@ impl AlgorithmSpec {
             candidates: Candidates::All,
             timer_events: |_| 0,
             heap_bytes_per_position: 0,
+            options: &[],
         }
     }
 

@@ -313,7 +313,15 @@ impl ElectionModel {
                 let ports = info.len() as Port;
                 let coin = ringleader_core::algo::coin(0, p);
                 let e = &election;
-                let ctx = NodeContext { id: e.ids[p as usize], rule: e.rule, n, coin, ports, port_info: &info };
+                let ctx = NodeContext {
+                    id: e.ids[p as usize],
+                    rule: e.rule,
+                    n,
+                    coin,
+                    ports,
+                    port_info: &info,
+                    options: Default::default(),
+                };
                 match (e.kept, e.spec.kept.map(|k| k.build)) {
                     (Some(d), Some(build)) => build(&ctx, d),
                     _ => (e.spec.build)(&ctx),

@@ -92,6 +92,8 @@ pub fn check(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerCon
     };
     within_message_budget(req, spec, n, k as usize, config)?;
     check_topology(req, kind, n)?;
+    ringleader_core::algo::spec::check_options(spec, &req.options, n, req.keep_leader)
+        .map_err(|(field, why)| RequestError::invalid(field, why))?;
     diagram(req, sim, n)?;
     Ok(Checked { spec, mode: req.mode, detector, sim, kind, n, k })
 }
@@ -118,6 +120,7 @@ pub fn build(req: &ElectionRequest, c: Checked) -> Result<Plan, RequestError> {
         // Placed on the cluster by the caller, who knows which nodes are up.
         placement: Vec::new(),
         faults,
+        options: req.options.clone(),
     })
 }
 
@@ -691,7 +694,7 @@ mod tests {
     fn refused(r: &ElectionRequest, nodes: usize) -> (Code, &'static str) {
         match plan(r, nodes, &ControllerConfig::default()) {
             Ok(p) => panic!("accepted: {} on {} positions", p.spec.name, p.n()),
-            Err(e) => (e.code, e.field),
+            Err(e) => (e.code, e.field.into_owned().leak()),
         }
     }
 
@@ -776,7 +779,7 @@ mod tests {
             let mut r = req("as-far");
             r.topology = Some(kind);
             let e = plan(&r, 8, &ControllerConfig::default()).unwrap_err();
-            assert_eq!((e.code, e.field), (Code::InvalidArgument, "topology"));
+            assert_eq!((e.code, &*e.field), (Code::InvalidArgument, "topology"));
             assert!(e.reason.contains(kind.name()), "{}", e.reason);
         }
     }
@@ -838,7 +841,43 @@ mod tests {
     /// The code and field of a phase's refusal.
     fn field<T: std::fmt::Debug>(r: Result<T, RequestError>) -> (Code, &'static str) {
         let e = r.unwrap_err();
-        (e.code, e.field)
+        (e.code, e.field.into_owned().leak())
+    }
+
+    /// An algorithm's options reach the plan when its entry takes them, and are refused naming
+    /// `options.<name>` otherwise: an unknown name, an algorithm that takes none, a kept-only one
+    /// in a one-shot election, a per-node list of the wrong length. The plan's lease follows the
+    /// `lease` option.
+    #[test]
+    fn options_are_checked_against_the_entry() {
+        let config = ControllerConfig::default();
+        let opts = |o: &[(&str, &str)]| o.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let raft = |o: &[(&str, &str)]| ElectionRequest {
+            keep_leader: true,
+            mode: Mode::Simulated,
+            size: 3,
+            options: opts(o),
+            ..req("raft")
+        };
+        let p = plan(&raft(&[("lease", "true"), ("log", "1:1,2:2,2:2")]), 0, &config).unwrap();
+        assert_eq!(p.options, opts(&[("lease", "true"), ("log", "1:1,2:2,2:2")]));
+        assert_eq!(p.lease().map(|l| l.lost), Some("lease ended"));
+        assert!(plan(&raft(&[("lease", "false")]), 0, &config).unwrap().lease().is_none());
+        let refused = |r: ElectionRequest| {
+            let e = plan(&r, 0, &config).unwrap_err();
+            (e.code, e.field.into_owned(), e.reason)
+        };
+        let (code, field, why) = refused(raft(&[("pre_votes", "true")]));
+        assert_eq!((code, field.as_str()), (Code::InvalidArgument, "options.pre_votes"));
+        assert!(why.contains("known: pre_vote"), "{why}");
+        let (_, field, why) = refused(raft(&[("log", "1:1,2:2")]));
+        assert_eq!(field, "options.log");
+        assert!(why.contains("or 3"), "{why}");
+        let one_shot = ElectionRequest { keep_leader: false, ..raft(&[("check_quorum", "true")]) };
+        assert_eq!(refused(one_shot).1, "options.check_quorum");
+        let as_far = ElectionRequest { options: opts(&[("x", "1")]), mode: Mode::Simulated, ..req("as-far") };
+        let (_, field, why) = refused(as_far);
+        assert_eq!((field.as_str(), why.as_str()), ("options.x", "as-far has no option `x`; it takes none"));
     }
 
     /// A kept leadership is refused naming keep_leader for a one-shot algorithm, and naming wait
@@ -850,7 +889,7 @@ mod tests {
         let kept = ElectionRequest { keep_leader: true, ..req("bully") };
         assert!(check_keep_leader(&kept, bully).is_ok());
         let e = check_keep_leader(&kept, catalogue::find("as-far").unwrap()).unwrap_err();
-        assert_eq!((e.code, e.field), (Code::InvalidArgument, "keep_leader"));
+        assert_eq!((e.code, &*e.field), (Code::InvalidArgument, "keep_leader"));
         assert!(e.reason.starts_with("as-far is a one-shot election; algorithms that keep a leader: bully"), "{e}");
         let simulated = ElectionRequest { mode: Mode::Simulated, ..kept.clone() };
         assert!(check_keep_leader(&simulated, bully).is_ok());
@@ -894,7 +933,7 @@ mod tests {
         assert_eq!(plan(&cut, 0, &config).unwrap().faults[0].fault, PlannedKind::Core(Fault::Partition { groups }));
         let refused = |r: ElectionRequest| {
             let e = plan(&r, 0, &config).unwrap_err();
-            (e.field, e.reason)
+            (e.field.into_owned().leak() as &str, e.reason)
         };
         let sim = |horizon_ms| Some(SimOptions { horizon_ms, ..SimOptions::default() });
         let one_shot = ElectionRequest { keep_leader: false, faults: Vec::new(), simulation: sim(100), ..kept.clone() };
@@ -964,7 +1003,7 @@ mod tests {
         let one_id = ElectionRequest { ids: vec![7], ..live.clone() };
         assert_eq!(field(fits(&one_id, ring, 1, 8)), (Code::InvalidArgument, "ids"));
         let e = fits(&ElectionRequest { ids: vec![1, 2, 3], ..live.clone() }, ring, 3, 2).unwrap_err();
-        assert_eq!((e.code, e.field), (Code::FailedPrecondition, "size"));
+        assert_eq!((e.code, &*e.field), (Code::FailedPrecondition, "size"));
         assert!(e.reason.starts_with("3 positions (one per id) but the cluster has 2 nodes"), "{e}");
         assert_eq!(fits(&live, TopologyKind::Complete, 2048, 5000), Ok(2048));
         assert_eq!(field(fits(&live, TopologyKind::Complete, 2049, 5000)), (Code::InvalidArgument, "size"));
@@ -994,7 +1033,7 @@ mod tests {
         worst.sort();
         assert_eq!(worst, [1, 2, 3, 4, 5]);
         let e = ids(&r, catalogue::find("all-the-way").unwrap(), 5).unwrap_err();
-        assert_eq!((e.code, e.field), (Code::InvalidArgument, "id_order"));
+        assert_eq!((e.code, &*e.field), (Code::InvalidArgument, "id_order"));
         assert!(e.reason.starts_with("all-the-way has no known worst-case arrangement"), "{e}");
     }
 
@@ -1029,7 +1068,7 @@ mod tests {
         let simulated = ElectionRequest { mode: Mode::Simulated, ..req("all-the-way") };
         assert!(within_message_budget(&simulated, all_the_way, 10, 10, &config).is_ok());
         let e = within_message_budget(&simulated, all_the_way, 11, 11, &config).unwrap_err();
-        assert_eq!((e.code, e.field), (Code::InvalidArgument, "size"));
+        assert_eq!((e.code, &*e.field), (Code::InvalidArgument, "size"));
         assert!(e.reason.starts_with("all-the-way sends 121 messages on 11 positions"), "{e}");
         assert!(within_message_budget(&req("all-the-way"), all_the_way, 11, 11, &config).is_ok());
         let as_far = catalogue::find("as-far").unwrap();
@@ -1103,7 +1142,7 @@ mod tests {
         let mut accepted = 0;
         for r in &requests {
             let (checked, planned) = (check(r, 16, &config), plan(r, 16, &config));
-            let field = |e: &RequestError| (e.code, e.field);
+            let field = |e: &RequestError| (e.code, e.field.clone());
             match (&checked, &planned) {
                 (Ok(c), Ok(p)) => {
                     assert_eq!((c.n, c.k, c.kind), (p.n(), p.k(), p.topology.kind()), "{r:?}");

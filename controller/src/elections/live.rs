@@ -163,6 +163,9 @@ fn prepare_requests(plan: &Plan, election_id: &str, addresses: &[&str], tracepar
                 log_messages: plan.diagram.is_some(),
                 // A kept leadership starts its initiators with `Start`, once every node is prepared.
                 start: is_initiator[i] && !plan.keep_leader,
+                options: ringleader_core::algo::spec::node_options(plan.spec, &plan.options, i as u32)
+                    .into_iter()
+                    .collect(),
             }
         })
         .collect()
@@ -542,6 +545,7 @@ mod tests {
             detector: DetectorConfig { period_ms: 50, timeout_ms: 200 },
             placement: Vec::new(),
             faults: Vec::new(),
+            options: Vec::new(),
         }
     }
 

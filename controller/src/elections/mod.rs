@@ -390,6 +390,7 @@ impl Elections {
             started_at_ms,
             keep_leader: plan.keep_leader,
             unit_delay: plan.mode == Mode::Simulated && plan.sim.unit_delay,
+            options: plan.options.clone(),
             ..ElectionRecord::blank(id.clone(), plan.spec.name, plan.mode)
         };
         let entry = Arc::new(Entry::pending(record));

@@ -59,6 +59,8 @@ pub struct Plan {
     pub placement: Vec<usize>,
     /// A SIMULATED kept leadership's faults, in time order.
     pub faults: Vec<PlannedFault>,
+    /// The algorithm's options, sorted by name, checked against its entry.
+    pub options: Vec<(String, String)>,
 }
 
 /// A fault at a virtual time of a SIMULATED kept leadership, nodes by position.
@@ -88,6 +90,14 @@ impl Plan {
     /// Number of initiators.
     pub fn k(&self) -> u32 {
         self.initiators.len() as u32
+    }
+
+    /// The lease its leader holds, if any: the algorithm's own, or one its options give.
+    pub fn lease(&self) -> Option<ringleader_core::algo::spec::Lease> {
+        self.spec
+            .kept
+            .and_then(|k| k.lease)
+            .or_else(|| ringleader_core::algo::spec::option_lease(self.spec, &self.options))
     }
 }
 

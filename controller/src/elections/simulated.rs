@@ -40,6 +40,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
         horizon: plan.keep_leader.then_some(plan.sim.horizon_ms),
         detector: plan.detector,
         cancel: sim::Cancel::new(),
+        options: plan.options.clone(),
         ..SimConfig::default()
     };
     let cancel = cfg.cancel.clone();

@@ -31,7 +31,15 @@ pub fn node_under(spec: &AlgorithmSpec, n: u32, kept: bool, rule: Rule) -> Optio
     let ids: Vec<u64> = (1..=u64::from(n)).collect();
     let info: Vec<PortInfo> =
         topology.ports(0).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }).collect();
-    let ctx = NodeContext { id: ids[0], rule, n, coin: 42, ports: info.len() as u32, port_info: &info };
+    let ctx = NodeContext {
+        id: ids[0],
+        rule,
+        n,
+        coin: 42,
+        ports: info.len() as u32,
+        port_info: &info,
+        options: Default::default(),
+    };
     let algo = match (kept, spec.kept.map(|k| k.build)) {
         (false, _) => (spec.build)(&ctx),
         (true, Some(build)) => build(&ctx, DetectorConfig::LOOPBACK),
@@ -162,7 +170,7 @@ impl Feeder {
 /// ports, coin 0, no port information and n = 8 (the ring algorithms look at
 /// neither n nor their neighbours' ids).
 pub fn ring_context(id: u64, rule: Rule) -> NodeContext<'static> {
-    NodeContext { id, rule, n: 8, coin: 0, ports: 2, port_info: &[] }
+    NodeContext { id, rule, n: 8, coin: 0, ports: 2, port_info: &[], options: Default::default() }
 }
 
 /// The node `new` builds with id `id` on a ring of 8 electing under `rule`

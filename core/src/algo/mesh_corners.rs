@@ -366,7 +366,15 @@ mod tests {
 
     /// The one way tests build a node: id, rule and its ports' compass labels.
     fn node(id: u64, rule: Rule, info: &[PortInfo]) -> MeshCorners {
-        MeshCorners::new(&NodeContext { id, rule, n: 12, coin: 0, ports: info.len() as u32, port_info: info })
+        MeshCorners::new(&NodeContext {
+            id,
+            rule,
+            n: 12,
+            coin: 0,
+            ports: info.len() as u32,
+            port_info: info,
+            options: Default::default(),
+        })
     }
 
     fn election(id: u64) -> Msg {

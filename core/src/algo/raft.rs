@@ -156,9 +156,10 @@
 
 use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions, Candidates, KeptSpec, per_second};
+use super::spec::{AlgoOption, AlgorithmSpec, Assumptions, Candidates, KeptSpec, Lease, flag, per_second};
 use super::{
-    AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable, TimerId,
+    AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Options, Outbox, Port, Reports, Role, Rule, Stable,
+    TimerId,
 };
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -184,7 +185,9 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     exact: Some(|n, _| 4 * n.saturating_sub(1)),
     candidates: Candidates::Initiators,
     kept: Some(KeptSpec {
-        build: |c, d| Box::new(Raft::with_config(c, RaftConfig::for_detector(d))),
+        build: |c, d| {
+            Box::new(Raft::with_config(c, RaftConfig::for_detector(d).with_chosen(c.options)).with_chosen_log(c))
+        },
         // No failure detector: AppendEntries is the heartbeat.
         heartbeats_per_period: |_| 0,
         election_load_per_second: |topo, d| {
@@ -196,8 +199,54 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         lease: None,
     }),
     heap_bytes_per_position: 70_658,
+    options: &[
+        AlgoOption {
+            name: "pre_vote",
+            help: "true: PreVote (thesis §9.6), a node runs only after a majority would vote for it; \
+                   default false",
+            per_node: false,
+            kept_only: true,
+            check: flag,
+            lease: None,
+        },
+        AlgoOption {
+            name: "check_quorum",
+            help: "true: CheckQuorum (thesis §6.2), a leader without a majority's contact for an \
+                   election timeout steps down; default false",
+            per_node: false,
+            kept_only: true,
+            check: flag,
+            lease: None,
+        },
+        AlgoOption {
+            name: "lease",
+            help: "true: a leader lease (thesis §6.4.1), the leader believes it leads only until its \
+                   lease ends, so no two leaders at once; default false",
+            per_node: false,
+            kept_only: true,
+            check: flag,
+            lease: Some(Lease { lost: "lease ended" }),
+        },
+        AlgoOption {
+            name: "log",
+            help: "where each node's log ends, TERM:INDEX, one for all or one per position separated by \
+                   commas (e.g. 1:5,2:3,2:3): a node votes only for a candidate whose log is at least \
+                   as up-to-date (§5.4.1); default 0:0 for every node",
+            per_node: true,
+            kept_only: true,
+            check: |v| parse_log(v).map(|_| ()),
+            lease: None,
+        },
+    ],
     ..machine!(Raft::new)
 };
+
+/// A log end written `TERM:INDEX` (the `log` option).
+pub fn parse_log(value: &str) -> Result<LogPos, String> {
+    let bad = || format!("`{value}` is not TERM:INDEX (two whole numbers, e.g. 2:7)");
+    let (term, index) = value.split_once(':').ok_or_else(bad)?;
+    Ok(LogPos { term: term.trim().parse().map_err(|_| bad())?, index: index.trim().parse().map_err(|_| bad())? })
+}
 
 const NAME: &str = "raft";
 
@@ -314,6 +363,12 @@ impl RaftConfig {
         }
     }
 
+    /// The same timing with PreVote, CheckQuorum and the lease as an
+    /// election's options choose them (`pre_vote`, `check_quorum`, `lease`).
+    pub fn with_chosen(self, o: Options) -> RaftConfig {
+        self.with_options(o.flag("pre_vote"), o.flag("check_quorum"), o.flag("lease"))
+    }
+
     /// The same timing with PreVote, CheckQuorum and the lease as given.
     pub fn with_options(self, pre_vote: bool, check_quorum: bool, lease: bool) -> RaftConfig {
         RaftConfig { pre_vote, check_quorum, lease, ..self }
@@ -410,6 +465,15 @@ impl Raft {
     /// An asleep one-shot node ([`RaftConfig::ONE_SHOT`]): the catalogue's entry.
     pub fn new(c: &NodeContext) -> Self {
         Raft::with_config(c, RaftConfig::ONE_SHOT)
+    }
+
+    /// The same node with its log where the election's `log` option puts
+    /// this node's (empty without one).
+    pub fn with_chosen_log(self, c: &NodeContext) -> Self {
+        match c.options.get("log").map(parse_log) {
+            Some(Ok(log)) => self.with_log(log),
+            _ => self,
+        }
     }
 
     /// An asleep node with the given timing and options, its log empty.
@@ -1078,7 +1142,8 @@ mod tests {
         let mut out = Outbox::default();
         a.on_message(2, request(3, 4, (2, 5)), &mut out).unwrap();
         let persist = out.effects().iter().position(|e| *e == Effect::Persist(Stable { term: 3, vote: Some(4) }));
-        let vote = out.effects().iter().position(|e| *e == send(2, Msg::RaftVote { term: 3, granted: true, pre_vote: false }));
+        let vote =
+            out.effects().iter().position(|e| *e == send(2, Msg::RaftVote { term: 3, granted: true, pre_vote: false }));
         assert!(persist.unwrap() < vote.unwrap(), "{:?}", out.effects());
         assert_eq!(granted(&mut a, 0, request(3, 5, (3, 1))), Some(false), "voted for 4 in term 3");
         let mut b = node(3, &PEERS_OF_3, RaftConfig::LOOPBACK).with_log(LogPos { term: 2, index: 5 });
@@ -1124,10 +1189,56 @@ mod tests {
             let l = agreed(&r, 2_000, None).unwrap_or_else(|| panic!("seed {seed}: {:?}", r.leaderships));
             assert!([7, 1, 2].contains(&l.leader.unwrap()), "seed {seed}: {l:?}");
             let eq = kept(RaftConfig::LOOPBACK, seed, equal, vec![], 2_000);
-            stale_led_when_equal += usize::from(agreed(&eq, 2_000, None).is_some_and(|l| [3, 8].contains(&l.leader.unwrap())));
+            stale_led_when_equal +=
+                usize::from(agreed(&eq, 2_000, None).is_some_and(|l| [3, 8].contains(&l.leader.unwrap())));
         }
         eprintln!("equal logs: 3 or 8 led {stale_led_when_equal} of 30 seeds; differing logs: none");
         assert!(stale_led_when_equal > 0, "equal logs: 3 or 8 lead some seeds");
+    }
+
+    /// The election's options reach the catalogue's kept build: with `log` putting 7, 1 and 2
+    /// at (2, 5) and 3 and 8 at (1, 9), as a request would give them, the leader is always one
+    /// of the up-to-date three; `lease` makes the leader's belief end with its lease (a crashed
+    /// leader's successor is not believed while the old lease could run).
+    #[test]
+    fn options_reach_the_kept_build() {
+        let spec = catalogue::find(NAME).unwrap();
+        let topo = Topology::complete(IDS.len() as u32).unwrap();
+        let all: Vec<u32> = (0..IDS.len() as u32).collect();
+        let log = "1:9, 2:5, 2:5, 1:9, 2:5".to_string();
+        for seed in 0..10 {
+            let cfg = SimConfig {
+                seed,
+                horizon: Some(2_000),
+                options: vec![("log".into(), log.clone()), ("pre_vote".into(), "true".into())],
+                ..SimConfig::default()
+            };
+            crate::spec::check_options(spec, &cfg.options, 5, true).unwrap();
+            let r = sim::run_kept(spec, &topo, &IDS, &all, Rule::Max, &cfg).unwrap();
+            assert!(r.errors.is_empty(), "{:?}", r.errors);
+            let l = agreed(&r, 2_000, None).unwrap_or_else(|| panic!("seed {seed}: {:?}", r.leaderships));
+            assert!([7, 1, 2].contains(&l.leader.unwrap()), "seed {seed}: {l:?}");
+            // PreVote costs a round of pre-votes before the first term.
+            assert!(r.counters.by_kind[MsgKind::RaftVoteRequest as usize] >= 8, "seed {seed}: pre-votes and votes");
+        }
+    }
+
+    /// A bad option is refused naming its field: an unknown name, a kept-only option in a
+    /// one-shot election, a log that is not TERM:INDEX, and a per-node list of the wrong length.
+    #[test]
+    fn bad_options_are_refused_naming_the_field() {
+        let spec = catalogue::find(NAME).unwrap();
+        let check = |k: &str, v: &str, kept| crate::spec::check_options(spec, &[(k.into(), v.into())], 5, kept);
+        assert_eq!(check("prevote", "true", true).unwrap_err().0, "options.prevote");
+        assert!(check("prevote", "true", true).unwrap_err().1.contains("known: pre_vote, check_quorum, lease, log"));
+        assert!(check("pre_vote", "true", false).unwrap_err().1.contains("keep_leader"));
+        assert!(check("pre_vote", "yes", true).unwrap_err().1.contains("true or false"));
+        assert!(check("log", "2-5", true).unwrap_err().1.contains("TERM:INDEX"));
+        assert!(check("log", "1:1,2:2", true).unwrap_err().1.contains("not 2"));
+        assert!(check("log", "1:1,2:2,1:1,1:x,1:1", true).unwrap_err().1.starts_with("position 3:"));
+        assert!(check("log", "2:5", true).is_ok() && check("lease", "false", true).is_ok());
+        let cut = crate::spec::node_options(spec, &[("log".into(), "1:9, 2:5".into())], 1);
+        assert_eq!(cut, [("log".to_string(), "2:5".to_string())]);
     }
 
     /// The leader crashes at 2 s: a live node leads a higher term within the convergence bound,
@@ -1137,8 +1248,18 @@ mod tests {
         let before = kept(RaftConfig::LOOPBACK, 1, equal, vec![], 2_000);
         let old = agreed(&before, 2_000, None).unwrap();
         let p = position(old.leader.unwrap());
-        let r = kept(RaftConfig::LOOPBACK, 1, equal, vec![(2_000, Fault::Crash { node: p }), (4_000, Fault::Recover { node: p })], 6_000);
-        let new = r.leaderships.iter().find(|e| e.time > 2_000 && e.leadership.leader.is_some_and(|l| l != old.leader.unwrap())).unwrap();
+        let r = kept(
+            RaftConfig::LOOPBACK,
+            1,
+            equal,
+            vec![(2_000, Fault::Crash { node: p }), (4_000, Fault::Recover { node: p })],
+            6_000,
+        );
+        let new = r
+            .leaderships
+            .iter()
+            .find(|e| e.time > 2_000 && e.leadership.leader.is_some_and(|l| l != old.leader.unwrap()))
+            .unwrap();
         eprintln!("crash of {old:?} at 2000 ms: {:?} from {} ms", new.leadership, new.time);
         assert!(new.leadership.term > old.term);
         assert!(new.time <= 2_000 + convergence_bound_ms(RaftConfig::LOOPBACK, 16), "{}", new.time);
@@ -1240,7 +1361,15 @@ mod tests {
         let rest: Vec<u32> = (0..5).filter(|&q| q != p).collect();
         let r = kept(cfg, 4, equal, vec![(2_000, Fault::Partition { groups: vec![vec![p], rest] })], 5_000);
         let down = r.leaderships.iter().find(|e| e.position == p && e.time >= 2_000).unwrap().time;
-        let up = r.leaderships.iter().find(|e| e.time >= 2_000 && e.leadership.leader.is_some_and(|l| l != old.leader.unwrap() && l == IDS[e.position as usize])).unwrap().time;
+        let up = r
+            .leaderships
+            .iter()
+            .find(|e| {
+                e.time >= 2_000
+                    && e.leadership.leader.is_some_and(|l| l != old.leader.unwrap() && l == IDS[e.position as usize])
+            })
+            .unwrap()
+            .time;
         eprintln!("lease: the cut-off leader stopped believing at {down} ms, the next leader began at {up} ms");
         assert!(down <= 2_000 + cfg.lease_ms() && down < up, "{down} {up}");
         for t in 0..5_000 {

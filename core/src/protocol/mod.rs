@@ -376,6 +376,28 @@ pub struct NodeContext<'a> {
     /// Port `p` is `port_info[p]`; drivers always fill it (one entry per
     /// port), hand-built contexts in tests may leave it empty.
     pub port_info: &'a [PortInfo],
+    /// The election's options for this node (a request's `options`, checked
+    /// against the algorithm's [`AlgoOption`](crate::spec::AlgoOption)s, a
+    /// per-node option already cut to this node's value); empty by default.
+    pub options: Options<'a>,
+}
+
+/// An election's options as one node gets them: names and text values,
+/// checked by the driver against the catalogue entry before any node is
+/// built (see [`crate::spec::check_options`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options<'a>(pub &'a [(String, String)]);
+
+impl<'a> Options<'a> {
+    /// The value of option `name`, if the election set it.
+    pub fn get(&self, name: &str) -> Option<&'a str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Is flag `name` set to `true`?
+    pub fn flag(&self, name: &str) -> bool {
+        self.get(name) == Some("true")
+    }
 }
 
 impl Default for Rule {

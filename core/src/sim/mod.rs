@@ -80,7 +80,9 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::faults::{self, Fault, FaultError, LinkFate, LinkRule, Outage, Trigger};
 use crate::invariants;
-use crate::protocol::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Role, Rule, TimerId};
+use crate::protocol::{
+    Algorithm, Decision, Leadership, Msg, NodeContext, Options, Port, PortInfo, Role, Rule, TimerId,
+};
 use crate::shell::{Misstep, Output, Outputs, ShellState, Sink};
 use crate::spec::AlgorithmSpec;
 use crate::topology::Topology;
@@ -221,6 +223,8 @@ struct Net<'a> {
     ids: &'a [u64],
     rule: Rule,
     seed: u64,
+    /// Each position's algorithm options (none: empty).
+    options: Vec<Vec<(String, String)>>,
     /// The position whose step is under way ...
     pos: u32,
     /// ... and the time of that step.
@@ -597,6 +601,7 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 let mut info = Vec::new();
                 port_info(net.topo, net.ids, node, &mut info);
                 let coin = crate::protocol::coin(net.seed, node);
+                let options = net.options.get(node as usize).cloned().unwrap_or_default();
                 let ctx = NodeContext {
                     id: net.ids[node as usize],
                     rule: net.rule,
@@ -604,6 +609,7 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                     coin,
                     ports: info.len() as u32,
                     port_info: &info,
+                    options: Options(&options),
                 };
                 net.faults.log.push(format!("{now}: position {node} recovered as a new incarnation"));
                 net.at(node, now);
@@ -894,8 +900,13 @@ struct Ending {
 /// The network and the nodes before the first event: every position's state machine built by `make`,
 /// the fault plan in order, and the initiators' wake-ups scheduled.
 fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContext) -> A) -> Driver<'a, A> {
-    let Run { topo, ids, initiators, rule, cfg, .. } = *run;
+    let Run { spec, topo, ids, initiators, rule, cfg } = *run;
     let n = topo.len();
+    let options: Vec<Vec<(String, String)>> = if cfg.options.is_empty() {
+        Vec::new()
+    } else {
+        (0..n).map(|p| crate::spec::node_options(spec, &cfg.options, p)).collect()
+    };
     let max_delay = cfg.max_delay.clamp(1, 4096);
     let width = max_delay + 1;
     let mut info: Vec<PortInfo> = Vec::new();
@@ -911,6 +922,7 @@ fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContext) -> A) ->
         ids,
         rule,
         seed: cfg.seed,
+        options,
         depth: vec![0; n as usize],
         spontaneous: Vec::with_capacity(initiators.len()),
         messages: 0,
@@ -945,7 +957,8 @@ fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContext) -> A) ->
             port_info(topo, ids, p as u32, &mut info);
             let coin = crate::protocol::coin(cfg.seed, p as u32);
             let ports = info.len() as Port;
-            make(&NodeContext { id, rule, n, coin, ports, port_info: &info })
+            let options = Options(net.options.get(p).map_or(&[], Vec::as_slice));
+            make(&NodeContext { id, rule, n, coin, ports, port_info: &info, options })
         })
         .collect();
     let shells = (0..n).map(|_| ShellState::default()).collect();

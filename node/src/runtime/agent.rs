@@ -17,7 +17,8 @@ use super::election::{Election, ElectionSetup, PortLink, Rebuild};
 use super::links;
 use super::node::{Node, Prepared, StreamEnd};
 use ringleader_core::algo::detector::DetectorConfig;
-use ringleader_core::algo::{NodeContext, PortInfo, Rule, catalogue};
+use ringleader_core::algo::spec::check_options;
+use ringleader_core::algo::{NodeContext, Options, PortInfo, Rule, catalogue};
 
 /// Most elections one node holds at once (prepared and not aborted).
 pub const MAX_ELECTIONS: usize = 4_096;
@@ -157,12 +158,22 @@ impl AgentService {
         let port_info: Vec<PortInfo> =
             req.ports.iter().map(|p| PortInfo { neighbour: p.id, label: p.label().into() }).collect();
         let one_shot = kept.is_none();
+        let mut options: Vec<(String, String)> = req.options.into_iter().collect();
+        options.sort();
+        check_options(spec, &options, req.size, !one_shot).map_err(|(field, why)| AgentError::field(field, why))?;
         let (algo, rebuild) = match kept {
             Some((build, detector)) => {
                 let (id, size, coin) = (req.id, req.size, req.coin);
                 let rebuild = Rebuild(Box::new(move || {
-                    let ctx =
-                        NodeContext { id, rule, n: size, coin, ports: port_info.len() as u32, port_info: &port_info };
+                    let ctx = NodeContext {
+                        id,
+                        rule,
+                        n: size,
+                        coin,
+                        ports: port_info.len() as u32,
+                        port_info: &port_info,
+                        options: Options(&options),
+                    };
                     build(&ctx, detector)
                 }));
                 ((rebuild.0)(), Some(rebuild))
@@ -175,6 +186,7 @@ impl AgentService {
                     coin: req.coin,
                     ports: port_info.len() as u32,
                     port_info: &port_info,
+                    options: Options(&options),
                 };
                 ((spec.build)(&ctx), None)
             }

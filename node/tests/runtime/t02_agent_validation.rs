@@ -12,8 +12,8 @@ fn assert_status<T: std::fmt::Debug>(r: Result<T, tonic::Status>, code: Code, ne
     assert!(e.message().contains(needle), "`{}` does not mention `{needle}`", e.message());
 }
 
-/// Prepare refuses unknown algorithms, an unspecified rule, empty ids, bad positions and bad addresses,
-/// naming the field; a second Prepare of the same id is ALREADY_EXISTS.
+/// Prepare refuses unknown algorithms, an unspecified rule, empty ids, bad positions, bad addresses
+/// and options the algorithm does not take, naming the field; a second Prepare of the same id is ALREADY_EXISTS.
 #[tokio::test]
 async fn prepare_validates_and_names_the_field() {
     let mut nodes = start_nodes(2).await;
@@ -37,6 +37,14 @@ async fn prepare_validates_and_names_the_field() {
         let r = bad(&|r| r.ports[1].address = addr.into());
         assert_status(agent.prepare(r).await, Code::InvalidArgument, "`ports[1].address`");
     }
+    let option = |k: &str, v: &str| [(k.to_string(), v.to_string())].into_iter().collect();
+    assert_status(agent.prepare(bad(&|r| r.options = option("x", "1"))).await, Code::InvalidArgument, "`options.x`");
+    let raft = |r: &mut pb::PrepareRequest| {
+        r.algorithm = "raft".into();
+        r.options = option("pre_vote", "true");
+    };
+    // PreVote is an option of raft's kept mode only.
+    assert_status(agent.prepare(bad(&raft)).await, Code::InvalidArgument, "`options.pre_vote`");
     // Nothing of the refused requests was installed.
     assert_eq!(agent.info(pb::InfoRequest {}).await.unwrap().into_inner().elections, 0);
 

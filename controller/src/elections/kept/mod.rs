@@ -53,7 +53,7 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
         nodes.iter().map(|node| node.name()).collect(),
         plan.ids.clone(),
         streams(),
-        plan.spec.kept.and_then(|k| k.lease).map_or(failover::STEPPED_DOWN, |l| l.lost),
+        plan.lease().map_or(failover::STEPPED_DOWN, |l| l.lost),
         plan.diagram.is_some(),
     );
     let mut events_open = true;
