@@ -18,7 +18,7 @@ use crate::record::{
 };
 
 /// A decoded `StartElection` request, not yet checked against the catalogue or the cluster.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ElectionRequest {
     /// Catalogue name.
     pub algorithm: String,
@@ -68,7 +68,7 @@ pub struct ElectionRequest {
 }
 
 /// A fault at a virtual time of a SIMULATED kept leadership, nodes by id.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ScheduledFault {
     /// Virtual milliseconds from the start.
     pub at_ms: u64,
@@ -77,7 +77,7 @@ pub struct ScheduledFault {
 }
 
 /// What a [`ScheduledFault`] does.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SimFault {
     /// Whoever leads crashes.
     CrashLeader,
@@ -91,6 +91,10 @@ pub enum SimFault {
     CutOffLeader,
     /// Every partition heals.
     Heal,
+    /// The node with this id: its clock runs at this rate.
+    Clock(u64, f64),
+    /// Whoever leads: its clock runs at this rate.
+    LeaderClock(f64),
 }
 
 impl From<pb::ScheduledFault> for ScheduledFault {
@@ -104,6 +108,8 @@ impl From<pb::ScheduledFault> for ScheduledFault {
             F::CutOff(set) => Some(SimFault::CutOff(set.ids)),
             F::CutOffLeader(on) => on.then_some(SimFault::CutOffLeader),
             F::Heal(on) => on.then_some(SimFault::Heal),
+            F::Clock(c) => Some(SimFault::Clock(c.id, c.rate)),
+            F::LeaderClock(rate) => Some(SimFault::LeaderClock(rate)),
         });
         ScheduledFault { at_ms: f.at_ms, fault }
     }

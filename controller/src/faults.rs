@@ -104,6 +104,11 @@ enum Resolved {
         spec: pb::LinkFaultSpec,
     },
     Partition(Vec<Vec<usize>>),
+    /// The node's timers run at `rate` times real time.
+    Clock {
+        node: usize,
+        rate: f64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -238,7 +243,13 @@ impl Faults {
             }
         };
         match &req.kind {
-            None => Err(RequestError::invalid("kind", "give one of crash, recover, link, partition")),
+            None => Err(RequestError::invalid("kind", "give one of crash, recover, link, partition, clock")),
+            Some(Kind::Clock(c)) => {
+                let node = self.node_index("clock.node", &c.node)?;
+                ringleader_core::faults::clock_rate("clock.rate", c.rate)
+                    .map_err(|e| RequestError::invalid(e.field, e.reason))?;
+                Ok(Resolved::Clock { node, rate: c.rate })
+            }
             Some(Kind::Crash(c)) => match (c.leader, c.node.is_empty()) {
                 (true, false) => Err(RequestError::invalid("crash.leader", "give a node or leader: true, not both")),
                 (true, true) => Ok(Resolved::CrashLeader),
@@ -404,6 +415,7 @@ impl Faults {
             let gone = match resolved {
                 Resolved::Recover(node) => e.resolved == Resolved::Crash(*node),
                 Resolved::Partition(_) => matches!(e.resolved, Resolved::Partition(_)),
+                Resolved::Clock { node, .. } => matches!(e.resolved, Resolved::Clock { node: n, .. } if n == *node),
                 _ => false,
             };
             (active && gone).then_some(i)
@@ -662,6 +674,9 @@ impl Faults {
                         out.push(format!("partitioned: reaches {} only ({id})", peers.join(", ")));
                     }
                 }
+                Resolved::Clock { node, rate } if *node == i => {
+                    out.push(format!("clock at {rate} times real time ({id})"));
+                }
                 _ => {}
             }
         }
@@ -683,6 +698,7 @@ impl Faults {
                 Resolved::Recover(_) => "recover",
                 Resolved::Link { .. } => "link",
                 Resolved::Partition(_) => "partition",
+                Resolved::Clock { .. } => "clock",
             })
             .collect()
     }
@@ -777,6 +793,7 @@ impl Faults {
                     .collect::<Vec<_>>()
                     .join(" | ")
             ),
+            Resolved::Clock { node, rate } => format!("clock {} at {rate} times real time", name(node)),
         }
     }
 
@@ -923,6 +940,7 @@ fn share(entries: &[Entry], i: usize, addresses: &[String]) -> pb::SetFaultsRequ
                 req.partitioned = true;
                 req.reachable = reachable(groups, i, addresses);
             }
+            Resolved::Clock { node, rate } if *node == i => req.clock_rate = *rate,
             _ => {}
         }
     }
@@ -952,6 +970,7 @@ fn changes_for(n: usize, addresses: &[String], held: &[Entry], removed: &[Entry]
                     (c.partitioned, c.reachable) = (Some(false), Vec::new());
                 }
             }
+            Resolved::Clock { node, .. } => out.entry(*node).or_default().clock_rate = Some(1.0),
             Resolved::CrashLeader | Resolved::Recover(_) => {}
         }
     }
@@ -970,6 +989,7 @@ fn changes_for(n: usize, addresses: &[String], held: &[Entry], removed: &[Entry]
                 (c.partitioned, c.reachable) = (Some(true), reachable(groups, i, addresses));
             }
         }
+        Resolved::Clock { node, rate } => out.entry(*node).or_default().clock_rate = Some(*rate),
         Resolved::CrashLeader => {}
     }
     out

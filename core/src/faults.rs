@@ -350,6 +350,16 @@ pub enum Fault {
         /// Disjoint groups of positions.
         groups: Vec<Vec<u32>>,
     },
+    /// The node's clock runs at `rate` times real time from now on: a timer
+    /// of d ms it sets fires after d / `rate` (0.5: its clock runs slow and
+    /// its timers take twice as long), the rest of a pending timer too. A
+    /// rate of 1 restores it. Only timers: nobody reads a clock otherwise.
+    Clock {
+        /// Position of the node.
+        node: u32,
+        /// Within [`MIN_CLOCK_RATE`]..=[`MAX_CLOCK_RATE`].
+        rate: f64,
+    },
     /// Simulator only: `msg` reaches `node` on `port` as if the neighbour
     /// behind it had sent it: what a member holding the peer token could
     /// forge. Nothing counts it as sent; a refusal lands in the report's
@@ -426,9 +436,36 @@ fn position(field: &'static str, p: u32, n: u32) -> Result<(), FaultError> {
     Ok(())
 }
 
+/// The slowest clock a [`Fault::Clock`] sets: a tenth of real time.
+pub const MIN_CLOCK_RATE: f64 = 0.1;
+/// The fastest clock a [`Fault::Clock`] sets: ten times real time.
+pub const MAX_CLOCK_RATE: f64 = 10.0;
+
+/// Check a clock rate (`field` names it): within [`MIN_CLOCK_RATE`]..=[`MAX_CLOCK_RATE`].
+pub fn clock_rate(field: &'static str, rate: f64) -> Result<(), FaultError> {
+    if !(MIN_CLOCK_RATE..=MAX_CLOCK_RATE).contains(&rate) {
+        return Err(bad(
+            field,
+            format!(
+                "{rate} is outside {MIN_CLOCK_RATE}..={MAX_CLOCK_RATE} (times real time; 0.5 = a clock at half speed)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A timer of `after_ms` by a clock that runs at `rate` times real time, in real ms (at least 1).
+pub fn at_rate(after_ms: u64, rate: f64) -> u64 {
+    if rate == 1.0 { after_ms } else { ((after_ms as f64 / rate).round() as u64).max(1) }
+}
+
 /// Check `fault` against an overlay of `n` positions.
 pub fn validate(fault: &Fault, n: u32) -> Result<(), FaultError> {
     match fault {
+        Fault::Clock { node, rate } => {
+            position("clock.node", *node, n)?;
+            clock_rate("clock.rate", *rate)
+        }
         Fault::Crash { node } => position("crash.node", *node, n),
         Fault::CrashLeader | Fault::LeaveLeader => Ok(()),
         Fault::Recover { node } => position("recover.node", *node, n),
@@ -557,6 +594,14 @@ mod tests {
         let field = |f: Fault| validate(&f, 4).unwrap_err().field;
         assert_eq!(field(Fault::Crash { node: 4 }), "crash.node");
         assert_eq!(field(Fault::Recover { node: 9 }), "recover.node");
+        assert_eq!(field(Fault::Clock { node: 9, rate: 1.0 }), "clock.node");
+        for rate in [0.0, 0.09, 10.5, f64::NAN, -1.0] {
+            assert_eq!(field(Fault::Clock { node: 1, rate }), "clock.rate", "{rate}");
+        }
+        assert!(
+            validate(&Fault::Clock { node: 1, rate: 0.1 }, 4).is_ok()
+                && validate(&Fault::Clock { node: 1, rate: 10.0 }, 4).is_ok()
+        );
         let link = |from, to, fault| Fault::Link { from, to, fault };
         assert_eq!(field(link(Some(5), None, LinkFault::default())), "link.from");
         assert_eq!(field(link(None, Some(4), LinkFault::default())), "link.to");

@@ -279,6 +279,16 @@ fn planned_faults(req: &ElectionRequest, ids: &[u64]) -> Result<Vec<PlannedFault
                 PlannedKind::Core(Fault::Partition { groups: vec![group, rest] })
             }
             Some(SimFault::CutOffLeader) => PlannedKind::CutOffLeader,
+            Some(SimFault::Clock(id, rate)) => {
+                let rate_ok = ringleader_core::faults::clock_rate("clock.rate", *rate);
+                rate_ok.map_err(|e| RequestError::invalid("simulation.faults", format!("faults[{i}]: {e}")))?;
+                PlannedKind::Core(Fault::Clock { node: position(i, *id)?, rate: *rate })
+            }
+            Some(SimFault::LeaderClock(rate)) => {
+                let rate_ok = ringleader_core::faults::clock_rate("leader_clock", *rate);
+                rate_ok.map_err(|e| RequestError::invalid("simulation.faults", format!("faults[{i}]: {e}")))?;
+                PlannedKind::LeaderClock(*rate)
+            }
             Some(SimFault::Heal) => {
                 PlannedKind::Core(Fault::Partition { groups: vec![(0..ids.len() as u32).collect()] })
             }

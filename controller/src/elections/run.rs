@@ -79,6 +79,8 @@ pub enum PlannedKind {
     Core(ringleader_core::faults::Fault),
     /// Whoever leads then is cut off from the others (found by running up to then).
     CutOffLeader,
+    /// Whoever leads then: its clock runs at this rate (found as for [`PlannedKind::CutOffLeader`]).
+    LeaderClock(f64),
 }
 
 impl Plan {

@@ -152,6 +152,8 @@ struct FaultState {
     splits: Vec<crate::faults::Split>,
     /// Link faults in force, oldest first (the last match wins).
     links: Vec<LinkRule<u32>>,
+    /// Each position's clock rate ([`Fault::Clock`]); empty = every clock at 1.
+    clock: Vec<f64>,
     /// Deliveries too far ahead for the calendar window, by time.
     far: BTreeMap<u64, Vec<Ev>>,
     dropped_crashed: u64,
@@ -503,6 +505,10 @@ impl Sink for Net<'_> {
             Output::SetTimer { timer, after_ms, generation } => {
                 self.uses_timers = true;
                 self.seq += 1;
+                let after_ms = match self.faults.clock.get(pos as usize) {
+                    Some(&rate) => faults::at_rate(after_ms, rate),
+                    None => after_ms,
+                };
                 self.timers.push(Reverse((now + after_ms.max(1), self.seq, pos, timer, generation)));
             }
         }
@@ -624,6 +630,28 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 if fault.has_effect() || !net.faults.links.is_empty() {
                     net.faults.links.push(new);
                 }
+            }
+            Fault::Clock { node, rate } => {
+                let n = net.topo.len() as usize;
+                let f = &mut net.faults;
+                if f.clock.is_empty() {
+                    f.clock = vec![1.0; n];
+                }
+                let before = std::mem::replace(&mut f.clock[node as usize], rate);
+                f.log.push(format!("{now}: clock: position {node}'s timers run at {rate} times real time"));
+                // Its pending timers have the rest of their time to run by the new clock.
+                let timers = std::mem::take(&mut net.timers).into_vec();
+                net.timers = timers
+                    .into_iter()
+                    .map(|Reverse((t, seq, p, timer, generation))| {
+                        let t = if p == node && t > now {
+                            now + (((t - now) as f64 * before / rate).round() as u64).max(1)
+                        } else {
+                            t
+                        };
+                        Reverse((t, seq, p, timer, generation))
+                    })
+                    .collect();
             }
             Fault::Forge { node, port, msg } => {
                 if net.faults.down[node as usize] {

@@ -19,6 +19,10 @@
 //!   Delayed messages keep the link's FIFO order unless `reorder` lets one
 //!   overtake. Each rule draws from its own generator seeded with its `seed`.
 //!
+//! * **Clock rate**: the node's timers run at `clock_rate` times real time
+//!   (0.5: its clock runs at half speed); a change re-times the rest of
+//!   every pending timer ([`sleep_by_clock`]).
+//!
 //! The rules are the core's [`LinkRule`] (selector, nth counting, precedence
 //! and the order of random draws), the very code the simulator runs, so a
 //! fault with the same seed decides the same fates live and simulated.
@@ -27,6 +31,8 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
+
+use tokio::sync::watch;
 
 use ringleader_proto::v1 as pb;
 
@@ -80,6 +86,52 @@ pub(crate) struct FaultTable {
     pub(crate) dropped: AtomicU64,
     /// Extra copies sent.
     pub(crate) duplicated: AtomicU64,
+    /// The clock rate its timers run at.
+    clock: Clock,
+}
+
+/// A node's clock rate, watched by its pending timers.
+#[derive(Debug)]
+struct Clock(watch::Sender<f64>);
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock(watch::Sender::new(1.0))
+    }
+}
+
+/// The clock rate a request gives (0 = real time), checked against the core's bounds.
+fn clock_rate(rate: f64) -> Result<f64, String> {
+    if rate == 0.0 {
+        return Ok(1.0);
+    }
+    faults::clock_rate("clock_rate", rate).map_err(|e| e.to_string())?;
+    Ok(rate)
+}
+
+/// Sleep `after_ms` by a clock whose rate `rate` holds (times real time); a
+/// change of rate re-times what is left.
+pub(crate) async fn sleep_by_clock(after_ms: u64, mut rate: watch::Receiver<f64>) {
+    let mut left = after_ms as f64;
+    loop {
+        let r = *rate.borrow_and_update();
+        let real = Duration::from_secs_f64(left / r / 1_000.0);
+        let started = tokio::time::Instant::now();
+        tokio::select! {
+            _ = tokio::time::sleep(real) => return,
+            changed = rate.changed() => {
+                if changed.is_err() {
+                    // The table is gone with its node: sleep out the rest at the old rate.
+                    tokio::time::sleep_until(started + real).await;
+                    return;
+                }
+                left -= started.elapsed().as_secs_f64() * 1_000.0 * r;
+                if left <= 0.0 {
+                    return;
+                }
+            }
+        }
+    }
 }
 
 fn probability(field: &str, p: f64) -> Result<(), String> {
@@ -110,6 +162,7 @@ impl FaultTable {
 
     /// Replace every fault with `req` (checked first: nothing changes on error).
     pub(crate) fn set(&self, req: &pb::SetFaultsRequest) -> Result<(), String> {
+        let rate = clock_rate(req.clock_rate)?;
         let mut rules = checked_rules(&req.links, "links")?;
         if rules.len() > MAX_RULES {
             return Err(format!("links: {} rules; a node holds at most {MAX_RULES}", rules.len()));
@@ -129,13 +182,25 @@ impl FaultTable {
         *t = Table { rules, fault_ids, reachable };
         self.clean.store(clean, Ordering::SeqCst);
         self.crashed.store(req.crashed, Ordering::SeqCst);
+        self.set_clock(rate);
         Ok(())
+    }
+
+    /// Make the node's timers run at `rate` (pending ones re-timed), if it changed.
+    fn set_clock(&self, rate: f64) {
+        self.clock.0.send_if_modified(|r| std::mem::replace(r, rate) != rate);
+    }
+
+    /// The rate the node's timers run at, to sleep by ([`sleep_by_clock`]).
+    pub(crate) fn clock(&self) -> watch::Receiver<f64> {
+        self.clock.0.subscribe()
     }
 
     /// Change the faults as `req` says, keeping the rest (checked first:
     /// nothing changes on error). The work is that of the rules removed and
     /// added, and a pass over the rules held when some go.
     pub(crate) fn change(&self, req: &pb::ChangeFaultsRequest) -> Result<(), String> {
+        let rate = req.clock_rate.map(clock_rate).transpose()?;
         let mut added = checked_rules(&req.add, "add")?;
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         let Table { rules, fault_ids, reachable } = &mut *t;
@@ -172,6 +237,9 @@ impl FaultTable {
         self.clean.store(rules.is_empty() && reachable.is_none(), Ordering::SeqCst);
         if let Some(crashed) = req.crashed {
             self.crashed.store(crashed, Ordering::SeqCst);
+        }
+        if let Some(rate) = rate {
+            self.set_clock(rate);
         }
         Ok(())
     }
@@ -245,6 +313,39 @@ const ME: &str = "";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On tokio's paused clock: a timer of 100 ms by a clock at half speed takes 200 ms; a 400 ms
+    /// timer whose clock goes ten times as fast after 100 ms has 300 ms of its own left, 30 real.
+    #[tokio::test(start_paused = true)]
+    async fn timers_run_at_the_clock_rate_and_are_retimed_by_a_change() {
+        let table = FaultTable::new();
+        table.set(&pb::SetFaultsRequest { clock_rate: 0.5, ..Default::default() }).unwrap();
+        let start = tokio::time::Instant::now();
+        sleep_by_clock(100, table.clock()).await;
+        assert_eq!(start.elapsed(), Duration::from_millis(200));
+        table.set(&pb::SetFaultsRequest::default()).unwrap();
+        let start = tokio::time::Instant::now();
+        let timer = tokio::spawn(sleep_by_clock(400, table.clock()));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let change = pb::ChangeFaultsRequest { clock_rate: Some(10.0), ..Default::default() };
+        table.change(&change).unwrap();
+        timer.await.unwrap();
+        let took = start.elapsed().as_millis();
+        assert!((129..=131).contains(&took), "{took} ms");
+    }
+
+    /// A clock rate outside 0.1..=10 is refused naming `clock_rate`, and changes nothing.
+    #[test]
+    fn clock_rates_outside_the_bounds_are_refused() {
+        let table = FaultTable::new();
+        for rate in [0.05, 11.0, -1.0, f64::NAN] {
+            let e = table.set(&pb::SetFaultsRequest { clock_rate: rate, ..Default::default() }).unwrap_err();
+            assert!(e.starts_with("clock_rate"), "{rate}: {e}");
+            let change = pb::ChangeFaultsRequest { clock_rate: Some(rate), ..Default::default() };
+            assert!(table.change(&change).unwrap_err().starts_with("clock_rate"));
+        }
+        assert_eq!(*table.clock().borrow(), 1.0);
+    }
 
     fn rule(to: &str, f: impl FnOnce(&mut pb::LinkRule)) -> pb::LinkRule {
         let mut r = pb::LinkRule { to: to.into(), seed: 7, ..Default::default() };

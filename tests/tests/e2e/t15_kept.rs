@@ -301,3 +301,77 @@ async fn a_simulated_kept_leadership_runs_its_scheduled_faults() {
     assert!(refused.message().contains("simulation.faults") && refused.message().contains("id 9"), "{refused:?}");
     ctl.stop().await;
 }
+
+/// A leader's clock fault, SIMULATED: Chubby on 5 nodes with its leader cut off at 500 virtual ms
+/// overlaps nobody when the leader's clock runs 3% slow (within the 10% its lease allows), and
+/// with the leader's clock at half speed (`leader_clock: 0.5`) the record reports the old and the
+/// new leader believing they led at once, for the old lease's extra length. A rate outside
+/// 0.1..=10 is refused naming `simulation.faults`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_leader_clock_shows_as_an_overlap_simulated() {
+    use pb::scheduled_fault::Fault as F;
+    let (ctl, mut client) = ringleader_tests::TestController::with_client(0).await;
+    let at = |at_ms, fault| pb::ScheduledFault { at_ms, fault: Some(fault) };
+    let chubby = |rate| pb::StartElectionRequest {
+        mode: pb::Mode::Simulated as i32,
+        wait: true,
+        ids: vec![1, 2, 3, 4, 5],
+        simulation: Some(pb::SimulationOptions {
+            horizon_ms: 3_000,
+            faults: vec![at(500, F::LeaderClock(rate)), at(500, F::CutOffLeader(true))],
+            ..Default::default()
+        }),
+        ..ringleader_tests::kept("chubby")
+    };
+    let within = client.start_election(chubby(0.97)).await.unwrap().into_inner();
+    assert_eq!((within.state, within.error.as_str()), (pb::ElectionState::Finished as i32, ""));
+    assert!(within.overlaps.is_empty(), "{:?}", within.overlaps);
+    assert_eq!(within.failovers.len(), 1, "{:?}", within.failovers);
+    let beyond = client.start_election(chubby(0.5)).await.unwrap().into_inner();
+    assert_eq!(beyond.overlaps.len(), 1, "{:?}", beyond.overlaps);
+    let o = &beyond.overlaps[0];
+    assert!(o.contains("sim-4 (term 1)") && o.contains("believed they led at once for"), "{o}");
+    let refused = client.start_election(chubby(20.0)).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(refused.message().contains("simulation.faults") && refused.message().contains("0.1..=10"), "{refused:?}");
+    ctl.stop().await;
+}
+
+/// A leader's clock fault, LIVE: Chubby keeps a leader on 5 nodes; `clock: {node, rate: 0.5}` on
+/// the leader is listed on its node, and cutting the leader off then makes the majority elect
+/// another while the old one still believes in its lease, twice as long by its slow clock: the
+/// record reports the overlap on the nodes' clocks, of at least 100 ms. A rate outside 0.1..=10 is refused naming
+/// `clock.rate`; clearing the faults gives the node real time back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_leader_clock_shows_as_an_overlap_live() {
+    use pb::inject_fault_request::Kind;
+    let (ctl, mut client, e) = start_kept("chubby", 5).await;
+    let first = first_leader(&mut client, &e.election_id, 5).await;
+    let old = first.leader.clone().unwrap().node;
+    let clock = |rate| fault(Kind::Clock(pb::ClockFault { node: old.clone(), rate }));
+    let refused = client.inject_fault(clock(0.05)).await.unwrap_err();
+    ringleader_tests::assert_refused(&refused, tonic::Code::InvalidArgument, "clock.rate");
+    let f = inject(&mut client, clock(0.5)).await;
+    assert_eq!(f.description, format!("clock {old} at 0.5 times real time"));
+    let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
+    let shown = cluster.nodes.iter().find(|n| n.name == old).unwrap();
+    assert!(shown.faults.iter().any(|f| f.starts_with("clock at 0.5 times real time")), "{shown:?}");
+    let others: Vec<String> = cluster.nodes.iter().map(|n| n.name.clone()).filter(|n| *n != old).collect();
+    let others: Vec<&str> = others.iter().map(String::as_str).collect();
+    inject(&mut client, ringleader_tests::partition(&[&[old.as_str()], &others])).await;
+    leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| {
+        l.leader.as_ref().is_some_and(|r| r.node != old) && l.term > first.term
+    })
+    .await;
+    // Time for the old lease to run out by the slow clock, before the partition heals.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    clear_faults(&mut client).await;
+    let done = stop_kept(&mut client, e.election_id).await;
+    let overlap = done.overlaps.iter().find(|o| o.contains(&format!("{old} (term {})", first.term)));
+    assert!(overlap.is_some(), "{:?}", done.overlaps);
+    let ms: u64 = overlap.unwrap().rsplit(" for ").next().unwrap().trim_end_matches(" ms").parse().unwrap();
+    eprintln!("{}", overlap.unwrap());
+    // The lease (5 detector timeouts, 1 s) lasts twice as long by the slow clock: far more than a blip.
+    assert!(ms >= 100, "{:?}", done.overlaps);
+    ctl.stop().await;
+}

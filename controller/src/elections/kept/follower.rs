@@ -433,7 +433,11 @@ impl Follower {
 /// The text of an overlap: every node that believed it led while it lasted,
 /// with each term it led meanwhile, e.g. `node-0 (term 2) and node-4 (terms
 /// 1 and 3) believed they led at once for 120 ms`.
-fn overlap_text(who: &BTreeMap<usize, BTreeSet<u64>>, name: impl Fn(usize) -> String, ms: u64) -> String {
+pub(in crate::elections) fn overlap_text(
+    who: &BTreeMap<usize, BTreeSet<u64>>,
+    name: impl Fn(usize) -> String,
+    ms: u64,
+) -> String {
     let names: Vec<String> = who
         .iter()
         .map(|(&i, terms)| {

@@ -3,6 +3,7 @@
 //! each loss of the agreed leader timed by the failover tracker.
 
 mod follower;
+pub(super) use follower::overlap_text;
 mod sketch;
 
 use std::collections::HashMap;

@@ -11,6 +11,8 @@ use ringleader_core::sim::{self, SimConfig, SimReport};
 
 use super::super::MAX_TIMELINE;
 use super::super::entry::Entry;
+use super::super::kept::{MAX_RECORDED_VIOLATIONS as MAX_RECORDED_OVERLAPS, overlap_text};
+use super::super::overlap;
 use super::super::run::{Context, Outcome, Plan, PlannedKind};
 use crate::record::{FailoverRecord, LeaderInfo, LeadershipChange};
 
@@ -27,7 +29,7 @@ pub(super) fn run(plan: &Plan, cfg: SimConfig) -> SimReport {
         let seed = plan.seed ^ (i as u64 + 1);
         let fault = match &f.fault {
             PlannedKind::Core(fault) => fault.clone(),
-            PlannedKind::CutOffLeader => {
+            PlannedKind::CutOffLeader | PlannedKind::LeaderClock(_) => {
                 let before = kept(&SimConfig {
                     horizon: Some(f.at_ms),
                     faults: FaultPlan { faults: faults.clone() },
@@ -37,13 +39,52 @@ pub(super) fn run(plan: &Plan, cfg: SimConfig) -> SimReport {
                 let down = |p: u32| before.crashed.contains(&p);
                 let terms = Term::from_leaderships(&before.leaderships, &plan.ids);
                 let Some(leader) = terms.iter().rev().map(|t| t.leader).find(|&p| !down(p)) else { continue };
-                let others = (0..plan.n()).filter(|&p| p != leader).collect();
-                Fault::Partition { groups: vec![vec![leader], others] }
+                match f.fault {
+                    PlannedKind::LeaderClock(rate) => Fault::Clock { node: leader, rate },
+                    _ => Fault::Partition {
+                        groups: vec![vec![leader], (0..plan.n()).filter(|&p| p != leader).collect()],
+                    },
+                }
             }
         };
         faults.push(Scheduled::new(f.at_ms, seed, fault));
     }
     kept(&SimConfig { faults: FaultPlan { faults }, ..cfg })
+}
+
+/// Every time two nodes believed they led at once in the run (in virtual, that is real, time),
+/// as the LIVE records word them.
+fn overlaps(plan: &Plan, report: &SimReport) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut leaderships = overlap::Leaderships::new(plan.ids.len());
+    let mut found = Vec::new();
+    let mut crashes = report.outages.iter().map(|o| (o.crashed, o.position)).collect::<Vec<_>>();
+    crashes.sort_unstable();
+    let mut crashes = crashes.into_iter().peekable();
+    for e in &report.leaderships {
+        while let Some((at, p)) = crashes.next_if(|&(at, _)| at <= e.time) {
+            found.extend(leaderships.ended(p as usize, at * 1_000));
+        }
+        let p = e.position as usize;
+        let leads = (e.leadership.leader == Some(plan.ids[p])).then_some(e.leadership.term);
+        found.extend(leaderships.belief(p, leads, e.time * 1_000));
+    }
+    for (at, p) in crashes {
+        found.extend(leaderships.ended(p as usize, at * 1_000));
+    }
+    found.extend(leaderships.finish(report.end_time * 1_000, |_| true));
+    let mut texts: Vec<String> = found
+        .iter()
+        .take(MAX_RECORDED_OVERLAPS)
+        .map(|o| {
+            let who: BTreeMap<usize, BTreeSet<u64>> = o.who.iter().map(|&(i, t)| (i, BTreeSet::from([t]))).collect();
+            overlap_text(&who, |i| format!("sim-{i}"), o.us / 1_000)
+        })
+        .collect();
+    if found.len() > MAX_RECORDED_OVERLAPS {
+        texts.push(format!("... and {} more of the same kind, not recorded", found.len() - MAX_RECORDED_OVERLAPS));
+    }
+    texts
 }
 
 /// The outcome of a SIMULATED kept leadership, its timeline and failovers written into `entry`.
@@ -105,9 +146,11 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
         terms.iter().rev().map(|t| t.leader).find(|&p| !report.crashed.contains(&p))
     };
     let term = terms.last().map_or(0, |t| t.term);
+    let overlaps = overlaps(plan, report);
     entry.update(|r| {
         r.timeline = timeline;
         r.failovers = failovers;
+        r.overlaps = overlaps;
         r.term = term;
         r.down = report.crashed.clone();
         None

@@ -3,7 +3,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use opentelemetry::global;
 use opentelemetry::trace::{Span as _, SpanContext};
@@ -156,7 +156,8 @@ impl Election {
         }));
     }
 
-    /// Sleep `after_ms`, then hand `(timer, generation)` back to the shell.
+    /// Sleep `after_ms` by the node's clock (a clock-rate fault changes its
+    /// speed), then hand `(timer, generation)` back to the shell.
     fn set_timer(
         self: &Arc<Self>,
         st: &mut State,
@@ -173,8 +174,9 @@ impl Election {
         st.timer_parents[timer as usize] = parent;
         st.armed[timer as usize] = Some(generation);
         let weak = Arc::downgrade(self);
+        let clock = self.setup.faults.clock();
         rt.spawn(async move {
-            tokio::time::sleep(Duration::from_millis(after_ms)).await;
+            crate::runtime::faults::sleep_by_clock(after_ms, clock).await;
             if let Some(election) = weak.upgrade() {
                 election.fire(timer, generation);
             }
