@@ -61,9 +61,11 @@ use ringleader_core::topology::{Topology, TopologyKind};
 mod explore;
 mod model;
 mod request;
+mod watch;
 
 pub use explore::{Exploration, MAX_EXPLORE_N, MAX_PATH, NodeNow, PropertyNow, explore, explore_model, path_of};
 pub use request::{CheckAsk, Checked, MAX_DELAY_MS, MAX_FAULTS, MAX_N, MAX_PARTITION_MS, Refusal};
+pub use watch::{Verdict, Watched, watch};
 
 pub use model::{
     DEFAULT_DELAY_MS, Election, ElectionModel, Faults, KEPT_PROPERTIES, Move, Observation, PROPERTIES, Step, System,
