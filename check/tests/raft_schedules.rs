@@ -303,26 +303,29 @@ fn without_check_quorum_a_cut_off_leader_overlaps_its_successor() {
         watch(e.clone(), ANY_ORDER, OVERLAP, Overlap::START, overlap_beyond(Some(CHECK_QUORUM_OVERLAP_TICKS), false));
     show(&e, &long);
     let c = long.counterexample.as_ref().expect("a long overlap");
+    assert!(c.steps.contains(&Step::Heal), "it outlasts the partition");
     overlap_replays(&PLAIN, c);
 }
 
-/// The schedule `c` of `spec` ends with two nodes believing they lead, of different terms, and the
-/// simulator's driver replays it to the same end, with no two leaders of one term.
+/// The simulator's driver replays the schedule `c` of `spec` to where the checker ended it: two
+/// nodes believe they lead, of different terms, and no term has two leaders.
 fn overlap_replays(spec: &AlgorithmSpec, c: &Counterexample) {
     let r = replayed(spec, &c.steps);
     assert_eq!(r.beliefs, c.beliefs, "the replay ends where the checker did");
+    let leaders: Vec<u64> =
+        r.beliefs.iter().zip(IDS).filter_map(|(b, id)| b.filter(|b| b.leader == Some(id)).map(|b| b.term)).collect();
+    assert!(leaders.len() == 2 && leaders[0] != leaders[1], "{:?}", r.beliefs);
     let overlap = first_overlap(&r.timeline).expect("the replay overlaps");
     assert!(overlap.len() == 2 && overlap[0].1 != overlap[1].1, "{overlap:?}");
     assert!(r.violations.is_empty(), "{:?}", r.violations);
 }
 
 /// With CheckQuorum (thesis §6.2) the overlap still happens (the same story, 3 granting once its
-/// guard of §4.2.3 has run out: the shortest is 20 moves, 21 steps, replayed to the same end) but
-/// it is bounded: on every schedule of the leader
-/// cut off alone (healing within 600 ms) the two believe they lead together for at most
-/// [`CHECK_QUORUM_OVERLAP_TICKS`] ticks (200 ms, election_min: the cut-off leader counts its
-/// contacts every election_min and steps down at the second count at the latest, its successor
-/// is elected an election timeout after the last heartbeat), and for more than 19 ticks on some.
+/// guard of §4.2.3 has run out: the shortest is 20 moves, 21 steps, replayed to the same end), but
+/// it is bounded: on every schedule of the leader cut off alone (healing within 600 ms) the two
+/// believe they lead together for at most [`CHECK_QUORUM_OVERLAP_TICKS`] ticks (200 ms,
+/// election_min; the cut-off leader counts its contacts every election_min and steps down at the
+/// second count after the cut at the latest), and for more than 19 ticks on some.
 #[test]
 fn check_quorum_bounds_the_overlap_to_an_election_timeout() {
     let e = partitioned(&CHECK_QUORUM, OVERLAP_PARTITION_MS);
