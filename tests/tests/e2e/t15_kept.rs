@@ -375,3 +375,57 @@ async fn a_slow_leader_clock_shows_as_an_overlap_live() {
     assert!(ms >= 100, "{:?}", done.overlaps);
     ctl.stop().await;
 }
+
+/// Raft keeps a leader on 5 LIVE nodes with PreVote, CheckQuorum and the lease switched on by the
+/// request's `options` (the record shows them): a crash of the agreed leader is recorded as a
+/// failover to another node of a higher term, agreed by every live node; after the crashed node
+/// recovers, a planned stop of the leader hands over with TimeoutNow (handed over well within one
+/// election timeout, to a higher term, cause "planned stop"); StopElection finds no violation and
+/// no overlap (the lease).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raft_keeps_a_leader_across_a_crash_and_hands_over() {
+    let ctl = ringleader_tests::TestController::start(5).await;
+    let mut client = ctl.client();
+    let options = [("pre_vote", "true"), ("check_quorum", "true"), ("lease", "true")];
+    let req = pb::StartElectionRequest {
+        options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..ringleader_tests::kept("raft")
+    };
+    let e = ringleader_tests::elect(&mut client, req).await;
+    assert_eq!(e.options.get("lease").map(String::as_str), Some("true"), "{e:?}");
+    let within = Duration::from_secs(20);
+    let first = leader_until(&mut client, &e.election_id, within, |l| l.agreed && l.term >= 1).await;
+    let crashed = first.leader.clone().unwrap();
+    ringleader_tests::crash_the_leader(&mut client, &first).await;
+    let second = leader_until(&mut client, &e.election_id, within, |l| {
+        l.agreed && l.term > first.term && l.last_failover.is_some()
+    })
+    .await;
+    let fo = second.last_failover.clone().unwrap();
+    assert_eq!((fo.cause.as_str(), fo.leader.as_ref().map(|l| l.id)), ("crash fault", Some(crashed.id)), "{fo:?}");
+    assert_ne!(second.leader.as_ref().unwrap().id, crashed.id);
+    clear_faults(&mut client).await;
+    let stop = fault(pb::inject_fault_request::Kind::Crash(pb::CrashFault {
+        node: String::new(),
+        leader: true,
+        planned: true,
+    }));
+    let f = inject(&mut client, stop).await;
+    assert_eq!(f.handovers.len(), 1, "{f:?}");
+    let h = &f.handovers[0];
+    assert!(
+        h.handed_over && h.new_term > second.term && h.new_leader_id != second.leader.as_ref().unwrap().id,
+        "{h:?}"
+    );
+    assert!(h.took_us < 200_000, "a handover, not an election timeout: {h:?}");
+    let third = leader_until(&mut client, &e.election_id, within, |l| {
+        l.agreed && l.last_failover.as_ref().is_some_and(|f| f.cause.starts_with("planned stop"))
+    })
+    .await;
+    assert_eq!(third.leader.as_ref().map(|l| l.id), Some(h.new_leader_id), "{third:?}");
+    clear_faults(&mut client).await;
+    let done = stop_kept(&mut client, e.election_id).await;
+    assert!(done.overlaps.is_empty(), "{:?}", done.overlaps);
+    eprintln!("raft: crash failover {fo:?}; handed over in {} µs", h.took_us);
+    ctl.stop().await;
+}
