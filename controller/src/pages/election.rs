@@ -158,6 +158,11 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
         class = state_class(r),
         verdict = escape(&verdict(r)),
     );
+    if !r.options.is_empty() {
+        let options: Vec<String> =
+            r.options.iter().map(|(k, v)| format!("<code>{}={}</code>", escape(k), escape(v))).collect();
+        let _ = write!(body, "<p id=\"options\">Options: {}.</p>", options.join(", "));
+    }
     if !r.violations.is_empty() {
         body.push_str("<h2>Violations</h2><ul class=\"bad\">");
         for v in &r.violations {
@@ -241,6 +246,14 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
         body.push_str("</table><h2>Timeline</h2><table id=\"timeline\"><tr><th>at</th><th>node</th><th>term</th><th>believes</th></tr>");
         body.push_str(&timeline_rows(r));
         body.push_str("</table>");
+        if !r.overlaps.is_empty() {
+            // Not violations: leaders of different terms, an old one not yet told (or a lease broken).
+            body.push_str("<h2>Two leaders at once</h2><ul id=\"overlaps\">");
+            for o in &r.overlaps {
+                let _ = write!(body, "<li>{}</li>", escape(o));
+            }
+            body.push_str("</ul>");
+        }
     }
     if !r.notes.is_empty() {
         body.push_str("<h2>Notes</h2><ul>");
@@ -415,5 +428,25 @@ mod tests {
         );
         assert!(drawn.contains("id=\"slider\"") && drawn.contains("<line class=\"msg\" data-step=\"0\"/>"));
         assert!(drawn.contains("data-running=\"false\""));
+    }
+
+    /// A kept leadership's page lists its options and its overlaps (two nodes believing they led
+    /// at once, of different terms), escaped; a record without either shows neither heading.
+    #[test]
+    fn the_page_shows_options_and_overlaps() {
+        let kept = ElectionRecord {
+            keep_leader: true,
+            options: vec![("lease".into(), "true".into()), ("log".into(), "1:<2>".into())],
+            overlaps: vec!["sim-3 (term 2) and sim-4 (term 1) believed they led at once for 377 ms".into()],
+            ..record()
+        };
+        let page = render(&kept, false);
+        assert!(page.contains("Options: <code>lease=true</code>, <code>log=1:&lt;2&gt;</code>."), "{page}");
+        assert!(
+            page.contains("<h2>Two leaders at once</h2><ul id=\"overlaps\"><li>sim-3 (term 2) and sim-4"),
+            "{page}"
+        );
+        let plain = render(&ElectionRecord { keep_leader: true, ..record() }, false);
+        assert!(!plain.contains("Two leaders at once") && !plain.contains("Options:"));
     }
 }

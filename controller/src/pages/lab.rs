@@ -189,6 +189,21 @@ pub struct LabStart {
     pub axis: String,
     /// Label each arrow with what it carries.
     pub labels: bool,
+    /// The algorithm's options, `name=value` separated by spaces or commas, e.g.
+    /// `pre_vote=true lease=true` (ListAlgorithms lists each algorithm's).
+    pub options: String,
+}
+
+/// The options in `text`: `name=value` words separated by spaces (a per-node value is itself
+/// comma-separated, so words split on spaces only); refused naming `options`.
+fn options_in(text: &str) -> Result<std::collections::HashMap<String, String>, crate::error::RequestError> {
+    text.split_whitespace()
+        .map(|w| {
+            w.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())).ok_or_else(|| {
+                crate::error::RequestError::invalid("options", format!("`{w}` is not name=value (e.g. pre_vote=true)"))
+            })
+        })
+        .collect()
 }
 
 /// The ids in `text`, separated by spaces or commas; refused naming `field`.
@@ -261,6 +276,7 @@ impl LabStart {
             detector,
             diagram: drawn,
             diagram_options: options,
+            options: options_in(&self.options)?,
             ..Default::default()
         })
     }
@@ -276,11 +292,11 @@ impl LabStart {
             "" => return Ok(Vec::new()),
             "crash_leader" => (F::CrashLeader(true), None),
             "crash" => (F::CrashId(self.fault_id), Some(F::RecoverId(self.fault_id))),
-            "cut_off_leader" => (F::CutOffLeader(true), Some(F::Heal(true))),
+            "cut_off_leader" | "slow_cut_off_leader" => (F::CutOffLeader(true), Some(F::Heal(true))),
             other => {
                 return Err(crate::error::RequestError::invalid(
                     "simulation.faults",
-                    format!("unknown fault `{other}`; crash_leader, crash or cut_off_leader"),
+                    format!("unknown fault `{other}`; crash_leader, crash, cut_off_leader or slow_cut_off_leader"),
                 ));
             }
         };
@@ -291,6 +307,10 @@ impl LabStart {
             ));
         }
         let mut faults = vec![at(self.fault_at_ms, fault)];
+        if self.fault == "slow_cut_off_leader" {
+            // The leader's clock at half speed first, so that its lease outlives its successor's wait.
+            faults.insert(0, at(self.fault_at_ms, F::LeaderClock(0.5)));
+        }
         match undo {
             Some(undo) if self.undo_at_ms > 0 => {
                 if self.undo_at_ms <= self.fault_at_ms {
@@ -576,10 +596,13 @@ pub(super) fn render(token_required: bool) -> String {
          <label>timeout <input name=\"detector_timeout_ms\" type=\"number\" min=\"0\" placeholder=\"200\"> ms</label>\
          <p>SIMULATED: it runs for <input name=\"horizon_ms\" type=\"number\" min=\"0\" placeholder=\"3000\"> virtual ms, with \
          <select name=\"fault\"><option value=\"\">no fault</option><option value=\"crash_leader\">the leader crashing</option>\
-         <option value=\"crash\">a node crashing</option><option value=\"cut_off_leader\">the leader cut off</option></select> \
+         <option value=\"crash\">a node crashing</option><option value=\"cut_off_leader\">the leader cut off</option>\
+         <option value=\"slow_cut_off_leader\">the leader cut off, its clock at half speed</option></select> \
          at <input name=\"fault_at_ms\" type=\"number\" min=\"0\" value=\"500\"> ms \
          (node id <input name=\"fault_id\" type=\"number\" min=\"0\" placeholder=\"for a node\">), \
          undone (recovered, healed) at <input name=\"undo_at_ms\" type=\"number\" min=\"0\" placeholder=\"never\"> ms</p></fieldset>\
+         <label>Options <input name=\"options\" size=\"40\" placeholder=\"e.g. pre_vote=true lease=true (raft)\"></label>\
+         <span class=\"error\" data-for=\"options\"></span>\
          <span class=\"error\" data-for=\"keep_leader\"></span><span class=\"error\" data-for=\"detector\"></span>\
          <span class=\"error\" data-for=\"simulation.horizon_ms\"></span><span class=\"error\" data-for=\"simulation.faults\"></span>\
          <label id=\"token-row\">Controller token <input name=\"token\" type=\"password\" autocomplete=\"off\"></label>\
@@ -695,6 +718,7 @@ pub(super) const LAB_SCRIPT: &str = r##""use strict";
       undo_at_ms: Number(form.undo_at_ms.value || 0),
       axis: form.axis.value,
       labels: form.labels.checked,
+      options: form.options.value,
     };
     if (typed.length > 0 && chosen.length === 0) {
       form.querySelector('.error[data-for="initiator_ids"]').textContent = "tick at least one initiator";
@@ -967,6 +991,36 @@ mod tests {
         let big = LabStart { algorithm: "as-far".into(), size: 4_096, simulated: true, ..LabStart::default() };
         assert!(!big.to_request().unwrap().diagram, "over 256 nodes, no diagram (else the API refuses it)");
         assert!(LabStart { size: 256, ..big }.to_request().unwrap().diagram);
+    }
+
+    /// The form's options become the request's (`name=value` words, a per-node list kept whole),
+    /// and a word without `=` is refused naming `options`; "the leader cut off, its clock at half
+    /// speed" schedules the leader's clock at 0.5, then the cut, then the heal.
+    #[test]
+    fn options_and_the_slow_leader_reach_the_request() {
+        use pb::scheduled_fault::Fault as F;
+        let form = LabStart {
+            algorithm: "raft".into(),
+            options: " pre_vote=true  log=1:5,2:7,2:7 ".into(),
+            simulated: true,
+            keep_leader: true,
+            fault: "slow_cut_off_leader".into(),
+            fault_at_ms: 500,
+            undo_at_ms: 2_000,
+            ..LabStart::default()
+        };
+        let r = form.to_request().unwrap();
+        let mut options: Vec<(String, String)> = r.options.into_iter().collect();
+        options.sort();
+        assert_eq!(options, [("log".into(), "1:5,2:7,2:7".into()), ("pre_vote".into(), "true".into())]);
+        let faults: Vec<(u64, Option<F>)> =
+            r.simulation.unwrap().faults.into_iter().map(|f| (f.at_ms, f.fault)).collect();
+        assert_eq!(
+            faults,
+            [(500, Some(F::LeaderClock(0.5))), (500, Some(F::CutOffLeader(true))), (2_000, Some(F::Heal(true)))]
+        );
+        let bad = LabStart { options: "pre_vote".into(), ..form };
+        assert_eq!(bad.to_request().unwrap_err().field, "options");
     }
 
     /// A SIMULATED kept leadership's fault on the form becomes its scheduled faults: a crash by id
