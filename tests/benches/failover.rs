@@ -3,7 +3,11 @@
 //!
 //! Run: `cargo bench -p ringleader-tests --bench failover` (add `-- --quick`
 //! for fewer crashes and no `etcdctl elect` measurement, which takes a
-//! minute per crash; `-- --algorithms bully,zookeeper` picks algorithms).
+//! minute per crash; `-- --algorithms bully,zookeeper` picks algorithms;
+//! `--option NAME=VALUE`, repeated, gives every election that algorithm
+//! option, e.g. `-- --algorithms raft --option lease=true`; `--setting
+//! 100/1000`, repeated, replaces the detector settings; `--no-etcd` leaves
+//! etcd out).
 //! Nothing is asserted; every figure is measured in this run and printed.
 //!
 //! * **Ringleader.** An embedded cluster of 5 nodes on loopback keeps a
@@ -60,7 +64,13 @@ fn summary(name: &str, xs: &mut [u64]) -> String {
 }
 
 /// Failovers of one kept algorithm under one detector setting.
-async fn ringleader(algorithm: &str, period_ms: u64, timeout_ms: u64, crashes: usize) -> String {
+async fn ringleader(
+    algorithm: &str,
+    options: &[(String, String)],
+    period_ms: u64,
+    timeout_ms: u64,
+    crashes: usize,
+) -> String {
     let ctl = TestController::start_with(test_config(NODES)).await;
     let mut client = ctl.client();
     let req = pb::StartElectionRequest {
@@ -68,6 +78,7 @@ async fn ringleader(algorithm: &str, period_ms: u64, timeout_ms: u64, crashes: u
         wait: false,
         detector: Some(pb::FailureDetector { period_ms, timeout_ms }),
         topology: Some(pb::Topology { kind: pb::TopologyKind::Complete as i32, ..Default::default() }),
+        options: options.iter().cloned().collect(),
         ..election(algorithm)
     };
     let e = match client.start_election(req).await {
@@ -439,19 +450,37 @@ async fn main() {
         Some(i) => args.get(i + 1).map(|s| s.split(',').map(String::from).collect()).unwrap_or_default(),
         None => catalogue::CATALOGUE.iter().filter(|s| s.kept.is_some()).map(|s| s.name.to_string()).collect(),
     };
+    let options: Vec<(String, String)> = args
+        .windows(2)
+        .filter(|w| w[0] == "--option")
+        .filter_map(|w| w[1].split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect();
     println!(
-        "failover of kept leaderships on {NODES} loopback nodes, {crashes} crashes and {crashes} planned stops per setting (medians, max)"
+        "failover of kept leaderships on {NODES} loopback nodes, {crashes} crashes and {crashes} planned stops per setting (medians, max){}",
+        if options.is_empty() { String::new() } else { format!(", options {options:?}") }
     );
     println!("a gRPC round trip on loopback (ListAlgorithms, median of 200): {} µs", round_trip_us(200).await);
-    for &(period, timeout) in &SETTINGS {
+    let mut settings: Vec<(u64, u64)> = args
+        .windows(2)
+        .filter(|w| w[0] == "--setting")
+        .filter_map(|w| w[1].split_once('/').and_then(|(p, t)| Some((p.parse().ok()?, t.parse().ok()?))))
+        .collect();
+    if settings.is_empty() {
+        settings = SETTINGS.to_vec();
+    }
+    let etcd = !args.iter().any(|a| a == "--no-etcd");
+    for &(period, timeout) in &settings {
         for a in &algorithms {
-            println!("{}", ringleader(a, period, timeout, crashes).await);
+            println!("{}", ringleader(a, &options, period, timeout, crashes).await);
+        }
+        if !etcd {
+            continue;
         }
         // etcd refuses an election timeout below five heartbeats.
         let election = timeout.max(5 * period);
         println!("{}", tokio::task::spawn_blocking(move || etcd_raft(period, election, crashes.min(5))).await.unwrap());
     }
-    if !quick {
+    if !quick && etcd {
         println!("{}", tokio::task::spawn_blocking(etcdctl_elect).await.unwrap());
     }
 }
