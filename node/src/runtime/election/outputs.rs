@@ -80,6 +80,7 @@ impl Election {
                     self.set_timer(st, timer, after_ms, generation, context.clone())
                 }
                 Output::Misstep(m) => st.record_error(m.to_string()),
+                Output::Store(op) => st.record_error(format!("store operation {op:?}: this runtime has no store")),
             }
         }
         st.out.give_back(list);

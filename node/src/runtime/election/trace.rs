@@ -31,7 +31,7 @@ impl Election {
         let eventful = st.out.as_slice().iter().any(|o| match o {
             Output::Send { msg, .. } => !msg.kind().is_upkeep(),
             Output::Decided(_) | Output::Lead(_) | Output::BeliefEnded(_) | Output::Misstep(_) => true,
-            Output::SetTimer { .. } => false,
+            Output::SetTimer { .. } | Output::Store(_) => false,
         });
         let (name, kind) = match input {
             Input::Message { msg, .. } if msg.kind().is_upkeep() && !eventful => return None,
