@@ -163,6 +163,7 @@ fn prepare_requests(plan: &Plan, election_id: &str, addresses: &[&str], tracepar
                 log_messages: plan.diagram.is_some(),
                 // A kept leadership starts its initiators with `Start`, once every node is prepared.
                 start: is_initiator[i] && !plan.keep_leader,
+                etcd_endpoint: plan.etcd_endpoint.clone(),
             }
         })
         .collect()
@@ -542,6 +543,7 @@ mod tests {
             detector: DetectorConfig { period_ms: 50, timeout_ms: 200 },
             placement: Vec::new(),
             faults: Vec::new(),
+            etcd_endpoint: String::new(),
         }
     }
 

@@ -59,6 +59,9 @@ pub struct Plan {
     pub placement: Vec<usize>,
     /// A SIMULATED kept leadership's faults, in time order.
     pub faults: Vec<PlannedFault>,
+    /// LIVE, an algorithm that keeps its record in a store (`lease`): the
+    /// etcd endpoint its nodes are given; empty otherwise.
+    pub etcd_endpoint: String,
 }
 
 /// A fault at a virtual time of a SIMULATED kept leadership, nodes by position.

@@ -110,6 +110,7 @@ pub fn ring_plan(
             traceparent: String::new(),
             log_messages: false,
             start: false,
+            etcd_endpoint: String::new(),
         })
         .collect()
 }
