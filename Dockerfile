@@ -3,8 +3,10 @@
 #   docker build --target node       -t ringleader/node:0.1.0 .
 #   docker build --target controller -t ringleader/controller:0.1.0 .
 #
-# (k8s/README.md loads them into a kind cluster.) The build needs no system
-# protoc: the proto crate's build script uses the vendored one. It needs
+# (k8s/README.md loads them into a kind cluster.) The proto crate's build
+# script uses the vendored protoc, but the etcd-client crate (the node's
+# etcd v3 client, for `lease`) compiles etcd's protos with the system's:
+# the builder installs Debian's protobuf-compiler and libprotobuf-dev. It needs
 # BuildKit (the default builder of Docker 23 and later; DOCKER_BUILDKIT=1
 # before), for the cache mounts and to skip the stages a target does not use.
 #
@@ -27,6 +29,9 @@ ARG BINARIES=builder
 
 # ---- builder: both release binaries in one cargo invocation ----------------
 FROM ${BUILDER_IMAGE} AS builder
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends protobuf-compiler libprotobuf-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY . .
 # The cargo registry and the target directory are BuildKit caches, so a

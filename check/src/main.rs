@@ -169,7 +169,7 @@ fn refused(r: Refusal) -> String {
 /// ([`CheckAsk`]), or the first refusal.
 fn plan(args: &Args) -> Result<Vec<Planned>, String> {
     let names: Vec<&str> = if args.algorithms.is_empty() {
-        CATALOGUE.iter().filter(|s| !args.kept || s.kept.is_some()).map(|s| s.name).collect()
+        CATALOGUE.iter().filter(|s| (!args.kept || s.kept.is_some()) && !s.uses_store).map(|s| s.name).collect()
     } else {
         args.algorithms.iter().map(String::as_str).collect()
     };

@@ -23,7 +23,8 @@ use ringleader_core::topology::{Topology, TopologyKind};
 /// timers (bully, chubby, sync-hs) are checked too, in the model's ticks.
 #[test]
 fn every_schedule_of_every_small_election_holds() {
-    for spec in CATALOGUE {
+    // An algorithm that keeps its record in a store (lease) is not modelled by the checker yet.
+    for spec in CATALOGUE.iter().filter(|s| !s.uses_store) {
         let limits = Limits { fifo: spec.assumptions.fifo, ..Limits::default() };
         if spec.default_topology() == TopologyKind::Mesh {
             // The smallest mesh has 4 nodes, whose sweep takes a minute: one election here, every
@@ -667,7 +668,7 @@ fn kept_arrangements_of_a_complete_network_are_renamings() {
 #[test]
 fn on_a_complete_network_every_arrangement_is_a_renaming() {
     let limits = Limits { fifo: false, ..Limits::default() };
-    let complete = CATALOGUE.iter().filter(|s| s.default_topology() == TopologyKind::Complete);
+    let complete = CATALOGUE.iter().filter(|s| s.default_topology() == TopologyKind::Complete && !s.uses_store);
     let names: Vec<&str> = complete.clone().map(|s| s.name).collect();
     assert_eq!(names.len(), 6, "{names:?}");
     for spec in complete {

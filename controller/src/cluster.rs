@@ -496,6 +496,8 @@ impl Cluster {
                     handover_on_shutdown: Duration::ZERO,
                     // They stop with the controller: nothing of theirs can outlive it.
                     orphan_grace: Duration::ZERO,
+                    // The controller names etcd in each lease election's Prepare.
+                    etcd_endpoint: None,
                 };
                 let mut rx = stop.subscribe();
                 let node_name = name.clone();

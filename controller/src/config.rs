@@ -176,6 +176,10 @@ pub struct ControllerConfig {
     /// node weighs against every message it sends and the size of
     /// `ListFaults` and `GetCluster`. At most [`MAX_FAULTS_LIMIT`].
     pub max_faults: usize,
+    /// The etcd v3 endpoint (`http://host:port`) LIVE `lease` elections
+    /// keep their record at, sent to each node in its `Prepare` (a node's own
+    /// `etcd_endpoint` takes precedence); empty: `lease` runs SIMULATED only.
+    pub etcd_endpoint: String,
 }
 
 impl Default for ControllerConfig {
@@ -206,6 +210,7 @@ impl Default for ControllerConfig {
             max_connections: ringleader_node::limits::ConnLimits::DEFAULT.max_connections,
             idle_timeout_ms: ringleader_node::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,
             max_faults: 256,
+            etcd_endpoint: String::new(),
         }
     }
 }
@@ -295,6 +300,11 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let c = &self.controller;
         let invalid = |key, reason: String| Err(ConfigError::Invalid { key, reason });
+        if !c.etcd_endpoint.is_empty()
+            && let Err(e) = ringleader_node::runtime::check_etcd_endpoint(&c.etcd_endpoint)
+        {
+            return invalid("controller.etcd_endpoint", e);
+        }
         if c.host.trim().is_empty() {
             return invalid("controller.host", "must not be empty (e.g. 0.0.0.0 or 127.0.0.1)".into());
         }

@@ -372,6 +372,19 @@ pub enum Fault {
         /// The forged message.
         msg: crate::protocol::Msg,
     },
+    /// Simulator only, for algorithms that keep a record in a store
+    /// (`lease`): the operations of `node` (every node when `None`) and the
+    /// store's answers to them are lost while `cut`, and otherwise take
+    /// `delay_ms` more each way (a slow store, or a slow path to it). The
+    /// latest store fault for a node wins; `cut: false, delay_ms: 0` heals.
+    Store {
+        /// Position of the node, or every node.
+        node: Option<u32>,
+        /// Cut off from the store.
+        cut: bool,
+        /// Extra delay each way, in ms (at most [`MAX_FAULT_DELAY`]).
+        delay_ms: u64,
+    },
 }
 
 /// A fault switched on at `at` (virtual time units in the simulator,
@@ -470,6 +483,15 @@ pub fn validate(fault: &Fault, n: u32) -> Result<(), FaultError> {
         Fault::CrashLeader | Fault::LeaveLeader => Ok(()),
         Fault::Recover { node } => position("recover.node", *node, n),
         Fault::Forge { node, .. } => position("forge.node", *node, n),
+        Fault::Store { node, delay_ms, .. } => {
+            if let Some(p) = node {
+                position("store.node", *p, n)?;
+            }
+            if *delay_ms > MAX_FAULT_DELAY {
+                return Err(bad("store.delay_ms", format!("{delay_ms} ms is above {MAX_FAULT_DELAY} ms")));
+            }
+            Ok(())
+        }
         Fault::Link { from, to, fault } => {
             if let Some(f) = from {
                 position("link.from", *f, n)?;

@@ -377,6 +377,7 @@ impl<'a> Run<'a> {
                 }
                 Output::Lead(l) => self.r.timeline.push((p, l)),
                 Output::Misstep(m) => self.r.violations.push(format!("position {p}: {m}")),
+                Output::Store(op) => self.r.violations.push(format!("position {p}: store {op:?} is not replayed")),
                 Output::Decided(_) | Output::BeliefEnded(_) => {}
             }
         }

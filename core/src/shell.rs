@@ -43,7 +43,8 @@ use std::fmt;
 
 use crate::counters::Counters;
 use crate::protocol::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, Stable, TimerId, room_to_hold,
+    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, Stable, StoreOp, StoreReply, TimerId,
+    room_to_hold,
 };
 
 /// Timers a node may have: an algorithm names its timers `0..TIMER_SLOTS`
@@ -86,6 +87,9 @@ pub enum Output {
     /// The algorithm asked for something a node cannot do: a programming
     /// error, logged by the driver; nothing else happened.
     Misstep(Misstep),
+    /// Carry `op` to the election's store and hand its answer, if any, to
+    /// [`Shell::store_reply`] (see [`crate::protocol::store`]).
+    Store(StoreOp),
 }
 
 /// An effect the shell refused (a bug in the algorithm, not in its input).
@@ -347,6 +351,11 @@ impl<A: Algorithm, H> Shell<A, H> {
         self.state.timer(&mut self.algo, timer, generation, out)
     }
 
+    /// The store answered ([`ShellState::store_reply`]).
+    pub fn store_reply<S: Sink>(&mut self, reply: StoreReply, out: &mut Outputs<S>) {
+        self.state.store_reply(&mut self.algo, reply, out);
+    }
+
     /// Failure-detector input ([`ShellState::suspect`]).
     pub fn suspect<S: Sink>(&mut self, port: Port, suspected: bool, out: &mut Outputs<S>) {
         self.state.suspect(&mut self.algo, port, suspected, out);
@@ -473,6 +482,14 @@ impl<H> ShellState<H> {
     #[inline]
     pub fn timer_due(&self, timer: TimerId, generation: u64) -> bool {
         self.cold.as_ref().is_some_and(|c| c.generations.get(timer as usize) == Some(&generation))
+    }
+
+    /// The store answered an [`Output::Store`] operation
+    /// ([`Algorithm::on_store_reply`]). A driver hands a node only the
+    /// answers to its current incarnation's operations.
+    pub fn store_reply<A: Algorithm, S: Sink>(&mut self, algo: &mut A, reply: StoreReply, out: &mut Outputs<S>) {
+        algo.on_store_reply(reply, &mut out.effects);
+        self.settle(out);
     }
 
     /// Failure-detector input about the neighbour behind `port`
@@ -668,6 +685,7 @@ impl<H> ShellState<H> {
                 self.cold().stable = Some(stable);
                 return None;
             }
+            Effect::Store(op) => Output::Store(op),
         })
     }
 }

@@ -86,6 +86,10 @@ pub struct AlgorithmSpec {
     /// algorithms whose timers are few. The simulator's timer budget and
     /// the controller's size check follow it.
     pub timer_events: fn(n: u64) -> u64,
+    /// Its nodes keep their state in a store ([`crate::protocol::store`])
+    /// rather than (or besides) messaging each other: a live run needs one
+    /// (etcd), and the simulator models it.
+    pub uses_store: bool,
     /// Peak heap per position of a SIMULATED election, in bytes, as
     /// `cargo run --release -p ringleader-core --example memory` measures it
     /// (on a complete network at [`HEAP_MEASURED_AT`] positions: it grows
@@ -450,6 +454,7 @@ impl AlgorithmSpec {
             best_case: None,
             candidates: Candidates::All,
             timer_events: |_| 0,
+            uses_store: false,
             heap_bytes_per_position: 0,
             options: &[],
         }

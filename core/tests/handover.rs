@@ -18,12 +18,18 @@ const LEAVE: u64 = 3_000;
 const STOP: u64 = LEAVE + 500;
 
 /// The kept algorithms that hand over on a planned stop.
-const HANDING_OVER: [&str; 5] = ["bully", "chubby", "zookeeper", "repaired-ring", "raft"];
+const HANDING_OVER: [&str; 6] = ["bully", "chubby", "zookeeper", "repaired-ring", "raft", "lease"];
 
 /// The longest a node other than the leaver may name no leader: a few delays, or, on the ring,
-/// the handover election's trip round the ring and the coordinator's (2n + 2 delays).
+/// the handover election's trip round the ring and the coordinator's (2n + 2 delays); for the
+/// lease, from the read that shows the record released to the read that shows its new holder,
+/// at most two RetryPeriods and two store round trips.
 fn allowed_gap(algorithm: &str) -> u64 {
-    if algorithm == "repaired-ring" { (2 * 5 + 2) * MAX_DELAY } else { 4 * MAX_DELAY }
+    match algorithm {
+        "repaired-ring" => (2 * 5 + 2) * MAX_DELAY,
+        "lease" => 2 * ringleader_core::algo::lease::LeaseConfig::LOOPBACK.retry_period_ms + 4 * MAX_DELAY,
+        _ => 4 * MAX_DELAY,
+    }
 }
 
 /// A kept leadership of `algorithm` on 5 nodes whose leader leaves at
@@ -71,7 +77,7 @@ fn longest_leaderless(r: &SimReport, from: u64, except: u32) -> u64 {
     open.values().map(|&at| r.end_time - at).fold(longest, u64::max)
 }
 
-/// For every kept algorithm (bully, Chubby-style, ZooKeeper-style, the repaired ring, Raft), 50 seeds each: the leader leaves at 3 s and stops 500 ms later. By
+/// For every kept algorithm (bully, Chubby-style, ZooKeeper-style, the repaired ring, Raft, the lease), 50 seeds each: the leader leaves at 3 s and stops 500 ms later. By
 /// then every other node follows one new leader of a higher term (no failure detector or lease
 /// had to expire: the stop is after the agreement), never two leaders of one term, no node is
 /// without a leader longer than a few message delays (4 × 16 ms; the ring: its election's trip

@@ -132,6 +132,11 @@ pub struct NodeSection {
     /// stream has been open for this long (0: never).
     #[serde(default = "default_orphan_grace_ms")]
     pub orphan_grace_ms: u64,
+    /// The etcd v3 endpoint (`http://host:port`) this node's `lease`
+    /// elections keep their record at, whatever the controller names
+    /// (empty: the controller's).
+    #[serde(default)]
+    pub etcd_endpoint: String,
 }
 
 fn default_orphan_grace_ms() -> u64 {
@@ -195,6 +200,10 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |key, value: &str, reason: String| ConfigError::Invalid { key, value: value.to_string(), reason };
         self.listen_addr().map_err(|e| invalid("node.listen", &self.node.listen, e))?;
+        if !self.node.etcd_endpoint.is_empty() {
+            let e = &self.node.etcd_endpoint;
+            ringleader_node::runtime::check_etcd_endpoint(e).map_err(|r| invalid("node.etcd_endpoint", e, r))?;
+        }
         if self.node.name.trim().is_empty() {
             return Err(invalid("node.name", &self.node.name, "must not be empty".into()));
         }

@@ -93,6 +93,7 @@ async fn main() -> ExitCode {
         channels: Default::default(),
         handover_on_shutdown: std::time::Duration::from_millis(cfg.node.handover_ms),
         orphan_grace: std::time::Duration::from_millis(cfg.node.orphan_grace_ms),
+        etcd_endpoint: Some(cfg.node.etcd_endpoint).filter(|e| !e.is_empty()),
     };
     let code = match runtime::serve_with_health(listener, health_listener, node, runtime::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -54,6 +54,9 @@ const ROWS: &[Row] = &[
     Row { label: "chubby", algorithm: "chubby", options: &[] },
 ];
 
+/// client-go's lease election, at its own settings (below).
+const LEASE: Row = Row { label: "lease (client-go)", algorithm: "lease", options: &[] };
+
 /// A timing setting: its name and the kept detector it scales from.
 struct Setting {
     name: &'static str,
@@ -64,6 +67,16 @@ const SETTINGS: &[Setting] = &[
     Setting { name: "loopback (50/200 ms)", detector: DetectorConfig::LOOPBACK },
     // etcd's defaults: heartbeat 100 ms, election timeout 1,000 ms (raft: timeouts in [1 s, 2 s)).
     Setting { name: "etcd defaults (100/1000 ms)", detector: DetectorConfig { period_ms: 100, timeout_ms: 1_000 } },
+];
+
+/// The lease's settings: RetryPeriod the detector's period, client-go's ratios (LeaseDuration
+/// 7.5, RenewDeadline 5 periods): loopback 375 / 250 / 50 ms, and client-go's defaults.
+const LEASE_SETTINGS: &[Setting] = &[
+    Setting { name: "loopback (375/250/50 ms)", detector: DetectorConfig::LOOPBACK },
+    Setting {
+        name: "client-go defaults (15/10/2 s)",
+        detector: DetectorConfig { period_ms: 2_000, timeout_ms: 8_000 },
+    },
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -114,15 +127,22 @@ fn run(row: &Row, d: DetectorConfig, scenario: Scenario, seed: u64, delay: u64) 
         return Measured { recovery: None, overlap: 0, unhealed: false };
     };
     let others: Vec<u32> = (0..NODES).filter(|&p| p != old).collect();
-    let cut = Fault::Partition { groups: vec![vec![old], others] };
+    // Cut off from the other nodes and from the store (the lease's record), whichever it talks to.
+    let cut = [
+        Fault::Partition { groups: vec![vec![old], others] },
+        Fault::Store { node: Some(old), cut: true, delay_ms: 0 },
+    ];
+    let cut = cut.map(|f| Scheduled::new(at, 0, f));
     let plan = match scenario {
         Scenario::Crash => vec![Scheduled::new(at, 0, Fault::Crash { node: old })],
-        Scenario::Partition => vec![Scheduled::new(at, 0, cut)],
+        Scenario::Partition => cut.to_vec(),
         Scenario::Planned => {
             vec![Scheduled::new(at, 0, Fault::LeaveLeader), Scheduled::new(at + 500, 0, Fault::Crash { node: old })]
         }
         Scenario::SlowClock => {
-            vec![Scheduled::new(at, 0, Fault::Clock { node: old, rate: 0.5 }), Scheduled::new(at, 0, cut)]
+            let mut plan = vec![Scheduled::new(at, 0, Fault::Clock { node: old, rate: 0.5 })];
+            plan.extend(cut);
+            plan
         }
     };
     let cfg = SimConfig { faults: FaultPlan { faults: plan }, horizon: Some(at + 4 * bound), ..base };
@@ -216,8 +236,9 @@ fn main() {
         println!("| leadership | setting | bound ms | crash | partition | planned stop | half-speed clock, cut off |");
         println!("|---|---|---|---|---|---|---|");
     }
-    for setting in SETTINGS {
-        for row in ROWS {
+    let cells = SETTINGS.iter().flat_map(|s| ROWS.iter().map(move |r| (s, r)));
+    for (setting, row) in cells.chain(LEASE_SETTINGS.iter().map(|s| (s, &LEASE))) {
+        {
             let s = catalogue::find(row.algorithm).unwrap();
             spec::check_options(s, &options(row), NODES, true).expect("the row's options");
             let bound = s.convergence_bound_ms(setting.detector, NODES, delay).unwrap();

@@ -234,6 +234,7 @@ async fn prepare(nodes: &mut Nodes, algorithm: &str, ids: &[u64], initiators: &[
             log_messages: false,
             start: false,
             options: Default::default(),
+            etcd_endpoint: String::new(),
         };
         let mut agent = nodes.agents[p as usize].clone();
         calls.push(tokio::spawn(async move { agent.prepare(req).await.unwrap() }));

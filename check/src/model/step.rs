@@ -68,6 +68,11 @@ impl ElectionModel {
                 Output::Misstep(m) => {
                     s.error.get_or_insert_with(|| format!("position {p}: {m:?}"));
                 }
+                // The checker does not model a store yet: an algorithm that
+                // uses one is refused before it gets here.
+                Output::Store(op) => {
+                    s.error.get_or_insert_with(|| format!("position {p}: store operation {op:?} not modelled"));
+                }
             }
         }
     }

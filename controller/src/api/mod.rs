@@ -27,7 +27,7 @@ use crate::{check, compare};
 use planning::fits_the_process;
 pub use planning::{
     Checked, DEFAULT_SIMULATED_SIZE, MAX_COMPLETE_SIZE, MAX_LOCAL_HEARTBEATS_PER_SECOND, TIMER_EVENTS_PER_MESSAGE,
-    build, check, plan,
+    build, check, etcd_endpoint, plan,
 };
 
 /// The Controller service.
@@ -207,6 +207,7 @@ impl Controller for ControllerService {
         let admission = self.elections.admit(self.estimate(&checked), || describe_checked(&checked))?;
         let mut plan = build_plan(request.clone(), checked).await?;
         plan.placement = placement;
+        plan.etcd_endpoint = etcd_endpoint(&plan, self.elections.config());
         if self.elections.cluster().is_local() {
             fits_the_process(&plan)?;
         }
@@ -506,6 +507,7 @@ impl ControllerService {
                 }
             };
             plan.placement = placement;
+            plan.etcd_endpoint = etcd_endpoint(&plan, self.elections.config());
             let entry = self.elections.launch_admitted(plan, admission);
             entry.wait_done().await;
             let row = compare::row(p, &pb::Election::from(&entry.snapshot()));

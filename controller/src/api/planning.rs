@@ -66,7 +66,16 @@ pub struct Checked {
 /// order, so a request wrong in several ways is refused for the first.
 /// [`check`], then [`build`].
 pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConfig) -> Result<Plan, RequestError> {
-    build(req, check(req, cluster_nodes, config)?)
+    let mut plan = build(req, check(req, cluster_nodes, config)?)?;
+    plan.etcd_endpoint = etcd_endpoint(&plan, config);
+    Ok(plan)
+}
+
+/// The etcd endpoint a plan's nodes are given: the controller's, for a LIVE
+/// election of an algorithm that keeps its record in a store (`lease`);
+/// empty otherwise. [`check`] has refused such an election without one.
+pub fn etcd_endpoint(plan: &Plan, config: &ControllerConfig) -> String {
+    if plan.spec.uses_store && plan.mode == Mode::Live { config.etcd_endpoint.clone() } else { String::new() }
 }
 
 /// Every check [`plan`] makes, in its order, without building the ids, the
@@ -95,6 +104,7 @@ pub fn check(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerCon
     ringleader_core::algo::spec::check_options(spec, &req.options, n, req.keep_leader)
         .map_err(|(field, why)| RequestError::invalid(field, why))?;
     diagram(req, sim, n)?;
+    store(req, spec, config)?;
     Ok(Checked { spec, mode: req.mode, detector, sim, kind, n, k })
 }
 
@@ -121,7 +131,29 @@ pub fn build(req: &ElectionRequest, c: Checked) -> Result<Plan, RequestError> {
         placement: Vec::new(),
         faults,
         options: req.options.clone(),
+        // The controller's, set by the caller (`etcd_endpoint`), which holds the configuration.
+        etcd_endpoint: String::new(),
     })
+}
+
+/// The etcd endpoint a LIVE election of an algorithm that keeps its record
+/// in a store (`lease`) sends its nodes: the controller's; without one,
+/// such an election runs SIMULATED only (FAILED_PRECONDITION).
+fn store(req: &ElectionRequest, spec: &AlgorithmSpec, config: &ControllerConfig) -> Result<(), RequestError> {
+    if !spec.uses_store || req.mode != Mode::Live {
+        return Ok(());
+    }
+    if config.etcd_endpoint.is_empty() {
+        return Err(RequestError::precondition(
+            "algorithm",
+            format!(
+                "{} needs an etcd endpoint: start the controller with [controller] etcd_endpoint \
+                 (RINGLEADER__CONTROLLER__ETCD_ENDPOINT), or run it SIMULATED",
+                spec.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The catalogue entry the request names.
@@ -908,6 +940,20 @@ mod tests {
         assert_eq!(field(check_keep_leader(&waited, bully)), (Code::InvalidArgument, "wait"));
         let one_shot = ElectionRequest { wait: true, mode: Mode::Simulated, ..req("bully") };
         assert!(check_keep_leader(&one_shot, bully).is_ok());
+    }
+
+    /// `lease` LIVE needs the controller's etcd endpoint (FAILED_PRECONDITION naming the
+    /// algorithm, and saying so, without one) and hands it to the plan; SIMULATED it needs none.
+    #[test]
+    fn lease_live_needs_an_etcd_endpoint() {
+        let kept = ElectionRequest { keep_leader: true, size: 3, ..req("lease") };
+        let e = plan(&kept, 3, &ControllerConfig::default()).unwrap_err();
+        assert_eq!((e.code, &*e.field), (Code::FailedPrecondition, "algorithm"));
+        assert!(e.reason.starts_with("lease needs an etcd endpoint"), "{e}");
+        let config = ControllerConfig { etcd_endpoint: "http://127.0.0.1:2379".into(), ..ControllerConfig::default() };
+        assert_eq!(plan(&kept, 3, &config).unwrap().etcd_endpoint, "http://127.0.0.1:2379");
+        let simulated = ElectionRequest { mode: Mode::Simulated, ..kept };
+        assert_eq!(plan(&simulated, 0, &ControllerConfig::default()).unwrap().etcd_endpoint, "");
     }
 
     /// A SIMULATED kept leadership's horizon defaults to 3,000 virtual ms and its faults are planned

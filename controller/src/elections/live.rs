@@ -166,6 +166,7 @@ fn prepare_requests(plan: &Plan, election_id: &str, addresses: &[&str], tracepar
                 options: ringleader_core::algo::spec::node_options(plan.spec, &plan.options, i as u32)
                     .into_iter()
                     .collect(),
+                etcd_endpoint: plan.etcd_endpoint.clone(),
             }
         })
         .collect()
@@ -546,6 +547,7 @@ mod tests {
             placement: Vec::new(),
             faults: Vec::new(),
             options: Vec::new(),
+            etcd_endpoint: String::new(),
         }
     }
 

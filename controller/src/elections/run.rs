@@ -61,6 +61,9 @@ pub struct Plan {
     pub faults: Vec<PlannedFault>,
     /// The algorithm's options, sorted by name, checked against its entry.
     pub options: Vec<(String, String)>,
+    /// LIVE, an algorithm that keeps its record in a store (`lease`): the
+    /// etcd endpoint its nodes are given; empty otherwise.
+    pub etcd_endpoint: String,
 }
 
 /// A fault at a virtual time of a SIMULATED kept leadership, nodes by position.

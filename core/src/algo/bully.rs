@@ -983,6 +983,7 @@ mod tests {
                         self.schedule(self.now + after_ms, Ev::Timer { pos, timer, generation })
                     }
                     Output::Misstep(m) => panic!("position {pos} {m}"),
+                    Output::Store(op) => panic!("position {pos}: bully uses no store ({op:?})"),
                     Output::Decided(_) | Output::BeliefEnded(_) => {}
                 }
             }

@@ -61,4 +61,5 @@ algorithms! {
     zookeeper,
     chubby,
     raft,
+    lease,
 }

@@ -25,8 +25,10 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 
 pub use msg::{Msg, MsgKind, MsgRole, Traffic, WireError};
+pub use store::{LeaseRecord, MemStore, StoreOp, StoreReply, StoredLease};
 
 pub mod detector;
+pub mod store;
 
 mod msg;
 
@@ -198,6 +200,10 @@ pub enum Effect {
     /// incarnation gets the last record back through [`Algorithm::restore`],
     /// as a quorum algorithm that must never vote twice in one term needs.
     Persist(Stable),
+    /// Carry `op` to the election's store (see [`store`]); the answer, if
+    /// any, comes back through [`Algorithm::on_store_reply`]. Only
+    /// algorithms that keep their state in a store push it.
+    Store(StoreOp),
 }
 
 /// What a quorum algorithm keeps on disk across a crash: the highest term it
@@ -520,6 +526,10 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
         true
     }
 
+    /// The store answered an [`Effect::Store`] operation (see [`store`]).
+    /// Algorithms that use no store keep the default: nothing.
+    fn on_store_reply(&mut self, _reply: StoreReply, _out: &mut Outbox) {}
+
     /// A recovered incarnation, before [`Algorithm::on_start`], gets back
     /// the last [`Effect::Persist`] record of the crashed one. Algorithms
     /// that persist nothing ignore it.
@@ -619,6 +629,10 @@ impl Algorithm for Box<dyn Algorithm> {
 
     fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
         (**self).on_leave(suspected, out)
+    }
+
+    fn on_store_reply(&mut self, reply: StoreReply, out: &mut Outbox) {
+        (**self).on_store_reply(reply, out)
     }
 
     fn watched(&self, port: Port) -> bool {

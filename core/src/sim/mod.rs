@@ -81,7 +81,8 @@ use rand_pcg::Pcg64Mcg;
 use crate::faults::{self, Fault, FaultError, LinkFate, LinkRule, Outage, Trigger};
 use crate::invariants;
 use crate::protocol::{
-    Algorithm, Decision, Leadership, Msg, NodeContext, Options, Port, PortInfo, Role, Rule, TimerId,
+    Algorithm, Decision, Leadership, MemStore, Msg, NodeContext, Options, Port, PortInfo, Role, Rule, StoreOp,
+    StoreReply, TimerId,
 };
 use crate::shell::{Misstep, Output, Outputs, ShellState, Sink};
 use crate::spec::AlgorithmSpec;
@@ -113,6 +114,57 @@ const CANCEL_CHECK: u64 = 4096;
 enum Ev {
     Deliver { to: u32, port: Port, depth: u64, msg: Msg },
     Start { to: u32 },
+}
+
+/// An operation on its way to the store, or an answer on its way back,
+/// for the incarnation `inc` of a position.
+#[derive(Clone, Copy, Debug)]
+enum StoreEv {
+    Apply { from: u32, inc: u32, op: StoreOp },
+    Reply { to: u32, inc: u32, reply: StoreReply },
+}
+
+/// The election's store (for algorithms that keep a record in one, see
+/// [`crate::protocol::store`]): one linearizable process. An operation
+/// takes a link delay to get there, is applied atomically on arrival, and
+/// its answer takes another delay back; a cut-off node's operations and
+/// answers are lost, a slow one's take [`Fault::Store`]'s extra delay.
+#[derive(Default)]
+struct StoreSim {
+    mem: MemStore,
+    /// Events by (time, order of scheduling).
+    queue: BTreeMap<(u64, u64), StoreEv>,
+    seq: u64,
+    /// Per position: cut off from the store, and extra delay each way.
+    cut: Vec<bool>,
+    extra: Vec<u64>,
+    /// Per position: its incarnation (answers to an older one are lost).
+    incarnation: Vec<u32>,
+    /// Operations sent, and operations or answers lost to faults.
+    ops: u64,
+    lost: u64,
+}
+
+impl StoreSim {
+    fn new(n: usize) -> StoreSim {
+        StoreSim { cut: vec![false; n], extra: vec![0; n], incarnation: vec![0; n], ..StoreSim::default() }
+    }
+
+    fn next_time(&self) -> Option<u64> {
+        self.queue.first_key_value().map(|(&(t, _), _)| t)
+    }
+
+    /// Send `ev` between position `p` and the store at `now`, `delay` on its
+    /// way before faults; lost when `p` is cut off.
+    fn travel(&mut self, p: u32, now: u64, delay: u64, ev: StoreEv) {
+        if self.cut[p as usize] {
+            self.lost += 1;
+            return;
+        }
+        self.seq += 1;
+        let at = now.saturating_add(delay).saturating_add(self.extra[p as usize]);
+        self.queue.insert((at, self.seq), ev);
+    }
 }
 
 /// A pending timer: (time, seq, position, timer, generation).
@@ -265,6 +317,7 @@ struct Net<'a> {
     /// The plan is not empty: sends go through [`Driver::send_faulty`].
     faulty: bool,
     faults: FaultState,
+    store: StoreSim,
 }
 
 /// A simulation: the nodes, each an algorithm and its shell's state (which
@@ -332,6 +385,7 @@ impl Net<'_> {
             return false;
         }
         self.faults.down[p as usize] = true;
+        self.store.incarnation[p as usize] += 1;
         self.faults.outages.push(Outage { position: p, crashed: now, recovered: None });
         self.faults.log.push(format!("{now}: {what}: position {p} crashed"));
         for b in &mut self.buckets {
@@ -466,6 +520,13 @@ impl Net<'_> {
     }
 }
 
+impl Net<'_> {
+    /// A delay to or from the store: as a message's.
+    fn store_delay(&mut self) -> u64 {
+        if self.unit_delay { 1 } else { self.rng.random_range(1..=self.max_delay) }
+    }
+}
+
 impl Sink for Net<'_> {
     const CHECKS_LINKS: bool = true;
 
@@ -510,6 +571,13 @@ impl Sink for Net<'_> {
                     None => after_ms,
                 };
                 self.timers.push(Reverse((now + after_ms.max(1), self.seq, pos, timer, generation)));
+            }
+            Output::Store(op) => {
+                self.uses_timers = true;
+                self.store.ops += 1;
+                let delay = self.store_delay();
+                let inc = self.store.incarnation[pos as usize];
+                self.store.travel(pos, now, delay, StoreEv::Apply { from: pos, inc, op });
             }
         }
     }
@@ -667,6 +735,16 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                     *end_time = now;
                 }
             }
+            Fault::Store { node, cut, delay_ms } => {
+                let st = &mut net.store;
+                let all = 0..st.cut.len() as u32;
+                for p in all.filter(|&p| node.is_none_or(|q| q == p)) {
+                    st.cut[p as usize] = cut;
+                    st.extra[p as usize] = delay_ms;
+                }
+                let who = node.map_or("every node".to_string(), |p| format!("position {p}"));
+                net.faults.log.push(format!("{now}: store: {who} cut off: {cut}, extra delay {delay_ms}"));
+            }
             Fault::Partition { groups } => {
                 let n = net.topo.len() as usize;
                 let f = &mut net.faults;
@@ -741,6 +819,35 @@ impl<'a, A: Algorithm> Driver<'a, A> {
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = to;
+    }
+
+    /// The store's events due at `now`: operations applied in arrival order,
+    /// answers handed to the live incarnation that asked.
+    fn store_step<const STATES: bool>(&mut self, now: u64) {
+        loop {
+            let net = self.io.sink_mut();
+            let Some(entry) = net.store.queue.first_entry().filter(|e| e.key().0 <= now) else { break };
+            match entry.remove() {
+                StoreEv::Apply { from, inc, op } => {
+                    let reply = net.store.mem.apply(op, now);
+                    let delay = net.store_delay();
+                    net.store.travel(from, now, delay, StoreEv::Reply { to: from, inc, reply });
+                }
+                StoreEv::Reply { to, inc, reply } => {
+                    let p = to as usize;
+                    let down = net.faulty && net.faults.down[p];
+                    if down || net.store.incarnation[p] != inc || net.store.cut[p] {
+                        net.store.lost += 1;
+                        continue;
+                    }
+                    net.at(to, now);
+                    self.shells[p].store_reply(&mut self.algos[p], reply, &mut self.io);
+                    if STATES {
+                        self.note_state(p, now);
+                    }
+                }
+            }
+        }
     }
 
     /// With arrows logged, note position `p`'s state at `now` (if it changed).
@@ -977,6 +1084,7 @@ fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContext) -> A) ->
         last_activity: 0,
         faulty,
         faults,
+        store: StoreSim::new(n as usize),
     };
     let algos = ids
         .iter()
@@ -1025,6 +1133,9 @@ fn drive<'a, A: Algorithm, const STATES: bool>(
             // Nothing in the window: jump to the next timer (or fault, or
             // far delivery), or stop.
             let mut next = net.timers.peek().map(|Reverse((t, ..))| *t);
+            if let Some(s) = net.store.next_time() {
+                next = Some(next.map_or(s, |t| t.min(s)));
+            }
             if net.faulty {
                 match net.faults.next_time() {
                     Some(f) => next = Some(next.map_or(f, |t| t.min(f))),
@@ -1083,6 +1194,10 @@ fn drive<'a, A: Algorithm, const STATES: bool>(
                 }
                 end_time = now;
             }
+        }
+        if d.net().store.next_time().is_some_and(|t| t <= now) {
+            d.store_step::<STATES>(now);
+            end_time = now;
         }
         let net = d.net();
         std::mem::swap(&mut bucket, &mut net.buckets[(now % width) as usize]);

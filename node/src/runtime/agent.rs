@@ -139,6 +139,7 @@ impl AgentService {
         }
         let trace =
             crate::observe::parse_traceparent(&req.traceparent).map_err(|e| AgentError::field("traceparent", e))?;
+        let store = Self::store(node, spec, &req)?;
         if node.table.len() >= MAX_ELECTIONS {
             return Err(AgentError::Full(MAX_ELECTIONS));
         }
@@ -203,6 +204,7 @@ impl AgentService {
             node: crate::observe::kv("node", node.cfg.name.clone()),
             trace,
             log_messages: req.log_messages,
+            store,
         };
         debug!(
             election = %setup.election_id, algorithm = setup.algorithm, position = setup.position,
@@ -215,6 +217,39 @@ impl AgentService {
             Err(Prepared::Taken) => Err(AgentError::Duplicate(election.id().to_string())),
             Err(Prepared::StartFailed(r)) => Err(AgentError::Election { code: r.code, message: r.message }),
         }
+    }
+
+    /// The store of an algorithm that keeps its state in one (`lease`): at
+    /// the node's own etcd endpoint, else at the request's. A bad endpoint
+    /// in the request is `INVALID_ARGUMENT` naming the field; none at all,
+    /// `FAILED_PRECONDITION`.
+    fn store(
+        node: &Node,
+        spec: &ringleader_core::algo::spec::AlgorithmSpec,
+        req: &pb::PrepareRequest,
+    ) -> Result<Option<Arc<super::store::EtcdStore>>, AgentError> {
+        if !spec.uses_store {
+            return Ok(None);
+        }
+        let endpoint = match &node.cfg.etcd_endpoint {
+            Some(own) => super::store::check_endpoint(own).map_err(|e| AgentError::Election {
+                code: Code::FailedPrecondition,
+                message: format!("this node's etcd_endpoint is bad: {e}"),
+            })?,
+            None if req.etcd_endpoint.is_empty() => {
+                return Err(AgentError::Election {
+                    code: Code::FailedPrecondition,
+                    message: format!(
+                        "{} needs an etcd endpoint: set etcd_endpoint in the request or the node's configuration",
+                        spec.name
+                    ),
+                });
+            }
+            None => {
+                super::store::check_endpoint(&req.etcd_endpoint).map_err(|e| AgentError::field("etcd_endpoint", e))?
+            }
+        };
+        Ok(Some(Arc::new(super::store::EtcdStore::new(endpoint, &req.election_id))))
     }
 
     /// Wake `election`'s node as an initiator.

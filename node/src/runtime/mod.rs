@@ -54,6 +54,7 @@ mod node;
 mod orphans;
 mod peer;
 mod reports;
+mod store;
 #[cfg(test)]
 mod tests;
 
@@ -65,6 +66,7 @@ pub const MAX_AGENT_REQUEST: usize = 4 * 1024 * 1024;
 
 pub use agent::MAX_ELECTIONS;
 pub use links::{ChannelPool, MAX_QUEUED, SharedChannels};
+pub use store::check_endpoint as check_etcd_endpoint;
 
 /// How long shutdown waits for open connections to close before returning anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -101,6 +103,9 @@ pub struct NodeConfig {
     /// that crashed leaves no heartbeat behind for longer than this. Zero:
     /// never (the embedded cluster, which lives and dies with its controller).
     pub orphan_grace: Duration,
+    /// The etcd v3 endpoint of elections that keep their state in a store
+    /// (`lease`); `None`: the one their `Prepare` names.
+    pub etcd_endpoint: Option<String>,
 }
 
 impl Default for NodeConfig {
@@ -115,6 +120,7 @@ impl Default for NodeConfig {
             channels: SharedChannels::default(),
             handover_on_shutdown: Duration::ZERO,
             orphan_grace: ORPHAN_GRACE,
+            etcd_endpoint: None,
         }
     }
 }

@@ -129,6 +129,7 @@ fn fixture_reporting(start: Vec<Effect>, initiator: bool, reporter: Option<Arc<R
         node: crate::observe::kv("node", "test"),
         trace: None,
         log_messages: false,
+        store: None,
     };
     let election = Election::new(setup, Box::new(Scripted { start, fired: fired.clone() }), tx, reporter);
     Fixture { election, fired, events }
@@ -330,6 +331,7 @@ fn kept_setup(faults: Arc<super::faults::FaultTable>, rebuild: Option<Rebuild>) 
         node: crate::observe::kv("node", "test"),
         trace: None,
         log_messages: false,
+        store: None,
     }
 }
 
@@ -461,6 +463,7 @@ async fn the_per_message_path_forwards_each_message_once() {
         node: crate::observe::kv("node", "test"),
         trace: None,
         log_messages: false,
+        store: None,
     };
     let election = Election::new(setup, Box::new(Relay), events, None);
     let mut forwarded = 0u64;

@@ -111,6 +111,7 @@ pub fn ring_plan(
             log_messages: false,
             start: false,
             options: Default::default(),
+            etcd_endpoint: String::new(),
         })
         .collect()
 }

@@ -146,3 +146,27 @@ async fn a_flood_of_held_messages_is_refused_resource_exhausted() {
     let st = nodes[0].agent.status(pb::StatusRequest { election_id: "f".into() }).await.unwrap().into_inner();
     assert_eq!(st.received, (1 + MAX_HELD + extra) as u64, "{st:?}");
 }
+
+/// A `lease` election needs an etcd: Prepare without any endpoint (none in the request, none in
+/// the node's configuration) is FAILED_PRECONDITION saying so, one that is not an http(s) URL is
+/// INVALID_ARGUMENT naming `etcd_endpoint`, and neither installs anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_election_needs_an_etcd_endpoint() {
+    let mut nodes = start_nodes(2).await;
+    let peer = nodes[1].address.clone();
+    let lease = |etcd_endpoint: &str| pb::PrepareRequest {
+        algorithm: "lease".into(),
+        keep_leader: true,
+        etcd_endpoint: etcd_endpoint.into(),
+        ..lone_initiator("lease-1", &peer)
+    };
+    let none = nodes[0].agent.prepare(lease("")).await.unwrap_err();
+    assert_eq!(none.code(), Code::FailedPrecondition, "{none:?}");
+    assert!(none.message().starts_with("lease needs an etcd endpoint"), "{none:?}");
+    let bad = nodes[0].agent.prepare(lease("ftp://etcd:2379")).await.unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(bad.message().contains("`etcd_endpoint`"), "{bad:?}");
+    let missing = nodes[0].agent.status(pb::StatusRequest { election_id: "lease-1".into() }).await.unwrap_err();
+    assert_eq!(missing.code(), Code::NotFound, "a refused Prepare installs nothing: {missing:?}");
+    nodes[0].agent.prepare(lease("127.0.0.1:2379")).await.expect("an endpoint without a scheme is taken");
+}

@@ -19,3 +19,4 @@ mod t14_silent_nodes;
 mod t15_api_doc;
 mod t16_lab;
 mod t17_pictures;
+mod t18_lease_etcd;

@@ -175,6 +175,7 @@ impl Election {
         };
         st.out.clear();
         st.timer_parents = Default::default();
+        st.incarnation += 1;
         info!(election = self.id(), position = self.setup.position, restored = ?st.shell.stable(), "restarted after a crash");
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let State { shell, out, .. } = &mut *st;

@@ -97,6 +97,8 @@ pub(crate) struct ElectionSetup {
     pub(crate) trace: Option<SpanContext>,
     /// Keep a message log for the space-time diagram.
     pub(crate) log_messages: bool,
+    /// Where the algorithm's store operations go (`lease`); `None`: it uses none.
+    pub(crate) store: Option<Arc<super::store::EtcdStore>>,
 }
 
 /// An envelope as it arrives, minus the election id.
@@ -144,6 +146,7 @@ enum Input {
     Leave,
     Message { port: Port, msg: Msg, causal_time: u64 },
     Timer(TimerId),
+    Store,
 }
 
 #[derive(Debug)]
@@ -187,6 +190,8 @@ struct State {
     /// [`monotonic_us`] of the first send and of the decision (0: none yet).
     first_send_us: u64,
     decided_us: u64,
+    /// Crash-fault restarts so far: a store answer to an older incarnation is dropped.
+    incarnation: u64,
 }
 
 impl State {
@@ -250,6 +255,7 @@ impl Election {
             steps: 0,
             first_send_us: 0,
             decided_us: 0,
+            incarnation: 0,
         };
         let mut state = state;
         if setup.log_messages {

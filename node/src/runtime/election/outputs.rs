@@ -14,7 +14,7 @@ use super::reports::role_of;
 use super::{Election, Input, MAX_LOGGED, State, panic_text, unix_micros};
 use crate::observe::{self, kv, node_metrics};
 use crate::runtime::reports::monotonic_us;
-use ringleader_core::algo::{Decision, Msg, Port, TimerId};
+use ringleader_core::algo::{Decision, Msg, Port, StoreOp, StoreReply, TimerId};
 use ringleader_core::shell::Output;
 
 impl Election {
@@ -80,6 +80,7 @@ impl Election {
                     self.set_timer(st, timer, after_ms, generation, context.clone())
                 }
                 Output::Misstep(m) => st.record_error(m.to_string()),
+                Output::Store(op) => self.store_op(st, op),
             }
         }
         st.out.give_back(list);
@@ -181,6 +182,48 @@ impl Election {
                 election.fire(timer, generation);
             }
         });
+    }
+
+    /// Carry `op` to the election's store in a task of its own; its answer
+    /// comes back through [`Election::store_answer`].
+    fn store_op(self: &Arc<Self>, st: &mut State, op: StoreOp) {
+        let Some(store) = self.setup.store.clone() else {
+            st.record_error(format!("{} asked for a store operation and has no store", self.setup.algorithm));
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            st.record_error("store operation outside a tokio runtime".to_string());
+            return;
+        };
+        let (weak, incarnation) = (Arc::downgrade(self), st.incarnation);
+        rt.spawn(async move {
+            let reply = store.apply(op).await;
+            if let Some(election) = weak.upgrade() {
+                election.store_answer(incarnation, reply);
+            }
+        });
+    }
+
+    /// The store answered an operation of `incarnation`: hand it to the
+    /// state machine, unless the node crashed or restarted since, or the
+    /// election is over.
+    fn store_answer(self: &Arc<Self>, incarnation: u64, reply: StoreReply) {
+        let mut st = self.lock();
+        if st.closed || st.broken || self.setup.faults.crashed() || st.incarnation != incarnation {
+            return;
+        }
+        let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
+        st.steps += 1;
+        let State { shell, out, .. } = &mut *st;
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.store_reply(reply, out))) {
+            let e = format!("algorithm panicked in on_store_reply: {}", panic_text(&*panic));
+            self.break_down(&mut st, e);
+            return;
+        }
+        let mut span = self.step_span(&st, began, Input::Store, None, self.setup.position);
+        self.apply(&mut st, &mut None, span.as_mut());
+        drop(span);
+        self.queue_report(st);
     }
 
     /// A timer task woke up; it fires only if nothing replaced or cancelled it since.

@@ -31,16 +31,17 @@ impl Election {
         let eventful = st.out.as_slice().iter().any(|o| match o {
             Output::Send { msg, .. } => !msg.kind().is_upkeep(),
             Output::Decided(_) | Output::Lead(_) | Output::BeliefEnded(_) | Output::Misstep(_) => true,
-            Output::SetTimer { .. } => false,
+            Output::SetTimer { .. } | Output::Store(_) => false,
         });
         let (name, kind) = match input {
             Input::Message { msg, .. } if msg.kind().is_upkeep() && !eventful => return None,
-            Input::Timer(_) if !eventful => return None,
+            Input::Timer(_) | Input::Store if !eventful => return None,
             Input::Message { msg, .. } => (format!("receive {}", msg.kind().name()), SpanKind::Consumer),
             Input::Start => ("start".to_string(), SpanKind::Internal),
             Input::Restart => ("restart".to_string(), SpanKind::Internal),
             Input::Leave => ("leave".to_string(), SpanKind::Internal),
             Input::Timer(_) => ("timer".to_string(), SpanKind::Internal),
+            Input::Store => ("store answer".to_string(), SpanKind::Internal),
         };
         let mut attributes = vec![
             kv("ringleader.election.id", self.setup.election_id.clone()),
@@ -62,7 +63,7 @@ impl Election {
                 attributes.push(kv("ringleader.timer", i64::from(t)));
                 attributes.push(kv("ringleader.causal_time", st.depth as i64));
             }
-            Input::Start | Input::Restart | Input::Leave => {
+            Input::Start | Input::Restart | Input::Leave | Input::Store => {
                 attributes.push(kv("ringleader.causal_time", st.depth as i64))
             }
         }

@@ -1,0 +1,634 @@
+//! # Lease election in a store, as Kubernetes' client-go does it
+//!
+//! * Source: Kubernetes client-go, package `tools/leaderelection`
+//!   (`LeaderElector`, `tryAcquireOrRenew`, `LeaderElectionRecord`,
+//!   `ReleaseOnCancel`), with its defaults LeaseDuration 15 s, RenewDeadline
+//!   10 s, RetryPeriod 2 s; the record a compare-and-swap on the revision
+//!   keeps in etcd v3 (`Txn` comparing `mod_revision`), as a `Lease` object
+//!   is kept by the API server.
+//! * Network: no messages between nodes at all. Every node reaches one
+//!   linearizable store (etcd live; a process the simulator models) that
+//!   keeps one record per election ([`super::store`]). Safety holds under
+//!   any delay or loss of store operations and answers, crashes and
+//!   recoveries, as long as clock *rates* are within the model (below);
+//!   clock *offsets* do not matter, no node reads another's clock.
+//!   Liveness needs the store reachable with delays well below RetryPeriod.
+//! * Candidates: every node. Winner: whoever's compare-and-swap reaches the
+//!   store first once the record is free (no id is favoured in the kept
+//!   mode); in the one-shot mode the best initiator (tries by rank).
+//! * Messages: kept, none between nodes: store operations, failure-free, n
+//!   reads and up to n compare-and-swaps to elect, then one renewal by the
+//!   holder and one read by every other node per RetryPeriod. One-shot,
+//!   exactly **n − 1** (the holder tells every other node, so that nodes
+//!   that did not initiate learn it too), and a read and at most one write
+//!   per initiator.
+//!
+//! ## The algorithm (kept mode)
+//!
+//! Every RetryPeriod (at once on start) a node *tries*: it reads the record
+//! (`Get`) and
+//!
+//! * if there is none, or it names no holder (released), or the node is its
+//!   holder, or the record *expired*, it writes itself as holder with a
+//!   compare-and-swap on the revision it read (`transitions + 1` when the
+//!   holder changes, as client-go's `leaderTransitions`);
+//! * otherwise it follows the holder.
+//!
+//! The holder renews with a compare-and-swap on the revision of its own last
+//! write, without reading first (client-go's fast path); a lost one reads.
+//!
+//! * **Observed time** (client-go's `observedTime`). A node keeps the last
+//!   revision it saw; when a read shows another one, it restarts its
+//!   *expiry* timer for LeaseDuration. The record has expired for the node
+//!   when that timer fires before the revision changes again: measured on
+//!   the node's own clock from when it *saw* the change, never from a time
+//!   written in the record, so skewed clocks do not matter.
+//! * **Renew deadline.** Every write the node sends starts a *deadline*
+//!   timer of RenewDeadline from the moment it is sent (one of two timer
+//!   slots, the one the current lease does not use). When the write comes
+//!   back written and its deadline has not passed, the node leads until that
+//!   deadline, and drops the older one. When the deadline of the write it
+//!   leads on passes, it stops leading: a holder that cannot renew within
+//!   RenewDeadline stops. (client-go measures it from the start of a renewal
+//!   round; measuring from the send of the write that succeeded is never
+//!   later, whatever the delays, which is what the safety argument needs.)
+//! * **Operations.** One at a time, each tagged; a node that gets no answer
+//!   within RetryPeriod gives the operation up (a late answer is ignored)
+//!   and tries again; a failed operation is retried after RetryPeriod.
+//! * **ReleaseOnCancel.** A node about to stop ([`Algorithm::on_leave`])
+//!   stops leading at once and writes the record with no holder (keeping
+//!   `transitions`), so that the others take it on their next try instead
+//!   of after LeaseDuration; it keeps reading, never writing, so it learns
+//!   the successor.
+//!
+//! Every change of belief is announced with [`Effect::Lead`]: the term is
+//! the record's `transitions` + 1, the leader its holder while the node
+//! leads (for itself) or has not seen it expire (for another). The first
+//! leader learned is also announced with [`Effect::Decide`].
+//!
+//! ## Safety: no two leaders at once, within the clock-rate model
+//!
+//! *One leader per term.* Terms are `transitions + 1`; every write that
+//! changes the holder raises `transitions` by one, and writes are
+//! compare-and-swaps on the revision, so the writes of the records form one
+//! chain and every value of `transitions` has one holder.
+//!
+//! *No two leaders at once.* Say y leads at real time T on its write w,
+//! sent at s_w and applied at a_w ≥ s_w; it leads only until s_w + RD by its
+//! clock. Any z ≠ y that leads at T took the record with a compare-and-swap
+//! applied after a_w (the chain) on a revision it read at or after a_w; it
+//! wrote only because that revision had expired, i.e. z saw it at some
+//! o ≥ a_w ≥ s_w and LeaseDuration passed on z's clock without a change, so
+//! z wrote after o + LD in real time if z's clock is not fast, and y stopped
+//! at s_w + RD in real time if y's clock is not slow. With RD < LD, y
+//! stopped before z could write. Unless a record of y's with a later
+//! revision exists: then z read that one, and the argument applies to it.
+//! A release by y is sent after y stopped leading. So with clock rates
+//! within (1 ± ρ) of real time, the requirement is RD(1 + ρ) < LD(1 − ρ),
+//! i.e. ρ < (LD − RD) / (LD + RD): 20% at the production defaults (15 s, 10
+//! s), and the same at the loopback ones.
+//!
+//! *A slow holder clock breaks it.* If y's clock runs at rate r < 1, its RD
+//! lasts RD / r of real time; once RD / r > LD (r < 2/3 at the defaults), a
+//! holder cut off from the store still believes it leads when another node
+//! has waited LeaseDuration and taken the record: two leaders at once, for
+//! up to RD / r − LD. client-go says as much: it tolerates clock skew, not
+//! skew *rate*. Nothing written in the record can prevent it; only fencing
+//! the holder's actions with the record's revision would.
+//!
+//! ## Convergence
+//!
+//! After the last fault heals, with the store answering within δ (one
+//! operation, there and back) and δ < RetryPeriod: a free record (released,
+//! or never written) is taken at the next try of the first node, within
+//! RP + 2δ. A record whose holder crashed or was cut off is seen unchanged
+//! by every live node from at most RP + δ after its last write on, expires
+//! LD after that, and is taken at the next try, RP later: LD + 2RP + 2δ in
+//! all. Every live node follows the new holder by its next read, RP + δ
+//! later. So every live node follows one live leader within
+//! [`convergence_bound_ms`] = LD + 3RP + 4δ of the fault healing:
+//! client-go's "about LeaseDuration + RetryPeriod", plus the time to learn
+//! of the change and the store's delays.
+//!
+//! ## One-shot mode (the catalogue's `build`)
+//!
+//! An initiator's first try comes after `rank × rank_ms` (rank 0: the best
+//! id), so with store delays below `rank_ms` / 2 the best initiator writes
+//! first and leads, and sends `Notify { leader }` to every other node (n − 1
+//! messages): a node that did not initiate wakes on it and follows, an
+//! initiator follows on it or on reading the record, whichever comes first,
+//! and nobody tries again. Only one write succeeds (the first
+//! compare-and-swap on the empty record; the record never expires in this
+//! mode), so the count is exactly n − 1.
+
+use super::detector::DetectorConfig;
+use super::kept::Peers;
+use super::spec::{self, AlgorithmSpec, Assumptions, Candidates, KeptSpec};
+use super::store::{LeaseRecord, StoreOp, StoreReply};
+use super::{AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, TimerId};
+use crate::machine;
+use crate::topology::TopologyKind;
+
+/// This algorithm's catalogue entry.
+pub const SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "lease",
+    title: "Lease election in a store (client-go leaderelection on etcd)",
+    source: "Kubernetes client-go, tools/leaderelection (LeaderElector: tryAcquireOrRenew, observedTime, \
+             ReleaseOnCancel; LeaseDuration 15 s, RenewDeadline 10 s, RetryPeriod 2 s), on an etcd v3 \
+             compare-and-swap of the record's revision",
+    description: "Every RetryPeriod each node reads a lease record (holder, transitions, duration) from a \
+                  store and writes itself as holder with a compare-and-swap on the revision when the \
+                  record is free, its own, or unchanged for LeaseDuration by the node's own clock; the \
+                  holder renews, and stops leading when no renewal succeeded within RenewDeadline of \
+                  sending it; a node stopping on purpose releases the record. No messages between \
+                  nodes: LIVE, the store is etcd; SIMULATED, one linearizable process.",
+    topologies: &[TopologyKind::Complete],
+    assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
+    rule: Rule::Max,
+    bound_formula: "n-1 (one-shot: the holder's notifications; kept: none; store operations aside)",
+    bound: |n, _| n.saturating_sub(1),
+    exact: Some(|n, _| n.saturating_sub(1)),
+    candidates: Candidates::Initiators,
+    kept: Some(KeptSpec {
+        build: |c, d| Box::new(Lease::with_config(c, LeaseConfig::for_detector(d))),
+        heartbeats_per_period: |_| 0,
+        // Store operations, not messages: one per node and RetryPeriod.
+        election_load_per_second: |topo, d| {
+            spec::per_second(2 * u64::from(topo.len()), LeaseConfig::for_detector(d).retry_period_ms)
+        },
+        convergence_bound_ms: |d, _, delay_ms| convergence_bound_ms(LeaseConfig::for_detector(d), delay_ms),
+        max_local_nodes: 128,
+        lease: Some(spec::Lease { lost: "the holder did not renew the lease record within RenewDeadline" }),
+    }),
+    // Not measured by examples/memory: a node is a few words and a peers list.
+    uses_store: true,
+    heap_bytes_per_position: 512,
+    ..machine!(Lease::new)
+};
+
+use super::Rule;
+
+const NAME: &str = "lease";
+
+/// Timer: the next try (every RetryPeriod).
+pub const RETRY_TIMER: TimerId = 0;
+/// Timer: the record observed last has not changed for LeaseDuration.
+pub const EXPIRE_TIMER: TimerId = 1;
+/// Timers: the renew deadlines of two writes (the one led on, and the one in flight).
+pub const DEADLINE_TIMERS: [TimerId; 2] = [2, 3];
+/// Timer: the operation in flight got no answer in time.
+pub const OP_TIMER: TimerId = 4;
+
+/// client-go's timing, in milliseconds (virtual ones in the simulator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LeaseConfig {
+    /// Keep a leader (renew for ever); `false`: the one-shot mode.
+    pub keep: bool,
+    /// How long a record must stay unchanged, by an observer's clock, before it may take it.
+    pub lease_duration_ms: u64,
+    /// How long after sending its last successful write a holder keeps leading.
+    pub renew_deadline_ms: u64,
+    /// How often a node tries to acquire or renew.
+    pub retry_period_ms: u64,
+    /// One-shot: an initiator's first try per rank (the best id tries at once).
+    pub rank_ms: u64,
+}
+
+/// A [`LeaseConfig`] that cannot work.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+#[error("lease config: {0}")]
+pub struct ConfigError(pub String);
+
+/// How long after the last fault heals every live node follows one live
+/// holder, store operations taking at most `delay_ms` there and back (see
+/// "Convergence" above): LD + 3RP + 4δ.
+pub fn convergence_bound_ms(c: LeaseConfig, delay_ms: u64) -> u64 {
+    c.lease_duration_ms + 3 * c.retry_period_ms + 4 * delay_ms
+}
+
+impl LeaseConfig {
+    /// client-go's defaults: LeaseDuration 15 s, RenewDeadline 10 s, RetryPeriod 2 s.
+    pub const PRODUCTION: LeaseConfig = LeaseConfig {
+        keep: true,
+        lease_duration_ms: 15_000,
+        renew_deadline_ms: 10_000,
+        retry_period_ms: 2_000,
+        rank_ms: 10_000,
+    };
+    /// The catalogue's one-shot election: an initiator tries after `rank × 10 s`.
+    pub const ONE_SHOT: LeaseConfig = LeaseConfig { keep: false, ..LeaseConfig::PRODUCTION };
+    /// Kept leadership on loopback: client-go's ratios with RetryPeriod the
+    /// loopback detector's period (50 ms): 375 / 250 / 50 ms.
+    pub const LOOPBACK: LeaseConfig = LeaseConfig {
+        keep: true,
+        lease_duration_ms: 375,
+        renew_deadline_ms: 250,
+        retry_period_ms: 50,
+        rank_ms: 10_000,
+    };
+
+    /// client-go's ratios (15 : 10 : 2) scaled so that RetryPeriod is the
+    /// detector's period p: RetryPeriod p, RenewDeadline 5p, LeaseDuration
+    /// 7.5p ([`LeaseConfig::LOOPBACK`] for [`DetectorConfig::LOOPBACK`]).
+    pub fn for_detector(d: DetectorConfig) -> LeaseConfig {
+        let p = d.period_ms.max(2);
+        LeaseConfig {
+            lease_duration_ms: p.saturating_mul(15) / 2,
+            renew_deadline_ms: p.saturating_mul(5),
+            retry_period_ms: p,
+            ..LeaseConfig::LOOPBACK
+        }
+    }
+
+    /// Check that the timing keeps one leader (client-go's own checks:
+    /// LeaseDuration > RenewDeadline > RetryPeriod > 0).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |s: &str| Err(ConfigError(s.into()));
+        if !self.keep {
+            return if self.rank_ms == 0 { bad("rank_ms must be positive") } else { Ok(()) };
+        }
+        if self.retry_period_ms == 0 {
+            return bad("retry_period_ms must be positive");
+        }
+        if self.renew_deadline_ms <= self.retry_period_ms {
+            return bad("renew_deadline_ms must be above retry_period_ms (a holder must get to retry)");
+        }
+        if self.lease_duration_ms <= self.renew_deadline_ms {
+            return bad("lease_duration_ms must be above renew_deadline_ms (or two nodes may lead at once)");
+        }
+        Ok(())
+    }
+}
+
+impl Default for LeaseConfig {
+    /// [`LeaseConfig::LOOPBACK`].
+    fn default() -> Self {
+        LeaseConfig::LOOPBACK
+    }
+}
+
+/// The operation in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum InFlight {
+    Get,
+    /// A write whose deadline runs in `slot`.
+    Put {
+        slot: u8,
+    },
+    /// The release (no deadline: the node no longer leads).
+    Release,
+}
+
+/// The record a node saw last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Observed {
+    revision: u64,
+    record: Option<LeaseRecord>,
+}
+
+/// One node of the lease election.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Lease {
+    id: u64,
+    cfg: LeaseConfig,
+    /// One-shot: whom the holder notifies.
+    peers: Peers,
+    /// How many nodes are better-ranked (one-shot first tries).
+    rank: u64,
+    awake: bool,
+    /// The tag of the latest operation.
+    seq: u32,
+    in_flight: Option<InFlight>,
+    observed: Observed,
+    /// The observed record has not changed for LeaseDuration.
+    expired: bool,
+    /// The deadline slot of the write the node leads on.
+    active: Option<u8>,
+    /// Which deadline slots run.
+    running: [bool; 2],
+    /// One-shot: decided, nothing more to do.
+    done: bool,
+    leaving: bool,
+    reports: Reports,
+}
+
+impl Lease {
+    /// An asleep one-shot node ([`LeaseConfig::ONE_SHOT`]): the catalogue's entry.
+    pub fn new(c: &NodeContext) -> Self {
+        Lease::with_config(c, LeaseConfig::ONE_SHOT)
+    }
+
+    /// An asleep node with the given timing.
+    pub fn with_config(c: &NodeContext, cfg: LeaseConfig) -> Self {
+        let peers = Peers::new(c);
+        let rank = peers.iter().filter(|&&p| c.rule.beats(p, c.id)).count() as u64;
+        Lease {
+            id: c.id,
+            cfg,
+            peers,
+            rank,
+            awake: false,
+            seq: 0,
+            in_flight: None,
+            observed: Observed { revision: 0, record: None },
+            expired: false,
+            active: None,
+            running: [false; 2],
+            done: false,
+            leaving: false,
+            reports: Reports::default(),
+        }
+    }
+
+    /// Does the node lead now?
+    pub fn leading(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// What this node believes now.
+    pub fn leadership(&self) -> Leadership {
+        let record = self.observed.record;
+        let term = record.map_or(0, |r| r.transitions + 1);
+        let leader = match record {
+            Some(r) if r.holder == self.id => self.leading().then_some(self.id),
+            Some(r) if r.holder != 0 && !self.expired => Some(r.holder),
+            _ => None,
+        };
+        Leadership { term, leader }
+    }
+
+    fn announce(&mut self, out: &mut Outbox) {
+        let l = self.leadership();
+        self.reports.announce(l, out);
+        match l.leader {
+            Some(leader) if leader == self.id => self.reports.decide_once(Role::Leader, leader, out),
+            Some(leader) => self.reports.decide_once(Role::Follower, leader, out),
+            None => {}
+        }
+        if !self.cfg.keep && l.leader.is_some() && !self.done {
+            self.done = true;
+            if l.leader == Some(self.id) {
+                self.peers.broadcast(Msg::Notify { leader: self.id }, out);
+            }
+        }
+    }
+
+    /// Send `op` with a fresh tag, and give it RetryPeriod to be answered.
+    fn issue(&mut self, what: InFlight, op: impl FnOnce(u32) -> StoreOp, out: &mut Outbox) {
+        self.seq = self.seq.wrapping_add(1);
+        self.in_flight = Some(what);
+        out.push(Effect::Store(op(self.seq)));
+        out.push(Effect::SetTimer { timer: OP_TIMER, after_ms: self.cfg.retry_period_ms });
+    }
+
+    /// One try: read, or (a holder that knows its revision) renew at once.
+    fn try_now(&mut self, out: &mut Outbox) {
+        if self.in_flight.is_some() || self.done {
+            return;
+        }
+        let mine = self.observed.record.is_some_and(|r| r.holder == self.id);
+        if mine && !self.leaving && self.cfg.keep {
+            self.write(out);
+        } else {
+            self.issue(InFlight::Get, |seq| StoreOp::Get { seq }, out);
+        }
+    }
+
+    /// Write this node as holder over the observed record, starting the
+    /// write's renew deadline in the slot the current lease does not use.
+    fn write(&mut self, out: &mut Outbox) {
+        let old = self.observed.record;
+        let acquire = old.is_none_or(|r| r.holder != self.id);
+        let transitions = match old {
+            Some(r) if acquire => r.transitions + 1,
+            Some(r) => r.transitions,
+            None => 0,
+        };
+        let record = LeaseRecord { holder: self.id, duration_ms: self.cfg.lease_duration_ms, transitions };
+        let slot = if self.active == Some(0) { 1 } else { 0 };
+        if self.cfg.keep {
+            self.running[slot as usize] = true;
+            out.push(Effect::SetTimer { timer: DEADLINE_TIMERS[slot as usize], after_ms: self.cfg.renew_deadline_ms });
+        }
+        let expect = self.observed.revision;
+        self.issue(InFlight::Put { slot }, |seq| StoreOp::Put { seq, expect, record, acquire }, out);
+    }
+
+    /// Stop the deadline in `slot`.
+    fn stop_slot(&mut self, slot: u8, out: &mut Outbox) {
+        if std::mem::take(&mut self.running[slot as usize]) {
+            out.push(Effect::CancelTimer { timer: DEADLINE_TIMERS[slot as usize] });
+        }
+    }
+
+    /// Stop leading (the lease's deadline stops with it).
+    fn step_down(&mut self, out: &mut Outbox) {
+        if let Some(slot) = self.active.take() {
+            self.stop_slot(slot, out);
+        }
+    }
+
+    /// Take in the record as of `revision`: a change restarts the expiry.
+    fn observe(&mut self, revision: u64, record: Option<LeaseRecord>, out: &mut Outbox) {
+        if revision != self.observed.revision || record != self.observed.record {
+            self.observed = Observed { revision, record };
+            self.expired = false;
+            if self.cfg.keep {
+                out.push(Effect::SetTimer { timer: EXPIRE_TIMER, after_ms: self.cfg.lease_duration_ms });
+            }
+        }
+        if record.is_none_or(|r| r.holder != self.id) {
+            self.step_down(out);
+        }
+    }
+
+    /// After a read (or a lost compare-and-swap): take the record if it is
+    /// free, ours or expired, else wait for the next try.
+    fn decide_after_read(&mut self, out: &mut Outbox) {
+        let free = match self.observed.record {
+            None => true,
+            Some(r) => r.holder == 0 || r.holder == self.id || self.expired,
+        };
+        if free && !self.leaving && !self.done {
+            self.write(out);
+        } else {
+            self.retry_later(out);
+        }
+    }
+
+    fn retry_later(&mut self, out: &mut Outbox) {
+        if !self.done {
+            out.push(Effect::SetTimer { timer: RETRY_TIMER, after_ms: self.cfg.retry_period_ms });
+        }
+    }
+
+    fn answered(&mut self, reply: StoreReply, out: &mut Outbox) {
+        let Some(what) = self.in_flight.filter(|_| reply.seq() == self.seq) else { return };
+        self.in_flight = None;
+        out.push(Effect::CancelTimer { timer: OP_TIMER });
+        match (what, reply) {
+            (InFlight::Put { slot }, StoreReply::Done { written: true, revision, record, .. }) => {
+                self.observe(revision, record, out);
+                if self.running[slot as usize] || !self.cfg.keep {
+                    if let Some(old) = self.active.filter(|&a| a != slot) {
+                        self.stop_slot(old, out);
+                    }
+                    self.active = Some(slot);
+                }
+                self.announce(out);
+                self.retry_later(out);
+            }
+            (InFlight::Put { slot }, StoreReply::Done { revision, record, .. }) => {
+                self.stop_slot(slot, out);
+                self.observe(revision, record, out);
+                self.announce(out);
+                self.decide_after_read(out);
+            }
+            (InFlight::Get, StoreReply::Done { revision, record, .. }) => {
+                self.observe(revision, record, out);
+                self.announce(out);
+                self.decide_after_read(out);
+            }
+            (InFlight::Release, StoreReply::Done { revision, record, .. }) => {
+                self.observe(revision, record, out);
+                self.announce(out);
+                match record {
+                    // A renewal sent before the leave landed first: release that revision.
+                    Some(r) if r.holder == self.id => self.release(out),
+                    _ => self.retry_later(out),
+                }
+            }
+            (_, StoreReply::Failed { .. }) => {
+                self.give_up(what, out);
+                self.retry_later(out);
+            }
+        }
+    }
+
+    /// Write the observed record, which names this node, with no holder.
+    fn release(&mut self, out: &mut Outbox) {
+        let Some(record) = self.observed.record else { return };
+        let (expect, released) = (self.observed.revision, LeaseRecord { holder: 0, ..record });
+        self.issue(InFlight::Release, |seq| StoreOp::Put { seq, expect, record: released, acquire: false }, out);
+    }
+
+    /// The operation `what` failed or got no answer: a write's deadline,
+    /// unless it is the lease's, stops.
+    fn give_up(&mut self, what: InFlight, out: &mut Outbox) {
+        if let InFlight::Put { slot } = what
+            && self.active != Some(slot)
+        {
+            self.stop_slot(slot, out);
+        }
+    }
+}
+
+impl Algorithm for Lease {
+    fn on_start(&mut self, out: &mut Outbox) {
+        if self.awake {
+            return;
+        }
+        self.awake = true;
+        self.announce(out);
+        match self.rank * self.cfg.rank_ms {
+            after if after > 0 && !self.cfg.keep => {
+                out.push(Effect::SetTimer { timer: RETRY_TIMER, after_ms: after });
+            }
+            _ => self.try_now(out),
+        }
+    }
+
+    /// One-shot: the holder's `Notify`. Kept, no node sends anything: every
+    /// message is refused (an implausible term first, as every kept
+    /// algorithm does).
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        super::check_term(NAME, &msg)?;
+        if let (Msg::Notify { leader }, false) = (msg, self.cfg.keep) {
+            let from = self.peers.sender(port)?;
+            if from != leader || leader == self.id {
+                return Err(super::kept::invalid(NAME, msg, from, self.id, self.state()));
+            }
+            if !self.done {
+                self.awake = true;
+                let record = LeaseRecord { holder: leader, duration_ms: self.cfg.lease_duration_ms, transitions: 0 };
+                self.observed.record = Some(record);
+                self.announce(out);
+            }
+            return Ok(());
+        }
+        Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() })
+    }
+
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        match timer {
+            RETRY_TIMER => self.try_now(out),
+            EXPIRE_TIMER => {
+                self.expired = true;
+                self.announce(out);
+            }
+            OP_TIMER => {
+                if let Some(what) = self.in_flight.take() {
+                    self.give_up(what, out);
+                    self.try_now(out);
+                }
+            }
+            t => {
+                let Some(slot) = DEADLINE_TIMERS.iter().position(|&d| d == t) else { return };
+                self.running[slot] = false;
+                if self.active == Some(slot as u8) {
+                    self.active = None;
+                    self.announce(out);
+                }
+            }
+        }
+    }
+
+    fn on_store_reply(&mut self, reply: StoreReply, out: &mut Outbox) {
+        if self.awake {
+            self.answered(reply, out);
+        }
+    }
+
+    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
+        if !super::kept::start_leaving(&mut self.leaving) {
+            return false;
+        }
+        let held = self.leading();
+        self.step_down(out);
+        if let Some(slot) = self.running.iter().position(|&r| r) {
+            self.stop_slot(slot as u8, out);
+        }
+        self.announce(out);
+        if !held || self.observed.record.is_none_or(|r| r.holder != self.id) {
+            return false;
+        }
+        // The operation in flight (a renewal) is given up: its answer is
+        // ignored, and if it lands first the release is written again.
+        out.push(Effect::CancelTimer { timer: RETRY_TIMER });
+        self.release(out);
+        true
+    }
+
+    fn state(&self) -> &'static str {
+        match self.leadership().leader {
+            _ if !self.awake => "asleep",
+            _ if self.leaving => "leaving",
+            Some(l) if l == self.id => "leader",
+            Some(_) => "follower",
+            None => "candidate",
+        }
+    }
+
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        match timer {
+            RETRY_TIMER => Some("retry"),
+            EXPIRE_TIMER => Some("lease expiry"),
+            OP_TIMER => Some("store answer"),
+            t if DEADLINE_TIMERS.contains(&t) => Some("renew deadline"),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
