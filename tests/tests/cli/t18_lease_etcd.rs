@@ -268,3 +268,35 @@ async fn a_holder_cut_off_from_etcd_stops_before_another_leads() {
     );
     c.ctl.stop().await;
 }
+
+/// Beyond the lease's clock model: the holder's clock is set to a quarter of real time
+/// (`InjectFault clock`, below RenewDeadline / LeaseDuration = 2/3), then it is cut off from etcd.
+/// Its RenewDeadline now lasts up to four times as long by real time, so another node takes the
+/// lease while the old holder still believes it leads: the record reports the overlap, naming the
+/// old holder, on the nodes' clocks. The overlap is printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_holder_clock_beyond_the_model_shows_two_leaders() {
+    let Some(etcd) = start_etcd().await else { return };
+    let c = cluster(&etcd, "s").await;
+    let mut client = c.ctl.client();
+    let e = client.start_election(lease_election()).await.unwrap().into_inner();
+    let first = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| l.agreed).await;
+    let holder = index(&first);
+    let old = first.leader.clone().unwrap();
+    let clock = pb::ClockFault { node: old.node.clone(), rate: 0.25 };
+    let fault =
+        pb::InjectFaultRequest { kind: Some(pb::inject_fault_request::Kind::Clock(clock)), ..Default::default() };
+    client.inject_fault(fault).await.unwrap();
+    c.relays[holder].cut(true);
+    leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| {
+        l.leader.as_ref().is_some_and(|r| r.id != old.id)
+    })
+    .await;
+    // Time for the old holder's slowed RenewDeadline to run out.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let done = client.stop_election(pb::StopElectionRequest { election_id: e.election_id }).await.unwrap().into_inner();
+    let overlap = done.overlaps.iter().find(|o| o.contains(&format!("{} (term {})", old.node, first.term)));
+    assert!(overlap.is_some(), "{:?}", done.overlaps);
+    eprintln!("lease on etcd, holder clock at 0.25 and cut off: {}", overlap.unwrap());
+    c.ctl.stop().await;
+}
