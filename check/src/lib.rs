@@ -108,19 +108,25 @@ pub struct Limits {
     pub subsume: bool,
 }
 
+impl Limits {
+    /// FIFO links, no bound but time and memory left unset, every reduction on: [`Limits::default`].
+    pub const DEFAULT: Limits = Limits {
+        fifo: true,
+        max_states: 0,
+        max_depth: 0,
+        timeout: None,
+        max_memory_mib: 0,
+        depth_first: false,
+        reduce: true,
+        symmetric: false,
+        subsume: true,
+    };
+}
+
 impl Default for Limits {
+    /// [`Limits::DEFAULT`].
     fn default() -> Self {
-        Limits {
-            fifo: true,
-            max_states: 0,
-            max_depth: 0,
-            timeout: None,
-            max_memory_mib: 0,
-            depth_first: false,
-            reduce: true,
-            symmetric: false,
-            subsume: true,
-        }
+        Limits::DEFAULT
     }
 }
 

@@ -2,34 +2,10 @@
 //! leader lease) on every schedule of 3 nodes: the catalogue's entry checks
 //! the defaults (all off); these entries switch the options on.
 
+mod common;
+
 use ringleader_check::{Faults, KeptCheck, Limits, sweep_kept};
 use ringleader_core::algo::catalogue::AlgorithmSpec;
-use ringleader_core::algo::raft::{self, Raft, RaftConfig};
-use ringleader_core::algo::spec::{KeptSpec, Lease};
-
-/// The shipped Raft's kept facts.
-const RAFT_KEPT: KeptSpec = match raft::SPEC.kept {
-    Some(k) => k,
-    None => panic!("raft keeps a leader"),
-};
-
-/// Raft's entry with the options given (PreVote, CheckQuorum, lease); with the lease the checker
-/// also checks that no two nodes believe they lead at one instant.
-macro_rules! raft_with {
-    ($pre_vote:literal, $check_quorum:literal, $lease:literal) => {
-        AlgorithmSpec {
-            kept: Some(KeptSpec {
-                build: |c, d| {
-                    let cfg = RaftConfig::for_detector(d).with_options($pre_vote, $check_quorum, $lease);
-                    Box::new(Raft::with_config(c, cfg))
-                },
-                lease: if $lease { Some(Lease { lost: "lease ended" }) } else { None },
-                ..RAFT_KEPT
-            }),
-            ..raft::SPEC
-        }
-    };
-}
 
 /// Every combination of the three options, in the order (PreVote, CheckQuorum, lease).
 static COMBINATIONS: [(&str, AlgorithmSpec); 8] = [

@@ -11,6 +11,8 @@
 //! (one tick), links in any order, timers that may fire anywhere in their
 //! tick.
 
+mod common;
+
 use ringleader_check::{
     Counterexample, Election, ElectionModel, Faults, KeptCheck, Limits, Step, System, Verdict, Watched, sweep_kept,
     watch,
@@ -18,33 +20,10 @@ use ringleader_check::{
 use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::raft::{self, Raft, RaftConfig};
-use ringleader_core::algo::spec::{KeptSpec, Lease};
+use ringleader_core::algo::spec::KeptSpec;
 use ringleader_core::algo::{AlgoError, Algorithm, Leadership, Msg, NodeContext, Outbox, Port, Stable, TimerId};
 use ringleader_core::schedule::{Replayed, replay};
 use ringleader_core::topology::{Topology, TopologyKind};
-
-/// The shipped Raft's kept facts.
-const RAFT_KEPT: KeptSpec = match raft::SPEC.kept {
-    Some(k) => k,
-    None => panic!("raft keeps a leader"),
-};
-
-/// Raft's entry with the options given (PreVote, CheckQuorum, lease).
-macro_rules! raft_with {
-    ($pre_vote:literal, $check_quorum:literal, $lease:literal) => {
-        AlgorithmSpec {
-            kept: Some(KeptSpec {
-                build: |c, d| {
-                    let cfg = RaftConfig::for_detector(d).with_options($pre_vote, $check_quorum, $lease);
-                    Box::new(Raft::with_config(c, cfg))
-                },
-                lease: if $lease { Some(Lease { lost: "lease ended" }) } else { None },
-                ..RAFT_KEPT
-            }),
-            ..raft::SPEC
-        }
-    };
-}
 
 static PLAIN: AlgorithmSpec = raft_with!(false, false, false);
 static PRE_VOTE: AlgorithmSpec = raft_with!(true, false, false);
@@ -57,17 +36,7 @@ const DELAY_MS: u64 = 10;
 /// The ids, in position order.
 const IDS: [u64; 3] = [1, 2, 3];
 /// Links in any order, as Raft assumes.
-const ANY_ORDER: Limits = Limits {
-    fifo: false,
-    max_states: 0,
-    max_depth: 0,
-    timeout: None,
-    max_memory_mib: 0,
-    depth_first: false,
-    reduce: true,
-    symmetric: false,
-    subsume: true,
-};
+const ANY_ORDER: Limits = Limits { fifo: false, ..Limits::DEFAULT };
 /// The property of part (a), as the watch reports it.
 const DEPOSED: &str = "a leader every node follows keeps leading when a follower is cut off alone and healed";
 /// The property of part (b).
@@ -391,7 +360,7 @@ impl Algorithm for Amnesiac {
 static AMNESIAC: AlgorithmSpec = AlgorithmSpec {
     kept: Some(KeptSpec {
         build: |c: &NodeContext, d| Box::new(Amnesiac(Raft::with_config(c, RaftConfig::for_detector(d)))),
-        ..RAFT_KEPT
+        ..common::RAFT_KEPT
     }),
     ..raft::SPEC
 };
