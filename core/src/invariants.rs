@@ -2,6 +2,11 @@
 //! checker and the controller's verdict on live elections. Each returns the
 //! [`Violation`] it finds: drivers match on its variant, users read its text.
 //!
+//! Which invariants judge a run depends on what it was asked to do
+//! ([`Rules`]): a one-shot election decides once, and its winner and message
+//! count are the literature's; a kept leadership elects again after every
+//! failure and heartbeats all along, so only its terms are judged.
+//!
 //! A verdict ([`Outcome::verdict`]) splits them in two. *Safety* (at most one
 //! leader, one leader per term) is always a violation. The others (a leader
 //! exists, every live node agrees, the expected id wins, the bound holds, the
@@ -235,6 +240,35 @@ pub fn messages_within_bound(messages: u64, bound: u64, formula: &str) -> Result
     Ok(())
 }
 
+/// The invariants that judge a run, by what it was asked to do. Every driver
+/// picks them by the run's mode (the simulator's [`run_kept`](crate::sim::run_kept),
+/// a LIVE or SIMULATED `keep_leader`), so no kept leadership is judged by a
+/// one-shot rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rules {
+    /// A one-shot election: at most one node decides it leads, every live
+    /// node decides and names it, the expected id wins
+    /// ([`leader_is_expected`]), and the messages stay within the bound
+    /// ([`messages_within_bound`]).
+    #[default]
+    OneShot,
+    /// A kept leadership: at most one leader per term
+    /// ([`one_leader_per_term`]), and the live nodes that believe in a leader
+    /// of one term name the same one ([`one_belief_per_term`]). A kept leader
+    /// is whoever wins a term (Raft's and the lease's first candidate, whatever
+    /// its id; the next best after a failure), and heartbeats, acknowledgements
+    /// and re-elections have no one-shot bound: neither is judged, nor the
+    /// first decisions, which a failover supersedes.
+    Kept,
+}
+
+impl Rules {
+    /// The rules of a kept leadership (`true`) or a one-shot election.
+    pub fn of(kept: bool) -> Rules {
+        if kept { Rules::Kept } else { Rules::OneShot }
+    }
+}
+
 /// The outcome of checking every invariant.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Verdict {
@@ -269,6 +303,8 @@ pub fn verdict(
 /// Everything a verdict looks at.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome<'a> {
+    /// Which invariants apply: a one-shot election's or a kept leadership's.
+    pub rules: Rules,
     /// The id that must win, if any.
     pub expected: Option<u64>,
     /// Which extremum wins.
@@ -285,6 +321,8 @@ pub struct Outcome<'a> {
     pub formula: &'a str,
     /// Every kept-leadership belief announced, as (position, belief).
     pub timeline: &'a [(u32, Leadership)],
+    /// Each position's kept-leadership belief at the end (`None`: none, or down).
+    pub beliefs: &'a [Option<Leadership>],
     /// Failures the driver saw: algorithm errors, not going quiet.
     pub failures: Vec<String>,
     /// Positions down at the end, left out of "every node agrees".
@@ -296,8 +334,16 @@ pub struct Outcome<'a> {
 }
 
 impl Outcome<'_> {
-    /// Check every invariant.
+    /// Check every invariant of its [`Rules`].
     pub fn verdict(self) -> Verdict {
+        match self.rules {
+            Rules::OneShot => self.one_shot(),
+            Rules::Kept => self.kept(),
+        }
+    }
+
+    /// A one-shot election's verdict: on the decisions, the winner and the bound.
+    fn one_shot(self) -> Verdict {
         let o = self;
         let safety = [at_most_one_leader(o.decisions), one_leader_per_term(o.ids, o.timeline)];
         let some = some_leader(o.decisions);
@@ -316,22 +362,8 @@ impl Outcome<'_> {
         } else {
             "the run failed"
         };
-        let mut violations: Vec<Violation> = safety.into_iter().filter_map(Result::err).collect();
-        let mut rest: Vec<Violation> = [some, agree, expected, bound].into_iter().filter_map(Result::err).collect();
-        rest.extend(o.failures.into_iter().map(Violation::Run));
-        let mut failed_reason = None;
-        if o.fault_reasons.is_empty() {
-            violations.extend(rest);
-        } else if !rest.is_empty() {
-            // Losses can set off a cascade of algorithm errors: name the first few.
-            const SHOWN: usize = 4;
-            let more = rest.len().saturating_sub(SHOWN);
-            let mut shown: Vec<String> = rest.iter().take(SHOWN).map(ToString::to_string).collect();
-            if more > 0 {
-                shown.push(format!("and {more} more"));
-            }
-            failed_reason = Some(format!("{headline}: {} ({})", o.fault_reasons.join("; "), shown.join("; ")));
-        }
+        let rest: Vec<Violation> = [some, agree, expected, bound].into_iter().filter_map(Result::err).collect();
+        let (violations, failed_reason) = blame(safety, rest, o.failures, o.fault_reasons, headline);
         let mut leaders =
             o.decisions.iter().enumerate().filter(|(_, d)| matches!(d, Some(d) if d.role == Role::Leader));
         let leader = match (leaders.next(), leaders.next()) {
@@ -340,6 +372,56 @@ impl Outcome<'_> {
         };
         Verdict { leader, agreed, violations, failed_reason }
     }
+
+    /// A kept leadership's verdict: on its terms. Its leader is the one every
+    /// live node believes in at the end, itself live.
+    fn kept(self) -> Verdict {
+        let o = self;
+        let safety = [one_leader_per_term(o.ids, o.timeline)];
+        let live = |p: usize| !o.crashed.contains(&(p as u32));
+        let live_beliefs: Vec<Option<Leadership>> =
+            o.beliefs.iter().enumerate().map(|(p, b)| b.filter(|_| live(p))).collect();
+        let split = one_belief_per_term(&live_beliefs);
+        let headline = if split.is_err() { "the nodes of one term name different leaders" } else { "the run failed" };
+        let rest: Vec<Violation> = split.err().into_iter().collect();
+        let (violations, failed_reason) = blame(safety, rest, o.failures, o.fault_reasons, headline);
+        let mut held = live_beliefs.iter().enumerate().filter(|&(p, _)| live(p)).map(|(_, b)| *b);
+        let first = held.next().flatten();
+        let leader = first
+            .filter(|f| held.all(|b| b == Some(*f)))
+            .and_then(|f| o.ids.iter().position(|&id| Some(id) == f.leader))
+            .filter(|&p| live(p))
+            .map(|p| p as u32);
+        Verdict { leader, agreed: leader.is_some(), violations, failed_reason }
+    }
+}
+
+/// Split a verdict's failed checks: `safety` always violations; `rest` and
+/// the driver's `failures` too, unless `fault_reasons` explain them, when they
+/// become the failed reason, under `headline`.
+fn blame<const N: usize>(
+    safety: [Result<(), Violation>; N],
+    mut rest: Vec<Violation>,
+    failures: Vec<String>,
+    fault_reasons: &[String],
+    headline: &str,
+) -> (Vec<Violation>, Option<String>) {
+    let mut violations: Vec<Violation> = safety.into_iter().filter_map(Result::err).collect();
+    rest.extend(failures.into_iter().map(Violation::Run));
+    let mut failed_reason = None;
+    if fault_reasons.is_empty() {
+        violations.extend(rest);
+    } else if !rest.is_empty() {
+        // Losses can set off a cascade of algorithm errors: name the first few.
+        const SHOWN: usize = 4;
+        let more = rest.len().saturating_sub(SHOWN);
+        let mut shown: Vec<String> = rest.iter().take(SHOWN).map(ToString::to_string).collect();
+        if more > 0 {
+            shown.push(format!("and {more} more"));
+        }
+        failed_reason = Some(format!("{headline}: {} ({})", fault_reasons.join("; "), shown.join("; ")));
+    }
+    (violations, failed_reason)
 }
 
 #[cfg(test)]
@@ -440,5 +522,55 @@ mod tests {
         let v = Outcome { decisions: &done, timeline: &timeline, fault_reasons: &reasons, ..base }.verdict();
         assert_eq!(v.violations, vec![Violation::TwoLeadersInATerm { clashes: vec![(4, vec![0, 1])] }]);
         assert_eq!(v.violations[0].to_string(), "two leaders in one term: term 4 at positions [0, 1]");
+    }
+    /// A kept leadership is judged by the kept rules only: a leader that is not the extremum, more
+    /// messages than the one-shot bound and two first decisions of "leader" (a failover) are no
+    /// violation, and its leader is the one every live node believes in at the end; two leaders of
+    /// one term are, and two live nodes naming different leaders of one term are, unless faults
+    /// explain it. The same outcome under the one-shot rules is judged by them.
+    #[test]
+    fn kept_rules_judge_terms_only() {
+        let ids = [1, 3, 2];
+        let decisions = [lead(1), follow(1), lead(2)];
+        let timeline = [(0, leads(1, Some(1))), (2, leads(2, Some(2))), (1, leads(2, Some(2)))];
+        let beliefs = [Some(leads(2, Some(2))), Some(leads(2, Some(2))), Some(leads(2, Some(2)))];
+        let kept = Outcome {
+            rules: Rules::Kept,
+            expected: Some(3),
+            ids: &ids,
+            decisions: &decisions,
+            messages: 500,
+            bound: 8,
+            formula: "4(n-1)",
+            timeline: &timeline,
+            beliefs: &beliefs,
+            ..Outcome::default()
+        };
+        let v = kept.clone().verdict();
+        assert_eq!(v, Verdict { leader: Some(2), agreed: true, violations: vec![], failed_reason: None });
+        let one_shot = Outcome { rules: Rules::OneShot, ..kept.clone() }.verdict();
+        let texts: Vec<String> = one_shot.violations.iter().map(ToString::to_string).collect();
+        assert!(texts.contains(&"2 leaders, at positions [0, 2]".to_string()), "{texts:?}");
+        assert!(texts.contains(&"500 messages exceed the bound 4(n-1) = 8".to_string()), "{texts:?}");
+
+        let clash = [(0, leads(2, Some(1))), (2, leads(2, Some(2)))];
+        let v = Outcome { timeline: &clash, ..kept.clone() }.verdict();
+        assert_eq!(v.violations, vec![Violation::TwoLeadersInATerm { clashes: vec![(2, vec![0, 2])] }]);
+
+        let split = [Some(leads(2, Some(2))), Some(leads(2, Some(3))), Some(leads(2, Some(2)))];
+        let v = Outcome { beliefs: &split, ..kept.clone() }.verdict();
+        assert_eq!((v.violations, v.leader, v.agreed), (vec![Violation::SplitTerm { term: 2 }], None, false));
+        let reasons = ["position 1 was cut off at 40".to_string()];
+        let v = Outcome { beliefs: &split, fault_reasons: &reasons, ..kept.clone() }.verdict();
+        assert!(v.violations.is_empty(), "{:?}", v.violations);
+        let why = v.failed_reason.unwrap();
+        assert!(why.starts_with("the nodes of one term name different leaders: position 1 was cut off"), "{why}");
+
+        // A crashed leader is no leader at the end; a crashed follower's stale belief does not count.
+        let v = Outcome { crashed: &[2], ..kept.clone() }.verdict();
+        assert_eq!((v.leader, v.agreed), (None, false));
+        let stale = [Some(leads(2, Some(2))), Some(leads(1, Some(1))), Some(leads(2, Some(2)))];
+        let v = Outcome { beliefs: &stale, crashed: &[1], ..kept }.verdict();
+        assert_eq!((v.leader, v.agreed, v.violations.is_empty()), (Some(2), true, true));
     }
 }

@@ -79,7 +79,7 @@ use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
 use crate::faults::{self, Fault, FaultError, LinkFate, LinkRule, Outage, Trigger};
-use crate::invariants;
+use crate::invariants::{self, Rules};
 use crate::protocol::{
     Algorithm, Decision, Leadership, MemStore, Msg, NodeContext, Options, Port, PortInfo, Role, Rule, StoreOp,
     StoreReply, TimerId,
@@ -952,7 +952,8 @@ pub fn run_kept(
     cfg: &SimConfig,
 ) -> Option<SimReport> {
     let build = spec.kept?.build;
-    Some(run_with(spec, topo, ids, initiators, rule, cfg, |c| build(c, cfg.detector)))
+    let run = Run { spec, topo, ids, initiators, rule, cfg, rules: Rules::Kept };
+    Some(run_under(&run, |c| build(c, cfg.detector)))
 }
 
 /// [`run`] with the state machines built by `make` (any [`Algorithm`],
@@ -970,22 +971,28 @@ pub fn run_with<A: Algorithm>(
     cfg: &SimConfig,
     make: impl Fn(&NodeContext) -> A,
 ) -> SimReport {
+    run_under(&Run { spec, topo, ids, initiators, rule, cfg, rules: Rules::OneShot }, make)
+}
+
+/// [`run_with`] for the run `run`, judged by its [`Rules`].
+fn run_under<A: Algorithm>(run: &Run<'_>, make: impl Fn(&NodeContext) -> A) -> SimReport {
+    let Run { spec, topo, ids, cfg, .. } = *run;
     let n = topo.len();
     assert_eq!(ids.len(), n as usize, "one id per position");
     if let Err(e) = cfg.faults.validate(n) {
         panic!("invalid fault plan: {e} (sim::run_checked reports it as an error)");
     }
-    let bound = spec.bound_for(topo, initiators.len() as u64);
+    let bound = spec.bound_for(topo, run.initiators.len() as u64);
     let caps = Caps::of(spec, n, bound, cfg);
-    let run = Run { spec, topo, ids, initiators, rule, cfg };
-    let d = set_up(&run, &make);
+    let d = set_up(run, &make);
     // The states are logged with the arrows, by a loop of their own: the plain one stays as it was.
     let (d, ending) =
         if cfg.log_arrows { drive::<_, true>(d, cfg, &make, caps) } else { drive::<_, false>(d, cfg, &make, caps) };
-    report(&run, d, ending, bound)
+    report(run, d, ending, bound)
 }
 
-/// What a run is asked: the arguments of [`run_with`] but the state machines.
+/// What a run is asked: the arguments of [`run_with`] but the state machines, and the rules it is
+/// judged by (a kept leadership's, or a one-shot election's).
 struct Run<'a> {
     spec: &'a AlgorithmSpec,
     topo: &'a Topology,
@@ -993,6 +1000,7 @@ struct Run<'a> {
     initiators: &'a [u32],
     rule: Rule,
     cfg: &'a SimConfig,
+    rules: Rules,
 }
 
 /// When a run is cut short: deliveries, and timer events (a clock that never stops must not hang the
@@ -1035,7 +1043,7 @@ struct Ending {
 /// The network and the nodes before the first event: every position's state machine built by `make`,
 /// the fault plan in order, and the initiators' wake-ups scheduled.
 fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContext) -> A) -> Driver<'a, A> {
-    let Run { spec, topo, ids, initiators, rule, cfg } = *run;
+    let Run { spec, topo, ids, initiators, rule, cfg, .. } = *run;
     let n = topo.len();
     let options: Vec<Vec<(String, String)>> = if cfg.options.is_empty() {
         Vec::new()
@@ -1235,7 +1243,7 @@ fn drive<'a, A: Algorithm, const STATES: bool>(
 
 /// The report of a run that ended so: its counts, its faults' log, and the verdict of the invariants.
 fn report<A: Algorithm>(run: &Run<'_>, d: Driver<'_, A>, e: Ending, bound: u64) -> SimReport {
-    let Run { spec, topo, ids, initiators, rule, cfg } = *run;
+    let Run { spec, topo, ids, initiators, rule, cfg, rules } = *run;
     let n = topo.len();
     // Candidates are the initiators that really woke by themselves (under
     // `stagger` a message may wake a designated initiator first).
@@ -1265,7 +1273,9 @@ fn report<A: Algorithm>(run: &Run<'_>, d: Driver<'_, A>, e: Ending, bound: u64) 
     let reasons = net.faults.reasons(fifo_assumed, net.uses_timers, spec.name);
     let decisions: Vec<Option<Decision>> = shells.iter().map(ShellState::decision).collect();
     let timeline: Vec<(u32, Leadership)> = net.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
+    let beliefs: Vec<Option<Leadership>> = shells.iter().map(ShellState::leadership).collect();
     let verdict = invariants::Outcome {
+        rules,
         expected,
         rule,
         ids,
@@ -1274,6 +1284,7 @@ fn report<A: Algorithm>(run: &Run<'_>, d: Driver<'_, A>, e: Ending, bound: u64) 
         bound,
         formula: spec.bound_formula,
         timeline: &timeline,
+        beliefs: &beliefs,
         failures,
         crashed: &crashed,
         fault_reasons: &reasons,
@@ -1677,6 +1688,32 @@ mod tests {
         let leader = r.leaderships.last().unwrap().leadership.leader;
         assert_eq!(leader, Some(5));
         assert!(run_kept(find("as-far").unwrap(), &topo, &ids, &[0], Rule::Max, &cfg).is_none());
+    }
+
+    /// Every kept algorithm, run with no fault on its default overlay of 3, 5 and 8 nodes over
+    /// seeded ids and delays, reaches its horizon with no violation: a kept leadership is judged by
+    /// the kept rules (one leader per term), not the one-shot ones (Raft's and the lease's first
+    /// candidate wins, whatever its id; heartbeats and acknowledgements exceed the one-shot bound).
+    #[test]
+    fn kept_runs_without_faults_have_no_violation() {
+        let kept: Vec<&AlgorithmSpec> = crate::algo::catalogue::CATALOGUE.iter().filter(|s| s.kept.is_some()).collect();
+        assert!(kept.len() >= 6, "bully, repaired ring, zookeeper, chubby, raft, lease: {}", kept.len());
+        for spec in kept {
+            for n in [3u32, 5, 8] {
+                let topo = Topology::build(spec.default_topology(), n, 1).unwrap();
+                let all: Vec<u32> = (0..n).collect();
+                for seed in 0..4u64 {
+                    let ids = IdOrder::Random(seed).arrange(n).unwrap();
+                    let cfg = SimConfig { seed, horizon: Some(3_000), log_message_times: true, ..SimConfig::default() };
+                    let r = run_kept(spec, &topo, &ids, &all, spec.rule, &cfg).unwrap();
+                    let ctx = format!("{} n {n} seed {seed} ids {ids:?}", spec.name);
+                    assert!(r.horizon_reached && r.errors.is_empty(), "{ctx}: {:?}", r.errors);
+                    assert!(r.leaderships.iter().any(|e| e.leadership.leader.is_some()), "{ctx}: never a leader");
+                    assert!(r.verdict.violations.is_empty(), "{ctx}: {:?}", r.verdict.violations);
+                    assert_eq!(r.verdict.failed_reason, None, "{ctx}");
+                }
+            }
+        }
     }
 
     /// A run that never goes quiet is cut at the delivery cap and reported.

@@ -128,23 +128,12 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
             messages: f.messages,
         })
         .collect();
-    // At the horizon: each live node's latest belief; agreed when all name one live leader.
-    let mut latest = vec![None; plan.ids.len()];
-    for e in events {
-        latest[e.position as usize] = Some(e.leadership);
-    }
-    let live: Vec<usize> = (0..plan.ids.len()).filter(|&p| !report.crashed.contains(&(p as u32))).collect();
-    let named = live.first().and_then(|&p| latest[p]).filter(|l| l.leader.is_some());
-    let agreed = named.is_some_and(|l| {
-        let leader_live = plan.ids.iter().position(|&id| Some(id) == l.leader).is_some_and(|p| live.contains(&p));
-        leader_live && live.iter().all(|&p| latest[p] == Some(l))
-    });
+    // At the horizon, the kept rules' verdict: agreed when every live node believes in one live
+    // leader; else the leader shown is the latest term's, if it is up.
+    let agreed = report.verdict.agreed;
     let terms = Term::from_leaderships(events, &plan.ids);
-    let leader = if agreed {
-        named.and_then(|l| plan.ids.iter().position(|&id| Some(id) == l.leader)).map(|p| p as u32)
-    } else {
-        terms.iter().rev().map(|t| t.leader).find(|&p| !report.crashed.contains(&p))
-    };
+    let leader =
+        report.verdict.leader.or_else(|| terms.iter().rev().map(|t| t.leader).find(|&p| !report.crashed.contains(&p)));
     let term = terms.last().map_or(0, |t| t.term);
     let overlaps = overlaps(plan, report);
     entry.update(|r| {
