@@ -231,7 +231,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
             name: "log",
             help: "where each node's log ends, TERM:INDEX, one for all or one per position separated by \
                    commas (e.g. 1:5,2:3,2:3): a node votes only for a candidate whose log is at least \
-                   as up-to-date (§5.4.1); default 0:0 for every node",
+                   as up-to-date (§5.4.1); TERM at most 2^53 - 2; default 0:0 for every node",
             per_node: true,
             kept_only: true,
             check: |v| parse_log(v).map(|_| ()),
@@ -245,7 +245,16 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 pub fn parse_log(value: &str) -> Result<LogPos, String> {
     let bad = || format!("`{value}` is not TERM:INDEX (two whole numbers, e.g. 2:7)");
     let (term, index) = value.split_once(':').ok_or_else(bad)?;
-    Ok(LogPos { term: term.trim().parse().map_err(|_| bad())?, index: index.trim().parse().map_err(|_| bad())? })
+    let log = LogPos { term: term.trim().parse().map_err(|_| bad())?, index: index.trim().parse().map_err(|_| bad())? };
+    // A node starts in its log's term and runs for the next: a term without one would never elect.
+    if super::next_term(log.term).is_none() {
+        return Err(format!(
+            "term {} leaves no term to run for: a log's term is at most {} (MAX_TERM - 1, MAX_TERM = 2^53 - 1)",
+            log.term,
+            super::MAX_TERM - 1
+        ));
+    }
+    Ok(log)
 }
 
 const NAME: &str = "raft";
@@ -862,6 +871,15 @@ impl Raft {
             self.heard[port as usize] = true;
         }
         match msg {
+            // A log's term is a term: above MAX_TERM it is forged or corrupt.
+            Msg::RaftVoteRequest { last_log_term, .. } if last_log_term > super::MAX_TERM => {
+                return Err(AlgoError::Implausible {
+                    algorithm: NAME,
+                    field: "last_log_term",
+                    value: last_log_term,
+                    max: super::MAX_TERM,
+                });
+            }
             Msg::RaftVoteRequest { term, candidate, last_log_term, last_log_index, pre_vote, transfer }
                 if candidate == from =>
             {
@@ -1239,6 +1257,43 @@ mod tests {
         assert!(check("log", "2:5", true).is_ok() && check("lease", "false", true).is_ok());
         let cut = crate::spec::node_options(spec, &[("log".into(), "1:9, 2:5".into())], 1);
         assert_eq!(cut, [("log".to_string(), "2:5".to_string())]);
+    }
+
+    /// A log's term is a term: one that leaves no term to run for (MAX_TERM = 2^53 − 1, 2^53,
+    /// u64::MAX) is refused naming `options.log` and the position, where before the nodes took it
+    /// and never elected anybody; the term below it is taken, and elects a leader in MAX_TERM. A
+    /// forged vote request whose log term is above MAX_TERM is refused as implausible.
+    #[test]
+    fn log_terms_are_bounded() {
+        let spec = catalogue::find(NAME).unwrap();
+        let check = |v: &str| crate::spec::check_options(spec, &[("log".into(), v.into())], 3, true);
+        for term in [MAX_TERM, MAX_TERM + 1, u64::MAX] {
+            let (field, why) = check(&format!("{term}:0")).unwrap_err();
+            assert_eq!(field, "options.log");
+            assert!(why.contains(&term.to_string()) && why.contains("at most 9007199254740990"), "{why}");
+            let (_, why) = check(&format!("1:1,{term}:4,0:0")).unwrap_err();
+            assert!(why.starts_with("position 1:"), "{why}");
+        }
+        let top = format!("{}:7", MAX_TERM - 1);
+        check(&top).unwrap();
+        let cfg = SimConfig { horizon: Some(2_000), options: vec![("log".into(), top)], ..SimConfig::default() };
+        let r = sim::run_kept(spec, &Topology::complete(3).unwrap(), &[1, 2, 3], &[0, 1, 2], Rule::Max, &cfg).unwrap();
+        let led = r.leaderships.iter().find(|e| e.leadership.leader.is_some()).map(|e| e.leadership);
+        assert_eq!(led.map(|l| l.term), Some(MAX_TERM), "{:?}", r.leaderships);
+
+        let mut a = node(3, &PEERS_OF_3, RaftConfig::LOOPBACK);
+        let mut out = Outbox::default();
+        a.on_start(&mut out);
+        let forged = Msg::RaftVoteRequest {
+            term: 1,
+            candidate: 1,
+            last_log_term: MAX_TERM + 1,
+            last_log_index: 0,
+            pre_vote: false,
+            transfer: false,
+        };
+        let refused = a.on_message(0, forged, &mut out);
+        assert!(matches!(refused, Err(AlgoError::Implausible { field: "last_log_term", .. })), "{refused:?}");
     }
 
     /// The leader crashes at 2 s: a live node leads a higher term within the convergence bound,

@@ -463,3 +463,29 @@ async fn raft_keeps_a_leader_across_a_crash_and_hands_over() {
     eprintln!("raft: crash failover {fo:?}; handed over in {} µs", h.took_us);
     ctl.stop().await;
 }
+
+/// Raft's `log` option takes a term only below MAX_TERM (2^53 − 1): a log term of 2^53 − 1 or
+/// 2^53, LIVE or SIMULATED, for all nodes or one, is refused with INVALID_ARGUMENT naming
+/// `options.log` (before, the nodes started in that term, had none to run for, and the election
+/// never had a leader, saying nothing); 2^53 − 2 is taken and elects a leader in term 2^53 − 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raft_log_terms_are_bounded() {
+    let (ctl, mut client) = ringleader_tests::TestController::with_client(3).await;
+    let raft = |log: &str, mode: pb::Mode| pb::StartElectionRequest {
+        mode: mode as i32,
+        wait: mode == pb::Mode::Simulated,
+        ids: vec![1, 2, 3],
+        options: [("log".to_string(), log.to_string())].into(),
+        ..ringleader_tests::kept("raft")
+    };
+    for log in ["9007199254740991:0", "9007199254740992:5", "1:1,9007199254740991:2,1:1"] {
+        for mode in [pb::Mode::Live, pb::Mode::Simulated] {
+            let refused = client.start_election(raft(log, mode)).await.unwrap_err();
+            ringleader_tests::assert_refused(&refused, tonic::Code::InvalidArgument, "options.log");
+            assert!(refused.message().contains("at most 9007199254740990"), "{log}: {refused:?}");
+        }
+    }
+    let e = client.start_election(raft("9007199254740990:0", pb::Mode::Simulated)).await.unwrap().into_inner();
+    assert_eq!((e.state, e.agreed, e.term), (pb::ElectionState::Finished as i32, true, (1 << 53) - 1), "{e:?}");
+    ctl.stop().await;
+}
