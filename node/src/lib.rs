@@ -11,3 +11,4 @@ pub mod meter;
 pub mod observe;
 pub mod runtime;
 pub mod tls;
+pub mod unread;

@@ -43,7 +43,6 @@ use tonic::service::interceptor::InterceptedService;
 
 use crate::auth::Gate;
 use crate::limits;
-use tokio_stream::wrappers::TcpListenerStream;
 use tracing::{info, warn};
 
 mod agent;
@@ -240,9 +239,10 @@ pub async fn serve_plain_health<H: tonic_health::pb::health_server::Health>(
 ) {
     let addr = listener.local_addr().map_or_else(|e| format!("unknown ({e})"), |a| a.to_string());
     info!(listen = %addr, "grpc.health.v1 serving in plain text");
-    if let Err(e) = tonic::transport::Server::builder()
+    let limits = limits::ConnLimits::default();
+    if let Err(e) = limits::apply_http2(tonic::transport::Server::builder(), &limits)
         .add_service(service)
-        .serve_with_incoming(TcpListenerStream::new(listener))
+        .serve_with_incoming(limits::incoming(listener, limits, "health"))
         .await
     {
         warn!(listen = %addr, error = %e, "plain-text health server failed");

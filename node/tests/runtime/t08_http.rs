@@ -22,6 +22,7 @@ async fn serve(limits: HttpLimits) -> (SocketAddr, AbortOnDrop) {
     let addr = listener.local_addr().unwrap();
     let app = axum::Router::new()
         .route("/metrics", get(|| async { "up 1\n" }))
+        .route("/echo", axum::routing::post(|b: axum::body::Bytes| async move { b.len().to_string() }))
         .route("/own", get(|| async { ([(header::CONTENT_SECURITY_POLICY, OWN_POLICY)], "<p>own</p>") }));
     (addr, AbortOnDrop(tokio::spawn(http::serve(listener, app, limits, "test-http"))))
 }
@@ -31,6 +32,7 @@ fn limits(max_connections: usize, idle_ms: u64, header_ms: u64) -> HttpLimits {
         max_connections,
         idle_timeout: Duration::from_millis(idle_ms),
         header_read_timeout: Duration::from_millis(header_ms),
+        stall_timeout: Duration::from_secs(20),
     }
 }
 
@@ -79,25 +81,75 @@ async fn request(s: &mut TcpStream, path: &str, close: bool) -> (String, String)
     tokio::time::timeout(Duration::from_secs(10), read).await.expect("a response within 10 s")
 }
 
-/// Ten idle connections to a port capped at 4 (60 s idle and head timeouts): the six beyond the
-/// cap are closed as soon as they are accepted, the first four stay open and are served. Before
-/// the HTTP port had limits, all ten stayed open.
+/// Ten idle connections to a port capped at 4 (60 s idle and head timeouts): each one beyond the
+/// cap takes the place of the one idle longest, so the six oldest are closed, the four newest stay
+/// open and are served. Before the HTTP port had limits, all ten stayed open; before connections
+/// gave way, the six newest were closed at accept and a new client could not get in.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connections_beyond_the_cap_are_closed_at_once() {
+async fn connections_beyond_the_cap_take_the_places_of_idle_ones() {
     let (addr, _server) = serve(limits(4, 60_000, 60_000)).await;
     let mut conns = Vec::new();
     for _ in 0..10 {
         conns.push(TcpStream::connect(addr).await.unwrap());
+        // In turn: each newcomer finds the one before it idle longer than the rest.
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    for (i, s) in conns.iter_mut().enumerate().skip(4) {
-        assert!(closed_within(s, Duration::from_secs(5)).await, "connection {i}, beyond the cap, is still open");
+    for (i, s) in conns.iter_mut().enumerate().take(6) {
+        assert!(closed_within(s, Duration::from_secs(5)).await, "connection {i}, the oldest, is still open");
     }
-    for (i, s) in conns.iter_mut().enumerate().take(4) {
-        assert!(!closed_within(s, Duration::from_millis(300)).await, "connection {i}, within the cap, was closed");
+    for (i, s) in conns.iter_mut().enumerate().skip(6) {
+        assert!(!closed_within(s, Duration::from_millis(300)).await, "connection {i}, among the newest, was closed");
     }
-    let (head, body) = request(&mut conns[0], "/metrics", true).await;
+    let (head, body) = request(&mut conns[9], "/metrics", true).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert_eq!(body, "up 1\n");
+}
+
+/// A `Content-Length` of 1,000,000,000 with 10 bytes sent is answered 413 at once, naming the
+/// port's limit. Before, the server waited for the rest until the idle timeout (60 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_announced_too_large_is_refused_at_once() {
+    let (addr, _server) = serve(limits(16, 60_000, 10_000)).await;
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 1000000000\r\n\r\n0123456789").await.unwrap();
+    let started = std::time::Instant::now();
+    let mut out = vec![0u8; 4096];
+    let n =
+        tokio::time::timeout(Duration::from_secs(2), s.read(&mut out)).await.expect("an answer within 2 s").unwrap();
+    let head = String::from_utf8_lossy(&out[..n]).to_string();
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+    assert!(head.contains("1048576"), "the answer names the limit: {head}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+/// A body trickled a byte every 300 ms (each byte keeps the 60 s idle timeout from firing) fails
+/// its request once it is not whole 1 s after its head (the head timeout, again for the body): the
+/// client gets an error status or a close within 3 s. Before, a byte every 20 s kept each of 256
+/// connections open for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickled_body_fails_after_the_body_timeout() {
+    let (addr, _server) = serve(limits(16, 60_000, 1_000)).await;
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"POST /echo HTTP/1.1\r\nHost: test\r\nContent-Length: 100\r\n\r\n").await.unwrap();
+    let started = std::time::Instant::now();
+    let trickle = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if s.write_all(b"x").await.is_err() {
+                break;
+            }
+            let mut out = [0u8; 512];
+            if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(1), s.read(&mut out)).await {
+                return String::from_utf8_lossy(&out[..n]).to_string();
+            }
+        }
+        String::new()
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(5), trickle).await.expect("no end to the trickle in 5 s");
+    let took = started.elapsed();
+    assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 4"), "{answer}");
+    assert!(took < Duration::from_secs(3), "the trickle went on for {took:?}");
+    assert!(took >= Duration::from_millis(900), "cut before the body timeout: {took:?}");
 }
 
 /// Under a 1 s idle timeout (60 s for a head), connections that never send a byte and one kept
