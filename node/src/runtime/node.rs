@@ -323,7 +323,7 @@ impl Node {
         self.early.lock().unwrap_or_else(|e| e.into_inner()).aborted(election_id);
         match self.table.remove(election_id) {
             Some(e) => {
-                e.close();
+                e.end();
                 true
             }
             None => false,

@@ -12,19 +12,47 @@
 //! record if equal and reading it back otherwise, so a lost compare-and-swap
 //! answers with the record that won. Any error or a response later than
 //! [`STORE_TIMEOUT`] answers [`StoreReply::Failed`].
+//!
+//! * **One client per endpoint and process.** Every election of every node
+//!   in this process that names the same endpoint shares one `Client` (one
+//!   HTTP/2 connection, each operation a stream on it), kept while some
+//!   election uses it: a client per election took a descriptor each, and a
+//!   few hundred elections ran a node out of them.
+//! * **The key goes with the election.** When the election ends here
+//!   ([`EtcdStore::end`], at its `Abort`), the node deletes the key if its
+//!   `mod_revision` is still that of this node's last write: only the node
+//!   that wrote last deletes, and only what it wrote, so a record another
+//!   node wrote since stays, and that node deletes it at its own end. A node
+//!   leaving on purpose (SIGTERM) releases the record but keeps the key: the
+//!   election goes on without it.
+//! * **A full etcd is reported.** etcd at its quota (the NOSPACE alarm)
+//!   refuses every write until an operator compacts, defragments and
+//!   disarms it, so no lease election keeps a leader. The first refusal is a
+//!   WARN naming the election, the endpoint and the remedy, then at most one
+//!   per [`NOSPACE_WARN_EVERY`] and endpoint with the count in between; each
+//!   election also notes it once in its errors (the node's status of it).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::time::{Duration, Instant, SystemTime};
 
 use etcd_client::{Client, Compare, CompareOp, ConnectOptions, KeyValue, Txn, TxnOp, TxnOpResponse};
 use ringleader_core::algo::{LeaseRecord, StoreOp, StoreReply};
 use serde::{Deserialize, Serialize};
-use tokio::sync::OnceCell;
+use tokio::sync::{OnceCell, RwLock};
 
 /// The longest a store operation may take before it counts as failed (the
 /// algorithm gives up on it sooner, after its RetryPeriod; this bounds the
 /// tasks left waiting on an unreachable etcd).
 pub(crate) const STORE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The least time between two WARNs of a full etcd at one endpoint.
+pub(crate) const NOSPACE_WARN_EVERY: Duration = Duration::from_secs(60);
+
+/// What the operator of an etcd at its quota does (docs/operations.md, "etcd for `lease`").
+const NOSPACE_REMEDY: &str = "compact its history (etcdctl compact <revision>), defragment (etcdctl defrag), \
+                              then etcdctl alarm disarm; see docs/operations.md, etcd for lease";
 
 /// The record as it sits in etcd (client-go's `LeaderElectionRecord` field names).
 #[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -38,20 +66,130 @@ struct Stored {
     leader_transitions: u64,
 }
 
-/// One election's record in etcd.
-pub(crate) struct EtcdStore {
-    endpoint: String,
-    key: String,
+/// One etcd endpoint as this process reaches it: shared by every election
+/// that names it, dropped with the last.
+struct Endpoint {
+    url: String,
     /// Connected on first use (a `Prepare` does not wait for etcd).
     client: OnceCell<Client>,
+    /// When the last NOSPACE WARN went out, and the refusals since.
+    nospace: Mutex<Throttle>,
+}
+
+/// The endpoints in use in this process, by URL.
+static ENDPOINTS: LazyLock<Mutex<HashMap<String, Weak<Endpoint>>>> = LazyLock::new(Default::default);
+
+impl Endpoint {
+    /// The process's `Endpoint` for `url`, made if no election uses it now.
+    fn shared(url: String) -> Arc<Endpoint> {
+        let mut all = ENDPOINTS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = all.get(&url).and_then(Weak::upgrade) {
+            return e;
+        }
+        all.retain(|_, e| e.strong_count() > 0);
+        let e = Arc::new(Endpoint { url: url.clone(), client: OnceCell::new(), nospace: Mutex::default() });
+        all.insert(url, Arc::downgrade(&e));
+        e
+    }
+
+    async fn client(&self) -> Result<Client, etcd_client::Error> {
+        let options = ConnectOptions::new().with_connect_timeout(Duration::from_secs(2)).with_timeout(STORE_TIMEOUT);
+        let client = self.client.get_or_try_init(|| Client::connect([self.url.as_str()], Some(options))).await?;
+        Ok(client.clone())
+    }
+
+    /// etcd refused a write of `election` for want of space: WARN, unless one went out lately.
+    fn nospace(&self, election: &str, error: &str) {
+        let suppressed = self.nospace.lock().unwrap_or_else(|e| e.into_inner()).admit(Instant::now());
+        if let Some(suppressed) = suppressed {
+            tracing::warn!(
+                endpoint = %self.url, election, error, refused_since_last_warning = suppressed,
+                "etcd is out of space (NOSPACE alarm): it refuses every write, so no lease election keeps a \
+                 leader until its operator acts: {NOSPACE_REMEDY}"
+            );
+        }
+    }
+}
+
+/// At most one event per interval: the first, then one whenever the interval has passed.
+#[derive(Debug, Default)]
+struct Throttle {
+    last: Option<Instant>,
+    /// Events held back since the last one let through.
+    held: u64,
+}
+
+impl Throttle {
+    /// An event at `now`: `Some(held back since the last)` if it goes out.
+    fn admit(&mut self, now: Instant) -> Option<u64> {
+        if self.last.is_some_and(|last| now.saturating_duration_since(last) < NOSPACE_WARN_EVERY) {
+            self.held += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.held))
+    }
+}
+
+/// Why an operation failed.
+#[derive(Debug)]
+enum CallError {
+    /// etcd's NOSPACE alarm: `mvcc: database space exceeded`.
+    NoSpace(String),
+    Other(String),
+}
+
+impl From<etcd_client::Error> for CallError {
+    fn from(e: etcd_client::Error) -> Self {
+        let text = e.to_string();
+        match e {
+            etcd_client::Error::GRpcStatus(s) if s.message().contains("database space exceeded") => {
+                CallError::NoSpace(text)
+            }
+            _ => CallError::Other(text),
+        }
+    }
+}
+
+impl From<String> for CallError {
+    fn from(e: String) -> Self {
+        CallError::Other(e)
+    }
+}
+
+impl From<&str> for CallError {
+    fn from(e: &str) -> Self {
+        CallError::Other(e.to_string())
+    }
+}
+
+/// One node's view of one election's record in etcd.
+pub(crate) struct EtcdStore {
+    endpoint: Arc<Endpoint>,
+    election: String,
+    key: String,
     /// The current holder's acquire time, as last read or written here (a
     /// renewal keeps it).
     acquired_ms: AtomicU64,
+    /// The revision of this node's last successful write (0: none yet).
+    written: AtomicU64,
+    /// Operations hold it shared while they run; [`EtcdStore::end`] takes
+    /// it alone, so it deletes after every write in flight has landed.
+    running: RwLock<()>,
+    /// The election ended here: no more operations.
+    ended: AtomicBool,
+    /// The election was told of a NOSPACE refusal (once).
+    nospace_noted: AtomicBool,
+    /// A note for the election's errors, taken by [`EtcdStore::take_note`].
+    note: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for EtcdStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EtcdStore").field("endpoint", &self.endpoint).field("key", &self.key).finish_non_exhaustive()
+        f.debug_struct("EtcdStore")
+            .field("endpoint", &self.endpoint.url)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
     }
 }
 
@@ -70,40 +208,101 @@ fn unix_ms() -> u64 {
 }
 
 impl EtcdStore {
-    /// The record of `election_id` at `endpoint` (already checked with [`check_endpoint`]).
+    /// The record of `election_id` at `endpoint` (already checked with
+    /// [`check_endpoint`]), reached through this process's client of it.
     pub(crate) fn new(endpoint: String, election_id: &str) -> EtcdStore {
         EtcdStore {
-            endpoint,
+            endpoint: Endpoint::shared(endpoint),
+            election: election_id.to_string(),
             key: format!("/ringleader/lease/{election_id}"),
-            client: OnceCell::new(),
             acquired_ms: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            running: RwLock::new(()),
+            ended: AtomicBool::new(false),
+            nospace_noted: AtomicBool::new(false),
+            note: Mutex::new(None),
         }
+    }
+
+    /// This process's client of the store's endpoint.
+    pub(crate) async fn client(&self) -> Result<Client, etcd_client::Error> {
+        self.endpoint.client().await
     }
 
     /// Carry `op` to etcd and answer it; never waits longer than [`STORE_TIMEOUT`].
     pub(crate) async fn apply(&self, op: StoreOp) -> StoreReply {
         let seq = op.seq();
+        let _running = self.running.read().await;
+        if self.ended.load(Ordering::Acquire) {
+            return StoreReply::Failed { seq };
+        }
         match tokio::time::timeout(STORE_TIMEOUT, self.call(op)).await {
             Ok(Ok(reply)) => reply,
-            Ok(Err(e)) => {
-                tracing::debug!(key = %self.key, endpoint = %self.endpoint, error = %e, "store operation failed");
+            Ok(Err(CallError::NoSpace(e))) => {
+                self.endpoint.nospace(&self.election, &e);
+                if !self.nospace_noted.swap(true, Ordering::Relaxed) {
+                    let note = format!(
+                        "etcd at {} is out of space (NOSPACE alarm): it refuses the lease record's writes; \
+                         its operator must {NOSPACE_REMEDY}",
+                        self.endpoint.url
+                    );
+                    *self.note.lock().unwrap_or_else(|e| e.into_inner()) = Some(note);
+                }
+                StoreReply::Failed { seq }
+            }
+            Ok(Err(CallError::Other(e))) => {
+                tracing::debug!(key = %self.key, endpoint = %self.endpoint.url, error = %e, "store operation failed");
                 StoreReply::Failed { seq }
             }
             Err(_) => StoreReply::Failed { seq },
         }
     }
 
-    async fn client(&self) -> Result<Client, etcd_client::Error> {
-        let options = ConnectOptions::new().with_connect_timeout(Duration::from_secs(2)).with_timeout(STORE_TIMEOUT);
-        let client = self.client.get_or_try_init(|| Client::connect([self.endpoint.as_str()], Some(options))).await?;
-        Ok(client.clone())
+    /// Something the election should keep among its errors, once (a full etcd).
+    pub(crate) fn take_note(&self) -> Option<String> {
+        self.note.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
-    async fn call(&self, op: StoreOp) -> Result<StoreReply, String> {
-        let mut kv = self.client().await.map_err(|e| e.to_string())?.kv_client();
+    /// The election ended on this node: refuse further operations, wait
+    /// for those in flight, then delete the key if this node wrote it last
+    /// (its `mod_revision` is still that of this node's last write).
+    /// Returns whether it deleted it.
+    pub(crate) async fn end(&self) -> bool {
+        self.ended.store(true, Ordering::Release);
+        let _alone = self.running.write().await;
+        let written = self.written.load(Ordering::Acquire);
+        if written == 0 {
+            return false;
+        }
+        match tokio::time::timeout(STORE_TIMEOUT, self.delete_if_written(written)).await {
+            Ok(Ok(deleted)) => {
+                tracing::debug!(key = %self.key, deleted, "election ended: its key deleted if this node wrote it last");
+                deleted
+            }
+            Ok(Err(e)) => {
+                tracing::info!(key = %self.key, endpoint = %self.endpoint.url, error = %e, "could not delete an ended election's key");
+                false
+            }
+            Err(_) => {
+                tracing::info!(key = %self.key, endpoint = %self.endpoint.url, "etcd did not answer the deletion of an ended election's key");
+                false
+            }
+        }
+    }
+
+    async fn delete_if_written(&self, written: u64) -> Result<bool, etcd_client::Error> {
+        let written = i64::try_from(written).unwrap_or(i64::MAX);
+        let txn = Txn::new()
+            .when([Compare::mod_revision(self.key.as_str(), CompareOp::Equal, written)])
+            .and_then([TxnOp::delete(self.key.as_str(), None)]);
+        Ok(self.client().await?.kv_client().txn(txn).await?.succeeded())
+    }
+
+    async fn call(&self, op: StoreOp) -> Result<StoreReply, CallError> {
+        let mut kv = self.client().await?.kv_client();
         match op {
             StoreOp::Get { seq } => {
-                let resp = kv.get(self.key.as_str(), None).await.map_err(|e| e.to_string())?;
+                let resp = kv.get(self.key.as_str(), None).await?;
                 let (revision, record) = self.decode(resp.kvs().first())?;
                 Ok(StoreReply::Done { seq, written: false, revision, record })
             }
@@ -123,10 +322,11 @@ impl EtcdStore {
                     .when([Compare::mod_revision(self.key.as_str(), CompareOp::Equal, expect)])
                     .and_then([TxnOp::put(self.key.as_str(), value, None)])
                     .or_else([TxnOp::get(self.key.as_str(), None)]);
-                let resp = kv.txn(txn).await.map_err(|e| e.to_string())?;
+                let resp = kv.txn(txn).await?;
                 if resp.succeeded() {
                     let revision = resp.header().map_or(0, |h| h.revision()) as u64;
                     self.acquired_ms.store(acquired, Ordering::Relaxed);
+                    self.written.store(revision, Ordering::Release);
                     return Ok(StoreReply::Done { seq, written: true, revision, record: Some(record) });
                 }
                 let read = resp.op_responses().into_iter().find_map(|r| match r {
@@ -167,5 +367,43 @@ mod tests {
         assert_eq!(check_endpoint("https://etcd:2379").unwrap(), "https://etcd:2379");
         assert!(check_endpoint("ftp://etcd").unwrap_err().contains("not an http"));
         assert!(check_endpoint("a b").unwrap_err().contains("not a URL"));
+    }
+
+    /// Every election that names an endpoint shares the process's one `Endpoint` (and so its
+    /// client); once none uses it, it goes, and the next election gets a fresh one.
+    #[test]
+    fn elections_share_one_endpoint_per_url_while_any_uses_it() {
+        let url = "http://127.0.0.1:1".to_string();
+        let (a, b) = (EtcdStore::new(url.clone(), "a"), EtcdStore::new(url.clone(), "b"));
+        let other = EtcdStore::new("http://127.0.0.1:2".into(), "a");
+        assert!(Arc::ptr_eq(&a.endpoint, &b.endpoint), "one client for one endpoint");
+        assert!(!Arc::ptr_eq(&a.endpoint, &other.endpoint), "another endpoint, another client");
+        let weak = Arc::downgrade(&a.endpoint);
+        drop((a, b));
+        assert!(weak.upgrade().is_none(), "dropped with its last election");
+        let c = EtcdStore::new(url, "c");
+        assert_eq!(Arc::strong_count(&c.endpoint), 1, "a fresh one for the next election");
+    }
+
+    /// A full etcd's WARN goes out at the first refusal, then at most once per interval, with the
+    /// count held back in between.
+    #[test]
+    fn nospace_warnings_are_throttled_to_one_per_interval() {
+        let mut t = Throttle::default();
+        let t0 = Instant::now();
+        assert_eq!(t.admit(t0), Some(0), "the first goes out");
+        assert_eq!(t.admit(t0 + Duration::from_millis(100)), None);
+        assert_eq!(t.admit(t0 + NOSPACE_WARN_EVERY - Duration::from_millis(1)), None);
+        assert_eq!(t.admit(t0 + NOSPACE_WARN_EVERY), Some(2), "one per interval, with the count held back");
+        assert_eq!(t.admit(t0 + NOSPACE_WARN_EVERY + Duration::from_secs(1)), None);
+    }
+
+    /// etcd's NOSPACE refusal is told apart from any other failure.
+    #[test]
+    fn nospace_is_recognised() {
+        let full = tonic::Status::resource_exhausted("etcdserver: mvcc: database space exceeded");
+        assert!(matches!(CallError::from(etcd_client::Error::GRpcStatus(full)), CallError::NoSpace(_)));
+        let other = tonic::Status::unavailable("etcdserver: request timed out");
+        assert!(matches!(CallError::from(etcd_client::Error::GRpcStatus(other)), CallError::Other(_)));
     }
 }

@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use etcd_client::{AlarmAction, AlarmType};
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{Proc, TestController, free_port, in_ci, kept, leader_until, node_binary, test_config, which};
 use tokio::net::{TcpListener, TcpStream};
@@ -35,6 +36,11 @@ impl Drop for Etcd {
 /// Start `etcd` on two free loopback ports, or `None` (with a note) when it is not installed
 /// outside CI; in CI its absence is a failure (`.ci/run` installs `etcd-server`).
 async fn start_etcd() -> Option<Etcd> {
+    start_etcd_with(&[]).await
+}
+
+/// [`start_etcd`] with `extra` arguments (e.g. a quota).
+async fn start_etcd_with(extra: &[&str]) -> Option<Etcd> {
     let Some(etcd) = which("etcd") else {
         let how = "install Debian's etcd-server (apt-get install etcd-server)";
         if in_ci() {
@@ -54,6 +60,7 @@ async fn start_etcd() -> Option<Etcd> {
         .args(["--listen-client-urls", &client_url, "--advertise-client-urls", &client_url])
         .args(["--listen-peer-urls", &peer_url, "--initial-advertise-peer-urls", &peer_url])
         .args(["--initial-cluster", &format!("ringleader-test={peer_url}")])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(log.try_clone().expect("log"))
         .stderr(log)
@@ -114,6 +121,8 @@ impl Relay {
 struct Cluster {
     _nodes: Vec<Proc>,
     pids: Vec<u32>,
+    /// Each node's log file.
+    logs: Vec<std::path::PathBuf>,
     relays: Vec<Relay>,
     ctl: TestController,
 }
@@ -124,13 +133,15 @@ async fn cluster(etcd: &Etcd, tag: &str) -> Cluster {
         relays.push(Relay::start(etcd.client).await);
     }
     let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let logs: Vec<std::path::PathBuf> = (0..3)
+        .map(|i| std::env::temp_dir().join(format!("ringleader-node-{}-{tag}{i}.log", std::process::id())))
+        .collect();
     let nodes: Vec<Proc> = ports
         .iter()
         .zip(&relays)
         .enumerate()
         .map(|(i, (&port, relay))| {
-            let log = std::env::temp_dir().join(format!("ringleader-node-{}-{tag}{i}.log", std::process::id()));
-            let file = std::fs::File::create(&log).expect("node log");
+            let file = std::fs::File::create(&logs[i]).expect("node log");
             Proc(
                 Command::new(node_binary())
                     .args(["--listen", &format!("127.0.0.1:{port}"), "--name", &format!("{tag}{i}")])
@@ -158,7 +169,7 @@ async fn cluster(etcd: &Etcd, tag: &str) -> Cluster {
         assert!(Instant::now() < deadline, "nodes not reachable within 60 s: {c:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    Cluster { _nodes: nodes, pids, relays, ctl }
+    Cluster { _nodes: nodes, pids, logs, relays, ctl }
 }
 
 /// A kept `lease` election at the test's timing.
@@ -298,5 +309,156 @@ async fn a_slow_holder_clock_beyond_the_model_shows_two_leaders() {
     let overlap = done.overlaps.iter().find(|o| o.contains(&format!("{} (term {})", old.node, first.term)));
     assert!(overlap.is_some(), "{:?}", done.overlaps);
     eprintln!("lease on etcd, holder clock at 0.25 and cut off: {}", overlap.unwrap());
+    c.ctl.stop().await;
+}
+
+/// The keys under `/ringleader/lease/` in `etcd` now.
+async fn lease_keys(etcd: &Etcd) -> Vec<String> {
+    let mut kv =
+        etcd_client::Client::connect([format!("http://{}", etcd.client)], None).await.expect("etcd").kv_client();
+    let options = etcd_client::GetOptions::new().with_prefix().with_keys_only();
+    let resp = kv.get("/ringleader/lease/", Some(options)).await.expect("read the lease keys");
+    resp.kvs().iter().map(|kv| String::from_utf8_lossy(kv.key()).into_owned()).collect()
+}
+
+/// Wait up to `within` for `etcd` to hold exactly `want` lease keys; the keys it holds then.
+async fn lease_keys_until(etcd: &Etcd, want: usize, within: Duration) -> Vec<String> {
+    let deadline = Instant::now() + within;
+    loop {
+        let keys = lease_keys(etcd).await;
+        if keys.len() == want || Instant::now() >= deadline {
+            return keys;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The descriptors process `pid` holds open.
+fn open_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// Fifty kept lease elections on the same three node processes: each process reaches etcd through
+/// one client, whatever the number of elections, so its open descriptors stay where they were
+/// with one election (a client per election took one connection each: 210 elections used up
+/// nofile 1,024). The counts are printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_lease_elections_keep_one_etcd_connection_per_node_process() {
+    let Some(etcd) = start_etcd().await else { return };
+    let c = cluster(&etcd, "f").await;
+    let mut client = c.ctl.client();
+    // A slower period than the other tests': fifty holders renew at once on a 2-core CI host.
+    let slow = pb::StartElectionRequest {
+        detector: Some(pb::FailureDetector { period_ms: 500, timeout_ms: 2_000 }),
+        ..kept("lease")
+    };
+    let first = client.start_election(slow.clone()).await.unwrap().into_inner();
+    leader_until(&mut client, &first.election_id, Duration::from_secs(20), |l| l.agreed).await;
+    let before: Vec<usize> = c.pids.iter().map(|&p| open_descriptors(p)).collect();
+    tracing::info!("--- 49 more elections");
+    let mut ids = vec![first.election_id];
+    for _ in 1..50 {
+        ids.push(client.start_election(slow.clone()).await.unwrap().into_inner().election_id);
+    }
+    for id in &ids {
+        leader_until(&mut client, id, Duration::from_secs(60), |l| l.agreed).await;
+    }
+    let after: Vec<usize> = c.pids.iter().map(|&p| open_descriptors(p)).collect();
+    eprintln!("lease on etcd: open descriptors of the node processes with 1 election {before:?}, with 50 {after:?}");
+    for (b, a) in before.iter().zip(&after) {
+        assert!(*a <= b + 8, "descriptors grew with the elections: {before:?} with 1, {after:?} with 50");
+    }
+    for id in ids {
+        client.stop_election(pb::StopElectionRequest { election_id: id }).await.unwrap();
+    }
+    c.ctl.stop().await;
+}
+
+/// Every lease election's key leaves etcd when the election ends: three stopped kept
+/// leaderships and a finished one-shot election leave no key under `/ringleader/lease/` (a key
+/// per election stayed for good).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_lease_election_leaves_no_key_in_etcd() {
+    let Some(etcd) = start_etcd().await else { return };
+    let c = cluster(&etcd, "d").await;
+    let mut client = c.ctl.client();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let e = client.start_election(lease_election()).await.unwrap().into_inner();
+        leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| l.agreed).await;
+        ids.push(e.election_id);
+    }
+    assert_eq!(lease_keys(&etcd).await.len(), 3, "one key per running election");
+    tracing::info!("--- stop the kept leaderships");
+    for id in ids {
+        client.stop_election(pb::StopElectionRequest { election_id: id }).await.unwrap();
+    }
+    let left = lease_keys_until(&etcd, 0, Duration::from_secs(10)).await;
+    assert!(left.is_empty(), "keys left after the elections stopped: {left:?}");
+    tracing::info!("--- a one-shot election");
+    let one_shot = client.start_election(ringleader_tests::election("lease")).await.unwrap().into_inner();
+    assert_eq!(one_shot.state, pb::ElectionState::Finished as i32, "{one_shot:?}");
+    let left = lease_keys_until(&etcd, 0, Duration::from_secs(10)).await;
+    assert!(left.is_empty(), "keys left after the one-shot election finished: {left:?}");
+    c.ctl.stop().await;
+}
+
+/// Lines of `log` that carry `needle`.
+fn log_lines(log: &std::path::Path, needle: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines().filter(|l| l.contains(needle)).map(str::to_string).collect()
+}
+
+/// An etcd at its quota (NOSPACE alarm: 1 MiB, filled with the history of one key rewritten)
+/// refuses every write, so a lease election gets no leader: each node process says so in one
+/// WARN that names the election, the endpoint and the remedy (not one per failed write: it
+/// renews every RetryPeriod), and the election's errors say it too. The remedy the WARN gives
+/// (compact, defragment, `alarm disarm`) brings a leader without restarting anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_etcd_out_of_space_is_reported_once_and_the_remedy_brings_a_leader() {
+    let Some(etcd) = start_etcd_with(&["--quota-backend-bytes", "1048576"]).await else { return };
+    let mut admin = etcd_client::Client::connect([format!("http://{}", etcd.client)], None).await.expect("etcd");
+    tracing::info!("--- fill etcd with the history of one key");
+    let value = vec![b'x'; 300 * 1024];
+    let mut filled = false;
+    for _ in 0..64 {
+        match admin.put("/filler", value.clone(), None).await {
+            Ok(_) => {}
+            Err(e) => {
+                assert!(e.to_string().contains("database space exceeded"), "{e}");
+                filled = true;
+                break;
+            }
+        }
+    }
+    assert!(filled, "etcd took 64 writes of 300 KiB under a 1 MiB quota");
+    let c = cluster(&etcd, "q").await;
+    let mut client = c.ctl.client();
+    let e = client.start_election(lease_election()).await.unwrap().into_inner();
+    // Thirty RetryPeriods: thirty refused writes or reads per node.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let l = client.get_leader(pb::GetLeaderRequest { election_id: e.election_id.clone() }).await;
+    assert!(l.as_ref().is_err_and(|s| s.message().contains("no leader")), "a leader with etcd refusing writes: {l:?}");
+    for log in &c.logs {
+        let warned = log_lines(log, "NOSPACE");
+        assert_eq!(warned.len(), 1, "{}: one WARN, then quiet for its interval: {warned:#?}", log.display());
+        for what in ["WARN", e.election_id.as_str(), "compact", "defrag", "alarm disarm"] {
+            assert!(warned[0].contains(what), "the WARN names `{what}`: {}", warned[0]);
+        }
+    }
+    eprintln!("lease on etcd out of space: {}", log_lines(&c.logs[0], "NOSPACE")[0]);
+    tracing::info!("--- the remedy: compact, defragment, disarm");
+    let revision = admin.status().await.expect("status").header().expect("a header").revision();
+    admin.compact(revision, None).await.expect("compact");
+    admin.defragment().await.expect("defragment");
+    // `etcdctl alarm disarm`: deactivate each member's alarm.
+    let alarms = admin.alarm(AlarmAction::Get, AlarmType::None, None).await.expect("alarm list");
+    assert!(alarms.alarms().iter().any(|a| a.alarm() == AlarmType::Nospace), "no NOSPACE alarm raised");
+    for a in alarms.alarms() {
+        let mut member = etcd_client::AlarmOptions::new();
+        member.with_member(a.member_id());
+        admin.alarm(AlarmAction::Deactivate, a.alarm(), Some(member)).await.expect("disarm");
+    }
+    leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| l.agreed).await;
     c.ctl.stop().await;
 }

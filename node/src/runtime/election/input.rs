@@ -224,6 +224,19 @@ impl Election {
         st.timer_parents = Default::default();
     }
 
+    /// The election ends on this node (`Abort`): [`Election::close`], then
+    /// its store, if it keeps one, deletes the key if this node wrote it
+    /// last (`EtcdStore::end`). A node shutting down only closes: the
+    /// election may go on without it.
+    pub(crate) fn end(&self) {
+        self.close();
+        if let Some(store) = self.setup.store.clone()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(async move { store.end().await });
+        }
+    }
+
     /// Record an error that happened outside the state machine (e.g. a lost link).
     pub(crate) fn record_error(&self, e: String) {
         self.lock().record_error(e);

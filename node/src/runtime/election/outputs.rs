@@ -199,6 +199,9 @@ impl Election {
         rt.spawn(async move {
             let reply = store.apply(op).await;
             if let Some(election) = weak.upgrade() {
+                if let Some(note) = store.take_note() {
+                    election.record_error(note);
+                }
                 election.store_answer(incarnation, reply);
             }
         });
