@@ -449,6 +449,9 @@ pub struct Cluster {
     stop: watch::Sender<bool>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     local: bool,
+    /// This controller process, to its nodes (`controller_incarnation`):
+    /// random, drawn at start, never 0.
+    incarnation: u64,
 }
 
 impl Cluster {
@@ -541,16 +544,36 @@ impl Cluster {
                 sessions: AtomicU64::new(0),
             }));
         }
+        let incarnation = loop {
+            let i = getrandom::u64().map_err(|e| ClusterError::Random(e.to_string()))?;
+            if i != 0 {
+                break i;
+            }
+        };
         let routes: Routes = Arc::default();
         // An embedded node pauses only with the controller's own process: no pulse.
         let pulse = (config.local_nodes == 0).then(|| pulse_timeout(config.detector_timeout_ms));
         for node in &nodes {
-            tasks.push(tokio::spawn(follow_events(node.clone(), routes.clone(), stop.subscribe(), pulse)));
+            tasks.push(tokio::spawn(follow_events(node.clone(), routes.clone(), stop.subscribe(), pulse, incarnation)));
         }
         if config.local_nodes == 0 && !nodes.is_empty() {
             tasks.push(tokio::spawn(warn_silent(nodes.clone(), config.rpc_timeout(), stop.subscribe())));
         }
-        Ok(Arc::new(Cluster { nodes, routes, stop, tasks: Mutex::new(tasks), local: config.local_nodes > 0 }))
+        info!(incarnation = format!("{incarnation:016x}"), "this controller's incarnation");
+        Ok(Arc::new(Cluster {
+            nodes,
+            routes,
+            stop,
+            tasks: Mutex::new(tasks),
+            local: config.local_nodes > 0,
+            incarnation,
+        }))
+    }
+
+    /// This controller process, as its nodes know it: a new process ends what
+    /// an earlier one left running (`PrepareRequest.controller_incarnation`).
+    pub fn incarnation(&self) -> u64 {
+        self.incarnation
     }
 
     /// The nodes, in cluster order.
@@ -641,16 +664,23 @@ enum Ended {
 /// `pulse`, the node must answer an `Info` call within it (one is sent every
 /// half of it): one that does not is taken as down and its stream dropped,
 /// so that its frozen beliefs stop counting.
-async fn follow_events(node: Arc<Node>, routes: Routes, mut stop: watch::Receiver<bool>, pulse: Option<Duration>) {
+async fn follow_events(
+    node: Arc<Node>,
+    routes: Routes,
+    mut stop: watch::Receiver<bool>,
+    pulse: Option<Duration>,
+    incarnation: u64,
+) {
     let mut backoff = Duration::from_millis(50);
     loop {
         let session = async {
             let mut client = node.client();
             node.measure(&mut client).await;
-            let mut stream = match client.events(pb::EventsRequest { reports: true }).await {
-                Ok(s) => s.into_inner(),
-                Err(e) => return Ended::Closed(Some(e)),
-            };
+            let mut stream =
+                match client.events(pb::EventsRequest { reports: true, controller_incarnation: incarnation }).await {
+                    Ok(s) => s.into_inner(),
+                    Err(e) => return Ended::Closed(Some(e)),
+                };
             node.heard();
             node.sessions.fetch_add(1, Ordering::AcqRel);
             node.events_connected.store(true, Ordering::Relaxed);

@@ -235,6 +235,7 @@ async fn prepare(nodes: &mut Nodes, algorithm: &str, ids: &[u64], initiators: &[
             start: false,
             options: Default::default(),
             etcd_endpoint: String::new(),
+            controller_incarnation: 0,
         };
         let mut agent = nodes.agents[p as usize].clone();
         calls.push(tokio::spawn(async move { agent.prepare(req).await.unwrap() }));

@@ -39,7 +39,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
     let mut events = ctx.cluster.subscribe(&election_id).placed_on(&nodes);
 
     let addresses: Vec<&str> = nodes.iter().map(|n| n.address()).collect();
-    let requests = prepare_requests(plan, &election_id, &addresses, &traceparent);
+    let requests = prepare_requests(plan, &election_id, &addresses, &traceparent, ctx.cluster.incarnation());
     if plan.keep_leader {
         // Configure every position before starting anyone; a kept leadership prepares a node
         // again if its process restarts.
@@ -123,7 +123,13 @@ fn place(cluster: &Cluster, plan: &Plan) -> Result<Vec<Arc<Node>>, String> {
 /// What each position's node is told before anyone starts: its id, whether
 /// it initiates, its coin, and where each port leads (`addresses[i]` is the
 /// node of position `i`; a port that only receives has no address).
-fn prepare_requests(plan: &Plan, election_id: &str, addresses: &[&str], traceparent: &str) -> Vec<pb::PrepareRequest> {
+fn prepare_requests(
+    plan: &Plan,
+    election_id: &str,
+    addresses: &[&str],
+    traceparent: &str,
+    incarnation: u64,
+) -> Vec<pb::PrepareRequest> {
     let n = plan.n() as usize;
     let mut is_initiator = vec![false; n];
     for &p in &plan.initiators {
@@ -167,6 +173,7 @@ fn prepare_requests(plan: &Plan, election_id: &str, addresses: &[&str], tracepar
                     .into_iter()
                     .collect(),
                 etcd_endpoint: plan.etcd_endpoint.clone(),
+                controller_incarnation: incarnation,
             }
         })
         .collect()
@@ -569,7 +576,7 @@ mod tests {
     #[test]
     fn prepare_requests_describe_each_position() {
         let addresses = ["a:1", "b:2", "c:3"];
-        let requests = prepare_requests(&plan(false), "e1", &addresses, "tp");
+        let requests = prepare_requests(&plan(false), "e1", &addresses, "tp", 7);
         assert_eq!(requests.len(), 3);
         let initiators: Vec<bool> = requests.iter().map(|r| r.initiator).collect();
         assert_eq!(initiators, [true, false, true]);
@@ -582,7 +589,7 @@ mod tests {
         let ports: Vec<(u32, &str, u64)> = r.ports.iter().map(|p| (p.position, p.address.as_str(), p.id)).collect();
         assert_eq!(ports, [(1, "", 10), (0, "a:1", 30)], "left receives only; right leads to position 0");
         assert_eq!((r.keep_leader, r.detector), (false, None));
-        let kept = prepare_requests(&plan(true), "e1", &addresses, "");
+        let kept = prepare_requests(&plan(true), "e1", &addresses, "", 7);
         assert!(kept[0].keep_leader);
         assert_eq!(kept[0].detector, Some(pb::FailureDetector { period_ms: 50, timeout_ms: 200 }));
     }

@@ -212,7 +212,12 @@ impl AgentService {
         );
         let reporter = one_shot.then(|| node.reporter.clone());
         let election = Election::new(setup, algo, node.events.clone(), reporter);
-        match node.prepared(&election, req.start) {
+        let incarnation = req.controller_incarnation;
+        if node.reporter.note_incarnation(incarnation) {
+            // A controller this node has not seen: its predecessors' elections may be orphans now.
+            super::orphans::supersede(node, incarnation);
+        }
+        match node.prepared(&election, req.start, incarnation) {
             Ok(()) => Ok(()),
             Err(Prepared::Taken) => Err(AgentError::Duplicate(election.id().to_string())),
             Err(Prepared::StartFailed(r)) => Err(AgentError::Election { code: r.code, message: r.message }),
@@ -375,8 +380,14 @@ impl Agent for AgentService {
         let rx = node.events.subscribe();
         let backlog = node.table.all().iter().filter_map(|e| e.current_belief()).collect();
         let mut stream = EventStream::new(rx, node.stream_end()).with_backlog(backlog);
-        if request.get_ref().reports {
-            stream = stream.with_reports(node.reporter.listen());
+        let request = request.into_inner();
+        if request.reports {
+            let (listening, new) = node.reporter.listen(request.controller_incarnation);
+            stream = stream.with_reports(listening);
+            if new {
+                // A controller this node has not seen listens: what its predecessors left is orphaned.
+                super::orphans::supersede(node, request.controller_incarnation);
+            }
         }
         Ok(Response::new(stream))
     }

@@ -120,6 +120,8 @@ impl Early {
 #[derive(Debug, Default)]
 pub(crate) struct ElectionTable {
     map: RwLock<HashMap<String, Arc<Election>>>,
+    /// The incarnation of the controller that prepared each (absent: not said).
+    owners: Mutex<HashMap<String, u64>>,
 }
 
 impl ElectionTable {
@@ -138,7 +140,26 @@ impl ElectionTable {
     }
 
     pub(crate) fn remove(&self, election_id: &str) -> Option<Arc<Election>> {
-        self.map.write().unwrap_or_else(|e| e.into_inner()).remove(election_id)
+        let removed = self.map.write().unwrap_or_else(|e| e.into_inner()).remove(election_id);
+        if removed.is_some() {
+            self.owners.lock().unwrap_or_else(|e| e.into_inner()).remove(election_id);
+        }
+        removed
+    }
+
+    /// `election_id` was prepared by controller `incarnation` (0: not said).
+    fn own(&self, election_id: &str, incarnation: u64) {
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        if incarnation == 0 {
+            owners.remove(election_id);
+        } else {
+            owners.insert(election_id.to_string(), incarnation);
+        }
+    }
+
+    /// The incarnation of the controller that prepared `election_id` (0: not said).
+    pub(crate) fn owner(&self, election_id: &str) -> u64 {
+        self.owners.lock().unwrap_or_else(|e| e.into_inner()).get(election_id).copied().unwrap_or(0)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -151,6 +172,7 @@ impl ElectionTable {
     }
 
     fn drain(&self) -> Vec<Arc<Election>> {
+        self.owners.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.map.write().unwrap_or_else(|e| e.into_inner()).drain().map(|(_, e)| e).collect()
     }
 }
@@ -278,11 +300,13 @@ impl Node {
     /// id taken here is refused; so is a start that fails (the election
     /// stays, as after a failed `Start`). An id aborted here may be prepared
     /// again (a new election under the old id).
-    pub(crate) fn prepared(&self, election: &Arc<Election>, start: bool) -> Result<(), Prepared> {
+    /// `incarnation` is the preparing controller's (0: not said).
+    pub(crate) fn prepared(&self, election: &Arc<Election>, start: bool, incarnation: u64) -> Result<(), Prepared> {
         let mut early = self.early.lock().unwrap_or_else(|e| e.into_inner());
         if self.table.get(election.id()).is_some() {
             return Err(Prepared::Taken);
         }
+        self.table.own(election.id(), incarnation);
         if early.aborted_set.remove(election.id()) {
             early.aborted.retain(|id| id != election.id());
         }

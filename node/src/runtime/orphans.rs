@@ -9,9 +9,18 @@
 //! go the same way: their figures are read by the controller that is gone,
 //! and they too hold their place in the table.
 //!
-//! A controller that restarts within the grace finds the elections still
-//! there and aborts the ones its history says were interrupted; after the
-//! grace the node has already dropped them.
+//! A controller says which process it is (its incarnation, a random number
+//! drawn at its start) in each `Prepare` and `Events` request. An election
+//! is kept while a stream of the incarnation that prepared it is open; once
+//! none is, and a new incarnation comes (a controller restarted after
+//! kill -9, with or without a history), the node aborts it at once, with a
+//! WARN naming the count: the new controller cannot drive it. Without a new
+//! incarnation, the grace applies (zero: never). Two controllers that share
+//! nodes keep each other's elections: a new incarnation supersedes only those
+//! whose streams had closed before it came.
+//!
+//! A controller that restarts also aborts the elections its history says
+//! were interrupted (the node may have dropped them already).
 //!
 //! [`MAX_ELECTIONS`]: super::MAX_ELECTIONS
 //! [`NodeConfig::orphan_grace`]: super::NodeConfig::orphan_grace
@@ -19,8 +28,9 @@
 use std::sync::Weak;
 use std::time::{Duration, Instant};
 
-use tracing::warn;
+use tracing::{debug, warn};
 
+use super::election::Election;
 use super::node::Node;
 use super::reports::Listened;
 
@@ -44,28 +54,86 @@ pub(crate) async fn watch(node: Weak<Node>, grace: Duration) {
     }
 }
 
-/// Abort, at `now`, every election of `node` that nobody has listened to
-/// for `grace`; returns their ids.
-pub(crate) fn abort_orphans(node: &Node, grace: Duration, now: Instant) -> Vec<String> {
-    let unheard_since = match node.reporter.listened() {
-        Listened::Now => return Vec::new(),
-        Listened::Until(at) => Some(at),
-        Listened::Never => None,
+/// A controller `incarnation` this node had not seen came (a stream or a
+/// `Prepare`): end at once what the incarnations before it left behind.
+pub(crate) fn supersede(node: &Node, incarnation: u64) {
+    let aborted = abort_orphans(node, node.cfg.orphan_grace, Instant::now());
+    if !aborted.is_empty() {
+        debug!(name = %node.cfg.name, incarnation, aborted = aborted.len(), "a new controller came");
+    }
+}
+
+/// Why an election is an orphan.
+enum Orphaned {
+    /// Its controller's streams closed, and another controller came since.
+    Superseded { by: u64 },
+    /// Nobody has listened for the grace, this long.
+    Unheard(Duration),
+}
+
+/// Is `e` an orphan at `now`: the controller incarnation that prepared it
+/// has no stream open, and either a newer one came since it went, or none
+/// came and the grace (zero: never) is over? An election whose controller did
+/// not say its incarnation (0) is kept while any controller listens.
+fn orphaned(node: &Node, e: &Election, grace: Duration, now: Instant) -> Option<Orphaned> {
+    let incarnation = node.table.owner(e.id());
+    let since = match node.reporter.listened_by(incarnation) {
+        Listened::Now => return None,
+        Listened::Until(at) => at.max(e.prepared_at()),
+        Listened::Never => e.prepared_at(),
     };
+    if incarnation != 0
+        && let Some(by) = node.reporter.newer(incarnation, since)
+    {
+        return Some(Orphaned::Superseded { by });
+    }
+    let unheard = now.saturating_duration_since(since);
+    (!grace.is_zero() && unheard >= grace).then_some(Orphaned::Unheard(unheard))
+}
+
+/// Most election ids one WARN names.
+const NAMED: usize = 16;
+
+/// Abort, at `now`, every election of `node` that is an orphan
+/// ([`orphaned`]); returns their ids.
+pub(crate) fn abort_orphans(node: &Node, grace: Duration, now: Instant) -> Vec<String> {
     let mut aborted = Vec::new();
+    let mut superseded: Vec<(String, u64)> = Vec::new();
+    let mut newest = 0;
     for e in node.table.all() {
-        let since = unheard_since.map_or(e.prepared_at(), |at| at.max(e.prepared_at()));
-        let unheard = now.saturating_duration_since(since);
-        if unheard >= grace && node.abort(e.id()) {
-            warn!(
+        let Some(why) = orphaned(node, &e, grace, now) else { continue };
+        let owner = node.table.owner(e.id());
+        if !node.abort(e.id()) {
+            continue;
+        }
+        match why {
+            Orphaned::Superseded { by } => {
+                newest = by;
+                superseded.push((e.id().to_string(), owner));
+            }
+            Orphaned::Unheard(unheard) => warn!(
                 name = %node.cfg.name, election = %e.id(), kept = e.is_kept(), unheard_ms = unheard.as_millis() as u64,
                 grace_ms = grace.as_millis() as u64,
                 "aborted election {}: no controller has listened to this node for longer than its orphan grace \
                  (node.orphan_grace_ms); its controller is gone",
                 e.id()
-            );
-            aborted.push(e.id().to_string());
+            ),
         }
+        aborted.push(e.id().to_string());
+    }
+    if !superseded.is_empty() {
+        let count = superseded.len();
+        let mut old: Vec<u64> = superseded.iter().map(|(_, i)| *i).collect();
+        old.sort_unstable();
+        old.dedup();
+        let named: Vec<&str> = superseded.iter().take(NAMED).map(|(id, _)| id.as_str()).collect();
+        let more = if count > NAMED { format!(" and {} more", count - NAMED) } else { String::new() };
+        warn!(
+            name = %node.cfg.name, count, old_incarnations = ?old, new_incarnation = newest,
+            "aborted the {count} election(s) a controller that is gone left here (its event streams closed, and \
+             a new controller process came since, which cannot drive them): {}{more}",
+            named.join(", ")
+        );
     }
     aborted
 }

@@ -32,6 +32,47 @@ pub(crate) struct Reporter {
     listeners: AtomicUsize,
     /// When the last of them closed (`None`: none has yet).
     last_listened: Mutex<Option<Instant>>,
+    /// The controller processes seen here, by incarnation
+    /// ([`pb::EventsRequest::controller_incarnation`]).
+    incarnations: Mutex<Incarnations>,
+}
+
+/// Most controller incarnations a node remembers: beyond it, the one
+/// silent for longest is forgotten (its elections then count from their
+/// `Prepare`).
+pub(crate) const MAX_INCARNATIONS: usize = 256;
+
+/// The controller incarnations a node has seen (0, "not said", is never one).
+#[derive(Debug, Default)]
+struct Incarnations(std::collections::HashMap<u64, Seen>);
+
+/// One controller incarnation, as a node saw it.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    /// Its event streams that ask for reports, open now.
+    open: usize,
+    /// When the last of them closed (`None`: none has yet).
+    closed_at: Option<Instant>,
+    /// When the node first heard of it (a stream or a `Prepare`).
+    first_seen: Instant,
+}
+
+impl Incarnations {
+    /// Note `incarnation` (at `now`); whether it is new here.
+    fn note(&mut self, incarnation: u64, now: Instant) -> bool {
+        if incarnation == 0 || self.0.contains_key(&incarnation) {
+            return false;
+        }
+        if self.0.len() >= MAX_INCARNATIONS {
+            let silent =
+                self.0.iter().filter(|(_, s)| s.open == 0).min_by_key(|(_, s)| s.closed_at.unwrap_or(s.first_seen));
+            if let Some((&old, _)) = silent {
+                self.0.remove(&old);
+            }
+        }
+        self.0.insert(incarnation, Seen { open: 0, closed_at: None, first_seen: now });
+        true
+    }
 }
 
 /// Whether an event stream that asks for reports (the controller's) is open.
@@ -45,14 +86,25 @@ pub(crate) enum Listened {
     Never,
 }
 
-/// An event stream's interest in reports: counted while it lives.
+/// An event stream's interest in reports: counted while it lives, for its
+/// controller's incarnation too.
 #[derive(Debug)]
-pub(crate) struct Listening(Arc<Reporter>);
+pub(crate) struct Listening(Arc<Reporter>, u64);
 
 impl Drop for Listening {
     fn drop(&mut self) {
+        let now = Instant::now();
+        if self.1 != 0 {
+            let mut seen = self.0.incarnations.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(s) = seen.0.get_mut(&self.1) {
+                s.open = s.open.saturating_sub(1);
+                if s.open == 0 {
+                    s.closed_at = Some(now);
+                }
+            }
+        }
         if self.0.listeners.fetch_sub(1, Ordering::AcqRel) == 1 {
-            *self.0.last_listened.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+            *self.0.last_listened.lock().unwrap_or_else(|e| e.into_inner()) = Some(now);
         }
     }
 }
@@ -87,9 +139,45 @@ impl Reporter {
     /// An event stream that passes reports on opens: reports are made while
     /// the returned guard lives (a subscriber that opens later learns what it
     /// missed from `Status`).
-    pub(crate) fn listen(self: &Arc<Self>) -> Listening {
+    /// `incarnation` is the listening controller's (0: not said); the flag
+    /// says whether this node had not seen it before.
+    pub(crate) fn listen(self: &Arc<Self>, incarnation: u64) -> (Listening, bool) {
+        let new = {
+            let mut seen = self.incarnations.lock().unwrap_or_else(|e| e.into_inner());
+            let new = seen.note(incarnation, Instant::now());
+            if let Some(s) = seen.0.get_mut(&incarnation) {
+                s.open += 1;
+            }
+            new
+        };
         self.listeners.fetch_add(1, Ordering::AcqRel);
-        Listening(self.clone())
+        (Listening(self.clone(), incarnation), new)
+    }
+
+    /// A `Prepare` of controller `incarnation` came: whether this node had
+    /// not seen it before.
+    pub(crate) fn note_incarnation(&self, incarnation: u64) -> bool {
+        self.incarnations.lock().unwrap_or_else(|e| e.into_inner()).note(incarnation, Instant::now())
+    }
+
+    /// Whether a stream of controller `incarnation` listens now, and if not,
+    /// since when none has (any stream's, for incarnation 0: not said).
+    pub(crate) fn listened_by(&self, incarnation: u64) -> Listened {
+        if incarnation == 0 {
+            return self.listened();
+        }
+        match self.incarnations.lock().unwrap_or_else(|e| e.into_inner()).0.get(&incarnation) {
+            Some(s) if s.open > 0 => Listened::Now,
+            Some(Seen { closed_at: Some(at), .. }) => Listened::Until(*at),
+            _ => Listened::Never,
+        }
+    }
+
+    /// A controller incarnation other than `than` that this node first saw
+    /// after `since`: the controller that came after it.
+    pub(crate) fn newer(&self, than: u64, since: Instant) -> Option<u64> {
+        let seen = self.incarnations.lock().unwrap_or_else(|e| e.into_inner());
+        seen.0.iter().find(|(i, s)| **i != than && s.first_seen > since).map(|(&i, _)| i)
     }
 
     /// Whether a stream listens now, and if not, since when nobody has.

@@ -173,7 +173,7 @@ async fn reports_come_once_decided() {
     let reporter = Arc::new(Reporter::default());
     let (tx, mut reports) = broadcast::channel(16);
     tokio::spawn(reporter.clone().run(tx));
-    let listening = reporter.listen();
+    let (listening, _) = reporter.listen(0);
     let effects = vec![
         Effect::SetTimer { timer: 1, after_ms: 40 },
         Effect::SetTimer { timer: 2, after_ms: 20 },
@@ -406,16 +406,50 @@ async fn the_orphan_grace_counts_from_the_later_of_close_and_prepare() {
     let node = super::node::Node::new(super::NodeConfig { orphan_grace: Duration::ZERO, ..Default::default() });
     let f = fixture(Vec::new());
     let prepared = f.election.prepared_at();
-    node.prepared(&f.election, false).unwrap();
+    node.prepared(&f.election, false, 0).unwrap();
     assert!(abort_orphans(&node, grace, prepared + grace / 2).is_empty(), "nobody ever listened: from Prepare");
 
-    let listening = node.reporter.listen();
+    let (listening, _) = node.reporter.listen(0);
     assert!(abort_orphans(&node, grace, prepared + grace * 10).is_empty(), "a controller listens");
     drop(listening);
     let closed = Instant::now();
     assert!(abort_orphans(&node, grace, closed + grace / 2).is_empty(), "within the grace of the close");
     assert_eq!(abort_orphans(&node, grace, closed + grace), vec!["e".to_string()]);
     assert!(node.table.get("e").is_none(), "aborted");
+}
+
+/// An election is kept while a stream of the controller incarnation that prepared it is open, even
+/// when another controller comes meanwhile; once that stream closes, a controller that was already
+/// there does not end it (a blip of the first controller's stream), but a new incarnation does, at
+/// once, long before the grace: the controller restarted after kill -9.
+#[tokio::test]
+async fn a_new_controller_incarnation_ends_what_a_closed_one_prepared() {
+    use super::orphans::{abort_orphans, supersede};
+    let grace = Duration::from_secs(60);
+    let node = super::node::Node::new(super::NodeConfig { orphan_grace: Duration::ZERO, ..Default::default() });
+    let f = fixture(Vec::new());
+    let (first, new) = node.reporter.listen(7);
+    assert!(new, "incarnation 7 is new here");
+    node.prepared(&f.election, false, 7).unwrap();
+    let (other, new) = node.reporter.listen(9);
+    assert!(new);
+    supersede(&node, 9);
+    assert!(node.table.get("e").is_some(), "its controller still listens");
+
+    drop(first);
+    assert!(abort_orphans(&node, grace, Instant::now()).is_empty(), "9 came before 7 went: the grace applies");
+    assert!(node.table.get("e").is_some());
+
+    let (again, new) = node.reporter.listen(9);
+    assert!(!new, "9 is known");
+    supersede(&node, 9);
+    assert!(node.table.get("e").is_some());
+
+    let (_restarted, new) = node.reporter.listen(11);
+    assert!(new);
+    supersede(&node, 11);
+    assert!(node.table.get("e").is_none(), "a controller that came after 7 went ends 7's elections at once");
+    drop((other, again));
 }
 
 /// Forwards every message to port 0 unchanged: the runtime's work with the algorithm's left out.

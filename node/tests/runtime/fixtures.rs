@@ -112,6 +112,7 @@ pub fn ring_plan(
             start: false,
             options: Default::default(),
             etcd_endpoint: String::new(),
+            controller_incarnation: 0,
         })
         .collect()
 }

@@ -28,7 +28,13 @@ async fn elections_are_dropped_once_no_controller_listened_for_the_grace() {
     ];
     let mut streams = Vec::new();
     for n in &mut nodes {
-        streams.push(n.agent.events(pb::EventsRequest { reports: true }).await.expect("events").into_inner());
+        streams.push(
+            n.agent
+                .events(pb::EventsRequest { reports: true, ..Default::default() })
+                .await
+                .expect("events")
+                .into_inner(),
+        );
     }
     let mut kept = ring_plan("kept", "bully", TopologyKind::Complete, &[1, 2], &[0, 1], pb::Rule::Max, &nodes);
     for req in &mut kept {

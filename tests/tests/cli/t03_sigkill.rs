@@ -234,10 +234,15 @@ async fn a_paused_leader_is_a_failover_and_no_overlap() {
 /// A `ringleader-controller` process driving the nodes at `nodes` with its history at `history`;
 /// its API on `port`, its log appended to `log`.
 fn spawn_controller(port: u16, nodes: &[String], history: &std::path::Path, log: &std::path::Path) -> Proc {
+    spawn_controller_with(port, nodes, &[("RINGLEADER__CONTROLLER__HISTORY_PATH", history.as_os_str())], log)
+}
+
+/// [`spawn_controller`] with the environment `env` (no history unless it names one).
+fn spawn_controller_with(port: u16, nodes: &[String], env: &[(&str, &std::ffi::OsStr)], log: &std::path::Path) -> Proc {
     let file = std::fs::File::options().create(true).append(true).open(log).expect("log file");
     let child = Command::new(controller_binary())
         .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--nodes", &nodes.join(",")])
-        .env("RINGLEADER__CONTROLLER__HISTORY_PATH", history)
+        .envs(env.iter().copied())
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
         .stdout(file.try_clone().expect("log"))
@@ -270,10 +275,10 @@ async fn held(nodes: &[String]) -> Vec<u64> {
 }
 
 /// A controller with a history keeps a bully leadership on three `ringleader-node` processes (their
-/// orphan grace off, so that only a controller can clear them) and is killed with SIGKILL: the
-/// nodes still hold the election. A new controller on the same history and nodes reads it back
-/// FAILED (interrupted) and aborts it on every node: within 15 s no node holds an election and
-/// each answers Status of it NotFound.
+/// orphan grace off, so that no timer clears them) and is killed with SIGKILL: the nodes still hold
+/// the election. A new controller on the same history and nodes reads it back FAILED (interrupted)
+/// and it is aborted on every node (by the controller, and by the nodes that see a new controller
+/// incarnation): within 15 s no node holds an election and each answers Status of it NotFound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_controller_aborts_what_its_killed_predecessor_left_running() {
     let dir = std::env::temp_dir().join(format!("ringleader-orphans-{}", std::process::id()));
@@ -323,5 +328,60 @@ async fn a_restarted_controller_aborts_what_its_killed_predecessor_left_running(
         let gone = agent.status(pb::StatusRequest { election_id: e.election_id.clone() }).await.unwrap_err();
         assert_eq!(gone.code(), tonic::Code::NotFound, "{gone:?}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A controller with no history (the default) keeps a bully leadership on three `ringleader-node`
+/// processes with their default orphan grace (60 s) and is killed with SIGKILL. A new controller on
+/// the same nodes opens its event streams at once; within 10 s, far within the grace, no node runs
+/// the old leadership, each node's log WARNs naming the count, and the new controller keeps a
+/// leadership of its own there. Before, its streams kept the grace from ever expiring and it knew
+/// nothing to abort: the old leadership ran on the nodes for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_controller_without_history_ends_its_predecessors_leaderships() {
+    let dir = std::env::temp_dir().join(format!("ringleader-no-history-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("controller.log");
+    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let nodes: Vec<NodeProcess> =
+        ports.iter().enumerate().map(|(i, &p)| NodeProcess::spawn(&format!("h{i}"), p)).collect();
+    let addresses: Vec<String> = ports.iter().map(|p| format!("http://127.0.0.1:{p}")).collect();
+
+    let port = free_port();
+    let mut controller = spawn_controller_with(port, &addresses, &[], &log);
+    let mut client = controller_client(port).await;
+    let e = client.start_election(kept("bully")).await.unwrap().into_inner();
+    first_leader(&mut client, &e.election_id, 3).await;
+    assert_eq!(held(&addresses).await, [1, 1, 1]);
+
+    tracing::info!("--- kill -9 the controller, start a new one without history");
+    controller.0.kill().expect("SIGKILL");
+    controller.0.wait().expect("wait");
+    let port = free_port();
+    let _controller = spawn_controller_with(port, &addresses, &[], &log);
+    let mut client = controller_client(port).await;
+    let restarted = Instant::now();
+    loop {
+        let counts = held(&addresses).await;
+        if counts == [0, 0, 0] {
+            break;
+        }
+        assert!(
+            restarted.elapsed() < Duration::from_secs(10),
+            "the nodes still run {counts:?} elections {:?} after the new controller started",
+            restarted.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for node in &nodes {
+        let text = std::fs::read_to_string(&node.log).unwrap_or_default();
+        assert!(text.contains("aborted the 1 election(s) a controller that is gone left here"), "{text}");
+    }
+
+    tracing::info!("--- the new controller's own leadership stays");
+    let mine = client.start_election(kept("bully")).await.unwrap().into_inner();
+    first_leader(&mut client, &mine.election_id, 3).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(held(&addresses).await, [1, 1, 1]);
     let _ = std::fs::remove_dir_all(&dir);
 }
