@@ -130,9 +130,9 @@ pub async fn admit(
     config: &ControllerConfig,
 ) -> Result<Admitted, Status> {
     let max = slots.max;
-    let slot = match tokio::time::timeout(ADMISSION_WAIT, slots.places.clone().acquire_owned()).await {
-        Ok(Ok(slot)) => slot,
-        _ => {
+    let slot = match slots.take(ADMISSION_WAIT).await {
+        Some(slot) => slot,
+        None => {
             return Err(Status::resource_exhausted(format!(
                 "max_concurrent_checks: {max} {} running, the most this controller runs at once \
                  (controller.max_concurrent_checks); try again when one has finished",
@@ -170,6 +170,31 @@ impl Slots {
         let max = max.max(1);
         Slots { places: Arc::new(Semaphore::new(max)), max }
     }
+
+    /// A place, waiting at most `wait` for one; `None` if none came free.
+    async fn take(&self, wait: Duration) -> Option<OwnedSemaphorePermit> {
+        tokio::time::timeout(wait, self.places.clone().acquire_owned()).await.ok()?.ok()
+    }
+}
+
+/// How long an explore that finds `controller.max_concurrent_explores`
+/// replaying waits for one to end before it is refused (one replays in
+/// about 2 ms, so a student's clicks wait at most a few).
+pub const EXPLORE_WAIT: Duration = Duration::from_millis(500);
+
+/// Admit a lab explore among the `controller.max_concurrent_explores`
+/// replaying at once (`slots`), waiting [`EXPLORE_WAIT`] for a place;
+/// refused RESOURCE_EXHAUSTED naming the setting. The explore holds the
+/// place until its replay ends, on the blocking thread that runs it.
+pub async fn admit_explore(slots: &Slots) -> Result<OwnedSemaphorePermit, Status> {
+    slots.take(EXPLORE_WAIT).await.ok_or_else(|| {
+        Status::resource_exhausted(format!(
+            "max_concurrent_explores: {} {} replaying, the most this controller runs at once \
+             (controller.max_concurrent_explores); try again in a moment",
+            slots.max,
+            if slots.max == 1 { "explore is" } else { "explores are" }
+        ))
+    })
 }
 
 /// The positions on one side of a split (a bit per position), from the ids

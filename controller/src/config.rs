@@ -155,6 +155,12 @@ pub struct ControllerConfig {
     /// runs: the default, half the cores (at least 1), leaves the rest to the
     /// embedded nodes, whose kept leaderships' timing assumes they get CPU.
     pub max_concurrent_checks: usize,
+    /// Most lab explores (`POST /lab/explore`) replayed at once; one
+    /// beyond it waits [`crate::check::EXPLORE_WAIT`] for a place, then is
+    /// refused 429 RESOURCE_EXHAUSTED. Each takes a core while it replays
+    /// (on a blocking thread, never an async worker): the default, half the
+    /// cores (at least 1), leaves the rest to the embedded nodes.
+    pub max_concurrent_explores: usize,
     /// Also serve `grpc.health.v1` alone, in plain text, on this socket
     /// address (e.g. `0.0.0.0:50052`), for Kubernetes gRPC probes, which
     /// cannot speak TLS; empty = off.
@@ -206,6 +212,7 @@ impl Default for ControllerConfig {
             max_stored_mib: 64,
             max_diagram_kib: 4_096,
             max_concurrent_checks: default_concurrent_checks(),
+            max_concurrent_explores: default_concurrent_checks(),
             health_listen: String::new(),
             max_connections: ringleader_node::limits::ConnLimits::DEFAULT.max_connections,
             idle_timeout_ms: ringleader_node::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,
@@ -409,6 +416,9 @@ impl Config {
         if c.max_concurrent_checks == 0 {
             return invalid("controller.max_concurrent_checks", "must be at least 1".into());
         }
+        if c.max_concurrent_explores == 0 {
+            return invalid("controller.max_concurrent_explores", "must be at least 1".into());
+        }
         if c.max_connections < 8 {
             return invalid("controller.max_connections", "must be at least 8".into());
         }
@@ -508,6 +518,7 @@ mod tests {
         bad(|c| c.decision_timeout_ms = 0, "controller.decision_timeout_ms");
         bad(|c| c.host = String::new(), "controller.host");
         bad(|c| c.max_concurrent_checks = 0, "controller.max_concurrent_checks");
+        bad(|c| c.max_concurrent_explores = 0, "controller.max_concurrent_explores");
         bad(|c| c.max_faults = 0, "controller.max_faults");
         bad(|c| c.max_faults = MAX_FAULTS_LIMIT + 1, "controller.max_faults");
         bad(|c| c.health_listen = "50052".into(), "controller.health_listen");

@@ -38,6 +38,8 @@ pub struct ControllerService {
     auth: Auth,
     /// The places of the checks running at once (`max_concurrent_checks`).
     checks: check::Slots,
+    /// The places of the lab's explores replaying at once (`max_concurrent_explores`).
+    explores: check::Slots,
 }
 
 impl ControllerService {
@@ -67,7 +69,8 @@ impl ControllerService {
         );
         elections.set_fault_probe(Box::new(crate::faults::Probe(Arc::downgrade(&faults))));
         let checks = check::Slots::new(elections.config().max_concurrent_checks);
-        ControllerService { elections, faults, auth, checks }
+        let explores = check::Slots::new(elections.config().max_concurrent_explores);
+        ControllerService { elections, faults, auth, checks, explores }
     }
 
     /// Refuse the call unless its credentials allow `access` (counted and logged, never the secret).
@@ -81,6 +84,11 @@ impl ControllerService {
         self.auth.check_controller(request.metadata(), method, access).inspect_err(|status| {
             ringleader_node::auth::refused("controller", method, request.remote_addr(), status);
         })
+    }
+
+    /// A place among the lab's explores replaying at once ([`check::admit_explore`]).
+    pub(crate) async fn admit_explore(&self) -> Result<tokio::sync::OwnedSemaphorePermit, Status> {
+        check::admit_explore(&self.explores).await
     }
 
     fn entry(&self, election_id: &str) -> Result<Arc<Entry>, Status> {

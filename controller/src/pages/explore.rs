@@ -6,7 +6,11 @@
 //! property and whether it holds. The call is stateless (the page keeps the
 //! path; "back" sends it without its last choice) and bounded (four nodes,
 //! [`ringleader_check::MAX_PATH`] choices, replayed on a blocking thread in
-//! milliseconds).
+//! milliseconds) and admitted: at most `controller.max_concurrent_explores`
+//! replay at once (half the cores by default), one more waits
+//! [`crate::check::EXPLORE_WAIT`] for a place and is then refused 429
+//! RESOURCE_EXHAUSTED naming the setting, so a flood of explores takes at
+//! most those cores from the embedded nodes' LIVE elections.
 //!
 //! Guarded as every lab call (see `lab.rs`), and authorized as
 //! CheckAlgorithm: exploring is checking one step at a time, so it takes
@@ -74,10 +78,21 @@ pub(super) async fn explore(State(lab): State<Lab>, headers: HeaderMap, body: ax
     if let Err(status) = lab.service.authorize(&request, "LabExplore", ringleader_node::auth::Access::Write) {
         return Refusal::of_status(&status).into_response();
     }
+    // Admitted among `max_concurrent_explores`, and replayed on a blocking thread that holds the
+    // place until it ends (even if the caller has gone), never on an async worker.
+    let place = match lab.service.admit_explore().await {
+        Ok(place) => place,
+        Err(status) => return Refusal::of_status(&status).into_response(),
+    };
     let form = request.into_inner();
     let ask = form.ask();
     let (algorithm, path) = (form.algorithm, form.path);
-    match tokio::task::spawn_blocking(move || ringleader_check::explore(&ask, &path)).await {
+    let replay = move || {
+        let x = ringleader_check::explore(&ask, &path);
+        drop(place);
+        x
+    };
+    match tokio::task::spawn_blocking(replay).await {
         Ok(Ok(x)) => {
             let body = answer(&algorithm, &x);
             ([(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response()
@@ -139,12 +154,19 @@ mod tests {
 
     /// The pages' router over a controller whose API asks for `auth` (its tokens).
     async fn app(auth: Auth) -> axum::Router {
-        let config = crate::config::ControllerConfig::default();
+        app_and_service(auth, crate::config::ControllerConfig::default()).await.0
+    }
+
+    /// The pages' router over a controller set as `config` whose API asks for `auth`, and its service.
+    async fn app_and_service(
+        auth: Auth,
+        config: crate::config::ControllerConfig,
+    ) -> (axum::Router, crate::api::ControllerService) {
         let cluster = crate::cluster::Cluster::start(&config, &Default::default(), None).await.unwrap();
         let elections = Elections::with_history(cluster, config, None, Vec::new());
         let token_required = auth.token.is_some();
         let service = crate::api::ControllerService::with_auth(elections.clone(), auth);
-        router(elections, Lab { service, token_required })
+        (router(elections, Lab { service: service.clone(), token_required }), service)
     }
 
     /// POST `body` to /lab/explore as the lab page does (with `bearer` as its token): status and JSON.
@@ -206,5 +228,28 @@ mod tests {
         assert_eq!(code(call(&app, body, Some("read-token-1")).await), (403, "PERMISSION_DENIED".to_string()));
         assert_eq!(code(call(&app, body, Some("wrong-token-1")).await).0, 403);
         assert_eq!(code(call(&app, body, Some("full-token-1")).await).0, 200);
+    }
+
+    /// Explores are admitted: with `max_concurrent_explores = 1` and its one place taken (an
+    /// explore replaying), the next waits `EXPLORE_WAIT` and is refused 429 RESOURCE_EXHAUSTED
+    /// naming `controller.max_concurrent_explores`; once the place is free it explores. Before,
+    /// every explore ran at once, however many (200 of them took a LIVE election from 43 ms to
+    /// 1,257 ms).
+    #[tokio::test]
+    async fn an_explore_beyond_max_concurrent_explores_is_refused() {
+        let config = crate::config::ControllerConfig { max_concurrent_explores: 1, ..Default::default() };
+        let (app, service) = app_and_service(Auth::default(), config).await;
+        let body = r#"{"algorithm":"as-far","n":3}"#;
+        let place = service.admit_explore().await.unwrap();
+        let asked = std::time::Instant::now();
+        let (status, v) = call(&app, body, None).await;
+        assert_eq!((status, v["code"].as_str()), (429, Some("RESOURCE_EXHAUSTED")), "{v}");
+        assert!(asked.elapsed() >= crate::check::EXPLORE_WAIT, "waited for a place first");
+        let message = v["message"].as_str().unwrap();
+        assert!(message.starts_with("max_concurrent_explores: 1 explore is replaying"), "{message}");
+        assert!(message.contains("(controller.max_concurrent_explores)"), "{message}");
+        assert_eq!(v["field"], "max_concurrent_explores");
+        drop(place);
+        assert_eq!(call(&app, body, None).await.0, 200);
     }
 }
