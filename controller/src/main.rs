@@ -17,8 +17,13 @@ async fn main() -> ExitCode {
         }
     };
     // Before the first election: the instruments come from the global meter.
-    let settings =
-        config.telemetry.settings("ringleader-controller").with_http("controller-http", &config.controller.limits());
+    // With auth.protect_reads the HTTP port's pages and /metrics take a token too.
+    let reads = config.auth.resolve().ok().and_then(|auth| ringleader_controller::pages::read_check(&auth));
+    let settings = config
+        .telemetry
+        .settings("ringleader-controller")
+        .with_http("controller-http", &config.controller.limits())
+        .protect_reads(reads);
     let telemetry = match telemetry::Telemetry::init(&settings).await {
         Ok(t) => t,
         Err(e) => {

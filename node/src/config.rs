@@ -92,7 +92,8 @@ pub struct Config {
     /// `[telemetry]`
     #[serde(default)]
     pub telemetry: ringleader_node::observe::TelemetrySection,
-    /// `[auth]` (the node uses `agent_token` and `peer_token`)
+    /// `[auth]` (the node uses `agent_token` and `peer_token`; `protect_reads` with `token` or
+    /// `read_token` guards its `/metrics`)
     #[serde(default)]
     pub auth: ringleader_node::auth::AuthSection,
     /// `[tls]`

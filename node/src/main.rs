@@ -23,7 +23,20 @@ async fn main() -> ExitCode {
         }
     };
     let limits = cfg.limits();
-    let settings = cfg.telemetry.settings("ringleader-node").with_http("node-http", &limits);
+    let auth = match cfg.auth.resolve() {
+        Ok(a) => a,
+        Err((key, reason)) => {
+            eprintln!("ringleader-node: invalid setting `{key}`: {reason}");
+            return ExitCode::from(2);
+        }
+    };
+    // With auth.protect_reads, /metrics takes auth.token or auth.read_token, as the controller's reads do.
+    let readers = auth.clone();
+    let reads = auth.protect_reads.then(|| {
+        std::sync::Arc::new(move |t: &str| readers.token.iter().chain(&readers.read_token).any(|s| s.matches(t)))
+            as ringleader_node::observe::guard::TokenCheck
+    });
+    let settings = cfg.telemetry.settings("ringleader-node").with_http("node-http", &limits).protect_reads(reads);
     let telemetry = match Telemetry::init(&settings).await {
         Ok(t) => t,
         Err(e) => {
@@ -62,13 +75,6 @@ async fn main() -> ExitCode {
     if cfg.node.advertise == format!("http://{}", cfg.node.listen) && addr.ip().is_unspecified() {
         warn!(advertise = %cfg.node.advertise, "advertising an unspecified address; set --advertise so others can dial it");
     }
-    let auth = match cfg.auth.resolve() {
-        Ok(a) => a,
-        Err((key, reason)) => {
-            eprintln!("ringleader-node: invalid setting `{key}`: {reason}");
-            return ExitCode::from(2);
-        }
-    };
     let tls = match cfg.tls.load() {
         Ok(t) => t,
         Err((key, reason)) => {

@@ -38,6 +38,9 @@ use tracing_subscriber::{EnvFilter, Layer};
 use crate::http::HttpLimits;
 use crate::limits::ConnLimits;
 
+pub mod guard;
+pub use guard::{HttpGuard, ReadCheck};
+
 /// The `tracing` target of the spans that are exported as traces (the
 /// controller's election root spans); other `tracing` spans stay local.
 pub const TRACE_TARGET: &str = "ringleader::trace";
@@ -61,6 +64,12 @@ pub struct Settings {
     /// That port's name in logs and in the `server` label of the connection
     /// metrics (default `http`).
     pub http_server: &'static str,
+    /// Names that port answers to besides localhost and its addresses, comma-separated
+    /// (`telemetry.http_hosts`; see [`guard`]).
+    pub http_hosts: String,
+    /// Every request to that port needs a token this allows, or the session cookie
+    /// ([`Settings::protect_reads`]); `None`: reads are open.
+    pub read_check: Option<ReadCheck>,
     /// How often metrics are pushed and queued spans are sent.
     pub export_interval: Duration,
     /// `tracing` filter of the logs (`RUST_LOG` wins; default `info`).
@@ -76,9 +85,18 @@ impl Settings {
             metrics_listen: None,
             http_limits: HttpLimits::default(),
             http_server: "http",
+            http_hosts: String::new(),
+            read_check: None,
             export_interval: Duration::from_secs(5),
             log: None,
         }
+    }
+
+    /// Every request to the HTTP port needs a bearer token `check` allows (`auth.protect_reads`:
+    /// the token or the read-only one) or the session cookie a browser gets with one ([`guard`]);
+    /// `None` leaves reads open.
+    pub fn protect_reads(self, check: Option<guard::TokenCheck>) -> Settings {
+        Settings { read_check: check.map(ReadCheck), ..self }
     }
 
     /// Serve the HTTP port as `server` (e.g. `node-http`) under its share
@@ -110,6 +128,7 @@ impl Settings {
 /// otlp_endpoint = "http://otel-collector:4317"  # else OTEL_EXPORTER_OTLP_ENDPOINT; unset: no OTLP export
 /// service_name = "ringleader-node"              # OTEL_SERVICE_NAME wins
 /// metrics_listen = "0.0.0.0:9464"               # Prometheus /metrics; unset: not served
+/// http_hosts = "ringleader.example.com"         # names it answers to besides localhost and its addresses
 /// export_interval_ms = 5000
 /// log = "info"                                  # tracing filter; RUST_LOG wins
 /// ```
@@ -126,6 +145,9 @@ pub struct TelemetrySection {
     pub export_interval_ms: Option<u64>,
     /// `tracing` filter directives.
     pub log: Option<String>,
+    /// Names the HTTP port answers to besides localhost and its addresses, comma-separated
+    /// (e.g. `ringleader.example.com`): a request with another Host is refused 421.
+    pub http_hosts: Option<String>,
 }
 
 impl TelemetrySection {
@@ -147,6 +169,14 @@ impl TelemetrySection {
         if self.export_interval_ms == Some(0) {
             return Err(("telemetry.export_interval_ms", "must be at least 1 (milliseconds)".into()));
         }
+        for name in self.http_hosts.iter().flat_map(|h| h.split(',')).map(str::trim).filter(|n| !n.is_empty()) {
+            if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.:[]_".contains(&b)) {
+                return Err((
+                    "telemetry.http_hosts",
+                    format!("`{name}` is not a host name like ringleader.example.com (names separated by commas)"),
+                ));
+            }
+        }
         if let Some(filter) = &self.log {
             EnvFilter::try_new(filter)
                 .map_err(|e| ("telemetry.log", format!("`{filter}` is not a tracing filter: {e}")))?;
@@ -162,6 +192,8 @@ impl TelemetrySection {
             metrics_listen: self.metrics_listen.as_deref().and_then(|a| a.parse().ok()),
             http_limits: HttpLimits::default(),
             http_server: "http",
+            http_hosts: self.http_hosts.clone().unwrap_or_default(),
+            read_check: None,
             export_interval: Duration::from_millis(self.export_interval_ms.unwrap_or(5_000)),
             log: self.log.clone(),
         }
@@ -269,8 +301,15 @@ impl Telemetry {
             let listener =
                 tokio::net::TcpListener::bind(addr).await.map_err(|source| TelemetryError::Listen { addr, source })?;
             telemetry.metrics_addr = listener.local_addr().ok();
-            let registry = telemetry.registry.clone();
-            tokio::spawn(serve_metrics(listener, registry, settings.http_limits, settings.http_server));
+            let mut guard = HttpGuard::new(telemetry.metrics_addr, &settings.http_hosts);
+            if let Some(ReadCheck(check)) = &settings.read_check {
+                let port = telemetry.metrics_addr.map_or(addr.port(), |a| a.port());
+                guard = guard
+                    .protect_reads(port, check.clone())
+                    .map_err(|source| TelemetryError::Listen { addr, source })?;
+            }
+            let app = metrics_app(telemetry.registry.clone(), guard);
+            tokio::spawn(crate::http::serve(listener, app, settings.http_limits, settings.http_server));
         }
         info!(
             otlp = endpoint.as_deref().unwrap_or("off"),
@@ -325,12 +364,9 @@ pub fn serve_also(routes: axum::Router) -> bool {
     ALSO.set(routes).is_ok()
 }
 
-async fn serve_metrics(
-    listener: tokio::net::TcpListener,
-    registry: prometheus::Registry,
-    limits: HttpLimits,
-    server: &'static str,
-) {
+/// The HTTP port's routes: `/metrics`, then the routes set by [`serve_also`], all behind `guard`
+/// (the Host rule and, with `auth.protect_reads`, the credentials).
+fn metrics_app(registry: prometheus::Registry, guard: HttpGuard) -> axum::Router {
     use axum::http::header::CONTENT_TYPE;
     use axum::response::IntoResponse;
     use tower::ServiceExt;
@@ -348,7 +384,7 @@ async fn serve_metrics(
                 None => axum::http::StatusCode::NOT_FOUND.into_response(),
             }
         });
-    crate::http::serve(listener, app, limits, server).await;
+    guard::layer(app, guard)
 }
 
 /// The node runtime's message counters (scope [`NODE_SCOPE`]), labelled by

@@ -30,10 +30,11 @@
 //!   leadership's so far, redrawn while it runs (its page swaps it in).
 //!
 //! Everything is inline (HTML, CSS, SVG, script): no external asset, so
-//! the page works offline and from behind a port-forward. Like `/metrics`
-//! the pages are read without credentials; keep the port inside the
-//! cluster (or behind `kubectl port-forward`) if records are sensitive. The
-//! lab's calls change state and take the controller's token.
+//! the page works offline and from behind a port-forward. The port serves
+//! every route behind one guard ([`ringleader_node::observe::guard`]): only
+//! a `Host` the server is meant to be reached by (else 421), and with
+//! `auth.protect_reads` a token ([`read_check`]) or its session cookie, like
+//! `/metrics`. The lab's calls change state and take the controller's token.
 //!
 //! Every response carries [`policy`] as its `Content-Security-Policy`: each
 //! page's one script and the one style sheet run by their hashes (the same text on
@@ -87,6 +88,16 @@ pub fn router(elections: Arc<Elections>, lab: Lab) -> axum::Router {
         .with_state(pages)
         .merge(lab_routes)
         .layer(axum::middleware::map_response(with_policy))
+}
+
+/// What the HTTP port asks of a read under `auth` ([`ringleader_node::observe::guard`]): with
+/// `auth.protect_reads`, the controller's token or its read-only token; otherwise nothing.
+pub fn read_check(auth: &ringleader_node::auth::Auth) -> Option<ringleader_node::observe::guard::TokenCheck> {
+    let auth = auth.clone();
+    auth.protect_reads.then(|| {
+        std::sync::Arc::new(move |t: &str| auth.token.iter().chain(&auth.read_token).any(|s| s.matches(t)))
+            as ringleader_node::observe::guard::TokenCheck
+    })
 }
 
 /// The pages' `Content-Security-Policy` (see the module docs).

@@ -20,3 +20,4 @@ mod t15_api_doc;
 mod t16_lab;
 mod t17_pictures;
 mod t18_lease_etcd;
+mod t19_http_guard;

@@ -306,3 +306,52 @@ async fn the_explorer_takes_steps_by_hand_and_back() {
     .await
     .unwrap();
 }
+
+/// In chromium, a controller with `auth.protect_reads`: the lab's address shows the sign-in page
+/// instead of the lab; the full token typed there once opens the lab, which starts a kept bully
+/// whose page follows it while it runs (its `record.json` read with the tab's session cookie)
+/// until one leader shows, and stops it (a call that changes state, with the token the tab
+/// kept); no console message but the first page's 401. Before, the lab and every page were read
+/// without a token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_reads_sign_a_browser_in_once() {
+    let Some(driver) = chromedriver() else { return };
+    let env = [
+        ("RINGLEADER__AUTH__TOKEN", "full-token-16"),
+        ("RINGLEADER__AUTH__READ_TOKEN", "read-token-16"),
+        ("RINGLEADER__AUTH__PROTECT_READS", "true"),
+    ];
+    let served = Served::start(4, &env).await;
+    let base = format!("http://127.0.0.1:{}", served.web);
+    tokio::task::spawn_blocking(move || {
+        let b = Browser::start(&driver);
+        b.go(&format!("{base}/"));
+        b.wait_until("return document.getElementById('sign-in') !== null;", "the sign-in page");
+        assert!(b.run("return document.querySelector('select[name=algorithm]') === null;") == Value::Bool(true));
+        b.type_into("#token", "full-token-16");
+        b.click("#sign-in");
+        b.wait_until("return document.querySelector('select[name=algorithm]') !== null;", "the lab, signed in");
+        b.run(
+            "const s = document.querySelector('select[name=algorithm]'); s.value = 'bully'; \
+               s.dispatchEvent(new Event('change'));",
+        );
+        b.type_into("input[name=size]", "4");
+        b.click("input[name=keep_leader]");
+        b.click("#run");
+        b.wait_until("return location.pathname.startsWith('/elections/e');", "the election's page opens");
+        b.wait_until(
+            "return Array.from(document.querySelectorAll('#topology-view .topo-node'))\
+             .filter(g => g.dataset.state === 'leader').length === 1;",
+            "one leader shown, from record.json read while it runs",
+        );
+        b.click("#stop");
+        b.wait_until(
+            "return (document.getElementById('verdict') || {}).textContent.startsWith('FINISHED');",
+            "stopped with the tab's token",
+        );
+        let logged: Vec<String> = b.console().into_iter().filter(|m| !m.contains("401")).collect();
+        assert_eq!(logged, Vec::<String>::new(), "console messages");
+    })
+    .await
+    .unwrap();
+}
