@@ -44,9 +44,10 @@ use opentelemetry::metrics::Counter;
 use tracing::warn;
 
 /// What one call in flight is counted at besides its answer's bytes: the
-/// HTTP/2 stream, the decoded request and the task serving it (measured:
-/// ~6 KiB per unread Health/Check stream before these limits).
-pub const CALL_COST: usize = 8 << 10;
+/// HTTP/2 stream, the decoded request and the task serving it (measured
+/// before these limits: ~6 KiB per unread Health/Check stream, ~27 KiB per
+/// GetCluster). With [`DEFAULT_BUDGET`] it admits 4,096 calls in flight.
+pub const CALL_COST: usize = 16 << 10;
 
 /// The largest piece of an answer handed to the transport at once (HTTP/2's
 /// default frame size): the rest waits here, counted.

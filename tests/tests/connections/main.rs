@@ -25,7 +25,7 @@ fn open_fds() -> usize {
 
 /// 5,000 idle TCP connections (no byte sent) to one node of an 8-node embedded cluster whose
 /// servers hold at most 512 connections and close one silent for 2 s. The node keeps at most 512
-/// of them (the rest are closed at accept, logged and counted), every one it kept is closed once
+/// of them (a newer one takes the place of the one idle longest, or is closed at accept), every one it kept is closed once
 /// silent for 2 s, 20 LIVE elections held meanwhile are all correct, and once the flood is gone the
 /// process's descriptors are back where they were and, once the servers have trimmed the
 /// allocator (10 s after a wave of closes), its memory within 8 MiB of it (before the limits,
@@ -93,7 +93,8 @@ async fn an_idle_connection_flood_is_bounded_and_the_cluster_keeps_electing() {
     );
     assert_eq!(opened, 5_000);
     assert_eq!(closed, opened, "every idle connection is closed by the server");
-    assert!(fds_during <= fds_before + opened + 512 + 64, "the node held more than its 512: {fds_during}");
+    // 512, and at most 64 more on their way out after giving their places to newer ones.
+    assert!(fds_during <= fds_before + opened + 512 + 64 + 64, "the node held more than its 512: {fds_during}");
     assert!(fds_after <= fds_before + 16, "descriptors left behind: {fds_before} -> {fds_after}");
     assert!(rss_after <= rss_before + 8 * 1024, "memory did not come back: {rss_before} -> {rss_after} KiB");
     ctl.stop().await;
