@@ -398,6 +398,87 @@ mod tests {
         assert_eq!(t.admit(t0 + NOSPACE_WARN_EVERY + Duration::from_secs(1)), None);
     }
 
+    /// An etcd on free loopback ports, killed and its directory removed when dropped.
+    struct Etcd(std::process::Child, std::path::PathBuf, String);
+
+    impl Drop for Etcd {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+            let _ = std::fs::remove_dir_all(&self.1);
+        }
+    }
+
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a port")
+    }
+
+    /// Start `etcd` if it is on the PATH (Debian's etcd-server; `.ci/run` installs it).
+    async fn etcd() -> Option<Etcd> {
+        let found =
+            std::env::var_os("PATH")?.to_str()?.split(':').any(|d| std::path::Path::new(d).join("etcd").is_file());
+        if !found {
+            eprintln!("note: skipping: etcd not found on PATH (apt-get install etcd-server)");
+            return None;
+        }
+        let (client, peer) = (format!("http://127.0.0.1:{}", free_port()), format!("http://127.0.0.1:{}", free_port()));
+        let dir = std::env::temp_dir().join(format!("ringleader-store-test-{}-{}", std::process::id(), free_port()));
+        let child = std::process::Command::new("etcd")
+            .args(["--name", "t", "--data-dir"])
+            .arg(&dir)
+            .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
+            .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
+            .args(["--initial-cluster", &format!("t={peer}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn etcd");
+        let etcd = Etcd(child, dir, client);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(mut c) = Client::connect([etcd.2.as_str()], None).await
+                && c.get("ready", None).await.is_ok()
+            {
+                return Some(etcd);
+            }
+            assert!(Instant::now() < deadline, "etcd did not answer within 30 s");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn put(expect: u64, holder: u64) -> StoreOp {
+        StoreOp::Put { seq: 1, expect, record: LeaseRecord { holder, duration_ms: 375, transitions: 0 }, acquire: true }
+    }
+
+    fn revision(reply: StoreReply) -> u64 {
+        match reply {
+            StoreReply::Done { written: true, revision, .. } => revision,
+            other => panic!("not written: {other:?}"),
+        }
+    }
+
+    /// On real etcd: at its end a node deletes the election's key only if it wrote it last, after
+    /// which it takes no more operations; the node whose write came later deletes it at its own
+    /// end, and a node that never wrote deletes nothing.
+    #[tokio::test]
+    async fn only_the_last_writer_deletes_the_key_at_its_end() {
+        let Some(etcd) = etcd().await else { return };
+        let (a, b, c) = (
+            EtcdStore::new(etcd.2.clone(), "e-end"),
+            EtcdStore::new(etcd.2.clone(), "e-end"),
+            EtcdStore::new(etcd.2.clone(), "e-end"),
+        );
+        let first = revision(a.apply(put(0, 1)).await);
+        revision(b.apply(put(first, 2)).await);
+        let mut kv = a.client().await.expect("client").kv_client();
+        assert!(!a.end().await, "a's write is no longer the last");
+        assert_eq!(kv.get(a.key.as_str(), None).await.expect("read").kvs().len(), 1, "b's record stays");
+        assert!(matches!(a.apply(StoreOp::Get { seq: 7 }).await, StoreReply::Failed { seq: 7 }), "ended: no more");
+        assert!(!c.end().await, "c never wrote");
+        assert!(b.end().await, "b wrote last");
+        assert!(kv.get(b.key.as_str(), None).await.expect("read").kvs().is_empty(), "the key is gone");
+    }
+
     /// etcd's NOSPACE refusal is told apart from any other failure.
     #[test]
     fn nospace_is_recognised() {
