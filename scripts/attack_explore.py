@@ -10,9 +10,10 @@ it; run alone against a controller already running:
 
     scripts/attack_explore.py --http 9464 --grpc 50051 [--token T]
 
-Before explores were admitted, 200 of them took a LIVE election from 43 ms to 1,257 ms (wall time of
-the grpcurl call). Admitted (`controller.max_concurrent_explores`), the extra ones are refused 429
-RESOURCE_EXHAUSTED naming the setting and the election stays fast.
+Explores are admitted: at most `controller.max_concurrent_explores` replay at once, the others wait
+up to 0.5 s for a place and are then refused 429 RESOURCE_EXHAUSTED naming the setting. Measured on
+2 cores, 5 embedded nodes: a LIVE bully election on 5 nodes takes 51 ms (wall time of the grpcurl
+call) alone and 71 ms under 200 explorers (unadmitted, it took 1,504 ms).
 """
 
 import argparse
