@@ -164,7 +164,7 @@ pub struct Diagram<'a> {
     pub terms: &'a [Term],
     /// Each node's state from a time on (a coloured band along its line,
     /// see [`state_colour`]); empty: none drawn.
-    pub states: &'a [StateChange],
+    pub states: &'a [StateChange<'a>],
     /// The initiators' positions (each marked at the start of its line when
     /// not every node initiates); empty: not drawn.
     pub initiators: &'a [u32],

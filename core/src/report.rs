@@ -164,7 +164,7 @@ pub struct SimReport {
     pub arrows: Vec<Arrow>,
     /// With [`SimConfig::log_arrows`]: each position's state at time 0 and
     /// every change of it, in the order they happened.
-    pub states: Vec<StateChange>,
+    pub states: Vec<StateChange<'static>>,
     /// The literature bound for (n, k).
     pub bound: u64,
     /// Every [`Effect::Lead`](crate::protocol::Effect::Lead) in time order: the kept-leadership timeline.
@@ -174,15 +174,17 @@ pub struct SimReport {
 }
 
 /// A node's state as its algorithm names it ([`Algorithm::state`](crate::protocol::Algorithm::state):
-/// `candidate`, `defeated`, `leader`, ...) from a time on.
+/// `candidate`, `defeated`, `leader`, ...) from a time on. The simulator's names are the
+/// algorithms' own (`'static`); a driver that reads them from the network borrows them from the
+/// election they belong to, so no election's names outlive it or crowd out another's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StateChange {
+pub struct StateChange<'a> {
     /// When (the driver's time unit).
     pub time: u64,
     /// The node's position.
     pub position: u32,
     /// Its state from then on.
-    pub state: &'static str,
+    pub state: &'a str,
 }
 
 /// Each position's last state logged, and the changes (what the drivers keep
@@ -190,7 +192,7 @@ pub struct StateChange {
 #[derive(Clone, Debug, Default)]
 pub struct StateLog {
     last: Vec<Option<&'static str>>,
-    changes: Vec<StateChange>,
+    changes: Vec<StateChange<'static>>,
 }
 
 impl StateLog {
@@ -211,7 +213,7 @@ impl StateLog {
     }
 
     /// The changes, in the order noted.
-    pub fn into_changes(self) -> Vec<StateChange> {
+    pub fn into_changes(self) -> Vec<StateChange<'static>> {
         self.changes
     }
 }

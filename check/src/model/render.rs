@@ -136,7 +136,7 @@ impl ElectionModel {
     /// the first): its algorithm's state, or `crashed` while down
     /// ([`ElectionModel::node_states`]); for the diagram's state bands and
     /// the page's topology.
-    pub fn states(&self, steps: &[Step]) -> Vec<ringleader_core::diagram::StateChange> {
+    pub fn states(&self, steps: &[Step]) -> Vec<ringleader_core::diagram::StateChange<'static>> {
         let mut log = ringleader_core::report::StateLog::new(self.election.ids.len());
         let note = |log: &mut ringleader_core::report::StateLog, s: &System, time: u64| {
             for (p, state) in self.node_states(s).into_iter().enumerate() {

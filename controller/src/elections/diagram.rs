@@ -24,7 +24,7 @@ pub(super) struct LiveDiagram {
     ids: Vec<u64>,
     arrows: Vec<Arrow>,
     /// Each node's state when prepared and its changes, as the nodes logged them.
-    states: Vec<StateChange>,
+    states: States,
     /// Unix time (µs) of the first send: the origin of the time axis.
     origin_us: u64,
     /// What is missing from the picture (unread logs, truncation).
@@ -90,7 +90,7 @@ impl LiveDiagram {
         if all > arrows.len() {
             notes.push(format!("first {} of {all} messages drawn", arrows.len()));
         }
-        let states = states(logs, origin_us);
+        let states = States::read(logs, origin_us);
         LiveDiagram {
             title,
             nodes,
@@ -180,6 +180,7 @@ impl LiveDiagram {
         for note in &self.notes {
             title.push_str(&format!("; {note}"));
         }
+        let states = self.states.changes();
         let d = diagram::Diagram {
             title,
             nodes: self.nodes,
@@ -194,50 +195,64 @@ impl LiveDiagram {
             splits: &self.splits,
             terms: &self.terms,
             marks: &self.marks,
-            states: &self.states,
+            states: &states,
             initiators: &self.initiators,
         };
         diagram::svg(&d)
     }
 }
 
-/// At most this many distinct state names are kept for diagrams (see [`state_name`]).
+/// At most this many distinct state names one election's diagram keeps (see [`States`]).
 const MAX_STATE_NAMES: usize = 256;
 
-/// A state name from a node's log as a diagram keeps it (`&'static`): the
-/// names are few (each algorithm's handful), so each distinct one is kept
-/// once for the process's life, at most [`MAX_STATE_NAMES`] of at most 32
-/// bytes; any other is drawn as `other`.
-fn state_name(name: &str) -> &'static str {
-    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
-    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(known) = names.iter().find(|n| **n == name) {
-        return known;
-    }
-    if name.is_empty() || name.len() > 32 || names.len() >= MAX_STATE_NAMES {
-        return "other";
-    }
-    let kept: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.push(kept);
-    kept
+/// The longest state name drawn, in bytes.
+const MAX_STATE_NAME_BYTES: usize = 32;
+
+/// One election's logged states, with the names they use. The names come
+/// from the network, so each diagram keeps its own, at most
+/// [`MAX_STATE_NAMES`] of at most [`MAX_STATE_NAME_BYTES`] (each algorithm
+/// has a handful); any other is drawn as `other`. They go with the diagram:
+/// a node that logs names without end fills its own election's table only.
+#[derive(Debug, Default)]
+struct States {
+    /// The distinct names, in the order first seen.
+    names: Vec<Box<str>>,
+    /// (time, position, index into `names`; `None`: `other`), in time order.
+    changes: Vec<(u64, u32, Option<u16>)>,
 }
 
-/// Every node's logged states, times relative to `origin` (a unix time in µs; a state logged
-/// before it, the one a node was prepared in, at 0), in time order.
-fn states(logs: &[Option<pb::MessageLog>], origin: u64) -> Vec<StateChange> {
-    let mut states: Vec<StateChange> = logs
-        .iter()
-        .enumerate()
-        .flat_map(|(p, log)| {
-            log.iter().flat_map(|l| &l.states).map(move |s| StateChange {
-                time: s.at_us.saturating_sub(origin),
-                position: p as u32,
-                state: state_name(&s.state),
-            })
-        })
-        .collect();
-    states.sort_by_key(|s| s.time);
-    states
+impl States {
+    /// Every node's logged states, times relative to `origin` (a unix time in µs; a state
+    /// logged before it, the one a node was prepared in, at 0), in time order.
+    fn read(logs: &[Option<pb::MessageLog>], origin: u64) -> States {
+        let mut states = States::default();
+        for (p, log) in logs.iter().enumerate() {
+            for s in log.iter().flat_map(|l| &l.states) {
+                let name = states.intern(&s.state);
+                states.changes.push((s.at_us.saturating_sub(origin), p as u32, name));
+            }
+        }
+        states.changes.sort_by_key(|c| c.0);
+        states
+    }
+
+    /// The index of `name` in this election's table, added if there is room (`None`: `other`).
+    fn intern(&mut self, name: &str) -> Option<u16> {
+        if let Some(i) = self.names.iter().position(|n| **n == *name) {
+            return Some(i as u16);
+        }
+        if name.is_empty() || name.len() > MAX_STATE_NAME_BYTES || self.names.len() >= MAX_STATE_NAMES {
+            return None;
+        }
+        self.names.push(name.into());
+        Some(self.names.len() as u16 - 1)
+    }
+
+    /// The changes as the diagram draws them, their names borrowed from the table.
+    fn changes(&self) -> Vec<StateChange<'_>> {
+        let name = |i: Option<u16>| i.and_then(|i| self.names.get(i as usize)).map_or("other", |n| &**n);
+        self.changes.iter().map(|&(time, position, i)| StateChange { time, position, state: name(i) }).collect()
+    }
 }
 
 /// Pair each logged send with its receipts, times relative to the first
@@ -369,7 +384,7 @@ mod tests {
         ];
         let names = ["node-0".to_string(), "node-1".to_string()];
         let d = LiveDiagram::from_logs("as-far".into(), &names, &[2, 1], &logs);
-        let got: Vec<(u64, u32, &str)> = d.states.iter().map(|s| (s.time, s.position, s.state)).collect();
+        let got: Vec<(u64, u32, &str)> = d.states.changes().iter().map(|s| (s.time, s.position, s.state)).collect();
         assert_eq!(
             got,
             [
@@ -381,9 +396,47 @@ mod tests {
                 (400, 0, "leader")
             ]
         );
-        assert!(std::ptr::eq(state_name("candidate"), state_name("candidate")), "kept once");
+        assert_eq!(d.states.names.iter().filter(|n| &***n == "asleep").count(), 1, "kept once");
         let svg = d.svg(Some(0), 1);
         assert!(svg.contains(r#"data-state="defeated""#) && svg.contains(r#"data-state="leader""#), "bands drawn");
+    }
+
+    /// One election cannot change how another draws its states: a node that logs 300 distinct
+    /// state names (a hostile one) has its election draw the first MAX_STATE_NAMES of them by name
+    /// and the rest as `other`, and an election read after it still draws its own states by name
+    /// (before, the names were one table for the process, full from then on until a restart).
+    #[test]
+    fn each_election_keeps_its_own_state_names() {
+        let state = |state: String, at_us| pb::LoggedState { state, at_us };
+        let names = ["node-0".to_string(), "node-1".to_string()];
+        let hostile = [
+            Some(pb::MessageLog {
+                sent: vec![sent(1, 1, "election", 1_000)],
+                states: (0..300).map(|i| state(format!("hostile-{i}"), 1_000 + i)).collect(),
+                ..Default::default()
+            }),
+            Some(pb::MessageLog { received: vec![receipt(0, 1, 1_200)], ..Default::default() }),
+        ];
+        let svg = LiveDiagram::from_logs("raft".into(), &names, &[1, 2], &hostile).svg(None, 1);
+        assert!(svg.contains(r#"data-state="hostile-0""#) && svg.contains(r#"data-state="hostile-255""#));
+        assert!(!svg.contains(r#"data-state="hostile-256""#) && svg.contains(r#"data-state="other""#));
+        let own = [
+            Some(pb::MessageLog {
+                sent: vec![sent(1, 1, "election", 1_000)],
+                states: vec![state("own-candidate".into(), 1_000), state("own-leader".into(), 1_100)],
+                ..Default::default()
+            }),
+            Some(pb::MessageLog {
+                received: vec![receipt(0, 1, 1_200)],
+                states: vec![state("own-follower".into(), 1_200)],
+                ..Default::default()
+            }),
+        ];
+        let svg = LiveDiagram::from_logs("raft".into(), &names, &[1, 2], &own).svg(Some(0), 1);
+        for name in ["own-candidate", "own-leader", "own-follower"] {
+            assert!(svg.contains(&format!(r#"data-state="{name}""#)), "{name} drawn by name");
+        }
+        assert!(!svg.contains(r#"data-state="other""#));
     }
 
     /// Logs that could not be read or were truncated are named in the caption's notes, and every
