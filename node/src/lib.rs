@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod http;
 pub mod limits;
+pub mod logs;
 pub mod meter;
 pub mod observe;
 pub mod runtime;

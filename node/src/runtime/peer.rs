@@ -13,9 +13,10 @@ use std::task::{Context, Poll};
 use ringleader_proto::v1::{self as pb, peer_server::Peer};
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status, Streaming};
-use tracing::{debug, warn};
+use tracing::debug;
 
 use super::node::{Node, StreamEnd};
+use crate::logs::{Throttle, WARN_INTERVAL};
 
 /// Envelopes handled in one poll before yielding to the scheduler, so a
 /// flooded link cannot starve the others.
@@ -72,7 +73,12 @@ impl Stream for Inbound {
                 }
                 Poll::Ready(Some(Err(status))) => {
                     // Undecodable bytes or a broken transport: this stream is over, the server is not.
-                    warn!(remote = ?this.remote, code = ?status.code(), message = status.message(), "incoming link failed");
+                    static FAILED: Throttle = Throttle::new(WARN_INTERVAL);
+                    crate::warn_throttled!(
+                        FAILED,
+                        remote = ?this.remote, code = ?status.code(), message = status.message(),
+                        "incoming link failed"
+                    );
                     this.end.finish();
                     return Poll::Ready(Some(Err(status)));
                 }
@@ -84,7 +90,10 @@ impl Stream for Inbound {
                             // (messages cross the aborts). Counted in the metrics; the sender logs it once.
                             debug!(remote = ?this.remote, election = %r.election_id, "envelope for an election not run here");
                         } else {
-                            warn!(
+                            // A peer can send envelopes to be rejected at will: the log samples them.
+                            static REJECTED: Throttle = Throttle::new(WARN_INTERVAL);
+                            crate::warn_throttled!(
+                                REJECTED,
                                 remote = ?this.remote, seq = r.seq, election = %r.election_id,
                                 code = ?code, message = %r.message,
                                 "rejected an envelope"

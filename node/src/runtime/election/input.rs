@@ -143,7 +143,8 @@ impl Election {
             let sender = self.setup.ports.get(port as usize).map_or(0, |l| l.peer);
             let result = self.deliver(&mut st, port, msg, p.causal_time);
             if let Err(r) = &result {
-                warn!(election = self.id(), port, msg = ?msg, error = %r.message, "queued message refused");
+                static REFUSED: crate::logs::Throttle = crate::logs::Throttle::new(crate::logs::WARN_INTERVAL);
+                crate::warn_throttled!(REFUSED, election = self.id(), port, msg = ?msg, error = %r.message, "queued message refused");
             }
             let input = Input::Message { port, msg, causal_time: p.causal_time };
             let mut span = self.step_span(&st, began, input, p.parent, sender);
