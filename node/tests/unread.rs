@@ -4,7 +4,6 @@
 //! account is process-wide, and one test here lowers its budget.
 
 use std::net::SocketAddr;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -16,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// The tests share the process's account: one at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A gRPC server (grpc.health.v1 only) under `limits`.
 async fn health_server(limits: ConnLimits) -> (SocketAddr, AbortOnDrop) {
@@ -94,7 +93,7 @@ async fn eventually(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
 /// after ~13,000 such GetCluster calls).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_that_grants_no_window_is_closed_and_its_answers_released() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = ONE_AT_A_TIME.lock().await;
     let limits = ConnLimits { stall_timeout: Duration::from_millis(500), ..ConnLimits::DEFAULT };
     let (addr, _server) = health_server(limits).await;
     let before = unread::totals();
@@ -122,7 +121,7 @@ async fn a_peer_that_grants_no_window_is_closed_and_its_answers_released() {
 /// kept such a connection open for good: 1,100 of them took every descriptor.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_asks_nothing_is_closed_though_it_answers_pings() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = ONE_AT_A_TIME.lock().await;
     let limits = ConnLimits { idle_timeout: Duration::from_secs(1), ..ConnLimits::DEFAULT };
     let (addr, _server) = health_server(limits).await;
     let (_silent, silent_conn) = unreader(addr).await;
@@ -141,7 +140,7 @@ async fn a_connection_that_asks_nothing_is_closed_though_it_answers_pings() {
 /// new client was closed at accept until one of them went away.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_server_gives_a_new_client_the_place_of_an_idle_connection() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = ONE_AT_A_TIME.lock().await;
     let limits = ConnLimits { max_connections: 8, ..ConnLimits::DEFAULT };
     let (addr, _server) = health_server(limits).await;
     let mut holders = Vec::new();
@@ -168,7 +167,7 @@ async fn a_full_server_gives_a_new_client_the_place_of_an_idle_connection() {
 /// OOM-killed a controller in a 512 MiB cgroup.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_client_that_stops_reading_is_counted_then_closed() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = ONE_AT_A_TIME.lock().await;
     let (addr, _server) = http_server(32 << 20, Duration::from_secs(1)).await;
     let before = unread::totals();
     let mut s = TcpStream::connect(addr).await.unwrap();
@@ -204,7 +203,7 @@ async fn an_http_client_that_stops_reading_is_counted_then_closed() {
 /// total passes it (well before the 20 s stall timeout), and a new client is still served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unread_answers_over_the_budget_close_the_heaviest() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _one = ONE_AT_A_TIME.lock().await;
     let (addr, _server) = http_server(16 << 20, Duration::from_secs(20)).await;
     unread::set_budget(24 << 20);
     let mut clients = Vec::new();

@@ -40,7 +40,16 @@ pub struct ControllerService {
     checks: check::Slots,
     /// The places of the lab's explores replaying at once (`max_concurrent_explores`).
     explores: check::Slots,
+    /// GetCluster's last answer from the nodes, shared by the calls waiting for it.
+    cluster_view: Arc<ClusterView>,
 }
+
+/// GetCluster asks every node; calls that arrive while it asks share that
+/// asking instead of each fanning out again (10,000 unread GetCluster calls
+/// were 50,000 node calls in flight). A call takes an answer whose asking
+/// began after the call arrived (as fresh as its own would be), else asks.
+#[derive(Debug, Default)]
+struct ClusterView(tokio::sync::Mutex<Option<(std::time::Instant, Vec<pb::ClusterNode>)>>);
 
 impl ControllerService {
     /// A service running its elections through `elections`, open to every caller.
@@ -70,7 +79,7 @@ impl ControllerService {
         elections.set_fault_probe(Box::new(crate::faults::Probe(Arc::downgrade(&faults))));
         let checks = check::Slots::new(elections.config().max_concurrent_checks);
         let explores = check::Slots::new(elections.config().max_concurrent_explores);
-        ControllerService { elections, faults, auth, checks, explores }
+        ControllerService { elections, faults, auth, checks, explores, cluster_view: Arc::default() }
     }
 
     /// Refuse the call unless its credentials allow `access` (counted and logged, never the secret).
@@ -151,19 +160,9 @@ fn event(id: &str, kind: pb::election_event::Kind) -> pb::ElectionEvent {
     pb::ElectionEvent { election_id: id.to_string(), kind: Some(kind) }
 }
 
-#[tonic::async_trait]
-impl Controller for ControllerService {
-    async fn list_algorithms(
-        &self,
-        request: Request<pb::ListAlgorithmsRequest>,
-    ) -> Result<Response<pb::ListAlgorithmsResponse>, Status> {
-        self.authorize(&request, "ListAlgorithms", Access::Read)?;
-        let algorithms = catalogue::CATALOGUE.iter().map(convert::algorithm_info).collect();
-        Ok(Response::new(pb::ListAlgorithmsResponse { algorithms }))
-    }
-
-    async fn get_cluster(&self, request: Request<pb::GetClusterRequest>) -> Result<Response<pb::Cluster>, Status> {
-        self.authorize(&request, "GetCluster", Access::Read)?;
+impl ControllerService {
+    /// Every node's answer to Info, in node order (GetCluster's fan-out).
+    async fn ask_nodes(&self) -> Result<Vec<pb::ClusterNode>, Status> {
         let timeout = self.elections.config().rpc_timeout();
         let mut set = tokio::task::JoinSet::new();
         for node in self.elections.cluster().nodes() {
@@ -197,10 +196,39 @@ impl Controller for ControllerService {
             nodes.push((i, node));
         }
         nodes.sort_by_key(|(i, _)| *i);
-        for (i, node) in &mut nodes {
-            node.faults = self.faults.on_node(*i);
+        Ok(nodes.into_iter().map(|(_, n)| n).collect())
+    }
+}
+
+#[tonic::async_trait]
+impl Controller for ControllerService {
+    async fn list_algorithms(
+        &self,
+        request: Request<pb::ListAlgorithmsRequest>,
+    ) -> Result<Response<pb::ListAlgorithmsResponse>, Status> {
+        self.authorize(&request, "ListAlgorithms", Access::Read)?;
+        let algorithms = catalogue::CATALOGUE.iter().map(convert::algorithm_info).collect();
+        Ok(Response::new(pb::ListAlgorithmsResponse { algorithms }))
+    }
+
+    async fn get_cluster(&self, request: Request<pb::GetClusterRequest>) -> Result<Response<pb::Cluster>, Status> {
+        self.authorize(&request, "GetCluster", Access::Read)?;
+        let arrived = std::time::Instant::now();
+        let mut view = self.cluster_view.0.lock().await;
+        let mut nodes = match &*view {
+            Some((asked, nodes)) if *asked >= arrived => nodes.clone(),
+            _ => {
+                let asked = std::time::Instant::now();
+                let nodes = self.ask_nodes().await?;
+                *view = Some((asked, nodes.clone()));
+                nodes
+            }
+        };
+        drop(view);
+        for (i, node) in nodes.iter_mut().enumerate() {
+            node.faults = self.faults.on_node(i);
         }
-        Ok(Response::new(pb::Cluster { nodes: nodes.into_iter().map(|(_, n)| n).collect() }))
+        Ok(Response::new(pb::Cluster { nodes }))
     }
 
     async fn start_election(

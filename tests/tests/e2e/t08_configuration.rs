@@ -131,9 +131,12 @@ async fn unreachable_node_is_refused_by_name() {
 }
 
 /// A node that takes part but never decides (here a stand-in Agent that answers every call and never
-/// reports a decision).
-#[derive(Debug)]
-struct SilentAgent;
+/// reports a decision); it counts the Info calls it answers, each after `info_delay`.
+#[derive(Debug, Default)]
+struct SilentAgent {
+    infos: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    info_delay: std::time::Duration,
+}
 
 /// What an Agent call answers.
 type Answer<T> = Result<Response<T>, Status>;
@@ -163,6 +166,8 @@ impl pb::agent_server::Agent for SilentAgent {
         }))
     }
     async fn info(&self, _: Request<pb::InfoRequest>) -> Answer<pb::NodeInfo> {
+        self.infos.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tokio::time::sleep(self.info_delay).await;
         Ok(Response::new(pb::NodeInfo { name: "silent".into(), ..Default::default() }))
     }
     async fn set_faults(&self, _: Request<pb::SetFaultsRequest>) -> Answer<pb::SetFaultsResponse> {
@@ -189,7 +194,7 @@ impl pb::agent_server::Agent for SilentAgent {
 async fn undecided_election_times_out() {
     let servers = Servers::start(3, |i, listener, _, shutdown| async move {
         tonic::transport::Server::builder()
-            .add_service(pb::agent_server::AgentServer::new(SilentAgent))
+            .add_service(pb::agent_server::AgentServer::new(SilentAgent::default()))
             .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
             .await
             .map_err(|e| format!("silent agent {i}: {e}"))
@@ -221,4 +226,44 @@ async fn health_port_in_use_is_an_error_naming_the_setting() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let err = ringleader_controller::run(config, listener, std::future::pending()).await.unwrap_err().to_string();
     assert!(err.contains("controller.health_listen") && err.contains(&addr.to_string()), "{err}");
+}
+
+/// 100 GetCluster calls at once against three nodes that each take 300 ms to answer Info: every call
+/// gets all three nodes, and the nodes are asked at most three rounds (the calls that arrive while
+/// one round is asking share the next). Before, each call asked every node itself: 300 Info calls,
+/// and 10,000 unread GetCluster calls held 50,000 node calls in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_get_cluster_calls_share_their_asking() {
+    let infos = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let shared = infos.clone();
+    let servers = Servers::start(3, move |i, listener, _, shutdown| {
+        let agent = SilentAgent { infos: shared.clone(), info_delay: std::time::Duration::from_millis(300) };
+        async move {
+            tonic::transport::Server::builder()
+                .add_service(pb::agent_server::AgentServer::new(agent))
+                .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
+                .await
+                .map_err(|e| format!("silent agent {i}: {e}"))
+        }
+    })
+    .await;
+    let ctl = TestController::start_tuned(0, |c| c.nodes = servers.addresses.clone()).await;
+    let client = ctl.client();
+    client.clone().get_cluster(pb::GetClusterRequest {}).await.unwrap();
+    let before = infos.load(std::sync::atomic::Ordering::Relaxed);
+    let calls: Vec<_> = (0..100)
+        .map(|_| {
+            let mut c = client.clone();
+            tokio::spawn(async move { c.get_cluster(pb::GetClusterRequest {}).await })
+        })
+        .collect();
+    for call in calls {
+        let cluster = call.await.unwrap().unwrap().into_inner();
+        assert_eq!(cluster.nodes.len(), 3);
+        assert!(cluster.nodes.iter().all(|n| n.reachable), "{:?}", cluster.nodes);
+    }
+    let asked = infos.load(std::sync::atomic::Ordering::Relaxed) - before;
+    assert!(asked <= 9, "100 concurrent GetCluster calls asked the nodes {asked} times");
+    ctl.stop().await;
+    servers.stop().await;
 }
