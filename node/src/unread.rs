@@ -227,13 +227,12 @@ impl Conn {
             return;
         }
         closed_counter().add(1, &[crate::meter::kv("server", self.server), crate::meter::kv("reason", reason.label())]);
-        if let Some(suppressed) = CLOSE_LOG.admit() {
-            warn!(
-                server = self.server, peer = ?self.peer, reason = reason.label(),
-                calls = self.calls(), held_bytes = self.queued(), suppressed,
-                "closed a connection (the first close in 10 s; `suppressed` counts those not logged since)"
-            );
-        }
+        crate::warn_throttled!(
+            CLOSE_LOG,
+            server = self.server, peer = ?self.peer, reason = reason.label(),
+            calls = self.calls(), held_bytes = self.queued(),
+            "closed a connection (at most one line in 10 s; `suppressed` counts those not logged since)"
+        );
         self.read_waker.wake();
         self.write_waker.wake();
     }
@@ -326,34 +325,7 @@ impl Drop for Conn {
 }
 
 /// Closes are logged at most once in 10 s: an attack makes thousands.
-static CLOSE_LOG: Throttle = Throttle::new(10_000);
-
-/// At most one log line per period, with the count of those left out.
-#[derive(Debug)]
-struct Throttle {
-    period_ms: u64,
-    last_ms: AtomicU64,
-    suppressed: AtomicU64,
-}
-
-impl Throttle {
-    const fn new(period_ms: u64) -> Self {
-        Throttle { period_ms, last_ms: AtomicU64::new(0), suppressed: AtomicU64::new(0) }
-    }
-
-    /// `Some(left out since the last line)` if a line may be written now.
-    fn admit(&self) -> Option<u64> {
-        let now = now_ms();
-        let last = self.last_ms.load(Ordering::Relaxed);
-        if last != 0 && now.saturating_sub(last) < self.period_ms
-            || self.last_ms.compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed).is_err()
-        {
-            self.suppressed.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        Some(self.suppressed.swap(0, Ordering::Relaxed))
-    }
-}
+static CLOSE_LOG: crate::logs::Throttle = crate::logs::Throttle::new(crate::logs::WARN_INTERVAL);
 
 /// When an answer started waiting for its peer to take it (0: not waiting).
 #[derive(Debug)]
