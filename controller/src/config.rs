@@ -182,6 +182,11 @@ pub struct ControllerConfig {
     /// node weighs against every message it sends and the size of
     /// `ListFaults` and `GetCluster`. At most [`MAX_FAULTS_LIMIT`].
     pub max_faults: usize,
+    /// MiB the process may hold for peers that do not read their answers
+    /// (calls in flight and answers not yet taken, on every server of the
+    /// process); past it the stalled and heaviest connections are closed
+    /// ([`ringleader_node::unread`]). 1 to 4096.
+    pub max_unread_mib: usize,
     /// The etcd v3 endpoint (`http://host:port`) LIVE `lease` elections
     /// keep their record at, sent to each node in its `Prepare` (a node's own
     /// `etcd_endpoint` takes precedence); empty: `lease` runs SIMULATED only.
@@ -217,6 +222,7 @@ impl Default for ControllerConfig {
             max_connections: ringleader_node::limits::ConnLimits::DEFAULT.max_connections,
             idle_timeout_ms: ringleader_node::limits::ConnLimits::DEFAULT.idle_timeout.as_millis() as u64,
             max_faults: 256,
+            max_unread_mib: ringleader_node::unread::DEFAULT_BUDGET >> 20,
             etcd_endpoint: String::new(),
         }
     }
@@ -436,6 +442,9 @@ impl Config {
                 ),
             );
         }
+        if !(1..=4096).contains(&c.max_unread_mib) {
+            return invalid("controller.max_unread_mib", "must be between 1 and 4096".into());
+        }
         if c.max_simulated_size < 2 {
             return invalid("controller.max_simulated_size", "must be at least 2".into());
         }
@@ -520,6 +529,7 @@ mod tests {
         bad(|c| c.max_concurrent_checks = 0, "controller.max_concurrent_checks");
         bad(|c| c.max_concurrent_explores = 0, "controller.max_concurrent_explores");
         bad(|c| c.max_faults = 0, "controller.max_faults");
+        bad(|c| c.max_unread_mib = 0, "controller.max_unread_mib");
         bad(|c| c.max_faults = MAX_FAULTS_LIMIT + 1, "controller.max_faults");
         bad(|c| c.health_listen = "50052".into(), "controller.health_listen");
         bad(|c| c.discover = "ringleader-node".into(), "controller.discover");

@@ -16,6 +16,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    ringleader_node::unread::set_budget(config.controller.max_unread_mib << 20);
     // Before the first election: the instruments come from the global meter.
     // With auth.protect_reads the HTTP port's pages and /metrics take a token too.
     let reads = config.auth.resolve().ok().and_then(|auth| ringleader_controller::pages::read_check(&auth));

@@ -14,7 +14,10 @@
 //!                                # TLS node; unset: not served
 //! max_connections = 4096         # connections held at once; more are closed at once (logged, counted);
 //!                                # the metrics port holds a sixteenth of this, at least 4
-//! idle_timeout_ms = 60000        # a connection that sends nothing this long is closed (both ports)
+//! idle_timeout_ms = 60000        # a connection that sends nothing this long is closed (both ports),
+//!                                # and a gRPC connection with no call in flight this long
+//! max_unread_mib = 64            # held for peers that do not read their answers; past it the
+//!                                # stalled and heaviest connections are closed
 //! handover_ms = 2000             # on SIGTERM, hand the kept leaderships it leads over and wait
 //!                                # up to this long for the successors (0: stop at once)
 //! orphan_grace_ms = 60000        # abort every election held once no controller has listened this
@@ -124,6 +127,11 @@ pub struct NodeSection {
     /// A connection that sends nothing this long is closed.
     #[serde(default = "default_idle_timeout_ms")]
     pub idle_timeout_ms: u64,
+    /// MiB held for peers that do not read their answers, all ports
+    /// together; past it the stalled and heaviest connections are closed
+    /// ([`ringleader_node::unread`]). 1 to 4096.
+    #[serde(default = "default_max_unread_mib")]
+    pub max_unread_mib: usize,
     /// On SIGTERM, hand over the kept leaderships this node leads and wait
     /// up to this long for the successors' claims before stopping (0: stop
     /// at once).
@@ -150,6 +158,10 @@ fn default_handover_ms() -> u64 {
 
 fn default_max_connections() -> usize {
     ringleader_node::limits::ConnLimits::DEFAULT.max_connections
+}
+
+fn default_max_unread_mib() -> usize {
+    ringleader_node::unread::DEFAULT_BUDGET >> 20
 }
 
 fn default_idle_timeout_ms() -> u64 {
@@ -223,6 +235,10 @@ impl Config {
         if self.node.max_connections < 8 {
             let v = self.node.max_connections.to_string();
             return Err(invalid("node.max_connections", &v, "must be at least 8".into()));
+        }
+        if !(1..=4096).contains(&self.node.max_unread_mib) {
+            let v = self.node.max_unread_mib.to_string();
+            return Err(invalid("node.max_unread_mib", &v, "must be between 1 and 4096".into()));
         }
         if self.node.handover_ms > 60_000 {
             let v = self.node.handover_ms.to_string();

@@ -23,6 +23,7 @@ async fn main() -> ExitCode {
         }
     };
     let limits = cfg.limits();
+    ringleader_node::unread::set_budget(cfg.node.max_unread_mib << 20);
     let auth = match cfg.auth.resolve() {
         Ok(a) => a,
         Err((key, reason)) => {
