@@ -19,11 +19,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, mpsc};
 
-use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use tracing::{debug, error, info, warn};
 
 pub use crate::record::StaticStr;
-use crate::record::{ElectionRecord, State};
+use crate::record::{ElectionRecord, State, Stored, prune};
 use crate::telemetry;
 
 /// Records by key `<started_at_ms as 16 hex digits>-<id>`: lexicographic order is start order.
@@ -45,6 +45,8 @@ pub struct HistoryError {
 enum Op {
     /// Write a record; `saved` hears once it is committed to disk, and how.
     Put(Box<ElectionRecord>, Option<tokio::sync::oneshot::Sender<Saved>>),
+    /// Remove the record of this key (memory forgot it).
+    Forget(String),
     Flush(mpsc::Sender<()>),
 }
 
@@ -55,8 +57,11 @@ pub struct Restored {
     pub records: Vec<ElectionRecord>,
     /// Records that could not be read (lost).
     pub unreadable: usize,
-    /// Older records left on disk because the newer ones filled `max_bytes`.
+    /// Older records dropped from the file: beyond `keep`, or beyond
+    /// `max_bytes` once every older diagram was left out ([`prune`]).
     pub left_out: usize,
+    /// Records read back without their diagram, to fit `max_bytes`.
+    pub diagrams_left_out: usize,
     /// Where a damaged file was moved.
     pub damaged: Option<PathBuf>,
 }
@@ -83,9 +88,20 @@ fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
     Database::builder().set_cache_size(CACHE_BYTES).create(path)
 }
 
-/// Open `path` and read its newest records (newest first) within `keep` and `max_bytes`; with
-/// how many could not be read and how many older ones were left out.
-fn read(path: &Path, keep: usize, max_bytes: u64) -> Result<(Database, Vec<ElectionRecord>, usize, usize), Damage> {
+/// What a read left out of the file, to remove or rewrite there.
+#[derive(Debug, Default)]
+struct LeftOut {
+    /// Keys of records dropped (beyond `keep`, or beyond the bytes).
+    dropped: Vec<String>,
+    /// Records kept without their diagram.
+    stripped: Vec<ElectionRecord>,
+}
+
+/// Open `path` and read its newest `keep` records (oldest first) within
+/// `max_bytes` by the pruning rule memory follows ([`prune`]: the older
+/// diagrams left out first, then the older records); with how many could not
+/// be read and what was left out.
+fn read(path: &Path, keep: usize, max_bytes: u64) -> Result<(Database, Vec<ElectionRecord>, usize, LeftOut), Damage> {
     // redb checks a file's consistency with debug assertions in debug builds: a damaged file may
     // panic there where a release build returns an error. Either is damage.
     let opened = std::panic::catch_unwind(|| create(path)).map_err(|_| Damage::Unreadable("redb panicked".into()))?;
@@ -106,41 +122,82 @@ fn read(path: &Path, keep: usize, max_bytes: u64) -> Result<(Database, Vec<Elect
         let read = db.begin_read()?;
         let table = match read.open_table(RECORDS) {
             Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok((Vec::new(), 0, 0)),
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok((Vec::new(), 0, LeftOut::default())),
             Err(e) => return Err(e.into()),
         };
-        let (mut records, mut unreadable, mut weight, mut left_out) = (Vec::new(), 0, 0u64, 0);
-        let total = table.len()? as usize;
+        // First pass, newest first: what each weighs (one record held at a time).
+        let (mut weighed, mut unreadable, mut left) = (Vec::new(), 0, LeftOut::default());
         for row in table.iter()?.rev() {
-            if records.len() >= keep {
-                break;
+            let Ok((k, value)) = row else {
+                unreadable += 1;
+                continue;
+            };
+            if weighed.len() >= keep {
+                left.dropped.push(k.value().to_string());
+                continue;
             }
-            let Ok((_, value)) = row else {
+            let Ok(r) = serde_json::from_slice::<ElectionRecord>(value.value()) else {
                 unreadable += 1;
                 continue;
             };
-            let Ok(mut r) = serde_json::from_slice::<ElectionRecord>(value.value()) else {
+            weighed.push((k.value().to_string(), Stored::of(&r, DIAGRAM_LEFT_OUT)));
+        }
+        weighed.reverse();
+        let stored: Vec<Stored> = weighed.iter().map(|(_, s)| *s).collect();
+        let pruning = prune(&stored, max_bytes, keep);
+        // Second pass, oldest first: the records kept, as the rule keeps them.
+        let mut records = Vec::with_capacity(weighed.len() - pruning.records.len());
+        for (i, (k, _)) in weighed.into_iter().enumerate() {
+            if pruning.records.binary_search(&i).is_ok() {
+                left.dropped.push(k);
+                continue;
+            }
+            let Some(Ok(mut r)) = table.get(k.as_str())?.map(|v| serde_json::from_slice::<ElectionRecord>(v.value()))
+            else {
                 unreadable += 1;
                 continue;
             };
-            if weight + r.weight() > max_bytes && r.diagram_svg.is_some() {
+            if pruning.diagrams.binary_search(&i).is_ok() {
                 r.diagram_svg = None;
                 r.notes.push(DIAGRAM_LEFT_OUT.to_string());
+                left.stripped.push(r.clone());
             }
-            if weight + r.weight() > max_bytes {
-                left_out = total.min(keep).saturating_sub(records.len() + unreadable);
-                break;
-            }
-            weight += r.weight();
             records.push(r);
         }
-        Ok((records, unreadable, left_out))
+        Ok((records, unreadable, left))
     }));
     match scan {
-        Ok(Ok((records, unreadable, left_out))) => Ok((db, records, unreadable, left_out)),
+        Ok(Ok((records, unreadable, left))) => Ok((db, records, unreadable, left)),
         Ok(Err(e)) => Err(Damage::Unreadable(e.to_string())),
         Err(_) => Err(Damage::Unreadable("redb panicked while reading it".into())),
     }
+}
+
+/// Commit an empty transaction (so the pages the last one freed are free),
+/// then compact the file (so it gives them back to the file system).
+fn release(db: &mut Database) -> Result<(), String> {
+    db.begin_write().map_err(|e| e.to_string())?.commit().map_err(|e| e.to_string())?;
+    while db.compact().map_err(|e| e.to_string())? {}
+    Ok(())
+}
+
+/// Make the file hold what was read back: `left`'s dropped records removed,
+/// its stripped ones rewritten (the same records as memory, after [`prune`]).
+fn write_left_out(db: &Database, left: &LeftOut) -> Result<(), redb::Error> {
+    let tx = db.begin_write()?;
+    {
+        let mut table = tx.open_table(RECORDS)?;
+        for k in &left.dropped {
+            table.remove(k.as_str())?;
+        }
+        for r in &left.stripped {
+            if let Ok(bytes) = serde_json::to_vec(r) {
+                table.insert(key(r).as_str(), bytes.as_slice())?;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 /// Move a damaged file to `<path>.damaged-<unix ms>`; the new path.
@@ -198,18 +255,58 @@ pub struct History {
     /// `true` while writes succeed; `false` from the first failed commit
     /// until one succeeds again.
     writable: tokio::sync::watch::Receiver<bool>,
+    /// See [`History::max_bytes`].
+    max_bytes: u64,
+}
+
+/// The share of its volume the history's records may weigh: one in
+/// `VOLUME_SHARE`. The file holds more than the records weigh (JSON, redb's
+/// pages, and the copy a transaction writes before the old pages are free).
+pub const VOLUME_SHARE: u64 = 4;
+
+/// `max_bytes`, or [`VOLUME_SHARE`] of the volume holding `dir` if less,
+/// with a WARN naming both sizes.
+fn fit_the_volume(path: &Path, dir: &Path, max_bytes: u64) -> u64 {
+    let Some(volume) = volume_bytes(dir) else { return max_bytes };
+    let room = volume / VOLUME_SHARE;
+    if max_bytes <= room {
+        return max_bytes;
+    }
+    warn!(
+        path = %path.display(), volume_mib = volume >> 20, max_stored_mib = max_bytes >> 20, capped_mib = room >> 20,
+        "the election history's volume ({} MiB) is too small for controller.max_stored_mib ({} MiB): the stored \
+         records are kept to {} MiB (a {VOLUME_SHARE}th of the volume), in memory and on disk; give the volume at \
+         least {VOLUME_SHARE} times max_stored_mib",
+        volume >> 20, max_bytes >> 20, room >> 20
+    );
+    room
+}
+
+/// The size of the filesystem holding `dir` (`None`: unknown).
+fn volume_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a NUL-terminated path and `stat` a plain C struct statvfs fills in.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; statvfs only writes to `stat`.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut stat) };
+    #[allow(clippy::useless_conversion)] // u32 on some targets
+    let size = u64::from(stat.f_blocks).saturating_mul(u64::from(stat.f_frsize));
+    (rc == 0).then_some(size)
 }
 
 impl std::fmt::Debug for Op {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Op::Put(r, _) => write!(f, "Put({})", r.id),
+            Op::Forget(k) => write!(f, "Forget({k})"),
             Op::Flush(_) => f.write_str("Flush"),
         }
     }
 }
 
-fn key(r: &ElectionRecord) -> String {
+/// The key of `r` in the file.
+pub(crate) fn key(r: &ElectionRecord) -> String {
     format!("{:016x}-{}", r.started_at_ms, r.id)
 }
 
@@ -238,15 +335,29 @@ impl History {
     /// written to a fresh file.
     pub fn open(path: &Path, keep: usize, max_bytes: u64) -> Result<(History, Restored), HistoryError> {
         let fail = |reason: String| HistoryError { path: path.to_path_buf(), reason };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
-        }
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        let max_bytes = fit_the_volume(path, dir, max_bytes);
         let mut restored = Restored::default();
         let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
         let (db, mut records) = match if empty { Err(Damage::Empty) } else { read(path, keep, max_bytes) } {
-            Ok((db, records, unreadable, left_out)) => {
-                restored.left_out = left_out;
+            Ok((db, records, unreadable, left)) => {
                 if unreadable == 0 {
+                    restored.left_out = left.dropped.len();
+                    restored.diagrams_left_out = left.stripped.len();
+                    if (restored.left_out, restored.diagrams_left_out) != (0, 0) {
+                        warn!(
+                            path = %path.display(), loaded = records.len(), dropped = restored.left_out,
+                            diagrams_left_out = restored.diagrams_left_out,
+                            "the election history held more than controller.max_elections ({keep}) or \
+                             controller.max_stored_mib ({} MiB) allow: {} older records dropped and {} diagrams \
+                             left out (the oldest first)",
+                            max_bytes >> 20, restored.left_out, restored.diagrams_left_out
+                        );
+                        if let Err(e) = write_left_out(&db, &left) {
+                            warn!(path = %path.display(), error = %e, "could not drop them from the file yet");
+                        }
+                    }
                     (db, records)
                 } else {
                     drop(db);
@@ -275,15 +386,12 @@ impl History {
                 (create(path).map_err(|e| fail(e.to_string()))?, Vec::new())
             }
         };
-        if restored.left_out > 0 {
-            warn!(
-                path = %path.display(), loaded = records.len(), left_out = restored.left_out,
-                "the election history holds more than controller.max_stored_mib ({} MiB): loaded the most recent \
-                 records that fit, the older ones stay on disk until they are pruned",
-                max_bytes >> 20
-            );
+        let mut db = db;
+        // A file larger than its records (pruned, or grown by an earlier run's large diagrams)
+        // gives its free pages back before anything is written.
+        if let Err(e) = release(&mut db) {
+            debug!(path = %path.display(), error = %e, "compacting the election history failed");
         }
-        records.reverse();
         let mut interrupted = Vec::new();
         for r in &mut records {
             if !r.state.is_terminal() {
@@ -298,18 +406,32 @@ impl History {
         let writer_path = path.to_path_buf();
         let writer = std::thread::Builder::new()
             .name("history-writer".into())
-            .spawn(move || {
-                let bounds = Bounds { keep, max_bytes, bytes: None };
-                Writer { db: Some(db), path: writer_path, bounds, writable: writable_tx }.run(rx)
-            })
+            .spawn(move || Writer { db: Some(db), path: writer_path, writable: writable_tx }.run(rx))
             .map_err(|e| fail(format!("cannot start the writer: {e}")))?;
-        let history =
-            History { tx: Mutex::new(Some(tx)), writer: Mutex::new(Some(writer)), path: path.to_path_buf(), writable };
+        let history = History {
+            tx: Mutex::new(Some(tx)),
+            writer: Mutex::new(Some(writer)),
+            path: path.to_path_buf(),
+            writable,
+            max_bytes,
+        };
         for r in interrupted {
             history.put(&r);
         }
         restored.records = records;
         Ok((history, restored))
+    }
+
+    /// The bytes the stored records may weigh: `max_stored_mib`, or less
+    /// when the history's volume is smaller ([`VOLUME_SHARE`]). The records in
+    /// memory keep to it too, so both hold the same.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// Remove the record of history key `key` ([`key`]): memory forgot it.
+    pub fn forget(&self, key: String) {
+        self.send(Op::Forget(key));
     }
 
     /// The store's file.
@@ -375,16 +497,7 @@ impl History {
 struct Writer {
     db: Option<Database>,
     path: PathBuf,
-    bounds: Bounds,
     writable: tokio::sync::watch::Sender<bool>,
-}
-
-/// What the file may hold: at most `keep` records of at most `max_bytes`
-/// in all (`bytes`: their sum now, once counted).
-struct Bounds {
-    keep: usize,
-    max_bytes: u64,
-    bytes: Option<u64>,
 }
 
 impl Writer {
@@ -400,9 +513,9 @@ impl Writer {
                     telemetry::metrics().history_write_failed();
                     // redb refuses every later operation after an I/O error: reopen the file.
                     self.db = None;
-                    // Make room on its own, apart from the batch that failed (records beyond
-                    // `keep`), and try once more.
-                    self.prune();
+                    // Make room apart from the batch that failed (the oldest diagrams, then the
+                    // oldest records, as the memory drops them), and try once more.
+                    self.make_room(&ops);
                     self.write(&ops).map_err(|_| e)
                 });
                 let Err(error) = written else {
@@ -470,81 +583,109 @@ impl Writer {
         }
     }
 
-    /// One transaction with every record in `ops`, then the oldest beyond the bounds forgotten.
+    /// One transaction with every record and removal in `ops`.
     fn write(&mut self, ops: &[Op]) -> Result<(), String> {
-        self.transaction(|table, bounds| {
+        self.transaction(|table| {
             for op in ops {
-                if let Op::Put(r, _) = op {
-                    match serde_json::to_vec(&**r) {
+                match op {
+                    Op::Put(r, _) => match serde_json::to_vec(&**r) {
                         Ok(bytes) => {
-                            let old = table.insert(key(r).as_str(), bytes.as_slice())?.map_or(0, |v| v.value().len());
-                            if let Some(b) = bounds.bytes.as_mut() {
-                                *b = (*b + bytes.len() as u64).saturating_sub(old as u64);
-                            }
+                            table.insert(key(r).as_str(), bytes.as_slice())?;
                         }
                         Err(e) => warn!(election = %r.id, error = %e, "cannot encode a record"),
+                    },
+                    Op::Forget(k) => {
+                        table.remove(k.as_str())?;
                     }
+                    Op::Flush(_) => {}
                 }
             }
-            forget_beyond(table, bounds)
+            Ok(())
         })
     }
 
-    /// The oldest records beyond the bounds forgotten, in a transaction of their own (ignoring failure).
-    fn prune(&mut self) {
-        if let Err(e) = self.transaction(forget_beyond) {
-            debug!(path = %self.path.display(), error = %e, "pruning the election history failed");
+    /// The disk refused `ops`: free at least twice what they write (1 MiB at
+    /// least), in a transaction of its own, by dropping the oldest diagrams
+    /// (the pruning rule memory follows, never the batch's own; records
+    /// answered ended stay), with a WARN naming the count.
+    fn make_room(&mut self, ops: &[Op]) {
+        let batch: std::collections::HashSet<String> =
+            ops.iter().filter_map(|op| if let Op::Put(r, _) = op { Some(key(r)) } else { None }).collect();
+        let need: u64 =
+            ops.iter().map(|op| if let Op::Put(r, _) = op { 2 * r.weight() } else { 0 }).sum::<u64>().max(1 << 20);
+        let mut said = 0;
+        let result = self.transaction(|table| {
+            let mut others = Vec::new();
+            for row in table.iter()? {
+                let (k, v) = row?;
+                if batch.contains(k.value()) {
+                    continue;
+                }
+                if let Ok(r) = serde_json::from_slice::<ElectionRecord>(v.value()) {
+                    others.push((k.value().to_string(), Stored::of(&r, DIAGRAM_NOT_SAVED)));
+                }
+            }
+            let total: u64 = others.iter().map(|(_, s)| s.weight).sum();
+            let stored: Vec<Stored> = others.iter().map(|(_, s)| *s).collect();
+            let pruning = prune(&stored, total.saturating_sub(need), usize::MAX);
+            let pruning = crate::record::Pruning { records: Vec::new(), ..pruning };
+            // Diagrams only: a record answered ended stays, listed and on disk (a disk another
+            // file filled refuses elections until it has room again, see `run`).
+            for &i in &pruning.diagrams {
+                let k = others[i].0.as_str();
+                let Some(mut r) = table.get(k)?.and_then(|v| serde_json::from_slice::<ElectionRecord>(v.value()).ok())
+                else {
+                    continue;
+                };
+                r.diagram_svg = None;
+                r.notes.push(DIAGRAM_NOT_SAVED.to_string());
+                if let Ok(bytes) = serde_json::to_vec(&r) {
+                    table.insert(k, bytes.as_slice())?;
+                }
+            }
+            said = pruning.diagrams.len();
+            Ok(())
+        });
+        if result.is_ok()
+            && let Some(db) = self.db.as_mut()
+        {
+            // The pages a transaction frees are reused only once a later one commits; compaction
+            // then gives the file's free pages back to the file system.
+            if let Err(e) = release(db) {
+                debug!(path = %self.path.display(), error = %e, "compacting the election history failed");
+            }
         }
-        self.db = None;
+        match result {
+            Ok(()) if said > 0 => warn!(
+                path = %self.path.display(), diagrams = said,
+                "the election history's disk is full: dropped the diagrams of the {said} oldest records that had \
+                 one, on disk, to make room (memory keeps them until this controller restarts)"
+            ),
+            Ok(()) => {}
+            Err(e) => debug!(path = %self.path.display(), error = %e, "making room in the election history failed"),
+        }
     }
 
     /// Run `f` on the records' table in one write transaction, (re)opening the file first if needed.
     fn transaction(
         &mut self,
-        f: impl FnOnce(&mut redb::Table<&str, &[u8]>, &mut Bounds) -> Result<(), redb::Error>,
+        f: impl FnOnce(&mut redb::Table<&str, &[u8]>) -> Result<(), redb::Error>,
     ) -> Result<(), String> {
         if self.db.is_none() {
             self.db = Some(create(&self.path).map_err(|e| format!("cannot reopen: {e}"))?);
         }
         let db = self.db.as_ref().ok_or("no database")?;
-        let before = self.bounds.bytes;
-        let bounds = &mut self.bounds;
         let result = (|| -> Result<(), redb::Error> {
             let tx = db.begin_write()?;
             {
                 let mut table = tx.open_table(RECORDS)?;
-                if bounds.bytes.is_none() {
-                    let mut sum = 0u64;
-                    for row in table.iter()? {
-                        sum += row.map_or(0, |(_, v)| v.value().len() as u64);
-                    }
-                    bounds.bytes = Some(sum);
-                }
-                f(&mut table, bounds)?;
+                f(&mut table)?;
             }
             tx.commit()?;
             Ok(())
         })();
-        if result.is_err() {
-            // Nothing of the transaction happened.
-            self.bounds.bytes = before;
-        }
         result.map_err(|e| e.to_string())
     }
-}
-
-/// Forget the oldest records beyond `keep`, and beyond `max_bytes` in all.
-fn forget_beyond(table: &mut redb::Table<&str, &[u8]>, bounds: &mut Bounds) -> Result<(), redb::Error> {
-    let mut count = table.len()? as usize;
-    // By bytes, never the last record (a record fits alone: its diagram is capped below the bound).
-    while count > bounds.keep || (count > 1 && bounds.bytes.is_some_and(|b| b > bounds.max_bytes)) {
-        let Some(oldest) = table.pop_first()? else { break };
-        if let Some(b) = bounds.bytes.as_mut() {
-            *b = b.saturating_sub(oldest.1.value().len() as u64);
-        }
-        count -= 1;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -688,26 +829,37 @@ mod tests {
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
-    /// The file holds at most `max_bytes` of records: the oldest go first; reading back stops at the
-    /// same bound, leaving diagrams out before records.
+    /// The file holds what it is told (memory decides what to forget); reading back keeps to
+    /// `max_bytes` by the rule memory follows: the older diagrams are left out first, every one if
+    /// need be, before any record; then the older records. What was left out goes from the file
+    /// too, and the open counts both.
     #[test]
-    fn the_file_and_the_read_back_keep_within_their_bytes() {
+    fn the_read_back_keeps_within_its_bytes_as_memory_does() {
         let path = temp_path("bytes");
         let (h, _) = History::open(&path, 1_000, 64 * 1024).unwrap();
         for i in 1..=20 {
             let r = ElectionRecord { diagram_svg: Some("x".repeat(10_000).into()), ..record(i, State::Finished) };
             h.put(&r);
         }
+        h.forget(key(&record(1, State::Finished)));
+        h.close();
+        let (h, restored) = History::open(&path, 1_000, 64 * 1024).unwrap();
+        assert_eq!(restored.records.len(), 19, "every record but the forgotten one");
+        assert_eq!((restored.left_out, restored.diagrams_left_out), (0, 14));
+        assert!(restored.records[13].diagram_svg.is_none() && restored.records[13].notes == [DIAGRAM_LEFT_OUT]);
+        assert!(restored.records[14].diagram_svg.is_some(), "the newest keep theirs");
         h.close();
         let (h, restored) = History::open(&path, 1_000, u64::MAX).unwrap();
-        let kept = restored.records.len();
-        assert!((5..=7).contains(&kept), "{kept} records of about 10 KB within 64 KiB");
-        assert_eq!(restored.records.last().unwrap().id, "e20", "the newest stay");
+        let with: usize = restored.records.iter().filter(|r| r.diagram_svg.is_some()).count();
+        assert_eq!((restored.records.len(), with), (19, 5), "the file holds what was read back");
         h.close();
-        let (h, restored) = History::open(&path, 1_000, 25_000).unwrap();
-        assert!(restored.records.len() > 2, "older records read without their diagrams");
-        assert!(restored.records[0].diagram_svg.is_none() && restored.records[0].notes == [DIAGRAM_LEFT_OUT]);
-        assert!(restored.records.last().unwrap().diagram_svg.is_some());
+        let (h, restored) = History::open(&path, 1_000, 5_000).unwrap();
+        assert_eq!(restored.records.last().unwrap().id, "e20", "the newest stay");
+        assert_eq!(restored.left_out + restored.records.len(), 19);
+        assert!(restored.records.iter().all(|r| r.diagram_svg.is_none()));
+        h.close();
+        let (h, again) = History::open(&path, 1_000, u64::MAX).unwrap();
+        assert_eq!(again.records.len(), restored.records.len(), "the dropped records went from the file");
         h.close();
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }

@@ -277,6 +277,79 @@ impl ElectionRecord {
 /// map entries and allocator overhead).
 pub const RECORD_BYTES: u64 = 640;
 
+/// A stored record as [`prune`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stored {
+    /// Its [`ElectionRecord::weight`].
+    pub weight: u64,
+    /// Its weight without its diagram, with the note saying so (`None`: it has no diagram).
+    pub without_diagram: Option<u64>,
+}
+
+impl Stored {
+    /// `r` as it is, and as it would be without its diagram and with `note`.
+    pub fn of(r: &ElectionRecord, note: &str) -> Stored {
+        let weight = r.weight();
+        let diagram = r.diagram_svg.as_ref().map_or(0, |d| d.len() as u64);
+        Stored {
+            weight,
+            without_diagram: r.diagram_svg.is_some().then(|| weight - diagram + note.len() as u64 + NOTE_BYTES),
+        }
+    }
+}
+
+/// What a note adds to a record's weight beyond its text.
+const NOTE_BYTES: u64 = 24;
+
+/// What [`prune`] drops: indices into its input, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pruning {
+    /// Records that keep everything but their diagram.
+    pub diagrams: Vec<usize>,
+    /// Records forgotten.
+    pub records: Vec<usize>,
+}
+
+impl Pruning {
+    /// Nothing to drop.
+    pub fn is_empty(&self) -> bool {
+        self.diagrams.is_empty() && self.records.is_empty()
+    }
+}
+
+/// The one rule that keeps stored records within `max_bytes` and `keep`,
+/// applied alike to the records in memory, to the history file, and to what a
+/// restart reads back, so that all three hold the same records: the oldest
+/// diagrams go first, then the oldest whole records. `stored` is oldest first.
+pub fn prune(stored: &[Stored], max_bytes: u64, keep: usize) -> Pruning {
+    let mut total: u64 = stored.iter().map(|s| s.weight).sum();
+    let mut pruning = Pruning::default();
+    let mut after = Vec::with_capacity(stored.len());
+    for (i, s) in stored.iter().enumerate() {
+        match s.without_diagram {
+            Some(w) if total > max_bytes && w < s.weight => {
+                total -= s.weight - w;
+                pruning.diagrams.push(i);
+                after.push(w);
+            }
+            _ => after.push(s.weight),
+        }
+    }
+    let mut count = stored.len();
+    for (i, w) in after.into_iter().enumerate() {
+        if total <= max_bytes && count <= keep {
+            break;
+        }
+        total -= w;
+        count -= 1;
+        pruning.records.push(i);
+    }
+    // The forgotten are a prefix: a diagram dropped from one of them is not said twice.
+    let gone = pruning.records.len();
+    pruning.diagrams.retain(|&d| d >= gone);
+    pruning
+}
+
 /// One node's new belief about a kept leadership.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LeadershipChange {
@@ -337,4 +410,27 @@ pub(crate) fn static_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'sta
     let leaked: &'static str = Box::leak(s.into_boxed_str());
     set.insert(leaked);
     Ok(leaked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_diagram(weight: u64) -> Stored {
+        Stored { weight, without_diagram: Some(100) }
+    }
+
+    /// The pruning rule drops the oldest diagrams first, every one of them if need be, before any
+    /// record; then the oldest records; and `keep` bounds the count whatever the bytes.
+    #[test]
+    fn prune_drops_oldest_diagrams_then_oldest_records() {
+        let plain = Stored { weight: 100, without_diagram: None };
+        let stored = [with_diagram(1_000), plain, with_diagram(1_000), with_diagram(1_000)];
+        assert!(prune(&stored, 3_100, 10).is_empty(), "within the bounds");
+        assert_eq!(prune(&stored, 3_000, 10), Pruning { diagrams: vec![0], records: vec![] });
+        assert_eq!(prune(&stored, 1_300, 10), Pruning { diagrams: vec![0, 2], records: vec![] });
+        assert_eq!(prune(&stored, 400, 10), Pruning { diagrams: vec![0, 2, 3], records: vec![] });
+        assert_eq!(prune(&stored, 250, 10), Pruning { diagrams: vec![2, 3], records: vec![0, 1] });
+        assert_eq!(prune(&stored, 3_100, 3), Pruning { diagrams: vec![], records: vec![0] });
+    }
 }

@@ -43,6 +43,7 @@ use tracing::{error, info, warn};
 use crate::cluster::Cluster;
 use crate::config::ControllerConfig;
 use crate::history::History;
+use crate::record::Stored;
 use crate::telemetry;
 use ringleader_core::algo::spec::AlgorithmSpec;
 use ringleader_core::topology::TopologyKind;
@@ -401,6 +402,9 @@ impl Elections {
             // Forget the oldest finished elections beyond the limit; running ones stay.
             while reg.order.len() > self.config.max_elections {
                 let Some(pos) = reg.order.iter().rposition(|e| e.inspect(|r| r.state.is_terminal())) else { break };
+                if let (Some(h), Some(old)) = (&self.history, reg.order.get(pos)) {
+                    h.forget(old.inspect(crate::history::key));
+                }
                 reg.forget(pos);
             }
         }
@@ -447,18 +451,23 @@ impl Elections {
         entry
     }
 
-    /// Keep the final records within `max_stored_mib`: drop the oldest
-    /// diagrams first, then forget the oldest records. Returns the entries
-    /// whose diagrams were dropped (their records change on disk too).
-    fn keep_within(&self, reg: &mut Registry) -> Vec<Arc<Entry>> {
-        let cap = self.config.max_stored_mib << 20;
+    /// Keep the final records within `max_stored_mib` by the one pruning
+    /// rule the history follows too ([`crate::record::prune`]: the oldest
+    /// diagrams first, then the oldest records). Returns the entries whose
+    /// diagrams were dropped and the history keys of those forgotten (the
+    /// history follows both).
+    fn keep_within(&self, reg: &mut Registry) -> (Vec<Arc<Entry>>, Vec<String>) {
+        let cap = self.stored_cap();
+        if reg.stored <= cap {
+            return (Vec::new(), Vec::new());
+        }
+        let ended: Vec<Arc<Entry>> =
+            reg.order.iter().rev().filter(|e| e.inspect(|r| r.state.is_terminal())).cloned().collect();
+        let stored: Vec<Stored> = ended.iter().map(|e| e.inspect(|r| Stored::of(r, DIAGRAM_DROPPED))).collect();
+        let pruning = crate::record::prune(&stored, cap, usize::MAX);
         let mut dropped = Vec::new();
-        while reg.stored > cap {
-            let Some(e) =
-                reg.order.iter().rev().find(|e| e.inspect(|r| r.state.is_terminal() && r.diagram_svg.is_some()))
-            else {
-                break;
-            };
+        for &i in &pruning.diagrams {
+            let e = &ended[i];
             let before = e.counted();
             e.update(|r| {
                 r.diagram_svg = None;
@@ -468,11 +477,22 @@ impl Elections {
             reg.stored = reg.stored.saturating_sub(before) + e.count();
             dropped.push(e.clone());
         }
-        while reg.stored > cap {
-            let Some(pos) = reg.order.iter().rposition(|e| e.inspect(|r| r.state.is_terminal())) else { break };
-            reg.forget(pos);
+        let mut forgotten = Vec::new();
+        for &i in &pruning.records {
+            let key = ended[i].inspect(crate::history::key);
+            if let Some(pos) = reg.order.iter().position(|e| Arc::ptr_eq(e, &ended[i])) {
+                reg.forget(pos);
+                forgotten.push(key);
+            }
         }
-        dropped
+        (dropped, forgotten)
+    }
+
+    /// The bytes the stored records may weigh: `max_stored_mib`, or less
+    /// when the history's volume is smaller ([`History::max_bytes`]).
+    fn stored_cap(&self) -> u64 {
+        let cap = self.config.max_stored_mib << 20;
+        self.history.as_ref().map_or(cap, |h| cap.min(h.max_bytes()))
     }
 
     /// Bytes of final records held now ([`ElectionRecord::weight`]).
@@ -601,7 +621,7 @@ impl Elections {
             *current = r;
             Some(WatchEvent::Finished(Box::new(current.clone())))
         });
-        let dropped = {
+        let (dropped, forgotten) = {
             let mut reg = self.registry();
             if finished_ok {
                 reg.last_finished = Some(entry.clone());
@@ -612,8 +632,12 @@ impl Elections {
             self.keep_within(&mut reg)
         };
         if let Some(h) = &self.history {
+            // The history keeps what memory keeps: the same diagrams dropped, the same records forgotten.
             for e in dropped {
                 e.inspect(|r| h.put(r));
+            }
+            for key in forgotten {
+                h.forget(key);
             }
         }
         // Its memory and its running slot are free before anyone waiting hears that it ended.

@@ -6,7 +6,7 @@ use ringleader_controller::elections::{ElectionRecord, Mode, State};
 use ringleader_controller::history::History;
 use ringleader_node::runtime::{self, NodeConfig};
 use ringleader_proto::v1::{self as pb, agent_client::AgentClient};
-use ringleader_tests::{TestController, assert_correct, election, kept, leader_until, test_config};
+use ringleader_tests::{TestController, assert_correct, election, kept, leader_until, simulated, test_config};
 
 /// With `history_path` set, a controller that stops and starts again on the same file lists the same
 /// elections, in the same order, with the same verdicts, leaders and metrics; the kept leadership that
@@ -189,6 +189,58 @@ async fn get_leader_names_the_latest_record_when_none_finished() {
     assert!(!m.contains("yet"), "records exist: {m}");
     assert!(m.contains("1 election") && m.contains("e-cut") && m.contains("FAILED"), "{m}");
     assert!(m.contains("stopped while this election was running"), "the error is quoted: {m}");
+    ctl.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Stored records that outgrow `max_stored_mib` (1 MiB of SIMULATED records with diagrams): the
+/// controller drops the oldest diagrams, then the oldest records, in memory and in the history
+/// alike, so that stopped gracefully and started again on the same file it lists every record it
+/// listed, with the same notes (a dropped diagram says so). Before, the file dropped whole records
+/// by their encoded bytes while memory dropped diagrams: fewer came back, and nothing said so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_restart_keeps_every_listed_record() {
+    let dir = std::env::temp_dir().join(format!("ringleader-history-pruned-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = test_config(2);
+    config.controller.history_path = dir.join("history.redb").display().to_string();
+    config.controller.max_stored_mib = 1;
+    config.controller.max_diagram_kib = 256;
+    let ctl = TestController::start_with(config.clone()).await;
+    let mut client = ctl.client();
+    let with_diagram = pb::StartElectionRequest {
+        simulation: Some(pb::SimulationOptions { diagram: true, ..Default::default() }),
+        ..simulated("as-far", 48)
+    };
+    let list = |client: &mut ringleader_tests::Client| {
+        let mut client = client.clone();
+        async move { client.list_elections(pb::ListElectionsRequest::default()).await.unwrap().into_inner().elections }
+    };
+    let mut more = None;
+    for _ in 0..400 {
+        assert_correct(&client.start_election(with_diagram.clone()).await.unwrap().into_inner());
+        if more.is_none()
+            && list(&mut client).await.last().is_some_and(|e| e.notes.iter().any(|n| n.contains("dropped")))
+        {
+            more = Some(20);
+        }
+        more = more.map(|m: u32| m - 1);
+        if more == Some(0) {
+            break;
+        }
+    }
+    assert_eq!(more, Some(0), "the stored records never outgrew 1 MiB");
+    let before = list(&mut client).await;
+    ctl.stop().await;
+
+    let ctl = TestController::start_with(config).await;
+    let mut client = ctl.client();
+    let after = list(&mut client).await;
+    let ids = |l: &[pb::Election]| l.iter().map(|e| e.election_id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&after), ids(&before), "{} listed, {} back", before.len(), after.len());
+    for (a, b) in after.iter().zip(&before) {
+        assert_eq!(a.notes, b.notes, "{}", a.election_id);
+    }
     ctl.stop().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
