@@ -10,6 +10,14 @@
 //! reports NOT_SERVING, and `ringleader.history.write_failures` counts the
 //! failed commits. Service resumes by itself once the disk takes writes.
 //!
+//! The file holds the records memory holds: memory prunes by
+//! [`crate::record::prune`] (the oldest diagrams, then the oldest records)
+//! and the history follows, rewriting a record whose diagram went and
+//! removing one forgotten ([`History::forget`]); a read-back applies the same
+//! rule. At open the bound is capped to a [`VOLUME_SHARE`] of the volume, so
+//! the file never fills it; a write the disk refuses anyway first drops the
+//! oldest diagrams on disk.
+//!
 //! On start the controller reads the newest `max_elections` records back. A
 //! record that was still PENDING or RUNNING when the controller stopped ends
 //! FAILED, with an error saying so ([`INTERRUPTED`]): no election stays
@@ -325,8 +333,10 @@ impl History {
     /// Open (or create) the store at `path`, read back its newest `keep`
     /// records (oldest first, in-flight ones turned FAILED) that together
     /// weigh at most `max_bytes` ([`ElectionRecord::weight`]: beyond it the
-    /// older records' diagrams are left out, then the older records), and
-    /// start the writer, which keeps at most `keep` records on disk.
+    /// older records' diagrams are left out, then the older records, and
+    /// dropped from the file), or a [`VOLUME_SHARE`] of the volume if less
+    /// ([`History::max_bytes`]), and start the writer, which writes and
+    /// removes what it is told.
     ///
     /// A damaged file never stops the controller and is never taken quietly:
     /// an empty file, one redb cannot open, or one with unreadable records is

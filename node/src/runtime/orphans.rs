@@ -123,13 +123,15 @@ pub(crate) fn abort_orphans(node: &Node, grace: Duration, now: Instant) -> Vec<S
     }
     if !superseded.is_empty() {
         let count = superseded.len();
-        let mut old: Vec<u64> = superseded.iter().map(|(_, i)| *i).collect();
+        // In hex, as the controller logs its own.
+        let mut old: Vec<String> = superseded.iter().map(|(_, i)| format!("{i:016x}")).collect();
         old.sort_unstable();
         old.dedup();
         let named: Vec<&str> = superseded.iter().take(NAMED).map(|(id, _)| id.as_str()).collect();
         let more = if count > NAMED { format!(" and {} more", count - NAMED) } else { String::new() };
         warn!(
-            name = %node.cfg.name, count, old_incarnations = ?old, new_incarnation = newest,
+            name = %node.cfg.name, count, old_incarnations = ?old,
+            new_incarnation = format!("{newest:016x}"),
             "aborted the {count} election(s) a controller that is gone left here (its event streams closed, and \
              a new controller process came since, which cannot drive them): {}{more}",
             named.join(", ")
