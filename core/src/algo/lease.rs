@@ -348,7 +348,7 @@ impl Lease {
     /// What this node believes now.
     pub fn leadership(&self) -> Leadership {
         let record = self.observed.record;
-        let term = record.map_or(0, |r| r.transitions + 1);
+        let term = record.map_or(0, |r| r.transitions.saturating_add(1));
         let leader = match record {
             Some(r) if r.holder == self.id => self.leading().then_some(self.id),
             Some(r) if r.holder != 0 && !self.expired => Some(r.holder),
@@ -400,7 +400,7 @@ impl Lease {
         let old = self.observed.record;
         let acquire = old.is_none_or(|r| r.holder != self.id);
         let transitions = match old {
-            Some(r) if acquire => r.transitions + 1,
+            Some(r) if acquire => r.transitions.saturating_add(1),
             Some(r) => r.transitions,
             None => 0,
         };

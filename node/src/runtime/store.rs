@@ -66,6 +66,21 @@ struct Stored {
     leader_transitions: u64,
 }
 
+impl Stored {
+    /// Terms are transitions + 1: a record at the end of the term space is
+    /// corrupt or forged, refused like one that does not parse.
+    fn plausible(&self) -> Result<(), String> {
+        if self.leader_transitions >= ringleader_core::algo::MAX_TERM {
+            return Err(format!(
+                "leaderTransitions {} leaves no term (at most {})",
+                self.leader_transitions,
+                ringleader_core::algo::MAX_TERM - 1
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// One etcd endpoint as this process reaches it: shared by every election
 /// that names it, dropped with the last.
 struct Endpoint {
@@ -349,6 +364,7 @@ impl EtcdStore {
             "" => 0,
             h => h.parse().map_err(|_| format!("{}: holder `{h}` is not an id", self.key))?,
         };
+        stored.plausible().map_err(|e| format!("{}: {e}", self.key))?;
         self.acquired_ms.store(stored.acquire_time_ms, Ordering::Relaxed);
         let record =
             LeaseRecord { holder, duration_ms: stored.lease_duration_ms, transitions: stored.leader_transitions };
@@ -359,6 +375,28 @@ impl EtcdStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record whose `leaderTransitions` leaves no term (MAX_TERM and above, u64::MAX) is refused
+    /// as implausible, one just below is taken. Before, u64::MAX overflowed the term (`+ 1`): a
+    /// panic in a debug build, a wrap to term 0 in a release one.
+    #[test]
+    fn a_record_at_the_end_of_the_term_space_is_refused() {
+        let at = |t: u64| Stored { leader_transitions: t, ..empty() };
+        for t in [ringleader_core::algo::MAX_TERM, ringleader_core::algo::MAX_TERM + 1, u64::MAX] {
+            assert!(at(t).plausible().unwrap_err().contains("leaves no term"), "{t}");
+        }
+        assert!(at(ringleader_core::algo::MAX_TERM - 1).plausible().is_ok());
+    }
+
+    fn empty() -> Stored {
+        Stored {
+            holder_identity: String::new(),
+            lease_duration_ms: 0,
+            acquire_time_ms: 0,
+            renew_time_ms: 0,
+            leader_transitions: 0,
+        }
+    }
 
     /// An endpoint without a scheme gets `http://`; one that is not a URL is refused, saying so.
     #[test]
