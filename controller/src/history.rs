@@ -439,7 +439,7 @@ impl History {
         self.max_bytes
     }
 
-    /// Remove the record of history key `key` ([`key`]): memory forgot it.
+    /// Remove the record of history key `key` (see `key`): memory forgot it.
     pub fn forget(&self, key: String) {
         self.send(Op::Forget(key));
     }

@@ -18,7 +18,7 @@
 //! `UNAUTHENTICATED` (no or malformed credentials) or `PERMISSION_DENIED`
 //! (credentials that do not allow this call), counted in
 //! `ringleader.auth.refused` and logged without the secret, at most one
-//! WARN per [`WARN_INTERVAL`](crate::logs::WARN_INTERVAL) (with the number
+//! WARN per [`WARN_INTERVAL`] (with the number
 //! left out): a caller without a token makes as many as it likes. The health and
 //! reflection services stay open (probes and `grpcurl list`).
 
