@@ -106,14 +106,7 @@ async fn a_kept_leadership_is_broken_and_stopped_from_its_page() {
     tokio::task::spawn_blocking(move || {
         let b = Browser::start(&driver);
         b.go(&format!("{base}/"));
-        b.run(
-            "const s = document.querySelector('select[name=algorithm]'); s.value = 'bully'; \
-               s.dispatchEvent(new Event('change'));",
-        );
-        b.type_into("input[name=size]", "4");
-        b.click("input[name=keep_leader]");
-        b.click("#run");
-        b.wait_until("return location.pathname.startsWith('/elections/e');", "the election's page opens");
+        start_kept_bully_of_4(&b);
         let leader = "return Array.from(document.querySelectorAll('#topology-view .topo-node'))\
                       .filter(g => g.dataset.state === 'leader').map(g => Number(g.dataset.position));";
         b.wait_until(&format!("const l = (function () {{ {leader} }})(); return l.length === 1;"), "one leader shown");
@@ -331,14 +324,7 @@ async fn protected_reads_sign_a_browser_in_once() {
         b.type_into("#token", "full-token-16");
         b.click("#sign-in");
         b.wait_until("return document.querySelector('select[name=algorithm]') !== null;", "the lab, signed in");
-        b.run(
-            "const s = document.querySelector('select[name=algorithm]'); s.value = 'bully'; \
-               s.dispatchEvent(new Event('change'));",
-        );
-        b.type_into("input[name=size]", "4");
-        b.click("input[name=keep_leader]");
-        b.click("#run");
-        b.wait_until("return location.pathname.startsWith('/elections/e');", "the election's page opens");
+        start_kept_bully_of_4(&b);
         b.wait_until(
             "return Array.from(document.querySelectorAll('#topology-view .topo-node'))\
              .filter(g => g.dataset.state === 'leader').length === 1;",
@@ -354,4 +340,16 @@ async fn protected_reads_sign_a_browser_in_once() {
     })
     .await
     .unwrap();
+}
+
+/// From the lab's form: a kept bully leadership of 4 nodes, then wait for its page to open.
+fn start_kept_bully_of_4(b: &Browser) {
+    b.run(
+        "const s = document.querySelector('select[name=algorithm]'); s.value = 'bully'; \
+           s.dispatchEvent(new Event('change'));",
+    );
+    b.type_into("input[name=size]", "4");
+    b.click("input[name=keep_leader]");
+    b.click("#run");
+    b.wait_until("return location.pathname.startsWith('/elections/e');", "the election's page opens");
 }
