@@ -6,8 +6,11 @@
 //! minute per crash; `-- --algorithms bully,zookeeper` picks algorithms;
 //! `--option NAME=VALUE`, repeated, gives every election that algorithm
 //! option, e.g. `-- --algorithms raft --option lease=true`; `--setting
-//! 100/1000`, repeated, replaces the detector settings; `--no-etcd` leaves
-//! etcd out).
+//! 100/1000`, repeated, replaces the detector settings; `--members 3,5`
+//! replaces the cluster size of 5; `--trials N` the number of crashes per
+//! row; `--no-etcd` leaves etcd out).
+//! `-- --raft-vs-etcd` prints only the table "Raft beside etcd" of
+//! docs/performance.md instead (see [`raft_vs_etcd`]).
 //! Nothing is asserted; every figure is measured in this run and printed.
 //!
 //! * **Ringleader.** An embedded cluster of 5 nodes on loopback keeps a
@@ -46,13 +49,25 @@ use ringleader_core::algo::catalogue;
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{TestController, election, leaderless, test_config, unix_us};
 
+#[path = "failover/raft_vs_etcd.rs"]
+mod raft_vs_etcd;
+
 /// (heartbeat period, suspicion timeout) in ms.
 const SETTINGS: [(u64, u64); 4] = [(20, 80), (50, 200), (100, 400), (250, 1_000)];
+/// Cluster size unless `--members` says otherwise.
 const NODES: u32 = 5;
+
+type Client = pb::controller_client::ControllerClient<tonic::transport::Channel>;
 
 fn median(xs: &mut [u64]) -> u64 {
     xs.sort_unstable();
     if xs.is_empty() { 0 } else { xs[xs.len() / 2] }
+}
+
+/// The nearest-rank `q` quantile (0 < q <= 1) of `xs`, which is sorted.
+fn quantile(sorted: &[u64], q: f64) -> u64 {
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted.get(rank.clamp(1, sorted.len().max(1)) - 1).copied().unwrap_or(0)
 }
 
 fn summary(name: &str, xs: &mut [u64]) -> String {
@@ -60,19 +75,29 @@ fn summary(name: &str, xs: &mut [u64]) -> String {
         return format!("{name} -");
     }
     let med = median(xs);
-    format!("{name} {med} (max {})", xs.iter().max().unwrap())
+    format!("{name} {med} (p95 {}, max {})", quantile(xs, 0.95), xs[xs.len() - 1])
 }
 
-/// Failovers of one kept algorithm under one detector setting.
-async fn ringleader(
+/// What a client saw over repeated crashes of the agreed leader, with the controller's own figures.
+#[derive(Default)]
+struct Crashes {
+    /// Client-seen time from each crash until a new leader was agreed, in ms.
+    seen: Vec<u64>,
+    detection: Vec<u64>,
+    agreement: Vec<u64>,
+    messages: Vec<u64>,
+    /// Crashes after which no new leader was agreed within a minute.
+    failed: usize,
+}
+
+/// A kept election of `algorithm` on the controller's embedded nodes under one detector setting.
+async fn start_kept(
+    client: &mut Client,
     algorithm: &str,
     options: &[(String, String)],
     period_ms: u64,
     timeout_ms: u64,
-    crashes: usize,
-) -> String {
-    let ctl = TestController::start_with(test_config(NODES)).await;
-    let mut client = ctl.client();
+) -> Result<String, tonic::Status> {
     let req = pb::StartElectionRequest {
         keep_leader: true,
         wait: false,
@@ -81,17 +106,49 @@ async fn ringleader(
         options: options.iter().cloned().collect(),
         ..election(algorithm)
     };
-    let e = match client.start_election(req).await {
-        Ok(e) => e.into_inner(),
+    Ok(client.start_election(req).await?.into_inner().election_id)
+}
+
+/// Failovers of one kept algorithm under one detector setting.
+async fn ringleader(
+    algorithm: &str,
+    options: &[(String, String)],
+    (members, period_ms, timeout_ms): (u32, u64, u64),
+    crashes: usize,
+) -> String {
+    let ctl = TestController::start_with(test_config(members)).await;
+    let mut client = ctl.client();
+    let id = match start_kept(&mut client, algorithm, options, period_ms, timeout_ms).await {
+        Ok(id) => id,
         Err(s) => return format!("{algorithm}: refused: {}", s.message()),
     };
-    let id = e.election_id;
+    let mut c = crash_trials(&mut client, &id, crashes, timeout_ms).await;
+    let size = if members == NODES { String::new() } else { format!("{members} nodes ") };
+    let crash_row = format!(
+        "{algorithm:<12} {size}period {period_ms:>4} ms timeout {timeout_ms:>5} ms | crash   | {} | {} | {} | {} | {} crashes, {} without a new leader",
+        summary("client-seen ms", &mut c.seen),
+        summary("detection ms", &mut c.detection),
+        summary("agreement ms", &mut c.agreement),
+        summary("messages", &mut c.messages),
+        crashes,
+        c.failed,
+    );
+    let planned_row = planned(&mut client, &id, crashes, timeout_ms).await;
+    let _ = client.stop_election(pb::StopElectionRequest { election_id: id }).await;
+    ctl.stop().await;
+    format!(
+        "{crash_row}\n{algorithm:<12} {size}period {period_ms:>4} ms timeout {timeout_ms:>5} ms | planned | {planned_row}"
+    )
+}
+
+/// `crashes` crashes of the agreed leader of kept leadership `id`, each recovered once a new
+/// leader is agreed and followed by a rest of three timeouts.
+async fn crash_trials(client: &mut Client, id: &str, crashes: usize, timeout_ms: u64) -> Crashes {
     let agreed = |l: &pb::Leader| l.agreed && l.leader.is_some();
-    let (mut seen, mut detection, mut agreement, mut messages) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut failed = 0;
+    let mut c = Crashes::default();
     for _ in 0..crashes {
-        let Some(before) = poll(&mut client, &id, Duration::from_secs(30), agreed).await else {
-            failed += 1;
+        let Some(before) = poll(client, id, Duration::from_secs(30), agreed).await else {
+            c.failed += 1;
             break;
         };
         let crash = pb::InjectFaultRequest {
@@ -105,17 +162,17 @@ async fn ringleader(
         let fault = client.inject_fault(crash).await.expect("crash the leader").into_inner();
         let t0 = Instant::now();
         let new = |l: &pb::Leader| agreed(l) && l.term > before.term && l.leader != before.leader;
-        match poll(&mut client, &id, Duration::from_secs(60), new).await {
-            Some(_) => seen.push(t0.elapsed().as_millis() as u64),
-            None => failed += 1,
+        match poll(client, id, Duration::from_secs(60), new).await {
+            Some(_) => c.seen.push(t0.elapsed().as_millis() as u64),
+            None => c.failed += 1,
         }
         // The controller's figures; the message count arrives a moment after agreement.
         let with_messages = |l: &pb::Leader| l.last_failover.as_ref().is_some_and(|f| f.messages.is_some());
-        if let Some(l) = poll(&mut client, &id, Duration::from_secs(10), with_messages).await {
+        if let Some(l) = poll(client, id, Duration::from_secs(10), with_messages).await {
             let f = l.last_failover.unwrap();
-            detection.extend(f.detection_ms);
-            agreement.extend(f.agreement_ms);
-            messages.extend(f.messages);
+            c.detection.extend(f.detection_ms);
+            c.agreement.extend(f.agreement_ms);
+            c.messages.extend(f.messages);
         }
         let node = fault.description.trim_start_matches("crash ").to_string();
         let recover = pb::InjectFaultRequest {
@@ -125,29 +182,11 @@ async fn ringleader(
         client.inject_fault(recover).await.expect("recover");
         tokio::time::sleep(Duration::from_millis(timeout_ms * 3)).await;
     }
-    let crash_row = format!(
-        "{algorithm:<12} period {period_ms:>4} ms timeout {timeout_ms:>5} ms | crash   | {} | {} | {} | {} | {} crashes, {failed} without a new leader",
-        summary("client-seen ms", &mut seen),
-        summary("detection ms", &mut detection),
-        summary("agreement ms", &mut agreement),
-        summary("messages", &mut messages),
-        crashes,
-    );
-    let planned_row = planned(&mut client, &id, crashes, timeout_ms).await;
-    let _ = client.stop_election(pb::StopElectionRequest { election_id: id }).await;
-    ctl.stop().await;
-    format!(
-        "{crash_row}\n{algorithm:<12} period {period_ms:>4} ms timeout {timeout_ms:>5} ms | planned | {planned_row}"
-    )
+    c
 }
 
 /// `stops` planned stops of the agreed leader of kept leadership `id`, each recovered afterwards.
-async fn planned(
-    client: &mut pb::controller_client::ControllerClient<tonic::transport::Channel>,
-    id: &str,
-    stops: usize,
-    timeout_ms: u64,
-) -> String {
+async fn planned(client: &mut Client, id: &str, stops: usize, timeout_ms: u64) -> String {
     let agreed = |l: &pb::Leader| l.agreed && l.leader.is_some();
     let (mut seen, mut handover, mut leaderless) = (Vec::new(), Vec::new(), Vec::new());
     let (mut failed, mut not_handed) = (0, 0);
@@ -225,17 +264,12 @@ async fn round_trip_us(n: usize) -> u64 {
     median(&mut xs)
 }
 
-async fn poll(
-    client: &mut pb::controller_client::ControllerClient<tonic::transport::Channel>,
-    id: &str,
-    within: Duration,
-    ok: impl Fn(&pb::Leader) -> bool,
-) -> Option<pb::Leader> {
+async fn poll(client: &mut Client, id: &str, within: Duration, ok: impl Fn(&pb::Leader) -> bool) -> Option<pb::Leader> {
     poll_every(client, id, within, Duration::from_millis(5), ok).await
 }
 
 async fn poll_every(
-    client: &mut pb::controller_client::ControllerClient<tonic::transport::Channel>,
+    client: &mut Client,
     id: &str,
     within: Duration,
     every: Duration,
@@ -262,39 +296,54 @@ fn free_port() -> u16 {
 struct Etcd {
     members: Vec<Option<Child>>,
     clients: Vec<String>,
+    /// Each member's command line, to start it again after a kill.
+    commands: Vec<Vec<String>>,
     dir: std::path::PathBuf,
 }
 
 impl Etcd {
-    fn start(heartbeat_ms: u64, election_ms: u64) -> Option<Etcd> {
+    /// A new cluster of `n` members on loopback, each started; `None` if etcd is not installed.
+    fn start(n: u32, heartbeat_ms: u64, election_ms: u64) -> Option<Etcd> {
         Command::new("etcd").arg("--version").output().ok()?;
-        let dir = std::env::temp_dir().join(format!("ringleader-etcd-{}-{heartbeat_ms}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("ringleader-etcd-{}-{n}-{heartbeat_ms}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let peers: Vec<(u16, u16)> = (0..NODES).map(|_| (free_port(), free_port())).collect();
+        let peers: Vec<(u16, u16)> = (0..n).map(|_| (free_port(), free_port())).collect();
         let initial: Vec<String> =
             peers.iter().enumerate().map(|(i, (_, p))| format!("m{i}=http://127.0.0.1:{p}")).collect();
-        let mut members = Vec::new();
-        for (i, (c, p)) in peers.iter().enumerate() {
-            let child = Command::new("etcd")
-                .args(["--name", &format!("m{i}")])
-                .arg("--data-dir")
-                .arg(dir.join(format!("m{i}")))
-                .args(["--listen-client-urls", &format!("http://127.0.0.1:{c}")])
-                .args(["--advertise-client-urls", &format!("http://127.0.0.1:{c}")])
-                .args(["--listen-peer-urls", &format!("http://127.0.0.1:{p}")])
-                .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{p}")])
-                .args(["--initial-cluster", &initial.join(",")])
-                .args(["--initial-cluster-state", "new", "--initial-cluster-token", "ringleader-bench"])
-                .args(["--heartbeat-interval", &heartbeat_ms.to_string()])
-                .args(["--election-timeout", &election_ms.to_string()])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .ok()?;
-            members.push(Some(child));
-        }
+        let commands = peers
+            .iter()
+            .enumerate()
+            .map(|(i, (c, p))| {
+                let data = dir.join(format!("m{i}")).to_string_lossy().into_owned();
+                #[rustfmt::skip]
+                let args = [
+                    "--name", &format!("m{i}"), "--data-dir", &data,
+                    "--listen-client-urls", &format!("http://127.0.0.1:{c}"),
+                    "--advertise-client-urls", &format!("http://127.0.0.1:{c}"),
+                    "--listen-peer-urls", &format!("http://127.0.0.1:{p}"),
+                    "--initial-advertise-peer-urls", &format!("http://127.0.0.1:{p}"),
+                    "--initial-cluster", &initial.join(","),
+                    "--initial-cluster-state", "new", "--initial-cluster-token", "ringleader-bench",
+                    "--heartbeat-interval", &heartbeat_ms.to_string(),
+                    "--election-timeout", &election_ms.to_string(),
+                ]
+                .map(String::from);
+                args.to_vec()
+            })
+            .collect();
         let clients = peers.iter().map(|(c, _)| format!("127.0.0.1:{c}")).collect();
-        Some(Etcd { members, clients, dir })
+        let mut etcd = Etcd { members: (0..n).map(|_| None).collect(), clients, commands, dir };
+        for i in 0..n as usize {
+            etcd.restart(i).then_some(())?;
+        }
+        Some(etcd)
+    }
+
+    /// Start member `i` (again, on its data directory); false if it would not start.
+    fn restart(&mut self, i: usize) -> bool {
+        let child = Command::new("etcd").args(&self.commands[i]).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+        self.members[i] = child.ok();
+        self.members[i].is_some()
     }
 
     /// The Raft leader's member index as reported by member `via`.
@@ -356,11 +405,11 @@ impl Drop for Etcd {
 }
 
 /// Raft failovers of a 5-member etcd cluster: SIGKILL the leader, time until a survivor names a new one.
-fn etcd_raft(heartbeat_ms: u64, election_ms: u64, crashes: usize) -> String {
+fn etcd_raft(members: u32, heartbeat_ms: u64, election_ms: u64, crashes: usize) -> String {
     let mut seen = Vec::new();
     let mut failed = 0;
     for _ in 0..crashes {
-        let Some(mut etcd) = Etcd::start(heartbeat_ms, election_ms) else {
+        let Some(mut etcd) = Etcd::start(members, heartbeat_ms, election_ms) else {
             return "etcd: not installed (apt-get install etcd-server etcd-client)".into();
         };
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -380,7 +429,7 @@ fn etcd_raft(heartbeat_ms: u64, election_ms: u64, crashes: usize) -> String {
         std::thread::sleep(Duration::from_millis(election_ms * 2));
         etcd.kill(leader);
         let t0 = Instant::now();
-        let survivor = (0..NODES as usize).find(|&i| i != leader).unwrap();
+        let survivor = (0..members as usize).find(|&i| i != leader).unwrap();
         let mut got = false;
         while t0.elapsed() < Duration::from_secs(30) {
             if etcd.leader(survivor).is_some_and(|l| l != leader) {
@@ -395,15 +444,16 @@ fn etcd_raft(heartbeat_ms: u64, election_ms: u64, crashes: usize) -> String {
             failed += 1;
         }
     }
+    let size = if members == NODES { String::new() } else { format!("{members} members ") };
     format!(
-        "etcd raft    heartbeat {heartbeat_ms:>4} ms election {election_ms:>5} ms | {} | {crashes} crashes, {failed} without a new leader",
+        "etcd raft    {size}heartbeat {heartbeat_ms:>4} ms election {election_ms:>5} ms | {} | {crashes} crashes, {failed} without a new leader",
         summary("client-seen ms", &mut seen)
     )
 }
 
 /// `etcdctl elect`: two campaigners, SIGKILL the leading one, time until the other leads.
 fn etcdctl_elect() -> String {
-    let Some(etcd) = Etcd::start(100, 1_000) else { return "etcdctl elect: etcd not installed".into() };
+    let Some(etcd) = Etcd::start(NODES, 100, 1_000) else { return "etcdctl elect: etcd not installed".into() };
     std::thread::sleep(Duration::from_secs(3));
     let campaign = |name: &str| {
         Command::new("etcdctl")
@@ -441,46 +491,83 @@ fn etcdctl_elect() -> String {
     }
 }
 
+/// The command line, parsed.
+struct Args {
+    quick: bool,
+    etcd: bool,
+    raft_vs_etcd: bool,
+    /// `--trials N`, if given.
+    trials: Option<usize>,
+    algorithms: Vec<String>,
+    options: Vec<(String, String)>,
+    /// `--setting P/T`, repeated (none: the mode's own).
+    settings: Vec<(u64, u64)>,
+    /// `--members 3,5` (none: the mode's own).
+    members: Vec<u32>,
+}
+
+impl Args {
+    fn parse() -> Args {
+        let args: Vec<String> = std::env::args().collect();
+        let flag = |name: &str| args.iter().any(|a| a == name);
+        let value = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1));
+        let list = |name: &str| value(name).map(|s| s.split(',').map(String::from).collect::<Vec<_>>());
+        Args {
+            quick: flag("--quick"),
+            etcd: !flag("--no-etcd"),
+            raft_vs_etcd: flag("--raft-vs-etcd"),
+            trials: value("--trials").and_then(|n| n.parse().ok()),
+            algorithms: list("--algorithms").unwrap_or_else(|| {
+                catalogue::CATALOGUE.iter().filter(|s| s.kept.is_some()).map(|s| s.name.to_string()).collect()
+            }),
+            options: args
+                .windows(2)
+                .filter(|w| w[0] == "--option")
+                .filter_map(|w| w[1].split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+                .collect(),
+            settings: args
+                .windows(2)
+                .filter(|w| w[0] == "--setting")
+                .filter_map(|w| w[1].split_once('/').and_then(|(p, t)| Some((p.parse().ok()?, t.parse().ok()?))))
+                .collect(),
+            members: list("--members").unwrap_or_default().iter().filter_map(|m| m.parse().ok()).collect(),
+        }
+    }
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let crashes = if quick { 3 } else { 10 };
-    let algorithms: Vec<String> = match args.iter().position(|a| a == "--algorithms") {
-        Some(i) => args.get(i + 1).map(|s| s.split(',').map(String::from).collect()).unwrap_or_default(),
-        None => catalogue::CATALOGUE.iter().filter(|s| s.kept.is_some()).map(|s| s.name.to_string()).collect(),
-    };
-    let options: Vec<(String, String)> = args
-        .windows(2)
-        .filter(|w| w[0] == "--option")
-        .filter_map(|w| w[1].split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
-        .collect();
+    let args = Args::parse();
+    if args.raft_vs_etcd {
+        return raft_vs_etcd::run(&args).await;
+    }
+    let crashes = args.trials.unwrap_or(if args.quick { 3 } else { 10 });
+    let options = &args.options;
+    let sizes = if args.members.is_empty() { vec![NODES] } else { args.members.clone() };
+    let sizes_text = sizes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     println!(
-        "failover of kept leaderships on {NODES} loopback nodes, {crashes} crashes and {crashes} planned stops per setting (medians, max){}",
+        "failover of kept leaderships on {sizes_text} loopback nodes, {crashes} crashes and {crashes} planned stops per setting (medians, p95, max){}",
         if options.is_empty() { String::new() } else { format!(", options {options:?}") }
     );
     println!("a gRPC round trip on loopback (ListAlgorithms, median of 200): {} µs", round_trip_us(200).await);
-    let mut settings: Vec<(u64, u64)> = args
-        .windows(2)
-        .filter(|w| w[0] == "--setting")
-        .filter_map(|w| w[1].split_once('/').and_then(|(p, t)| Some((p.parse().ok()?, t.parse().ok()?))))
-        .collect();
-    if settings.is_empty() {
-        settings = SETTINGS.to_vec();
-    }
-    let etcd = !args.iter().any(|a| a == "--no-etcd");
-    for &(period, timeout) in &settings {
-        for a in &algorithms {
-            println!("{}", ringleader(a, &options, period, timeout, crashes).await);
+    let settings = if args.settings.is_empty() { SETTINGS.to_vec() } else { args.settings.clone() };
+    // etcd restarts its cluster for every crash: fewer of them unless asked.
+    let etcd_crashes = args.trials.unwrap_or(crashes.min(5));
+    for &members in &sizes {
+        for &(period, timeout) in &settings {
+            for a in &args.algorithms {
+                println!("{}", ringleader(a, options, (members, period, timeout), crashes).await);
+            }
+            if !args.etcd {
+                continue;
+            }
+            // etcd refuses an election timeout below five heartbeats.
+            let election = timeout.max(5 * period);
+            let row = tokio::task::spawn_blocking(move || etcd_raft(members, period, election, etcd_crashes));
+            println!("{}", row.await.unwrap());
         }
-        if !etcd {
-            continue;
-        }
-        // etcd refuses an election timeout below five heartbeats.
-        let election = timeout.max(5 * period);
-        println!("{}", tokio::task::spawn_blocking(move || etcd_raft(period, election, crashes.min(5))).await.unwrap());
     }
-    if !quick && etcd {
+    if !args.quick && args.etcd {
         println!("{}", tokio::task::spawn_blocking(etcdctl_elect).await.unwrap());
     }
 }
