@@ -107,8 +107,8 @@ mod tests {
                 transfer: false,
             },
             Msg::RaftVote { term: 3, granted: true, pre_vote: false },
-            Msg::AppendEntries { term: 3, leader: 4 },
-            Msg::AppendAck { term: 5, success: false },
+            Msg::AppendEntries { term: 3, leader: 4, round: 6 },
+            Msg::AppendAck { term: 5, success: false, round: 7, last_log_term: 2, last_log_index: 9 },
             Msg::TimeoutNow { term: 3 },
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();

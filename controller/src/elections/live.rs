@@ -120,9 +120,24 @@ fn place(cluster: &Cluster, plan: &Plan) -> Result<Vec<Arc<Node>>, String> {
         .collect()
 }
 
+/// The seed of the nodes' coins: the plan's, or a random one for a kept
+/// leadership without a seed (see [`prepare_requests`]).
+fn coin_seed(plan: &Plan) -> u64 {
+    if plan.seed != 0 || !plan.keep_leader {
+        return plan.seed;
+    }
+    // No entropy (never seen): the nodes still draw apart from one another, only alike across runs.
+    getrandom::u64().unwrap_or(0)
+}
+
 /// What each position's node is told before anyone starts: its id, whether
 /// it initiates, its coin, and where each port leads (`addresses[i]` is the
 /// node of position `i`; a port that only receives has no address).
+///
+/// The coins are the simulator's for the plan's seed, except for a kept
+/// leadership with no seed (0): its coins (Raft's election timeouts, say)
+/// come from a random seed of this run, so two runs do not draw the same
+/// timeouts; give a seed to draw the same ones again.
 fn prepare_requests(
     plan: &Plan,
     election_id: &str,
@@ -135,6 +150,7 @@ fn prepare_requests(
     for &p in &plan.initiators {
         is_initiator[p as usize] = true;
     }
+    let coins = coin_seed(plan);
     (0..n)
         .map(|i| {
             let ports = plan
@@ -159,7 +175,7 @@ fn prepare_requests(
                 ports,
                 initiator: is_initiator[i],
                 // The same bits the simulator gives this position for this seed.
-                coin: ringleader_core::algo::coin(plan.seed, i as u32),
+                coin: ringleader_core::algo::coin(coins, i as u32),
                 keep_leader: plan.keep_leader,
                 detector: plan.keep_leader.then_some(pb::FailureDetector {
                     period_ms: plan.detector.period_ms,
@@ -592,6 +608,20 @@ mod tests {
         let kept = prepare_requests(&plan(true), "e1", &addresses, "", 7);
         assert!(kept[0].keep_leader);
         assert_eq!(kept[0].detector, Some(pb::FailureDetector { period_ms: 50, timeout_ms: 200 }));
+    }
+
+    /// A kept leadership with no seed draws its coins from a random seed per run (two runs, two
+    /// draws; before, every run drew Raft's timeouts alike), while a seed gives the simulator's
+    /// coins, and a one-shot election keeps seed 0's.
+    #[test]
+    fn an_unseeded_kept_leadership_draws_new_coins_each_run() {
+        let addresses = ["a:1", "b:2", "c:3"];
+        let coins = |plan: &Plan| prepare_requests(plan, "e1", &addresses, "", 7)[1].coin;
+        let unseeded = Plan { seed: 0, ..plan(true) };
+        assert_ne!(coins(&unseeded), coins(&unseeded), "two runs, two draws");
+        assert_eq!(coins(&plan(true)), ringleader_core::algo::coin(7, 1));
+        let one_shot = Plan { seed: 0, ..plan(false) };
+        assert_eq!(coins(&one_shot), ringleader_core::algo::coin(0, 1));
     }
 
     /// The election on the ring of `plan` (0 -> 1 -> 2 -> 0 on port 1; port 0 receives) is over only when

@@ -65,7 +65,7 @@ pub fn kept_messages(term: u64, from: u64, to: u64, count: u32) -> Vec<Msg> {
         Msg::LeaseRenew { term: x, leader: from },
         Msg::Handover { term: x, successor: to },
         Msg::Handover { term: x, successor: from },
-        Msg::AppendEntries { term: x, leader: from },
+        Msg::AppendEntries { term: x, leader: from, round: 1 },
         Msg::TimeoutNow { term: x },
     ];
     for f in [false, true] {
@@ -83,7 +83,7 @@ pub fn kept_messages(term: u64, from: u64, to: u64, count: u32) -> Vec<Msg> {
                 transfer: f,
             },
             Msg::RaftVote { term: x, granted: f, pre_vote: f },
-            Msg::AppendAck { term: x, success: f },
+            Msg::AppendAck { term: x, success: f, round: 1, last_log_term: 0, last_log_index: 0 },
         ]);
     }
     all

@@ -365,6 +365,9 @@ messages! {
         term: u64,
         /// The leader's id (the sender's own).
         leader: u64,
+        /// The heartbeat round of the term (1, 2, ...), echoed by the answer
+        /// so that the leader credits its lease to the round (thesis §6.4.1).
+        round: u64,
     } => "append_entries", pb::AppendEntries, Traffic::Upkeep;
     /// Raft's answer to `AppendEntries`.
     AppendAck {
@@ -372,6 +375,13 @@ messages! {
         term: u64,
         /// The receiver follows the sender in `term`.
         success: bool,
+        /// The round of the `AppendEntries` answered.
+        round: u64,
+        /// Term of the receiver's last log entry (the leader picks an
+        /// up-to-date successor by it, thesis §3.10).
+        last_log_term: u64,
+        /// Index of the receiver's last log entry.
+        last_log_index: u64,
     } => "append_ack", pb::AppendAck, Traffic::Upkeep;
     /// Raft `TimeoutNow` (leadership transfer, thesis §3.10): the leader of
     /// `term` asks the receiver to run at once.

@@ -371,6 +371,6 @@ fn kept_nodes_take_no_messages() {
     let (mut a, _) = testing::started(node(2));
     let refused = a.on_message(0, Msg::Notify { leader: 1 }, &mut Outbox::default());
     assert!(matches!(refused, Err(AlgoError::UnexpectedKind { .. })), "{refused:?}");
-    let forged = a.on_message(0, Msg::AppendEntries { term: u64::MAX, leader: 1 }, &mut Outbox::default());
+    let forged = a.on_message(0, Msg::AppendEntries { term: u64::MAX, leader: 1, round: 1 }, &mut Outbox::default());
     assert!(matches!(forged, Err(AlgoError::Implausible { field: "term", .. })), "{forged:?}");
 }
