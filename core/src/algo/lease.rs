@@ -123,9 +123,11 @@
 
 use super::detector::DetectorConfig;
 use super::kept::Peers;
-use super::spec::{self, AlgorithmSpec, Assumptions, Candidates, KeptSpec};
+use super::spec::{self, AlgoOption, AlgorithmSpec, Assumptions, Candidates, KeptSpec};
 use super::store::{LeaseRecord, StoreOp, StoreReply};
-use super::{AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, TimerId};
+use super::{
+    AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Options, Outbox, Port, Reports, Role, TimerId,
+};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -150,7 +152,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     exact: Some(|n, _| n.saturating_sub(1)),
     candidates: Candidates::Initiators,
     kept: Some(KeptSpec {
-        build: |c, d| Box::new(Lease::with_config(c, LeaseConfig::for_detector(d))),
+        build: |c, d| Box::new(Lease::with_config(c, LeaseConfig::for_detector(d).with_chosen(c.options))),
         heartbeats_per_period: |_| 0,
         // Store operations, not messages: one per node and RetryPeriod.
         election_load_per_second: |topo, d| {
@@ -163,6 +165,16 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     // Not measured by examples/memory: a node is a few words and a peers list.
     uses_store: true,
     heap_bytes_per_position: 512,
+    options: &[AlgoOption {
+        name: "renew_from",
+        help: "where a holder measures RenewDeadline from: round (client-go's: from the start of each \
+               renewal round, a RetryPeriod after the last success) or send (stricter: from the send of \
+               each write, which tolerates twice the clock-rate error); default round",
+        per_node: false,
+        kept_only: true,
+        check: |v| RenewFrom::parse(v).map(|_| ()),
+        lease: None,
+    }],
     ..machine!(Lease::new)
 };
 
@@ -174,10 +186,49 @@ const NAME: &str = "lease";
 pub const RETRY_TIMER: TimerId = 0;
 /// Timer: the record observed last has not changed for LeaseDuration.
 pub const EXPIRE_TIMER: TimerId = 1;
-/// Timers: the renew deadlines of two writes (the one led on, and the one in flight).
+/// Timers: renew deadlines. [`RenewFrom::Round`] uses the first, the
+/// deadline of the renewal round running; [`RenewFrom::Send`] both, the
+/// deadlines of two writes (the one led on, and the one in flight).
 pub const DEADLINE_TIMERS: [TimerId; 2] = [2, 3];
 /// Timer: the operation in flight got no answer in time.
 pub const OP_TIMER: TimerId = 4;
+
+/// client-go's `JitterFactor`, in tenths: a node that does not lead waits
+/// RetryPeriod plus a draw in [0, 1.2·RetryPeriod) between tries.
+pub const JITTER_FACTOR_TENTHS: u64 = 12;
+
+/// How many different jitter draws a node cycles through (its state stays
+/// finite for the model checker).
+const DRAWS: u8 = 8;
+
+/// The longest lease duration a record is believed to carry, in ms (a day):
+/// a record from the store claiming more (corrupt or forged) is judged as if
+/// it said a day, so that it cannot hold the election for ever.
+pub const MAX_RECORD_DURATION_MS: u64 = 86_400_000;
+
+/// Where a holder measures RenewDeadline from (the `renew_from` option).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RenewFrom {
+    /// client-go's: from the start of each renewal round, which begins a
+    /// RetryPeriod after the last success; a holder leads up to RetryPeriod
+    /// + RenewDeadline after its last success.
+    #[default]
+    Round,
+    /// Stricter: from the send of each write; a holder leads at most
+    /// RenewDeadline after sending its last successful write.
+    Send,
+}
+
+impl RenewFrom {
+    /// `round` or `send`.
+    pub fn parse(value: &str) -> Result<RenewFrom, String> {
+        match value {
+            "round" => Ok(RenewFrom::Round),
+            "send" => Ok(RenewFrom::Send),
+            _ => Err(format!("`{value}` is not where RenewDeadline runs from: round or send")),
+        }
+    }
+}
 
 /// client-go's timing, in milliseconds (virtual ones in the simulator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -186,12 +237,15 @@ pub struct LeaseConfig {
     pub keep: bool,
     /// How long a record must stay unchanged, by an observer's clock, before it may take it.
     pub lease_duration_ms: u64,
-    /// How long after sending its last successful write a holder keeps leading.
+    /// How long a holder keeps trying to renew before it stops leading,
+    /// measured as [`LeaseConfig::renew_from`] says.
     pub renew_deadline_ms: u64,
     /// How often a node tries to acquire or renew.
     pub retry_period_ms: u64,
     /// One-shot: an initiator's first try per rank (the best id tries at once).
     pub rank_ms: u64,
+    /// Where RenewDeadline runs from.
+    pub renew_from: RenewFrom,
 }
 
 /// A [`LeaseConfig`] that cannot work.
@@ -201,9 +255,36 @@ pub struct ConfigError(pub String);
 
 /// How long after the last fault heals every live node follows one live
 /// holder, store operations taking at most `delay_ms` there and back (see
-/// "Convergence" above): LD + 3RP + 4δ.
+/// "Convergence" above): LD + 3J + 4δ, J = 2.2·RP the longest wait between
+/// a non-holder's tries.
 pub fn convergence_bound_ms(c: LeaseConfig, delay_ms: u64) -> u64 {
-    c.lease_duration_ms + 3 * c.retry_period_ms + 4 * delay_ms
+    c.lease_duration_ms + 3 * longest_wait_ms(c.retry_period_ms) + 4 * delay_ms
+}
+
+/// The spread of the jitter a non-holder adds to RetryPeriod: 1.2·RP (at least 1 ms).
+fn jitter_spread_ms(retry_period_ms: u64) -> u64 {
+    (retry_period_ms.saturating_mul(JITTER_FACTOR_TENTHS) / 10).max(1)
+}
+
+/// The longest wait between two tries of a node that does not lead: RP + 1.2·RP.
+pub fn longest_wait_ms(retry_period_ms: u64) -> u64 {
+    retry_period_ms.saturating_add(jitter_spread_ms(retry_period_ms))
+}
+
+/// The clock-rate error ρ the timing tolerates (every node's clock within
+/// 1 ± ρ of real time) with store answers arriving as the write is applied
+/// (see "Safety" above): a holder leads up to H after its last success (H =
+/// RP + RD under [`RenewFrom::Round`], RD after the write's send under
+/// [`RenewFrom::Send`]), another node takes the record LD after it saw it,
+/// so H(1 + ρ) < LD(1 − ρ): ρ < (LD − H) / (LD + H). 1/9 at client-go's
+/// defaults, 1/5 with `renew_from = send`.
+pub fn clock_tolerance(c: LeaseConfig) -> f64 {
+    let held = match c.renew_from {
+        RenewFrom::Round => c.retry_period_ms.saturating_add(c.renew_deadline_ms),
+        RenewFrom::Send => c.renew_deadline_ms,
+    };
+    let (ld, h) = (c.lease_duration_ms as f64, held as f64);
+    ((ld - h) / (ld + h)).max(0.0)
 }
 
 impl LeaseConfig {
@@ -214,6 +295,7 @@ impl LeaseConfig {
         renew_deadline_ms: 10_000,
         retry_period_ms: 2_000,
         rank_ms: 10_000,
+        renew_from: RenewFrom::Round,
     };
     /// The catalogue's one-shot election: an initiator tries after `rank × 10 s`.
     pub const ONE_SHOT: LeaseConfig = LeaseConfig { keep: false, ..LeaseConfig::PRODUCTION };
@@ -225,6 +307,7 @@ impl LeaseConfig {
         renew_deadline_ms: 250,
         retry_period_ms: 50,
         rank_ms: 10_000,
+        renew_from: RenewFrom::Round,
     };
 
     /// client-go's ratios (15 : 10 : 2) scaled so that RetryPeriod is the
@@ -240,8 +323,17 @@ impl LeaseConfig {
         }
     }
 
-    /// Check that the timing keeps one leader (client-go's own checks:
-    /// LeaseDuration > RenewDeadline > RetryPeriod > 0).
+    /// The same timing with RenewDeadline measured as an election's
+    /// options choose (`renew_from`; client-go's round when not given).
+    pub fn with_chosen(self, o: Options) -> LeaseConfig {
+        let renew_from = o.get("renew_from").and_then(|v| RenewFrom::parse(v).ok()).unwrap_or_default();
+        LeaseConfig { renew_from, ..self }
+    }
+
+    /// client-go's checks (`NewLeaderElector`): LeaseDuration >
+    /// RenewDeadline > JitterFactor·RetryPeriod (1.2·RP), all positive. They
+    /// do not by themselves keep one leader at a time: that takes clock
+    /// rates within [`clock_tolerance`].
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |s: &str| Err(ConfigError(s.into()));
         if !self.keep {
@@ -250,8 +342,12 @@ impl LeaseConfig {
         if self.retry_period_ms == 0 {
             return bad("retry_period_ms must be positive");
         }
-        if self.renew_deadline_ms <= self.retry_period_ms {
-            return bad("renew_deadline_ms must be above retry_period_ms (a holder must get to retry)");
+        // RD > 1.2·RP, in whole numbers: 10·RD > 12·RP (u128: no overflow).
+        if u128::from(self.renew_deadline_ms) * 10
+            <= u128::from(self.retry_period_ms) * u128::from(JITTER_FACTOR_TENTHS)
+        {
+            return bad("renew_deadline_ms must be above 1.2 × retry_period_ms (client-go's JitterFactor: a holder \
+                        must get to retry within a round)");
         }
         if self.lease_duration_ms <= self.renew_deadline_ms {
             return bad("lease_duration_ms must be above renew_deadline_ms (or two nodes may lead at once)");
@@ -271,9 +367,12 @@ impl Default for LeaseConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum InFlight {
     Get,
-    /// A write whose deadline runs in `slot`.
+    /// A write that makes the node lead only while the deadline in `slot`
+    /// runs (its own under [`RenewFrom::Send`], its round's under
+    /// [`RenewFrom::Round`]); `None`: an acquisition under
+    /// [`RenewFrom::Round`], or a one-shot write, which has none.
     Put {
-        slot: u8,
+        slot: Option<u8>,
     },
     /// The release (no deadline: the node no longer leads).
     Release,
@@ -302,13 +401,17 @@ pub struct Lease {
     observed: Observed,
     /// The observed record has not changed for LeaseDuration.
     expired: bool,
-    /// The deadline slot of the write the node leads on.
+    /// The deadline slot the node leads on (under [`RenewFrom::Round`], 0:
+    /// it runs during a renewal round only).
     active: Option<u8>,
     /// Which deadline slots run.
     running: [bool; 2],
     /// One-shot: decided, nothing more to do.
     done: bool,
     leaving: bool,
+    /// The node's random bits (from the driver) and its next jitter draw, below [`DRAWS`].
+    coin: u64,
+    draw: u8,
     reports: Reports,
 }
 
@@ -336,6 +439,8 @@ impl Lease {
             running: [false; 2],
             done: false,
             leaving: false,
+            coin: c.coin,
+            draw: 0,
             reports: Reports::default(),
         }
     }
@@ -381,6 +486,16 @@ impl Lease {
         out.push(Effect::SetTimer { timer: OP_TIMER, after_ms: self.cfg.retry_period_ms });
     }
 
+    /// A renewal round starts (client-go's `renew`: each round has
+    /// RenewDeadline): its deadline runs in slot 0, unless a round runs.
+    fn start_round(&mut self, out: &mut Outbox) {
+        let round = self.cfg.keep && self.cfg.renew_from == RenewFrom::Round;
+        if round && self.leading() && !self.running[0] {
+            self.running[0] = true;
+            out.push(Effect::SetTimer { timer: DEADLINE_TIMERS[0], after_ms: self.cfg.renew_deadline_ms });
+        }
+    }
+
     /// One try: read, or (a holder that knows its revision) renew at once.
     fn try_now(&mut self, out: &mut Outbox) {
         if self.in_flight.is_some() || self.done {
@@ -405,11 +520,19 @@ impl Lease {
             None => 0,
         };
         let record = LeaseRecord { holder: self.id, duration_ms: self.cfg.lease_duration_ms, transitions };
-        let slot = if self.active == Some(0) { 1 } else { 0 };
-        if self.cfg.keep {
-            self.running[slot as usize] = true;
-            out.push(Effect::SetTimer { timer: DEADLINE_TIMERS[slot as usize], after_ms: self.cfg.renew_deadline_ms });
-        }
+        let slot = match self.cfg.renew_from {
+            _ if !self.cfg.keep => None,
+            RenewFrom::Round => self.active,
+            RenewFrom::Send => {
+                let slot = if self.active == Some(0) { 1 } else { 0 };
+                self.running[slot as usize] = true;
+                out.push(Effect::SetTimer {
+                    timer: DEADLINE_TIMERS[slot as usize],
+                    after_ms: self.cfg.renew_deadline_ms,
+                });
+                Some(slot)
+            }
+        };
         let expect = self.observed.revision;
         self.issue(InFlight::Put { slot }, |seq| StoreOp::Put { seq, expect, record, acquire }, out);
     }
@@ -428,13 +551,16 @@ impl Lease {
         }
     }
 
-    /// Take in the record as of `revision`: a change restarts the expiry.
+    /// Take in the record as of `revision`: a change restarts the expiry,
+    /// for the lease duration the record carries (client-go's
+    /// `observedTime + LeaseDurationSeconds`: the holder's promise).
     fn observe(&mut self, revision: u64, record: Option<LeaseRecord>, out: &mut Outbox) {
         if revision != self.observed.revision || record != self.observed.record {
             self.observed = Observed { revision, record };
             self.expired = false;
             if self.cfg.keep {
-                out.push(Effect::SetTimer { timer: EXPIRE_TIMER, after_ms: self.cfg.lease_duration_ms });
+                let after_ms = record.map_or(self.cfg.lease_duration_ms, |r| r.duration_ms.min(MAX_RECORD_DURATION_MS));
+                out.push(Effect::SetTimer { timer: EXPIRE_TIMER, after_ms });
             }
         }
         if record.is_none_or(|r| r.holder != self.id) {
@@ -456,10 +582,24 @@ impl Lease {
         }
     }
 
+    /// The next try: a holder's a RetryPeriod later (client-go's renew
+    /// loop), any other node's a RetryPeriod plus a jitter draw later
+    /// (client-go's acquire loop, `JitterUntil` with JitterFactor 1.2).
     fn retry_later(&mut self, out: &mut Outbox) {
-        if !self.done {
-            out.push(Effect::SetTimer { timer: RETRY_TIMER, after_ms: self.cfg.retry_period_ms });
+        if self.done {
+            return;
         }
+        let after_ms = if self.leading() { self.cfg.retry_period_ms } else { self.jittered_wait() };
+        out.push(Effect::SetTimer { timer: RETRY_TIMER, after_ms });
+    }
+
+    /// RetryPeriod plus a draw in [0, 1.2·RetryPeriod): the i-th draw is
+    /// `coin(node's coin, i mod 8)`, so the simulator and a live node draw
+    /// alike for one seed and the state stays finite.
+    fn jittered_wait(&mut self) -> u64 {
+        let draw = super::coin(self.coin, u32::from(self.draw));
+        self.draw = (self.draw + 1) % DRAWS;
+        self.cfg.retry_period_ms.saturating_add(draw % jitter_spread_ms(self.cfg.retry_period_ms))
     }
 
     fn answered(&mut self, reply: StoreReply, out: &mut Outbox) {
@@ -469,17 +609,10 @@ impl Lease {
         match (what, reply) {
             (InFlight::Put { slot }, StoreReply::Done { written: true, revision, record, .. }) => {
                 self.observe(revision, record, out);
-                if self.running[slot as usize] || !self.cfg.keep {
-                    if let Some(old) = self.active.filter(|&a| a != slot) {
-                        self.stop_slot(old, out);
-                    }
-                    self.active = Some(slot);
-                }
-                self.announce(out);
-                self.retry_later(out);
+                self.written(slot, out);
             }
-            (InFlight::Put { slot }, StoreReply::Done { revision, record, .. }) => {
-                self.stop_slot(slot, out);
+            (InFlight::Put { .. }, StoreReply::Done { revision, record, .. }) => {
+                self.give_up(what, out);
                 self.observe(revision, record, out);
                 self.announce(out);
                 self.decide_after_read(out);
@@ -505,6 +638,37 @@ impl Lease {
         }
     }
 
+    /// A write whose deadline ran in `slot` was written: the node leads
+    /// (unless that deadline passed), and tries again as its mode says.
+    fn written(&mut self, slot: Option<u8>, out: &mut Outbox) {
+        let acquired = slot.is_none() && !self.leading();
+        if slot.is_none_or(|s| self.running[s as usize]) {
+            match self.cfg.renew_from {
+                // The round succeeded: its deadline stops; the next round
+                // starts a RetryPeriod from now.
+                RenewFrom::Round => {
+                    self.stop_slot(0, out);
+                    self.active = Some(0);
+                }
+                RenewFrom::Send => {
+                    let slot = slot.unwrap_or(0);
+                    if let Some(old) = self.active.filter(|&a| a != slot) {
+                        self.stop_slot(old, out);
+                    }
+                    self.active = Some(slot);
+                }
+            }
+        }
+        self.announce(out);
+        if acquired && self.leading() && self.cfg.keep && self.cfg.renew_from == RenewFrom::Round {
+            // client-go's `renew` begins as `acquire` returns: a round at once.
+            self.start_round(out);
+            self.try_now(out);
+        } else {
+            self.retry_later(out);
+        }
+    }
+
     /// Write the observed record, which names this node, with no holder.
     fn release(&mut self, out: &mut Outbox) {
         let Some(record) = self.observed.record else { return };
@@ -512,10 +676,10 @@ impl Lease {
         self.issue(InFlight::Release, |seq| StoreOp::Put { seq, expect, record: released, acquire: false }, out);
     }
 
-    /// The operation `what` failed or got no answer: a write's deadline,
-    /// unless it is the lease's, stops.
+    /// The operation `what` failed, lost or got no answer: a write's
+    /// deadline, unless the node leads on it, stops.
     fn give_up(&mut self, what: InFlight, out: &mut Outbox) {
-        if let InFlight::Put { slot } = what
+        if let InFlight::Put { slot: Some(slot) } = what
             && self.active != Some(slot)
         {
             self.stop_slot(slot, out);
@@ -561,15 +725,21 @@ impl Algorithm for Lease {
 
     fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
         match timer {
-            RETRY_TIMER => self.try_now(out),
+            RETRY_TIMER => {
+                self.start_round(out);
+                self.try_now(out);
+            }
             EXPIRE_TIMER => {
                 self.expired = true;
                 self.announce(out);
             }
+            // A holder tries again at once (its round's poll is due); any
+            // other node waits as after a failed try (client-go's sliding
+            // `JitterUntil`: the wait starts when the try ends).
             OP_TIMER => {
                 if let Some(what) = self.in_flight.take() {
                     self.give_up(what, out);
-                    self.try_now(out);
+                    if self.leading() { self.try_now(out) } else { self.retry_later(out) }
                 }
             }
             t => {
