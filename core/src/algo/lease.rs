@@ -9,64 +9,95 @@
 //! * Network: no messages between nodes at all. Every node reaches one
 //!   linearizable store (etcd live; a process the simulator models) that
 //!   keeps one record per election ([`super::store`]). Safety holds under
-//!   any delay or loss of store operations and answers, crashes and
-//!   recoveries, as long as clock *rates* are within the model (below);
-//!   clock *offsets* do not matter, no node reads another's clock.
-//!   Liveness needs the store reachable with delays well below RetryPeriod.
+//!   any loss of store operations and answers, crashes and recoveries, as
+//!   long as clock *rates* are within the tolerance derived below (which
+//!   slow answers eat into under client-go's rule, not under
+//!   `renew_from = send`); clock *offsets* do not matter, no node reads
+//!   another's clock. Liveness needs the store reachable with delays well
+//!   below RetryPeriod.
 //! * Candidates: every node. Winner: whoever's compare-and-swap reaches the
 //!   store first once the record is free (no id is favoured in the kept
 //!   mode); in the one-shot mode the best initiator (tries by rank).
 //! * Messages: kept, none between nodes: store operations, failure-free, n
-//!   reads and up to n compare-and-swaps to elect, then one renewal by the
-//!   holder and one read by every other node per RetryPeriod. One-shot,
-//!   exactly **n − 1** (the holder tells every other node, so that nodes
-//!   that did not initiate learn it too), and a read and at most one write
-//!   per initiator.
+//!   reads and up to n compare-and-swaps to elect (and the winner's first
+//!   renewal at once), then one renewal by the holder per RetryPeriod and one
+//!   read by every other node per 1.6 RetryPeriods on average (RP + a jitter
+//!   of up to 1.2·RP). One-shot, exactly **n − 1** (the holder tells every
+//!   other node, so that nodes that did not initiate learn it too), and a
+//!   read and at most one write per initiator.
 //!
 //! ## The algorithm (kept mode)
 //!
-//! Every RetryPeriod (at once on start) a node *tries*: it reads the record
-//! (`Get`) and
+//! A node that does not lead *tries* at once on start, then after every try
+//! waits RetryPeriod plus a jitter in [0, 1.2·RetryPeriod) (client-go's
+//! `acquire`: `JitterUntil` with JitterFactor 1.2, sliding, so the wait starts
+//! when the try ends). A try reads the record (`Get`) and
 //!
 //! * if there is none, or it names no holder (released), or the node is its
 //!   holder, or the record *expired*, it writes itself as holder with a
 //!   compare-and-swap on the revision it read (`transitions + 1` when the
-//!   holder changes, as client-go's `leaderTransitions`);
+//!   holder changes, as client-go's `leaderTransitions`), its own
+//!   LeaseDuration in the record;
 //! * otherwise it follows the holder.
 //!
-//! The holder renews with a compare-and-swap on the revision of its own last
-//! write, without reading first (client-go's fast path); a lost one reads.
+//! The jitter comes from the driver: the i-th draw is `coin(node's coin, i
+//! mod 8)` ([`NodeContext::coin`]), so the simulator and a live node draw
+//! alike for one seed and the node's state stays finite. The holder renews
+//! with a compare-and-swap on the revision of its own last write, without
+//! reading first (client-go's fast path); a lost one reads.
 //!
 //! * **Observed time** (client-go's `observedTime`). A node keeps the last
 //!   revision it saw; when a read shows another one, it restarts its
-//!   *expiry* timer for LeaseDuration. The record has expired for the node
-//!   when that timer fires before the revision changes again: measured on
-//!   the node's own clock from when it *saw* the change, never from a time
-//!   written in the record, so skewed clocks do not matter.
-//! * **Renew deadline.** Every write the node sends starts a *deadline*
-//!   timer of RenewDeadline from the moment it is sent (one of two timer
-//!   slots, the one the current lease does not use). When the write comes
-//!   back written and its deadline has not passed, the node leads until that
-//!   deadline, and drops the older one. When the deadline of the write it
-//!   leads on passes, it stops leading: a holder that cannot renew within
-//!   RenewDeadline stops. (client-go measures it from the start of a renewal
-//!   round; measuring from the send of the write that succeeded is never
-//!   later, whatever the delays, which is what the safety argument needs.)
+//!   *expiry* timer for the LeaseDuration *the record carries* (client-go's
+//!   `observedTime + LeaseDurationSeconds`: the holder's promise, not the
+//!   observer's setting; more than [`MAX_RECORD_DURATION_MS`] counts as
+//!   that). The record has expired for the node when that timer fires before
+//!   the revision changes again: measured on the node's own clock from when
+//!   it *saw* the change, never from a time written in the record, so
+//!   clock offsets do not matter.
+//! * **Renew deadline, client-go's rule** ([`RenewFrom::Round`], the
+//!   default; client-go's `renew`: `wait.Until` of a `PollImmediateUntil`
+//!   every RetryPeriod under a RenewDeadline context). The holder renews in
+//!   *rounds*: a round starts as the node acquires the record, and a
+//!   RetryPeriod after each success; it tries at once and, after a failed
+//!   try, every RetryPeriod; the first success ends the round. If no try of
+//!   the round succeeds within RenewDeadline of its start (a timer in the
+//!   first deadline slot), the node stops leading, and a try of that round
+//!   that succeeds later makes it lead no more (client-go cancels it). So a
+//!   holder leads up to **RP + RD after its last success** (the answer of its
+//!   last successful write), by its clock.
+//! * **Renew deadline, the stricter rule** ([`RenewFrom::Send`], option
+//!   `renew_from = send`). Every write the node sends starts a deadline of
+//!   RenewDeadline from its send (one of two slots, the one the current
+//!   lease does not use); a written answer whose deadline has not passed
+//!   makes the node lead until that deadline, and drops the older one. A
+//!   holder leads at most **RD after sending its last successful write**:
+//!   never later than under client-go's rule, whatever the delays. It is kept
+//!   because it tolerates nearly twice the clock-rate error (20% against
+//!   11.1% at the defaults) and none of its tolerance depends on how long
+//!   the store's answers take.
 //! * **Operations.** One at a time, each tagged; a node that gets no answer
-//!   within RetryPeriod gives the operation up (a late answer is ignored)
-//!   and tries again; a failed operation is retried after RetryPeriod.
+//!   within RetryPeriod gives the operation up (a late answer is ignored):
+//!   a holder tries again at once, any other node after its jittered wait. A
+//!   failed operation is retried a RetryPeriod later by a holder, after the
+//!   jittered wait by any other node.
 //! * **ReleaseOnCancel.** A node about to stop ([`Algorithm::on_leave`])
 //!   stops leading at once and writes the record with no holder (keeping
 //!   `transitions`), so that the others take it on their next try instead
 //!   of after LeaseDuration; it keeps reading, never writing, so it learns
 //!   the successor.
+//! * **Configuration** ([`LeaseConfig::validate`]): client-go's checks of
+//!   `NewLeaderElector`, LeaseDuration > RenewDeadline > 1.2·RetryPeriod
+//!   (JitterFactor) > 0.
 //!
 //! Every change of belief is announced with [`Effect::Lead`]: the term is
 //! the record's `transitions` + 1, the leader its holder while the node
 //! leads (for itself) or has not seen it expire (for another). The first
-//! leader learned is also announced with [`Effect::Decide`].
+//! leader learned is also announced with [`Effect::Decide`]. A holder that
+//! reads another holder stops leading at once (client-go keeps believing
+//! until its round's deadline: stopping sooner is never less safe).
 //!
-//! ## Safety: no two leaders at once, within the clock-rate model
+//! ## Safety: no two leaders at once, within the clock-rate tolerance
 //!
 //! *One leader per term.* Terms are `transitions + 1`; every write that
 //! changes the holder raises `transitions` by one, and writes are
@@ -74,41 +105,68 @@
 //! chain and every value of `transitions` has one holder.
 //!
 //! *No two leaders at once.* Say y leads at real time T on its write w,
-//! sent at s_w and applied at a_w ≥ s_w; it leads only until s_w + RD by its
-//! clock. Any z ≠ y that leads at T took the record with a compare-and-swap
-//! applied after a_w (the chain) on a revision it read at or after a_w; it
-//! wrote only because that revision had expired, i.e. z saw it at some
-//! o ≥ a_w ≥ s_w and LeaseDuration passed on z's clock without a change, so
-//! z wrote after o + LD in real time if z's clock is not fast, and y stopped
-//! at s_w + RD in real time if y's clock is not slow. With RD < LD, y
-//! stopped before z could write. Unless a record of y's with a later
-//! revision exists: then z read that one, and the argument applies to it.
-//! A release by y is sent after y stopped leading. So with clock rates
-//! within (1 ± ρ) of real time, the requirement is RD(1 + ρ) < LD(1 − ρ),
-//! i.e. ρ < (LD − RD) / (LD + RD): 20% at the production defaults (15 s, 10
-//! s), and the same at the loopback ones.
+//! sent at s_w, applied at a_w and answered (written) at r_w, s_w ≤ a_w ≤
+//! r_w. Let H be how long y may lead on w by its clock, and t_w the moment H
+//! runs from: under client-go's rule H = RP + RD from t_w = r_w (the next
+//! round starts RP after the success and lasts RD; after an acquisition
+//! only RD); under the stricter rule H = RD from t_w = s_w. Any z ≠ y that
+//! leads at T took the record with a compare-and-swap applied after a_w
+//! (the chain) on a revision it read at or after a_w; it wrote only because
+//! that revision had expired, i.e. z saw it at some o ≥ a_w and the record's
+//! LeaseDuration (y's, LD) passed on z's clock without a change. Unless a
+//! record of y's with a later revision exists: then z read that one, and the
+//! argument applies to it. A release by y is sent after y stopped leading.
 //!
-//! *A slow holder clock breaks it.* If y's clock runs at rate r < 1, its RD
-//! lasts RD / r of real time; once RD / r > LD (r < 2/3 at the defaults), a
-//! holder cut off from the store still believes it leads when another node
-//! has waited LeaseDuration and taken the record: two leaders at once, for
-//! up to RD / r − LD. client-go says as much: it tolerates clock skew, not
-//! skew *rate*. Nothing written in the record can prevent it; only fencing
-//! the holder's actions with the record's revision would.
+//! With every clock's rate within 1 ± ρ of real time, y stops by t_w +
+//! H/(1 − ρ) and z writes after a_w + LD/(1 + ρ), so one leader at a time
+//! needs (t_w − a_w) + H/(1 − ρ) < LD/(1 + ρ):
+//!
+//! * client-go's rule, answers arriving as the write is applied (t_w = a_w):
+//!   (RP + RD)(1 + ρ) < LD(1 − ρ), i.e. **ρ < (LD − RP − RD) / (LD + RP +
+//!   RD)**: 3/27 = **1/9 = 11.1%** at client-go's defaults (15/10/2 s), the
+//!   same at the loopback 375/250/50 ms (same ratios) ([`clock_tolerance`]).
+//!   An answer that takes α after the write was applied costs α of real
+//!   time; this node gives an answer up after RP (its clock), so with any
+//!   delays at all ρ < (LD − 2RP − RD) / (LD + 2RP + RD) = 1/29 = 3.4% at
+//!   the defaults.
+//! * the stricter rule (t_w = s_w ≤ a_w, whatever the delays): RD(1 + ρ) <
+//!   LD(1 − ρ), i.e. **ρ < (LD − RD) / (LD + RD)**: 5/25 = **1/5 = 20%** at
+//!   the defaults and at the loopback timing.
+//!
+//! Measured (`lease::tests`, client-go's defaults, the holder's clock slow
+//! and every other clock fast by ρ, the holder cut off from the store, 50
+//! seeds; the sweep in 1% steps: `cargo test -p ringleader-core --lib
+//! lease::tests::clock_rate_sweep -- --ignored --nocapture`): client-go's
+//! rule never gave two leaders at once up to ρ = 12%, first did at 13% (6
+//! of 50 seeds), always from 25%; the stricter rule never up to 21%, first
+//! at 22% (3 of 50), 49 of 50 at 31%. The bounds are worst cases: the taker
+//! must also have seen the last write at once and try the moment it
+//! expires.
+//!
+//! *A slow holder clock alone breaks it.* If y's clock runs at rate r < 1
+//! and the others' are exact, H lasts H / r of real time; once H / r > LD
+//! (r < (RP + RD)/LD = 0.8 under client-go's rule, r < RD/LD = 2/3 under the
+//! stricter one, at the defaults), a holder cut off from the store still
+//! believes it leads when another node has waited LeaseDuration and taken
+//! the record: two leaders at once, for up to H / r − LD. client-go says as
+//! much: it tolerates clock skew, not skew *rate*. Nothing written in the
+//! record can prevent it; only fencing the holder's actions with the
+//! record's revision would.
 //!
 //! ## Convergence
 //!
 //! After the last fault heals, with the store answering within δ (one
-//! operation, there and back) and δ < RetryPeriod: a free record (released,
-//! or never written) is taken at the next try of the first node, within
-//! RP + 2δ. A record whose holder crashed or was cut off is seen unchanged
-//! by every live node from at most RP + δ after its last write on, expires
-//! LD after that, and is taken at the next try, RP later: LD + 2RP + 2δ in
-//! all. Every live node follows the new holder by its next read, RP + δ
-//! later. So every live node follows one live leader within
-//! [`convergence_bound_ms`] = LD + 3RP + 4δ of the fault healing:
-//! client-go's "about LeaseDuration + RetryPeriod", plus the time to learn
-//! of the change and the store's delays.
+//! operation, there and back) and δ < RetryPeriod, and J = RP + 1.2·RP the
+//! longest wait between two tries of a node that does not lead: a free
+//! record (released, or never written) is taken at the next try of the
+//! first node, within J + 2δ. A record whose holder crashed or was cut off
+//! is seen unchanged by every live node from at most J + δ after its last
+//! write on, expires LD after that, and is taken at the next try, J later:
+//! LD + 2J + 2δ in all. Every live node follows the new holder by its next
+//! read, J + δ later. So every live node follows one live leader within
+//! [`convergence_bound_ms`] = LD + 3J + 4δ = LD + 6.6·RP + 4δ of the fault
+//! healing: client-go's "about LeaseDuration + RetryPeriod" (with the
+//! jitter), plus the time to learn of the change and the store's delays.
 //!
 //! ## One-shot mode (the catalogue's `build`)
 //!
@@ -138,12 +196,14 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     source: "Kubernetes client-go, tools/leaderelection (LeaderElector: tryAcquireOrRenew, observedTime, \
              ReleaseOnCancel; LeaseDuration 15 s, RenewDeadline 10 s, RetryPeriod 2 s), on an etcd v3 \
              compare-and-swap of the record's revision",
-    description: "Every RetryPeriod each node reads a lease record (holder, transitions, duration) from a \
-                  store and writes itself as holder with a compare-and-swap on the revision when the \
-                  record is free, its own, or unchanged for LeaseDuration by the node's own clock; the \
-                  holder renews, and stops leading when no renewal succeeded within RenewDeadline of \
-                  sending it; a node stopping on purpose releases the record. No messages between \
-                  nodes: LIVE, the store is etcd; SIMULATED, one linearizable process.",
+    description: "Every RetryPeriod plus a jitter of up to 1.2 RetryPeriods each node reads a lease record \
+                  (holder, transitions, duration) from a store and writes itself as holder with a \
+                  compare-and-swap on the revision when the record is free, its own, or unchanged for the \
+                  record's LeaseDuration by the node's own clock; the holder renews in rounds, a \
+                  RetryPeriod after each success, and stops leading when no try of a round succeeded \
+                  within RenewDeadline of its start (option renew_from=send: of sending the write); a \
+                  node stopping on purpose releases the record. No messages between nodes: LIVE, the \
+                  store is etcd; SIMULATED, one linearizable process.",
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
     rule: Rule::Max,
