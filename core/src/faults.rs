@@ -360,6 +360,20 @@ pub enum Fault {
         /// Within [`MIN_CLOCK_RATE`]..=[`MAX_CLOCK_RATE`].
         rate: f64,
     },
+    /// The node pauses for `ms` (a GC pause, SIGSTOP, a VM stall): it takes
+    /// no step. Messages and store answers that reach it are held in arrival
+    /// order (at most [`MAX_HELD`]; beyond, dropped and counted), timers that
+    /// come due are deferred; it sends nothing. When the pause ends, first
+    /// every deferred timer fires (in deadline order), then the held input
+    /// is handed over in arrival order. Its beliefs stay as they were until
+    /// those steps change them. Another pause of a paused node extends it
+    /// (to the later end); a crash drops what was held.
+    Pause {
+        /// Position of the node.
+        node: u32,
+        /// Within 1..=[`MAX_PAUSE_MS`].
+        ms: u64,
+    },
     /// Simulator only: `msg` reaches `node` on `port` as if the neighbour
     /// behind it had sent it: what a member holding the peer token could
     /// forge. Nothing counts it as sent; a refusal lands in the report's
@@ -449,6 +463,20 @@ fn position(field: &'static str, p: u32, n: u32) -> Result<(), FaultError> {
     Ok(())
 }
 
+/// The longest [`Fault::Pause`]: ten minutes.
+pub const MAX_PAUSE_MS: u64 = 600_000;
+
+/// Most inputs a paused node holds (per election, live).
+pub const MAX_HELD: usize = 4_096;
+
+/// Check a pause length (`field` names it): within 1..=[`MAX_PAUSE_MS`].
+pub fn pause_ms(field: &'static str, ms: u64) -> Result<(), FaultError> {
+    if !(1..=MAX_PAUSE_MS).contains(&ms) {
+        return Err(bad(field, format!("{ms} ms; a pause lasts 1..={MAX_PAUSE_MS} ms")));
+    }
+    Ok(())
+}
+
 /// The slowest clock a [`Fault::Clock`] sets: a tenth of real time.
 pub const MIN_CLOCK_RATE: f64 = 0.1;
 /// The fastest clock a [`Fault::Clock`] sets: ten times real time.
@@ -478,6 +506,10 @@ pub fn validate(fault: &Fault, n: u32) -> Result<(), FaultError> {
         Fault::Clock { node, rate } => {
             position("clock.node", *node, n)?;
             clock_rate("clock.rate", *rate)
+        }
+        Fault::Pause { node, ms } => {
+            position("pause.node", *node, n)?;
+            pause_ms("pause.ms", *ms)
         }
         Fault::Crash { node } => position("crash.node", *node, n),
         Fault::CrashLeader | Fault::LeaveLeader => Ok(()),

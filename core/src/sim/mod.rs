@@ -53,6 +53,16 @@
 //!   fault whose event never came.
 //! * `Partition { groups }`: messages sent between groups are lost; the
 //!   latest partition wins; one group of every node heals.
+//! * `Pause { node, ms }`: the node takes no step until `at + ms` (another
+//!   pause extends it to the later end). What reaches it meanwhile (its
+//!   start, messages, store answers) is held in arrival order, at most
+//!   [`MAX_HELD`](crate::faults::MAX_HELD) (beyond, dropped and counted
+//!   with the losses), and its timers that come due are deferred. At the
+//!   pause's end, after the faults of that instant, first the deferred
+//!   timers fire, in deadline order, then the held input is handed over in
+//!   arrival order, before anything else of that instant. A crash drops
+//!   what it held. What the paused node believed stays its belief until
+//!   those steps change it: a paused leader still leads in its own eyes.
 //!
 //! Link faults and partitions judge a message when it is sent: one already
 //! on its way arrives. Every fault draws from its own generator (seeded with
@@ -206,6 +216,15 @@ struct FaultState {
     links: Vec<LinkRule<u32>>,
     /// Each position's clock rate ([`Fault::Clock`]); empty = every clock at 1.
     clock: Vec<f64>,
+    /// Each position's pause ([`Fault::Pause`]): when it ends (0: not
+    /// paused); empty = nobody was paused.
+    paused: Vec<u64>,
+    /// Per position, while paused: the timers that came due (deadline,
+    /// order set, timer, generation) ...
+    due: Vec<Vec<(u64, u64, TimerId, u64)>>,
+    /// ... and the input that reached it, in arrival order.
+    held: Vec<Vec<Held>>,
+    dropped_paused: u64,
     /// Deliveries too far ahead for the calendar window, by time.
     far: BTreeMap<u64, Vec<Ev>>,
     dropped_crashed: u64,
@@ -217,14 +236,42 @@ struct FaultState {
     log: Vec<String>,
 }
 
+/// Input a paused node holds.
+#[derive(Clone, Copy, Debug)]
+enum Held {
+    Ev(Ev),
+    Store { inc: u32, reply: StoreReply },
+}
+
 impl FaultState {
     fn dropped(&self) -> u64 {
-        self.dropped_crashed + self.dropped_partition + self.dropped_link
+        self.dropped_crashed + self.dropped_partition + self.dropped_link + self.dropped_paused
     }
 
-    /// The time of the next fault or far delivery.
+    /// Is position `p` paused at `now`?
+    #[inline]
+    fn is_paused(&self, p: u32, now: u64) -> bool {
+        self.paused.get(p as usize).is_some_and(|&until| until > now)
+    }
+
+    /// Hold `input` for paused position `p` (or drop it beyond the bound).
+    fn hold(&mut self, p: u32, input: Held) {
+        let held = &mut self.held[p as usize];
+        if held.len() < faults::MAX_HELD {
+            held.push(input);
+        } else {
+            self.dropped_paused += 1;
+        }
+    }
+
+    /// The time of the next fault, pause end or far delivery.
     fn next_time(&self) -> Option<u64> {
+        let resume = self.paused.iter().copied().filter(|&t| t > 0).min();
         let fault = self.plan.get(self.next).map(|s| s.at);
+        let fault = match (fault, resume) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let far = self.far.keys().next().copied();
         match (fault, far) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -242,6 +289,7 @@ impl FaultState {
                 (self.dropped_crashed, "to crashed nodes"),
                 (self.dropped_partition, "across the partition"),
                 (self.dropped_link, "by lossy links"),
+                (self.dropped_paused, "to paused nodes holding all they may"),
             ]
             .iter()
             .filter(|(c, _)| *c > 0)
@@ -397,6 +445,13 @@ impl Net<'_> {
             self.faults.dropped_crashed += sweep(evs, p);
         }
         self.faults.far.retain(|_, evs| !evs.is_empty());
+        // A paused node's held input is lost with it.
+        if let Some(held) = self.faults.held.get_mut(p as usize) {
+            self.faults.dropped_crashed +=
+                held.iter().filter(|h| matches!(h, Held::Ev(Ev::Deliver { .. }))).count() as u64;
+            held.clear();
+            self.faults.due[p as usize].clear();
+        }
         true
     }
 
@@ -635,7 +690,48 @@ impl<'a, A: Algorithm> Driver<'a, A> {
             f.next += 1;
             self.apply_fault(now, s, make, end_time);
         }
+        let f = &self.net().faults;
+        let ended: Vec<u32> =
+            (0..f.paused.len() as u32).filter(|&p| f.paused[p as usize] > 0 && f.paused[p as usize] <= now).collect();
+        for p in ended {
+            self.resume(now, p);
+            *end_time = now;
+        }
         self.net().bring_near(now);
+    }
+
+    /// Position `p`'s pause ends at `now`: the timers that came due fire, in
+    /// deadline order, then the held input is handed over in arrival order.
+    fn resume(&mut self, now: u64, p: u32) {
+        let i = p as usize;
+        let f = &mut self.net().faults;
+        f.paused[i] = 0;
+        let mut due = std::mem::take(&mut f.due[i]);
+        let held = std::mem::take(&mut f.held[i]);
+        due.sort_unstable_by_key(|&(t, seq, ..)| (t, seq));
+        f.log.push(format!("{now}: position {p} resumes: {} timer(s) due, {} input(s) held", due.len(), held.len()));
+        for (_, _, timer, generation) in due {
+            if self.shells[i].timer_due(timer, generation) {
+                self.net().at(p, now);
+                self.shells[i].timer(&mut self.algos[i], timer, generation, &mut self.io);
+                self.note_state(i, now);
+            }
+        }
+        for h in held {
+            match h {
+                Held::Ev(ev) => self.handle::<true>(ev, now),
+                Held::Store { inc, reply } => {
+                    let net = self.net();
+                    if net.faults.down[i] || net.store.incarnation[i] != inc || net.store.cut[i] {
+                        net.store.lost += 1;
+                        continue;
+                    }
+                    net.at(p, now);
+                    self.shells[i].store_reply(&mut self.algos[i], reply, &mut self.io);
+                    self.note_state(i, now);
+                }
+            }
+        }
     }
 
     fn apply_fault(
@@ -720,6 +816,16 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                         Reverse((t, seq, p, timer, generation))
                     })
                     .collect();
+            }
+            Fault::Pause { node, ms } => {
+                let n = net.topo.len() as usize;
+                let f = &mut net.faults;
+                if f.paused.is_empty() {
+                    (f.paused, f.due, f.held) = (vec![0; n], vec![Vec::new(); n], vec![Vec::new(); n]);
+                }
+                let until = &mut f.paused[node as usize];
+                *until = (*until).max(now + ms);
+                f.log.push(format!("{now}: pause: position {node} takes no step until {until}"));
             }
             Fault::Forge { node, port, msg } => {
                 if net.faults.down[node as usize] {
@@ -833,6 +939,9 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                     let delay = net.store_delay();
                     net.store.travel(from, now, delay, StoreEv::Reply { to: from, inc, reply });
                 }
+                StoreEv::Reply { to, inc, reply } if net.faulty && net.faults.is_paused(to, now) => {
+                    net.faults.hold(to, Held::Store { inc, reply });
+                }
                 StoreEv::Reply { to, inc, reply } => {
                     let p = to as usize;
                     let down = net.faulty && net.faults.down[p];
@@ -868,6 +977,14 @@ impl<'a, A: Algorithm> Driver<'a, A> {
     /// Take `ev` at `now`: the node's outputs are carried out as it steps.
     #[inline]
     fn handle<const STATES: bool>(&mut self, ev: Ev, now: u64) {
+        let net = self.io.sink_mut();
+        if net.faulty {
+            let (Ev::Start { to } | Ev::Deliver { to, .. }) = ev;
+            if net.faults.is_paused(to, now) {
+                net.faults.hold(to, Held::Ev(ev));
+                return;
+            }
+        }
         match ev {
             Ev::Start { to } => {
                 let net = self.io.sink_mut();
@@ -1179,11 +1296,16 @@ fn drive<'a, A: Algorithm, const STATES: bool>(
                 d.note_states(now);
             }
         }
-        while let Some(&Reverse((t, _, pos, timer, generation))) = d.net().timers.peek() {
+        while let Some(&Reverse((t, set, pos, timer, generation))) = d.net().timers.peek() {
             if t > now {
                 break;
             }
             d.net().timers.pop();
+            let net = d.net();
+            if net.faulty && net.faults.is_paused(pos, now) {
+                net.faults.due[pos as usize].push((t, set, timer, generation));
+                continue;
+            }
             if d.shells[pos as usize].timer_due(timer, generation) {
                 timer_events += 1;
                 if timer_events > timer_cap {
@@ -1729,5 +1851,85 @@ mod tests {
             "{:?}",
             r.verdict.violations
         );
+    }
+
+    /// Test machine for pauses: position 0 (id 1) sends `Notify { leader: 11 }` at once, then 12 at
+    /// 20 ms and 13 at 30 ms (timers 5 and 6); position 1 (id 2) sets timer 1 for 40 ms and timer 2
+    /// for 30 ms. Every step of position 1 announces a new term whose "leader" names what the step
+    /// took: 1000 + timer, or the message's number.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    struct Journal {
+        id: u64,
+        steps: u64,
+    }
+
+    impl Journal {
+        fn note(&mut self, what: u64, out: &mut Outbox) {
+            if self.id == 2 {
+                self.steps += 1;
+                out.push(Effect::Lead(Leadership { term: self.steps, leader: Some(what) }));
+            }
+        }
+    }
+
+    impl Algorithm for Journal {
+        fn on_start(&mut self, out: &mut Outbox) {
+            if self.id == 1 {
+                out.send(RIGHT, Msg::Notify { leader: 11 });
+                out.push(Effect::SetTimer { timer: 5, after_ms: 20 });
+            } else {
+                out.push(Effect::SetTimer { timer: 1, after_ms: 40 });
+                out.push(Effect::SetTimer { timer: 2, after_ms: 30 });
+            }
+        }
+        fn on_message(&mut self, _port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+            if let Msg::Notify { leader } = msg {
+                self.note(leader, out);
+            }
+            Ok(())
+        }
+        fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+            match (self.id, timer) {
+                (1, 5) => {
+                    out.send(RIGHT, Msg::Notify { leader: 12 });
+                    out.push(Effect::SetTimer { timer: 6, after_ms: 10 });
+                }
+                (1, _) => out.send(RIGHT, Msg::Notify { leader: 13 }),
+                _ => self.note(1_000 + u64::from(timer), out),
+            }
+        }
+        fn state(&self) -> &'static str {
+            "journal"
+        }
+    }
+
+    /// Position 1's steps as (time, what it took), under `plan`.
+    fn journal(plan: Vec<(u64, Fault)>) -> (Vec<(u64, u64)>, SimReport) {
+        let spec = find("as-far").unwrap();
+        let topo = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
+        let faults = FaultPlan { faults: plan.into_iter().map(|(at, f)| crate::faults::Scheduled::new(at, 0, f)).collect() };
+        let cfg = SimConfig { unit_delay: true, fifo: true, faults, ..SimConfig::default() };
+        let r = run_with(spec, &topo, &[1, 2], &[0, 1], Rule::Max, &cfg, |c| Journal { id: c.id, steps: 0 });
+        let steps = r.leaderships.iter().filter(|e| e.position == 1).map(|e| (e.time, e.leadership.leader.unwrap())).collect();
+        (steps, r)
+    }
+
+    /// A node paused from 10 to 110 takes no step meanwhile; at 110 its timers that came due fire
+    /// first, in deadline order (timer 2 at 30 before timer 1 at 40), then the messages that reached
+    /// it (12 at 21, 13 at 31) in arrival order. Unpaused, each step comes at its own time. A second
+    /// pause extends the first to the later end; a crash drops what was held.
+    #[test]
+    fn a_pause_defers_timers_then_hands_over_held_messages() {
+        let (steps, _) = journal(Vec::new());
+        assert_eq!(steps, [(1, 11), (21, 12), (30, 1_002), (31, 13), (40, 1_001)]);
+        let (steps, r) = journal(vec![(10, Fault::Pause { node: 1, ms: 100 })]);
+        assert_eq!(steps, [(1, 11), (110, 1_002), (110, 1_001), (110, 12), (110, 13)], "{:?}", r.fault_log);
+        assert!(r.fault_log.iter().any(|l| l == "110: position 1 resumes: 2 timer(s) due, 2 input(s) held"));
+        let (steps, _) =
+            journal(vec![(10, Fault::Pause { node: 1, ms: 100 }), (50, Fault::Pause { node: 1, ms: 100 })]);
+        assert_eq!(steps.last(), Some(&(150, 13)), "the second pause ends later: it extends the first");
+        let (steps, r) = journal(vec![(10, Fault::Pause { node: 1, ms: 100 }), (35, Fault::Crash { node: 1 })]);
+        assert_eq!(steps, [(1, 11)], "a crash drops what was held");
+        assert_eq!(r.dropped, 2, "the two held messages are lost with the crash");
     }
 }
