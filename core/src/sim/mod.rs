@@ -1907,10 +1907,12 @@ mod tests {
     fn journal(plan: Vec<(u64, Fault)>) -> (Vec<(u64, u64)>, SimReport) {
         let spec = find("as-far").unwrap();
         let topo = Topology::ring(TopologyKind::RingUni, 2, 0).unwrap();
-        let faults = FaultPlan { faults: plan.into_iter().map(|(at, f)| crate::faults::Scheduled::new(at, 0, f)).collect() };
+        let faults =
+            FaultPlan { faults: plan.into_iter().map(|(at, f)| crate::faults::Scheduled::new(at, 0, f)).collect() };
         let cfg = SimConfig { unit_delay: true, fifo: true, faults, ..SimConfig::default() };
         let r = run_with(spec, &topo, &[1, 2], &[0, 1], Rule::Max, &cfg, |c| Journal { id: c.id, steps: 0 });
-        let steps = r.leaderships.iter().filter(|e| e.position == 1).map(|e| (e.time, e.leadership.leader.unwrap())).collect();
+        let steps =
+            r.leaderships.iter().filter(|e| e.position == 1).map(|e| (e.time, e.leadership.leader.unwrap())).collect();
         (steps, r)
     }
 
