@@ -16,14 +16,17 @@
 
 /// The lease record as an algorithm writes it: who holds it, for how long a
 /// holder's renewal keeps it, and how many times it changed hands (client-go's
-/// `LeaderElectionRecord`). The acquire and renew times are stamped by the
-/// driver from its node's clock when it writes (an algorithm has no clock);
-/// nothing in the algorithm reads them.
+/// `LeaderElectionRecord`). The duration is the holder's promise: a node
+/// that reads the record judges its expiry by it, not by its own setting
+/// (client-go's `observedTime + LeaseDurationSeconds`). The acquire and
+/// renew times are stamped by the driver from its node's clock when it
+/// writes (an algorithm has no clock); nothing in the algorithm reads them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LeaseRecord {
     /// The holder's id; 0 (no id) when released.
     pub holder: u64,
-    /// How long a holder's renewal keeps others from taking it, in ms.
+    /// The holder's lease duration, in ms: how long another node must see
+    /// the record unchanged, by its own clock, before it may take it.
     pub duration_ms: u64,
     /// How many times the record changed hands (client-go's `leaderTransitions`).
     pub transitions: u64,
