@@ -83,6 +83,8 @@ fn summary(name: &str, xs: &mut [u64]) -> String {
 struct Crashes {
     /// Client-seen time from each crash until a new leader was agreed, in ms.
     seen: Vec<u64>,
+    /// Per new leader, its term less the crashed leader's: 1 when the first candidacy won.
+    terms: Vec<u64>,
     detection: Vec<u64>,
     agreement: Vec<u64>,
     messages: Vec<u64>,
@@ -163,7 +165,10 @@ async fn crash_trials(client: &mut Client, id: &str, crashes: usize, timeout_ms:
         let t0 = Instant::now();
         let new = |l: &pb::Leader| agreed(l) && l.term > before.term && l.leader != before.leader;
         match poll(client, id, Duration::from_secs(60), new).await {
-            Some(_) => c.seen.push(t0.elapsed().as_millis() as u64),
+            Some(l) => {
+                c.seen.push(t0.elapsed().as_millis() as u64);
+                c.terms.push(l.term - before.term);
+            }
             None => c.failed += 1,
         }
         // The controller's figures; the message count arrives a moment after agreement.

@@ -20,6 +20,10 @@
 //!   `Maintenance.Status` (every 5 ms, each member asked in turn) finds them
 //!   all naming one new leader of a higher term.
 //!
+//! After the table, how many terms each failover took (the new leader's term
+//! less the crashed one's): more than 1 is a split vote or a candidacy that
+//! lost, which costs another election timeout.
+//!
 //! Both clusters stay up for all the crashes of a row: the crashed member is
 //! started again (Ringleader: recovered; etcd: the same process started on its
 //! data directory), and the next crash waits three timeouts and a leader agreed
@@ -48,19 +52,39 @@ pub(super) async fn run(args: &Args) {
     println!();
     println!("| system | members | setting | trials | median | p95 | max (ms) |");
     println!("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
+    let mut rounds = Vec::new();
     for &n in &members {
         for &(heartbeat, timeout) in &settings {
             let mut raft = ringleader_raft(n, heartbeat, timeout, trials).await;
             println!("{}", row("Ringleader LIVE Raft", n, (heartbeat, timeout), &mut raft));
+            rounds.push(terms("Ringleader LIVE Raft", n, (heartbeat, timeout), &raft));
             // etcd refuses an election timeout below five heartbeats.
             let election = timeout.max(5 * heartbeat);
             let line = match (&etcd, etcd_raft(n, heartbeat, election, trials).await) {
-                (Some(version), Some(mut c)) => row(version, n, (heartbeat, election), &mut c),
+                (Some(version), Some(mut c)) => {
+                    rounds.push(terms(version, n, (heartbeat, election), &c));
+                    row(version, n, (heartbeat, election), &mut c)
+                }
                 _ => "etcd: not installed (apt-get install etcd-server)".into(),
             };
             println!("{line}");
         }
     }
+    println!();
+    println!("terms per failover (the new leader's term less the crashed one's; 1: the first candidacy won):");
+    for line in rounds {
+        println!("{line}");
+    }
+}
+
+/// How many failovers of a row took how many terms, e.g. "1 ×18, 2 ×2".
+fn terms(system: &str, members: u32, (heartbeat, election): (u64, u64), c: &Crashes) -> String {
+    let mut counts = std::collections::BTreeMap::new();
+    for &t in &c.terms {
+        *counts.entry(t).or_insert(0) += 1;
+    }
+    let counts: Vec<String> = counts.iter().map(|(t, k)| format!("{t} ×{k}")).collect();
+    format!("* {system}, {members} members, {heartbeat} / {election}: {}", counts.join(", "))
 }
 
 /// One markdown row; crashes without a new leader are counted in the trials cell.
@@ -179,7 +203,10 @@ async fn etcd_raft(n: u32, heartbeat_ms: u64, election_ms: u64, trials: usize) -
         let t0 = Instant::now();
         let new = |v: &View| v.term > before.term && v.leader != before.me;
         match members.agreed(Duration::from_secs(60), new).await {
-            Some(_) => c.seen.push(t0.elapsed().as_millis() as u64),
+            Some((_, v)) => {
+                c.seen.push(t0.elapsed().as_millis() as u64);
+                c.terms.push(v.term - before.term);
+            }
             None => c.failed += 1,
         }
         if !etcd.restart(leader) {
