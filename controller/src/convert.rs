@@ -95,6 +95,10 @@ pub enum SimFault {
     Clock(u64, f64),
     /// Whoever leads: its clock runs at this rate.
     LeaderClock(f64),
+    /// The node with this id pauses for this many ms.
+    Pause(u64, u64),
+    /// Whoever leads pauses for this many ms.
+    PauseLeader(u64),
 }
 
 impl From<pb::ScheduledFault> for ScheduledFault {
@@ -110,6 +114,8 @@ impl From<pb::ScheduledFault> for ScheduledFault {
             F::Heal(on) => on.then_some(SimFault::Heal),
             F::Clock(c) => Some(SimFault::Clock(c.id, c.rate)),
             F::LeaderClock(rate) => Some(SimFault::LeaderClock(rate)),
+            F::Pause(p) => Some(SimFault::Pause(p.id, p.ms)),
+            F::PauseLeader(ms) => Some(SimFault::PauseLeader(ms)),
         });
         ScheduledFault { at_ms: f.at_ms, fault }
     }

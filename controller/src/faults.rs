@@ -39,6 +39,13 @@
 //! a one-shot election that ends before a poll sees the count (many take a
 //! few milliseconds) is counted by its record, and the fault fires after it.
 //! The simulator's triggers are exact (`ringleader_core::sim`).
+//!
+//! A `pause` (a GC pause, SIGSTOP, a VM stall) is ACTIVE from when it fires
+//! until its `ms` have run, then leaves the registry by itself (the node
+//! resumes on its own clock: it is told how long, not when). A node under
+//! several pauses is told the latest end among them, so a second pause
+//! extends the first; clearing one tells the node the end of those left (0:
+//! resume now).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,7 +116,19 @@ enum Resolved {
         node: usize,
         rate: f64,
     },
+    /// The node takes no step for `ms` (its end is [`Entry::until`]).
+    Pause {
+        node: usize,
+        ms: u64,
+    },
+    /// Pause whoever leads when the fault fires.
+    PauseLeader {
+        ms: u64,
+    },
 }
+
+/// Longest pause accepted (ten minutes).
+pub const MAX_PAUSE_MS: u64 = 600_000;
 
 #[derive(Clone, Debug)]
 struct Entry {
@@ -122,6 +141,8 @@ struct Entry {
     after: Option<Trigger>,
     /// A planned stop: what the node handed over before it stopped.
     handovers: Vec<pb::HandoverResult>,
+    /// An active pause: when it ends.
+    until: Option<std::time::Instant>,
 }
 
 /// The fault registry of one controller.
@@ -243,7 +264,22 @@ impl Faults {
             }
         };
         match &req.kind {
-            None => Err(RequestError::invalid("kind", "give one of crash, recover, link, partition, clock")),
+            None => Err(RequestError::invalid("kind", "give one of crash, recover, link, partition, clock, pause")),
+            Some(Kind::Pause(p)) => {
+                if !(1..=MAX_PAUSE_MS).contains(&p.ms) {
+                    return Err(RequestError::invalid(
+                        "pause.ms",
+                        format!("{} ms; a pause lasts 1..={MAX_PAUSE_MS} ms", p.ms),
+                    ));
+                }
+                match (p.leader, p.node.is_empty()) {
+                    (true, false) => {
+                        Err(RequestError::invalid("pause.leader", "give a node or leader: true, not both"))
+                    }
+                    (true, true) => Ok(Resolved::PauseLeader { ms: p.ms }),
+                    (false, _) => Ok(Resolved::Pause { node: self.node_index("pause.node", &p.node)?, ms: p.ms }),
+                }
+            }
             Some(Kind::Clock(c)) => {
                 let node = self.node_index("clock.node", &c.node)?;
                 ringleader_core::faults::clock_rate("clock.rate", c.rate)
@@ -330,10 +366,14 @@ impl Faults {
             state,
             after,
             handovers: Vec::new(),
+            until: None,
         };
         if now {
             let info = self.apply(entry, &*watch, false).await?;
-            return info.ok_or_else(|| RequestError::precondition("kind", "the fault was cleared as it was injected"));
+            let info =
+                info.ok_or_else(|| RequestError::precondition("kind", "the fault was cleared as it was injected"))?;
+            self.end_pause_later(&info);
+            return Ok(info);
         }
         let info = {
             let _order = self.push.lock().await;
@@ -364,12 +404,38 @@ impl Faults {
             tokio::time::sleep(Duration::from_millis(req.at_ms)).await;
             let Some(entry) = lock(&me.entries).iter().find(|e| e.id == id).cloned() else { return }; // cleared
             match me.apply(entry, &*watch, true).await {
-                Ok(Some(info)) => info!(fault = %info.fault_id, what = %info.description, "scheduled fault fired"),
+                Ok(Some(info)) => {
+                    me.end_pause_later(&info);
+                    info!(fault = %info.fault_id, what = %info.description, "scheduled fault fired")
+                }
                 Ok(None) => {} // cleared meanwhile
                 Err(e) => warn!(fault = %id, error = %e, "scheduled fault could not fire"),
             }
         });
         Ok(info)
+    }
+
+    /// An active pause leaves the registry when it has run its time (its
+    /// node resumes by itself); anything else stays.
+    fn end_pause_later(self: &Arc<Self>, info: &pb::FaultInfo) {
+        let until = lock(&self.entries).iter().find(|e| e.id == info.fault_id).and_then(|e| e.until);
+        let Some(until) = until else { return };
+        let (me, id) = (Arc::downgrade(self), info.fault_id.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep_until(until.into()).await;
+            let Some(me) = me.upgrade() else { return };
+            let _order = me.push.lock().await;
+            let ended = {
+                let mut entries = lock(&me.entries);
+                let before = entries.len();
+                entries.retain(|e| e.id != id);
+                entries.len() < before
+            };
+            if ended {
+                me.remember();
+                info!(fault = %id, "a pause ended");
+            }
+        });
     }
 
     /// The next fault id (called with `push` and `entries` held, so ids
@@ -480,6 +546,18 @@ impl Faults {
         Ok(Some(i))
     }
 
+    /// Resolve `pause.leader` to the node that leads now.
+    fn resolve_pause_leader(&self, entry: &mut Entry, watch: &dyn Watch, ms: u64) -> Result<(), RequestError> {
+        let name = watch
+            .leader()
+            .ok_or_else(|| RequestError::precondition("pause.leader", "no election has elected a leader yet"))?;
+        let node = self.node_index("pause.leader", &name)?;
+        entry.resolved = Resolved::Pause { node, ms };
+        entry.request.kind =
+            Some(pb::inject_fault_request::Kind::Pause(pb::PauseFault { node: name, leader: true, ms }));
+        Ok(())
+    }
+
     /// Resolve `crash.leader` to the node that leads now.
     fn resolve_leader(&self, entry: &mut Entry, watch: &dyn Watch) -> Result<(), RequestError> {
         let name = watch
@@ -566,6 +644,12 @@ impl Faults {
     ) -> Result<Option<(pb::FaultInfo, Changes)>, RequestError> {
         if entry.resolved == Resolved::CrashLeader {
             self.resolve_leader(&mut entry, watch)?;
+        }
+        if let Resolved::PauseLeader { ms } = entry.resolved {
+            self.resolve_pause_leader(&mut entry, watch, ms)?;
+        }
+        if let Resolved::Pause { ms, .. } = entry.resolved {
+            entry.until = Some(std::time::Instant::now() + Duration::from_millis(ms));
         }
         let changes = {
             let mut entries = lock(&self.entries);
@@ -677,6 +761,11 @@ impl Faults {
                 Resolved::Clock { node, rate } if *node == i => {
                     out.push(format!("clock at {rate} times real time ({id})"));
                 }
+                Resolved::Pause { node, ms } if *node == i => {
+                    let left =
+                        e.until.map_or(0, |u| u.saturating_duration_since(std::time::Instant::now()).as_millis());
+                    out.push(format!("paused for {ms} ms, {left} ms left ({id})"));
+                }
                 _ => {}
             }
         }
@@ -699,6 +788,7 @@ impl Faults {
                 Resolved::Link { .. } => "link",
                 Resolved::Partition(_) => "partition",
                 Resolved::Clock { .. } => "clock",
+                Resolved::Pause { .. } | Resolved::PauseLeader { .. } => "pause",
             })
             .collect()
     }
@@ -794,6 +884,8 @@ impl Faults {
                     .join(" | ")
             ),
             Resolved::Clock { node, rate } => format!("clock {} at {rate} times real time", name(node)),
+            Resolved::Pause { node, ms } => format!("pause {} for {ms} ms", name(node)),
+            Resolved::PauseLeader { ms } => format!("pause the leader for {ms} ms"),
         }
     }
 
@@ -944,7 +1036,26 @@ fn share(entries: &[Entry], i: usize, addresses: &[String]) -> pb::SetFaultsRequ
             _ => {}
         }
     }
+    req.pause_ms = pause_left(entries, i, None);
     req
+}
+
+/// How long node `i` stays paused, in ms, by the active pauses in `entries`
+/// and `added` (the latest end among them; 0: not paused). A pause that has
+/// a moment left counts as 1 ms, so the node is told it is paused.
+fn pause_left(entries: &[Entry], i: usize, added: Option<&Entry>) -> u64 {
+    let now = std::time::Instant::now();
+    entries
+        .iter()
+        .chain(added)
+        .filter(|e| {
+            e.state == pb::FaultState::Active && matches!(e.resolved, Resolved::Pause { node, .. } if node == i)
+        })
+        .filter_map(|e| e.until)
+        .filter(|u| *u > now)
+        .map(|u| (u - now).as_millis().max(1) as u64)
+        .max()
+        .unwrap_or(0)
 }
 
 /// What a change means for the nodes of an `n`-node cluster: the faults
@@ -971,7 +1082,10 @@ fn changes_for(n: usize, addresses: &[String], held: &[Entry], removed: &[Entry]
                 }
             }
             Resolved::Clock { node, .. } => out.entry(*node).or_default().clock_rate = Some(1.0),
-            Resolved::CrashLeader | Resolved::Recover(_) => {}
+            Resolved::Pause { node, .. } => {
+                out.entry(*node).or_default().pause_ms = Some(pause_left(held, *node, added));
+            }
+            Resolved::CrashLeader | Resolved::Recover(_) | Resolved::PauseLeader { .. } => {}
         }
     }
     let Some(e) = added else { return out };
@@ -990,7 +1104,8 @@ fn changes_for(n: usize, addresses: &[String], held: &[Entry], removed: &[Entry]
             }
         }
         Resolved::Clock { node, rate } => out.entry(*node).or_default().clock_rate = Some(*rate),
-        Resolved::CrashLeader => {}
+        Resolved::Pause { node, .. } => out.entry(*node).or_default().pause_ms = Some(pause_left(held, *node, Some(e))),
+        Resolved::CrashLeader | Resolved::PauseLeader { .. } => {}
     }
     out
 }
@@ -1009,6 +1124,7 @@ mod tests {
             state: pb::FaultState::Active,
             after: None,
             handovers: Vec::new(),
+            until: None,
         }
     }
 

@@ -321,6 +321,16 @@ fn planned_faults(req: &ElectionRequest, ids: &[u64]) -> Result<Vec<PlannedFault
                 rate_ok.map_err(|e| RequestError::invalid("simulation.faults", format!("faults[{i}]: {e}")))?;
                 PlannedKind::LeaderClock(*rate)
             }
+            Some(SimFault::Pause(id, ms)) => {
+                let ms_ok = ringleader_core::faults::pause_ms("pause.ms", *ms);
+                ms_ok.map_err(|e| RequestError::invalid("simulation.faults", format!("faults[{i}]: {e}")))?;
+                PlannedKind::Core(Fault::Pause { node: position(i, *id)?, ms: *ms })
+            }
+            Some(SimFault::PauseLeader(ms)) => {
+                let ms_ok = ringleader_core::faults::pause_ms("pause_leader", *ms);
+                ms_ok.map_err(|e| RequestError::invalid("simulation.faults", format!("faults[{i}]: {e}")))?;
+                PlannedKind::PauseLeader(*ms)
+            }
             Some(SimFault::Heal) => {
                 PlannedKind::Core(Fault::Partition { groups: vec![(0..ids.len() as u32).collect()] })
             }

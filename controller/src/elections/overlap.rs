@@ -13,6 +13,14 @@
 //! heard is left unjudged: a paused leader's frozen belief is no overlap,
 //! and an overlap by a node the controller could not hear is not seen.
 //!
+//! A paused node (an injected pause: its process answers the controller,
+//! its elections take no step) acts on nothing, so the time it was paused is
+//! no part of its leadership: each node reports its pause's start and end
+//! on its own clock (`NodeEvent.paused_from_us`, `paused_until_us`) and the
+//! paused stretches of either node are taken out of an intersection. A
+//! pause of 0.35 s and one of 3 s are judged alike: whatever its length, the
+//! paused leader overlaps only for what it did after it resumed.
+//!
 //! The clocks of different hosts differ by their offset; on one host (the
 //! embedded cluster, containers) they are one clock.
 
@@ -38,12 +46,50 @@ pub(super) struct Leaderships {
     open: Vec<Option<(u64, u64)>>,
     /// (node, term, from, to), oldest first.
     closed: VecDeque<(usize, u64, u64, u64)>,
+    /// Per node: the stretches it was paused (its clock), oldest first.
+    pauses: Vec<VecDeque<(u64, u64)>>,
 }
 
 impl Leaderships {
     /// For `n` nodes, none leading.
     pub(super) fn new(n: usize) -> Self {
-        Leaderships { open: vec![None; n], closed: VecDeque::new() }
+        Leaderships { open: vec![None; n], closed: VecDeque::new(), pauses: vec![VecDeque::new(); n] }
+    }
+
+    /// Node `i` was paused from `from_us` to `until_us` (its clock): no
+    /// part of its leadership. Reported as it resumes, before the beliefs
+    /// its resumed steps take, so it comes before the interval it cuts
+    /// closes.
+    pub(super) fn paused(&mut self, i: usize, from_us: u64, until_us: u64) {
+        let Some(p) = self.pauses.get_mut(i) else { return };
+        p.push_back((from_us, until_us.max(from_us)));
+        if p.len() > KEPT_INTERVALS {
+            p.pop_front();
+        }
+    }
+
+    /// How long nodes `i` and `j` both acted within `lo..hi`: the span less
+    /// the stretches either was paused.
+    fn acting(&self, i: usize, j: usize, lo: u64, hi: u64) -> u64 {
+        if hi <= lo {
+            return 0;
+        }
+        let mut cuts: Vec<(u64, u64)> = self.pauses[i]
+            .iter()
+            .chain(&self.pauses[j])
+            .map(|&(a, b)| (a.max(lo), b.min(hi)))
+            .filter(|(a, b)| a < b)
+            .collect();
+        cuts.sort_unstable();
+        let (mut paused, mut reach) = (0, lo);
+        for (a, b) in cuts {
+            let a = a.max(reach);
+            if b > a {
+                paused += b - a;
+                reach = b;
+            }
+        }
+        (hi - lo) - paused
     }
 
     /// Node `i` holds a new belief since `at_us`: it leads term `leads`
@@ -89,7 +135,7 @@ impl Leaderships {
             .iter()
             .filter(|&&(j, ..)| j != i)
             .filter_map(|&(j, term_j, from_j, to_j)| {
-                let us = to.min(to_j).saturating_sub(from.max(from_j));
+                let us = self.acting(i, j, from.max(from_j), to.min(to_j));
                 let who = if i < j { [(i, term), (j, term_j)] } else { [(j, term_j), (i, term)] };
                 (us > 0).then_some(Overlap { who, us })
             })
@@ -143,5 +189,29 @@ mod tests {
             [Overlap { who: [(0, 1), (1, 2)], us: 5 }, Overlap { who: [(0, 3), (1, 2)], us: 10 }]
         );
         assert!(l.ended(1, 200).is_empty(), "closed once");
+    }
+
+    /// The judge of a paused leader: node 0 leads term 1, pauses at 1 s, node 1 leads term 2 from
+    /// 1.2 s, and node 0 resumes and steps down 5 ms after its pause ends. A pause of 0.35 s and one
+    /// of 3 s give the same verdict, an overlap of the 5 ms node 0 acted after it resumed (the old
+    /// judge counted the paused time too: 155 ms and 1,805 ms). Without its pause report the whole
+    /// stretch counts.
+    #[test]
+    fn a_pause_is_no_part_of_a_leadership_whatever_its_length() {
+        let judge = |pause_us: u64, reported: bool| {
+            let mut l = Leaderships::new(2);
+            l.belief(0, Some(1), 0);
+            l.belief(1, Some(2), 1_200_000);
+            if reported {
+                l.paused(0, 1_000_000, 1_000_000 + pause_us);
+            }
+            let mut found = l.belief(0, None, 1_000_000 + pause_us + 5_000);
+            found.extend(l.finish(5_000_000, |_| true));
+            found
+        };
+        let five_ms = [Overlap { who: [(0, 1), (1, 2)], us: 5_000 }];
+        assert_eq!(judge(350_000, true), five_ms);
+        assert_eq!(judge(3_000_000, true), five_ms);
+        assert_eq!(judge(350_000, false), [Overlap { who: [(0, 1), (1, 2)], us: 155_000 }]);
     }
 }

@@ -84,6 +84,8 @@ pub enum PlannedKind {
     CutOffLeader,
     /// Whoever leads then: its clock runs at this rate (found as for [`PlannedKind::CutOffLeader`]).
     LeaderClock(f64),
+    /// Whoever leads then pauses for this many ms (found as for [`PlannedKind::CutOffLeader`]).
+    PauseLeader(u64),
 }
 
 impl Plan {

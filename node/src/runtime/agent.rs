@@ -14,8 +14,9 @@ use tonic::{Code, Request, Response, Status};
 use tracing::{debug, info, warn};
 
 use super::election::{Election, ElectionSetup, PortLink, Rebuild};
+use super::faults::{PauseChange, Resume};
 use super::links;
-use super::node::{Node, Prepared, StreamEnd};
+use super::node::{ElectionTable, Node, Prepared, StreamEnd};
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::spec::check_options;
 use ringleader_core::algo::{NodeContext, Options, PortInfo, Rule, catalogue};
@@ -268,6 +269,41 @@ impl AgentService {
 /// The longest a `Leave` call may wait for its handovers.
 const MAX_LEAVE_WAIT_MS: u64 = 60_000;
 
+/// Carry out what a faults request did beyond the table: a crash drops
+/// what paused elections held; a pause ends now (its elections resume) or
+/// at its end (a task waits for it; a later request may replace or end it
+/// first).
+fn after_faults(node: &Arc<Node>, was_crashed: bool, pause: PauseChange) {
+    if !was_crashed && node.faults.crashed() {
+        for e in node.table.all() {
+            e.drop_held();
+        }
+    }
+    match pause {
+        PauseChange::Unchanged => {}
+        PauseChange::Resume(r) => resume_all(&node.table, r),
+        PauseChange::Until { number, until } => {
+            let (faults, table) = (Arc::downgrade(&node.faults), Arc::downgrade(&node.table));
+            tokio::spawn(async move {
+                tokio::time::sleep_until(until).await;
+                let (Some(faults), Some(table)) = (faults.upgrade(), table.upgrade()) else { return };
+                if let Some(r) = faults.expire(number) {
+                    resume_all(&table, r);
+                }
+            });
+        }
+    }
+}
+
+/// Every election of the node resumes after pause `r`.
+fn resume_all(table: &ElectionTable, r: Resume) {
+    let elections = table.all();
+    info!(elections = elections.len(), paused_ms = (r.until_us - r.from_us) / 1_000, "resumed after a pause");
+    for e in elections {
+        e.resume(r);
+    }
+}
+
 #[tonic::async_trait]
 impl Agent for AgentService {
     async fn prepare(&self, request: Request<pb::PrepareRequest>) -> Result<Response<pb::PrepareResponse>, Status> {
@@ -304,7 +340,8 @@ impl Agent for AgentService {
         let node = &self.0;
         let req = request.into_inner();
         let was_crashed = node.faults.crashed();
-        node.faults.set(&req).map_err(Status::invalid_argument)?;
+        let pause = node.faults.set(&req).map_err(Status::invalid_argument)?;
+        after_faults(node, was_crashed, pause);
         if was_crashed && !req.crashed {
             // Recovered: kept elections go on with a new incarnation of the state machine.
             let restarted = node.table.all().iter().filter(|e| e.restart()).count();
@@ -312,7 +349,7 @@ impl Agent for AgentService {
         }
         info!(
             name = %node.cfg.name, crashed = req.crashed, links = req.links.len(), partitioned = req.partitioned,
-            "faults set"
+            pause_ms = req.pause_ms, "faults set"
         );
         Ok(Response::new(pb::SetFaultsResponse {
             dropped: node.faults.dropped.load(std::sync::atomic::Ordering::Relaxed),
@@ -327,7 +364,8 @@ impl Agent for AgentService {
         let node = &self.0;
         let req = request.into_inner();
         let was_crashed = node.faults.crashed();
-        node.faults.change(&req).map_err(Status::invalid_argument)?;
+        let pause = node.faults.change(&req).map_err(Status::invalid_argument)?;
+        after_faults(node, was_crashed, pause);
         if was_crashed && !node.faults.crashed() {
             // Recovered: kept elections go on with a new incarnation of the state machine.
             let restarted = node.table.all().iter().filter(|e| e.restart()).count();
@@ -335,7 +373,7 @@ impl Agent for AgentService {
         }
         info!(
             name = %node.cfg.name, crashed = ?req.crashed, added = req.add.len(), removed = req.remove.len(),
-            partitioned = ?req.partitioned, "faults changed"
+            partitioned = ?req.partitioned, pause_ms = ?req.pause_ms, "faults changed"
         );
         Ok(Response::new(pb::SetFaultsResponse {
             dropped: node.faults.dropped.load(std::sync::atomic::Ordering::Relaxed),

@@ -23,6 +23,16 @@
 //!   (0.5: its clock runs at half speed); a change re-times the rest of
 //!   every pending timer ([`sleep_by_clock`]).
 //!
+//! * **Paused** (`pause_ms`): for that long the node's elections take no
+//!   step: what arrives (envelopes, store answers) is held in arrival order,
+//!   at most [`MAX_HELD`] per election (beyond, dropped and counted), timers
+//!   that come due are deferred, nothing new is sent. On resume the deferred
+//!   timers fire first, in deadline order, then the held input is handed
+//!   over in arrival order (`Election::resume`). The table keeps when the
+//!   pause ends; the agent resumes the elections then ([`Resume`]). A new
+//!   `pause_ms` replaces the end (the controller sends the latest end of the
+//!   pauses it holds), `0` resumes at once; a crash drops what was held.
+//!
 //! The rules are the core's [`LinkRule`] (selector, nth counting, precedence
 //! and the order of random draws), the very code the simulator runs, so a
 //! fault with the same seed decides the same fates live and simulated.
@@ -62,6 +72,49 @@ pub(crate) const MAX_DELAY_MS: u64 = 86_400_000;
 /// as many as the controller's largest `max_faults`.
 pub(crate) const MAX_RULES: usize = 4_096;
 
+/// Longest pause accepted (ten minutes), as the controller's `pause.ms`;
+/// most inputs one election holds while its node is paused.
+pub(crate) use ringleader_core::faults::{MAX_HELD, MAX_PAUSE_MS};
+
+/// What a request did to the pause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PauseChange {
+    /// Nothing.
+    Unchanged,
+    /// Paused (or a pause in force given a new end) until `until`: pause
+    /// number `number` ends then ([`FaultTable::expire`]).
+    Until {
+        /// The pause's number.
+        number: u64,
+        /// When it ends.
+        until: tokio::time::Instant,
+    },
+    /// The pause ended now: resume.
+    Resume(Resume),
+}
+
+/// A pause that ended: from when to when, unix µs on this node's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Resume {
+    /// When it began.
+    pub(crate) from_us: u64,
+    /// When it ended.
+    pub(crate) until_us: u64,
+}
+
+#[derive(Debug, Default)]
+struct PauseState {
+    /// The pause in force: its end, number and start (unix µs).
+    until: Option<tokio::time::Instant>,
+    number: u64,
+    since_us: u64,
+}
+
+/// Unix time in microseconds.
+fn unix_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+}
+
 /// The fate of a message with no fault in the way.
 pub(crate) const CLEAN: Fate = Fate::Send { copies: 1, delay: Duration::ZERO, reorder: false };
 
@@ -88,6 +141,9 @@ pub(crate) struct FaultTable {
     pub(crate) duplicated: AtomicU64,
     /// The clock rate its timers run at.
     clock: Clock,
+    /// Fast path: a pause is in force.
+    paused: AtomicBool,
+    pause: Mutex<PauseState>,
 }
 
 /// A node's clock rate, watched by its pending timers.
@@ -134,6 +190,14 @@ pub(crate) async fn sleep_by_clock(after_ms: u64, mut rate: watch::Receiver<f64>
     }
 }
 
+/// A pause length a request gives, checked.
+fn pause_ms(ms: u64) -> Result<(), String> {
+    if ms > MAX_PAUSE_MS {
+        return Err(format!("pause_ms: {ms} ms; a pause lasts at most {MAX_PAUSE_MS} ms"));
+    }
+    Ok(())
+}
+
 fn probability(field: &str, p: f64) -> Result<(), String> {
     if (0.0..=1.0).contains(&p) { Ok(()) } else { Err(format!("{field}: {p} is not a probability in [0, 1]")) }
 }
@@ -161,8 +225,9 @@ impl FaultTable {
     }
 
     /// Replace every fault with `req` (checked first: nothing changes on error).
-    pub(crate) fn set(&self, req: &pb::SetFaultsRequest) -> Result<(), String> {
+    pub(crate) fn set(&self, req: &pb::SetFaultsRequest) -> Result<PauseChange, String> {
         let rate = clock_rate(req.clock_rate)?;
+        pause_ms(req.pause_ms)?;
         let mut rules = checked_rules(&req.links, "links")?;
         if rules.len() > MAX_RULES {
             return Err(format!("links: {} rules; a node holds at most {MAX_RULES}", rules.len()));
@@ -183,7 +248,45 @@ impl FaultTable {
         self.clean.store(clean, Ordering::SeqCst);
         self.crashed.store(req.crashed, Ordering::SeqCst);
         self.set_clock(rate);
-        Ok(())
+        Ok(self.set_pause(req.pause_ms))
+    }
+
+    /// Pause for `ms` from now (replacing the end of a pause in force), or
+    /// resume (`0`).
+    fn set_pause(&self, ms: u64) -> PauseChange {
+        let mut p = self.pause.lock().unwrap_or_else(|e| e.into_inner());
+        if ms == 0 {
+            if p.until.take().is_none() {
+                return PauseChange::Unchanged;
+            }
+            self.paused.store(false, Ordering::SeqCst);
+            return PauseChange::Resume(Resume { from_us: p.since_us, until_us: unix_us() });
+        }
+        if p.until.is_none() {
+            p.since_us = unix_us();
+        }
+        p.number += 1;
+        let until = tokio::time::Instant::now() + Duration::from_millis(ms);
+        p.until = Some(until);
+        self.paused.store(true, Ordering::SeqCst);
+        PauseChange::Until { number: p.number, until }
+    }
+
+    /// Pause number `number` has run its time: it ends, unless another
+    /// request replaced or ended it since.
+    pub(crate) fn expire(&self, number: u64) -> Option<Resume> {
+        let mut p = self.pause.lock().unwrap_or_else(|e| e.into_inner());
+        if p.number != number || p.until.take().is_none() {
+            return None;
+        }
+        self.paused.store(false, Ordering::SeqCst);
+        Some(Resume { from_us: p.since_us, until_us: unix_us() })
+    }
+
+    /// Is the node paused?
+    #[inline]
+    pub(crate) fn paused(&self) -> bool {
+        self.paused.load(Ordering::Relaxed)
     }
 
     /// Make the node's timers run at `rate` (pending ones re-timed), if it changed.
@@ -199,8 +302,9 @@ impl FaultTable {
     /// Change the faults as `req` says, keeping the rest (checked first:
     /// nothing changes on error). The work is that of the rules removed and
     /// added, and a pass over the rules held when some go.
-    pub(crate) fn change(&self, req: &pb::ChangeFaultsRequest) -> Result<(), String> {
+    pub(crate) fn change(&self, req: &pb::ChangeFaultsRequest) -> Result<PauseChange, String> {
         let rate = req.clock_rate.map(clock_rate).transpose()?;
+        req.pause_ms.map(pause_ms).transpose()?;
         let mut added = checked_rules(&req.add, "add")?;
         let mut t = self.table.lock().unwrap_or_else(|e| e.into_inner());
         let Table { rules, fault_ids, reachable } = &mut *t;
@@ -241,7 +345,7 @@ impl FaultTable {
         if let Some(rate) = rate {
             self.set_clock(rate);
         }
-        Ok(())
+        Ok(req.pause_ms.map_or(PauseChange::Unchanged, |ms| self.set_pause(ms)))
     }
 
     /// Is the node crashed?
@@ -345,6 +449,29 @@ mod tests {
             assert!(table.change(&change).unwrap_err().starts_with("clock_rate"));
         }
         assert_eq!(*table.clock().borrow(), 1.0);
+    }
+
+    /// A pause request starts a numbered pause; a later one gives it a new end and number, so the
+    /// first one's end does nothing and the second's ends it; 0 resumes (nothing to resume: no
+    /// change); a request without a pause leaves it; more than MAX_PAUSE_MS is refused naming
+    /// `pause_ms`, changing nothing.
+    #[tokio::test]
+    async fn pauses_are_numbered_extended_and_ended() {
+        let t = FaultTable::new();
+        let pause = |ms| pb::SetFaultsRequest { pause_ms: ms, ..Default::default() };
+        assert_eq!(t.set(&pause(0)).unwrap(), PauseChange::Unchanged);
+        assert!(matches!(t.set(&pause(500)).unwrap(), PauseChange::Until { number: 1, .. }));
+        assert!(t.paused());
+        let change = pb::ChangeFaultsRequest { pause_ms: Some(900), ..Default::default() };
+        assert!(matches!(t.change(&change).unwrap(), PauseChange::Until { number: 2, .. }));
+        assert_eq!(t.change(&pb::ChangeFaultsRequest::default()).unwrap(), PauseChange::Unchanged);
+        assert_eq!(t.expire(1), None, "replaced by the second request");
+        let e = t.set(&pause(MAX_PAUSE_MS + 1)).unwrap_err();
+        assert!(e.starts_with("pause_ms"), "{e}");
+        assert!(t.paused(), "a refused request changes nothing");
+        let r = t.expire(2).expect("the second pause ends");
+        assert!(r.from_us <= r.until_us && !t.paused());
+        assert_eq!(t.expire(2), None, "ended once");
     }
 
     fn rule(to: &str, f: impl FnOnce(&mut pb::LinkRule)) -> pb::LinkRule {

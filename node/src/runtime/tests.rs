@@ -518,3 +518,105 @@ async fn the_per_message_path_forwards_each_message_once() {
     assert_eq!(forwarded, count, "every message forwarded once");
     assert_eq!(election.status().rejected, 0);
 }
+
+/// Logs each step it takes: `timer N`, or `msg K` for a `Notify { leader: K }`; its start sets
+/// timer 1 for 40 ms and timer 2 for 20 ms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Steps {
+    log: Shared<Vec<String>>,
+}
+
+impl Algorithm for Steps {
+    fn on_start(&mut self, out: &mut Outbox) {
+        out.push(Effect::SetTimer { timer: 1, after_ms: 40 });
+        out.push(Effect::SetTimer { timer: 2, after_ms: 20 });
+    }
+
+    fn on_message(&mut self, _: Port, msg: Msg, _: &mut Outbox) -> Result<(), AlgoError> {
+        if let Msg::Notify { leader } = msg {
+            self.log.lock().unwrap().push(format!("msg {leader}"));
+        }
+        Ok(())
+    }
+
+    fn on_timer(&mut self, timer: TimerId, _: &mut Outbox) {
+        self.log.lock().unwrap().push(format!("timer {timer}"));
+    }
+
+    fn state(&self) -> &'static str {
+        "steps"
+    }
+}
+
+/// A started [`Steps`] node at position 0 of a 2-ring (receive-only ports), under `faults`.
+fn steps(faults: Arc<super::faults::FaultTable>) -> (Arc<Election>, Shared<Vec<String>>) {
+    let log = Shared::default();
+    let (tx, _) = broadcast::channel(16);
+    let setup = ElectionSetup { election_id: "p".into(), initiator: false, ..kept_setup(faults, None) };
+    let setup = ElectionSetup {
+        ports: vec![
+            PortLink { peer: 1, remote_port: RIGHT, link: None },
+            PortLink { peer: 1, remote_port: LEFT, link: None },
+        ],
+        ..setup
+    };
+    let election = Election::new(setup, Box::new(Steps { log: log.clone() }), tx, None);
+    election.start().unwrap();
+    (election, log)
+}
+
+fn notify(k: u64) -> pb::Body {
+    body(Msg::Notify { leader: k })
+}
+
+/// A paused node takes no step: the envelopes that reach it are held and its timers that come due
+/// are deferred; on resume the timers fire first, in deadline order (timer 2 at 20 ms before timer 1
+/// at 40 ms), then the held envelopes in arrival order; `Start` is refused meanwhile.
+#[tokio::test]
+async fn a_paused_node_fires_its_due_timers_then_hands_over_what_it_held() {
+    use super::faults::PauseChange;
+    let faults = Arc::new(super::faults::FaultTable::new());
+    let (election, log) = steps(faults.clone());
+    let paused = faults.set(&pb::SetFaultsRequest { pause_ms: 60_000, ..Default::default() }).unwrap();
+    assert!(matches!(paused, PauseChange::Until { number: 1, .. }), "{paused:?}");
+    for k in [3, 4] {
+        election.receive(Arrival::new(1, (k % 2) as Port, Some(&notify(k)), 1), &mut None).unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(log.lock().unwrap().is_empty(), "no step while paused: {:?}", log.lock().unwrap());
+    assert_eq!(election.held(), (4, 0), "two timers deferred, two envelopes held");
+    assert_eq!(election.start().unwrap_err().code, Code::Unavailable);
+    let resumed = faults.change(&pb::ChangeFaultsRequest { pause_ms: Some(0), ..Default::default() }).unwrap();
+    let PauseChange::Resume(r) = resumed else { panic!("{resumed:?}") };
+    assert!(r.from_us < r.until_us);
+    election.resume(r);
+    assert_eq!(*log.lock().unwrap(), ["timer 2", "timer 1", "msg 3", "msg 4"]);
+    assert_eq!(election.held(), (0, 0));
+    election.receive(Arrival::new(1, 0, Some(&notify(5)), 1), &mut None).unwrap();
+    assert_eq!(log.lock().unwrap().last().map(String::as_str), Some("msg 5"), "resumed: taken at once");
+}
+
+/// A crash during a pause drops what was held (counted as lost), deferred timers included; a paused
+/// election holds at most MAX_HELD envelopes and drops and counts the rest.
+#[tokio::test]
+async fn a_crash_drops_what_a_pause_held_and_the_hold_is_bounded() {
+    let faults = Arc::new(super::faults::FaultTable::new());
+    let (election, log) = steps(faults.clone());
+    faults.set(&pb::SetFaultsRequest { pause_ms: 60_000, ..Default::default() }).unwrap();
+    let cap = super::faults::MAX_HELD;
+    for k in 0..cap as u64 + 2 {
+        election.receive(Arrival::new(1, 0, Some(&notify(k)), 1), &mut None).unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert_eq!(election.held(), (cap + 2, 2), "cap envelopes and two due timers held, two envelopes dropped");
+    faults.set(&pb::SetFaultsRequest { pause_ms: 60_000, crashed: true, ..Default::default() }).unwrap();
+    election.drop_held();
+    assert_eq!(election.held(), (0, 2));
+    assert_eq!(faults.dropped.load(std::sync::atomic::Ordering::Relaxed), cap as u64 + 2);
+    let super::faults::PauseChange::Resume(r) = faults.set(&pb::SetFaultsRequest::default()).unwrap() else {
+        panic!("the pause ends")
+    };
+    election.resume(r);
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert!(log.lock().unwrap().is_empty(), "nothing held survived the crash: {:?}", log.lock().unwrap());
+}

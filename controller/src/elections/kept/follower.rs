@@ -209,6 +209,12 @@ impl Follower {
         self.faults = faults;
     }
 
+    /// Node `i` reports it was paused from `from_us` to `until_us` (its
+    /// clock): that time is no part of its leadership.
+    pub(super) fn paused(&mut self, i: usize, from_us: u64, until_us: u64) {
+        self.leaderships.paused(i, from_us, until_us);
+    }
+
     /// A node reported a belief at `at`: it is recorded, its leadership
     /// interval judged for overlaps, its claim for two leaders of one term,
     /// and, if the node is counted, fed to the failover figures.

@@ -87,6 +87,10 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
                 continue;
             }
             ev = events.recv(), if events_open => match ev {
+                Some((node, ev)) if node < n && ev.kept && ev.position as usize == node && ev.paused_until_us > 0 => {
+                    follower.paused(node, ev.paused_from_us, ev.paused_until_us);
+                    continue;
+                }
                 Some((node, ev)) if node < n && ev.kept && ev.position as usize == node => Some((node, ev)),
                 Some(_) => continue,
                 None => {

@@ -29,7 +29,7 @@ pub(super) fn run(plan: &Plan, cfg: SimConfig) -> SimReport {
         let seed = plan.seed ^ (i as u64 + 1);
         let fault = match &f.fault {
             PlannedKind::Core(fault) => fault.clone(),
-            PlannedKind::CutOffLeader | PlannedKind::LeaderClock(_) => {
+            PlannedKind::CutOffLeader | PlannedKind::LeaderClock(_) | PlannedKind::PauseLeader(_) => {
                 let before = kept(&SimConfig {
                     horizon: Some(f.at_ms),
                     faults: FaultPlan { faults: faults.clone() },
@@ -41,6 +41,7 @@ pub(super) fn run(plan: &Plan, cfg: SimConfig) -> SimReport {
                 let Some(leader) = terms.iter().rev().map(|t| t.leader).find(|&p| !down(p)) else { continue };
                 match f.fault {
                     PlannedKind::LeaderClock(rate) => Fault::Clock { node: leader, rate },
+                    PlannedKind::PauseLeader(ms) => Fault::Pause { node: leader, ms },
                     _ => Fault::Partition {
                         groups: vec![vec![leader], (0..plan.n()).filter(|&p| p != leader).collect()],
                     },

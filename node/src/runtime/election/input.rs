@@ -11,6 +11,7 @@ use ringleader_proto::v1 as pb;
 use tonic::Code;
 use tracing::{info, warn};
 
+use super::pause::Held;
 use super::{Arrival, Election, Input, MAX_LOGGED, Pending, Rejection, Started, State, panic_text, unix_micros};
 use crate::observe::{self, node_metrics};
 #[cfg(doc)]
@@ -20,7 +21,31 @@ use ringleader_core::algo::{Msg, Port};
 impl Election {
     /// Take an envelope from the network. `spare` is the envelope's own
     /// election id, reused for the first message this step sends.
+    /// While the node is paused it is held, and checked when handed over.
     pub(crate) fn receive(self: &Arc<Self>, arrival: Arrival<'_>, spare: &mut Option<String>) -> Result<(), Rejection> {
+        if self.holding() {
+            let Arrival { sender, port, body, causal_time, traceparent, message_seq } = arrival;
+            let held = Held::Envelope {
+                sender,
+                port,
+                body: body.cloned(),
+                causal_time,
+                traceparent: traceparent.to_string(),
+                message_seq,
+            };
+            if self.hold(held).is_none() {
+                return Ok(());
+            }
+        }
+        self.receive_now(arrival, spare)
+    }
+
+    /// Take an envelope now (see [`Election::receive`]).
+    pub(super) fn receive_now(
+        self: &Arc<Self>,
+        arrival: Arrival<'_>,
+        spare: &mut Option<String>,
+    ) -> Result<(), Rejection> {
         let Arrival { sender, port, body, causal_time, traceparent, message_seq } = arrival;
         let port_ok = self.setup.ports.get(port as usize).is_some_and(|p| p.peer == sender);
         if !port_ok {
@@ -122,6 +147,9 @@ impl Election {
         if self.setup.faults.crashed() {
             return Err(Rejection::new(Code::Unavailable, "the node is crashed (an injected fault)"));
         }
+        if self.setup.faults.paused() {
+            return Err(Rejection::new(Code::Unavailable, "the node is paused (an injected fault)"));
+        }
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         st.steps += 1;
         let State { shell, out, .. } = &mut *st;
@@ -197,7 +225,7 @@ impl Election {
     /// cannot take input).
     pub(crate) fn leave(self: &Arc<Self>) -> Option<(bool, bool)> {
         let mut st = self.lock();
-        if st.closed || st.broken || !st.shell.started() || self.setup.faults.crashed() {
+        if st.closed || st.broken || !st.shell.started() || self.setup.faults.crashed() || self.setup.faults.paused() {
             return None;
         }
         let belief = st.shell.leadership()?;

@@ -10,11 +10,13 @@
 //! The driver is split by concern: this module holds the types and their
 //! construction, [`input`] takes the node's input and hands it to the state
 //! machine, [`outputs`] carries out what a step emitted, [`trace`] names its
-//! spans and metric labels, and [`reports`] tells the controller and its
-//! subscribers what the node knows.
+//! spans and metric labels, [`reports`] tells the controller and its
+//! subscribers what the node knows, and [`pause`] holds the input of a
+//! paused node until it resumes.
 
 mod input;
 mod outputs;
+mod pause;
 mod reports;
 mod trace;
 
@@ -192,6 +194,8 @@ struct State {
     decided_us: u64,
     /// Crash-fault restarts so far: a store answer to an older incarnation is dropped.
     incarnation: u64,
+    /// What it holds while its node is paused.
+    hold: pause::Hold,
 }
 
 impl State {
@@ -215,6 +219,8 @@ pub(crate) struct Election {
     reporter: Option<Arc<Reporter>>,
     /// Queued for a report that has not been taken yet.
     report_queued: AtomicBool,
+    /// Handing over what a pause held (changed only under `state`'s lock).
+    draining: AtomicBool,
     /// When it was prepared here.
     prepared: Instant,
 }
@@ -256,6 +262,7 @@ impl Election {
             first_send_us: 0,
             decided_us: 0,
             incarnation: 0,
+            hold: pause::Hold::default(),
         };
         let mut state = state;
         if setup.log_messages {
@@ -270,6 +277,7 @@ impl Election {
             state: Mutex::new(state),
             reporter,
             report_queued,
+            draining: AtomicBool::new(false),
             prepared: Instant::now(),
         })
     }

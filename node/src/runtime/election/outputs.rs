@@ -10,6 +10,7 @@ use opentelemetry::trace::{Span as _, SpanContext};
 use ringleader_proto::v1 as pb;
 use tracing::{debug, info};
 
+use super::pause::Held;
 use super::reports::role_of;
 use super::{Election, Input, MAX_LOGGED, State, panic_text, unix_micros};
 use crate::observe::{self, kv, node_metrics};
@@ -210,7 +211,15 @@ impl Election {
     /// The store answered an operation of `incarnation`: hand it to the
     /// state machine, unless the node crashed or restarted since, or the
     /// election is over.
+    /// While the node is paused the answer is held.
     fn store_answer(self: &Arc<Self>, incarnation: u64, reply: StoreReply) {
+        if let Some(Held::Store { incarnation, reply }) = self.hold(Held::Store { incarnation, reply }) {
+            self.store_answer_now(incarnation, reply);
+        }
+    }
+
+    /// Hand a store answer over now (see [`Election::store_answer`]).
+    pub(super) fn store_answer_now(self: &Arc<Self>, incarnation: u64, reply: StoreReply) {
         let mut st = self.lock();
         if st.closed || st.broken || self.setup.faults.crashed() || st.incarnation != incarnation {
             return;
@@ -230,7 +239,16 @@ impl Election {
     }
 
     /// A timer task woke up; it fires only if nothing replaced or cancelled it since.
+    /// While the node is paused it is deferred.
     fn fire(self: &Arc<Self>, timer: TimerId, generation: u64) {
+        if self.hold(Held::Timer { timer, generation }).is_none() {
+            return;
+        }
+        self.fire_now(timer, generation);
+    }
+
+    /// Fire a timer now (see [`Election::fire`]).
+    pub(super) fn fire_now(self: &Arc<Self>, timer: TimerId, generation: u64) {
         let mut st = self.lock();
         if !st.shell.timer_due(timer, generation) {
             return;

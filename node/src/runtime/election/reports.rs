@@ -55,7 +55,7 @@ impl Election {
             kept: true,
             term: l.term,
             at_us,
-            status: None,
+            ..Default::default()
         }
     }
 
