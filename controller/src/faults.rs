@@ -141,8 +141,10 @@ struct Entry {
     after: Option<Trigger>,
     /// A planned stop: what the node handed over before it stopped.
     handovers: Vec<pb::HandoverResult>,
-    /// An active pause: when it ends.
+    /// An active pause: when it ends, and when it began (unix µs, taken
+    /// before the node is told, so no later than the node's own start).
     until: Option<std::time::Instant>,
+    paused_us: u64,
 }
 
 /// The fault registry of one controller.
@@ -367,6 +369,7 @@ impl Faults {
             after,
             handovers: Vec::new(),
             until: None,
+            paused_us: 0,
         };
         if now {
             let info = self.apply(entry, &*watch, false).await?;
@@ -650,6 +653,7 @@ impl Faults {
         }
         if let Resolved::Pause { ms, .. } = entry.resolved {
             entry.until = Some(std::time::Instant::now() + Duration::from_millis(ms));
+            entry.paused_us = unix_us();
         }
         let changes = {
             let mut entries = lock(&self.entries);
@@ -717,6 +721,7 @@ impl Faults {
                     out.cut_off.extend((0..n).filter(|&i| 2 * size(i) <= n));
                     out.groups = groups.clone();
                 }
+                Resolved::Pause { node, .. } => out.paused.push((*node, e.paused_us)),
                 _ => {}
             }
         }
@@ -1125,6 +1130,7 @@ mod tests {
             after: None,
             handovers: Vec::new(),
             until: None,
+            paused_us: 0,
         }
     }
 

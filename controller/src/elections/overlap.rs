@@ -4,8 +4,13 @@
 //! its clock). A node's leadership is an interval of its clock, from the
 //! belief that it leads a term to the next belief; two intervals of two
 //! nodes that intersect are an overlap (two nodes believed they led at once),
-//! reported with the intersection's length. A pair is judged once both
-//! intervals are closed. Only what the controller heard is judged: a node
+//! reported with the intersection's length. A pair is judged as soon as it
+//! intersects: a running (open) interval up to the latest time the
+//! controller has heard from its node ([`Leaderships::running`]: now, for a
+//! node whose stream is connected and that is not paused; for a paused one
+//! the pause's start), and again when it closes, each pair of intervals
+//! being one finding whose length is updated, never counted twice. Only
+//! what the controller heard is judged: a node
 //! whose event stream broke (its process exited, was paused, or its host was
 //! cut off from the controller; an external node that leaves the controller's
 //! pulse unanswered for the detector timeout breaks it) has its interval
@@ -24,7 +29,7 @@
 //! The clocks of different hosts differ by their offset; on one host (the
 //! embedded cluster, containers) they are one clock.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Closed intervals kept to compare later ones with (a kept leadership that
 /// runs for days keeps the most recent).
@@ -35,9 +40,16 @@ pub(super) const KEPT_INTERVALS: usize = 1_000;
 pub(super) struct Overlap {
     /// The two nodes (positions) and the term each led.
     pub(super) who: [(usize, u64); 2],
-    /// How long, in microseconds.
+    /// How long, in microseconds (0: a finding withdrawn, a pause report
+    /// having shown the nodes did not both act).
     pub(super) us: u64,
+    /// When each of the two intervals began (with `who`, the finding's key:
+    /// a later judgement of the same pair updates it).
+    pub(super) since: [u64; 2],
 }
+
+/// A pair of intervals: (node, term, from) each, the lower node first.
+type Pair = [(usize, u64, u64); 2];
 
 /// Every node's leadership intervals (see the module docs).
 #[derive(Debug, Default)]
@@ -48,12 +60,52 @@ pub(super) struct Leaderships {
     closed: VecDeque<(usize, u64, u64, u64)>,
     /// Per node: the stretches it was paused (its clock), oldest first.
     pauses: Vec<VecDeque<(u64, u64)>>,
+    /// What each pair of intervals was last judged to overlap by (µs).
+    judged: HashMap<Pair, u64>,
 }
 
 impl Leaderships {
     /// For `n` nodes, none leading.
     pub(super) fn new(n: usize) -> Self {
-        Leaderships { open: vec![None; n], closed: VecDeque::new(), pauses: vec![VecDeque::new(); n] }
+        Leaderships {
+            open: vec![None; n],
+            closed: VecDeque::new(),
+            pauses: vec![VecDeque::new(); n],
+            judged: HashMap::new(),
+        }
+    }
+
+    /// Judge every open interval up to what is heard of its node: `heard(i)`
+    /// is the latest time (µs) the controller heard node `i` (`None`: not
+    /// heard now, left unjudged). The findings new or changed since.
+    pub(super) fn running(&mut self, heard: impl Fn(usize) -> Option<u64>) -> Vec<Overlap> {
+        let mut found = Vec::new();
+        for i in 0..self.open.len() {
+            let (Some((term, from)), Some(to_i)) = (self.open[i], heard(i)) else { continue };
+            for j in (i + 1)..self.open.len() {
+                let (Some((term_j, from_j)), Some(to_j)) = (self.open[j], heard(j)) else { continue };
+                found.extend(self.judge((i, term, from, to_i), (j, term_j, from_j, to_j)));
+            }
+            let closed: Vec<_> = self.closed.iter().copied().filter(|&(j, ..)| j != i).collect();
+            for c in closed {
+                found.extend(self.judge((i, term, from, to_i), c));
+            }
+        }
+        found
+    }
+
+    /// Judge intervals `a` and `b` ((node, term, from, to)): the finding, if
+    /// its length is new.
+    fn judge(&mut self, a: (usize, u64, u64, u64), b: (usize, u64, u64, u64)) -> Option<Overlap> {
+        let (a, b) = if a.0 < b.0 { (a, b) } else { (b, a) };
+        let us = self.acting(a.0, b.0, a.2.max(b.2), a.3.min(b.3));
+        let pair = [(a.0, a.1, a.2), (b.0, b.1, b.2)];
+        let before = self.judged.get(&pair).copied().unwrap_or(0);
+        if us == before {
+            return None;
+        }
+        self.judged.insert(pair, us);
+        Some(Overlap { who: [(a.0, a.1), (b.0, b.1)], us, since: [a.2, b.2] })
     }
 
     /// Node `i` was paused from `from_us` to `until_us` (its clock): no
@@ -130,19 +182,13 @@ impl Leaderships {
     fn close(&mut self, i: usize, to: u64) -> Vec<Overlap> {
         let Some((term, from)) = self.open[i].take() else { return Vec::new() };
         let to = to.max(from);
-        let found = self
-            .closed
-            .iter()
-            .filter(|&&(j, ..)| j != i)
-            .filter_map(|&(j, term_j, from_j, to_j)| {
-                let us = self.acting(i, j, from.max(from_j), to.min(to_j));
-                let who = if i < j { [(i, term), (j, term_j)] } else { [(j, term_j), (i, term)] };
-                (us > 0).then_some(Overlap { who, us })
-            })
-            .collect();
+        let others: Vec<_> = self.closed.iter().copied().filter(|&(j, ..)| j != i).collect();
+        let found = others.into_iter().filter_map(|c| self.judge((i, term, from, to), c)).collect();
         self.closed.push_back((i, term, from, to));
-        if self.closed.len() > KEPT_INTERVALS {
-            self.closed.pop_front();
+        if self.closed.len() > KEPT_INTERVALS
+            && let Some((j, term_j, from_j, _)) = self.closed.pop_front()
+        {
+            self.judged.retain(|pair, _| !pair.contains(&(j, term_j, from_j)));
         }
         found
     }
@@ -169,7 +215,7 @@ mod tests {
         l.belief(2, Some(1), 100);
         l.belief(1, Some(2), 5_000);
         assert_eq!(l.belief(2, None, 5_600), []);
-        assert_eq!(l.belief(1, None, 8_000), [Overlap { who: [(1, 2), (2, 1)], us: 600 }]);
+        assert_eq!(l.belief(1, None, 8_000), [Overlap { who: [(1, 2), (2, 1)], us: 600, since: [5_000, 100] }]);
     }
 
     /// A new term of the same node closes the old interval and opens another; the same term again
@@ -186,7 +232,10 @@ mod tests {
         assert!(l.ended(0, 40).is_empty(), "node 1's interval is open");
         assert_eq!(
             l.finish(100, |i| i == 1),
-            [Overlap { who: [(0, 1), (1, 2)], us: 5 }, Overlap { who: [(0, 3), (1, 2)], us: 10 }]
+            [
+                Overlap { who: [(0, 1), (1, 2)], us: 5, since: [10, 25] },
+                Overlap { who: [(0, 3), (1, 2)], us: 10, since: [30, 25] }
+            ]
         );
         assert!(l.ended(1, 200).is_empty(), "closed once");
     }
@@ -209,9 +258,31 @@ mod tests {
             found.extend(l.finish(5_000_000, |_| true));
             found
         };
-        let five_ms = [Overlap { who: [(0, 1), (1, 2)], us: 5_000 }];
+        let five_ms = [Overlap { who: [(0, 1), (1, 2)], us: 5_000, since: [0, 1_200_000] }];
         assert_eq!(judge(350_000, true), five_ms);
         assert_eq!(judge(3_000_000, true), five_ms);
-        assert_eq!(judge(350_000, false), [Overlap { who: [(0, 1), (1, 2)], us: 155_000 }]);
+        assert_eq!(judge(350_000, false), [Overlap { who: [(0, 1), (1, 2)], us: 155_000, since: [0, 1_200_000] }]);
+    }
+
+    /// Running leaderships are judged up to what is heard of both nodes, so an overlap shows as soon
+    /// as it happened: node 0 leads term 1 from 0 and node 1 term 2 from 100, both heard up to 150:
+    /// an overlap of 50 at once, not again while nothing new is heard; heard up to 180, the same
+    /// finding grows to 80; node 0 stops at 200 and node 1 is heard to 300: 100; node 1 stopping then
+    /// adds no second finding. Node 2, not heard, is not judged. Failed before: nothing was found
+    /// until both intervals closed.
+    #[test]
+    fn running_leaderships_are_judged_up_to_what_is_heard() {
+        let mut l = Leaderships::new(3);
+        l.belief(0, Some(1), 0);
+        l.belief(1, Some(2), 100);
+        l.belief(2, Some(3), 120);
+        let heard = |to: u64| move |i: usize| (i < 2).then_some(to);
+        let found = |us| [Overlap { who: [(0, 1), (1, 2)], us, since: [0, 100] }];
+        assert_eq!(l.running(heard(150)), found(50));
+        assert!(l.running(heard(150)).is_empty(), "judged once");
+        assert_eq!(l.running(heard(180)), found(80), "the same finding, grown");
+        assert!(l.belief(0, None, 200).is_empty());
+        assert_eq!(l.running(heard(300)), found(100));
+        assert!(l.belief(1, None, 300).is_empty(), "no double count at the close");
     }
 }

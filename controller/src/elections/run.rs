@@ -126,6 +126,9 @@ pub struct ActiveFaults {
     /// The groups of node indices of the partition in force (empty: none); a
     /// node in no group is alone.
     pub groups: Vec<Vec<usize>>,
+    /// Node indices an injected pause holds, each with when the controller
+    /// paused it (unix µs).
+    pub paused: Vec<(usize, u64)>,
 }
 
 impl ActiveFaults {
@@ -155,6 +158,11 @@ impl ActiveFaults {
             cut_off,
             leaving: at(&self.leaving),
             groups: self.groups.iter().map(|g| at(g)).filter(|g| !g.is_empty()).collect(),
+            paused: nodes
+                .iter()
+                .enumerate()
+                .filter_map(|(p, n)| self.paused.iter().find(|(m, _)| m == n).map(|&(_, since)| (p, since)))
+                .collect(),
         }
     }
 }

@@ -336,3 +336,70 @@ async fn duplicated_messages_are_counted_on_their_links() {
     clear_faults(&mut client).await;
     ctl.stop().await;
 }
+
+/// A pause through the real gRPC API: plain Raft keeps a leader on 5 nodes; `pause.ms` outside
+/// 1..=600,000, an unknown node and a node with `leader: true` are refused naming the field;
+/// `pause: {leader: true, ms: 1500}` pauses the leader (listed ACTIVE as "pause node-x for 1500 ms"
+/// and shown on its node); a link fault injected during the pause reaches the paused node (the
+/// process still answers the controller); the others elect a leader of a higher term meanwhile.
+/// After the pause its fault leaves ListFaults by itself, the old leader follows the higher term it
+/// learned from the messages it held, and the record judges the paused time no part of the old
+/// leadership: no overlap anywhere near the pause's length.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_leader_resumes_and_follows_the_higher_term() {
+    let (ctl, mut client, e) = ringleader_tests::start_kept("raft", 5).await;
+    let first = leader_until(&mut client, &e.election_id, Duration::from_secs(20), |l| l.agreed && l.term >= 1).await;
+    let old = first.leader.clone().unwrap().node;
+    let pause = |node: &str, leader, ms| fault(Kind::Pause(pb::PauseFault { node: node.into(), leader, ms }));
+    for (bad, field) in [(pause(&old, false, 0), "pause.ms"), (pause(&old, false, 600_001), "pause.ms")] {
+        assert_refused(&client.inject_fault(bad).await.unwrap_err(), Code::InvalidArgument, field);
+    }
+    assert_refused(
+        &client.inject_fault(pause("node-9", false, 5)).await.unwrap_err(),
+        Code::InvalidArgument,
+        "pause.node",
+    );
+    assert_refused(
+        &client.inject_fault(pause(&old, true, 5)).await.unwrap_err(),
+        Code::InvalidArgument,
+        "pause.leader",
+    );
+
+    tracing::info!("--- pause the leader {old} for 1.5 s");
+    let f = inject(&mut client, pause("", true, 1_500)).await;
+    let paused_at = Instant::now();
+    assert_eq!(
+        (f.description.as_str(), f.state),
+        (format!("pause {old} for 1500 ms").as_str(), pb::FaultState::Active as i32)
+    );
+    let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
+    let shown = cluster.nodes.iter().find(|n| n.name == old).unwrap();
+    assert!(shown.faults.iter().any(|f| f.starts_with("paused for 1500 ms")), "{shown:?}");
+
+    tracing::info!("--- a link fault on the paused node, during the pause");
+    let slow = inject(&mut client, link(Spec { from: old.clone(), delay_ms: 2, ..Spec::default() })).await;
+    assert_eq!(slow.state, pb::FaultState::Active as i32, "pushed to the paused node: {slow:?}");
+    let second = leader_until(&mut client, &e.election_id, Duration::from_secs(10), |l| {
+        l.term > first.term && l.leader.as_ref().is_some_and(|r| r.node != old)
+    })
+    .await;
+    assert!(paused_at.elapsed() < Duration::from_millis(1_500), "a new leader was elected during the pause");
+
+    tracing::info!("--- the pause ends by itself; the old leader follows the higher term");
+    faults_until(&client, paused_at + Duration::from_secs(10), |listed| {
+        (listed.len() == 1 && listed[0].fault_id == slow.fault_id).then_some(())
+    })
+    .await;
+    let agreed = leader_until(&mut client, &e.election_id, Duration::from_secs(10), |l| {
+        l.agreed && l.term >= second.term && l.leader.as_ref().is_some_and(|r| r.node != old)
+    })
+    .await;
+    assert!(agreed.term >= second.term);
+    clear_faults(&mut client).await;
+    let done = ringleader_tests::stop_kept(&mut client, e.election_id).await;
+    for o in done.overlaps.iter().filter(|o| o.contains(&format!("{old} (term {})", first.term))) {
+        let ms: u64 = o.rsplit(" for ").next().unwrap().trim_end_matches(" ms").parse().unwrap();
+        assert!(ms < 500, "the paused time counted as leadership: {o}");
+    }
+    ctl.stop().await;
+}

@@ -79,6 +79,14 @@ pub(super) struct Follower {
     claims: BTreeMap<u64, usize>,
     violations: Capped,
     overlaps: Capped,
+    /// The key (who, since) of each overlap recorded word for word, in its
+    /// order, and of every one found: a later judgement updates its line.
+    overlap_keys: Vec<OverlapKey>,
+    overlaps_seen: std::collections::HashSet<OverlapKey>,
+    /// Per position: judged no further than this while it is paused (when
+    /// the controller paused it), and the pause whose report came.
+    frozen: Vec<Option<u64>>,
+    pause_reported: Vec<Option<u64>>,
     /// Each node's leadership intervals on its own clock: overlaps.
     leaderships: overlap::Leaderships,
     /// Each node's event stream as last seen: one that comes back may be a
@@ -131,6 +139,10 @@ impl Follower {
             claims: BTreeMap::new(),
             violations: Capped::default(),
             overlaps: Capped::default(),
+            overlap_keys: Vec::new(),
+            overlaps_seen: std::collections::HashSet::new(),
+            frozen: vec![None; n],
+            pause_reported: vec![None; n],
             leaderships: overlap::Leaderships::new(n),
             connected,
             lost_at_us: vec![0; n],
@@ -206,6 +218,16 @@ impl Follower {
             }
             self.was_crashed[i] = now;
         }
+        for i in 0..self.frozen.len() {
+            let paused = faults.paused.iter().find(|&&(p, _)| p == i).map(|&(_, since)| since);
+            match paused {
+                Some(since) if self.pause_reported[i] != Some(since) => {
+                    self.frozen[i].get_or_insert(since);
+                }
+                Some(_) => {}
+                None => self.frozen[i] = None,
+            }
+        }
         self.faults = faults;
     }
 
@@ -213,6 +235,23 @@ impl Follower {
     /// clock): that time is no part of its leadership.
     pub(super) fn paused(&mut self, i: usize, from_us: u64, until_us: u64) {
         self.leaderships.paused(i, from_us, until_us);
+        if let Some(f) = self.frozen.get_mut(i) {
+            self.pause_reported[i] = f.take();
+        }
+    }
+
+    /// Judge the running leaderships up to `unix_us` for the nodes heard
+    /// now (stream connected, not rejoining, not crashed); a paused node up
+    /// to when the controller paused it, until its pause report comes.
+    pub(super) fn judge_running(&mut self, unix_us: u64) {
+        let heard: Vec<Option<u64>> = (0..self.belief.len())
+            .map(|i| {
+                let live = self.connected[i] && self.held[i].is_none() && !self.was_crashed[i];
+                live.then(|| self.frozen[i].unwrap_or(unix_us))
+            })
+            .collect();
+        let found = self.leaderships.running(|i| heard.get(i).copied().flatten());
+        self.note_overlaps(&found);
     }
 
     /// A node reported a belief at `at`: it is recorded, its leadership
@@ -428,10 +467,29 @@ impl Follower {
         LeaderInfo { node: self.names[i].clone(), id: self.ids[i], position: i as u32 }
     }
 
+    /// Record the findings: a new one as a line, a changed one (a running
+    /// overlap that grew, or was cut by a pause report) in place of its line.
     fn note_overlaps(&mut self, found: &[overlap::Overlap]) {
         for o in found {
+            let key = (o.who, o.since);
             let who: BTreeMap<usize, BTreeSet<u64>> = o.who.iter().map(|&(i, t)| (i, BTreeSet::from([t]))).collect();
-            self.overlaps.push(overlap_text(&who, |i| self.names[i].clone(), o.us / 1_000));
+            let text = overlap_text(&who, |i| self.names[i].clone(), o.us / 1_000);
+            match self.overlap_keys.iter().position(|k| *k == key) {
+                Some(i) if o.us == 0 => {
+                    self.overlap_keys.remove(i);
+                    self.overlaps.list.remove(i);
+                    self.overlaps_seen.remove(&key);
+                }
+                Some(i) => self.overlaps.list[i] = text,
+                None if o.us == 0 || self.overlaps_seen.contains(&key) => {}
+                None => {
+                    self.overlaps_seen.insert(key);
+                    if self.overlaps.list.len() < MAX_RECORDED_VIOLATIONS {
+                        self.overlap_keys.push(key);
+                    }
+                    self.overlaps.push(text);
+                }
+            }
         }
     }
 }
@@ -457,6 +515,9 @@ pub(in crate::elections) fn overlap_text(
         .collect();
     format!("{} believed they led at once for {ms} ms", names.join(" and "))
 }
+
+/// An overlap's key: the two nodes with their terms, and when each interval began.
+type OverlapKey = ([(usize, u64); 2], [u64; 2]);
 
 /// A list of findings kept to [`MAX_RECORDED_VIOLATIONS`], the rest counted.
 #[derive(Clone, Debug, Default)]

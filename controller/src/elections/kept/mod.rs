@@ -128,6 +128,7 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
             faults_drawn = faults.clone();
         }
         follower.faults(faults, now_us());
+        follower.judge_running(now_us());
         let at = now();
         let change = event.map(|(node, ev)| {
             let leader = (ev.leader_id != 0).then_some(ev.leader_id);
