@@ -40,6 +40,10 @@ pub const UNREACHABLE: &str = "node unreachable (its event stream broke)";
 pub const PARTITION: &str = "partition (cut off from every majority)";
 /// Cause of a loss: a planned stop; the leader hands its leadership over.
 pub const HANDOVER: &str = "planned stop (the leader handed over)";
+/// Cause of a loss: a higher term deposed the leader (a node that rejoined
+/// with a higher term, or an election it did not win): it names another
+/// leader, or none in a term above the one it led.
+pub const DEPOSED: &str = "deposed by a higher term";
 /// Cause of a loss: the leader stepped down (it names no leader now). A leader
 /// that holds a lease says why in its algorithm's own words ([`Lease::lost`](ringleader_core::algo::spec::Lease::lost)).
 pub const STEPPED_DOWN: &str = "the leader stepped down";
@@ -107,6 +111,11 @@ impl Tracker {
     /// The agreed leader, if any, at position `position`.
     pub fn held_position(&self) -> Option<u32> {
         self.held.as_ref().map(|(l, _)| l.position)
+    }
+
+    /// The term of the agreed leadership, if any.
+    pub fn held_term(&self) -> Option<u64> {
+        self.held.as_ref().map(|&(_, t)| t)
     }
 
     /// A live node announced a belief at `now_ms`: the first one after a

@@ -93,7 +93,7 @@ fn longest_overlap(r: &SimReport, ids: &[u64]) -> u64 {
 /// lease after its successor was elected; Raft's lease has less left to run when the leader is cut
 /// off (it is renewed every heartbeat, and its successor must first wait out the others' election
 /// timeouts), so its seeds overlap by at least 100 ms only at a tenth of real time. client-go's
-/// lease (holder cut off from the store) may break below RenewDeadline / LeaseDuration = 2/3: at
+/// lease (holder cut off from the store) may break below (RetryPeriod + RenewDeadline) / LeaseDuration = 0.8: at
 /// half speed some seeds overlap (the holder's deadline runs from its last renewal, a RetryPeriod
 /// or less before the cut), and at a quarter speed every seed by at least 100 ms.
 #[test]

@@ -447,8 +447,9 @@ impl Follower {
     }
 
     /// Why the agreed leader at `p` is lost, if it is: crashed or
-    /// unreachable, cut off by a partition, or stepped down (it names no
-    /// leader: a Chubby-style lease not renewed).
+    /// unreachable, cut off by a partition, deposed (it names another leader,
+    /// or a term above the one it led), or stepped down (it names no leader
+    /// in its term: a Chubby-style lease not renewed).
     fn loss(&self, p: usize) -> Option<&'static str> {
         if self.faults.leaving.contains(&p) {
             Some(failover::HANDOVER)
@@ -456,8 +457,15 @@ impl Follower {
             Some(if self.faults.crashed.contains(&p) { failover::CRASH_FAULT } else { failover::UNREACHABLE })
         } else if self.faults.cut_off.contains(&p) {
             Some(failover::PARTITION)
-        } else if matches!(self.belief[p], Some((_, None))) {
-            Some(self.stepped_down)
+        } else if let Some((term, leader)) = self.belief[p] {
+            let led = self.tracker.held_term().unwrap_or(term);
+            if term > led || leader.is_some_and(|l| l != self.ids[p]) {
+                Some(failover::DEPOSED)
+            } else if leader.is_none() {
+                Some(self.stepped_down)
+            } else {
+                None
+            }
         } else {
             None
         }
@@ -651,6 +659,26 @@ mod tests {
         f.faults(ActiveFaults { leaving: vec![0], ..ActiveFaults::default() }, at(20).unix_us);
         assert_eq!(f.leader_lost(at(20)), None, "a handover is not measured");
         assert_eq!(f.records()[0].cause, failover::HANDOVER);
+    }
+
+    /// A leader deposed by a higher term (a node that rejoined with one) is a failover of its own
+    /// cause, whether it first names no leader in the higher term or at once the new leader (its
+    /// reports may skip the leaderless moment): before, the second case recorded no failover and
+    /// the first one blamed a lost lease.
+    #[test]
+    fn a_leader_deposed_by_a_higher_term_is_a_failover() {
+        for deposed in [None, Some(10)] {
+            let mut f = three();
+            agreed_on_node_0(&mut f);
+            f.belief(says(0, 5, deposed, 0), at(20));
+            assert_eq!(f.leader_lost(at(20)), Some(0), "{deposed:?}");
+            assert_eq!(f.records()[0].cause, failover::DEPOSED);
+            for p in 0..3 {
+                f.belief(says(p, 5, Some(10), 0), at(30));
+            }
+            assert_eq!(f.agreement(30), Some(0), "{deposed:?}");
+            assert_eq!(f.records()[0].new_leader.as_ref().map(|(l, t)| (l.id, *t)), Some((10, 5)));
+        }
     }
 
     /// A node cut off by a partition takes no part in the failover figures: the majority agrees
