@@ -58,6 +58,10 @@ pub(super) fn run(plan: &Plan, cfg: SimConfig) -> SimReport {
 fn overlaps(plan: &Plan, report: &SimReport) -> Vec<String> {
     use std::collections::{BTreeMap, BTreeSet};
     let mut leaderships = overlap::Leaderships::new(plan.ids.len());
+    // A paused node acts on nothing: its pauses are no part of its leadership, as LIVE.
+    for (p, from, until) in report.fault_log.iter().filter_map(|l| pause_of(l)) {
+        leaderships.paused(p, from * 1_000, until * 1_000);
+    }
     let mut found = Vec::new();
     let mut crashes = report.outages.iter().map(|o| (o.crashed, o.position)).collect::<Vec<_>>();
     crashes.sort_unstable();
@@ -86,6 +90,14 @@ fn overlaps(plan: &Plan, report: &SimReport) -> Vec<String> {
         texts.push(format!("... and {} more of the same kind, not recorded", found.len() - MAX_RECORDED_OVERLAPS));
     }
     texts
+}
+
+/// A pause the simulator's fault log records ("{at}: pause: position {p} takes no step until
+/// {until}"): (position, from, until), in virtual ms.
+fn pause_of(line: &str) -> Option<(usize, u64, u64)> {
+    let (at, rest) = line.split_once(": pause: position ")?;
+    let (p, until) = rest.split_once(" takes no step until ")?;
+    Some((p.parse().ok()?, at.parse().ok()?, until.parse().ok()?))
 }
 
 /// The outcome of a SIMULATED kept leadership, its timeline and failovers written into `entry`.
@@ -195,5 +207,18 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
         leader: leader.map(info),
         per_position: Vec::new(),
         diagram_svg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The simulator's pause lines give (position, from, until); other lines give nothing.
+    #[test]
+    fn pauses_are_read_from_the_fault_log() {
+        assert_eq!(pause_of("3000: pause: position 4 takes no step until 3800"), Some((4, 3_000, 3_800)));
+        assert_eq!(pause_of("3800: position 4 resumes: 1 timer(s) due, 3 input(s) held"), None);
+        assert_eq!(pause_of("500: crash-leader: position 2 crashed"), None);
     }
 }
