@@ -10,6 +10,8 @@
 //!   arrangements; the domain ↔ protobuf conversion of messages; message
 //!   counting (done by drivers, never by algorithms); the fault plans the
 //!   simulator and the gRPC runtime apply; named safety properties.
+//! * [`fencing`]: leaders' tokens and a modelled resource that judges their
+//!   writes, with fencing and without.
 //! * [`shell`]: the node shell every driver runs an algorithm in.
 //! * [`report`] and [`spec`]: what a simulation is asked and answers, and
 //!   what a catalogue entry says about an algorithm.
@@ -42,6 +44,7 @@ pub mod counters;
 pub mod diagram;
 pub mod failover;
 pub mod faults;
+pub mod fencing;
 pub mod invariants;
 pub mod protocol;
 pub mod report;

@@ -169,6 +169,9 @@ pub struct SimReport {
     pub bound: u64,
     /// Every [`Effect::Lead`](crate::protocol::Effect::Lead) in time order: the kept-leadership timeline.
     pub leaderships: Vec<LeadershipEvent>,
+    /// What the leaders' writes met at a modelled resource, with fencing and
+    /// without (kept runs; see [`crate::fencing`]).
+    pub fencing: crate::fencing::Fencing,
     /// Invariant checks, including `errors` and termination.
     pub verdict: Verdict,
 }

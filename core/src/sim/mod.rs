@@ -89,6 +89,7 @@ use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_pcg::Pcg64Mcg;
 
 use crate::faults::{self, Fault, FaultError, LinkFate, LinkRule, Outage, Trigger};
+use crate::fencing::{self, Fencing};
 use crate::invariants::{self, Rules};
 use crate::protocol::{
     Algorithm, Decision, Leadership, MemStore, Msg, NodeContext, Options, Port, PortInfo, Role, Rule, StoreOp,
@@ -225,6 +226,14 @@ struct FaultState {
     /// ... and the input that reached it, in arrival order.
     held: Vec<Vec<Held>>,
     dropped_paused: u64,
+    /// Every pause that took effect: (position, from, until), for the
+    /// fencing model's writes.
+    pauses: Vec<(u32, u64, u64)>,
+    /// Every end of a pause: (position, time, belief once its due timers fired).
+    resumes: Vec<(u32, u64, Leadership)>,
+    /// Every [`Fault::Store`] that took effect: (time, position or every
+    /// one, cut off, extra delay); writes to the fencing resource meet them too.
+    store_log: Vec<(u64, Option<u32>, bool, u64)>,
     /// Deliveries too far ahead for the calendar window, by time.
     far: BTreeMap<u64, Vec<Ev>>,
     dropped_crashed: u64,
@@ -717,6 +726,9 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 self.note_state(i, now);
             }
         }
+        if let Some(belief) = self.shells[i].leadership().filter(|_| !self.net().faults.down[i]) {
+            self.net().faults.resumes.push((p, now, belief));
+        }
         for h in held {
             match h {
                 Held::Ev(ev) => self.handle::<true>(ev, now),
@@ -825,6 +837,7 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 }
                 let until = &mut f.paused[node as usize];
                 *until = (*until).max(now + ms);
+                f.pauses.push((node, now, *until));
                 f.log.push(format!("{now}: pause: position {node} takes no step until {until}"));
             }
             Fault::Forge { node, port, msg } => {
@@ -842,6 +855,7 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                 }
             }
             Fault::Store { node, cut, delay_ms } => {
+                net.faults.store_log.push((now, node, cut, delay_ms));
                 let st = &mut net.store;
                 let all = 0..st.cut.len() as u32;
                 for p in all.filter(|&p| node.is_none_or(|q| q == p)) {
@@ -1396,6 +1410,7 @@ fn report<A: Algorithm>(run: &Run<'_>, d: Driver<'_, A>, e: Ending, bound: u64) 
     let decisions: Vec<Option<Decision>> = shells.iter().map(ShellState::decision).collect();
     let timeline: Vec<(u32, Leadership)> = net.leaderships.iter().map(|e| (e.position, e.leadership)).collect();
     let beliefs: Vec<Option<Leadership>> = shells.iter().map(ShellState::leadership).collect();
+    let fencing = fence(cfg, ids, &net, e.end_time);
     let verdict = invariants::Outcome {
         rules,
         expected,
@@ -1438,8 +1453,44 @@ fn report<A: Algorithm>(run: &Run<'_>, d: Driver<'_, A>, e: Ending, bound: u64) 
         arrows: net.arrows.unwrap_or_default(),
         states: net.states.map(crate::report::StateLog::into_changes).unwrap_or_default(),
         bound,
+        fencing,
         verdict,
     }
+}
+
+/// The writes of a kept run's leaders at the modelled resource (see
+/// [`crate::fencing`]): one every detector period, each taking a link delay
+/// drawn from its own generator (the scheduler's draws are untouched) plus a
+/// [`Fault::Store`]'s extra delay, lost while its sender is cut off from the
+/// store. The resource sits beyond partitions, as the store does.
+fn fence(cfg: &SimConfig, ids: &[u64], net: &Net<'_>, end_time: u64) -> Fencing {
+    if net.leaderships.is_empty() {
+        return Fencing::default();
+    }
+    let timeline: Vec<fencing::Belief> = net.leaderships.iter().map(|e| (e.time, e.position, e.leadership)).collect();
+    let schedule = fencing::Schedule {
+        ids,
+        timeline: &timeline,
+        outages: &net.faults.outages,
+        pauses: &net.faults.pauses,
+        resumes: &net.faults.resumes,
+        end_time,
+        write_ms: cfg.detector.period_ms,
+    };
+    let (writes, truncated) = schedule.writes();
+    let announced = fencing::Announcements::new(ids, &timeline);
+    let mut rng = Pcg64Mcg::seed_from_u64(cfg.seed ^ 0x6665_6e63_696e_6721);
+    let store = &net.faults.store_log;
+    let arrival = |w: &fencing::Write| {
+        let delay = if cfg.unit_delay { 1 } else { rng.random_range(1..=cfg.max_delay.max(1)) };
+        let fault = store.iter().rev().find(|&&(t, node, ..)| t <= w.sent && node.is_none_or(|q| q == w.position));
+        match fault {
+            Some(&(_, _, true, _)) => None,
+            Some(&(.., extra)) => Some(w.sent + delay + extra),
+            None => Some(w.sent + delay),
+        }
+    };
+    Fencing { truncated, ..fencing::judge(&writes, &announced, arrival) }
 }
 
 #[cfg(test)]
