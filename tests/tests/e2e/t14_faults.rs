@@ -383,7 +383,9 @@ async fn a_paused_leader_resumes_and_follows_the_higher_term() {
         l.term > first.term && l.leader.as_ref().is_some_and(|r| r.node != old)
     })
     .await;
-    assert!(paused_at.elapsed() < Duration::from_millis(1_500), "a new leader was elected during the pause");
+    let replaced = paused_at.elapsed();
+    assert!(replaced < Duration::from_millis(1_500), "a new leader was elected during the pause");
+    eprintln!("paused {old}: term {} led by another node {} ms into the pause", second.term, replaced.as_millis());
 
     tracing::info!("--- the pause ends by itself; the old leader follows the higher term");
     faults_until(&client, paused_at + Duration::from_secs(10), |listed| {
@@ -397,6 +399,7 @@ async fn a_paused_leader_resumes_and_follows_the_higher_term() {
     assert!(agreed.term >= second.term);
     clear_faults(&mut client).await;
     let done = ringleader_tests::stop_kept(&mut client, e.election_id).await;
+    eprintln!("overlaps after a 1.5 s pause of the leader: {:?}", done.overlaps);
     for o in done.overlaps.iter().filter(|o| o.contains(&format!("{old} (term {})", first.term))) {
         let ms: u64 = o.rsplit(" for ").next().unwrap().trim_end_matches(" ms").parse().unwrap();
         assert!(ms < 500, "the paused time counted as leadership: {o}");
