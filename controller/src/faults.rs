@@ -1219,4 +1219,28 @@ mod tests {
         assert_eq!(t(Some(Event::Messages(0))).unwrap_err().field, "after.messages");
         assert_eq!(t(Some(Event::Term(0))).unwrap_err().field, "after.term");
     }
+
+    /// A pause tells its node how long it lasts: the latest end among the node's pauses (a second,
+    /// later one extends the first); clearing one tells the end of those left, 0 (resume now) when
+    /// none is; a whole share carries it; another node's pause concerns no other node.
+    #[test]
+    fn a_pause_tells_its_node_the_latest_end() {
+        let addresses: Vec<String> = (0..3).map(|i| format!("http://n{i}")).collect();
+        let pause = |id: &str, node, ms| Entry {
+            until: Some(std::time::Instant::now() + Duration::from_millis(ms)),
+            ..entry(id, Resolved::Pause { node, ms })
+        };
+        let (short, long) = (pause("p1", 1, 1_000), pause("p2", 1, 5_000));
+        let within = |ms: Option<u64>, want: u64| ms.is_some_and(|ms| ms <= want && ms + 200 > want);
+        let added = changes_for(3, &addresses, std::slice::from_ref(&short), &[], Some(&long));
+        assert_eq!(added.len(), 1, "only the paused node: {added:?}");
+        assert!(within(added[&1].pause_ms, 5_000), "{added:?}");
+        let cleared = changes_for(3, &addresses, std::slice::from_ref(&short), std::slice::from_ref(&long), None);
+        assert!(within(cleared[&1].pause_ms, 1_000), "the short one's end: {cleared:?}");
+        let none = changes_for(3, &addresses, &[], std::slice::from_ref(&short), None);
+        assert_eq!(none[&1].pause_ms, Some(0), "nothing left: resume now");
+        let held = [short, long];
+        assert!(within(Some(share(&held, 1, &addresses).pause_ms), 5_000));
+        assert_eq!(share(&held, 0, &addresses).pause_ms, 0);
+    }
 }
