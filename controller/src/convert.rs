@@ -367,6 +367,13 @@ fn election(r: &ElectionRecord, whole: bool) -> pb::Election {
             diagram_svg: if whole { r.diagram_svg.as_deref().unwrap_or_default().to_string() } else { String::new() },
             notes: r.notes.clone(),
             options: r.options.iter().cloned().collect(),
+            fencing: r.fencing.map(|f| pb::Fencing {
+                writes: f.writes,
+                stale_writes: f.stale,
+                stale_accepted: f.stale_accepted,
+                stale_accepted_unfenced: f.stale_accepted_unfenced,
+                truncated: f.truncated,
+            }),
         }
     }
 }

@@ -204,6 +204,37 @@ pub struct ElectionRecord {
     /// that no longer ran a kept leadership when it was stopped).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// What a kept leadership's leaders' writes met at a modelled resource
+    /// (SIMULATED only; see [`ringleader_core::fencing`]).
+    #[serde(default)]
+    pub fencing: Option<FencingRecord>,
+}
+
+/// Fencing counts of one election (see [`ringleader_core::fencing::Fencing`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FencingRecord {
+    /// Writes sent.
+    pub writes: u64,
+    /// Stale writes sent.
+    pub stale: u64,
+    /// Stale writes the fencing resource accepted.
+    pub stale_accepted: u64,
+    /// Stale writes a resource without fencing would have accepted.
+    pub stale_accepted_unfenced: u64,
+    /// More writes than the model holds.
+    pub truncated: bool,
+}
+
+impl From<ringleader_core::fencing::Fencing> for FencingRecord {
+    fn from(f: ringleader_core::fencing::Fencing) -> Self {
+        FencingRecord {
+            writes: f.writes,
+            stale: f.stale,
+            stale_accepted: f.stale_accepted,
+            stale_accepted_unfenced: f.stale_accepted_unfenced,
+            truncated: f.truncated,
+        }
+    }
 }
 
 impl ElectionRecord {
@@ -243,6 +274,7 @@ impl ElectionRecord {
             unit_delay: false,
             options: Vec::new(),
             notes: Vec::new(),
+            fencing: None,
         }
     }
 }

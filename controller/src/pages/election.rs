@@ -254,6 +254,18 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
             }
             body.push_str("</ul>");
         }
+        if let Some(f) = r.fencing {
+            let _ = write!(
+                body,
+                "<h2>Fencing</h2><p id=\"fencing\">{} writes by leaders, {} stale: {} accepted with fencing, \
+                 {} without{}</p>",
+                f.writes,
+                f.stale,
+                f.stale_accepted,
+                f.stale_accepted_unfenced,
+                if f.truncated { " (more writes than the model holds; later ones not counted)" } else { "" }
+            );
+        }
     }
     if !r.notes.is_empty() {
         body.push_str("<h2>Notes</h2><ul>");
@@ -430,14 +442,22 @@ mod tests {
         assert!(drawn.contains("data-running=\"false\""));
     }
 
-    /// A kept leadership's page lists its options and its overlaps (two nodes believing they led
-    /// at once, of different terms), escaped; a record without either shows neither heading.
+    /// A kept leadership's page lists its options, its overlaps (two nodes believing they led
+    /// at once, of different terms), escaped, and its fencing counts; a record without them
+    /// shows none of those headings.
     #[test]
     fn the_page_shows_options_and_overlaps() {
         let kept = ElectionRecord {
             keep_leader: true,
             options: vec![("lease".into(), "true".into()), ("log".into(), "1:<2>".into())],
             overlaps: vec!["sim-3 (term 2) and sim-4 (term 1) believed they led at once for 377 ms".into()],
+            fencing: Some(crate::record::FencingRecord {
+                writes: 40,
+                stale: 3,
+                stale_accepted: 0,
+                stale_accepted_unfenced: 3,
+                truncated: false,
+            }),
             ..record()
         };
         let page = render(&kept, false);
@@ -446,7 +466,8 @@ mod tests {
             page.contains("<h2>Two leaders at once</h2><ul id=\"overlaps\"><li>sim-3 (term 2) and sim-4"),
             "{page}"
         );
+        assert!(page.contains("3 stale: 0 accepted with fencing, 3 without</p>"), "{page}");
         let plain = render(&ElectionRecord { keep_leader: true, ..record() }, false);
-        assert!(!plain.contains("Two leaders at once") && !plain.contains("Options:"));
+        assert!(!plain.contains("Two leaders at once") && !plain.contains("Options:") && !plain.contains("Fencing"));
     }
 }

@@ -30,3 +30,4 @@ mod t25_check;
 mod t26_placement;
 mod t27_fault_pushes;
 mod t28_mutating_calls;
+mod t30_fencing;

@@ -155,6 +155,7 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
         r.overlaps = overlaps;
         r.term = term;
         r.down = report.crashed.clone();
+        r.fencing = Some(report.fencing.into());
         None
     });
     let error = if report.cancelled {
