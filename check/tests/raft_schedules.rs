@@ -249,7 +249,7 @@ fn with_pre_vote_a_healed_node_never_deposes_the_leader() {
     let w = watch(partitioned(&PRE_VOTE, 1_000), ANY_ORDER, DEPOSED, Phase::Before(None), deposed_after_a_heal);
     eprintln!("PreVote: {} states, depth {}, {:?}", w.states, w.depth, w.elapsed);
     assert!(w.holds(), "{:?}", w.counterexample);
-    assert!(w.states > 100_000 && w.depth > 100, "{} states, depth {}", w.states, w.depth);
+    assert!(w.states > 50_000 && w.depth > 100, "{} states, depth {}", w.states, w.depth);
 }
 
 /// Without CheckQuorum, found by the checker: 2 leads term 1; 2 is cut off alone; 1's election

@@ -6,61 +6,9 @@
 
 mod common;
 
-use common::{FULL, Mix, chaos_run, final_agreement, report};
+use common::{FULL, Mix, chaos_run, final_agreement, leader_intervals, no_overlap, report};
 use ringleader_core::sim::SimReport;
 
-/// The intervals in which each position believed it led: from its `Lead`
-/// naming itself to its next `Lead` or its crash (the end of the run if neither).
-fn leader_intervals(r: &SimReport, ids: &[u64]) -> Vec<(u32, u64, u64)> {
-    let mut open: Vec<Option<u64>> = vec![None; ids.len()];
-    let mut out = Vec::new();
-    let mut crashes: Vec<(u64, u32)> = r.outages.iter().map(|o| (o.crashed, o.position)).collect();
-    crashes.sort_unstable();
-    let mut c = 0;
-    for e in &r.leaderships {
-        // A crash takes effect before the events of its instant.
-        while c < crashes.len() && crashes[c].0 <= e.time {
-            let (t, p) = crashes[c];
-            if let Some(s) = open[p as usize].take() {
-                out.push((p, s, t));
-            }
-            c += 1;
-        }
-        let p = e.position as usize;
-        if let Some(s) = open[p].take() {
-            out.push((e.position, s, e.time));
-        }
-        if e.leadership.leader == Some(ids[p]) {
-            open[p] = Some(e.time);
-        }
-    }
-    for &(t, p) in &crashes[c..] {
-        if let Some(s) = open[p as usize].take() {
-            out.push((p, s, t));
-        }
-    }
-    out.extend(open.iter().enumerate().filter_map(|(p, s)| s.map(|s| (p as u32, s, r.end_time.max(s)))));
-    out
-}
-
-/// No two positions believe they lead at one instant; returns the shortest
-/// gap between one leadership's end and the next one's start, if any.
-fn no_overlap(r: &SimReport, ids: &[u64]) -> Result<Option<u64>, String> {
-    let mut iv = leader_intervals(r, ids);
-    iv.sort_by_key(|&(_, s, e)| (s, e));
-    let mut gap: Option<u64> = None;
-    for (i, &(p, s, e)) in iv.iter().enumerate() {
-        for &(q, s2, e2) in &iv[i + 1..] {
-            if q != p && s2 < e && s < e2 {
-                return Err(format!("positions {p} [{s}, {e}) and {q} [{s2}, {e2}) lead at once"));
-            }
-        }
-        if let Some(&(_, s2, _)) = iv[i + 1..].iter().find(|&&(q, ..)| q != p) {
-            gap = Some(gap.map_or(s2 - e.min(s2), |g| g.min(s2 - e.min(s2))));
-        }
-    }
-    Ok(gap)
-}
 
 /// Does any live position believe it leads at the end of the run?
 fn someone_leads_at_end(r: &SimReport, ids: &[u64]) -> bool {

@@ -17,11 +17,11 @@ macro_rules! raft_with {
         ringleader_core::algo::catalogue::AlgorithmSpec {
             kept: Some(ringleader_core::algo::spec::KeptSpec {
                 build: |c, d| {
-                    let cfg = ringleader_core::algo::raft::RaftConfig::for_detector(d).with_options(
-                        $pre_vote,
-                        $check_quorum,
-                        $lease,
-                    );
+                    // Rounds numbered modulo enough tags for the checker's delays (at most a
+                    // detector period): the same runs renamed, and finitely many states.
+                    let cfg = ringleader_core::algo::raft::RaftConfig::for_detector(d)
+                        .with_options($pre_vote, $check_quorum, $lease)
+                        .with_round_tags_for_delay(d.period_ms);
                     Box::new(ringleader_core::algo::raft::Raft::with_config(c, cfg))
                 },
                 lease: if $lease { Some(ringleader_core::algo::spec::Lease { lost: "lease ended" }) } else { None },

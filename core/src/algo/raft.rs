@@ -49,9 +49,10 @@
 //!   the node's term or role changes (a new term, a candidacy, a new leader
 //!   followed) and kept while heartbeats restart it. The randomness comes
 //!   from the driver ([`NodeContext::coin`], one per node and election): the
-//!   draw is a function of the coin, the term and the role, so the
-//!   simulator and the live runtime draw alike for the same seed, and the
-//!   node keeps no draw counter.
+//!   i-th draw of a node is [`super::coin`]`(coin, i mod 64)`, so the
+//!   simulator and the live runtime draw alike for the same seed, and a
+//!   node's state stays finite for the model checker (keying the draw by
+//!   the term instead made PreVote's check 75 times larger).
 //! * **Votes** (§5.2, §5.4.1). A node grants `RequestVote { term, candidate,
 //!   last_log_term, last_log_index }` iff `term` is its term (after adopting
 //!   a higher one), it has voted for nobody else in it, and the candidate's
@@ -149,7 +150,7 @@
 //! guarantee; the measured tolerance is wider because a successor also
 //! waits for a follower's election timeout and a round of votes: with the
 //! cut-off leader's clock slow, the first overlap in 20 seeds comes at 29%
-//! slow at loopback timing and at 15% at etcd's (core/tests/raft_lease.rs).
+//! slow at loopback timing and at 16% at etcd's (core/tests/raft_lease.rs).
 //!
 //! ## Convergence
 //!
@@ -304,6 +305,8 @@ pub const LEASE_TIMER: TimerId = 4;
 /// lease rests on and the newest others (their acknowledgements may arrive
 /// up to this many heartbeat periods late and still count).
 pub const LEASE_SLOTS: usize = 4;
+/// Each node draws its election timeouts from a cycle of this many values.
+const DRAWS: u8 = 64;
 
 /// Where a node's log ends: the term and index of its last entry (§5.4.1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -335,6 +338,11 @@ pub struct RaftConfig {
     pub lease: bool,
     /// How much shorter than `election_min_ms` the lease is (clock drift, timer latency).
     pub margin_ms: u64,
+    /// Lease rounds are numbered 1, 2, ... for ever (0), or 1..=`round_tags`
+    /// and round again: for a model checker whose delays are bounded, where
+    /// it is the same run with the rounds renamed and keeps the states
+    /// finite (see [`RaftConfig::with_round_tags_for_delay`]).
+    pub round_tags: u64,
 }
 
 /// A [`RaftConfig`] that cannot work.
@@ -364,6 +372,7 @@ impl RaftConfig {
         check_quorum: false,
         lease: false,
         margin_ms: 0,
+        round_tags: 0,
     };
     /// Kept leadership on loopback: heartbeats every 50 ms, election timeouts
     /// in [200, 400) ms (the Raft paper's 150–300 ms, §9.3, a little wider),
@@ -378,6 +387,7 @@ impl RaftConfig {
         check_quorum: false,
         lease: false,
         margin_ms: 20,
+        round_tags: 0,
     };
     /// etcd's production defaults: heartbeats every 100 ms, an election
     /// timeout of 1,000 ms (randomised in [1,000, 2,000) ms, as etcd does).
@@ -413,6 +423,17 @@ impl RaftConfig {
     /// The same timing with PreVote, CheckQuorum and the lease as given.
     pub fn with_options(self, pre_vote: bool, check_quorum: bool, lease: bool) -> RaftConfig {
         RaftConfig { pre_vote, check_quorum, lease, ..self }
+    }
+
+    /// The same with lease rounds numbered modulo enough tags that, when
+    /// every message takes at most `max_delay_ms`, no acknowledgement can
+    /// meet a newer round of its number: a round is tracked for less than D
+    /// after it is sent and its acknowledgements come back within two
+    /// delays, so one tag more than the rounds sent in D + 2 delays suffices.
+    pub fn with_round_tags_for_delay(self, max_delay_ms: u64) -> RaftConfig {
+        let hb = self.heartbeat_ms.max(1);
+        let window = (self.lease_ms() + 2 * max_delay_ms) / hb + 1;
+        RaftConfig { round_tags: window + 1, ..self }
     }
 
     /// D: the leader's lease from sending a round that a majority credits.
@@ -478,6 +499,8 @@ pub struct Raft {
     /// The current election timeout, drawn when the node's term or role
     /// changes (etcd's `randomizedElectionTimeout`), kept across heartbeats.
     timeout_ms: u64,
+    /// The index of the next draw (mod [`DRAWS`]).
+    draws: u8,
     /// The election timer, when pending.
     election: OneTimer,
     /// (Pre-)candidate: grants per port.
@@ -538,6 +561,7 @@ impl Raft {
             phase: Phase::Asleep,
             stable: Stable::default(),
             timeout_ms: 0,
+            draws: 0,
             election: OneTimer::default(),
             granted: vec![false; ports],
             heard: vec![false; ports],
@@ -597,16 +621,12 @@ impl Raft {
     }
 
     /// Draw a fresh election timeout, uniform in `[election_min,
-    /// election_max)`, from the node's coin, its term and its role: a new
-    /// term (or a new candidacy in it) gets a new draw; heartbeats keep it.
+    /// election_max)`, the node's next from its coin: a new term, a
+    /// candidacy or a new leader followed gets a new draw; heartbeats keep it.
     fn redraw(&mut self) {
         let spread = self.cfg.election_max_ms.saturating_sub(self.cfg.election_min_ms).max(1);
-        let role = match self.phase {
-            Phase::PreCandidate => 1,
-            Phase::Candidate => 2,
-            _ => 0,
-        };
-        let draw = super::coin(self.coin ^ self.stable.term.wrapping_mul(0x9e37_79b9_7f4a_7c15), role);
+        let draw = super::coin(self.coin, u32::from(self.draws));
+        self.draws = (self.draws + 1) % DRAWS;
         self.timeout_ms = self.cfg.election_min_ms + draw % spread;
     }
 
@@ -668,7 +688,6 @@ impl Raft {
     fn pre_campaign(&mut self, out: &mut Outbox) {
         let Some(term) = super::next_term(self.stable.term) else { return };
         self.phase = Phase::PreCandidate;
-        self.redraw();
         self.granted.iter_mut().for_each(|g| *g = false);
         self.announce(out);
         self.arm(true, out);
@@ -723,8 +742,11 @@ impl Raft {
             return;
         }
         let term = self.stable.term;
-        self.round = self.round.saturating_add(1);
         if self.cfg.keep && self.cfg.lease {
+            self.round = match self.cfg.round_tags {
+                0 => self.round.saturating_add(1),
+                tags => self.round % tags + 1,
+            };
             self.track(self.round, out);
         }
         self.peers.broadcast(Msg::AppendEntries { term, leader: self.id, round: self.round }, out);
@@ -739,12 +761,20 @@ impl Raft {
     fn track(&mut self, round: u64, out: &mut Outbox) {
         let free = self.slots.iter().position(Option::is_none);
         let oldest =
-            || (0..LEASE_SLOTS).filter(|&i| Some(i) != self.leased).min_by_key(|&i| self.slots[i].unwrap_or(0));
+            || (0..LEASE_SLOTS).filter(|&i| Some(i) != self.leased).max_by_key(|&i| self.slots[i].map(|r| self.age(r)));
         let Some(slot) = free.or_else(oldest) else { return };
         self.slots[slot] = Some(round);
         let bit = 1u8 << slot;
         self.acks.iter_mut().for_each(|a| *a &= !bit);
         out.push(Effect::SetTimer { timer: LEASE_TIMER + slot as TimerId, after_ms: self.cfg.lease_ms() });
+    }
+
+    /// How many rounds before the newest round `round` was sent.
+    fn age(&self, round: u64) -> u64 {
+        match self.cfg.round_tags {
+            0 => self.round - round.min(self.round),
+            tags => (self.round + tags - round % tags) % tags,
+        }
     }
 
     /// Forget the tracked round in `slot` (its timer stops).
@@ -907,14 +937,14 @@ impl Raft {
         let bit = 1u8 << slot;
         self.acks[p] |= bit; // a duplicate sets it again: no more credit
         let acked = 1 + self.acks.iter().filter(|&&a| a & bit != 0).count();
-        let newer = self.leased.is_none_or(|l| self.slots[l].is_none_or(|r| r < round));
+        let newer = self.leased.is_none_or(|l| self.slots[l].is_none_or(|r| self.age(r) > self.age(round)));
         if acked < self.quorum || !newer {
             return;
         }
         // The lease rests on this round now, until its timer ends it: older rounds give no more.
         let was = self.leased.replace(slot);
         for older in 0..LEASE_SLOTS {
-            if self.slots[older].is_some_and(|r| r < round) {
+            if self.slots[older].is_some_and(|r| self.age(r) > self.age(round)) {
                 self.untrack(older, out);
             }
         }
@@ -1259,7 +1289,7 @@ mod tests {
         a.on_message(3, Msg::RaftVote { term: 1, granted: true, pre_vote: false }, &mut out).unwrap();
         let mut expected = vec![Effect::CancelTimer { timer: ELECTION_TIMER }, lead(1, Some(3))];
         expected.push(Effect::Decide(crate::algo::Decision { role: Role::Leader, leader: 3 }));
-        expected.extend((0..4).map(|p| send(p, Msg::AppendEntries { term: 1, leader: 3, round: 1 })));
+        expected.extend((0..4).map(|p| send(p, Msg::AppendEntries { term: 1, leader: 3, round: 0 })));
         expected.push(Effect::SetTimer { timer: HEARTBEAT_TIMER, after_ms: 50 });
         assert_eq!(out.effects(), &expected[..]);
     }

@@ -126,12 +126,29 @@ pub struct Run {
 
 /// A seeded kept run of `algorithm` on a complete network of 3..=7 nodes under a random plan.
 pub fn chaos_run(algorithm: &str, seed: u64, mix: Mix) -> Run {
+    chaos_run_with(algorithm, seed, mix, &[], |_, _, _| Vec::new())
+}
+
+/// [`chaos_run`] with the election's `options`, and the faults `extra` draws
+/// (given the generator, n and the plan's last fault time) added to the
+/// plan; they must heal by [`FAULTS_END`].
+pub fn chaos_run_with(
+    algorithm: &str,
+    seed: u64,
+    mix: Mix,
+    options: &[(String, String)],
+    extra: impl Fn(&mut Pcg64Mcg, u32, u64) -> Vec<Scheduled>,
+) -> Run {
     let mut rng = Pcg64Mcg::seed_from_u64(seed);
     let n = rng.random_range(3..=7);
     let ids = IdOrder::Random(seed).arrange(n).unwrap();
     let leader = ids.iter().position(|&id| id == n as u64).unwrap() as u32;
-    let (faults, last, drawn) = chaos_plan(&mut rng, n, leader, mix);
+    let (mut faults, mut last, drawn) = chaos_plan(&mut rng, n, leader, mix);
+    let more = extra(&mut rng, n, last);
+    last = more.iter().map(|f| f.at).fold(last, u64::max);
+    faults.faults.extend(more);
     let cfg = SimConfig {
+        options: options.to_vec(),
         seed,
         fifo: rng.random_bool(0.5),
         max_delay: MAX_DELAY,
@@ -144,7 +161,7 @@ pub fn chaos_run(algorithm: &str, seed: u64, mix: Mix) -> Run {
     let topo = Topology::complete(n).unwrap();
     let all: Vec<u32> = (0..n).collect();
     let r = sim::run_kept(spec, &topo, &ids, &all, Rule::Max, &cfg).unwrap();
-    let ctx = format!("{algorithm} seed {seed} n {n} ids {ids:?} {cfg:?}");
+    let ctx = format!("{algorithm} seed {seed} n {n} ids {ids:?} {options:?} {cfg:?}");
     Run { algorithm: algorithm.to_string(), r, ids, last, drawn, ctx }
 }
 
@@ -292,4 +309,57 @@ pub fn report(what: &str, fo: &[Failover], runs: usize) {
         stats("agreement ms", fo.iter().filter_map(|f| f.agreement)),
         stats("messages", fo.iter().filter_map(|f| f.messages)),
     );
+}
+
+/// The intervals in which each position believed it led: from its `Lead`
+/// naming itself to its next `Lead` or its crash (the end of the run if neither).
+pub fn leader_intervals(r: &SimReport, ids: &[u64]) -> Vec<(u32, u64, u64)> {
+    let mut open: Vec<Option<u64>> = vec![None; ids.len()];
+    let mut out = Vec::new();
+    let mut crashes: Vec<(u64, u32)> = r.outages.iter().map(|o| (o.crashed, o.position)).collect();
+    crashes.sort_unstable();
+    let mut c = 0;
+    for e in &r.leaderships {
+        // A crash takes effect before the events of its instant.
+        while c < crashes.len() && crashes[c].0 <= e.time {
+            let (t, p) = crashes[c];
+            if let Some(s) = open[p as usize].take() {
+                out.push((p, s, t));
+            }
+            c += 1;
+        }
+        let p = e.position as usize;
+        if let Some(s) = open[p].take() {
+            out.push((e.position, s, e.time));
+        }
+        if e.leadership.leader == Some(ids[p]) {
+            open[p] = Some(e.time);
+        }
+    }
+    for &(t, p) in &crashes[c..] {
+        if let Some(s) = open[p as usize].take() {
+            out.push((p, s, t));
+        }
+    }
+    out.extend(open.iter().enumerate().filter_map(|(p, s)| s.map(|s| (p as u32, s, r.end_time.max(s)))));
+    out
+}
+
+/// No two positions believe they lead at one instant; returns the shortest
+/// gap between one leadership's end and the next one's start, if any.
+pub fn no_overlap(r: &SimReport, ids: &[u64]) -> Result<Option<u64>, String> {
+    let mut iv = leader_intervals(r, ids);
+    iv.sort_by_key(|&(_, s, e)| (s, e));
+    let mut gap: Option<u64> = None;
+    for (i, &(p, s, e)) in iv.iter().enumerate() {
+        for &(q, s2, e2) in &iv[i + 1..] {
+            if q != p && s2 < e && s < e2 {
+                return Err(format!("positions {p} [{s}, {e}) and {q} [{s2}, {e2}) lead at once"));
+            }
+        }
+        if let Some(&(_, s2, _)) = iv[i + 1..].iter().find(|&&(q, ..)| q != p) {
+            gap = Some(gap.map_or(s2 - e.min(s2), |g| g.min(s2 - e.min(s2))));
+        }
+    }
+    Ok(gap)
 }

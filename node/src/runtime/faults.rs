@@ -111,7 +111,7 @@ struct PauseState {
 }
 
 /// Unix time in microseconds.
-fn unix_us() -> u64 {
+pub(crate) fn unix_us() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
 }
 

@@ -50,9 +50,9 @@ pub(crate) struct Early {
 impl Early {
     /// Keep `env` for its election, or give it back when its election was
     /// aborted here or there is no room.
-    fn hold(&mut self, env: pb::Envelope, dropped: &AtomicU64) -> Result<(), pb::Envelope> {
+    fn hold(&mut self, env: pb::Envelope, dropped: &AtomicU64) -> Result<(), Box<pb::Envelope>> {
         if self.aborted_set.contains(&env.election_id) {
-            return Err(env);
+            return Err(Box::new(env));
         }
         if !self.waiting.contains_key(&env.election_id) {
             // A new election waits: forget those that waited too long first.
@@ -72,11 +72,11 @@ impl Early {
         }
         let size = prost::Message::encoded_len(&env);
         if self.total >= EARLY_TOTAL || self.bytes + size > EARLY_BYTES {
-            return Err(env);
+            return Err(Box::new(env));
         }
         let (_, envs) = self.waiting.entry(env.election_id.clone()).or_insert_with(|| (Instant::now(), Vec::new()));
         if envs.len() >= EARLY_PER_ELECTION {
-            return Err(env);
+            return Err(Box::new(env));
         }
         envs.push(env);
         self.total += 1;

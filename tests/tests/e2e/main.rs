@@ -30,4 +30,5 @@ mod t25_check;
 mod t26_placement;
 mod t27_fault_pushes;
 mod t28_mutating_calls;
+mod t29_raft_lease;
 mod t30_fencing;

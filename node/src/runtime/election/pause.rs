@@ -133,24 +133,48 @@ impl Election {
     /// input in arrival order. Stops if the node is paused again meanwhile
     /// (the rest waits for that pause's end).
     pub(crate) fn resume(self: &Arc<Self>, r: Resume) {
+        // The timers that came due fire first, as the resumed process's first steps, while any
+        // input that arrives waits (`draining`): what they change (a lease that ran out) took
+        // effect during the pause, so the pause is reported as ending only after them, and no
+        // belief they end is judged to outlive it.
+        let (mut due, draining) = {
+            let mut st = self.lock();
+            (std::mem::take(&mut st.hold.due), self.draining.swap(true, Ordering::SeqCst))
+        };
+        due.sort_by_key(|d| d.0);
+        let mut due = due.into_iter();
+        if !draining {
+            for (_, timer, generation) in due.by_ref() {
+                if self.setup.faults.paused() {
+                    // Paused again: this one and the rest wait for that pause's end.
+                    self.lock().hold.held.push_front(Held::Timer { timer, generation });
+                    break;
+                }
+                self.fire_now(timer, generation);
+            }
+        }
         {
             let mut st = self.lock();
+            // Not fired (paused again, or another resume is handing over): first in line.
+            for (_, timer, generation) in due.rev() {
+                st.hold.held.push_front(Held::Timer { timer, generation });
+            }
             if self.is_kept() && st.shell.started() && !st.closed {
+                let until_us = crate::runtime::faults::unix_us().max(r.until_us);
                 let _ = self.events.send(Arc::new(pb::NodeEvent {
                     election_id: self.setup.election_id.clone(),
                     position: self.setup.position,
                     kept: true,
                     paused_from_us: r.from_us,
-                    paused_until_us: r.until_us.max(r.from_us + 1),
+                    paused_until_us: until_us.max(r.from_us + 1),
                     ..Default::default()
                 }));
             }
-            let mut due = std::mem::take(&mut st.hold.due);
-            due.sort_by_key(|d| d.0);
-            for (_, timer, generation) in due.into_iter().rev() {
-                st.hold.held.push_front(Held::Timer { timer, generation });
+            if draining {
+                return; // the resume already handing over takes these too
             }
-            if st.hold.held.is_empty() || self.draining.swap(true, Ordering::SeqCst) {
+            if st.hold.held.is_empty() {
+                self.draining.store(false, Ordering::SeqCst);
                 return;
             }
         }
