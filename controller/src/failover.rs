@@ -38,8 +38,9 @@ pub const CRASH_FAULT: &str = "crash fault";
 pub const UNREACHABLE: &str = "node unreachable (its event stream broke)";
 /// Cause of a loss: an injected partition cut the leader off from every majority.
 pub const PARTITION: &str = "partition (cut off from every majority)";
-/// Cause of a loss: a planned stop; the leader hands its leadership over.
-pub const HANDOVER: &str = "planned stop (the leader handed over)";
+/// Cause of a loss: a planned stop; the leader hands its leadership over if
+/// it can (`FaultInfo.handovers` says whether it did).
+pub const HANDOVER: &str = "planned stop (the leader hands over if it can)";
 /// Cause of a loss: a higher term deposed the leader (a node that rejoined
 /// with a higher term, or an election it did not win): it names another
 /// leader, or none in a term above the one it led.

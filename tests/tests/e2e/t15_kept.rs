@@ -86,7 +86,7 @@ async fn every_kept_algorithm_hands_over_on_a_planned_stop() {
         })
         .await;
         let fo = second.last_failover.unwrap();
-        assert_eq!(fo.cause, "planned stop (the leader handed over)", "{algorithm}: {fo:?}");
+        assert_eq!(fo.cause, "planned stop (the leader hands over if it can)", "{algorithm}: {fo:?}");
         assert_eq!((fo.leader.as_ref().map(|l| l.id), fo.new_leader.as_ref().map(|l| l.id)), (Some(5), Some(4)));
         assert_eq!(fo.messages, None, "{algorithm}: {fo:?}");
         let done = stop_kept(&mut client, e.election_id).await;

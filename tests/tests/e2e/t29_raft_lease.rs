@@ -61,7 +61,11 @@ async fn a_short_cut_of_the_leased_leader_heals() {
         }
         let done = stop_kept(&mut client, id).await;
         assert!(done.overlaps.is_empty(), "{name}: {:?}", done.overlaps);
-        eprintln!("raft lease, {name}: {} of {} cuts of 160 ms healed; agreement after {took:?} ms", took.len(), trials());
+        eprintln!(
+            "raft lease, {name}: {} of {} cuts of 160 ms healed; agreement after {took:?} ms",
+            took.len(),
+            trials()
+        );
     }
     ctl.stop().await;
 }
@@ -106,10 +110,7 @@ async fn duplicated_acks_give_no_overlap() {
 async fn a_planned_stop_with_differing_logs_hands_over_at_once() {
     let ctl = ringleader_tests::TestController::start(5).await;
     let mut client = ctl.client();
-    let req = pb::StartElectionRequest {
-        ids: vec![1, 2, 3, 4, 5],
-        ..raft(None, &[("log", "1:9,2:5,2:5,1:9,2:5")])
-    };
+    let req = pb::StartElectionRequest { ids: vec![1, 2, 3, 4, 5], ..raft(None, &[("log", "1:9,2:5,2:5,1:9,2:5")]) };
     let e = elect(&mut client, req).await;
     let id = e.election_id.clone();
     let up_to_date = [2, 3, 5];
@@ -160,4 +161,45 @@ async fn a_paused_leader_does_not_lease_itself_on_stale_acks() {
     assert!(done.overlaps.is_empty(), "{:?}", done.overlaps);
     ctl.stop().await;
     eprintln!("raft lease, paused leader: {} trials, no overlap", trials());
+}
+
+/// A planned stop of the only node whose log is up-to-date (node-0, id 5, at 2:6; node-1 and
+/// node-2 at 2:5, the others at 1:9): no follower can take over without an election, so the
+/// leader hands nothing over and the result says so (`handed_over: false`), where before it sent
+/// TimeoutNow to the highest id it heard and reported a handover once any node led, an election
+/// timeout later. (If node-1 or node-2 wins first, its planned stop hands over to node-0, the best
+/// up-to-date node.) The others then elect one of themselves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planned_stop_with_no_up_to_date_follower_says_it_did_not_hand_over() {
+    let ctl = ringleader_tests::TestController::start(5).await;
+    let mut client = ctl.client();
+    let req = pb::StartElectionRequest { ids: vec![5, 1, 2, 3, 4], ..raft(None, &[("log", "2:6,2:5,2:5,1:9,1:9")]) };
+    let e = elect(&mut client, req).await;
+    let stop = || {
+        fault(pb::inject_fault_request::Kind::Crash(pb::CrashFault {
+            node: String::new(),
+            leader: true,
+            planned: true,
+        }))
+    };
+    let (mut l, _) = agreed(&mut client, &e.election_id, Duration::from_secs(20)).await;
+    if l.leader.as_ref().map(|r| r.id) != Some(5) {
+        let h = inject(&mut client, stop()).await.handovers.first().cloned().unwrap_or_default();
+        assert!(h.handed_over && h.new_leader_id == 5, "node-0 is the best up-to-date node: {h:?}");
+        clear_faults(&mut client).await;
+        l = leader_until(&mut client, &e.election_id, Duration::from_secs(10), |l| {
+            l.agreed && l.leader.as_ref().is_some_and(|r| r.id == 5)
+        })
+        .await;
+    }
+    let h = inject(&mut client, stop()).await.handovers.first().cloned().unwrap_or_default();
+    assert!(!h.handed_over, "{h:?}");
+    let next = leader_until(&mut client, &e.election_id, Duration::from_secs(10), |n| {
+        n.leader.as_ref().is_some_and(|r| r.id != 5) && n.term > l.term
+    })
+    .await;
+    eprintln!("planned stop of the only up-to-date node: {h:?}; then {:?} led term {}", next.leader, next.term);
+    clear_faults(&mut client).await;
+    stop_kept(&mut client, e.election_id).await;
+    ctl.stop().await;
 }
