@@ -124,6 +124,63 @@ impl Resource {
 /// simulator's leadership timeline.
 pub type Belief = (u64, u32, Leadership);
 
+/// The resource as a LIVE driver hosts it (the controller, one per kept
+/// leadership): writes and announcements of leading arrive over each node's
+/// own stream, so in any order between nodes. Writes are judged by the
+/// fencing rule as they arrive; a write is stale by every announcement made
+/// (by the nodes' clocks) at or before its sending, including one that
+/// arrives after the write: the latest [`RECENT_WRITES`] writes are judged
+/// again when an announcement comes late.
+#[derive(Clone, Debug, Default)]
+pub struct LiveResource {
+    resource: Resource,
+    /// Announcements of leading: (node clock, term), at most [`MAX_ANNOUNCED`], the oldest forgotten.
+    announced: std::collections::VecDeque<(u64, u64)>,
+    /// The latest writes: (sent, token, accepted, stale).
+    recent: std::collections::VecDeque<(u64, u64, bool, bool)>,
+}
+
+/// Writes a [`LiveResource`] may judge again when an announcement arrives after them.
+pub const RECENT_WRITES: usize = 256;
+/// Announcements a [`LiveResource`] keeps.
+pub const MAX_ANNOUNCED: usize = 4096;
+
+impl LiveResource {
+    /// A node announced at `at` (its clock) that it leads `term`; writes
+    /// already judged that were sent at or after `at` with a lower token
+    /// become stale.
+    pub fn announce(&mut self, at: u64, term: u64) {
+        if self.announced.len() == MAX_ANNOUNCED {
+            self.announced.pop_front();
+        }
+        self.announced.push_back((at, term));
+        let f = &mut self.resource.fencing;
+        for w in self.recent.iter_mut().filter(|w| !w.3 && w.0 >= at && w.1 < term) {
+            w.3 = true;
+            f.stale += 1;
+            f.stale_accepted_unfenced += 1;
+            f.stale_accepted += u64::from(w.2);
+        }
+    }
+
+    /// A write with `token`, sent at `sent` (the sender's clock), arrives:
+    /// accepted iff its token is at least the newest seen.
+    pub fn write(&mut self, sent: u64, token: u64) -> bool {
+        let stale = self.announced.iter().any(|&(at, term)| at <= sent && term > token);
+        let accepted = self.resource.write(token, stale);
+        if self.recent.len() == RECENT_WRITES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((sent, token, accepted, stale));
+        accepted
+    }
+
+    /// The counts so far.
+    pub fn fencing(&self) -> Fencing {
+        self.resource.fencing
+    }
+}
+
 /// One write a node sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Write {
@@ -358,6 +415,21 @@ mod tests {
         let sent: Vec<(u64, u32, u64)> = writes.iter().map(|w| (w.sent, w.position, w.token)).collect();
         assert!(!truncated);
         assert_eq!(sent, vec![(0, 0, 1), (20, 0, 1), (62, 0, 1), (80, 0, 1), (200, 1, 2), (220, 1, 2)]);
+    }
+
+    /// LIVE, an announcement that arrives after a write it makes stale still
+    /// counts it: accepted (no newer token had arrived) and stale.
+    #[test]
+    fn live_resource_judges_late_announcements() {
+        let mut r = LiveResource::default();
+        r.announce(0, 1);
+        assert!(r.write(10, 1));
+        assert!(r.write(120, 1), "sent after term 2 was announced, which has not arrived yet");
+        r.announce(100, 2);
+        assert!(r.write(101, 2));
+        assert!(!r.write(130, 1), "stale and known to be");
+        let f = r.fencing();
+        assert_eq!((f.writes, f.stale, f.stale_accepted, f.stale_accepted_unfenced), (4, 2, 1, 2));
     }
 
     /// The resource judges in arrival order: the old leader's stale write that

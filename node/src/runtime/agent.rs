@@ -163,6 +163,7 @@ impl AgentService {
         let mut options: Vec<(String, String)> = req.options.into_iter().collect();
         options.sort();
         check_options(spec, &options, req.size, !one_shot).map_err(|(field, why)| AgentError::field(field, why))?;
+        let write_ms = kept.as_ref().map_or(0, |(_, d)| d.period_ms);
         let (algo, rebuild) = match kept {
             Some((build, detector)) => {
                 let (id, size, coin) = (req.id, req.size, req.coin);
@@ -213,6 +214,7 @@ impl AgentService {
         );
         let reporter = one_shot.then(|| node.reporter.clone());
         let election = Election::new(setup, algo, node.events.clone(), reporter);
+        election.set_write_ms(write_ms);
         let incarnation = req.controller_incarnation;
         if node.reporter.note_incarnation(incarnation) {
             // A controller this node has not seen: its predecessors' elections may be orphans now.

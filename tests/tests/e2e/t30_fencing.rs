@@ -77,3 +77,36 @@ async fn lab_sheet_fencing_figures() {
     }
     ctl.stop().await;
 }
+
+/// LIVE: plain Raft keeps a leader on 5 nodes; cut off alone, the old leader goes on believing
+/// (no CheckQuorum) and writing with its old term while the other four elect a leader of a
+/// higher term. The nodes report their writes through their event streams, the controller's
+/// resource judges them: the record's `fencing` counts stale writes, a resource without fencing
+/// would have accepted them, and a fencing one at most the one that overtook the new leader's
+/// first write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fencing_counts_stale_writes_live() {
+    use ringleader_tests::{clear_faults, inject, leader_until, partition, start_kept, stop_kept};
+    use std::time::Duration;
+    let (ctl, mut client, e) = start_kept("raft", 5).await;
+    let within = Duration::from_secs(20);
+    let first = leader_until(&mut client, &e.election_id, within, |l| l.agreed && l.term >= 1).await;
+    let old = first.leader.clone().unwrap().node;
+    let cluster = client.get_cluster(pb::GetClusterRequest {}).await.unwrap().into_inner();
+    let others: Vec<String> = cluster.nodes.iter().map(|n| n.name.clone()).filter(|n| *n != old).collect();
+    let others: Vec<&str> = others.iter().map(String::as_str).collect();
+    inject(&mut client, partition(&[&[old.as_str()], &others])).await;
+    leader_until(&mut client, &e.election_id, within, |l| {
+        l.leader.as_ref().is_some_and(|r| r.node != old) && l.term > first.term
+    })
+    .await;
+    // The old leader writes every 50 ms with its old term meanwhile.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    clear_faults(&mut client).await;
+    let done = stop_kept(&mut client, e.election_id).await;
+    let f = done.fencing.expect("a LIVE kept leadership whose leaders wrote has fencing counts");
+    eprintln!("LIVE plain raft, leader cut off: {f:?}; overlaps {:?}", done.overlaps);
+    assert!(f.writes > 0 && f.stale_writes >= 10 && f.stale_accepted_unfenced >= 10, "{f:?}");
+    assert!(f.stale_accepted <= 1, "{f:?}");
+    ctl.stop().await;
+}

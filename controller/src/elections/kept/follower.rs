@@ -115,6 +115,8 @@ pub(super) struct Follower {
     tracker: Tracker,
     /// The leader the record shows.
     shown: Option<usize>,
+    /// The modelled resource the leaders write to (fencing).
+    fencing: ringleader_core::fencing::LiveResource,
 }
 
 impl Follower {
@@ -154,6 +156,7 @@ impl Follower {
             beliefs: Vec::new(),
             tracker: Tracker::new(),
             shown: None,
+            fencing: Default::default(),
         }
     }
 
@@ -267,6 +270,9 @@ impl Follower {
         // Its leadership interval, on its own clock (held while it rejoins).
         let leading = self.leads(node).then_some(term);
         let node_at = if node_us > 0 { node_us } else { at.unix_us };
+        if leading.is_some() {
+            self.fencing.announce(node_at, term);
+        }
         match self.held[node].as_mut() {
             Some(h) => h.push((leading, node_at)),
             None => {
@@ -291,6 +297,19 @@ impl Follower {
             }
             self.recent.push_back((at.ms, node, (term, leader)));
         }
+    }
+
+    /// Node `node`'s write with `token`, sent at `sent_us` on its clock,
+    /// arrives at the modelled resource (see [`ringleader_core::fencing::LiveResource`]).
+    pub(super) fn write(&mut self, node: usize, token: u64, sent_us: u64) {
+        if node < self.names.len() {
+            self.fencing.write(sent_us, token);
+        }
+    }
+
+    /// The fencing counts so far.
+    pub(super) fn fencing(&self) -> ringleader_core::fencing::Fencing {
+        self.fencing.fencing()
     }
 
     /// Look whether the agreed leader is lost at `at`. Returns the failover

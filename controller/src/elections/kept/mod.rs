@@ -87,6 +87,15 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
                 continue;
             }
             ev = events.recv(), if events_open => match ev {
+                Some((node, ev)) if node < n && ev.kept && ev.position as usize == node && ev.write_at_us > 0 => {
+                    follower.write(node, ev.write_token, ev.write_at_us);
+                    let fencing = follower.fencing().into();
+                    entry.update(|r| {
+                        r.fencing = Some(fencing);
+                        None
+                    });
+                    continue;
+                }
                 Some((node, ev)) if node < n && ev.kept && ev.position as usize == node && ev.paused_until_us > 0 => {
                     follower.paused(node, ev.paused_from_us, ev.paused_until_us);
                     continue;
@@ -313,6 +322,7 @@ async fn finish(on: &OnNodes<'_>, placement: &[usize], follower: &Follower) -> O
     entry.update(|r| {
         r.overlaps = follower.overlaps();
         r.notes = notes;
+        r.fencing = Some(follower.fencing().into());
         None
     });
     let diagram_svg = diagram.map(|d| d.svg(record.leader.as_ref().map(|l| l.position), metrics.messages));

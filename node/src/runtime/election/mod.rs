@@ -19,6 +19,7 @@ mod outputs;
 mod pause;
 mod reports;
 mod trace;
+mod writer;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -196,6 +197,8 @@ struct State {
     incarnation: u64,
     /// What it holds while its node is paused.
     hold: pause::Hold,
+    /// Its fencing writes while it leads (kept leaderships).
+    writer: writer::Writer,
 }
 
 impl State {
@@ -263,6 +266,7 @@ impl Election {
             decided_us: 0,
             incarnation: 0,
             hold: pause::Hold::default(),
+            writer: writer::Writer::default(),
         };
         let mut state = state;
         if setup.log_messages {

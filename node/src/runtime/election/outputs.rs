@@ -76,6 +76,9 @@ impl Election {
                     }
                     st.belief_since_us = unix_micros();
                     let _ = self.events.send(Arc::new(self.lead_event(l, st.belief_since_us)));
+                    // The shell's belief now: none after an old incarnation's ended.
+                    let now = st.shell.leadership();
+                    self.belief_writes(st, now);
                 }
                 Output::SetTimer { timer, after_ms, generation } => {
                     self.set_timer(st, timer, after_ms, generation, context.clone())

@@ -169,6 +169,7 @@ impl Election {
                     paused_until_us: until_us.max(r.from_us + 1),
                     ..Default::default()
                 }));
+                self.resume_write(&st);
             }
             if draining {
                 return; // the resume already handing over takes these too
