@@ -110,3 +110,34 @@ async fn fencing_counts_stale_writes_live() {
     assert!(f.stale_accepted <= 1, "{f:?}");
     ctl.stop().await;
 }
+
+/// LIVE: plain Raft's leader paused for 1.5 s is replaced meanwhile; it writes nothing while
+/// paused, and on resuming, its deferred timers fired and still believing it leads, it writes with
+/// its old term before it reads of the new one: at least one stale write, refused by fencing (the
+/// new leader's writes reached the resource long before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_leader_writes_stale_on_resuming_live() {
+    use pb::inject_fault_request::Kind;
+    use ringleader_tests::{clear_faults, fault, inject, leader_until, start_kept, stop_kept};
+    use std::time::Duration;
+    let (ctl, mut client, e) = start_kept("raft", 5).await;
+    let within = Duration::from_secs(20);
+    let first = leader_until(&mut client, &e.election_id, within, |l| l.agreed && l.term >= 1).await;
+    let old = first.leader.clone().unwrap().node;
+    inject(&mut client, fault(Kind::Pause(pb::PauseFault { node: String::new(), leader: true, ms: 1_500 }))).await;
+    let second = leader_until(&mut client, &e.election_id, within, |l| {
+        l.term > first.term && l.leader.as_ref().is_some_and(|r| r.node != old)
+    })
+    .await;
+    // The pause ends by itself; then every node, the old leader too, agrees on the new leader.
+    leader_until(&mut client, &e.election_id, within, |l| {
+        l.agreed && l.term >= second.term && l.leader.as_ref().is_some_and(|r| r.node != old)
+    })
+    .await;
+    clear_faults(&mut client).await;
+    let done = stop_kept(&mut client, e.election_id).await;
+    let f = done.fencing.expect("fencing counts");
+    eprintln!("LIVE plain raft, leader paused 1.5 s: {f:?}");
+    assert!(f.stale_writes >= 1 && f.stale_accepted == 0 && f.stale_accepted_unfenced >= 1, "{f:?}");
+    ctl.stop().await;
+}
