@@ -9,7 +9,6 @@ mod common;
 use common::{FULL, Mix, chaos_run, final_agreement, leader_intervals, no_overlap, report};
 use ringleader_core::sim::SimReport;
 
-
 /// Does any live position believe it leads at the end of the run?
 fn someone_leads_at_end(r: &SimReport, ids: &[u64]) -> bool {
     leader_intervals(r, ids).iter().any(|&(p, _, e)| e >= r.end_time && !r.crashed.contains(&p))
