@@ -35,6 +35,21 @@ async fn agreed(client: &mut Client, id: &str, within: Duration) -> (pb::Leader,
     (l, t.elapsed())
 }
 
+/// Wait until a node other than `leader`'s leads a term above `first`'s (the old leader, cut off
+/// or paused, may not have heard of it yet).
+async fn replaced(client: &mut Client, id: &str, leader: &str, first: &pb::Leader) -> pb::Leader {
+    leader_until(client, id, Duration::from_secs(10), |l| {
+        l.leader.as_ref().is_some_and(|r| r.node != leader) && l.term > first.term
+    })
+    .await
+}
+
+/// Stop the kept leadership `id`: its record must show no overlap.
+async fn stop_without_overlap(client: &mut Client, id: String) {
+    let done = stop_kept(client, id).await;
+    assert!(done.overlaps.is_empty(), "{:?}", done.overlaps);
+}
+
 /// Cut the agreed leader off alone for 160 ms, `trials` times, at loopback timing and at etcd's
 /// (100 ms heartbeats, 1,000 ms election timeout): after each heal every node agrees on one
 /// leader again within 10 s (before, with the lease, 17 of 18 LIVE trials stayed without an
@@ -89,21 +104,17 @@ async fn duplicated_acks_give_no_overlap() {
         let rest = others(&leader);
         let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
         inject(&mut client, partition(&[&[leader.as_str()], &rest])).await;
-        let next = leader_until(&mut client, &id, Duration::from_secs(10), |l| {
-            l.leader.as_ref().is_some_and(|r| r.node != leader) && l.term > first.term
-        })
-        .await;
+        let next = replaced(&mut client, &id, &leader, &first).await;
         eprintln!("duplicates, trial {trial}: {leader} cut off, {:?} leads term {}", next.leader, next.term);
         clear_faults(&mut client).await;
     }
-    let done = stop_kept(&mut client, id).await;
-    assert!(done.overlaps.is_empty(), "{:?}", done.overlaps);
+    stop_without_overlap(&mut client, id).await;
     ctl.stop().await;
     eprintln!("raft lease, duplicated acks: {} trials, no overlap", trials());
 }
 
 /// A planned stop of a leader whose followers' logs differ (node-0 and node-3 behind, at 1:9;
-/// the others at 2:5): it hands over to an up-to-date node within 5 ms, or says it did not
+/// the others at 2:5): it hands over at once to the best up-to-date node, in the next term
 /// (before, it picked the highest id whatever its log, whose candidacy the others refused, and
 /// still said `handed_over` after a whole election timeout, 1,055-1,775 ms).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -122,10 +133,12 @@ async fn a_planned_stop_with_differing_logs_hands_over_at_once() {
         let f = inject(&mut client, fault(pb::inject_fault_request::Kind::Crash(stop))).await;
         let h = f.handovers.first().cloned().unwrap_or_default();
         eprintln!("planned stop, trial {trial}: {} -> {h:?}", leader.node);
-        if h.handed_over {
-            assert!(up_to_date.contains(&h.new_leader_id) && h.new_leader_id != leader.id, "{h:?}");
-            assert!(h.took_us < 5_000, "a handover, not an election: {h:?}");
-        }
+        // The leader names the best up-to-date node it heard (max rule): that one runs at once.
+        let best = up_to_date.iter().copied().filter(|&id| id != leader.id).max();
+        assert!(h.handed_over && Some(h.new_leader_id) == best && h.new_term == l.term + 1, "{h:?}");
+        // No election timeout (200 ms at least) was waited out: a handover, not an election. The
+        // time itself (1.0 to 1.7 ms on an idle machine) is measured, not asserted.
+        assert!(h.took_us < 200_000, "a handover, not an election: {h:?}");
         clear_faults(&mut client).await;
     }
     stop_kept(&mut client, id).await;
@@ -148,17 +161,13 @@ async fn a_paused_leader_does_not_lease_itself_on_stale_acks() {
         let leader = first.leader.clone().unwrap().node;
         let pause = pb::PauseFault { node: String::new(), leader: true, ms: 500 };
         inject(&mut client, fault(pb::inject_fault_request::Kind::Pause(pause))).await;
-        let next = leader_until(&mut client, &id, Duration::from_secs(10), |l| {
-            l.agreed && l.leader.as_ref().is_some_and(|r| r.node != leader) && l.term > first.term
-        })
-        .await;
+        let next = replaced(&mut client, &id, &leader, &first).await;
         // Past the pause: the old leader resumed and learned the new term.
         tokio::time::sleep(Duration::from_millis(600)).await;
         eprintln!("pause, trial {trial}: {leader} paused 500 ms, {:?} leads term {}", next.leader, next.term);
         clear_faults(&mut client).await;
     }
-    let done = stop_kept(&mut client, id).await;
-    assert!(done.overlaps.is_empty(), "{:?}", done.overlaps);
+    stop_without_overlap(&mut client, id).await;
     ctl.stop().await;
     eprintln!("raft lease, paused leader: {} trials, no overlap", trials());
 }
