@@ -44,23 +44,27 @@ fn raft_kept_is_safe_under_full_chaos() {
 }
 
 /// Every combination of PreVote, CheckQuorum and the lease, 150 seeded runs each of the full mix
-/// plus a window in which every link duplicates up to half its messages: never two leaders of
-/// one term, with the lease never two nodes believing they lead at one instant (a crashed
-/// node's belief ends at its crash), and whenever a majority is live at the horizon, agreement
-/// within Raft's convergence bound of the last fault.
+/// plus a window in which every link duplicates up to half its messages and a pause of 50 to
+/// 1,000 ms of a random node: never two leaders of one term, with the lease never two nodes
+/// believing they lead at one instant (a crashed node's belief ends at its crash, a paused node's
+/// time paused is no part of its leadership), and whenever a majority is live at the horizon,
+/// agreement within Raft's convergence bound of the last fault.
 #[test]
 fn raft_kept_with_every_option_is_safe_under_chaos_and_duplicates() {
-    use common::{FAULTS_END, chaos_run_with, no_overlap};
+    use common::{FAULTS_END, chaos_run_with, no_overlap_outside_pauses};
     use rand::Rng;
     use ringleader_core::faults::{Fault, LinkFault, Scheduled};
-    let duplicates = |rng: &mut rand_pcg::Pcg64Mcg, _n: u32, _last: u64| {
+    let duplicates_and_a_pause = |rng: &mut rand_pcg::Pcg64Mcg, n: u32, _last: u64| {
         let t = rng.random_range(1_000..FAULTS_END - 1_500);
         let until = t + rng.random_range(100..1_500);
         let fault = LinkFault { duplicate: rng.random_range(0.05..=0.5), ..LinkFault::default() };
         let seed = rng.random();
+        let paused_at = rng.random_range(1_000..FAULTS_END - 1_500);
+        let pause = Fault::Pause { node: rng.random_range(0..n), ms: rng.random_range(50..=1_000) };
         vec![
             Scheduled::new(t, seed, Fault::Link { from: None, to: None, fault }),
             Scheduled::new(until, seed, Fault::Link { from: None, to: None, fault: LinkFault::default() }),
+            Scheduled::new(paused_at, seed, pause),
         ]
     };
     for bits in 0..8u8 {
@@ -72,16 +76,16 @@ fn raft_kept_with_every_option_is_safe_under_chaos_and_duplicates() {
         let lease = bits & 4 != 0;
         let (mut converged, mut majority_runs) = (Vec::new(), 0);
         for seed in 0..150 {
-            let run = chaos_run_with("raft", seed, FULL, &options, duplicates);
+            let run = chaos_run_with("raft", seed, FULL, &options, duplicates_and_a_pause);
             run.assert_ran();
             run.assert_holds(run.safety());
             if lease {
-                run.assert_holds(no_overlap(&run.r, &run.ids));
+                run.assert_holds(no_overlap_outside_pauses(&run.r, &run.ids, &run.pauses));
             }
             majority_runs += usize::from(run.agreed_if_majority(&mut converged));
         }
         eprintln!(
-            "raft {options:?}, chaos and duplicates: 150 runs, 0 with two leaders of one term{}; {majority_runs} \
+            "raft {options:?}, chaos, duplicates and a pause: 150 runs, 0 with two leaders of one term{}; {majority_runs} \
              with a live majority, all agreed; {}",
             if lease { ", 0 with two at once" } else { "" },
             common::stats("agreement after the last fault, ms", converged.into_iter())
