@@ -47,6 +47,7 @@ mod compare;
 mod election;
 mod explore;
 mod lab;
+mod lab_page;
 
 use std::sync::Arc;
 
@@ -71,7 +72,7 @@ struct Pages {
 pub fn router(elections: Arc<Elections>, lab: Lab) -> axum::Router {
     let token_required = lab.token_required;
     let lab_routes = axum::Router::new()
-        .route("/", get(lab::page))
+        .route("/", get(lab_page::page))
         .route("/lab/start", axum::routing::post(lab::start))
         .route("/lab/act", axum::routing::post(lab::act))
         .route("/lab/check", axum::routing::post(lab::check))
@@ -107,7 +108,7 @@ pub fn policy() -> &'static str {
         format!(
             "default-src 'none'; script-src {}; style-src {}; img-src data:; connect-src 'self'; \
              base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-            [election::SCRIPT, lab::LAB_SCRIPT].map(hash_source).join(" "),
+            [election::SCRIPT, lab_page::LAB_SCRIPT].map(hash_source).join(" "),
             hash_source(STYLE)
         )
     })

@@ -1,0 +1,133 @@
+//! The lab's page: the start form, the check form and the explorer by hand
+//! (its HTML here, its script in `lab.js`); the calls they make are
+//! [`super::lab`]'s.
+
+use std::fmt::Write as _;
+
+use axum::extract::State;
+use axum::response::Html;
+use ringleader_core::algo::catalogue::CATALOGUE;
+
+use super::lab::Lab;
+use super::{HEAD, escape};
+
+/// `GET /`: the lab's form.
+pub(super) async fn page(State(lab): State<Lab>) -> Html<String> {
+    Html(render(lab.token_required))
+}
+
+/// The lab page; `token_required` shows the token field.
+pub(super) fn render(token_required: bool) -> String {
+    let mut options = String::new();
+    for kept in [false, true] {
+        let _ =
+            write!(options, "<optgroup label=\"{}\">", if kept { "keep a leader (or one-shot)" } else { "one-shot" });
+        for spec in CATALOGUE.iter().filter(|s| s.kept.is_some() == kept) {
+            let _ = write!(
+                options,
+                "<option value=\"{name}\" data-kept=\"{kept}\"{selected}>{title} — {name}</option>",
+                name = escape(spec.name),
+                title = escape(spec.title),
+                selected = if spec.name == CATALOGUE[0].name { " selected" } else { "" },
+            );
+        }
+        options.push_str("</optgroup>");
+    }
+    format!(
+        "{HEAD}<title>Lab · ringleader</title></head><body data-token-required=\"{token_required}\">\
+         <nav><a href=\"/elections\">All elections</a></nav><h1>Leader election lab</h1>\
+         <p>Choose an algorithm and its nodes, run it, then step through what happened.</p>\
+         <form id=\"start\" class=\"lab\">\
+         <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
+         <label>Nodes n <input name=\"size\" type=\"number\" min=\"1\" value=\"8\"></label><span class=\"error\" data-for=\"size\"></span>\
+         <label>Ids <input name=\"ids\" placeholder=\"e.g. 5 1 8 3 (empty: arranged)\"></label><span class=\"error\" data-for=\"ids\"></span>\
+         <label>Arrangement <select name=\"arrangement\"><option value=\"random\">random</option><option value=\"ascending\">sorted, ascending</option>\
+         <option value=\"descending\">sorted, descending</option><option value=\"worst\">worst case</option><option value=\"best\">best case</option></select></label>\
+         <span class=\"error\" data-for=\"id_order\"></span>\
+         <fieldset><legend>Initiators</legend><div id=\"initiators\">every node (type ids to choose)</div></fieldset>\
+         <span class=\"error\" data-for=\"initiator_ids\"></span><span class=\"error\" data-for=\"initiators\"></span>\
+         <fieldset><legend>Run</legend><label><input type=\"radio\" name=\"mode\" value=\"live\" checked> LIVE on the nodes</label>\
+         <label><input type=\"radio\" name=\"mode\" value=\"simulated\"> SIMULATED</label>\
+         <label><input type=\"checkbox\" name=\"unit_delay\"> unit delays (simulated; else random)</label>\
+         <label>Seed <input name=\"seed\" type=\"number\" min=\"0\" value=\"1\"></label></fieldset>\
+         <fieldset><legend>Diagram</legend><label>axis <select name=\"axis\"><option value=\"compressed\">time, idle stretches compressed</option>\
+         <option value=\"time\">time to scale</option><option value=\"causal\">causal (Lamport's clock)</option></select></label>\
+         <label><input type=\"checkbox\" name=\"labels\"> label each arrow with what it carries</label></fieldset>\
+         <span class=\"error\" data-for=\"diagram_options\"></span>\
+         <span class=\"error\" data-for=\"seed\"></span><span class=\"error\" data-for=\"mode\"></span><span class=\"error\" data-for=\"simulation\"></span>\
+         <fieldset id=\"kept\"><legend>Keep a leader</legend><label><input type=\"checkbox\" name=\"keep_leader\"> keep a leader until stopped</label>\
+         <label>detector period <input name=\"detector_period_ms\" type=\"number\" min=\"0\" placeholder=\"50\"> ms</label>\
+         <label>timeout <input name=\"detector_timeout_ms\" type=\"number\" min=\"0\" placeholder=\"200\"> ms</label>\
+         <p>SIMULATED: it runs for <input name=\"horizon_ms\" type=\"number\" min=\"0\" placeholder=\"3000\"> virtual ms, with \
+         <select name=\"fault\"><option value=\"\">no fault</option><option value=\"crash_leader\">the leader crashing</option>\
+         <option value=\"crash\">a node crashing</option><option value=\"cut_off_leader\">the leader cut off</option>\
+         <option value=\"slow_cut_off_leader\">the leader cut off, its clock at half speed</option></select> \
+         at <input name=\"fault_at_ms\" type=\"number\" min=\"0\" value=\"500\"> ms \
+         (node id <input name=\"fault_id\" type=\"number\" min=\"0\" placeholder=\"for a node\">), \
+         undone (recovered, healed) at <input name=\"undo_at_ms\" type=\"number\" min=\"0\" placeholder=\"never\"> ms</p></fieldset>\
+         <label>Options <input name=\"options\" size=\"40\" placeholder=\"e.g. pre_vote=true lease=true (raft)\"></label>\
+         <span class=\"error\" data-for=\"options\"></span>\
+         <span class=\"error\" data-for=\"keep_leader\"></span><span class=\"error\" data-for=\"detector\"></span>\
+         <span class=\"error\" data-for=\"simulation.horizon_ms\"></span><span class=\"error\" data-for=\"simulation.faults\"></span>\
+         <label id=\"token-row\">Controller token <input name=\"token\" type=\"password\" autocomplete=\"off\"></label>\
+         <span class=\"error\" data-for=\"token\"></span>\
+         <p><button type=\"submit\" id=\"run\">Run</button> <span id=\"status\" class=\"error\" data-for=\"\"></span></p>\
+         </form>\
+         <h2>Check every schedule</h2><p>The checker tries every order in which a small election's messages may \
+         arrive (and, for a kept leadership, the faults asked for), for as long as you allow, and shows the shortest schedule that breaks a property.</p>\
+         <form id=\"check\" class=\"lab\">\
+         <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
+         <label>Nodes n <input name=\"n\" type=\"number\" min=\"0\" value=\"3\"></label><span class=\"error\" data-for=\"n\"></span>\
+         <fieldset><legend>Schedules</legend><label><input type=\"checkbox\" name=\"any_order\"> links may reorder messages</label>\
+         <label><input type=\"checkbox\" name=\"kept\"> the kept leadership</label>\
+         <label>crashes <input name=\"crashes\" type=\"number\" min=\"0\" value=\"0\"></label>\
+         <label>losses <input name=\"losses\" type=\"number\" min=\"0\" value=\"0\"></label>\
+         <label>partitions <input name=\"partitions\" type=\"number\" min=\"0\" value=\"0\"></label>\
+         <label>for at most <input name=\"timeout_s\" type=\"number\" min=\"1\" max=\"600\" value=\"20\"> s</label></fieldset>\
+         <span class=\"error\" data-for=\"timeout_s\"></span>\
+         <span class=\"error\" data-for=\"kept\"></span><span class=\"error\" data-for=\"crashes\"></span>\
+         <p><button type=\"submit\" id=\"check-run\">Check</button> <span id=\"check-status\" class=\"error\" data-for=\"\"></span></p>\
+         </form><div id=\"check-result\" hidden><p id=\"check-verdict\"></p>\
+         <div class=\"controls\" id=\"check-controls\"><button id=\"check-back\">◀ back</button><button id=\"check-forward\">forward ▶</button>\
+         <button id=\"check-end\">to the violation ▶|</button><input type=\"range\" id=\"check-slider\" min=\"0\" value=\"0\">\
+         <span id=\"check-where\"></span></div><ol id=\"check-steps\"></ol><div id=\"check-diagram\"></div></div>\
+         <h3>Explore by hand</h3><p>For n up to 4: the check form's election from its first state, each next step \
+         chosen by you among every step the network and the faults allow, every node's state shown at each step \
+         and a broken property in red.</p>\
+         <p><button type=\"button\" id=\"explore-run\">Explore</button> <span id=\"explore-status\" class=\"error\"></span></p>\
+         <div id=\"explore\" hidden><p id=\"explore-where\"></p>\
+         <div class=\"controls\"><button type=\"button\" id=\"explore-back\">◀ back</button>\
+         <button type=\"button\" id=\"explore-restart\">start again</button></div>\
+         <p id=\"explore-error\" class=\"error\"></p>\
+         <div class=\"stage\"><div><h4>Next steps</h4><ol id=\"explore-choices\"></ol></div>\
+         <div><h4>Nodes</h4><table id=\"explore-nodes\"><thead><tr><th>id</th><th>position</th><th>state</th>\
+         <th>believes or decided</th></tr></thead><tbody></tbody></table>\
+         <h4>Properties</h4><ul id=\"explore-properties\"></ul></div></div>\
+         <h4>Steps so far</h4><ol id=\"explore-steps\"></ol></div>\
+         <script>{LAB_SCRIPT}</script></body></html>"
+    )
+}
+
+/// The lab page's script: the initiator boxes, the kept settings, the
+/// token kept in the tab, the call and its refusal shown by its field; the
+/// check stepped through its counterexample, and the explorer by hand.
+pub(super) const LAB_SCRIPT: &str = include_str!("lab.js");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page lists every algorithm of the catalogue by its title with its catalogue name, kept
+    /// ones marked, and shows the token field only when the controller asks for one.
+    #[test]
+    fn the_page_lists_the_catalogue() {
+        let page = render(false);
+        for spec in CATALOGUE {
+            assert!(page.contains(&format!("{} — {}</option>", escape(spec.title), spec.name)), "{}", spec.name);
+        }
+        assert!(page.contains("value=\"bully\" data-kept=\"true\""));
+        assert!(
+            page.contains("data-token-required=\"false\"") && render(true).contains("data-token-required=\"true\"")
+        );
+    }
+}
