@@ -21,3 +21,5 @@ mod t16_lab;
 mod t17_pictures;
 mod t18_lease_etcd;
 mod t19_http_guard;
+mod t20_projector;
+mod t21_stepper;

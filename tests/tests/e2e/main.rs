@@ -32,3 +32,5 @@ mod t27_fault_pushes;
 mod t28_mutating_calls;
 mod t29_raft_lease;
 mod t30_fencing;
+mod t31_scoped_faults;
+mod t32_class_checks;

@@ -1,0 +1,1 @@
+//! (issue 50: being written)
