@@ -905,6 +905,7 @@ impl Faults {
             state: e.state as i32,
             description: self.describe(e),
             handovers: e.handovers.clone(),
+            election_id: String::new(),
         }
     }
 

@@ -81,7 +81,7 @@ async fn injected_faults_are_capped() {
     }
     let recover = fault(Kind::Recover(pb::RecoverFault { node: "node-1".into() }));
     assert_eq!(inject(&mut client, recover).await.fault_id, "f257", "a recover holds no place");
-    client.clear_faults(pb::ClearFaultsRequest { fault_id: "f2".into() }).await.unwrap();
+    client.clear_faults(pb::ClearFaultsRequest { fault_id: "f2".into(), ..Default::default() }).await.unwrap();
     assert_eq!(inject(&mut client, slow(1)).await.fault_id, "f258");
     let held = client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults;
     assert_eq!(held.len(), 255, "f1 went with the recover, f2 was cleared");

@@ -169,7 +169,7 @@ async fn each_injection_sends_only_its_change() {
     let each = [vec![one.clone()], vec![one.clone()], vec![one]];
     assert_eq!(calls(&recorders), each, "a fault from every node: one rule to each");
 
-    client.clear_faults(pb::ClearFaultsRequest { fault_id: "f7".into() }).await.unwrap();
+    client.clear_faults(pb::ClearFaultsRequest { fault_id: "f7".into(), ..Default::default() }).await.unwrap();
     let gone = Call::Change { added: 0, removed: vec!["f7".into()] };
     assert_eq!(calls(&recorders), [vec![gone], vec![], vec![]], "clearing f7: its id, to rec-0 only");
     client.clear_faults(pb::ClearFaultsRequest::default()).await.unwrap();
