@@ -14,7 +14,7 @@ use tonic::{Code, Request, Response, Status};
 use tracing::{debug, info, warn};
 
 use super::election::{Election, ElectionSetup, PortLink, Rebuild};
-use super::faults::{PauseChange, Resume};
+use super::faults::{FaultTable, PauseChange, Resume};
 use super::links;
 use super::node::{ElectionTable, Node, Prepared, StreamEnd};
 use ringleader_core::algo::detector::DetectorConfig;
@@ -195,7 +195,7 @@ impl AgentService {
             }
         };
         let setup = ElectionSetup {
-            faults: node.faults.clone(),
+            faults: Arc::new(super::faults::FaultTable::scoped(node.faults.clone())),
             election_id: req.election_id,
             algorithm: spec.name,
             position: req.position,
@@ -271,38 +271,81 @@ impl AgentService {
 /// The longest a `Leave` call may wait for its handovers.
 const MAX_LEAVE_WAIT_MS: u64 = 60_000;
 
-/// Carry out what a faults request did beyond the table: a crash drops
-/// what paused elections held; a pause ends now (its elections resume) or
-/// at its end (a task waits for it; a later request may replace or end it
-/// first).
-fn after_faults(node: &Arc<Node>, was_crashed: bool, pause: PauseChange) {
-    if !was_crashed && node.faults.crashed() {
-        for e in node.table.all() {
-            e.drop_held();
+/// Apply `change` to a fault table, the node's (`scope` `None`: every
+/// election meets it) or election `scope`'s own, and carry out what it did
+/// beyond the table: an election it crashed drops what it held (paused
+/// input), one it recovered goes on with a new incarnation of its state
+/// machine (a kept leadership); a pause ends now (they resume) or at its end
+/// (a task waits for it; a later request may replace or end it first).
+fn apply_faults(
+    node: &Arc<Node>,
+    scope: Option<&Arc<Election>>,
+    change: impl FnOnce(&FaultTable) -> Result<PauseChange, String>,
+) -> Result<(), String> {
+    let (table, elections) = match scope {
+        None => (node.faults.clone(), node.table.all()),
+        Some(e) => (e.faults().clone(), vec![e.clone()]),
+    };
+    let was: Vec<bool> = elections.iter().map(|e| e.faults().crashed()).collect();
+    let pause = change(&table)?;
+    let mut restarted = 0;
+    for (e, was) in elections.iter().zip(was) {
+        match (was, e.faults().crashed()) {
+            (false, true) => e.drop_held(),
+            (true, false) => restarted += usize::from(e.restart()),
+            _ => {}
         }
     }
+    if restarted > 0 {
+        let election = scope.map(|e| e.id().to_string());
+        info!(name = %node.cfg.name, ?election, restarted, "recovered from a crash fault");
+    }
+    let whom = match scope {
+        None => Whom::All(Arc::downgrade(&node.table)),
+        Some(e) => Whom::One(Arc::downgrade(e)),
+    };
     match pause {
         PauseChange::Unchanged => {}
-        PauseChange::Resume(r) => resume_all(&node.table, r),
+        PauseChange::Resume(r) => whom.resume(r),
         PauseChange::Until { number, until } => {
-            let (faults, table) = (Arc::downgrade(&node.faults), Arc::downgrade(&node.table));
+            let table = Arc::downgrade(&table);
             tokio::spawn(async move {
                 tokio::time::sleep_until(until).await;
-                let (Some(faults), Some(table)) = (faults.upgrade(), table.upgrade()) else { return };
-                if let Some(r) = faults.expire(number) {
-                    resume_all(&table, r);
+                let Some(table) = table.upgrade() else { return };
+                if let Some(r) = table.expire(number) {
+                    whom.resume(r);
                 }
             });
         }
     }
+    Ok(())
 }
 
-/// Every election of the node resumes after pause `r`.
-fn resume_all(table: &ElectionTable, r: Resume) {
-    let elections = table.all();
-    info!(elections = elections.len(), paused_ms = (r.until_us - r.from_us) / 1_000, "resumed after a pause");
-    for e in elections {
-        e.resume(r);
+/// The elections a pause held: every election of the node, or one.
+enum Whom {
+    All(std::sync::Weak<ElectionTable>),
+    One(std::sync::Weak<Election>),
+}
+
+impl Whom {
+    /// They resume after pause `r` (those still paused by another table stay so).
+    fn resume(&self, r: Resume) {
+        let elections = match self {
+            Whom::All(table) => table.upgrade().map(|t| t.all()).unwrap_or_default(),
+            Whom::One(e) => e.upgrade().into_iter().collect(),
+        };
+        info!(elections = elections.len(), paused_ms = (r.until_us - r.from_us) / 1_000, "resumed after a pause");
+        for e in elections {
+            e.resume(r);
+        }
+    }
+}
+
+/// The counts a faults request answers with: the node's.
+fn counts(node: &Node) -> pb::SetFaultsResponse {
+    pb::SetFaultsResponse {
+        dropped: node.faults.dropped.load(std::sync::atomic::Ordering::Relaxed),
+        duplicated: node.faults.duplicated.load(std::sync::atomic::Ordering::Relaxed),
     }
 }
 
@@ -340,23 +383,26 @@ impl Agent for AgentService {
         request: Request<pb::SetFaultsRequest>,
     ) -> Result<Response<pb::SetFaultsResponse>, Status> {
         let node = &self.0;
-        let req = request.into_inner();
-        let was_crashed = node.faults.crashed();
-        let pause = node.faults.set(&req).map_err(Status::invalid_argument)?;
-        after_faults(node, was_crashed, pause);
-        if was_crashed && !req.crashed {
-            // Recovered: kept elections go on with a new incarnation of the state machine.
-            let restarted = node.table.all().iter().filter(|e| e.restart()).count();
-            info!(name = %node.cfg.name, restarted, "recovered from a crash fault");
+        let mut req = request.into_inner();
+        // Every part is checked before any is applied.
+        let mut scoped = std::collections::HashMap::with_capacity(req.elections.len());
+        for (i, e) in std::mem::take(&mut req.elections).into_iter().enumerate() {
+            let faults = e.faults.unwrap_or_default();
+            FaultTable::new().set(&faults).map_err(|why| Status::invalid_argument(format!("elections[{i}].{why}")))?;
+            scoped.insert(e.election_id, faults);
+        }
+        apply_faults(node, None, |t| t.set(&req)).map_err(Status::invalid_argument)?;
+        // Each election's own faults: as listed, or none.
+        let none = pb::SetFaultsRequest::default();
+        for e in node.table.all() {
+            let own = scoped.get(e.id()).unwrap_or(&none);
+            apply_faults(node, Some(&e), |t| t.set(own)).map_err(Status::invalid_argument)?;
         }
         info!(
             name = %node.cfg.name, crashed = req.crashed, links = req.links.len(), partitioned = req.partitioned,
-            pause_ms = req.pause_ms, "faults set"
+            pause_ms = req.pause_ms, elections = scoped.len(), "faults set"
         );
-        Ok(Response::new(pb::SetFaultsResponse {
-            dropped: node.faults.dropped.load(std::sync::atomic::Ordering::Relaxed),
-            duplicated: node.faults.duplicated.load(std::sync::atomic::Ordering::Relaxed),
-        }))
+        Ok(Response::new(counts(node)))
     }
 
     async fn change_faults(
@@ -365,22 +411,23 @@ impl Agent for AgentService {
     ) -> Result<Response<pb::SetFaultsResponse>, Status> {
         let node = &self.0;
         let req = request.into_inner();
-        let was_crashed = node.faults.crashed();
-        let pause = node.faults.change(&req).map_err(Status::invalid_argument)?;
-        after_faults(node, was_crashed, pause);
-        if was_crashed && !node.faults.crashed() {
-            // Recovered: kept elections go on with a new incarnation of the state machine.
-            let restarted = node.table.all().iter().filter(|e| e.restart()).count();
-            info!(name = %node.cfg.name, restarted, "recovered from a crash fault");
-        }
+        let scope = match req.election_id.as_str() {
+            "" => None,
+            id => match node.table.get(id) {
+                Some(e) => Some(e),
+                None => {
+                    // Ended here (aborted) or never prepared: its faults went, or have nothing to touch.
+                    debug!(election = %id, "faults changed for an election this node does not hold");
+                    return Ok(Response::new(counts(node)));
+                }
+            },
+        };
+        apply_faults(node, scope.as_ref(), |t| t.change(&req)).map_err(Status::invalid_argument)?;
         info!(
-            name = %node.cfg.name, crashed = ?req.crashed, added = req.add.len(), removed = req.remove.len(),
-            partitioned = ?req.partitioned, pause_ms = ?req.pause_ms, "faults changed"
+            name = %node.cfg.name, election = %req.election_id, crashed = ?req.crashed, added = req.add.len(),
+            removed = req.remove.len(), partitioned = ?req.partitioned, pause_ms = ?req.pause_ms, "faults changed"
         );
-        Ok(Response::new(pb::SetFaultsResponse {
-            dropped: node.faults.dropped.load(std::sync::atomic::Ordering::Relaxed),
-            duplicated: node.faults.duplicated.load(std::sync::atomic::Ordering::Relaxed),
-        }))
+        Ok(Response::new(counts(node)))
     }
 
     async fn info(&self, _request: Request<pb::InfoRequest>) -> Result<Response<pb::NodeInfo>, Status> {

@@ -33,13 +33,22 @@
 //!   `pause_ms` replaces the end (the controller sends the latest end of the
 //!   pauses it holds), `0` resumes at once; a crash drops what was held.
 //!
+//! **Scoped to one election.** Each election holds a table of its own
+//! whose parent is the node's ([`FaultTable::scoped`]): the faults the
+//! controller injected with an election id (`ElectionFaults`,
+//! `ChangeFaultsRequest.election_id`). Its instance is crashed or paused when
+//! either table says so; its messages meet its own rules first (a drop is
+//! final), then the node's, and the delays add up; its timers run at its own
+//! clock rate times the node's. The node's other elections do not see it,
+//! and it goes with the election.
+//!
 //! The rules are the core's [`LinkRule`] (selector, nth counting, precedence
 //! and the order of random draws), the very code the simulator runs, so a
 //! fault with the same seed decides the same fates live and simulated.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -128,14 +137,17 @@ struct Table {
     reachable: Option<HashSet<String>>,
 }
 
-/// This node's faults and what they did.
+/// This node's faults and what they did (or, with a parent, one election's).
 #[derive(Debug, Default)]
 pub(crate) struct FaultTable {
+    /// The node's table, for an election's own: its faults apply too.
+    parent: Option<Arc<FaultTable>>,
     crashed: AtomicBool,
     /// Fast path: no rule and no partition.
     clean: AtomicBool,
     table: Mutex<Table>,
-    /// Messages lost to faults (sent or received while crashed, dropped, partitioned).
+    /// Messages lost to faults (sent or received while crashed, dropped,
+    /// partitioned); an election's table counts in its node's.
     pub(crate) dropped: AtomicU64,
     /// Extra copies sent.
     pub(crate) duplicated: AtomicU64,
@@ -165,12 +177,40 @@ fn clock_rate(rate: f64) -> Result<f64, String> {
     Ok(rate)
 }
 
+/// The clock rate an election's timers run at: its own table's times its
+/// node's (see [`FaultTable::clock`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Rate {
+    own: watch::Receiver<f64>,
+    node: Option<watch::Receiver<f64>>,
+}
+
+impl Rate {
+    /// The rate now (times real time), marking it seen.
+    fn now(&mut self) -> f64 {
+        let own = *self.own.borrow_and_update();
+        own * self.node.as_mut().map_or(1.0, |n| *n.borrow_and_update())
+    }
+
+    /// Wait for a change of either rate (an error: a table is gone).
+    async fn changed(&mut self) -> Result<(), watch::error::RecvError> {
+        let Rate { own, node } = self;
+        match node {
+            None => own.changed().await,
+            Some(node) => tokio::select! {
+                r = own.changed() => r,
+                r = node.changed() => r,
+            },
+        }
+    }
+}
+
 /// Sleep `after_ms` by a clock whose rate `rate` holds (times real time); a
 /// change of rate re-times what is left.
-pub(crate) async fn sleep_by_clock(after_ms: u64, mut rate: watch::Receiver<f64>) {
+pub(crate) async fn sleep_by_clock(after_ms: u64, mut rate: Rate) {
     let mut left = after_ms as f64;
     loop {
-        let r = *rate.borrow_and_update();
+        let r = rate.now();
         let real = Duration::from_secs_f64(left / r / 1_000.0);
         let started = tokio::time::Instant::now();
         tokio::select! {
@@ -222,6 +262,21 @@ impl FaultTable {
     /// A table with no faults.
     pub(crate) fn new() -> Self {
         FaultTable { clean: AtomicBool::new(true), ..FaultTable::default() }
+    }
+
+    /// An election's own table, with no faults, under its node's `node`.
+    pub(crate) fn scoped(node: Arc<FaultTable>) -> Self {
+        FaultTable { parent: Some(node), ..FaultTable::new() }
+    }
+
+    /// The table that counts losses: the node's.
+    fn counter(&self) -> &FaultTable {
+        self.parent.as_deref().unwrap_or(self)
+    }
+
+    /// Count `n` messages lost to faults (in the node's count).
+    pub(crate) fn count_dropped(&self, n: u64) {
+        self.counter().dropped.fetch_add(n, Ordering::Relaxed);
     }
 
     /// Replace every fault with `req` (checked first: nothing changes on error).
@@ -283,10 +338,10 @@ impl FaultTable {
         Some(Resume { from_us: p.since_us, until_us: unix_us() })
     }
 
-    /// Is the node paused?
+    /// Is the node (or, for an election's table, the election) paused?
     #[inline]
     pub(crate) fn paused(&self) -> bool {
-        self.paused.load(Ordering::Relaxed)
+        self.paused.load(Ordering::Relaxed) || self.parent.as_ref().is_some_and(|p| p.paused())
     }
 
     /// Make the node's timers run at `rate` (pending ones re-timed), if it changed.
@@ -294,9 +349,9 @@ impl FaultTable {
         self.clock.0.send_if_modified(|r| std::mem::replace(r, rate) != rate);
     }
 
-    /// The rate the node's timers run at, to sleep by ([`sleep_by_clock`]).
-    pub(crate) fn clock(&self) -> watch::Receiver<f64> {
-        self.clock.0.subscribe()
+    /// The rate the node's (an election's) timers run at, to sleep by ([`sleep_by_clock`]).
+    pub(crate) fn clock(&self) -> Rate {
+        Rate { own: self.clock.0.subscribe(), node: self.parent.as_ref().map(|p| p.clock.0.subscribe()) }
     }
 
     /// Change the faults as `req` says, keeping the rest (checked first:
@@ -348,23 +403,37 @@ impl FaultTable {
         Ok(req.pause_ms.map_or(PauseChange::Unchanged, |ms| self.set_pause(ms)))
     }
 
-    /// Is the node crashed?
+    /// Is the node (or, for an election's table, the election's instance) crashed?
     #[inline]
     pub(crate) fn crashed(&self) -> bool {
-        self.crashed.load(Ordering::Relaxed)
+        self.crashed.load(Ordering::Relaxed) || self.parent.as_ref().is_some_and(|p| p.crashed())
     }
 
     /// Count a message lost because the node is crashed.
     pub(crate) fn lost_to_crash(&self) {
-        self.dropped.fetch_add(1, Ordering::Relaxed);
+        self.count_dropped(1);
     }
 
-    /// What happens to a message of `kind` this node sends to `peer`.
+    /// What happens to a message of `kind` this node (election) sends to
+    /// `peer`: an election's own rules first (a drop is final), then its
+    /// node's; the delays add up, a duplicate or a reorder of either holds.
     pub(crate) fn fate(&self, peer: &str, kind: MsgKind) -> Fate {
         if self.crashed() {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.count_dropped(1);
             return Fate::Drop;
         }
+        let own = self.own_fate(peer, kind);
+        let (Some(node), Fate::Send { copies, delay, reorder }) = (&self.parent, own) else { return own };
+        match node.fate(peer, kind) {
+            Fate::Drop => Fate::Drop,
+            Fate::Send { copies: c, delay: d, reorder: r } => {
+                Fate::Send { copies: copies.max(c), delay: delay + d, reorder: reorder || r }
+            }
+        }
+    }
+
+    /// What this table's own rules do to a message of `kind` to `peer`.
+    fn own_fate(&self, peer: &str, kind: MsgKind) -> Fate {
         if self.clean.load(Ordering::Relaxed) {
             return CLEAN;
         }
@@ -372,18 +441,18 @@ impl FaultTable {
         // Every message sent counts towards nth selectors, as in the simulator.
         faults::count_all(&mut t.rules, ME, peer, kind);
         if t.reachable.as_ref().is_some_and(|r| !r.contains(peer)) {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.count_dropped(1);
             return Fate::Drop;
         }
         match faults::decide(&mut t.rules, ME, peer, kind) {
             None => CLEAN,
             Some(LinkFate::Drop) => {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
+                self.count_dropped(1);
                 Fate::Drop
             }
             Some(LinkFate::Send { extra_delay_ms, duplicate, reorder }) => {
                 if duplicate {
-                    self.duplicated.fetch_add(1, Ordering::Relaxed);
+                    self.counter().duplicated.fetch_add(1, Ordering::Relaxed);
                 }
                 let copies = if duplicate { 2 } else { 1 };
                 Fate::Send { copies, delay: Duration::from_millis(extra_delay_ms), reorder }
@@ -438,6 +507,58 @@ mod tests {
         assert!((129..=131).contains(&took), "{took} ms");
     }
 
+    /// Two elections' tables under one node's: a crash, pause or rule in one election's table touches
+    /// that election only; its messages meet its own rules first (a drop is final), then the node's,
+    /// the delays adding up; a node-wide crash or pause reaches both; losses count in the node's table.
+    #[test]
+    fn an_elections_table_adds_its_faults_to_its_nodes() {
+        let node = Arc::new(FaultTable::new());
+        let (a, b) = (FaultTable::scoped(node.clone()), FaultTable::scoped(node.clone()));
+        a.set(&pb::SetFaultsRequest { crashed: true, ..Default::default() }).unwrap();
+        assert!(a.crashed() && !b.crashed() && !node.crashed());
+        assert_eq!((a.fate("x", MsgKind::Election), b.fate("x", MsgKind::Election)), (Fate::Drop, CLEAN));
+        a.set(&pb::SetFaultsRequest::default()).unwrap();
+        node.set(&pb::SetFaultsRequest { crashed: true, ..Default::default() }).unwrap();
+        assert!(a.crashed() && b.crashed(), "a node-wide crash reaches every election");
+        node.set(&pb::SetFaultsRequest { links: vec![rule("", |r| r.delay_ms = 3)], ..Default::default() }).unwrap();
+        a.change(&pb::ChangeFaultsRequest { add: vec![rule("", |r| r.delay_ms = 5)], ..Default::default() }).unwrap();
+        let slow = |ms| Fate::Send { copies: 1, delay: Duration::from_millis(ms), reorder: false };
+        assert_eq!(a.fate("x", MsgKind::Election), slow(8), "its own delay and the node's");
+        assert_eq!(b.fate("x", MsgKind::Election), slow(3), "the node's only");
+        a.set(&pb::SetFaultsRequest { links: vec![rule("y", |r| r.drop = 1.0)], ..Default::default() }).unwrap();
+        assert_eq!(a.fate("y", MsgKind::Election), Fate::Drop);
+        assert_eq!(b.fate("y", MsgKind::Election), slow(3));
+        a.set(&pb::SetFaultsRequest { partitioned: true, reachable: vec!["x".into()], ..Default::default() }).unwrap();
+        assert_eq!((a.fate("z", MsgKind::Election), b.fate("z", MsgKind::Election)), (Fate::Drop, slow(3)));
+        assert_eq!(node.dropped.load(Ordering::Relaxed), 3, "the elections' losses count in the node's table");
+        assert!(matches!(
+            a.set(&pb::SetFaultsRequest { pause_ms: 500, ..Default::default() }),
+            Ok(PauseChange::Until { .. })
+        ));
+        assert!(a.paused() && !b.paused() && !node.paused());
+        node.set(&pb::SetFaultsRequest { pause_ms: 500, ..Default::default() }).unwrap();
+        assert!(b.paused(), "a node-wide pause reaches every election");
+    }
+
+    /// An election's timers run at its own clock rate times its node's (on tokio's paused clock: 2
+    /// times 0.5 is real time; the node's rate changing re-times them too).
+    #[tokio::test(start_paused = true)]
+    async fn an_elections_clock_runs_at_its_rate_times_its_nodes() {
+        let node = Arc::new(FaultTable::new());
+        let a = FaultTable::scoped(node.clone());
+        a.set(&pb::SetFaultsRequest { clock_rate: 2.0, ..Default::default() }).unwrap();
+        node.set(&pb::SetFaultsRequest { clock_rate: 0.5, ..Default::default() }).unwrap();
+        let start = tokio::time::Instant::now();
+        sleep_by_clock(100, a.clock()).await;
+        assert_eq!(start.elapsed(), Duration::from_millis(100));
+        let start = tokio::time::Instant::now();
+        let timer = tokio::spawn(sleep_by_clock(100, a.clock()));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        node.set(&pb::SetFaultsRequest { clock_rate: 5.0, ..Default::default() }).unwrap();
+        timer.await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_millis(55), "50 ms of 100, then 50 at ten times");
+    }
+
     /// A clock rate outside 0.1..=10 is refused naming `clock_rate`, and changes nothing.
     #[test]
     fn clock_rates_outside_the_bounds_are_refused() {
@@ -448,7 +569,7 @@ mod tests {
             let change = pb::ChangeFaultsRequest { clock_rate: Some(rate), ..Default::default() };
             assert!(table.change(&change).unwrap_err().starts_with("clock_rate"));
         }
-        assert_eq!(*table.clock().borrow(), 1.0);
+        assert_eq!(table.clock().now(), 1.0);
     }
 
     /// A pause request starts a numbered pause; a later one gives it a new end and number, so the

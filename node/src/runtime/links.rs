@@ -124,7 +124,6 @@ struct Shared {
     stats: LinkStats,
     closed: AtomicBool,
     table: Weak<dyn LossReport>,
-    faults: Arc<FaultTable>,
     /// Presents this cluster's peer token on every link.
     bearer: crate::auth::Bearer,
 }
@@ -132,7 +131,6 @@ struct Shared {
 impl Links {
     pub(crate) fn new(
         table: Weak<dyn LossReport>,
-        faults: Arc<FaultTable>,
         peer_token: Option<crate::auth::Secret>,
         pool: SharedChannels,
     ) -> Self {
@@ -140,7 +138,7 @@ impl Links {
         let closed = AtomicBool::new(false);
         Links {
             map: Mutex::new(HashMap::new()),
-            shared: Arc::new(Shared { pool, stats: LinkStats::default(), closed, table, faults, bearer }),
+            shared: Arc::new(Shared { pool, stats: LinkStats::default(), closed, table, bearer }),
         }
     }
 
@@ -207,13 +205,14 @@ struct LinkState {
 }
 
 impl Link {
-    /// Send `env`, a message of `kind`, as the node's faults say (dropped,
+    /// Send `env`, a message of `kind`, as the sending election's `faults`
+    /// say (its own and its node's: [`FaultTable::fate`]; dropped,
     /// delayed, duplicated or at once). Never blocks. Says how many copies
     /// are on their way (none when dropped; two when duplicated) and how many
     /// were lost at once (the link's queue full): the caller, which may hold
     /// its election's lock, records that loss itself.
-    pub(crate) fn send(self: &Arc<Self>, env: pb::Envelope, kind: MsgKind) -> Sent {
-        match self.shared.faults.fate(&self.address, kind) {
+    pub(crate) fn send(self: &Arc<Self>, env: pb::Envelope, kind: MsgKind, faults: &FaultTable) -> Sent {
+        match faults.fate(&self.address, kind) {
             Fate::Drop => Sent::default(),
             Fate::Send { copies, delay, reorder } => {
                 let now = tokio::time::Instant::now();
@@ -479,19 +478,15 @@ impl Sent {
 /// Links for the runtime's own tests.
 #[cfg(test)]
 impl Links {
-    /// A link to `address` whose stream is already `tx` (a test's channel, standing for the peer), with `faults`.
-    pub(crate) fn to_channel(
-        faults: Arc<FaultTable>,
-        address: &str,
-        tx: mpsc::UnboundedSender<pb::Envelope>,
-    ) -> Arc<Link> {
+    /// A link to `address` whose stream is already `tx` (a test's channel, standing for the peer).
+    pub(crate) fn to_channel(address: &str, tx: mpsc::UnboundedSender<pb::Envelope>) -> Arc<Link> {
         #[derive(Debug)]
         struct NoReport;
         impl LossReport for NoReport {
             fn lost(&self, _: &str, _: String) {}
         }
         let table: Weak<dyn LossReport> = Weak::<NoReport>::new();
-        let links = Links::new(table, faults, None, SharedChannels::default());
+        let links = Links::new(table, None, SharedChannels::default());
         let endpoint = Endpoint::from_shared(format!("http://{address}")).expect("a test address");
         let link = links.get(address, endpoint);
         let mut st = lock(&link.state);

@@ -225,7 +225,7 @@ impl Node {
         let table = Arc::new(ElectionTable::default());
         let faults = Arc::new(FaultTable::new());
         let report: Arc<dyn LossReport> = table.clone();
-        let links = Links::new(Arc::downgrade(&report), faults.clone(), cfg.peer_token.clone(), cfg.channels.clone());
+        let links = Links::new(Arc::downgrade(&report), cfg.peer_token.clone(), cfg.channels.clone());
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         let reporter = Arc::new(Reporter::default());
         let runtime = tokio::runtime::Handle::try_current().ok();

@@ -480,7 +480,7 @@ async fn the_per_message_path_forwards_each_message_once() {
     let count: u64 = std::env::var("RINGLEADER_PER_MESSAGE").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000);
     let faults = Arc::new(super::faults::FaultTable::new());
     let (tx, mut peer) = tokio::sync::mpsc::unbounded_channel();
-    let link = super::links::Links::to_channel(faults.clone(), "127.0.0.1:9", tx);
+    let link = super::links::Links::to_channel("127.0.0.1:9", tx);
     let (events, _keep) = broadcast::channel(16);
     let setup = ElectionSetup {
         election_id: "e".into(),
@@ -619,4 +619,27 @@ async fn a_crash_drops_what_a_pause_held_and_the_hold_is_bounded() {
     election.resume(r);
     tokio::time::sleep(Duration::from_millis(60)).await;
     assert!(log.lock().unwrap().is_empty(), "nothing held survived the crash: {:?}", log.lock().unwrap());
+}
+
+/// Two elections on one node: a crash scoped to one (its own fault table) stops it (what reaches it is
+/// lost, Start is refused, no restart) while the other takes its messages; clearing it restarts nothing
+/// that was not crashed; a node-wide crash stops both.
+#[tokio::test]
+async fn a_crash_scoped_to_one_election_leaves_the_other_running() {
+    let node = Arc::new(super::faults::FaultTable::new());
+    let scoped = || Arc::new(super::faults::FaultTable::scoped(node.clone()));
+    let (crashed, crashed_log) = steps(scoped());
+    let (other, other_log) = steps(scoped());
+    crashed.faults().set(&pb::SetFaultsRequest { crashed: true, ..Default::default() }).unwrap();
+    for e in [&crashed, &other] {
+        e.receive(Arrival::new(1, 0, Some(&notify(3)), 1), &mut None).unwrap();
+    }
+    assert!(!crashed_log.lock().unwrap().iter().any(|m| m == "msg 3"), "{:?}", crashed_log.lock().unwrap());
+    assert!(other_log.lock().unwrap().iter().any(|m| m == "msg 3"), "{:?}", other_log.lock().unwrap());
+    assert_eq!(node.dropped.load(std::sync::atomic::Ordering::Relaxed), 1, "lost, counted on the node");
+    assert_eq!(crashed.start().unwrap_err().code, Code::Unavailable);
+    assert!(!node.crashed());
+    node.set(&pb::SetFaultsRequest { crashed: true, ..Default::default() }).unwrap();
+    other.receive(Arrival::new(1, 0, Some(&notify(4)), 1), &mut None).unwrap();
+    assert!(!other_log.lock().unwrap().iter().any(|m| m == "msg 4"), "a node-wide crash stops it too");
 }

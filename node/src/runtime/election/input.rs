@@ -23,6 +23,12 @@ impl Election {
     /// election id, reused for the first message this step sends.
     /// While the node is paused it is held, and checked when handed over.
     pub(crate) fn receive(self: &Arc<Self>, arrival: Arrival<'_>, spare: &mut Option<String>) -> Result<(), Rejection> {
+        if self.setup.faults.crashed() {
+            // Crashed (a fault scoped to this election; a node-wide crash drops it before): it hears
+            // nothing, and the sender cannot tell.
+            self.setup.faults.lost_to_crash();
+            return Ok(());
+        }
         if self.holding() {
             let Arrival { sender, port, body, causal_time, traceparent, message_seq } = arrival;
             let held = Held::Envelope {

@@ -90,7 +90,9 @@ pub(crate) struct ElectionSetup {
     pub(crate) id: u64,
     pub(crate) initiator: bool,
     pub(crate) ports: Vec<PortLink>,
-    /// The node's injected faults: while it is crashed the election takes no input.
+    /// The election's injected faults, its own over its node's
+    /// ([`super::faults::FaultTable::scoped`]): while either crashes it, the
+    /// election takes no input.
     pub(crate) faults: Arc<super::faults::FaultTable>,
     /// Kept elections: a new incarnation for a node that recovers from a crash.
     pub(crate) rebuild: Option<Rebuild>,
@@ -289,6 +291,11 @@ impl Election {
     /// The election id.
     pub(crate) fn id(&self) -> &str {
         &self.setup.election_id
+    }
+
+    /// The election's faults (its own table, over its node's).
+    pub(crate) fn faults(&self) -> &Arc<super::faults::FaultTable> {
+        &self.setup.faults
     }
 
     /// When it was prepared on this node.

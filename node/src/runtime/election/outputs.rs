@@ -138,6 +138,7 @@ impl Election {
                 message_seq,
             },
             kind,
+            &self.setup.faults,
         );
         // What is on its way (a dropped message is not; a duplicated one is twice): the controller
         // balances these against the receiver's arrivals.

@@ -89,7 +89,7 @@ impl Election {
 
     fn drop_one(&self, st: &mut State, input: Held) {
         st.hold.dropped += 1;
-        self.setup.faults.dropped.fetch_add(1, Ordering::Relaxed);
+        self.setup.faults.count_dropped(1);
         if let Held::Timer { timer, generation } = input {
             self.disarm(st, timer, generation);
         }
@@ -117,7 +117,7 @@ impl Election {
         let due = std::mem::take(&mut st.hold.due);
         let held = std::mem::take(&mut st.hold.held);
         let lost = held.iter().filter(|h| !matches!(h, Held::Timer { .. })).count();
-        self.setup.faults.dropped.fetch_add(lost as u64, Ordering::Relaxed);
+        self.setup.faults.count_dropped(lost as u64);
         for (_, timer, generation) in due {
             self.disarm(&mut st, timer, generation);
         }
