@@ -163,6 +163,7 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
                     pb::DiagramAxis::Causal => Axis::Causal,
                 },
                 labels: o.labels,
+                heartbeats: o.heartbeats,
             }),
         };
         Ok(ElectionRequest {

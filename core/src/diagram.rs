@@ -289,6 +289,22 @@ pub fn causal_times(arrows: &[Arrow], nodes: usize) -> Vec<(u64, Option<u64>)> {
     sent.into_iter().zip(received).map(|(s, r)| (s.unwrap_or(0), r)).collect()
 }
 
+/// A fault's turn on the axis: when a node crashed or recovered, or a partition began or healed.
+#[derive(Clone, Copy, Debug)]
+struct Turn {
+    /// When, on the axis.
+    at: u64,
+    /// Something was lost (a crash, a partition), not given back (a recovery, a heal).
+    loss: bool,
+}
+
+/// The weight of an episode of a kept leadership's axis that is not a failover but holds election
+/// work: its start, a recovery's or a heal's (a failover weighs 1).
+const MINOR_EPISODE: f64 = 0.35;
+/// The weight of an episode with no election work (a crash of a follower, a heal that changed
+/// nothing): its marks stay apart.
+const QUIET_EPISODE: f64 = 0.1;
+
 /// Where each time value goes across the chart: piecewise linear through
 /// knots (time, x), with the compressed idle stretches it found.
 struct Scale {
@@ -310,11 +326,23 @@ impl Scale {
     /// so once the longest left is narrow enough, all are. At most half the
     /// width goes to compressed stretches.
     ///
-    /// `faults`: when nodes crashed or recovered and partitions began or
-    /// healed. The bursts after the first fault weigh double: what the nodes
-    /// do about faults is the story of a kept leadership, while its start is
-    /// the one-shot election any other picture shows.
-    fn new(mut values: Vec<u64>, left: f64, width: f64, compress: bool, delay: u64, faults: &[u64]) -> Scale {
+    /// `faults`: when nodes crashed or recovered and partitions began or healed, each a [`Turn`]:
+    /// its time and whether it lost something (a crash, a partition) or gave it back; `work`: when
+    /// election messages (not upkeep) were on their way, from sending to receipt. The axis is cut into episodes at the faults: the
+    /// start, then each fault until the next. A kept leadership's story is its failovers, so each
+    /// episode that begins with a loss and holds election work weighs 1, the start and the
+    /// episodes of recoveries and heals with work weigh [`MINOR_EPISODE`], and an episode without
+    /// work [`QUIET_EPISODE`]: with one crash its failover gets three quarters of the room left by
+    /// the idle bands, with several each its share.
+    fn new(
+        mut values: Vec<u64>,
+        left: f64,
+        width: f64,
+        compress: bool,
+        delay: u64,
+        faults: &[Turn],
+        work: &[(u64, u64)],
+    ) -> Scale {
         values.push(0);
         values.sort_unstable();
         values.dedup();
@@ -338,7 +366,7 @@ impl Scale {
             gaps.push((a, b));
             idle += b - a;
         }
-        if gaps.is_empty() {
+        if gaps.is_empty() && faults.is_empty() {
             return linear;
         }
         gaps.sort_unstable();
@@ -353,39 +381,76 @@ impl Scale {
             knots.dedup_by_key(|k| k.0);
             return Scale { knots, gaps };
         }
-        // The bursts between the idle stretches share the rest of the width a quarter by their
-        // time and three quarters by their moments: a burst of many messages in little time (a
-        // failover beside a slow start) still gets room. The bursts after the first fault weigh
-        // double. Within a burst, time is to scale.
+        // The stretches between the idle bands, cut at the faults: each in one episode.
+        let mut cuts: Vec<u64> = faults.iter().map(|f| f.at).filter(|&t| t > 0 && t < end).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
         let mut bursts: Vec<(u64, u64)> = Vec::new();
         let mut t = 0u64;
-        for &(a, b) in &gaps {
+        for &(a, b) in gaps.iter().chain([(end, end)].iter()) {
+            let inside: Vec<u64> = cuts.iter().copied().filter(|&c| c > t && c < a).collect();
+            for c in inside {
+                bursts.push((t, c));
+                t = c;
+            }
             bursts.push((t, a));
             t = b;
         }
-        bursts.push((t, end));
         let moments = |(a, b): (u64, u64)| values.partition_point(|&v| v <= b) - values.partition_point(|&v| v < a);
-        let timed: Vec<(u64, u64)> = bursts.iter().copied().filter(|(a, b)| b > a).collect();
-        let all_moments: usize = timed.iter().map(|&w| moments(w)).sum::<usize>().max(1);
-        let first_fault = faults.iter().copied().min().unwrap_or(u64::MAX);
-        let weight = |w: (u64, u64)| {
+        // Episode of a stretch: how many fault times are at or before its start.
+        let episode = |w: (u64, u64)| cuts.partition_point(|&c| c <= w.0);
+        let episodes = cuts.len() + 1;
+        let mut weights = vec![0.0f64; episodes];
+        for (e, weight) in weights.iter_mut().enumerate() {
+            let from = if e == 0 { 0 } else { cuts[e - 1] };
+            let until = cuts.get(e).copied().unwrap_or(u64::MAX);
+            let busy = work.iter().any(|&(a, b)| a < until && b >= from);
+            let loses = e > 0 && faults.iter().any(|f| f.at == from && f.loss);
+            *weight = match (busy, loses) {
+                (true, true) => 1.0,
+                (true, false) if episodes > 1 => MINOR_EPISODE,
+                (true, false) => 1.0,
+                (false, _) => QUIET_EPISODE,
+            };
+        }
+        // Within an episode its stretches share its room a quarter by their time and three
+        // quarters by their moments: a burst of many messages in little time still gets room.
+        // Within a stretch, time is to scale.
+        let mut time_in = vec![0u64; episodes];
+        let mut moments_in = vec![0usize; episodes];
+        for &w in &bursts {
+            time_in[episode(w)] += w.1 - w.0;
+            moments_in[episode(w)] += if w.1 > w.0 { moments(w) } else { 0 };
+        }
+        // Episodes with no stretch of time give their weight up.
+        for e in 0..episodes {
+            if time_in[e] == 0 {
+                weights[e] = 0.0;
+            }
+        }
+        let total: f64 = weights.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        let share = |w: (u64, u64)| {
             if w.1 == w.0 {
                 return 0.0;
             }
-            let by = 0.25 * (w.1 - w.0) as f64 / active as f64 + 0.75 * moments(w) as f64 / all_moments as f64;
-            if w.1 > first_fault { 2.0 * by } else { by }
+            let e = episode(w);
+            let by =
+                0.25 * (w.1 - w.0) as f64 / time_in[e] as f64 + 0.75 * moments(w) as f64 / moments_in[e].max(1) as f64;
+            weights[e] / total * by
         };
-        let total: f64 = bursts.iter().map(|&w| weight(w)).sum::<f64>().max(f64::MIN_POSITIVE);
-        let share = |w: (u64, u64)| weight(w) / total;
         let room = width - GAP_PX * gaps.len() as f64;
         let mut knots = vec![(0, left)];
         let mut x = left;
-        for (i, &w) in bursts.iter().enumerate() {
+        let mut gap = gaps.iter().peekable();
+        for &w in &bursts {
             x += room * share(w);
             knots.push((w.1, x));
-            if gaps.get(i).is_some() {
+            if let Some(&&(a, b)) = gap.peek()
+                && a == w.1
+            {
                 x += GAP_PX;
-                knots.push((gaps[i].1, x));
+                knots.push((b, x));
+                gap.next();
             }
         }
         knots.dedup_by_key(|k| k.0);
@@ -580,10 +645,23 @@ impl<'d, 'a> Layout<'d, 'a> {
         delays.sort_unstable();
         let delay = delays.get(delays.len() / 2).copied().unwrap_or(0);
         let plot = (WIDTH - RIGHT_MARGIN - left).max(MIN_PLOT_WIDTH);
-        let mut faults: Vec<u64> = d.outages.iter().flat_map(|o| [Some(o.crashed), o.recovered]).flatten().collect();
-        faults.extend(d.splits.iter().flat_map(|s| [Some(s.from), s.until]).flatten());
-        let faults: Vec<u64> = faults.into_iter().map(on_axis).collect();
-        let scale = Scale::new(values, left, plot, d.axis == Axis::Compressed, delay, &faults);
+        let turn = |at: u64, loss: bool| Turn { at: on_axis(at), loss };
+        let mut faults: Vec<Turn> = Vec::new();
+        for o in d.outages {
+            faults.push(turn(o.crashed, true));
+            faults.extend(o.recovered.map(|r| turn(r, false)));
+        }
+        for s in d.splits {
+            faults.push(turn(s.from, true));
+            faults.extend(s.until.map(|u| turn(u, false)));
+        }
+        let work: Vec<(u64, u64)> = drawn
+            .iter()
+            .zip(&ends)
+            .filter(|(a, _)| a.kind.role() != MsgRole::Upkeep)
+            .map(|(_, e)| (e.0, e.1.unwrap_or(e.0)))
+            .collect();
+        let scale = Scale::new(values, left, plot, d.axis == Axis::Compressed, delay, &faults, &work);
         let top = TOP + if d.terms.is_empty() { 0.0 } else { TERM_STRIP };
         let last = n as u32 - 1;
         let bottom = top + ROW * last as f64 + ROW / 2.0;
@@ -1772,7 +1850,8 @@ mod tests {
     fn faults_and_terms_are_drawn() {
         let mut slow = arrow(0, 1, MsgKind::Election, 0, Some(50));
         slow.slow = true;
-        let arrows = [slow, arrow(1, 2, MsgKind::Election, 50, Some(60))];
+        // The new term's leader announces itself: a kept leadership's last episode with work.
+        let arrows = [slow, arrow(1, 2, MsgKind::Election, 50, Some(60)), arrow(1, 0, MsgKind::Notify, 95, Some(99))];
         let outages = [Outage { position: 2, crashed: 70, recovered: Some(90) }];
         let splits = [Split { from: 20, until: Some(40), groups: vec![vec![0], vec![1, 2]] }];
         let terms = [Term { from: 10, term: 1, leader: 2 }, Term { from: 95, term: 2, leader: 1 }];

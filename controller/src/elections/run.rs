@@ -27,6 +27,8 @@ pub struct Drawing {
     pub axis: ringleader_core::diagram::Axis,
     /// Label each arrow with what its message carries.
     pub labels: bool,
+    /// Draw a SIMULATED kept leadership's upkeep messages (heartbeats, lease renewals) too.
+    pub heartbeats: bool,
 }
 
 /// A fully resolved, checked election.

@@ -253,7 +253,7 @@ impl LabStart {
         let n = if ids.is_empty() { self.size } else { ids.len() as u32 };
         let drawn = n <= crate::elections::MAX_DIAGRAM_NODES;
         let options = (drawn && (self.labels || axis != pb::DiagramAxis::Unspecified))
-            .then_some(pb::DiagramOptions { axis: axis as i32, labels: self.labels });
+            .then_some(pb::DiagramOptions { axis: axis as i32, labels: self.labels, heartbeats: false });
         Ok(pb::StartElectionRequest {
             algorithm: self.algorithm.clone(),
             size: self.size,
@@ -610,7 +610,7 @@ mod tests {
         let causal = LabStart { axis: "causal".into(), labels: true, ..form.clone() }.to_request().unwrap();
         assert_eq!(
             causal.diagram_options,
-            Some(pb::DiagramOptions { axis: pb::DiagramAxis::Causal as i32, labels: true })
+            Some(pb::DiagramOptions { axis: pb::DiagramAxis::Causal as i32, labels: true, heartbeats: false })
         );
         assert_eq!(form.to_request().unwrap().diagram_options, None, "the default axis, no labels: plain diagram");
         assert_eq!(field(LabStart { axis: "spiral".into(), ..LabStart::default() }), "diagram_options.axis");

@@ -152,7 +152,7 @@ async fn live_diagram_as_svg() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagram_options_choose_labels_and_axis() {
     let (ctl, mut client) = TestController::with_client(8).await;
-    let options = |axis: pb::DiagramAxis| Some(pb::DiagramOptions { axis: axis as i32, labels: true });
+    let options = |axis: pb::DiagramAxis| Some(pb::DiagramOptions { axis: axis as i32, labels: true, heartbeats: false });
     for mode in [pb::Mode::Simulated, pb::Mode::Live] {
         let req = pb::StartElectionRequest {
             mode: mode as i32,
@@ -170,7 +170,7 @@ async fn diagram_options_choose_labels_and_axis() {
         assert!(svg.contains("causal time, Lamport clock"), "{mode:?}");
     }
     let bad = pb::StartElectionRequest {
-        diagram_options: Some(pb::DiagramOptions { axis: 9, labels: false }),
+        diagram_options: Some(pb::DiagramOptions { axis: 9, labels: false, heartbeats: false }),
         ..simulated("as-far")
     };
     assert_refused(

@@ -181,11 +181,16 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
             counters.messages
         );
         let marks = diagram::belief_marks(events, &plan.ids);
+        let arrows = drawn_arrows(&report.arrows, drawing.heartbeats);
+        let mut title = title;
+        if arrows.len() < report.arrows.len() {
+            title.push_str(&format!(" ({} upkeep messages not drawn)", report.arrows.len() - arrows.len()));
+        }
         let d = diagram::Diagram {
             title,
             nodes: plan.ids.iter().enumerate().map(|(p, id)| format!("sim-{p} (id {id})")).collect(),
             ids: &plan.ids,
-            arrows: &report.arrows,
+            arrows: &arrows,
             states: &report.states,
             initiators: &plan.initiators,
             leader,
@@ -209,6 +214,13 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
         per_position: Vec::new(),
         diagram_svg,
     }
+}
+
+/// The messages a kept leadership's diagram draws: as LIVE, its upkeep (heartbeats, lease
+/// renewals, Raft's append_entries and their answers) left out unless `heartbeats`, so its
+/// failovers' election messages have the room (a Raft leadership sends hundreds).
+fn drawn_arrows(arrows: &[diagram::Arrow], heartbeats: bool) -> Vec<diagram::Arrow> {
+    arrows.iter().filter(|a| heartbeats || !a.kind.is_upkeep()).copied().collect()
 }
 
 #[cfg(test)]
