@@ -1,28 +1,111 @@
 //! The `CheckAlgorithm` RPC: one small election on every schedule
 //! (`ringleader-check`), its progress streamed, stopped when the caller goes.
+//!
+//! A class asks the same questions at once, so checks are shared
+//! ([`Checks`]): a request is reduced to what decides its verdict
+//! ([`CheckKey`]: the validated election and links, `max_states`,
+//! `depth_first`); a verdict already found for it is answered at once from a
+//! bounded cache ([`cache`]); an identical request (with the same
+//! `timeout_s`) arriving while one is queued or running joins that run and
+//! shares its queue position, progress and verdict. Only verdicts no
+//! machine's load could change are cached: complete, or stopped by
+//! `max_states` (the search is deterministic, so the same budget stops it at
+//! the same state); one cut by `timeout_s` or by memory is answered to the
+//! callers of its run and forgotten. At most
+//! `controller.max_concurrent_checks` run at once; the others wait their
+//! turn ([`queue`]), told their position, and one beyond
+//! `controller.max_queued_checks` is refused.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ringleader_check::{CheckAsk, Checked, Election, KeptCheck, Limits, Report, check_with, diagram, split_words};
 use ringleader_proto::v1 as pb;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tonic::Status;
 
 use crate::budget::{Budget, Reservation};
 use crate::config::ControllerConfig;
 
+pub mod cache;
+pub(crate) mod queue;
+
+pub use cache::{CACHE_BYTES, CACHE_ENTRIES};
+
 /// The most states a check may visit (about 2 GB of fingerprints and queue at worst).
 pub const MAX_STATES: u64 = 20_000_000;
+/// The state budget of a check that names none (`max_states` 0): every row of
+/// the teaching sheets' checks finishes within it (kept bully on 3 nodes with
+/// a crash and a lost message, the largest, takes 680,042 states), and a
+/// release build explores it in 5 to 15 s on one core.
+pub const DEFAULT_MAX_STATES: u64 = 1_000_000;
 /// The longest a check may run.
 pub const MAX_SECONDS: u32 = 600;
+/// How long a check that names no `timeout_s` may run: a safety stop behind
+/// the state budget.
+pub const DEFAULT_SECONDS: u32 = 60;
 
 /// A checked request: the election and how far to go.
 #[derive(Debug)]
 pub struct Plan {
     election: Election,
     limits: Limits,
+}
+
+/// What decides a check's verdict, and nothing else: the validated election
+/// (algorithm, ids in position order, initiators, rule, detector, faults,
+/// delays, timers, partition bound and split), whether links are FIFO, the
+/// state budget and the order of the search. Requests that spell the same
+/// check differently (ids given or defaulted, `n` given or derived from the
+/// ids, `initiators` with `kept`, either side of a split, `fifo` where the
+/// algorithm assumes it) have equal keys; `timeout_s` is not part of it (a
+/// verdict it cut short is never cached).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CheckKey {
+    algorithm: &'static str,
+    ids: Vec<u64>,
+    initiators: Vec<u32>,
+    rule: ringleader_core::algo::Rule,
+    kept: Option<ringleader_core::algo::detector::DetectorConfig>,
+    faults: ringleader_check::Faults,
+    delay_ms: u64,
+    punctual_timers: bool,
+    partition_ms: Option<u64>,
+    /// The side of the split without position 0 (either side names it).
+    partition_side: Option<u32>,
+    fifo: bool,
+    max_states: usize,
+    depth_first: bool,
+}
+
+impl Plan {
+    /// What decides this check's verdict.
+    pub fn key(&self) -> CheckKey {
+        let e = &self.election;
+        let all = 1u32.checked_shl(e.ids.len() as u32).map_or(u32::MAX, |b| b - 1);
+        CheckKey {
+            algorithm: e.spec.name,
+            ids: e.ids.clone(),
+            initiators: e.initiators.clone(),
+            rule: e.rule,
+            kept: e.kept,
+            faults: e.faults,
+            delay_ms: e.delay_ms,
+            punctual_timers: e.punctual_timers,
+            partition_ms: e.partition_ms,
+            partition_side: e.partition_side.map(|side| if side & 1 == 1 { !side & all } else { side & all }),
+            fifo: self.limits.fifo,
+            max_states: self.limits.max_states,
+            depth_first: self.limits.depth_first,
+        }
+    }
+
+    /// The check's own time limit, in whole milliseconds.
+    fn timeout_ms(&self) -> u128 {
+        self.limits.timeout.map_or(0, |t| t.as_millis())
+    }
 }
 
 fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
@@ -53,7 +136,7 @@ fn ask(req: &pb::CheckRequest) -> CheckAsk {
 }
 
 /// Validate `req`, naming the field at fault (the checker's [`CheckAsk::check`], then how far this shared
-/// server lets a check go). The plan is run once [`admit`]ted.
+/// server lets a check go). The plan is run by [`Checks::ask`].
 pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
     let Checked { election, fifo } = ask(req).check().map_err(|r| {
         if r.precondition {
@@ -68,16 +151,12 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
     if req.timeout_s > MAX_SECONDS {
         return Err(invalid("timeout_s", format!("{} s is above {MAX_SECONDS} s", req.timeout_s)));
     }
-    let max_states = if req.max_states == 0 { MAX_STATES } else { req.max_states } as usize;
-    let timeout = Duration::from_secs(u64::from(if req.timeout_s == 0 { 60 } else { req.timeout_s }));
+    let max_states = if req.max_states == 0 { DEFAULT_MAX_STATES } else { req.max_states } as usize;
+    let timeout = Duration::from_secs(u64::from(if req.timeout_s == 0 { DEFAULT_SECONDS } else { req.timeout_s }));
     let limits = Limits { fifo, max_states, timeout: Some(timeout), depth_first: req.depth_first, ..Limits::default() };
     Ok(Plan { election, limits })
 }
 
-/// How long a check that finds `controller.max_concurrent_checks` running
-/// waits for one to end before it is refused (a check whose caller has gone
-/// notices at its next progress, within 250 ms, and ends).
-pub const ADMISSION_WAIT: Duration = Duration::from_secs(2);
 /// Breadth-first, a check's resident memory per state found, at its peak,
 /// with a margin: 1.0 to 1.3 KB measured on checks cut short with most
 /// states still queued (kept bully on 4 nodes with a crash, the repaired
@@ -93,15 +172,6 @@ pub const DFS_BYTES_PER_STATE: u64 = 128;
 /// controller's memory budget, leaving the rest to elections.
 pub const CHECKS_SHARE_PERCENT: u64 = 50;
 
-/// What an admitted check holds until it ends: its place among the checks
-/// running at once, and its share of the controller's memory budget.
-#[derive(Debug)]
-pub struct Admitted {
-    plan: Plan,
-    slot: OwnedSemaphorePermit,
-    memory: Reservation,
-}
-
 /// The memory a check of `limits` reserves, in bytes: its states at most
 /// (`max_states`) at the measured bytes per state, and no more than its
 /// share of a budget of `budget_bytes` among `max_concurrent` checks
@@ -112,36 +182,17 @@ pub fn reservation_bytes(limits: &Limits, budget_bytes: u64, max_concurrent: usi
     (limits.max_states as u64).saturating_mul(per_state).min(share)
 }
 
-/// Admit `plan` among the checks of the controller whose memory budget is
-/// `budget` (`controller.memory_budget_mib`), set as in `config`: a place
-/// among the `controller.max_concurrent_checks` checks running at once
-/// (waiting [`ADMISSION_WAIT`] for one), then its memory
-/// ([`reservation_bytes`]) reserved in the budget beside the running
-/// elections and checks. Whatever does not fit is refused
-/// RESOURCE_EXHAUSTED naming the setting. With a budget, the check stops
-/// before the controller's resident memory has grown by its reservation
-/// since it was admitted (or passes the whole budget), so the checks and
-/// elections running at once stay within the budget together; the margin
-/// is the memory of `ringleader_check::MEMORY_READ_STATES` states.
-pub async fn admit(
-    mut plan: Plan,
-    slots: &Slots,
-    budget: &Arc<Budget>,
-    config: &ControllerConfig,
-) -> Result<Admitted, Status> {
-    let max = slots.max;
-    let slot = match slots.take(ADMISSION_WAIT).await {
-        Some(slot) => slot,
-        None => {
-            return Err(Status::resource_exhausted(format!(
-                "max_concurrent_checks: {max} {} running, the most this controller runs at once \
-                 (controller.max_concurrent_checks); try again when one has finished",
-                if max == 1 { "check is" } else { "checks are" }
-            )));
-        }
-    };
+/// Reserve the memory of `plan` ([`reservation_bytes`]) in `budget`
+/// (`controller.memory_budget_mib`, set as in `config`) when it is about to
+/// run, beside the running elections and checks; refused
+/// RESOURCE_EXHAUSTED naming the setting if it does not fit. With a budget,
+/// the check stops before the controller's resident memory has grown by its
+/// reservation since now (or passes the whole budget), so the checks and
+/// elections running at once stay within the budget together; the margin is
+/// the memory of `ringleader_check::MEMORY_READ_STATES` states.
+pub fn reserve(plan: &mut Plan, budget: &Arc<Budget>, config: &ControllerConfig) -> Result<Reservation, Status> {
     let budget_bytes = config.memory_budget_mib.saturating_mul(1 << 20);
-    let bytes = reservation_bytes(&plan.limits, budget_bytes, max);
+    let bytes = reservation_bytes(&plan.limits, budget_bytes, config.max_concurrent_checks);
     let memory = budget
         .reserve(bytes, || {
             let e = &plan.election;
@@ -153,11 +204,12 @@ pub async fn admit(
         let resident = ringleader_check::resident_mib().unwrap_or(0);
         plan.limits.max_memory_mib = (resident + (bytes >> 20)).min(config.memory_budget_mib);
     }
-    Ok(Admitted { plan, slot, memory })
+    Ok(memory)
 }
 
-/// The places for checks at one controller: `controller.max_concurrent_checks`
-/// of them, each held by a running check ([`Admitted`]).
+/// The places for lab explores at one controller:
+/// `controller.max_concurrent_explores` of them, each held by an explore
+/// replaying.
 #[derive(Debug, Clone)]
 pub struct Slots {
     places: Arc<Semaphore>,
@@ -174,6 +226,278 @@ impl Slots {
     /// A place, waiting at most `wait` for one; `None` if none came free.
     async fn take(&self, wait: Duration) -> Option<OwnedSemaphorePermit> {
         tokio::time::timeout(wait, self.places.clone().acquire_owned()).await.ok()?.ok()
+    }
+}
+
+/// Where one run of a check stands, as its callers see it.
+#[derive(Clone, Debug)]
+enum Stage {
+    /// Waiting for a place: 1 is next.
+    Queued { position: u32, waiting: u32 },
+    /// Running, with its latest progress.
+    Running(Option<pb::CheckProgress>),
+    /// Its verdict, or why it could not run.
+    Done(Result<Arc<pb::CheckVerdict>, Status>),
+}
+
+/// One run of a check, shared by every caller who asked it while it was
+/// queued or running (each holds a receiver of its stage).
+#[derive(Debug)]
+struct Flight {
+    stage: watch::Sender<Stage>,
+}
+
+/// A run is shared by requests with the same key and the same `timeout_s`.
+type FlightKey = (CheckKey, u128);
+
+/// The verdicts found and the runs under way.
+#[derive(Debug, Default)]
+struct Book {
+    cache: cache::Cache,
+    flights: HashMap<FlightKey, Arc<Flight>>,
+}
+
+/// The checks of one controller: the queue, the runs under way and the
+/// cache of verdicts (see the module's docs).
+#[derive(Debug, Clone)]
+pub struct Checks {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    queue: Arc<queue::Queue>,
+    budget: Arc<Budget>,
+    config: ControllerConfig,
+    book: Mutex<Book>,
+    runs: AtomicU64,
+}
+
+impl Checks {
+    /// The checks of a controller set as in `config`, whose memory budget is `budget`.
+    pub fn new(budget: Arc<Budget>, config: &ControllerConfig) -> Checks {
+        let queue = queue::Queue::new(config.max_concurrent_checks, config.max_queued_checks);
+        let inner = Inner { queue, budget, config: config.clone(), book: Mutex::default(), runs: AtomicU64::new(0) };
+        Checks { inner: Arc::new(inner) }
+    }
+
+    /// Checks run so far (a verdict from the cache or a shared run is not one).
+    pub fn runs(&self) -> u64 {
+        self.inner.runs.load(Ordering::SeqCst)
+    }
+
+    /// Checks running now.
+    pub fn running(&self) -> usize {
+        self.inner.queue.running()
+    }
+
+    /// Checks waiting for a place now (identical ones count once).
+    pub fn waiting(&self) -> usize {
+        self.inner.queue.waiting()
+    }
+
+    /// Verdicts cached, and their bytes.
+    pub fn cached(&self) -> (usize, u64) {
+        let book = self.inner.book();
+        (book.cache.len(), book.cache.bytes())
+    }
+
+    /// Answer `plan`: the events of its stream ([`pb::CheckEvent`]): from the
+    /// cache, the verdict alone (`cached`); else its queue position as it
+    /// moves, position 0 when it runs, progress about four times a second,
+    /// and the verdict, of a run of its own or of the identical run already
+    /// queued or running (`shared`). Refused RESOURCE_EXHAUSTED naming
+    /// `controller.max_queued_checks` when the queue is full. A caller that
+    /// closes its stream leaves its run; a run left by all its callers leaves
+    /// the queue, or stops. The run never waits for a caller: a progress
+    /// event a caller's stream has no room for is dropped (the next one
+    /// replaces it), and the verdict waits at most [`VERDICT_WAIT`] for room.
+    pub fn ask(&self, plan: Plan) -> Result<mpsc::Receiver<Result<pb::CheckEvent, Status>>, Status> {
+        let key = plan.key();
+        let flight_key = (key.clone(), plan.timeout_ms());
+        let (tx, rx) = mpsc::channel(16);
+        let mut book = self.inner.book();
+        if let Some(verdict) = book.cache.get(&key) {
+            let verdict = pb::CheckVerdict { cached: true, ..(*verdict).clone() };
+            tx.try_send(Ok(event(pb::check_event::Kind::Verdict(verdict)))).expect("room for one event");
+            return Ok(rx);
+        }
+        if let Some(flight) = book.flights.get(&flight_key) {
+            let stage = flight.stage.subscribe();
+            drop(book);
+            tokio::spawn(forward(stage, tx, true));
+            return Ok(rx);
+        }
+        let mut ticket = self.inner.queue.join()?;
+        let first = match ticket.poll() {
+            Ok(place) => Ok(place),
+            Err(queue::Standing { position, waiting }) => Err(Stage::Queued { position, waiting }),
+        };
+        let (sender, stage) = watch::channel(first.as_ref().err().cloned().unwrap_or(Stage::Running(None)));
+        let flight = Arc::new(Flight { stage: sender });
+        book.flights.insert(flight_key.clone(), flight.clone());
+        drop(book);
+        tokio::spawn(forward(stage, tx, false));
+        let place = first.map_err(|_| ticket);
+        tokio::spawn(self.inner.clone().drive(flight_key, flight, plan, place));
+        Ok(rx)
+    }
+}
+
+impl Inner {
+    fn book(&self) -> MutexGuard<'_, Book> {
+        self.book.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forget `flight` if no caller is left (none can join it after): `true` if forgotten.
+    fn abandon(&self, key: &FlightKey, flight: &Arc<Flight>) -> bool {
+        let mut book = self.book();
+        if flight.stage.receiver_count() > 0 {
+            return false;
+        }
+        if book.flights.get(key).is_some_and(|f| Arc::ptr_eq(f, flight)) {
+            book.flights.remove(key);
+        }
+        true
+    }
+
+    /// End `flight` with `result`, caching a `settled` verdict.
+    fn finish(&self, key: &FlightKey, flight: &Arc<Flight>, result: Result<pb::CheckVerdict, Status>, settled: bool) {
+        let mut book = self.book();
+        if book.flights.get(key).is_some_and(|f| Arc::ptr_eq(f, flight)) {
+            book.flights.remove(key);
+        }
+        let result = result.map(Arc::new);
+        if settled && let Ok(verdict) = &result {
+            book.cache.insert(key.0.clone(), verdict.clone(), &self.budget);
+        }
+        flight.stage.send_replace(Stage::Done(result));
+    }
+
+    /// Wait for a place (telling the callers where the run stands), reserve
+    /// its memory, run it on a blocking thread, and end the flight.
+    async fn drive(
+        self: Arc<Self>,
+        key: FlightKey,
+        flight: Arc<Flight>,
+        mut plan: Plan,
+        place: Result<queue::Place, queue::Ticket>,
+    ) {
+        let place = match place {
+            Ok(place) => place,
+            Err(ticket) => match self.wait(&key, &flight, ticket).await {
+                Some(place) => place,
+                None => return,
+            },
+        };
+        let memory = match reserve(&mut plan, &self.budget, &self.config) {
+            Ok(memory) => memory,
+            Err(status) => return self.finish(&key, &flight, Err(status), false),
+        };
+        flight.stage.send_replace(Stage::Running(None));
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let (this, k, f) = (self.clone(), key.clone(), flight.clone());
+        let thread = tokio::task::spawn_blocking(move || {
+            let stop = AtomicBool::new(false);
+            let Plan { election, limits } = plan;
+            let report = check_with(election.clone(), limits, Some(&stop), |p| {
+                let secs = p.elapsed.as_secs_f64();
+                let progress = pb::CheckProgress {
+                    states: p.states as u64,
+                    depth: p.depth as u32,
+                    states_per_second: if secs > 0.0 { p.states as f64 / secs } else { 0.0 },
+                    elapsed_s: secs,
+                };
+                f.stage.send_replace(Stage::Running(Some(progress)));
+                if f.stage.receiver_count() == 0 && this.abandon(&k, &f) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            });
+            trim();
+            let verdict = verdict(&election, limits.fifo, &report);
+            // The check is over and its memory freed: the next may start before its callers read
+            // the verdict.
+            drop((place, memory));
+            this.finish(&k, &f, Ok(verdict), settled(&report));
+        });
+        if let Err(e) = thread.await {
+            self.finish(&key, &flight, Err(Status::internal(format!("the check failed: {e}"))), false);
+        }
+    }
+
+    /// Wait in line with `ticket` for a place, telling `flight`'s callers
+    /// where it stands; `None` if every caller went first.
+    async fn wait(&self, key: &FlightKey, flight: &Arc<Flight>, mut ticket: queue::Ticket) -> Option<queue::Place> {
+        let mut moved = self.queue.subscribe();
+        loop {
+            match ticket.poll() {
+                Ok(place) => return Some(place),
+                Err(queue::Standing { position, waiting }) => {
+                    flight.stage.send_if_modified(|stage| match stage {
+                        Stage::Queued { position: p, waiting: w } if (*p, *w) == (position, waiting) => false,
+                        _ => {
+                            *stage = Stage::Queued { position, waiting };
+                            true
+                        }
+                    });
+                }
+            }
+            tokio::select! {
+                _ = moved.changed() => {}
+                () = flight.stage.closed() => {
+                    if self.abandon(key, flight) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A verdict no machine's load could change: every state explored, or
+/// stopped by the state budget or depth (the search is deterministic); not
+/// one cut by time, memory or a caller going.
+fn settled(report: &Report) -> bool {
+    matches!(report.limit, None | Some("states") | Some("depth") | Some("log"))
+}
+
+/// Forward a run's stages to one caller's stream (`shared`: a run another
+/// caller started), until the verdict or until the caller goes.
+async fn forward(mut stage: watch::Receiver<Stage>, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>, shared: bool) {
+    use pb::check_event::Kind;
+    let mut told: Option<u32> = None;
+    stage.mark_changed();
+    loop {
+        let ended = tokio::select! {
+            changed = stage.changed() => changed.is_err(),
+            () = tx.closed() => return,
+        };
+        let now = stage.borrow_and_update().clone();
+        let queued = |position, waiting| event(Kind::Queued(pb::CheckQueued { position, waiting }));
+        match now {
+            Stage::Queued { position, waiting } => {
+                if told != Some(position) && tx.try_send(Ok(queued(position, waiting))).is_ok() {
+                    told = Some(position);
+                }
+            }
+            Stage::Running(progress) => {
+                if told != Some(0) && tx.try_send(Ok(queued(0, 0))).is_ok() {
+                    told = Some(0);
+                }
+                if let Some(p) = progress {
+                    let _ = tx.try_send(Ok(event(Kind::Progress(p))));
+                }
+            }
+            Stage::Done(result) => {
+                let answer = result.map(|v| event(Kind::Verdict(pb::CheckVerdict { shared, ..(*v).clone() })));
+                let _ = tokio::time::timeout(VERDICT_WAIT, tx.send(answer)).await;
+                return;
+            }
+        }
+        if ended {
+            let _ = tx.try_send(Err(Status::internal("the check ended without a verdict")));
+            return;
+        }
     }
 }
 
@@ -197,8 +521,6 @@ pub async fn admit_explore(slots: &Slots) -> Result<OwnedSemaphorePermit, Status
     })
 }
 
-/// The positions on one side of a split (a bit per position), from the ids
-/// on that side (`partition_side`) among the election's `ids`.
 fn event(kind: pb::check_event::Kind) -> pb::CheckEvent {
     pb::CheckEvent { kind: Some(kind) }
 }
@@ -206,41 +528,6 @@ fn event(kind: pb::check_event::Kind) -> pb::CheckEvent {
 /// How long a verdict waits for room in a caller's stream (a caller that
 /// reads takes it at once; one that does not loses it, and the stream ends).
 pub const VERDICT_WAIT: Duration = Duration::from_secs(30);
-
-/// Run `plan` on a blocking thread, sending progress and the verdict to
-/// `tx`. The check never waits for its caller: progress the caller has not
-/// taken when the next is due is dropped (the stream holds the latest it
-/// had room for), and the verdict is handed to a task that waits at most
-/// [`VERDICT_WAIT`] for room; a caller that went away stops the check. So
-/// the check's own limits (`timeout_s`) end it whether or not the caller
-/// reads, and its thread ends with it, giving back its place and memory.
-pub fn run(admitted: Admitted, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>) -> tokio::task::JoinHandle<()> {
-    let stop = Arc::new(AtomicBool::new(false));
-    tokio::task::spawn_blocking(move || {
-        let Admitted { plan: Plan { election, limits }, slot, memory } = admitted;
-        let report = check_with(election.clone(), limits, Some(&stop), |p| {
-            let secs = p.elapsed.as_secs_f64();
-            let progress = pb::CheckProgress {
-                states: p.states as u64,
-                depth: p.depth as u32,
-                states_per_second: if secs > 0.0 { p.states as f64 / secs } else { 0.0 },
-                elapsed_s: secs,
-            };
-            match tx.try_send(Ok(event(pb::check_event::Kind::Progress(progress)))) {
-                Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
-                Err(mpsc::error::TrySendError::Closed(_)) => stop.store(true, Ordering::Relaxed),
-            }
-        });
-        trim();
-        let verdict = event(pb::check_event::Kind::Verdict(verdict(&election, limits.fifo, &report)));
-        // The check is over and its memory freed: the next may start before this caller reads
-        // the verdict.
-        drop((slot, memory));
-        tokio::spawn(async move {
-            let _ = tokio::time::timeout(VERDICT_WAIT, tx.send(Ok(verdict))).await;
-        });
-    })
-}
 
 /// Give the memory a check freed back to the system: glibc's allocator
 /// keeps it, and the next check's share, measured from the resident memory
@@ -272,19 +559,34 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
             }
         })
         .collect();
+    // The setting that cut the check short, and what that means for the verdict.
+    let (stopped_by, cut) = match report.limit {
+        None => ("", String::new()),
+        Some("states") => ("max_states", "max_states, the state budget".to_string()),
+        Some("time") => (
+            "timeout_s",
+            "timeout_s before max_states: cut by time, so how far it got depended on the machine's load; \
+             ask again, or allow more time"
+                .to_string(),
+        ),
+        Some("memory") => (
+            "memory_budget_mib",
+            "its share of the controller's memory budget, controller.memory_budget_mib".to_string(),
+        ),
+        Some("stopped") => ("", "its callers going".to_string()),
+        Some(other) => ("", other.to_string()),
+    };
     let state = if !report.counterexamples.is_empty() {
-        format!("BROKEN: {}", report.counterexamples.iter().map(|c| c.property).collect::<Vec<_>>().join("; "))
+        let broken = report.counterexamples.iter().map(|c| c.property).collect::<Vec<_>>().join("; ");
+        if report.complete {
+            format!("BROKEN: {broken}")
+        } else {
+            format!("BROKEN: {broken} (stopped by {cut}: other properties may break too)")
+        }
     } else if report.complete {
         "holds on every schedule".into()
     } else {
-        let limit = match report.limit {
-            Some("memory") => "its share of the controller's memory budget, controller.memory_budget_mib",
-            Some("states") => "max_states",
-            Some("time") => "timeout_s",
-            Some(other) => other,
-            None => "a limit",
-        };
-        format!("holds where explored (stopped by {limit})")
+        format!("holds where explored (stopped by {cut})")
     };
     let split = election.partition_side.map(|side| format!(" (split {})", split_words(side, &election.ids)));
     let links = if fifo && !election.spec.assumptions.fifo { " on FIFO links" } else { "" };
@@ -308,6 +610,8 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
         elapsed_s: report.elapsed.as_secs_f64(),
         counterexamples,
         summary,
+        stopped_by: stopped_by.into(),
+        ..Default::default()
     }
 }
 
@@ -429,68 +733,229 @@ mod tests {
         assert!(shortest <= first, "{shortest} steps breadth-first, {first} depth-first");
     }
 
-    /// `plan` admitted alone (a controller of its own, with the default settings).
-    async fn alone(plan: Plan) -> Admitted {
-        admit(plan, &Slots::new(1), &Budget::new(0), &ControllerConfig::default()).await.unwrap()
+    /// The checks of a controller of its own, set as `config` says (its budget too).
+    fn checks(config: ControllerConfig) -> Checks {
+        Checks::new(Budget::new(config.memory_budget_mib), &config)
     }
 
-    /// Run `plan` to its verdict (progress events skipped), its thread ended.
+    /// Run `plan` to its verdict (queue and progress events skipped) on a controller of its own.
     async fn verdict_of(plan: Plan) -> pb::CheckVerdict {
         verdict_under(plan, 0).await
     }
 
+    /// The events of `rx` to the end of the stream.
+    async fn events(mut rx: mpsc::Receiver<Result<pb::CheckEvent, Status>>) -> Vec<pb::check_event::Kind> {
+        let mut out = Vec::new();
+        while let Some(e) = rx.recv().await {
+            out.extend(e.unwrap().kind);
+        }
+        out
+    }
+
+    /// The verdict that ends `events`.
+    fn last_verdict(events: &[pb::check_event::Kind]) -> pb::CheckVerdict {
+        match events.last() {
+            Some(pb::check_event::Kind::Verdict(v)) => v.clone(),
+            other => panic!("the stream ends with the verdict, not {other:?}"),
+        }
+    }
+
+    /// Wait (at most a minute) until no check runs at `checks`.
+    async fn until_idle(checks: &Checks) {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            while checks.running() > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the check's thread ended");
+    }
+
     /// A caller that goes away stops the check: a kept repaired ring with a recovering crash, given
-    /// 600 s, ends within a minute of the receiver being dropped after its first progress event.
+    /// 600 s, ends within a minute of the stream being dropped after its first progress event.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_check_stops_when_its_caller_goes() {
-        let req = endless();
-        let (tx, mut rx) = mpsc::channel(16);
-        let thread = run(alone(plan(&req).unwrap()).await, tx);
+        let checks = checks(ControllerConfig::default());
+        let mut rx = checks.ask(plan(&endless()).unwrap()).unwrap();
         let first = rx.recv().await.unwrap().unwrap();
-        assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
+        assert!(matches!(first.kind, Some(pb::check_event::Kind::Queued(pb::CheckQueued { position: 0, .. }))));
+        let next = rx.recv().await.unwrap().unwrap();
+        assert!(matches!(next.kind, Some(pb::check_event::Kind::Progress(_))), "{next:?}");
         drop(rx);
-        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("stopped").unwrap();
+        until_idle(&checks).await;
+        assert_eq!(checks.runs(), 1);
     }
 
     /// A caller that keeps the stream open but does not read it does not freeze its check: a kept
-    /// repaired ring with a recovering crash, given 2 s, whose stream holds one event and is not
-    /// read, ends by its timeout and its thread ends (within a generous minute); read then, the
-    /// stream holds the first progress and then the verdict, stopped by `timeout_s`.
+    /// repaired ring with a recovering crash, given 2 s, whose stream is not read, ends by its
+    /// timeout and its thread ends (within a generous minute); read then, the stream holds the
+    /// start (position 0), progress and then the verdict, stopped by `timeout_s` and saying the
+    /// machine's load decided how far it got; such a verdict is not cached: asked again, it runs
+    /// again.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_caller_that_never_reads_does_not_freeze_its_check() {
+        let checks = checks(ControllerConfig::default());
         let req = pb::CheckRequest { timeout_s: 2, ..endless() };
-        let (tx, mut rx) = mpsc::channel(1);
-        let thread = run(alone(plan(&req).unwrap()).await, tx);
-        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("the check ended by its timeout").unwrap();
-        let first = rx.recv().await.unwrap().unwrap();
-        assert!(matches!(first.kind, Some(pb::check_event::Kind::Progress(_))), "{first:?}");
-        let Some(pb::check_event::Kind::Verdict(v)) = rx.recv().await.unwrap().unwrap().kind else {
-            panic!("the verdict follows")
-        };
-        assert!(v.summary.contains("stopped by timeout_s"), "{}", v.summary);
-        assert!(rx.recv().await.is_none(), "the stream ends with the verdict");
+        let rx = checks.ask(plan(&req).unwrap()).unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        until_idle(&checks).await;
+        let events = events(rx).await;
+        assert!(matches!(events[0], pb::check_event::Kind::Queued(pb::CheckQueued { position: 0, .. })));
+        assert!(matches!(events[1], pb::check_event::Kind::Progress(_)), "{events:?}");
+        let v = last_verdict(&events);
+        assert!(v.summary.contains("stopped by timeout_s before max_states: cut by time"), "{}", v.summary);
+        assert_eq!((v.stopped_by.as_str(), v.cached, v.shared), ("timeout_s", false, false));
+        let again = last_verdict(&events_of(&checks, &req).await);
+        assert!(!again.cached && again.stopped_by == "timeout_s", "{again:?}");
+        assert_eq!(checks.runs(), 2, "a verdict cut by time is not kept");
     }
 
-    /// Under `max_concurrent_checks = 1`, a check asked for while one runs is refused
-    /// RESOURCE_EXHAUSTED naming `controller.max_concurrent_checks`, and a running check whose
-    /// caller does not read gives its place back at its timeout: with a kept repaired ring given
-    /// 2 s and a stream of one event never read, a second check is refused, and admitted once the
-    /// first's thread has ended.
+    /// The events of `req` asked of `checks`, to the end.
+    async fn events_of(checks: &Checks, req: &pb::CheckRequest) -> Vec<pb::check_event::Kind> {
+        events(checks.ask(plan(req).unwrap()).unwrap()).await
+    }
+
+    /// Under `max_concurrent_checks = 1` and `max_queued_checks = 1`, a check asked for while one
+    /// runs waits at position 1 and then runs (position 0) to its verdict once the first has
+    /// ended by its timeout (2 s); a third, different check asked while the second waits is
+    /// refused RESOURCE_EXHAUSTED naming `controller.max_queued_checks`.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_check_beyond_the_cap_is_refused_until_one_ends() {
-        let (budget, config) = (Budget::new(0), ControllerConfig { max_concurrent_checks: 1, ..Default::default() });
-        let slots = Slots::new(config.max_concurrent_checks);
-        let first = admit(plan(&pb::CheckRequest { timeout_s: 2, ..endless() }).unwrap(), &slots, &budget, &config);
-        let (tx, rx) = mpsc::channel(1);
-        let thread = run(first.await.unwrap(), tx);
-        let small = || plan(&pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() }).unwrap();
-        let e = admit(small(), &slots, &budget, &config).await.unwrap_err();
+    async fn a_check_beyond_the_cap_waits_its_turn_and_the_queue_is_bounded() {
+        let config = ControllerConfig { max_concurrent_checks: 1, max_queued_checks: 1, ..Default::default() };
+        let checks = checks(config);
+        let first = checks.ask(plan(&pb::CheckRequest { timeout_s: 2, ..endless() }).unwrap()).unwrap();
+        let small = pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() };
+        let second = checks.ask(plan(&small).unwrap()).unwrap();
+        let third = pb::CheckRequest { n: 4, ..small.clone() };
+        let e = checks.ask(plan(&third).unwrap()).unwrap_err();
         assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
-        assert!(e.message().starts_with("max_concurrent_checks: 1 check is running"), "{e:?}");
-        assert!(e.message().contains("(controller.max_concurrent_checks)"), "{e:?}");
-        tokio::time::timeout(Duration::from_secs(60), thread).await.expect("the first ended by its timeout").unwrap();
-        admit(small(), &slots, &budget, &config).await.expect("admitted once the first has ended");
-        drop(rx);
+        assert!(e.message().starts_with("max_queued_checks: 1 check is running and 1 waiting"), "{e:?}");
+        assert!(e.message().contains("controller.max_queued_checks = 1"), "{e:?}");
+        let events = events(second).await;
+        let positions: Vec<u32> = events
+            .iter()
+            .filter_map(|k| if let pb::check_event::Kind::Queued(q) = k { Some(q.position) } else { None })
+            .collect();
+        assert_eq!(positions, [1, 0], "{events:?}");
+        assert!(last_verdict(&events).holds);
+        drop(first);
+    }
+
+    /// Identical requests share one run and its verdict is kept: three asks of the same AsFar
+    /// check at once (ids given or defaulted, initiators given or defaulted) give three equal verdicts from one run,
+    /// two of them `shared`; asked again afterwards it is answered from the cache (`cached`),
+    /// still one run; the cache holds one verdict, its bytes reserved in the memory budget.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn identical_checks_run_once() {
+        let budget = Budget::new(100);
+        let config = ControllerConfig { memory_budget_mib: 100, max_concurrent_checks: 1, ..Default::default() };
+        let checks = Checks::new(budget.clone(), &config);
+        // Hold the one place, so the three wait together.
+        let blocker = checks.ask(plan(&pb::CheckRequest { timeout_s: 1, ..endless() }).unwrap()).unwrap();
+        let req = |ids: Vec<u64>| pb::CheckRequest { algorithm: "as-far".into(), n: 5, ids, ..Default::default() };
+        let asks = [
+            req(vec![1, 2, 3, 4, 5]),
+            req(vec![]),
+            pb::CheckRequest { initiators: vec![0, 1, 2, 3, 4], ..req(vec![]) },
+        ];
+        let streams: Vec<_> = asks.iter().map(|r| checks.ask(plan(r).unwrap()).unwrap()).collect();
+        let mut verdicts = Vec::new();
+        for s in streams {
+            verdicts.push(last_verdict(&events(s).await));
+        }
+        drop(blocker);
+        assert!(verdicts.iter().all(|v| v.holds && v.summary == verdicts[0].summary), "{verdicts:?}");
+        assert_eq!(verdicts.iter().filter(|v| v.shared).count(), 2);
+        let blocker_runs = 1;
+        assert_eq!(checks.runs(), blocker_runs + 1);
+        let again = last_verdict(&events_of(&checks, &asks[1]).await);
+        assert!(again.cached && !again.shared && again.summary == verdicts[0].summary, "{again:?}");
+        assert_eq!(checks.runs(), blocker_runs + 1);
+        until_idle(&checks).await;
+        let (entries, bytes) = checks.cached();
+        assert_eq!(entries, 1);
+        assert!(bytes > 0 && budget.reserved() == bytes, "{bytes} cached, {} reserved", budget.reserved());
+    }
+
+    /// A caller who leaves the queue leaves no work behind: with one place held by a check given
+    /// 2 s, a second check's caller reads its position (1) and goes; the queue is empty again and
+    /// the second check never runs.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_caller_who_goes_leaves_the_queue() {
+        let checks = checks(ControllerConfig { max_concurrent_checks: 1, ..Default::default() });
+        let first = checks.ask(plan(&pb::CheckRequest { timeout_s: 2, ..endless() }).unwrap()).unwrap();
+        let mut second =
+            checks.ask(plan(&pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() }).unwrap()).unwrap();
+        let queued = second.recv().await.unwrap().unwrap();
+        assert!(matches!(queued.kind, Some(pb::check_event::Kind::Queued(pb::CheckQueued { position: 1, .. }))));
+        assert_eq!(checks.waiting(), 1);
+        drop(second);
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while checks.waiting() > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("left the queue");
+        drop(first);
+        until_idle(&checks).await;
+        assert_eq!(checks.runs(), 1, "only the first ran");
+    }
+
+    /// The cache key is the check, not the request's spelling: ids given or defaulted, `n` given
+    /// or derived, initiators of a kept check, `timeout_s`, either side of a split and `fifo` where
+    /// the algorithm assumes FIFO links give equal keys; the algorithm, `n`, the order of the ids,
+    /// the initiators of a one-shot check, each fault, links, `delay_ms`, `punctual_timers`,
+    /// `partition_ms`, the split, `max_states` and `depth_first` each give another.
+    #[test]
+    fn the_cache_key_is_what_decides_the_verdict() {
+        let key = |r: &pb::CheckRequest| plan(r).unwrap().key();
+        let as_far = pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() };
+        let kept = pb::CheckRequest {
+            algorithm: "chubby".into(),
+            kept: true,
+            partitions: 1,
+            partition_side: vec![3],
+            ..Default::default()
+        };
+        let same = [
+            (as_far.clone(), pb::CheckRequest { n: 3, ids: vec![1, 2, 3], ..as_far.clone() }),
+            (as_far.clone(), pb::CheckRequest { initiators: vec![0, 1, 2], timeout_s: 5, ..as_far.clone() }),
+            (as_far.clone(), pb::CheckRequest { max_states: DEFAULT_MAX_STATES, ..as_far.clone() }),
+            (pb::CheckRequest { algorithm: "stages".into(), ..as_far.clone() }, {
+                pb::CheckRequest { algorithm: "stages".into(), fifo: true, ..as_far.clone() }
+            }),
+            (kept.clone(), pb::CheckRequest { partition_side: vec![1, 2], ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { initiators: vec![0], timeout_s: 600, ..kept.clone() }),
+        ];
+        for (a, b) in &same {
+            assert_eq!(key(a), key(b), "{a:?}\n{b:?}");
+        }
+        let other = [
+            (as_far.clone(), pb::CheckRequest { algorithm: "stages".into(), ..as_far.clone() }),
+            (as_far.clone(), pb::CheckRequest { n: 4, ..as_far.clone() }),
+            (as_far.clone(), pb::CheckRequest { ids: vec![3, 2, 1], ..as_far.clone() }),
+            (as_far.clone(), pb::CheckRequest { initiators: vec![0], ..as_far.clone() }),
+            (as_far.clone(), pb::CheckRequest { fifo: true, ..as_far.clone() }),
+            (as_far.clone(), pb::CheckRequest { max_states: 10, ..as_far.clone() }),
+            (as_far.clone(), pb::CheckRequest { depth_first: true, ..as_far.clone() }),
+            (pb::CheckRequest { algorithm: "stages".into(), ..as_far.clone() }, {
+                pb::CheckRequest { algorithm: "stages".into(), any_order: true, ..as_far.clone() }
+            }),
+            (kept.clone(), pb::CheckRequest { crashes: 1, ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { recover: true, ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { losses: 1, ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { duplications: 1, ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { partitions: 2, ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { partition_side: vec![2], ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { partition_side: vec![], ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { partition_ms: 500, ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { delay_ms: 10, ..kept.clone() }),
+            (kept.clone(), pb::CheckRequest { punctual_timers: true, ..kept.clone() }),
+        ];
+        for (a, b) in &other {
+            assert_ne!(key(a), key(b), "{a:?}\n{b:?}");
+        }
     }
 
     /// A check reserves its share of the memory budget until it ends, and is refused when the
@@ -498,52 +963,49 @@ mod tests {
     /// (half the budget over two) and stops once the controller's resident memory has grown by
     /// that much since its admission (or passes the budget); one asking for at most 10,000 states depth-first reserves
     /// their measured 1.28 MB; with 80 MiB reserved by elections, the first is refused
-    /// RESOURCE_EXHAUSTED naming `memory_budget_mib` and the second fits; a check's thread gives
-    /// its share back when it ends.
+    /// RESOURCE_EXHAUSTED naming `memory_budget_mib` and the second fits; run, a check gives its
+    /// share back when it ends.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_check_holds_its_share_of_the_budget() {
         const MIB: u64 = 1 << 20;
         let budget = Budget::new(100);
         let config = ControllerConfig { memory_budget_mib: 100, max_concurrent_checks: 2, ..Default::default() };
-        let slots = Slots::new(config.max_concurrent_checks);
         let quick = pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() };
         let small = pb::CheckRequest { max_states: 10_000, depth_first: true, ..quick.clone() };
         let before = ringleader_check::resident_mib().unwrap();
-        let check = admit(plan(&quick).unwrap(), &slots, &budget, &config).await.unwrap();
+        let mut p = plan(&quick).unwrap();
+        let memory = reserve(&mut p, &budget, &config).unwrap();
         let after = ringleader_check::resident_mib().unwrap();
         assert_eq!(budget.reserved(), 25 * MIB);
         // Read between `before` and `after` (other tests' memory comes and goes meanwhile), and
         // no higher than the whole budget.
-        let limit = check.plan.limits.max_memory_mib;
+        let limit = p.limits.max_memory_mib;
         let read = before.min(after).saturating_sub(8)..=before.max(after) + 8;
         assert!(limit == 100 || read.contains(&(limit - 25)), "{limit}: {before}, {after}");
-        let (tx, mut rx) = mpsc::channel(16);
-        run(check, tx).await.unwrap();
-        assert_eq!(budget.reserved(), 0, "given back when the check ended");
-        while rx.recv().await.is_some() {}
+        drop(memory);
+        assert_eq!(budget.reserved(), 0);
 
         let elections = budget.reserve(80 * MIB, || "elections".into()).unwrap();
-        let e = admit(plan(&quick).unwrap(), &slots, &budget, &config).await.unwrap_err();
+        let e = reserve(&mut plan(&quick).unwrap(), &budget, &config).unwrap_err();
         assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
         assert!(e.message().starts_with("memory_budget_mib: a check of as-far on 3 nodes is estimated"), "{e:?}");
-        let check = admit(plan(&small).unwrap(), &slots, &budget, &config).await.unwrap();
+        let check = reserve(&mut plan(&small).unwrap(), &budget, &config).unwrap();
         assert_eq!(budget.reserved(), 80 * MIB + 10_000 * DFS_BYTES_PER_STATE);
         drop((check, elections));
         assert_eq!(budget.reserved(), 0);
+
+        let checks = Checks::new(budget.clone(), &config);
+        let v = last_verdict(&events_of(&checks, &small).await);
+        assert!(v.holds, "{v:?}");
+        until_idle(&checks).await;
+        assert_eq!(budget.reserved(), checks.cached().1, "only the cached verdict is left");
     }
 
-    /// `plan` admitted alone under a budget of `mib` MiB, run to its verdict.
+    /// `plan` run to its verdict under a budget of `mib` MiB.
     async fn verdict_under(plan: Plan, mib: u64) -> pb::CheckVerdict {
-        let config = ControllerConfig { memory_budget_mib: mib, ..Default::default() };
-        let (tx, mut rx) = mpsc::channel(16);
-        let thread = run(admit(plan, &Slots::new(1), &Budget::new(mib), &config).await.unwrap(), tx);
-        let verdict = loop {
-            match rx.recv().await.unwrap().unwrap().kind {
-                Some(pb::check_event::Kind::Verdict(v)) => break v,
-                _ => continue,
-            }
-        };
-        thread.await.unwrap();
+        let checks = checks(ControllerConfig { memory_budget_mib: mib, ..Default::default() });
+        let verdict = last_verdict(&events(checks.ask(plan).unwrap()).await);
+        until_idle(&checks).await;
         verdict
     }
 
@@ -560,5 +1022,6 @@ mod tests {
         assert!(verdict.states < 200_000, "{} states", verdict.states);
         assert!(verdict.summary.contains("its share of the controller's memory budget"), "{}", verdict.summary);
         assert!(verdict.summary.contains("controller.memory_budget_mib"), "{}", verdict.summary);
+        assert_eq!(verdict.stopped_by, "memory_budget_mib");
     }
 }

@@ -25,6 +25,9 @@ pub const MAX_LOCAL_NODES: u32 = 1024;
 /// Largest `controller.max_faults`: a node weighs every link rule it holds
 /// against each message it sends.
 pub const MAX_FAULTS_LIMIT: usize = 4_096;
+/// The most `controller.max_queued_checks` may be: each waiting check holds
+/// its request (a few KiB) and two small tasks.
+pub const MAX_QUEUED_CHECKS: usize = 4_096;
 
 /// Errors loading or checking the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -150,11 +153,20 @@ pub struct ControllerConfig {
     /// A space-time diagram larger than this (KiB) is not kept: the record
     /// says so and keeps everything else.
     pub max_diagram_kib: u64,
-    /// Most `CheckAlgorithm` checks running at once; one beyond it is
-    /// refused RESOURCE_EXHAUSTED. A check takes a core for as long as it
+    /// Most `CheckAlgorithm` checks running at once; the next wait in the
+    /// queue (`max_queued_checks`). A check takes a core for as long as it
     /// runs: the default, half the cores (at least 1), leaves the rest to the
     /// embedded nodes, whose kept leaderships' timing assumes they get CPU.
     pub max_concurrent_checks: usize,
+    /// Most `CheckAlgorithm` checks waiting for a place among
+    /// `max_concurrent_checks`, in first-come order, each told its position
+    /// as the queue moves; one beyond it is refused RESOURCE_EXHAUSTED
+    /// naming this setting. Identical checks share one place, and one already
+    /// answered is answered from the cache without queueing
+    /// ([`crate::check`]). A waiting check holds its request and two small
+    /// tasks. 0 to [`MAX_QUEUED_CHECKS`]; the default, 64, holds a class of
+    /// 30 with two different checks each.
+    pub max_queued_checks: usize,
     /// Most lab explores (`POST /lab/explore`) replayed at once; one
     /// beyond it waits [`crate::check::EXPLORE_WAIT`] for a place, then is
     /// refused 429 RESOURCE_EXHAUSTED. Each takes a core while it replays
@@ -217,6 +229,7 @@ impl Default for ControllerConfig {
             max_stored_mib: 64,
             max_diagram_kib: 4_096,
             max_concurrent_checks: default_concurrent_checks(),
+            max_queued_checks: 64,
             max_concurrent_explores: default_concurrent_checks(),
             health_listen: String::new(),
             max_connections: ringleader_node::limits::ConnLimits::DEFAULT.max_connections,
@@ -422,6 +435,12 @@ impl Config {
         if c.max_concurrent_checks == 0 {
             return invalid("controller.max_concurrent_checks", "must be at least 1".into());
         }
+        if c.max_queued_checks > MAX_QUEUED_CHECKS {
+            return invalid(
+                "controller.max_queued_checks",
+                format!("{} is more than the limit {MAX_QUEUED_CHECKS}", c.max_queued_checks),
+            );
+        }
         if c.max_concurrent_explores == 0 {
             return invalid("controller.max_concurrent_explores", "must be at least 1".into());
         }
@@ -528,6 +547,7 @@ mod tests {
         bad(|c| c.host = String::new(), "controller.host");
         bad(|c| c.max_concurrent_checks = 0, "controller.max_concurrent_checks");
         bad(|c| c.max_concurrent_explores = 0, "controller.max_concurrent_explores");
+        bad(|c| c.max_queued_checks = MAX_QUEUED_CHECKS + 1, "controller.max_queued_checks");
         bad(|c| c.max_faults = 0, "controller.max_faults");
         bad(|c| c.max_unread_mib = 0, "controller.max_unread_mib");
         bad(|c| c.max_faults = MAX_FAULTS_LIMIT + 1, "controller.max_faults");

@@ -36,8 +36,8 @@ pub struct ControllerService {
     elections: Arc<Elections>,
     faults: Arc<Faults>,
     auth: Auth,
-    /// The places of the checks running at once (`max_concurrent_checks`).
-    checks: check::Slots,
+    /// The checks: the queue, the runs under way, the cache of verdicts.
+    checks: check::Checks,
     /// The places of the lab's explores replaying at once (`max_concurrent_explores`).
     explores: check::Slots,
     /// GetCluster's last answer from the nodes, shared by the calls waiting for it.
@@ -77,7 +77,7 @@ impl ControllerService {
             Arc::new(move || registry.upgrade().map(|f| f.active_kinds()).unwrap_or_default()),
         );
         elections.set_fault_probe(Box::new(crate::faults::Probe(Arc::downgrade(&faults))));
-        let checks = check::Slots::new(elections.config().max_concurrent_checks);
+        let checks = check::Checks::new(elections.budget().clone(), elections.config());
         let explores = check::Slots::new(elections.config().max_concurrent_explores);
         ControllerService { elections, faults, auth, checks, explores, cluster_view: Arc::default() }
     }
@@ -365,11 +365,9 @@ impl Controller for ControllerService {
     ) -> Result<Response<Self::CheckAlgorithmStream>, Status> {
         self.authorize(&request, "CheckAlgorithm", Access::Write)?;
         let plan = check::plan(request.get_ref())?;
-        let admitted = check::admit(plan, &self.checks, self.elections.budget(), self.elections.config()).await?;
-        let (tx, rx) = mpsc::channel(16);
-        // The check's thread ends with the check (or when the caller goes).
-        drop(check::run(admitted, tx));
-        Ok(Response::new(ReceiverStream::new(rx)))
+        // Answered from the cache, by a run under way, or by a run of its own once its turn comes.
+        let events = self.checks.ask(plan)?;
+        Ok(Response::new(ReceiverStream::new(events)))
     }
 
     type CompareAlgorithmsStream = ReceiverStream<Result<pb::CompareEvent, Status>>;
