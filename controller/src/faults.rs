@@ -40,6 +40,19 @@
 //! few milliseconds) is counted by its record, and the fault fires after it.
 //! The simulator's triggers are exact (`ringleader_core::sim`).
 //!
+//! **Scoped faults.** A fault may name an election (`election_id`, a
+//! running LIVE one): it then concerns only that election's nodes, and on
+//! them only that election's instance and traffic (each node keeps a fault
+//! table per election beside its own: `ElectionFaults`,
+//! `ChangeFaultsRequest.election_id`). The node's other elections run on,
+//! and new elections are placed on it ([`Faults::active`] is the node-wide
+//! faults only; [`Faults::active_in`] adds an election's own, which its
+//! kept leadership's failover bookkeeping reads). `crash.leader` means that
+//! election's leader. The fault ends with its election
+//! ([`Faults::end_election`], called as the election's record becomes
+//! final). A SIMULATED election is refused: it takes its faults in its
+//! request.
+//!
 //! A `pause` (a GC pause, SIGSTOP, a VM stall) is ACTIVE from when it fires
 //! until its `ms` have run, then leaves the registry by itself (the node
 //! resumes on its own clock: it is told how long, not when). A node under
@@ -47,7 +60,7 @@
 //! extends the first; clearing one tells the node the end of those left (0:
 //! resume now).
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -80,6 +93,29 @@ pub trait Watch: Send + Sync + 'static {
     fn progress(&self, id: &str) -> Option<(bool, u64)>;
     /// Election `id`'s message count, once it has finished (its record's metrics).
     fn messages(&self, id: &str) -> Option<u64>;
+    /// Election `id` as a fault scoped to it needs it (`None`: unknown).
+    fn election(&self, id: &str) -> Option<ElectionView>;
+}
+
+/// An election as a fault scoped to it sees it ([`Watch::election`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ElectionView {
+    /// It runs on the nodes (LIVE), not in the simulator.
+    pub live: bool,
+    /// It has ended: finished, failed or stopped.
+    pub ended: bool,
+    /// The names of the nodes it runs on, by position (empty: not listed,
+    /// a very large election; every node is taken to run it).
+    pub nodes: Vec<String>,
+    /// The node of its leader now, if it has one.
+    pub leader: Option<String>,
+}
+
+/// The election a fault is scoped to, and the cluster indices of its nodes.
+#[derive(Clone, Debug, PartialEq)]
+struct Scope {
+    election: String,
+    nodes: Vec<usize>,
 }
 
 /// The trigger of `after`, checked; `None` without `after`.
@@ -145,6 +181,24 @@ struct Entry {
     /// before the node is told, so no later than the node's own start).
     until: Option<std::time::Instant>,
     paused_us: u64,
+    /// The election it is scoped to (`None`: node-wide).
+    scope: Option<Scope>,
+}
+
+impl Entry {
+    /// The id of the election it is scoped to ("" when node-wide).
+    fn scope_id(&self) -> &str {
+        self.scope.as_ref().map_or("", |s| s.election.as_str())
+    }
+
+    /// Does it concern node `i` (a scoped fault: only its election's nodes)?
+    fn on(&self, i: usize) -> bool {
+        self.scope.as_ref().is_none_or(|s| s.nodes.contains(&i))
+    }
+
+    fn active(&self) -> bool {
+        self.state == pb::FaultState::Active
+    }
 }
 
 /// The fault registry of one controller.
@@ -167,7 +221,7 @@ pub struct Faults {
     synced: Mutex<Vec<Synced>>,
     /// What the faults did after each change, with its unix time in µs
     /// (the last [`MAX_CHANGES`]): what a kept leadership's diagram draws.
-    changes: Mutex<VecDeque<(u64, ActiveFaults)>>,
+    changes: Mutex<VecDeque<(u64, Snapshot)>>,
     /// Nodes handing their leaderships over before a planned stop.
     leaving: Mutex<Vec<usize>>,
 }
@@ -190,21 +244,50 @@ enum Synced {
     Whole,
 }
 
-/// What one change means for the nodes: per node (by index), the change to
-/// send it.
-type Changes = BTreeMap<usize, pb::ChangeFaultsRequest>;
+/// What one change means for the nodes: per node (by index) and scope (an
+/// election id, "" for node-wide), the change to send it.
+type Changes = BTreeMap<(usize, String), pb::ChangeFaultsRequest>;
+
+/// What the active faults do: node-wide, and each election's own (the
+/// faults scoped to it alone).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Snapshot {
+    node: ActiveFaults,
+    scoped: BTreeMap<String, ActiveFaults>,
+}
+
+impl Snapshot {
+    /// What election `election` meets (`None`: the node-wide faults only).
+    fn seen_by(&self, election: Option<&str>) -> ActiveFaults {
+        let Some(own) = election.and_then(|id| self.scoped.get(id)) else { return self.node.clone() };
+        let mut out = self.node.clone();
+        out.crashed.extend(own.crashed.iter().filter(|i| !self.node.crashed.contains(i)));
+        out.cut_off.extend(own.cut_off.iter().filter(|i| !self.node.cut_off.contains(i)));
+        out.paused.extend(own.paused.iter().copied());
+        if !own.groups.is_empty() {
+            out.groups = own.groups.clone();
+        }
+        out
+    }
+}
 
 /// The registry as the elections see it ([`crate::elections::FaultProbe`]);
 /// weak, so a store outliving the API holds no registry.
 pub struct Probe(pub std::sync::Weak<Faults>);
 
 impl crate::elections::FaultProbe for Probe {
-    fn active(&self) -> ActiveFaults {
-        self.0.upgrade().map(|f| f.active()).unwrap_or_default()
+    fn active(&self, election: Option<&str>) -> ActiveFaults {
+        self.0.upgrade().map(|f| f.active_in(election)).unwrap_or_default()
     }
 
-    fn changes_since(&self, since_us: u64) -> Vec<(u64, ActiveFaults)> {
-        self.0.upgrade().map(|f| f.changes_since(since_us)).unwrap_or_default()
+    fn changes_since(&self, since_us: u64, election: Option<&str>) -> Vec<(u64, ActiveFaults)> {
+        self.0.upgrade().map(|f| f.changes_since(since_us, election)).unwrap_or_default()
+    }
+
+    fn ended(&self, election: &str) {
+        if let Some(f) = self.0.upgrade() {
+            f.end_election(election);
+        }
     }
 }
 
@@ -344,6 +427,80 @@ impl Faults {
         }
     }
 
+    /// The scope `req.election_id` gives a fault resolved to `resolved`: the
+    /// election must be a running LIVE one (unknown: NOT_FOUND; ended or
+    /// SIMULATED: FAILED_PRECONDITION), and every node the fault names one of
+    /// its nodes (else INVALID_ARGUMENT naming the field).
+    fn scope(
+        &self,
+        req: &pb::InjectFaultRequest,
+        resolved: &Resolved,
+        watch: &dyn Watch,
+    ) -> Result<Option<Scope>, RequestError> {
+        let id = req.election_id.as_str();
+        if id.is_empty() {
+            return Ok(None);
+        }
+        let view = watch.election(id).ok_or_else(|| RequestError {
+            code: Code::NotFound,
+            field: "election_id".into(),
+            reason: format!("no election `{id}` (see ListElections)"),
+        })?;
+        if !view.live {
+            return Err(RequestError::precondition(
+                "election_id",
+                format!(
+                    "election `{id}` is SIMULATED: it takes its faults in its request (simulation.faults); \
+                     a fault scoped to an election is for LIVE ones"
+                ),
+            ));
+        }
+        if view.ended {
+            return Err(RequestError::precondition(
+                "election_id",
+                format!("election `{id}` has ended; a fault scoped to it would end at once"),
+            ));
+        }
+        if matches!(&req.kind, Some(pb::inject_fault_request::Kind::Crash(c)) if c.planned) {
+            return Err(RequestError::invalid(
+                "crash.planned",
+                "a planned stop is node-wide (the node hands over every leadership it leads): give no election_id",
+            ));
+        }
+        let names = self.cluster.nodes();
+        let nodes: Vec<usize> = match view.nodes.is_empty() {
+            true => (0..names.len()).collect(),
+            false => view.nodes.iter().filter_map(|n| names.iter().position(|m| m.name() == *n)).collect(),
+        };
+        let within = |field: &'static str, i: usize| {
+            if nodes.contains(&i) {
+                return Ok(());
+            }
+            let name = names.get(i).map_or_else(|| format!("#{i}"), |n| n.name());
+            Err(RequestError::invalid(
+                field,
+                format!("{name} does not run election `{id}`; its nodes: {}", view.nodes.join(", ")),
+            ))
+        };
+        match resolved {
+            Resolved::Crash(i) => within("crash.node", *i)?,
+            Resolved::Recover(i) => within("recover.node", *i)?,
+            Resolved::Link { from, to, .. } => {
+                from.map_or(Ok(()), |i| within("link.from", i))?;
+                to.map_or(Ok(()), |i| within("link.to", i))?;
+            }
+            Resolved::Partition(groups) => {
+                for &i in groups.iter().flatten() {
+                    within("partition.groups", i)?;
+                }
+            }
+            Resolved::Clock { node, .. } => within("clock.node", *node)?,
+            Resolved::Pause { node, .. } => within("pause.node", *node)?,
+            Resolved::CrashLeader | Resolved::PauseLeader { .. } => {}
+        }
+        Ok(Some(Scope { election: id.to_string(), nodes }))
+    }
+
     /// Check and register a fault; apply it now, when `at_ms` has passed, or
     /// `at_ms` after its `after` event. `watch` tells whoever leads now (for
     /// `crash.leader`) and how the elections progress (for `after`).
@@ -353,11 +510,12 @@ impl Faults {
         watch: Arc<dyn Watch>,
     ) -> Result<pb::FaultInfo, RequestError> {
         let resolved = self.resolve(&req)?;
+        let scope = self.scope(&req, &resolved, &*watch)?;
         let after = trigger(req.after.as_ref())?;
         let now = req.at_ms == 0 && after.is_none();
         // Before a planned stop hands anything over: a fault with no room is refused (again when it is
         // registered, in case another took the room meanwhile).
-        self.room(&lock(&self.entries), &resolved, now)?;
+        self.room(&lock(&self.entries), &resolved, &req.election_id, now)?;
         let state = if after.is_some() { pb::FaultState::Waiting } else { pb::FaultState::Scheduled };
         let mut entry = Entry {
             // Given once the fault is accepted: a refused one takes no id.
@@ -370,18 +528,20 @@ impl Faults {
             handovers: Vec::new(),
             until: None,
             paused_us: 0,
+            scope,
         };
         if now {
             let info = self.apply(entry, &*watch, false).await?;
             let info =
                 info.ok_or_else(|| RequestError::precondition("kind", "the fault was cleared as it was injected"))?;
             self.end_pause_later(&info);
+            self.unless_ended(&info.election_id, &*watch);
             return Ok(info);
         }
         let info = {
             let _order = self.push.lock().await;
             let mut entries = lock(&self.entries);
-            self.room(&entries, &entry.resolved, false)?;
+            self.room(&entries, &entry.resolved, entry.scope_id(), false)?;
             entry.id = self.next_id();
             let info = self.info(&entry);
             entries.push(entry);
@@ -389,8 +549,9 @@ impl Faults {
         };
         let id = info.fault_id.clone();
         let me = self.clone();
-        // The election to watch is chosen now: the running kept leadership, else the next one started.
-        let kept = watch.running_kept();
+        // The election to watch is chosen now: the one the fault is scoped to, else the running kept
+        // leadership, else the next one started.
+        let kept = if req.election_id.is_empty() { watch.running_kept() } else { Some(req.election_id.clone()) };
         let known: HashSet<String> =
             if kept.is_none() { watch.live_elections().into_iter().collect() } else { HashSet::new() };
         tokio::spawn(async move {
@@ -409,6 +570,7 @@ impl Faults {
             match me.apply(entry, &*watch, true).await {
                 Ok(Some(info)) => {
                     me.end_pause_later(&info);
+                    me.unless_ended(&info.election_id, &*watch);
                     info!(fault = %info.fault_id, what = %info.description, "scheduled fault fired")
                 }
                 Ok(None) => {} // cleared meanwhile
@@ -416,6 +578,42 @@ impl Faults {
             }
         });
         Ok(info)
+    }
+
+    /// A fault scoped to election `id` came in force as the election ended:
+    /// end the election's faults now (its end may have come first).
+    fn unless_ended(self: &Arc<Self>, id: &str, watch: &dyn Watch) {
+        if !id.is_empty() && watch.election(id).is_none_or(|v| v.ended) {
+            self.end_election(id);
+        }
+    }
+
+    /// Election `id` ended (finished, failed or stopped): the faults scoped
+    /// to it leave the registry at once (ListFaults lists them no more), and
+    /// their nodes are told in the background (they also drop an election's
+    /// faults when they forget it).
+    pub fn end_election(self: &Arc<Self>, id: &str) {
+        let (removed, changes) = {
+            let mut entries = lock(&self.entries);
+            if !entries.iter().any(|e| e.scope_id() == id) {
+                return;
+            }
+            let (removed, kept): (Vec<Entry>, Vec<Entry>) =
+                std::mem::take(&mut *entries).into_iter().partition(|e| e.scope_id() == id);
+            *entries = kept;
+            let changes = changes_for(self.cluster.len(), &self.addresses(), &entries, &removed, None);
+            (removed, changes)
+        };
+        self.remember();
+        info!(election = %id, faults = removed.len(), "the faults scoped to an election ended with it");
+        let me = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let Some(me) = me.upgrade() else { return };
+            let _order = me.push.lock().await;
+            if let Err(e) = me.push(changes).await {
+                warn!(error = %e, "the end of an election's faults did not reach every node (they forget them with it)");
+            }
+        });
     }
 
     /// An active pause leaves the registry when it has run its time (its
@@ -452,9 +650,11 @@ impl Faults {
     /// may take no place (a recover holds nothing) or another's (a partition
     /// replaces the one in force); a scheduled or waiting one holds a place
     /// until it fires.
-    fn room(&self, entries: &[Entry], resolved: &Resolved, now: bool) -> Result<(), RequestError> {
+    fn room(&self, entries: &[Entry], resolved: &Resolved, scope: &str, now: bool) -> Result<(), RequestError> {
         let after = match now {
-            true => entries.len() + usize::from(Self::holds(resolved)) - Self::replaced(entries, resolved).count(),
+            true => {
+                entries.len() + usize::from(Self::holds(resolved)) - Self::replaced(entries, resolved, scope).count()
+            }
             false => entries.len() + 1,
         };
         if after <= self.max_faults {
@@ -476,15 +676,21 @@ impl Faults {
         !matches!(resolved, Resolved::Recover(_))
     }
 
-    /// The indices of the active faults that `resolved`, made active, removes:
-    /// a recover, the node's crashes; a partition, the partition in force.
-    fn replaced<'a>(entries: &'a [Entry], resolved: &'a Resolved) -> impl Iterator<Item = usize> + 'a {
+    /// The indices of the active faults that `resolved` (scoped to election
+    /// `scope`, "" for node-wide), made active, removes: a recover, the
+    /// node's crashes (of that scope; node-wide, of every scope); a
+    /// partition or a clock, the one in force in that scope.
+    fn replaced<'a>(entries: &'a [Entry], resolved: &'a Resolved, scope: &'a str) -> impl Iterator<Item = usize> + 'a {
         entries.iter().enumerate().filter_map(move |(i, e)| {
             let active = e.state == pb::FaultState::Active;
+            let same = e.scope_id() == scope;
             let gone = match resolved {
-                Resolved::Recover(node) => e.resolved == Resolved::Crash(*node),
-                Resolved::Partition(_) => matches!(e.resolved, Resolved::Partition(_)),
-                Resolved::Clock { node, .. } => matches!(e.resolved, Resolved::Clock { node: n, .. } if n == *node),
+                // A node-wide recover recovers the node's scoped crashes too.
+                Resolved::Recover(node) => e.resolved == Resolved::Crash(*node) && (scope.is_empty() || same),
+                Resolved::Partition(_) => same && matches!(e.resolved, Resolved::Partition(_)),
+                Resolved::Clock { node, .. } => {
+                    same && matches!(e.resolved, Resolved::Clock { node: n, .. } if n == *node)
+                }
                 _ => false,
             };
             (active && gone).then_some(i)
@@ -549,11 +755,22 @@ impl Faults {
         Ok(Some(i))
     }
 
+    /// The node that leads now, for `field` (`crash.leader`, `pause.leader`):
+    /// of the election a fault is scoped to, else as [`Watch::leader`].
+    fn leader_now(&self, entry: &Entry, watch: &dyn Watch, field: &'static str) -> Result<String, RequestError> {
+        match &entry.scope {
+            None => {
+                watch.leader().ok_or_else(|| RequestError::precondition(field, "no election has elected a leader yet"))
+            }
+            Some(s) => watch.election(&s.election).and_then(|v| v.leader).ok_or_else(|| {
+                RequestError::precondition(field, format!("election `{}` has no leader now", s.election))
+            }),
+        }
+    }
+
     /// Resolve `pause.leader` to the node that leads now.
     fn resolve_pause_leader(&self, entry: &mut Entry, watch: &dyn Watch, ms: u64) -> Result<(), RequestError> {
-        let name = watch
-            .leader()
-            .ok_or_else(|| RequestError::precondition("pause.leader", "no election has elected a leader yet"))?;
+        let name = self.leader_now(entry, watch, "pause.leader")?;
         let node = self.node_index("pause.leader", &name)?;
         entry.resolved = Resolved::Pause { node, ms };
         entry.request.kind =
@@ -563,9 +780,7 @@ impl Faults {
 
     /// Resolve `crash.leader` to the node that leads now.
     fn resolve_leader(&self, entry: &mut Entry, watch: &dyn Watch) -> Result<(), RequestError> {
-        let name = watch
-            .leader()
-            .ok_or_else(|| RequestError::precondition("crash.leader", "no election has elected a leader yet"))?;
+        let name = self.leader_now(entry, watch, "crash.leader")?;
         let i = self.node_index("crash.leader", &name)?;
         entry.resolved = Resolved::Crash(i);
         let planned = matches!(&entry.request.kind, Some(pb::inject_fault_request::Kind::Crash(c)) if c.planned);
@@ -645,6 +860,18 @@ impl Faults {
         watch: &dyn Watch,
         registered: bool,
     ) -> Result<Option<(pb::FaultInfo, Changes)>, RequestError> {
+        if let Some(s) = &entry.scope
+            && watch.election(&s.election).is_none_or(|v| v.ended)
+        {
+            // Its election ended while it waited: it ends with it.
+            if registered {
+                lock(&self.entries).retain(|e| e.id != entry.id);
+                self.remember();
+                return Ok(None);
+            }
+            let why = format!("election `{}` has ended; a fault scoped to it would end at once", s.election);
+            return Err(RequestError::precondition("election_id", why));
+        }
         if entry.resolved == Resolved::CrashLeader {
             self.resolve_leader(&mut entry, watch)?;
         }
@@ -662,11 +889,11 @@ impl Faults {
                 let Some(i) = entries.iter().position(|e| e.id == entry.id) else { return Ok(None) };
                 entries.remove(i);
             } else {
-                self.room(&entries, &entry.resolved, true)?;
+                self.room(&entries, &entry.resolved, entry.scope_id(), true)?;
                 entry.id = self.next_id();
             }
             entry.state = pb::FaultState::Active;
-            let gone: Vec<usize> = Self::replaced(&entries, &entry.resolved).collect();
+            let gone: Vec<usize> = Self::replaced(&entries, &entry.resolved, entry.scope_id()).collect();
             let mut removed = Vec::with_capacity(gone.len());
             for i in gone.into_iter().rev() {
                 removed.push(entries.remove(i));
@@ -689,7 +916,7 @@ impl Faults {
 
     /// Note what the faults in force do now, if it changed.
     fn remember(&self) {
-        let (now, active) = (unix_us(), self.active());
+        let (now, active) = (unix_us(), self.snapshot());
         let mut changes = lock(&self.changes);
         if changes.back().is_none_or(|(_, last)| *last != active) {
             changes.push_back((now, active));
@@ -699,29 +926,55 @@ impl Faults {
         }
     }
 
-    /// What the faults did at unix time `since_us` (µs; nothing if no change
-    /// came before it) and every change after, each with its unix time.
-    pub fn changes_since(&self, since_us: u64) -> Vec<(u64, ActiveFaults)> {
+    /// What the faults election `election` meets (`None`: the node-wide
+    /// ones) did at unix time `since_us` (µs; nothing if no change came
+    /// before it) and every change after, each with its unix time.
+    pub fn changes_since(&self, since_us: u64, election: Option<&str>) -> Vec<(u64, ActiveFaults)> {
         let changes = lock(&self.changes);
         let first = changes.partition_point(|(t, _)| *t <= since_us);
-        changes.iter().skip(first.saturating_sub(1)).cloned().collect()
+        let mut out: Vec<(u64, ActiveFaults)> = Vec::new();
+        for (t, snapshot) in changes.iter().skip(first.saturating_sub(1)) {
+            let seen = snapshot.seen_by(election);
+            // Another election's faults changing changes nothing for this one.
+            if out.last().is_none_or(|(_, last)| *last != seen) {
+                out.push((*t, seen));
+            }
+        }
+        out
     }
 
-    /// What the active faults do: the nodes crashed, and those a partition
-    /// cuts off from every majority of the cluster.
-    pub fn active(&self) -> crate::elections::ActiveFaults {
-        let n = self.cluster.len();
-        let mut out = crate::elections::ActiveFaults { leaving: lock(&self.leaving).clone(), ..Default::default() };
-        for e in lock(&self.entries).iter().filter(|e| e.state == pb::FaultState::Active) {
+    /// What the node-wide faults do: the nodes crashed, and those a
+    /// partition cuts off from every majority of the cluster (what decides
+    /// whether a node may run a new election).
+    pub fn active(&self) -> ActiveFaults {
+        self.snapshot().node
+    }
+
+    /// What election `election` meets: the node-wide faults and those
+    /// scoped to it (`None`: the node-wide ones).
+    pub fn active_in(&self, election: Option<&str>) -> ActiveFaults {
+        self.snapshot().seen_by(election)
+    }
+
+    /// What the active faults do, node-wide and per election.
+    fn snapshot(&self) -> Snapshot {
+        let cluster: Vec<usize> = (0..self.cluster.len()).collect();
+        let mut out = Snapshot::default();
+        out.node.leaving = lock(&self.leaving).clone();
+        for e in lock(&self.entries).iter().filter(|e| e.active()) {
+            let (f, members) = match &e.scope {
+                None => (&mut out.node, &cluster),
+                Some(s) => (out.scoped.entry(s.election.clone()).or_default(), &s.nodes),
+            };
             match &e.resolved {
-                Resolved::Crash(i) => out.crashed.push(*i),
+                Resolved::Crash(i) => f.crashed.push(*i),
                 Resolved::Partition(groups) => {
-                    // A node in no group is alone.
+                    // A node in no group is alone; a majority is of the nodes it concerns.
                     let size = |i: usize| groups.iter().find(|g| g.contains(&i)).map_or(1, Vec::len);
-                    out.cut_off.extend((0..n).filter(|&i| 2 * size(i) <= n));
-                    out.groups = groups.clone();
+                    f.cut_off.extend(members.iter().copied().filter(|&i| 2 * size(i) <= members.len()));
+                    f.groups = groups.clone();
                 }
-                Resolved::Pause { node, .. } => out.paused.push((*node, e.paused_us)),
+                Resolved::Pause { node, .. } => f.paused.push((*node, e.paused_us)),
                 _ => {}
             }
         }
@@ -734,8 +987,11 @@ impl Faults {
     pub fn on_node(&self, i: usize) -> Vec<String> {
         let name = |j: usize| self.cluster.nodes().get(j).map_or_else(|| format!("node {j}"), |n| n.name());
         let mut out = Vec::new();
-        for e in lock(&self.entries).iter().filter(|e| e.state == pb::FaultState::Active) {
-            let id = &e.id;
+        for e in lock(&self.entries).iter().filter(|e| e.active() && e.on(i)) {
+            let id = match &e.scope {
+                None => e.id.clone(),
+                Some(s) => format!("{}, election {} only", e.id, s.election),
+            };
             match &e.resolved {
                 Resolved::Crash(j) if *j == i => out.push(format!("crashed ({id})")),
                 Resolved::Link { from, to, spec } if from.is_none_or(|f| f == i) || to.is_none_or(|t| t == i) => {
@@ -803,20 +1059,27 @@ impl Faults {
         lock(&self.entries).iter().map(|e| self.info(e)).collect()
     }
 
-    /// Clear one fault (or all with an empty id) and push the change to the
+    /// Clear one fault, those scoped to election `election_id` (with an
+    /// empty `fault_id`), or all (both empty), and push the change to the
     /// nodes it concerns (clearing all: every node, an empty share).
-    pub async fn clear(&self, fault_id: &str) -> Result<u32, RequestError> {
+    pub async fn clear(&self, fault_id: &str, election_id: &str) -> Result<u32, RequestError> {
         let _order = self.push.lock().await;
         let (cleared, changes) = {
             let mut entries = lock(&self.entries);
-            if fault_id.is_empty() {
+            if fault_id.is_empty() && !election_id.is_empty() {
+                let (removed, kept): (Vec<Entry>, Vec<Entry>) =
+                    std::mem::take(&mut *entries).into_iter().partition(|e| e.scope_id() == election_id);
+                *entries = kept;
+                (removed.len() as u32, changes_for(self.cluster.len(), &self.addresses(), &entries, &removed, None))
+            } else if fault_id.is_empty() {
                 let cleared = entries.len() as u32;
                 entries.clear();
                 // A whole share, empty: the nodes drop whatever they hold.
                 for s in lock(&self.synced).iter_mut().filter(|s| **s != Synced::Whole) {
                     *s = Synced::No;
                 }
-                (cleared, (0..self.cluster.len()).map(|i| (i, pb::ChangeFaultsRequest::default())).collect())
+                let nodes = 0..self.cluster.len();
+                (cleared, nodes.map(|i| ((i, String::new()), pb::ChangeFaultsRequest::default())).collect())
             } else {
                 let Some(i) = entries.iter().position(|e| e.id == fault_id) else {
                     return Err(RequestError {
@@ -839,7 +1102,10 @@ impl Faults {
     }
 
     fn describe(&self, e: &Entry) -> String {
-        let what = self.describe_fault(e);
+        let what = match &e.scope {
+            None => self.describe_fault(e),
+            Some(s) => format!("{} in election {}", self.describe_fault(e), s.election),
+        };
         match e.after {
             Some(t) => format!("{what}; pending: {} ms after {t}", e.request.at_ms),
             None => what,
@@ -905,7 +1171,7 @@ impl Faults {
             state: e.state as i32,
             description: self.describe(e),
             handovers: e.handovers.clone(),
-            election_id: String::new(),
+            election_id: e.scope_id().to_string(),
         }
     }
 
@@ -915,7 +1181,13 @@ impl Faults {
     /// out of step back (a restarted node, a failed push, what a previous
     /// controller left). Called with `push` held. A node that does not know
     /// `ChangeFaults` gets its whole share at once, and from then on.
-    async fn push(&self, mut changes: Changes) -> Result<(), String> {
+    async fn push(&self, changes: Changes) -> Result<(), String> {
+        // Per node, its changes in order (the node-wide one first).
+        let mut changes: BTreeMap<usize, Vec<pb::ChangeFaultsRequest>> =
+            changes.into_iter().fold(BTreeMap::new(), |mut m, ((i, _), c)| {
+                m.entry(i).or_default().push(c);
+                m
+            });
         let whole: Vec<usize> = {
             let synced = lock(&self.synced);
             let out_of_step = |i: usize, n: &Arc<crate::cluster::Node>| match synced.get(i) {
@@ -936,7 +1208,7 @@ impl Faults {
             whole.iter().map(|&i| (i, share(&entries, i, &self.addresses()))).collect()
         };
         let mut set = tokio::task::JoinSet::new();
-        for (i, change) in changes {
+        for (i, each) in changes {
             let Some(node) = self.cluster.nodes().get(i).cloned() else { continue };
             let (share, timeout) = (shares.get(&i).cloned(), self.rpc_timeout);
             set.spawn(async move {
@@ -945,7 +1217,12 @@ impl Faults {
                 let call = async {
                     match share {
                         Some(share) => client.set_faults(share).await.map(|_| Synced::Since(session)),
-                        None => client.change_faults(change).await.map(|_| Synced::Since(session)),
+                        None => {
+                            for change in each {
+                                client.change_faults(change).await?;
+                            }
+                            Ok(Synced::Since(session))
+                        }
                     }
                 };
                 let result = match tokio::time::timeout(timeout, call).await {
@@ -1025,10 +1302,24 @@ fn reachable(groups: &[Vec<usize>], i: usize, addresses: &[String]) -> Vec<Strin
         .unwrap_or_default()
 }
 
-/// Node `i`'s whole share of the active faults in `entries`.
+/// Node `i`'s whole share of the active faults in `entries`: the node-wide
+/// ones, and those of each election scoped to that concern it.
 fn share(entries: &[Entry], i: usize, addresses: &[String]) -> pb::SetFaultsRequest {
+    let mut req = share_in(entries, i, addresses, "");
+    let scopes: BTreeSet<&str> =
+        entries.iter().filter(|e| e.active() && e.scope.is_some() && e.on(i)).map(Entry::scope_id).collect();
+    for scope in scopes {
+        let faults = Some(share_in(entries, i, addresses, scope));
+        req.elections.push(pb::ElectionFaults { election_id: scope.to_string(), faults });
+    }
+    req
+}
+
+/// Node `i`'s share of the active faults in `entries` of one scope (an
+/// election id, "" for the node-wide ones).
+fn share_in(entries: &[Entry], i: usize, addresses: &[String], scope: &str) -> pb::SetFaultsRequest {
     let mut req = pb::SetFaultsRequest::default();
-    for e in entries.iter().filter(|e| e.state == pb::FaultState::Active) {
+    for e in entries.iter().filter(|e| e.active() && e.scope_id() == scope && e.on(i)) {
         match &e.resolved {
             Resolved::Crash(j) if *j == i => req.crashed = true,
             Resolved::Link { from, to, spec } if from.is_none_or(|f| f == i) && *to != Some(i) => {
@@ -1042,20 +1333,21 @@ fn share(entries: &[Entry], i: usize, addresses: &[String]) -> pb::SetFaultsRequ
             _ => {}
         }
     }
-    req.pause_ms = pause_left(entries, i, None);
+    req.pause_ms = pause_left(entries, i, None, scope);
     req
 }
 
-/// How long node `i` stays paused, in ms, by the active pauses in `entries`
-/// and `added` (the latest end among them; 0: not paused). A pause that has
-/// a moment left counts as 1 ms, so the node is told it is paused.
-fn pause_left(entries: &[Entry], i: usize, added: Option<&Entry>) -> u64 {
+/// How long node `i` stays paused, in ms, by the active pauses of scope
+/// `scope` in `entries` and `added` (the latest end among them; 0: not
+/// paused). A pause that has a moment left counts as 1 ms, so the node is
+/// told it is paused.
+fn pause_left(entries: &[Entry], i: usize, added: Option<&Entry>, scope: &str) -> u64 {
     let now = std::time::Instant::now();
     entries
         .iter()
         .chain(added)
         .filter(|e| {
-            e.state == pb::FaultState::Active && matches!(e.resolved, Resolved::Pause { node, .. } if node == i)
+            e.active() && e.scope_id() == scope && matches!(e.resolved, Resolved::Pause { node, .. } if node == i)
         })
         .filter_map(|e| e.until)
         .filter(|u| *u > now)
@@ -1064,53 +1356,101 @@ fn pause_left(entries: &[Entry], i: usize, added: Option<&Entry>) -> u64 {
         .unwrap_or(0)
 }
 
+/// The change for node `i` in fault `e`'s scope, if `e` concerns the node.
+fn at<'a>(out: &'a mut Changes, e: &Entry, i: usize) -> Option<&'a mut pb::ChangeFaultsRequest> {
+    if !e.on(i) {
+        return None;
+    }
+    let scope = e.scope_id().to_string();
+    Some(
+        out.entry((i, scope.clone()))
+            .or_insert_with(|| pb::ChangeFaultsRequest { election_id: scope, ..Default::default() }),
+    )
+}
+
 /// What a change means for the nodes of an `n`-node cluster: the faults
 /// `removed` go (those not active concern no node), `added` (active) comes,
-/// and `held` are the faults left. Per node concerned, the change to send:
-/// a link fault touches the nodes whose messages it selects, a crash or a
-/// recover its node, a partition every node. Its size does not depend on
-/// `held` (a crash cleared asks whether another crash of its node is held).
+/// and `held` are the faults left. Per node concerned and scope, the change
+/// to send: a link fault touches the nodes whose messages it selects, a
+/// crash or a recover its node, a partition every node (a fault scoped to
+/// an election: only among that election's nodes). Its size does not
+/// depend on `held` (a crash cleared asks whether another crash of its
+/// node is held in its scope).
 fn changes_for(n: usize, addresses: &[String], held: &[Entry], removed: &[Entry], added: Option<&Entry>) -> Changes {
     let mut out = Changes::new();
-    let crashed = |j: usize| held.iter().any(|e| e.state == pb::FaultState::Active && e.resolved == Resolved::Crash(j));
-    for e in removed.iter().filter(|e| e.state == pb::FaultState::Active) {
+    let crashed = |j: usize, scope: &str| {
+        held.iter().any(|e| e.active() && e.scope_id() == scope && e.resolved == Resolved::Crash(j))
+    };
+    for e in removed.iter().filter(|e| e.active()) {
         match &e.resolved {
-            Resolved::Crash(j) => out.entry(*j).or_default().crashed = Some(crashed(*j)),
+            Resolved::Crash(j) => {
+                if let Some(c) = at(&mut out, e, *j) {
+                    c.crashed = Some(crashed(*j, e.scope_id()));
+                }
+            }
             Resolved::Link { from, to, .. } => {
                 for i in targets(n, *from, *to) {
-                    out.entry(i).or_default().remove.push(e.id.clone());
+                    if let Some(c) = at(&mut out, e, i) {
+                        c.remove.push(e.id.clone());
+                    }
                 }
             }
             Resolved::Partition(_) => {
                 for i in 0..n {
-                    let c = out.entry(i).or_default();
-                    (c.partitioned, c.reachable) = (Some(false), Vec::new());
+                    if let Some(c) = at(&mut out, e, i) {
+                        (c.partitioned, c.reachable) = (Some(false), Vec::new());
+                    }
                 }
             }
-            Resolved::Clock { node, .. } => out.entry(*node).or_default().clock_rate = Some(1.0),
+            Resolved::Clock { node, .. } => {
+                if let Some(c) = at(&mut out, e, *node) {
+                    c.clock_rate = Some(1.0);
+                }
+            }
             Resolved::Pause { node, .. } => {
-                out.entry(*node).or_default().pause_ms = Some(pause_left(held, *node, added));
+                if let Some(c) = at(&mut out, e, *node) {
+                    c.pause_ms = Some(pause_left(held, *node, added, e.scope_id()));
+                }
             }
             Resolved::CrashLeader | Resolved::Recover(_) | Resolved::PauseLeader { .. } => {}
         }
     }
     let Some(e) = added else { return out };
     match &e.resolved {
-        Resolved::Crash(j) => out.entry(*j).or_default().crashed = Some(true),
-        Resolved::Recover(j) => out.entry(*j).or_default().crashed = Some(false),
+        Resolved::Crash(j) => {
+            if let Some(c) = at(&mut out, e, *j) {
+                c.crashed = Some(true);
+            }
+        }
+        Resolved::Recover(j) => {
+            if let Some(c) = at(&mut out, e, *j) {
+                c.crashed = Some(false);
+            }
+        }
         Resolved::Link { from, to, spec } => {
             for i in targets(n, *from, *to) {
-                out.entry(i).or_default().add.push(rule_for(e, i, *to, spec, addresses));
+                if let Some(c) = at(&mut out, e, i) {
+                    c.add.push(rule_for(e, i, *to, spec, addresses));
+                }
             }
         }
         Resolved::Partition(groups) => {
             for i in 0..n {
-                let c = out.entry(i).or_default();
-                (c.partitioned, c.reachable) = (Some(true), reachable(groups, i, addresses));
+                if let Some(c) = at(&mut out, e, i) {
+                    (c.partitioned, c.reachable) = (Some(true), reachable(groups, i, addresses));
+                }
             }
         }
-        Resolved::Clock { node, rate } => out.entry(*node).or_default().clock_rate = Some(*rate),
-        Resolved::Pause { node, .. } => out.entry(*node).or_default().pause_ms = Some(pause_left(held, *node, Some(e))),
+        Resolved::Clock { node, rate } => {
+            if let Some(c) = at(&mut out, e, *node) {
+                c.clock_rate = Some(*rate);
+            }
+        }
+        Resolved::Pause { node, .. } => {
+            if let Some(c) = at(&mut out, e, *node) {
+                c.pause_ms = Some(pause_left(held, *node, Some(e), e.scope_id()));
+            }
+        }
         Resolved::CrashLeader | Resolved::PauseLeader { .. } => {}
     }
     out
@@ -1120,6 +1460,11 @@ fn changes_for(n: usize, addresses: &[String], held: &[Entry], removed: &[Entry]
 mod tests {
     use super::*;
     use pb::after_event::Event;
+
+    /// The key of node `i`'s node-wide change.
+    fn k(i: usize) -> (usize, String) {
+        (i, String::new())
+    }
 
     fn entry(id: &str, resolved: Resolved) -> Entry {
         Entry {
@@ -1132,6 +1477,7 @@ mod tests {
             handovers: Vec::new(),
             until: None,
             paused_us: 0,
+            scope: None,
         }
     }
 
@@ -1149,35 +1495,83 @@ mod tests {
         let addresses: Vec<String> = (0..4).map(|i| format!("http://n{i}")).collect();
         let held: Vec<Entry> = (0..200).map(|k| slow(&format!("f{k}"), None, None)).collect();
         let change = |removed: &[Entry], added: Option<&Entry>| changes_for(4, &addresses, &held, removed, added);
-        let added = |c: &Changes| c.iter().map(|(i, r)| (*i, r.add.len(), r.remove.clone())).collect::<Vec<_>>();
+        let added = |c: &Changes| c.iter().map(|(i, r)| (i.0, r.add.len(), r.remove.clone())).collect::<Vec<_>>();
 
         assert_eq!(added(&change(&[], Some(&slow("f300", Some(2), None)))), [(2, 1, vec![])]);
         assert_eq!(
             added(&change(&[], Some(&slow("f301", None, Some(1))))),
             [(0, 1, vec![]), (2, 1, vec![]), (3, 1, vec![])]
         );
-        let rule = &change(&[], Some(&slow("f302", Some(0), Some(3))))[&0].add[0];
+        let rule = &change(&[], Some(&slow("f302", Some(0), Some(3))))[&k(0)].add[0];
         assert_eq!((rule.to.as_str(), rule.fault_id.as_str(), rule.delay_ms), ("http://n3", "f302", 5));
         let gone = vec!["f300".to_string()];
         assert_eq!(added(&change(&[slow("f300", Some(2), None)], None)), [(2, 0, gone)]);
 
         let crash = |id: &str, j| entry(id, Resolved::Crash(j));
-        assert_eq!(change(&[], Some(&crash("f1", 3)))[&3].crashed, Some(true));
-        assert_eq!(change(&[crash("f1", 3)], None)[&3].crashed, Some(false));
+        assert_eq!(change(&[], Some(&crash("f1", 3)))[&k(3)].crashed, Some(true));
+        assert_eq!(change(&[crash("f1", 3)], None)[&k(3)].crashed, Some(false));
         let twice = [crash("f2", 3)];
-        assert_eq!(changes_for(4, &addresses, &twice, &[crash("f1", 3)], None)[&3].crashed, Some(true));
-        assert_eq!(change(&[], Some(&entry("r", Resolved::Recover(1))))[&1].crashed, Some(false));
+        assert_eq!(changes_for(4, &addresses, &twice, &[crash("f1", 3)], None)[&k(3)].crashed, Some(true));
+        assert_eq!(change(&[], Some(&entry("r", Resolved::Recover(1))))[&k(1)].crashed, Some(false));
 
         let split = entry("p", Resolved::Partition(vec![vec![0, 1], vec![2]]));
         let cut = change(&[], Some(&split));
         assert_eq!(cut.len(), 4);
-        assert_eq!((cut[&0].partitioned, cut[&0].reachable.clone()), (Some(true), vec!["http://n1".to_string()]));
-        assert_eq!((cut[&3].partitioned, cut[&3].reachable.len()), (Some(true), 0), "a node in no group is alone");
+        assert_eq!((cut[&k(0)].partitioned, cut[&k(0)].reachable.clone()), (Some(true), vec!["http://n1".to_string()]));
+        assert_eq!(
+            (cut[&k(3)].partitioned, cut[&k(3)].reachable.len()),
+            (Some(true), 0),
+            "a node in no group is alone"
+        );
         assert!(change(&[split], None).values().all(|c| c.partitioned == Some(false)));
 
         let mut pending = slow("f9", None, None);
         pending.state = pb::FaultState::Scheduled;
         assert!(change(&[pending], None).is_empty(), "a fault not active concerns no node");
+    }
+
+    /// A fault scoped to an election concerns only that election's nodes, in its scope: a scoped link
+    /// fault from every node puts a rule on the election's nodes only, tagged with the election; a scoped
+    /// crash is that election's; a node-wide recover clears the node's scoped crash in its scope too; a
+    /// whole share carries the node-wide part and each election's; a node not in the election gets none of
+    /// it; what an election meets is the node-wide faults and its own, another's are not seen.
+    #[test]
+    fn a_scoped_fault_concerns_its_elections_nodes_only() {
+        let addresses: Vec<String> = (0..4).map(|i| format!("http://n{i}")).collect();
+        let scoped = |e: Entry| Entry { scope: Some(Scope { election: "e1".into(), nodes: vec![1, 2] }), ..e };
+        let link = scoped(slow("f1", None, None));
+        let c = changes_for(4, &addresses, &[], &[], Some(&link));
+        let keys: Vec<(usize, String)> = c.keys().cloned().collect();
+        assert_eq!(keys, [(1, "e1".to_string()), (2, "e1".to_string())]);
+        assert!(c.values().all(|r| r.election_id == "e1" && r.add.len() == 1));
+
+        let crash = scoped(entry("f2", Resolved::Crash(2)));
+        let c = changes_for(4, &addresses, &[], &[], Some(&crash));
+        assert_eq!(c[&(2, "e1".to_string())].crashed, Some(true));
+        assert!(!c.contains_key(&k(2)), "the node itself is not crashed");
+
+        let held = vec![link.clone(), crash.clone(), entry("f3", Resolved::Crash(3))];
+        let two = share(&held, 2, &addresses);
+        assert!(!two.crashed && two.links.is_empty(), "nothing node-wide on node 2: {two:?}");
+        let own = two.elections.iter().find(|e| e.election_id == "e1").and_then(|e| e.faults.clone()).unwrap();
+        assert!(own.crashed && own.links.len() == 1);
+        assert!(share(&held, 0, &addresses).elections.is_empty(), "node 0 does not run e1");
+        assert!(share(&held, 3, &addresses).crashed);
+
+        let gone: Vec<usize> = Faults::replaced(&held, &Resolved::Recover(2), "").collect();
+        assert_eq!(gone, [1], "a node-wide recover takes the scoped crash too");
+        let gone: Vec<usize> = Faults::replaced(&held, &Resolved::Recover(2), "e2").collect();
+        assert!(gone.is_empty(), "a recover scoped to another election does not");
+        let c = changes_for(4, &addresses, &held[..1], &[crash], None);
+        assert_eq!(c[&(2, "e1".to_string())].crashed, Some(false));
+
+        let snapshot = Snapshot {
+            node: ActiveFaults { crashed: vec![3], ..Default::default() },
+            scoped: [("e1".to_string(), ActiveFaults { crashed: vec![2], ..Default::default() })].into(),
+        };
+        assert_eq!(snapshot.seen_by(Some("e1")).crashed, [3, 2]);
+        assert_eq!(snapshot.seen_by(Some("e2")).crashed, [3]);
+        assert_eq!(snapshot.seen_by(None).crashed, [3]);
     }
 
     /// A node's whole share has every active rule on it in injection order, its crash and its partition.
@@ -1235,11 +1629,11 @@ mod tests {
         let within = |ms: Option<u64>, want: u64| ms.is_some_and(|ms| ms <= want && ms + 200 > want);
         let added = changes_for(3, &addresses, std::slice::from_ref(&short), &[], Some(&long));
         assert_eq!(added.len(), 1, "only the paused node: {added:?}");
-        assert!(within(added[&1].pause_ms, 5_000), "{added:?}");
+        assert!(within(added[&k(1)].pause_ms, 5_000), "{added:?}");
         let cleared = changes_for(3, &addresses, std::slice::from_ref(&short), std::slice::from_ref(&long), None);
-        assert!(within(cleared[&1].pause_ms, 1_000), "the short one's end: {cleared:?}");
+        assert!(within(cleared[&k(1)].pause_ms, 1_000), "the short one's end: {cleared:?}");
         let none = changes_for(3, &addresses, &[], std::slice::from_ref(&short), None);
-        assert_eq!(none[&1].pause_ms, Some(0), "nothing left: resume now");
+        assert_eq!(none[&k(1)].pause_ms, Some(0), "nothing left: resume now");
         let held = [short, long];
         assert!(within(Some(share(&held, 1, &addresses).pause_ms), 5_000));
         assert_eq!(share(&held, 0, &addresses).pause_ms, 0);

@@ -420,7 +420,8 @@ impl Controller for ControllerService {
         request: Request<pb::ClearFaultsRequest>,
     ) -> Result<Response<pb::ClearFaultsResponse>, Status> {
         self.authorize(&request, "ClearFaults", Access::Write)?;
-        let cleared = self.faults.clear(&request.get_ref().fault_id).await?;
+        let req = request.get_ref();
+        let cleared = self.faults.clear(&req.fault_id, &req.election_id).await?;
         Ok(Response::new(pb::ClearFaultsResponse { cleared }))
     }
 
@@ -645,6 +646,17 @@ impl crate::faults::Watch for ElectionWatch {
 
     fn messages(&self, id: &str) -> Option<u64> {
         self.0.get(id)?.inspect(|r| r.metrics.as_ref().map(|m| m.messages))
+    }
+
+    fn election(&self, id: &str) -> Option<crate::faults::ElectionView> {
+        self.0.get(id)?.inspect(|r| {
+            Some(crate::faults::ElectionView {
+                live: r.mode == Mode::Live,
+                ended: r.state.is_terminal(),
+                nodes: r.participants.iter().map(|p| p.node.clone()).collect(),
+                leader: r.leader.as_ref().map(|l| l.node.clone()),
+            })
+        })
     }
 }
 

@@ -228,7 +228,7 @@ impl Elections {
     /// cannot: crashed by an injected fault, or its event stream to the
     /// controller closed (the process unreachable, stopped or paused).
     pub fn node_down(&self, i: usize) -> Option<&'static str> {
-        let crashed = self.faults.get().is_some_and(|p| p.active().crashed.contains(&i));
+        let crashed = self.faults.get().is_some_and(|p| p.active(None).crashed.contains(&i));
         let node = self.cluster.nodes().get(i)?;
         if crashed {
             Some("crashed by an injected fault")
@@ -616,6 +616,10 @@ impl Elections {
                 messages = r.metrics.as_ref().map(|m| m.messages),
                 "election finished"
             ),
+        }
+        if let Some(faults) = self.faults.get() {
+            // Before anyone hears that it ended: its scoped faults are gone by then.
+            faults.ended(&r.id);
         }
         entry.update(|current| {
             *current = r;

@@ -169,13 +169,18 @@ impl ActiveFaults {
     }
 }
 
-/// Tells what the injected faults do to the nodes, now and since a time.
+/// Tells what the injected faults do to the nodes, now and since a time:
+/// the node-wide faults (`election` `None`), or what one election meets
+/// (the node-wide faults and those scoped to it).
 pub trait FaultProbe: Send + Sync {
     /// The faults in force now.
-    fn active(&self) -> ActiveFaults;
+    fn active(&self, election: Option<&str>) -> ActiveFaults;
     /// What was in force at unix time `since_us` (microseconds) and every
     /// change after, each with its unix time (as far back as remembered).
-    fn changes_since(&self, since_us: u64) -> Vec<(u64, ActiveFaults)>;
+    fn changes_since(&self, since_us: u64, election: Option<&str>) -> Vec<(u64, ActiveFaults)>;
+    /// Election `election` ended (its record is final): the faults scoped
+    /// to it end with it.
+    fn ended(&self, election: &str);
 }
 
 impl std::fmt::Debug for dyn FaultProbe {
@@ -226,14 +231,16 @@ impl Context<'_> {
         self.shutting_down.load(Ordering::SeqCst)
     }
 
-    /// What the injected faults do to the nodes now (nothing before the API set the probe).
-    pub(super) fn faults(&self) -> ActiveFaults {
-        self.faults.get().map(|p| p.active()).unwrap_or_default()
+    /// What the injected faults do now to the nodes of election `election`:
+    /// the node-wide ones and those scoped to it (nothing before the API set
+    /// the probe).
+    pub(super) fn faults(&self, election: &str) -> ActiveFaults {
+        self.faults.get().map(|p| p.active(Some(election))).unwrap_or_default()
     }
 
-    /// The faults in force at unix time `since_us` and every change after.
-    pub(super) fn fault_changes(&self, since_us: u64) -> Vec<(u64, ActiveFaults)> {
-        self.faults.get().map(|p| p.changes_since(since_us)).unwrap_or_default()
+    /// The faults election `election` met at unix time `since_us` and every change after.
+    pub(super) fn fault_changes(&self, since_us: u64, election: &str) -> Vec<(u64, ActiveFaults)> {
+        self.faults.get().map(|p| p.changes_since(since_us, Some(election))).unwrap_or_default()
     }
 }
 

@@ -78,7 +78,10 @@ async fn invalid_faults_are_refused() {
     }
     let twice = client.inject_fault(partition(&[&["node-0", "node-1"], &["node-1"]])).await.unwrap_err();
     assert!(twice.message().contains("node-1") && twice.message().contains("twice"), "{}", twice.message());
-    let status = client.clear_faults(pb::ClearFaultsRequest { fault_id: "f999".into(), ..Default::default() }).await.unwrap_err();
+    let status = client
+        .clear_faults(pb::ClearFaultsRequest { fault_id: "f999".into(), ..Default::default() })
+        .await
+        .unwrap_err();
     assert_eq!(status.code(), Code::NotFound);
     assert!(client.list_faults(pb::ListFaultsRequest {}).await.unwrap().into_inner().faults.is_empty());
     ctl.stop().await;

@@ -131,7 +131,7 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
             }
             follower.rejoined(i);
         }
-        let faults = ctx.faults().by_position(&placement);
+        let faults = ctx.faults(election_id).by_position(&placement);
         if faults != faults_drawn {
             sketch.changed(std::time::Instant::now());
             faults_drawn = faults.clone();
@@ -259,7 +259,12 @@ async fn drawn(
     let d = diagram::read(plan, drawing, nodes, election_id, ctx.config.rpc_timeout()).await;
     // The unix time of `started`, to place the timeline and the faults on the diagram.
     let started_us = now_us().saturating_sub(started.elapsed().as_micros() as u64);
-    d.with_history(started_us, &beliefs, &plan.ids, &faults_by_position(ctx.fault_changes(started_us), placement))
+    d.with_history(
+        started_us,
+        &beliefs,
+        &plan.ids,
+        &faults_by_position(ctx.fault_changes(started_us, election_id), placement),
+    )
 }
 
 /// Keep `svg`, the diagram of a running kept leadership so far, in its record (pages and
