@@ -358,10 +358,14 @@ pub(super) async fn start(State(lab): State<Lab>, headers: HeaderMap, body: axum
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LabAction {
-    /// The election (for `stop`).
+    /// The election the page shows. Its faults are scoped to it
+    /// (`InjectFaultRequest.election_id`): they touch that election alone,
+    /// and end with it; empty: node-wide, as an operator's gRPC call. `stop`
+    /// stops it; `clear` clears its faults.
     pub election_id: String,
     /// `crash`, `recover`, `partition` (the nodes from the rest), `drop` (the next message from the
-    /// first node to the second), `clear` (every fault) or `stop`.
+    /// first node to the second), `clear` (the election's faults; with `fault_id`, that fault; with
+    /// neither, every fault the lab set: those scoped to an election) or `stop`.
     pub action: String,
     /// The nodes it concerns, by name.
     pub nodes: Vec<String>,
@@ -369,10 +373,13 @@ pub struct LabAction {
     pub all: Vec<String>,
     /// For `drop`: the kind of message dropped (a `messages_by_kind` name; empty: any kind).
     pub kind: String,
+    /// For `clear`: the one fault to clear (a fault id, as `GET /lab/cluster` lists them).
+    pub fault_id: String,
 }
 
 /// `POST /lab/act`: crash or recover nodes, cut them off, drop the next
-/// message of a kind on a link, clear every fault, or stop the election, each through its gRPC method; answers
+/// message of a kind on a link (each a fault scoped to the election shown),
+/// clear faults, or stop the election, each through its gRPC method; answers
 /// `{"done": …}` (what was done) or a [`Refusal`].
 pub(super) async fn act(State(lab): State<Lab>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
     let request = match request::<LabAction>(&lab, &headers, &body) {
@@ -380,12 +387,11 @@ pub(super) async fn act(State(lab): State<Lab>, headers: HeaderMap, body: axum::
         Err(refusal) => return refusal.into_response(),
     };
     let (metadata, extensions, action) = request.into_parts();
+    let with = |m: &tonic::metadata::MetadataMap| tonic::Request::from_parts(m.clone(), extensions.clone(), ());
     let call = |kind: pb::inject_fault_request::Kind| {
-        tonic::Request::from_parts(
-            metadata.clone(),
-            extensions.clone(),
-            pb::InjectFaultRequest { kind: Some(kind), ..Default::default() },
-        )
+        let fault =
+            pb::InjectFaultRequest { kind: Some(kind), election_id: action.election_id.clone(), ..Default::default() };
+        with(&metadata).map(|()| fault)
     };
     let nodes_needed = || {
         (action.nodes.is_empty()).then(|| {
@@ -444,15 +450,13 @@ pub(super) async fn act(State(lab): State<Lab>, headers: HeaderMap, body: axum::
             };
             lab.service.inject_fault(call(Kind::Link(link))).await.map(|f| f.into_inner().description)
         }
-        "clear" => {
-            let request =
-                tonic::Request::from_parts(metadata.clone(), extensions.clone(), pb::ClearFaultsRequest::default());
-            lab.service.clear_faults(request).await.map(|c| format!("cleared {} fault(s)", c.into_inner().cleared))
-        }
+        "clear" => clear(&lab, &metadata, &action).await,
         "stop" => {
             let stop = pb::StopElectionRequest { election_id: action.election_id.clone() };
-            let request = tonic::Request::from_parts(metadata.clone(), extensions.clone(), stop);
-            lab.service.stop_election(request).await.map(|_| format!("stopped {}", action.election_id))
+            lab.service
+                .stop_election(with(&metadata).map(|()| stop))
+                .await
+                .map(|_| format!("stopped {}", action.election_id))
         }
         other => {
             return Refusal::new(
@@ -471,6 +475,97 @@ pub(super) async fn act(State(lab): State<Lab>, headers: HeaderMap, body: axum::
         }
         Err(status) => Refusal::of_status(&status).into_response(),
     }
+}
+
+/// The lab's `clear`: one fault (`fault_id`), the faults of the election
+/// shown (`election_id`), or (neither) every fault the lab set: those
+/// scoped to an election. Node-wide faults (an operator's) stay unless
+/// named by id.
+async fn clear(
+    lab: &Lab,
+    metadata: &tonic::metadata::MetadataMap,
+    action: &LabAction,
+) -> Result<String, tonic::Status> {
+    let ask = |fault_id: String, election_id: String| {
+        let mut r = tonic::Request::new(pb::ClearFaultsRequest { fault_id, election_id });
+        *r.metadata_mut() = metadata.clone();
+        r
+    };
+    let elections: Vec<String> = if !action.fault_id.is_empty() || !action.election_id.is_empty() {
+        vec![action.election_id.clone()]
+    } else {
+        let mut list = tonic::Request::new(pb::ListFaultsRequest {});
+        *list.metadata_mut() = metadata.clone();
+        let faults = lab.service.list_faults(list).await?.into_inner().faults;
+        let mut scopes: Vec<String> = faults.into_iter().map(|f| f.election_id).filter(|e| !e.is_empty()).collect();
+        scopes.sort();
+        scopes.dedup();
+        scopes
+    };
+    if !action.fault_id.is_empty() {
+        lab.service.clear_faults(ask(action.fault_id.clone(), String::new())).await?;
+        return Ok(format!("cleared {}", action.fault_id));
+    }
+    let mut cleared = 0;
+    for election in elections {
+        cleared += lab.service.clear_faults(ask(String::new(), election)).await?.into_inner().cleared;
+    }
+    Ok(format!("cleared {cleared} fault(s)"))
+}
+
+/// `GET /lab/cluster`: the cluster as the lab's front page draws it (JSON):
+/// each node (`name`, `address`, `reachable`: it answers the controller,
+/// `crashed`: a node-wide crash fault holds it, `elections` it holds,
+/// `error` when it does not answer), and every fault held (`id`,
+/// `description`, `state`: ACTIVE, SCHEDULED or WAITING, `electionId`: the
+/// election it is scoped to, empty when node-wide). A read: it asks what
+/// the pages' reads ask (`auth.protect_reads`), and runs GetCluster and
+/// ListFaults with the caller's token.
+pub(super) async fn cluster(State(lab): State<Lab>, headers: HeaderMap) -> Response {
+    let ask = || {
+        let mut r = tonic::Request::new(());
+        if let Some(auth) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok())
+            && let Ok(v) = auth.parse()
+        {
+            r.metadata_mut().insert("authorization", v);
+        }
+        r
+    };
+    let nodes = match lab.service.get_cluster(ask().map(|()| pb::GetClusterRequest {})).await {
+        Ok(c) => c.into_inner().nodes,
+        Err(status) => return Refusal::of_status(&status).into_response(),
+    };
+    let faults = match lab.service.list_faults(ask().map(|()| pb::ListFaultsRequest {})).await {
+        Ok(f) => f.into_inner().faults,
+        Err(status) => return Refusal::of_status(&status).into_response(),
+    };
+    let active = |f: &pb::FaultInfo| f.state == pb::FaultState::Active as i32;
+    let crashed = |name: &str| {
+        faults.iter().filter(|f| active(f) && f.election_id.is_empty()).any(|f| {
+            matches!(f.fault.as_ref().and_then(|r| r.kind.as_ref()),
+                Some(pb::inject_fault_request::Kind::Crash(c)) if c.node == name)
+        })
+    };
+    let nodes: Vec<serde_json::Value> = nodes
+        .iter()
+        .map(|n| {
+            serde_json::json!({
+                "name": n.name, "address": n.address, "reachable": n.reachable, "crashed": crashed(&n.name),
+                "elections": n.elections, "error": n.error,
+            })
+        })
+        .collect();
+    let faults: Vec<serde_json::Value> = faults
+        .iter()
+        .map(|f| {
+            let state = pb::FaultState::try_from(f.state).map_or("UNSPECIFIED", |s| s.as_str_name());
+            serde_json::json!({
+                "id": f.fault_id, "description": f.description, "state": state, "electionId": f.election_id,
+            })
+        })
+        .collect();
+    let body = serde_json::json!({ "nodes": nodes, "faults": faults });
+    ([(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response()
 }
 
 /// What the lab's check form sends: a small election to check on every schedule.

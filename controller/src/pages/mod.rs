@@ -75,6 +75,7 @@ pub fn router(elections: Arc<Elections>, lab: Lab) -> axum::Router {
         .route("/", get(lab_page::page))
         .route("/lab/start", axum::routing::post(lab::start))
         .route("/lab/act", axum::routing::post(lab::act))
+        .route("/lab/cluster", get(lab::cluster))
         .route("/lab/check", axum::routing::post(lab::check))
         .route("/lab/explore", axum::routing::post(explore::explore))
         .layer(axum::extract::DefaultBodyLimit::max(lab::MAX_BODY))
