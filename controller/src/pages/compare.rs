@@ -1,18 +1,27 @@
-//! `/compare/{a}/{b}`: two elections side by side, typically the same ids
+//! `/compare/{a}/{b}`: two elections compared, typically the same ids
 //! under two algorithms ("Same ids, another algorithm" on an election's
 //! page): their costs against their bounds in one table, and their diagrams
-//! and topologies stepped together on one time line (each event of either,
-//! in time order), so a class sees where one algorithm spends messages the
-//! other does not.
+//! one above the other, each beside its topology, stepped together on one
+//! time line (each event of either, in time order), so a class sees where
+//! one algorithm spends messages the other does not.
+//!
+//! The page's script (`compare.js`, then the election pages' own) redraws
+//! both diagrams on one time scale, to scale, when they share an axis (a
+//! moment is at the same x in both), and says each election's messages sent
+//! so far as the step bar moves.
 
 use std::fmt::Write as _;
 
 use axum::extract::{Path, State};
 use axum::response::{Html, IntoResponse, Response};
 
-use super::election::{SCRIPT, STEP_CONTROLS, bound_text, mode_text, state_class, verdict};
+use super::election::{STEP_CONTROLS, bound_text, mode_text, state_class, verdict};
 use super::{HEAD, Pages, escape, not_found};
 use crate::record::ElectionRecord;
+
+/// The comparison page's script: its own part (one time scale, messages so far) before the
+/// election pages' stepping.
+pub(super) const SCRIPT: &str = concat!(include_str!("compare.js"), include_str!("election.js"));
 
 /// `GET /compare/{a}/{b}`.
 pub(super) async fn page(State(pages): State<Pages>, Path((a, b)): Path<(String, String)>) -> Response {
@@ -55,13 +64,15 @@ fn cost_row(rows: &mut String, r: &ElectionRecord) {
     );
 }
 
-/// One election's half of the page: its verdict, topology, the step it is at and its diagram.
+/// One election's part of the page: its name, verdict and messages so far, its topology and the
+/// step it is at beside its diagram.
 fn panel(body: &mut String, r: &ElectionRecord) {
     let _ = write!(
         body,
-        "<section class=\"panel\" data-election=\"{id}\" data-algorithm=\"{alg}\"><h2><a href=\"/elections/{id}\">{alg}</a></h2>\
-         <p class=\"state {class}\">{verdict}</p><div class=\"stage\"><div class=\"topology\"></div>\
-         <div class=\"info\">Step both: each send, arrival and change of state of either is a step.</div></div>",
+        "<section class=\"panel\" data-election=\"{id}\" data-algorithm=\"{alg}\"><h2><a href=\"/elections/{id}\">{alg}</a> \
+         <span class=\"so-far\"></span></h2><p class=\"state {class}\">{verdict}</p><div class=\"beside\">\
+         <div class=\"side\"><div class=\"topology\"></div><div class=\"info\">Step both: each send, arrival and change \
+         of state of either is a step.</div></div>",
         id = escape(&r.id),
         alg = escape(r.algorithm),
         class = state_class(r),
@@ -76,10 +87,10 @@ fn panel(body: &mut String, r: &ElectionRecord) {
         None if !r.state.is_terminal() => body.push_str("<p>Running: the diagram is drawn when it ends.</p>"),
         None => body.push_str("<p>Not drawn: start it with <code>\"diagram\": true</code> to compare its steps.</p>"),
     }
-    body.push_str("</section>");
+    body.push_str("</div></section>");
 }
 
-/// The page of `a` and `b` side by side.
+/// The page comparing `a` and `b`.
 pub(super) fn render(a: &ElectionRecord, b: &ElectionRecord) -> String {
     let mut body = String::new();
     let (ids_a, ids_b) = (ids_text(a), ids_text(b));
@@ -91,7 +102,7 @@ pub(super) fn render(a: &ElectionRecord, b: &ElectionRecord) -> String {
     let _ = write!(
         body,
         "<nav><a href=\"/\">Lab</a> · <a href=\"/elections\">All elections</a></nav>\
-         <h1>{} and {} side by side</h1><p>{same}</p><table id=\"costs\"><tr><th>algorithm</th><th>mode</th><th>state</th>\
+         <h1>{} and {} compared</h1><p>{same}</p><table id=\"costs\"><tr><th>algorithm</th><th>mode</th><th>state</th>\
          <th>messages</th><th>bound</th><th>messages / bound</th><th>bound formula</th><th>ideal time</th><th>duration</th>\
          <th>leader</th></tr>",
         escape(a.algorithm),
@@ -103,11 +114,12 @@ pub(super) fn render(a: &ElectionRecord, b: &ElectionRecord) -> String {
     if a.diagram_svg.is_some() && b.diagram_svg.is_some() {
         body.push_str(
             "<h2>Step through both</h2><p class=\"note\">One time line: each step is the next event of either \
-             election, in time order (at one moment the left one's first).</p>",
+             election, in time order (at one moment the upper one's first). <span id=\"scale-note\">Each diagram \
+             on its own scale.</span></p>",
         );
         body.push_str(STEP_CONTROLS);
     }
-    body.push_str("<div class=\"pair\">");
+    body.push_str("<div class=\"stack\">");
     panel(&mut body, a);
     panel(&mut body, b);
     body.push_str("</div>");
@@ -151,13 +163,17 @@ mod tests {
     }
 
     /// The comparison page puts both elections' costs in one table and both diagrams in panels
-    /// under one bar of step controls; it says whether the ids are the same, and without both
-    /// diagrams it shows no controls (nothing to step together).
+    /// stacked under one bar of step controls, each with a place for its messages so far; it says
+    /// whether the ids are the same, and without both diagrams it shows no controls (nothing to
+    /// step together).
     #[test]
-    fn both_elections_side_by_side_under_one_bar() {
+    fn both_elections_stacked_under_one_bar() {
         let (a, b) = (record("e1", "as-far", &[5, 1, 8, 3], 7), record("e2", "stages", &[5, 1, 8, 3], 9));
         let page = render(&a, &b);
-        assert!(page.contains("<h1>as-far and stages side by side</h1>"), "{page}");
+        assert!(page.contains("<h1>as-far and stages compared</h1>"), "{page}");
+        assert!(page.contains("<div class=\"stack\"><section class=\"panel\""), "{page}");
+        assert_eq!(page.matches("<span class=\"so-far\"></span>").count(), 2, "{page}");
+        assert!(page.contains("id=\"scale-note\"") && page.contains(&format!("<script>{SCRIPT}</script>")));
         assert!(page.contains("Both on the ids <code>5 1 8 3</code>"), "{page}");
         assert!(page.contains("<td class=\"n\">7</td><td class=\"n\">10</td><td class=\"n\">0.700</td>"), "{page}");
         assert!(page.contains("<td class=\"n\">9</td><td class=\"n\">10</td><td class=\"n\">0.900</td>"), "{page}");

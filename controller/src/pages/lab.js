@@ -31,15 +31,35 @@
 
   function clearErrors() { for (const e of form.querySelectorAll(".error")) e.textContent = ""; }
 
+  // A refusal beside the field it names, scrolled into view, and said in `status` (the status
+  // line beside the form's button) too: a student who looks at the button sees what happened.
+  function refuse(slots, status, r, what) {
+    const top = (r.field || "").split(".")[0];
+    const slot = (r.field && slots.querySelector('.error[data-for="' + r.field + '"]')) ||
+      (top && slots.querySelector('.error[data-for="' + top + '"]')) || null;
+    status.classList.add("refused");
+    if (slot) {
+      slot.textContent = r.message;
+      status.textContent = what + ": refused, see " + (r.field || "the form") + " above";
+      slot.scrollIntoView({ block: "nearest", inline: "nearest" });
+    } else {
+      status.textContent = what + ": " + r.message;
+      status.scrollIntoView({ block: "nearest", inline: "nearest" });
+    }
+    return top;
+  }
+
   function showRefusal(r) {
     // The API names the field at fault (e.g. `size`, `detector.timeout_ms`): show it beside that input.
-    const top = (r.field || "").split(".")[0];
-    const slot = (r.field && form.querySelector('.error[data-for="' + r.field + '"]')) ||
-      form.querySelector('.error[data-for="' + top + '"]') || document.getElementById("status");
-    slot.textContent = r.message;
+    const top = refuse(form, document.getElementById("status"), r, "not started");
     if (top === "" && (r.code === "UNAUTHENTICATED" || r.code === "PERMISSION_DENIED") && needsToken) {
       form.querySelector('.error[data-for="token"]').textContent = r.message;
     }
+  }
+
+  function setStatus(status, text) {
+    status.classList.remove("refused");
+    status.textContent = text;
   }
 
   form.ids.addEventListener("input", drawInitiators);
@@ -72,19 +92,21 @@
       options: form.options.value,
     };
     if (typed.length > 0 && chosen.length === 0) {
-      form.querySelector('.error[data-for="initiator_ids"]').textContent = "tick at least one initiator";
+      refuse(form, document.getElementById("status"), { field: "initiator_ids", message: "tick at least one initiator" }, "not started");
       return;
     }
     const headers = { "content-type": "application/json", "x-ringleader-lab": "1" };
     if (form.token.value) headers.authorization = "Bearer " + form.token.value;
-    document.getElementById("status").textContent = "starting…";
+    const status = document.getElementById("status");
+    setStatus(status, "starting…");
     try {
       const response = await fetch("/lab/start", { method: "POST", headers, body: JSON.stringify(body) });
       const answer = await response.json();
-      if (!response.ok) { document.getElementById("status").textContent = ""; showRefusal(answer); return; }
+      if (!response.ok) { showRefusal(answer); return; }
+      setStatus(status, "started " + answer.electionId + ": opening its page…");
       location.href = "/elections/" + encodeURIComponent(answer.electionId);
     } catch (e) {
-      document.getElementById("status").textContent = "the controller did not answer: " + e;
+      setStatus(status, "the controller did not answer: " + e);
     }
   });
   drawInitiators();
@@ -134,43 +156,95 @@
       (k === steps.length ? " — here \"" + property + "\" breaks" : "");
   }
 
+  // The check's answer: JSON lines, each a wait in the queue (its position), the verdict or a
+  // refusal; a whole single JSON answer is read the same way.
+  async function eachLine(response, onLine) {
+    if (!response.body || !response.body.getReader) {
+      for (const line of (await response.text()).split("\n")) if (line.trim()) onLine(JSON.parse(line));
+      return;
+    }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (value) buffered += decoder.decode(value, { stream: true });
+      let at;
+      while ((at = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, at).trim();
+        buffered = buffered.slice(at + 1);
+        if (line) onLine(JSON.parse(line));
+      }
+      if (done) break;
+    }
+    if (buffered.trim()) onLine(JSON.parse(buffered));
+  }
+
+  // A line that says where the check waits: its position in the queue (1: next), if any.
+  function queuePosition(x) {
+    const q = x.queue !== undefined && typeof x.queue === "object" && x.queue !== null ? x.queue : x;
+    for (const k of ["queue_position", "queuePosition", "position"]) {
+      if (typeof q[k] === "number") return q[k];
+    }
+    return null;
+  }
+
+  function showVerdict(answer) {
+    result.hidden = false;
+    document.getElementById("check-verdict").textContent = answer.summary;
+    const list = document.getElementById("check-steps");
+    const diagram = document.getElementById("check-diagram");
+    list.textContent = "";
+    diagram.textContent = "";
+    steps = answer.counterexample ? answer.counterexample.steps : [];
+    property = answer.counterexample ? answer.counterexample.property : "";
+    for (const s of steps) { const li = document.createElement("li"); li.textContent = s; list.append(li); }
+    if (answer.counterexample) {
+      const doc = new DOMParser().parseFromString(answer.counterexample.svg, "image/svg+xml");
+      diagram.append(document.importNode(doc.documentElement, true));
+      if (answer.counterexample.error) {
+        const p = document.createElement("p"); p.className = "error"; p.textContent = answer.counterexample.error;
+        diagram.append(p);
+      }
+    }
+    slider.max = String(steps.length);
+    // Nothing to step through when the property holds: no step buttons.
+    document.getElementById("check-controls").hidden = !answer.counterexample;
+    showStep(0);
+  }
+
   check.addEventListener("submit", async (event) => {
     event.preventDefault();
     for (const e of check.querySelectorAll(".error")) e.textContent = "";
     const status = document.getElementById("check-status");
-    status.textContent = "checking every schedule…";
+    setStatus(status, "checking every schedule…");
     result.hidden = true;
     try {
       const response = await fetch("/lab/check", { method: "POST", headers: labHeaders(), body: JSON.stringify(Object.assign({ timeout_s: Number(check.timeout_s.value || 0) }, checked())) });
-      const answer = await response.json();
-      status.textContent = "";
-      if (!response.ok) {
-        const top = (answer.field || "").split(".")[0];
-        (check.querySelector('.error[data-for="' + top + '"]') || status).textContent = answer.message;
-        return;
-      }
-      result.hidden = false;
-      document.getElementById("check-verdict").textContent = answer.summary;
-      const list = document.getElementById("check-steps");
-      const diagram = document.getElementById("check-diagram");
-      list.textContent = "";
-      diagram.textContent = "";
-      steps = answer.counterexample ? answer.counterexample.steps : [];
-      property = answer.counterexample ? answer.counterexample.property : "";
-      for (const s of steps) { const li = document.createElement("li"); li.textContent = s; list.append(li); }
-      if (answer.counterexample) {
-        const doc = new DOMParser().parseFromString(answer.counterexample.svg, "image/svg+xml");
-        diagram.append(document.importNode(doc.documentElement, true));
-        if (answer.counterexample.error) {
-          const p = document.createElement("p"); p.className = "error"; p.textContent = answer.counterexample.error;
-          diagram.append(p);
+      let answered = false;
+      await eachLine(response, (x) => {
+        if (x.summary !== undefined || x.holds !== undefined) {
+          answered = true;
+          setStatus(status, x.cached ? "answered at once: the same check was answered before"
+            : x.shared ? "answered with the same check another student asked at the same time" : "");
+          showVerdict(x);
+        } else if (x.code !== undefined && x.message !== undefined) {
+          answered = true;
+          refuse(check, status, x, "not checked");
+        } else if (x.running) {
+          const states = typeof x.states === "number" ? ": " + x.states.toLocaleString("en") + " states so far" : "";
+          setStatus(status, "checking every schedule" + states + "…");
+        } else {
+          const position = queuePosition(x);
+          if (position !== null && position > 0) {
+            setStatus(status, "waiting: position " + position + " in the queue" +
+              (typeof x.waiting === "number" && x.waiting > 1 ? " (" + x.waiting + " checks waiting)" : ""));
+          } else if (position !== null) setStatus(status, "checking every schedule…");
         }
-      }
-      slider.max = String(steps.length);
-      document.getElementById("check-controls").hidden = !answer.counterexample;
-      showStep(0);
+      });
+      if (!answered) setStatus(status, "the check ended without a verdict");
     } catch (e) {
-      status.textContent = "the controller did not answer: " + e;
+      setStatus(status, "the controller did not answer: " + e);
     }
   });
   document.getElementById("check-back").addEventListener("click", () => showStep(Number(slider.value) - 1));
@@ -236,7 +310,7 @@
   async function explore(next) {
     if (exploring) return;
     exploring = true;
-    exploreStatus.textContent = "";
+    setStatus(exploreStatus, "");
     try {
       const body = Object.assign({ path: next }, explored);
       const response = await fetch("/lab/explore", { method: "POST", headers: labHeaders(), body: JSON.stringify(body) });
@@ -244,9 +318,8 @@
       if (!response.ok) {
         // A refused election is shown beside the check form's field; a refused choice here.
         const top = (answer.field || "").split(".")[0];
-        const slot = top === "path" ? null : check.querySelector('.error[data-for="' + top + '"]');
-        (slot || exploreStatus).textContent = answer.message;
-        if (top !== "path") explorer.hidden = true;
+        if (top === "path") exploreStatus.textContent = answer.message;
+        else { refuse(check, exploreStatus, answer, "not explored"); explorer.hidden = true; }
         return;
       }
       path = next;
@@ -265,4 +338,97 @@
   });
   document.getElementById("explore-back").addEventListener("click", () => explore(path.slice(0, -1)));
   document.getElementById("explore-restart").addEventListener("click", () => explore([]));
+
+  // The cluster: its nodes up or down and the faults held with their scope (one election's
+  // nodes and links, or node-wide), read every few seconds from `GET /lab/cluster`; the faults
+  // the lab set (those scoped to an election) are cleared at once, any one fault by its button.
+  const clusterNodes = document.getElementById("cluster-nodes");
+  const clusterFaults = document.getElementById("cluster-faults");
+  const clusterClear = document.getElementById("cluster-clear");
+  const clusterStatus = document.getElementById("cluster-status");
+  const text = (v) => (v === undefined || v === null ? "" : String(v));
+
+  // What keeps a node from an election, if anything: "crashed", "unreachable" or "".
+  function nodeTrouble(n) {
+    if (n.crashed === true) return "crashed";
+    if (n.reachable === false) return "unreachable";
+    if (n.up === false || n.down === true) return "down";
+    return "";
+  }
+
+  function faultScope(f) {
+    const election = text(f.electionId || f.election_id);
+    return election ? "election " + election + " only" : "node-wide";
+  }
+
+  async function clearFaults(body) {
+    setStatus(clusterStatus, "clearing…");
+    try {
+      const response = await fetch("/lab/act", { method: "POST", headers: labHeaders(), body: JSON.stringify(body) });
+      const answer = await response.json();
+      if (response.ok) setStatus(clusterStatus, text(answer.done || "cleared"));
+      else refuse(document, clusterStatus, answer, "not cleared");
+    } catch (e) {
+      setStatus(clusterStatus, "the controller did not answer: " + e);
+    }
+    readCluster();
+  }
+
+  function showCluster(c) {
+    const nodes = Array.isArray(c.nodes) ? c.nodes : [];
+    const faults = Array.isArray(c.faults) ? c.faults : [];
+    clusterNodes.textContent = "";
+    const troubled = nodes.filter((n) => nodeTrouble(n) !== "").length;
+    clusterNodes.append(nodes.length === 0 ? "no nodes (SIMULATED elections only)"
+      : nodes.length + " node" + (nodes.length === 1 ? "" : "s") + ", " + (nodes.length - troubled) + " up" +
+        (troubled ? ", " + troubled + " down" : "") + ": ");
+    nodes.forEach((n, i) => {
+      const span = document.createElement("span");
+      const trouble = nodeTrouble(n);
+      span.className = trouble ? "down" : "up";
+      span.dataset.node = text(n.name);
+      span.dataset.state = trouble || "up";
+      span.textContent = text(n.name) + (trouble ? " " + trouble.toUpperCase() : " up");
+      if (n.error) span.title = text(n.error);
+      if (i > 0) clusterNodes.append(" · ");
+      clusterNodes.append(span);
+    });
+    clusterFaults.textContent = "";
+    for (const f of faults) {
+      const li = document.createElement("li");
+      li.dataset.fault = text(f.id);
+      li.dataset.scope = text(f.electionId || f.election_id);
+      const state = f.state && f.state !== "ACTIVE" ? ", " + text(f.state).toLowerCase() : "";
+      li.append(text(f.description || f.id) + " (" + faultScope(f) + state + ") ");
+      if (f.id) {
+        const b = document.createElement("button");
+        b.type = "button"; b.className = "clear-one"; b.textContent = "clear";
+        b.addEventListener("click", () => clearFaults({ action: "clear", fault_id: text(f.id) }));
+        li.append(b);
+      }
+      clusterFaults.append(li);
+    }
+    if (faults.length === 0) {
+      const li = document.createElement("li");
+      li.textContent = "no fault held";
+      clusterFaults.append(li);
+    }
+    clusterClear.hidden = !faults.some((f) => f.electionId || f.election_id);
+  }
+
+  async function readCluster() {
+    try {
+      const response = await fetch("/lab/cluster", { headers: labHeaders() });
+      const answer = await response.json();
+      if (!response.ok) { clusterNodes.textContent = text(answer.message) || "the cluster could not be read"; return; }
+      showCluster(answer);
+    } catch (e) {
+      clusterNodes.textContent = "the controller did not answer: " + e;
+    }
+  }
+
+  clusterClear.addEventListener("click", () => clearFaults({ action: "clear" }));
+
+  readCluster();
+  setInterval(readCluster, 3000);
 })();

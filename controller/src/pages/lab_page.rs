@@ -37,6 +37,11 @@ pub(super) fn render(token_required: bool) -> String {
         "{HEAD}<title>Lab · ringleader</title></head><body data-token-required=\"{token_required}\">\
          <nav><a href=\"/elections\">All elections</a></nav><h1>Leader election lab</h1>\
          <p>Choose an algorithm and its nodes, run it, then step through what happened.</p>\
+         <section id=\"cluster\" class=\"cluster\" aria-live=\"polite\"><h2>The cluster</h2>\
+         <p id=\"cluster-nodes\">reading the cluster…</p><ul id=\"cluster-faults\"></ul>\
+         <p><button type=\"button\" id=\"cluster-clear\" hidden>Clear every fault the lab set</button> \
+         <span id=\"cluster-status\"></span></p></section>\
+         <h2>Run an election</h2>\
          <form id=\"start\" class=\"lab\">\
          <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
          <label>Nodes n <input name=\"size\" type=\"number\" min=\"1\" value=\"8\"></label><span class=\"error\" data-for=\"size\"></span>\
@@ -45,36 +50,40 @@ pub(super) fn render(token_required: bool) -> String {
          <option value=\"descending\">sorted, descending</option><option value=\"worst\">worst case</option><option value=\"best\">best case</option></select></label>\
          <span class=\"error\" data-for=\"id_order\"></span>\
          <fieldset><legend>Initiators</legend><div id=\"initiators\">every node (type ids to choose)</div></fieldset>\
-         <span class=\"error\" data-for=\"initiator_ids\"></span><span class=\"error\" data-for=\"initiators\"></span>\
+         <div class=\"errors\"><span class=\"error\" data-for=\"initiator_ids\"></span><span class=\"error\" data-for=\"initiators\"></span></div>\
          <fieldset><legend>Run</legend><label><input type=\"radio\" name=\"mode\" value=\"live\" checked> LIVE on the nodes</label>\
          <label><input type=\"radio\" name=\"mode\" value=\"simulated\"> SIMULATED</label>\
          <label><input type=\"checkbox\" name=\"unit_delay\"> unit delays (simulated; else random)</label>\
          <label>Seed <input name=\"seed\" type=\"number\" min=\"0\" value=\"1\"></label></fieldset>\
+         <div class=\"errors\"><span class=\"error\" data-for=\"seed\"></span><span class=\"error\" data-for=\"mode\"></span>\
+         <span class=\"error\" data-for=\"simulation\"></span></div>\
          <fieldset><legend>Diagram</legend><label>axis <select name=\"axis\"><option value=\"compressed\">time, idle stretches compressed</option>\
          <option value=\"time\">time to scale</option><option value=\"causal\">causal (Lamport's clock)</option></select></label>\
          <label><input type=\"checkbox\" name=\"labels\"> label each arrow with what it carries</label></fieldset>\
          <span class=\"error\" data-for=\"diagram_options\"></span>\
-         <span class=\"error\" data-for=\"seed\"></span><span class=\"error\" data-for=\"mode\"></span><span class=\"error\" data-for=\"simulation\"></span>\
          <fieldset id=\"kept\"><legend>Keep a leader</legend><label><input type=\"checkbox\" name=\"keep_leader\"> keep a leader until stopped</label>\
          <label>detector period <input name=\"detector_period_ms\" type=\"number\" min=\"0\" placeholder=\"50\"> ms</label>\
          <label>timeout <input name=\"detector_timeout_ms\" type=\"number\" min=\"0\" placeholder=\"200\"> ms</label>\
-         <p>SIMULATED: it runs for <input name=\"horizon_ms\" type=\"number\" min=\"0\" placeholder=\"3000\"> virtual ms, with \
-         <select name=\"fault\"><option value=\"\">no fault</option><option value=\"crash_leader\">the leader crashing</option>\
+         <div class=\"fault-row\"><span>SIMULATED:</span>\
+         <label>runs for <input name=\"horizon_ms\" type=\"number\" min=\"0\" placeholder=\"3000\"> virtual ms,</label>\
+         <label>with <select name=\"fault\"><option value=\"\">no fault</option><option value=\"crash_leader\">the leader crashing</option>\
          <option value=\"crash\">a node crashing</option><option value=\"cut_off_leader\">the leader cut off</option>\
-         <option value=\"slow_cut_off_leader\">the leader cut off, its clock at half speed</option></select> \
-         at <input name=\"fault_at_ms\" type=\"number\" min=\"0\" value=\"500\"> ms \
-         (node id <input name=\"fault_id\" type=\"number\" min=\"0\" placeholder=\"for a node\">), \
-         undone (recovered, healed) at <input name=\"undo_at_ms\" type=\"number\" min=\"0\" placeholder=\"never\"> ms</p></fieldset>\
+         <option value=\"slow_cut_off_leader\">the leader cut off, its clock at half speed</option></select></label>\
+         <label>at <input name=\"fault_at_ms\" type=\"number\" min=\"0\" value=\"500\"> ms</label>\
+         <label>(node id <input name=\"fault_id\" type=\"number\" min=\"0\" placeholder=\"for a node\">),</label>\
+         <label>undone (recovered, healed) at <input name=\"undo_at_ms\" type=\"number\" min=\"0\" placeholder=\"never\"> ms</label></div></fieldset>\
+         <div class=\"errors\"><span class=\"error\" data-for=\"keep_leader\"></span><span class=\"error\" data-for=\"detector\"></span>\
+         <span class=\"error\" data-for=\"simulation.horizon_ms\"></span><span class=\"error\" data-for=\"simulation.faults\"></span></div>\
          <label>Options <input name=\"options\" size=\"40\" placeholder=\"e.g. pre_vote=true lease=true (raft)\"></label>\
          <span class=\"error\" data-for=\"options\"></span>\
-         <span class=\"error\" data-for=\"keep_leader\"></span><span class=\"error\" data-for=\"detector\"></span>\
-         <span class=\"error\" data-for=\"simulation.horizon_ms\"></span><span class=\"error\" data-for=\"simulation.faults\"></span>\
          <label id=\"token-row\">Controller token <input name=\"token\" type=\"password\" autocomplete=\"off\"></label>\
          <span class=\"error\" data-for=\"token\"></span>\
-         <p><button type=\"submit\" id=\"run\">Run</button> <span id=\"status\" class=\"error\" data-for=\"\"></span></p>\
+         <p class=\"submit\"><button type=\"submit\" id=\"run\">Run</button> <span id=\"status\" class=\"status\" data-for=\"\"></span></p>\
          </form>\
          <h2>Check every schedule</h2><p>The checker tries every order in which a small election's messages may \
-         arrive (and, for a kept leadership, the faults asked for), for as long as you allow, and shows the shortest schedule that breaks a property.</p>\
+         arrive (and, for a kept leadership, the faults asked for), up to its budget of states, and shows the shortest schedule that \
+         breaks a property. Checks take turns: while yours waits, the status beside Check gives its place in the queue; \
+         a check asked before is answered at once.</p>\
          <form id=\"check\" class=\"lab\">\
          <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
          <label>Nodes n <input name=\"n\" type=\"number\" min=\"0\" value=\"3\"></label><span class=\"error\" data-for=\"n\"></span>\
@@ -83,10 +92,12 @@ pub(super) fn render(token_required: bool) -> String {
          <label>crashes <input name=\"crashes\" type=\"number\" min=\"0\" value=\"0\"></label>\
          <label>losses <input name=\"losses\" type=\"number\" min=\"0\" value=\"0\"></label>\
          <label>partitions <input name=\"partitions\" type=\"number\" min=\"0\" value=\"0\"></label>\
-         <label>for at most <input name=\"timeout_s\" type=\"number\" min=\"1\" max=\"600\" value=\"20\"> s</label></fieldset>\
-         <span class=\"error\" data-for=\"timeout_s\"></span>\
+         <label>stop after <input name=\"timeout_s\" type=\"number\" min=\"1\" max=\"600\" value=\"60\"> s of running</label></fieldset>\
+         <div class=\"errors\"><span class=\"error\" data-for=\"timeout_s\"></span>\
          <span class=\"error\" data-for=\"kept\"></span><span class=\"error\" data-for=\"crashes\"></span>\
-         <p><button type=\"submit\" id=\"check-run\">Check</button> <span id=\"check-status\" class=\"error\" data-for=\"\"></span></p>\
+         <span class=\"error\" data-for=\"any_order\"></span><span class=\"error\" data-for=\"losses\"></span>\
+         <span class=\"error\" data-for=\"partitions\"></span></div>\
+         <p class=\"submit\"><button type=\"submit\" id=\"check-run\">Check</button> <span id=\"check-status\" class=\"status\" data-for=\"\"></span></p>\
          </form><div id=\"check-result\" hidden><p id=\"check-verdict\"></p>\
          <div class=\"controls\" id=\"check-controls\"><button id=\"check-back\">◀ back</button><button id=\"check-forward\">forward ▶</button>\
          <button id=\"check-end\">to the violation ▶|</button><input type=\"range\" id=\"check-slider\" min=\"0\" value=\"0\">\

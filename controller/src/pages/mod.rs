@@ -22,8 +22,8 @@
 //!   breaks it on request (`POST /lab/act`: crash, recover, cut off, drop
 //!   the next message of a kind on a link, clear every fault, stop), and shows its diagram so far when one was asked
 //!   for. It reloads once the election ends, diagram included.
-//! * `/compare/{a}/{b}`: two elections side by side (see `compare.rs`),
-//!   stepped together on one time line.
+//! * `/compare/{a}/{b}`: two elections one above the other (see
+//!   `compare.rs`), on one time scale, stepped together on one time line.
 //! * `/elections/{id}/record.json`: the record as JSON, without the diagram
 //!   (its `diagram_drawn` counts the drawings).
 //! * `/elections/{id}/diagram.svg`: the diagram alone; a running kept
@@ -109,7 +109,7 @@ pub fn policy() -> &'static str {
         format!(
             "default-src 'none'; script-src {}; style-src {}; img-src data:; connect-src 'self'; \
              base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-            [election::SCRIPT, lab_page::LAB_SCRIPT].map(hash_source).join(" "),
+            [election::SCRIPT, lab_page::LAB_SCRIPT, compare::SCRIPT].map(hash_source).join(" "),
             hash_source(STYLE)
         )
     })
@@ -147,7 +147,9 @@ fn not_found(id: &str) -> Response {
 macro_rules! style {
     () => {
         r#"
-body { font-family: sans-serif; margin: 1.2em 2em; color: #222; }
+body { font-family: sans-serif; margin: 1em 1.5em; color: #222; }
+[hidden] { display: none !important; }
+input, select, button { font: inherit; font-size: 0.95em; max-width: 100%; }
 h1 { font-size: 1.4em; margin-bottom: 0.2em; }
 table { border-collapse: collapse; margin: 0.6em 0; }
 th, td { border-bottom: 1px solid #ddd; padding: 3px 10px; text-align: left; font-size: 0.92em; }
@@ -172,15 +174,31 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .topo-node { cursor: pointer; }
 .topo-node.selected circle { stroke-width: 4; stroke: #000; }
 .info { min-height: 2.6em; background: #fafafa; border: 1px solid #eee; padding: 0.4em 0.7em; font-size: 0.92em; }
-.pair { display: grid; grid-template-columns: repeat(auto-fit, minmax(30em, 1fr)); gap: 1.5em; }
+.stack .panel { border-top: 1px solid #ddd; margin-top: 0.6em; }
+.stack .panel h2 { font-size: 1.1em; margin: 0.4em 0 0.2em; }
+.stack .panel .state { margin: 0.2em 0; }
+.so-far { font-weight: normal; font-size: 0.9em; color: #444; margin-left: 0.6em; }
+.beside { display: grid; grid-template-columns: 300px minmax(0, 1fr); gap: 0.8em; align-items: start; }
+.beside .info { min-width: 0; font-size: 0.85em; margin-top: 0.4em; }
 code { background: #f4f4f4; padding: 0 3px; }
-form.lab { display: grid; grid-template-columns: max-content 1fr; gap: 0.35em 1em; align-items: start; max-width: 62em; }
-form.lab > label, form.lab > fieldset, form.lab > p { grid-column: 1; }
-form.lab > .error { grid-column: 2; }
-form.lab fieldset { border: 1px solid #ddd; display: flex; flex-wrap: wrap; gap: 0.3em 1em; }
+form.lab { display: grid; grid-template-columns: minmax(0, 1fr) minmax(12em, 24em); gap: 0.35em 1em; align-items: start; max-width: 76em; }
+form.lab > label, form.lab > fieldset, form.lab > p { grid-column: 1; min-width: 0; margin: 0; }
+form.lab > .error, form.lab > .errors { grid-column: 2; }
+form.lab > p.submit { grid-column: 1 / -1; }
+form.lab fieldset { border: 1px solid #ddd; display: flex; flex-wrap: wrap; gap: 0.3em 1em; min-width: 0; margin: 0; }
+form.lab .fault-row { display: flex; flex-wrap: wrap; gap: 0.3em 0.6em; align-items: baseline; flex-basis: 100%; }
 form.lab input[type=number] { width: 6em; }
 form.lab input[name=ids] { width: 20em; }
+.errors { display: flex; flex-direction: column; gap: 0.2em; }
 .error { color: #b00; font-size: 0.92em; }
+form.lab .error:not(:empty) { background: #fff0f0; border-left: 3px solid #b00; padding: 0.1em 0.4em; }
+.status.refused { color: #b00; font-weight: bold; }
+.cluster { border: 1px solid #ddd; padding: 0 0.8em; max-width: 76em; margin: 0.6em 0; display: flex; flex-wrap: wrap; gap: 0 1em; align-items: baseline; }
+.cluster h2 { font-size: 1em; margin: 0.4em 0; }
+.cluster p { margin: 0.4em 0; }
+.cluster ul { display: flex; flex-wrap: wrap; gap: 0 1em; list-style: none; padding: 0; margin: 0.4em 0; }
+.cluster .down { color: #b00; font-weight: bold; }
+.cluster .up { color: #176117; }
 #check-steps li.done { color: #555; }
 #check-steps li.now { font-weight: bold; color: #000; }
 #check-diagram svg { max-width: 100%; height: auto; border: 1px solid #eee; }

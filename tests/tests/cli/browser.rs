@@ -110,6 +110,11 @@ pub(crate) struct Browser {
 
 impl Browser {
     pub(crate) fn start(driver: &PathBuf) -> Browser {
+        Browser::sized(driver, 1300, 1000)
+    }
+
+    /// A session whose window is `width` x `height` pixels (a projector's 1280 x 720, say).
+    pub(crate) fn sized(driver: &PathBuf, width: u32, height: u32) -> Browser {
         let port = free_port();
         let log = std::fs::File::create(std::env::temp_dir().join(format!("ringleader-chromedriver-{port}.log")))
             .expect("chromedriver log");
@@ -128,7 +133,7 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(100));
         }
         let mut options = json!({
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1300,1000"]
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", format!("--window-size={width},{height}")]
         });
         if let Some(chromium) = which("chromium") {
             options["binary"] = json!(chromium);
@@ -140,7 +145,34 @@ impl Browser {
         let (status, body) = http(port, "POST", "/session", Some(&caps)).expect("new session");
         let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
         let session = v["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session ({status}): {body}"));
-        Browser { port, session: session.to_string(), _driver: driver }
+        let b = Browser { port, session: session.to_string(), _driver: driver };
+        b.call("POST", "/window/rect", Some(json!({ "width": width, "height": height })));
+        b
+    }
+
+    /// The window's inner size (the viewport), in CSS pixels.
+    pub(crate) fn viewport(&self) -> (f64, f64) {
+        let v = self.run("return [window.innerWidth, window.innerHeight];");
+        (v[0].as_f64().unwrap_or(0.0), v[1].as_f64().unwrap_or(0.0))
+    }
+
+    /// How wide the page is against its window: the document's scrollWidth and the window's
+    /// innerWidth (a page wider than its window scrolls sideways).
+    pub(crate) fn widths(&self) -> (f64, f64) {
+        let v = self.run("return [document.documentElement.scrollWidth, window.innerWidth];");
+        (v[0].as_f64().unwrap_or(0.0), v[1].as_f64().unwrap_or(0.0))
+    }
+
+    /// The bounding box of the element `css` selects, as [left, top, right, bottom] in the
+    /// viewport's pixels (`None` if there is none).
+    pub(crate) fn rect(&self, css: &str) -> Option<[f64; 4]> {
+        let v = self.run(&format!(
+            "const e = document.querySelector({}); if (!e) return null; const r = e.getBoundingClientRect(); \
+             return [r.left, r.top, r.right, r.bottom];",
+            json!(css)
+        ));
+        let a = v.as_array()?;
+        Some([0, 1, 2, 3].map(|i| a[i].as_f64().unwrap_or(f64::NAN)))
     }
 
     /// A command of the session; its `value`, or a panic naming the WebDriver error.
