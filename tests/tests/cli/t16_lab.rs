@@ -342,6 +342,90 @@ async fn protected_reads_sign_a_browser_in_once() {
     .unwrap();
 }
 
+/// In chromium: the lab's front page shows the cluster. An operator's node-wide crash of node-2
+/// shows node-2 CRASHED and the fault node-wide; its own "clear" button clears it and node-2 is
+/// up again. A crash scoped to a running kept leadership shows with its election, and "Clear
+/// every fault the lab set" clears it, leaving no fault held. Before, the front page had no way
+/// to see or recover a crashed node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_front_page_shows_the_cluster_and_clears_faults() {
+    use ringleader_proto::v1 as pb;
+    let Some(driver) = chromedriver() else { return };
+    let served = Served::start(4, &[]).await;
+    let base = format!("http://127.0.0.1:{}", served.web);
+    let mut client = served.client.clone();
+    let crash = |node: &str, election_id: &str| pb::InjectFaultRequest {
+        kind: Some(pb::inject_fault_request::Kind::Crash(pb::CrashFault { node: node.into(), ..Default::default() })),
+        election_id: election_id.into(),
+        ..Default::default()
+    };
+    client.inject_fault(crash("node-2", "")).await.unwrap();
+    let b = tokio::task::spawn_blocking(move || {
+        let b = Browser::start(&driver);
+        b.go(&format!("{base}/"));
+        b.wait_until(
+            "const n = document.querySelector('#cluster-nodes [data-node=\"node-2\"]'); return !!n && n.dataset.state === 'crashed';",
+            "node-2 shown crashed",
+        );
+        assert!(b.text("#cluster-nodes").starts_with("4 nodes, 3 up, 1 down: "), "{}", b.text("#cluster-nodes"));
+        let fault = b.text("#cluster-faults li");
+        assert!(fault.starts_with("crash node-2 (node-wide)"), "{fault}");
+        assert_eq!(b.run("return document.getElementById('cluster-clear').hidden;"), Value::Bool(true), "no lab fault");
+        b.click("#cluster-faults li button.clear-one");
+        b.wait_until(
+            "return document.querySelector('#cluster-nodes [data-node=\"node-2\"]').dataset.state === 'up' && \
+             document.querySelectorAll('#cluster-faults li[data-fault]').length === 0;",
+            "node-2 up again, no fault held",
+        );
+        b
+    })
+    .await
+    .unwrap();
+    tracing::info!("--- a crash scoped to a running kept leadership, cleared as the lab's");
+    let kept = pb::StartElectionRequest {
+        algorithm: "bully".into(),
+        size: 4,
+        keep_leader: true,
+        mode: pb::Mode::Live as i32,
+        ..Default::default()
+    };
+    let election = client.start_election(kept).await.unwrap().into_inner().election_id;
+    client.inject_fault(crash("node-1", &election)).await.unwrap();
+    let scoped = election.clone();
+    tokio::task::spawn_blocking(move || {
+        let listed = format!(
+            "return Array.from(document.querySelectorAll('#cluster-faults li')).some(li => li.dataset.scope === '{scoped}');"
+        );
+        // Up to 40 s: a loaded machine reads the cluster slowly.
+        for _ in 0..200 {
+            if b.run(&listed) == Value::Bool(true) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        assert_eq!(
+            b.run(&listed),
+            Value::Bool(true),
+            "the scoped fault listed: {} / {} / {}",
+            b.text("#cluster-nodes"),
+            b.text("#cluster-faults"),
+            b.text("#cluster-status")
+        );
+        let fault = b.text("#cluster-faults li");
+        assert!(fault.contains(&format!("election {scoped} only")), "{fault}");
+        b.click("#cluster-clear");
+        b.wait_until(
+            "return document.querySelectorAll('#cluster-faults li[data-fault]').length === 0;",
+            "the lab's fault cleared",
+        );
+        assert!(b.text("#cluster-status").starts_with("cleared 1 fault"), "{}", b.text("#cluster-status"));
+        assert_eq!(b.console(), Vec::<String>::new(), "console messages on the lab");
+    })
+    .await
+    .unwrap();
+    client.stop_election(pb::StopElectionRequest { election_id: election }).await.unwrap();
+}
+
 /// From the lab's form: a kept bully leadership of 4 nodes, then wait for its page to open.
 fn start_kept_bully_of_4(b: &Browser) {
     b.run(
