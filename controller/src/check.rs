@@ -309,9 +309,11 @@ impl Checks {
     /// queued or running (`shared`). Refused RESOURCE_EXHAUSTED naming
     /// `controller.max_queued_checks` when the queue is full. A caller that
     /// closes its stream leaves its run; a run left by all its callers leaves
-    /// the queue, or stops. The run never waits for a caller: a progress
+    /// the queue, or stops. The run never waits for a caller: each caller
+    /// has a task of its own that reads the run's latest stage; a progress
     /// event a caller's stream has no room for is dropped (the next one
-    /// replaces it), and the verdict waits at most [`VERDICT_WAIT`] for room.
+    /// replaces it), and a position or the verdict waits at most
+    /// [`VERDICT_WAIT`] for room (then that caller's stream ends).
     pub fn ask(&self, plan: Plan) -> Result<mpsc::Receiver<Result<pb::CheckEvent, Status>>, Status> {
         let key = plan.key();
         let flight_key = (key.clone(), plan.timeout_ms());
@@ -461,6 +463,12 @@ fn settled(report: &Report) -> bool {
     matches!(report.limit, None | Some("states") | Some("depth") | Some("log"))
 }
 
+/// Send `event` to a caller, waiting at most [`VERDICT_WAIT`] for room: `false` if the caller has
+/// gone or does not read.
+async fn deliver(tx: &mpsc::Sender<Result<pb::CheckEvent, Status>>, event: Result<pb::CheckEvent, Status>) -> bool {
+    matches!(tokio::time::timeout(VERDICT_WAIT, tx.send(event)).await, Ok(Ok(())))
+}
+
 /// Forward a run's stages to one caller's stream (`shared`: a run another
 /// caller started), until the verdict or until the caller goes.
 async fn forward(mut stage: watch::Receiver<Stage>, tx: mpsc::Sender<Result<pb::CheckEvent, Status>>, shared: bool) {
@@ -476,12 +484,18 @@ async fn forward(mut stage: watch::Receiver<Stage>, tx: mpsc::Sender<Result<pb::
         let queued = |position, waiting| event(Kind::Queued(pb::CheckQueued { position, waiting }));
         match now {
             Stage::Queued { position, waiting } => {
-                if told != Some(position) && tx.try_send(Ok(queued(position, waiting))).is_ok() {
+                if told != Some(position) {
+                    if !deliver(&tx, Ok(queued(position, waiting))).await {
+                        return;
+                    }
                     told = Some(position);
                 }
             }
             Stage::Running(progress) => {
-                if told != Some(0) && tx.try_send(Ok(queued(0, 0))).is_ok() {
+                if told != Some(0) {
+                    if !deliver(&tx, Ok(queued(0, 0))).await {
+                        return;
+                    }
                     told = Some(0);
                 }
                 if let Some(p) = progress {
@@ -489,8 +503,12 @@ async fn forward(mut stage: watch::Receiver<Stage>, tx: mpsc::Sender<Result<pb::
                 }
             }
             Stage::Done(result) => {
+                // A run that began and ended between two looks still says it began.
+                if result.is_ok() && told != Some(0) && !deliver(&tx, Ok(queued(0, 0))).await {
+                    return;
+                }
                 let answer = result.map(|v| event(Kind::Verdict(pb::CheckVerdict { shared, ..(*v).clone() })));
-                let _ = tokio::time::timeout(VERDICT_WAIT, tx.send(answer)).await;
+                deliver(&tx, answer).await;
                 return;
             }
         }
@@ -525,8 +543,9 @@ fn event(kind: pb::check_event::Kind) -> pb::CheckEvent {
     pb::CheckEvent { kind: Some(kind) }
 }
 
-/// How long a verdict waits for room in a caller's stream (a caller that
-/// reads takes it at once; one that does not loses it, and the stream ends).
+/// How long a verdict or a queue position waits for room in a caller's
+/// stream (a caller that reads takes it at once; one that does not loses it,
+/// and the stream ends).
 pub const VERDICT_WAIT: Duration = Duration::from_secs(30);
 
 /// Give the memory a check freed back to the system: glibc's allocator

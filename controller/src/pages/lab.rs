@@ -586,15 +586,31 @@ pub struct LabCheck {
     pub losses: u32,
     /// Partitions.
     pub partitions: u32,
-    /// How long the check may run, seconds (0: 20; at most the API's 600).
+    /// The state budget (0: the API's, [`crate::check::DEFAULT_MAX_STATES`]), which decides where
+    /// "holds where explored" ends.
+    pub max_states: u64,
+    /// How long the check may run once it has its turn, seconds: a safety stop behind the state
+    /// budget (0: 60 s; at most the API's 600).
     pub timeout_s: u32,
 }
 
-/// `POST /lab/check`: CheckAlgorithm run to its verdict; answers the
-/// verdict (holds, complete, states, summary) and the shortest
+/// How long a lab check may run when the form names no time: every check of the teaching sheets
+/// finishes within its state budget well inside it.
+const LAB_CHECK_SECONDS: u32 = 60;
+
+/// `POST /lab/check`: CheckAlgorithm run to its verdict. A refused request
+/// answers a [`Refusal`] alone; else the answer (`application/x-ndjson`) is a
+/// JSON line per event as the check goes: `{"position": 3, "waiting": 5}`
+/// while it waits in the queue (1: next; lines as it moves up) and
+/// `{"position": 0, "waiting": …}` when it starts running;
+/// `{"running": true, "states": …, "depth": …, "elapsed_s": …}` as it runs;
+/// and last the verdict: `{"holds", "complete", "states", "summary",
+/// "stopped_by", "cached", "shared", "counterexample"}`, the shortest
 /// counterexample if any (its property, its steps in words, its error and
-/// its diagram), or a [`Refusal`].
+/// its diagram), or a refusal line (`{"code", "field", "message"}`) if it
+/// could not run.
 pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    use pb::check_event::Kind;
     use tokio_stream::StreamExt as _;
     let request = match request::<LabCheck>(&lab, &headers, &body) {
         Ok(r) => r,
@@ -609,33 +625,47 @@ pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum
         crashes: form.crashes,
         losses: form.losses,
         partitions: form.partitions,
-        timeout_s: if form.timeout_s == 0 { 20 } else { form.timeout_s },
+        max_states: form.max_states,
+        timeout_s: if form.timeout_s == 0 { LAB_CHECK_SECONDS } else { form.timeout_s },
         ..Default::default()
     };
-    let mut events = match lab.service.check_algorithm(tonic::Request::from_parts(metadata, extensions, ask)).await {
+    let events = match lab.service.check_algorithm(tonic::Request::from_parts(metadata, extensions, ask)).await {
         Ok(stream) => stream.into_inner(),
         Err(status) => return Refusal::of_status(&status).into_response(),
     };
-    while let Some(event) = events.next().await {
-        let verdict = match event {
-            Ok(pb::CheckEvent { kind: Some(pb::check_event::Kind::Verdict(v)) }) => v,
-            Ok(_) => continue,
-            Err(status) => return Refusal::of_status(&status).into_response(),
+    let line = |event: Result<pb::CheckEvent, tonic::Status>| -> Option<String> {
+        let json = match event {
+            Ok(pb::CheckEvent { kind: Some(Kind::Queued(q)) }) => {
+                serde_json::json!({ "position": q.position, "waiting": q.waiting })
+            }
+            Ok(pb::CheckEvent { kind: Some(Kind::Progress(p)) }) => {
+                serde_json::json!({ "running": true, "states": p.states, "depth": p.depth, "elapsed_s": p.elapsed_s })
+            }
+            Ok(pb::CheckEvent { kind: Some(Kind::Verdict(v)) }) => {
+                let counterexample = v.counterexamples.first().map(
+                    |c| serde_json::json!({ "property": c.property, "steps": c.steps, "error": c.error, "svg": c.svg }),
+                );
+                serde_json::json!({
+                    "holds": v.holds,
+                    "complete": v.complete,
+                    "states": v.states,
+                    "summary": v.summary,
+                    "stopped_by": v.stopped_by,
+                    "cached": v.cached,
+                    "shared": v.shared,
+                    "counterexample": counterexample,
+                })
+            }
+            Ok(pb::CheckEvent { kind: None }) => return None,
+            Err(status) => {
+                let r = Refusal::of_status(&status);
+                serde_json::json!({ "code": r.code, "field": r.field, "message": r.message })
+            }
         };
-        let counterexample = verdict
-            .counterexamples
-            .first()
-            .map(|c| serde_json::json!({ "property": c.property, "steps": c.steps, "error": c.error, "svg": c.svg }));
-        let body = serde_json::json!({
-            "holds": verdict.holds,
-            "complete": verdict.complete,
-            "states": verdict.states,
-            "summary": verdict.summary,
-            "counterexample": counterexample,
-        });
-        return ([(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response();
-    }
-    Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "", "the check ended without a verdict").into_response()
+        Some(format!("{json}\n"))
+    };
+    let lines = events.filter_map(line).map(Ok::<_, std::convert::Infallible>);
+    ([(header::CONTENT_TYPE, "application/x-ndjson")], axum::body::Body::from_stream(lines)).into_response()
 }
 
 #[cfg(test)]

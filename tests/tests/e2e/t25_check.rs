@@ -25,8 +25,8 @@ fn verdict(events: &[Kind]) -> &pb::CheckVerdict {
 /// CheckAlgorithm over gRPC: AsFar on 4 nodes holds on every schedule (the verdict reaches the bound of 14
 /// messages, as the checker's table says); Stages on 3 nodes with links that reorder (it assumes FIFO) ends
 /// BROKEN with a shortest schedule of 5 steps in words, each node's end and its diagram with states; kept ZooKeeper-style with a
-/// crash and a loss, given 3 s, streams progress (states growing, states per second) and ends saying the limit
-/// cut it short; kept Chubby-style with a crash and messages of at most 10 ms holds on every schedule; so
+/// crash and a loss, given 3 s, says it started (queue position 0), streams progress (states growing, states
+/// per second) and ends saying time cut it short before its state budget; kept Chubby-style with a crash and messages of at most 10 ms holds on every schedule; so
 /// does the repaired ring with a crash, with timers that may fire late and (in a third of the states or
 /// fewer) with punctual timers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -62,13 +62,15 @@ async fn check_streams_progress_and_the_verdict() {
         ..Default::default()
     };
     let events = check(&ctl, req).await;
+    assert!(matches!(events[0], Kind::Queued(pb::CheckQueued { position: 0, .. })), "{:?}", events[0]);
     let progress: Vec<&pb::CheckProgress> =
         events.iter().filter_map(|k| if let Kind::Progress(p) = k { Some(p) } else { None }).collect();
     assert!(progress.len() >= 2 && progress.windows(2).all(|w| w[0].states <= w[1].states), "{progress:?}");
     assert!(progress.iter().all(|p| p.states_per_second > 0.0));
     let v = verdict(&events);
     assert!(!v.complete && v.counterexamples.is_empty(), "{}", v.summary);
-    assert!(v.summary.contains("holds where explored (stopped by timeout_s)"), "{}", v.summary);
+    assert!(v.summary.contains("holds where explored (stopped by timeout_s before max_states"), "{}", v.summary);
+    assert_eq!(v.stopped_by, "timeout_s");
 
     let req =
         pb::CheckRequest { algorithm: "chubby".into(), kept: true, crashes: 1, delay_ms: 10, ..Default::default() };
@@ -142,6 +144,7 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
         pb::CheckRequest { algorithm: "bully".into(), kept: true, partitions: 1, timeout_s: 600, ..Default::default() };
     let started = std::time::Instant::now();
     let mut stream = client.check_algorithm(req).await.unwrap().into_inner();
+    assert!(matches!(stream.next().await, Some(Ok(pb::CheckEvent { kind: Some(Kind::Queued(_)) }))));
     for _ in 0..2 {
         assert!(matches!(stream.next().await, Some(Ok(pb::CheckEvent { kind: Some(Kind::Progress(_)) }))));
     }
@@ -153,36 +156,38 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
     ctl.stop().await;
 }
 
-/// With `max_concurrent_checks = 1`, a check asked for while another runs is refused
-/// RESOURCE_EXHAUSTED naming `controller.max_concurrent_checks`; the first check's caller, which
-/// keeps its stream without reading it, holds the slot no longer than that check's timeout (10 s),
-/// after which a check is admitted and holds.
+/// With `max_concurrent_checks = 1` and `max_queued_checks = 1`, a check asked for while another runs waits
+/// in the queue instead of being refused: AsFar given 1 s, behind a check given 10 s whose caller keeps its
+/// stream without reading it, is told position 1, then 0 when the first ends (within its 10 s), and holds on
+/// every schedule: its 1 s counts from its start, not from its arrival. A third, different check asked
+/// while AsFar waits is refused RESOURCE_EXHAUSTED naming `controller.max_queued_checks`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn checks_beyond_the_cap_are_refused() {
-    let ctl = TestController::start_tuned(3, |c| c.max_concurrent_checks = 1).await;
+async fn checks_beyond_the_cap_wait_in_a_bounded_queue() {
+    let ctl = TestController::start_tuned(3, |c| {
+        c.max_concurrent_checks = 1;
+        c.max_queued_checks = 1;
+    })
+    .await;
     let mut client = ctl.client();
     // Kept bully with a partition runs for minutes: given 10 s, its stream kept and never read.
     let long =
         pb::CheckRequest { algorithm: "bully".into(), kept: true, partitions: 1, timeout_s: 10, ..Default::default() };
-    let unread = client.check_algorithm(long).await.unwrap();
-    let as_far = pb::CheckRequest { algorithm: "as-far".into(), ..Default::default() };
-    let refused = client.check_algorithm(as_far.clone()).await.unwrap_err();
-    assert_refused(&refused, tonic::Code::ResourceExhausted, "max_concurrent_checks");
-    assert!(refused.message().contains("controller.max_concurrent_checks"), "{}", refused.message());
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let admitted = wait_for("still refused", deadline, Duration::from_millis(100), || {
-        let (mut client, req) = (client.clone(), as_far.clone());
-        async move {
-            match client.check_algorithm(req).await {
-                Ok(stream) => Ok(stream.into_inner()),
-                Err(s) if s.code() == tonic::Code::ResourceExhausted => Err(s),
-                Err(s) => panic!("{s:?}"),
-            }
-        }
-    })
-    .await;
-    let events: Vec<Kind> = admitted.filter_map(|e| e.unwrap().kind).collect().await;
-    assert!(verdict(&events).holds, "{:?}", verdict(&events));
+    let mut unread = client.check_algorithm(long).await.unwrap().into_inner();
+    assert!(matches!(unread.next().await, Some(Ok(pb::CheckEvent { kind: Some(Kind::Queued(_)) }))));
+    let started = Instant::now();
+    let as_far = pb::CheckRequest { algorithm: "as-far".into(), timeout_s: 1, ..Default::default() };
+    let waiting = client.check_algorithm(as_far).await.unwrap().into_inner();
+    let third = pb::CheckRequest { algorithm: "as-far".into(), n: 4, ..Default::default() };
+    let refused = client.check_algorithm(third).await.unwrap_err();
+    assert_refused(&refused, tonic::Code::ResourceExhausted, "max_queued_checks");
+    assert!(refused.message().contains("controller.max_queued_checks = 1"), "{}", refused.message());
+    let events: Vec<Kind> = waiting.filter_map(|e| e.unwrap().kind).collect().await;
+    let positions: Vec<u32> =
+        events.iter().filter_map(|k| if let Kind::Queued(q) = k { Some(q.position) } else { None }).collect();
+    assert_eq!(positions, [1, 0], "{events:?}");
+    let v = verdict(&events);
+    eprintln!("answered after {:.1} s in the queue: {}", started.elapsed().as_secs_f64(), v.summary);
+    assert!(v.holds && v.complete, "{v:?}");
     drop(unread);
     ctl.stop().await;
 }
@@ -203,6 +208,7 @@ async fn a_check_holds_its_share_of_the_memory_budget() {
     let long =
         pb::CheckRequest { algorithm: "bully".into(), kept: true, partitions: 1, timeout_s: 600, ..Default::default() };
     let mut stream = client.check_algorithm(long).await.unwrap().into_inner();
+    assert!(matches!(stream.next().await, Some(Ok(pb::CheckEvent { kind: Some(Kind::Queued(_)) }))));
     assert!(matches!(stream.next().await, Some(Ok(pb::CheckEvent { kind: Some(Kind::Progress(_)) }))));
     let election = simulated("controlled-distance", 130_000);
     let refused = client.start_election(election.clone()).await.unwrap_err();
