@@ -139,7 +139,7 @@ pub fn explore_model(model: &ElectionModel, fifo: bool, path: &[u32]) -> Result<
     model.actions(&s, &mut next);
     Ok(Exploration {
         taken: model.words(&taken),
-        choices: model.words(&next),
+        choices: model.next_words(&taken, &next),
         nodes: nodes(model, &s, before.as_ref()),
         properties: properties
             .iter()
@@ -276,8 +276,10 @@ mod tests {
             .chain(["id 1 receives coordinator (leader 3, term 1) from id 3"])
             .chain(["id 2 receives coordinator (leader 3, term 1) from id 3"])
             .chain(beat(4))
-            .chain(["time passes (one longest message delay)", "id 1's failure-detector timer fires"])
-            .chain(["id 1's bully_election (term 1) to id 2 is lost", "id 2's failure-detector timer fires"])
+            .chain(["time passes (one longest message delay)"])
+            .chain(["id 1's failure-detector timer fires; id 1 now suspects id 3"])
+            .chain(["id 1's bully_election (term 1) to id 2 is lost"])
+            .chain(["id 2's failure-detector timer fires; id 2 now suspects id 3"])
             .chain(beat(9))
             .chain(["time passes (one longest message delay)", "id 1's answer timer fires"])
             .chain(["id 2's answer timer fires"])

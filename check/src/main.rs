@@ -396,6 +396,9 @@ fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), Stri
         let ends: Vec<String> =
             ids.iter().zip(model.outcome(&c.steps)).map(|(id, end)| format!("id {id} {end}")).collect();
         println!("    ends: {}{}", ends.join(", "), c.error.as_ref().map(|e| format!("; {e}")).unwrap_or_default());
+        if let Some(caveat) = model.caveat(c.property) {
+            println!("    note: {caveat}");
+        }
     }
     Ok(())
 }

@@ -87,14 +87,7 @@ impl Step {
     pub fn describe(&self, ids: &[u64], topo: &Topology) -> String {
         let id = |p: u32| ids.get(p as usize).map_or_else(|| format!("position {p}"), |id| format!("id {id}"));
         let to = |from: u32, port: Port| topo.ports(from).get(port as usize).map_or(u32::MAX, |l| l.peer);
-        let what = |msg: &Msg| {
-            let carries = msg.describe();
-            if carries.is_empty() {
-                msg.kind().name().to_string()
-            } else {
-                format!("{} ({carries})", msg.kind().name())
-            }
-        };
+        let what = Msg::in_words;
         match *self {
             Step::Start(p) => format!("{} wakes up and starts", id(p)),
             Step::Deliver { from, port, msg } => {
@@ -296,7 +289,8 @@ impl<'a> Run<'a> {
                 let Step::Deliver { .. } = step else { return Ok(None) };
                 let to = self.topology.ports(from)[port as usize];
                 if let Err(e) = self.nodes[to.peer as usize].message(to.remote_port, msg, &mut self.out) {
-                    self.r.violations.push(format!("position {} refused {msg:?}: {e}", to.peer));
+                    let (by, sender) = (self.ids[to.peer as usize], self.ids[from as usize]);
+                    self.r.violations.push(format!("id {by} refused {} from id {sender}: {e}", msg.in_words()));
                 }
                 Ok(Some(to.peer))
             }

@@ -208,6 +208,7 @@ pub const HEAP_MEASURED_AT: u64 = 2_048;
 ///     convergence_bound_ms: |d, _, delay_ms| 10 * d.timeout_ms + 4 * delay_ms,
 ///     max_local_nodes: 64,
 ///     lease: None,
+///     liveness_needs: None,
 /// };
 /// ```
 ///
@@ -222,6 +223,7 @@ pub const HEAP_MEASURED_AT: u64 = 2_048;
 ///     election_load_per_second: |topo, d| u64::from(topo.len()) * 1_000 / d.period_ms,
 ///     max_local_nodes: 64,
 ///     lease: None,
+///     liveness_needs: None,
 /// };
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -254,6 +256,13 @@ pub struct KeptSpec {
     /// `Some` when its leader holds a lease: never two leaders at once, of
     /// any term (the checker checks it).
     pub lease: Option<Lease>,
+    /// What its convergence bound assumes of timing beyond the detector's,
+    /// in words, when it assumes something the checker's schedules do not
+    /// give (Raft: randomised timeouts that end split votes; the checker
+    /// lets timers fire in every order, together too). The checker says it
+    /// beside a broken convergence property, so that a liveness
+    /// counterexample that only luck avoids is read as what it is.
+    pub liveness_needs: Option<&'static str>,
 }
 
 /// `messages` every `ms` milliseconds, as messages a second.

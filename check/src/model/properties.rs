@@ -42,6 +42,20 @@ impl ElectionModel {
         if self.is_kept() { &KEPT_PROPERTIES } else { &PROPERTIES }
     }
 
+    /// What a broken `property` may owe to the schedules the checker tries
+    /// rather than to the algorithm: for the convergence property of an
+    /// algorithm whose bound assumes timing the checker does not give
+    /// ([`KeptSpec::liveness_needs`]), that assumption in words.
+    ///
+    /// [`KeptSpec::liveness_needs`]: ringleader_core::algo::spec::KeptSpec::liveness_needs
+    pub fn caveat(&self, property: &str) -> Option<&'static str> {
+        let convergence = KEPT_PROPERTIES[KEPT_PROPERTIES.len() - 1];
+        if property != convergence {
+            return None;
+        }
+        self.election.spec.kept.and_then(|k| k.liveness_needs)
+    }
+
     /// Does `s` keep property `i` of [`ElectionModel::properties`]?
     pub fn holds(&self, i: usize, s: &System) -> bool {
         if self.is_kept() {

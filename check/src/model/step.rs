@@ -168,7 +168,11 @@ impl ElectionModel {
                 let to = t.ports(from)[port as usize];
                 touched = Some(to.peer);
                 if let Err(e) = s.nodes[to.peer as usize].edit().message(to.remote_port, msg, &mut out) {
-                    s.error.get_or_insert_with(|| format!("position {} refused {msg:?}: {e}", to.peer));
+                    let ids = &self.election.ids;
+                    s.error.get_or_insert_with(|| {
+                        let (by, sender) = (ids[to.peer as usize], ids[from as usize]);
+                        format!("id {by} refused {} from id {sender}: {e}", msg.in_words())
+                    });
                 }
                 self.absorb(s, to.peer, &mut out, &mut log);
             }

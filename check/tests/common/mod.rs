@@ -25,6 +25,7 @@ macro_rules! raft_with {
                     Box::new(ringleader_core::algo::raft::Raft::with_config(c, cfg))
                 },
                 lease: if $lease { Some(ringleader_core::algo::spec::Lease { lost: "lease ended" }) } else { None },
+                liveness_needs: None,
                 ..common::RAFT_KEPT
             }),
             ..ringleader_core::algo::raft::SPEC

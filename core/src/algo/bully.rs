@@ -135,6 +135,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         convergence_bound_ms: |d, _, delay_ms| convergence_bound_ms(d, delay_ms),
         max_local_nodes: 128,
         lease: None,
+        liveness_needs: None,
     }),
     heap_bytes_per_position: 145_569,
     ..machine!(Bully::new)

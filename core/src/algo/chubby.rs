@@ -195,6 +195,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         convergence_bound_ms,
         max_local_nodes: 256,
         lease: Some(Lease { lost: "lease not renewed (the leader stepped down)" }),
+        liveness_needs: None,
     }),
     heap_bytes_per_position: 72_585,
     ..machine!(Chubby::new)

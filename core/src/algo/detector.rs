@@ -345,6 +345,10 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
     fn state(&self) -> &'static str {
         self.inner.state()
     }
+
+    fn suspects(&self, port: Port) -> bool {
+        self.is_suspected(port)
+    }
 }
 
 #[cfg(test)]

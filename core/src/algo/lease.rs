@@ -221,6 +221,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         convergence_bound_ms: |d, _, delay_ms| convergence_bound_ms(LeaseConfig::for_detector(d), delay_ms),
         max_local_nodes: 128,
         lease: Some(spec::Lease { lost: "the holder did not renew the lease record within RenewDeadline" }),
+        liveness_needs: None,
     }),
     // Not measured by examples/memory: a node is a few words and a peers list.
     uses_store: true,

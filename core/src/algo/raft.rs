@@ -227,6 +227,10 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         convergence_bound_ms: |d, _, delay_ms| convergence_bound_ms(RaftConfig::for_detector(d), delay_ms),
         max_local_nodes: 128,
         lease: None,
+        liveness_needs: Some(
+            "split votes can repeat for ever when election timers fire together; Raft relies on \
+             randomised timeouts to end them (thesis §3.4), and the checker tries every order of the timers",
+        ),
     }),
     heap_bytes_per_position: 70_658,
     options: &[

@@ -90,6 +90,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         convergence_bound_ms,
         max_local_nodes: 64,
         lease: None,
+        liveness_needs: None,
     }),
     heap_bytes_per_position: 53_984,
     ..machine!(RepairedRing::new)

@@ -538,6 +538,14 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
     /// Current state name (for logs and events), e.g. `"candidate"`.
     fn state(&self) -> &'static str;
 
+    /// Does this node's failure detector suspect the neighbour behind
+    /// `port` now? For the words of a schedule ("id 1 suspects id 3"):
+    /// the detector ([`detector`](crate::algo::detector)) answers, every
+    /// other algorithm keeps the default `false`.
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
     /// What the timer `timer` waits for, in a word or two ("answer",
     /// "renewal"), for the steps the checker tells in words ("id 1's answer
     /// timer fires"); `None` for a timer it does not name. Algorithms
@@ -657,5 +665,9 @@ impl Algorithm for Box<dyn Algorithm> {
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
         (**self).timer_name(timer)
+    }
+
+    fn suspects(&self, port: Port) -> bool {
+        (**self).suspects(port)
     }
 }

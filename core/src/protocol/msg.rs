@@ -58,8 +58,13 @@ impl Word for u32 {
 }
 
 impl Word for bool {
+    /// A flag is named when set; an answer (`granted`) is said either way,
+    /// "granted" or "refused", since a refusal is what a student looks for.
     fn word(&self, name: &str) -> Option<String> {
-        self.then(|| name.replace('_', " "))
+        match name {
+            "granted" => Some(if *self { "granted" } else { "refused" }.to_string()),
+            _ => self.then(|| name.replace('_', " ")),
+        }
     }
 }
 
@@ -392,6 +397,14 @@ messages! {
 }
 
 impl Msg {
+    /// The message in words: its kind and what it carries, as the steps of a
+    /// schedule say it: "election (id 3, stage 1)", "raft_vote (term 2,
+    /// refused)", "heartbeat".
+    pub fn in_words(&self) -> String {
+        let carries = self.describe();
+        if carries.is_empty() { self.kind().name().to_string() } else { format!("{} ({carries})", self.kind().name()) }
+    }
+
     /// The term a message carries (kept leaderships' messages and
     /// heartbeats), `None` for the others.
     pub fn term(&self) -> Option<u64> {
@@ -569,12 +582,15 @@ mod tests {
     }
 
     /// A message in words for a diagram's label: its non-zero fields by name, a true flag by its name,
-    /// underscores as spaces; a message with nothing but zeros says nothing.
+    /// underscores as spaces; a message with nothing but zeros says nothing; a vote says whether it
+    /// was granted or refused (before, a refused vote said only its term).
     #[test]
     fn messages_describe_what_they_carry() {
         assert_eq!(Msg::Election { id: 6, stage: 0, hops: 3 }.describe(), "id 6, hops 3");
         assert_eq!(Msg::Probe { id: 2, stage: 1, limit: 4 }.describe(), "id 2, stage 1, limit 4");
         assert_eq!(Msg::Election { id: 0, stage: 0, hops: 0 }.describe(), "");
+        assert_eq!(Msg::RaftVote { term: 3, granted: false, pre_vote: true }.describe(), "term 3, refused, pre vote");
+        assert_eq!(Msg::Vote { term: 2, candidate: 5, granted: true }.describe(), "term 2, candidate 5, granted");
     }
 
     use super::*;
