@@ -143,6 +143,10 @@
       li.classList.toggle("done", i < k);
       li.classList.toggle("now", i === k - 1);
     });
+    // The step just taken, visible in its list (which scrolls on its own).
+    const list = document.getElementById("check-steps");
+    const now = items[k - 1];
+    if (now) list.scrollTop = Math.max(0, now.offsetTop - list.offsetTop - list.clientHeight / 2);
     const svg = document.querySelector("#check-diagram svg");
     if (svg) {
       // The diagram's time is the step number: show what happened up to step k.
@@ -211,6 +215,7 @@
     // Nothing to step through when the property holds: no step buttons.
     document.getElementById("check-controls").hidden = !answer.counterexample;
     showStep(0);
+    result.scrollIntoView({ block: "start" });
   }
 
   check.addEventListener("submit", async (event) => {

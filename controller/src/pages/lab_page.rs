@@ -101,7 +101,8 @@ pub(super) fn render(token_required: bool) -> String {
          </form><div id=\"check-result\" hidden><p id=\"check-verdict\"></p>\
          <div class=\"controls\" id=\"check-controls\"><button id=\"check-back\">◀ back</button><button id=\"check-forward\">forward ▶</button>\
          <button id=\"check-end\">to the violation ▶|</button><input type=\"range\" id=\"check-slider\" min=\"0\" value=\"0\">\
-         <span id=\"check-where\"></span></div><ol id=\"check-steps\"></ol><div id=\"check-diagram\"></div></div>\
+         <span id=\"check-where\"></span></div><div class=\"check-body\"><ol id=\"check-steps\"></ol>\
+         <div id=\"check-diagram\"></div></div></div>\
          <h3>Explore by hand</h3><p>For n up to 4: the check form's election from its first state, each next step \
          chosen by you among every step the network and the faults allow, every node's state shown at each step \
          and a broken property in red.</p>\

@@ -167,6 +167,10 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .diagram .msg.flight { opacity: 0.8; }
 .diagram .msg.flight .swallowed, .diagram .msg.flight .ring-edge { display: none; }
 .diagram .label { pointer-events: none; }
+.diagram .row.is-down text { fill: #c00; text-decoration: line-through; }
+.diagram .row.is-cut text { fill: #a65f00; font-style: italic; }
+.diagram .row.leading text { font-weight: bold; }
+.topology-legend .legend-item { display: inline-flex; align-items: center; gap: 0.3em; margin-right: 0.9em; white-space: nowrap; }
 .stage { display: flex; gap: 1em; align-items: flex-start; flex-wrap: wrap; }
 .stage .info { flex: 1; min-width: 16em; }
 .topology { width: 300px; font-size: 0.85em; color: #444; }
@@ -199,6 +203,8 @@ form.lab .error:not(:empty) { background: #fff0f0; border-left: 3px solid #b00; 
 .cluster ul { display: flex; flex-wrap: wrap; gap: 0 1em; list-style: none; padding: 0; margin: 0.4em 0; }
 .cluster .down { color: #b00; font-weight: bold; }
 .cluster .up { color: #176117; }
+.check-body { display: grid; grid-template-columns: minmax(12em, 20em) minmax(0, 1fr); gap: 1em; align-items: start; }
+#check-steps { max-height: 75vh; overflow-y: auto; margin: 0; padding-left: 2.2em; }
 #check-steps li.done { color: #555; }
 #check-steps li.now { font-weight: bold; color: #000; }
 #check-diagram svg { max-width: 100%; height: auto; border: 1px solid #eee; }

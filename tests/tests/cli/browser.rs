@@ -150,6 +150,12 @@ impl Browser {
         b
     }
 
+    /// Save what the window shows as a PNG at `path` (for a person to look at).
+    pub(crate) fn screenshot(&self, path: &std::path::Path) {
+        let png = self.call("GET", "/screenshot", None);
+        std::fs::write(path, from_base64(png.as_str().unwrap_or_default())).expect("write the screenshot");
+    }
+
     /// The window's inner size (the viewport), in CSS pixels.
     pub(crate) fn viewport(&self) -> (f64, f64) {
         let v = self.run("return [window.innerWidth, window.innerHeight];");
@@ -297,6 +303,28 @@ impl Browser {
             .unwrap_or_default()
             .to_string()
     }
+}
+
+/// The bytes `text` (standard base64, as WebDriver answers a screenshot) stands for.
+fn from_base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let (mut out, mut bits, mut held) = (Vec::with_capacity(text.len() * 3 / 4), 0u32, 0u32);
+    for v in text.bytes().filter_map(value) {
+        bits = (bits << 6) | u32::from(v);
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            out.push((bits >> held) as u8);
+        }
+    }
+    out
 }
 
 impl Drop for Browser {

@@ -14,9 +14,12 @@ const WIDTH: u32 = 1280;
 const HEIGHT: u32 = 720;
 
 /// Assert the page `what` has no horizontal scroll: the document is no wider than the window.
+/// What the window shows is saved in the temporary directory, to be looked at.
 fn fits(b: &Browser, what: &str) {
     let (scroll, inner) = b.widths();
-    println!("{what}: document {scroll} px wide in a window of {inner} px");
+    let shot = std::env::temp_dir().join(format!("ringleader-t20-{}.png", what.replace(' ', "-")));
+    b.screenshot(&shot);
+    println!("{what}: document {scroll} px wide in a window of {inner} px (seen: {})", shot.display());
     assert!(inner > 0.0 && scroll <= inner, "{what}: the page is {scroll} px wide in a {inner} px window");
 }
 
@@ -74,6 +77,12 @@ fn diagram_text(b: &Browser, css: &str) -> Vec<f64> {
     ));
     let mut sizes: Vec<f64> = v.as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
     sizes.sort_by(f64::total_cmp);
+    let widths = b.run(&format!(
+        "return Array.from(document.querySelectorAll({})).map(s => [Number(s.getAttribute('width')), \
+         Math.round(s.getBoundingClientRect().width)]);",
+        serde_json::json!(css)
+    ));
+    println!("{css}: [own width, drawn width] {widths}; smallest text on screen {:?} px", &sizes[..sizes.len().min(3)]);
     sizes
 }
 
@@ -161,13 +170,48 @@ async fn the_lab_fits_a_projector() {
         b.wait_until("return document.querySelectorAll('.topo-node').length === 8;", "its topology");
         assert_eq!(b.run("return document.getElementById('failovers').rows.length;"), Value::from(2), "a failover");
         fits(&b, "a kept election with a failover");
-        println!("its diagram's text on screen, px (smallest first): {:?}", &diagram_text(&b, "#diagram svg")[..3]);
+        diagram_text(&b, "#diagram svg");
 
         tracing::info!("--- two elections compared");
         b.go(&format!("{base}/compare/{}/{}", compared[0], compared[1]));
         b.wait_until("return document.querySelectorAll('.panel .topo-node').length === 16;", "both topologies");
         fits(&b, "the comparison");
-        println!("the comparison's diagram text on screen, px: {:?}", &diagram_text(&b, ".panel svg")[..3]);
+        diagram_text(&b, ".panel .diagram svg");
+        // One time scale: a message sent at time t leaves at the same x in both diagrams.
+        let sends = b.run(
+            "return Array.from(document.querySelectorAll('.panel')).map(p => \
+             Array.from(p.querySelectorAll('.diagram .msg[data-step]')).map(a => \
+             [Number(a.dataset.at), Number((a.tagName === 'line' ? a : a.querySelector('line')).getAttribute('x1'))]));",
+        );
+        let sends: Vec<Vec<(f64, f64)>> = serde_json::from_value(sends).unwrap();
+        let mut same_time = 0;
+        for &(t, x) in &sends[0] {
+            for &(u, y) in &sends[1] {
+                if t == u {
+                    assert!((x - y).abs() < 0.6, "sent at {t}: x = {x} above, {y} below");
+                    same_time += 1;
+                }
+            }
+        }
+        assert!(same_time > 0, "some messages sent at the same time in both: {sends:?}");
+        let so_far = "return Array.from(document.querySelectorAll('.panel .so-far')).map(s => s.textContent);";
+        let all: Vec<String> = sends.iter().map(|s| format!("{} messages in all", s.len())).collect();
+        assert_eq!(b.run(so_far), serde_json::json!(all), "at the end, every message");
+        b.click("#first");
+        b.wait_until(
+            "return Array.from(document.querySelectorAll('.panel .so-far')).every(s => s.dataset.sent === '0');",
+            "no message sent at the start",
+        );
+        assert_eq!(b.text(".panel .so-far"), format!("0 of {} messages sent so far", sends[0].len()));
+        for _ in 0..12 {
+            b.click("#forward");
+        }
+        let sent = "return Array.from(document.querySelectorAll('.panel')).map(p => [Number(p.querySelector('.so-far').dataset.sent), \
+                    Array.from(p.querySelectorAll('.diagram .msg[data-step]')).filter(a => a.style.display !== 'none').length]);";
+        b.wait_until(
+            &format!("const s = (function () {{ {sent} }})(); return s.every(([said, shown]) => said === shown) && s.some(([said]) => said > 0);"),
+            "the messages so far follow the step bar",
+        );
 
         tracing::info!("--- a check's counterexample");
         b.go(&format!("{base}/"));
@@ -178,7 +222,7 @@ async fn the_lab_fits_a_projector() {
         assert!(b.text("#check-verdict").contains("BROKEN"), "{}", b.text("#check-verdict"));
         b.click("#check-end");
         fits(&b, "the check's counterexample");
-        println!("the check diagram's text on screen, px: {:?}", &diagram_text(&b, "#check-diagram svg")[..3]);
+        diagram_text(&b, "#check-diagram svg");
         let logged: Vec<String> =
             b.console().into_iter().filter(|m| !m.contains("/lab/start - Failed to load resource")).collect();
         assert_eq!(logged, Vec::<String>::new(), "console messages");
