@@ -985,8 +985,15 @@ fn partition_bands(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
         let spots = [(xa + 3.0, bottom - 3.0, "start"), (xa + 3.0, top - ROW / 2.0 + 11.0, "start")];
         let _ = writeln!(
             s,
-            r##"<g class="partition" data-at="{at}"><title>{title}</title><rect x="{xa:.1}" y="{ya:.1}" width="{w:.1}" height="{h:.1}" fill="#f6c89f" opacity="0.5"/>{text}</g>"##,
+            r##"<g class="partition" data-at="{at}" data-until="{until}" data-groups="{positions}"><title>{title}</title><rect x="{xa:.1}" y="{ya:.1}" width="{w:.1}" height="{h:.1}" fill="#f6c89f" opacity="0.5"/>{text}</g>"##,
             at = l.on_axis(sp.from),
+            until = sp.until.map_or_else(|| "never".to_string(), |u| l.on_axis(u).to_string()),
+            positions = sp
+                .groups
+                .iter()
+                .map(|g| g.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
+                .collect::<Vec<_>>()
+                .join("|"),
             title = escape(&label),
             ya = top - ROW / 2.0,
             w = (xb - xa).max(1.0),
@@ -1129,17 +1136,21 @@ fn node_lines(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
         let (stroke, weight) = if lead { ("#000", 3) } else { ("#999", 1) };
         let _ = writeln!(
             s,
-            r#"<line class="node" x1="{left}" y1="{yy}" x2="{x2}" y2="{yy}" stroke="{stroke}" stroke-width="{weight}"/>"#,
+            r#"<line class="node" data-position="{p}"{lead_attr} x1="{left}" y1="{yy}" x2="{x2}" y2="{yy}" stroke="{stroke}" stroke-width="{weight}"/>"#,
+            lead_attr = if lead { r#" data-lead="true""# } else { "" },
             yy = y(p),
             x2 = left + plot
         );
         let label = if lead { format!("{name} (leader)") } else { name.clone() };
         placer.fixed((left - 8.0, y(p) + 4.0, "end"), 12.0, lead, &label);
-        let label = escape(&label);
+        // The leader's mark apart, for the page's step-through to hide before there is a leader.
+        let label =
+            if lead { format!(r#"{}<tspan class="lead"> (leader)</tspan>"#, escape(name)) } else { escape(&label) };
         // The position on hover: rows are named by id, the API and faults by position too.
         let _ = writeln!(
             s,
-            r#"<g class="row" data-position="{p}"><title>position {p}: {name}</title><text x="{lx}" y="{ly}" text-anchor="end"{bold}>{label}</text></g>"#,
+            r#"<g class="row" data-position="{p}"{lead_attr}><title>position {p}: {name}</title><text x="{lx}" y="{ly}" text-anchor="end"{bold}>{label}</text></g>"#,
+            lead_attr = if lead { r#" data-lead="true""# } else { "" },
             name = escape(name),
             lx = left - 8.0,
             ly = y(p) + 4.0,
@@ -1175,8 +1186,10 @@ fn outages(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
         let label = text_at(placer.place(&around(xa, yy), 10.0, "crash"), 10.0, r##" fill="#c00""##, "crash");
         let _ = writeln!(
             s,
-            r##"<g class="down" data-at="{at}"><title>crash</title><line x1="{xa:.1}" y1="{yy:.1}" x2="{xb:.1}" y2="{yy:.1}" stroke="white" stroke-width="4"/><line x1="{xa:.1}" y1="{yy:.1}" x2="{xb:.1}" y2="{yy:.1}" stroke="#c00" stroke-width="2" stroke-dasharray="2 3"/><path d="M {a1:.1} {b1:.1} L {a2:.1} {b2:.1} M {a1:.1} {b2:.1} L {a2:.1} {b1:.1}" stroke="#c00" stroke-width="2.5"/>{label}</g>"##,
+            r##"<g class="down" data-at="{at}" data-position="{p}" data-until="{until}"><title>crash</title><line x1="{xa:.1}" y1="{yy:.1}" x2="{xb:.1}" y2="{yy:.1}" stroke="white" stroke-width="4"/><line x1="{xa:.1}" y1="{yy:.1}" x2="{xb:.1}" y2="{yy:.1}" stroke="#c00" stroke-width="2" stroke-dasharray="2 3"/><path d="M {a1:.1} {b1:.1} L {a2:.1} {b2:.1} M {a1:.1} {b2:.1} L {a2:.1} {b1:.1}" stroke="#c00" stroke-width="2.5"/>{label}</g>"##,
             at = l.on_axis(o.crashed),
+            p = o.position,
+            until = o.recovered.map_or_else(|| "never".to_string(), |r| l.on_axis(r).to_string()),
             a1 = xa - 5.0,
             a2 = xa + 5.0,
             b1 = yy - 5.0,
@@ -1186,8 +1199,9 @@ fn outages(s: &mut String, l: &Layout<'_, '_>, placer: &mut Placer) {
             let label = text_at(placer.place(&around(xb, yy), 10.0, "recover"), 10.0, r##" fill="#080""##, "recover");
             let _ = writeln!(
                 s,
-                r##"<g class="recover" data-at="{at}"><title>recover</title><line x1="{xb:.1}" y1="{a:.1}" x2="{xb:.1}" y2="{b:.1}" stroke="#080" stroke-width="2.5"/>{label}</g>"##,
+                r##"<g class="recover" data-at="{at}" data-position="{p}"><title>recover</title><line x1="{xb:.1}" y1="{a:.1}" x2="{xb:.1}" y2="{b:.1}" stroke="#080" stroke-width="2.5"/>{label}</g>"##,
                 at = l.on_axis(r),
+                p = o.position,
                 a = yy - 6.0,
                 b = yy + 6.0,
             );
@@ -1672,7 +1686,10 @@ mod tests {
         assert_eq!(out.matches(r#"class="msg""#).count(), 2);
         assert_eq!(out.matches(r#"class="msg lost""#).count(), 1);
         assert!(out.contains("election (2)") && out.contains("notify (1)"), "{out}");
-        assert!(out.contains("as-far &lt;test&gt;") && out.contains("c&amp;d (leader)"), "{out}");
+        assert!(
+            out.contains("as-far &lt;test&gt;") && out.contains(r#"c&amp;d<tspan class="lead"> (leader)</tspan>"#),
+            "{out}"
+        );
         assert!(!out.contains("<test>"));
         assert_eq!(out.matches(r#"class="mark""#).count(), 1);
         assert!(out.contains("crash &lt;1&gt;"), "marks are labelled, escaped");

@@ -20,8 +20,29 @@
     // What the diagram holds: arrows in sending order, state bands, timed marks.
     const arrows = svg ? Array.from(svg.querySelectorAll(".msg[data-step]")) : [];
     const labels = svg ? Array.from(svg.querySelectorAll(".label[data-step]")) : [];
-    const timed = svg ? Array.from(svg.querySelectorAll(".mark, .down, .recover, .partition, .term")) : [];
+    const timed = svg ? Array.from(svg.querySelectorAll(".mark, .down, .recover, .partition, .term, .leaderless, .two-leaders")) : [];
     const bands = svg ? Array.from(svg.querySelectorAll("rect.state")) : [];
+    // Faults: each crash until its recovery, each partition (its smaller groups cut off) until
+    // healed; `loss`: a crash or a cut, where a failover starts.
+    const until = (e) => e.dataset.until === undefined || e.dataset.until === "never" ? Infinity : Number(e.dataset.until);
+    const outages = svg ? Array.from(svg.querySelectorAll(".down[data-position]")).map((e) => ({
+      p: Number(e.dataset.position), from: Number(e.dataset.at), until: until(e),
+      x: num(e.querySelector("line"), "x1"), xEnd: num(e.querySelector("line"), "x2"),
+    })) : [];
+    const cuts = svg ? Array.from(svg.querySelectorAll(".partition[data-groups]")).map((e) => {
+      const groups = e.dataset.groups.split("|").map((g) => g.split(",").filter((x) => x !== "").map(Number));
+      const largest = groups.reduce((m, g) => Math.max(m, g.length), 0);
+      const main = groups.findIndex((g) => g.length === largest);
+      const r = e.querySelector("rect");
+      return { cut: groups.filter((_, i) => i !== main).flat(), from: Number(e.dataset.at), until: until(e),
+        x: num(r, "x"), xEnd: num(r, "x") + num(r, "width") };
+    }) : [];
+    // Rows: the lines and names of the nodes, and the leader's mark (shown once it leads).
+    const rowLines = svg ? Array.from(svg.querySelectorAll("line.node")) : [];
+    const rowNames = svg ? Array.from(svg.querySelectorAll("g.row")) : [];
+    const leadLine = svg ? svg.querySelector("line.node[data-lead]") : null;
+    const leadMark = svg ? svg.querySelector("g.row[data-lead] .lead") : null;
+    const leadName = svg ? svg.querySelector("g.row[data-lead] text") : null;
     const labelOf = new Map(labels.map((l) => [Number(l.dataset.step), l]));
 
     // Each arrow's geometry: where it leaves and arrives, and its parts to show half drawn in flight.
@@ -44,6 +65,15 @@
       // Each node's first state is where it starts (logged at time 0), before any event.
       if (!baseline.has(p)) { baseline.set(p, i); return; }
       events.push({ t: Number(b.dataset.at), rank: 1, kind: "state", i, x: num(b, "x") });
+    });
+    // The faults, each a step of its own: first at its moment (what arrives then is dropped).
+    outages.forEach((o, i) => {
+      events.push({ t: o.from, rank: -1, kind: "crash", i, x: o.x, loss: true });
+      if (o.until !== Infinity) events.push({ t: o.until, rank: -1, kind: "recover", i, x: o.xEnd });
+    });
+    cuts.forEach((c, i) => {
+      events.push({ t: c.from, rank: -1, kind: "cut", i, x: c.x, loss: true });
+      if (c.until !== Infinity) events.push({ t: c.until, rank: -1, kind: "heal", i, x: c.xEnd });
     });
     events.forEach((e, j) => { e.j = j; });
     events.sort((a, b) => a.t - b.t || a.rank - b.rank || a.j - b.j);
@@ -129,9 +159,15 @@
         t.setAttribute("font-size", n > 24 ? "8" : "11");
         t.textContent = String(part.id);
         const title = document.createElementNS(SVGNS, "title");
-        g.append(c, t, title);
+        // A red cross over a node that is down.
+        const cross = document.createElementNS(SVGNS, "path");
+        const k = radius * 0.8;
+        cross.setAttribute("d", "M " + (x - k) + " " + (y - k) + " L " + (x + k) + " " + (y + k) + " M " + (x - k) + " " + (y + k) + " L " + (x + k) + " " + (y - k));
+        cross.setAttribute("stroke", "#c00"); cross.setAttribute("stroke-width", "3"); cross.setAttribute("class", "down-cross");
+        cross.style.display = "none";
+        g.append(c, t, cross, title);
         pic.appendChild(g);
-        topo.nodes[part.position] = { g, c, title, id: part.id };
+        topo.nodes[part.position] = { g, c, title, cross, id: part.id };
       }
       pic.appendChild(topo.dotLayer);
       topoBox.textContent = "";
@@ -144,15 +180,69 @@
       paintNodes();
     }
 
+    // What the faults do at time t (-1: before anything): the positions down and cut off.
+    function faultsAt(t) {
+      const isDown = new Set(), isCut = new Set();
+      for (const o of outages) if (o.from <= t && t < o.until) isDown.add(o.p);
+      for (const c of cuts) if (c.from <= t && t < c.until) for (const p of c.cut) isCut.add(p);
+      return { isDown, isCut };
+    }
+    let faultsNow = { isDown: new Set(), isCut: new Set() };
+
+    // The rows as the step shown has them: a node down struck through in red, one cut off in
+    // orange italics; a node that leads now bold, and the "(leader)" mark only while its node
+    // leads (at the end: the verdict's leader).
+    function paintRows() {
+      const leading = new Set();
+      for (const [p, i] of current) {
+        if (bands[i].dataset.state === "leader" && !faultsNow.isDown.has(p)) leading.add(p);
+      }
+      rowNames.forEach((g) => {
+        const p = Number(g.dataset.position);
+        g.classList.toggle("is-down", faultsNow.isDown.has(p));
+        g.classList.toggle("is-cut", faultsNow.isCut.has(p));
+        g.classList.toggle("leading", leading.has(p));
+      });
+      const leads = leadMark ? Number(leadMark.closest("g.row").dataset.position) : -1;
+      const marked = shown === total || (bands.length > 0 && leading.has(leads));
+      if (leadMark) leadMark.style.display = marked ? "" : "none";
+      if (leadName) leadName.setAttribute("font-weight", marked ? "bold" : "normal");
+      if (leadLine) {
+        leadLine.setAttribute("stroke", marked ? "#000" : "#999");
+        leadLine.setAttribute("stroke-width", marked ? "3" : "1");
+      }
+      for (const l of rowLines) l.classList.toggle("is-down", faultsNow.isDown.has(Number(l.dataset.position)));
+    }
+
+    // A swatch of `colour` for the topology's legend (crossed: down; dashed ring: cut off).
+    function swatch(colour, how) {
+      const pic = document.createElementNS(SVGNS, "svg");
+      pic.setAttribute("width", "14"); pic.setAttribute("height", "14"); pic.setAttribute("class", "swatch");
+      const c = document.createElementNS(SVGNS, "circle");
+      c.setAttribute("cx", "7"); c.setAttribute("cy", "7"); c.setAttribute("r", "6");
+      c.setAttribute("fill", colour); c.setAttribute("stroke", how === "cut" ? "#E69F00" : "#333");
+      if (how === "cut") { c.setAttribute("stroke-width", "2"); c.setAttribute("stroke-dasharray", "3 2"); }
+      pic.appendChild(c);
+      if (how === "down") {
+        const x = document.createElementNS(SVGNS, "path");
+        x.setAttribute("d", "M 3 3 L 11 11 M 3 11 L 11 3"); x.setAttribute("stroke", "#c00"); x.setAttribute("stroke-width", "2");
+        pic.appendChild(x);
+      }
+      return pic;
+    }
+
     function paintNodes() {
       const seen = new Map();
       for (let p = 0; p < topo.nodes.length; p++) {
         const node = topo.nodes[p];
         if (!node) continue;
-        let state = "unknown", colour = "#fff";
-        if (svg) {
+        let state = "unknown", colour = "#fff", how = "";
+        if (svg && faultsNow.isDown.has(p)) {
+          state = "down"; colour = BELIEF_COLOUR.down; how = "down";
+        } else if (svg) {
           const i = current.get(p);
           if (i !== undefined) { state = bands[i].dataset.state; colour = bands[i].dataset.colour; }
+          if (faultsNow.isCut.has(p)) how = "cut";
         } else if (down.has(p)) {
           state = "down";
           colour = BELIEF_COLOUR.down;
@@ -161,15 +251,32 @@
           colour = BELIEF_COLOUR[state];
         }
         node.c.setAttribute("fill", colour);
+        node.c.setAttribute("stroke", how === "cut" ? "#E69F00" : "#333");
+        node.c.setAttribute("stroke-width", how === "cut" ? "3" : "1");
+        node.c.setAttribute("stroke-dasharray", how === "cut" ? "4 2" : "none");
+        node.cross.style.display = how === "down" ? "" : "none";
         node.g.dataset.state = state;
-        node.title.textContent = "id " + node.id + " (position " + p + "): " + state;
-        seen.set(state, colour);
+        node.g.classList.toggle("is-down", how === "down");
+        node.g.classList.toggle("is-cut", how === "cut");
+        node.title.textContent = "id " + node.id + " (position " + p + "): " + state + (how === "cut" ? ", cut off" : "");
+        if (how !== "down") seen.set(state, colour);
       }
       const legend = topoBox ? topoBox.querySelector(".topology-legend") : null;
       if (legend) {
-        legend.textContent = svg && bands.length === 0
-          ? "The nodes logged no states for this election."
-          : Array.from(seen.keys()).sort().join(" · ");
+        legend.textContent = "";
+        if (svg && bands.length === 0) legend.textContent = "The nodes logged no states for this election.";
+        const entries = Array.from(seen.keys()).sort().map((s) => [s, seen.get(s), ""]);
+        const anyDown = topo.nodes.some((n) => n && n.g.classList.contains("is-down"));
+        const anyCut = topo.nodes.some((n) => n && n.g.classList.contains("is-cut"));
+        if (anyDown) entries.push(["down", BELIEF_COLOUR.down, "down"]);
+        if (anyCut) entries.push(["cut off", "#fff", "cut"]);
+        for (const [name, colour, how] of entries) {
+          const item = document.createElement("span");
+          item.className = "legend-item";
+          item.dataset.state = name;
+          item.append(swatch(colour, how), document.createTextNode(" " + name));
+          legend.appendChild(item);
+        }
       }
     }
 
@@ -197,7 +304,9 @@
 
     // Apply (or undo) one event.
     function apply(e, forward) {
-      if (e.kind === "send" || e.kind === "arrive") {
+      if (e.kind === "crash" || e.kind === "recover" || e.kind === "cut" || e.kind === "heal") {
+        // Faults are read off the time shown (faultsAt).
+      } else if (e.kind === "send" || e.kind === "arrive") {
         const a = arrows[e.i], sh = shapes[e.i];
         const flight = (e.kind === "send") === forward;
         const visible = forward || e.kind === "arrive";
@@ -246,7 +355,13 @@
 
     function describeEvent(e, k) {
       const head = "step " + k + " of " + total + ": ";
-      if (e.kind === "state") {
+      const who = (p) => topo.nodes[p] ? "id " + topo.nodes[p].id : "position " + p;
+      if (e.kind === "crash" || e.kind === "recover") {
+        info.textContent = head + who(outages[e.i].p) + (e.kind === "crash" ? " crashes" : " recovers") + " at " + e.t + " " + unit;
+      } else if (e.kind === "cut" || e.kind === "heal") {
+        const ids = cuts[e.i].cut.map(who).join(", ");
+        info.textContent = head + (e.kind === "cut" ? ids + " cut off from the rest" : "the partition of " + ids + " heals") + " at " + e.t + " " + unit;
+      } else if (e.kind === "state") {
         const b = bands[e.i];
         const node = topo.nodes[Number(b.dataset.position)];
         const who = node ? "id " + node.id : "position " + b.dataset.position;
@@ -273,7 +388,17 @@
       }
       const t = shown > 0 ? events[shown - 1].t : -1;
       for (const e of timed) e.style.display = shown === total || Number(e.dataset.at) <= t ? "" : "none";
+      faultsNow = faultsAt(t);
+      // A node's state band stops where it goes down.
+      for (const o of outages) {
+        const i = current.get(o.p);
+        if (i !== undefined && faultsNow.isDown.has(o.p) && shown < total) {
+          const b = bands[i];
+          b.setAttribute("width", String(Math.max(0, Math.min(num(b, "width"), o.x - num(b, "x")))));
+        }
+      }
       for (const i of Array.from(topo.dots.keys())) placeDot(i);
+      paintRows();
       paintNodes();
       if (pinned) describeArrow(pinned, "pinned: ");
       else if (shown > 0 && shown < total) describeEvent(events[shown - 1], shown);
@@ -300,8 +425,11 @@
       svg.addEventListener("click", () => { if (pinned) { pinned.classList.remove("pinned"); pinned = null; } });
     }
 
+    // The steps where a failover begins (a crash or a cut), by index into `events`.
+    const failovers = events.map((e, k) => (e.loss ? k : -1)).filter((k) => k >= 0);
+
     return {
-      svg, events, total, unit, topoBox, topo, show, drawTopology, readBeliefs, paintNodes,
+      svg, events, total, unit, topoBox, topo, show, drawTopology, readBeliefs, paintNodes, failovers,
       shown: () => shown,
       axis: svg ? svg.dataset.axis || unit : "",
       messages: arrows.length,
@@ -357,7 +485,7 @@
       else if (ev.key === " ") { if (timer !== null) stop(); else start(); ev.preventDefault(); }
     });
     go(model.total);
-    return { redraw: () => go(shown) };
+    return { redraw: () => go(shown), go: (k) => { stop(); go(k); }, shown: () => shown };
   }
 
   const recordOf = async (election) => {
@@ -430,6 +558,21 @@
       where: (k) => k === page.total ? "all " + page.total + " events (" + page.messages + " messages drawn)" :
         "event " + k + " of " + page.total + (k > 0 ? ", at " + page.events[k - 1].t + " " + page.axis : ""),
     });
+    // "Next failover": to the step of the next crash or cut after the one shown (from the end or
+    // past the last: the first).
+    const next = document.getElementById("next-failover");
+    if (next) {
+      next.hidden = page.failovers.length === 0;
+      next.addEventListener("click", () => {
+        const now = bar.shown();
+        const after = now === page.total ? undefined : page.failovers.find((k) => k + 1 > now);
+        bar.go((after === undefined ? page.failovers[0] : after) + 1);
+      });
+      document.addEventListener("keydown", (ev) => {
+        if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement) return;
+        if ((ev.key === "f" || ev.key === "F") && !next.hidden) { next.click(); ev.preventDefault(); }
+      });
+    }
     recordOf(ELECTION)
       .then((r) => { if (r) { page.drawTopology(r); bar.redraw(); sameIds(r); } })
       .catch(() => { if (topoBox) topoBox.textContent = "The topology could not be read."; });

@@ -133,6 +133,11 @@ pub(super) const STEP_CONTROLS: &str = "<div class=\"controls\">\
                  <option value=\"2\">200%</option><option value=\"4\">400%</option></select></label>\
                  <span id=\"where\"></span></div>";
 
+/// The election page's jump to the next failover's first step (a crash or a cut), before the
+/// slider; the script shows it when the diagram has one.
+const NEXT_FAILOVER: &str = "<button id=\"next-failover\" title=\"to the next crash or cut (F)\" hidden>next failover ▶▶</button>\
+                             <input type=\"range\"";
+
 /// One election's page.
 pub(super) async fn page(State(pages): State<Pages>, Path(id): Path<String>) -> Response {
     let Some(entry) = pages.elections.get(&id) else { return not_found(&id) };
@@ -202,14 +207,16 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
         }
         Some(svg) => {
             body.push_str("<h2>Step through it</h2>");
-            body.push_str(STEP_CONTROLS);
+            body.push_str(&STEP_CONTROLS.replacen("<input type=\"range\"", NEXT_FAILOVER, 1));
+            // The topology and the step's words beside the diagram, both in view on a projector.
             body.push_str(
-                "<div class=\"stage\"><div id=\"topology\" class=\"topology\"></div><div id=\"info\" class=\"info\">Step to watch the election unfold: \
-                 each send, arrival and change of state is a step. Point at an arrow to see its message; click it to keep it here.</div></div>\
-                 <h2>Space-time diagram</h2><div id=\"diagram\" class=\"diagram\">",
+                "<div class=\"beside\"><div class=\"side\"><div id=\"topology\" class=\"topology\"></div>\
+                 <div id=\"info\" class=\"info\">Step to watch the election unfold: each send, arrival, change of state and \
+                 fault is a step. Point at an arrow to see its message; click it to keep it here.</div></div>\
+                 <div id=\"diagram\" class=\"diagram\">",
             );
             body.push_str(svg);
-            body.push_str("</div>");
+            body.push_str("</div></div>");
             if r.state.is_terminal() && !r.keep_leader && !r.participants.is_empty() {
                 same_ids_form(&mut body, r);
             }
