@@ -13,7 +13,7 @@
 //! the same state); one cut by `timeout_s` or by memory is answered to the
 //! callers of its run and forgotten. At most
 //! `controller.max_concurrent_checks` run at once; the others wait their
-//! turn ([`queue`]), told their position, and one beyond
+//! turn (the `queue` module), told their position, and one beyond
 //! `controller.max_queued_checks` is refused.
 
 use std::collections::HashMap;
