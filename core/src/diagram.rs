@@ -423,9 +423,9 @@ impl Scale {
             moments_in[episode(w)] += if w.1 > w.0 { moments(w) } else { 0 };
         }
         // Episodes with no stretch of time give their weight up.
-        for e in 0..episodes {
-            if time_in[e] == 0 {
-                weights[e] = 0.0;
+        for (weight, &time) in weights.iter_mut().zip(&time_in) {
+            if time == 0 {
+                *weight = 0.0;
             }
         }
         let total: f64 = weights.iter().sum::<f64>().max(f64::MIN_POSITIVE);
