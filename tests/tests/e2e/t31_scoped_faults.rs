@@ -143,17 +143,18 @@ fn http(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
     (head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0), body.to_string())
 }
 
-/// The lab's calls over HTTP (the controller binary, 4 embedded nodes): `POST /lab/act` crash on a kept
+/// The lab's calls over HTTP (the controller binary, 8 embedded nodes): `POST /lab/act` crash on a kept
 /// leadership's page scopes the crash to that leadership (listed with its election id, `GET
-/// /lab/cluster` shows it with `electionId` and no node crashed node-wide), so a LIVE 4-node election
+/// /lab/cluster` shows it with `electionId` and no node crashed node-wide), so a LIVE 8-node election
 /// still FINISHES; `clear` with no election and no fault id clears what the lab set, and leaves an
-/// operator's node-wide fault, which `clear` with its `fault_id` then clears.
+/// operator's node-wide fault, which `clear` with its `fault_id` then clears; a crash clicked again,
+/// then `stop` on the page: no fault is left behind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_labs_clicks_are_scoped_to_the_election_shown() {
     let (api, web) = (free_port(), free_port());
     let _controller = Proc(
         Command::new(controller_binary())
-            .args(["--local-nodes", "4", "--host", "127.0.0.1", "--port", &api.to_string()])
+            .args(["--local-nodes", "8", "--host", "127.0.0.1", "--port", &api.to_string()])
             .env("RINGLEADER__TELEMETRY__METRICS_LISTEN", format!("127.0.0.1:{web}"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -174,7 +175,7 @@ async fn the_labs_clicks_are_scoped_to_the_election_shown() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let id = elect(&mut client, kept("bully")).await.election_id;
-    first_leader(&mut client, &id, 4).await;
+    first_leader(&mut client, &id, 8).await;
 
     tracing::info!("--- the lab crashes node-3 on the leadership's page");
     let click = format!(r#"{{"election_id":"{id}","action":"crash","nodes":["node-3"]}}"#);
@@ -187,12 +188,12 @@ async fn the_labs_clicks_are_scoped_to_the_election_shown() {
     assert_eq!(status, 200, "{body}");
     let cluster: serde_json::Value = serde_json::from_str(&body).unwrap();
     let nodes = cluster["nodes"].as_array().unwrap();
-    assert_eq!(nodes.len(), 4, "{body}");
+    assert_eq!(nodes.len(), 8, "{body}");
     assert!(nodes.iter().all(|n| n["reachable"] == true && n["crashed"] == false), "{body}");
     let held = &cluster["faults"][0];
     assert_eq!((&held["electionId"], &held["state"]), (&serde_json::json!(id), &serde_json::json!("ACTIVE")));
     let other = elect(&mut client, election("as-far")).await;
-    assert_eq!((other.state, other.n), (pb::ElectionState::Finished as i32, 4), "{other:?}");
+    assert_eq!((other.state, other.n), (pb::ElectionState::Finished as i32, 8), "{other:?}");
 
     tracing::info!("--- an operator's node-wide fault stays when the lab clears its own");
     let slow = fault(Kind::Link(pb::LinkFaultSpec { from: "node-0".into(), delay_ms: 1, ..Default::default() }));
@@ -206,5 +207,17 @@ async fn the_labs_clicks_are_scoped_to_the_election_shown() {
     let (status, body) = http(web, "POST", "/lab/act", &by_id);
     assert_eq!(status, 200, "{body}");
     assert!(faults(&mut client).await.is_empty());
-    stop_kept(&mut client, id).await;
+
+    tracing::info!("--- a crash clicked again, then stop on the page: no fault left behind");
+    let (status, body) = http(web, "POST", "/lab/act", &click);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(faults(&mut client).await.len(), 1);
+    let stop = format!(r#"{{"election_id":"{id}","action":"stop"}}"#);
+    let (status, body) = http(web, "POST", "/lab/act", &stop);
+    assert_eq!(status, 200, "{body}");
+    assert!(faults(&mut client).await.is_empty(), "the stopped leadership's fault ended with it");
+    let (_, body) = http(web, "GET", "/lab/cluster", "");
+    assert!(body.contains(r#""faults":[]"#), "{body}");
+    let after = elect(&mut client, election("as-far")).await;
+    assert_eq!((after.state, after.n), (pb::ElectionState::Finished as i32, 8), "{after:?}");
 }
