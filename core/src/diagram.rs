@@ -2058,6 +2058,7 @@ mod tests {
     /// No text overprints another: in a failover whose recovery, step down and next term come
     /// within a millisecond, among 40 labelled arrows between two nodes, and in labelled Stages and
     /// AsFar rings on their worst arrangements (swallowed ids, wrap-arounds, roles in the legend),
+    /// and in labelled SIMULATED kept Raft and bully leaderships of 8 with the leader crashed,
     /// every pair of labels' boxes is apart.
     /// (tests/ checks the pictures of docs/ with a browser's real fonts.)
     #[test]
@@ -2077,7 +2078,43 @@ mod tests {
         let (as_far_ids, as_far) = simulated("as-far", 8, Rule::Max);
         let swallowing = [(&stages_ids, &stages), (&as_far_ids, &as_far)]
             .map(|(ids, r)| Diagram { labels: true, ..ring_diagram(ids, r) });
-        for d in [kept, labelled].into_iter().chain(swallowing) {
+        // SIMULATED kept leaderships of 8 whose leader crashes at 500 ms, drawn as the controller
+        // draws them (upkeep left out), labelled: Raft and bully.
+        let kept_runs: Vec<(Vec<u64>, crate::report::SimReport, Vec<Arrow>)> = ["raft", "bully"]
+            .into_iter()
+            .map(|name| {
+                let spec = crate::algo::catalogue::find(name).unwrap();
+                let ids: Vec<u64> = vec![3, 7, 1, 8, 2, 6, 4, 5];
+                let topo = crate::topology::Topology::build(spec.default_topology(), 8, 0).unwrap();
+                let all: Vec<u32> = (0..8).collect();
+                let faults = crate::faults::FaultPlan {
+                    faults: vec![crate::faults::Scheduled::new(500, 1, crate::faults::Fault::CrashLeader)],
+                };
+                let cfg =
+                    crate::sim::SimConfig { log_arrows: true, horizon: Some(2_000), faults, ..Default::default() };
+                let r = crate::sim::run_kept(spec, &topo, &ids, &all, spec.rule, &cfg).unwrap();
+                let drawn = r.arrows.iter().filter(|a| !a.kind.is_upkeep()).copied().collect();
+                (ids, r, drawn)
+            })
+            .collect();
+        let terms: Vec<Vec<Term>> =
+            kept_runs.iter().map(|(ids, r, _)| Term::from_leaderships(&r.leaderships, ids)).collect();
+        let beliefs: Vec<Vec<Mark>> = kept_runs.iter().map(|(ids, r, _)| belief_marks(&r.leaderships, ids)).collect();
+        let kept_sims =
+            kept_runs.iter().zip(terms.iter().zip(&beliefs)).map(|((ids, r, drawn), (terms, marks))| Diagram {
+                nodes: ids.iter().enumerate().map(|(p, id)| format!("sim-{p} (id {id})")).collect(),
+                ids,
+                arrows: drawn,
+                states: &r.states,
+                outages: &r.outages,
+                terms,
+                marks,
+                labels: true,
+                leader: r.verdict.leader,
+                time_unit: "virtual ms",
+                ..Diagram::default()
+            });
+        for d in [kept, labelled].into_iter().chain(swallowing).chain(kept_sims) {
             let out = svg(&d);
             let boxes = text_boxes(&out);
             assert!(boxes.len() > 8, "{out}");
