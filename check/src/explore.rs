@@ -193,6 +193,38 @@ pub fn path_of(model: &ElectionModel, steps: &[Step]) -> Option<Vec<u32>> {
     Some(path)
 }
 
+/// The choices that follow the steps `words` say, in order, from the
+/// initial state of the election `ask` describes (validated and bounded as
+/// [`explore`] is): how the explorer opens a checker's counterexample, whose
+/// steps come in these words. Refused naming `follow` at the first step no
+/// choice of its state says (a schedule of another link model, say).
+pub fn path_of_words(ask: &CheckAsk, words: &[String]) -> Result<Vec<u32>, Refusal> {
+    explore(ask, &[])?;
+    if words.len() > MAX_PATH {
+        return Err(refused("follow", format!("{} steps: at most {MAX_PATH}", words.len())));
+    }
+    let Checked { election, fifo } = ask.check()?;
+    let model = ElectionModel::new(election, fifo);
+    let mut s = model.initial();
+    let (mut taken, mut next, mut path) = (Vec::with_capacity(words.len()), Vec::new(), Vec::new());
+    for (k, word) in words.iter().enumerate() {
+        next.clear();
+        model.actions(&s, &mut next);
+        let said = model.next_words(&taken, &next);
+        let links = if fifo { "FIFO links" } else { "links that may reorder messages" };
+        let choice = said.iter().position(|w| w == word).ok_or_else(|| {
+            refused("follow", format!("step {} ({word}) is not among the next steps on {links}", k + 1))
+        })?;
+        let step = next[choice];
+        s = model
+            .next_state(&s, step)
+            .ok_or_else(|| refused("follow", format!("step {} ({word}) cannot be taken", k + 1)))?;
+        taken.push(step);
+        path.push(choice as u32);
+    }
+    Ok(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +289,23 @@ mod tests {
         assert_eq!((x.error.as_deref(), x.choices.len()), (c.error.as_deref(), 0));
         let before = explore(&a, &path[..path.len() - 1]).unwrap();
         assert!(before.properties.iter().all(|p| p.holds), "{:?}", before.properties);
+    }
+
+    /// A counterexample's steps in words (Stages on links that reorder, as the checker reports
+    /// them) become the choices that reach it, the ones [`path_of`] finds from its steps; on FIFO
+    /// links the same words are refused naming `follow` at the step that overtakes.
+    #[test]
+    fn a_counterexamples_words_become_its_choices() {
+        let a = CheckAsk { any_order: true, ..ask("stages", 3) };
+        let Checked { election, fifo } = a.check().unwrap();
+        let report = check(election.clone(), Limits { fifo, ..Limits::default() });
+        let c = report.counterexamples.first().expect("stages on links that reorder breaks");
+        let model = ElectionModel::new(election, fifo);
+        let words = model.words(&c.steps);
+        assert_eq!(path_of_words(&a, &words).unwrap(), path_of(&model, &c.steps).unwrap());
+        let e = path_of_words(&ask("stages", 3), &words).unwrap_err();
+        assert_eq!(e.field, "follow", "{e}");
+        assert!(e.why.ends_with("is not among the next steps on FIFO links"), "{e}");
     }
 
     /// Kept bully split by hand, as a student clicks it (3 nodes, a crash and a lost message; the

@@ -63,7 +63,9 @@ mod model;
 mod request;
 mod watch;
 
-pub use explore::{Exploration, MAX_EXPLORE_N, MAX_PATH, NodeNow, PropertyNow, explore, explore_model, path_of};
+pub use explore::{
+    Exploration, MAX_EXPLORE_N, MAX_PATH, NodeNow, PropertyNow, explore, explore_model, path_of, path_of_words,
+};
 pub use request::{CheckAsk, Checked, MAX_DELAY_MS, MAX_FAULTS, MAX_N, MAX_PARTITION_MS, Refusal};
 pub use watch::{Verdict, Watched, watch};
 

@@ -35,7 +35,8 @@ pub(super) struct LabExplore {
     algorithm: String,
     /// Nodes (0: 3; at most four).
     n: u32,
-    /// Links may reorder messages.
+    /// Links may reorder messages; unticked, every link is FIFO (the form's one link model,
+    /// whatever the algorithm assumes).
     any_order: bool,
     /// The kept leadership (failure-tolerant algorithms).
     kept: bool,
@@ -47,6 +48,9 @@ pub(super) struct LabExplore {
     partitions: u32,
     /// The choices taken, each an index into the next steps of the state reached.
     path: Vec<u32>,
+    /// Instead of `path`: the steps to take, in words (a counterexample's, as the checker says
+    /// them); the answer's `path` holds the choices they are.
+    follow: Vec<String>,
 }
 
 impl LabExplore {
@@ -56,6 +60,7 @@ impl LabExplore {
             algorithm: self.algorithm.clone(),
             n: self.n,
             any_order: self.any_order,
+            fifo: !self.any_order,
             kept: self.kept,
             crashes: self.crashes,
             losses: self.losses,
@@ -86,15 +91,16 @@ pub(super) async fn explore(State(lab): State<Lab>, headers: HeaderMap, body: ax
     };
     let form = request.into_inner();
     let ask = form.ask();
-    let (algorithm, path) = (form.algorithm, form.path);
+    let (algorithm, path, follow) = (form.algorithm, form.path, form.follow);
     let replay = move || {
-        let x = ringleader_check::explore(&ask, &path);
+        let path = if follow.is_empty() { Ok(path) } else { ringleader_check::path_of_words(&ask, &follow) };
+        let x = path.and_then(|path| ringleader_check::explore(&ask, &path).map(|x| (path, x)));
         drop(place);
         x
     };
     match tokio::task::spawn_blocking(replay).await {
-        Ok(Ok(x)) => {
-            let body = answer(&algorithm, &x);
+        Ok(Ok((path, x))) => {
+            let body = answer(&algorithm, &path, &x);
             ([(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response()
         }
         Ok(Err(r)) => {
@@ -110,12 +116,12 @@ pub(super) async fn explore(State(lab): State<Lab>, headers: HeaderMap, body: ax
     }
 }
 
-/// The JSON of where a path ends: `taken` and `choices` (the steps in
-/// words; choice `i` is `choices[i]`), `nodes` (each `position`, `id`,
-/// `state`, `belief` and whether the last step `changed` it), `properties`
-/// (each `name`, whether it `holds`, and the step it broke at,
-/// `brokenSince`), `error`, `final` and `fifo`.
-fn answer(algorithm: &str, x: &Exploration) -> serde_json::Value {
+/// The JSON of where a path ends: its `path` (the choices), `taken` and
+/// `choices` (the steps in words; choice `i` is `choices[i]`), `nodes` (each
+/// `position`, `id`, `state`, `belief` and whether the last step `changed`
+/// it), `properties` (each `name`, whether it `holds`, and the step it broke
+/// at, `brokenSince`), `error`, `final` and `fifo`.
+fn answer(algorithm: &str, path: &[u32], x: &Exploration) -> serde_json::Value {
     let nodes: Vec<serde_json::Value> = x
         .nodes
         .iter()
@@ -132,6 +138,7 @@ fn answer(algorithm: &str, x: &Exploration) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "algorithm": algorithm,
+        "path": path,
         "taken": x.taken,
         "choices": x.choices,
         "nodes": nodes,
@@ -210,6 +217,54 @@ mod tests {
         assert_eq!(v["message"], "path: path[1] is 5, but step 2 has 2 choices (0 to 1)");
         let one_shot = call(&app, r#"{"algorithm":"bully","crashes":1}"#, None).await;
         assert_eq!(refused(one_shot), named(412, "FAILED_PRECONDITION", "crashes"));
+    }
+
+    /// The form's link model decides: as-far (which assumes nothing of order) explored with
+    /// "links may reorder messages" unticked offers one delivery per link, the oldest, and the
+    /// answer says its links are FIFO; ticked, every message in flight on a link may arrive next.
+    /// A counterexample's steps in words (`follow`) open where they lead, its `path` the choices.
+    /// Before, unticked still reordered (the algorithm's own assumption decided).
+    #[tokio::test]
+    async fn the_forms_link_model_decides_and_words_are_followed() {
+        let app = app(Auth::default()).await;
+        // The most deliveries offered on one link (a receiver and a sender) along the first choices.
+        let per_link = |x: &Value| {
+            let mut links = std::collections::HashMap::new();
+            for c in x["choices"].as_array().unwrap().iter().filter_map(Value::as_str) {
+                if let Some((to, rest)) = c.split_once(" receives ") {
+                    let from = rest.rsplit_once(" from ").map_or("", |(_, f)| f.split(',').next().unwrap_or(""));
+                    *links.entry((to.to_string(), from.to_string())).or_insert(0) += 1;
+                }
+            }
+            links.into_values().max().unwrap_or(0)
+        };
+        let mut most = [0usize; 2];
+        for (k, any_order) in [false, true].into_iter().enumerate() {
+            let mut path: Vec<u32> = Vec::new();
+            for _ in 0..40 {
+                let body = serde_json::json!({ "algorithm": "as-far", "n": 4, "any_order": any_order, "path": path });
+                let (status, x) = call(&app, &body.to_string(), None).await;
+                assert_eq!(status, 200, "{x}");
+                assert_eq!(x["fifo"], Value::Bool(!any_order));
+                assert_eq!(x["path"], serde_json::json!(path));
+                most[k] = most[k].max(per_link(&x));
+                let n = x["choices"].as_array().unwrap().len();
+                if n == 0 {
+                    break;
+                }
+                // The last choice: deliveries come after the starts, the latest sends last.
+                path.push(n as u32 - 1);
+            }
+        }
+        assert_eq!(most, [1, 2], "one delivery per link on FIFO links, more where links reorder");
+        let body = serde_json::json!({ "algorithm": "stages", "n": 3, "any_order": true, "path": [0, 1, 2] });
+        let (_, x) = call(&app, &body.to_string(), None).await;
+        let follow = serde_json::json!({ "algorithm": "stages", "n": 3, "any_order": true, "follow": x["taken"] });
+        let (status, y) = call(&app, &follow.to_string(), None).await;
+        assert_eq!((status, &y["path"], &y["taken"]), (200, &serde_json::json!([0, 1, 2]), &x["taken"]), "{y}");
+        let wrong = serde_json::json!({ "algorithm": "stages", "n": 3, "follow": ["id 9 wakes up and starts"] });
+        let (status, v) = call(&app, &wrong.to_string(), None).await;
+        assert_eq!((status, v["field"].as_str()), (400, Some("follow")), "{v}");
     }
 
     /// With `auth.token` set, the explorer takes what CheckAlgorithm takes: no token is

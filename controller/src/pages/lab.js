@@ -118,6 +118,8 @@
   const slider = document.getElementById("check-slider");
   let steps = [];
   let property = "";
+  // The election the last check asked about (its counterexample opens in the explorer).
+  let asked = null;
 
   // The election the check form describes (the explorer explores the same).
   function checked() {
@@ -214,6 +216,7 @@
     slider.max = String(steps.length);
     // Nothing to step through when the property holds: no step buttons.
     document.getElementById("check-controls").hidden = !answer.counterexample;
+    document.getElementById("check-explore").hidden = !answer.counterexample || (asked.n || 3) > 4;
     showStep(0);
     result.scrollIntoView({ block: "start" });
   }
@@ -225,7 +228,8 @@
     setStatus(status, "checking every schedule…");
     result.hidden = true;
     try {
-      const response = await fetch("/lab/check", { method: "POST", headers: labHeaders(), body: JSON.stringify(Object.assign({ timeout_s: Number(check.timeout_s.value || 0) }, checked())) });
+      asked = checked();
+      const response = await fetch("/lab/check", { method: "POST", headers: labHeaders(), body: JSON.stringify(Object.assign({ timeout_s: Number(check.timeout_s.value || 0) }, asked)) });
       let answered = false;
       await eachLine(response, (x) => {
         if (x.summary !== undefined || x.holds !== undefined) {
@@ -275,7 +279,8 @@
     explorer.hidden = false;
     const ended = x.final ? " — the run has ended: nothing in flight, no timer pending"
       : x.choices.length === 0 ? " — no step can follow" : "";
-    document.getElementById("explore-where").textContent = x.algorithm + ", " + x.nodes.length + " nodes: " +
+    document.getElementById("explore-where").textContent = x.algorithm + ", " + x.nodes.length + " nodes on " +
+      (x.fifo ? "FIFO links" : "links that may reorder messages") + ": " +
       (x.taken.length === 0 ? "the first state" : "after " + x.taken.length + " step" + (x.taken.length === 1 ? "" : "s")) + ended;
     document.getElementById("explore-error").textContent = x.error ? "a node erred: " + x.error : "";
     document.getElementById("explore-back").disabled = path.length === 0;
@@ -312,12 +317,20 @@
     }
   }
 
-  async function explore(next) {
+  // The address of where the explorer stands: the election and the path, after `#explore?`.
+  function pathUrl() {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(explored)) q.set(k, String(v));
+    q.set("path", path.join("."));
+    return location.pathname + "#explore?" + q.toString();
+  }
+
+  async function explore(next, follow) {
     if (exploring) return;
     exploring = true;
     setStatus(exploreStatus, "");
     try {
-      const body = Object.assign({ path: next }, explored);
+      const body = Object.assign(follow ? { follow } : { path: next }, explored);
       const response = await fetch("/lab/explore", { method: "POST", headers: labHeaders(), body: JSON.stringify(body) });
       const answer = await response.json();
       if (!response.ok) {
@@ -327,8 +340,11 @@
         else { refuse(check, exploreStatus, answer, "not explored"); explorer.hidden = true; }
         return;
       }
-      path = next;
+      path = Array.isArray(answer.path) ? answer.path : next;
       showExploration(answer);
+      const url = pathUrl();
+      document.getElementById("explore-link").href = url;
+      history.replaceState(null, "", url);
     } catch (e) {
       exploreStatus.textContent = "the controller did not answer: " + e;
     } finally {
@@ -341,6 +357,23 @@
     explored = checked();
     explore([]);
   });
+  document.getElementById("check-explore").addEventListener("click", () => {
+    explored = asked;
+    explore([], steps).then(() => explorer.scrollIntoView({ block: "start" }));
+  });
+
+  // An address with `#explore?…` opens the explorer there: the check form set to its election.
+  function openFromAddress() {
+    if (!location.hash.startsWith("#explore?")) return;
+    const q = new URLSearchParams(location.hash.slice("#explore?".length));
+    for (const name of ["algorithm", "n", "crashes", "losses", "partitions"]) if (q.has(name)) check[name].value = q.get(name);
+    for (const name of ["any_order", "kept"]) check[name].checked = q.get(name) === "true";
+    explored = checked();
+    const at = (q.get("path") || "").split(".").filter((w) => w !== "").map(Number);
+    explore(at).then(() => explorer.scrollIntoView({ block: "start" }));
+  }
+  openFromAddress();
+  window.addEventListener("hashchange", openFromAddress);
   document.getElementById("explore-back").addEventListener("click", () => explore(path.slice(0, -1)));
   document.getElementById("explore-restart").addEventListener("click", () => explore([]));
 

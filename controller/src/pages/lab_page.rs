@@ -101,7 +101,8 @@ pub(super) fn render(token_required: bool) -> String {
          </form><div id=\"check-result\" hidden><p id=\"check-verdict\"></p>\
          <div class=\"controls\" id=\"check-controls\"><button id=\"check-back\">◀ back</button><button id=\"check-forward\">forward ▶</button>\
          <button id=\"check-end\">to the violation ▶|</button><input type=\"range\" id=\"check-slider\" min=\"0\" value=\"0\">\
-         <span id=\"check-where\"></span></div><div class=\"check-body\"><ol id=\"check-steps\"></ol>\
+         <span id=\"check-where\"></span><button type=\"button\" id=\"check-explore\" hidden>open this counterexample \
+         in the explorer</button></div><div class=\"check-body\"><ol id=\"check-steps\"></ol>\
          <div id=\"check-diagram\"></div></div></div>\
          <h3>Explore by hand</h3><p>For n up to 4: the check form's election from its first state, each next step \
          chosen by you among every step the network and the faults allow, every node's state shown at each step \
@@ -109,7 +110,8 @@ pub(super) fn render(token_required: bool) -> String {
          <p><button type=\"button\" id=\"explore-run\">Explore</button> <span id=\"explore-status\" class=\"error\"></span></p>\
          <div id=\"explore\" hidden><p id=\"explore-where\"></p>\
          <div class=\"controls\"><button type=\"button\" id=\"explore-back\">◀ back</button>\
-         <button type=\"button\" id=\"explore-restart\">start again</button></div>\
+         <button type=\"button\" id=\"explore-restart\">start again</button> \
+         <a id=\"explore-link\" href=\"#\">a link to this path</a></div>\
          <p id=\"explore-error\" class=\"error\"></p>\
          <div class=\"stage\"><div><h4>Next steps</h4><ol id=\"explore-choices\"></ol></div>\
          <div><h4>Nodes</h4><table id=\"explore-nodes\"><thead><tr><th>id</th><th>position</th><th>state</th>\

@@ -300,6 +300,69 @@ async fn the_explorer_takes_steps_by_hand_and_back() {
     .unwrap();
 }
 
+/// In chromium: Stages on links that reorder, checked, then "open this counterexample in the
+/// explorer": the explorer opens on links that may reorder, at the counterexample's last step
+/// (its steps taken, "no node errs" broken), and the address names that path; the address opened
+/// afresh shows the same place. With the box unticked, the explorer's links are FIFO. A check
+/// whose property holds offers no step buttons and no explorer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counterexample_opens_in_the_explorer_at_its_address() {
+    let Some(driver) = chromedriver() else { return };
+    let served = Served::start(0, &[]).await;
+    let base = format!("http://127.0.0.1:{}", served.web);
+    tokio::task::spawn_blocking(move || {
+        let b = Browser::start(&driver);
+        b.go(&format!("{base}/"));
+        let texts = |css: &str| {
+            b.run(&format!("return Array.from(document.querySelectorAll('{css}')).map(e => e.textContent);"))
+        };
+        b.run("document.querySelector('#check select[name=algorithm]').value = 'stages';");
+        b.click("#check input[name=any_order]");
+        b.click("#check-run");
+        b.wait_until("return !document.getElementById('check-result').hidden;", "the check's verdict");
+        let schedule = texts("#check-steps li");
+        b.click("#check-explore");
+        b.wait_until("return !document.getElementById('explore').hidden;", "the explorer opens");
+        assert_eq!(texts("#explore-steps li"), schedule, "the counterexample's steps, taken");
+        let broken = texts("#explore-properties li.bad");
+        assert_eq!(broken[0].as_str().map(|t| t.starts_with("no node errs: BROKEN")), Some(true), "{broken}");
+        assert!(
+            b.text("#explore-where").contains("on links that may reorder messages"),
+            "{}",
+            b.text("#explore-where")
+        );
+        let address = b.run("return location.href;").as_str().unwrap_or_default().to_string();
+        assert!(address.contains("#explore?") && address.contains("any_order=true"), "{address}");
+        assert_eq!(b.run("return document.getElementById('explore-link').href;").as_str(), Some(address.as_str()));
+
+        b.go("about:blank");
+        b.go(&address);
+        b.wait_until(
+            &format!(
+                "return document.querySelectorAll('#explore-steps li').length === {};",
+                schedule.as_array().unwrap().len()
+            ),
+            "the address opens the explorer at its path",
+        );
+        assert_eq!(texts("#explore-steps li"), schedule);
+
+        b.go(&format!("{base}/"));
+        b.run("document.querySelector('#check select[name=algorithm]').value = 'as-far';");
+        b.click("#explore-run");
+        b.wait_until("return !document.getElementById('explore').hidden;", "the explorer opens");
+        assert!(b.text("#explore-where").contains("on FIFO links"), "{}", b.text("#explore-where"));
+        b.click("#check-run");
+        b.wait_until("return !document.getElementById('check-result').hidden;", "as-far's verdict");
+        assert!(b.text("#check-verdict").contains("holds"), "{}", b.text("#check-verdict"));
+        let offered =
+            "return ['check-controls', 'check-explore'].map(id => document.getElementById(id).offsetParent !== null);";
+        assert_eq!(b.run(offered), serde_json::json!([false, false]), "nothing to step through or explore");
+        assert_eq!(b.console(), Vec::<String>::new(), "console messages on the lab");
+    })
+    .await
+    .unwrap();
+}
+
 /// In chromium, a controller with `auth.protect_reads`: the lab's address shows the sign-in page
 /// instead of the lab; the full token typed there once opens the lab, which starts a kept bully
 /// whose page follows it while it runs (its `record.json` read with the tab's session cookie)
