@@ -48,6 +48,10 @@ pub const DEPOSED: &str = "deposed by a higher term";
 /// Cause of a loss: the leader stepped down (it names no leader now). A leader
 /// that holds a lease says why in its algorithm's own words ([`Lease::lost`](ringleader_core::algo::spec::Lease::lost)).
 pub const STEPPED_DOWN: &str = "the leader stepped down";
+/// Cause of a loss in a SIMULATED run: the leader was paused (it took no
+/// step) while the others moved on. (LIVE, a paused node leaves the
+/// controller's pulse unanswered: [`UNREACHABLE`].)
+pub const PAUSED: &str = "paused (the leader took no step)";
 
 /// What the tracker tells the loop to do after an observation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

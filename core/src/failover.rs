@@ -228,6 +228,84 @@ pub fn cut_off_failovers(
     out
 }
 
+/// Why an agreed leadership ended when no crash or partition of its leader
+/// explains it ([`belief_failovers`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// A higher term reached the leader (a node that came back with one, or
+    /// an election it did not win): it names another leader or a later term.
+    Deposed,
+    /// The leader names no leader in its own term now (a lease not renewed,
+    /// CheckQuorum).
+    SteppedDown,
+    /// The leader was paused (it took no step) when the others moved on.
+    Paused,
+}
+
+/// Every agreed leadership that ended without a crash or a cut-off of its
+/// leader (those are [`failovers`] and [`cut_off_failovers`]), and its
+/// failover, measured as for a crash from when it was lost: when the leader
+/// first believed otherwise, or, if it was paused then (`pauses`: position,
+/// from, until), when its pause began. The next agreed leadership is looked
+/// for from there on.
+pub fn belief_failovers(
+    ids: &[u64],
+    timeline: &[LeadershipEvent],
+    outages: &[Outage],
+    splits: &[crate::faults::Split],
+    pauses: &[(u32, u64, u64)],
+    message_times: &[u64],
+) -> Vec<(Failover, Ended)> {
+    let n = ids.len();
+    // The nodes a partition cuts off from its majority count as down while it lasts, as for
+    // [`cut_off_failovers`]: the majority's leader is agreed without them.
+    let mut counted: Vec<Outage> = outages.to_vec();
+    for split in splits {
+        let Some(majority) = split.groups.iter().find(|g| 2 * g.len() > n) else { continue };
+        let minority = (0..n as u32).filter(|p| !majority.contains(p));
+        counted.extend(minority.map(|p| Outage { position: p, crashed: split.from, recovered: split.until }));
+    }
+    let outages = counted.as_slice();
+    let mut out = Vec::new();
+    let (mut from, mut above) = (0, 0);
+    while let Some((t, l)) = agreement(ids, timeline, outages, from, above) {
+        let Some(lp) = l.leader.and_then(|id| ids.iter().position(|&x| x == id)).map(|p| p as u32) else { break };
+        let changed = timeline.iter().find(|e| e.time > t && e.position == lp && e.leadership != l);
+        let crashed = outages.iter().filter(|o| o.position == lp && o.crashed > t).map(|o| o.crashed).min();
+        let cut = splits
+            .iter()
+            .filter(|s| s.from > t && !s.groups.iter().any(|g| 2 * g.len() > n && g.contains(&lp)))
+            .map(|s| s.from)
+            .min();
+        let Some(changed) = changed else { break };
+        let fault = crashed.into_iter().chain(cut).min();
+        if fault.is_some_and(|f| f <= changed.time) {
+            // A crash or a cut of the leader ended it: the other lists have it.
+            (from, above) = (fault.unwrap_or(changed.time), l.term);
+            continue;
+        }
+        // The same leader agreed again in the same term (it stepped down for a moment and took
+        // its own record back) is no failover.
+        let below = l.term.saturating_sub(1);
+        if let Some((again, _)) = agreement(ids, timeline, outages, changed.time, below).filter(|a| a.1 == l) {
+            (from, above) = (again, below);
+            continue;
+        }
+        let paused = pauses
+            .iter()
+            .find(|&&(p, start, until)| p == lp && start > t && start < changed.time && until >= changed.time);
+        let (at, why) = match (paused, changed.leadership) {
+            (Some(&(_, start, _)), _) => (start, Ended::Paused),
+            (None, now) if now.term == l.term && now.leader.is_none() => (changed.time, Ended::SteppedDown),
+            (None, _) => (changed.time, Ended::Deposed),
+        };
+        let lost = Lost { position: lp, at, leadership: l };
+        out.push((lost.measure(ids, timeline, Some(outages), message_times, |p| p != lp), why));
+        (from, above) = (changed.time, l.term);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,6 +393,33 @@ mod tests {
         let leader = [Outage { position: 2, crashed: 10, recovered: None }];
         let f = failovers(&ids, &tl, &leader, &[]);
         assert_eq!((f[0].detection, f[0].agreement, f[0].messages), (None, None, None));
+    }
+
+    /// Three nodes follow id 3 in term 1. At 100 id 3 hears term 4 (a node back from a cut) and
+    /// follows nobody; all follow id 3 again in term 4 by 140: one failover, deposed, lost at 100,
+    /// agreed at 40. Then id 3 names no leader in term 4 at 200 (a lease not renewed) and id 2
+    /// leads term 5 by 260: stepped down. A crash of the leader is left to `failovers`, a pause of
+    /// the leader dates the loss at the pause's start, and a leader that names no leader for a
+    /// moment and is followed again in the same term has no failover.
+    #[test]
+    fn leaderships_that_end_without_a_fault_are_failovers() {
+        let ids = [1, 2, 3];
+        let mut tl: Vec<LeadershipEvent> = (0..3).map(|p| ev(1, p, 1, Some(3))).collect();
+        tl.extend([ev(100, 2, 4, None), ev(120, 2, 4, Some(3)), ev(130, 0, 4, Some(3)), ev(140, 1, 4, Some(3))]);
+        tl.extend([ev(200, 2, 4, None), ev(250, 1, 5, Some(2)), ev(255, 0, 5, Some(2)), ev(260, 2, 5, Some(2))]);
+        let f = belief_failovers(&ids, &tl, &[], &[], &[], &[]);
+        let seen: Vec<_> = f.iter().map(|(f, why)| (f.term, f.crashed, f.agreement, f.new_leader, *why)).collect();
+        assert_eq!(
+            seen,
+            [(1, 100, Some(40), Some((3, 4)), Ended::Deposed), (4, 200, Some(60), Some((2, 5)), Ended::SteppedDown)]
+        );
+        let crash = [Outage { position: 2, crashed: 90, recovered: None }];
+        assert!(belief_failovers(&ids, &tl, &crash, &[], &[], &[]).iter().all(|(f, _)| f.crashed != 100));
+        let paused = belief_failovers(&ids, &tl, &[], &[], &[(2, 150, 200)], &[]);
+        assert_eq!((paused[1].0.crashed, paused[1].1), (150, Ended::Paused));
+        let mut blip: Vec<LeadershipEvent> = (0..3).map(|p| ev(1, p, 1, Some(3))).collect();
+        blip.extend([ev(100, 2, 1, None), ev(110, 2, 1, Some(3))]);
+        assert!(belief_failovers(&ids, &blip, &[], &[], &[(2, 50, 100)], &[]).is_empty());
     }
 
     /// Outages follow the plan's explicit crashes and recoveries in time order.

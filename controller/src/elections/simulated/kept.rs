@@ -120,11 +120,27 @@ pub(super) fn outcome(ctx: &Context<'_>, entry: &Entry, plan: &Plan, report: &Si
     let crashes = failover::failovers(&plan.ids, events, &report.outages, &report.message_times)
         .into_iter()
         .map(|f| (f, crate::failover::CRASH_FAULT));
-    let cut_off =
-        failover::cut_off_failovers(&plan.ids, events, &report.outages, &report.splits, &report.message_times)
-            .into_iter()
-            .map(|f| (f, crate::failover::PARTITION));
-    let mut lost: Vec<_> = crashes.chain(cut_off).collect();
+    // An algorithm whose nodes meet only in a store is not cut off by a partition between them
+    // (the store stays reachable): a leadership it loses then is judged by its beliefs.
+    let splits = if plan.spec.uses_store { &[][..] } else { &report.splits[..] };
+    let cut_off = failover::cut_off_failovers(&plan.ids, events, &report.outages, splits, &report.message_times)
+        .into_iter()
+        .map(|f| (f, crate::failover::PARTITION));
+    // Leaderships that ended with no crash or cut-off of their leader, worded as LIVE words them.
+    let pauses: Vec<(u32, u64, u64)> =
+        report.fault_log.iter().filter_map(|l| pause_of(l)).map(|(p, from, until)| (p as u32, from, until)).collect();
+    let stepped_down = plan.lease().map_or(crate::failover::STEPPED_DOWN, |l| l.lost);
+    let ended = failover::belief_failovers(&plan.ids, events, &report.outages, splits, &pauses, &report.message_times)
+        .into_iter()
+        .map(|(f, why)| {
+            let cause = match why {
+                failover::Ended::Deposed => crate::failover::DEPOSED,
+                failover::Ended::SteppedDown => stepped_down,
+                failover::Ended::Paused => crate::failover::PAUSED,
+            };
+            (f, cause)
+        });
+    let mut lost: Vec<_> = crashes.chain(cut_off).chain(ended).collect();
     lost.sort_by_key(|(f, _)| f.crashed);
     let failovers: Vec<FailoverRecord> = lost
         .into_iter()
