@@ -575,6 +575,7 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
                 outcome: model.outcome(&c.steps),
                 error: c.error.clone().unwrap_or_default(),
                 svg: diagram(election, fifo, c),
+                note: model.caveat(c.property).unwrap_or_default().to_string(),
             }
         })
         .collect();

@@ -252,8 +252,11 @@ impl LabStart {
         // A diagram is drawn for at most MAX_DIAGRAM_NODES nodes: a larger election runs without one.
         let n = if ids.is_empty() { self.size } else { ids.len() as u32 };
         let drawn = n <= crate::elections::MAX_DIAGRAM_NODES;
-        let options = (drawn && (self.labels || axis != pb::DiagramAxis::Unspecified))
-            .then_some(pb::DiagramOptions { axis: axis as i32, labels: self.labels, heartbeats: false });
+        let options = (drawn && (self.labels || axis != pb::DiagramAxis::Unspecified)).then_some(pb::DiagramOptions {
+            axis: axis as i32,
+            labels: self.labels,
+            heartbeats: false,
+        });
         Ok(pb::StartElectionRequest {
             algorithm: self.algorithm.clone(),
             size: self.size,
@@ -606,7 +609,8 @@ const LAB_CHECK_SECONDS: u32 = 60;
 /// `{"running": true, "states": …, "depth": …, "elapsed_s": …}` as it runs;
 /// and last the verdict: `{"holds", "complete", "states", "summary",
 /// "stopped_by", "cached", "shared", "counterexample"}`, the shortest
-/// counterexample if any (its property, its steps in words, its error and
+/// counterexample if any (its property, its steps in words, its error, its
+/// note (a liveness caveat, see `CheckCounterexample.note`) and
 /// its diagram), or a refusal line (`{"code", "field", "message"}`) if it
 /// could not run.
 pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
@@ -643,7 +647,7 @@ pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum
             }
             Ok(pb::CheckEvent { kind: Some(Kind::Verdict(v)) }) => {
                 let counterexample = v.counterexamples.first().map(
-                    |c| serde_json::json!({ "property": c.property, "steps": c.steps, "error": c.error, "svg": c.svg }),
+                    |c| serde_json::json!({ "property": c.property, "steps": c.steps, "error": c.error, "svg": c.svg, "note": c.note }),
                 );
                 serde_json::json!({
                     "holds": v.holds,

@@ -229,3 +229,24 @@ async fn a_check_holds_its_share_of_the_memory_budget() {
     assert_eq!(e.state, pb::ElectionState::Finished as i32, "{:?}", e.error);
     ctl.stop().await;
 }
+
+/// A counterexample over gRPC in words: Stages on 3 nodes with links that reorder ends with the
+/// stage-2 message that overtook the stage-1 one, named, and no note; kept Raft on 3 nodes with a
+/// crash breaks its convergence property on split votes, and the counterexample's note says Raft
+/// relies on randomised timeouts there, while its steps say votes refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counterexamples_name_what_was_overtaken_and_a_liveness_caveat() {
+    let ctl = TestController::start(0).await;
+    let stages = pb::CheckRequest { algorithm: "stages".into(), n: 3, any_order: true, ..Default::default() };
+    let events = check(&ctl, stages).await;
+    let c = &verdict(&events).counterexamples[0];
+    assert!(c.steps.last().unwrap().contains(", overtaking election (id 3, stage 1), sent before it"), "{c:?}");
+    assert!(c.error.starts_with("id 2 refused election (id 3, stage 2) from id 3: ") && c.note.is_empty(), "{c:?}");
+    let raft = pb::CheckRequest { algorithm: "raft".into(), n: 3, kept: true, crashes: 1, ..Default::default() };
+    let events = check(&ctl, raft).await;
+    let v = verdict(&events);
+    let c = v.counterexamples.iter().find(|c| c.property.starts_with("one agreed leader")).expect("split votes");
+    assert!(c.note.contains("Raft relies on randomised timeouts"), "{c:?}");
+    assert!(c.steps.iter().any(|s| s.contains("raft_vote (term") && s.contains("refused")), "{:?}", c.steps);
+    ctl.stop().await;
+}
