@@ -243,6 +243,35 @@ fn drawn_arrows(arrows: &[diagram::Arrow], heartbeats: bool) -> Vec<diagram::Arr
 mod tests {
     use super::*;
 
+    /// A kept leadership's diagram leaves upkeep (Raft's append_entries and acks, heartbeats, lease
+    /// renewals) out unless asked for it, and keeps every election message either way.
+    #[test]
+    fn upkeep_is_drawn_only_when_asked() {
+        use ringleader_core::protocol::MsgKind;
+        let arrow = |kind| diagram::Arrow {
+            from: 0,
+            to: 1,
+            kind,
+            sent: 1,
+            received: Some(2),
+            msg: None,
+            slow: false,
+            in_flight: false,
+        };
+        let all: Vec<diagram::Arrow> = [
+            MsgKind::RaftVoteRequest,
+            MsgKind::AppendEntries,
+            MsgKind::RaftVote,
+            MsgKind::AppendAck,
+            MsgKind::LeaseRenew,
+        ]
+        .map(arrow)
+        .to_vec();
+        let kinds = |a: Vec<diagram::Arrow>| a.iter().map(|a| a.kind).collect::<Vec<_>>();
+        assert_eq!(kinds(drawn_arrows(&all, false)), [MsgKind::RaftVoteRequest, MsgKind::RaftVote]);
+        assert_eq!(drawn_arrows(&all, true), all);
+    }
+
     /// The simulator's pause lines give (position, from, until); other lines give nothing.
     #[test]
     fn pauses_are_read_from_the_fault_log() {
