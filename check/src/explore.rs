@@ -53,6 +53,8 @@ pub struct Exploration {
     pub is_final: bool,
     /// The links deliver first in, first out.
     pub fifo: bool,
+    /// The messages in flight, link by link, in words ("id 1's election (id 1) to id 2").
+    pub in_flight: Vec<String>,
 }
 
 /// One node where a path ends.
@@ -68,6 +70,8 @@ pub struct NodeNow {
     pub belief: String,
     /// Its state or belief changed in the last step.
     pub changed: bool,
+    /// Its variables, `name: value` separated by commas (`stage: 2, best: 3`).
+    pub variables: String,
 }
 
 /// One property where a path ends.
@@ -149,6 +153,7 @@ pub fn explore_model(model: &ElectionModel, fifo: bool, path: &[u32]) -> Result<
         error: s.error().map(str::to_string),
         is_final: s.is_final(),
         fifo,
+        in_flight: model.in_flight(&s),
     })
 }
 
@@ -163,7 +168,7 @@ fn out_of_range(k: usize, choice: u32, count: usize) -> Refusal {
 
 /// Every node of `s`, each marked changed if its state or belief differs from `before`'s.
 fn nodes(model: &ElectionModel, s: &System, before: Option<&System>) -> Vec<NodeNow> {
-    let (states, beliefs) = (model.node_states(s), model.fates(s));
+    let (states, beliefs, variables) = (model.node_states(s), model.fates(s), model.variables(s));
     let was = before.map(|b| (model.node_states(b), model.fates(b)));
     let ids = &model.election().ids;
     (0..states.len())
@@ -173,8 +178,18 @@ fn nodes(model: &ElectionModel, s: &System, before: Option<&System>) -> Vec<Node
             state: states[p],
             belief: beliefs[p].clone(),
             changed: was.as_ref().is_some_and(|(st, be)| st[p] != states[p] || be[p] != beliefs[p]),
+            variables: fields(&variables[p]),
         })
         .collect()
+}
+
+/// The fields of a `Debug` struct's text (`Stages { id: 3, stage: 2 }` gives
+/// `id: 3, stage: 2`); other text as it is.
+fn fields(debug: &str) -> String {
+    match (debug.find(" { "), debug.strip_suffix(" }")) {
+        (Some(open), Some(body)) if open < body.len() => body[open + 3..].to_string(),
+        _ => debug.to_string(),
+    }
 }
 
 /// The choices that follow `steps` from the initial state of `model`, one
@@ -251,6 +266,19 @@ mod tests {
         assert!(x.nodes.iter().all(|n| n.belief == "undecided" && !n.changed), "{:?}", x.nodes);
         assert_eq!(x.properties.len(), 6);
         assert!(x.properties.iter().all(|p| p.holds && p.broken_since.is_none()));
+    }
+
+    /// After the three starts of a 3-node AsFar ring, each node's id is in flight to its
+    /// neighbour, in words, and each node's variables show its id and the best id it has seen.
+    #[test]
+    fn the_messages_in_flight_and_the_variables_are_shown() {
+        let x = explore(&ask("as-far", 3), &[0, 0, 0]).unwrap();
+        assert_eq!(x.in_flight.len(), 3, "{:?}", x.in_flight);
+        assert!(x.in_flight.iter().all(|m| m.starts_with("id ") && m.contains("'s ") && m.contains(" to id ")));
+        assert!(x.in_flight.contains(&"id 1's election (id 1) to id 2".to_string()), "{:?}", x.in_flight);
+        let first = &x.nodes[0].variables;
+        assert!(first.starts_with("id: 1, ") && first.contains("best: "), "{first}");
+        assert_eq!(explore(&ask("as-far", 3), &[]).unwrap().in_flight, Vec::<String>::new());
     }
 
     /// Choices are replayed in the order given: id 2 starting, then the first choice left (id 1

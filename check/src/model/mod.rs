@@ -10,6 +10,7 @@
 //! step does (`step`), the properties (`properties`), and a schedule drawn
 //! and told in words (`render`).
 
+mod inspect;
 mod moves;
 mod properties;
 mod reductions;

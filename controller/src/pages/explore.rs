@@ -118,9 +118,10 @@ pub(super) async fn explore(State(lab): State<Lab>, headers: HeaderMap, body: ax
 
 /// The JSON of where a path ends: its `path` (the choices), `taken` and
 /// `choices` (the steps in words; choice `i` is `choices[i]`), `nodes` (each
-/// `position`, `id`, `state`, `belief` and whether the last step `changed`
-/// it), `properties` (each `name`, whether it `holds`, and the step it broke
-/// at, `brokenSince`), `error`, `final` and `fifo`.
+/// `position`, `id`, `state`, `belief`, its `variables` and whether the
+/// last step `changed` it), `inFlight` (the messages in flight, in words),
+/// `properties` (each `name`, whether it `holds`, and the step it broke at,
+/// `brokenSince`), `error`, `final` and `fifo`.
 fn answer(algorithm: &str, path: &[u32], x: &Exploration) -> serde_json::Value {
     let nodes: Vec<serde_json::Value> = x
         .nodes
@@ -128,6 +129,7 @@ fn answer(algorithm: &str, path: &[u32], x: &Exploration) -> serde_json::Value {
         .map(|n| {
             serde_json::json!({
                 "position": n.position, "id": n.id, "state": n.state, "belief": n.belief, "changed": n.changed,
+                "variables": n.variables,
             })
         })
         .collect();
@@ -146,6 +148,7 @@ fn answer(algorithm: &str, path: &[u32], x: &Exploration) -> serde_json::Value {
         "error": x.error,
         "final": x.is_final,
         "fifo": x.fifo,
+        "inFlight": x.in_flight,
     })
 }
 

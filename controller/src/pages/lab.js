@@ -304,7 +304,19 @@
       tr.dataset.id = String(n.id); tr.dataset.changed = String(n.changed);
       cell(tr, "id " + n.id, false); cell(tr, String(n.position), false);
       cell(tr, n.state, n.changed); cell(tr, n.belief, n.changed);
+      const vars = document.createElement("td");
+      vars.className = "variables";
+      const code = document.createElement("code");
+      code.textContent = n.variables || "";
+      vars.append(code);
+      tr.append(vars);
       rows.append(tr);
+    }
+    const flight = document.getElementById("explore-flight");
+    flight.textContent = "";
+    for (const words of x.inFlight || []) { const li = document.createElement("li"); li.textContent = words; flight.append(li); }
+    if (!x.inFlight || x.inFlight.length === 0) {
+      const li = document.createElement("li"); li.className = "none"; li.textContent = "none"; flight.append(li);
     }
     const properties = document.getElementById("explore-properties");
     properties.textContent = "";

@@ -115,7 +115,8 @@ pub(super) fn render(token_required: bool) -> String {
          <p id=\"explore-error\" class=\"error\"></p>\
          <div class=\"stage\"><div><h4>Next steps</h4><ol id=\"explore-choices\"></ol></div>\
          <div><h4>Nodes</h4><table id=\"explore-nodes\"><thead><tr><th>id</th><th>position</th><th>state</th>\
-         <th>believes or decided</th></tr></thead><tbody></tbody></table>\
+         <th>believes or decided</th><th>variables</th></tr></thead><tbody></tbody></table>\
+         <h4>Messages in flight</h4><ul id=\"explore-flight\"></ul>\
          <h4>Properties</h4><ul id=\"explore-properties\"></ul></div></div>\
          <h4>Steps so far</h4><ol id=\"explore-steps\"></ol></div>\
          <script>{LAB_SCRIPT}</script></body></html>"

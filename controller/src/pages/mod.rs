@@ -184,7 +184,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .so-far { font-weight: normal; font-size: 0.9em; color: #444; margin-left: 0.6em; }
 .beside { display: grid; grid-template-columns: 300px minmax(0, 1fr); gap: 0.8em; align-items: start; }
 .beside .info { min-width: 0; font-size: 0.85em; margin-top: 0.4em; }
-code { background: #f4f4f4; padding: 0 3px; }
+code { background: #f4f4f4; padding: 0 3px; font-family: monospace, monospace; }
 form.lab { display: grid; grid-template-columns: minmax(0, 1fr) minmax(12em, 24em); gap: 0.35em 1em; align-items: start; max-width: 76em; }
 form.lab > label, form.lab > fieldset, form.lab > p { grid-column: 1; min-width: 0; margin: 0; }
 form.lab > .error, form.lab > .errors { grid-column: 2; }
@@ -207,6 +207,8 @@ form.lab .error:not(:empty) { background: #fff0f0; border-left: 3px solid #b00; 
 #check-steps { max-height: 75vh; overflow-y: auto; margin: 0; padding-left: 2.2em; }
 #check-steps li.done { color: #555; }
 #check-steps li.now { font-weight: bold; color: #000; }
+#explore-nodes td.variables { max-width: 36em; }
+#explore-nodes td.variables code { white-space: normal; overflow-wrap: anywhere; }
 #check-diagram svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 "#
     };

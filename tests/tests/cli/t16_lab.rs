@@ -302,7 +302,8 @@ async fn the_explorer_takes_steps_by_hand_and_back() {
 
 /// In chromium: Stages on links that reorder, checked, then "open this counterexample in the
 /// explorer": the explorer opens on links that may reorder, at the counterexample's last step
-/// (its steps taken, "no node errs" broken), and the address names that path; the address opened
+/// (its steps taken, "no node errs" broken, the messages still in flight and each node's
+/// variables shown), and the address names that path; the address opened
 /// afresh shows the same place. With the box unticked, the explorer's links are FIFO. A check
 /// whose property holds offers no step buttons and no explorer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -331,6 +332,13 @@ async fn a_counterexample_opens_in_the_explorer_at_its_address() {
             "{}",
             b.text("#explore-where")
         );
+        b.screenshot(&std::env::temp_dir().join("ringleader-t16-explorer.png"));
+        let flight: Vec<String> = serde_json::from_value(texts("#explore-flight li")).unwrap();
+        assert!(!flight.is_empty(), "messages still in flight at the violation");
+        assert!(flight.iter().all(|m| m.starts_with("id ") && m.contains(" to id ")), "{flight:?}");
+        let variables: Vec<String> = serde_json::from_value(texts("#explore-nodes td.variables")).unwrap();
+        assert_eq!(variables.len(), 3, "{variables:?}");
+        assert!(variables.iter().all(|v| v.starts_with("id: ") && v.contains("stage: ")), "{variables:?}");
         let address = b.run("return location.href;").as_str().unwrap_or_default().to_string();
         assert!(address.contains("#explore?") && address.contains("any_order=true"), "{address}");
         assert_eq!(b.run("return document.getElementById('explore-link').href;").as_str(), Some(address.as_str()));
