@@ -2030,6 +2030,79 @@ mod tests {
         assert!((to - from) / (right - left) >= 1.0 / 3.0, "{from}..{to} of {left}..{right}");
     }
 
+    /// A SIMULATED kept bully of 8 with its leader crashed at 500 ms, then the next leader cut
+    /// off from the rest at 1,000 until 1,600 and again at 2,000 until 2,600, drawn as the
+    /// controller draws it: the two failovers that elect (the crash's and the second cut's; in
+    /// the first cut the rest's calls to the cut-off leader are lost at one instant and the heal
+    /// comes first) each span at least a fifth of the plot, their share beside each other, the
+    /// start and the heals. (With every burst after the first fault weighing double, a crash and
+    /// two cuts left a failover 0.19.)
+    #[test]
+    fn several_failovers_each_get_their_share() {
+        use crate::faults::{Fault, FaultPlan, Scheduled};
+        let spec = crate::algo::catalogue::find("bully").unwrap();
+        let ids: Vec<u64> = vec![3, 7, 1, 8, 2, 6, 4, 5];
+        let topo = crate::topology::Topology::build(spec.default_topology(), 8, 0).unwrap();
+        let all: Vec<u32> = (0..8).collect();
+        // The leaders at 1,000 and 1,600 (id 7, then id 6) cut off, as the controller resolves it.
+        let cut = |p: u32| Fault::Partition { groups: vec![vec![p], (0..8).filter(|&q| q != p).collect()] };
+        let heal = || Fault::Partition { groups: vec![(0..8).collect()] };
+        let faults = vec![
+            Scheduled::new(500, 1, Fault::CrashLeader),
+            Scheduled::new(1_000, 2, cut(1)),
+            Scheduled::new(1_600, 3, heal()),
+            Scheduled::new(2_000, 4, cut(1)),
+            Scheduled::new(2_600, 5, heal()),
+        ];
+        let cfg = crate::sim::SimConfig {
+            log_arrows: true,
+            horizon: Some(3_200),
+            faults: FaultPlan { faults },
+            ..Default::default()
+        };
+        let r = crate::sim::run_kept(spec, &topo, &ids, &all, spec.rule, &cfg).unwrap();
+        let drawn: Vec<Arrow> = r.arrows.iter().filter(|a| !a.kind.is_upkeep()).copied().collect();
+        let terms = Term::from_leaderships(&r.leaderships, &ids);
+        let d = Diagram {
+            ids: &ids,
+            arrows: &drawn,
+            states: &r.states,
+            outages: &r.outages,
+            splits: &r.splits,
+            terms: &terms,
+            time_unit: "virtual ms",
+            ..plain(&drawn, 8)
+        };
+        let out = svg(&d);
+        let (left, right) = plot_edges(&out);
+        // Every message drawn (delivered, lost or dropped): when sent, and where its drawing
+        // begins and ends.
+        let num = |l: &str, name: &str| -> Vec<f64> {
+            l.split(&format!(" {name}=\"")).skip(1).filter_map(|v| v.split('"').next()?.parse().ok()).collect()
+        };
+        let msgs: Vec<(f64, f64, f64)> = out
+            .lines()
+            .filter(|l| l.starts_with(r#"<line class="msg""#) || l.starts_with(r#"<g class="msg"#))
+            .map(|l| {
+                let xs: Vec<f64> = num(l, "x1").into_iter().chain(num(l, "x2")).collect();
+                let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+                (num(l, "data-at")[0], lo, xs.iter().copied().fold(0.0, f64::max))
+            })
+            .collect();
+        for (from, until) in [(500u32, 1_000u32), (2_000, 2_600)] {
+            let span: Vec<(f64, f64)> = msgs
+                .iter()
+                .filter(|m| (f64::from(from)..f64::from(until)).contains(&m.0))
+                .map(|m| (m.1, m.2))
+                .collect();
+            let a = span.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+            let b = span.iter().map(|x| x.1).fold(0.0, f64::max);
+            let share = (b - a) / (right - left);
+            eprintln!("failover from {from}: {} messages, {share:.2} of the width", span.len());
+            assert!(!span.is_empty() && share >= 0.2, "from {from}: {a}..{b} of {left}..{right}");
+        }
+    }
+
     /// Every text the diagram writes, with its box as the placer estimates it.
     fn text_boxes(out: &str) -> Vec<(String, [f64; 4])> {
         let attr = |tag: &str, name: &str| {
