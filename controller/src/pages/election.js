@@ -6,6 +6,8 @@
 (function () {
   const SVGNS = "http://www.w3.org/2000/svg";
   const BELIEF_COLOUR = { leader: "#D55E00", follower: "#0072B2", electing: "#E69F00", down: "#999999" };
+  // The ring of a node cut off from the rest (as the diagram's partition labels).
+  const CUT_COLOUR = "#8a4b08";
   const num = (e, a) => Number(e.getAttribute(a));
 
   // One election's diagram and topology, stepped event by event. `root` holds its `.diagram`,
@@ -214,13 +216,13 @@
       for (const l of rowLines) l.classList.toggle("is-down", faultsNow.isDown.has(Number(l.dataset.position)));
     }
 
-    // A swatch of `colour` for the topology's legend (crossed: down; dashed ring: cut off).
+    // A swatch of `colour` for the topology's legend (crossed: down; a dashed brown ring: cut off).
     function swatch(colour, how) {
       const pic = document.createElementNS(SVGNS, "svg");
       pic.setAttribute("width", "14"); pic.setAttribute("height", "14"); pic.setAttribute("class", "swatch");
       const c = document.createElementNS(SVGNS, "circle");
       c.setAttribute("cx", "7"); c.setAttribute("cy", "7"); c.setAttribute("r", "6");
-      c.setAttribute("fill", colour); c.setAttribute("stroke", how === "cut" ? "#E69F00" : "#333");
+      c.setAttribute("fill", colour); c.setAttribute("stroke", how === "cut" ? CUT_COLOUR : "#333");
       if (how === "cut") { c.setAttribute("stroke-width", "2"); c.setAttribute("stroke-dasharray", "3 2"); }
       pic.appendChild(c);
       if (how === "down") {
@@ -251,7 +253,7 @@
           colour = BELIEF_COLOUR[state];
         }
         node.c.setAttribute("fill", colour);
-        node.c.setAttribute("stroke", how === "cut" ? "#E69F00" : "#333");
+        node.c.setAttribute("stroke", how === "cut" ? CUT_COLOUR : "#333");
         node.c.setAttribute("stroke-width", how === "cut" ? "3" : "1");
         node.c.setAttribute("stroke-dasharray", how === "cut" ? "4 2" : "none");
         node.cross.style.display = how === "down" ? "" : "none";

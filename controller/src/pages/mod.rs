@@ -168,7 +168,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .diagram .msg.flight .swallowed, .diagram .msg.flight .ring-edge { display: none; }
 .diagram .label { pointer-events: none; }
 .diagram .row.is-down text { fill: #c00; text-decoration: line-through; }
-.diagram .row.is-cut text { fill: #a65f00; font-style: italic; }
+.diagram .row.is-cut text { fill: #8a4b08; font-style: italic; }
 .diagram .row.leading text { font-weight: bold; }
 .topology-legend .legend-item { display: inline-flex; align-items: center; gap: 0.3em; margin-right: 0.9em; white-space: nowrap; }
 .stage { display: flex; gap: 1em; align-items: flex-start; flex-wrap: wrap; }

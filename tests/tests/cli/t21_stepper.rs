@@ -123,3 +123,61 @@ async fn a_finished_failover_steps_truthfully() {
     .await
     .unwrap();
 }
+
+/// A SIMULATED kept Raft on 5 nodes whose leader is cut off from the rest at 500 virtual ms and
+/// healed at 1,500, stepped in chromium: "next failover" jumps to the cut, where the leader is
+/// ringed as cut off on the topology ("cut off" in the legend) and its row drawn so, and it is
+/// not drawn down; one step back it is not cut off; at the end (healed) no node is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_off_leader_is_drawn_cut_off_while_stepping() {
+    use pb::scheduled_fault::Fault as F;
+    let Some(driver) = chromedriver() else { return };
+    let served = Served::start(0, &[]).await;
+    let mut client = served.client.clone();
+    let at = |at_ms, fault| pb::ScheduledFault { at_ms, fault: Some(fault) };
+    let request = pb::StartElectionRequest {
+        mode: pb::Mode::Simulated as i32,
+        wait: true,
+        diagram: true,
+        ids: vec![3, 1, 5, 2, 4],
+        simulation: Some(pb::SimulationOptions {
+            horizon_ms: 2_500,
+            faults: vec![at(500, F::CutOffLeader(true)), at(1_500, F::Heal(true))],
+            ..Default::default()
+        }),
+        ..ringleader_tests::kept("raft")
+    };
+    let e = client.start_election(request).await.unwrap().into_inner();
+    assert!(!e.failovers.is_empty(), "{:?}", e.failovers);
+    let url = format!("http://127.0.0.1:{}/elections/{}", served.web, e.election_id);
+    tokio::task::spawn_blocking(move || {
+        let b = Browser::sized(&driver, 1280, 720);
+        b.go(&url);
+        b.wait_until("return document.querySelectorAll('#topology-view .topo-node').length === 5;", "the topology");
+        let cut = "return Array.from(document.querySelectorAll('#topology-view .topo-node.is-cut'))\
+                   .map(g => Number(g.dataset.position));";
+        let cut_rows = "return Array.from(document.querySelectorAll('#diagram g.row.is-cut'))\
+                        .map(g => Number(g.dataset.position));";
+        assert_eq!(b.run(cut), Value::Array(vec![]), "healed at the end");
+        b.press("Home");
+        b.click("#next-failover");
+        let (at, info) = (b.text("#where"), b.text("#info"));
+        eprintln!("next failover: {at}; {info}");
+        assert!(at.ends_with(", at 500 virtual ms") && info.contains("cut off from the rest"), "{at}; {info}");
+        let cut_now = b.run(cut);
+        let p = cut_now[0].as_u64().expect("one node cut off");
+        assert_eq!(cut_now.as_array().map(Vec::len), Some(1), "{cut_now}");
+        assert_eq!(b.run(cut_rows), cut_now, "its row too");
+        let states = b.node_states();
+        assert_eq!(states[p as usize], "leader", "cut off, not down: the leader still: {states:?}");
+        let legend = b.run(
+            "return Array.from(document.querySelectorAll('#topology-legend .legend-item')).map(i => i.dataset.state);",
+        );
+        assert!(legend.as_array().is_some_and(|l| l.iter().any(|s| s == "cut off")), "{legend}");
+        screenshot(&b, "t21-cut");
+        b.press("ArrowLeft");
+        assert_eq!(b.run(cut), Value::Array(vec![]), "not before the cut");
+    })
+    .await
+    .unwrap();
+}
