@@ -33,7 +33,9 @@
 //! * **The axis** ([`Axis`]): wall (or virtual) time; the same with idle
 //!   stretches compressed to a narrow grey band labelled with their length
 //!   (the default: a failover's timeouts no longer squeeze its bursts of
-//!   messages into vertical lines); or causal time, Lamport's logical clock,
+//!   messages into vertical lines, and each failover of a kept leadership,
+//!   from a crash or a cut to the next fault, gets its share of the width
+//!   beside the start and the recoveries); or causal time, Lamport's logical clock,
 //!   where each message takes one step and only causality orders events.
 //! * **Faults**: a crashed node's line is drawn dashed red until it recovers
 //!   ([`Outage`]), a partition is a shaded band naming its groups
@@ -1989,9 +1991,9 @@ mod tests {
     /// The shape of a LIVE bully failover on 8 nodes, as the controller drew one: a slow start (60
     /// messages trickling over 17 ms while the nodes connect), the leader crashed at 2.55 s,
     /// suspected at 2.73 s, a failover of 44 messages in 5 ms, a lone burst of 6 at 3.23 s, the
-    /// recovery at 4.26 s and its 18 messages. The failover (from the crash to the recovery) gets a
-    /// third of the width (0.41) because the bursts after the first fault weigh double; by time
-    /// and messages alone it got 0.32 here, and 0.28 to 0.36 LIVE.
+    /// recovery at 4.26 s and its 18 messages. The failover (from the crash to the recovery) gets
+    /// more than a third of the width (0.52): its episode weighs 1, the start's and the
+    /// recovery's 0.35 each; by time and messages alone it got 0.32 here, and 0.28 to 0.36 LIVE.
     #[test]
     fn a_live_shaped_failover_gets_a_third_of_the_width() {
         let mut arrows = Vec::new();
