@@ -29,7 +29,11 @@ async fn the_election_page_works_in_a_browser() {
         mode: pb::Mode::Simulated as i32,
         size: 8,
         id_order: pb::IdOrder::WorstCase as i32,
-        diagram_options: Some(pb::DiagramOptions { axis: pb::DiagramAxis::Causal as i32, labels: true, heartbeats: false }),
+        diagram_options: Some(pb::DiagramOptions {
+            axis: pb::DiagramAxis::Causal as i32,
+            labels: true,
+            heartbeats: false,
+        }),
         ..election("as-far")
     };
     let one_shot = client.start_election(drawn).await.unwrap().into_inner();
