@@ -1231,7 +1231,10 @@ mod tests {
         let by_sim = SimOptions { diagram: true, ..SimOptions::default() };
         assert_eq!(field(diagram(&req("as-far"), by_sim, big)), (Code::InvalidArgument, "simulation.diagram"));
         assert_eq!(diagram(&req("as-far"), SimOptions::default(), big), Ok(None));
-        let styled = ElectionRequest { drawing: Some(Drawing { axis: Axis::Causal, labels: true, heartbeats: false }), ..req("as-far") };
+        let styled = ElectionRequest {
+            drawing: Some(Drawing { axis: Axis::Causal, labels: true, heartbeats: false }),
+            ..req("as-far")
+        };
         assert_eq!(field(diagram(&styled, SimOptions::default(), big)), (Code::InvalidArgument, "diagram_options"));
         assert_eq!(
             diagram(&styled, SimOptions::default(), small),

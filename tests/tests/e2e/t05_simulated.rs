@@ -152,7 +152,8 @@ async fn live_diagram_as_svg() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagram_options_choose_labels_and_axis() {
     let (ctl, mut client) = TestController::with_client(8).await;
-    let options = |axis: pb::DiagramAxis| Some(pb::DiagramOptions { axis: axis as i32, labels: true, heartbeats: false });
+    let options =
+        |axis: pb::DiagramAxis| Some(pb::DiagramOptions { axis: axis as i32, labels: true, heartbeats: false });
     for mode in [pb::Mode::Simulated, pb::Mode::Live] {
         let req = pb::StartElectionRequest {
             mode: mode as i32,

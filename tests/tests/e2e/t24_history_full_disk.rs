@@ -173,7 +173,11 @@ async fn a_record_that_can_never_fit_is_saved_without_its_diagram() {
     let ctl = TestController::start_with(config.clone()).await;
     let mut client = ctl.client();
     let big = pb::StartElectionRequest {
-        diagram_options: Some(pb::DiagramOptions { axis: pb::DiagramAxis::Causal as i32, labels: true, heartbeats: false }),
+        diagram_options: Some(pb::DiagramOptions {
+            axis: pb::DiagramAxis::Causal as i32,
+            labels: true,
+            heartbeats: false,
+        }),
         ..simulated("as-far", 256)
     };
     let call = tokio::time::timeout(Duration::from_secs(30), client.start_election(big)).await;
@@ -210,7 +214,11 @@ async fn a_volume_smaller_than_max_stored_mib_never_wedges() {
     let ctl = TestController::start_with(config.clone()).await;
     let mut client = ctl.client();
     let big = |algorithm: &str, n: u32| pb::StartElectionRequest {
-        diagram_options: Some(pb::DiagramOptions { axis: pb::DiagramAxis::Causal as i32, labels: true, heartbeats: false }),
+        diagram_options: Some(pb::DiagramOptions {
+            axis: pb::DiagramAxis::Causal as i32,
+            labels: true,
+            heartbeats: false,
+        }),
         ..simulated(algorithm, n)
     };
     for round in 0..3 {

@@ -99,7 +99,11 @@ async fn a_sweep_holds_one_plan_at_a_time() {
 /// about a megabyte.
 fn big_diagram() -> pb::StartElectionRequest {
     pb::StartElectionRequest {
-        diagram_options: Some(pb::DiagramOptions { axis: pb::DiagramAxis::Causal as i32, labels: true, heartbeats: false }),
+        diagram_options: Some(pb::DiagramOptions {
+            axis: pb::DiagramAxis::Causal as i32,
+            labels: true,
+            heartbeats: false,
+        }),
         ..ringleader_tests::simulated("as-far", 256)
     }
 }
