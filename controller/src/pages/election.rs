@@ -237,7 +237,7 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
             "<h2>Break it</h2><div class=\"stage\"><div id=\"topology\" class=\"topology\">The topology is being read.</div>\
              <div id=\"faults\"><p>Click nodes on the topology to select them, then:</p><p class=\"controls\">\
              <button id=\"crash\">crash</button><button id=\"recover\">recover</button>\
-             <button id=\"partition\">cut off from the rest</button><button id=\"heal\">clear every fault</button>\
+             <button id=\"partition\">cut off from the rest</button><button id=\"heal\">clear its faults</button>\
              <button id=\"stop\">stop the leadership</button></p>\
              <p class=\"controls\"><button id=\"drop\">drop the next message</button> of kind \
              <input id=\"drop-kind\" list=\"kinds\" placeholder=\"any kind\" size=\"12\"> \

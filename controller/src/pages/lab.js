@@ -197,7 +197,14 @@
 
   function showVerdict(answer) {
     result.hidden = false;
-    document.getElementById("check-verdict").textContent = answer.summary;
+    const verdict = document.getElementById("check-verdict");
+    verdict.textContent = answer.summary;
+    // A broken property that rests on timing the checker does not give says so (Raft's split votes).
+    if (answer.counterexample && answer.counterexample.note) {
+      const note = document.createElement("span"); note.className = "note";
+      note.textContent = "Note: " + answer.counterexample.note + ".";
+      verdict.append(document.createElement("br"), note);
+    }
     const list = document.getElementById("check-steps");
     const diagram = document.getElementById("check-diagram");
     list.textContent = "";

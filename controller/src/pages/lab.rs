@@ -579,7 +579,7 @@ pub struct LabCheck {
     pub algorithm: String,
     /// Nodes (0: the checker's default).
     pub n: u32,
-    /// Links may reorder messages.
+    /// Links may reorder messages; unticked, every link is FIFO.
     pub any_order: bool,
     /// Check the kept leadership (failure-tolerant algorithms).
     pub kept: bool,
@@ -625,6 +625,9 @@ pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum
         algorithm: form.algorithm,
         n: form.n,
         any_order: form.any_order,
+        // The box unticked means what it says: links keep their order (as the runtime's one
+        // stream per link does, and as the explorer explores), whatever the algorithm assumes.
+        fifo: !form.any_order,
         kept: form.kept,
         crashes: form.crashes,
         losses: form.losses,

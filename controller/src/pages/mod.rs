@@ -20,7 +20,7 @@
 //!   and shows what changed (a kept leadership's new terms and failovers,
 //!   its nodes' beliefs on the topology); a running kept leadership's page
 //!   breaks it on request (`POST /lab/act`: crash, recover, cut off, drop
-//!   the next message of a kind on a link, clear every fault, stop), and shows its diagram so far when one was asked
+//!   the next message of a kind on a link, clear its faults, stop), and shows its diagram so far when one was asked
 //!   for. It reloads once the election ends, diagram included.
 //! * `/compare/{a}/{b}`: two elections one above the other (see
 //!   `compare.rs`), on one time scale, stepped together on one time line.
