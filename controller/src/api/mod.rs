@@ -62,14 +62,8 @@ impl ControllerService {
         let faults =
             Faults::new(elections.cluster().clone(), elections.config().rpc_timeout(), elections.config().max_faults);
         let registry = Arc::downgrade(&faults);
-        elections.set_fault_note(crate::elections::FaultNote(Box::new(move || {
-            let list = registry.upgrade()?.list();
-            let active: Vec<String> = list
-                .into_iter()
-                .filter(|f| f.state == pb::FaultState::Active as i32)
-                .map(|f| format!("{} ({})", f.fault_id, f.description))
-                .collect();
-            (!active.is_empty()).then(|| active.join(", "))
+        elections.set_fault_note(crate::elections::FaultNote(Box::new(move |election: &str| {
+            fault_note(registry.upgrade()?.list(), election)
         })));
         let registry = Arc::downgrade(&faults);
         crate::telemetry::register_gauges(
@@ -664,8 +658,42 @@ fn compare_event(kind: pb::compare_event::Kind) -> pb::CompareEvent {
     pb::CompareEvent { kind: Some(kind) }
 }
 
+/// The faults of `list` active now that could have stood in the way of
+/// `election`: the node-wide ones and its own, not other elections' scoped
+/// ones; `None` when there are none.
+fn fault_note(list: Vec<pb::FaultInfo>, election: &str) -> Option<String> {
+    let active: Vec<String> = list
+        .into_iter()
+        .filter(|f| f.state == pb::FaultState::Active as i32)
+        .filter(|f| f.election_id.is_empty() || f.election_id == election)
+        .map(|f| format!("{} ({})", f.fault_id, f.description))
+        .collect();
+    (!active.is_empty()).then(|| active.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
+    /// A failed LIVE election's note names the node-wide faults and its own scoped ones, never
+    /// another election's scoped fault (before, every active fault was listed), nor a waiting one.
+    #[test]
+    fn a_fault_note_names_what_could_stand_in_an_elections_way() {
+        let fault = |id: &str, election: &str, state: pb::FaultState| pb::FaultInfo {
+            fault_id: id.into(),
+            election_id: election.into(),
+            state: state as i32,
+            description: format!("crash {id}"),
+            ..Default::default()
+        };
+        let list = vec![
+            fault("f1", "", pb::FaultState::Active),
+            fault("f2", "e1", pb::FaultState::Active),
+            fault("f3", "e2", pb::FaultState::Active),
+            fault("f4", "", pb::FaultState::Waiting),
+        ];
+        assert_eq!(fault_note(list.clone(), "e1").as_deref(), Some("f1 (crash f1), f2 (crash f2)"));
+        assert_eq!(fault_note(list[2..].to_vec(), "e1"), None);
+    }
+
     use super::*;
     use std::cell::Cell;
 

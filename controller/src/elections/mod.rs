@@ -110,8 +110,9 @@ pub struct Elections {
     _records: Option<crate::budget::Reservation>,
 }
 
-/// Describes the active faults, if any (see [`Elections::set_fault_note`]).
-pub struct FaultNote(pub Box<dyn Fn() -> Option<String> + Send + Sync>);
+/// Describes the active faults that concern an election (its id given), if
+/// any (see [`Elections::set_fault_note`]).
+pub struct FaultNote(pub Box<dyn Fn(&str) -> Option<String> + Send + Sync>);
 
 impl std::fmt::Debug for FaultNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -430,7 +431,7 @@ impl Elections {
                         Mode::Live => {
                             let mut outcome = live::run(&ctx, &entry, &plan, traceparent).await;
                             if let (Some(error), Some(note)) = (outcome.error.as_mut(), this.fault_note.get())
-                                && let Some(faults) = (note.0)()
+                                && let Some(faults) = (note.0)(&entry.inspect(|r| r.id.clone()))
                             {
                                 error.push_str(&format!("; injected faults active: {faults}"));
                             }
