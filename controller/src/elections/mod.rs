@@ -112,7 +112,10 @@ pub struct Elections {
 
 /// Describes the active faults that concern an election (its id given), if
 /// any (see [`Elections::set_fault_note`]).
-pub struct FaultNote(pub Box<dyn Fn(&str) -> Option<String> + Send + Sync>);
+pub struct FaultNote(pub Box<NoteOf>);
+
+/// What [`FaultNote`] holds: the note for the election of an id.
+pub type NoteOf = dyn Fn(&str) -> Option<String> + Send + Sync;
 
 impl std::fmt::Debug for FaultNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
