@@ -89,6 +89,7 @@
       undo_at_ms: Number(form.undo_at_ms.value || 0),
       axis: form.axis.value,
       labels: form.labels.checked,
+      heartbeats: form.heartbeats.checked,
       options: form.options.value,
     };
     if (typed.length > 0 && chosen.length === 0) {

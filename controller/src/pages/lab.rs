@@ -185,6 +185,8 @@ pub struct LabStart {
     pub axis: String,
     /// Label each arrow with what it carries.
     pub labels: bool,
+    /// Draw a SIMULATED kept leadership's heartbeats too (left out by default).
+    pub heartbeats: bool,
     /// The algorithm's options, `name=value` separated by spaces or commas, e.g.
     /// `pre_vote=true lease=true` (ListAlgorithms lists each algorithm's).
     pub options: String,
@@ -252,10 +254,11 @@ impl LabStart {
         // A diagram is drawn for at most MAX_DIAGRAM_NODES nodes: a larger election runs without one.
         let n = if ids.is_empty() { self.size } else { ids.len() as u32 };
         let drawn = n <= crate::elections::MAX_DIAGRAM_NODES;
-        let options = (drawn && (self.labels || axis != pb::DiagramAxis::Unspecified)).then_some(pb::DiagramOptions {
+        let chosen = self.labels || self.heartbeats || axis != pb::DiagramAxis::Unspecified;
+        let options = (drawn && chosen).then_some(pb::DiagramOptions {
             axis: axis as i32,
             labels: self.labels,
-            heartbeats: false,
+            heartbeats: self.heartbeats,
         });
         Ok(pb::StartElectionRequest {
             algorithm: self.algorithm.clone(),
@@ -716,7 +719,7 @@ mod tests {
 
     /// The form becomes the StartElection request it means, and typed ids that are not numbers are
     /// refused naming the field (`ids`, `initiator_ids`), as is an unknown arrangement (`id_order`)
-    /// or axis (`diagram_options.axis`); the axis and labels chosen become the diagram's options;
+    /// or axis (`diagram_options.axis`); the axis, labels and heartbeats chosen become the diagram's options;
     /// an election of more than 256 nodes asks for no diagram (the API would refuse it).
     #[test]
     fn the_form_is_a_start_request() {
@@ -745,6 +748,8 @@ mod tests {
             Some(pb::DiagramOptions { axis: pb::DiagramAxis::Causal as i32, labels: true, heartbeats: false })
         );
         assert_eq!(form.to_request().unwrap().diagram_options, None, "the default axis, no labels: plain diagram");
+        let beats = LabStart { heartbeats: true, ..form.clone() }.to_request().unwrap().diagram_options;
+        assert_eq!(beats.map(|o| (o.heartbeats, o.labels)), Some((true, false)), "heartbeats asked for from the form");
         assert_eq!(field(LabStart { axis: "spiral".into(), ..LabStart::default() }), "diagram_options.axis");
         let big = LabStart { algorithm: "as-far".into(), size: 4_096, simulated: true, ..LabStart::default() };
         assert!(!big.to_request().unwrap().diagram, "over 256 nodes, no diagram (else the API refuses it)");

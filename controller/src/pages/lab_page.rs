@@ -59,7 +59,8 @@ pub(super) fn render(token_required: bool) -> String {
          <span class=\"error\" data-for=\"simulation\"></span></div>\
          <fieldset><legend>Diagram</legend><label>axis <select name=\"axis\"><option value=\"compressed\">time, idle stretches compressed</option>\
          <option value=\"time\">time to scale</option><option value=\"causal\">causal (Lamport's clock)</option></select></label>\
-         <label><input type=\"checkbox\" name=\"labels\"> label each arrow with what it carries</label></fieldset>\
+         <label><input type=\"checkbox\" name=\"labels\"> label each arrow with what it carries</label>\
+         <label><input type=\"checkbox\" name=\"heartbeats\"> draw the heartbeats (SIMULATED kept)</label></fieldset>\
          <span class=\"error\" data-for=\"diagram_options\"></span>\
          <fieldset id=\"kept\"><legend>Keep a leader</legend><label><input type=\"checkbox\" name=\"keep_leader\"> keep a leader until stopped</label>\
          <label>detector period <input name=\"detector_period_ms\" type=\"number\" min=\"0\" placeholder=\"50\"> ms</label>\
