@@ -288,6 +288,12 @@ impl Browser {
             .collect()
     }
 
+    /// What the page logged to the console since the last call ([`Browser::console`]), but the
+    /// lines that contain `expected` (a refusal the test asked for logs its failed request).
+    pub(crate) fn console_but(&self, expected: &str) -> Vec<String> {
+        self.console().into_iter().filter(|m| !m.contains(expected)).collect()
+    }
+
     /// The visible arrows' steps, in order.
     pub(crate) fn visible_steps(&self) -> Vec<u64> {
         let v = self.run(

@@ -172,7 +172,7 @@ async fn the_election_page_works_in_a_browser() {
             std::thread::sleep(Duration::from_millis(250));
         }
         // The refused drop's 400 is logged by chromium itself ("Failed to load resource"): not the page's.
-        let console: Vec<String> = b.console().into_iter().filter(|l| !l.contains("Failed to load resource")).collect();
+        let console: Vec<String> = b.console_but("Failed to load resource");
         assert_eq!(console, Vec::<String>::new(), "console messages while following the kept leadership");
     })
     .await
@@ -223,7 +223,7 @@ async fn same_ids_another_algorithm_steps_side_by_side() {
             "return document.querySelectorAll('.panel .topology-view .topo-node').length === 12;",
             "both topologies",
         );
-        let console: Vec<String> = b.console().into_iter().filter(|l| !l.contains("Failed to load resource")).collect();
+        let console: Vec<String> = b.console_but("Failed to load resource");
         assert_eq!(console, Vec::<String>::new(), "console messages on the comparison page");
         let costs = b.text("#costs");
         assert!(costs.contains("as-far") && costs.contains("stages") && costs.contains("n(n+1)/2"), "{costs}");

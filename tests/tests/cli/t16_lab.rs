@@ -137,7 +137,7 @@ async fn a_kept_leadership_is_broken_and_stopped_from_its_page() {
             "stopped",
         );
         let logged: Vec<String> =
-            b.console().into_iter().filter(|m| !m.contains("/lab/act - Failed to load resource")).collect();
+            b.console_but("/lab/act - Failed to load resource");
         assert_eq!(logged, Vec::<String>::new(), "console messages on the kept leadership's page");
     })
     .await
@@ -186,8 +186,7 @@ async fn a_simulated_kept_leadership_with_a_fault_runs_from_the_lab() {
         let shown = "return Array.from(document.querySelectorAll('#diagram svg .msg'))\
                      .filter(e => e.style.display !== 'none').length;";
         assert_eq!(b.run(shown), Value::from(0), "stepped back to the start");
-        let logged: Vec<String> =
-            b.console().into_iter().filter(|m| !m.contains("/lab/start - Failed to load resource")).collect();
+        let logged: Vec<String> = b.console_but("/lab/start - Failed to load resource");
         assert_eq!(logged, Vec::<String>::new(), "console messages");
     })
     .await
@@ -293,7 +292,7 @@ async fn the_explorer_takes_steps_by_hand_and_back() {
         assert_eq!(b.run("return document.getElementById('explore').hidden;"), Value::Bool(true));
 
         let logged: Vec<String> =
-            b.console().into_iter().filter(|m| !m.contains("/lab/explore - Failed to load resource")).collect();
+            b.console_but("/lab/explore - Failed to load resource");
         assert_eq!(logged, Vec::<String>::new(), "console messages on the lab");
     })
     .await
@@ -406,7 +405,7 @@ async fn protected_reads_sign_a_browser_in_once() {
             "return (document.getElementById('verdict') || {}).textContent.startsWith('FINISHED');",
             "stopped with the tab's token",
         );
-        let logged: Vec<String> = b.console().into_iter().filter(|m| !m.contains("401")).collect();
+        let logged: Vec<String> = b.console_but("401");
         assert_eq!(logged, Vec::<String>::new(), "console messages");
     })
     .await

@@ -224,7 +224,7 @@ async fn the_lab_fits_a_projector() {
         fits(&b, "the check's counterexample");
         diagram_text(&b, "#check-diagram svg");
         let logged: Vec<String> =
-            b.console().into_iter().filter(|m| !m.contains("/lab/start - Failed to load resource")).collect();
+            b.console_but("/lab/start - Failed to load resource");
         assert_eq!(logged, Vec::<String>::new(), "console messages");
     })
     .await
