@@ -9,6 +9,13 @@
   // The ring of a node cut off from the rest (as the diagram's partition labels).
   const CUT_COLOUR = "#8a4b08";
   const num = (e, a) => Number(e.getAttribute(a));
+  // A call's answer: its JSON, or a refusal saying the status when the body is not JSON.
+  async function answerOf(response) {
+    const text = await response.text();
+    try { return JSON.parse(text); } catch (e) {
+      return { code: String(response.status), field: "", message: (response.statusText || "no JSON answer") + (text ? ": " + text.slice(0, 200) : "") };
+    }
+  }
 
   // One election's diagram and topology, stepped event by event. `root` holds its `.diagram`,
   // `.topology` and `.info`; `single`: the page's only one (its parts keep their ids).
@@ -383,7 +390,8 @@
         cursor.setAttribute("x1", String(x)); cursor.setAttribute("x2", String(x));
         cursor.style.display = shown === total ? "none" : "";
       }
-      // Each node's state band in effect ends at the cursor (all of it at the end).
+      // Every band whole, then each node's band in effect ends at the cursor (all of it at the end).
+      bands.forEach((b, i) => b.setAttribute("width", String(bandWidth[i])));
       for (const [, i] of current) {
         const b = bands[i], bx = num(b, "x");
         b.setAttribute("width", String(shown === total ? bandWidth[i] : Math.max(0, Math.min(bandWidth[i], x - bx))));
@@ -394,7 +402,7 @@
       // A node's state band stops where it goes down.
       for (const o of outages) {
         const i = current.get(o.p);
-        if (i !== undefined && faultsNow.isDown.has(o.p) && shown < total) {
+        if (i !== undefined && o.from <= t && t < o.until && shown < total) {
           const b = bands[i];
           b.setAttribute("width", String(Math.max(0, Math.min(num(b, "width"), o.x - num(b, "x")))));
         }
@@ -427,8 +435,20 @@
       svg.addEventListener("click", () => { if (pinned) { pinned.classList.remove("pinned"); pinned = null; } });
     }
 
-    // The steps where a failover begins (a crash or a cut), by index into `events`.
-    const failovers = events.map((e, k) => (e.loss ? k : -1)).filter((k) => k >= 0);
+    // The steps where a failover begins: a crash or a cut of a node that leads then (by its state
+    // band in effect), by index into `events`; if no band says "leader", every crash or cut.
+    function stateAt(p, t) {
+      let state = null, since = -Infinity;
+      bands.forEach((b) => {
+        const at = Number(b.dataset.at || 0);
+        if (Number(b.dataset.position) === p && at <= t && at >= since) { since = at; state = b.dataset.state; }
+      });
+      return state;
+    }
+    const hit = (e) => (e.kind === "crash" ? [outages[e.i].p] : cuts[e.i].cut);
+    const losses = events.map((e, k) => (e.loss ? k : -1)).filter((k) => k >= 0);
+    const ofLeaders = losses.filter((k) => hit(events[k]).some((p) => stateAt(p, events[k].t) === "leader"));
+    const failovers = ofLeaders.length > 0 ? ofLeaders : losses;
 
     return {
       svg, events, total, unit, topoBox, topo, show, drawTopology, readBeliefs, paintNodes, failovers,
@@ -603,7 +623,7 @@
       status.textContent = "starting…";
       try {
         const response = await fetch("/lab/start", { method: "POST", headers: labHeaders(again.token.value), body: JSON.stringify(body) });
-        const answer = await response.json();
+        const answer = await answerOf(response);
         if (!response.ok) { status.textContent = answer.message; return; }
         location.href = "/compare/" + encodeURIComponent(ELECTION) + "/" + encodeURIComponent(answer.electionId);
       } catch (e) {
@@ -693,7 +713,7 @@
       status.textContent = action + "…";
       try {
         const response = await fetch("/lab/act", { method: "POST", headers: labHeaders(token.value), body: JSON.stringify(body) });
-        const answer = await response.json();
+        const answer = await answerOf(response);
         status.textContent = response.ok ? answer.done : answer.message;
         status.className = response.ok ? "ok" : "error";
         if (response.ok) {

@@ -9,6 +9,15 @@
 
   function ids() { return form.ids.value.split(/[\s,]+/).filter((w) => w !== ""); }
 
+  // A call's answer: its JSON, or, when the body is not JSON (a proxy's page, the host guard's
+  // 421, a body over the limit), a refusal that says the status and what came back.
+  async function answerOf(response) {
+    const text = await response.text();
+    try { return JSON.parse(text); } catch (e) {
+      return { code: String(response.status), field: "", message: (response.statusText || "no JSON answer") + (text ? ": " + text.slice(0, 200) : "") };
+    }
+  }
+
   function drawInitiators() {
     const typed = ids();
     boxes.textContent = "";
@@ -102,7 +111,7 @@
     setStatus(status, "starting…");
     try {
       const response = await fetch("/lab/start", { method: "POST", headers, body: JSON.stringify(body) });
-      const answer = await response.json();
+      const answer = await answerOf(response);
       if (!response.ok) { showRefusal(answer); return; }
       setStatus(status, "started " + answer.electionId + ": opening its page…");
       location.href = "/elections/" + encodeURIComponent(answer.electionId);
@@ -153,8 +162,13 @@
     const svg = document.querySelector("#check-diagram svg");
     if (svg) {
       // The diagram's time is the step number: show what happened up to step k.
-      for (const e of svg.querySelectorAll(".msg[data-step], rect.state, .mark")) {
+      for (const e of svg.querySelectorAll(".msg[data-step], rect.state, .mark, .down, .recover")) {
         e.style.display = Number(e.dataset.at) <= k ? "" : "none";
+      }
+      // A message sent and not yet arrived at step k is in flight: drawn faint.
+      for (const e of svg.querySelectorAll(".msg[data-step]")) {
+        const arrive = Number(e.dataset.arrive);
+        e.style.opacity = Number.isFinite(arrive) && arrive > k ? "0.35" : "";
       }
       for (const e of svg.querySelectorAll(".label[data-step]")) e.style.display = k === steps.length ? "" : "none";
     }
@@ -233,6 +247,9 @@
     event.preventDefault();
     for (const e of check.querySelectorAll(".error")) e.textContent = "";
     const status = document.getElementById("check-status");
+    const run = document.getElementById("check-run");
+    if (run.disabled) return;
+    run.disabled = true;
     setStatus(status, "checking every schedule…");
     result.hidden = true;
     try {
@@ -262,6 +279,8 @@
       if (!answered) setStatus(status, "the check ended without a verdict");
     } catch (e) {
       setStatus(status, "the controller did not answer: " + e);
+    } finally {
+      run.disabled = false;
     }
   });
   document.getElementById("check-back").addEventListener("click", () => showStep(Number(slider.value) - 1));
@@ -345,14 +364,17 @@
     return location.pathname + "#explore?" + q.toString();
   }
 
-  async function explore(next, follow) {
+  // Explore `election` (the one explored so far when not given) along `next`, or along the
+  // steps `follow` in words; it becomes the one explored once the controller answers.
+  async function explore(next, follow, election) {
     if (exploring) return;
     exploring = true;
+    const asking = election || explored;
     setStatus(exploreStatus, "");
     try {
-      const body = Object.assign(follow ? { follow } : { path: next }, explored);
+      const body = Object.assign(follow ? { follow } : { path: next }, asking);
       const response = await fetch("/lab/explore", { method: "POST", headers: labHeaders(), body: JSON.stringify(body) });
-      const answer = await response.json();
+      const answer = await answerOf(response);
       if (!response.ok) {
         // A refused election is shown beside the check form's field; a refused choice here.
         const top = (answer.field || "").split(".")[0];
@@ -360,6 +382,7 @@
         else { refuse(check, exploreStatus, answer, "not explored"); explorer.hidden = true; }
         return;
       }
+      explored = asking;
       path = Array.isArray(answer.path) ? answer.path : next;
       showExploration(answer);
       const url = pathUrl();
@@ -374,15 +397,14 @@
 
   document.getElementById("explore-run").addEventListener("click", () => {
     for (const e of check.querySelectorAll(".error")) e.textContent = "";
-    explored = checked();
-    explore([]);
+    explore([], undefined, checked());
   });
   document.getElementById("check-explore").addEventListener("click", () => {
-    // A schedule in which a message overtakes another needs links that reorder, whatever the box
-    // said when it was checked (a check takes the algorithm's own link assumption then).
+    // A schedule in which a message overtakes another needs links that reorder (the check had
+    // the box ticked then; kept for a check asked through the API on the algorithm's own links).
     const overtakes = steps.some((s) => s.includes(", overtaking "));
-    explored = Object.assign({}, asked, overtakes ? { any_order: true } : {});
-    explore([], steps).then(() => explorer.scrollIntoView({ block: "start" }));
+    const election = Object.assign({}, asked, overtakes ? { any_order: true } : {});
+    explore([], steps, election).then(() => explorer.scrollIntoView({ block: "start" }));
   });
 
   // An address with `#explore?…` opens the explorer there: the check form set to its election.
@@ -391,9 +413,8 @@
     const q = new URLSearchParams(location.hash.slice("#explore?".length));
     for (const name of ["algorithm", "n", "crashes", "losses", "partitions"]) if (q.has(name)) check[name].value = q.get(name);
     for (const name of ["any_order", "kept"]) check[name].checked = q.get(name) === "true";
-    explored = checked();
     const at = (q.get("path") || "").split(".").filter((w) => w !== "").map(Number);
-    explore(at).then(() => explorer.scrollIntoView({ block: "start" }));
+    explore(at, undefined, checked()).then(() => explorer.scrollIntoView({ block: "start" }));
   }
   openFromAddress();
   window.addEventListener("hashchange", openFromAddress);
@@ -426,7 +447,7 @@
     setStatus(clusterStatus, "clearing…");
     try {
       const response = await fetch("/lab/act", { method: "POST", headers: labHeaders(), body: JSON.stringify(body) });
-      const answer = await response.json();
+      const answer = await answerOf(response);
       if (response.ok) setStatus(clusterStatus, text(answer.done || "cleared"));
       else refuse(document, clusterStatus, answer, "not cleared");
     } catch (e) {
@@ -480,7 +501,7 @@
   async function readCluster() {
     try {
       const response = await fetch("/lab/cluster", { headers: labHeaders() });
-      const answer = await response.json();
+      const answer = await answerOf(response);
       if (!response.ok) { clusterNodes.textContent = text(answer.message) || "the cluster could not be read"; return; }
       showCluster(answer);
     } catch (e) {
