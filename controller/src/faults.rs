@@ -289,6 +289,12 @@ impl crate::elections::FaultProbe for Probe {
             f.end_election(election);
         }
     }
+
+    fn prepared(&self, election: &str, positions: &[usize]) {
+        if let Some(f) = self.0.upgrade() {
+            f.election_prepared(election, positions);
+        }
+    }
 }
 
 /// Unix time in microseconds.
@@ -612,6 +618,30 @@ impl Faults {
             let _order = me.push.lock().await;
             if let Err(e) = me.push(changes).await {
                 warn!(error = %e, "the end of an election's faults did not reach every node (they forget them with it)");
+            }
+        });
+    }
+
+    /// Election `id` was prepared on the nodes at `positions`: if faults are
+    /// scoped to it, those nodes get their whole share again in the
+    /// background (a fault injected before a node held the election was
+    /// skipped there, and a restarted node holds none).
+    pub fn election_prepared(self: &Arc<Self>, id: &str, positions: &[usize]) {
+        let nodes: Vec<usize> = {
+            let entries = lock(&self.entries);
+            positions.iter().copied().filter(|&i| entries.iter().any(|e| e.scope_id() == id && e.on(i))).collect()
+        };
+        if nodes.is_empty() {
+            return;
+        }
+        let (me, id) = (Arc::downgrade(self), id.to_string());
+        tokio::spawn(async move {
+            let Some(me) = me.upgrade() else { return };
+            let _order = me.push.lock().await;
+            for i in nodes {
+                if let Err(e) = me.push_whole(i).await {
+                    warn!(election = %id, error = %e, "an election's faults did not reach a node it was prepared on");
+                }
             }
         });
     }

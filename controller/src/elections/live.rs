@@ -47,6 +47,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
         if let Err(e) = prepare(&nodes, requests, rpc_timeout).await {
             return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
         }
+        ctx.prepared(&election_id, &indices(&nodes));
         entry.set_running();
         let started = Instant::now();
         if let Err(e) = start(&nodes, &plan.initiators, &election_id, rpc_timeout).await {
@@ -61,6 +62,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
     if let Err(e) = prepare(&nodes, requests, rpc_timeout).await {
         return halt(ctx, &nodes, &election_id, Halt::Failed(e)).await;
     }
+    ctx.prepared(&election_id, &indices(&nodes));
     let mut stop = entry.stop_requested();
     let on = OnNodes { ctx, entry, plan, nodes: &nodes, election_id: &election_id, started };
     let gathered = match gather(&on, &mut events, &mut stop).await {
@@ -101,6 +103,11 @@ async fn halt(ctx: &Context<'_>, nodes: &[Arc<Node>], election_id: &str, halt: H
         Halt::Failed(e) => Outcome::failed(e),
         Halt::Stopped(doing) => Outcome::failed(format!("{} ({doing})", ctx.stopped_text())),
     }
+}
+
+/// The cluster indices of `nodes`.
+fn indices(nodes: &[Arc<Node>]) -> Vec<usize> {
+    nodes.iter().map(|n| n.index()).collect()
 }
 
 /// The nodes of positions `0..n`: the plan's placement, or else the first

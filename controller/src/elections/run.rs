@@ -181,6 +181,11 @@ pub trait FaultProbe: Send + Sync {
     /// Election `election` ended (its record is final): the faults scoped
     /// to it end with it.
     fn ended(&self, election: &str);
+    /// Election `election` was prepared on the nodes at `positions` of the
+    /// cluster (at its start, or again on a restarted node): the faults
+    /// scoped to it are sent to them again, since a node skips those of an
+    /// election it does not hold yet.
+    fn prepared(&self, election: &str, positions: &[usize]);
 }
 
 impl std::fmt::Debug for dyn FaultProbe {
@@ -236,6 +241,13 @@ impl Context<'_> {
     /// the probe).
     pub(super) fn faults(&self, election: &str) -> ActiveFaults {
         self.faults.get().map(|p| p.active(Some(election))).unwrap_or_default()
+    }
+
+    /// Election `election` was prepared on the cluster's nodes `positions` ([`FaultProbe::prepared`]).
+    pub(super) fn prepared(&self, election: &str, positions: &[usize]) {
+        if let Some(p) = self.faults.get() {
+            p.prepared(election, positions);
+        }
     }
 
     /// The faults election `election` met at unix time `since_us` and every change after.

@@ -123,6 +123,7 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
             match &result {
                 Ok(true) => {
                     info!(election = %election_id, node = %nodes[i].name(), "a restarted node rejoined the kept leadership as a new incarnation");
+                    ctx.prepared(election_id, &[nodes[i].index()]);
                 }
                 Ok(false) => {}
                 Err(e) => {
