@@ -595,31 +595,23 @@ impl Faults {
     }
 
     /// Election `id` ended (finished, failed or stopped): the faults scoped
-    /// to it leave the registry at once (ListFaults lists them no more), and
-    /// their nodes are told in the background (they also drop an election's
-    /// faults when they forget it).
+    /// to it leave the registry at once (ListFaults lists them no more).
+    /// The nodes are not sent their removal: they drop an election's faults
+    /// with the election when its Abort comes (or their orphan watch ends
+    /// it), and a removal arriving first would lift a scoped crash or pause
+    /// and let the ended election's instance run again for a moment.
     pub fn end_election(self: &Arc<Self>, id: &str) {
-        let (removed, changes) = {
+        let removed = {
             let mut entries = lock(&self.entries);
-            if !entries.iter().any(|e| e.scope_id() == id) {
-                return;
-            }
-            let (removed, kept): (Vec<Entry>, Vec<Entry>) =
-                std::mem::take(&mut *entries).into_iter().partition(|e| e.scope_id() == id);
-            *entries = kept;
-            let changes = changes_for(self.cluster.len(), &self.addresses(), &entries, &removed, None);
-            (removed, changes)
+            let before = entries.len();
+            entries.retain(|e| e.scope_id() != id);
+            before - entries.len()
         };
+        if removed == 0 {
+            return;
+        }
         self.remember();
-        info!(election = %id, faults = removed.len(), "the faults scoped to an election ended with it");
-        let me = Arc::downgrade(self);
-        tokio::spawn(async move {
-            let Some(me) = me.upgrade() else { return };
-            let _order = me.push.lock().await;
-            if let Err(e) = me.push(changes).await {
-                warn!(error = %e, "the end of an election's faults did not reach every node (they forget them with it)");
-            }
-        });
+        info!(election = %id, faults = removed, "the faults scoped to an election ended with it");
     }
 
     /// Election `id` was prepared on the nodes at `positions`: if faults are
