@@ -498,7 +498,12 @@
     clusterClear.hidden = !faults.some((f) => f.electionId || f.election_id);
   }
 
+  // One read at a time, and none while the tab is hidden: a class of thirty tabs left open
+  // asks the controller (and it its nodes) only for what someone looks at.
+  let readingCluster = false;
   async function readCluster() {
+    if (readingCluster || document.hidden) return;
+    readingCluster = true;
     try {
       const response = await fetch("/lab/cluster", { headers: labHeaders() });
       const answer = await answerOf(response);
@@ -506,8 +511,11 @@
       showCluster(answer);
     } catch (e) {
       clusterNodes.textContent = "the controller did not answer: " + e;
+    } finally {
+      readingCluster = false;
     }
   }
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) readCluster(); });
 
   clusterClear.addEventListener("click", () => clearFaults({ action: "clear" }));
 
