@@ -187,7 +187,7 @@ fn nodes(model: &ElectionModel, s: &System, before: Option<&System>) -> Vec<Node
 /// `id: 3, stage: 2`); other text as it is.
 fn fields(debug: &str) -> String {
     match (debug.find(" { "), debug.strip_suffix(" }")) {
-        (Some(open), Some(body)) if open < body.len() => body[open + 3..].to_string(),
+        (Some(open), Some(body)) => body.get(open + 3..).map_or_else(|| debug.to_string(), str::to_string),
         _ => debug.to_string(),
     }
 }
@@ -242,6 +242,17 @@ pub fn path_of_words(ask: &CheckAsk, words: &[String]) -> Result<Vec<u32>, Refus
 
 #[cfg(test)]
 mod tests {
+    use super::fields;
+
+    /// A `Debug` text's fields: a struct's inside its braces, anything else as it is, and no
+    /// panic on a struct with empty braces (`X { }` sliced past its end before).
+    #[test]
+    fn fields_of_debug_texts() {
+        assert_eq!(fields("Stages { id: 3, stage: 2 }"), "id: 3, stage: 2");
+        assert_eq!(fields("Idle"), "Idle");
+        assert_eq!(fields("X { }"), "X { }");
+    }
+
     use super::*;
     use crate::{Limits, check};
 
