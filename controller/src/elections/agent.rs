@@ -60,13 +60,40 @@ pub(super) fn decision_of(role: i32, leader: u64) -> Option<Decision> {
     }
 }
 
+/// A call to a node that failed: the node answered with a gRPC code, or did
+/// not answer in time. What the caller does depends on which, so it is a
+/// type, not text to search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum CallError {
+    /// The node refused: its code and message.
+    Refused(tonic::Code, String),
+    /// No answer within the RPC timeout (ms).
+    Silent(u128),
+}
+
+impl CallError {
+    /// The node answered that it does not hold the election.
+    pub(super) fn not_found(&self) -> bool {
+        matches!(self, CallError::Refused(tonic::Code::NotFound, _))
+    }
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Refused(code, message) => write!(f, "{code:?}: {message}"),
+            CallError::Silent(ms) => write!(f, "no answer within {ms} ms"),
+        }
+    }
+}
+
 /// `Status` of the election at the nodes of `positions`, concurrently, in position order.
 pub(super) async fn status_of(
     nodes: &[Arc<Node>],
     positions: &[usize],
     election_id: &str,
     timeout: Duration,
-) -> Vec<(usize, Result<pb::NodeElectionStatus, String>)> {
+) -> Vec<(usize, Result<pb::NodeElectionStatus, CallError>)> {
     let mut set = JoinSet::new();
     for &i in positions {
         let mut client = nodes[i].client();
@@ -74,8 +101,8 @@ pub(super) async fn status_of(
         set.spawn(async move {
             let r = match tokio::time::timeout(timeout, client.status(req)).await {
                 Ok(Ok(s)) => Ok(s.into_inner()),
-                Ok(Err(status)) => Err(format!("{:?}: {}", status.code(), status.message())),
-                Err(_) => Err(format!("no answer within {} ms", timeout.as_millis())),
+                Ok(Err(status)) => Err(CallError::Refused(status.code(), status.message().to_string())),
+                Err(_) => Err(CallError::Silent(timeout.as_millis())),
             };
             (i, r)
         });
@@ -111,6 +138,18 @@ pub(super) async fn message_logs(
 
 #[cfg(test)]
 mod tests {
+    /// A node's refusal is told apart by its code, not by searching its text: NotFound says the
+    /// node does not hold the election, whatever the message; other codes and silence do not.
+    #[test]
+    fn a_call_error_is_known_by_its_code() {
+        use super::CallError;
+        assert!(CallError::Refused(tonic::Code::NotFound, "no election e1".into()).not_found());
+        assert!(!CallError::Refused(tonic::Code::Unavailable, "NotFound in the text".into()).not_found());
+        assert!(!CallError::Silent(500).not_found());
+        assert_eq!(CallError::Silent(500).to_string(), "no answer within 500 ms");
+        assert_eq!(CallError::Refused(tonic::Code::NotFound, "gone".into()).to_string(), "NotFound: gone");
+    }
+
     use super::*;
 
     /// Node roles map to decisions; undecided and unknown roles do not.

@@ -302,7 +302,7 @@ async fn finish(on: &OnNodes<'_>, placement: &[usize], follower: &Follower) -> O
     // from elsewhere, or a restarted process. Say so, instead of reporting silence.
     let mut notes: Vec<String> = statuses
         .iter()
-        .filter(|(_, s)| s.as_ref().is_err_and(|e| e.contains("NotFound")))
+        .filter(|(_, s)| s.as_ref().is_err_and(agent::CallError::not_found))
         .map(|(i, _)| {
             format!(
                 "{} no longer ran the election when it was stopped (aborted outside the controller, or its \
