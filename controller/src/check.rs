@@ -418,8 +418,10 @@ impl Inner {
             trim();
             let verdict = verdict(&election, limits.fifo, &report);
             // The check is over and its memory freed: the next may start before its callers read
-            // the verdict.
-            drop((place, memory));
+            // the verdict. The memory goes first: the place freed first let the next check in
+            // line reserve its share while this one's was still held, and be refused.
+            drop(memory);
+            drop(place);
             this.finish(&k, &f, Ok(verdict), settled(&report));
         });
         if let Err(e) = thread.await {
