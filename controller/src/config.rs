@@ -325,6 +325,20 @@ impl Config {
     /// Check every setting, with an error naming the key and the fix.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let c = &self.controller;
+        c.validate_where()?;
+        c.validate_memory()?;
+        c.validate_nodes()?;
+        c.validate_limits()?;
+        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
+        self.auth.resolve().map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
+        self.tls.load().map(|_| ()).map_err(|(key, reason)| ConfigError::Invalid { key, reason })
+    }
+}
+
+impl ControllerConfig {
+    /// The store, the address to serve on, and the embedded cluster's size.
+    fn validate_where(&self) -> Result<(), ConfigError> {
+        let c = self;
         let invalid = |key, reason: String| Err(ConfigError::Invalid { key, reason });
         if !c.etcd_endpoint.is_empty()
             && let Err(e) = ringleader_node::runtime::check_etcd_endpoint(&c.etcd_endpoint)
@@ -355,6 +369,13 @@ impl Config {
         if let Err(e) = c.health_addr() {
             return invalid("controller.health_listen", e);
         }
+        Ok(())
+    }
+
+    /// The stored records, the diagrams and the memory budget, and the detector.
+    fn validate_memory(&self) -> Result<(), ConfigError> {
+        let c = self;
+        let invalid = |key, reason: String| Err(ConfigError::Invalid { key, reason });
         if c.max_stored_mib == 0 {
             return invalid("controller.max_stored_mib", "must be at least 1 (MiB of finished records kept)".into());
         }
@@ -380,6 +401,13 @@ impl Config {
         if let Err(e) = c.detector().validate() {
             return invalid("controller.detector_timeout_ms", e);
         }
+        Ok(())
+    }
+
+    /// The external nodes: a DNS name to discover them by, or their list.
+    fn validate_nodes(&self) -> Result<(), ConfigError> {
+        let c = self;
+        let invalid = |key, reason: String| Err(ConfigError::Invalid { key, reason });
         if !c.discover.is_empty() {
             if c.local_nodes > 0 || !c.nodes.is_empty() {
                 return invalid(
@@ -419,6 +447,13 @@ impl Config {
                 return invalid("controller.nodes", format!("`{addr}` is listed twice"));
             }
         }
+        Ok(())
+    }
+
+    /// The timeouts and the most of each thing the controller runs or keeps at once.
+    fn validate_limits(&self) -> Result<(), ConfigError> {
+        let c = self;
+        let invalid = |key, reason: String| Err(ConfigError::Invalid { key, reason });
         for (key, value) in [
             ("controller.decision_timeout_ms", c.decision_timeout_ms),
             ("controller.quiet_timeout_ms", c.quiet_timeout_ms),
@@ -470,9 +505,7 @@ impl Config {
         if c.max_simulated_messages == 0 {
             return invalid("controller.max_simulated_messages", "must be at least 1".into());
         }
-        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-        self.auth.resolve().map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-        self.tls.load().map(|_| ()).map_err(|(key, reason)| ConfigError::Invalid { key, reason })
+        Ok(())
     }
 }
 
