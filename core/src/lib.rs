@@ -46,6 +46,7 @@ pub mod failover;
 pub mod faults;
 pub mod fencing;
 pub mod invariants;
+mod machine;
 pub mod protocol;
 pub mod report;
 pub mod schedule;

@@ -102,21 +102,6 @@ use crate::topology::Topology;
 pub use crate::report;
 pub use crate::report::{Cancel, LeadershipEvent, SimConfig, SimReport};
 
-/// The `build` and `simulate` of a catalogue entry, from the one constructor
-/// `Type::new(&NodeContext)` of its state machine, every other field at its
-/// default ([`AlgorithmSpec::running`]). An entry writes
-/// `AlgorithmSpec { name: ..., ..machine!(Type::new) }`. It lives with the
-/// simulator it names, so that the facts (`algo::spec`) do not depend on it.
-#[macro_export]
-macro_rules! machine {
-    ($new:path) => {
-        $crate::spec::AlgorithmSpec::running(
-            |c| ::std::boxed::Box::new($new(c)),
-            |s, t, i, k, r, c| $crate::sim::run_with(s, t, i, k, r, c, $new),
-        )
-    };
-}
-
 /// Events between two looks at [`SimConfig::cancel`].
 const CANCEL_CHECK: u64 = 4096;
 
