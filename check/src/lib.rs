@@ -70,7 +70,8 @@ pub use request::{CheckAsk, Checked, MAX_DELAY_MS, MAX_FAULTS, MAX_N, MAX_PARTIT
 pub use watch::{Verdict, Watched, watch};
 
 pub use model::{
-    DEFAULT_DELAY_MS, Election, ElectionModel, Faults, KEPT_PROPERTIES, Move, Observation, PROPERTIES, Step, System,
+    Clock, DEFAULT_DELAY_MS, Election, ElectionModel, Faults, KEPT_PROPERTIES, Move, Observation, PROPERTIES, Step,
+    System,
 };
 
 /// How far a check may go.
@@ -620,9 +621,9 @@ pub fn sweep(
     rule: Rule,
     limits: Limits,
     mut progress: impl FnMut(&[u64], &[u32], &Report),
-) -> Result<Sweep, String> {
+) -> Result<Sweep, SweepError> {
     let started = Instant::now();
-    let topology = Topology::build(spec.default_topology(), n, seed).map_err(|e| e.to_string())?;
+    let topology = Topology::build(spec.default_topology(), n, seed)?;
     let mut out = Sweep { complete: true, ..Sweep::default() };
     let arrangements = if limits.symmetric && topology.kind() == TopologyKind::Complete {
         vec![(1..=u64::from(n)).collect()]
@@ -642,9 +643,20 @@ pub fn sweep(
     Ok(out)
 }
 
+/// Why a sweep could not start.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SweepError {
+    /// The algorithm's overlay of that size cannot be built.
+    #[error(transparent)]
+    Topology(#[from] ringleader_core::topology::TopologyError),
+    /// A kept check of an algorithm that has no kept mode.
+    #[error("{0} has no kept mode")]
+    NotKept(&'static str),
+}
+
 /// How a kept leadership is checked: behind which detector, under which
 /// faults, with messages taking how long at most.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeptCheck {
     /// The heartbeat detector's settings (the algorithm's timeouts follow them).
     pub detector: DetectorConfig,
@@ -658,6 +670,8 @@ pub struct KeptCheck {
     pub partition_ms: Option<u64>,
     /// The one split a partition makes ([`Election::partition_side`]).
     pub partition_side: Option<u32>,
+    /// A node's clock off real time's rate ([`Election::clock`]).
+    pub clock: Option<Clock>,
 }
 
 impl Default for KeptCheck {
@@ -672,6 +686,7 @@ impl Default for KeptCheck {
             punctual_timers: false,
             partition_ms: None,
             partition_side: None,
+            clock: None,
         }
     }
 }
@@ -689,21 +704,19 @@ pub fn sweep_kept(
     limits: Limits,
     cancel: Option<&AtomicBool>,
     progress: impl FnMut(Progress),
-) -> Result<Sweep, String> {
+) -> Result<Sweep, SweepError> {
     let started = Instant::now();
     if spec.kept.is_none() {
-        return Err(format!("{} has no kept mode", spec.name));
+        return Err(SweepError::NotKept(spec.name));
     }
-    if spec.uses_store {
-        return Err(format!("{} keeps its record in a store, which the checker does not model yet", spec.name));
-    }
-    let topology = Topology::build(spec.default_topology(), n, 7).map_err(|e| e.to_string())?;
+    let topology = Topology::build(spec.default_topology(), n, 7)?;
     let ids: Vec<u64> = (1..=u64::from(n)).collect();
     let election = Election {
         delay_ms: how.delay_ms,
         punctual_timers: how.punctual_timers,
         partition_ms: how.partition_ms,
         partition_side: how.partition_side,
+        clock: how.clock,
         ..Election::kept(spec, topology, ids.clone(), how.detector, how.faults)
     };
     let initiators = election.initiators.clone();

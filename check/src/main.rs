@@ -10,10 +10,12 @@ use std::time::Duration;
 
 use clap::Parser;
 use ringleader_check::{
-    CheckAsk, Checked, Election, Faults, KeptCheck, Limits, Refusal, Sweep, diagram, split_words, sweep, sweep_kept,
+    CheckAsk, Checked, Clock, Election, Faults, KeptCheck, Limits, Refusal, Sweep, diagram, split_words, sweep,
+    sweep_kept,
 };
 use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
 use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::faults::{MAX_CLOCK_RATE, MIN_CLOCK_RATE};
 
 // A check clones and drops a state per move: glibc's malloc and free took a
 // quarter of a kept check's time, mimalloc's much less (docs/performance.md).
@@ -46,6 +48,11 @@ struct Args {
     /// Stop each election's check after this many seconds (0: none).
     #[arg(long, default_value_t = 0)]
     timeout_s: u64,
+    /// Explore no schedule longer than this many steps (0: no limit): every
+    /// schedule up to that length, where the states never end (a lease's
+    /// record revision grows with every renewal).
+    #[arg(long, default_value_t = 0)]
+    max_depth: usize,
     /// Explore depth-first (a smaller queue; counterexamples need not be shortest).
     #[arg(long)]
     dfs: bool,
@@ -103,6 +110,12 @@ struct Args {
     /// docs/checking.md, "Punctual timers").
     #[arg(long)]
     punctual_timers: bool,
+    /// Kept: the node with this id keeps a clock that runs at a rate other
+    /// than real time's, as `ID=RATE` (`1=0.1`: id 1's clock at a tenth of
+    /// real time; its timers last ten times as long), as the simulator's
+    /// clock fault does. The ids of a kept check are 1..=n.
+    #[arg(long, value_parser = parse_clock)]
+    clock: Option<(u64, f64)>,
     /// Kept: a partition heals within this many ms (default: at any point,
     /// or never; the side without a quorum may then climb through terms, and
     /// the states with it, without end).
@@ -156,8 +169,47 @@ struct Planned {
     checked: Checked,
 }
 
+/// `--clock ID=RATE`: an id and a rate within the simulator's bounds.
+fn parse_clock(text: &str) -> Result<(u64, f64), String> {
+    let (id, rate) = text.split_once('=').ok_or("ID=RATE, e.g. 1=0.1")?;
+    let id: u64 = id.trim().parse().map_err(|e| format!("id {id:?}: {e}"))?;
+    let rate: f64 = rate.trim().parse().map_err(|e| format!("rate {rate:?}: {e}"))?;
+    if !(MIN_CLOCK_RATE..=MAX_CLOCK_RATE).contains(&rate) {
+        return Err(format!("rate {rate}: within {MIN_CLOCK_RATE}..={MAX_CLOCK_RATE} (times real time)"));
+    }
+    Ok((id, rate))
+}
+
+/// Why the command cannot do what it was asked (exit status 2).
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    /// A check the controller's CheckAlgorithm would refuse too.
+    #[error("{}", refused(.0))]
+    Refused(Refusal),
+    /// `--each-split` without kept partitions to split.
+    #[error("--each-split: only with --kept and --partitions 1 or more")]
+    EachSplitAlone,
+    /// `--partition-side` and `--each-split` together.
+    #[error("--partition-side and --each-split: one or the other")]
+    SideAndEachSplit,
+    /// `--clock` names an id the check does not have.
+    #[error("--clock: no id {0} among 1..={1}")]
+    ClockId(u64, u32),
+    /// The overlay a counterexample is drawn on cannot be built.
+    #[error(transparent)]
+    Topology(#[from] ringleader_core::topology::TopologyError),
+    /// A diagram could not be written.
+    #[error("--svg {}: {source}", dir.display())]
+    Svg {
+        /// The directory asked for.
+        dir: std::path::PathBuf,
+        /// What writing met.
+        source: std::io::Error,
+    },
+}
+
 /// A refusal in the command line's words: the flag at fault (the algorithms are positional).
-fn refused(r: Refusal) -> String {
+fn refused(r: &Refusal) -> String {
     match r.field {
         "algorithm" => format!("algorithm: {}", r.why),
         "detector" => format!("--period-ms/--suspect-ms: {}", r.why),
@@ -167,24 +219,29 @@ fn refused(r: Refusal) -> String {
 
 /// Every check the arguments ask for, each validated as the controller's CheckAlgorithm validates it
 /// ([`CheckAsk`]), or the first refusal.
-fn plan(args: &Args) -> Result<Vec<Planned>, String> {
+fn plan(args: &Args) -> Result<Vec<Planned>, CliError> {
     let names: Vec<&str> = if args.algorithms.is_empty() {
-        CATALOGUE.iter().filter(|s| (!args.kept || s.kept.is_some()) && !s.uses_store).map(|s| s.name).collect()
+        CATALOGUE.iter().filter(|s| !args.kept || s.kept.is_some()).map(|s| s.name).collect()
     } else {
         args.algorithms.iter().map(String::as_str).collect()
     };
     if args.each_split && (!args.kept || args.partitions == 0) {
-        return Err("--each-split: only with --kept and --partitions 1 or more".into());
+        return Err(CliError::EachSplitAlone);
     }
     if !args.partition_side.is_empty() && args.each_split {
-        return Err("--partition-side and --each-split: one or the other".into());
+        return Err(CliError::SideAndEachSplit);
     }
     let mut out = Vec::new();
     for name in names {
         for &n in &args.n {
             let ask = ask(args, name, n);
-            let spec = ask.spec().map_err(refused)?;
-            let checked = ask.check().map_err(refused)?;
+            let spec = ask.spec().map_err(CliError::Refused)?;
+            let mut checked = ask.check().map_err(CliError::Refused)?;
+            if let Some((id, rate)) = args.clock {
+                let position = u32::try_from(id).ok().and_then(|i| i.checked_sub(1)).filter(|&p| p < n);
+                let position = position.ok_or(CliError::ClockId(id, n))?;
+                checked.election.clock = Some(Clock { position, rate });
+            }
             if args.each_split {
                 for side in (1..1u32 << (n - 1)).map(|side| side << 1) {
                     let mut checked = checked.clone();
@@ -242,7 +299,7 @@ fn limits(args: &Args, fifo: bool) -> Limits {
     Limits {
         fifo,
         max_states: args.max_states,
-        max_depth: 0,
+        max_depth: args.max_depth,
         timeout: (args.timeout_s > 0).then(|| Duration::from_secs(args.timeout_s)),
         max_memory_mib: args.max_memory_mib,
         depth_first: args.dfs,
@@ -253,7 +310,7 @@ fn limits(args: &Args, fifo: bool) -> Limits {
 }
 
 /// Run one planned check and print its line and its counterexamples; `Ok(true)` when a property broke.
-fn run(args: &Args, p: &Planned) -> Result<bool, String> {
+fn run(args: &Args, p: &Planned) -> Result<bool, CliError> {
     let (spec, n, e) = (p.spec, p.n, &p.checked.election);
     let fifo = p.checked.fifo;
     let result = if args.kept {
@@ -264,6 +321,7 @@ fn run(args: &Args, p: &Planned) -> Result<bool, String> {
             punctual_timers: e.punctual_timers,
             partition_ms: e.partition_ms,
             partition_side: e.partition_side,
+            clock: e.clock,
         };
         let mut last = 0;
         let r = sweep_kept(spec, n, how, limits(args, fifo), None, |p| {
@@ -327,7 +385,13 @@ fn print_line(args: &Args, p: &Planned, s: &Sweep) {
     };
     let links = if fifo { "FIFO" } else { "any order" };
     // The faults in words, saying "FIFO links" where the algorithm does not assume them.
-    let words = |fifo_links| describe(e.faults, e.punctual_timers, fifo_links, e.partition_ms, e.partition_side, n);
+    let words = |fifo_links| {
+        let mut words = describe(e.faults, e.punctual_timers, fifo_links, e.partition_ms, e.partition_side, n);
+        if let Some(c) = e.clock {
+            words.push_str(&format!("; id {}'s clock at {}× real time", c.position + 1, c.rate));
+        }
+        words
+    };
     let (most, bound) = if args.kept {
         ("—".to_string(), "—".to_string())
     } else {
@@ -365,11 +429,10 @@ fn print_line(args: &Args, p: &Planned, s: &Sweep) {
 
 /// The first three counterexamples: their steps and where each node ends in words on standard output (the
 /// lab's words), and their diagrams with `--svg`.
-fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), String> {
+fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), CliError> {
     let (spec, n, e, fifo) = (p.spec, p.n, &p.checked.election, p.checked.fifo);
     for (k, (ids, initiators, c)) in s.broken.iter().enumerate().take(3) {
-        let topology =
-            ringleader_core::topology::Topology::build(spec.default_topology(), n, 7).map_err(|e| e.to_string())?;
+        let topology = ringleader_core::topology::Topology::build(spec.default_topology(), n, 7)?;
         let mut drawn = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
         if let Some(detector) = e.kept {
             drawn = Election {
@@ -377,6 +440,7 @@ fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), Stri
                 punctual_timers: e.punctual_timers,
                 partition_ms: e.partition_ms,
                 partition_side: e.partition_side,
+                clock: e.clock,
                 ..Election::kept(spec, drawn.topology, drawn.ids, detector, e.faults)
             };
         }
@@ -384,7 +448,7 @@ fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), Stri
             let path = dir.join(format!("{}-n{n}-{}.svg", spec.name, k + 1));
             std::fs::create_dir_all(dir)
                 .and_then(|()| std::fs::write(&path, diagram(&drawn, fifo, c)))
-                .map_err(|err| format!("--svg {}: {err}", dir.display()))?;
+                .map_err(|source| CliError::Svg { dir: dir.clone(), source })?;
             eprintln!("  diagram: {}", path.display());
         }
         println!("  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:", c.property, c.steps.len());

@@ -102,15 +102,6 @@ impl CheckAsk {
         let spec = catalogue::find(&self.algorithm).ok_or_else(|| {
             Refusal::invalid("algorithm", format!("unknown {:?}; known: {}", self.algorithm, catalogue::names()))
         })?;
-        if spec.uses_store {
-            return Err(Refusal::precondition(
-                "algorithm",
-                format!(
-                    "{} keeps its record in a store, which the checker does not model yet: run it SIMULATED",
-                    spec.name
-                ),
-            ));
-        }
         if self.kept && spec.kept.is_none() {
             return Err(Refusal::precondition(
                 "kept",

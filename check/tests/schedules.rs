@@ -23,8 +23,7 @@ use ringleader_core::topology::{Topology, TopologyKind};
 /// timers (bully, chubby, sync-hs) are checked too, in the model's ticks.
 #[test]
 fn every_schedule_of_every_small_election_holds() {
-    // An algorithm that keeps its record in a store (lease) is not modelled by the checker yet.
-    for spec in CATALOGUE.iter().filter(|s| !s.uses_store) {
+    for spec in CATALOGUE.iter() {
         let limits = Limits { fifo: spec.assumptions.fifo, ..Limits::default() };
         if spec.default_topology() == TopologyKind::Mesh {
             // The smallest mesh has 4 nodes, whose sweep takes a minute: one election here, every
@@ -661,16 +660,17 @@ fn kept_arrangements_of_a_complete_network_are_renamings() {
 
 /// What `Limits::symmetric` relies on, measured: on a complete network every arrangement of the ids
 /// is the same election with the positions renamed. For every algorithm of the catalogue on a
-/// complete network (bully, Chubby-style, ZooKeeper-style, Raft, the repaired ring, Villadangos et al.),
+/// complete network (bully, Chubby-style, ZooKeeper-style, Raft, the repaired ring, Villadangos et al.,
+/// the lease),
 /// on 3 nodes, and on 4 for the four whose 4-node sweeps take seconds: every arrangement, with
 /// every set of initiating ids, has the same number of states, the same verdict and the same most
 /// messages as the ids in position order.
 #[test]
 fn on_a_complete_network_every_arrangement_is_a_renaming() {
     let limits = Limits { fifo: false, ..Limits::default() };
-    let complete = CATALOGUE.iter().filter(|s| s.default_topology() == TopologyKind::Complete && !s.uses_store);
+    let complete = CATALOGUE.iter().filter(|s| s.default_topology() == TopologyKind::Complete);
     let names: Vec<&str> = complete.clone().map(|s| s.name).collect();
-    assert_eq!(names.len(), 6, "{names:?}");
+    assert_eq!(names.len(), 7, "{names:?}");
     for spec in complete {
         let sizes: &[u32] = if ["bully", "chubby"].contains(&spec.name) { &[3] } else { &[3, 4] };
         for &n in sizes {

@@ -1,7 +1,8 @@
 //! # Schedules: one run, step by step, replayed exactly
 //!
 //! A [`Step`] is one thing that happens in a run: a node wakes, a message is
-//! delivered, a timer fires, time passes, or a fault strikes. A list of them
+//! delivered, a timer fires, an operation reaches the election's store or
+//! its answer comes back, time passes, or a fault strikes. A list of them
 //! is a *schedule*, what the exhaustive checker (`ringleader-check`) reports
 //! as a counterexample. [`replay`] runs a schedule on the algorithm's own
 //! state machines inside the node [`Shell`], on its own
@@ -17,7 +18,13 @@
 //! keeps only its persisted record; a recovery starts a new incarnation
 //! with that record; a partition loses what is in flight across it.
 //! [`Step::Tick`] only moves the clock: a timer fires when the schedule
-//! says so.
+//! says so. The election's store (for an algorithm that keeps a record in
+//! one, [`crate::protocol::store`]) is the simulator's: one linearizable
+//! [`MemStore`], beyond partitions; an operation goes on its way when put
+//! out, takes effect when the schedule says it reaches the store, and its
+//! answer goes back on its way to the incarnation that asked (lost if that
+//! one crashed meanwhile); an operation or an answer may be lost on the
+//! way ([`Step::StoreLost`]).
 
 use std::collections::BTreeMap;
 
@@ -25,6 +32,7 @@ use crate::algo::catalogue::AlgorithmSpec;
 use crate::algo::detector::DetectorConfig;
 use crate::algo::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Rule, TimerId};
 use crate::invariants;
+use crate::protocol::store::{LeaseRecord, MemStore, StoreOp, StoreReply};
 use crate::shell::{Output, Outputs, Shell};
 use crate::topology::Topology;
 
@@ -78,6 +86,67 @@ pub enum Step {
     Partition(u32),
     /// The partition heals.
     Heal,
+    /// What travels between the node at `node` and the election's store
+    /// arrives: its operation reaches the store, which applies it at once
+    /// and sends its answer back, or the store's answer reaches the node.
+    Store {
+        /// The position whose operation or answer it is.
+        node: u32,
+        /// The operation or the answer.
+        item: StoreItem,
+    },
+    /// An operation of the node at `node` on its way to the store, or the
+    /// store's answer on its way back to it, is lost (within the budget of
+    /// lost messages).
+    StoreLost {
+        /// The position whose operation or answer it is.
+        node: u32,
+        /// The operation or the answer.
+        item: StoreItem,
+    },
+}
+
+/// What travels between a node and the election's store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StoreItem {
+    /// An operation on its way to the store.
+    Op(StoreOp),
+    /// The store's answer on its way back.
+    Answer(StoreReply),
+}
+
+impl StoreItem {
+    /// The item in words, naming the node whose item it is `who`, and the
+    /// operation by its tag: "id 2's renewal of the lease (op 3, if still
+    /// revision 3)", "the store's answer to id 2's op 3 (written: revision
+    /// 4, held by id 2)".
+    pub fn in_words(&self, who: &str) -> String {
+        let holder = |r: &LeaseRecord| match r.holder {
+            0 => "released".to_string(),
+            h => format!("held by id {h}"),
+        };
+        match *self {
+            StoreItem::Op(StoreOp::Get { seq }) => format!("{who}'s read of the lease (op {seq})"),
+            StoreItem::Op(StoreOp::Put { seq, expect, record, acquire }) => {
+                let what = match (record.holder, acquire) {
+                    (0, _) => "release".to_string(),
+                    (_, true) => format!("take-over (id {}, transitions {})", record.holder, record.transitions),
+                    (_, false) => "renewal".to_string(),
+                };
+                let on = if expect == 0 { "if none yet".to_string() } else { format!("if still revision {expect}") };
+                format!("{who}'s {what} of the lease (op {seq}, {on})")
+            }
+            StoreItem::Answer(StoreReply::Failed { seq }) => format!("the store's failure answer to {who}'s op {seq}"),
+            StoreItem::Answer(StoreReply::Done { seq, written, revision, record }) => {
+                let now = match record {
+                    Some(r) => format!("revision {revision}, {}", holder(&r)),
+                    None => "no record".to_string(),
+                };
+                let done = if written { "written: " } else { "" };
+                format!("the store's answer to {who}'s op {seq} ({done}{now})")
+            }
+        }
+    }
 }
 
 impl Step {
@@ -112,6 +181,13 @@ impl Step {
                 format!("{} cut off from the others", cut.join(", "))
             }
             Step::Heal => "the partition heals".to_string(),
+            Step::Store { node, item: item @ StoreItem::Op(_) } => {
+                format!("{} reaches the store", item.in_words(&id(node)))
+            }
+            Step::Store { node, item: item @ StoreItem::Answer(_) } => {
+                format!("{} reaches {}", item.in_words(&id(node)), id(node))
+            }
+            Step::StoreLost { node, item } => format!("{} is lost", item.in_words(&id(node))),
         }
     }
 
@@ -125,6 +201,7 @@ impl Step {
                 | Step::Duplicate { .. }
                 | Step::Partition(_)
                 | Step::Heal
+                | Step::StoreLost { .. }
         )
     }
 }
@@ -140,10 +217,11 @@ pub struct Replayed {
     pub timeline: Vec<(u32, Leadership)>,
     /// Messages sent.
     pub sent: u64,
-    /// Messages still in flight at the end.
+    /// Messages, store operations and store answers still in flight at the end.
     pub in_flight: usize,
-    /// What the simulator's invariants say about the end: two leaders, two
-    /// leaders of one term, decided nodes that disagree, a node that erred.
+    /// What the simulator's invariants say about the end: two leaders (of
+    /// a one-shot election, or at once of a leased leadership), two leaders
+    /// of one term, decided nodes that disagree, a node that erred.
     pub violations: Vec<String>,
 }
 
@@ -156,7 +234,39 @@ pub struct ReplayError {
     /// The step.
     pub step: Step,
     /// Why not.
-    pub why: String,
+    pub why: Cannot,
+}
+
+/// Why a replayed step cannot be taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Cannot {
+    /// The step names a position the election does not have.
+    #[error("no such position")]
+    NoSuchPosition,
+    /// A start of a node that started already.
+    #[error("already started")]
+    AlreadyStarted,
+    /// Nothing is in flight on the link the step names.
+    #[error("nothing in flight there")]
+    NothingInFlight,
+    /// The message is not the oldest on a FIFO link.
+    #[error("not the first in flight on a FIFO link")]
+    NotFirstOnFifo,
+    /// The message, operation or answer is not in flight.
+    #[error("not in flight")]
+    NotInFlight,
+    /// No such timer is pending.
+    #[error("no such timer pending")]
+    NoTimer,
+    /// The timer was set again or cancelled since.
+    #[error("the timer was replaced or cancelled")]
+    StaleTimer,
+    /// A crash of a node that is down.
+    #[error("not a live position")]
+    NotLive,
+    /// A recovery of a node that is up.
+    #[error("not a crashed position")]
+    NotCrashed,
 }
 
 /// Replay `steps` on `spec`'s nodes (its kept mode behind detector `kept`,
@@ -173,7 +283,7 @@ pub fn replay(
 ) -> Result<Replayed, ReplayError> {
     let mut run = Run::new(spec, topology, ids, rule, kept, fifo);
     for (index, &step) in steps.iter().enumerate() {
-        let fail = |why: String| ReplayError { index, step, why };
+        let fail = |why: Cannot| ReplayError { index, step, why };
         if let Some(p) = run.take(step).map_err(fail)? {
             run.outputs(p);
         }
@@ -196,6 +306,12 @@ struct Run<'a> {
     timers: BTreeMap<(u32, TimerId), u64>,
     down: Vec<bool>,
     side: Option<u32>,
+    /// The election's store, the operations on their way to it (with
+    /// whether their answer still has somewhere to go: not once their
+    /// node crashed), and the answers on their way back.
+    store: MemStore,
+    to_store: Vec<(u32, StoreOp, bool)>,
+    from_store: Vec<(u32, StoreReply)>,
     out: Outputs,
     r: Replayed,
 }
@@ -223,6 +339,9 @@ impl<'a> Run<'a> {
             timers: BTreeMap::new(),
             down: vec![false; n as usize],
             side: None,
+            store: MemStore::default(),
+            to_store: Vec::new(),
+            from_store: Vec::new(),
             out: Outputs::default(),
             r: Replayed {
                 decisions: Vec::new(),
@@ -257,7 +376,7 @@ impl<'a> Run<'a> {
         };
         match (self.kept, self.spec.kept.map(|k| k.build)) {
             (Some(d), Some(b)) => b(&ctx, d),
-            _ => (self.spec.build)(&ctx),
+            _ => (self.spec.machine.build)(&ctx),
         }
     }
 
@@ -267,23 +386,23 @@ impl<'a> Run<'a> {
     }
 
     /// Take `step`: the position whose outputs it made, if any, or why it cannot be taken.
-    fn take(&mut self, step: Step) -> Result<Option<u32>, String> {
+    fn take(&mut self, step: Step) -> Result<Option<u32>, Cannot> {
         match step {
             Step::Start(p) => {
-                let node = self.nodes.get_mut(p as usize).ok_or("no such position")?;
+                let node = self.nodes.get_mut(p as usize).ok_or(Cannot::NoSuchPosition)?;
                 if node.started() {
-                    return Err("already started".into());
+                    return Err(Cannot::AlreadyStarted);
                 }
                 node.start(&mut self.out);
                 Ok(Some(p))
             }
             Step::Deliver { from, port, msg } | Step::Lose { from, port, msg } => {
                 let fifo = self.fifo;
-                let link = self.links.get_mut(&(from, port)).ok_or("nothing in flight there")?;
+                let link = self.links.get_mut(&(from, port)).ok_or(Cannot::NothingInFlight)?;
                 let k = match link.iter().position(|&m| m == msg) {
                     Some(k) if k == 0 || !fifo || matches!(step, Step::Lose { .. }) => k,
-                    Some(_) => return Err("not the first in flight on a FIFO link".into()),
-                    None => return Err("not in flight".into()),
+                    Some(_) => return Err(Cannot::NotFirstOnFifo),
+                    None => return Err(Cannot::NotInFlight),
                 };
                 link.remove(k);
                 let Step::Deliver { .. } = step else { return Ok(None) };
@@ -295,29 +414,32 @@ impl<'a> Run<'a> {
                 Ok(Some(to.peer))
             }
             Step::Duplicate { from, port, msg } => {
-                let link = self.links.get_mut(&(from, port)).ok_or("nothing in flight there")?;
+                let link = self.links.get_mut(&(from, port)).ok_or(Cannot::NothingInFlight)?;
                 if !link.contains(&msg) {
-                    return Err("not in flight".into());
+                    return Err(Cannot::NotInFlight);
                 }
                 link.push(msg);
                 Ok(None)
             }
             Step::Fire { node, timer } => {
-                let generation = self.timers.remove(&(node, timer)).ok_or("no such timer pending")?;
+                let generation = self.timers.remove(&(node, timer)).ok_or(Cannot::NoTimer)?;
                 if !self.nodes[node as usize].timer(timer, generation, &mut self.out) {
-                    return Err("the timer was replaced or cancelled".into());
+                    return Err(Cannot::StaleTimer);
                 }
                 Ok(Some(node))
             }
             Step::Tick(_) => Ok(None),
             Step::Crash(p) => {
                 if self.down.get(p as usize) != Some(&false) {
-                    return Err("not a live position".into());
+                    return Err(Cannot::NotLive);
                 }
                 self.down[p as usize] = true;
                 let fresh = self.build(p);
                 self.nodes[p as usize].forget(fresh);
                 self.timers.retain(|&(q, _), _| q != p);
+                // Its operations still reach the store; no answer reaches it.
+                self.from_store.retain(|&(q, _)| q != p);
+                self.to_store.iter_mut().filter(|(q, ..)| *q == p).for_each(|(.., answer)| *answer = false);
                 let topology = self.topology;
                 for (&(from, port), link) in &mut self.links {
                     if topology.ports(from)[port as usize].peer == p {
@@ -328,7 +450,7 @@ impl<'a> Run<'a> {
             }
             Step::Recover(p) => {
                 if self.down.get(p as usize) != Some(&true) {
-                    return Err("not a crashed position".into());
+                    return Err(Cannot::NotCrashed);
                 }
                 self.down[p as usize] = false;
                 let fresh = self.build(p);
@@ -348,6 +470,32 @@ impl<'a> Run<'a> {
             }
             Step::Heal => {
                 self.side = None;
+                Ok(None)
+            }
+            Step::Store { node, item: StoreItem::Op(op) } => {
+                let k = self.to_store.iter().position(|&(q, o, _)| (q, o) == (node, op)).ok_or(Cannot::NotInFlight)?;
+                let (_, _, answer) = self.to_store.remove(k);
+                // The writer's clock stamps nothing a replay reads: 0.
+                let reply = self.store.apply(op, 0);
+                if answer {
+                    self.from_store.push((node, reply));
+                }
+                Ok(None)
+            }
+            Step::Store { node, item: StoreItem::Answer(reply) } => {
+                let k = self.from_store.iter().position(|&a| a == (node, reply)).ok_or(Cannot::NotInFlight)?;
+                self.from_store.remove(k);
+                self.nodes[node as usize].store_reply(reply, &mut self.out);
+                Ok(Some(node))
+            }
+            Step::StoreLost { node, item: StoreItem::Op(op) } => {
+                let k = self.to_store.iter().position(|&(q, o, _)| (q, o) == (node, op)).ok_or(Cannot::NotInFlight)?;
+                self.to_store.remove(k);
+                Ok(None)
+            }
+            Step::StoreLost { node, item: StoreItem::Answer(reply) } => {
+                let k = self.from_store.iter().position(|&a| a == (node, reply)).ok_or(Cannot::NotInFlight)?;
+                self.from_store.remove(k);
                 Ok(None)
             }
         }
@@ -371,7 +519,7 @@ impl<'a> Run<'a> {
                 }
                 Output::Lead(l) => self.r.timeline.push((p, l)),
                 Output::Misstep(m) => self.r.violations.push(format!("position {p}: {m}")),
-                Output::Store(op) => self.r.violations.push(format!("position {p}: store {op:?} is not replayed")),
+                Output::Store(op) => self.to_store.push((p, op, true)),
                 Output::Decided(_) | Output::BeliefEnded(_) => {}
             }
         }
@@ -382,8 +530,8 @@ impl<'a> Run<'a> {
 
     /// How the run ended, with what the simulator's invariants say of it.
     fn finish(self) -> Replayed {
-        let Run { nodes, links, down, kept, ids, mut r, .. } = self;
-        r.in_flight = links.values().map(Vec::len).sum();
+        let Run { spec, nodes, links, down, kept, ids, to_store, from_store, mut r, .. } = self;
+        r.in_flight = links.values().map(Vec::len).sum::<usize>() + to_store.len() + from_store.len();
         r.decisions = nodes.iter().map(|s| s.decision()).collect();
         r.beliefs = nodes.iter().zip(&down).map(|(s, &d)| if d { None } else { s.leadership() }).collect();
         let live: Vec<Option<Decision>> =
@@ -394,6 +542,14 @@ impl<'a> Run<'a> {
             invariants::one_belief_per_term(&r.beliefs),
         ];
         r.violations.extend(checks.into_iter().filter_map(Result::err).map(|v| v.to_string()));
+        // A leased leadership: never two leaders at once, of any term.
+        if kept.is_some() && spec.kept.is_some_and(|k| k.leased()) {
+            let leading: Vec<usize> = (0..ids.len()).filter(|&p| r.beliefs[p].is_some_and(|b| b.leader == Some(ids[p]))).collect();
+            if leading.len() > 1 {
+                let positions = leading[..leading.len().min(8)].to_vec();
+                r.violations.push(invariants::Violation::SeveralLeaders { count: leading.len(), positions }.to_string());
+            }
+        }
         r
     }
 }
@@ -429,5 +585,34 @@ mod tests {
         assert_eq!(words(Step::Partition(0b101)), "id 7, id 5 cut off from the others");
         assert_eq!(words(Step::Heal), "the partition heals");
         assert_eq!(words(Step::Tick(2)), "time passes (2 longest message delays)");
+    }
+
+    /// Store steps read as words too: which node's operation (by its tag) reaches the store or is
+    /// lost, and what the store's answer says, naming holders by their ids.
+    #[test]
+    fn store_steps_read_as_words() {
+        let topo = Topology::build(TopologyKind::Complete, 3, 0).unwrap();
+        let ids = [1, 2, 3];
+        let words = |s: Step| s.describe(&ids, &topo);
+        let record = LeaseRecord { holder: 2, duration_ms: 375, transitions: 1 };
+        let take = StoreOp::Put { seq: 3, expect: 2, record, acquire: true };
+        let renew = StoreOp::Put { seq: 4, expect: 3, record, acquire: false };
+        let done = StoreReply::Done { seq: 3, written: true, revision: 3, record: Some(record) };
+        assert_eq!(
+            words(Step::Store { node: 1, item: StoreItem::Op(take) }),
+            "id 2's take-over (id 2, transitions 1) of the lease (op 3, if still revision 2) reaches the store"
+        );
+        assert_eq!(
+            words(Step::Store { node: 1, item: StoreItem::Op(renew) }),
+            "id 2's renewal of the lease (op 4, if still revision 3) reaches the store"
+        );
+        assert_eq!(
+            words(Step::Store { node: 1, item: StoreItem::Answer(done) }),
+            "the store's answer to id 2's op 3 (written: revision 3, held by id 2) reaches id 2"
+        );
+        assert_eq!(
+            words(Step::StoreLost { node: 0, item: StoreItem::Op(StoreOp::Get { seq: 1 }) }),
+            "id 1's read of the lease (op 1) is lost"
+        );
     }
 }

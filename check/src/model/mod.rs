@@ -79,6 +79,26 @@ pub struct Election {
     /// the states before the partition strikes), in pieces that finish and
     /// report on their own (see docs/checking.md, "One split at a time").
     pub partition_side: Option<u32>,
+    /// One node's clock runs at a rate other than real time's (the
+    /// simulator's [`Fault::Clock`], from the start): its timers last
+    /// `1 / rate` times as long in the model's ticks. `None`: every clock
+    /// keeps real time (to within a tick, see "Time").
+    ///
+    /// [`Fault::Clock`]: ringleader_core::faults::Fault::Clock
+    pub clock: Option<Clock>,
+}
+
+/// A node's clock that runs at `rate` times real time ([`Election::clock`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clock {
+    /// The node's position.
+    pub position: u32,
+    /// Times real time, within the simulator's bounds
+    /// ([`MIN_CLOCK_RATE`]..=[`MAX_CLOCK_RATE`]): 0.5 is a clock at half speed.
+    ///
+    /// [`MIN_CLOCK_RATE`]: ringleader_core::faults::MIN_CLOCK_RATE
+    /// [`MAX_CLOCK_RATE`]: ringleader_core::faults::MAX_CLOCK_RATE
+    pub rate: f64,
 }
 
 impl Election {
@@ -102,6 +122,7 @@ impl Election {
             punctual_timers: false,
             partition_ms: None,
             partition_side: None,
+            clock: None,
         }
     }
 
@@ -325,7 +346,7 @@ impl ElectionModel {
                 };
                 match (e.kept, e.spec.kept.map(|k| k.build)) {
                     (Some(d), Some(build)) => build(&ctx, d),
-                    _ => (e.spec.build)(&ctx),
+                    _ => (e.spec.machine.build)(&ctx),
                 }
             })
             .collect();
@@ -406,6 +427,8 @@ impl ElectionModel {
             nodes,
             links,
             timers: Vec::new(),
+            store: Default::default(),
+            store_flights: Vec::new(),
             unstarted,
             down: 0,
             led: Vec::new(),

@@ -6,7 +6,7 @@
 //! sections after it).
 
 use ringleader_core::algo::Port;
-use ringleader_core::schedule::Step;
+use ringleader_core::schedule::{Step, StoreItem};
 
 use super::ElectionModel;
 use super::reductions::Quiet;
@@ -107,8 +107,21 @@ impl ElectionModel {
                 }
             }
         }
+        // What is on its way to or from the store: each distinct item once.
+        // The store lies beyond partitions; an answer is its node's step
+        // (with punctual timers, a node whose timer is due takes only what
+        // was on its way before the tick).
+        let mut last = None;
+        for f in &s.store_flights {
+            old |= f.old;
+            let punctual = self.election.punctual_timers && due >> f.node & 1 == 1;
+            if last != Some((f.node, f.item)) && (f.old || !punctual || matches!(f.item, StoreItem::Op(_))) {
+                actions.push(Step::Store { node: f.node, item: f.item });
+                last = Some((f.node, f.item));
+            }
+        }
         if s.unstarted.is_empty() && !old && !s.timers.is_empty() && s.timers.iter().all(|t| t.left > 0) {
-            let idle = s.links.is_empty();
+            let idle = s.links.is_empty() && s.store_flights.is_empty();
             let ticks = if idle { s.timers.iter().map(|t| t.left).min().unwrap_or(1) } else { 1 };
             actions.extend(self.tick(s, ticks));
         }
@@ -144,6 +157,18 @@ impl ElectionModel {
                             }
                             last = Some(f.msg);
                         }
+                    }
+                }
+            }
+            // Store operations and answers are lost as messages are (the
+            // simulator loses them only to a node cut off from the store:
+            // here one at a time), at any point.
+            if losses {
+                let mut last = None;
+                for f in &s.store_flights {
+                    if last != Some((f.node, f.item)) {
+                        actions.push(Step::StoreLost { node: f.node, item: f.item });
+                        last = Some((f.node, f.item));
                     }
                 }
             }
@@ -218,9 +243,10 @@ impl ElectionModel {
         // tick already is a quiet heartbeat, which arrives first.
         let old_quiet: u32 = quiet.iter().map(|q| q.old).sum();
         let old = s.links.iter().filter(|f| f.old).count() as u32;
+        let store_old = s.store_flights.iter().any(|f| f.old);
         let due = s.timers.iter().any(|t| t.left == 0);
-        if s.unstarted.is_empty() && !s.timers.is_empty() && !due && old == old_quiet {
-            let idle = s.links.len() as u32 == old_quiet;
+        if s.unstarted.is_empty() && !s.timers.is_empty() && !due && old == old_quiet && !store_old {
+            let idle = s.links.len() as u32 == old_quiet && s.store_flights.is_empty();
             let ticks = if idle { s.timers.iter().map(|t| t.left).min().unwrap_or(1) } else { 1 };
             moves.extend(self.tick(s, ticks).map(Move::bare));
         }
@@ -293,7 +319,10 @@ impl ElectionModel {
     /// The position whose state `step` changes, if it is a step of one node.
     pub(super) fn stepper(&self, step: Step) -> Option<u32> {
         match step {
-            Step::Start(p) | Step::Recover(p) | Step::Fire { node: p, .. } => Some(p),
+            Step::Start(p)
+            | Step::Recover(p)
+            | Step::Fire { node: p, .. }
+            | Step::Store { node: p, item: StoreItem::Answer(_) } => Some(p),
             Step::Deliver { from, port, .. } => Some(self.election.topology.ports(from)[port as usize].peer),
             _ => None,
         }

@@ -7,7 +7,7 @@
 
 use ringleader_core::algo::detector::HEARTBEAT_TIMER;
 use ringleader_core::algo::{Msg, Port};
-use ringleader_core::schedule::Step;
+use ringleader_core::schedule::{Step, StoreItem};
 #[cfg(doc)]
 use ringleader_core::shell::Shell;
 
@@ -99,7 +99,7 @@ impl ElectionModel {
     pub(super) fn in_scope(&self, step: Step, q: &Quiet) -> bool {
         match step {
             Step::Deliver { from, port, .. } => self.election.topology.ports(from)[port as usize].peer == q.to,
-            Step::Fire { node, .. } => node == q.to,
+            Step::Fire { node, .. } | Step::Store { node, item: StoreItem::Answer(_) } => node == q.to,
             Step::Partition(side) => (side >> q.from & 1) != (side >> q.to & 1),
             _ => false,
         }

@@ -7,7 +7,8 @@ use ringleader_core::algo::detector::is_reserved;
 use ringleader_core::algo::{Msg, Port, Role};
 use ringleader_core::diagram::{Arrow, Mark};
 use ringleader_core::faults::Outage;
-use ringleader_core::schedule::Step;
+use ringleader_core::protocol::store::{MemStore, StoreOp};
+use ringleader_core::schedule::{Step, StoreItem};
 
 use super::ElectionModel;
 use super::state::{Sent, System};
@@ -141,6 +142,14 @@ impl ElectionModel {
                     (0..t.len()).filter(|p| side >> p & 1 == 1).for_each(|p| mark(p, "cut off".into()))
                 }
                 Step::Heal => (0..t.len()).for_each(|p| mark(p, "heal".into())),
+                Step::Store { node, item: StoreItem::Op(StoreOp::Get { .. }) } => {
+                    mark(node, "read at the store".into())
+                }
+                Step::Store { node, item: StoreItem::Op(StoreOp::Put { .. }) } => {
+                    mark(node, "write at the store".into())
+                }
+                Step::StoreLost { node, item: StoreItem::Op(_) } => mark(node, "store operation lost".into()),
+                Step::StoreLost { node, item: StoreItem::Answer(_) } => mark(node, "store answer lost".into()),
                 _ => {}
             }
             match step {
@@ -281,11 +290,31 @@ impl ElectionModel {
             }
         }
         let after = self.next_state_logged(s, step, Some(log));
+        if let (Step::Store { item: StoreItem::Op(op), .. }, Some(after)) = (step, &after) {
+            text.push_str(&Self::store_words(op, &s.store, &after.store));
+        }
         for change in after.iter().flat_map(|after| self.suspicions(s, after)) {
             text.push_str("; ");
             text.push_str(&change);
         }
         (text, after)
+    }
+
+    /// What an operation `op` did to the store, from `before` to `after`, in
+    /// words: ": it now holds id 2, revision 4" (a write that took), ": not
+    /// written, it holds id 1, revision 3", ": it holds id 1, revision 3" (a
+    /// read), ": it holds no record".
+    fn store_words(op: StoreOp, before: &MemStore, after: &MemStore) -> String {
+        let holds = match after.stored {
+            Some(l) if l.record.holder == 0 => format!("released, revision {}", after.revision),
+            Some(l) => format!("id {}, revision {}", l.record.holder, after.revision),
+            None => "no record".to_string(),
+        };
+        match op {
+            StoreOp::Put { .. } if after.revision != before.revision => format!(": it now holds {holds}"),
+            StoreOp::Put { .. } => format!(": not written, it holds {holds}"),
+            StoreOp::Get { .. } => format!(": it holds {holds}"),
+        }
     }
 
     /// The suspicions that began or ended between `before` and `after`, in

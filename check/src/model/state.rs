@@ -1,12 +1,15 @@
 //! A state of the explored system ([`System`]): every node's shell (shared
 //! between states until a step changes it, and hashed once), the messages in
-//! flight, the timers pending, the partition in force, the faults so far;
+//! flight, the timers pending, the election's store and what is on its way
+//! to and from it, the partition in force, the faults so far;
 //! what a step sent ([`Sent`]); and what the properties read of a state
 //! ([`Observation`]).
 
 use std::sync::Arc;
 
 use ringleader_core::algo::{Algorithm, Decision, Leadership, Msg, Port, TimerId};
+use ringleader_core::protocol::store::{LeaseRecord, MemStore, StoreOp, StoreReply};
+use ringleader_core::schedule::StoreItem;
 use ringleader_core::shell::Shell;
 
 #[cfg(doc)]
@@ -35,6 +38,53 @@ pub(super) struct Flight {
     pub(super) link: u32,
     pub(super) msg: Msg,
     pub(super) old: bool,
+}
+
+/// An operation on its way from a node to the store, or the store's answer
+/// on its way back to it; whether it was put on its way before the last
+/// tick (it must then arrive before the next one, as a message must); and,
+/// for an operation, whether its answer still has somewhere to go (not once
+/// its node crashed: the answer would reach another incarnation, which
+/// drops it, as the simulator's store does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct StoreFlight {
+    pub(super) node: u32,
+    pub(super) item: StoreItem,
+    pub(super) old: bool,
+    pub(super) answered: bool,
+}
+
+impl StoreFlight {
+    /// A total order on the fields (the store's types have none), so that
+    /// what is on its way is one sorted multiset.
+    fn key(&self) -> (u32, [u64; 7], bool, bool) {
+        let rec = |r: Option<LeaseRecord>| r.map_or([0; 3], |r| [r.holder + 1, r.duration_ms, r.transitions]);
+        let words = match self.item {
+            StoreItem::Op(StoreOp::Get { seq }) => [0, u64::from(seq), 0, 0, 0, 0, 0],
+            StoreItem::Op(StoreOp::Put { seq, expect, record, acquire }) => {
+                let [h, d, t] = rec(Some(record));
+                [1, u64::from(seq), expect, u64::from(acquire), h, d, t]
+            }
+            StoreItem::Answer(StoreReply::Done { seq, written, revision, record }) => {
+                let [h, d, t] = rec(record);
+                [2, u64::from(seq), revision, u64::from(written), h, d, t]
+            }
+            StoreItem::Answer(StoreReply::Failed { seq }) => [3, u64::from(seq), 0, 0, 0, 0, 0],
+        };
+        (self.node, words, self.old, self.answered)
+    }
+}
+
+impl PartialOrd for StoreFlight {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for StoreFlight {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
 }
 
 /// A timer a node set that has not fired, with the ticks left until it is
@@ -116,6 +166,14 @@ pub struct System {
     pub(super) links: Vec<Flight>,
     /// Timers pending, sorted.
     pub(super) timers: Vec<Pending>,
+    /// The election's store (for an algorithm that keeps a record in one),
+    /// as the simulator keeps it. Its writers' time stamps are left at 0:
+    /// no algorithm reads them, and a clock in the state would make every
+    /// state new.
+    pub(super) store: MemStore,
+    /// Operations on their way to the store and answers on their way back,
+    /// sorted (a multiset).
+    pub(super) store_flights: Vec<StoreFlight>,
     /// Initiators that have not woken yet, in position order.
     pub(super) unstarted: Vec<u32>,
     /// Crashed nodes (a bit per position).
@@ -150,6 +208,8 @@ impl std::hash::Hash for System {
             nodes,
             links,
             timers,
+            store,
+            store_flights,
             unstarted,
             down,
             led,
@@ -162,6 +222,10 @@ impl std::hash::Hash for System {
             error,
         } = self;
         (nodes, links, timers, unstarted, down, led, cut, cut_sends, used, sent, error).hash(state);
+        // Only an algorithm with a store has one in use: the others' hashes stay as they were.
+        if !store_flights.is_empty() || *store != MemStore::default() {
+            (store, store_flights).hash(state);
+        }
     }
 }
 
@@ -197,7 +261,7 @@ impl System {
     /// Nothing in flight, no timer pending and every initiator started: no
     /// schedule goes on (but faults).
     pub fn is_final(&self) -> bool {
-        self.unstarted.is_empty() && self.timers.is_empty() && self.links.is_empty()
+        self.unstarted.is_empty() && self.timers.is_empty() && self.links.is_empty() && self.store_flights.is_empty()
     }
 
     /// Is a timer due (the model's clock waits for it to fire)?

@@ -1,14 +1,16 @@
 //! What a step does ([`ElectionModel::next_state`]): a start, a delivery, a
-//! timer's firing, a tick, a crash or recovery, a lost or duplicated message,
-//! a partition or its heal; what a node's step puts out (sends, timers,
-//! leaderships); and where the messages in flight lie on their links.
+//! timer's firing, an operation reaching the store or its answer the node, a
+//! tick, a crash or recovery, a lost or duplicated message (or store
+//! operation or answer), a partition or its heal; what a node's step puts
+//! out (sends, timers, store operations, leaderships); and where the
+//! messages in flight lie on their links.
 
 use ringleader_core::algo::{Msg, Port};
-use ringleader_core::schedule::Step;
+use ringleader_core::schedule::{Step, StoreItem};
 use ringleader_core::shell::{Output, Outputs};
 
 use super::ElectionModel;
-use super::state::{Flight, Pending, Sent, System};
+use super::state::{Flight, Pending, Sent, StoreFlight, System};
 
 impl ElectionModel {
     /// The positions with a timer due (a bit each).
@@ -51,6 +53,10 @@ impl ElectionModel {
                     self.push(s, Flight { link: self.link_base[p as usize] as u32 + port, msg, old: false });
                 }
                 Output::SetTimer { timer, after_ms, generation } => {
+                    let after_ms = match self.election.clock {
+                        Some(c) if c.position == p => ringleader_core::faults::at_rate(after_ms, c.rate),
+                        _ => after_ms,
+                    };
                     let left = after_ms.div_ceil(delay).min(u64::from(u32::MAX)) as u32;
                     s.timers.retain(|t| (t.node, t.timer) != (p, timer));
                     s.timers.push(Pending { node: p, timer, left, generation });
@@ -68,10 +74,10 @@ impl ElectionModel {
                 Output::Misstep(m) => {
                     s.error.get_or_insert_with(|| format!("position {p}: {m:?}"));
                 }
-                // The checker does not model a store yet: an algorithm that
-                // uses one is refused before it gets here.
+                // On its way to the store, which lies beyond partitions (as the simulator's).
                 Output::Store(op) => {
-                    s.error.get_or_insert_with(|| format!("position {p}: store operation {op:?} not modelled"));
+                    let f = StoreFlight { node: p, item: StoreItem::Op(op), old: false, answered: true };
+                    Self::push_store(s, f);
                 }
             }
         }
@@ -83,7 +89,12 @@ impl ElectionModel {
         let t = &self.election.topology;
         let link = |from: u32, port: Port| from < t.len() && (port as usize) < t.ports(from).len();
         match step {
-            Step::Start(p) | Step::Crash(p) | Step::Recover(p) | Step::Fire { node: p, .. } => p < t.len(),
+            Step::Start(p)
+            | Step::Crash(p)
+            | Step::Recover(p)
+            | Step::Fire { node: p, .. }
+            | Step::Store { node: p, .. }
+            | Step::StoreLost { node: p, .. } => p < t.len(),
             Step::Deliver { from, port, .. } | Step::Lose { from, port, .. } | Step::Duplicate { from, port, .. } => {
                 link(from, port)
             }
@@ -104,6 +115,21 @@ impl ElectionModel {
             link.iter().position(|f| f.msg == msg && f.old).or_else(|| link.iter().position(|f| f.msg == msg))?
         };
         Some(s.links.remove(start + at))
+    }
+
+    /// Take `item` of `node` off its way to or from the store (the copy put
+    /// on its way before the last tick, if there is one).
+    fn take_store(s: &mut System, node: u32, item: StoreItem) -> Option<StoreFlight> {
+        let mine = |f: &StoreFlight| (f.node, f.item) == (node, item);
+        let at =
+            s.store_flights.iter().position(|f| mine(f) && f.old).or_else(|| s.store_flights.iter().position(mine))?;
+        Some(s.store_flights.remove(at))
+    }
+
+    /// Put `f` on its way to or from the store, in order.
+    fn push_store(s: &mut System, f: StoreFlight) {
+        let at = s.store_flights.partition_point(|g| *g < f);
+        s.store_flights.insert(at, f);
     }
 
     /// Where the messages on link `l` are in [`System::links`].
@@ -187,6 +213,10 @@ impl ElectionModel {
                 for f in &mut s.links {
                     f.old = true;
                 }
+                for f in &mut s.store_flights {
+                    f.old = true;
+                }
+                s.store_flights.sort_unstable();
                 for t in &mut s.timers {
                     t.left = t.left.saturating_sub(ticks);
                 }
@@ -203,6 +233,11 @@ impl ElectionModel {
                 node.edit().forget(self.fresh[p as usize].clone());
                 node.rehash();
                 s.links.retain(|f| self.receiver(f.link) != p);
+                // Its operations still reach the store; their answers, and
+                // those on their way, reach no incarnation of it.
+                s.store_flights.retain(|f| f.node != p || matches!(f.item, StoreItem::Op(_)));
+                s.store_flights.iter_mut().filter(|f| f.node == p).for_each(|f| f.answered = false);
+                s.store_flights.sort_unstable();
             }
             Step::Recover(p) => {
                 s.down &= !(1 << p);
@@ -235,6 +270,26 @@ impl ElectionModel {
                 s.links = kept;
             }
             Step::Heal => (s.cut, s.heal_left) = (0, 0),
+            Step::Store { node, item: StoreItem::Op(op) } => {
+                let f = Self::take_store(s, node, StoreItem::Op(op))?;
+                // Applied at once, as it arrives; the writer's clock stamps
+                // nothing an algorithm reads (see [`System::store`]).
+                let reply = s.store.apply(op, 0);
+                if f.answered {
+                    let back = StoreFlight { node, item: StoreItem::Answer(reply), old: false, answered: true };
+                    Self::push_store(s, back);
+                }
+            }
+            Step::Store { node, item: item @ StoreItem::Answer(reply) } => {
+                Self::take_store(s, node, item)?;
+                s.nodes[node as usize].edit().store_reply(reply, &mut out);
+                touched = Some(node);
+                self.absorb(s, node, &mut out, &mut log);
+            }
+            Step::StoreLost { node, item } => {
+                s.used.losses += 1;
+                Self::take_store(s, node, item)?;
+            }
         }
         // A timer a later set, a cancel or a crash made stale never fires:
         // forget it, then renumber the stamps (they only grow: two states
