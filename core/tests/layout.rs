@@ -136,3 +136,79 @@ fn the_walkthrough_names_the_places_an_algorithm_takes() {
     assert!(section.contains("**One line**"), "the walkthrough says an algorithm takes one line of registration");
     assert!(!section.contains("budget.rs"), "no memory row outside the entry");
 }
+
+/// Every `.rs` file under `dir`, test code included.
+fn all_rust(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            all_rust(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The places a new algorithm must be written into besides its file, its line and its docs: every `const` or
+/// `static` that lists two or more of the catalogue's algorithms by name (a test's fixed list, which the
+/// test holds against the catalogue), anywhere in the workspace's code and tests but its benchmarks and
+/// examples, as `path: NAME`.
+fn fixed_lists() -> Vec<String> {
+    let mut files = Vec::new();
+    for dir in ["core", "check", "node", "controller", "tests", "fuzz"] {
+        all_rust(&root().join(dir), &mut files);
+    }
+    let algo = root().join("core/src/algo");
+    let quoted: Vec<String> = CATALOGUE.iter().map(|s| format!("\"{}\"", s.name)).collect();
+    let mut found = Vec::new();
+    // Benchmarks and examples are left out: their rows are a study someone chose, which no test holds a new
+    // algorithm to.
+    let skip = |f: &Path| {
+        f.starts_with(&algo)
+            || f.components().any(|c| ["target", "benches", "examples"].iter().any(|s| c.as_os_str() == *s))
+    };
+    for file in files.iter().filter(|f| !skip(f)) {
+        let code = fs::read_to_string(file).unwrap();
+        let mut rest = code.as_str();
+        while let Some(at) = [rest.find("const "), rest.find("static ")].into_iter().flatten().min() {
+            // The statement runs to the first `;` after its `=` (a type may hold one: `[&str; 3]`).
+            let value = rest[at..].find('=').map_or(rest.len(), |j| at + j);
+            let statement = &rest[at..rest[value..].find(';').map_or(rest.len(), |j| value + j)];
+            let head = statement.split([':', '=']).next().unwrap_or_default();
+            let name = head.split_whitespace().nth(1).unwrap_or_default();
+            let named = quoted.iter().filter(|q| statement.contains(q.as_str())).count();
+            if named >= 2 && name.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) {
+                let path = file.strip_prefix(root()).unwrap().display().to_string();
+                found.push(format!("{path}: {name}"));
+            }
+            rest = &rest[at + 6..];
+        }
+    }
+    found
+}
+
+/// The walkthrough lists every place a test demands: each fixed list of algorithms in the workspace (a `const`
+/// or `static` naming two or more) sits in a file the walkthrough names with the list's name, so that a newcomer
+/// who follows it is not surprised by a failing test. A list the tests can derive from the catalogue's facts
+/// should be derived instead (`core/tests/handover.rs` runs every kept entry).
+#[test]
+fn the_walkthrough_lists_every_fixed_list_of_algorithms() {
+    let doc = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let start = doc.find("## Adding an algorithm").expect("the walkthrough in docs/architecture.md");
+    let section = &doc[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let lists = fixed_lists();
+    assert!(
+        lists.contains(&"core/tests/clock_rate.rs: LEASED".to_string()),
+        "the scan finds the one it must: {lists:?}"
+    );
+    let missing: Vec<&String> = lists
+        .iter()
+        .filter(|place| {
+            let (path, name) = place.split_once(": ").unwrap();
+            !(section.contains(&format!("`{path}`")) && section.contains(&format!("`{name}`")))
+        })
+        .collect();
+    assert!(missing.is_empty(), "fixed lists of algorithms the walkthrough does not name: {missing:?} (of {lists:?})");
+}
