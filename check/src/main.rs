@@ -169,13 +169,29 @@ struct Planned {
     checked: Checked,
 }
 
+/// What is wrong with a `--clock` value.
+#[derive(Debug, thiserror::Error)]
+enum ClockArgError {
+    /// No `=` between the id and the rate.
+    #[error("ID=RATE, e.g. 1=0.1")]
+    Form,
+    /// The id is not a number.
+    #[error("id: {0}")]
+    Id(#[from] std::num::ParseIntError),
+    /// The rate is not a number.
+    #[error("rate: {0}")]
+    Rate(#[from] std::num::ParseFloatError),
+    /// The rate is outside the simulator's bounds.
+    #[error("rate {0}: within {MIN_CLOCK_RATE}..={MAX_CLOCK_RATE} (times real time)")]
+    Bounds(f64),
+}
+
 /// `--clock ID=RATE`: an id and a rate within the simulator's bounds.
-fn parse_clock(text: &str) -> Result<(u64, f64), String> {
-    let (id, rate) = text.split_once('=').ok_or("ID=RATE, e.g. 1=0.1")?;
-    let id: u64 = id.trim().parse().map_err(|e| format!("id {id:?}: {e}"))?;
-    let rate: f64 = rate.trim().parse().map_err(|e| format!("rate {rate:?}: {e}"))?;
+fn parse_clock(text: &str) -> Result<(u64, f64), ClockArgError> {
+    let (id, rate) = text.split_once('=').ok_or(ClockArgError::Form)?;
+    let (id, rate): (u64, f64) = (id.trim().parse()?, rate.trim().parse()?);
     if !(MIN_CLOCK_RATE..=MAX_CLOCK_RATE).contains(&rate) {
-        return Err(format!("rate {rate}: within {MIN_CLOCK_RATE}..={MAX_CLOCK_RATE} (times real time)"));
+        return Err(ClockArgError::Bounds(rate));
     }
     Ok((id, rate))
 }

@@ -21,7 +21,8 @@ pub const PROPERTIES: [&str; 6] = [
 
 /// The properties a kept leadership keeps at every state, in the order they
 /// are reported. One leader per term is over the whole run so far (as the
-/// simulator's `invariants::one_leader_per_term`): no term ever had two. (The no-overlap one only for Chubby-style leases.) The last
+/// simulator's `invariants::one_leader_per_term`): no term ever had two. The no-overlap one only for
+/// leased leaderships (`KeptSpec::lease`: Chubby-style, the store's lease, Raft with its lease). The last
 /// is liveness made a safety property by the algorithm's documented bound
 /// (`KeptSpec::convergence_bound_ms`): once that long has passed since the
 /// last fault (a partition lasts until it heals), every state has one
@@ -45,11 +46,20 @@ impl ElectionModel {
     /// What a broken `property` may owe to the schedules the checker tries
     /// rather than to the algorithm: for the convergence property of an
     /// algorithm whose bound assumes timing the checker does not give
-    /// ([`KeptSpec::liveness_needs`]), that assumption in words.
+    /// ([`KeptSpec::liveness_needs`]), that assumption in words; for the
+    /// no-overlap and convergence properties of an election with a node's
+    /// clock off real time's rate ([`Election::clock`]), that clock.
     ///
     /// [`KeptSpec::liveness_needs`]: ringleader_core::algo::spec::KeptSpec::liveness_needs
+    /// [`Election::clock`]: super::Election::clock
     pub fn caveat(&self, property: &str) -> Option<&'static str> {
         let convergence = KEPT_PROPERTIES[KEPT_PROPERTIES.len() - 1];
+        if self.election.clock.is_some() && (property == convergence || property == KEPT_PROPERTIES[3]) {
+            return Some(
+                "a node's clock runs off real time's rate (--clock): a lease keeps one leader at a time only \
+                 while every clock's rate stays within its tolerance, and a convergence bound is in real time",
+            );
+        }
         if property != convergence {
             return None;
         }

@@ -221,7 +221,10 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         convergence_bound_ms: |d, _, delay_ms| convergence_bound_ms(LeaseConfig::for_detector(d), delay_ms),
         max_local_nodes: 128,
         lease: Some(spec::Lease { lost: "the holder did not renew the lease record within RenewDeadline" }),
-        liveness_needs: None,
+        liveness_needs: Some(
+            "store operations answered within RetryPeriod, there and back (client-go's assumption): with \
+             the checker's delays above half of it, a holder's answers may all come after it gave them up",
+        ),
     }),
     // Not measured by examples/memory: a node is a few words and a peers list.
     uses_store: true,
