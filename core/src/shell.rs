@@ -30,7 +30,7 @@
 //! use ringleader_core::algo::{catalogue, NodeContext, Msg, RIGHT};
 //! use ringleader_core::shell::{Output, Outputs, Shell};
 //! let spec = catalogue::find("as-far").unwrap();
-//! let algo = (spec.build)(&NodeContext { id: 7, n: 3, ports: 2, ..Default::default() });
+//! let algo = (spec.machine.build)(&NodeContext { id: 7, n: 3, ports: 2, ..Default::default() });
 //! let mut node: Shell<_> = Shell::new(algo);
 //! let mut out = Outputs::default();
 //! node.start(&mut out);
@@ -43,8 +43,8 @@ use std::fmt;
 
 use crate::counters::Counters;
 use crate::protocol::{
-    AlgoError, Algorithm, Decision, Effect, Leadership, Msg, Outbox, Port, Role, Stable, StoreOp, StoreReply, TimerId,
-    room_to_hold,
+    AlgoError, Algorithm, Decision, Effect, Input, Leadership, Msg, Outbox, Port, Role, Stable, StoreOp, StoreReply,
+    TimerId, room_to_hold,
 };
 
 /// Timers a node may have: an algorithm names its timers `0..TIMER_SLOTS`
@@ -174,6 +174,9 @@ impl Sink for Vec<Output> {
 pub struct Outputs<S = Vec<Output>> {
     effects: Outbox,
     effect_count: usize,
+    /// The step met [`Effect::HandingOver`] (reset by [`ShellState::leave`],
+    /// the only reader).
+    handing_over: bool,
     counters: Counters,
     sink: S,
 }
@@ -181,7 +184,13 @@ pub struct Outputs<S = Vec<Output>> {
 impl<S> Outputs<S> {
     /// Outputs that go to `sink`.
     pub fn new(sink: S) -> Self {
-        Outputs { effects: Outbox::default(), effect_count: 0, counters: Counters::default(), sink }
+        Outputs {
+            effects: Outbox::default(),
+            effect_count: 0,
+            handing_over: false,
+            counters: Counters::default(),
+            sink,
+        }
     }
 
     /// What the shells driven through this buffer have sent, by kind.
@@ -328,6 +337,13 @@ impl<A: Algorithm, H> Shell<A, H> {
         self
     }
 
+    /// Feed the node one input ([`ShellState::step`]): the entry point the
+    /// per-input methods below are conveniences over.
+    #[inline(always)]
+    pub fn step<S: Sink>(&mut self, input: Input<'_>, out: &mut Outputs<S>) -> Result<(), AlgoError> {
+        self.state.step(&mut self.algo, input, out)
+    }
+
     /// Wake the node as an initiator ([`ShellState::start`]).
     pub fn start<S: Sink>(&mut self, out: &mut Outputs<S>) {
         self.state.start(&mut self.algo, out);
@@ -435,34 +451,58 @@ impl<H> ShellState<H> {
         self
     }
 
-    /// Wake the node, whose algorithm is `algo`, as an initiator
-    /// ([`Algorithm::on_start`]). Messages it held wait for
-    /// [`ShellState::release`].
-    pub fn start<A: Algorithm, S: Sink>(&mut self, algo: &mut A, out: &mut Outputs<S>) {
-        self.flags |= STARTED;
-        algo.on_start(&mut out.effects);
-        self.settle(out);
-    }
-
-    /// A message arrived on `port`. The algorithm may refuse it; the
+    /// Feed the node, whose algorithm is `algo`, one input
+    /// ([`Algorithm::step`]), and turn what it answered into outputs: the
+    /// one entry point every driver's input goes through (the methods
+    /// named after an input are conveniences over it). What the shell adds
+    /// to the algorithm's step depends on the input: a start marks the node
+    /// started (messages it held before wait for [`ShellState::release`]);
+    /// a leave reaches only a started node (an unstarted one has nothing to
+    /// hand over); a timer fires as it is given, so a driver that keeps
+    /// stamps hands them to [`ShellState::timer`], which steps only the
+    /// latest, uncancelled one. The algorithm may refuse a message; the
     /// effects of what it did before refusing still come out.
     #[inline(always)]
-    pub fn message<A: Algorithm, S: Sink>(
+    pub fn step<A: Algorithm + ?Sized, S: Sink>(
+        &mut self,
+        algo: &mut A,
+        input: Input<'_>,
+        out: &mut Outputs<S>,
+    ) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.flags |= STARTED,
+            Input::Leave { .. } if self.flags & STARTED == 0 => return Ok(()),
+            _ => {}
+        }
+        let result = algo.step(input, &mut out.effects);
+        self.settle(out);
+        result
+    }
+
+    /// Wake the node as an initiator: [`Input::Start`] through
+    /// [`ShellState::step`].
+    pub fn start<A: Algorithm + ?Sized, S: Sink>(&mut self, algo: &mut A, out: &mut Outputs<S>) {
+        let _ = self.step(algo, Input::Start, out);
+    }
+
+    /// A message arrived on `port`: [`Input::Message`] through
+    /// [`ShellState::step`].
+    #[inline(always)]
+    pub fn message<A: Algorithm + ?Sized, S: Sink>(
         &mut self,
         algo: &mut A,
         port: Port,
         msg: Msg,
         out: &mut Outputs<S>,
     ) -> Result<(), AlgoError> {
-        let result = algo.on_message(port, msg, &mut out.effects);
-        self.settle(out);
-        result
+        self.step(algo, Input::Message { port, msg }, out)
     }
 
     /// The timer the driver scheduled for `(timer, generation)` is due. It
-    /// fires (and `true` comes back) only if no later set or cancel, and no
-    /// crash, made it stale.
-    pub fn timer<A: Algorithm, S: Sink>(
+    /// fires ([`Input::Timer`] through [`ShellState::step`], and `true`
+    /// comes back) only if no later set or cancel, and no crash, made it
+    /// stale.
+    pub fn timer<A: Algorithm + ?Sized, S: Sink>(
         &mut self,
         algo: &mut A,
         timer: TimerId,
@@ -472,8 +512,7 @@ impl<H> ShellState<H> {
         if !self.timer_due(timer, generation) {
             return false;
         }
-        algo.on_timer(timer, &mut out.effects);
-        self.settle(out);
+        let _ = self.step(algo, Input::Timer(timer), out);
         true
     }
 
@@ -484,31 +523,38 @@ impl<H> ShellState<H> {
         self.cold.as_ref().is_some_and(|c| c.generations.get(timer as usize) == Some(&generation))
     }
 
-    /// The store answered an [`Output::Store`] operation
-    /// ([`Algorithm::on_store_reply`]). A driver hands a node only the
-    /// answers to its current incarnation's operations.
-    pub fn store_reply<A: Algorithm, S: Sink>(&mut self, algo: &mut A, reply: StoreReply, out: &mut Outputs<S>) {
-        algo.on_store_reply(reply, &mut out.effects);
-        self.settle(out);
+    /// The store answered an [`Output::Store`] operation:
+    /// [`Input::StoreReply`] through [`ShellState::step`]. A driver hands a
+    /// node only the answers to its current incarnation's operations.
+    pub fn store_reply<A: Algorithm + ?Sized, S: Sink>(
+        &mut self,
+        algo: &mut A,
+        reply: StoreReply,
+        out: &mut Outputs<S>,
+    ) {
+        let _ = self.step(algo, Input::StoreReply(reply), out);
     }
 
-    /// Failure-detector input about the neighbour behind `port`
-    /// ([`Algorithm::on_suspect`]).
-    pub fn suspect<A: Algorithm, S: Sink>(&mut self, algo: &mut A, port: Port, suspected: bool, out: &mut Outputs<S>) {
-        algo.on_suspect(port, suspected, &mut out.effects);
-        self.settle(out);
+    /// Failure-detector input about the neighbour behind `port`:
+    /// [`Input::Suspect`] through [`ShellState::step`].
+    pub fn suspect<A: Algorithm + ?Sized, S: Sink>(
+        &mut self,
+        algo: &mut A,
+        port: Port,
+        suspected: bool,
+        out: &mut Outputs<S>,
+    ) {
+        let _ = self.step(algo, Input::Suspect { port, suspected }, out);
     }
 
     /// The node is about to stop on purpose: it hands over what it holds
-    /// ([`Algorithm::on_leave`]). Only a started node has anything to hand
-    /// over. Returns whether it handed something over.
-    pub fn leave<A: Algorithm, S: Sink>(&mut self, algo: &mut A, out: &mut Outputs<S>) -> bool {
-        if self.flags & STARTED == 0 {
-            return false;
-        }
-        let handing = algo.on_leave(&[], &mut out.effects);
-        self.settle(out);
-        handing
+    /// ([`Input::Leave`] through [`ShellState::step`]). Only a started node
+    /// has anything to hand over. Returns whether it handed something over
+    /// (it pushed [`Effect::HandingOver`]).
+    pub fn leave<A: Algorithm + ?Sized, S: Sink>(&mut self, algo: &mut A, out: &mut Outputs<S>) -> bool {
+        out.handing_over = false;
+        let _ = self.step(algo, Input::Leave { suspected: &[] }, out);
+        out.handing_over
     }
 
     /// Renumber every timer's stamp to 0, for a driver that compares states
@@ -539,7 +585,9 @@ impl<H> ShellState<H> {
     /// incarnation's first belief is reported whatever it is.
     pub fn restart<A: Algorithm, S: Sink>(&mut self, algo: &mut A, mut new: A, out: &mut Outputs<S>) {
         if let Some(stable) = self.stable() {
-            new.restore(stable);
+            // A record is always taken; what the new incarnation queues
+            // with it comes out with its start's effects below.
+            let _ = new.step(Input::Restore(stable), &mut out.effects);
         }
         *algo = new;
         self.crash();
@@ -635,6 +683,8 @@ impl<H> ShellState<H> {
                 } else {
                     out.sink.output(Output::Misstep(Misstep::NoLink { port, msg }));
                 }
+            } else if effect == Effect::HandingOver {
+                out.handing_over = true;
             } else if let Some(output) = self.keep(effect) {
                 out.sink.output(output);
             }
@@ -686,6 +736,8 @@ impl<H> ShellState<H> {
                 return None;
             }
             Effect::Store(op) => Output::Store(op),
+            // Taken by `settle`, for `leave`.
+            Effect::HandingOver => return None,
         })
     }
 }

@@ -94,7 +94,7 @@ impl OneShotNode for AllTheWay {
         out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 1 });
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let Msg::Election { id, hops, .. } = msg else {
             return Err(Self::unexpected(msg));
         };

@@ -164,7 +164,7 @@ impl Alternate {
         self.state = CandidateStatus::Candidate;
         out.send(out_port(self.step), Msg::Election { id: self.id, stage: self.step, hops: 0 });
         for (port, msg) in std::mem::take(&mut self.held) {
-            self.step(port, msg, out)?;
+            self.receive(port, msg, out)?;
         }
         Ok(())
     }
@@ -186,7 +186,7 @@ impl OneShotNode for Alternate {
         let _ = self.next_step(out);
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
                 CandidateStatus::Candidate if stage > self.step => self.held.hold((port, msg))?,

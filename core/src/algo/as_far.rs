@@ -16,6 +16,10 @@
 //! its own id first, unless the arriving id already beats it (Santoro's
 //! "avoided if" rule).
 
+use std::fmt;
+use std::hash::Hash;
+use std::marker::PhantomData;
+
 use super::oneshot::{AwakeStatus, Ending, OneShotNode, Wake};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, RINGS, ascending, descending, mirror};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
@@ -48,11 +52,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(AsFar::new)
 };
 
-/// One node of AsFar, or of ProbAsFar when `RANDOM`: the same rules, but
-/// its own id goes out on the port its random bit picks, not to the right
-/// (see [`super::prob_as_far`]).
+/// Which algorithm an [`AsFarNode`] runs: AsFar ([`Right`]), or ProbAsFar,
+/// whose own id goes out on the port its random bit picks
+/// ([`super::prob_as_far`] declares its marker, so that this file names
+/// nothing of that one's).
+pub trait AsFarVariant: Clone + fmt::Debug + PartialEq + Eq + Hash + Send + Sync + 'static {
+    /// The algorithm's catalogue name, in the errors it reports.
+    const NAME: &'static str;
+}
+
+/// AsFar: its own id goes out to the right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Right;
+
+impl AsFarVariant for Right {
+    const NAME: &'static str = SPEC.name;
+}
+
+/// One node of AsFar, or of ProbAsFar (see [`AsFarVariant`]): the same
+/// rules, only the port its own id goes out on differs.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct AsFarNode<const RANDOM: bool> {
+pub struct AsFarNode<V: AsFarVariant> {
     id: u64,
     rule: Rule,
     state: AwakeStatus,
@@ -60,10 +80,11 @@ pub struct AsFarNode<const RANDOM: bool> {
     dir: Port,
     best: u64,
     end: Ending,
+    variant: PhantomData<V>,
 }
 
 /// One node of AsFar.
-pub type AsFar = AsFarNode<false>;
+pub type AsFar = AsFarNode<Right>;
 
 impl AsFar {
     /// A sleeping node.
@@ -72,15 +93,23 @@ impl AsFar {
     }
 }
 
-impl<const RANDOM: bool> AsFarNode<RANDOM> {
+impl<V: AsFarVariant> AsFarNode<V> {
     /// A sleeping node whose own id will go out on `dir`.
     pub(super) fn sending(c: &NodeContext, dir: Port) -> Self {
-        AsFarNode { id: c.id, rule: c.rule, state: AwakeStatus::Asleep, dir, best: c.id, end: Ending::default() }
+        AsFarNode {
+            id: c.id,
+            rule: c.rule,
+            state: AwakeStatus::Asleep,
+            dir,
+            best: c.id,
+            end: Ending::default(),
+            variant: PhantomData,
+        }
     }
 }
 
-impl<const RANDOM: bool> OneShotNode for AsFarNode<RANDOM> {
-    const NAME: &'static str = if RANDOM { super::prob_as_far::SPEC.name } else { SPEC.name };
+impl<V: AsFarVariant> OneShotNode for AsFarNode<V> {
+    const NAME: &'static str = V::NAME;
     const WAKE: Wake = Wake::InStep;
 
     fn status(&self) -> &'static str {
@@ -92,7 +121,7 @@ impl<const RANDOM: bool> OneShotNode for AsFarNode<RANDOM> {
         out.send(self.dir, Msg::Election { id: self.id, stage: 0, hops: 0 });
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, .. } => match self.state {
                 AwakeStatus::Asleep if self.rule.beats(id, self.id) => {

@@ -163,7 +163,7 @@ impl BiMinMax {
         self.state = State::Candidate;
         out.send(RIGHT, Msg::Election { id: self.id, stage: self.stage, hops: 0 });
         for msg in std::mem::take(&mut self.held) {
-            self.step(LEFT, msg, out)?;
+            self.receive(LEFT, msg, out)?;
         }
         Ok(())
     }
@@ -205,7 +205,7 @@ impl OneShotNode for BiMinMax {
     }
 
     /// A message that came in on `LEFT`.
-    fn step(&mut self, _port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, _port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
             (Msg::Election { id, stage: COLLECT, .. }, State::Defeated) => {
                 oneshot::collect_on(self.rule, self.id, id, RIGHT, out);

@@ -104,7 +104,9 @@
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
 use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, per_second};
-use super::{AlgoError, Algorithm, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
+use super::{
+    AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
+};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -143,10 +145,12 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 
 const NAME: &str = "bully";
 
-/// Timer: waiting for an `Answer` to this node's elections.
-pub const ANSWER_TIMER: TimerId = 0;
-/// Timer: waiting for a `Coordinator` after an `Answer`.
-pub const COORDINATOR_TIMER: TimerId = 1;
+crate::timers! {
+    /// Timer: waiting for an `Answer` to this node's elections.
+    ANSWER_TIMER = 0 => "answer";
+    /// Timer: waiting for a `Coordinator` after an `Answer`.
+    COORDINATOR_TIMER = 1 => "coordinator";
+}
 
 /// Bully's timeouts, in milliseconds (virtual ones in the simulator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -475,14 +479,14 @@ impl Bully {
     }
 }
 
-impl Algorithm for Bully {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl Bully {
+    fn start(&mut self, out: &mut Outbox) {
         if self.phase == Phase::Asleep {
             self.elect(out);
         }
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let from = self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         if !matches!(msg, Msg::Handover { .. }) {
@@ -504,7 +508,7 @@ impl Algorithm for Bully {
         Ok(())
     }
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn fire(&mut self, timer: TimerId, out: &mut Outbox) {
         if !self.timer.fired(timer) || self.leaving {
             return; // replaced or cancelled after the driver queued it, or leaving
         }
@@ -515,7 +519,7 @@ impl Algorithm for Bully {
         }
     }
 
-    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+    fn suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
         let Some(&peer) = self.peers.get(port as usize) else { return };
         if self.leaving {
             return;
@@ -541,7 +545,7 @@ impl Algorithm for Bully {
     /// until the neighbour catches up. So once faults heal every node learns
     /// the latest term and its leader within a heartbeat period or two, even
     /// if every election message to it was lost.
-    fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
+    fn heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
         let Some(&peer) = self.peers.get(port as usize) else { return };
         if self.leaving {
             if leading {
@@ -582,7 +586,7 @@ impl Algorithm for Bully {
     /// without a leader. A node that does not lead hands nothing over;
     /// leaving, none elects or bullies again, and each answers elections
     /// with a `Handover`.
-    fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
+    fn leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
         if !super::kept::start_leaving(&mut self.leaving) {
             return false;
         }
@@ -596,6 +600,30 @@ impl Algorithm for Bully {
             return true;
         }
         false
+    }
+}
+
+impl Algorithm for Bully {
+    #[inline]
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Suspect { port, suspected } => self.suspect(port, suspected, out),
+            Input::Heartbeat { port, term, leading } => self.heartbeat(port, term, leading, out),
+            Input::Leave { suspected } => {
+                if self.leave(suspected, out) {
+                    out.push(Effect::HandingOver);
+                }
+            }
+            Input::StoreReply(_) | Input::Restore(_) => {}
+        }
+        Ok(())
+    }
+
+    fn stepped(&self) -> bool {
+        true
     }
 
     /// The leader watches every node (its heartbeats carry its claim to all,
@@ -611,11 +639,7 @@ impl Algorithm for Bully {
     }
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
-        match timer {
-            ANSWER_TIMER => Some("answer"),
-            COORDINATOR_TIMER => Some("coordinator"),
-            _ => None,
-        }
+        TIMERS.name(timer)
     }
 
     fn state(&self) -> &'static str {

@@ -158,7 +158,8 @@ use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
 use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, Lease, per_second};
 use super::{
-    AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable, TimerId,
+    AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
+    TimerId,
 };
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -203,16 +204,18 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 
 const NAME: &str = "chubby";
 
-/// Timer: a promise (a vote or an acknowledged renewal) runs out; also the
-/// block of a recovered incarnation.
-pub const PROMISE_TIMER: TimerId = 0;
-/// Timer: the back-off before running for election.
-pub const ELECTION_TIMER: TimerId = 1;
-/// Timer: the leader's next renewal round.
-pub const RENEW_TIMER: TimerId = 2;
-/// Timers 3, 4 and 5: the deadlines of the last three rounds (round r uses
-/// `DEADLINE_TIMER + r % 3`).
-pub const DEADLINE_TIMER: TimerId = 3;
+crate::timers! {
+    /// Timer: a promise (a vote or an acknowledged renewal) runs out; also the
+    /// block of a recovered incarnation.
+    PROMISE_TIMER = 0 => "promise";
+    /// Timer: the back-off before running for election.
+    ELECTION_TIMER = 1 => "election back-off";
+    /// Timer: the leader's next renewal round.
+    RENEW_TIMER = 2 => "renewal";
+    /// Timers 3, 4 and 5: the deadlines of the last three rounds (round r uses
+    /// `DEADLINE_TIMER + r % 3`).
+    DEADLINE_TIMER = 3, SLOTS => "round deadline";
+}
 const SLOTS: usize = 3;
 /// A node's credit that falls this many rounds behind the newest is
 /// forgotten for the rest of the term. Only the last [`SLOTS`] rounds'
@@ -875,19 +878,19 @@ impl Chubby {
     }
 }
 
-impl Algorithm for Chubby {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl Chubby {
+    fn start(&mut self, out: &mut Outbox) {
         self.wake(out);
         self.forget_dead_values();
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let handled = self.handle_message(port, msg, out);
         self.forget_dead_values();
         handled
     }
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn fire(&mut self, timer: TimerId, out: &mut Outbox) {
         self.handle_timer(timer, out);
         self.forget_dead_values();
     }
@@ -901,7 +904,7 @@ impl Algorithm for Chubby {
     /// half after the handover instead of a lease and a back-off, and no
     /// two leases overlap (the old one ended before any was released). Its
     /// belief names the successor once its first renewal arrives.
-    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
+    fn leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
         if !super::kept::start_leaving(&mut self.leaving) {
             return false;
         }
@@ -920,15 +923,32 @@ impl Algorithm for Chubby {
         self.seen = self.seen.max(stable.term);
         self.restored = true;
     }
+}
+
+impl Algorithm for Chubby {
+    #[inline]
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Leave { suspected } => {
+                if self.leave(suspected, out) {
+                    out.push(Effect::HandingOver);
+                }
+            }
+            Input::Restore(stable) => self.restore(stable),
+            Input::Suspect { .. } | Input::Heartbeat { .. } | Input::StoreReply(_) => {}
+        }
+        Ok(())
+    }
+
+    fn stepped(&self) -> bool {
+        true
+    }
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
-        match timer {
-            PROMISE_TIMER => Some("promise"),
-            ELECTION_TIMER => Some("election back-off"),
-            RENEW_TIMER => Some("renewal"),
-            t if (DEADLINE_TIMER..DEADLINE_TIMER + SLOTS as TimerId).contains(&t) => Some("round deadline"),
-            _ => None,
-        }
+        TIMERS.name(timer)
     }
 
     fn state(&self) -> &'static str {

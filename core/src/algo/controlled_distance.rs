@@ -133,7 +133,7 @@ impl OneShotNode for ControlledDistance {
         self.probe_both(out);
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Probe { id, stage, limit } => self.probe(port, id, stage, limit, out),
             Msg::Reply { id, stage } => match self.state {

@@ -68,12 +68,15 @@
 //! quiet. The catalogue's one-shot entries therefore run without the detector
 //! (see [`super::bully`]); only the kept-leadership mode composes it.
 
-use super::{AlgoError, Algorithm, Effect, Msg, Outbox, Port, TimerId};
+use super::{AlgoError, Algorithm, Effect, Input, Msg, Outbox, Port, TimerId};
 
-/// The detector's clock.
-pub const HEARTBEAT_TIMER: TimerId = 7;
-/// Reserved for the detector (inner algorithms must not use it).
-pub const RESERVED_TIMER: TimerId = 6;
+/// Reserved for the detector (inner algorithms must not use it): the first
+/// slot above an algorithm's own ([`ALGORITHM_TIMERS`](super::ALGORITHM_TIMERS)).
+pub const RESERVED_TIMER: TimerId = super::ALGORITHM_TIMERS;
+/// The detector's clock: the node's last slot.
+pub const HEARTBEAT_TIMER: TimerId = RESERVED_TIMER + 1;
+const _: () =
+    assert!(HEARTBEAT_TIMER as usize == crate::shell::TIMER_SLOTS - 1, "the detector takes the last two slots");
 /// Is `timer` off limits to an inner algorithm: one of the detector's ids (6
 /// or 7), or beyond the [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS), which
 /// are no timers at all?
@@ -230,23 +233,25 @@ impl<A: Algorithm> Detected<A> {
             self.silent[port] = self.silent[port].saturating_add(1).min(window);
             if self.silent[port] >= self.suspect_after && !self.suspected[port] {
                 self.suspected[port] = true;
-                let from = out.effects().len();
-                self.inner.on_suspect(port as Port, true, out);
-                self.inspect(out, from);
+                let _ = self.pass(Input::Suspect { port: port as Port, suspected: true }, out);
             }
         }
     }
 }
 
-impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detected<A> {
-    fn on_start(&mut self, out: &mut Outbox) {
-        self.start(out);
+impl<A: Algorithm> Detected<A> {
+    /// Hand `input` to the inner algorithm and check what it queued.
+    fn pass(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
         let from = out.effects().len();
-        self.inner.on_start(out);
+        let r = self.inner.step(input, out);
         self.inspect(out, from);
+        r
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    /// A message arrived on `port`: the neighbour lives (un-suspected
+    /// first if it was suspected); a heartbeat's term and claim go in as
+    /// [`Input::Heartbeat`], any other message as it is.
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let p = port as usize;
         if p >= self.silent.len() {
             return Err(AlgoError::BadPort { port });
@@ -260,32 +265,56 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
         let from = out.effects().len();
         if self.suspected[p] {
             self.suspected[p] = false;
-            self.inner.on_suspect(port, false, out);
+            let _ = self.inner.step(Input::Suspect { port, suspected: false }, out);
         }
         let r = match msg {
             Msg::Heartbeat { term, leading, watching } => {
                 if watching {
                     self.asked[p] = 0;
                 }
-                self.inner.on_heartbeat(port, term, leading, out);
-                Ok(())
+                self.inner.step(Input::Heartbeat { port, term, leading }, out)
             }
-            _ => self.inner.on_message(port, msg, out),
+            _ => self.inner.step(Input::Message { port, msg }, out),
         };
         self.inspect(out, from);
         r
     }
+}
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        match timer {
-            HEARTBEAT_TIMER => self.tick(out),
-            RESERVED_TIMER => {}
-            _ => {
-                let from = out.effects().len();
-                self.inner.on_timer(timer, out);
-                self.inspect(out, from);
+/// Every input but the detector's own (its clock, its heartbeats) reaches
+/// the inner algorithm; what the inner algorithm queues is checked
+/// ([`Detected::inspect`]).
+impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detected<A> {
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => {
+                self.start(out);
+                self.pass(Input::Start, out)
             }
+            Input::Message { port, msg } => self.receive(port, msg, out),
+            Input::Timer(HEARTBEAT_TIMER) => {
+                self.tick(out);
+                Ok(())
+            }
+            Input::Timer(RESERVED_TIMER) => Ok(()),
+            // The inner algorithm hands over, told whom this detector suspects.
+            Input::Leave { suspected: _ } => {
+                let from = out.effects().len();
+                let r = self.inner.step(Input::Leave { suspected: &self.suspected }, out);
+                self.inspect(out, from);
+                r
+            }
+            // Suspicion from outside (a driver's own detector) goes straight to the inner algorithm.
+            Input::Timer(_)
+            | Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::StoreReply(_)
+            | Input::Restore(_) => self.pass(input, out),
         }
+    }
+
+    fn stepped(&self) -> bool {
+        true
     }
 
     fn held(&self) -> usize {
@@ -306,31 +335,11 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
         }
         let mut inner = self.inner.clone();
         let mut out = Outbox::default();
-        inner.on_heartbeat(port, term, leading, &mut out);
+        let _ = inner.step(Input::Heartbeat { port, term, leading }, &mut out);
         out.effects().is_empty() && inner == self.inner
     }
 
-    /// Suspicion from outside (a driver's own detector) goes straight to the inner algorithm.
-    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
-        let from = out.effects().len();
-        self.inner.on_suspect(port, suspected, out);
-        self.inspect(out, from);
-    }
-
-    fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
-        let from = out.effects().len();
-        self.inner.on_heartbeat(port, term, leading, out);
-        self.inspect(out, from);
-    }
-
-    /// The inner algorithm hands over, told whom this detector suspects.
-    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
-        let from = out.effects().len();
-        let handing = self.inner.on_leave(&self.suspected, out);
-        self.inspect(out, from);
-        handing
-    }
-
+    /// The detector's own timers have no name in the inner algorithm's words.
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
         match timer {
             HEARTBEAT_TIMER | RESERVED_TIMER => None,
@@ -338,12 +347,14 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
         }
     }
 
-    fn restore(&mut self, stable: super::Stable) {
-        self.inner.restore(stable)
-    }
-
     fn state(&self) -> &'static str {
         self.inner.state()
+    }
+
+    /// What the detector watches is its own business: the question is for
+    /// its inner algorithm, which the detector asks itself.
+    fn watched(&self, _port: Port) -> bool {
+        true
     }
 
     fn suspects(&self, port: Port) -> bool {

@@ -52,7 +52,7 @@
 
 use super::oneshot::Ending;
 use super::spec::{AlgorithmSpec, Assumptions, Candidates};
-use super::{AlgoError, Algorithm, Decision, Msg, NodeContext, Outbox, Port, Role, Rule};
+use super::{AlgoError, Algorithm, Decision, Input, Msg, NodeContext, Outbox, Port, Role, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -201,8 +201,8 @@ impl EchoExtinction {
     }
 }
 
-impl Algorithm for EchoExtinction {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl EchoExtinction {
+    fn start(&mut self, out: &mut Outbox) {
         // A node a message reached first is not an initiator.
         if self.wave.is_none() {
             self.initiator = true;
@@ -210,7 +210,7 @@ impl Algorithm for EchoExtinction {
         }
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         if port >= self.degree() {
             return Err(AlgoError::BadPort { port });
         }
@@ -257,6 +257,27 @@ impl Algorithm for EchoExtinction {
             _ => return Err(AlgoError::UnexpectedKind { algorithm: "echo-extinction", kind: msg.kind().name() }),
         }
         Ok(())
+    }
+}
+
+impl Algorithm for EchoExtinction {
+    #[inline]
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(_)
+            | Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::Leave { .. }
+            | Input::StoreReply(_)
+            | Input::Restore(_) => {}
+        }
+        Ok(())
+    }
+
+    fn stepped(&self) -> bool {
+        true
     }
 
     fn state(&self) -> &'static str {

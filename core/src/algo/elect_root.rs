@@ -188,7 +188,7 @@ impl OneShotNode for ElectRoot {
         }
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
             (SATURATION, State::Active) => {
                 self.saturation.hear(port)?;

@@ -184,7 +184,7 @@ use super::kept::Peers;
 use super::spec::{self, AlgoOption, AlgorithmSpec, Assumptions, Candidates, KeptSpec};
 use super::store::{LeaseRecord, StoreOp, StoreReply};
 use super::{
-    AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Options, Outbox, Port, Reports, Role, TimerId,
+    AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Options, Outbox, Port, Reports, Role, TimerId,
 };
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -246,16 +246,21 @@ use super::Rule;
 
 const NAME: &str = "lease";
 
-/// Timer: the next try (every RetryPeriod).
-pub const RETRY_TIMER: TimerId = 0;
-/// Timer: the record observed last has not changed for LeaseDuration.
-pub const EXPIRE_TIMER: TimerId = 1;
+crate::timers! {
+    /// Timer: the next try (every RetryPeriod).
+    RETRY_TIMER = 0 => "retry";
+    /// Timer: the record observed last has not changed for LeaseDuration.
+    EXPIRE_TIMER = 1 => "lease expiry";
+    /// Timers: renew deadlines, the first of [`DEADLINE_TIMERS`].
+    DEADLINE_TIMER = 2, DEADLINE_TIMERS.len() => "renew deadline";
+    /// Timer: the operation in flight got no answer in time.
+    OP_TIMER = 4 => "store answer";
+}
+
 /// Timers: renew deadlines. [`RenewFrom::Round`] uses the first, the
 /// deadline of the renewal round running; [`RenewFrom::Send`] both, the
 /// deadlines of two writes (the one led on, and the one in flight).
-pub const DEADLINE_TIMERS: [TimerId; 2] = [2, 3];
-/// Timer: the operation in flight got no answer in time.
-pub const OP_TIMER: TimerId = 4;
+pub const DEADLINE_TIMERS: [TimerId; 2] = [DEADLINE_TIMER, DEADLINE_TIMER + 1];
 
 /// client-go's `JitterFactor`, in tenths: a node that does not lead waits
 /// RetryPeriod plus a draw in [0, 1.2·RetryPeriod) between tries.
@@ -751,8 +756,8 @@ impl Lease {
     }
 }
 
-impl Algorithm for Lease {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl Lease {
+    fn start(&mut self, out: &mut Outbox) {
         if self.awake {
             return;
         }
@@ -769,7 +774,7 @@ impl Algorithm for Lease {
     /// One-shot: the holder's `Notify`. Kept, no node sends anything: every
     /// message is refused (an implausible term first, as every kept
     /// algorithm does).
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         super::check_term(NAME, &msg)?;
         if let (Msg::Notify { leader }, false) = (msg, self.cfg.keep) {
             let from = self.peers.sender(port)?;
@@ -787,7 +792,7 @@ impl Algorithm for Lease {
         Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() })
     }
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn fire(&mut self, timer: TimerId, out: &mut Outbox) {
         match timer {
             RETRY_TIMER => {
                 self.start_round(out);
@@ -817,13 +822,7 @@ impl Algorithm for Lease {
         }
     }
 
-    fn on_store_reply(&mut self, reply: StoreReply, out: &mut Outbox) {
-        if self.awake {
-            self.answered(reply, out);
-        }
-    }
-
-    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
+    fn leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
         if !super::kept::start_leaving(&mut self.leaving) {
             return false;
         }
@@ -843,6 +842,35 @@ impl Algorithm for Lease {
         true
     }
 
+    fn store_reply(&mut self, reply: StoreReply, out: &mut Outbox) {
+        if self.awake {
+            self.answered(reply, out);
+        }
+    }
+}
+
+impl Algorithm for Lease {
+    #[inline]
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Leave { suspected } => {
+                if self.leave(suspected, out) {
+                    out.push(Effect::HandingOver);
+                }
+            }
+            Input::StoreReply(reply) => self.store_reply(reply, out),
+            Input::Suspect { .. } | Input::Heartbeat { .. } | Input::Restore(_) => {}
+        }
+        Ok(())
+    }
+
+    fn stepped(&self) -> bool {
+        true
+    }
+
     fn state(&self) -> &'static str {
         match self.leadership().leader {
             _ if !self.awake => "asleep",
@@ -854,13 +882,7 @@ impl Algorithm for Lease {
     }
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
-        match timer {
-            RETRY_TIMER => Some("retry"),
-            EXPIRE_TIMER => Some("lease expiry"),
-            OP_TIMER => Some("store answer"),
-            t if DEADLINE_TIMERS.contains(&t) => Some("renew deadline"),
-            _ => None,
-        }
+        TIMERS.name(timer)
     }
 }
 

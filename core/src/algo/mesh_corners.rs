@@ -237,7 +237,7 @@ impl OneShotNode for MeshCorners {
         }
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, .. } => self.on_election(port, id, out),
             Msg::Notify { leader } => self.on_notify(port, leader, out),

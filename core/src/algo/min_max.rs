@@ -38,6 +38,10 @@
 //! seen) and the notification carrying the winner, whose owner declares
 //! itself leader, are Ringleader's additions so the extremum leads.
 
+use std::fmt;
+use std::hash::Hash;
+use std::marker::PhantomData;
+
 use super::alternate;
 use super::bi_min_max;
 use super::oneshot::{self, COLLECT, Ending, OneShotNode};
@@ -87,21 +91,51 @@ pub(super) enum State {
     Done,
 }
 
-/// One node of MinMax, or of MinMax+ when `PLUS`: the same rounds, collecting
-/// round and notification; MinMax+ also counts each envelope's hops and
-/// promotes envelopes early ([`super::min_max_plus`]).
+/// The rule for envelopes a [`MinMaxNode`] follows: MinMax's ([`Basic`]),
+/// or MinMax+'s, which counts each envelope's hops and promotes envelopes
+/// early ([`super::min_max_plus`] declares it, so that this file names
+/// nothing of that one's).
+pub trait Rounds: Clone + fmt::Debug + PartialEq + Eq + Hash + Send + Sync + 'static {
+    /// The algorithm's catalogue name, in the errors it reports.
+    const NAME: &'static str;
+    /// Envelopes carry the links they crossed this round (MinMax sends 0).
+    const COUNTS_HOPS: bool;
+
+    /// Envelope (`id`, `round`) of the node's round or a later one arrived,
+    /// having crossed `hops` links this round.
+    fn envelope(node: &mut MinMaxNode<Self>, id: u64, round: u32, hops: u32, out: &mut Outbox)
+    -> Result<(), AlgoError>;
+}
+
+/// MinMax's rule: odd rounds keep the smaller envelope, even rounds the larger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Basic;
+
+impl Rounds for Basic {
+    const NAME: &'static str = SPEC.name;
+    const COUNTS_HOPS: bool = false;
+
+    #[inline]
+    fn envelope(node: &mut MinMaxNode<Self>, id: u64, round: u32, _hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
+        node.basic_envelope(id, round, out)
+    }
+}
+
+/// One node of MinMax, or of MinMax+ (see [`Rounds`]): the same rounds,
+/// collecting round and notification.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct MinMaxNode<const PLUS: bool> {
+pub struct MinMaxNode<R: Rounds> {
     pub(super) id: u64,
     pub(super) rule: Rule,
     pub(super) state: State,
     /// (id, round) of the last envelope sent.
     pub(super) last: (u64, u32),
     pub(super) end: Ending,
+    rounds: PhantomData<R>,
 }
 
 /// One node of MinMax.
-pub type MinMax = MinMaxNode<false>;
+pub type MinMax = MinMaxNode<Basic>;
 
 impl MinMax {
     /// A sleeping node.
@@ -110,16 +144,23 @@ impl MinMax {
     }
 }
 
-impl<const PLUS: bool> MinMaxNode<PLUS> {
+impl<R: Rounds> MinMaxNode<R> {
     /// A sleeping node.
     pub(super) fn sleeping(c: &NodeContext) -> Self {
-        MinMaxNode { id: c.id, rule: c.rule, state: State::Asleep, last: (c.id, 0), end: Ending::default() }
+        MinMaxNode {
+            id: c.id,
+            rule: c.rule,
+            state: State::Asleep,
+            last: (c.id, 0),
+            end: Ending::default(),
+            rounds: PhantomData,
+        }
     }
 
     /// Send envelope (id, round) on, having crossed `hops` links this round
     /// so far (MinMax+ counts them; MinMax sends 0).
     pub(super) fn send_envelope(&mut self, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
-        let hops = if PLUS { super::plus_one(Self::NAME, "hops", hops)? } else { 0 };
+        let hops = if R::COUNTS_HOPS { super::plus_one(Self::NAME, "hops", hops)? } else { 0 };
         self.last = (id, round);
         out.send(RIGHT, Msg::Election { id, stage: round, hops });
         Ok(())
@@ -154,12 +195,12 @@ impl<const PLUS: bool> MinMaxNode<PLUS> {
                 "envelope {id} of round {round} reached a node past round {lround} (links not FIFO?)"
             )));
         }
-        if PLUS { self.plus_envelope(id, round, hops, out) } else { self.basic_envelope(id, round, out) }
+        R::envelope(self, id, round, hops, out)
     }
 }
 
-impl<const PLUS: bool> OneShotNode for MinMaxNode<PLUS> {
-    const NAME: &'static str = if PLUS { super::min_max_plus::SPEC.name } else { SPEC.name };
+impl<R: Rounds> OneShotNode for MinMaxNode<R> {
+    const NAME: &'static str = R::NAME;
 
     fn status(&self) -> &'static str {
         match self.state {
@@ -177,7 +218,7 @@ impl<const PLUS: bool> OneShotNode for MinMaxNode<PLUS> {
         let _ = self.send_envelope(self.id, 1, 0, out);
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
             (Msg::Election { id, stage: COLLECT, .. }, State::Collecting) => {
                 self.state = State::Announcing;

@@ -79,7 +79,7 @@
 //! The collecting round (an `Election` with stage 0 carrying the best id
 //! seen) and the notification are Ringleader's additions, as in MinMax.
 
-use super::min_max::MinMaxNode;
+use super::min_max::{MinMaxNode, Rounds};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending};
 use super::{AlgoError, NodeContext, Outbox, Rule};
 use crate::machine;
@@ -138,7 +138,22 @@ pub fn election_bound(n: u64) -> u64 {
 
 /// One node of MinMax+: MinMax's frame ([`MinMaxNode`]) with hop counts and
 /// early promotions.
-pub type MinMaxPlus = MinMaxNode<true>;
+pub type MinMaxPlus = MinMaxNode<Plus>;
+
+/// MinMax+'s rule: envelopes count their hops, and are promoted by a
+/// witness (even rounds) or after F_(r+2) links (odd rounds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Plus;
+
+impl Rounds for Plus {
+    const NAME: &'static str = SPEC.name;
+    const COUNTS_HOPS: bool = true;
+
+    #[inline]
+    fn envelope(node: &mut MinMaxPlus, id: u64, round: u32, hops: u32, out: &mut Outbox) -> Result<(), AlgoError> {
+        node.plus_envelope(id, round, hops, out)
+    }
+}
 
 impl MinMaxPlus {
     /// A sleeping node.
@@ -147,7 +162,7 @@ impl MinMaxPlus {
     }
 }
 
-impl<const PLUS: bool> MinMaxNode<PLUS> {
+impl MinMaxPlus {
     /// MinMax+'s rule for an envelope (id, round) of the node's round or a
     /// later one, having crossed `hops` links this round: promoted by a
     /// witness (even rounds) or after F_(r+2) links (odd rounds).

@@ -32,7 +32,7 @@
 
 use std::fmt;
 
-use super::{AlgoError, Algorithm, Decision, LEFT, Msg, Outbox, Port, RIGHT, Role, Rule, other};
+use super::{AlgoError, Algorithm, Decision, Input, LEFT, Msg, Outbox, Port, RIGHT, Role, Rule, other};
 
 /// What a node of a one-shot election has decided: nothing, then one
 /// [`Decision`] for good, pushed as [`Effect::Decide`](super::Effect::Decide)
@@ -247,7 +247,7 @@ pub enum Wake {
 /// algorithms and the tree and mesh elections that flood wake-ups are such
 /// nodes. Items are declared, and implemented, in the order one reads a
 /// node: what it is (its name, how it wakes, its ports, its states), then
-/// what it does (`start`, `step`).
+/// what it does (`start`, `receive`).
 pub trait OneShotNode: Send + Sync + fmt::Debug + Clone + Eq + std::hash::Hash + 'static {
     /// The algorithm's catalogue name, in the errors it reports.
     const NAME: &'static str;
@@ -292,38 +292,54 @@ pub trait OneShotNode: Send + Sync + fmt::Debug + Clone + Eq + std::hash::Hash +
     }
 
     /// Wake and start the node's part: spontaneously (`woken_by` is `None`:
-    /// [`Algorithm::on_start`] of a sleeping node; an awake one ignores a
+    /// [`Input::Start`] at a sleeping node; an awake one ignores a
     /// start), or woken by a message on port `woken_by` (see
     /// [`OneShotNode::WAKE`]).
     fn start(&mut self, woken_by: Option<Port>, out: &mut Outbox);
 
     /// `msg` arrived on `port`, which [`OneShotNode::check_port`] let
     /// through, after waking the node if it [wakes](OneShotNode::WAKE) it.
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError>;
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError>;
 }
 
+/// A one-shot node takes starts and messages; it runs without a failure
+/// detector, sets no timer, keeps nothing on disk or in a store and has no
+/// leadership to hand over, so every other input leaves it as it is.
 impl<N: OneShotNode> Algorithm for N {
     #[inline]
-    fn on_start(&mut self, out: &mut Outbox) {
-        if self.asleep() {
-            self.start(None, out);
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => {
+                if self.asleep() {
+                    self.start(None, out);
+                }
+                Ok(())
+            }
+            Input::Message { port, msg } => {
+                self.check_port(port, msg)?;
+                match (N::WAKE, msg) {
+                    (Wake::OnElection, Msg::Election { .. }) if self.asleep() => self.start(Some(port), out),
+                    (Wake::OnWakeup, Msg::Wakeup) => {
+                        if self.asleep() {
+                            self.start(Some(port), out);
+                        }
+                        return Ok(());
+                    }
+                    _ => {}
+                }
+                self.receive(port, msg, out)
+            }
+            Input::Timer(_)
+            | Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::Leave { .. }
+            | Input::StoreReply(_)
+            | Input::Restore(_) => Ok(()),
         }
     }
 
-    #[inline]
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        self.check_port(port, msg)?;
-        match (N::WAKE, msg) {
-            (Wake::OnElection, Msg::Election { .. }) if self.asleep() => self.start(Some(port), out),
-            (Wake::OnWakeup, Msg::Wakeup) => {
-                if self.asleep() {
-                    self.start(Some(port), out);
-                }
-                return Ok(());
-            }
-            _ => {}
-        }
-        self.step(port, msg, out)
+    fn stepped(&self) -> bool {
+        true
     }
 
     fn state(&self) -> &'static str {

@@ -124,7 +124,7 @@ impl OneShotNode for ParticipantRing {
         out.send(RIGHT, self.own());
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, .. } => match self.state {
                 State::NonParticipant | State::Participant if id == self.id => {

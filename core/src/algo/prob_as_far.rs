@@ -22,7 +22,7 @@
 //! the figures; "best seen" is shared by both directions here (dropping an id
 //! some better id already passed is safe, and keeps AsFar's worst case).
 
-use super::as_far::AsFarNode;
+use super::as_far::{AsFarNode, AsFarVariant};
 use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS};
 use super::{NodeContext, Port, Rule};
 use crate::machine;
@@ -45,9 +45,17 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ..machine!(ProbAsFar::new)
 };
 
+/// ProbAsFar: its own id goes out on the port its random bit picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Drawn;
+
+impl AsFarVariant for Drawn {
+    const NAME: &'static str = SPEC.name;
+}
+
 /// One node of ProbAsFar: AsFar's rules, [`AsFarNode`] with its own id sent
 /// on the port its random bit picks.
-pub type ProbAsFar = AsFarNode<true>;
+pub type ProbAsFar = AsFarNode<Drawn>;
 
 impl ProbAsFar {
     /// A sleeping node.

@@ -188,8 +188,8 @@ use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
 use super::spec::{AlgoOption, AlgorithmSpec, Assumptions, Candidates, KeptSpec, Lease, flag, per_second};
 use super::{
-    AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Options, Outbox, Port, Reports, Role, Rule, Stable,
-    TimerId,
+    AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Options, Outbox, Port, Reports, Role, Rule,
+    Stable, TimerId,
 };
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -293,18 +293,23 @@ pub fn parse_log(value: &str) -> Result<LogPos, String> {
 
 const NAME: &str = "raft";
 
-/// Timer: the election timeout (a follower's or a candidate's).
-pub const ELECTION_TIMER: TimerId = 0;
-/// Timer: the leader's next heartbeat round.
-pub const HEARTBEAT_TIMER: TimerId = 1;
-/// Timer: the leader's CheckQuorum count.
-pub const QUORUM_TIMER: TimerId = 2;
-/// Timer: `election_min` after the last contact with a leader (the
-/// disruptive-server guard and PreVote read it).
-pub const FRESH_TIMER: TimerId = 3;
-/// Timers: the lease of a tracked heartbeat round runs out (D after it was
-/// sent); one per slot, [`LEASE_SLOTS`] of them from this one.
-pub const LEASE_TIMER: TimerId = 4;
+crate::timers! {
+    // Raft runs without the failure detector (`AppendEntries` is its
+    // heartbeat), so all of a node's slots are its own.
+    without detector;
+    /// Timer: the election timeout (a follower's or a candidate's).
+    ELECTION_TIMER = 0 => "election";
+    /// Timer: the leader's next heartbeat round.
+    HEARTBEAT_TIMER = 1 => "heartbeat round";
+    /// Timer: the leader's CheckQuorum count.
+    QUORUM_TIMER = 2 => "quorum check";
+    /// Timer: `election_min` after the last contact with a leader (the
+    /// disruptive-server guard and PreVote read it).
+    FRESH_TIMER = 3 => "leader contact";
+    /// Timers: the lease of a tracked heartbeat round runs out (D after it was
+    /// sent); one per slot, [`LEASE_SLOTS`] of them from this one.
+    LEASE_TIMER = 4, LEASE_SLOTS => "lease round";
+}
 /// Heartbeat rounds a leader tracks for its lease at once: the round the
 /// lease rests on and the newest others (their acknowledgements may arrive
 /// up to this many heartbeat periods late and still count).
@@ -1068,8 +1073,8 @@ impl Raft {
     }
 }
 
-impl Algorithm for Raft {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl Raft {
+    fn start(&mut self, out: &mut Outbox) {
         if self.phase == Phase::Asleep {
             self.initiator = true;
         }
@@ -1077,13 +1082,13 @@ impl Algorithm for Raft {
         self.forget_dead_values();
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let handled = self.handle_message(port, msg, out);
         self.forget_dead_values();
         handled
     }
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn fire(&mut self, timer: TimerId, out: &mut Outbox) {
         self.handle_timer(timer, out);
         self.forget_dead_values();
     }
@@ -1099,7 +1104,7 @@ impl Algorithm for Raft {
     /// caught up (this election moves no entries, so none catches up). The
     /// leaver never runs again, but still votes; its belief names the
     /// successor once the successor's first `AppendEntries` reaches it.
-    fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
+    fn leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
         if !super::kept::start_leaving(&mut self.leaving) {
             return false;
         }
@@ -1123,16 +1128,32 @@ impl Algorithm for Raft {
         self.stable = stable;
         self.restored = true;
     }
+}
+
+impl Algorithm for Raft {
+    #[inline]
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Leave { suspected } => {
+                if self.leave(suspected, out) {
+                    out.push(Effect::HandingOver);
+                }
+            }
+            Input::Restore(stable) => self.restore(stable),
+            Input::Suspect { .. } | Input::Heartbeat { .. } | Input::StoreReply(_) => {}
+        }
+        Ok(())
+    }
+
+    fn stepped(&self) -> bool {
+        true
+    }
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
-        match timer {
-            ELECTION_TIMER => Some("election"),
-            HEARTBEAT_TIMER => Some("heartbeat round"),
-            QUORUM_TIMER => Some("quorum check"),
-            FRESH_TIMER => Some("leader contact"),
-            t if (LEASE_TIMER..LEASE_TIMER + LEASE_SLOTS as TimerId).contains(&t) => Some("lease round"),
-            _ => None,
-        }
+        TIMERS.name(timer)
     }
 
     fn state(&self) -> &'static str {
@@ -1633,7 +1654,11 @@ mod tests {
         out.clear();
         assert!(a.on_leave(&[], &mut out));
         assert!(out.effects().contains(&lead(1, None)));
-        assert_eq!(out.effects().last(), Some(&send(3, Msg::TimeoutNow { term: 1 })), "2 is the best it heard");
+        assert!(
+            out.effects().ends_with(&[send(3, Msg::TimeoutNow { term: 1 }), Effect::HandingOver]),
+            "2 is the best it heard: {:?}",
+            out.effects()
+        );
 
         let mut b = node(2, &[3, 1, 4, 5], cfg);
         b.on_start(&mut out);
@@ -1689,7 +1714,11 @@ mod tests {
         let mut out = Outbox::default();
         assert!(a.on_leave(&[], &mut out));
         let term = a.stable().term;
-        assert_eq!(out.effects().last(), Some(&send(0, Msg::TimeoutNow { term })), "7, not 8");
+        assert!(
+            out.effects().ends_with(&[send(0, Msg::TimeoutNow { term }), Effect::HandingOver]),
+            "7, not 8: {:?}",
+            out.effects()
+        );
 
         let mut b = leader_of_term_1(RaftConfig::LOOPBACK, log);
         answer(&mut b, 2, (1, 9));

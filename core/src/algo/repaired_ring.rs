@@ -58,7 +58,9 @@
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
 use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, per_second};
-use super::{AlgoError, Algorithm, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId};
+use super::{
+    AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
+};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -98,8 +100,10 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 
 const NAME: &str = "repaired-ring";
 
-/// Timer: a node that knows no leader gives the election this long.
-pub const ELECTION_TIMER: TimerId = 0;
+crate::timers! {
+    /// Timer: a node that knows no leader gives the election this long.
+    ELECTION_TIMER = 0 => "election";
+}
 
 /// The repaired ring's timeout, in milliseconds (virtual ones in the simulator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -386,14 +390,14 @@ impl RepairedRing {
     }
 }
 
-impl Algorithm for RepairedRing {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl RepairedRing {
+    fn start(&mut self, out: &mut Outbox) {
         if self.phase == Phase::Asleep {
             self.elect(out);
         }
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         self.peers.sender(port)?;
         super::check_term(NAME, &msg)?;
         match msg {
@@ -411,31 +415,22 @@ impl Algorithm for RepairedRing {
         Ok(())
     }
 
-    /// A leader that leaves starts the election its crash would cause,
-    /// without waiting for anybody's detector, and takes no part in it as a
-    /// candidate: the election goes round the ring collecting the best of
-    /// the others, and back at the leaver its coordinator names that node
-    /// (the leaver then follows it: the handover is done). The ring's own
-    /// rule, at most one coordinator per term, is kept: it is an election
-    /// like any other. The others are without a leader from the election's
-    /// arrival to the coordinator's: about one trip round the ring.
-    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
-        if !super::kept::start_leaving(&mut self.leaving) || self.phase != Phase::Leading {
-            return false;
-        }
-        let nobody = match self.rule {
-            Rule::Max => 0,
-            Rule::Min => u64::MAX,
-        };
-        self.start_election(nobody, out);
-        self.phase == Phase::Electing
-    }
-
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn fire(&mut self, timer: TimerId, out: &mut Outbox) {
         if !self.timer.fired(timer) {
             return;
         }
         if self.phase == Phase::Electing || self.doubt {
+            self.elect(out);
+        }
+    }
+
+    fn suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+        let Some(&peer) = self.peers.get(port as usize) else { return };
+        self.suspected[port as usize] = suspected;
+        let lost = self.phase == Phase::Electing && self.sent_to == Some(port);
+        if suspected && (self.phase == Phase::Following(peer) || lost) {
+            // The leader died, or the election this node sent went to a node
+            // that died (the sender detects the broken link): elect again.
             self.elect(out);
         }
     }
@@ -456,7 +451,7 @@ impl Algorithm for RepairedRing {
     /// lost. It gives the leader an election timeout to learn; a heartbeat
     /// that says "leading" ends the doubt. Electing at once raced the
     /// coordinator in every term, and kept the ring electing for ever.
-    fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
+    fn heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
         let Some(&peer) = self.peers.get(port as usize) else { return };
         if self.phase == Phase::Following(peer) {
             if leading && self.doubt {
@@ -480,6 +475,50 @@ impl Algorithm for RepairedRing {
         }
     }
 
+    /// A leader that leaves starts the election its crash would cause,
+    /// without waiting for anybody's detector, and takes no part in it as a
+    /// candidate: the election goes round the ring collecting the best of
+    /// the others, and back at the leaver its coordinator names that node
+    /// (the leaver then follows it: the handover is done). The ring's own
+    /// rule, at most one coordinator per term, is kept: it is an election
+    /// like any other. The others are without a leader from the election's
+    /// arrival to the coordinator's: about one trip round the ring.
+    fn leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
+        if !super::kept::start_leaving(&mut self.leaving) || self.phase != Phase::Leading {
+            return false;
+        }
+        let nobody = match self.rule {
+            Rule::Max => 0,
+            Rule::Min => u64::MAX,
+        };
+        self.start_election(nobody, out);
+        self.phase == Phase::Electing
+    }
+}
+
+impl Algorithm for RepairedRing {
+    #[inline]
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Suspect { port, suspected } => self.suspect(port, suspected, out),
+            Input::Heartbeat { port, term, leading } => self.heartbeat(port, term, leading, out),
+            Input::Leave { suspected } => {
+                if self.leave(suspected, out) {
+                    out.push(Effect::HandingOver);
+                }
+            }
+            Input::StoreReply(_) | Input::Restore(_) => {}
+        }
+        Ok(())
+    }
+
+    fn stepped(&self) -> bool {
+        true
+    }
+
     /// The leader watches every node (their heartbeats tell it who is
     /// behind); a follower watches its leader and its ring successors up to
     /// the first one it does not suspect (the ring it would send an
@@ -496,22 +535,8 @@ impl Algorithm for RepairedRing {
         self.successor().is_none_or(|s| at <= self.position[s as usize])
     }
 
-    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
-        let Some(&peer) = self.peers.get(port as usize) else { return };
-        self.suspected[port as usize] = suspected;
-        let lost = self.phase == Phase::Electing && self.sent_to == Some(port);
-        if suspected && (self.phase == Phase::Following(peer) || lost) {
-            // The leader died, or the election this node sent went to a node
-            // that died (the sender detects the broken link): elect again.
-            self.elect(out);
-        }
-    }
-
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
-        match timer {
-            ELECTION_TIMER => Some("election"),
-            _ => None,
-        }
+        TIMERS.name(timer)
     }
 
     fn state(&self) -> &'static str {

@@ -147,7 +147,7 @@ impl OneShotNode for Stages {
         self.next_stage(out);
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
                 State::Candidate if id == self.id => self.state = State::Winning,
@@ -174,7 +174,7 @@ impl OneShotNode for Stages {
                     }
                     // Reopen the closed port: handle what it held, in order.
                     while let Some((p, m)) = self.held.pop_front() {
-                        self.step(p, m, out)?;
+                        self.receive(p, m, out)?;
                     }
                 }
                 State::Defeated => out.send(other(port), msg),

@@ -96,7 +96,7 @@ impl StagesBuffered {
         // count now, later ones are stored again (a port carries one id per
         // stage, so none can belong to a stage this node has already left).
         for (port, msg) in std::mem::take(&mut self.stored) {
-            self.step(port, msg, out)?;
+            self.receive(port, msg, out)?;
         }
         Ok(())
     }
@@ -118,7 +118,7 @@ impl OneShotNode for StagesBuffered {
         let _ = self.next_stage(out);
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, stage, .. } => match self.state {
                 CandidateStatus::Candidate if stage > self.stage => self.stored.hold((port, msg))?,

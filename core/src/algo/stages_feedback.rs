@@ -125,7 +125,7 @@ impl StagesFeedback {
     /// Handle the held messages again in the current state, in arrival order.
     fn replay(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
         for (port, msg) in std::mem::take(&mut self.held) {
-            self.step(port, msg, out)?;
+            self.receive(port, msg, out)?;
         }
         Ok(())
     }
@@ -187,7 +187,7 @@ impl OneShotNode for StagesFeedback {
         let _ = self.next_stage(out);
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let invalid = |what: String| Err(AlgoError::Invalid(what));
         match (msg, self.state) {
             (Msg::Election { stage, .. }, State::Candidate | State::Waiting) if stage > self.stage => {

@@ -80,7 +80,9 @@
 
 use super::oneshot::{self, Ending};
 use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, ceil_log2};
-use super::{AlgoError, Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId, other};
+use super::{
+    AlgoError, Algorithm, Decision, Effect, Input, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId, other,
+};
 use crate::machine;
 
 /// This algorithm's catalogue entry.
@@ -132,8 +134,10 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 ///   which again changes timing only.
 pub const ROUND_MS: u64 = 20;
 
-/// The timer that drives the round clock.
-pub const ROUND_TIMER: TimerId = 0;
+crate::timers! {
+    /// The timer that drives the round clock.
+    ROUND_TIMER = 0 => "round";
+}
 
 /// Rounds from a candidate's phase 0 to the start of its phase `i`: phase j
 /// lasts 2^(j+1) rounds (2^j out, 2^j back), so 2 + 4 + ... + 2^i = 2^(i+1) − 2.
@@ -287,8 +291,8 @@ impl SyncHs {
     }
 }
 
-impl Algorithm for SyncHs {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl SyncHs {
+    fn start(&mut self, out: &mut Outbox) {
         if self.awake {
             return;
         }
@@ -298,7 +302,7 @@ impl Algorithm for SyncHs {
         self.arm(out);
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         self.check(port, &msg)?;
         super::room_to_hold(self.inbox.len())?;
         if !self.awake {
@@ -312,7 +316,7 @@ impl Algorithm for SyncHs {
         Ok(())
     }
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn fire(&mut self, timer: TimerId, out: &mut Outbox) {
         if timer != ROUND_TIMER || !self.clock {
             return;
         }
@@ -331,16 +335,34 @@ impl Algorithm for SyncHs {
             self.arm(out);
         }
     }
+}
+
+impl Algorithm for SyncHs {
+    #[inline]
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::Leave { .. }
+            | Input::StoreReply(_)
+            | Input::Restore(_) => {}
+        }
+        Ok(())
+    }
+
+    fn stepped(&self) -> bool {
+        true
+    }
 
     fn held(&self) -> usize {
         self.inbox.len()
     }
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
-        match timer {
-            ROUND_TIMER => Some("round"),
-            _ => None,
-        }
+        TIMERS.name(timer)
     }
 
     fn state(&self) -> &'static str {

@@ -164,7 +164,7 @@ impl OneShotNode for TreeSaturation {
         self.maybe_send_up(out);
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
             (Msg::Saturate { id }, State::Active) => {
                 self.saturation.hear(port)?;

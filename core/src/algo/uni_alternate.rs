@@ -109,7 +109,7 @@ impl OneShotNode for UniAlternate {
         self.next_step(out);
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match (msg, self.state) {
             (Msg::Election { id: v, stage, .. }, State::Active) => {
                 if stage != self.step {

@@ -128,7 +128,7 @@ impl OneShotNode for UniStages {
         self.next_phase(out);
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id: v, stage, .. } => match self.state {
                 State::First | State::Second { .. } => {

@@ -70,7 +70,7 @@
 
 use super::oneshot::Ending;
 use super::spec::{AlgorithmSpec, Assumptions, Candidates};
-use super::{AlgoError, Algorithm, Msg, NodeContext, Outbox, Port, Role, Rule};
+use super::{AlgoError, Algorithm, Input, Msg, NodeContext, Outbox, Port, Role, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -263,8 +263,8 @@ pub fn virtual_ring_neighbour(id: u64, rule: Rule, peers: &[u64]) -> Option<u64>
     rule.winner(peers.iter().copied().filter(|&p| rule.beats(id, p))).or_else(|| rule.winner(peers.iter().copied()))
 }
 
-impl Algorithm for Villadangos {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl Villadangos {
+    fn start(&mut self, out: &mut Outbox) {
         // Correction 2: a dummy (reached before it woke) stays one.
         if self.status != Status::Passive {
             return;
@@ -280,7 +280,7 @@ impl Algorithm for Villadangos {
         self.to_neighbour(Msg::Message1 { id: self.id }, out);
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         if port as usize >= self.peers.len() {
             return Err(AlgoError::BadPort { port });
         }
@@ -298,6 +298,27 @@ impl Algorithm for Villadangos {
             }
             _ => Err(AlgoError::UnexpectedKind { algorithm: NAME, kind: msg.kind().name() }),
         }
+    }
+}
+
+impl Algorithm for Villadangos {
+    #[inline]
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(_)
+            | Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::Leave { .. }
+            | Input::StoreReply(_)
+            | Input::Restore(_) => {}
+        }
+        Ok(())
+    }
+
+    fn stepped(&self) -> bool {
+        true
     }
 
     fn state(&self) -> &'static str {

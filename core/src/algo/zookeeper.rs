@@ -176,7 +176,8 @@ use super::detector::{Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
 use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, per_second};
 use super::{
-    AlgoError, Algorithm, Effect, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable, TimerId,
+    AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
+    TimerId,
 };
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -218,12 +219,14 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
 
 const NAME: &str = "zookeeper";
 
-/// Timer: a proposal that has not reached a quorum is retried.
-pub const PROPOSAL_TIMER: TimerId = 0;
-/// Timer: the leader sends its `COMMIT` again.
-pub const RECOMMIT_TIMER: TimerId = 1;
-/// Timer: a follower that heard no `COMMIT` from its leader for a lease looks again.
-pub const LEASE_TIMER: TimerId = 2;
+crate::timers! {
+    /// Timer: a proposal that has not reached a quorum is retried.
+    PROPOSAL_TIMER = 0 => "proposal";
+    /// Timer: the leader sends its `COMMIT` again.
+    RECOMMIT_TIMER = 1 => "recommit";
+    /// Timer: a follower that heard no `COMMIT` from its leader for a lease looks again.
+    LEASE_TIMER = 2 => "lease";
+}
 
 /// Timeouts of the kept mode, in milliseconds (virtual ones in the simulator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -741,26 +744,26 @@ impl ZooKeeper {
     }
 }
 
-impl Algorithm for ZooKeeper {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl ZooKeeper {
+    fn start(&mut self, out: &mut Outbox) {
         if self.phase == Phase::Asleep {
             self.wake(true, out);
         }
         self.forget_dead_values();
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         let handled = self.handle_message(port, msg, out);
         self.forget_dead_values();
         handled
     }
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn fire(&mut self, timer: TimerId, out: &mut Outbox) {
         self.handle_timer(timer, out);
         self.forget_dead_values();
     }
 
-    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+    fn suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
         self.handle_suspect(port, suspected, out);
         self.forget_dead_values();
     }
@@ -773,7 +776,7 @@ impl Algorithm for ZooKeeper {
     /// and follow the successor on its `COMMIT`: only the successor, while
     /// it proposes (a round trip), names no leader. Leaving, a node never
     /// proposes again.
-    fn on_leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
+    fn leave(&mut self, _suspected: &[bool], out: &mut Outbox) -> bool {
         if !super::kept::start_leaving(&mut self.leaving) || self.phase != Phase::Leading {
             return false;
         }
@@ -781,6 +784,37 @@ impl Algorithm for ZooKeeper {
         let Some(successor) = self.peers.best_where(self.rule, |p| !self.suspected[p as usize]) else { return false };
         self.peers.broadcast(Msg::Handover { term: self.epoch, successor }, out);
         self.forget_dead_values();
+        true
+    }
+
+    fn restore(&mut self, stable: Stable) {
+        self.promised = stable.term;
+        self.vote = stable.vote;
+        self.seen = self.seen.max(stable.term);
+        self.restored = true;
+    }
+}
+
+impl Algorithm for ZooKeeper {
+    #[inline]
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Suspect { port, suspected } => self.suspect(port, suspected, out),
+            Input::Leave { suspected } => {
+                if self.leave(suspected, out) {
+                    out.push(Effect::HandingOver);
+                }
+            }
+            Input::Restore(stable) => self.restore(stable),
+            Input::Heartbeat { .. } | Input::StoreReply(_) => {}
+        }
+        Ok(())
+    }
+
+    fn stepped(&self) -> bool {
         true
     }
 
@@ -800,20 +834,8 @@ impl Algorithm for ZooKeeper {
         }
     }
 
-    fn restore(&mut self, stable: Stable) {
-        self.promised = stable.term;
-        self.vote = stable.vote;
-        self.seen = self.seen.max(stable.term);
-        self.restored = true;
-    }
-
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
-        match timer {
-            PROPOSAL_TIMER => Some("proposal"),
-            RECOMMIT_TIMER => Some("recommit"),
-            LEASE_TIMER => Some("lease"),
-            _ => None,
-        }
+        TIMERS.name(timer)
     }
 
     fn state(&self) -> &'static str {

@@ -26,11 +26,13 @@ use std::hash::{Hash, Hasher};
 
 pub use msg::{Msg, MsgKind, MsgRole, Traffic, WireError};
 pub use store::{LeaseRecord, MemStore, StoreOp, StoreReply, StoredLease};
+pub use timers::{ALGORITHM_TIMERS, TimerRow, Timers};
 
 pub mod detector;
 pub mod store;
 
 mod msg;
+mod timers;
 
 /// A node's local link label. Rings use [`LEFT`] and [`RIGHT`].
 pub type Port = u32;
@@ -201,9 +203,80 @@ pub enum Effect {
     /// as a quorum algorithm that must never vote twice in one term needs.
     Persist(Stable),
     /// Carry `op` to the election's store (see [`store`]); the answer, if
-    /// any, comes back through [`Algorithm::on_store_reply`]. Only
+    /// any, comes back as [`Input::StoreReply`]. Only
     /// algorithms that keep their state in a store push it.
     Store(StoreOp),
+    /// The answer to [`Input::Leave`]: the node handed something over (a
+    /// leadership, a lease), so its driver keeps it running until its
+    /// belief changes (the successor's claim reached it) before stopping
+    /// it. A leave that hands nothing over does not push it.
+    HandingOver,
+}
+
+/// Everything a driver feeds a node's state machine, one variant per kind of
+/// input, through the one entry point [`Algorithm::step`]. A new capability
+/// is a new variant: every driver that has it constructs it, every algorithm
+/// that cares matches it (the others ignore it with `_ => Ok(())`). It is
+/// `Copy` and borrows what it does not own, so a step allocates nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input<'a> {
+    /// Spontaneous wake-up of an initiator. Ignored if the node is already awake.
+    Start,
+    /// A message arrived on `port`.
+    Message {
+        /// The local port it arrived on.
+        port: Port,
+        /// The message.
+        msg: Msg,
+    },
+    /// A timer set with [`Effect::SetTimer`] fired.
+    Timer(TimerId),
+    /// Failure-detector input: the neighbour behind `port` is suspected to
+    /// have crashed (`suspected`), or was heard from again after a
+    /// suspicion. One-shot algorithms ignore it.
+    Suspect {
+        /// The port of the neighbour.
+        port: Port,
+        /// Suspected now, or heard from again.
+        suspected: bool,
+    },
+    /// Failure-detector input: the neighbour behind `port` is alive, its
+    /// latest announced term is `term` and it believes it leads that term
+    /// (`leading`) or not (a [`Msg::Heartbeat`], already checked against
+    /// [`MAX_TERM`]). A node that missed the message telling it of a newer
+    /// term, or a leader that sees a neighbour behind, learns it here:
+    /// heartbeats keep flowing after faults heal, so an algorithm that uses
+    /// them converges even when every election message to a node was lost.
+    /// Algorithms without terms ignore it.
+    Heartbeat {
+        /// The port of the neighbour.
+        port: Port,
+        /// Its latest announced term.
+        term: u64,
+        /// It believes it leads that term.
+        leading: bool,
+    },
+    /// The driver is about to stop this node on purpose (SIGTERM: a rolling
+    /// update, a drained host): hand over what it holds, so that the others
+    /// need not wait for a failure detector to notice it gone, as Raft's
+    /// leadership transfer and client-go's `ReleaseOnCancel` do, and take no
+    /// part in later elections. The node keeps running until the driver
+    /// stops it: its belief changes when the successor's claim reaches it,
+    /// which is how the driver knows the handover is done. A node that
+    /// handed something over says so with [`Effect::HandingOver`] (the
+    /// driver then waits for that change of belief). Algorithms without a
+    /// leadership to hand over ignore it.
+    Leave {
+        /// `suspected[port]`: the failure detector suspects the neighbour
+        /// behind `port` (a shorter slice: the rest are not suspected).
+        suspected: &'a [bool],
+    },
+    /// The store answered an [`Effect::Store`] operation (see [`store`]).
+    StoreReply(StoreReply),
+    /// A recovered incarnation, before its [`Input::Start`], gets back the
+    /// last [`Effect::Persist`] record of the crashed one. Algorithms that
+    /// persist nothing ignore it.
+    Restore(Stable),
 }
 
 /// What a quorum algorithm keeps on disk across a crash: the highest term it
@@ -478,19 +551,59 @@ impl Hash for Box<dyn Algorithm> {
 /// An election algorithm at one node: a pure state machine, and a value
 /// ([`NodeValue`]).
 pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
+    /// Take one input, answering with effects pushed into `out`. Only a
+    /// [`Input::Message`] the node cannot take is refused (the effects it
+    /// pushed before refusing stand); every other input is taken.
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.on_start(out),
+            Input::Message { port, msg } => return self.on_message(port, msg, out),
+            Input::Timer(timer) => self.on_timer(timer, out),
+            Input::Suspect { port, suspected } => self.on_suspect(port, suspected, out),
+            Input::Heartbeat { port, term, leading } => self.on_heartbeat(port, term, leading, out),
+            Input::Leave { suspected } => {
+                if self.on_leave(suspected, out) {
+                    out.push(Effect::HandingOver);
+                }
+            }
+            Input::StoreReply(reply) => self.on_store_reply(reply, out),
+            Input::Restore(stable) => self.restore(stable),
+        }
+        Ok(())
+    }
+
     /// Spontaneous wake-up of an initiator. Ignored if the node is already awake.
-    fn on_start(&mut self, out: &mut Outbox);
+    fn on_start(&mut self, out: &mut Outbox) {
+        let _ = self.step(Input::Start, out);
+    }
 
     /// A message arrived on `port`.
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError>;
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        self.step(Input::Message { port, msg }, out)
+    }
 
     /// A timer set with [`Effect::SetTimer`] fired.
-    fn on_timer(&mut self, _timer: TimerId, _out: &mut Outbox) {}
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        if self.stepped() {
+            let _ = self.step(Input::Timer(timer), out);
+        }
+    }
+
+    /// Transitional: does this algorithm implement [`Algorithm::step`]
+    /// itself (its `on_*` go through it)?
+    #[doc(hidden)]
+    fn stepped(&self) -> bool {
+        false
+    }
 
     /// Failure-detector input: the neighbour behind `port` is suspected to
     /// have crashed (`suspected`), or was heard from again after a suspicion.
     /// One-shot algorithms ignore it.
-    fn on_suspect(&mut self, _port: Port, _suspected: bool, _out: &mut Outbox) {}
+    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+        if self.stepped() {
+            let _ = self.step(Input::Suspect { port, suspected }, out);
+        }
+    }
 
     /// Failure-detector input: the neighbour behind `port` is alive, its
     /// latest announced term is `term` and it believes it leads that term
@@ -500,7 +613,11 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
     /// heartbeats keep flowing after faults heal, so an algorithm that uses
     /// them converges even when every election message to a node was lost.
     /// Algorithms without terms ignore it.
-    fn on_heartbeat(&mut self, _port: Port, _term: u64, _leading: bool, _out: &mut Outbox) {}
+    fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
+        if self.stepped() {
+            let _ = self.step(Input::Heartbeat { port, term, leading }, out);
+        }
+    }
 
     /// The driver is about to stop this node on purpose (SIGTERM: a rolling
     /// update, a drained host): hand over what it holds, so that the others
@@ -513,8 +630,13 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
     /// how the driver knows the handover is done. Returns whether it handed
     /// something over (the driver then waits for that change of belief).
     /// Algorithms without a leadership to hand over keep the default: nothing.
-    fn on_leave(&mut self, _suspected: &[bool], _out: &mut Outbox) -> bool {
-        false
+    fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
+        if !self.stepped() {
+            return false;
+        }
+        let from = out.effects().len();
+        let _ = self.step(Input::Leave { suspected }, out);
+        out.effects()[from..].contains(&Effect::HandingOver)
     }
 
     /// Does this node need to watch the neighbour behind `port` now? A
@@ -528,12 +650,20 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
 
     /// The store answered an [`Effect::Store`] operation (see [`store`]).
     /// Algorithms that use no store keep the default: nothing.
-    fn on_store_reply(&mut self, _reply: StoreReply, _out: &mut Outbox) {}
+    fn on_store_reply(&mut self, reply: StoreReply, out: &mut Outbox) {
+        if self.stepped() {
+            let _ = self.step(Input::StoreReply(reply), out);
+        }
+    }
 
     /// A recovered incarnation, before [`Algorithm::on_start`], gets back
     /// the last [`Effect::Persist`] record of the crashed one. Algorithms
     /// that persist nothing ignore it.
-    fn restore(&mut self, _stable: Stable) {}
+    fn restore(&mut self, stable: Stable) {
+        if self.stepped() {
+            let _ = self.step(Input::Restore(stable), &mut Outbox::default());
+        }
+    }
 
     /// Current state name (for logs and events), e.g. `"candidate"`.
     fn state(&self) -> &'static str;
@@ -615,6 +745,10 @@ impl<T> Hold<T> for std::collections::VecDeque<T> {
 
 /// A boxed state machine is one too, so drivers can hold `Box<dyn Algorithm>`.
 impl Algorithm for Box<dyn Algorithm> {
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        (**self).step(input, out)
+    }
+
     fn on_start(&mut self, out: &mut Outbox) {
         (**self).on_start(out)
     }
@@ -661,6 +795,10 @@ impl Algorithm for Box<dyn Algorithm> {
 
     fn state(&self) -> &'static str {
         (**self).state()
+    }
+
+    fn stepped(&self) -> bool {
+        (**self).stepped()
     }
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
