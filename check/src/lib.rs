@@ -604,9 +604,9 @@ impl Sweep {
 pub fn arrangements(topology: &Topology) -> Vec<Vec<u64>> {
     let n = topology.len();
     if topology.kind().is_ring() {
-        ringleader_core::algo::harness::ring_arrangements(n)
+        ringleader_core::spec::ring_arrangements(n)
     } else {
-        ringleader_core::algo::harness::permutations(&(1..=u64::from(n)).collect::<Vec<_>>())
+        ringleader_core::spec::permutations(&(1..=u64::from(n)).collect::<Vec<_>>())
     }
 }
 

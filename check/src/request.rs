@@ -173,7 +173,7 @@ impl CheckAsk {
         ids: Vec<u64>,
     ) -> Result<Election, Refusal> {
         let faults = self.faults()?;
-        self.detector.validate().map_err(|e| Refusal::invalid("detector", e))?;
+        self.detector.validate().map_err(|e| Refusal::invalid("detector", e.to_string()))?;
         let delay_ms = match self.delay_ms {
             None => self.detector.period_ms,
             Some(0) => return Err(Refusal::invalid("delay_ms", "must be positive")),

@@ -8,7 +8,7 @@ use ringleader_core::algo::bully::{self, Bully, BullyConfig};
 use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
 use ringleader_core::algo::detector::{Detected, DetectorConfig};
 use ringleader_core::algo::oneshot::{Ending, OneShotNode, Wake};
-use ringleader_core::algo::spec::{Assumptions, RINGS};
+use ringleader_core::algo::spec::{Assumptions, Candidates, Extras, Machine, Provision, RINGS};
 use ringleader_core::algo::{
     AlgoError, Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, TimerId, other,
 };
@@ -113,8 +113,8 @@ impl<const CHATTY: bool> OneShotNode for Broken<CHATTY> {
     }
 }
 
-/// A test entry for `build`: a ring algorithm held to AsFar's bound and winner.
-const fn broken(name: &'static str, running: AlgorithmSpec) -> AlgorithmSpec {
+/// A test entry for `machine`: a ring algorithm held to AsFar's bound and winner.
+const fn broken(name: &'static str, machine: Machine) -> AlgorithmSpec {
     AlgorithmSpec {
         name,
         title: name,
@@ -123,9 +123,17 @@ const fn broken(name: &'static str, running: AlgorithmSpec) -> AlgorithmSpec {
         topologies: RINGS,
         assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
         rule: Rule::Max,
+        candidates: Candidates::All,
         bound_formula: "n(n+1)/2 + n",
         bound: |n, _| n * (n + 1) / 2 + n,
-        ..running
+        timer_events: |_| 0,
+        // Unmeasured: only the checker runs it.
+        heap_bytes_per_position: 0,
+        kept: None,
+        live_provision: Provision::Nodes,
+        uses_store: false,
+        machine,
+        extras: Extras::NONE,
     }
 }
 
@@ -684,7 +692,7 @@ fn on_a_complete_network_every_arrangement_is_a_renaming() {
             for initiating in 1..1u64 << n {
                 let first = run(&in_order, initiating);
                 assert!(first.1, "{} holds", spec.name);
-                for ids in ringleader_core::algo::harness::permutations(&in_order) {
+                for ids in ringleader_core::spec::permutations(&in_order) {
                     assert_eq!(run(&ids, initiating), first, "{} {ids:?}, initiating {initiating:b}", spec.name);
                 }
             }
@@ -823,7 +831,7 @@ impl Algorithm for Seed000 {
 
 static SEED_000: AlgorithmSpec = AlgorithmSpec {
     name: "seed-000-villadangos",
-    build: |c| Box::new(Seed000::new(c)),
+    machine: Machine { build: |c| Box::new(Seed000::new(c)), ..ringleader_core::algo::villadangos::SPEC.machine },
     ..ringleader_core::algo::villadangos::SPEC
 };
 

@@ -166,8 +166,8 @@ pub fn points(req: &pb::CompareRequest, cluster_nodes: usize, max_simulated_size
 /// the catalogue knows its arrangement)?
 fn offers(spec: &AlgorithmSpec, order: pb::IdOrder) -> bool {
     match order {
-        pb::IdOrder::WorstCase => spec.worst_case.is_some(),
-        pb::IdOrder::BestCase => spec.best_case.is_some(),
+        pb::IdOrder::WorstCase => spec.extras.worst_case.is_some(),
+        pb::IdOrder::BestCase => spec.extras.best_case.is_some(),
         _ => true,
     }
 }

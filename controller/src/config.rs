@@ -343,7 +343,7 @@ impl ControllerConfig {
         if !c.etcd_endpoint.is_empty()
             && let Err(e) = ringleader_node::runtime::check_etcd_endpoint(&c.etcd_endpoint)
         {
-            return invalid("controller.etcd_endpoint", e);
+            return invalid("controller.etcd_endpoint", e.to_string());
         }
         if c.host.trim().is_empty() {
             return invalid("controller.host", "must not be empty (e.g. 0.0.0.0 or 127.0.0.1)".into());
@@ -367,7 +367,7 @@ impl ControllerConfig {
             );
         }
         if let Err(e) = c.health_addr() {
-            return invalid("controller.health_listen", e);
+            return invalid("controller.health_listen", e.to_string());
         }
         Ok(())
     }
@@ -399,7 +399,7 @@ impl ControllerConfig {
             );
         }
         if let Err(e) = c.detector().validate() {
-            return invalid("controller.detector_timeout_ms", e);
+            return invalid("controller.detector_timeout_ms", e.to_string());
         }
         Ok(())
     }

@@ -419,10 +419,11 @@ pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
             winner: winner_to_pb(s.rule) as i32,
             bound_formula: s.bound_formula.to_string(),
             description: s.description.to_string(),
-            worst_case: s.worst_case.map(|a| a.description.to_string()).unwrap_or_default(),
-            best_case: s.best_case.map(|a| a.description.to_string()).unwrap_or_default(),
+            worst_case: s.extras.worst_case.map(|a| a.description.to_string()).unwrap_or_default(),
+            best_case: s.extras.best_case.map(|a| a.description.to_string()).unwrap_or_default(),
             candidates: s.candidates.describe().to_string(),
             options: s
+                .extras
                 .options
                 .iter()
                 .map(|o| pb::AlgorithmOption {

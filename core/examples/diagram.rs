@@ -113,8 +113,8 @@ fn main() {
         "random" => IdOrder::Random(o.seed).arrange(n).expect("ids"),
         "ascending" => IdOrder::Ascending.arrange(n).expect("ids"),
         "descending" => IdOrder::Descending.arrange(n).expect("ids"),
-        "worst" => arrangement(spec.worst_case, "worst"),
-        "best" => arrangement(spec.best_case, "best"),
+        "worst" => arrangement(spec.extras.worst_case, "worst"),
+        "best" => arrangement(spec.extras.best_case, "best"),
         other => fail(format!("--ids: `{other}`; give random, ascending, descending, worst or best")),
     };
     let mut initiators: Vec<u32> = (0..n).collect();

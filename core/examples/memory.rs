@@ -71,7 +71,7 @@ fn main() {
         let all: Vec<u32> = (0..n).collect();
         let mut worst = (0usize, "");
         let mut arrangements = vec![("random", IdOrder::Random(1).arrange(n).expect("ids"))];
-        if let Some(a) = spec.worst_case {
+        if let Some(a) = spec.extras.worst_case {
             arrangements.push(("worst case", (a.ids)(n, spec.rule)));
         }
         for (name, ids) in arrangements {

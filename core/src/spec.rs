@@ -32,7 +32,61 @@ pub struct Assumptions {
     pub fifo: bool,
 }
 
-/// One catalogue entry.
+/// One catalogue entry: every fact about an algorithm that its drivers,
+/// tests and pages rely on. Each is named in the entry's literal, so an entry
+/// that leaves one out does not compile; the claims only some algorithms make
+/// sit in [`Extras`], whose [`Extras::NONE`] makes none of them. Stated whole,
+/// an entry compiles:
+///
+/// ```
+/// use ringleader_core::algo::as_far::AsFar;
+/// use ringleader_core::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, RINGS};
+/// use ringleader_core::algo::Rule;
+/// const MINE: AlgorithmSpec = AlgorithmSpec {
+///     name: "mine",
+///     title: "Mine",
+///     source: "a scratch entry, in the rustdoc",
+///     description: "AsFar under another name.",
+///     topologies: RINGS,
+///     assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
+///     rule: Rule::Max,
+///     candidates: Candidates::All,
+///     bound_formula: "n(n+1)/2 + n",
+///     bound: |n, _| n * (n + 1) / 2 + n,
+///     timer_events: |_| 0,
+///     heap_bytes_per_position: 308,
+///     kept: None,
+///     live_provision: Provision::Nodes,
+///     uses_store: false,
+///     machine: ringleader_core::machine!(AsFar::new),
+///     extras: Extras { schedule_independent: true, ..Extras::NONE },
+/// };
+/// ```
+///
+/// and with a fact left out (here its winner rule), it does not:
+///
+/// ```compile_fail,E0063
+/// use ringleader_core::algo::as_far::AsFar;
+/// use ringleader_core::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, RINGS};
+/// const MINE: AlgorithmSpec = AlgorithmSpec {
+///     name: "mine",
+///     title: "Mine",
+///     source: "a scratch entry, in the rustdoc",
+///     description: "AsFar under another name.",
+///     topologies: RINGS,
+///     assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
+///     candidates: Candidates::All,
+///     bound_formula: "n(n+1)/2 + n",
+///     bound: |n, _| n * (n + 1) / 2 + n,
+///     timer_events: |_| 0,
+///     heap_bytes_per_position: 308,
+///     kept: None,
+///     live_provision: Provision::Nodes,
+///     uses_store: false,
+///     machine: ringleader_core::machine!(AsFar::new),
+///     extras: Extras::NONE,
+/// };
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct AlgorithmSpec {
     /// Catalogue name, e.g. `as-far`.
@@ -49,11 +103,68 @@ pub struct AlgorithmSpec {
     pub assumptions: Assumptions,
     /// Its own winner rule (a request may mirror it).
     pub rule: Rule,
+    /// Whose ids can win.
+    pub candidates: Candidates,
     /// The bound on all messages (election + notification), as text.
     pub bound_formula: &'static str,
     /// The bound on all messages for n positions and k initiators, valid on
     /// every overlay the algorithm accepts.
     pub bound: fn(n: u64, k: u64) -> u64,
+    /// Most timer events a failure-free one-shot run on n nodes fires: a
+    /// round clock ticks every node every round (`sync-hs`); `|_| 0` for
+    /// algorithms whose timers are few. The simulator's timer budget and
+    /// the controller's size check follow it.
+    pub timer_events: fn(n: u64) -> u64,
+    /// Peak heap per position of a SIMULATED election, in bytes, as
+    /// `cargo run --release -p ringleader-core --example memory` measures it
+    /// (on a complete network at [`HEAP_MEASURED_AT`] positions: it grows
+    /// with n there). The controller's memory admission estimates from it;
+    /// a catalogue test refuses 0.
+    pub heap_bytes_per_position: u64,
+    /// What keeping a leader with it takes, for failure-tolerant algorithms
+    /// (its kept mode, with a failure detector); `None`: one-shot only.
+    pub kept: Option<KeptSpec>,
+    /// What a LIVE run of it must be given besides its nodes.
+    pub live_provision: Provision,
+    /// Its nodes keep their state in a store; to go with its last reader
+    /// ([`Self::live_provision`] says what LIVE needs).
+    pub uses_store: bool,
+    /// Its state machine: [`machine!`](crate::machine)`(Type::new)`.
+    pub machine: Machine,
+    /// The claims only some algorithms make ([`Extras::NONE`]: none).
+    pub extras: Extras,
+}
+
+/// An entry's state machine, built by its drivers: from the one constructor
+/// `Type::new(&NodeContext)`, [`machine!`](crate::machine) gives both.
+#[derive(Clone, Copy, Debug)]
+pub struct Machine {
+    /// Creates one node's state machine.
+    pub build: Build,
+    /// Simulates an election with the concrete state machine (no boxing).
+    pub simulate: Simulate,
+}
+
+/// What a LIVE run of an algorithm must provision besides its nodes and
+/// their links; the controller refuses a LIVE election it cannot provision,
+/// and the node connects to it. (SIMULATED and checked runs model it all.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provision {
+    /// Nothing more: the nodes only message each other.
+    Nodes,
+    /// A store every node reaches (etcd): the nodes keep their state there
+    /// ([`crate::protocol::store`]) rather than (or besides) messaging each other.
+    Store,
+}
+
+/// The claims only some algorithms make, each strengthening what is
+/// checked of it; [`Extras::NONE`] makes none of them, so an entry states
+/// only its own (`extras: Extras { exact: Some(..), ..Extras::NONE }`). A
+/// claim left out is never wrong, only unchecked (the conformance tests and
+/// pages then do without it); the facts a driver needs are
+/// [`AlgorithmSpec`]'s own fields.
+#[derive(Clone, Copy, Debug)]
+pub struct Extras {
     /// A sharper bound for one overlay, where the count depends on its shape:
     /// called with n, the overlay's number of edges m, and k. Drivers use
     /// [`AlgorithmSpec::bound_for`], which prefers it. `None`: `bound` alone.
@@ -66,39 +177,35 @@ pub struct AlgorithmSpec {
     /// message count is the same on every schedule in which initiators wake
     /// before any message reaches them. LIVE and SIMULATED counts must then match.
     pub schedule_independent: bool,
-    /// Creates one node's state machine.
-    pub build: fn(&NodeContext) -> Box<dyn Algorithm>,
-    /// What keeping a leader with it takes, for failure-tolerant algorithms
-    /// (its kept mode, with a failure detector); `None`: one-shot only.
-    pub kept: Option<KeptSpec>,
-    /// Simulates an election with the concrete state machine (no boxing).
-    pub simulate: Simulate,
     /// The arrangement of ids 1..=n (in ring order) that costs the most
     /// messages under a rule, and how it is built; `None` where the
     /// literature gives none (or the count does not depend on the ids).
     pub worst_case: Option<Arrangement>,
     /// The arrangement that costs the fewest messages.
     pub best_case: Option<Arrangement>,
-    /// Whose ids can win.
-    pub candidates: Candidates,
-    /// Most timer events a failure-free one-shot run on n nodes fires: a
-    /// round clock ticks every node every round (`sync-hs`); 0 for
-    /// algorithms whose timers are few. The simulator's timer budget and
-    /// the controller's size check follow it.
-    pub timer_events: fn(n: u64) -> u64,
-    /// Its nodes keep their state in a store ([`crate::protocol::store`])
-    /// rather than (or besides) messaging each other: a live run needs one
-    /// (etcd), and the simulator models it.
-    pub uses_store: bool,
-    /// Peak heap per position of a SIMULATED election, in bytes, as
-    /// `cargo run --release -p ringleader-core --example memory` measures it
-    /// (on a complete network at [`HEAP_MEASURED_AT`] positions: it grows
-    /// with n there). The controller's memory admission estimates from it;
-    /// a catalogue test refuses 0.
-    pub heap_bytes_per_position: u64,
     /// The settings a request may give it (`StartElection.options`); the
     /// state machine reads them from [`NodeContext::options`].
     pub options: &'static [AlgoOption],
+}
+
+impl Extras {
+    /// No claim: no sharper bound, no exact count, not schedule-independent,
+    /// no known arrangements, no options.
+    pub const NONE: Extras = Extras {
+        bound_on: None,
+        exact: None,
+        schedule_independent: false,
+        worst_case: None,
+        best_case: None,
+        options: &[],
+    };
+}
+
+impl Default for Extras {
+    /// [`Extras::NONE`].
+    fn default() -> Self {
+        Extras::NONE
+    }
 }
 
 /// A setting an algorithm takes from a request: a name and a text value,
@@ -116,18 +223,55 @@ pub struct AlgoOption {
     /// Only a kept leadership takes it.
     pub kept_only: bool,
     /// Checks one value (one node's, for a per-node option).
-    pub check: fn(&str) -> Result<(), String>,
+    pub check: fn(&str) -> Result<(), OptionError>,
     /// `Some` when setting it to `true` gives the leader a lease (never two
     /// leaders at once, of any term; the checker and the failover records
     /// then treat the leadership as [`KeptSpec::lease`] says).
     pub lease: Option<Lease>,
 }
 
+/// Why [`AlgoOption::check`] refused a value; its words are the request's refusal.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// The value is not of the option's form.
+    #[error("`{value}` is not {form}")]
+    Form {
+        /// The value refused.
+        value: String,
+        /// The form and the values the option takes, e.g. "a flag: true or false".
+        form: &'static str,
+    },
+    /// The value has the option's form, but a number in it is above the
+    /// largest the algorithm takes.
+    #[error("{what} {value} {why}: {limit} is at most {max} ({max_is})")]
+    TooLarge {
+        /// What the number is, e.g. "term".
+        what: &'static str,
+        /// The number refused.
+        value: u64,
+        /// What goes wrong with it, e.g. "leaves no term to run for".
+        why: &'static str,
+        /// Whose largest value `max` is, e.g. "a log's term".
+        limit: &'static str,
+        /// The largest value taken.
+        max: u64,
+        /// How `max` comes about.
+        max_is: &'static str,
+    },
+}
+
+impl OptionError {
+    /// `value` is not of the form `form` describes.
+    pub fn form(value: &str, form: &'static str) -> OptionError {
+        OptionError::Form { value: value.to_string(), form }
+    }
+}
+
 /// [`AlgoOption::check`] of a flag: `true` or `false`.
-pub fn flag(value: &str) -> Result<(), String> {
+pub fn flag(value: &str) -> Result<(), OptionError> {
     match value {
         "true" | "false" => Ok(()),
-        _ => Err(format!("`{value}` is not a flag: true or false")),
+        _ => Err(OptionError::form(value, "a flag: true or false")),
     }
 }
 
@@ -143,8 +287,8 @@ pub fn check_options(
 ) -> Result<(), (String, String)> {
     for (name, value) in options {
         let field = format!("options.{name}");
-        let Some(o) = spec.options.iter().find(|o| o.name == name) else {
-            let known: Vec<&str> = spec.options.iter().map(|o| o.name).collect();
+        let Some(o) = spec.extras.options.iter().find(|o| o.name == name) else {
+            let known: Vec<&str> = spec.extras.options.iter().map(|o| o.name).collect();
             let known =
                 if known.is_empty() { "it takes none".to_string() } else { format!("known: {}", known.join(", ")) };
             return Err((field, format!("{} has no option `{name}`; {known}", spec.name)));
@@ -161,11 +305,12 @@ pub fn check_options(
                 ));
             }
             for (i, v) in values.iter().enumerate() {
-                (o.check)(v)
-                    .map_err(|e| (field.clone(), if values.len() == 1 { e } else { format!("position {i}: {e}") }))?;
+                (o.check)(v).map_err(|e| {
+                    (field.clone(), if values.len() == 1 { e.to_string() } else { format!("position {i}: {e}") })
+                })?;
             }
         } else {
-            (o.check)(value).map_err(|e| (field.clone(), e))?;
+            (o.check)(value).map_err(|e| (field.clone(), e.to_string()))?;
         }
     }
     Ok(())
@@ -177,7 +322,7 @@ pub fn node_options(spec: &AlgorithmSpec, options: &[(String, String)], position
     options
         .iter()
         .map(|(name, value)| {
-            let per_node = spec.options.iter().any(|o| o.name == name && o.per_node);
+            let per_node = spec.extras.options.iter().any(|o| o.name == name && o.per_node);
             let mut values = value.split(',').map(str::trim);
             let mine = if per_node && value.contains(',') { values.nth(position as usize) } else { Some(value.trim()) };
             (name.clone(), mine.unwrap_or_default().to_string())
@@ -187,7 +332,7 @@ pub fn node_options(spec: &AlgorithmSpec, options: &[(String, String)], position
 
 /// The lease the options give the leader, if one of them does (see [`AlgoOption::lease`]).
 pub fn option_lease(spec: &AlgorithmSpec, options: &[(String, String)]) -> Option<Lease> {
-    spec.options.iter().filter(|o| options.iter().any(|(k, v)| k == o.name && v == "true")).find_map(|o| o.lease)
+    spec.extras.options.iter().filter(|o| options.iter().any(|(k, v)| k == o.name && v == "true")).find_map(|o| o.lease)
 }
 
 /// Size at which the complete-network algorithms' [`AlgorithmSpec::heap_bytes_per_position`] is measured.
@@ -359,6 +504,42 @@ pub fn reversed(mut ids: Vec<u64>) -> Vec<u64> {
     ids
 }
 
+/// Every order of `items`, in lexicographic order of their positions (all
+/// orders starting with `items[0]` first): `items.len()!` of them.
+pub fn permutations(items: &[u64]) -> Vec<Vec<u64>> {
+    arrangements(Vec::with_capacity(items.len()), items.to_vec())
+}
+
+/// The arrangements of ids `1..=n` on a ring up to rotation: every order
+/// with id 1 at position 0 ((n − 1)! of them, in the order of
+/// [`permutations`] of the others). A rotation costs the same where the
+/// initiators are all the nodes or range over every subset.
+pub fn ring_arrangements(n: u32) -> Vec<Vec<u64>> {
+    let mut prefix = Vec::with_capacity(n as usize);
+    prefix.push(1);
+    arrangements(prefix, (2..=u64::from(n)).collect())
+}
+
+/// `prefix` followed by every order of `rest`, in lexicographic order of positions.
+fn arrangements(mut prefix: Vec<u64>, mut rest: Vec<u64>) -> Vec<Vec<u64>> {
+    fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
+        if rest.is_empty() {
+            out.push(prefix.clone());
+            return;
+        }
+        for i in 0..rest.len() {
+            let x = rest.remove(i);
+            prefix.push(x);
+            rec(prefix, rest, out);
+            prefix.pop();
+            rest.insert(i, x);
+        }
+    }
+    let mut out = Vec::new();
+    rec(&mut prefix, &mut rest, &mut out);
+    out
+}
+
 /// An arrangement of 1..=n (ring order, max rule) on which Stages with
 /// Feedback sends [`feedback_worst_case_cost`] messages, the most found: it
 /// equals the exhaustive maximum for every n ≤ 8 and no random or
@@ -436,39 +617,6 @@ pub fn feedback_worst_case_cost(n: u64) -> u64 {
 }
 
 impl AlgorithmSpec {
-    /// An entry whose state machine `build` creates and `simulate` runs,
-    /// every other field at its default (no sharper bound, no exact count,
-    /// not schedule-independent, one-shot only, no known arrangements, every
-    /// node a candidate, few timers) or empty (the heap unmeasured, 0): an entry fills its facts in
-    /// and takes the rest from here (`..machine!(Type::new)`); a test checks
-    /// that none is left empty.
-    pub const fn running(build: Build, simulate: Simulate) -> AlgorithmSpec {
-        AlgorithmSpec {
-            name: "",
-            title: "",
-            source: "",
-            description: "",
-            topologies: &[],
-            assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
-            rule: Rule::Max,
-            bound_formula: "",
-            bound: |_, _| 0,
-            bound_on: None,
-            exact: None,
-            schedule_independent: false,
-            build,
-            kept: None,
-            simulate,
-            worst_case: None,
-            best_case: None,
-            candidates: Candidates::All,
-            timer_events: |_| 0,
-            uses_store: false,
-            heap_bytes_per_position: 0,
-            options: &[],
-        }
-    }
-
     /// Most timer events a failure-free one-shot run on `n` nodes fires
     /// ([`Self::timer_events`]).
     pub fn timer_event_bound(&self, n: u64) -> u64 {
@@ -490,11 +638,11 @@ impl AlgorithmSpec {
         self.topologies.contains(&t)
     }
 
-    /// The bound on `topo` with `k` initiators: [`Self::bound_on`] with the
+    /// The bound on `topo` with `k` initiators: [`Extras::bound_on`] with the
     /// overlay's edge count where the entry has one, else [`Self::bound`].
     pub fn bound_for(&self, topo: &Topology, k: u64) -> u64 {
         let n = topo.len() as u64;
-        match self.bound_on {
+        match self.extras.bound_on {
             Some(f) => f(n, topo.edge_count() as u64, k),
             None => (self.bound)(n, k),
         }
@@ -541,3 +689,31 @@ pub const ORIENTED_RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKin
 pub const BI_RINGS: &[TopologyKind] = &[TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
 /// Trees.
 pub const TREES: &[TopologyKind] = &[TopologyKind::Tree];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Permutations come in lexicographic order of positions, each exactly
+    /// once; ring arrangements are those with id 1 first, in the same order.
+    #[test]
+    fn arrangements_in_lexicographic_order() {
+        assert_eq!(permutations(&[]), vec![Vec::<u64>::new()]);
+        assert_eq!(
+            permutations(&[1, 2, 3]),
+            vec![vec![1, 2, 3], vec![1, 3, 2], vec![2, 1, 3], vec![2, 3, 1], vec![3, 1, 2], vec![3, 2, 1]]
+        );
+        assert_eq!(permutations(&[7, 4]), vec![vec![7, 4], vec![4, 7]], "orders of positions, not of values");
+        assert_eq!(
+            ring_arrangements(4),
+            vec![[1, 2, 3, 4], [1, 2, 4, 3], [1, 3, 2, 4], [1, 3, 4, 2], [1, 4, 2, 3], [1, 4, 3, 2]]
+        );
+        assert_eq!(ring_arrangements(1), vec![vec![1]]);
+        let all = permutations(&[1, 2, 3, 4, 5]);
+        let mut unique = all.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!((all.len(), unique.len()), (120, 120));
+        assert_eq!(ring_arrangements(6).len(), 120);
+    }
+}

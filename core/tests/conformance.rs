@@ -4,7 +4,6 @@
 //! unit-delay and staggered schedules; random large n against the bounds.
 
 use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
-use ringleader_core::algo::harness;
 use ringleader_core::algo::{Role, Rule};
 use ringleader_core::sim::{self, SimConfig, SimReport};
 use ringleader_core::topology::{IdOrder, Topology, TopologyKind};
@@ -12,7 +11,7 @@ use ringleader_core::topology::{IdOrder, Topology, TopologyKind};
 /// All permutations of `1..=n` with id 1 at position 0 (rotations of a ring
 /// arrangement are equivalent once initiator sets range over all subsets).
 fn arrangements(n: u64) -> Vec<Vec<u64>> {
-    harness::ring_arrangements(n as u32)
+    ringleader_core::spec::ring_arrangements(n as u32)
 }
 
 /// Every non-empty subset of positions, as sorted position lists.
@@ -53,7 +52,7 @@ fn check(
     let ctx = || format!("{} on {} ids={ids:?} initiators={init:?} rule={rule:?} cfg={cfg:?}", spec.name, kind.name());
     assert!(r.verdict.violations.is_empty(), "{}: {:?}", ctx(), r.verdict.violations);
     // Exact counts hold when initiators wake before any message reaches them (not under `stagger`).
-    if let Some(exact) = spec.exact
+    if let Some(exact) = spec.extras.exact
         && !cfg.stagger
     {
         assert_eq!(r.counters.messages, exact(r.n as u64, r.k as u64), "{}", ctx());
@@ -87,7 +86,7 @@ fn exhaustive(spec: &AlgorithmSpec, n: u64, all_subsets: bool) -> usize {
                         }
                         runs += 1;
                     }
-                    if spec.schedule_independent && (kind.oriented() || !kind.is_ring()) {
+                    if spec.extras.schedule_independent && (kind.oriented() || !kind.is_ring()) {
                         assert_eq!(
                             counts[0],
                             counts[1],
@@ -188,7 +187,7 @@ fn all_the_way_has_no_notification() {
 #[test]
 fn stages_worst_case_attains_the_bound() {
     let spec = ringleader_core::algo::catalogue::find("stages").unwrap();
-    let worst = spec.worst_case.unwrap();
+    let worst = spec.extras.worst_case.unwrap();
     for p in 1..=10u32 {
         let n = 1u32 << p;
         for rule in [Rule::Max, Rule::Min] {
@@ -221,7 +220,7 @@ fn worst_and_best_cases_bracket_random_arrangements() {
                     r.counters.messages
                 };
                 let randoms: Vec<u64> = (0..30).map(|s| cost(&IdOrder::Random(s).arrange(n).unwrap())).collect();
-                for (arr, worst) in [(spec.worst_case, true), (spec.best_case, false)] {
+                for (arr, worst) in [(spec.extras.worst_case, true), (spec.extras.best_case, false)] {
                     let Some(arr) = arr else { continue };
                     let ids = (arr.ids)(n, rule);
                     let mut sorted = ids.clone();
@@ -327,9 +326,9 @@ fn worst_attains_bound_best_costs(name: &str, kind: TopologyKind, n: u32, best_p
             assert!(r.verdict.violations.is_empty(), "{name} {ids:?}: {:?}", r.verdict.violations);
             r
         };
-        let worst = run(&(spec.worst_case.unwrap().ids)(n, rule));
+        let worst = run(&(spec.extras.worst_case.unwrap().ids)(n, rule));
         assert_eq!(worst.counters.messages, worst.bound, "{name}, n = {n}, {rule:?}");
-        let best = run(&(spec.best_case.unwrap().ids)(n, rule));
+        let best = run(&(spec.extras.best_case.unwrap().ids)(n, rule));
         assert_eq!(best.counters.messages, best_per_node * u64::from(n), "{name}, n = {n}, {rule:?}");
     }
 }
@@ -343,7 +342,7 @@ fn worst_attains_bound_best_costs(name: &str, kind: TopologyKind, n: u32, best_p
 /// never sent or compared): every order is run for up to 4 initiators, six orders for more.
 #[test]
 fn echo_extinction_on_small_graphs_within_2mk_plus_n_minus_1() {
-    use harness::permutations;
+    use ringleader_core::spec::permutations;
     let spec = ringleader_core::algo::catalogue::find("echo-extinction").unwrap();
     let star: Vec<(u32, u32)> = (1..6).map(|v| (0, v)).collect();
     let graphs = [
@@ -440,8 +439,8 @@ fn mesh_corners_on_every_shape() {
         for rule in [Rule::Max, Rule::Min] {
             let mut arrangements: Vec<(String, Vec<u64>)> =
                 (0..6).map(|s| (format!("random {s}"), IdOrder::Random(s).arrange(n).unwrap())).collect();
-            arrangements.push(("worst".into(), (spec.worst_case.unwrap().ids)(n, rule)));
-            arrangements.push(("best".into(), (spec.best_case.unwrap().ids)(n, rule)));
+            arrangements.push(("worst".into(), (spec.extras.worst_case.unwrap().ids)(n, rule)));
+            arrangements.push(("best".into(), (spec.extras.best_case.unwrap().ids)(n, rule)));
             for (a, (name, ids)) in arrangements.iter().enumerate() {
                 let best = rule.winner(corners.map(|p| ids[p as usize])).unwrap();
                 let mut inits: Vec<Vec<u32>> = vec![(0..n).collect(), vec![0], vec![n / 2], vec![n - 1]];

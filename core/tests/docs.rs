@@ -69,7 +69,7 @@ fn docs_algorithms_table_matches_the_catalogue() {
     for spec in CATALOGUE {
         let (name, winner, bound) = rows.iter().find(|r| r.0 == spec.name).unwrap();
         assert!(winner.starts_with(spec.rule.as_str()), "{name}: winner {winner:?}, rule {:?}", spec.rule);
-        assert_eq!(bound.contains("exact"), spec.exact.is_some(), "{name}: {bound:?}");
+        assert_eq!(bound.contains("exact"), spec.extras.exact.is_some(), "{name}: {bound:?}");
         let formula = head(spec.bound_formula);
         assert!(normal(bound).contains(&normal(formula)), "{name}: the table's bound {bound:?} lacks {formula:?}");
         assert_eq!(doc.matches(&format!("(`{name}`)\n")).count(), 1, "{name}: one section");

@@ -75,7 +75,11 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
 /// election of an algorithm that keeps its record in a store (`lease`);
 /// empty otherwise. [`check`] has refused such an election without one.
 pub fn etcd_endpoint(plan: &Plan, config: &ControllerConfig) -> String {
-    if plan.spec.uses_store && plan.mode == Mode::Live { config.etcd_endpoint.clone() } else { String::new() }
+    if plan.spec.live_provision == catalogue::Provision::Store && plan.mode == Mode::Live {
+        config.etcd_endpoint.clone()
+    } else {
+        String::new()
+    }
 }
 
 /// Every check [`plan`] makes, in its order, without building the ids, the
@@ -140,7 +144,7 @@ pub fn build(req: &ElectionRequest, c: Checked) -> Result<Plan, RequestError> {
 /// in a store (`lease`) sends its nodes: the controller's; without one,
 /// such an election runs SIMULATED only (FAILED_PRECONDITION).
 fn store(req: &ElectionRequest, spec: &AlgorithmSpec, config: &ControllerConfig) -> Result<(), RequestError> {
-    if !spec.uses_store || req.mode != Mode::Live {
+    if spec.live_provision != catalogue::Provision::Store || req.mode != Mode::Live {
         return Ok(());
     }
     if config.etcd_endpoint.is_empty() {
@@ -204,7 +208,7 @@ fn detector(req: &ElectionRequest, config: &ControllerConfig) -> Result<Detector
             "failure-detector settings apply to kept leaderships (keep_leader) only",
         ));
     }
-    detector.validate().map_err(|e| RequestError::invalid("detector", e))?;
+    detector.validate().map_err(|e| RequestError::invalid("detector", e.to_string()))?;
     Ok(detector)
 }
 
@@ -526,8 +530,8 @@ fn ids(req: &ElectionRequest, spec: &AlgorithmSpec, n: u32) -> Result<Vec<u64>, 
 /// algorithm has none.
 fn arrangement(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<Option<catalogue::Arrangement>, RequestError> {
     let (arrangement, which) = match req.id_order {
-        IdOrder::WorstCase => (spec.worst_case, "worst"),
-        IdOrder::BestCase => (spec.best_case, "best"),
+        IdOrder::WorstCase => (spec.extras.worst_case, "worst"),
+        IdOrder::BestCase => (spec.extras.best_case, "best"),
         _ => return Ok(None),
     };
     arrangement.map(Some).ok_or_else(|| {
@@ -581,7 +585,7 @@ fn within_message_budget(
     config: &ControllerConfig,
 ) -> Result<(), RequestError> {
     if req.mode == Mode::Simulated
-        && let Some(exact) = spec.exact
+        && let Some(exact) = spec.extras.exact
     {
         let messages = exact(n as u64, k as u64);
         if messages > config.max_simulated_messages {

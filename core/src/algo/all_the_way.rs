@@ -20,7 +20,7 @@
 //! node decides when it knows n and has seen `n - 1` foreign ids.
 
 use super::oneshot::{AwakeStatus, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Assumptions, RINGS};
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, RINGS};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
@@ -36,12 +36,20 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: RINGS,
     assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
     rule: Rule::Min,
+    candidates: Candidates::All,
     bound_formula: "n^2",
     bound: |n, _| n * n,
-    exact: Some(|n, _| n * n),
-    schedule_independent: true,
+    timer_events: |_| 0,
     heap_bytes_per_position: 376,
-    ..machine!(AllTheWay::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(AllTheWay::new),
+    extras: Extras {
+        exact: Some(|n, _| n * n),
+        schedule_independent: true,
+        ..Extras::NONE
+    },
 };
 
 /// One node of All the Way.

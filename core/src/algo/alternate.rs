@@ -40,7 +40,7 @@
 //! suite checks that bound is attained for n = 2, 3, 5, 8.
 
 use super::oneshot::{self, CandidateStatus, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, descending, mirror};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, descending, mirror};
 use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -59,19 +59,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::RingBi],
     assumptions: Assumptions { bidirectional: true, oriented: true, fifo: true },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
     bound: |n, _| n * max_steps(n) + n,
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
-        ids: |n, r| mirror(worst_case_ids(n), n, r),
-    }),
-    best_case: Some(Arrangement {
-        description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
-        ids: |n, r| mirror(descending(n), n, r),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 276,
-    ..machine!(Alternate::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(Alternate::new),
+    extras: Extras {
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
+            ids: |n, r| mirror(worst_case_ids(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
+        ..Extras::NONE
+    },
 };
 
 /// The largest k with G_k ≤ n, where G = 1, 2, 3, 5, 8, ... (0 for n = 0):

@@ -21,7 +21,9 @@ use std::hash::Hash;
 use std::marker::PhantomData;
 
 use super::oneshot::{AwakeStatus, Ending, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, RINGS, ascending, descending, mirror};
+use super::spec::{
+    AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, RINGS, ascending, descending, mirror,
+};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
@@ -37,19 +39,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: RINGS,
     assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "n(n+1)/2 + n",
     bound: |n, _| n * (n + 1) / 2 + n,
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "ids decreasing in the sending direction (DESCENDING for max): id of rank r crosses n - r + 1 links",
-        ids: |n, r| mirror(descending(n), n, r),
-    }),
-    best_case: Some(Arrangement {
-        description: "ids increasing in the sending direction (ASCENDING for max): every id but the winner stops after one link",
-        ids: |n, r| mirror(ascending(n), n, r),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 308,
-    ..machine!(AsFar::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(AsFar::new),
+    extras: Extras {
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "ids decreasing in the sending direction (DESCENDING for max): id of rank r crosses n - r + 1 links",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids increasing in the sending direction (ASCENDING for max): every id but the winner stops after one link",
+            ids: |n, r| mirror(ascending(n), n, r),
+        }),
+        ..Extras::NONE
+    },
 };
 
 /// Which algorithm an [`AsFarNode`] runs: AsFar ([`Right`]), or ProbAsFar,

@@ -47,7 +47,7 @@
 
 use super::alternate;
 use super::oneshot::{self, COLLECT, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ascending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, ascending};
 use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -65,19 +65,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::RingBi, TopologyKind::RingUni],
     assumptions: Assumptions { bidirectional: false, oriented: true, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
     bound: |n, _| n * alternate::max_steps(n) + 2 * n,
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "Fibonacci construction (`bi_min_max::worst_case_ids`): B_(k+1) = B_k mirrored plus a new largest id after each ascent, so exactly G_(k-1) of G_k candidates fall at stage 1 and the rest face the next rule as B_k faced the first; T(n) stages: n*T(n) + 2n, the bound, for every n and either rule",
-        ids: |n, _| worst_case_ids(n),
-    }),
-    best_case: Some(Arrangement {
-        description: "ASCENDING (either rule): only id 1 survives stage 1: 4n messages, the least possible",
-        ids: |n, _| ascending(n),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 270,
-    ..machine!(BiMinMax::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(BiMinMax::new),
+    extras: Extras {
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction (`bi_min_max::worst_case_ids`): B_(k+1) = B_k mirrored plus a new largest id after each ascent, so exactly G_(k-1) of G_k candidates fall at stage 1 and the rest face the next rule as B_k faced the first; T(n) stages: n*T(n) + 2n, the bound, for every n and either rule",
+            ids: |n, _| worst_case_ids(n),
+        }),
+        best_case: Some(Arrangement {
+            description: "ASCENDING (either rule): only id 1 survives stage 1: 4n messages, the least possible",
+            ids: |n, _| ascending(n),
+        }),
+        ..Extras::NONE
+    },
 };
 
 /// An arrangement of 1..=n (ring order) on which BiMinMax takes T(n)
@@ -250,7 +258,8 @@ impl OneShotNode for BiMinMax {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::{Probe, decide, election as el, ring_arrangements, ring_context, send};
+    use crate::algo::harness::{Probe, decide, election as el, ring_context, send};
+    use crate::spec::ring_arrangements;
     use crate::algo::{Role, alternate, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};

@@ -103,7 +103,7 @@
 
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, per_second};
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Provision, per_second};
 use super::{
     AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
 };
@@ -123,8 +123,11 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "n^2 - 1 (one election after a leader crash: n(n-1))",
     bound: |n, _| (n * n).saturating_sub(1),
+    timer_events: |_| 0,
+    heap_bytes_per_position: 145_569,
     kept: Some(KeptSpec {
         build: |c, d| Box::new(kept(c, BullyConfig::for_detector(d), d)),
         // The leader and its followers watch only each other.
@@ -139,8 +142,10 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         lease: None,
         liveness_needs: None,
     }),
-    heap_bytes_per_position: 145_569,
-    ..machine!(Bully::new)
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(Bully::new),
+    extras: Extras::NONE,
 };
 
 const NAME: &str = "bully";

@@ -156,7 +156,7 @@
 
 use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, Lease, per_second};
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Lease, Provision, per_second};
 use super::{
     AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
     TimerId,
@@ -181,8 +181,11 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "6(n-1) (4(n-1) when the best id initiates)",
     bound: |n, _| 6 * n.saturating_sub(1),
+    timer_events: |_| 0,
+    heap_bytes_per_position: 72_585,
     kept: Some(KeptSpec {
         build: |c, d| Box::new(Chubby::with_config(c, ChubbyConfig::for_detector(d))),
         // No heartbeats: the lease is its detector.
@@ -198,8 +201,10 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         lease: Some(Lease { lost: "lease not renewed (the leader stepped down)" }),
         liveness_needs: None,
     }),
-    heap_bytes_per_position: 72_585,
-    ..machine!(Chubby::new)
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(Chubby::new),
+    extras: Extras::NONE,
 };
 
 const NAME: &str = "chubby";

@@ -29,7 +29,7 @@
 //!   the election ended, are swallowed.
 
 use super::oneshot::{self, CandidateStatus, Ending, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS, ceil_log2};
+use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS, Candidates, Extras, Provision, ceil_log2};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
@@ -45,10 +45,16 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: BI_RINGS,
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "8n(1+ceil(log2 n)) + n",
     bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
+    timer_events: |_| 0,
     heap_bytes_per_position: 336,
-    ..machine!(ControlledDistance::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(ControlledDistance::new),
+    extras: Extras::NONE,
 };
 
 /// One node of Controlled Distance.

@@ -51,7 +51,7 @@
 //! messages until Start, so every designated initiator competes.
 
 use super::oneshot::Ending;
-use super::spec::{AlgorithmSpec, Assumptions, Candidates};
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision};
 use super::{AlgoError, Algorithm, Decision, Input, Msg, NodeContext, Outbox, Port, Role, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -77,12 +77,16 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     ],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::Initiators,
     bound_formula: "2mk + n - 1 (m = links of the overlay)",
     bound: |n, k| 2 * k * n.max(n * n.saturating_sub(1) / 2) + n.saturating_sub(1),
-    bound_on: Some(|n, m, k| 2 * m * k + n.saturating_sub(1)),
-    candidates: Candidates::Initiators,
+    timer_events: |_| 0,
     heap_bytes_per_position: 587,
-    ..machine!(EchoExtinction::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(EchoExtinction::new),
+    extras: Extras { bound_on: Some(|n, m, k| 2 * m * k + n.saturating_sub(1)), ..Extras::NONE },
 };
 
 /// What a node has heard on one port in its current wave.

@@ -67,7 +67,7 @@
 //! 2 of the messages are `Election`s.
 
 use super::oneshot::{self, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Assumptions, Candidates, TREES};
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, TREES};
 use super::tree_saturation::Saturation;
 use super::{AlgoError, Decision, Msg, NodeContext, Outbox, Port, Role, Rule, UNKNOWN_LEADER};
 use crate::machine;
@@ -84,13 +84,20 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: TREES,
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
     rule: Rule::Min,
+    candidates: Candidates::Root,
     bound_formula: "3n + k - 2",
     bound: |n, k| if n < 2 { 0 } else { 3 * n + k - 2 },
-    exact: Some(|n, k| if n < 2 { 0 } else { 3 * n + k - 2 }),
-    schedule_independent: true,
-    candidates: Candidates::Root,
+    timer_events: |_| 0,
     heap_bytes_per_position: 390,
-    ..machine!(ElectRoot::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(ElectRoot::new),
+    extras: Extras {
+        exact: Some(|n, k| if n < 2 { 0 } else { 3 * n + k - 2 }),
+        schedule_independent: true,
+        ..Extras::NONE
+    },
 };
 
 /// The id field of a message that carries none (protobuf leaves a 0 off the wire).

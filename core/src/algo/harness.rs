@@ -6,8 +6,6 @@
 //! node [`Shell`] and fires only the timers it has set, checking that no step's output runs away and that
 //! the messages it holds for later stay within [`MAX_HELD`].
 //!
-//! [`permutations`] and [`ring_arrangements`] list the id arrangements that
-//! exhaustive tests run, in unit tests and integration tests alike;
 //! [`ring_context`], [`started`] and [`election`] are what the ring
 //! algorithms' unit tests build their nodes and messages with.
 
@@ -41,7 +39,7 @@ pub fn node_under(spec: &AlgorithmSpec, n: u32, kept: bool, rule: Rule) -> Optio
         options: Default::default(),
     };
     let algo = match (kept, spec.kept.map(|k| k.build)) {
-        (false, _) => (spec.build)(&ctx),
+        (false, _) => (spec.machine.build)(&ctx),
         (true, Some(build)) => build(&ctx, DetectorConfig::LOOPBACK),
         (true, None) => return None,
     };
@@ -265,42 +263,6 @@ pub fn election(id: u64, stage: u32) -> Msg {
     Msg::Election { id, stage, hops: 0 }
 }
 
-/// Every order of `items`, in lexicographic order of their positions (all
-/// orders starting with `items[0]` first): `items.len()!` of them.
-pub fn permutations(items: &[u64]) -> Vec<Vec<u64>> {
-    arrangements(Vec::with_capacity(items.len()), items.to_vec())
-}
-
-/// The arrangements of ids `1..=n` on a ring up to rotation: every order
-/// with id 1 at position 0 ((n − 1)! of them, in the order of
-/// [`permutations`] of the others). A rotation costs the same where the
-/// initiators are all the nodes or range over every subset.
-pub fn ring_arrangements(n: u32) -> Vec<Vec<u64>> {
-    let mut prefix = Vec::with_capacity(n as usize);
-    prefix.push(1);
-    arrangements(prefix, (2..=u64::from(n)).collect())
-}
-
-/// `prefix` followed by every order of `rest`, in lexicographic order of positions.
-fn arrangements(mut prefix: Vec<u64>, mut rest: Vec<u64>) -> Vec<Vec<u64>> {
-    fn rec(prefix: &mut Vec<u64>, rest: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
-        if rest.is_empty() {
-            out.push(prefix.clone());
-            return;
-        }
-        for i in 0..rest.len() {
-            let x = rest.remove(i);
-            prefix.push(x);
-            rec(prefix, rest, out);
-            prefix.pop();
-            rest.insert(i, x);
-        }
-    }
-    let mut out = Vec::new();
-    rec(&mut prefix, &mut rest, &mut out);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,28 +277,5 @@ mod tests {
         assert_eq!(node.state(), "awake");
         assert!(out.effects().is_empty());
         assert_eq!(election(4, 2), Msg::Election { id: 4, stage: 2, hops: 0 });
-    }
-
-    /// Permutations come in lexicographic order of positions, each exactly
-    /// once; ring arrangements are those with id 1 first, in the same order.
-    #[test]
-    fn arrangements_in_lexicographic_order() {
-        assert_eq!(permutations(&[]), vec![Vec::<u64>::new()]);
-        assert_eq!(
-            permutations(&[1, 2, 3]),
-            vec![vec![1, 2, 3], vec![1, 3, 2], vec![2, 1, 3], vec![2, 3, 1], vec![3, 1, 2], vec![3, 2, 1]]
-        );
-        assert_eq!(permutations(&[7, 4]), vec![vec![7, 4], vec![4, 7]], "orders of positions, not of values");
-        assert_eq!(
-            ring_arrangements(4),
-            vec![[1, 2, 3, 4], [1, 2, 4, 3], [1, 3, 2, 4], [1, 3, 4, 2], [1, 4, 2, 3], [1, 4, 3, 2]]
-        );
-        assert_eq!(ring_arrangements(1), vec![vec![1]]);
-        let all = permutations(&[1, 2, 3, 4, 5]);
-        let mut unique = all.clone();
-        unique.sort_unstable();
-        unique.dedup();
-        assert_eq!((all.len(), unique.len()), (120, 120));
-        assert_eq!(ring_arrangements(6).len(), 120);
     }
 }

@@ -181,7 +181,7 @@
 
 use super::detector::DetectorConfig;
 use super::kept::Peers;
-use super::spec::{self, AlgoOption, AlgorithmSpec, Assumptions, Candidates, KeptSpec};
+use super::spec::{self, AlgoOption, AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Provision};
 use super::store::{LeaseRecord, StoreOp, StoreReply};
 use super::{
     AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Options, Outbox, Port, Reports, Role, TimerId,
@@ -207,10 +207,12 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::Initiators,
     bound_formula: "n-1 (one-shot: the holder's notifications; kept: none; store operations aside)",
     bound: |n, _| n.saturating_sub(1),
-    exact: Some(|n, _| n.saturating_sub(1)),
-    candidates: Candidates::Initiators,
+    timer_events: |_| 0,
+    // Not measured by examples/memory: a node is a few words and a peers list.
+    heap_bytes_per_position: 512,
     kept: Some(KeptSpec {
         build: |c, d| Box::new(Lease::with_config(c, LeaseConfig::for_detector(d).with_chosen(c.options))),
         heartbeats_per_period: |_| 0,
@@ -226,20 +228,23 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
              the checker's delays above half of it, a holder's answers may all come after it gave them up",
         ),
     }),
-    // Not measured by examples/memory: a node is a few words and a peers list.
+    live_provision: Provision::Store,
     uses_store: true,
-    heap_bytes_per_position: 512,
-    options: &[AlgoOption {
-        name: "renew_from",
-        help: "where a holder measures RenewDeadline from: round (client-go's: from the start of each \
-               renewal round, a RetryPeriod after the last success) or send (stricter: from the send of \
-               each write, which tolerates twice the clock-rate error); default round",
-        per_node: false,
-        kept_only: true,
-        check: |v| RenewFrom::parse(v).map(|_| ()),
-        lease: None,
-    }],
-    ..machine!(Lease::new)
+    machine: machine!(Lease::new),
+    extras: Extras {
+        exact: Some(|n, _| n.saturating_sub(1)),
+        options: &[AlgoOption {
+            name: "renew_from",
+            help: "where a holder measures RenewDeadline from: round (client-go's: from the start of each \
+                   renewal round, a RetryPeriod after the last success) or send (stricter: from the send of \
+                   each write, which tolerates twice the clock-rate error); default round",
+            per_node: false,
+            kept_only: true,
+            check: |v| RenewFrom::parse(v).map(|_| ()),
+            lease: None,
+        }],
+        ..Extras::NONE
+    },
 };
 
 use super::Rule;
@@ -290,11 +295,11 @@ pub enum RenewFrom {
 
 impl RenewFrom {
     /// `round` or `send`.
-    pub fn parse(value: &str) -> Result<RenewFrom, String> {
+    pub fn parse(value: &str) -> Result<RenewFrom, spec::OptionError> {
         match value {
             "round" => Ok(RenewFrom::Round),
             "send" => Ok(RenewFrom::Send),
-            _ => Err(format!("`{value}` is not where RenewDeadline runs from: round or send")),
+            _ => Err(spec::OptionError::form(value, "where RenewDeadline runs from: round or send")),
         }
     }
 }

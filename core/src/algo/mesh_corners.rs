@@ -66,7 +66,7 @@
 //! O(n): B ≤ n and m < 2n for every rows × cols with both at least 2.
 
 use super::oneshot::{self, Ending, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, mirror};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, mirror};
 use super::{AlgoError, Compass, Decision, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -82,23 +82,30 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Mesh],
     assumptions: Assumptions { bidirectional: true, oriented: true, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::MeshCorners,
     bound_formula: "6n + k + 2max(rows, cols) - 9",
     bound: |n, k| (6 * n + k + 2 * longest_side(n)).saturating_sub(9),
-    bound_on: Some(|n, m, k| (6 * n + k + 2 * longest_side_of(n, m)).saturating_sub(9)),
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "on every rows x cols shape, corner ids decreasing clockwise from a corner that starts a short side: \
-                      6(max(rows,cols)-1) + 4(min(rows,cols)-1) border messages (6n + k + 2 max(rows,cols) - 9 in all)",
-        ids: |n, r| mirror(worst_case_ids(n), n, r),
-    }),
-    best_case: Some(Arrangement {
-        description: "on every rows x cols shape, corner ids increasing clockwise towards a corner that starts a long side: \
-                      3(max(rows,cols)-1) + 4(min(rows,cols)-1) border messages",
-        ids: |n, r| mirror(best_case_ids(n), n, r),
-    }),
-    candidates: Candidates::MeshCorners,
+    timer_events: |_| 0,
     heap_bytes_per_position: 440,
-    ..machine!(MeshCorners::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(MeshCorners::new),
+    extras: Extras {
+        bound_on: Some(|n, m, k| (6 * n + k + 2 * longest_side_of(n, m)).saturating_sub(9)),
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "on every rows x cols shape, corner ids decreasing clockwise from a corner that starts a short side: \
+                          6(max(rows,cols)-1) + 4(min(rows,cols)-1) border messages (6n + k + 2 max(rows,cols) - 9 in all)",
+            ids: |n, r| mirror(worst_case_ids(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "on every rows x cols shape, corner ids increasing clockwise towards a corner that starts a long side: \
+                          3(max(rows,cols)-1) + 4(min(rows,cols)-1) border messages",
+            ids: |n, r| mirror(best_case_ids(n), n, r),
+        }),
+        ..Extras::NONE
+    },
 };
 
 /// One node of the mesh corner election.

@@ -45,7 +45,9 @@ use std::marker::PhantomData;
 use super::alternate;
 use super::bi_min_max;
 use super::oneshot::{self, COLLECT, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, reversed};
+use super::spec::{
+    AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, descending, reversed,
+};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
@@ -63,19 +65,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: ORIENTED_RINGS,
     assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
     bound: |n, _| n * alternate::max_steps(n) + 2 * n,
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "Fibonacci construction, BiMinMax's read backwards (MinMax compares each envelope with its successor, BiMinMax each candidate with its predecessor): T(n) rounds, n*T(n) + 2n, the bound, for every n; the same for both rules (the rounds' rules do not depend on it)",
-        ids: |n, _| reversed(bi_min_max::worst_case_ids(n)),
-    }),
-    best_case: Some(Arrangement {
-        description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
-        ids: |n, _| descending(n),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 262,
-    ..machine!(MinMax::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(MinMax::new),
+    extras: Extras {
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction, BiMinMax's read backwards (MinMax compares each envelope with its successor, BiMinMax each candidate with its predecessor): T(n) rounds, n*T(n) + 2n, the bound, for every n; the same for both rules (the rounds' rules do not depend on it)",
+            ids: |n, _| reversed(bi_min_max::worst_case_ids(n)),
+        }),
+        best_case: Some(Arrangement {
+            description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
+            ids: |n, _| descending(n),
+        }),
+        ..Extras::NONE
+    },
 };
 
 /// Where a node of MinMax or MinMax+ stands.

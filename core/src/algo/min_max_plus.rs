@@ -80,7 +80,7 @@
 //! seen) and the notification are Ringleader's additions, as in MinMax.
 
 use super::min_max::{MinMaxNode, Rounds};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending};
+use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, descending};
 use super::{AlgoError, NodeContext, Outbox, Rule};
 use crate::machine;
 
@@ -97,15 +97,23 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: ORIENTED_RINGS,
     assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "E(n) + 2n, E(n) = n + sum over even i in 2..=m+1 of (2n - ceil(n F_i / F_(i+3))), m = max{odd r : 2 F_r <= n} (1.271 n log n + O(n))",
     bound: |n, _| election_bound(n) + 2 * n,
-    schedule_independent: true,
-    best_case: Some(Arrangement {
-        description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
-        ids: |n, _| descending(n),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 262,
-    ..machine!(MinMaxPlus::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(MinMaxPlus::new),
+    extras: Extras {
+        schedule_independent: true,
+        best_case: Some(Arrangement {
+            description: "DESCENDING (either rule): only envelope 1 survives round 1 and goes round in round 2: 4n messages, the least possible",
+            ids: |n, _| descending(n),
+        }),
+        ..Extras::NONE
+    },
 };
 
 /// The Fibonacci number F_k (F_0 = 0, F_1 = F_2 = 1), saturating.
@@ -192,7 +200,8 @@ impl MinMaxPlus {
 mod tests {
     use super::*;
     use crate::algo::Decision;
-    use crate::algo::harness::{ring_arrangements, ring_context};
+    use crate::algo::harness::ring_context;
+    use crate::spec::ring_arrangements;
     use crate::algo::oneshot::COLLECT;
     use crate::algo::{Algorithm, Effect, LEFT, Msg, RIGHT, Role, catalogue};
     use crate::sim::{self, SimConfig, SimReport};

@@ -1,7 +1,7 @@
 //! Every election algorithm, each a sans-IO state machine in its own file
 //! with its catalogue entry (`SPEC`) and its proof; the building blocks they
 //! share ([`oneshot`], [`kept`], the heartbeat failure [`detector`]); the
-//! [`catalogue`] that lists them; and a test [`harness`]. What a state
+//! [`catalogue`] that lists them; and a test `harness` (feature `harness`). What a state
 //! machine is (the [`Algorithm`] trait, messages, effects) is
 //! [`crate::protocol`]'s, re-exported here, and what a catalogue entry says
 //! is [`crate::spec`]'s, re-exported as [`spec`].
@@ -9,7 +9,7 @@
 //! ```
 //! use ringleader_core::algo::{catalogue, NodeContext, Outbox, Rule, Effect, Msg, RIGHT};
 //! let spec = catalogue::find("as-far").unwrap();
-//! let mut node = (spec.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3, coin: 0, ports: 2, ..Default::default() });
+//! let mut node = (spec.machine.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3, coin: 0, ports: 2, ..Default::default() });
 //! let mut out = Outbox::default();
 //! node.on_start(&mut out);
 //! assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Election { id: 7, stage: 0, hops: 0 } }]);
@@ -20,6 +20,9 @@ pub use crate::spec;
 
 pub mod catalogue;
 pub mod detector;
+/// Test drivers, built for the crate's own tests and with the `harness` feature
+/// (core's integration tests, the fuzz targets).
+#[cfg(any(test, feature = "harness"))]
 pub mod harness;
 pub mod kept;
 pub mod oneshot;

@@ -41,7 +41,10 @@
 //! needed for one election and omitted.
 
 use super::oneshot::{Ending, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, descending, mirror};
+use super::spec::{
+    AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, ascending, descending,
+    mirror,
+};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
@@ -59,19 +62,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: ORIENTED_RINGS,
     assumptions: Assumptions { bidirectional: false, oriented: true, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "3n-1 if k = 1, else n(n+1)/2 + n",
     bound: |n, k| if k == 1 { 3 * n - 1 } else { n * (n + 1) / 2 + n },
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "ids decreasing in the sending direction, all initiating: id of rank r crosses n - r + 1 links (n(n+1)/2 + n)",
-        ids: |n, r| mirror(descending(n), n, r),
-    }),
-    best_case: Some(Arrangement {
-        description: "ids increasing in the sending direction: every id but the winner stops after one link (3n - 1 with all initiating)",
-        ids: |n, r| mirror(ascending(n), n, r),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 300,
-    ..machine!(ParticipantRing::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(ParticipantRing::new),
+    extras: Extras {
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "ids decreasing in the sending direction, all initiating: id of rank r crosses n - r + 1 links (n(n+1)/2 + n)",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids increasing in the sending direction: every id but the winner stops after one link (3n - 1 with all initiating)",
+            ids: |n, r| mirror(ascending(n), n, r),
+        }),
+        ..Extras::NONE
+    },
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

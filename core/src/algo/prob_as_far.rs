@@ -23,7 +23,7 @@
 //! some better id already passed is safe, and keeps AsFar's worst case).
 
 use super::as_far::{AsFarNode, AsFarVariant};
-use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS};
+use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS, Candidates, Extras, Provision};
 use super::{NodeContext, Port, Rule};
 use crate::machine;
 
@@ -39,10 +39,16 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: BI_RINGS,
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "n(n+1)/2 + n",
     bound: |n, _| n * (n + 1) / 2 + n,
+    timer_events: |_| 0,
     heap_bytes_per_position: 257,
-    ..machine!(ProbAsFar::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(ProbAsFar::new),
+    extras: Extras::NONE,
 };
 
 /// ProbAsFar: its own id goes out on the port its random bit picks.

@@ -186,7 +186,10 @@
 
 use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgoOption, AlgorithmSpec, Assumptions, Candidates, KeptSpec, Lease, flag, per_second};
+use super::spec::{
+    AlgoOption, AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Lease, OptionError, Provision, flag,
+    per_second,
+};
 use super::{
     AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Options, Outbox, Port, Reports, Role, Rule,
     Stable, TimerId,
@@ -210,10 +213,11 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::Initiators,
     bound_formula: "4(n-1)",
     bound: |n, _| 4 * n.saturating_sub(1),
-    exact: Some(|n, _| 4 * n.saturating_sub(1)),
-    candidates: Candidates::Initiators,
+    timer_events: |_| 0,
+    heap_bytes_per_position: 70_658,
     kept: Some(KeptSpec {
         build: |c, d| {
             Box::new(Raft::with_config(c, RaftConfig::for_detector(d).with_chosen(c.options)).with_chosen_log(c))
@@ -232,61 +236,69 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
              randomised timeouts to end them (thesis §3.4), and the checker tries every order of the timers",
         ),
     }),
-    heap_bytes_per_position: 70_658,
-    options: &[
-        AlgoOption {
-            name: "pre_vote",
-            help: "true: PreVote (thesis §9.6), a node runs only after a majority would vote for it; \
-                   default false",
-            per_node: false,
-            kept_only: true,
-            check: flag,
-            lease: None,
-        },
-        AlgoOption {
-            name: "check_quorum",
-            help: "true: CheckQuorum (thesis §6.2), a leader without a majority's contact for an \
-                   election timeout steps down; default false",
-            per_node: false,
-            kept_only: true,
-            check: flag,
-            lease: None,
-        },
-        AlgoOption {
-            name: "lease",
-            help: "true: a leader lease (thesis §6.4.1), the leader believes it leads only until its \
-                   lease ends, so no two leaders at once; default false",
-            per_node: false,
-            kept_only: true,
-            check: flag,
-            lease: Some(Lease { lost: "lease ended" }),
-        },
-        AlgoOption {
-            name: "log",
-            help: "where each node's log ends, TERM:INDEX, one for all or one per position separated by \
-                   commas (e.g. 1:5,2:3,2:3): a node votes only for a candidate whose log is at least \
-                   as up-to-date (§5.4.1); TERM at most 2^53 - 2; default 0:0 for every node",
-            per_node: true,
-            kept_only: true,
-            check: |v| parse_log(v).map(|_| ()),
-            lease: None,
-        },
-    ],
-    ..machine!(Raft::new)
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(Raft::new),
+    extras: Extras {
+        exact: Some(|n, _| 4 * n.saturating_sub(1)),
+        options: &[
+            AlgoOption {
+                name: "pre_vote",
+                help: "true: PreVote (thesis §9.6), a node runs only after a majority would vote for it; \
+                       default false",
+                per_node: false,
+                kept_only: true,
+                check: flag,
+                lease: None,
+            },
+            AlgoOption {
+                name: "check_quorum",
+                help: "true: CheckQuorum (thesis §6.2), a leader without a majority's contact for an \
+                       election timeout steps down; default false",
+                per_node: false,
+                kept_only: true,
+                check: flag,
+                lease: None,
+            },
+            AlgoOption {
+                name: "lease",
+                help: "true: a leader lease (thesis §6.4.1), the leader believes it leads only until its \
+                       lease ends, so no two leaders at once; default false",
+                per_node: false,
+                kept_only: true,
+                check: flag,
+                lease: Some(Lease { lost: "lease ended" }),
+            },
+            AlgoOption {
+                name: "log",
+                help: "where each node's log ends, TERM:INDEX, one for all or one per position separated by \
+                       commas (e.g. 1:5,2:3,2:3): a node votes only for a candidate whose log is at least \
+                       as up-to-date (§5.4.1); TERM at most 2^53 - 2; default 0:0 for every node",
+                per_node: true,
+                kept_only: true,
+                check: |v| parse_log(v).map(|_| ()),
+                lease: None,
+            },
+        ],
+        ..Extras::NONE
+    },
 };
 
 /// A log end written `TERM:INDEX` (the `log` option).
-pub fn parse_log(value: &str) -> Result<LogPos, String> {
-    let bad = || format!("`{value}` is not TERM:INDEX (two whole numbers, e.g. 2:7)");
+pub fn parse_log(value: &str) -> Result<LogPos, OptionError> {
+    let bad = || OptionError::form(value, "TERM:INDEX (two whole numbers, e.g. 2:7)");
     let (term, index) = value.split_once(':').ok_or_else(bad)?;
     let log = LogPos { term: term.trim().parse().map_err(|_| bad())?, index: index.trim().parse().map_err(|_| bad())? };
     // A node starts in its log's term and runs for the next: a term without one would never elect.
     if super::next_term(log.term).is_none() {
-        return Err(format!(
-            "term {} leaves no term to run for: a log's term is at most {} (MAX_TERM - 1, MAX_TERM = 2^53 - 1)",
-            log.term,
-            super::MAX_TERM - 1
-        ));
+        return Err(OptionError::TooLarge {
+            what: "term",
+            value: log.term,
+            why: "leaves no term to run for",
+            limit: "a log's term",
+            max: super::MAX_TERM - 1,
+            max_is: "MAX_TERM - 1, MAX_TERM = 2^53 - 1",
+        });
     }
     Ok(log)
 }

@@ -57,7 +57,7 @@
 
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, per_second};
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Provision, per_second};
 use super::{
     AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
 };
@@ -80,8 +80,11 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "n(n+3)/2 (elections n(n+1)/2 as Chang-Roberts, one coordinator round n)",
     bound: |n, _| n * (n + 3) / 2,
+    timer_events: |_| 0,
+    heap_bytes_per_position: 53_984,
     kept: Some(KeptSpec {
         build: |c, d| Box::new(kept(c, RingConfig::for_detector(d), d)),
         // The leader and its followers watch each other, and each follower its
@@ -94,8 +97,10 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         lease: None,
         liveness_needs: None,
     }),
-    heap_bytes_per_position: 53_984,
-    ..machine!(RepairedRing::new)
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(RepairedRing::new),
+    extras: Extras::NONE,
 };
 
 const NAME: &str = "repaired-ring";

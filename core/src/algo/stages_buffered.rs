@@ -28,7 +28,10 @@
 //! (the slide is silent; dropping it loses the next stage's ids).
 
 use super::oneshot::{self, CandidateStatus, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, bit_reversal, floor_log2, mirror};
+use super::spec::{
+    AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, Candidates, Extras, Provision, ascending, bit_reversal,
+    floor_log2, mirror,
+};
 use super::{AlgoError, Hold, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 
@@ -44,19 +47,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: BI_RINGS,
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "2n*floor(log2 n) + 3n",
     bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "bit-reversal order, as Stages: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
-        ids: |n, r| mirror(bit_reversal(n), n, r),
-    }),
-    best_case: Some(Arrangement {
-        description: "ASCENDING: only the extremum survives the first stage (5n messages)",
-        ids: |n, _| ascending(n),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 386,
-    ..machine!(StagesBuffered::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(StagesBuffered::new),
+    extras: Extras {
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "bit-reversal order, as Stages: for n = 2^p exactly half the candidates survive each stage (2n log n + 3n messages)",
+            ids: |n, r| mirror(bit_reversal(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ASCENDING: only the extremum survives the first stage (5n messages)",
+            ids: |n, _| ascending(n),
+        }),
+        ..Extras::NONE
+    },
 };
 
 /// One node of Stages with per-stage buffering.

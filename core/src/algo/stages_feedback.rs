@@ -43,7 +43,10 @@
 //! owes feedback.
 
 use super::oneshot::{self, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, feedback_worst_case, floor_log3, mirror, zigzag};
+use super::spec::{
+    AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, Candidates, Extras, Provision, feedback_worst_case, floor_log3,
+    mirror, zigzag,
+};
 use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
@@ -58,19 +61,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: BI_RINGS,
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "3n*floor(log3 n) + 6n",
     bound: |n, _| 3 * n * floor_log3(n) + 6 * n,
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "ternary construction (`feedback_worst_case`): the most stages, the last with two candidates, survivors the only local maxima, missing feedback on the shortest segments: 12 messages at n = 2, 6n - 1 at n = 3..5 (17, 23 and 29: one stage), otherwise 3n(k+1) - 2(k-1)3^(k-2), k = max{k : 2*3^(k-1) <= n}; the exhaustive maximum for n <= 8, not beaten by random or hill-climbing search (no published worst case)",
-        ids: |n, r| mirror(feedback_worst_case(n), n, r),
-    }),
-    best_case: Some(Arrangement {
-        description: "zigzag (`zigzag`: ascending with the pairs before the maximum swapped): floor(n/2) local maxima, so only ceil(n/2) feedbacks, and only the extremum survives stage 1: 5n + ceil(n/2) messages for n >= 3, the least possible",
-        ids: |n, r| mirror(zigzag(n), n, r),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 383,
-    ..machine!(StagesFeedback::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(StagesFeedback::new),
+    extras: Extras {
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "ternary construction (`feedback_worst_case`): the most stages, the last with two candidates, survivors the only local maxima, missing feedback on the shortest segments: 12 messages at n = 2, 6n - 1 at n = 3..5 (17, 23 and 29: one stage), otherwise 3n(k+1) - 2(k-1)3^(k-2), k = max{k : 2*3^(k-1) <= n}; the exhaustive maximum for n <= 8, not beaten by random or hill-climbing search (no published worst case)",
+            ids: |n, r| mirror(feedback_worst_case(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "zigzag (`zigzag`: ascending with the pairs before the maximum swapped): floor(n/2) local maxima, so only ceil(n/2) feedbacks, and only the extremum survives stage 1: 5n + ceil(n/2) messages for n >= 3, the least possible",
+            ids: |n, r| mirror(zigzag(n), n, r),
+        }),
+        ..Extras::NONE
+    },
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -79,7 +79,9 @@
 //!   first message wakes them.
 
 use super::oneshot::{self, Ending};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, ascending, ceil_log2};
+use super::spec::{
+    AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, Candidates, Extras, Provision, ascending, ceil_log2,
+};
 use super::{
     AlgoError, Algorithm, Decision, Effect, Input, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId, other,
 };
@@ -99,16 +101,23 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: BI_RINGS,
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "8n(1+ceil(log2 n)) + n",
     bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
-    schedule_independent: true,
-    best_case: Some(Arrangement {
-        description: "ASCENDING (one local extremum): 3n in phase 0, then only the extremum probes: 6n + 2^(p+2) - 8 messages, p = ceil(log2 n), the least possible",
-        ids: |n, _| ascending(n),
-    }),
     timer_events: max_timer_events,
     heap_bytes_per_position: 715,
-    ..machine!(SyncHs::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(SyncHs::new),
+    extras: Extras {
+        schedule_independent: true,
+        best_case: Some(Arrangement {
+            description: "ASCENDING (one local extremum): 3n in phase 0, then only the extremum probes: 6n + 2^(p+2) - 8 messages, p = ceil(log2 n), the least possible",
+            ids: |n, _| ascending(n),
+        }),
+        ..Extras::NONE
+    },
 };
 
 /// Length of a round, in milliseconds (virtual milliseconds in the simulator).

@@ -25,7 +25,7 @@
 //! the saturated nodes know it, and no extra exchange is needed.
 
 use super::oneshot::{self, Ending, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Assumptions, TREES};
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, TREES};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule};
 use crate::machine;
 
@@ -40,12 +40,20 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: TREES,
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: true },
     rule: Rule::Min,
+    candidates: Candidates::All,
     bound_formula: "3n + k - 4",
     bound: |n, k| 3 * n + k - 4,
-    exact: Some(|n, k| 3 * n + k - 4),
-    schedule_independent: true,
+    timer_events: |_| 0,
     heap_bytes_per_position: 398,
-    ..machine!(TreeSaturation::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(TreeSaturation::new),
+    extras: Extras {
+        exact: Some(|n, k| 3 * n + k - 4),
+        schedule_independent: true,
+        ..Extras::NONE
+    },
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

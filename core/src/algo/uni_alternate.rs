@@ -28,7 +28,9 @@
 
 use super::alternate;
 use super::oneshot::{self, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, descending, mirror};
+use super::spec::{
+    AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, descending, mirror,
+};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 
@@ -44,19 +46,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: ORIENTED_RINGS,
     assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
     bound: |n, _| n * alternate::max_steps(n) + n,
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
-        ids: |n, r| mirror(alternate::worst_case_ids(n), n, r),
-    }),
-    best_case: Some(Arrangement {
-        description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
-        ids: |n, r| mirror(descending(n), n, r),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 254,
-    ..machine!(UniAlternate::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(UniAlternate::new),
+    extras: Extras {
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "Fibonacci construction: each step keeps exactly G_(k-1) of G_k candidates (A_(k+1) = A_k reversed plus a smallest id after each descent), so T(n) steps: n*T(n) + n, the bound, for every n",
+            ids: |n, r| mirror(alternate::worst_case_ids(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids decreasing in the step-1 direction (DESCENDING for max): only the extremum survives step 1, 3n messages, the least possible",
+            ids: |n, r| mirror(descending(n), n, r),
+        }),
+        ..Extras::NONE
+    },
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

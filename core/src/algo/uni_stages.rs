@@ -38,7 +38,8 @@
 
 use super::oneshot::{self, Ending, OneShotNode};
 use super::spec::{
-    AlgorithmSpec, Arrangement, Assumptions, ORIENTED_RINGS, ascending, bit_reversal, floor_log2, mirror,
+    AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, ascending, bit_reversal,
+    floor_log2, mirror,
 };
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
@@ -57,19 +58,27 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: ORIENTED_RINGS,
     assumptions: Assumptions { bidirectional: false, oriented: true, fifo: true },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "2n*floor(log2 n) + 2n",
     bound: |n, _| 2 * n * floor_log2(n) + 2 * n,
-    schedule_independent: true,
-    worst_case: Some(Arrangement {
-        description: "bit-reversal order: for n = 2^p exactly half the active nodes stay active each phase (2n log n + 2n messages)",
-        ids: |n, r| mirror(bit_reversal(n), n, r),
-    }),
-    best_case: Some(Arrangement {
-        description: "ids increasing in the sending direction: one node stays active after the first phase (4n messages, the least possible)",
-        ids: |n, r| mirror(ascending(n), n, r),
-    }),
+    timer_events: |_| 0,
     heap_bytes_per_position: 300,
-    ..machine!(UniStages::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(UniStages::new),
+    extras: Extras {
+        schedule_independent: true,
+        worst_case: Some(Arrangement {
+            description: "bit-reversal order: for n = 2^p exactly half the active nodes stay active each phase (2n log n + 2n messages)",
+            ids: |n, r| mirror(bit_reversal(n), n, r),
+        }),
+        best_case: Some(Arrangement {
+            description: "ids increasing in the sending direction: one node stays active after the first phase (4n messages, the least possible)",
+            ids: |n, r| mirror(ascending(n), n, r),
+        }),
+        ..Extras::NONE
+    },
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

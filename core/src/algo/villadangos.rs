@@ -69,7 +69,7 @@
 //! one; none does.
 
 use super::oneshot::Ending;
-use super::spec::{AlgorithmSpec, Assumptions, Candidates};
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision};
 use super::{AlgoError, Algorithm, Input, Msg, NodeContext, Outbox, Port, Role, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;
@@ -88,13 +88,20 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::Initiators,
     bound_formula: "2n + 2k - 3",
     bound: |n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 },
-    exact: Some(|n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 }),
-    schedule_independent: true,
-    candidates: Candidates::Initiators,
+    timer_events: |_| 0,
     heap_bytes_per_position: 33_086,
-    ..machine!(Villadangos::new)
+    kept: None,
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(Villadangos::new),
+    extras: Extras {
+        exact: Some(|n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 }),
+        schedule_independent: true,
+        ..Extras::NONE
+    },
 };
 
 const NAME: &str = "complete-villadangos";
@@ -331,7 +338,7 @@ mod tests {
     use super::*;
     use crate::algo::Decision;
     use crate::algo::catalogue;
-    use crate::algo::harness::permutations;
+    use crate::spec::permutations;
     use crate::algo::{Effect, MsgKind, PortInfo};
     use crate::counters::Counters;
     use crate::shell::{Output, Outputs, Shell};

@@ -174,7 +174,7 @@
 
 use super::detector::{Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions, KeptSpec, per_second};
+use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Provision, per_second};
 use super::{
     AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
     TimerId,
@@ -200,8 +200,11 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
+    candidates: Candidates::All,
     bound_formula: "3(n-1) + 2 min(k, n-1) (NEW_LEADER, ACK, COMMIT from the best node; a WAKEUP from each other initiator and at most one COMMIT answering it; exactly 3(n-1) when the best node alone initiates)",
     bound: |n, k| 3 * n.saturating_sub(1) + 2 * k.min(n.saturating_sub(1)),
+    timer_events: |_| 0,
+    heap_bytes_per_position: 43_949,
     kept: Some(KeptSpec {
         build: |c, d| Box::new(kept(c, ZkConfig::for_detector(d), d)),
         // The leader and its followers watch only each other.
@@ -213,8 +216,10 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         lease: None,
         liveness_needs: None,
     }),
-    heap_bytes_per_position: 43_949,
-    ..machine!(ZooKeeper::new)
+    live_provision: Provision::Nodes,
+    uses_store: false,
+    machine: machine!(ZooKeeper::new),
+    extras: Extras::NONE,
 };
 
 const NAME: &str = "zookeeper";

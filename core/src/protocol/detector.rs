@@ -6,6 +6,28 @@
 /// a mistake, and would overflow clock arithmetic far beyond).
 pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
+/// Why [`DetectorConfig::validate`] refused settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DetectorError {
+    /// A period of 0.
+    #[error("detector period must be positive")]
+    NoPeriod,
+    /// A timeout above [`MAX_TIMEOUT_MS`].
+    #[error("detector timeout ({timeout_ms} ms) must be at most a day ({MAX_TIMEOUT_MS} ms)")]
+    TimeoutOverADay {
+        /// The timeout refused.
+        timeout_ms: u64,
+    },
+    /// A timeout shorter than the period.
+    #[error("detector timeout ({timeout_ms} ms) must be at least its period ({period_ms} ms)")]
+    TimeoutUnderPeriod {
+        /// The timeout refused.
+        timeout_ms: u64,
+        /// The period.
+        period_ms: u64,
+    },
+}
+
 /// Heartbeat period and suspicion timeout, in milliseconds (virtual ones in
 /// the simulator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,22 +47,17 @@ impl DetectorConfig {
     /// times the loopback settings.
     pub const KUBERNETES: DetectorConfig = DetectorConfig { period_ms: 500, timeout_ms: 2_000 };
 
-    /// A positive period and a timeout of at least one period.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.period_ms == 0 {
-            return Err("detector period must be positive".into());
+    /// A positive period and a timeout of at least one period, at most a day.
+    pub fn validate(&self) -> Result<(), DetectorError> {
+        let DetectorConfig { period_ms, timeout_ms } = *self;
+        if period_ms == 0 {
+            return Err(DetectorError::NoPeriod);
         }
-        if self.timeout_ms > MAX_TIMEOUT_MS {
-            return Err(format!(
-                "detector timeout ({} ms) must be at most a day ({MAX_TIMEOUT_MS} ms)",
-                self.timeout_ms
-            ));
+        if timeout_ms > MAX_TIMEOUT_MS {
+            return Err(DetectorError::TimeoutOverADay { timeout_ms });
         }
-        if self.timeout_ms < self.period_ms {
-            return Err(format!(
-                "detector timeout ({} ms) must be at least its period ({} ms)",
-                self.timeout_ms, self.period_ms
-            ));
+        if timeout_ms < period_ms {
+            return Err(DetectorError::TimeoutUnderPeriod { timeout_ms, period_ms });
         }
         Ok(())
     }

@@ -1031,7 +1031,7 @@ pub fn run(
     rule: Rule,
     cfg: &SimConfig,
 ) -> SimReport {
-    (spec.simulate)(spec, topo, ids, initiators, rule, cfg)
+    (spec.machine.simulate)(spec, topo, ids, initiators, rule, cfg)
 }
 
 /// [`run`], after checking [`SimConfig::faults`] against the overlay: a

@@ -102,7 +102,7 @@ impl AgentService {
                 period_ms: d.period_ms,
                 timeout_ms: d.timeout_ms,
             });
-            detector.validate().map_err(|e| AgentError::field("detector", e))?;
+            detector.validate().map_err(|e| AgentError::field("detector", e.to_string()))?;
             Some((build, detector))
         } else if req.detector.is_some() {
             return Err(AgentError::field("detector", "applies to kept leaderships (keep_leader) only"));
@@ -134,12 +134,12 @@ impl AgentService {
             } else {
                 Some(
                     links::endpoint(&p.address, node.cfg.tls.as_ref())
-                        .map_err(|e| AgentError::field(format!("ports[{i}].address"), e))?,
+                        .map_err(|e| AgentError::field(format!("ports[{i}].address"), e.to_string()))?,
                 )
             });
         }
-        let trace =
-            crate::observe::parse_traceparent(&req.traceparent).map_err(|e| AgentError::field("traceparent", e))?;
+        let trace = crate::observe::parse_traceparent(&req.traceparent)
+            .map_err(|e| AgentError::field("traceparent", e.to_string()))?;
         let store = Self::store(node, spec, &req)?;
         if node.table.len() >= MAX_ELECTIONS {
             return Err(AgentError::Full(MAX_ELECTIONS));
@@ -191,7 +191,7 @@ impl AgentService {
                     port_info: &port_info,
                     options: Options(&options),
                 };
-                ((spec.build)(&ctx), None)
+                ((spec.machine.build)(&ctx), None)
             }
         };
         let setup = ElectionSetup {
@@ -236,7 +236,7 @@ impl AgentService {
         spec: &ringleader_core::algo::spec::AlgorithmSpec,
         req: &pb::PrepareRequest,
     ) -> Result<Option<Arc<super::store::EtcdStore>>, AgentError> {
-        if !spec.uses_store {
+        if spec.live_provision != catalogue::Provision::Store {
             return Ok(None);
         }
         let endpoint = match &node.cfg.etcd_endpoint {
@@ -253,9 +253,8 @@ impl AgentService {
                     ),
                 });
             }
-            None => {
-                super::store::check_endpoint(&req.etcd_endpoint).map_err(|e| AgentError::field("etcd_endpoint", e))?
-            }
+            None => super::store::check_endpoint(&req.etcd_endpoint)
+                .map_err(|e| AgentError::field("etcd_endpoint", e.to_string()))?,
         };
         Ok(Some(Arc::new(super::store::EtcdStore::new(endpoint, &req.election_id))))
     }

@@ -101,7 +101,7 @@ async fn two_elections_at_once_both_finish() {
 async fn every_algorithm_matches_the_simulator() {
     let mut nodes = start_nodes(5).await;
     let ids = [3, 5, 1, 4, 2];
-    for spec in catalogue::CATALOGUE.iter().filter(|s| !s.uses_store) {
+    for spec in catalogue::CATALOGUE.iter().filter(|s| s.live_provision == catalogue::Provision::Nodes) {
         let kind = spec.default_topology();
         // Five positions make no mesh; meshes run live in the controller's end-to-end tests.
         let Ok(topo) = Topology::build(kind, 5, 1) else { continue };
@@ -117,7 +117,7 @@ async fn every_algorithm_matches_the_simulator() {
             // The run picks the winner (Elect_root's root): one leads, the others follow.
             None => assert_one_leader(&all),
         }
-        if spec.schedule_independent {
+        if spec.extras.schedule_independent {
             let report = sim::run(spec, &topo, &ids, &all_pos, spec.rule, &SimConfig::default());
             let (e, n, b, _) = totals(&all);
             let c = report.counters;

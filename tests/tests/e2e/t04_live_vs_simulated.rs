@@ -9,7 +9,7 @@ use ringleader_tests::{TestController, election, live_and_simulated};
 async fn live_and_simulated_counts_match_where_schedule_independent() {
     let (ctl, mut client) = TestController::with_client(8).await;
     let mut compared = 0;
-    for spec in CATALOGUE.iter().filter(|s| s.schedule_independent) {
+    for spec in CATALOGUE.iter().filter(|s| s.extras.schedule_independent) {
         for (seed, initiators, id_order) in [
             (1, 0, pb::IdOrder::Random),
             (2, 3, pb::IdOrder::Random),

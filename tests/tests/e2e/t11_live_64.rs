@@ -1,4 +1,4 @@
-use ringleader_core::algo::catalogue::Candidates;
+use ringleader_core::algo::catalogue::{Candidates, Provision};
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{TestController, assert_correct, election};
 
@@ -8,7 +8,7 @@ use ringleader_tests::{TestController, assert_correct, election};
 async fn every_algorithm_live_on_64_nodes() {
     let (ctl, mut client) = TestController::with_client(64).await;
     // `lease` needs an etcd (tests/tests/cli/t18_lease_etcd.rs runs it on one).
-    for spec in ringleader_core::algo::catalogue::CATALOGUE.iter().filter(|s| !s.uses_store) {
+    for spec in ringleader_core::algo::catalogue::CATALOGUE.iter().filter(|s| s.live_provision == Provision::Nodes) {
         let e = client
             .start_election(pb::StartElectionRequest { seed: 7, ..election(spec.name) })
             .await

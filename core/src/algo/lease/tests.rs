@@ -249,7 +249,7 @@ fn timing_presets() {
     };
     assert_eq!((chosen("send"), chosen("round")), (RenewFrom::Send, RenewFrom::Round));
     assert_eq!(CFG.with_chosen(crate::algo::Options(&[])).renew_from, RenewFrom::Round);
-    assert!(RenewFrom::parse("sent").unwrap_err().contains("round or send"));
+    assert!(RenewFrom::parse("sent").unwrap_err().to_string().contains("round or send"));
 }
 
 /// The clock-rate tolerance ρ < (LD − H) / (LD + H), H the longest a
