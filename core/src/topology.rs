@@ -98,16 +98,53 @@ pub enum TopologyError {
     TooSmall(u32),
     /// The edges do not form a tree on the positions.
     #[error("not a tree: {0}")]
-    NotATree(String),
+    NotATree(EdgeError),
     /// The kind needs another constructor (e.g. a ring built as a tree).
     #[error("{0} is not built this way")]
     WrongKind(&'static str),
     /// The edges do not form a simple connected graph on the positions.
     #[error("not a connected graph: {0}")]
-    NotAGraph(String),
+    NotAGraph(EdgeError),
     /// The mesh shape is impossible.
     #[error("not a mesh: {0}")]
     NotAMesh(String),
+}
+
+/// What is wrong with the edges of a tree or graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EdgeError {
+    /// A tree of `n` positions needs `n - 1` edges.
+    #[error("{edges} edges for {n} positions; a tree has n - 1")]
+    Count {
+        /// Edges given.
+        edges: usize,
+        /// Positions.
+        n: u32,
+    },
+    /// An end of edge `a`-`b` is not a position.
+    #[error("edge {a}-{b} names a position outside 0..{n}")]
+    Outside {
+        /// One end.
+        a: u32,
+        /// The other end.
+        b: u32,
+        /// Positions.
+        n: u32,
+    },
+    /// Edge `a`-`a`.
+    #[error("edge {0}-{0} is a self-loop")]
+    SelfLoop(u32),
+    /// Edge `a`-`b` (either way round) is listed twice.
+    #[error("edge {a}-{b} is listed twice")]
+    Twice {
+        /// One end.
+        a: u32,
+        /// The other end.
+        b: u32,
+    },
+    /// This position is not connected to position 0.
+    #[error("position {0} is not connected to position 0")]
+    Disconnected(u32),
 }
 
 impl Topology {
@@ -156,7 +193,7 @@ impl Topology {
             return Err(TopologyError::TooSmall(n));
         }
         if edges.len() != n as usize - 1 {
-            return Err(TopologyError::NotATree(format!("{} edges for {n} positions; a tree has n - 1", edges.len())));
+            return Err(TopologyError::NotATree(EdgeError::Count { edges: edges.len(), n }));
         }
         // n - 1 distinct edges and connected => a tree.
         let adj = adjacency(n, edges).map_err(TopologyError::NotATree)?;
@@ -388,18 +425,18 @@ pub fn mesh_shape(n: u32) -> Result<(u32, u32), TopologyError> {
 
 /// Symmetric adjacency lists from an edge list, refusing out-of-range
 /// positions, self-loops, repeated edges and disconnected graphs.
-fn adjacency(n: u32, edges: &[(u32, u32)]) -> Result<Vec<Vec<u32>>, String> {
+fn adjacency(n: u32, edges: &[(u32, u32)]) -> Result<Vec<Vec<u32>>, EdgeError> {
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
     let mut seen_edges = HashSet::with_capacity(edges.len());
     for &(a, b) in edges {
         if a >= n || b >= n {
-            return Err(format!("edge {a}-{b} names a position outside 0..{n}"));
+            return Err(EdgeError::Outside { a, b, n });
         }
         if a == b {
-            return Err(format!("edge {a}-{b} is a self-loop"));
+            return Err(EdgeError::SelfLoop(a));
         }
         if !seen_edges.insert((a.min(b), a.max(b))) {
-            return Err(format!("edge {a}-{b} is listed twice"));
+            return Err(EdgeError::Twice { a, b });
         }
         adj[a as usize].push(b);
         adj[b as usize].push(a);
@@ -416,7 +453,7 @@ fn adjacency(n: u32, edges: &[(u32, u32)]) -> Result<Vec<Vec<u32>>, String> {
         }
     }
     if let Some(p) = seen.iter().position(|s| !s) {
-        return Err(format!("position {p} is not connected to position 0"));
+        return Err(EdgeError::Disconnected(p as u32));
     }
     Ok(adj)
 }
@@ -645,20 +682,29 @@ mod tests {
         // A large star takes the sorted path for the centre's ports.
         let star: Vec<(u32, u32)> = (1..100).rev().map(|v| (v, 0)).collect();
         assert_symmetric(&Topology::tree(100, &star).unwrap());
-        assert!(matches!(Topology::tree(3, &[(0, 1)]), Err(TopologyError::NotATree(_))));
-        assert!(
-            matches!(Topology::tree(4, &[(0, 1), (1, 0), (2, 3)]), Err(TopologyError::NotATree(m)) if m.contains("twice"))
+        let not_a_tree = TopologyError::NotATree;
+        assert_eq!(Topology::tree(3, &[(0, 1)]).unwrap_err(), not_a_tree(EdgeError::Count { edges: 1, n: 3 }));
+        assert_eq!(
+            Topology::tree(4, &[(0, 1), (1, 0), (2, 3)]).unwrap_err(),
+            not_a_tree(EdgeError::Twice { a: 1, b: 0 })
         );
-        assert!(matches!(Topology::tree(4, &[(0, 1), (2, 3), (3, 2)]), Err(TopologyError::NotATree(_))));
-        assert!(
-            matches!(Topology::tree(4, &[(0, 1), (1, 2), (2, 2)]), Err(TopologyError::NotATree(m)) if m.contains("self"))
+        assert_eq!(
+            Topology::tree(4, &[(0, 1), (2, 3), (3, 2)]).unwrap_err(),
+            not_a_tree(EdgeError::Twice { a: 3, b: 2 })
         );
-        assert!(
-            matches!(Topology::tree(4, &[(0, 1), (2, 3), (1, 9)]), Err(TopologyError::NotATree(m)) if m.contains("outside"))
+        assert_eq!(Topology::tree(4, &[(0, 1), (1, 2), (2, 2)]).unwrap_err(), not_a_tree(EdgeError::SelfLoop(2)));
+        assert_eq!(
+            Topology::tree(4, &[(0, 1), (2, 3), (1, 9)]).unwrap_err(),
+            not_a_tree(EdgeError::Outside { a: 1, b: 9, n: 4 })
         );
         assert!(Topology::tree(4, &[(0, 1), (2, 3), (3, 1)]).is_ok());
-        assert!(
-            matches!(Topology::tree(5, &[(0, 1), (1, 2), (2, 0), (3, 4)]), Err(TopologyError::NotATree(m)) if m.contains("connected"))
+        assert_eq!(
+            Topology::tree(5, &[(0, 1), (1, 2), (2, 0), (3, 4)]).unwrap_err(),
+            not_a_tree(EdgeError::Disconnected(3))
+        );
+        assert_eq!(
+            Topology::tree(4, &[(0, 1), (1, 0), (2, 3)]).unwrap_err().to_string(),
+            "not a tree: edge 1-0 is listed twice"
         );
     }
 
@@ -716,9 +762,10 @@ mod tests {
                 assert_symmetric(&t);
             }
         }
-        assert!(matches!(Topology::graph(3, &[(0, 1)]), Err(TopologyError::NotAGraph(m)) if m.contains("connected")));
-        assert!(
-            matches!(Topology::graph(3, &[(0, 1), (1, 0), (1, 2)]), Err(TopologyError::NotAGraph(m)) if m.contains("twice"))
+        assert_eq!(Topology::graph(3, &[(0, 1)]).unwrap_err(), TopologyError::NotAGraph(EdgeError::Disconnected(2)));
+        assert_eq!(
+            Topology::graph(3, &[(0, 1), (1, 0), (1, 2)]).unwrap_err(),
+            TopologyError::NotAGraph(EdgeError::Twice { a: 1, b: 0 })
         );
         assert!(Topology::graph(3, &[(0, 1), (1, 2), (2, 0)]).is_ok());
     }
