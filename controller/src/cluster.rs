@@ -22,6 +22,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use tracing::{debug, info, warn};
 
+use crate::calls::{CallError, Failures, NodeFailure};
 use crate::config::ControllerConfig;
 
 /// Errors building the cluster.
@@ -33,7 +34,7 @@ pub enum ClusterError {
         /// The address.
         address: String,
         /// Why.
-        reason: String,
+        reason: ringleader_node::tls::EndpointError,
     },
     /// The operating system gave no random bytes for the embedded nodes' credentials.
     #[error("cannot generate credentials for the embedded nodes: {0}")]
@@ -95,7 +96,7 @@ pub async fn discover(
                 found = nodes.len();
                 last = format!("{found} answered");
             }
-            Err(e) => last = e,
+            Err(e) => last = e.to_string(),
         }
         if tokio::time::Instant::now() >= deadline {
             return Err(ClusterError::Discovery {
@@ -111,15 +112,26 @@ pub async fn discover(
     }
 }
 
+/// Why a discovery round found no node.
+#[derive(Debug, thiserror::Error)]
+enum RoundError {
+    /// The name did not resolve.
+    #[error("cannot resolve `{name}`: {source}")]
+    Resolve { name: String, source: std::io::Error },
+    /// No address answered; what each said.
+    #[error("{}", .0.join("; "))]
+    NoneAnswered(Vec<String>),
+}
+
 /// One discovery round: resolve, then ask every address who it is.
 async fn find_nodes(
     config: &ControllerConfig,
     auth: &Auth,
     tls: Option<&Tls>,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, RoundError> {
     let mut addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host(config.discover.as_str())
         .await
-        .map_err(|e| format!("cannot resolve `{}`: {e}", config.discover))?
+        .map_err(|source| RoundError::Resolve { name: config.discover.clone(), source })?
         .collect();
     addrs.sort();
     addrs.dedup();
@@ -147,7 +159,7 @@ async fn find_nodes(
         }
     }
     if nodes.is_empty() && !problems.is_empty() {
-        return Err(problems.join("; "));
+        return Err(RoundError::NoneAnswered(problems));
     }
     nodes.sort_by_key(|n| natural_key(&n.0));
     nodes.dedup_by(|a, b| a.1 == b.1);
@@ -800,50 +812,35 @@ async fn warn_silent(nodes: Vec<Arc<Node>>, grace: Duration, mut stop: watch::Re
     }
 }
 
-/// Run `calls` concurrently, each within `timeout`; the first failures, described.
+/// Run `calls` concurrently, each within `timeout`; the first failures.
 pub(crate) async fn all_ok<F>(
     calls: impl Iterator<Item = (Arc<Node>, F)>,
     timeout: Duration,
     what: &'static str,
-) -> Result<(), String>
+) -> Result<(), Failures>
 where
     F: Future<Output = Result<(), tonic::Status>> + Send + 'static,
 {
     let mut set = tokio::task::JoinSet::new();
     for (node, call) in calls {
         set.spawn(async move {
-            let result = match tokio::time::timeout(timeout, call).await {
-                Ok(Ok(())) => return Ok(()),
-                Ok(Err(status)) => format!("{:?}: {}", status.code(), status.message()),
-                Err(_) => format!("no answer within {} ms", timeout.as_millis()),
-            };
-            Err(format!("{what} on {} ({}) failed: {result}", node.name(), node.address()))
+            CallError::within(timeout, call).await.map_err(|error| NodeFailure::Call {
+                what,
+                node: node.name(),
+                address: node.address().to_string(),
+                error,
+            })
         });
     }
-    let mut errors = Vec::new();
+    let mut failures = Vec::new();
     while let Some(joined) = set.join_next().await {
         match joined {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => errors.push(e),
-            Err(e) => errors.push(format!("{what} task failed: {e}")),
+            Ok(Err(e)) => failures.push(e),
+            Err(e) => failures.push(NodeFailure::Task { what, reason: e.to_string() }),
         }
     }
-    first_failures(errors)
-}
-
-/// `Ok` without errors, else the first three (sorted) and how many more.
-pub(crate) fn first_failures(mut errors: Vec<String>) -> Result<(), String> {
-    if errors.is_empty() {
-        return Ok(());
-    }
-    errors.sort();
-    let more = errors.len().saturating_sub(3);
-    errors.truncate(3);
-    let mut msg = errors.join("; ");
-    if more > 0 {
-        msg.push_str(&format!(" (and {more} more)"));
-    }
-    Err(msg)
+    Failures::check(failures)
 }
 
 #[cfg(test)]

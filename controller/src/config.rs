@@ -45,6 +45,16 @@ pub enum ConfigError {
     },
 }
 
+/// A `controller.health_listen` that is not a socket address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{value}` is not a socket address like 0.0.0.0:50052: {source}")]
+pub struct BadHealthAddr {
+    /// The value given.
+    pub value: String,
+    /// What the parser said.
+    pub source: std::net::AddrParseError,
+}
+
 /// Command-line flags of `ringleader-controller` (the highest-priority source).
 #[derive(Clone, Debug, Default, PartialEq, Eq, clap::Parser)]
 #[command(
@@ -273,10 +283,10 @@ impl ControllerConfig {
     }
 
     /// [`Self::health_listen`], parsed (`None`: off).
-    pub fn health_addr(&self) -> Result<Option<std::net::SocketAddr>, String> {
+    pub fn health_addr(&self) -> Result<Option<std::net::SocketAddr>, BadHealthAddr> {
         match self.health_listen.trim() {
             "" => Ok(None),
-            a => a.parse().map(Some).map_err(|e| format!("`{a}` is not a socket address like 0.0.0.0:50052: {e}")),
+            a => a.parse().map(Some).map_err(|source| BadHealthAddr { value: a.to_string(), source }),
         }
     }
 

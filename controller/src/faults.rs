@@ -70,6 +70,7 @@ use ringleader_proto::v1 as pb;
 use tonic::Code;
 use tracing::{info, warn};
 
+use crate::calls::{CallError, Failures, NodeFailure};
 use crate::cluster::Cluster;
 use crate::elections::ActiveFaults;
 use crate::error::RequestError;
@@ -736,7 +737,7 @@ impl Faults {
             self.push(changes).await.map_err(|e| RequestError {
                 code: Code::Unavailable,
                 field: "kind".into(),
-                reason: e,
+                reason: e.to_string(),
             })?;
             Ok(Some(info))
         }
@@ -1118,7 +1119,7 @@ impl Faults {
         self.push(changes).await.map_err(|e| RequestError {
             code: Code::Unavailable,
             field: "fault_id".into(),
-            reason: e,
+            reason: e.to_string(),
         })?;
         Ok(cleared)
     }
@@ -1203,7 +1204,7 @@ impl Faults {
     /// out of step back (a restarted node, a failed push, what a previous
     /// controller left). Called with `push` held. A node that does not know
     /// `ChangeFaults` gets its whole share at once, and from then on.
-    async fn push(&self, changes: Changes) -> Result<(), String> {
+    async fn push(&self, changes: Changes) -> Result<(), Failures> {
         // Per node, its changes in order (the node-wide one first).
         let mut changes: BTreeMap<usize, Vec<pb::ChangeFaultsRequest>> =
             changes.into_iter().fold(BTreeMap::new(), |mut m, ((i, _), c)| {
@@ -1247,13 +1248,13 @@ impl Faults {
                         }
                     }
                 };
-                let result = match tokio::time::timeout(timeout, call).await {
-                    Ok(Ok(synced)) => Ok(synced),
-                    Ok(Err(s)) if s.code() == Code::Unimplemented => Ok(Synced::Whole),
-                    Ok(Err(s)) => Err(format!("{:?}: {}", s.code(), s.message())),
-                    Err(_) => Err(format!("no answer within {} ms", timeout.as_millis())),
+                let result = match CallError::within(timeout, call).await {
+                    Err(e) if e.is(Code::Unimplemented) => Ok(Synced::Whole),
+                    result => result,
                 };
-                (i, result.map_err(|e| format!("faults on {} ({}) not applied: {e}", node.name(), node.address())))
+                let failed =
+                    |error| NodeFailure::Faults { node: node.name(), address: node.address().to_string(), error };
+                (i, result.map_err(failed))
             });
         }
         let mut errors = Vec::new();
@@ -1276,18 +1277,17 @@ impl Faults {
                 errors.push(e);
             }
         }
-        crate::cluster::first_failures(errors)
+        Failures::check(errors)
     }
 
     /// Send node `i` its whole share (a node that does not know `ChangeFaults`).
-    async fn push_whole(&self, i: usize) -> Result<(), String> {
+    async fn push_whole(&self, i: usize) -> Result<(), NodeFailure> {
         let Some(node) = self.cluster.nodes().get(i).cloned() else { return Ok(()) };
         let share = share(&lock(&self.entries), i, &self.addresses());
         let mut client = node.client();
-        match tokio::time::timeout(self.rpc_timeout, client.set_faults(share)).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(s)) => Err(format!("faults on {} not applied: {:?}: {}", node.name(), s.code(), s.message())),
-            Err(_) => Err(format!("faults on {} not applied: no answer in time", node.name())),
+        match CallError::within(self.rpc_timeout, client.set_faults(share)).await {
+            Ok(_) => Ok(()),
+            Err(error) => Err(NodeFailure::Faults { node: node.name(), address: node.address().to_string(), error }),
         }
     }
 }

@@ -88,6 +88,23 @@ enum Damage {
     Fatal(String),
 }
 
+/// What a write to the history file, or the work around it, met.
+#[derive(Debug, thiserror::Error)]
+enum FileError {
+    /// redb refused an operation.
+    #[error(transparent)]
+    Redb(#[from] redb::Error),
+    /// The file could not be opened again after a failure.
+    #[error("cannot reopen: {0}")]
+    Reopen(redb::DatabaseError),
+    /// A damaged file could not be moved aside.
+    #[error("cannot move the damaged file to {}: {source}", to.display())]
+    MoveAside { to: PathBuf, source: std::io::Error },
+    /// The readable records of a damaged file could not be written to the new one.
+    #[error("cannot write the readable records to a new file: {0}")]
+    WriteAll(redb::Error),
+}
+
 /// The cache redb may fill while the history is read or written: its default (a large share of
 /// memory) would let a large history file outgrow the memory budget at start.
 const CACHE_BYTES: usize = 8 << 20;
@@ -183,9 +200,9 @@ fn read(path: &Path, keep: usize, max_bytes: u64) -> Result<(Database, Vec<Elect
 
 /// Commit an empty transaction (so the pages the last one freed are free),
 /// then compact the file (so it gives them back to the file system).
-fn release(db: &mut Database) -> Result<(), String> {
-    db.begin_write().map_err(|e| e.to_string())?.commit().map_err(|e| e.to_string())?;
-    while db.compact().map_err(|e| e.to_string())? {}
+fn release(db: &mut Database) -> Result<(), redb::Error> {
+    db.begin_write()?.commit()?;
+    while db.compact()? {}
     Ok(())
 }
 
@@ -209,17 +226,19 @@ fn write_left_out(db: &Database, left: &LeftOut) -> Result<(), redb::Error> {
 }
 
 /// Move a damaged file to `<path>.damaged-<unix ms>`; the new path.
-fn move_aside(path: &Path) -> Result<PathBuf, String> {
+fn move_aside(path: &Path) -> Result<PathBuf, FileError> {
     let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
     let mut to = path.as_os_str().to_owned();
     to.push(format!(".damaged-{ms}"));
     let to = PathBuf::from(to);
-    std::fs::rename(path, &to).map_err(|e| format!("cannot move the damaged file to {}: {e}", to.display()))?;
-    Ok(to)
+    match std::fs::rename(path, &to) {
+        Ok(()) => Ok(to),
+        Err(source) => Err(FileError::MoveAside { to, source }),
+    }
 }
 
 /// Write `records` to a new store in one transaction.
-fn write_all(db: &Database, records: &[ElectionRecord]) -> Result<(), String> {
+fn write_all(db: &Database, records: &[ElectionRecord]) -> Result<(), FileError> {
     let result = (|| -> Result<(), redb::Error> {
         let tx = db.begin_write()?;
         {
@@ -233,7 +252,7 @@ fn write_all(db: &Database, records: &[ElectionRecord]) -> Result<(), String> {
         tx.commit()?;
         Ok(())
     })();
-    result.map_err(|e| format!("cannot write the readable records to a new file: {e}"))
+    result.map_err(FileError::WriteAll)
 }
 
 /// The note of a record read back without its diagram, to fit `max_stored_mib`.
@@ -344,9 +363,10 @@ impl History {
     /// what was lost and where the file went, and the readable records are
     /// written to a fresh file.
     pub fn open(path: &Path, keep: usize, max_bytes: u64) -> Result<(History, Restored), HistoryError> {
-        let fail = |reason: String| HistoryError { path: path.to_path_buf(), reason };
+        let fail =
+            |reason: &dyn std::fmt::Display| HistoryError { path: path.to_path_buf(), reason: reason.to_string() };
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|e| fail(&format!("cannot create {}: {e}", dir.display())))?;
         let max_bytes = fit_the_volume(path, dir, max_bytes);
         let mut restored = Restored::default();
         let empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
@@ -371,7 +391,7 @@ impl History {
                     (db, records)
                 } else {
                     drop(db);
-                    let to = move_aside(path).map_err(fail)?;
+                    let to = move_aside(path).map_err(|e| fail(&e))?;
                     warn!(
                         path = %path.display(), unreadable, kept = records.len(), moved_to = %to.display(),
                         "the election history had unreadable records: {unreadable} election records are lost; the \
@@ -379,21 +399,21 @@ impl History {
                     );
                     restored.unreadable = unreadable;
                     restored.damaged = Some(to);
-                    let db = create(path).map_err(|e| fail(e.to_string()))?;
-                    write_all(&db, &records).map_err(fail)?;
+                    let db = create(path).map_err(|e| fail(&e))?;
+                    write_all(&db, &records).map_err(|e| fail(&e))?;
                     (db, records)
                 }
             }
-            Err(Damage::Fatal(reason)) => return Err(fail(reason)),
+            Err(Damage::Fatal(reason)) => return Err(fail(&reason)),
             Err(damage) => {
-                let to = move_aside(path).map_err(fail)?;
+                let to = move_aside(path).map_err(|e| fail(&e))?;
                 warn!(
                     path = %path.display(), moved_to = %to.display(), problem = %damage,
                     "the election history could not be read ({damage}): its records are lost; the damaged file was \
                      moved aside and a new history started"
                 );
                 restored.damaged = Some(to);
-                (create(path).map_err(|e| fail(e.to_string()))?, Vec::new())
+                (create(path).map_err(|e| fail(&e))?, Vec::new())
             }
         };
         let mut db = db;
@@ -417,7 +437,7 @@ impl History {
         let writer = std::thread::Builder::new()
             .name("history-writer".into())
             .spawn(move || Writer { db: Some(db), path: writer_path, writable: writable_tx }.run(rx))
-            .map_err(|e| fail(format!("cannot start the writer: {e}")))?;
+            .map_err(|e| fail(&format!("cannot start the writer: {e}")))?;
         let history = History {
             tx: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
@@ -594,7 +614,7 @@ impl Writer {
     }
 
     /// One transaction with every record and removal in `ops`.
-    fn write(&mut self, ops: &[Op]) -> Result<(), String> {
+    fn write(&mut self, ops: &[Op]) -> Result<(), FileError> {
         self.transaction(|table| {
             for op in ops {
                 match op {
@@ -680,11 +700,12 @@ impl Writer {
     fn transaction(
         &mut self,
         f: impl FnOnce(&mut redb::Table<&str, &[u8]>) -> Result<(), redb::Error>,
-    ) -> Result<(), String> {
-        if self.db.is_none() {
-            self.db = Some(create(&self.path).map_err(|e| format!("cannot reopen: {e}"))?);
-        }
-        let db = self.db.as_ref().ok_or("no database")?;
+    ) -> Result<(), FileError> {
+        let db = match self.db.take() {
+            Some(db) => db,
+            None => create(&self.path).map_err(FileError::Reopen)?,
+        };
+        let db = self.db.insert(db);
         let result = (|| -> Result<(), redb::Error> {
             let tx = db.begin_write()?;
             {
@@ -694,7 +715,7 @@ impl Writer {
             tx.commit()?;
             Ok(())
         })();
-        result.map_err(|e| e.to_string())
+        Ok(result?)
     }
 }
 

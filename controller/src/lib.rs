@@ -38,6 +38,7 @@ use tracing::{info, warn};
 
 pub mod api;
 pub mod budget;
+mod calls;
 pub mod check;
 pub mod cluster;
 pub mod compare;
@@ -90,7 +91,7 @@ pub async fn run(
     let settings_limits = settings.limits();
     let settings_health = settings
         .health_addr()
-        .map_err(|reason| config::ConfigError::Invalid { key: "controller.health_listen", reason })?;
+        .map_err(|e| config::ConfigError::Invalid { key: "controller.health_listen", reason: e.to_string() })?;
     let addr = listener.local_addr()?;
     if auth.token.is_none() && !addr.ip().is_loopback() {
         warn!(

@@ -85,6 +85,16 @@ pub enum ConfigError {
     },
 }
 
+/// An address setting that is not a socket address; `example` shows one that is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a socket address like {example}: {source}")]
+pub struct BadAddr {
+    /// A good value for the setting, e.g. `0.0.0.0:7000`.
+    pub example: &'static str,
+    /// What the parser said.
+    pub source: std::net::AddrParseError,
+}
+
 /// The merged configuration. Sections other than `[node]` and `[telemetry]`
 /// (e.g. `[controller]`) are ignored, so one file can serve every process;
 /// unknown keys inside these two are errors.
@@ -212,10 +222,11 @@ impl Config {
     /// Check every setting, with an error naming the key and saying what is wrong.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |key, value: &str, reason: String| ConfigError::Invalid { key, value: value.to_string(), reason };
-        self.listen_addr().map_err(|e| invalid("node.listen", &self.node.listen, e))?;
+        self.listen_addr().map_err(|e| invalid("node.listen", &self.node.listen, e.to_string()))?;
         if !self.node.etcd_endpoint.is_empty() {
             let e = &self.node.etcd_endpoint;
-            ringleader_node::runtime::check_etcd_endpoint(e).map_err(|r| invalid("node.etcd_endpoint", e, r))?;
+            ringleader_node::runtime::check_etcd_endpoint(e)
+                .map_err(|r| invalid("node.etcd_endpoint", e, r.to_string()))?;
         }
         if self.node.name.trim().is_empty() {
             return Err(invalid("node.name", &self.node.name, "must not be empty".into()));
@@ -231,7 +242,7 @@ impl Config {
                 format!("must be an {scheme}:// URL with a host, e.g. {scheme}://10.0.0.7:7000 (https with [tls])"),
             ));
         }
-        self.health_addr().map_err(|e| invalid("node.health_listen", &self.node.health_listen, e))?;
+        self.health_addr().map_err(|e| invalid("node.health_listen", &self.node.health_listen, e.to_string()))?;
         if self.node.max_connections < 8 {
             let v = self.node.max_connections.to_string();
             return Err(invalid("node.max_connections", &v, "must be at least 8".into()));
@@ -272,16 +283,16 @@ impl Config {
     }
 
     /// The plain-text health address, parsed (`None`: not served).
-    pub fn health_addr(&self) -> Result<Option<SocketAddr>, String> {
+    pub fn health_addr(&self) -> Result<Option<SocketAddr>, BadAddr> {
         match self.node.health_listen.trim() {
             "" => Ok(None),
-            a => a.parse().map(Some).map_err(|e| format!("not a socket address like 0.0.0.0:7001: {e}")),
+            a => a.parse().map(Some).map_err(|source| BadAddr { example: "0.0.0.0:7001", source }),
         }
     }
 
     /// The listen address, parsed.
-    pub fn listen_addr(&self) -> Result<SocketAddr, String> {
-        self.node.listen.parse().map_err(|e| format!("not a socket address like 0.0.0.0:7000: {e}"))
+    pub fn listen_addr(&self) -> Result<SocketAddr, BadAddr> {
+        self.node.listen.parse().map_err(|source| BadAddr { example: "0.0.0.0:7000", source })
     }
 }
 

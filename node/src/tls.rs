@@ -111,12 +111,39 @@ impl Tls {
     }
 }
 
+/// Why an address is no endpoint this process can dial.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    /// Not a URL at all.
+    #[error("`{address}` is not a URL: {source}")]
+    NotUrl {
+        /// The address given.
+        address: String,
+        /// What the parser said.
+        source: tonic::transport::Error,
+    },
+    /// An `https://` address, and no `[tls]` CA to verify it with.
+    #[error("`{0}` is https:// but this process has no [tls] ca to trust")]
+    NoTls(String),
+    /// The TLS settings do not apply to the address.
+    #[error("TLS for `{address}`: {source}")]
+    Tls {
+        /// The address given.
+        address: String,
+        /// What tonic said.
+        source: tonic::transport::Error,
+    },
+}
+
 /// An endpoint for `address`: `https://` ones speak TLS with `tls` (which they need), `http://` ones plain text.
-pub fn endpoint(address: &str, tls: Option<&Tls>) -> Result<Endpoint, String> {
-    let endpoint = Endpoint::from_shared(address.to_string()).map_err(|e| format!("`{address}` is not a URL: {e}"))?;
+pub fn endpoint(address: &str, tls: Option<&Tls>) -> Result<Endpoint, EndpointError> {
+    let endpoint = Endpoint::from_shared(address.to_string())
+        .map_err(|source| EndpointError::NotUrl { address: address.to_string(), source })?;
     if address.starts_with("https://") {
-        let tls = tls.ok_or_else(|| format!("`{address}` is https:// but this process has no [tls] ca to trust"))?;
-        return endpoint.tls_config(tls.client()).map_err(|e| format!("TLS for `{address}`: {e}"));
+        let tls = tls.ok_or_else(|| EndpointError::NoTls(address.to_string()))?;
+        return endpoint
+            .tls_config(tls.client())
+            .map_err(|source| EndpointError::Tls { address: address.to_string(), source });
     }
     Ok(endpoint)
 }
@@ -149,7 +176,9 @@ mod tests {
         for (section, key) in cases {
             assert_eq!(section.load().unwrap_err().0, key, "{section:?}");
         }
-        assert!(endpoint("https://127.0.0.1:1", None).unwrap_err().contains("[tls]"));
+        let no_tls = endpoint("https://127.0.0.1:1", None).unwrap_err();
+        assert!(matches!(&no_tls, EndpointError::NoTls(a) if a == "https://127.0.0.1:1"), "{no_tls}");
+        assert!(no_tls.to_string().contains("[tls]"));
         assert!(endpoint("http://127.0.0.1:1", None).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
     }

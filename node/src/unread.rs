@@ -285,9 +285,9 @@ impl Conn {
 
     /// Count a new call; `Err` with the reason if it may not run: the
     /// connection is closed (or just closed for going over its share).
-    fn admit(self: &Arc<Self>) -> Result<Call, String> {
+    fn admit(self: &Arc<Self>) -> Result<Call, NotAdmitted> {
         if self.is_closed() {
-            return Err("this connection is being closed".into());
+            return Err(NotAdmitted::Closing);
         }
         self.calls.fetch_add(1, Ordering::Relaxed);
         CALLS.fetch_add(1, Ordering::Relaxed);
@@ -296,21 +296,31 @@ impl Conn {
         let call = Call { conn: self.clone(), bytes: 0, owed: Arc::new(Owed { since: AtomicU64::new(0) }) };
         if self.queued() > per_conn_budget() {
             self.close(CloseReason::OverConnBudget);
-            return Err(format!(
-                "this connection holds {} KiB of answers its peer has not read (at most {} KiB per connection)",
-                self.queued() >> 10,
-                per_conn_budget() >> 10
-            ));
+            return Err(NotAdmitted::OverConnBudget { kib: self.queued() >> 10, max_kib: per_conn_budget() >> 10 });
         }
         if QUEUED.load(Ordering::Relaxed) > budget() {
             shed();
             if self.is_closed() {
-                return Err(format!("the server holds over {} MiB of unread answers", budget() >> 20));
+                return Err(NotAdmitted::OverBudget { max_mib: budget() >> 20 });
             }
         }
         self.owed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(Arc::downgrade(&call.owed));
         Ok(call)
     }
+}
+
+/// Why a call is not admitted on its connection (the refusal's text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+enum NotAdmitted {
+    /// The connection is closing already.
+    #[error("this connection is being closed")]
+    Closing,
+    /// This connection went over its share, and is closed for it.
+    #[error("this connection holds {kib} KiB of answers its peer has not read (at most {max_kib} KiB per connection)")]
+    OverConnBudget { kib: usize, max_kib: usize },
+    /// The server went over its budget, and this connection was shed.
+    #[error("the server holds over {max_mib} MiB of unread answers")]
+    OverBudget { max_mib: usize },
 }
 
 impl Drop for Conn {
@@ -558,7 +568,7 @@ where
         };
         match conn.admit() {
             Ok(call) => Counting { state: State::Running(Box::pin(self.inner.call(req)), Some(call)) },
-            Err(reason) => Counting { state: State::Refused(Some((self.refuse)(reason))) },
+            Err(reason) => Counting { state: State::Refused(Some((self.refuse)(reason.to_string()))) },
         }
     }
 }

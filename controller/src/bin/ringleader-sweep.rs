@@ -14,6 +14,7 @@
 //!     --orders random,worst-case --repetitions 3 --csv sweep.csv --svg sweep.svg
 //! ```
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -91,15 +92,88 @@ struct Args {
     tls_domain: Option<String>,
 }
 
+/// Why a sweep failed: what `ringleader-sweep` prints before it exits with 1.
+#[derive(Debug, thiserror::Error)]
+enum SweepError {
+    /// `--token` is blank.
+    #[error("--token: empty")]
+    EmptyToken,
+    /// `--token` is not a header value.
+    #[error("--token: not a valid header value")]
+    BadToken,
+    /// A file a flag names cannot be read (`--token-file`, `--ca`, `--cert`, `--key`).
+    #[error("{flag} {}: {source}", path.display())]
+    Read { flag: &'static str, path: PathBuf, source: std::io::Error },
+    /// `--token-file` names an empty file.
+    #[error("--token-file {}: the file is empty", .0.display())]
+    EmptyTokenFile(PathBuf),
+    /// `--controller` is not a URL.
+    #[error("--controller {url}: {source}")]
+    BadUrl { url: String, source: tonic::transport::Error },
+    /// `--ca` with a plain-text controller.
+    #[error("--ca: the controller URL {0} is not https://")]
+    NotHttps(String),
+    /// The TLS settings do not apply.
+    #[error("TLS: {0}")]
+    Tls(tonic::transport::Error),
+    /// The controller cannot be reached.
+    #[error("cannot reach {url}: {source}")]
+    Unreachable { url: String, source: tonic::transport::Error },
+    /// An unknown `--orders` value.
+    #[error("--orders: unknown order `{0}` (random, ascending, descending, worst-case, best-case)")]
+    UnknownOrder(String),
+    /// An unknown `--mode` value.
+    #[error("--mode: `{0}` is neither simulated nor live")]
+    UnknownMode(String),
+    /// An output file exists, and no `--force`.
+    #[error("{flag} {}: the file exists; give --force to replace it", path.display())]
+    Exists { flag: &'static str, path: PathBuf },
+    /// The in-process controller cannot listen.
+    #[error("bind: {0}")]
+    Bind(std::io::Error),
+    /// The in-process controller's address is unknown.
+    #[error("{0}")]
+    LocalAddr(std::io::Error),
+    /// The controller refused the sweep (with a hint when it wants a token).
+    #[error("{}{}", .0.message(), token_hint(.0.code()))]
+    Refused(tonic::Status),
+    /// The sweep failed while it ran.
+    #[error("sweep failed: {}", .0.message())]
+    Failed(tonic::Status),
+    /// The stream ended without the result.
+    #[error("the controller ended the sweep without a result")]
+    NoResult,
+    /// An output file cannot be written.
+    #[error("{}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    /// Some elections were not correct.
+    #[error("{0} elections were not correct")]
+    Incorrect(usize),
+}
+
+/// What to add to a refusal for want of the controller's token.
+fn token_hint(code: tonic::Code) -> &'static str {
+    match code {
+        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => {
+            " (give the controller's token: --token, --token-file or RINGLEADER__AUTH__TOKEN)"
+        }
+        _ => "",
+    }
+}
+
 /// The token to send, from `--token` or the file `--token-file` names (trimmed, as the controller reads it).
-fn token(args: &Args) -> Result<Option<String>, String> {
+fn token(args: &Args) -> Result<Option<String>, SweepError> {
     match (&args.token, &args.token_file) {
-        (Some(t), _) if t.trim().is_empty() => Err("--token: empty".into()),
+        (Some(t), _) if t.trim().is_empty() => Err(SweepError::EmptyToken),
         (Some(t), _) => Ok(Some(t.trim().to_string())),
         (None, Some(path)) => {
-            let t = std::fs::read_to_string(path).map_err(|e| format!("--token-file {}: {e}", path.display()))?;
+            let t = std::fs::read_to_string(path).map_err(|source| SweepError::Read {
+                flag: "--token-file",
+                path: path.clone(),
+                source,
+            })?;
             if t.trim().is_empty() {
-                return Err(format!("--token-file {}: the file is empty", path.display()));
+                return Err(SweepError::EmptyTokenFile(path.clone()));
             }
             Ok(Some(t.trim().to_string()))
         }
@@ -108,14 +182,16 @@ fn token(args: &Args) -> Result<Option<String>, String> {
 }
 
 /// A channel to `url`, with TLS when `--ca` is given.
-async fn connect(url: &str, args: &Args) -> Result<tonic::transport::Channel, String> {
+async fn connect(url: &str, args: &Args) -> Result<tonic::transport::Channel, SweepError> {
     use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
-    let read =
-        |flag: &str, path: &std::path::Path| std::fs::read(path).map_err(|e| format!("{flag} {}: {e}", path.display()));
-    let mut endpoint = Endpoint::from_shared(url.to_string()).map_err(|e| format!("--controller {url}: {e}"))?;
+    let read = |flag: &'static str, path: &std::path::Path| {
+        std::fs::read(path).map_err(|source| SweepError::Read { flag, path: path.to_path_buf(), source })
+    };
+    let mut endpoint =
+        Endpoint::from_shared(url.to_string()).map_err(|source| SweepError::BadUrl { url: url.to_string(), source })?;
     if let Some(ca) = &args.ca {
         if !url.starts_with("https://") {
-            return Err(format!("--ca: the controller URL {url} is not https://"));
+            return Err(SweepError::NotHttps(url.to_string()));
         }
         let mut tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(read("--ca", ca)?));
         if let (Some(cert), Some(key)) = (&args.cert, &args.key) {
@@ -124,23 +200,19 @@ async fn connect(url: &str, args: &Args) -> Result<tonic::transport::Channel, St
         if let Some(domain) = &args.tls_domain {
             tls = tls.domain_name(domain.clone());
         }
-        endpoint = endpoint.tls_config(tls).map_err(|e| format!("TLS: {e}"))?;
+        endpoint = endpoint.tls_config(tls).map_err(SweepError::Tls)?;
     }
-    endpoint.connect().await.map_err(|e| format!("cannot reach {url}: {e}"))
+    endpoint.connect().await.map_err(|source| SweepError::Unreachable { url: url.to_string(), source })
 }
 
-fn order(s: &str) -> Result<pb::IdOrder, String> {
+fn order(s: &str) -> Result<pb::IdOrder, SweepError> {
     Ok(match s.to_ascii_lowercase().replace('_', "-").as_str() {
         "random" => pb::IdOrder::Random,
         "ascending" => pb::IdOrder::Ascending,
         "descending" => pb::IdOrder::Descending,
         "worst-case" | "worst" => pb::IdOrder::WorstCase,
         "best-case" | "best" => pb::IdOrder::BestCase,
-        other => {
-            return Err(format!(
-                "--orders: unknown order `{other}` (random, ascending, descending, worst-case, best-case)"
-            ));
-        }
+        other => return Err(SweepError::UnknownOrder(other.to_string())),
     })
 }
 
@@ -156,16 +228,16 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> Result<(), String> {
+async fn run(args: Args) -> Result<(), SweepError> {
     let mode = match args.mode.as_str() {
         "simulated" => pb::Mode::Simulated,
         "live" => pb::Mode::Live,
-        other => return Err(format!("--mode: `{other}` is neither simulated nor live")),
+        other => return Err(SweepError::UnknownMode(other.to_string())),
     };
     let id_orders = args.orders.iter().map(|o| order(o).map(|o| o as i32)).collect::<Result<Vec<_>, _>>()?;
     for (flag, path) in [("--csv", &args.csv), ("--svg", &args.svg)] {
         if let Some(path) = path.as_ref().filter(|p| p.exists() && !args.force) {
-            return Err(format!("{flag} {}: the file exists; give --force to replace it", path.display()));
+            return Err(SweepError::Exists { flag, path: path.clone() });
         }
     }
     let request = pb::CompareRequest {
@@ -185,8 +257,8 @@ async fn run(args: Args) -> Result<(), String> {
     let url = match &args.controller {
         Some(u) => u.clone(),
         None => {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(|e| format!("bind: {e}"))?;
-            let addr = listener.local_addr().map_err(|e| e.to_string())?;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.map_err(SweepError::Bind)?;
+            let addr = listener.local_addr().map_err(SweepError::LocalAddr)?;
             let mut config = ringleader_controller::config::Config::default();
             config.controller.host = "127.0.0.1".into();
             config.controller.port = addr.port();
@@ -202,11 +274,9 @@ async fn run(args: Args) -> Result<(), String> {
     let token = token(&args)?;
     let channel = connect(&url, &args).await?;
     let bearer = match &token {
-        Some(t) => Some(
-            format!("Bearer {t}")
-                .parse::<tonic::metadata::MetadataValue<_>>()
-                .map_err(|_| "--token: not a valid header value".to_string())?,
-        ),
+        Some(t) => {
+            Some(format!("Bearer {t}").parse::<tonic::metadata::MetadataValue<_>>().map_err(|_| SweepError::BadToken)?)
+        }
         None => None,
     };
     let mut client = ControllerClient::with_interceptor(channel, move |mut req: tonic::Request<()>| {
@@ -215,21 +285,11 @@ async fn run(args: Args) -> Result<(), String> {
         }
         Ok(req)
     });
-    let mut stream = client
-        .compare_algorithms(request)
-        .await
-        .map_err(|s| match s.code() {
-            tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => format!(
-                "{} (give the controller's token: --token, --token-file or RINGLEADER__AUTH__TOKEN)",
-                s.message()
-            ),
-            _ => s.message().to_string(),
-        })?
-        .into_inner();
+    let mut stream = client.compare_algorithms(request).await.map_err(SweepError::Refused)?.into_inner();
     let mut result = None;
     let mut wrong = 0;
     while let Some(ev) = stream.next().await {
-        match ev.map_err(|s| format!("sweep failed: {}", s.message()))?.kind {
+        match ev.map_err(SweepError::Failed)?.kind {
             Some(pb::compare_event::Kind::Progress(p)) if !p.current.is_empty() => {
                 eprintln!("[{:>5}/{}] {}", p.done + 1, p.total, p.current);
             }
@@ -241,13 +301,16 @@ async fn run(args: Args) -> Result<(), String> {
             _ => {}
         }
     }
-    let result = result.ok_or("the controller ended the sweep without a result")?;
+    let result = result.ok_or(SweepError::NoResult)?;
+    let write = |path: &PathBuf, text: &str| {
+        std::fs::write(path, text).map_err(|source| SweepError::Write { path: path.clone(), source })
+    };
     match &args.csv {
-        Some(path) => std::fs::write(path, &result.csv).map_err(|e| format!("{}: {e}", path.display()))?,
+        Some(path) => write(path, &result.csv)?,
         None => print!("{}", result.csv),
     }
     if let Some(path) = &args.svg {
-        std::fs::write(path, &result.svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        write(path, &result.svg)?;
     }
     for note in &result.notes {
         eprintln!("note: {note}");
@@ -262,5 +325,5 @@ async fn run(args: Args) -> Result<(), String> {
         let _ = stop.send(());
         let _ = task.await;
     }
-    if wrong > 0 { Err(format!("{wrong} elections were not correct")) } else { Ok(()) }
+    if wrong > 0 { Err(SweepError::Incorrect(wrong)) } else { Ok(()) }
 }

@@ -14,6 +14,7 @@ use ringleader_proto::v1 as pb;
 use tokio::task::JoinSet;
 use tracing::{debug, info, warn};
 
+use crate::calls::CallError;
 use crate::cluster::Node;
 use crate::history::INTERRUPTED;
 use crate::record::{ElectionRecord, Mode, State};
@@ -75,15 +76,11 @@ async fn abort_on(node: Arc<Node>, ids: Arc<Vec<String>>, timeout: Duration) {
 }
 
 /// One try: every id, in batches, each call within `timeout`.
-async fn abort_once(node: &Node, ids: &[String], timeout: Duration) -> Result<(), String> {
+async fn abort_once(node: &Node, ids: &[String], timeout: Duration) -> Result<(), CallError> {
     let mut client = node.client();
     for batch in ids.chunks(BATCH) {
         let req = pb::AbortRequest { election_ids: batch.to_vec(), ..Default::default() };
-        match tokio::time::timeout(timeout, client.abort(req)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(status)) => return Err(format!("{:?}: {}", status.code(), status.message())),
-            Err(_) => return Err(format!("no answer within {} ms", timeout.as_millis())),
-        }
+        CallError::within(timeout, client.abort(req)).await?;
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ use super::diagram::{self, LiveDiagram};
 use super::entry::{Entry, WatchEvent};
 use super::kept;
 use super::run::{Context, OnNodes, Outcome, Plan, stopped};
+use crate::calls::{Failures, NodeFailure};
 use crate::cluster::{ClockOffset, Cluster, Node, Subscription, all_ok};
 use crate::record::{LeaderInfo, MAX_PARTICIPANTS, Metrics};
 
@@ -32,7 +33,7 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: &Plan, tracepare
     let election_id = entry.inspect(|r| r.id.clone());
     let nodes = match place(ctx.cluster, plan) {
         Ok(nodes) => nodes,
-        Err(e) => return Outcome::failed(e),
+        Err(e) => return Outcome::failed(e.to_string()),
     };
     let rpc_timeout = ctx.config.rpc_timeout();
     // Subscribed before any Start, so no decision is missed.
@@ -89,8 +90,8 @@ fn forget(nodes: &[Arc<Node>], election_id: &str, timeout: Duration) {
 /// Why a phase ended the election before its verdict.
 #[derive(Debug)]
 enum Halt {
-    /// A call to the nodes failed, as described.
-    Failed(String),
+    /// Calls to the nodes failed.
+    Failed(Failures),
     /// `StopElection` or the shutdown, with what the election was doing then.
     Stopped(String),
 }
@@ -100,7 +101,7 @@ enum Halt {
 async fn halt(ctx: &Context<'_>, nodes: &[Arc<Node>], election_id: &str, halt: Halt) -> Outcome {
     forget(nodes, election_id, ctx.config.rpc_timeout());
     match halt {
-        Halt::Failed(e) => Outcome::failed(e),
+        Halt::Failed(e) => Outcome::failed(e.to_string()),
         Halt::Stopped(doing) => Outcome::failed(format!("{} ({doing})", ctx.stopped_text())),
     }
 }
@@ -110,21 +111,29 @@ fn indices(nodes: &[Arc<Node>]) -> Vec<usize> {
     nodes.iter().map(|n| n.index()).collect()
 }
 
+/// Why an election's positions have no nodes (the cluster changed since it was planned).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum PlaceError {
+    /// Fewer nodes than positions.
+    #[error("the cluster has {has} nodes; {needed} are needed")]
+    TooFew { has: usize, needed: usize },
+    /// The placement names a node the cluster does not have.
+    #[error("the cluster has no node {0}")]
+    NoNode(usize),
+}
+
 /// The nodes of positions `0..n`: the plan's placement, or else the first
 /// `n` of the cluster.
-fn place(cluster: &Cluster, plan: &Plan) -> Result<Vec<Arc<Node>>, String> {
+fn place(cluster: &Cluster, plan: &Plan) -> Result<Vec<Arc<Node>>, PlaceError> {
     let n = plan.n() as usize;
     if plan.placement.is_empty() {
         return cluster
             .nodes()
             .get(..n)
             .map(|s| s.to_vec())
-            .ok_or_else(|| format!("the cluster has {} nodes; {n} are needed", cluster.len()));
+            .ok_or(PlaceError::TooFew { has: cluster.len(), needed: n });
     }
-    plan.placement
-        .iter()
-        .map(|&i| cluster.nodes().get(i).cloned().ok_or_else(|| format!("the cluster has no node {i}")))
-        .collect()
+    plan.placement.iter().map(|&i| cluster.nodes().get(i).cloned().ok_or(PlaceError::NoNode(i))).collect()
 }
 
 /// The seed of the nodes' coins: the plan's, or a random one for a kept
@@ -203,7 +212,7 @@ fn prepare_requests(
 }
 
 /// Send every position its `Prepare` (`requests[i]` to `nodes[i]`).
-async fn prepare(nodes: &[Arc<Node>], requests: Vec<pb::PrepareRequest>, timeout: Duration) -> Result<(), String> {
+async fn prepare(nodes: &[Arc<Node>], requests: Vec<pb::PrepareRequest>, timeout: Duration) -> Result<(), Failures> {
     let calls = nodes.iter().zip(requests).map(|(node, req)| {
         let mut client = node.client();
         (node.clone(), async move { client.prepare(req).await.map(|_| ()) })
@@ -212,7 +221,7 @@ async fn prepare(nodes: &[Arc<Node>], requests: Vec<pb::PrepareRequest>, timeout
 }
 
 /// Wake the initiators.
-async fn start(nodes: &[Arc<Node>], initiators: &[u32], election_id: &str, timeout: Duration) -> Result<(), String> {
+async fn start(nodes: &[Arc<Node>], initiators: &[u32], election_id: &str, timeout: Duration) -> Result<(), Failures> {
     let calls = initiators.iter().map(|&p| {
         let node = nodes[p as usize].clone();
         let mut client = node.client();
@@ -308,9 +317,10 @@ async fn gather(
                 for (i, s) in polled {
                     match s {
                         Ok(s) => last.push(s),
-                        Err(e) => {
-                            let e = format!("Status on {} ({}) failed: {e}", nodes[i].name(), nodes[i].address());
-                            return Err(Halt::Failed(e));
+                        Err(error) => {
+                            let (node, address) = (nodes[i].name(), nodes[i].address().to_string());
+                            let failed = NodeFailure::Call { what: "Status", node, address, error };
+                            return Err(Halt::Failed(Failures { first: vec![failed], more: 0 }));
                         }
                     }
                 }

@@ -14,7 +14,7 @@ use tonic::{Code, Request, Response, Status};
 use tracing::{debug, info, warn};
 
 use super::election::{Election, ElectionSetup, PortLink, Rebuild};
-use super::faults::{FaultTable, PauseChange, Resume};
+use super::faults::{FaultTable, FaultsError, PauseChange, Resume};
 use super::links;
 use super::node::{ElectionTable, Node, Prepared, StreamEnd};
 use ringleader_core::algo::detector::DetectorConfig;
@@ -25,7 +25,7 @@ use ringleader_core::algo::{NodeContext, Options, PortInfo, Rule, catalogue};
 pub const MAX_ELECTIONS: usize = 4_096;
 
 /// Why an agent request failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub(crate) enum AgentError {
     /// A request field is missing or has a bad value.
     #[error("invalid `{field}`: {reason}")]
@@ -45,6 +45,9 @@ pub(crate) enum AgentError {
     /// The state machine failed or the election is closed.
     #[error("{message}")]
     Election { code: Code, message: String },
+    /// A fault request refused, naming its field.
+    #[error(transparent)]
+    Faults(#[from] FaultsError),
 }
 
 impl AgentError {
@@ -56,7 +59,7 @@ impl AgentError {
 impl From<AgentError> for Status {
     fn from(e: AgentError) -> Status {
         let code = match &e {
-            AgentError::InvalidField { .. } => Code::InvalidArgument,
+            AgentError::InvalidField { .. } | AgentError::Faults(_) => Code::InvalidArgument,
             AgentError::UnknownElection(_) => Code::NotFound,
             AgentError::Duplicate(_) => Code::AlreadyExists,
             AgentError::ShuttingDown => Code::Unavailable,
@@ -279,8 +282,8 @@ const MAX_LEAVE_WAIT_MS: u64 = 60_000;
 fn apply_faults(
     node: &Arc<Node>,
     scope: Option<&Arc<Election>>,
-    change: impl FnOnce(&FaultTable) -> Result<PauseChange, String>,
-) -> Result<(), String> {
+    change: impl FnOnce(&FaultTable) -> Result<PauseChange, FaultsError>,
+) -> Result<(), FaultsError> {
     let (table, elections) = match scope {
         None => (node.faults.clone(), node.table.all()),
         Some(e) => (e.faults().clone(), vec![e.clone()]),
@@ -387,15 +390,15 @@ impl Agent for AgentService {
         let mut scoped = std::collections::HashMap::with_capacity(req.elections.len());
         for (i, e) in std::mem::take(&mut req.elections).into_iter().enumerate() {
             let faults = e.faults.unwrap_or_default();
-            FaultTable::new().set(&faults).map_err(|why| Status::invalid_argument(format!("elections[{i}].{why}")))?;
+            FaultTable::new().set(&faults).map_err(|why| AgentError::from(why.within(&format!("elections[{i}]"))))?;
             scoped.insert(e.election_id, faults);
         }
-        apply_faults(node, None, |t| t.set(&req)).map_err(Status::invalid_argument)?;
+        apply_faults(node, None, |t| t.set(&req)).map_err(AgentError::from)?;
         // Each election's own faults: as listed, or none.
         let none = pb::SetFaultsRequest::default();
         for e in node.table.all() {
             let own = scoped.get(e.id()).unwrap_or(&none);
-            apply_faults(node, Some(&e), |t| t.set(own)).map_err(Status::invalid_argument)?;
+            apply_faults(node, Some(&e), |t| t.set(own)).map_err(AgentError::from)?;
         }
         info!(
             name = %node.cfg.name, crashed = req.crashed, links = req.links.len(), partitioned = req.partitioned,
@@ -421,7 +424,7 @@ impl Agent for AgentService {
                 }
             },
         };
-        apply_faults(node, scope.as_ref(), |t| t.change(&req)).map_err(Status::invalid_argument)?;
+        apply_faults(node, scope.as_ref(), |t| t.change(&req)).map_err(AgentError::from)?;
         info!(
             name = %node.cfg.name, election = %req.election_id, crashed = ?req.crashed, added = req.add.len(),
             removed = req.remove.len(), partitioned = ?req.partitioned, pause_ms = ?req.pause_ms, "faults changed"

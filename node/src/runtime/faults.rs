@@ -85,6 +85,51 @@ pub(crate) const MAX_RULES: usize = 4_096;
 /// most inputs one election holds while its node is paused.
 pub(crate) use ringleader_core::faults::{MAX_HELD, MAX_PAUSE_MS};
 
+/// A fault request this node refuses (INVALID_ARGUMENT), naming the field
+/// at fault: nothing of the request is applied.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub(crate) struct FaultsError {
+    /// The request field at fault, e.g. `links[0].drop` or `clock_rate`.
+    pub(crate) field: String,
+    /// What is wrong with it.
+    pub(crate) problem: Problem,
+}
+
+/// What is wrong with a fault request's field.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub(crate) enum Problem {
+    /// A drop, duplicate or reorder probability outside [0, 1].
+    #[error("{0} is not a probability in [0, 1]")]
+    NotProbability(f64),
+    /// A delay or jitter over [`MAX_DELAY_MS`].
+    #[error("delays are at most {MAX_DELAY_MS} ms (a day)")]
+    Delay,
+    /// A pause over [`MAX_PAUSE_MS`].
+    #[error("{0} ms; a pause lasts at most {MAX_PAUSE_MS} ms")]
+    Pause(u64),
+    /// More rules than [`MAX_RULES`] in a whole table.
+    #[error("{0} rules; a node holds at most {MAX_RULES}")]
+    Rules(usize),
+    /// More rules than [`MAX_RULES`] once a change is made.
+    #[error("{0} rules after the change; a node holds at most {MAX_RULES}")]
+    RulesAfterChange(usize),
+    /// A value the core's checks refuse (a clock rate, a message kind), as they say.
+    #[error("{}", .0.reason)]
+    Core(faults::FaultError),
+}
+
+impl FaultsError {
+    fn new(field: impl Into<String>, problem: Problem) -> Self {
+        FaultsError { field: field.into(), problem }
+    }
+
+    /// The same refusal of a request nested at `at` (e.g. `elections[2]`).
+    pub(crate) fn within(self, at: &str) -> Self {
+        FaultsError { field: format!("{at}.{}", self.field), ..self }
+    }
+}
+
 /// What a request did to the pause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PauseChange {
@@ -169,11 +214,11 @@ impl Default for Clock {
 }
 
 /// The clock rate a request gives (0 = real time), checked against the core's bounds.
-fn clock_rate(rate: f64) -> Result<f64, String> {
+fn clock_rate(rate: f64) -> Result<f64, FaultsError> {
     if rate == 0.0 {
         return Ok(1.0);
     }
-    faults::clock_rate("clock_rate", rate).map_err(|e| e.to_string())?;
+    faults::clock_rate("clock_rate", rate).map_err(|e| FaultsError::new(e.field, Problem::Core(e)))?;
     Ok(rate)
 }
 
@@ -231,15 +276,15 @@ pub(crate) async fn sleep_by_clock(after_ms: u64, mut rate: Rate) {
 }
 
 /// A pause length a request gives, checked.
-fn pause_ms(ms: u64) -> Result<(), String> {
+fn pause_ms(ms: u64) -> Result<(), FaultsError> {
     if ms > MAX_PAUSE_MS {
-        return Err(format!("pause_ms: {ms} ms; a pause lasts at most {MAX_PAUSE_MS} ms"));
+        return Err(FaultsError::new("pause_ms", Problem::Pause(ms)));
     }
     Ok(())
 }
 
-fn probability(field: &str, p: f64) -> Result<(), String> {
-    if (0.0..=1.0).contains(&p) { Ok(()) } else { Err(format!("{field}: {p} is not a probability in [0, 1]")) }
+fn probability(field: impl FnOnce() -> String, p: f64) -> Result<(), FaultsError> {
+    if (0.0..=1.0).contains(&p) { Ok(()) } else { Err(FaultsError::new(field(), Problem::NotProbability(p))) }
 }
 
 /// The shared link rule (`ringleader_core::faults`) a checked request rule
@@ -280,12 +325,12 @@ impl FaultTable {
     }
 
     /// Replace every fault with `req` (checked first: nothing changes on error).
-    pub(crate) fn set(&self, req: &pb::SetFaultsRequest) -> Result<PauseChange, String> {
+    pub(crate) fn set(&self, req: &pb::SetFaultsRequest) -> Result<PauseChange, FaultsError> {
         let rate = clock_rate(req.clock_rate)?;
         pause_ms(req.pause_ms)?;
         let mut rules = checked_rules(&req.links, "links")?;
         if rules.len() > MAX_RULES {
-            return Err(format!("links: {} rules; a node holds at most {MAX_RULES}", rules.len()));
+            return Err(FaultsError::new("links", Problem::Rules(rules.len())));
         }
         let fault_ids: Vec<String> = req.links.iter().map(|r| r.fault_id.clone()).collect();
         let reachable = req.partitioned.then(|| req.reachable.iter().cloned().collect());
@@ -357,7 +402,7 @@ impl FaultTable {
     /// Change the faults as `req` says, keeping the rest (checked first:
     /// nothing changes on error). The work is that of the rules removed and
     /// added, and a pass over the rules held when some go.
-    pub(crate) fn change(&self, req: &pb::ChangeFaultsRequest) -> Result<PauseChange, String> {
+    pub(crate) fn change(&self, req: &pb::ChangeFaultsRequest) -> Result<PauseChange, FaultsError> {
         let rate = req.clock_rate.map(clock_rate).transpose()?;
         req.pause_ms.map(pause_ms).transpose()?;
         let mut added = checked_rules(&req.add, "add")?;
@@ -377,10 +422,7 @@ impl FaultTable {
             .then(|| fault_ids.iter().map(|id| id.is_empty() || !gone.contains(id.as_str())).collect());
         let kept = keep.as_ref().map_or(rules.len(), |k| k.iter().filter(|&&k| k).count());
         if kept + added.len() > MAX_RULES {
-            return Err(format!(
-                "add: {} rules after the change; a node holds at most {MAX_RULES}",
-                kept + added.len()
-            ));
+            return Err(FaultsError::new("add", Problem::RulesAfterChange(kept + added.len())));
         }
         if let Some(keep) = keep {
             let mut k = keep.iter().copied();
@@ -463,17 +505,18 @@ impl FaultTable {
 
 /// The shared link rules that request rules `links` ask for, each checked
 /// (an error names `{field}[i]` and the bad value).
-fn checked_rules(links: &[pb::LinkRule], field: &str) -> Result<Vec<LinkRule<String>>, String> {
+fn checked_rules(links: &[pb::LinkRule], field: &str) -> Result<Vec<LinkRule<String>>, FaultsError> {
     let mut rules = Vec::with_capacity(links.len());
     for (i, r) in links.iter().enumerate() {
-        probability(&format!("{field}[{i}].drop"), r.drop)?;
-        probability(&format!("{field}[{i}].duplicate"), r.duplicate)?;
-        probability(&format!("{field}[{i}].reorder"), r.reorder)?;
+        probability(|| format!("{field}[{i}].drop"), r.drop)?;
+        probability(|| format!("{field}[{i}].duplicate"), r.duplicate)?;
+        probability(|| format!("{field}[{i}].reorder"), r.reorder)?;
         // Delays arrive over the network: bound them so `now + delay` cannot overflow.
         if r.delay_ms > MAX_DELAY_MS || r.jitter_ms > MAX_DELAY_MS {
-            return Err(format!("{field}[{i}].delay_ms: delays are at most {MAX_DELAY_MS} ms (a day)"));
+            return Err(FaultsError::new(format!("{field}[{i}].delay_ms"), Problem::Delay));
         }
-        let kind = kind_named("kind", &r.kind).map_err(|e| format!("{field}[{i}].{e}"))?;
+        let kind = kind_named("kind", &r.kind)
+            .map_err(|e| FaultsError::new(format!("{field}[{i}].{}", e.field), Problem::Core(e)))?;
         rules.push(link_rule(r, kind));
     }
     Ok(rules)
@@ -565,9 +608,9 @@ mod tests {
         let table = FaultTable::new();
         for rate in [0.05, 11.0, -1.0, f64::NAN] {
             let e = table.set(&pb::SetFaultsRequest { clock_rate: rate, ..Default::default() }).unwrap_err();
-            assert!(e.starts_with("clock_rate"), "{rate}: {e}");
+            assert!(e.field == "clock_rate" && e.to_string().starts_with("clock_rate: "), "{rate}: {e}");
             let change = pb::ChangeFaultsRequest { clock_rate: Some(rate), ..Default::default() };
-            assert!(table.change(&change).unwrap_err().starts_with("clock_rate"));
+            assert_eq!(table.change(&change).unwrap_err().field, "clock_rate");
         }
         assert_eq!(table.clock().now(), 1.0);
     }
@@ -588,7 +631,8 @@ mod tests {
         assert_eq!(t.change(&pb::ChangeFaultsRequest::default()).unwrap(), PauseChange::Unchanged);
         assert_eq!(t.expire(1), None, "replaced by the second request");
         let e = t.set(&pause(MAX_PAUSE_MS + 1)).unwrap_err();
-        assert!(e.starts_with("pause_ms"), "{e}");
+        assert_eq!(e, FaultsError { field: "pause_ms".into(), problem: Problem::Pause(MAX_PAUSE_MS + 1) });
+        assert!(e.to_string().starts_with("pause_ms: "), "{e}");
         assert!(t.paused(), "a refused request changes nothing");
         let r = t.expire(2).expect("the second pause ends");
         assert!(r.from_us <= r.until_us && !t.paused());
@@ -679,9 +723,12 @@ mod tests {
         assert_eq!(t.fate("a", MsgKind::Election), CLEAN);
         assert_eq!(t.fate("c", MsgKind::Election), Fate::Drop);
         let bad = pb::SetFaultsRequest { links: vec![rule("", |r| r.duplicate = 2.0)], ..Default::default() };
-        assert!(t.set(&bad).unwrap_err().contains("links[0].duplicate"));
+        assert_eq!(t.set(&bad).unwrap_err().field, "links[0].duplicate");
         let huge = pb::SetFaultsRequest { links: vec![rule("", |r| r.delay_ms = u64::MAX)], ..Default::default() };
-        assert!(t.set(&huge).unwrap_err().contains("links[0].delay_ms"));
+        assert_eq!(
+            t.set(&huge).unwrap_err(),
+            FaultsError { field: "links[0].delay_ms".into(), problem: Problem::Delay }
+        );
         assert_eq!(t.fate("c", MsgKind::Election), Fate::Drop, "a refused request changes nothing");
     }
 
@@ -725,7 +772,7 @@ mod tests {
         assert_eq!(t.dropped.load(Ordering::Relaxed) - before, 2, "one message per peer");
 
         let bad = pb::SetFaultsRequest { links: vec![rule("", |r| r.kind = "elected".into())], ..Default::default() };
-        let e = t.set(&bad).unwrap_err();
+        let e = t.set(&bad).unwrap_err().to_string();
         assert!(e.starts_with("links[0].kind: unknown message kind `elected`"), "{e}");
     }
 
@@ -769,18 +816,20 @@ mod tests {
             crashed: Some(true),
             ..Default::default()
         };
-        assert!(t.change(&bad).unwrap_err().starts_with("add[0].drop"));
+        assert_eq!(t.change(&bad).unwrap_err().field, "add[0].drop");
         assert!(!t.crashed(), "a refused change changes nothing");
 
         let many = |n: usize, tag: &str| (0..n).map(|i| with_id(&format!("{tag}{i}"), |r| r.delay_ms = 1)).collect();
         t.change(&pb::ChangeFaultsRequest { add: many(MAX_RULES, "a"), ..Default::default() }).unwrap();
         let more = pb::ChangeFaultsRequest { add: many(1, "b"), crashed: Some(true), ..Default::default() };
-        assert!(t.change(&more).unwrap_err().contains("at most 4096"), "a node holds at most MAX_RULES rules");
+        let e = t.change(&more).unwrap_err();
+        assert_eq!(e.problem, Problem::RulesAfterChange(MAX_RULES + 1), "a node holds at most MAX_RULES rules");
+        assert!(e.to_string().contains("at most 4096"), "{e}");
         assert!(!t.crashed(), "a refused change changes nothing");
         let swap = pb::ChangeFaultsRequest { add: many(1, "b"), remove: vec!["a0".into()], ..Default::default() };
         t.change(&swap).unwrap();
         let too_many = pb::SetFaultsRequest { links: many(MAX_RULES + 1, "c"), ..Default::default() };
-        assert!(t.set(&too_many).unwrap_err().contains("at most 4096"));
+        assert_eq!(t.set(&too_many).unwrap_err().problem, Problem::Rules(MAX_RULES + 1));
     }
 
     /// Drop, duplicate and jitter are drawn from the rule's seed: the same seed gives the same fates, and the

@@ -47,20 +47,42 @@ pub(crate) struct LinkStats {
     pub(crate) rejections_received: AtomicU64,
 }
 
+/// Why a peer address is refused (each names the address).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PeerAddressError {
+    /// Not a URL at all.
+    #[error("`{address}` is not a valid URL: {source}")]
+    NotUrl { address: String, source: tonic::transport::Error },
+    /// Plain text to a node that speaks TLS.
+    #[error("`{0}` is http:// but this node speaks TLS; use https://")]
+    PlainToTls(String),
+    /// TLS from a node without TLS settings.
+    #[error("`{0}` is https:// but this node has no [tls] settings")]
+    NoTls(String),
+    /// Another scheme.
+    #[error("`{0}` must be an http:// or https:// URL, e.g. http://10.0.0.7:7000")]
+    Scheme(String),
+    /// No host to dial.
+    #[error("`{0}` has no host")]
+    NoHost(String),
+    /// The endpoint cannot be made.
+    #[error(transparent)]
+    Endpoint(#[from] crate::tls::EndpointError),
+}
+
 /// Parse and check a peer address; the endpoint carries the client settings
 /// (TLS with `tls` for an `https://` address).
-pub(crate) fn endpoint(address: &str, tls: Option<&crate::tls::Tls>) -> Result<Endpoint, String> {
-    let ep = Endpoint::from_shared(address.to_string()).map_err(|e| format!("`{address}` is not a valid URL: {e}"))?;
+pub(crate) fn endpoint(address: &str, tls: Option<&crate::tls::Tls>) -> Result<Endpoint, PeerAddressError> {
+    let ep = Endpoint::from_shared(address.to_string())
+        .map_err(|source| PeerAddressError::NotUrl { address: address.to_string(), source })?;
     match (ep.uri().scheme_str(), tls) {
         (Some("http"), None) | (Some("https"), Some(_)) => {}
-        (Some("http"), Some(_)) => {
-            return Err(format!("`{address}` is http:// but this node speaks TLS; use https://"));
-        }
-        (Some("https"), None) => return Err(format!("`{address}` is https:// but this node has no [tls] settings")),
-        _ => return Err(format!("`{address}` must be an http:// or https:// URL, e.g. http://10.0.0.7:7000")),
+        (Some("http"), Some(_)) => return Err(PeerAddressError::PlainToTls(address.to_string())),
+        (Some("https"), None) => return Err(PeerAddressError::NoTls(address.to_string())),
+        _ => return Err(PeerAddressError::Scheme(address.to_string())),
     }
     if ep.uri().host().is_none_or(str::is_empty) {
-        return Err(format!("`{address}` has no host"));
+        return Err(PeerAddressError::NoHost(address.to_string()));
     }
     let ep = crate::tls::endpoint(address, tls)?;
     Ok(ep

@@ -65,7 +65,7 @@ pub const MAX_AGENT_REQUEST: usize = 4 * 1024 * 1024;
 
 pub use agent::MAX_ELECTIONS;
 pub use links::{ChannelPool, MAX_QUEUED, SharedChannels};
-pub use store::check_endpoint as check_etcd_endpoint;
+pub use store::{EtcdEndpointError, check_endpoint as check_etcd_endpoint};
 
 /// How long shutdown waits for open connections to close before returning anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

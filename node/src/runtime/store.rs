@@ -69,16 +69,26 @@ struct Stored {
 impl Stored {
     /// Terms are transitions + 1: a record at the end of the term space is
     /// corrupt or forged, refused like one that does not parse.
-    fn plausible(&self) -> Result<(), String> {
+    fn plausible(&self) -> Result<(), RecordError> {
         if self.leader_transitions >= ringleader_core::algo::MAX_TERM {
-            return Err(format!(
-                "leaderTransitions {} leaves no term (at most {})",
-                self.leader_transitions,
-                ringleader_core::algo::MAX_TERM - 1
-            ));
+            return Err(RecordError::NoTerm(self.leader_transitions));
         }
         Ok(())
     }
+}
+
+/// Why the value at an election's key is no lease record this node takes.
+#[derive(Debug, thiserror::Error)]
+enum RecordError {
+    /// Not the record's JSON.
+    #[error("does not hold a lease record: {0}")]
+    NotJson(serde_json::Error),
+    /// The holder is not an election id.
+    #[error("holder `{0}` is not an id")]
+    Holder(String),
+    /// `leaderTransitions` at the end of the term space ([`Stored::plausible`]).
+    #[error("leaderTransitions {0} leaves no term (at most {max})", max = ringleader_core::algo::MAX_TERM - 1)]
+    NoTerm(u64),
 }
 
 /// One etcd endpoint as this process reaches it: shared by every election
@@ -146,35 +156,40 @@ impl Throttle {
     }
 }
 
+/// etcd's NOSPACE refusal (`rpctypes.ErrGRPCNoSpace`): etcd names its errors
+/// by code and exact description, and its own Go client tells them apart by
+/// both, as this does ([`CallError::from`]).
+const ETCD_NOSPACE: (tonic::Code, &str) = (tonic::Code::ResourceExhausted, "etcdserver: mvcc: database space exceeded");
+
 /// Why an operation failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 enum CallError {
-    /// etcd's NOSPACE alarm: `mvcc: database space exceeded`.
-    NoSpace(String),
-    Other(String),
+    /// etcd's NOSPACE alarm ([`ETCD_NOSPACE`]).
+    #[error("{0}")]
+    NoSpace(etcd_client::Error),
+    /// Any other refusal or failure of etcd's.
+    #[error(transparent)]
+    Etcd(etcd_client::Error),
+    /// The key holds no record this node takes.
+    #[error("{key}{}{error}", if matches!(error, RecordError::NotJson(_)) { " " } else { ": " })]
+    Record { key: String, error: RecordError },
+    /// The record could not be encoded.
+    #[error(transparent)]
+    Encode(serde_json::Error),
+    /// A revision beyond etcd's (i64).
+    #[error("revision {0} out of range")]
+    Revision(u64),
+    /// A lost compare-and-swap's answer did not carry the record.
+    #[error("a lost compare-and-swap came back without the record")]
+    NoRecord,
 }
 
 impl From<etcd_client::Error> for CallError {
     fn from(e: etcd_client::Error) -> Self {
-        let text = e.to_string();
-        match e {
-            etcd_client::Error::GRpcStatus(s) if s.message().contains("database space exceeded") => {
-                CallError::NoSpace(text)
-            }
-            _ => CallError::Other(text),
+        match &e {
+            etcd_client::Error::GRpcStatus(s) if (s.code(), s.message()) == ETCD_NOSPACE => CallError::NoSpace(e),
+            _ => CallError::Etcd(e),
         }
-    }
-}
-
-impl From<String> for CallError {
-    fn from(e: String) -> Self {
-        CallError::Other(e)
-    }
-}
-
-impl From<&str> for CallError {
-    fn from(e: &str) -> Self {
-        CallError::Other(e.to_string())
     }
 }
 
@@ -208,12 +223,30 @@ impl std::fmt::Debug for EtcdStore {
     }
 }
 
+/// Why an etcd endpoint is refused (each names the endpoint as given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EtcdEndpointError {
+    /// Not a URL at all.
+    #[error("`{endpoint}` is not a URL: {reason}")]
+    NotUrl {
+        /// The endpoint as given.
+        endpoint: String,
+        /// What the parser said.
+        reason: String,
+    },
+    /// Another scheme than http(s), or no host.
+    #[error("`{0}` is not an http(s)://host:port URL")]
+    NotHttp(String),
+}
+
 /// `endpoint` as etcd-client dials it (`http://host:port`), or why it is not one.
-pub fn check_endpoint(endpoint: &str) -> Result<String, String> {
+pub fn check_endpoint(endpoint: &str) -> Result<String, EtcdEndpointError> {
     let url = if endpoint.contains("://") { endpoint.to_string() } else { format!("http://{endpoint}") };
-    let uri: tonic::codegen::http::Uri = url.parse().map_err(|e| format!("`{endpoint}` is not a URL: {e}"))?;
+    let uri: tonic::codegen::http::Uri = url.parse().map_err(|e: tonic::codegen::http::uri::InvalidUri| {
+        EtcdEndpointError::NotUrl { endpoint: endpoint.to_string(), reason: e.to_string() }
+    })?;
     if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none_or(str::is_empty) {
-        return Err(format!("`{endpoint}` is not an http(s)://host:port URL"));
+        return Err(EtcdEndpointError::NotHttp(endpoint.to_string()));
     }
     Ok(url)
 }
@@ -254,7 +287,7 @@ impl EtcdStore {
         match tokio::time::timeout(STORE_TIMEOUT, self.call(op)).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(CallError::NoSpace(e))) => {
-                self.endpoint.nospace(&self.election, &e);
+                self.endpoint.nospace(&self.election, &e.to_string());
                 if !self.nospace_noted.swap(true, Ordering::Relaxed) {
                     let note = format!(
                         "etcd at {} is out of space (NOSPACE alarm): it refuses the lease record's writes; \
@@ -265,7 +298,7 @@ impl EtcdStore {
                 }
                 StoreReply::Failed { seq }
             }
-            Ok(Err(CallError::Other(e))) => {
+            Ok(Err(e)) => {
                 tracing::debug!(key = %self.key, endpoint = %self.endpoint.url, error = %e, "store operation failed");
                 StoreReply::Failed { seq }
             }
@@ -331,8 +364,8 @@ impl EtcdStore {
                     renew_time_ms: now,
                     leader_transitions: record.transitions,
                 })
-                .map_err(|e| e.to_string())?;
-                let expect = i64::try_from(expect).map_err(|_| format!("revision {expect} out of range"))?;
+                .map_err(CallError::Encode)?;
+                let expect = i64::try_from(expect).map_err(|_| CallError::Revision(expect))?;
                 let txn = Txn::new()
                     .when([Compare::mod_revision(self.key.as_str(), CompareOp::Equal, expect)])
                     .and_then([TxnOp::put(self.key.as_str(), value, None)])
@@ -348,7 +381,7 @@ impl EtcdStore {
                     TxnOpResponse::Get(g) => Some(g),
                     _ => None,
                 });
-                let read = read.ok_or("a lost compare-and-swap came back without the record")?;
+                let read = read.ok_or(CallError::NoRecord)?;
                 let (revision, record) = self.decode(read.kvs().first())?;
                 Ok(StoreReply::Done { seq, written: false, revision, record })
             }
@@ -356,15 +389,15 @@ impl EtcdStore {
     }
 
     /// The revision and record of `kv` (none: revision 0, no record).
-    fn decode(&self, kv: Option<&KeyValue>) -> Result<(u64, Option<LeaseRecord>), String> {
+    fn decode(&self, kv: Option<&KeyValue>) -> Result<(u64, Option<LeaseRecord>), CallError> {
         let Some(kv) = kv else { return Ok((0, None)) };
-        let stored: Stored = serde_json::from_slice(kv.value())
-            .map_err(|e| format!("{} does not hold a lease record: {e}", self.key))?;
+        let bad = |error| CallError::Record { key: self.key.clone(), error };
+        let stored: Stored = serde_json::from_slice(kv.value()).map_err(|e| bad(RecordError::NotJson(e)))?;
         let holder = match stored.holder_identity.as_str() {
             "" => 0,
-            h => h.parse().map_err(|_| format!("{}: holder `{h}` is not an id", self.key))?,
+            h => h.parse().map_err(|_| bad(RecordError::Holder(h.to_string())))?,
         };
-        stored.plausible().map_err(|e| format!("{}: {e}", self.key))?;
+        stored.plausible().map_err(bad)?;
         self.acquired_ms.store(stored.acquire_time_ms, Ordering::Relaxed);
         let record =
             LeaseRecord { holder, duration_ms: stored.lease_duration_ms, transitions: stored.leader_transitions };
@@ -383,7 +416,7 @@ mod tests {
     fn a_record_at_the_end_of_the_term_space_is_refused() {
         let at = |t: u64| Stored { leader_transitions: t, ..empty() };
         for t in [ringleader_core::algo::MAX_TERM, ringleader_core::algo::MAX_TERM + 1, u64::MAX] {
-            assert!(at(t).plausible().unwrap_err().contains("leaves no term"), "{t}");
+            assert!(matches!(at(t).plausible(), Err(RecordError::NoTerm(n)) if n == t), "{t}");
         }
         assert!(at(ringleader_core::algo::MAX_TERM - 1).plausible().is_ok());
     }
@@ -403,8 +436,10 @@ mod tests {
     fn endpoints() {
         assert_eq!(check_endpoint("127.0.0.1:2379").unwrap(), "http://127.0.0.1:2379");
         assert_eq!(check_endpoint("https://etcd:2379").unwrap(), "https://etcd:2379");
-        assert!(check_endpoint("ftp://etcd").unwrap_err().contains("not an http"));
-        assert!(check_endpoint("a b").unwrap_err().contains("not a URL"));
+        assert_eq!(check_endpoint("ftp://etcd").unwrap_err(), EtcdEndpointError::NotHttp("ftp://etcd".into()));
+        assert!(check_endpoint("ftp://etcd").unwrap_err().to_string().contains("not an http"));
+        assert!(matches!(check_endpoint("a b"), Err(EtcdEndpointError::NotUrl { .. })));
+        assert!(check_endpoint("a b").unwrap_err().to_string().contains("not a URL"));
     }
 
     /// Every election that names an endpoint shares the process's one `Endpoint` (and so its
@@ -517,12 +552,19 @@ mod tests {
         assert!(kv.get(b.key.as_str(), None).await.expect("read").kvs().is_empty(), "the key is gone");
     }
 
-    /// etcd's NOSPACE refusal is told apart from any other failure.
+    /// etcd's NOSPACE refusal is told apart from any other failure by its code and its exact
+    /// description, as etcd names it: the same words under another code, or another
+    /// RESOURCE_EXHAUSTED (too many requests), are other failures.
     #[test]
     fn nospace_is_recognised() {
+        let etcd = |s: tonic::Status| CallError::from(etcd_client::Error::GRpcStatus(s));
         let full = tonic::Status::resource_exhausted("etcdserver: mvcc: database space exceeded");
-        assert!(matches!(CallError::from(etcd_client::Error::GRpcStatus(full)), CallError::NoSpace(_)));
+        assert!(matches!(etcd(full), CallError::NoSpace(_)));
         let other = tonic::Status::unavailable("etcdserver: request timed out");
-        assert!(matches!(CallError::from(etcd_client::Error::GRpcStatus(other)), CallError::Other(_)));
+        assert!(matches!(etcd(other), CallError::Etcd(_)));
+        let busy = tonic::Status::resource_exhausted("etcdserver: too many requests");
+        assert!(matches!(etcd(busy), CallError::Etcd(_)));
+        let elsewhere = tonic::Status::unavailable("etcdserver: mvcc: database space exceeded");
+        assert!(matches!(etcd(elsewhere), CallError::Etcd(_)));
     }
 }

@@ -58,7 +58,8 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
         plan.diagram.is_some(),
     );
     let mut events_open = true;
-    let mut rejoins: tokio::task::JoinSet<(usize, Result<bool, String>)> = tokio::task::JoinSet::new();
+    let mut rejoins: tokio::task::JoinSet<(usize, Result<bool, crate::calls::NodeFailure>)> =
+        tokio::task::JoinSet::new();
     // A tick notices lost leaders without waiting for an event.
     let mut tick = tokio::time::interval(Duration::from_millis(50));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);

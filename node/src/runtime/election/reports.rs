@@ -6,10 +6,28 @@ use std::sync::{Arc, MutexGuard};
 use ringleader_proto::v1 as pb;
 
 use super::{Election, State};
+use crate::runtime::reports::Reported;
 #[cfg(doc)]
 use crate::runtime::reports::Reporter;
 use ringleader_core::algo::{Decision, Leadership, Role, TimerId};
 use ringleader_core::shell::TIMER_SLOTS;
+
+impl Reported for Election {
+    /// This node's figures now, as a report event; the election may be
+    /// queued for a report again from here on.
+    fn take_report(&self) -> pb::NodeEvent {
+        self.report_queued.store(false, std::sync::atomic::Ordering::Release);
+        let status = self.status();
+        pb::NodeEvent {
+            election_id: status.election_id.clone(),
+            position: status.position,
+            role: status.role,
+            leader_id: status.leader_id,
+            status: Some(status),
+            ..Default::default()
+        }
+    }
+}
 
 impl Election {
     /// Queue this election's report (one-shot elections; see [`Reporter`]),
@@ -22,21 +40,6 @@ impl Election {
         drop(st);
         if decided && let Some(r) = &self.reporter {
             r.queue(self, &self.report_queued);
-        }
-    }
-
-    /// This node's figures now, as a report event; the election may be
-    /// queued for a report again from here on.
-    pub(crate) fn take_report(&self) -> pb::NodeEvent {
-        self.report_queued.store(false, std::sync::atomic::Ordering::Release);
-        let status = self.status();
-        pb::NodeEvent {
-            election_id: status.election_id.clone(),
-            position: status.position,
-            role: status.role,
-            leader_id: status.leader_id,
-            status: Some(status),
-            ..Default::default()
         }
     }
 
