@@ -172,6 +172,9 @@ pub async fn serve_with_health(
 ) -> Result<(), RuntimeError> {
     let local = listener.local_addr().map_or_else(|e| format!("unknown ({e})"), |a| a.to_string());
     let node = node::Node::new(cfg);
+    if !node.cfg.orphan_grace.is_zero() {
+        tokio::spawn(orphans::watch(std::sync::Arc::downgrade(&node), node.cfg.orphan_grace));
+    }
     info!(name = %node.cfg.name, advertise = %node.cfg.advertise, listen = %local, "node serving");
 
     let (fired_tx, fired_rx) = oneshot::channel::<()>();

@@ -232,8 +232,7 @@ impl Node {
         if let Some(rt) = &runtime {
             rt.spawn(reporter.clone().run(events.clone()));
         }
-        let grace = cfg.orphan_grace;
-        let node = Arc::new(Node {
+        Arc::new(Node {
             cfg,
             table,
             links,
@@ -244,11 +243,7 @@ impl Node {
             unknown_election: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             stops: Mutex::new(Vec::new()),
-        });
-        if let Some(rt) = runtime.filter(|_| !grace.is_zero()) {
-            rt.spawn(super::orphans::watch(Arc::downgrade(&node), grace));
-        }
-        node
+        })
     }
 
     /// Hand an envelope from the network to its election; a refusal comes

@@ -8,6 +8,9 @@
 //! of steps costs one report, and a busy node sends fewer, larger-stepped
 //! reports instead of falling behind. No timer and no sleep is involved: a
 //! report leaves as soon as the task runs.
+//!
+//! What is reported is anything [`Reported`] (an election, which names this
+//! module, not the other way round).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -16,13 +19,17 @@ use std::time::Instant;
 use ringleader_proto::v1 as pb;
 use tokio::sync::{Notify, broadcast};
 
-use super::election::Election;
+/// Something whose figures are reported: an election.
+pub(crate) trait Reported: Send + Sync {
+    /// Its figures now, as a report event; it may be queued again from here on.
+    fn take_report(&self) -> pb::NodeEvent;
+}
 
 /// The elections whose figures changed since their last report, and the
 /// task that sends them.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Reporter {
-    queue: Mutex<Vec<Weak<Election>>>,
+    queue: Mutex<Vec<Weak<dyn Reported>>>,
     notify: Notify,
     stopped: AtomicBool,
     /// Event streams open that asked for reports: with none, nothing is
@@ -91,6 +98,16 @@ pub(crate) enum Listened {
 #[derive(Debug)]
 pub(crate) struct Listening(Arc<Reporter>, u64);
 
+impl std::fmt::Debug for Reporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reporter")
+            .field("queued", &self.queue.lock().unwrap_or_else(|e| e.into_inner()).len())
+            .field("stopped", &self.stopped)
+            .field("listeners", &self.listeners)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Drop for Listening {
     fn drop(&mut self) {
         let now = Instant::now();
@@ -112,11 +129,13 @@ impl Drop for Listening {
 impl Reporter {
     /// Queue `election` for a report unless it is queued already (`queued`
     /// is the election's own flag, cleared when its report is taken).
-    pub(crate) fn queue(&self, election: &Arc<Election>, queued: &AtomicBool) {
+    pub(crate) fn queue<R: Reported + 'static>(&self, election: &Arc<R>, queued: &AtomicBool) {
         if self.listeners.load(Ordering::Acquire) == 0 || queued.swap(true, Ordering::AcqRel) {
             return;
         }
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::downgrade(election));
+        let election: Weak<R> = Arc::downgrade(election);
+        let election: Weak<dyn Reported> = election;
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(election);
         self.notify.notify_one();
     }
 
