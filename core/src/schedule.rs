@@ -544,10 +544,12 @@ impl<'a> Run<'a> {
         r.violations.extend(checks.into_iter().filter_map(Result::err).map(|v| v.to_string()));
         // A leased leadership: never two leaders at once, of any term.
         if kept.is_some() && spec.kept.is_some_and(|k| k.leased()) {
-            let leading: Vec<usize> = (0..ids.len()).filter(|&p| r.beliefs[p].is_some_and(|b| b.leader == Some(ids[p]))).collect();
+            let leading: Vec<usize> =
+                (0..ids.len()).filter(|&p| r.beliefs[p].is_some_and(|b| b.leader == Some(ids[p]))).collect();
             if leading.len() > 1 {
                 let positions = leading[..leading.len().min(8)].to_vec();
-                r.violations.push(invariants::Violation::SeveralLeaders { count: leading.len(), positions }.to_string());
+                r.violations
+                    .push(invariants::Violation::SeveralLeaders { count: leading.len(), positions }.to_string());
             }
         }
         r
