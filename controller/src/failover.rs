@@ -28,30 +28,12 @@
 //! loss: its failure detector fired, or it heard of an election. **Agreement**
 //! is the first moment every live node names one live leader other than the
 //! lost one (or the same node with a higher term, after it recovered).
+//!
+//! Each loss has its [`Cause`], in the words records and pages show.
 
 pub use crate::record::FailoverRecord;
 use crate::record::LeaderInfo;
-
-/// Cause of a loss: an injected crash fault.
-pub const CRASH_FAULT: &str = "crash fault";
-/// Cause of a loss: the node's event stream to the controller broke.
-pub const UNREACHABLE: &str = "node unreachable (its event stream broke)";
-/// Cause of a loss: an injected partition cut the leader off from every majority.
-pub const PARTITION: &str = "partition (cut off from every majority)";
-/// Cause of a loss: a planned stop; the leader hands its leadership over if
-/// it can (`FaultInfo.handovers` says whether it did).
-pub const HANDOVER: &str = "planned stop (the leader hands over if it can)";
-/// Cause of a loss: a higher term deposed the leader (a node that rejoined
-/// with a higher term, or an election it did not win): it names another
-/// leader, or none in a term above the one it led.
-pub const DEPOSED: &str = "deposed by a higher term";
-/// Cause of a loss: the leader stepped down (it names no leader now). A leader
-/// that holds a lease says why in its algorithm's own words ([`Lease::lost`](ringleader_core::algo::spec::Lease::lost)).
-pub const STEPPED_DOWN: &str = "the leader stepped down";
-/// Cause of a loss in a SIMULATED run: the leader was paused (it took no
-/// step) while the others moved on. (LIVE, a paused node leaves the
-/// controller's pulse unanswered: [`UNREACHABLE`].)
-pub const PAUSED: &str = "paused (the leader took no step)";
+use ringleader_core::failover::Cause;
 
 /// What the tracker tells the loop to do after an observation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +76,7 @@ impl Tracker {
 
     /// The agreed leader is gone (not live) at `now_ms`, for `cause`. Opens
     /// a failover unless one is open or no leader was agreed.
-    pub fn leader_lost(&mut self, now_ms: u64, cause: &'static str) -> Mark {
+    pub fn leader_lost(&mut self, now_ms: u64, cause: Cause) -> Mark {
         if self.open.is_some() {
             return Mark::None;
         }
@@ -175,8 +157,8 @@ mod tests {
         let mut t = Tracker::new();
         assert_eq!(t.agreed(100, node(4), 1), Mark::None, "the first leader is no failover");
         assert_eq!(t.held_position(), Some(4));
-        assert_eq!(t.leader_lost(1_000, CRASH_FAULT), Mark::Opened(0));
-        assert_eq!(t.leader_lost(1_010, CRASH_FAULT), Mark::None, "one failover at a time");
+        assert_eq!(t.leader_lost(1_000, Cause::CrashFault), Mark::Opened(0));
+        assert_eq!(t.leader_lost(1_010, Cause::CrashFault), Mark::None, "one failover at a time");
         t.belief(1_050, 1, Some(5));
         assert_eq!(t.records()[0].detection_ms, None, "still names the lost leader");
         t.belief(1_250, 1, None);
@@ -185,7 +167,7 @@ mod tests {
         let r = &t.records()[0];
         assert_eq!((r.detection_ms, r.agreement_ms), (Some(250), Some(400)));
         assert_eq!(r.new_leader, Some((node(3), 2)));
-        assert_eq!((r.term, r.cause, r.leader.position), (1, CRASH_FAULT, 4));
+        assert_eq!((r.term, r.cause, r.leader.position), (1, Cause::CrashFault, 4));
         t.set_messages(0, 12);
         assert_eq!(t.records()[0].messages, Some(12));
     }
@@ -195,11 +177,11 @@ mod tests {
     #[test]
     fn only_losses_of_an_agreed_leader_count() {
         let mut t = Tracker::new();
-        assert_eq!(t.leader_lost(10, UNREACHABLE), Mark::None);
+        assert_eq!(t.leader_lost(10, Cause::Unreachable), Mark::None);
         t.agreed(20, node(1), 1);
         assert_eq!(t.agreed(30, node(2), 2), Mark::None);
         assert!(t.records().is_empty());
-        assert_eq!(t.leader_lost(40, UNREACHABLE), Mark::Opened(0));
+        assert_eq!(t.leader_lost(40, Cause::Unreachable), Mark::Opened(0));
         assert_eq!(t.agreed(50, node(2), 2), Mark::None, "its own term again");
         assert_eq!(t.records()[0].agreement_ms, None);
         assert_eq!(t.agreed(90, node(2), 3), Mark::Closed(0), "the same node, re-elected in a higher term");

@@ -408,9 +408,8 @@ pub struct FailoverRecord {
     pub leader: LeaderInfo,
     /// Its term.
     pub term: u64,
-    /// How the controller learned it was gone.
-    #[serde(deserialize_with = "static_str")]
-    pub cause: StaticStr,
+    /// How the controller learned it was gone (stored as its words).
+    pub cause: ringleader_core::failover::Cause,
     /// Milliseconds since the election started at which the controller learned it.
     pub lost_at_ms: u64,
     /// Milliseconds from the loss to the first change of belief of a live node.
@@ -430,8 +429,8 @@ pub struct FailoverRecord {
 /// try to borrow it from the input).
 pub type StaticStr = &'static str;
 
-/// Deserialize a `&'static str` field (algorithm names, bound formulas,
-/// failover causes): each distinct string is kept once for the process's life.
+/// Deserialize a `&'static str` field (algorithm names, bound formulas):
+/// each distinct string is kept once for the process's life.
 pub(crate) fn static_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
     static INTERNED: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
     let s = <String as serde::Deserialize>::deserialize(d)?;

@@ -327,6 +327,23 @@ pub enum Fault {
     ///
     /// [`Algorithm::on_leave`]: crate::protocol::Algorithm::on_leave
     LeaveLeader,
+    /// Whoever leads (as for [`Fault::CrashLeader`]) is cut off from every
+    /// other node: a [`Fault::Partition`] of it alone and the rest. Nothing
+    /// happens when no node leads.
+    CutOffLeader,
+    /// Whoever leads (as for [`Fault::CrashLeader`]): its clock runs at
+    /// `rate` times real time from now on, as [`Fault::Clock`]. Nothing
+    /// happens when no node leads.
+    LeaderClock {
+        /// Within [`MIN_CLOCK_RATE`]..=[`MAX_CLOCK_RATE`].
+        rate: f64,
+    },
+    /// Whoever leads (as for [`Fault::CrashLeader`]) pauses for `ms`, as
+    /// [`Fault::Pause`]. Nothing happens when no node leads.
+    PauseLeader {
+        /// Within 1..=[`MAX_PAUSE_MS`].
+        ms: u64,
+    },
     /// A crashed node comes back with fresh state (a new incarnation, built
     /// from its original context and woken as an initiator).
     Recover {
@@ -512,7 +529,9 @@ pub fn validate(fault: &Fault, n: u32) -> Result<(), FaultError> {
             pause_ms("pause.ms", *ms)
         }
         Fault::Crash { node } => position("crash.node", *node, n),
-        Fault::CrashLeader | Fault::LeaveLeader => Ok(()),
+        Fault::CrashLeader | Fault::LeaveLeader | Fault::CutOffLeader => Ok(()),
+        Fault::LeaderClock { rate } => clock_rate("leader_clock", *rate),
+        Fault::PauseLeader { ms } => pause_ms("pause_leader", *ms),
         Fault::Recover { node } => position("recover.node", *node, n),
         Fault::Forge { node, .. } => position("forge.node", *node, n),
         Fault::Store { node, delay_ms, .. } => {

@@ -103,6 +103,19 @@ impl Default for SimConfig {
     }
 }
 
+/// A fault aimed at whoever leads, and the leader the simulator found for it at its time
+/// (the live node whose latest kept leadership names itself, the highest term first, else a
+/// one-shot leader; `None`: nobody led, and the fault did nothing).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaderFault {
+    /// When it struck.
+    pub at: u64,
+    /// The fault as planned.
+    pub fault: crate::faults::Fault,
+    /// The leader's position.
+    pub leader: Option<u32>,
+}
+
 /// What a simulated run produced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimReport {
@@ -143,6 +156,13 @@ pub struct SimReport {
     /// What the node faults did, with their times ("40: position 2
     /// crashed"), including faults that found nothing to do.
     pub fault_log: Vec<String>,
+    /// Every pause that took effect ([`Fault::Pause`](crate::faults::Fault::Pause), a
+    /// [`Fault::PauseLeader`](crate::faults::Fault::PauseLeader) resolved): (position, from,
+    /// until), in time order.
+    pub pauses: Vec<(u32, u64, u64)>,
+    /// Every fault aimed at whoever leads (`CrashLeader`, `LeaveLeader`, `CutOffLeader`,
+    /// `LeaderClock`, `PauseLeader`), in time order, with the leader it found at its time.
+    pub leader_faults: Vec<LeaderFault>,
     /// Algorithm or driver errors (at most 16 kept).
     pub errors: Vec<String>,
     /// The run went quiet or reached its horizon (did not hit `max_deliveries`

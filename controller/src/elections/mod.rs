@@ -30,7 +30,6 @@ mod entry;
 mod interrupted;
 mod kept;
 mod live;
-mod overlap;
 mod run;
 mod simulated;
 

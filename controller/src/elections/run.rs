@@ -82,7 +82,7 @@ pub struct PlannedFault {
 pub enum PlannedKind {
     /// A fault the simulator knows.
     Core(ringleader_core::faults::Fault),
-    /// Whoever leads then is cut off from the others (found by running up to then).
+    /// Whoever leads then is cut off from the others (found by the simulator then).
     CutOffLeader,
     /// Whoever leads then: its clock runs at this rate (found as for [`PlannedKind::CutOffLeader`]).
     LeaderClock(f64),

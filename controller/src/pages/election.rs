@@ -345,7 +345,7 @@ fn failover_rows(r: &ElectionRecord) -> String {
             "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{} ms</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
             escape(&f.leader.node),
             f.term,
-            escape(f.cause),
+            escape(f.cause.text()),
             f.lost_at_ms,
             ms_text(f.detection_ms),
             ms_text(f.agreement_ms),

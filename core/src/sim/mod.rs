@@ -32,6 +32,11 @@
 //!   itself (highest term first), or else a live node that decided to lead
 //!   (one-shot algorithms); with no leader nothing happens and
 //!   [`SimReport::fault_log`] says so.
+//! * `CutOffLeader`, `LeaderClock { rate }`, `PauseLeader { ms }`: found as
+//!   for `CrashLeader` at the fault's time, the leader is cut off from every
+//!   other node (a `Partition` of it alone), its clock runs at `rate`, or it
+//!   pauses for `ms`; with no leader nothing happens. Each leader fault and
+//!   the leader it found are listed in [`SimReport::leader_faults`].
 //! * `Recover { node }`: a new incarnation: the state machine is rebuilt from
 //!   the node's context (same id, ports and coin), its old decision and
 //!   timers are forgotten, it gets back its last [`Effect::Persist`](crate::algo::Effect::Persist) record
@@ -100,9 +105,13 @@ use crate::spec::AlgorithmSpec;
 use crate::topology::Topology;
 
 pub use crate::report;
-pub use crate::report::{Cancel, LeadershipEvent, SimConfig, SimReport};
+pub use crate::report::{Cancel, LeaderFault, LeadershipEvent, SimConfig, SimReport};
 
 /// Events between two looks at [`SimConfig::cancel`].
+mod leader;
+
+use leader::{leader_fault_name, on_leader};
+
 const CANCEL_CHECK: u64 = 4096;
 
 /// A scheduled delivery or wake-up; its time is the bucket it sits in.
@@ -214,6 +223,8 @@ struct FaultState {
     /// Every pause that took effect: (position, from, until), for the
     /// fencing model's writes.
     pauses: Vec<(u32, u64, u64)>,
+    /// Every fault aimed at whoever leads, with the leader it found.
+    leader_faults: Vec<LeaderFault>,
     /// Every end of a pause: (position, time, belief once its due timers fired).
     resumes: Vec<(u32, u64, Leadership)>,
     /// Every [`Fault::Store`] that took effect: (time, position or every
@@ -741,21 +752,11 @@ impl<'a, A: Algorithm> Driver<'a, A> {
         let net = self.io.sink_mut();
         match s.fault {
             Fault::Crash { node } => self.crash(now, node, "crash"),
-            Fault::CrashLeader => match self.current_leader() {
-                Some(p) => self.crash(now, p, "crash-leader"),
-                None => self.net().faults.log.push(format!("{now}: crash-leader found no leader; nothing crashed")),
-            },
-            Fault::LeaveLeader => match self.current_leader() {
-                Some(p) => {
-                    let net = self.io.sink_mut();
-                    net.faults.log.push(format!("{now}: position {p} leaves (hands its leadership over)"));
-                    net.at(p, now);
-                    let p = p as usize;
-                    self.shells[p].leave(&mut self.algos[p], &mut self.io);
-                    *end_time = now;
-                }
-                None => self.net().faults.log.push(format!("{now}: leave-leader found no leader; nobody left")),
-            },
+            Fault::CrashLeader
+            | Fault::LeaveLeader
+            | Fault::CutOffLeader
+            | Fault::LeaderClock { .. }
+            | Fault::PauseLeader { .. } => self.leader_fault(now, s, make, end_time),
             Fault::Recover { node } => {
                 if !net.faults.down[node as usize] {
                     net.faults.log.push(format!("{now}: recover: position {node} is up; nothing to do"));
@@ -867,6 +868,45 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// A fault aimed at whoever leads now ([`Driver::current_leader`]), resolved and applied to it;
+    /// the leader it found (or none) is kept for the report.
+    fn leader_fault(
+        &mut self,
+        now: u64,
+        s: crate::faults::Scheduled,
+        make: &impl Fn(&NodeContext) -> A,
+        end_time: &mut u64,
+    ) {
+        let leader = self.current_leader();
+        let what = leader_fault_name(&s.fault);
+        let net = self.net();
+        net.faults.leader_faults.push(LeaderFault { at: now, fault: s.fault.clone(), leader });
+        let Some(p) = leader else {
+            let nothing = match s.fault {
+                Fault::CrashLeader => "nothing crashed",
+                Fault::LeaveLeader => "nobody left",
+                _ => "nothing done",
+            };
+            net.faults.log.push(format!("{now}: {what} found no leader; {nothing}"));
+            return;
+        };
+        match s.fault {
+            Fault::CrashLeader => self.crash(now, p, what),
+            Fault::LeaveLeader => {
+                net.faults.log.push(format!("{now}: position {p} leaves (hands its leadership over)"));
+                net.at(p, now);
+                let p = p as usize;
+                self.shells[p].leave(&mut self.algos[p], &mut self.io);
+                *end_time = now;
+            }
+            _ => {
+                net.faults.log.push(format!("{now}: {what}: position {p} leads"));
+                let fault = on_leader(&s.fault, p, net.topo.len());
+                self.apply_fault(now, crate::faults::Scheduled { fault, ..s }, make, end_time);
             }
         }
     }
@@ -1429,6 +1469,8 @@ fn report<A: Algorithm>(run: &Run<'_>, d: Driver<'_, A>, e: Ending, bound: u64) 
         outages: net.faults.outages,
         splits: net.faults.splits,
         fault_log: net.faults.log,
+        pauses: net.faults.pauses,
+        leader_faults: net.faults.leader_faults,
         errors: net.errors,
         leaderships: net.leaderships,
         terminated: e.terminated,

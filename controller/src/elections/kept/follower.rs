@@ -9,10 +9,11 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::super::diagram;
 use super::super::entry::WatchEvent;
-use super::super::overlap;
 use super::super::run::ActiveFaults;
-use crate::failover::{self, Mark, Tracker};
+use crate::failover::{Mark, Tracker};
 use crate::record::{ElectionRecord, FailoverRecord, LeaderInfo, LeadershipChange};
+use ringleader_core::failover::Cause;
+use ringleader_core::failover::overlap;
 
 /// The counted nodes' beliefs kept to replay into a failover learnt late.
 const RECENT_BELIEFS: usize = 1_024;
@@ -66,7 +67,7 @@ pub(super) struct Follower {
     ids: Vec<u64>,
     /// What a leader that names no leader any more has lost: its lease in
     /// its algorithm's words, or its leadership.
-    stepped_down: &'static str,
+    stepped_down: Cause,
     /// Whether every change of belief is kept for a diagram.
     draw: bool,
     /// Each position's current belief (`None`: not heard, or void).
@@ -127,7 +128,7 @@ impl Follower {
         names: Vec<String>,
         ids: Vec<u64>,
         connected: Vec<bool>,
-        stepped_down: &'static str,
+        stepped_down: Cause,
         draw: bool,
     ) -> Self {
         let n = names.len();
@@ -320,7 +321,7 @@ impl Follower {
         let p = self.tracker.held_position()? as usize;
         let cause = self.loss(p)?;
         // A node whose stream broke was lost when it was last heard, maybe a while ago.
-        let lost_ms = if cause == failover::UNREACHABLE {
+        let lost_ms = if cause == Cause::Unreachable {
             at.ms.saturating_sub(at.unix_us.saturating_sub(self.lost_at_us[p]) / 1_000)
         } else {
             at.ms
@@ -331,7 +332,7 @@ impl Follower {
                 self.tracker.belief(ms, term, leader);
             }
         }
-        (cause != failover::HANDOVER).then_some(i)
+        (cause != Cause::Handover).then_some(i)
     }
 
     /// Look whether the counted nodes agree on a new leader at `at_ms`.
@@ -469,17 +470,17 @@ impl Follower {
     /// unreachable, cut off by a partition, deposed (it names another leader,
     /// or a term above the one it led), or stepped down (it names no leader
     /// in its term: a Chubby-style lease not renewed).
-    fn loss(&self, p: usize) -> Option<&'static str> {
+    fn loss(&self, p: usize) -> Option<Cause> {
         if self.faults.leaving.contains(&p) {
-            Some(failover::HANDOVER)
+            Some(Cause::Handover)
         } else if !self.live(p) {
-            Some(if self.faults.crashed.contains(&p) { failover::CRASH_FAULT } else { failover::UNREACHABLE })
+            Some(if self.faults.crashed.contains(&p) { Cause::CrashFault } else { Cause::Unreachable })
         } else if self.faults.cut_off.contains(&p) {
-            Some(failover::PARTITION)
+            Some(Cause::Partition)
         } else if let Some((term, leader)) = self.belief[p] {
             let led = self.tracker.held_term().unwrap_or(term);
             if term > led || leader.is_some_and(|l| l != self.ids[p]) {
-                Some(failover::DEPOSED)
+                Some(Cause::Deposed)
             } else if leader.is_none() {
                 Some(self.stepped_down)
             } else {
@@ -593,7 +594,7 @@ mod tests {
     /// Three nodes node-0..2 with ids 30, 10, 20, all streams up; a lost lease is "lease lost".
     fn three() -> Follower {
         let names = (0..3).map(|i| format!("node-{i}")).collect();
-        Follower::new(names, vec![30, 10, 20], vec![true; 3], "lease lost", true)
+        Follower::new(names, vec![30, 10, 20], vec![true; 3], Cause::LeaseLost("lease lost"), true)
     }
 
     /// `ms` after the start, the controller's unix clock starting at 1 s.
@@ -642,7 +643,7 @@ mod tests {
         f.belief(says(1, 2, Some(20), 0), at(170));
         assert_eq!(f.agreement(180), Some(0));
         let r = &f.records()[0];
-        assert_eq!(r.cause, failover::CRASH_FAULT);
+        assert_eq!(r.cause, Cause::CrashFault);
         assert_eq!((r.lost_at_ms, r.detection_ms, r.agreement_ms), (100, Some(30), Some(70)));
         assert_eq!(r.new_leader.as_ref().map(|(l, t)| (l.node.as_str(), *t)), Some(("node-2", 2)));
     }
@@ -661,7 +662,7 @@ mod tests {
         f.faults(ActiveFaults::default(), at(200).unix_us);
         assert_eq!(f.leader_lost(at(200)), Some(0));
         let r = &f.records()[0];
-        assert_eq!((r.cause, r.lost_at_ms, r.detection_ms), (failover::UNREACHABLE, 40, Some(20)));
+        assert_eq!((r.cause, r.lost_at_ms, r.detection_ms), (Cause::Unreachable, 40, Some(20)));
     }
 
     /// A leader that names no leader any more lost its leadership in its algorithm's words; a
@@ -672,12 +673,12 @@ mod tests {
         agreed_on_node_0(&mut f);
         f.belief(says(0, 1, None, 0), at(20));
         assert_eq!(f.leader_lost(at(20)), Some(0));
-        assert_eq!(f.records()[0].cause, "lease lost");
+        assert_eq!(f.records()[0].cause, Cause::LeaseLost("lease lost"));
         let mut f = three();
         agreed_on_node_0(&mut f);
         f.faults(ActiveFaults { leaving: vec![0], ..ActiveFaults::default() }, at(20).unix_us);
         assert_eq!(f.leader_lost(at(20)), None, "a handover is not measured");
-        assert_eq!(f.records()[0].cause, failover::HANDOVER);
+        assert_eq!(f.records()[0].cause, Cause::Handover);
     }
 
     /// A leader deposed by a higher term (a node that rejoined with one) is a failover of its own
@@ -691,7 +692,7 @@ mod tests {
             agreed_on_node_0(&mut f);
             f.belief(says(0, 5, deposed, 0), at(20));
             assert_eq!(f.leader_lost(at(20)), Some(0), "{deposed:?}");
-            assert_eq!(f.records()[0].cause, failover::DEPOSED);
+            assert_eq!(f.records()[0].cause, Cause::Deposed);
             for p in 0..3 {
                 f.belief(says(p, 5, Some(10), 0), at(30));
             }
@@ -708,7 +709,7 @@ mod tests {
         agreed_on_node_0(&mut f);
         f.faults(ActiveFaults { cut_off: vec![0], ..ActiveFaults::default() }, at(100).unix_us);
         assert_eq!(f.leader_lost(at(100)), Some(0));
-        assert_eq!(f.records()[0].cause, failover::PARTITION);
+        assert_eq!(f.records()[0].cause, Cause::Partition);
         f.belief(says(1, 2, Some(10), 0), at(120));
         f.belief(says(2, 2, Some(10), 0), at(130));
         assert_eq!(f.agreement(130), Some(0));

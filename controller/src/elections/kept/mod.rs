@@ -16,7 +16,6 @@ use super::agent;
 use super::diagram;
 use super::run::{ActiveFaults, Drawing, OnNodes, Outcome, now_ms, now_us};
 use crate::cluster::{Node, Subscription};
-use crate::failover;
 use crate::record::{LeadershipChange, Metrics};
 use crate::telemetry;
 use follower::{Follower, Now, Report};
@@ -54,7 +53,7 @@ pub(super) async fn follow(on: &OnNodes<'_>, mut events: Subscription, requests:
         nodes.iter().map(|node| node.name()).collect(),
         plan.ids.clone(),
         streams(),
-        plan.lease().map_or(failover::STEPPED_DOWN, |l| l.lost),
+        ringleader_core::failover::Cause::stepped_down(plan.lease()),
         plan.diagram.is_some(),
     );
     let mut events_open = true;

@@ -1,4 +1,6 @@
-//! Overlaps of self-believed leaders, judged on the nodes' own clocks.
+//! Overlaps of self-believed leaders, judged on the nodes' own clocks: the
+//! controller's judge of a LIVE kept leadership, and the SIMULATED verdict's
+//! ([`super::KeptVerdict`], on the simulator's one virtual clock).
 //!
 //! Each node reports when each kept belief took effect (`NodeEvent.at_us`,
 //! its clock). A node's leadership is an interval of its clock, from the
@@ -33,19 +35,19 @@ use std::collections::{HashMap, VecDeque};
 
 /// Closed intervals kept to compare later ones with (a kept leadership that
 /// runs for days keeps the most recent).
-pub(super) const KEPT_INTERVALS: usize = 1_000;
+pub const KEPT_INTERVALS: usize = 1_000;
 
 /// Two nodes that believed they led at once.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Overlap {
+pub struct Overlap {
     /// The two nodes (positions) and the term each led.
-    pub(super) who: [(usize, u64); 2],
+    pub who: [(usize, u64); 2],
     /// How long, in microseconds (0: a finding withdrawn, a pause report
     /// having shown the nodes did not both act).
-    pub(super) us: u64,
+    pub us: u64,
     /// When each of the two intervals began (with `who`, the finding's key:
     /// a later judgement of the same pair updates it).
-    pub(super) since: [u64; 2],
+    pub since: [u64; 2],
 }
 
 /// A pair of intervals: (node, term, from) each, the lower node first.
@@ -53,7 +55,7 @@ type Pair = [(usize, u64, u64); 2];
 
 /// Every node's leadership intervals (see the module docs).
 #[derive(Debug, Default)]
-pub(super) struct Leaderships {
+pub struct Leaderships {
     /// Per node: the term it leads and since when (its clock), if it leads.
     open: Vec<Option<(u64, u64)>>,
     /// (node, term, from, to), oldest first.
@@ -66,7 +68,7 @@ pub(super) struct Leaderships {
 
 impl Leaderships {
     /// For `n` nodes, none leading.
-    pub(super) fn new(n: usize) -> Self {
+    pub fn new(n: usize) -> Self {
         Leaderships {
             open: vec![None; n],
             closed: VecDeque::new(),
@@ -78,7 +80,7 @@ impl Leaderships {
     /// Judge every open interval up to what is heard of its node: `heard(i)`
     /// is the latest time (µs) the controller heard node `i` (`None`: not
     /// heard now, left unjudged). The findings new or changed since.
-    pub(super) fn running(&mut self, heard: impl Fn(usize) -> Option<u64>) -> Vec<Overlap> {
+    pub fn running(&mut self, heard: impl Fn(usize) -> Option<u64>) -> Vec<Overlap> {
         let mut found = Vec::new();
         for i in 0..self.open.len() {
             let (Some((term, from)), Some(to_i)) = (self.open[i], heard(i)) else { continue };
@@ -112,7 +114,7 @@ impl Leaderships {
     /// part of its leadership. Reported as it resumes, before the beliefs
     /// its resumed steps take, so it comes before the interval it cuts
     /// closes.
-    pub(super) fn paused(&mut self, i: usize, from_us: u64, until_us: u64) {
+    pub fn paused(&mut self, i: usize, from_us: u64, until_us: u64) {
         let Some(p) = self.pauses.get_mut(i) else { return };
         p.push_back((from_us, until_us.max(from_us)));
         if p.len() > KEPT_INTERVALS {
@@ -146,7 +148,7 @@ impl Leaderships {
 
     /// Node `i` holds a new belief since `at_us`: it leads term `leads`
     /// (`None`: it does not lead). The overlaps the interval it closes makes.
-    pub(super) fn belief(&mut self, i: usize, leads: Option<u64>, at_us: u64) -> Vec<Overlap> {
+    pub fn belief(&mut self, i: usize, leads: Option<u64>, at_us: u64) -> Vec<Overlap> {
         let Some(slot) = self.open.get(i).copied() else { return Vec::new() };
         match (slot, leads) {
             (Some((term, _)), Some(t)) if term == t => Vec::new(),
@@ -163,13 +165,13 @@ impl Leaderships {
     }
 
     /// Node `i`'s process (or incarnation) ended by `at_us`: its leadership, if any, ended too.
-    pub(super) fn ended(&mut self, i: usize, at_us: u64) -> Vec<Overlap> {
+    pub fn ended(&mut self, i: usize, at_us: u64) -> Vec<Overlap> {
         if self.open.get(i).is_some_and(Option::is_some) { self.close(i, at_us) } else { Vec::new() }
     }
 
     /// Close every open interval of the nodes `heard` says are heard now,
     /// at `now_us` (the leadership is stopped); the others are left unjudged.
-    pub(super) fn finish(&mut self, now_us: u64, heard: impl Fn(usize) -> bool) -> Vec<Overlap> {
+    pub fn finish(&mut self, now_us: u64, heard: impl Fn(usize) -> bool) -> Vec<Overlap> {
         let mut found = Vec::new();
         for i in 0..self.open.len() {
             if heard(i) {

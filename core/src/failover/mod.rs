@@ -4,6 +4,10 @@
 //! every live node agreed on a new leader of a higher term, and how many
 //! election and notification messages were sent in between.
 //!
+//! Each loss has its [`Cause`]; [`KeptVerdict`] gathers a simulated kept
+//! leadership's failovers with their causes, its [`overlap`]s, its agreement
+//! and its leader.
+//!
 //! Pure functions over what a simulated run reports
 //! ([`crate::sim::SimReport::leaderships`], the outages of its fault plan,
 //! [`crate::sim::SimReport::message_times`]); no clock of their own.
@@ -18,6 +22,13 @@
 //! * **Messages**: election and notification messages sent in
 //!   `[crash, agreement]`, heartbeats excluded; an election started there for
 //!   another reason (a false suspicion) is counted too.
+
+mod cause;
+pub mod overlap;
+mod verdict;
+
+pub use cause::Cause;
+pub use verdict::KeptVerdict;
 
 use crate::algo::Leadership;
 use crate::faults::{Fault, FaultPlan};
