@@ -9,7 +9,7 @@
 //! its states never end: each check explores every schedule up to a depth.
 
 use ringleader_check::{
-    CheckAsk, Clock, Election, ElectionModel, Faults, KeptCheck, Limits, Report, Step, check, sweep_kept,
+    CheckAsk, Clock, Election, ElectionModel, Faults, KeptCheck, Limits, Report, Step, check, path_of_words, sweep_kept,
 };
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::{Leadership, catalogue};
@@ -70,7 +70,8 @@ fn one_holder_per_revision_on_every_schedule_to_a_depth() {
 /// waits): the checker finds the overlap, a schedule of store steps (reads and writes reaching the
 /// store, answers reaching their nodes) in which id 2 sees the record unchanged for a
 /// LeaseDuration, takes it, and leads term 2 while id 1 still leads term 1; the simulator's
-/// driver (`schedule::replay`) takes the same steps to the same two leaders. With every clock
+/// driver (`schedule::replay`) takes the same steps to the same two leaders, and the lab's
+/// explorer follows its words (those before the clock matters). With every clock
 /// keeping real time (to within the model's tick) no schedule as long has an overlap.
 #[test]
 fn a_slow_holder_clock_overlaps_its_successor() {
@@ -91,6 +92,11 @@ fn a_slow_holder_clock_overlaps_its_successor() {
         replay(lease(), &complete(), &IDS, lease().rule, Some(DetectorConfig::LOOPBACK), false, &c.steps).unwrap();
     assert_eq!(replayed.beliefs, c.beliefs);
     assert_eq!(replayed.violations, vec!["2 leaders, at positions [0, 1]".to_string()]);
+
+    // The lab's explorer follows such words: the first ten steps, before the slow clock matters,
+    // from the request the lab sends for the lease.
+    let ask = CheckAsk { algorithm: "lease".into(), n: 2, kept: true, delay_ms: Some(DELAY_MS), ..CheckAsk::default() };
+    assert_eq!(path_of_words(&ask, &words[..10]).map(|p| p.len()), Ok(10));
 
     let exact = to_depth(election(Faults::NONE, None), 30);
     assert!(!broken(&exact, OVERLAP) && !broken(&exact, ONE_PER_TERM), "{:?}", exact.counterexamples);
