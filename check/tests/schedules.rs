@@ -131,7 +131,6 @@ const fn broken(name: &'static str, machine: Machine) -> AlgorithmSpec {
         heap_bytes_per_position: 0,
         kept: None,
         live_provision: Provision::Nodes,
-        uses_store: false,
         machine,
         extras: Extras::NONE,
     }

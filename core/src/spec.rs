@@ -57,7 +57,6 @@ pub struct Assumptions {
 ///     heap_bytes_per_position: 308,
 ///     kept: None,
 ///     live_provision: Provision::Nodes,
-///     uses_store: false,
 ///     machine: ringleader_core::machine!(AsFar::new),
 ///     extras: Extras { schedule_independent: true, ..Extras::NONE },
 /// };
@@ -82,7 +81,6 @@ pub struct Assumptions {
 ///     heap_bytes_per_position: 308,
 ///     kept: None,
 ///     live_provision: Provision::Nodes,
-///     uses_store: false,
 ///     machine: ringleader_core::machine!(AsFar::new),
 ///     extras: Extras::NONE,
 /// };
@@ -126,9 +124,6 @@ pub struct AlgorithmSpec {
     pub kept: Option<KeptSpec>,
     /// What a LIVE run of it must be given besides its nodes.
     pub live_provision: Provision,
-    /// Its nodes keep their state in a store; to go with its last reader
-    /// ([`Self::live_provision`] says what LIVE needs).
-    pub uses_store: bool,
     /// Its state machine: [`machine!`](crate::machine)`(Type::new)`.
     pub machine: Machine,
     /// The claims only some algorithms make ([`Extras::NONE`]: none).

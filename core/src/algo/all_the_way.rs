@@ -43,7 +43,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 376,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(AllTheWay::new),
     extras: Extras {
         exact: Some(|n, _| n * n),

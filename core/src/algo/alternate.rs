@@ -66,7 +66,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 276,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(Alternate::new),
     extras: Extras {
         schedule_independent: true,

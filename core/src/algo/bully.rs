@@ -143,7 +143,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         liveness_needs: None,
     }),
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(Bully::new),
     extras: Extras::NONE,
 };

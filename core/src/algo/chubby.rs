@@ -202,7 +202,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         liveness_needs: None,
     }),
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(Chubby::new),
     extras: Extras::NONE,
 };

@@ -52,7 +52,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 336,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(ControlledDistance::new),
     extras: Extras::NONE,
 };

@@ -84,7 +84,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 587,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(EchoExtinction::new),
     extras: Extras { bound_on: Some(|n, m, k| 2 * m * k + n.saturating_sub(1)), ..Extras::NONE },
 };

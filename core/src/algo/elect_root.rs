@@ -91,7 +91,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 390,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(ElectRoot::new),
     extras: Extras {
         exact: Some(|n, k| if n < 2 { 0 } else { 3 * n + k - 2 }),

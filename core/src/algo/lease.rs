@@ -229,7 +229,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         ),
     }),
     live_provision: Provision::Store,
-    uses_store: true,
     machine: machine!(Lease::new),
     extras: Extras {
         exact: Some(|n, _| n.saturating_sub(1)),

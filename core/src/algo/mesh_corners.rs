@@ -89,7 +89,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 440,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(MeshCorners::new),
     extras: Extras {
         bound_on: Some(|n, m, k| (6 * n + k + 2 * longest_side_of(n, m)).saturating_sub(9)),

@@ -72,7 +72,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 262,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(MinMax::new),
     extras: Extras {
         schedule_independent: true,

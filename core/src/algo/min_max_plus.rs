@@ -104,7 +104,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 262,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(MinMaxPlus::new),
     extras: Extras {
         schedule_independent: true,

@@ -46,7 +46,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 257,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(ProbAsFar::new),
     extras: Extras::NONE,
 };

@@ -237,7 +237,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         ),
     }),
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(Raft::new),
     extras: Extras {
         exact: Some(|n, _| 4 * n.saturating_sub(1)),

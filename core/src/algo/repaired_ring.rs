@@ -98,7 +98,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         liveness_needs: None,
     }),
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(RepairedRing::new),
     extras: Extras::NONE,
 };

@@ -59,7 +59,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 388,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(Stages::new),
     extras: Extras {
         schedule_independent: true,

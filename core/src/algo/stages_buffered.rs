@@ -54,7 +54,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 386,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(StagesBuffered::new),
     extras: Extras {
         schedule_independent: true,

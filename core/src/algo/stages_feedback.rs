@@ -68,7 +68,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 383,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(StagesFeedback::new),
     extras: Extras {
         schedule_independent: true,

@@ -108,7 +108,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 715,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(SyncHs::new),
     extras: Extras {
         schedule_independent: true,

@@ -47,7 +47,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 398,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(TreeSaturation::new),
     extras: Extras {
         exact: Some(|n, k| 3 * n + k - 4),

@@ -53,7 +53,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 254,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(UniAlternate::new),
     extras: Extras {
         schedule_independent: true,

@@ -65,7 +65,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 300,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(UniStages::new),
     extras: Extras {
         schedule_independent: true,

@@ -95,7 +95,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     heap_bytes_per_position: 33_086,
     kept: None,
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(Villadangos::new),
     extras: Extras {
         exact: Some(|n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 }),

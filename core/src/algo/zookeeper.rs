@@ -217,7 +217,6 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         liveness_needs: None,
     }),
     live_provision: Provision::Nodes,
-    uses_store: false,
     machine: machine!(ZooKeeper::new),
     extras: Extras::NONE,
 };
