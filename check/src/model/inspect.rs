@@ -10,7 +10,8 @@ use super::state::System;
 
 impl ElectionModel {
     /// Every message in flight in `s`, link by link (sending order on a FIFO
-    /// link), in words: "id 1's election (id 1, stage 1) to id 2".
+    /// link), in words: "id 1's election (id 1, stage 1) to id 2"; then what
+    /// is on its way to or from the store: "id 1's read of the lease (op 1)".
     pub fn in_flight(&self, s: &System) -> Vec<String> {
         let e = &self.election;
         let t = &e.topology;
@@ -23,6 +24,9 @@ impl ElectionModel {
                     out.push(words.strip_suffix(" is lost").map_or_else(|| words.clone(), str::to_string));
                 }
             }
+        }
+        for f in &s.store_flights {
+            out.push(f.item.in_words(&format!("id {}", e.ids[f.node as usize])));
         }
         out
     }
