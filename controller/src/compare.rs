@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_core::diagram::Pen;
 use ringleader_proto::v1 as pb;
 
 use crate::error::RequestError;
@@ -291,32 +292,31 @@ pub fn svg(rows: &[pb::CompareRow], notes: &[String]) -> String {
     let px = |x: f64| left + (x.log10() - lx0) / (lx1 - lx0).max(1e-9) * (w - left - right);
     let py = |y: f64| h - bottom - (y.max(y0).log10() - ly0) / (ly1 - ly0).max(1e-9) * (h - top - bottom);
 
-    let mut s = String::new();
+    let mut pen = Pen::new();
     // The notes go below the plot, one line each.
     let height = h + 18.0 * notes.len() as f64;
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" viewBox="0 0 {w} {height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = write!(s, r#"<rect width="{w}" height="{height}" fill="white"/>"#);
+    let root = pen.element("svg").attr("xmlns", "http://www.w3.org/2000/svg").attr("width", w).attr("height", height);
+    let root = root.attr("viewBox", format_args!("0 0 {w} {height}")).attr("font-family", "sans-serif");
+    root.attr("font-size", 12).open();
+    pen.rect().attr("width", w).attr("height", height).attr("fill", "white").close();
     for (i, note) in notes.iter().enumerate() {
-        let _ = write!(s, r#"<text class="note" x="{left}" y="{}">Note: {}</text>"#, h + 18.0 * i as f64, escape(note));
+        let text = pen.text().attr("class", "note").attr("x", left).attr("y", h + 18.0 * i as f64);
+        text.content(format_args!("Note: {note}"));
     }
-    let _ = write!(
-        s,
-        r#"<text x="{}" y="24" font-size="15" text-anchor="middle">Messages versus n (measured: solid; bound: dashed)</text>"#,
-        (left + w - right) / 2.0
-    );
+    let mid = (left + w - right) / 2.0;
+    let title = pen.text().attr("x", mid).attr("y", 24).attr("font-size", 15).attr("text-anchor", "middle");
+    title.content("Messages versus n (measured: solid; bound: dashed)");
     // Axes and decade grid.
-    let _ = write!(s, r##"<path d="M{left} {top} V{} H{}" fill="none" stroke="#333"/>"##, h - bottom, w - right);
+    let axes = pen.path().attr("d", format_args!("M{left} {top} V{} H{}", h - bottom, w - right));
+    axes.attr("fill", "none").attr("stroke", "#333").close();
     for d in (lx0.floor() as i32)..=(lx1.ceil() as i32) {
         let v = 10f64.powi(d);
         if v < x0 * 0.999 || v > x1 * 1.001 {
             continue;
         }
         let x = px(v);
-        let _ = write!(s, r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{}" stroke="#ddd"/>"##, h - bottom);
-        let _ = write!(s, r#"<text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#, h - bottom + 18.0, label(v));
+        pen.line().px("x1", x).attr("y1", top).px("x2", x).attr("y2", h - bottom).attr("stroke", "#ddd").close();
+        pen.text().px("x", x).attr("y", h - bottom + 18.0).attr("text-anchor", "middle").content(label(v));
     }
     for d in (ly0.floor() as i32)..=(ly1.ceil() as i32) {
         let v = 10f64.powi(d);
@@ -324,52 +324,41 @@ pub fn svg(rows: &[pb::CompareRow], notes: &[String]) -> String {
             continue;
         }
         let y = py(v);
-        let _ = write!(s, r##"<line x1="{left}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/>"##, w - right);
-        let _ = write!(s, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, left - 6.0, y + 4.0, label(v));
+        pen.line().attr("x1", left).px("y1", y).attr("x2", w - right).px("y2", y).attr("stroke", "#ddd").close();
+        pen.text().attr("x", left - 6.0).px("y", y + 4.0).attr("text-anchor", "end").content(label(v));
     }
-    let _ = write!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">n (positions)</text>"#,
-        (left + w - right) / 2.0,
-        h - 16.0
-    );
-    let _ = write!(
-        s,
-        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">messages</text>"#,
-        (top + h - bottom) / 2.0,
-        (top + h - bottom) / 2.0
-    );
+    pen.text().attr("x", mid).attr("y", h - 16.0).attr("text-anchor", "middle").content("n (positions)");
+    let ym = (top + h - bottom) / 2.0;
+    let text = pen.text().attr("x", 18).attr("y", ym).attr("text-anchor", "middle");
+    text.attr("transform", format_args!("rotate(-90 18 {ym})")).content("messages");
     let algos: Vec<&String> = bounds.keys().collect();
     let color = |a: &str| COLORS[algos.iter().position(|x| x.as_str() == a).unwrap_or(0) % COLORS.len()];
     let bound_points = |series: &BTreeMap<u32, f64>| -> Vec<(f64, f64)> {
         series.iter().map(|(&n, &b)| (px(n as f64), py(b))).collect()
     };
-    let joined = |pts: &[(f64, f64)]| pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect::<Vec<_>>().join(" ");
     // Each bound first as a wide pale band: where a measured curve attains its bound (a worst
     // case), the curve runs inside the band, which still shows on both sides of it.
     for (a, series) in &bounds {
-        let _ = write!(
-            s,
-            r##"<polyline class="bound-band" points="{}" fill="none" stroke="{}" stroke-opacity="0.22" stroke-width="9" stroke-linecap="round" stroke-linejoin="round"/>"##,
-            joined(&bound_points(series)),
-            color(a)
-        );
+        let band = pen.polyline().attr("class", "bound-band").attr("points", Pen::points(&bound_points(series)));
+        let band = band.attr("fill", "none").attr("stroke", color(a)).attr("stroke-opacity", 0.22);
+        band.attr("stroke-width", 9).attr("stroke-linecap", "round").attr("stroke-linejoin", "round").close();
     }
     let mut legend = 0;
     for ((a, order), series) in &measured {
         let c = color(a);
         let pts: Vec<(f64, f64)> = series.iter().map(|(&n, &(sum, k))| (px(n as f64), py(sum / k as f64))).collect();
-        let line: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-        let _ = write!(s, r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#, line.join(" "));
+        let line = pen.polyline().attr("points", Pen::points(&pts)).attr("fill", "none").attr("stroke", c);
+        line.attr("stroke-width", 2).close();
         for &(x, y) in &pts {
-            s.push_str(&marker(*order, x, y, c));
+            marker(&mut pen, *order, x, y, c);
         }
         let ly = top + 10.0 + legend as f64 * 18.0;
         let lx = w - right + 16.0;
-        let _ = write!(s, r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{c}" stroke-width="2"/>"#, lx + 22.0);
-        s.push_str(&marker(*order, lx + 11.0, ly, c));
+        let sample = pen.line().attr("x1", lx).attr("y1", ly).attr("x2", lx + 22.0).attr("y2", ly);
+        sample.attr("stroke", c).attr("stroke-width", 2).close();
+        marker(&mut pen, *order, lx + 11.0, ly, c);
         let name = pb::IdOrder::try_from(*order).map(|o| o.as_str_name()).unwrap_or("?");
-        let _ = write!(s, r#"<text x="{}" y="{}">{} ({name})</text>"#, lx + 28.0, ly + 4.0, escape(a));
+        pen.text().attr("x", lx + 28.0).attr("y", ly + 4.0).content(format_args!("{a} ({name})"));
         legend += 1;
     }
     // The dashed bounds last, over the curves, each named at its right end (a label stays
@@ -377,17 +366,10 @@ pub fn svg(rows: &[pb::CompareRow], notes: &[String]) -> String {
     let mut labels: Vec<(f64, f64, &str, &String)> = Vec::new();
     for (a, series) in &bounds {
         let pts = bound_points(series);
-        let _ = write!(
-            s,
-            r##"<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5" stroke-dasharray="6 4"/>"##,
-            joined(&pts),
-            color(a)
-        );
-        let _ = write!(
-            s,
-            r##"<polyline points="{}" fill="none" stroke="#000" stroke-opacity="0.35" stroke-width="0.8" stroke-dasharray="2 8"/>"##,
-            joined(&pts)
-        );
+        let dashed = pen.polyline().attr("points", Pen::points(&pts)).attr("fill", "none").attr("stroke", color(a));
+        dashed.attr("stroke-width", 1.5).attr("stroke-dasharray", "6 4").close();
+        let dotted = pen.polyline().attr("points", Pen::points(&pts)).attr("fill", "none").attr("stroke", "#000");
+        dotted.attr("stroke-opacity", 0.35).attr("stroke-width", 0.8).attr("stroke-dasharray", "2 8").close();
         if let Some(&(x, y)) = pts.last() {
             // Above the end of the line, or below it at the top of the plot.
             labels.push((x - 6.0, if y - 8.0 < top + 14.0 { y + 18.0 } else { y - 8.0 }, color(a), a));
@@ -398,50 +380,39 @@ pub fn svg(rows: &[pb::CompareRow], notes: &[String]) -> String {
     for (x, y, c, a) in labels {
         let y = y.max(last + 13.0);
         last = y;
-        let _ = write!(
-            s,
-            r##"<text class="bound-label" x="{x:.1}" y="{y:.1}" text-anchor="end" font-size="11" fill="{c}" stroke="white" stroke-width="3" paint-order="stroke">{} bound</text>"##,
-            escape(a)
-        );
+        let text = pen.text().attr("class", "bound-label").px("x", x).px("y", y).attr("text-anchor", "end");
+        let text = text.attr("font-size", 11).attr("fill", c).attr("stroke", "white").attr("stroke-width", 3);
+        text.attr("paint-order", "stroke").content(format_args!("{a} bound"));
     }
     let ly = top + 10.0 + legend as f64 * 18.0 + 6.0;
     let lx = w - right + 16.0;
-    let _ = write!(
-        s,
-        r##"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="#555" stroke-opacity="0.22" stroke-width="9" stroke-linecap="round"/><line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="#555" stroke-width="1.5" stroke-dasharray="6 4"/><text x="{}" y="{}">bound (algorithm's colour)</text>"##,
-        lx + 22.0,
-        lx + 22.0,
-        lx + 28.0,
-        ly + 4.0
-    );
-    s.push_str("</svg>\n");
-    s
+    // A bound's sample: its pale band, then its dashes.
+    let band = [("stroke", "#555"), ("stroke-opacity", "0.22"), ("stroke-width", "9"), ("stroke-linecap", "round")];
+    let dashes = [("stroke", "#555"), ("stroke-width", "1.5"), ("stroke-dasharray", "6 4")];
+    for style in [&band[..], &dashes[..]] {
+        pen.line().attr("x1", lx).attr("y1", ly).attr("x2", lx + 22.0).attr("y2", ly).attrs(style).close();
+    }
+    pen.text().attr("x", lx + 28.0).attr("y", ly + 4.0).content("bound (algorithm's colour)");
+    pen.end("svg");
+    pen.newline();
+    pen.finish()
 }
 
 /// A point marker whose shape tells the id order apart.
-fn marker(order: i32, x: f64, y: f64, c: &str) -> String {
+fn marker(pen: &mut Pen, order: i32, x: f64, y: f64, c: &str) {
     match pb::IdOrder::try_from(order).unwrap_or(pb::IdOrder::Random) {
         pb::IdOrder::WorstCase => {
-            format!(r#"<rect x="{:.1}" y="{:.1}" width="7" height="7" fill="{c}"/>"#, x - 3.5, y - 3.5)
+            pen.rect().px("x", x - 3.5).px("y", y - 3.5).attr("width", 7).attr("height", 7).attr("fill", c).close();
         }
         pb::IdOrder::BestCase => {
-            format!(
-                r#"<path d="M{x:.1} {:.1} L{:.1} {:.1} L{:.1} {:.1} Z" fill="{c}"/>"#,
-                y - 4.5,
-                x + 4.5,
-                y + 3.5,
-                x - 4.5,
-                y + 3.5
-            )
+            let d = format!("M{x:.1} {:.1} L{:.1} {:.1} L{:.1} {:.1} Z", y - 4.5, x + 4.5, y + 3.5, x - 4.5, y + 3.5);
+            pen.path().attr("d", d).attr("fill", c).close();
         }
         pb::IdOrder::Ascending | pb::IdOrder::Descending => {
-            format!(
-                r#"<rect x="{:.1}" y="{:.1}" width="6" height="6" fill="white" stroke="{c}" stroke-width="1.5"/>"#,
-                x - 3.0,
-                y - 3.0
-            )
+            let square = pen.rect().px("x", x - 3.0).px("y", y - 3.0).attr("width", 6).attr("height", 6);
+            square.attr("fill", "white").attr("stroke", c).attr("stroke-width", 1.5).close();
         }
-        _ => format!(r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{c}"/>"#),
+        _ => pen.circle().px("cx", x).px("cy", y).attr("r", 3).attr("fill", c).close(),
     }
 }
 
@@ -456,10 +427,6 @@ fn bounds_of(v: impl Iterator<Item = f64>) -> (f64, f64) {
 
 fn label(v: f64) -> String {
     if v >= 1e6 { format!("1e{}", v.log10().round() as i32) } else { format!("{}", v as u64) }
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 #[cfg(test)]
