@@ -96,6 +96,9 @@ pub struct OverBudget {
     pub limit: u64,
 }
 
+/// The setting an [`OverBudget`] names (its text starts with it).
+pub(crate) const OVER_BUDGET_FIELD: &str = "memory_budget_mib";
+
 fn mib(bytes: u64) -> u64 {
     bytes.div_ceil(1024 * 1024)
 }

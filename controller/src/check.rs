@@ -108,8 +108,8 @@ impl Plan {
     }
 }
 
-fn invalid(field: &str, why: impl std::fmt::Display) -> Status {
-    Status::invalid_argument(format!("{field}: {why}"))
+fn invalid(field: &'static str, why: impl std::fmt::Display) -> Status {
+    crate::error::RequestError::invalid(field, why.to_string()).into()
 }
 
 /// The request as the checker asks it ([`CheckAsk`]: the same validation as the command line's).
@@ -138,13 +138,7 @@ fn ask(req: &pb::CheckRequest) -> CheckAsk {
 /// Validate `req`, naming the field at fault (the checker's [`CheckAsk::check`], then how far this shared
 /// server lets a check go). The plan is run by [`Checks::ask`].
 pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
-    let Checked { election, fifo } = ask(req).check().map_err(|r| {
-        if r.precondition {
-            Status::failed_precondition(r.to_string())
-        } else {
-            Status::invalid_argument(r.to_string())
-        }
-    })?;
+    let Checked { election, fifo } = ask(req).check().map_err(|r| Status::from(crate::error::RequestError::from(r)))?;
     if req.max_states > MAX_STATES {
         return Err(invalid("max_states", format!("{} is above {MAX_STATES}", req.max_states)));
     }
@@ -199,7 +193,9 @@ pub fn reserve(plan: &mut Plan, budget: &Arc<Budget>, config: &ControllerConfig)
             let kept = if e.kept.is_some() { " kept" } else { "" };
             format!("a check of {}{kept} on {} nodes", e.spec.name, e.ids.len())
         })
-        .map_err(|e| Status::resource_exhausted(e.to_string()))?;
+        .map_err(|e| {
+            crate::error::naming(Status::resource_exhausted(e.to_string()), crate::budget::OVER_BUDGET_FIELD)
+        })?;
     if budget_bytes > 0 {
         let resident = ringleader_check::resident_mib().unwrap_or(0);
         plan.limits.max_memory_mib = (resident + (bytes >> 20)).min(config.memory_budget_mib);
@@ -532,12 +528,14 @@ pub const EXPLORE_WAIT: Duration = Duration::from_millis(500);
 /// place until its replay ends, on the blocking thread that runs it.
 pub async fn admit_explore(slots: &Slots) -> Result<OwnedSemaphorePermit, Status> {
     slots.take(EXPLORE_WAIT).await.ok_or_else(|| {
-        Status::resource_exhausted(format!(
-            "max_concurrent_explores: {} {} replaying, the most this controller runs at once \
-             (controller.max_concurrent_explores); try again in a moment",
+        let reason = format!(
+            "{} {} replaying, the most this controller runs at once (controller.max_concurrent_explores); try \
+             again in a moment",
             slots.max,
             if slots.max == 1 { "explore is" } else { "explores are" }
-        ))
+        );
+        let code = tonic::Code::ResourceExhausted;
+        crate::error::RequestError { code, field: "max_concurrent_explores".into(), reason }.into()
     })
 }
 

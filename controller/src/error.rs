@@ -7,6 +7,8 @@ use std::borrow::Cow;
 
 use tonic::{Code, Status};
 
+use crate::budget::OVER_BUDGET_FIELD;
+
 /// A request refused before it ran, naming the field at fault.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {reason}")]
@@ -29,9 +31,34 @@ impl RequestError {
     }
 }
 
+/// The gRPC metadata key under which a refusal names its field, beside its
+/// text: a client (the lab's pages) reads the field there, not from the
+/// message.
+pub const FIELD_METADATA: &str = "ringleader-field";
+
 impl From<RequestError> for Status {
     fn from(e: RequestError) -> Self {
-        Status::new(e.code, e.to_string())
+        naming(Status::new(e.code, e.to_string()), &e.field)
+    }
+}
+
+/// `status`, naming `field` ([`FIELD_METADATA`]).
+pub(crate) fn naming(mut status: Status, field: &str) -> Status {
+    if let Ok(field) = field.parse() {
+        status.metadata_mut().insert(FIELD_METADATA, field);
+    }
+    status
+}
+
+/// The field a refusal names ([`FIELD_METADATA`]); `None` for a status that names none.
+pub fn field_of(status: &Status) -> Option<&str> {
+    status.metadata().get(FIELD_METADATA).and_then(|v| v.to_str().ok())
+}
+
+impl From<ringleader_check::Refusal> for RequestError {
+    fn from(r: ringleader_check::Refusal) -> Self {
+        let code = if r.precondition { Code::FailedPrecondition } else { Code::InvalidArgument };
+        RequestError { code, field: r.field.into(), reason: r.why }
     }
 }
 
@@ -88,7 +115,8 @@ pub enum LaunchError {
 impl From<LaunchError> for Status {
     fn from(e: LaunchError) -> Status {
         match e {
-            LaunchError::Overloaded(_) | LaunchError::OverBudget(_) => Status::resource_exhausted(e.to_string()),
+            LaunchError::OverBudget(_) => naming(Status::resource_exhausted(e.to_string()), OVER_BUDGET_FIELD),
+            LaunchError::Overloaded(_) => Status::resource_exhausted(e.to_string()),
             LaunchError::HistoryUnavailable(_) => Status::unavailable(e.to_string()),
         }
     }

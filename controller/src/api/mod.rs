@@ -99,10 +99,15 @@ impl ControllerService {
             return Err(RequestError::invalid("election_id", "required").into());
         }
         self.elections.get(election_id).ok_or_else(|| {
-            Status::not_found(format!(
-                "election_id: no election `{election_id}` (the controller keeps the last {} elections)",
-                self.elections.config().max_elections
-            ))
+            RequestError {
+                code: tonic::Code::NotFound,
+                field: "election_id".into(),
+                reason: format!(
+                    "no election `{election_id}` (the controller keeps the last {} elections)",
+                    self.elections.config().max_elections
+                ),
+            }
+            .into()
         })
     }
 }

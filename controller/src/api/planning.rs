@@ -693,11 +693,14 @@ pub(super) fn fits_the_process(plan: &Plan) -> Result<(), Status> {
     let max = kept.max_local_nodes;
     let n = plan.n();
     if n > max {
-        return Err(Status::resource_exhausted(format!(
-            "size: a kept {name} leadership of {n} nodes does not fit the embedded cluster's one process: the \
-             largest that agreed there was {max} nodes (docs/performance.md); use at most {max} nodes, or run \
-             the nodes as separate processes (ringleader-node, k8s/)"
-        )));
+        return Err(too_much(
+            "size",
+            format!(
+                "a kept {name} leadership of {n} nodes does not fit the embedded cluster's one process: the \
+                 largest that agreed there was {max} nodes (docs/performance.md); use at most {max} nodes, or run \
+                 the nodes as separate processes (ringleader-node, k8s/)"
+            ),
+        ));
     }
     // At that size and the loopback detector, an election's burst was carried; a faster detector
     // asks more of the process than was measured.
@@ -709,14 +712,17 @@ pub(super) fn fits_the_process(plan: &Plan) -> Result<(), Status> {
     {
         // Every load model is inversely proportional to the detector's timing.
         let factor = load.div_ceil(carried);
-        return Err(Status::resource_exhausted(format!(
-            "detector: a kept {name} leadership of {n} nodes with this detector asks the embedded cluster's one \
-             process for an election burst of {load} messages a second ({name}'s model), more than the {carried}/s \
-             measured to work; use a detector about {factor} times slower (period_ms {} and timeout_ms {}) or \
-             fewer nodes",
-            plan.detector.period_ms.saturating_mul(factor),
-            plan.detector.timeout_ms.saturating_mul(factor),
-        )));
+        return Err(too_much(
+            "detector",
+            format!(
+                "a kept {name} leadership of {n} nodes with this detector asks the embedded cluster's one process \
+                 for an election burst of {load} messages a second ({name}'s model), more than the {carried}/s \
+                 measured to work; use a detector about {factor} times slower (period_ms {} and timeout_ms {}) or \
+                 fewer nodes",
+                plan.detector.period_ms.saturating_mul(factor),
+                plan.detector.timeout_ms.saturating_mul(factor),
+            ),
+        ));
     }
     let links = (kept.heartbeats_per_period)(&plan.topology);
     let period = plan.detector.period_ms.max(1);
@@ -725,13 +731,21 @@ pub(super) fn fits_the_process(plan: &Plan) -> Result<(), Status> {
         return Ok(());
     }
     let needed = links.saturating_mul(1_000).div_ceil(MAX_LOCAL_HEARTBEATS_PER_SECOND);
-    Err(Status::resource_exhausted(format!(
-        "size: a kept {} leadership of {} nodes on the embedded cluster sends {per_second} heartbeats a second \
-         ({links} every {period} ms), more than one process carries ({MAX_LOCAL_HEARTBEATS_PER_SECOND}/s); \
-         use detector.period_ms of at least {needed} or fewer nodes",
-        plan.spec.name,
-        plan.n()
-    )))
+    Err(too_much(
+        "size",
+        format!(
+            "a kept {} leadership of {} nodes on the embedded cluster sends {per_second} heartbeats a second \
+             ({links} every {period} ms), more than one process carries ({MAX_LOCAL_HEARTBEATS_PER_SECOND}/s); \
+             use detector.period_ms of at least {needed} or fewer nodes",
+            plan.spec.name,
+            plan.n()
+        ),
+    ))
+}
+
+/// A refusal of more than the embedded cluster carries (RESOURCE_EXHAUSTED), naming `field`.
+fn too_much(field: &'static str, reason: String) -> Status {
+    RequestError { code: tonic::Code::ResourceExhausted, field: field.into(), reason }.into()
 }
 
 #[cfg(test)]

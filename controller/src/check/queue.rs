@@ -92,14 +92,16 @@ impl Queue {
         let runs_at_once = line.waiting.is_empty() && line.running < self.max_running;
         if !runs_at_once && line.waiting.len() >= self.max_waiting {
             let (running, waiting) = (line.running, line.waiting.len());
-            return Err(Status::resource_exhausted(format!(
-                "max_queued_checks: {running} {} running and {waiting} waiting, the most this controller holds \
+            let reason = format!(
+                "{running} {} running and {waiting} waiting, the most this controller holds \
                  (controller.max_concurrent_checks = {}, controller.max_queued_checks = {}); try again when some \
                  have finished",
                 if running == 1 { "check is" } else { "checks are" },
                 self.max_running,
                 self.max_waiting
-            )));
+            );
+            let code = tonic::Code::ResourceExhausted;
+            return Err(crate::error::RequestError { code, field: "max_queued_checks".into(), reason }.into());
         }
         let id = line.next;
         line.next += 1;

@@ -104,11 +104,7 @@ pub(super) async fn explore(State(lab): State<Lab>, headers: HeaderMap, body: ax
             ([(header::CONTENT_TYPE, "application/json")], format!("{body}\n")).into_response()
         }
         Ok(Err(r)) => {
-            let status = if r.precondition {
-                tonic::Status::failed_precondition(r.to_string())
-            } else {
-                tonic::Status::invalid_argument(r.to_string())
-            };
+            let status = tonic::Status::from(crate::error::RequestError::from(r));
             Refusal::of_status(&status).into_response()
         }
         Err(e) => Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "", format!("the explorer failed: {e}"))

@@ -54,8 +54,8 @@ impl Refusal {
         Refusal { status, code, field: field.to_string(), message: message.into() }
     }
 
-    /// The refusal a gRPC status makes: the field is what its message names
-    /// before the first `: ` (the API's refusals say `field: reason`).
+    /// The refusal a gRPC status makes, with the field it names
+    /// ([`crate::error::field_of`]: a field name of lower-case words).
     pub(super) fn of_status(s: &tonic::Status) -> Self {
         use tonic::Code;
         let (status, code) = match s.code() {
@@ -68,8 +68,8 @@ impl Refusal {
             Code::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
         };
-        let field = match s.message().split_once(": ") {
-            Some((f, _)) if !f.is_empty() && f.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c == '.') => f,
+        let field = match crate::error::field_of(s) {
+            Some(f) if !f.is_empty() && f.chars().all(|c| c.is_ascii_lowercase() || c == '_' || c == '.') => f,
             _ => "",
         };
         Refusal::new(status, code, field, s.message())
@@ -824,14 +824,19 @@ mod tests {
         assert!(refused(LabStart { fault: "crash_leader".into(), ..kept }).contains("not known in advance"));
     }
 
-    /// A gRPC refusal keeps its code and names its field for the form; a message without one names none.
+    /// A gRPC refusal keeps its code and names its field for the form, the field a `RequestError`
+    /// carries (not words read from the message); a status without one names none, whatever its text.
     #[test]
     fn refusals_name_their_field() {
-        let r = Refusal::of_status(&tonic::Status::invalid_argument("size: at least 2"));
+        use crate::error::RequestError;
+        let r = Refusal::of_status(&RequestError::invalid("size", "at least 2").into());
         assert_eq!((r.status, r.code, r.field.as_str()), (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "size"));
-        let r = Refusal::of_status(&tonic::Status::failed_precondition("detector.timeout_ms: too short"));
+        assert_eq!(r.message, "size: at least 2");
+        let r = Refusal::of_status(&RequestError::precondition("detector.timeout_ms", "too short").into());
         assert_eq!(r.field, "detector.timeout_ms");
         let r = Refusal::of_status(&tonic::Status::unauthenticated("StartElection needs a token: here"));
         assert_eq!((r.status, r.field.as_str()), (StatusCode::UNAUTHORIZED, ""));
+        let r = Refusal::of_status(&tonic::Status::invalid_argument("size: looks like a field, is only text"));
+        assert_eq!(r.field, "", "the text is not read for a field");
     }
 }
