@@ -21,7 +21,7 @@ use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::raft::{self, Raft, RaftConfig};
 use ringleader_core::algo::spec::KeptSpec;
-use ringleader_core::algo::{AlgoError, Algorithm, Leadership, Msg, NodeContext, Outbox, Port, Stable, TimerId};
+use ringleader_core::algo::{AlgoError, Algorithm, Input, Leadership, Msg, NodeContext, Outbox, Port, TimerId};
 use ringleader_core::schedule::{Replayed, replay};
 use ringleader_core::topology::{Topology, TopologyKind};
 
@@ -333,26 +333,34 @@ fn only_the_lease_removes_the_overlap() {
 }
 
 /// Raft whose recovered incarnation gets nothing back: its term and vote are forgotten in a
-/// crash (the shell keeps the record, [`Algorithm::restore`] drops it).
+/// crash (the shell keeps the record, its [`Input::Restore`] is dropped).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Amnesiac(Raft);
 
 impl Algorithm for Amnesiac {
-    fn on_start(&mut self, out: &mut Outbox) {
-        self.0.on_start(out);
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Restore(_forgotten) => Ok(()),
+            _ => self.0.step(input, out),
+        }
     }
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        self.0.on_message(port, msg, out)
-    }
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        self.0.on_timer(timer, out);
-    }
-    fn restore(&mut self, _forgotten: Stable) {}
     fn state(&self) -> &'static str {
         self.0.state()
     }
+    fn watched(&self, port: Port) -> bool {
+        self.0.watched(port)
+    }
+    fn suspects(&self, port: Port) -> bool {
+        self.0.suspects(port)
+    }
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
         self.0.timer_name(timer)
+    }
+    fn held(&self) -> usize {
+        self.0.held()
+    }
+    fn only_refreshes(&self, port: Port, msg: &Msg) -> bool {
+        self.0.only_refreshes(port, msg)
     }
 }
 

@@ -10,7 +10,7 @@ use ringleader_core::algo::detector::{Detected, DetectorConfig};
 use ringleader_core::algo::oneshot::{Ending, OneShotNode, Wake};
 use ringleader_core::algo::spec::{Assumptions, Candidates, Extras, Machine, Provision, RINGS};
 use ringleader_core::algo::{
-    AlgoError, Algorithm, Decision, Effect, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, TimerId, other,
+    AlgoError, Algorithm, Decision, Effect, Input, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, TimerId, other,
 };
 use ringleader_core::machine;
 use ringleader_core::schedule::replay;
@@ -97,7 +97,7 @@ impl<const CHATTY: bool> OneShotNode for Broken<CHATTY> {
         out.send(RIGHT, Msg::Election { id: self.id, stage: 0, hops: 0 });
     }
 
-    fn step(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Election { id, .. } if id == self.id && CHATTY => self.end.elect(id, out),
             Msg::Election { id, .. } if id == self.id => self.end.decide_for(self.id, id, out),
@@ -553,28 +553,44 @@ impl Deaf {
 }
 
 impl Algorithm for Deaf {
-    fn on_start(&mut self, out: &mut Outbox) {
-        self.inner.on_start(out);
-        self.track(out);
-    }
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        let msg = match msg {
-            Msg::Coordinator { term, .. } if self.term > 0 && term > self.term => return Ok(()),
-            Msg::Heartbeat { term, leading, watching } if self.term > 0 && term > self.term => {
-                Msg::Heartbeat { term: self.term, leading, watching }
-            }
-            _ => msg,
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        let input = match input {
+            Input::Message { port, msg } => Input::Message {
+                port,
+                msg: match msg {
+                    Msg::Coordinator { term, .. } if self.term > 0 && term > self.term => return Ok(()),
+                    Msg::Heartbeat { term, leading, watching } if self.term > 0 && term > self.term => {
+                        Msg::Heartbeat { term: self.term, leading, watching }
+                    }
+                    _ => msg,
+                },
+            },
+            _ => input,
         };
-        let r = self.inner.on_message(port, msg, out);
+        let r = self.inner.step(input, out);
         self.track(out);
         r
     }
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        self.inner.on_timer(timer, out);
-        self.track(out);
-    }
     fn state(&self) -> &'static str {
         self.inner.state()
+    }
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+    /// Not the inner detector's suspicions: a schedule of the deaf node tells none.
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        self.inner.timer_name(timer)
+    }
+    fn held(&self) -> usize {
+        self.inner.held()
+    }
+    /// Every message counts: the deaf node rewrites heartbeats before its
+    /// detector sees them, so the inner answer is not the node's.
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
     }
 }
 
@@ -804,27 +820,50 @@ impl Seed000 {
 }
 
 impl Algorithm for Seed000 {
-    fn on_start(&mut self, out: &mut Outbox) {
-        self.status = "candidate";
-        self.predecessor = None;
-        self.successor = None;
-        self.send(self.neighbour, Msg::Message1 { id: self.id }, out);
-    }
-    fn on_message(&mut self, _port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        match msg {
-            Msg::Message1 { id } => self.message1(id, out),
-            Msg::Message2 { id } => self.message2(id, out),
-            Msg::Message3 { id } => self.message3(id, out),
-            Msg::Notify { leader } if !self.decided => {
-                self.decided = true;
-                out.push(Effect::Decide(Decision { role: Role::Follower, leader }));
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => {
+                self.status = "candidate";
+                self.predecessor = None;
+                self.successor = None;
+                self.send(self.neighbour, Msg::Message1 { id: self.id }, out);
             }
-            _ => {}
+            Input::Message { msg, .. } => match msg {
+                Msg::Message1 { id } => self.message1(id, out),
+                Msg::Message2 { id } => self.message2(id, out),
+                Msg::Message3 { id } => self.message3(id, out),
+                Msg::Notify { leader } if !self.decided => {
+                    self.decided = true;
+                    out.push(Effect::Decide(Decision { role: Role::Follower, leader }));
+                }
+                _ => {}
+            },
+            Input::Timer(_)
+            | Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::Leave { .. }
+            | Input::StoreReply(_)
+            | Input::Restore(_) => {}
         }
         Ok(())
     }
     fn state(&self) -> &'static str {
         self.status
+    }
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+        None
+    }
+    fn held(&self) -> usize {
+        0
+    }
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
     }
 }
 

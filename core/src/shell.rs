@@ -758,22 +758,42 @@ mod tests {
     }
 
     impl Algorithm for Script {
-        fn on_start(&mut self, out: &mut Outbox) {
-            self.on_start.iter().for_each(|e| out.push(*e));
-        }
-        fn on_message(&mut self, _port: Port, _msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-            self.on_message.iter().for_each(|e| out.push(*e));
+        fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+            let effects = match input {
+                Input::Start => &self.on_start,
+                Input::Message { .. } => &self.on_message,
+                Input::Timer(timer) => {
+                    self.fired.push(timer);
+                    &self.on_timer
+                }
+                Input::Restore(stable) => {
+                    self.restored = Some(stable);
+                    return Ok(());
+                }
+                Input::Suspect { .. } | Input::Heartbeat { .. } | Input::Leave { .. } | Input::StoreReply(_) => {
+                    return Ok(());
+                }
+            };
+            effects.iter().for_each(|e| out.push(*e));
             Ok(())
-        }
-        fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-            self.fired.push(timer);
-            self.on_timer.iter().for_each(|e| out.push(*e));
-        }
-        fn restore(&mut self, stable: Stable) {
-            self.restored = Some(stable);
         }
         fn state(&self) -> &'static str {
             "scripted"
+        }
+        fn watched(&self, _port: Port) -> bool {
+            true
+        }
+        fn suspects(&self, _port: Port) -> bool {
+            false
+        }
+        fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+            None
+        }
+        fn held(&self) -> usize {
+            0
+        }
+        fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+            false
         }
     }
 

@@ -626,9 +626,6 @@ impl Algorithm for Bully {
         Ok(())
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
 
     /// The leader watches every node (its heartbeats carry its claim to all,
     /// theirs their terms to it); a follower watches its leader only; a node
@@ -655,6 +652,18 @@ impl Algorithm for Bully {
             Phase::Leading => "leader",
         }
     }
+
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn held(&self) -> usize {
+        0
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
@@ -663,6 +672,7 @@ mod tests {
     use std::collections::{BTreeMap, BinaryHeap};
 
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::Decision;
 
     /// Timeouts derived from the loopback detector are the loopback preset, and they grow with the detector's.

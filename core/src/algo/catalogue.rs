@@ -60,7 +60,7 @@ mod tests {
                 assert!(node.eq(&copy), "{} (kept: {kept})", spec.name);
                 assert_eq!(hasher.hash_one(&node), hasher.hash_one(&copy), "{}", spec.name);
                 let mut started = node.clone();
-                started.on_start(&mut crate::algo::Outbox::default());
+                started.step(crate::algo::Input::Start, &mut crate::algo::Outbox::default()).unwrap();
                 assert!(!started.eq(&node) && copy.eq(&node), "{} (kept: {kept}): a start changes the node", spec.name);
                 nodes.push((spec.name, kept, node));
             }

@@ -947,9 +947,6 @@ impl Algorithm for Chubby {
         Ok(())
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
         TIMERS.name(timer)
@@ -965,11 +962,28 @@ impl Algorithm for Chubby {
             Phase::Leading { .. } => "leader",
         }
     }
+
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn held(&self) -> usize {
+        0
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
 
     /// The timing derived from the loopback detector is the loopback preset, and every derived timing validates.
     #[test]
@@ -1120,7 +1134,7 @@ mod tests {
         assert_eq!(asked(&mut a, 1, 9, 1), Some(false), "1 is worse than 3");
 
         let mut b = node(3, &PEERS_OF_3, ChubbyConfig::LOOPBACK);
-        b.restore(a.stable());
+        b.on_restore(a.stable());
         out.clear();
         b.on_start(&mut out);
         assert_eq!(out.effects(), &[lead(0, None), Effect::SetTimer { timer: PROMISE_TIMER, after_ms: 1_000 }]);

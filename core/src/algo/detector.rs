@@ -313,9 +313,6 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
         }
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
 
     fn held(&self) -> usize {
         self.inner.held()
@@ -365,6 +362,7 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::Leadership;
     use crate::algo::kept::testing::started;
 
@@ -381,33 +379,44 @@ mod tests {
     }
 
     impl Algorithm for Recorder {
-        fn on_start(&mut self, out: &mut Outbox) {
-            out.push(Effect::Lead(Leadership { term: 4, leader: Some(1) }));
-            out.push(Effect::SetTimer { timer: 0, after_ms: 10 });
-        }
-        fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-            self.got.push((port, msg));
-            match msg {
-                Msg::Notify { leader } => out.send(port, Msg::Notify { leader }),
-                Msg::Saturate { id } => out.push(Effect::SetTimer { timer: id as TimerId, after_ms: 1 }),
-                _ => {}
+        fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+            match input {
+                Input::Start => {
+                    out.push(Effect::Lead(Leadership { term: 4, leader: Some(1) }));
+                    out.push(Effect::SetTimer { timer: 0, after_ms: 10 });
+                }
+                Input::Message { port, msg } => {
+                    self.got.push((port, msg));
+                    match msg {
+                        Msg::Notify { leader } => out.send(port, Msg::Notify { leader }),
+                        Msg::Saturate { id } => out.push(Effect::SetTimer { timer: id as TimerId, after_ms: 1 }),
+                        _ => {}
+                    }
+                }
+                Input::Timer(timer) => self.timers.push(timer),
+                Input::Suspect { port, suspected } => self.suspicions.push((port, suspected)),
+                Input::Heartbeat { port, term, leading } => self.heard.push((port, term, leading)),
+                Input::Leave { .. } | Input::StoreReply(_) | Input::Restore(_) => {}
             }
             Ok(())
         }
-        fn on_timer(&mut self, timer: TimerId, _out: &mut Outbox) {
-            self.timers.push(timer);
-        }
-        fn on_suspect(&mut self, port: Port, suspected: bool, _out: &mut Outbox) {
-            self.suspicions.push((port, suspected));
-        }
-        fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, _out: &mut Outbox) {
-            self.heard.push((port, term, leading));
+        fn state(&self) -> &'static str {
+            "recording"
         }
         fn watched(&self, port: Port) -> bool {
             !self.unwatched.contains(&port)
         }
-        fn state(&self) -> &'static str {
-            "recording"
+        fn suspects(&self, _port: Port) -> bool {
+            false
+        }
+        fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+            None
+        }
+        fn held(&self) -> usize {
+            0
+        }
+        fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+            false
         }
     }
 
@@ -431,12 +440,26 @@ mod tests {
     struct Deaf;
 
     impl Algorithm for Deaf {
-        fn on_start(&mut self, _out: &mut Outbox) {}
-        fn on_message(&mut self, _port: Port, _msg: Msg, _out: &mut Outbox) -> Result<(), AlgoError> {
+        fn step(&mut self, _input: Input<'_>, _out: &mut Outbox) -> Result<(), AlgoError> {
             Ok(())
         }
         fn state(&self) -> &'static str {
             "deaf"
+        }
+        fn watched(&self, _port: Port) -> bool {
+            true
+        }
+        fn suspects(&self, _port: Port) -> bool {
+            false
+        }
+        fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+            None
+        }
+        fn held(&self) -> usize {
+            0
+        }
+        fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+            false
         }
     }
 

@@ -52,7 +52,7 @@
 
 use super::oneshot::Ending;
 use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision};
-use super::{AlgoError, Algorithm, Decision, Input, Msg, NodeContext, Outbox, Port, Role, Rule};
+use super::{AlgoError, Algorithm, Decision, Input, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -279,10 +279,6 @@ impl Algorithm for EchoExtinction {
         Ok(())
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
-
     fn state(&self) -> &'static str {
         match (self.wave, self.echoed, self.end.decision()) {
             (_, _, Some(Decision { role: Role::Leader, .. })) => "leader",
@@ -292,11 +288,32 @@ impl Algorithm for EchoExtinction {
             (Some(_), true, None) => "echoed",
         }
     }
+
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+        None
+    }
+
+    fn held(&self) -> usize {
+        0
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::catalogue;
     use crate::algo::harness::{Probe, decide, send};
     use crate::sim::{self, SimConfig};

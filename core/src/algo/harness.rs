@@ -7,13 +7,77 @@
 //! the messages it holds for later stay within [`MAX_HELD`].
 //!
 //! [`ring_context`], [`started`] and [`election`] are what the ring
-//! algorithms' unit tests build their nodes and messages with.
+//! algorithms' unit tests build their nodes and messages with, and [`Feed`]
+//! is how unit tests hand a bare state machine one input of each kind.
 
 use super::catalogue::AlgorithmSpec;
 use super::detector::DetectorConfig;
-use super::{AlgoError, Algorithm, Effect, MAX_HELD, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule, TimerId};
+use super::{
+    AlgoError, Algorithm, Effect, Input, MAX_HELD, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule, Stable,
+    StoreReply, TimerId,
+};
 use crate::shell::{Misstep, Output, Outputs, Shell};
 use crate::topology::Topology;
+
+/// One method per [`Input`], for unit tests that feed a bare state machine
+/// by hand: each builds its input and calls [`Algorithm::step`], the only
+/// entry point (so a test exercises exactly what the drivers call). Every
+/// input but a message is always taken, so those methods return nothing;
+/// [`Feed::on_leave`] answers whether the node handed something over (it
+/// pushed [`Effect::HandingOver`]).
+pub trait Feed: Algorithm {
+    /// [`Input::Start`].
+    fn on_start(&mut self, out: &mut Outbox) {
+        taken(self.step(Input::Start, out));
+    }
+
+    /// [`Input::Message`]: the node may refuse it.
+    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+        self.step(Input::Message { port, msg }, out)
+    }
+
+    /// [`Input::Timer`].
+    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+        taken(self.step(Input::Timer(timer), out));
+    }
+
+    /// [`Input::Suspect`].
+    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
+        taken(self.step(Input::Suspect { port, suspected }, out));
+    }
+
+    /// [`Input::Heartbeat`].
+    fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
+        taken(self.step(Input::Heartbeat { port, term, leading }, out));
+    }
+
+    /// [`Input::Leave`]: did the node hand something over?
+    fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
+        let from = out.effects().len();
+        taken(self.step(Input::Leave { suspected }, out));
+        out.effects()[from..].contains(&Effect::HandingOver)
+    }
+
+    /// [`Input::StoreReply`].
+    fn on_store_reply(&mut self, reply: StoreReply, out: &mut Outbox) {
+        taken(self.step(Input::StoreReply(reply), out));
+    }
+
+    /// [`Input::Restore`], whose effects (none, from any algorithm here) are dropped.
+    fn on_restore(&mut self, stable: Stable) {
+        taken(self.step(Input::Restore(stable), &mut Outbox::default()));
+    }
+}
+
+impl<A: Algorithm + ?Sized> Feed for A {}
+
+/// Only a message can be refused: any other input refused is a bug.
+#[track_caller]
+fn taken(result: Result<(), AlgoError>) {
+    if let Err(e) = result {
+        panic!("an input other than a message was refused: {e}");
+    }
+}
 
 /// Position 0 (id 1 of ids 1..=n) of `spec`'s default topology on `n` nodes,
 /// one-shot or kept; `None` when the topology or the kept mode does not exist.

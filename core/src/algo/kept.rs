@@ -112,7 +112,7 @@ impl OneTimer {
     }
 }
 
-/// Mark a node as leaving ([`Algorithm::on_leave`](super::Algorithm::on_leave)):
+/// Mark a node as leaving ([`Input::Leave`](super::Input::Leave)):
 /// `true` the first time, `false` once it is (a second leave hands nothing over).
 pub fn start_leaving(leaving: &mut bool) -> bool {
     !std::mem::replace(leaving, true)
@@ -129,6 +129,7 @@ pub fn invalid(algorithm: &str, msg: Msg, from: u64, id: u64, state: &str) -> Al
 /// peers, and the effects they expect most.
 #[cfg(test)]
 pub(crate) mod testing {
+    use crate::algo::harness::Feed;
     use crate::algo::{Algorithm, Decision, Effect, Leadership, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule};
     use crate::topology::{IdOrder, Topology};
 
@@ -157,7 +158,7 @@ pub(crate) mod testing {
         (Topology::complete(n).unwrap(), ids, (0..n).collect())
     }
 
-    /// `node` after [`Algorithm::on_start`], and the outbox holding what it did.
+    /// `node` after [`Input::Start`](crate::algo::Input::Start), and the outbox holding what it did.
     pub(crate) fn started<A: Algorithm>(mut node: A) -> (A, Outbox) {
         let mut out = Outbox::default();
         node.on_start(&mut out);

@@ -871,9 +871,6 @@ impl Algorithm for Lease {
         Ok(())
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
 
     fn state(&self) -> &'static str {
         match self.leadership().leader {
@@ -887,6 +884,22 @@ impl Algorithm for Lease {
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
         TIMERS.name(timer)
+    }
+
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn held(&self) -> usize {
+        0
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
     }
 }
 

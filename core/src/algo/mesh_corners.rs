@@ -361,6 +361,7 @@ mod tests {
     }
 
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::{Algorithm, Effect};
     use crate::topology::Topology;
     use Compass::{East, North, South, West};

@@ -198,11 +198,12 @@ impl MinMaxPlus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::Decision;
     use crate::algo::harness::ring_context;
     use crate::spec::ring_arrangements;
     use crate::algo::oneshot::COLLECT;
-    use crate::algo::{Algorithm, Effect, LEFT, Msg, RIGHT, Role, catalogue};
+    use crate::algo::{Effect, LEFT, Msg, RIGHT, Role, catalogue};
     use crate::sim::{self, SimConfig, SimReport};
     use crate::topology::{IdOrder, Topology, TopologyKind};
 

@@ -7,11 +7,11 @@
 //! is [`crate::spec`]'s, re-exported as [`spec`].
 //!
 //! ```
-//! use ringleader_core::algo::{catalogue, NodeContext, Outbox, Rule, Effect, Msg, RIGHT};
+//! use ringleader_core::algo::{catalogue, Algorithm, Effect, Input, Msg, NodeContext, Outbox, Rule, RIGHT};
 //! let spec = catalogue::find("as-far").unwrap();
 //! let mut node = (spec.machine.build)(&NodeContext { id: 7, rule: Rule::Max, n: 3, coin: 0, ports: 2, ..Default::default() });
 //! let mut out = Outbox::default();
-//! node.on_start(&mut out);
+//! node.step(Input::Start, &mut out).unwrap();
 //! assert_eq!(out.effects(), &[Effect::Send { port: RIGHT, msg: Msg::Election { id: 7, stage: 0, hops: 0 } }]);
 //! ```
 

@@ -32,7 +32,7 @@
 
 use std::fmt;
 
-use super::{AlgoError, Algorithm, Decision, Input, LEFT, Msg, Outbox, Port, RIGHT, Role, Rule, other};
+use super::{AlgoError, Algorithm, Decision, Input, LEFT, Msg, Outbox, Port, RIGHT, Role, Rule, TimerId, other};
 
 /// What a node of a one-shot election has decided: nothing, then one
 /// [`Decision`] for good, pushed as [`Effect::Decide`](super::Effect::Decide)
@@ -338,16 +338,28 @@ impl<N: OneShotNode> Algorithm for N {
         }
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
-
     fn state(&self) -> &'static str {
         self.status()
     }
 
     fn held(&self) -> usize {
         OneShotNode::held(self)
+    }
+
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+        None
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
     }
 }
 
@@ -391,6 +403,7 @@ fn notified_candidate(node: u64) -> AlgoError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::{Effect, LEFT};
 
     /// The winner decides, then starts the notification to the right; a

@@ -72,9 +72,10 @@ impl ProbAsFar {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::Decision;
     use crate::algo::harness::{election, ring_context, started};
-    use crate::algo::{Algorithm, Effect, LEFT, Msg, Outbox, RIGHT, Role};
+    use crate::algo::{Effect, LEFT, Msg, Outbox, RIGHT, Role};
 
     fn node(id: u64, coin: u64) -> ProbAsFar {
         ProbAsFar::new(&NodeContext { coin, ..ring_context(id, Rule::Max) })

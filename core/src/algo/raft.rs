@@ -1159,9 +1159,6 @@ impl Algorithm for Raft {
         Ok(())
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
 
     fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
         TIMERS.name(timer)
@@ -1178,11 +1175,28 @@ impl Algorithm for Raft {
             Phase::Leader => "leader-unleased",
         }
     }
+
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn held(&self) -> usize {
+        0
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::kept::testing::{self, PEERS_OF_3, lead, send, started};
     use crate::algo::{MAX_TERM, MsgKind, catalogue};
     use crate::faults::{Fault, FaultPlan, Scheduled};
@@ -1347,7 +1361,7 @@ mod tests {
         assert!(persist.unwrap() < vote.unwrap(), "{:?}", out.effects());
         assert_eq!(granted(&mut a, 0, request(3, 5, (3, 1))), Some(false), "voted for 4 in term 3");
         let mut b = node(3, &PEERS_OF_3, RaftConfig::LOOPBACK).with_log(LogPos { term: 2, index: 5 });
-        b.restore(a.stable());
+        b.on_restore(a.stable());
         assert_eq!(granted(&mut b, 0, request(3, 5, (3, 1))), Some(false), "the restored record: voted for 4");
         assert_eq!(granted(&mut b, 0, request(4, 5, (3, 1))), Some(true), "a later term, a later log");
     }

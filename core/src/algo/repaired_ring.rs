@@ -519,9 +519,6 @@ impl Algorithm for RepairedRing {
         Ok(())
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
 
     /// The leader watches every node (their heartbeats tell it who is
     /// behind); a follower watches its leader and its ring successors up to
@@ -551,11 +548,24 @@ impl Algorithm for RepairedRing {
             Phase::Leading => "leader",
         }
     }
+
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn held(&self) -> usize {
+        0
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
 
     /// The election timeout derived from the loopback detector is the loopback preset.
     #[test]

@@ -361,9 +361,6 @@ impl Algorithm for SyncHs {
         Ok(())
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
 
     fn held(&self) -> usize {
         self.inbox.len()
@@ -381,11 +378,24 @@ impl Algorithm for SyncHs {
             Some(Decision { role: Role::Follower, .. }) => "follower",
         }
     }
+
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::catalogue::{ceil_log2, find};
     use crate::algo::harness::ring;
     use crate::algo::{Effect, LEFT, RIGHT};

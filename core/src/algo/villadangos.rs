@@ -70,7 +70,7 @@
 
 use super::oneshot::Ending;
 use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision};
-use super::{AlgoError, Algorithm, Input, Msg, NodeContext, Outbox, Port, Role, Rule};
+use super::{AlgoError, Algorithm, Input, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId};
 use crate::machine;
 use crate::topology::TopologyKind;
 
@@ -323,18 +323,35 @@ impl Algorithm for Villadangos {
         Ok(())
     }
 
-    fn stepped(&self) -> bool {
+    fn state(&self) -> &'static str {
+        self.status.name()
+    }
+
+    fn watched(&self, _port: Port) -> bool {
         true
     }
 
-    fn state(&self) -> &'static str {
-        self.status.name()
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+        None
+    }
+
+    fn held(&self) -> usize {
+        0
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
     use crate::algo::Decision;
     use crate::algo::catalogue;
     use crate::spec::permutations;

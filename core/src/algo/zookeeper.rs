@@ -818,9 +818,6 @@ impl Algorithm for ZooKeeper {
         Ok(())
     }
 
-    fn stepped(&self) -> bool {
-        true
-    }
 
     /// The leader watches every node (it steps down when it no longer sees
     /// a quorum); a follower watches its leader only; a node looking for a
@@ -851,11 +848,24 @@ impl Algorithm for ZooKeeper {
             Phase::Leading => "leader",
         }
     }
+
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+
+    fn held(&self) -> usize {
+        0
+    }
+
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::harness::Feed;
 
     /// The timeouts derived from the loopback detector are the loopback preset, and they scale with the timeout.
     #[test]
@@ -947,7 +957,7 @@ mod tests {
         assert!(out.effects().contains(&send(2, ack(1, 4, true))), "without its disk it would ack twice");
 
         let mut b = node(3, &PEERS_OF_3);
-        b.restore(disk);
+        b.on_restore(disk);
         out.clear();
         b.on_start(&mut out);
         let mut expected = vec![lead(0, None)];
@@ -1005,7 +1015,7 @@ mod tests {
     fn epochs_are_not_promises() {
         let mut a = node(3, &PEERS_OF_3);
         let mut out = Outbox::default();
-        a.restore(Stable { term: 9, vote: Some(3) });
+        a.on_restore(Stable { term: 9, vote: Some(3) });
         a.on_message(2, Msg::Commit { term: 2, leader: 4 }, &mut out).unwrap();
         assert_eq!((a.leadership(), a.stable().term), (Leadership { term: 2, leader: Some(4) }, 9));
         out.clear();

@@ -554,142 +554,35 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
     /// Take one input, answering with effects pushed into `out`. Only a
     /// [`Input::Message`] the node cannot take is refused (the effects it
     /// pushed before refusing stand); every other input is taken.
-    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
-        match input {
-            Input::Start => self.on_start(out),
-            Input::Message { port, msg } => return self.on_message(port, msg, out),
-            Input::Timer(timer) => self.on_timer(timer, out),
-            Input::Suspect { port, suspected } => self.on_suspect(port, suspected, out),
-            Input::Heartbeat { port, term, leading } => self.on_heartbeat(port, term, leading, out),
-            Input::Leave { suspected } => {
-                if self.on_leave(suspected, out) {
-                    out.push(Effect::HandingOver);
-                }
-            }
-            Input::StoreReply(reply) => self.on_store_reply(reply, out),
-            Input::Restore(stable) => self.restore(stable),
-        }
-        Ok(())
-    }
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError>;
 
-    /// Spontaneous wake-up of an initiator. Ignored if the node is already awake.
-    fn on_start(&mut self, out: &mut Outbox) {
-        let _ = self.step(Input::Start, out);
-    }
-
-    /// A message arrived on `port`.
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        self.step(Input::Message { port, msg }, out)
-    }
-
-    /// A timer set with [`Effect::SetTimer`] fired.
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        if self.stepped() {
-            let _ = self.step(Input::Timer(timer), out);
-        }
-    }
-
-    /// Transitional: does this algorithm implement [`Algorithm::step`]
-    /// itself (its `on_*` go through it)?
-    #[doc(hidden)]
-    fn stepped(&self) -> bool {
-        false
-    }
-
-    /// Failure-detector input: the neighbour behind `port` is suspected to
-    /// have crashed (`suspected`), or was heard from again after a suspicion.
-    /// One-shot algorithms ignore it.
-    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
-        if self.stepped() {
-            let _ = self.step(Input::Suspect { port, suspected }, out);
-        }
-    }
-
-    /// Failure-detector input: the neighbour behind `port` is alive, its
-    /// latest announced term is `term` and it believes it leads that term
-    /// (`leading`) or not (a [`Msg::Heartbeat`], already checked against
-    /// [`MAX_TERM`]). A node that missed the message telling it of a newer
-    /// term, or a leader that sees a neighbour behind, learns it here:
-    /// heartbeats keep flowing after faults heal, so an algorithm that uses
-    /// them converges even when every election message to a node was lost.
-    /// Algorithms without terms ignore it.
-    fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
-        if self.stepped() {
-            let _ = self.step(Input::Heartbeat { port, term, leading }, out);
-        }
-    }
-
-    /// The driver is about to stop this node on purpose (SIGTERM: a rolling
-    /// update, a drained host): hand over what it holds, so that the others
-    /// need not wait for a failure detector to notice it gone, as Raft's
-    /// leadership transfer and client-go's `ReleaseOnCancel` do, and take no
-    /// part in later elections. `suspected[port]`: the failure detector
-    /// suspects the neighbour behind `port` (a shorter slice: the rest are
-    /// not suspected). The node keeps running until the driver stops it:
-    /// its belief changes when the successor's claim reaches it, which is
-    /// how the driver knows the handover is done. Returns whether it handed
-    /// something over (the driver then waits for that change of belief).
-    /// Algorithms without a leadership to hand over keep the default: nothing.
-    fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
-        if !self.stepped() {
-            return false;
-        }
-        let from = out.effects().len();
-        let _ = self.step(Input::Leave { suspected }, out);
-        out.effects()[from..].contains(&Effect::HandingOver)
-    }
+    /// Current state name (for logs and events), e.g. `"candidate"`.
+    fn state(&self) -> &'static str;
 
     /// Does this node need to watch the neighbour behind `port` now? A
     /// failure detector sends heartbeats to, and suspects, only the watched
     /// neighbours, so an algorithm that needs only its leader (a follower)
     /// or its followers (the leader) keeps heartbeats at O(n) a period
-    /// instead of n(n − 1). Every neighbour by default.
-    fn watched(&self, _port: Port) -> bool {
-        true
-    }
-
-    /// The store answered an [`Effect::Store`] operation (see [`store`]).
-    /// Algorithms that use no store keep the default: nothing.
-    fn on_store_reply(&mut self, reply: StoreReply, out: &mut Outbox) {
-        if self.stepped() {
-            let _ = self.step(Input::StoreReply(reply), out);
-        }
-    }
-
-    /// A recovered incarnation, before [`Algorithm::on_start`], gets back
-    /// the last [`Effect::Persist`] record of the crashed one. Algorithms
-    /// that persist nothing ignore it.
-    fn restore(&mut self, stable: Stable) {
-        if self.stepped() {
-            let _ = self.step(Input::Restore(stable), &mut Outbox::default());
-        }
-    }
-
-    /// Current state name (for logs and events), e.g. `"candidate"`.
-    fn state(&self) -> &'static str;
+    /// instead of n(n − 1). An algorithm that never runs under a detector
+    /// answers `true` (every neighbour).
+    fn watched(&self, port: Port) -> bool;
 
     /// Does this node's failure detector suspect the neighbour behind
     /// `port` now? For the words of a schedule ("id 1 suspects id 3"):
     /// the detector ([`detector`](crate::algo::detector)) answers, every
-    /// other algorithm keeps the default `false`.
-    fn suspects(&self, _port: Port) -> bool {
-        false
-    }
+    /// other algorithm `false`.
+    fn suspects(&self, port: Port) -> bool;
 
     /// What the timer `timer` waits for, in a word or two ("answer",
     /// "renewal"), for the steps the checker tells in words ("id 1's answer
-    /// timer fires"); `None` for a timer it does not name. Algorithms
-    /// without timers keep the default.
-    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
-        None
-    }
+    /// timer fires"); `None` for a timer it does not name. An algorithm with
+    /// timers answers from its [`timers!`](crate::timers) table
+    /// (`TIMERS.name(timer)`), one without answers `None`.
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str>;
 
     /// How many messages the node holds for later (a later stage, a closed
-    /// port, the next round); never more than [`MAX_HELD`]. Algorithms that
-    /// hold nothing keep the default 0.
-    fn held(&self) -> usize {
-        0
-    }
+    /// port, the next round); never more than [`MAX_HELD`].
+    fn held(&self) -> usize;
 
     /// Would `msg` arriving on `port` now only tell this node that the
     /// neighbour lives: change nothing but what only the node's next clock
@@ -699,10 +592,9 @@ pub trait Algorithm: Send + Sync + fmt::Debug + NodeValue {
     /// or after that tick and the step that ends its quietness: the model
     /// checker delivers such a message just before one of those instead of
     /// at every point between (a partial-order reduction, see
-    /// `docs/checking.md`). `false` by default: every message counts.
-    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
-        false
-    }
+    /// `docs/checking.md`). An algorithm without a detector answers `false`:
+    /// every message counts.
+    fn only_refreshes(&self, port: Port, msg: &Msg) -> bool;
 }
 
 /// Most messages one node of one election holds for later. A correct run
@@ -744,45 +636,28 @@ impl<T> Hold<T> for std::collections::VecDeque<T> {
 }
 
 /// A boxed state machine is one too, so drivers can hold `Box<dyn Algorithm>`.
+/// Every method of [`Algorithm`] is required, so a method added there is a
+/// compile error here until it is forwarded.
 impl Algorithm for Box<dyn Algorithm> {
+    #[inline]
     fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
         (**self).step(input, out)
     }
 
-    fn on_start(&mut self, out: &mut Outbox) {
-        (**self).on_start(out)
-    }
-
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
-        (**self).on_message(port, msg, out)
-    }
-
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
-        (**self).on_timer(timer, out)
-    }
-
-    fn on_suspect(&mut self, port: Port, suspected: bool, out: &mut Outbox) {
-        (**self).on_suspect(port, suspected, out)
-    }
-
-    fn on_heartbeat(&mut self, port: Port, term: u64, leading: bool, out: &mut Outbox) {
-        (**self).on_heartbeat(port, term, leading, out)
-    }
-
-    fn on_leave(&mut self, suspected: &[bool], out: &mut Outbox) -> bool {
-        (**self).on_leave(suspected, out)
-    }
-
-    fn on_store_reply(&mut self, reply: StoreReply, out: &mut Outbox) {
-        (**self).on_store_reply(reply, out)
+    fn state(&self) -> &'static str {
+        (**self).state()
     }
 
     fn watched(&self, port: Port) -> bool {
         (**self).watched(port)
     }
 
-    fn restore(&mut self, stable: Stable) {
-        (**self).restore(stable)
+    fn suspects(&self, port: Port) -> bool {
+        (**self).suspects(port)
+    }
+
+    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
+        (**self).timer_name(timer)
     }
 
     fn held(&self) -> usize {
@@ -792,20 +667,5 @@ impl Algorithm for Box<dyn Algorithm> {
     fn only_refreshes(&self, port: Port, msg: &Msg) -> bool {
         (**self).only_refreshes(port, msg)
     }
-
-    fn state(&self) -> &'static str {
-        (**self).state()
-    }
-
-    fn stepped(&self) -> bool {
-        (**self).stepped()
-    }
-
-    fn timer_name(&self, timer: TimerId) -> Option<&'static str> {
-        (**self).timer_name(timer)
-    }
-
-    fn suspects(&self, port: Port) -> bool {
-        (**self).suspects(port)
-    }
 }
+

@@ -15,7 +15,7 @@ use super::election::{Arrival, Election, ElectionSetup, PortLink, Rebuild};
 use super::node::StreamEnd;
 use super::reports::Reporter;
 use ringleader_core::algo::{
-    AlgoError, Algorithm, Effect, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
+    AlgoError, Algorithm, Effect, Input, LEFT, Leadership, Msg, Outbox, Port, RIGHT, Role, Stable, TimerId,
 };
 
 /// A log a test's state machine writes to and the test reads: as part of the
@@ -58,14 +58,14 @@ struct Scripted {
     fired: Shared<Vec<(TimerId, Instant)>>,
 }
 
-impl Algorithm for Scripted {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl Scripted {
+    fn start(&mut self, out: &mut Outbox) {
         for e in self.start.drain(..) {
             out.push(e);
         }
     }
 
-    fn on_message(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, port: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         match msg {
             Msg::Probe { .. } => panic!("scripted panic"),
             Msg::Reply { .. } => Err(AlgoError::Invalid("scripted refusal".into())),
@@ -78,15 +78,46 @@ impl Algorithm for Scripted {
         }
     }
 
-    fn on_timer(&mut self, timer: TimerId, out: &mut Outbox) {
+    fn fire(&mut self, timer: TimerId, out: &mut Outbox) {
         self.fired.lock().unwrap().push((timer, Instant::now()));
         if timer == 1 {
             out.decide(Role::Leader, 7);
         }
     }
+}
+
+impl Algorithm for Scripted {
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::Leave { .. }
+            | Input::StoreReply(_)
+            | Input::Restore(_) => {}
+        }
+        Ok(())
+    }
 
     fn state(&self) -> &'static str {
         "scripted"
+    }
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+        None
+    }
+    fn held(&self) -> usize {
+        0
+    }
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
     }
 }
 
@@ -296,14 +327,14 @@ struct Incarnation {
     restored: Shared<Vec<Stable>>,
 }
 
-impl Algorithm for Incarnation {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl Incarnation {
+    fn start(&mut self, out: &mut Outbox) {
         self.term += 1;
         out.push(Effect::Persist(Stable { term: self.term, vote: Some(7) }));
         out.push(Effect::Lead(Leadership { term: self.term, leader: Some(7) }));
     }
 
-    fn on_message(&mut self, _: Port, _: Msg, _: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, _: Port, _: Msg, _: &mut Outbox) -> Result<(), AlgoError> {
         Ok(())
     }
 
@@ -311,9 +342,40 @@ impl Algorithm for Incarnation {
         self.term = stable.term;
         self.restored.lock().unwrap().push(stable);
     }
+}
+
+impl Algorithm for Incarnation {
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Restore(stable) => self.restore(stable),
+            Input::Timer(_)
+            | Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::Leave { .. }
+            | Input::StoreReply(_) => {}
+        }
+        Ok(())
+    }
 
     fn state(&self) -> &'static str {
         "incarnation"
+    }
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+        None
+    }
+    fn held(&self) -> usize {
+        0
+    }
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
     }
 }
 
@@ -456,18 +518,49 @@ async fn a_new_controller_incarnation_ends_what_a_closed_one_prepared() {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Relay;
 
-impl Algorithm for Relay {
-    fn on_start(&mut self, _: &mut Outbox) {}
+impl Relay {
+    fn start(&mut self, _: &mut Outbox) {}
 
-    fn on_message(&mut self, _: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, _: Port, msg: Msg, out: &mut Outbox) -> Result<(), AlgoError> {
         out.send(LEFT, msg);
         Ok(())
     }
 
-    fn on_timer(&mut self, _: TimerId, _: &mut Outbox) {}
+    fn fire(&mut self, _: TimerId, _: &mut Outbox) {}
+}
+
+impl Algorithm for Relay {
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::Leave { .. }
+            | Input::StoreReply(_)
+            | Input::Restore(_) => {}
+        }
+        Ok(())
+    }
 
     fn state(&self) -> &'static str {
         "relay"
+    }
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+        None
+    }
+    fn held(&self) -> usize {
+        0
+    }
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
     }
 }
 
@@ -526,25 +619,56 @@ struct Steps {
     log: Shared<Vec<String>>,
 }
 
-impl Algorithm for Steps {
-    fn on_start(&mut self, out: &mut Outbox) {
+impl Steps {
+    fn start(&mut self, out: &mut Outbox) {
         out.push(Effect::SetTimer { timer: 1, after_ms: 40 });
         out.push(Effect::SetTimer { timer: 2, after_ms: 20 });
     }
 
-    fn on_message(&mut self, _: Port, msg: Msg, _: &mut Outbox) -> Result<(), AlgoError> {
+    fn receive(&mut self, _: Port, msg: Msg, _: &mut Outbox) -> Result<(), AlgoError> {
         if let Msg::Notify { leader } = msg {
             self.log.lock().unwrap().push(format!("msg {leader}"));
         }
         Ok(())
     }
 
-    fn on_timer(&mut self, timer: TimerId, _: &mut Outbox) {
+    fn fire(&mut self, timer: TimerId, _: &mut Outbox) {
         self.log.lock().unwrap().push(format!("timer {timer}"));
+    }
+}
+
+impl Algorithm for Steps {
+    fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
+        match input {
+            Input::Start => self.start(out),
+            Input::Message { port, msg } => return self.receive(port, msg, out),
+            Input::Timer(timer) => self.fire(timer, out),
+            Input::Suspect { .. }
+            | Input::Heartbeat { .. }
+            | Input::Leave { .. }
+            | Input::StoreReply(_)
+            | Input::Restore(_) => {}
+        }
+        Ok(())
     }
 
     fn state(&self) -> &'static str {
         "steps"
+    }
+    fn watched(&self, _port: Port) -> bool {
+        true
+    }
+    fn suspects(&self, _port: Port) -> bool {
+        false
+    }
+    fn timer_name(&self, _timer: TimerId) -> Option<&'static str> {
+        None
+    }
+    fn held(&self) -> usize {
+        0
+    }
+    fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
+        false
     }
 }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::algo::harness::Feed;
 use crate::algo::kept::testing::{self, decide, lead};
 use crate::algo::{Effect, catalogue};
 use crate::faults::{Fault, FaultPlan, Scheduled};
