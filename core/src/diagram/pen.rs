@@ -237,6 +237,48 @@ mod tests {
         );
     }
 
+    /// No SVG element is written by hand: outside this file, no line of core's or the
+    /// controller's code (comments, `mod tests` blocks and test files left out) opens an SVG tag.
+    #[test]
+    fn every_writer_uses_the_pen() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let tags =
+            ["svg", "g", "line", "rect", "path", "circle", "polyline", "polygon", "text", "tspan", "marker", "defs"];
+        let mut files = Vec::new();
+        // The controller's writers too, where the workspace is whole.
+        let mut dirs: Vec<_> =
+            ["core/src", "controller/src"].map(|d| root.join(d)).into_iter().filter(|d| d.is_dir()).collect();
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() && !path.ends_with("tests") {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && !path.ends_with("pen.rs")
+                    && !path.ends_with("tests.rs")
+                {
+                    files.push(path);
+                }
+            }
+        }
+        assert!(files.len() > 50, "{files:?}");
+        let mut by_hand = Vec::new();
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests {").next().unwrap();
+            for (i, line) in code.lines().enumerate().filter(|(_, l)| !l.trim_start().starts_with("//")) {
+                let opens = |tag: &&str| {
+                    line.match_indices(&format!("<{tag}"))
+                        .any(|(at, m)| matches!(line[at + m.len()..].chars().next(), Some(' ' | '>' | '/') | None))
+                };
+                if tags.iter().any(opens) {
+                    by_hand.push(format!("{}:{}: {line}", path.display(), i + 1));
+                }
+            }
+        }
+        assert!(by_hand.is_empty(), "SVG written by hand:\n{}", by_hand.join("\n"));
+    }
+
     /// A polyline's points are at one decimal, separated by spaces.
     #[test]
     fn points_at_one_decimal() {
