@@ -321,11 +321,11 @@ pub enum Fault {
     /// happens when no node leads.
     CrashLeader,
     /// Whoever leads (as for [`Fault::CrashLeader`]) is about to stop on
-    /// purpose and hands its leadership over ([`Algorithm::on_leave`]); it
+    /// purpose and hands its leadership over ([`Input::Leave`]); it
     /// keeps running (a later crash stops it), as a node does between
     /// SIGTERM and its exit. Nothing happens when no node leads.
     ///
-    /// [`Algorithm::on_leave`]: crate::protocol::Algorithm::on_leave
+    /// [`Input::Leave`]: crate::protocol::Input::Leave
     LeaveLeader,
     /// Whoever leads (as for [`Fault::CrashLeader`]) is cut off from every
     /// other node: a [`Fault::Partition`] of it alone and the rest. Nothing

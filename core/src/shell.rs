@@ -23,6 +23,14 @@
 //!   nodes through one buffer and wants each node's own count keeps it
 //!   beside its [`Sink::send`], as the simulator does).
 //!
+//! Every input reaches the algorithm through one entry point,
+//! [`ShellState::step`] (or [`Shell::step`]) with an [`Input`]; the methods
+//! named after an input ([`Shell::start`], [`Shell::message`],
+//! [`Shell::timer`], [`Shell::suspect`], [`Shell::leave`],
+//! [`Shell::store_reply`], [`Shell::restart`]) are conveniences over it that
+//! add what the shell keeps for that input (a timer's stamp, a leave's
+//! answer, the persisted record a restart hands back).
+//!
 //! The driver gets only what needs I/O, as [`Output`]s: messages to send,
 //! timers to schedule, a decision or belief to report, a misstep to log.
 //!
@@ -578,7 +586,7 @@ impl<H> ShellState<H> {
 
     /// The node, whose algorithm was `algo`, recovered as a new incarnation
     /// `new` (which replaces it): it gets the last
-    /// persisted record back ([`Algorithm::restore`]), forgets the old one's
+    /// persisted record back ([`Input::Restore`]), forgets the old one's
     /// decision and timers, and starts. A belief of the old incarnation
     /// that named a leader ends (the node now knows of no leader in that
     /// term), which comes out first as [`Output::BeliefEnded`]; the new

@@ -21,9 +21,9 @@
 //! `Coordinator`, after an `Answer`), a *follower* of a leader, or the
 //! *leader*. It keeps `term`, the highest term it has seen.
 //!
-//! * **Election.** A node starts one when it wakes (`on_start`, or the first
+//! * **Election.** A node starts one when it wakes (its start, or the first
 //!   `BullyElection` reaching it), when its failure detector suspects its
-//!   leader ([`Algorithm::on_suspect`]), when it waited in vain for a
+//!   leader ([`Input::Suspect`]), when it waited in vain for a
 //!   `Coordinator`, or when a lower node claims the lead (it bullies). It
 //!   sends `BullyElection { term }` to every higher node and sets
 //!   `answer_timeout`. With no higher node it leads at once.
@@ -51,9 +51,9 @@
 //!   waits for the new term's `Coordinator`, which goes to every node).
 //!
 //! Every change of belief is announced with
-//! [`Effect::Lead`](super::Effect::Lead): `(term, leader)`, `leader: None`
+//! [`Effect::Lead`]: `(term, leader)`, `leader: None`
 //! while electing or waiting. The first leader learned is also announced once
-//! with [`Effect::Decide`](super::Effect::Decide), for the one-shot verdicts.
+//! with [`Effect::Decide`], for the one-shot verdicts.
 //!
 //! ## Modes
 //!
@@ -232,7 +232,7 @@ pub struct Bully {
     /// While leading: neighbours whose heartbeats show an older term.
     behind: Behind,
     reports: Reports,
-    /// This node is about to stop ([`Algorithm::on_leave`]): it never
+    /// This node is about to stop ([`Input::Leave`]): it never
     /// elects, leads again or bullies; it follows the next claim it hears.
     leaving: bool,
     /// Ports of better nodes that said they leave ([`Msg::Handover`]): an

@@ -76,7 +76,7 @@
 //! * **Expiry.** A follower whose promise runs out without a renewal announces
 //!   `Lead { term, leader: None }` and backs off to run.
 //! * **Recovery.** A recovered incarnation gets its stable record back through
-//!   [`Algorithm::restore`] (so it never votes twice in one term) and grants
+//!   [`Input::Restore`] (so it never votes twice in one term) and grants
 //!   nothing for one full lease after restarting, since it may have promised
 //!   something just before the crash and does not know to whom.
 //! * **Terms.** A candidate runs for the highest term seen + 1. A leader that
@@ -437,7 +437,7 @@ pub struct Chubby {
     /// (newest − i) mod [`SLOTS`] rounds before the newest.
     slots: [bool; SLOTS],
     reports: Reports,
-    /// About to stop ([`Algorithm::on_leave`]): it never runs again, and
+    /// About to stop ([`Input::Leave`]): it never runs again, and
     /// grants any candidate (it will not be alive to run itself).
     leaving: bool,
 }

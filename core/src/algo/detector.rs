@@ -21,13 +21,13 @@
 //! messages is plainly alive, and a leader's reply to an election un-suspects
 //! it *before* the inner algorithm handles the reply, so the two agree.
 //! A neighbour silent for `timeout` is suspected: the inner algorithm gets
-//! [`Algorithm::on_suspect`]`(port, true)`. Because the detector only looks at
+//! [`Input::Suspect`] `{ port, suspected: true }`. Because the detector only looks at
 //! its clock every `period`, suspicion comes after between `timeout` and
 //! `timeout + period` of silence (exactly: after ⌈timeout/period⌉ + 1 ticks
 //! without a message). The first message heard from a suspected neighbour
-//! un-suspects it (`on_suspect(port, false)`) before that message is handed
+//! un-suspects it (`suspected: false`) before that message is handed
 //! on. A heartbeat's term goes to the inner algorithm as
-//! [`Algorithm::on_heartbeat`] (so a node that missed a newer term's
+//! [`Input::Heartbeat`] (so a node that missed a newer term's
 //! election messages still learns of it, see [`super::bully`]); every other
 //! message goes to the inner algorithm unchanged. A heartbeat whose term is
 //! above [`super::MAX_TERM`] is refused and counts as no hearing.
@@ -283,7 +283,7 @@ impl<A: Algorithm> Detected<A> {
 
 /// Every input but the detector's own (its clock, its heartbeats) reaches
 /// the inner algorithm; what the inner algorithm queues is checked
-/// ([`Detected::inspect`]).
+/// (`inspect`).
 impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detected<A> {
     fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
         match input {
@@ -312,7 +312,6 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
             | Input::Restore(_) => self.pass(input, out),
         }
     }
-
 
     fn held(&self) -> usize {
         self.inner.held()
@@ -362,8 +361,8 @@ impl<A: Algorithm + Clone + Eq + std::hash::Hash + 'static> Algorithm for Detect
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::Feed;
     use crate::algo::Leadership;
+    use crate::algo::harness::Feed;
     use crate::algo::kept::testing::started;
 
     /// Test inner algorithm: records what reaches it, echoes a `Notify` back,

@@ -45,7 +45,7 @@
 //!
 //! Only the initiators' ids can win. Under the simulator's staggered
 //! schedules a message may reach a designated initiator before its start;
-//! that node is then no initiator (Santoro's and Tel's model; `on_start` of a
+//! that node is then no initiator (Santoro's and Tel's model; a start of a
 //! node already awake is ignored), and the simulator expects the best of the
 //! initiators that did wake by themselves. Live, the runtime holds such
 //! messages until Start, so every designated initiator competes.
@@ -103,7 +103,7 @@ enum Heard {
 pub struct EchoExtinction {
     id: u64,
     rule: Rule,
-    /// Started its own wave (`on_start` while asleep).
+    /// Started its own wave (a start while asleep).
     initiator: bool,
     /// The best wave seen, i.e. the wave this node is in (`None`: asleep).
     wave: Option<u64>,

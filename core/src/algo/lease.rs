@@ -81,7 +81,7 @@
 //!   a holder tries again at once, any other node after its jittered wait. A
 //!   failed operation is retried a RetryPeriod later by a holder, after the
 //!   jittered wait by any other node.
-//! * **ReleaseOnCancel.** A node about to stop ([`Algorithm::on_leave`])
+//! * **ReleaseOnCancel.** A node about to stop ([`Input::Leave`])
 //!   stops leading at once and writes the record with no holder (keeping
 //!   `transitions`), so that the others take it on their next try instead
 //!   of after LeaseDuration; it keeps reading, never writing, so it learns

@@ -97,7 +97,7 @@
 //!   from a leadership transfer (`transfer`). With the lease, a recovered
 //!   incarnation treats its restart as such a contact.
 //! * **Leadership transfer** (thesis §3.10): a leader about to stop
-//!   ([`Algorithm::on_leave`]) stops believing it leads, and sends
+//!   ([`Input::Leave`]) stops believing it leads, and sends
 //!   `TimeoutNow { term }` to the best node that answered its
 //!   `AppendEntries` in this term with a log at least as up-to-date as its
 //!   own; that node runs at once, with `transfer` set, and without PreVote,
@@ -114,7 +114,7 @@
 //!
 //! A leader of term t got grants of t from a majority (§5.2). A node grants
 //! at most one candidate per term: its vote and term are on disk before the
-//! grant leaves, and a recovered node gets them back ([`Algorithm::restore`]),
+//! grant leaves, and a recovered node gets them back ([`Input::Restore`]),
 //! so it never votes twice in one term even across a crash. Two majorities
 //! of the same n nodes intersect, so two candidates of one term cannot both
 //! have a majority. Pre-votes change no term and no vote, so PreVote cannot

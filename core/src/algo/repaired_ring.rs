@@ -175,7 +175,7 @@ pub struct RepairedRing {
     /// While leading: neighbours whose heartbeats show an older term.
     behind: Behind,
     reports: Reports,
-    /// About to stop ([`Algorithm::on_leave`]): it elects no more, and the
+    /// About to stop ([`Input::Leave`]): it elects no more, and the
     /// elections it forwards do not count it as a candidate.
     leaving: bool,
 }

@@ -27,7 +27,7 @@
 //!   is the only initiator. Proof below.
 //! * Stable storage: `(promised term, vote)` is written with
 //!   [`Effect::Persist`] before every `ACK` and every proposal, and a
-//!   recovered incarnation gets it back through [`Algorithm::restore`].
+//!   recovered incarnation gets it back through [`Input::Restore`].
 //!
 //! ## The algorithm
 //!
@@ -45,7 +45,7 @@
 //! term that a quorum acked and its leader committed becomes an epoch.
 //!
 //! * **Who proposes.** A node watches the better nodes through its failure
-//!   detector ([`Algorithm::on_suspect`]). It proposes itself when it is
+//!   detector ([`Input::Suspect`]). It proposes itself when it is
 //!   looking, every better node is suspected (the chain "watch the
 //!   next-better one; when it fails re-check the next one", with every link
 //!   of the chain watched at once), and it sees a quorum (itself plus the
@@ -319,7 +319,7 @@ pub struct ZooKeeper {
     /// The one timer pending, if any.
     timer: OneTimer,
     reports: Reports,
-    /// About to stop ([`Algorithm::on_leave`]): it never proposes again,
+    /// About to stop ([`Input::Leave`]): it never proposes again,
     /// and acks any proposal (a leader that leaves is preempted willingly).
     leaving: bool,
     /// Its leader, leaving, named this successor: it may ack the
@@ -435,7 +435,7 @@ impl ZooKeeper {
         out.push(Effect::Persist(self.stable()));
     }
 
-    /// Wake up; `spontaneous` when by `on_start`. A node that cannot
+    /// Wake up; `spontaneous` when by its start. A node that cannot
     /// propose then wakes the best node, or, recovered, tells every peer it
     /// restarted (its followers, if it led, stop following it; a leader
     /// answers with its `COMMIT`).

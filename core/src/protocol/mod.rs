@@ -6,13 +6,26 @@
 //! the topologies, the node shell, the simulator and the algorithms
 //! ([`crate::algo`]) all build on it.
 //!
-//! Every algorithm is a pure state machine implementing [`Algorithm`]: it is
-//! woken by [`Algorithm::on_start`] (a spontaneous initiator), fed messages
-//! with [`Algorithm::on_message`] and timers with [`Algorithm::on_timer`], and
-//! answers by pushing [`Effect`]s into an [`Outbox`]. It never touches tokio,
-//! sockets, clocks or a random generator; the drivers (the simulator in
-//! [`crate::sim`] and the gRPC runtime in `ringleader-node`'s `runtime`) do, and they do
-//! the counting, so an algorithm cannot misreport its own cost.
+//! Every algorithm is a pure state machine implementing [`Algorithm`]: a
+//! driver feeds it one [`Input`] at a time through its one entry point,
+//! [`Algorithm::step`] (a start of a spontaneous initiator, a message on a
+//! port, a timer it set, what its failure detector suspects or heard, a
+//! leave, a store's answer, its record after a crash), and it answers by
+//! pushing [`Effect`]s into an [`Outbox`], as raft-rs's `step` and
+//! quinn-proto's `handle_event` do. A new capability is a new variant of
+//! [`Input`] (or [`Effect`]): every driver that has it constructs it, every
+//! algorithm matches it, and the compiler lists the places. The rest of
+//! the trait is read-only questions (its state's name, the neighbours it
+//! watches, its timers' names, ...), every one required, so that a wrapper
+//! (the [`Box`] impl here, the failure detector, a test's wrapper) that
+//! forgets one does not compile rather than answer a default. A state
+//! machine never touches tokio, sockets, clocks or a random generator; the
+//! drivers (the node shell in [`crate::shell`], under the simulator in
+//! [`crate::sim`], the model checker and the gRPC runtime in
+//! `ringleader-node`'s `runtime`) do, and they do the counting, so an
+//! algorithm cannot misreport its own cost. Its timers are named in a
+//! [`timers!`](crate::timers) table ([`Timers`]), checked at compile time
+//! against the failure detector's slots.
 //!
 //! Ring conventions (kept by every ring algorithm and by [`crate::topology`]):
 //! ids are listed in ring order, position `i`'s *right* neighbour is position
@@ -65,7 +78,7 @@ pub fn next_term(term: u64) -> Option<u64> {
 }
 
 /// Refuse a message whose term field is above [`MAX_TERM`] (see there).
-/// Every kept-leadership algorithm calls it first thing in `on_message`.
+/// Every kept-leadership algorithm calls it first thing on a message.
 pub fn check_term(algorithm: &'static str, msg: &Msg) -> Result<(), AlgoError> {
     match msg.term() {
         Some(value) if value > MAX_TERM => {
@@ -180,7 +193,7 @@ pub enum Effect {
     /// of times; drivers keep the timeline and check that no two nodes lead
     /// in one term).
     Lead(Leadership),
-    /// Call [`Algorithm::on_timer`] with `timer` after `after_ms`, replacing
+    /// Step the node with [`Input::Timer`] after `after_ms`, replacing
     /// the pending one of the same id. A node has
     /// [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS) timers, ids `0..8` (the
     /// failure detector takes 6 and 7); the node [`Shell`](crate::shell::Shell)
@@ -199,7 +212,7 @@ pub enum Effect {
     },
     /// Write `Stable` to the node's stable storage before any later effect
     /// (a write-ahead record, replacing the previous one). A recovered
-    /// incarnation gets the last record back through [`Algorithm::restore`],
+    /// incarnation gets the last record back as [`Input::Restore`],
     /// as a quorum algorithm that must never vote twice in one term needs.
     Persist(Stable),
     /// Carry `op` to the election's store (see [`store`]); the answer, if
@@ -668,4 +681,3 @@ impl Algorithm for Box<dyn Algorithm> {
         (**self).only_refreshes(port, msg)
     }
 }
-

@@ -330,7 +330,7 @@ messages! {
     } => "lease_ack", pb::LeaseAck, Traffic::Upkeep;
     /// A leader that is about to stop on purpose hands its leadership of
     /// `term` over to `successor` (kept leaderships, see
-    /// [`Algorithm::on_leave`](super::Algorithm::on_leave)): sent to every
+    /// [`Input::Leave`](super::Input::Leave)): sent to every
     /// node, which stops waiting on the sender; the successor runs at once.
     Handover {
         /// The term the sender led (or the highest it saw).

@@ -4,7 +4,7 @@
 //! [`Effect::Store`](super::Effect::Store) with a [`StoreOp`], and its driver
 //! carries it to the store (a real etcd live, a linearizable process in the
 //! simulator) and hands the answer back through
-//! [`Algorithm::on_store_reply`](super::Algorithm::on_store_reply).
+//! [`Input::StoreReply`](super::Input::StoreReply).
 //!
 //! A driver keeps one record per election (the key is the driver's: live,
 //! `/ringleader/lease/<election id>`). Its *revision* changes with every

@@ -190,7 +190,7 @@ impl Election {
 
     /// The node recovered from a crash fault: a kept election's node becomes
     /// a new incarnation, as in the simulator: a fresh state machine that gets
-    /// the last persisted record back ([`Algorithm::restore`]) and starts; the
+    /// the last persisted record back ([`Input::Restore`](ringleader_core::algo::Input::Restore)) and starts; the
     /// old one's timers are void. The controller hears that the node's old
     /// belief ended. One-shot elections (no `rebuild`) resume with their state.
     /// Returns whether it restarted.
@@ -225,7 +225,7 @@ impl Election {
     }
 
     /// The node is about to stop on purpose: the algorithm hands over what
-    /// it holds ([`Algorithm::on_leave`]). Returns whether this node led the
+    /// it holds ([`Input::Leave`](ringleader_core::algo::Input::Leave)). Returns whether this node led the
     /// kept leadership just before, and whether it handed it over (`None`:
     /// nothing to hand over: a one-shot or unstarted election, or one that
     /// cannot take input).
