@@ -354,11 +354,11 @@ mod tests {
     use crate::algo::harness::Feed;
     use crate::algo::Decision;
     use crate::algo::catalogue;
-    use crate::spec::permutations;
     use crate::algo::{Effect, MsgKind, PortInfo};
     use crate::counters::Counters;
     use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};
+    use crate::spec::permutations;
     use crate::topology::Topology;
 
     /// Node with `id` on a complete network whose other ids are `peers` (port order).
