@@ -52,15 +52,9 @@ use std::fmt;
 use crate::counters::Counters;
 use crate::protocol::{
     AlgoError, Algorithm, Decision, Effect, Input, Leadership, Msg, Outbox, Port, Role, Stable, StoreOp, StoreReply,
-    TimerId, room_to_hold,
+    TIMER_SLOTS, TimerId, room_to_hold,
 };
 
-/// Timers a node may have: an algorithm names its timers `0..TIMER_SLOTS`
-/// (the failure detector takes the last two, see
-/// [`crate::algo::detector::HEARTBEAT_TIMER`]). Setting a timer replaces the
-/// pending one of the same id; an id beyond the slots is refused as a
-/// [`Misstep::NoSuchTimer`].
-pub const TIMER_SLOTS: usize = 8;
 
 /// What a shell asks its driver to do after a step, in the order the
 /// algorithm asked.

@@ -44,7 +44,7 @@
 //! the watched pairs: O(n) when every node watches O(1) neighbours and the
 //! leader watches all.
 //!
-//! **Timers.** A node has [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS) (8)
+//! **Timers.** A node has [`TIMER_SLOTS`](super::TIMER_SLOTS) (8)
 //! timers, ids 0..=7 (see [`Effect::SetTimer`]). The detector owns ids 6 and
 //! 7 (7 is its clock; 6 is reserved for it); inner algorithms use 0..=5. An
 //! inner timer on 6 or 7 would silently replace the detector's clock: the
@@ -76,9 +76,9 @@ pub const RESERVED_TIMER: TimerId = super::ALGORITHM_TIMERS;
 /// The detector's clock: the node's last slot.
 pub const HEARTBEAT_TIMER: TimerId = RESERVED_TIMER + 1;
 const _: () =
-    assert!(HEARTBEAT_TIMER as usize == crate::shell::TIMER_SLOTS - 1, "the detector takes the last two slots");
+    assert!(HEARTBEAT_TIMER as usize == super::TIMER_SLOTS - 1, "the detector takes the last two slots");
 /// Is `timer` off limits to an inner algorithm: one of the detector's ids (6
-/// or 7), or beyond the [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS), which
+/// or 7), or beyond the [`TIMER_SLOTS`](super::TIMER_SLOTS), which
 /// are no timers at all?
 pub fn is_reserved(timer: TimerId) -> bool {
     timer >= RESERVED_TIMER

@@ -39,7 +39,7 @@ use std::hash::{Hash, Hasher};
 
 pub use msg::{Msg, MsgKind, MsgRole, Traffic, WireError};
 pub use store::{LeaseRecord, MemStore, StoreOp, StoreReply, StoredLease};
-pub use timers::{ALGORITHM_TIMERS, TimerRow, Timers};
+pub use timers::{ALGORITHM_TIMERS, TIMER_SLOTS, TimerRow, Timers};
 
 pub mod detector;
 pub mod store;
@@ -195,12 +195,12 @@ pub enum Effect {
     Lead(Leadership),
     /// Step the node with [`Input::Timer`] after `after_ms`, replacing
     /// the pending one of the same id. A node has
-    /// [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS) timers, ids `0..8` (the
+    /// [`TIMER_SLOTS`] timers, ids `0..8` (the
     /// failure detector takes 6 and 7); the node [`Shell`](crate::shell::Shell)
     /// stamps each set with a generation, so a replaced, cancelled or
     /// pre-crash timer never fires, and refuses an id beyond the slots.
     SetTimer {
-        /// Timer name, below [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS).
+        /// Timer name, below [`TIMER_SLOTS`].
         timer: TimerId,
         /// Delay in milliseconds (virtual milliseconds in the simulator).
         after_ms: u64,

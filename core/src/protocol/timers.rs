@@ -2,7 +2,7 @@
 //! their ids, what each waits for in words, and a compile-time check that
 //! none takes a slot of the failure detector's.
 //!
-//! A node has [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS) timers; an
+//! A node has [`TIMER_SLOTS`] timers; an
 //! algorithm names its own `0..`[`ALGORITHM_TIMERS`], and the slots from
 //! there up are the heartbeat failure detector's
 //! ([`detector`](crate::algo::detector) wraps every kept-leadership
@@ -10,6 +10,12 @@
 //! timer on the same id).
 
 use super::TimerId;
+
+/// Timers a node may have: ids `0..TIMER_SLOTS`, an algorithm's own below
+/// [`ALGORITHM_TIMERS`] and the failure detector's above. Setting a timer
+/// replaces the pending one of the same id; the node shell refuses an id
+/// beyond the slots ([`Misstep::NoSuchTimer`](crate::shell::Misstep::NoSuchTimer)).
+pub const TIMER_SLOTS: usize = 8;
 
 /// Timer ids an algorithm may use: `0..ALGORITHM_TIMERS`. The slots above
 /// are the failure detector's
@@ -56,7 +62,7 @@ impl Timers {
     /// [`timers!`](crate::timers), so a table that breaks it does not
     /// compile. The limit is [`ALGORITHM_TIMERS`] for an algorithm the
     /// failure detector may wrap, or all of a node's
-    /// [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS) for one that never runs
+    /// [`TIMER_SLOTS`] for one that never runs
     /// under it (`timers! { without detector; .. }`).
     pub const fn check(self, limit: TimerId) {
         let mut i = 0;
@@ -91,7 +97,7 @@ impl Timers {
 /// through. An algorithm that never runs under the detector (it sends its
 /// own heartbeats, as Raft's `AppendEntries`) opens its table with
 /// `without detector;` and may use every one of a node's
-/// [`TIMER_SLOTS`](crate::shell::TIMER_SLOTS).
+/// [`TIMER_SLOTS`].
 ///
 /// ```
 /// ringleader_core::timers! {
@@ -160,7 +166,7 @@ impl Timers {
 #[macro_export]
 macro_rules! timers {
     (without detector; $($rows:tt)*) => {
-        $crate::timers!(@table ($crate::shell::TIMER_SLOTS as $crate::protocol::TimerId) $($rows)*);
+        $crate::timers!(@table ($crate::protocol::TIMER_SLOTS as $crate::protocol::TimerId) $($rows)*);
     };
     (@table ($limit:expr) $(
         $(#[$meta:meta])*

@@ -36,7 +36,8 @@ use super::reports::Reporter;
 #[cfg(doc)]
 use super::reports::monotonic_us;
 use ringleader_core::algo::{Algorithm, Msg, Port, TimerId};
-use ringleader_core::shell::{Outputs, Shell, TIMER_SLOTS};
+use ringleader_core::protocol::TIMER_SLOTS;
+use ringleader_core::shell::{Outputs, Shell};
 
 /// Entries of each half (sends, receipts) of a node's message log of one election.
 pub(crate) const MAX_LOGGED: usize = 8_192;

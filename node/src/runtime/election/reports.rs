@@ -10,7 +10,7 @@ use crate::runtime::reports::Reported;
 #[cfg(doc)]
 use crate::runtime::reports::Reporter;
 use ringleader_core::algo::{Decision, Leadership, Role, TimerId};
-use ringleader_core::shell::TIMER_SLOTS;
+use ringleader_core::protocol::TIMER_SLOTS;
 
 impl Reported for Election {
     /// This node's figures now, as a report event; the election may be
