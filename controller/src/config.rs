@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use config::{Environment, File, FileFormat};
+use ringleader_node::setting::SettingError;
 use serde::Deserialize;
 
 /// Largest embedded local cluster.
@@ -339,9 +340,9 @@ impl Config {
         c.validate_memory()?;
         c.validate_nodes()?;
         c.validate_limits()?;
-        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-        self.auth.resolve().map_err(|(key, reason)| ConfigError::Invalid { key, reason })?;
-        self.tls.load().map(|_| ()).map_err(|(key, reason)| ConfigError::Invalid { key, reason })
+        self.telemetry.validate().map_err(|SettingError { key, reason }| ConfigError::Invalid { key, reason })?;
+        self.auth.resolve().map_err(|SettingError { key, reason }| ConfigError::Invalid { key, reason })?;
+        self.tls.load().map(|_| ()).map_err(|SettingError { key, reason }| ConfigError::Invalid { key, reason })
     }
 }
 

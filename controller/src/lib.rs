@@ -85,8 +85,12 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     config.validate()?;
-    let auth = config.auth.resolve().map_err(|(key, reason)| config::ConfigError::Invalid { key, reason })?;
-    let tls = config.tls.load().map_err(|(key, reason)| config::ConfigError::Invalid { key, reason })?;
+    let auth = config.auth.resolve().map_err(|ringleader_node::setting::SettingError { key, reason }| {
+        config::ConfigError::Invalid { key, reason }
+    })?;
+    let tls = config.tls.load().map_err(|ringleader_node::setting::SettingError { key, reason }| {
+        config::ConfigError::Invalid { key, reason }
+    })?;
     let settings = config.controller;
     let settings_limits = settings.limits();
     let settings_health = settings

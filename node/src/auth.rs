@@ -27,6 +27,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::logs::{Throttle, WARN_INTERVAL};
 use crate::observe::kv;
+use crate::setting::SettingError;
 use opentelemetry::global;
 use opentelemetry::metrics::Counter;
 use subtle::ConstantTimeEq;
@@ -104,27 +105,29 @@ pub struct Auth {
 
 impl AuthSection {
     /// Read the token files and check every token; an error names the key.
-    pub fn resolve(&self) -> Result<Auth, (&'static str, String)> {
+    pub fn resolve(&self) -> Result<Auth, SettingError> {
         fn one(
             value: &Option<String>,
             file: &Option<PathBuf>,
             key: &'static str,
             file_key: &'static str,
-        ) -> Result<Option<Secret>, (&'static str, String)> {
+        ) -> Result<Option<Secret>, SettingError> {
             let token = match (value, file) {
-                (Some(_), Some(_)) => return Err((key, format!("give {key} or {file_key}, not both"))),
+                (Some(_), Some(_)) => {
+                    return Err(SettingError::new(key, format!("give {key} or {file_key}, not both")));
+                }
                 (Some(v), None) => v.clone(),
                 (None, Some(path)) => std::fs::read_to_string(path)
-                    .map_err(|e| (file_key, format!("cannot read {}: {e}", path.display())))?
+                    .map_err(|e| SettingError::new(file_key, format!("cannot read {}: {e}", path.display())))?
                     .trim()
                     .to_string(),
                 (None, None) => return Ok(None),
             };
             if token.len() < 8 {
-                return Err((key, "must be at least 8 characters".into()));
+                return Err(SettingError::new(key, "must be at least 8 characters"));
             }
             if !token.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err((key, "must be printable ASCII without spaces".into()));
+                return Err(SettingError::new(key, "must be printable ASCII without spaces"));
             }
             Ok(Some(Secret::new(token)))
         }
@@ -136,10 +139,13 @@ impl AuthSection {
             peer_token: one(&self.peer_token, &self.peer_token_file, "auth.peer_token", "auth.peer_token_file")?,
         };
         if auth.token.is_none() && (auth.read_token.is_some() || auth.protect_reads) {
-            return Err(("auth.token", "read_token and protect_reads need a token for the mutating calls".into()));
+            return Err(SettingError::new(
+                "auth.token",
+                "read_token and protect_reads need a token for the mutating calls",
+            ));
         }
         if auth.token.is_some() && auth.token == auth.read_token {
-            return Err(("auth.read_token", "must differ from auth.token".into()));
+            return Err(SettingError::new("auth.read_token", "must differ from auth.token"));
         }
         Ok(auth)
     }
@@ -375,7 +381,7 @@ mod tests {
             ),
         ];
         for (section, key) in bad {
-            assert_eq!(section.resolve().unwrap_err().0, key, "{section:?}");
+            assert_eq!(section.resolve().unwrap_err().key, key, "{section:?}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -33,6 +33,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Parser;
+use ringleader_node::setting::SettingError;
 use serde::Deserialize;
 
 /// Default listen address.
@@ -267,9 +268,9 @@ impl Config {
             let v = self.node.idle_timeout_ms.to_string();
             return Err(invalid("node.idle_timeout_ms", &v, "must be between 1 s and a day (1000..=86400000)".into()));
         }
-        self.telemetry.validate().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
-        self.auth.resolve().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
-        self.tls.load().map_err(|(key, reason)| ConfigError::Section { key, reason })?;
+        self.telemetry.validate().map_err(|SettingError { key, reason }| ConfigError::Section { key, reason })?;
+        self.auth.resolve().map_err(|SettingError { key, reason }| ConfigError::Section { key, reason })?;
+        self.tls.load().map_err(|SettingError { key, reason }| ConfigError::Section { key, reason })?;
         Ok(())
     }
 

@@ -11,5 +11,6 @@ pub mod logs;
 pub mod meter;
 pub mod observe;
 pub mod runtime;
+pub mod setting;
 pub mod tls;
 pub mod unread;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use ringleader_node::observe::Telemetry;
 use ringleader_node::runtime::{self, NodeConfig};
+use ringleader_node::setting::SettingError;
 use tracing::{error, warn};
 
 use crate::config::{Cli, Config};
@@ -26,7 +27,7 @@ async fn main() -> ExitCode {
     ringleader_node::unread::set_budget(cfg.node.max_unread_mib << 20);
     let auth = match cfg.auth.resolve() {
         Ok(a) => a,
-        Err((key, reason)) => {
+        Err(SettingError { key, reason }) => {
             eprintln!("ringleader-node: invalid setting `{key}`: {reason}");
             return ExitCode::from(2);
         }
@@ -78,7 +79,7 @@ async fn main() -> ExitCode {
     }
     let tls = match cfg.tls.load() {
         Ok(t) => t,
-        Err((key, reason)) => {
+        Err(SettingError { key, reason }) => {
             eprintln!("ringleader-node: invalid setting `{key}`: {reason}");
             return ExitCode::from(2);
         }

@@ -37,6 +37,7 @@ use tracing_subscriber::{EnvFilter, Layer};
 
 use crate::http::HttpLimits;
 use crate::limits::ConnLimits;
+use crate::setting::SettingError;
 
 pub mod guard;
 pub use guard::{HttpGuard, ReadCheck};
@@ -152,26 +153,32 @@ pub struct TelemetrySection {
 
 impl TelemetrySection {
     /// Check every key; the error names it (`telemetry.<key>`) and says what is wrong.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if let Some(e) = self.otlp_endpoint.as_deref().filter(|e| !e.is_empty()) {
             let uri: Result<tonic::transport::Uri, _> = e.parse();
             if !(e.starts_with("http://") || e.starts_with("https://"))
                 || uri.map(|u| u.host().is_none()).unwrap_or(true)
             {
-                return Err(("telemetry.otlp_endpoint", format!("`{e}` is not a URL like http://otel-collector:4317")));
+                return Err(SettingError::new(
+                    "telemetry.otlp_endpoint",
+                    format!("`{e}` is not a URL like http://otel-collector:4317"),
+                ));
             }
         }
         if let Some(a) = self.metrics_listen.as_deref().filter(|a| !a.is_empty())
             && a.parse::<SocketAddr>().is_err()
         {
-            return Err(("telemetry.metrics_listen", format!("`{a}` is not a socket address like 0.0.0.0:9464")));
+            return Err(SettingError::new(
+                "telemetry.metrics_listen",
+                format!("`{a}` is not a socket address like 0.0.0.0:9464"),
+            ));
         }
         if self.export_interval_ms == Some(0) {
-            return Err(("telemetry.export_interval_ms", "must be at least 1 (milliseconds)".into()));
+            return Err(SettingError::new("telemetry.export_interval_ms", "must be at least 1 (milliseconds)"));
         }
         for name in self.http_hosts.iter().flat_map(|h| h.split(',')).map(str::trim).filter(|n| !n.is_empty()) {
             if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.:[]_".contains(&b)) {
-                return Err((
+                return Err(SettingError::new(
                     "telemetry.http_hosts",
                     format!("`{name}` is not a host name like ringleader.example.com (names separated by commas)"),
                 ));
@@ -179,7 +186,7 @@ impl TelemetrySection {
         }
         if let Some(filter) = &self.log {
             EnvFilter::try_new(filter)
-                .map_err(|e| ("telemetry.log", format!("`{filter}` is not a tracing filter: {e}")))?;
+                .map_err(|e| SettingError::new("telemetry.log", format!("`{filter}` is not a tracing filter: {e}")))?;
         }
         Ok(())
     }
@@ -497,7 +504,7 @@ mod tests {
             (TelemetrySection { log: Some("=[".into()), ..Default::default() }, "log"),
         ];
         for (section, key) in bad {
-            assert_eq!(section.validate().unwrap_err().0, format!("telemetry.{key}"));
+            assert_eq!(section.validate().unwrap_err().key, format!("telemetry.{key}"));
         }
     }
 

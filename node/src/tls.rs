@@ -20,6 +20,8 @@ use std::path::PathBuf;
 
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity, ServerTlsConfig};
 
+use crate::setting::SettingError;
+
 /// The `[tls]` section.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -58,11 +60,12 @@ impl Eq for Tls {}
 
 impl TlsSection {
     /// Read the files (`Ok(None)`: TLS off); an error names the key.
-    pub fn load(&self) -> Result<Option<Tls>, (&'static str, String)> {
+    pub fn load(&self) -> Result<Option<Tls>, SettingError> {
         let read = |path: &PathBuf, key: &'static str| {
-            let pem = std::fs::read(path).map_err(|e| (key, format!("cannot read {}: {e}", path.display())))?;
+            let pem = std::fs::read(path)
+                .map_err(|e| SettingError::new(key, format!("cannot read {}: {e}", path.display())))?;
             if !String::from_utf8_lossy(&pem).contains("-----BEGIN ") {
-                return Err((key, format!("{} is not PEM", path.display())));
+                return Err(SettingError::new(key, format!("{} is not PEM", path.display())));
             }
             Ok(pem)
         };
@@ -73,11 +76,12 @@ impl TlsSection {
                 ca: Certificate::from_pem(read(ca, "tls.ca")?),
                 mutual: self.mutual,
             })),
-            (None, _, _) => Err(("tls.cert", "TLS needs cert, key and ca".into())),
-            (_, None, _) => Err(("tls.key", "TLS needs cert, key and ca".into())),
-            (_, _, None) => {
-                Err(("tls.ca", "TLS needs cert, key and ca (the CA that signs the cluster's certificates)".into()))
-            }
+            (None, _, _) => Err(SettingError::new("tls.cert", "TLS needs cert, key and ca")),
+            (_, None, _) => Err(SettingError::new("tls.key", "TLS needs cert, key and ca")),
+            (_, _, None) => Err(SettingError::new(
+                "tls.ca",
+                "TLS needs cert, key and ca (the CA that signs the cluster's certificates)",
+            )),
         }
     }
 }
@@ -174,7 +178,7 @@ mod tests {
             ),
         ];
         for (section, key) in cases {
-            assert_eq!(section.load().unwrap_err().0, key, "{section:?}");
+            assert_eq!(section.load().unwrap_err().key, key, "{section:?}");
         }
         let no_tls = endpoint("https://127.0.0.1:1", None).unwrap_err();
         assert!(matches!(&no_tls, EndpointError::NoTls(a) if a == "https://127.0.0.1:1"), "{no_tls}");
