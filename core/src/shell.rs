@@ -55,7 +55,6 @@ use crate::protocol::{
     TIMER_SLOTS, TimerId, room_to_hold,
 };
 
-
 /// What a shell asks its driver to do after a step, in the order the
 /// algorithm asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -755,6 +754,7 @@ mod tests {
         on_start: Vec<Effect>,
         on_message: Vec<Effect>,
         on_timer: Vec<Effect>,
+        on_leave: Vec<Effect>,
         fired: Vec<TimerId>,
         restored: Option<Stable>,
     }
@@ -772,9 +772,8 @@ mod tests {
                     self.restored = Some(stable);
                     return Ok(());
                 }
-                Input::Suspect { .. } | Input::Heartbeat { .. } | Input::Leave { .. } | Input::StoreReply(_) => {
-                    return Ok(());
-                }
+                Input::Leave { .. } => &self.on_leave,
+                Input::Suspect { .. } | Input::Heartbeat { .. } | Input::StoreReply(_) => return Ok(()),
             };
             effects.iter().for_each(|e| out.push(*e));
             Ok(())
@@ -988,5 +987,22 @@ mod tests {
         assert_eq!(s.held(), MAX_HELD);
         assert_eq!(s.release(), Some((0, WAKE, 0)));
         assert_eq!(s.release(), Some((1, WAKE, 1)));
+    }
+
+    /// A leave reaches only a started node, and its answer is whether the step pushed
+    /// `HandingOver`: the shell takes that effect, the driver sees only the sends.
+    #[test]
+    fn a_leave_is_answered_by_handing_over() {
+        let handover = Effect::Send { port: 0, msg: Msg::Notify { leader: 2 } };
+        let mut s: Shell<Script> =
+            Shell::new(Script { on_leave: vec![handover, Effect::HandingOver], ..Script::default() });
+        let mut out = Outputs::default();
+        assert!(!s.leave(&mut out), "not started: nothing to hand over");
+        assert!(out.as_slice().is_empty());
+        s.start(&mut out);
+        assert!(s.leave(&mut out));
+        assert_eq!(out.drain().collect::<Vec<_>>(), [Output::Send { port: 0, msg: Msg::Notify { leader: 2 } }]);
+        s.algo.on_leave = vec![handover];
+        assert!(!s.leave(&mut out), "sent, but handed nothing over");
     }
 }
