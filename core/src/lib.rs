@@ -40,6 +40,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod algo;
+mod context;
 pub mod counters;
 pub mod diagram;
 pub mod failover;

@@ -364,16 +364,7 @@ impl<'a> Run<'a> {
 
     /// A fresh state machine for position `p` (its kept mode behind the detector, or its one-shot mode).
     fn build(&mut self, p: u32) -> Box<dyn Algorithm> {
-        crate::sim::port_info(self.topology, self.ids, p, &mut self.info);
-        let ctx = NodeContext {
-            id: self.ids[p as usize],
-            rule: self.rule,
-            n: self.topology.len(),
-            coin: crate::algo::coin(0, p),
-            ports: self.info.len() as Port,
-            port_info: &self.info,
-            options: Default::default(),
-        };
+        let ctx = NodeContext::at(self.topology, self.ids, p, self.rule, 0, &mut self.info);
         match (self.kept, self.spec.kept.map(|k| k.build)) {
             (Some(d), Some(b)) => b(&ctx, d),
             _ => (self.spec.machine.build)(&ctx),

@@ -145,7 +145,9 @@ fn faults_that_change_nothing_change_nothing() {
             let plain = run_n(name, n, &base);
             let mut faulted = run_n(name, n, &SimConfig { faults: nothing.clone(), ..base.clone() });
             assert_eq!(faulted.fault_log.len(), 2, "{name}: {:?}", faulted.fault_log);
+            assert!(faulted.leader_faults.iter().all(|f| f.leader.is_none()), "{name}: {:?}", faulted.leader_faults);
             faulted.fault_log.clear();
+            faulted.leader_faults.clear();
             assert_eq!(plain, faulted, "{name} {base:?}");
         }
     }

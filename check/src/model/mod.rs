@@ -29,7 +29,6 @@ use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::detector::HEARTBEAT_TIMER;
 use ringleader_core::algo::{Algorithm, Msg, NodeContext, Port, PortInfo, Rule};
 use ringleader_core::shell::Shell;
-use ringleader_core::sim;
 use ringleader_core::topology::Topology;
 
 use state::Node;
@@ -331,19 +330,8 @@ impl ElectionModel {
         let n = t.len();
         let fresh = (0..n)
             .map(|p| {
-                sim::port_info(t, &election.ids, p, &mut info);
-                let ports = info.len() as Port;
-                let coin = ringleader_core::algo::coin(0, p);
                 let e = &election;
-                let ctx = NodeContext {
-                    id: e.ids[p as usize],
-                    rule: e.rule,
-                    n,
-                    coin,
-                    ports,
-                    port_info: &info,
-                    options: Default::default(),
-                };
+                let ctx = NodeContext::at(t, &e.ids, p, e.rule, 0, &mut info);
                 match (e.kept, e.spec.kept.map(|k| k.build)) {
                     (Some(d), Some(build)) => build(&ctx, d),
                     _ => (e.spec.machine.build)(&ctx),

@@ -93,15 +93,7 @@ pub fn node_under(spec: &AlgorithmSpec, n: u32, kept: bool, rule: Rule) -> Optio
     let ids: Vec<u64> = (1..=u64::from(n)).collect();
     let info: Vec<PortInfo> =
         topology.ports(0).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }).collect();
-    let ctx = NodeContext {
-        id: ids[0],
-        rule,
-        n,
-        coin: 42,
-        ports: info.len() as u32,
-        port_info: &info,
-        options: Default::default(),
-    };
+    let ctx = NodeContext::new(ids[0], rule, n, 42, &info);
     let algo = match (kept, spec.kept.map(|k| k.build)) {
         (false, _) => (spec.machine.build)(&ctx),
         (true, Some(build)) => build(&ctx, DetectorConfig::LOOPBACK),

@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use super::leader::{leader_fault_name, on_leader};
-use super::{Driver, Ev, port_info};
+use super::{Driver, Ev};
 use crate::faults::{self, Fault, LinkRule, Outage};
 use crate::protocol::{Algorithm, Leadership, NodeContext, Options, Role, StoreReply, TimerId};
 use crate::report::LeaderFault;
@@ -227,18 +227,9 @@ impl<'a, A: Algorithm> Driver<'a, A> {
                     o.recovered = Some(now);
                 }
                 let mut info = Vec::new();
-                port_info(net.topo, net.ids, node, &mut info);
-                let coin = crate::protocol::coin(net.seed, node);
                 let options = net.options.get(node as usize).cloned().unwrap_or_default();
-                let ctx = NodeContext {
-                    id: net.ids[node as usize],
-                    rule: net.rule,
-                    n: net.topo.len(),
-                    coin,
-                    ports: info.len() as u32,
-                    port_info: &info,
-                    options: Options(&options),
-                };
+                let ctx = NodeContext::at(net.topo, net.ids, node, net.rule, net.seed, &mut info)
+                    .with_options(Options(&options));
                 net.faults.log.push(format!("{now}: position {node} recovered as a new incarnation"));
                 net.at(node, now);
                 let p = node as usize;

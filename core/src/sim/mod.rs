@@ -40,7 +40,7 @@
 //! * `Recover { node }`: a new incarnation: the state machine is rebuilt from
 //!   the node's context (same id, ports and coin), its old decision and
 //!   timers are forgotten, it gets back its last [`Effect::Persist`](crate::algo::Effect::Persist) record
-//!   (its disk) through [`Algorithm::restore`], and it is woken with `on_start`.
+//!   (its disk) as [`Input::Restore`](crate::protocol::Input::Restore), and it is woken with [`Input::Start`](crate::protocol::Input::Start).
 //! * `Link { from, to, fault }`: each message sent on a matching link (of the
 //!   fault's `kind`, if any; only the `nth` such message per link, if set)
 //!   meets the latest matching link fault only: it is lost with probability
@@ -110,7 +110,7 @@ use std::cmp::Reverse;
 
 use crate::faults::FaultError;
 use crate::invariants::Rules;
-use crate::protocol::{Algorithm, Msg, NodeContext, Port, PortInfo, Rule, TimerId};
+use crate::protocol::{Algorithm, Msg, NodeContext, Port, Rule, TimerId};
 use crate::shell::{Outputs, ShellState};
 use crate::spec::AlgorithmSpec;
 use crate::topology::Topology;
@@ -154,12 +154,6 @@ struct Driver<'a, A> {
     /// ... and their shells' states, apart.
     shells: Vec<ShellState>,
     io: Outputs<Net<'a>>,
-}
-
-/// The ports of position `p` as its state machine sees them.
-pub fn port_info(topo: &Topology, ids: &[u64], p: u32, info: &mut Vec<PortInfo>) {
-    info.clear();
-    info.extend(topo.ports(p).iter().map(|l| PortInfo { neighbour: ids[l.peer as usize], label: l.label }));
 }
 
 /// Run one election of `spec` on `topo` with `ids` (in position order) and

@@ -10,8 +10,8 @@ use rand_pcg::Pcg64Mcg;
 use super::faults::FaultState;
 use super::net::Net;
 use super::store::StoreSim;
-use super::{CANCEL_CHECK, Caps, Driver, Ending, Ev, IDLE_TIME, Run, port_info};
-use crate::protocol::{Algorithm, NodeContext, Options, Port, PortInfo};
+use super::{CANCEL_CHECK, Caps, Driver, Ending, Ev, IDLE_TIME, Run};
+use crate::protocol::{Algorithm, NodeContext, Options, PortInfo};
 use crate::report::SimConfig;
 use crate::shell::{Outputs, ShellState};
 
@@ -72,15 +72,10 @@ pub(super) fn set_up<'a, A: Algorithm>(run: &Run<'a>, make: &impl Fn(&NodeContex
         faults,
         store: StoreSim::new(n as usize),
     };
-    let algos = ids
-        .iter()
-        .enumerate()
-        .map(|(p, &id)| {
-            port_info(topo, ids, p as u32, &mut info);
-            let coin = crate::protocol::coin(cfg.seed, p as u32);
-            let ports = info.len() as Port;
+    let algos = (0..ids.len())
+        .map(|p| {
             let options = Options(net.options.get(p).map_or(&[], Vec::as_slice));
-            make(&NodeContext { id, rule, n, coin, ports, port_info: &info, options })
+            make(&NodeContext::at(topo, ids, p as u32, rule, cfg.seed, &mut info).with_options(options))
         })
         .collect();
     let shells = (0..n).map(|_| ShellState::default()).collect();

@@ -171,29 +171,14 @@ impl AgentService {
             Some((build, detector)) => {
                 let (id, size, coin) = (req.id, req.size, req.coin);
                 let rebuild = Rebuild(Box::new(move || {
-                    let ctx = NodeContext {
-                        id,
-                        rule,
-                        n: size,
-                        coin,
-                        ports: port_info.len() as u32,
-                        port_info: &port_info,
-                        options: Options(&options),
-                    };
+                    let ctx = NodeContext::new(id, rule, size, coin, &port_info).with_options(Options(&options));
                     build(&ctx, detector)
                 }));
                 ((rebuild.0)(), Some(rebuild))
             }
             None => {
-                let ctx = NodeContext {
-                    id: req.id,
-                    rule,
-                    n: req.size,
-                    coin: req.coin,
-                    ports: port_info.len() as u32,
-                    port_info: &port_info,
-                    options: Options(&options),
-                };
+                let ctx =
+                    NodeContext::new(req.id, rule, req.size, req.coin, &port_info).with_options(Options(&options));
                 ((spec.machine.build)(&ctx), None)
             }
         };
