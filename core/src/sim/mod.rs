@@ -49,7 +49,7 @@
 //!   after the original; it counts as a delivery, not as a message sent), and
 //!   on FIFO links is exempt from FIFO order with probability `reorder`. A
 //!   fault without effect clears what it selects (see [`crate::faults`]).
-//! * A fault with a [`Trigger`] waits for its event, then takes effect `at`
+//! * A fault with a [`Trigger`](crate::faults::Trigger) waits for its event, then takes effect `at`
 //!   later, and at the earliest at the next instant (the event's own instant
 //!   is under way): a node's first [`Effect::Lead`](crate::algo::Effect::Lead) naming itself or leader
 //!   decision (`LeaderElected`), the k-th election or notification message
@@ -135,7 +135,7 @@ type TimerEv = Reverse<(u64, u64, u32, TimerId, u64)>;
 
 /// Fewest timer events a run may fire before it counts as not terminating.
 const MAX_TIMER_EVENTS: u64 = 400_000_000;
-/// Largest extra delay a link fault gives a message (see [`faults::MAX_FAULT_DELAY`]).
+/// Largest extra delay a link fault gives a message (see [`crate::faults::MAX_FAULT_DELAY`]).
 pub use crate::faults::MAX_FAULT_DELAY;
 /// With faults, a run in which nothing is in flight and the nodes' timers
 /// have sent, decided and announced nothing for this long counts as quiet:
