@@ -13,7 +13,7 @@ use tonic::Status;
 
 use crate::config::ControllerConfig;
 use crate::convert::{ElectionRequest, SimFault};
-use crate::elections::{Drawing, MAX_DIAGRAM_NODES, Plan, PlannedFault, PlannedKind};
+use crate::elections::{Drawing, MAX_DIAGRAM_NODES, Plan, PlannedFault};
 use crate::error::RequestError;
 use crate::record::{Mode, SimOptions};
 
@@ -293,9 +293,9 @@ fn planned_faults(req: &ElectionRequest, ids: &[u64]) -> Result<Vec<PlannedFault
     for (i, f) in req.faults.iter().enumerate() {
         let fault = match &f.fault {
             None => continue,
-            Some(SimFault::CrashLeader) => PlannedKind::Core(Fault::CrashLeader),
-            Some(SimFault::Crash(id)) => PlannedKind::Core(Fault::Crash { node: position(i, *id)? }),
-            Some(SimFault::Recover(id)) => PlannedKind::Core(Fault::Recover { node: position(i, *id)? }),
+            Some(SimFault::CrashLeader) => Fault::CrashLeader,
+            Some(SimFault::Crash(id)) => Fault::Crash { node: position(i, *id)? },
+            Some(SimFault::Recover(id)) => Fault::Recover { node: position(i, *id)? },
             Some(SimFault::CutOff(cut)) => {
                 // An id named twice is one node (the simulator refuses a node in two places).
                 let mut group: Vec<u32> = cut.iter().map(|&id| position(i, id)).collect::<Result<_, _>>()?;
@@ -312,32 +312,30 @@ fn planned_faults(req: &ElectionRequest, ids: &[u64]) -> Result<Vec<PlannedFault
                     ));
                 }
                 let rest = (0..ids.len() as u32).filter(|p| !group.contains(p)).collect();
-                PlannedKind::Core(Fault::Partition { groups: vec![group, rest] })
+                Fault::Partition { groups: vec![group, rest] }
             }
-            Some(SimFault::CutOffLeader) => PlannedKind::CutOffLeader,
+            Some(SimFault::CutOffLeader) => Fault::CutOffLeader,
             Some(SimFault::Clock(id, rate)) => {
                 let rate_ok = ringleader_core::faults::clock_rate("clock.rate", *rate);
                 rate_ok.map_err(|e| RequestError::invalid("simulation.faults", format!("faults[{i}]: {e}")))?;
-                PlannedKind::Core(Fault::Clock { node: position(i, *id)?, rate: *rate })
+                Fault::Clock { node: position(i, *id)?, rate: *rate }
             }
             Some(SimFault::LeaderClock(rate)) => {
                 let rate_ok = ringleader_core::faults::clock_rate("leader_clock", *rate);
                 rate_ok.map_err(|e| RequestError::invalid("simulation.faults", format!("faults[{i}]: {e}")))?;
-                PlannedKind::LeaderClock(*rate)
+                Fault::LeaderClock { rate: *rate }
             }
             Some(SimFault::Pause(id, ms)) => {
                 let ms_ok = ringleader_core::faults::pause_ms("pause.ms", *ms);
                 ms_ok.map_err(|e| RequestError::invalid("simulation.faults", format!("faults[{i}]: {e}")))?;
-                PlannedKind::Core(Fault::Pause { node: position(i, *id)?, ms: *ms })
+                Fault::Pause { node: position(i, *id)?, ms: *ms }
             }
             Some(SimFault::PauseLeader(ms)) => {
                 let ms_ok = ringleader_core::faults::pause_ms("pause_leader", *ms);
                 ms_ok.map_err(|e| RequestError::invalid("simulation.faults", format!("faults[{i}]: {e}")))?;
-                PlannedKind::PauseLeader(*ms)
+                Fault::PauseLeader { ms: *ms }
             }
-            Some(SimFault::Heal) => {
-                PlannedKind::Core(Fault::Partition { groups: vec![(0..ids.len() as u32).collect()] })
-            }
+            Some(SimFault::Heal) => Fault::Partition { groups: vec![(0..ids.len() as u32).collect()] },
         };
         planned.push(PlannedFault { at_ms: f.at_ms, fault });
     }
@@ -1003,18 +1001,14 @@ mod tests {
         };
         let p = plan(&kept, 0, &config).unwrap();
         assert_eq!(p.sim.horizon_ms, DEFAULT_HORIZON_MS);
-        let planned: Vec<(u64, PlannedKind)> = p.faults.iter().map(|f| (f.at_ms, f.fault.clone())).collect();
+        let planned: Vec<(u64, Fault)> = p.faults.iter().map(|f| (f.at_ms, f.fault.clone())).collect();
         assert_eq!(
             planned,
-            [
-                (500, PlannedKind::Core(Fault::Crash { node: 2 })),
-                (700, PlannedKind::CutOffLeader),
-                (900, PlannedKind::Core(Fault::Recover { node: 2 })),
-            ]
+            [(500, Fault::Crash { node: 2 }), (700, Fault::CutOffLeader), (900, Fault::Recover { node: 2 })]
         );
         let cut = ElectionRequest { faults: vec![at(10, SimFault::CutOff(vec![3, 5, 3]))], ..kept.clone() };
         let groups = vec![vec![0, 3], vec![1, 2]];
-        assert_eq!(plan(&cut, 0, &config).unwrap().faults[0].fault, PlannedKind::Core(Fault::Partition { groups }));
+        assert_eq!(plan(&cut, 0, &config).unwrap().faults[0].fault, Fault::Partition { groups });
         let refused = |r: ElectionRequest| {
             let e = plan(&r, 0, &config).unwrap_err();
             (e.field.into_owned().leak() as &str, e.reason)

@@ -73,21 +73,8 @@ pub struct Plan {
 pub struct PlannedFault {
     /// Virtual milliseconds from the start.
     pub at_ms: u64,
-    /// What happens.
-    pub fault: PlannedKind,
-}
-
-/// What a [`PlannedFault`] does.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PlannedKind {
-    /// A fault the simulator knows.
-    Core(ringleader_core::faults::Fault),
-    /// Whoever leads then is cut off from the others (found by the simulator then).
-    CutOffLeader,
-    /// Whoever leads then: its clock runs at this rate (found as for [`PlannedKind::CutOffLeader`]).
-    LeaderClock(f64),
-    /// Whoever leads then pauses for this many ms (found as for [`PlannedKind::CutOffLeader`]).
-    PauseLeader(u64),
+    /// What happens (a fault aimed at whoever leads is resolved by the simulator at its time).
+    pub fault: ringleader_core::faults::Fault,
 }
 
 impl Plan {

@@ -6,13 +6,13 @@
 
 use ringleader_core::diagram::{self, Term};
 use ringleader_core::failover::KeptVerdict;
-use ringleader_core::faults::{Fault, FaultPlan, Scheduled};
+use ringleader_core::faults::{FaultPlan, Scheduled};
 use ringleader_core::sim::{self, SimConfig, SimReport};
 
 use super::super::MAX_TIMELINE;
 use super::super::entry::Entry;
 use super::super::kept::{MAX_RECORDED_VIOLATIONS as MAX_RECORDED_OVERLAPS, overlap_text};
-use super::super::run::{Context, Outcome, Plan, PlannedKind};
+use super::super::run::{Context, Outcome, Plan};
 use crate::record::{FailoverRecord, LeaderInfo, LeadershipChange};
 
 /// Run `plan` (a kept leadership) with `cfg`, its faults scheduled; the simulator finds whoever
@@ -22,15 +22,7 @@ pub(super) fn run(plan: &Plan, cfg: SimConfig) -> SimReport {
         .faults
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            let fault = match f.fault {
-                PlannedKind::Core(ref fault) => fault.clone(),
-                PlannedKind::CutOffLeader => Fault::CutOffLeader,
-                PlannedKind::LeaderClock(rate) => Fault::LeaderClock { rate },
-                PlannedKind::PauseLeader(ms) => Fault::PauseLeader { ms },
-            };
-            Scheduled::new(f.at_ms, plan.seed ^ (i as u64 + 1), fault)
-        })
+        .map(|(i, f)| Scheduled::new(f.at_ms, plan.seed ^ (i as u64 + 1), f.fault.clone()))
         .collect();
     sim::run_kept(
         plan.spec,
