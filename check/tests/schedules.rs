@@ -683,9 +683,8 @@ fn kept_arrangements_of_a_complete_network_are_renamings() {
 
 /// What `Limits::symmetric` relies on, measured: on a complete network every arrangement of the ids
 /// is the same election with the positions renamed. For every algorithm of the catalogue on a
-/// complete network (bully, Chubby-style, ZooKeeper-style, Raft, the repaired ring, Villadangos et al.,
-/// the lease),
-/// on 3 nodes, and on 4 for the four whose 4-node sweeps take seconds: every arrangement, with
+/// complete network (today bully, Chubby-style, ZooKeeper-style, Raft, the repaired ring,
+/// Villadangos et al. and the lease), on 3 nodes, and on 4 for the four whose 4-node sweeps take seconds: every arrangement, with
 /// every set of initiating ids, has the same number of states, the same verdict and the same most
 /// messages as the ids in position order.
 #[test]
@@ -693,7 +692,8 @@ fn on_a_complete_network_every_arrangement_is_a_renaming() {
     let limits = Limits { fifo: false, ..Limits::default() };
     let complete = CATALOGUE.iter().filter(|s| s.default_topology() == TopologyKind::Complete);
     let names: Vec<&str> = complete.clone().map(|s| s.name).collect();
-    assert_eq!(names.len(), 7, "{names:?}");
+    // Every complete-network entry of the catalogue, however many: none is listed here by hand.
+    assert!(names.len() >= 2, "the catalogue's complete-network algorithms: {names:?}");
     for spec in complete {
         let sizes: &[u32] = if ["bully", "chubby"].contains(&spec.name) { &[3] } else { &[3, 4] };
         for &n in sizes {

@@ -415,7 +415,7 @@ impl ElectionModel {
             nodes,
             links,
             timers: Vec::new(),
-            store: Default::default(),
+            store: None,
             store_flights: Vec::new(),
             unstarted,
             down: 0,

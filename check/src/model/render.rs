@@ -291,7 +291,7 @@ impl ElectionModel {
         }
         let after = self.next_state_logged(s, step, Some(log));
         if let (Step::Store { item: StoreItem::Op(op), .. }, Some(after)) = (step, &after) {
-            text.push_str(&Self::store_words(op, &s.store, &after.store));
+            text.push_str(&Self::store_words(op, &s.store(), &after.store()));
         }
         for change in after.iter().flat_map(|after| self.suspicions(s, after)) {
             text.push_str("; ");

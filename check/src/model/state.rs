@@ -167,10 +167,12 @@ pub struct System {
     /// Timers pending, sorted.
     pub(super) timers: Vec<Pending>,
     /// The election's store (for an algorithm that keeps a record in one),
-    /// as the simulator keeps it. Its writers' time stamps are left at 0:
-    /// no algorithm reads them, and a clock in the state would make every
+    /// as the simulator keeps it; `None` while it is empty, so that the
+    /// states of an election without one stay as small, and as cheap to
+    /// copy, as they were. Its writers' time stamps are left at 0: no
+    /// algorithm reads them, and a clock in the state would make every
     /// state new.
-    pub(super) store: MemStore,
+    pub(super) store: Option<Box<MemStore>>,
     /// Operations on their way to the store and answers on their way back,
     /// sorted (a multiset).
     pub(super) store_flights: Vec<StoreFlight>,
@@ -223,13 +225,26 @@ impl std::hash::Hash for System {
         } = self;
         (nodes, links, timers, unstarted, down, led, cut, cut_sends, used, sent, error).hash(state);
         // Only an algorithm with a store has one in use: the others' hashes stay as they were.
-        if !store_flights.is_empty() || *store != MemStore::default() {
-            (store, store_flights).hash(state);
+        if !store_flights.is_empty() || store.is_some() {
+            (self.store(), store_flights).hash(state);
         }
     }
 }
 
 impl System {
+    /// The election's store as it is (empty when nothing was written).
+    pub fn store(&self) -> MemStore {
+        self.store.as_deref().copied().unwrap_or_default()
+    }
+
+    /// Apply `op` to the store and answer it; the store stays `None` while
+    /// it is empty (one form per content, for equal states).
+    pub(super) fn apply_store(&mut self, op: StoreOp) -> StoreReply {
+        let mut store = self.store();
+        let reply = store.apply(op, 0);
+        self.store = (store != MemStore::default()).then(|| Box::new(store));
+        reply
+    }
     /// Each position's decision.
     pub fn decisions(&self) -> Vec<Option<Decision>> {
         self.nodes.iter().map(|n| n.decision()).collect()

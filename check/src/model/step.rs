@@ -274,7 +274,7 @@ impl ElectionModel {
                 let f = Self::take_store(s, node, StoreItem::Op(op))?;
                 // Applied at once, as it arrives; the writer's clock stamps
                 // nothing an algorithm reads (see [`System::store`]).
-                let reply = s.store.apply(op, 0);
+                let reply = s.apply_store(op);
                 if f.answered {
                     let back = StoreFlight { node, item: StoreItem::Answer(reply), old: false, answered: true };
                     Self::push_store(s, back);

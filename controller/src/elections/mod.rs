@@ -54,9 +54,7 @@ pub use crate::record::{
 };
 pub use entry::{Entry, WatchEvent};
 pub use kept::{MAX_RECORDED_VIOLATIONS, MAX_TIMELINE};
-pub use run::{
-    ActiveFaults, Drawing, FaultProbe, MAX_DIAGRAM_NODES, Plan, PlannedFault, SHUT_DOWN, STOPPED,
-};
+pub use run::{ActiveFaults, Drawing, FaultProbe, MAX_DIAGRAM_NODES, Plan, PlannedFault, SHUT_DOWN, STOPPED};
 use run::{Context, Outcome, now_ms};
 
 #[derive(Debug, Default)]

@@ -75,8 +75,7 @@ use super::{AlgoError, Algorithm, Effect, Input, Msg, Outbox, Port, TimerId};
 pub const RESERVED_TIMER: TimerId = super::ALGORITHM_TIMERS;
 /// The detector's clock: the node's last slot.
 pub const HEARTBEAT_TIMER: TimerId = RESERVED_TIMER + 1;
-const _: () =
-    assert!(HEARTBEAT_TIMER as usize == super::TIMER_SLOTS - 1, "the detector takes the last two slots");
+const _: () = assert!(HEARTBEAT_TIMER as usize == super::TIMER_SLOTS - 1, "the detector takes the last two slots");
 /// Is `timer` off limits to an inner algorithm: one of the detector's ids (6
 /// or 7), or beyond the [`TIMER_SLOTS`](super::TIMER_SLOTS), which
 /// are no timers at all?

@@ -306,7 +306,7 @@ pub trait OneShotNode: Send + Sync + fmt::Debug + Clone + Eq + std::hash::Hash +
 /// detector, sets no timer, keeps nothing on disk or in a store and has no
 /// leadership to hand over, so every other input leaves it as it is.
 impl<N: OneShotNode> Algorithm for N {
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, input: Input<'_>, out: &mut Outbox) -> Result<(), AlgoError> {
         match input {
             Input::Start => {
