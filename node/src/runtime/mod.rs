@@ -16,7 +16,7 @@
 //! bytes) and tracks causal time (each message carries its sender's causal
 //! depth + 1), so live and simulated figures are the same quantities. An
 //! initiator holds the messages that reach it before `Start` and processes them
-//! right after `on_start`, the schedule the simulator uses, so message counts
+//! right after its `Input::Start`, the schedule the simulator uses, so message counts
 //! match too.
 //!
 //! Nothing that arrives over the network can take a node down: unknown

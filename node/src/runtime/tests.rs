@@ -50,7 +50,7 @@ impl<T> std::ops::Deref for Shared<T> {
     }
 }
 
-/// A state machine scripted by the test: `on_start` emits `start`, every
+/// A state machine scripted by the test: its start emits `start`, every
 /// timer firing is recorded, and messages trigger errors or panics by kind.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Scripted {
@@ -188,7 +188,7 @@ async fn timers_fire_unless_cancelled_or_replaced() {
     assert_eq!(names, vec![1, 3], "timer 2 was cancelled, timer 3 replaced");
     assert!(fired[0].1 - t0 >= Duration::from_millis(30));
     assert!(fired[1].1 - t0 >= Duration::from_millis(80), "the replaced timer fired at its old time");
-    // The decision taken in on_timer is recorded and broadcast.
+    // The decision taken at a timer is recorded and broadcast.
     let st = f.election.status();
     assert_eq!((st.role, st.leader_id), (pb::Role::Leader as i32, 7));
     let ev = f.events.try_recv().unwrap();
@@ -217,7 +217,7 @@ async fn reports_come_once_decided() {
     let st = report.status.clone().expect("a report carries the figures");
     assert_eq!((st.started, st.steps, st.timers_pending), (true, 2, 0), "{st:#?}");
     assert_eq!((report.role, report.leader_id), (pb::Role::Leader as i32, 7));
-    assert!(st.decided_us > 0, "decided in on_timer");
+    assert!(st.decided_us > 0, "decided at a timer");
     // With no stream asking for reports, none is made.
     drop(listening);
     let quiet = fixture_reporting(

@@ -141,7 +141,7 @@ impl Election {
         result
     }
 
-    /// Wake the node (`on_start`), then hand it the messages that waited for `Start`.
+    /// Wake the node (`Input::Start`), then hand it the messages that waited for `Start`.
     pub(crate) fn start(self: &Arc<Self>) -> Result<Started, Rejection> {
         let mut st = self.lock();
         if st.closed {
@@ -160,7 +160,7 @@ impl Election {
         st.steps += 1;
         let State { shell, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.start(out))) {
-            let e = format!("algorithm panicked in on_start: {}", panic_text(&*panic));
+            let e = format!("algorithm panicked at its start: {}", panic_text(&*panic));
             self.break_down(&mut st, e.clone());
             return Err(Rejection::new(Code::Internal, e));
         }
@@ -215,7 +215,7 @@ impl Election {
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let State { shell, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.restart(algo, out))) {
-            let e = format!("algorithm panicked in on_start after a crash: {}", panic_text(&*panic));
+            let e = format!("algorithm panicked at its start after a crash: {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return false;
         }
@@ -241,7 +241,7 @@ impl Election {
         let handing = match catch_unwind(AssertUnwindSafe(|| shell.leave(out))) {
             Ok(h) => h,
             Err(panic) => {
-                let e = format!("algorithm panicked in on_leave: {}", panic_text(&*panic));
+                let e = format!("algorithm panicked at its leave: {}", panic_text(&*panic));
                 self.break_down(&mut st, e);
                 return None;
             }

@@ -232,7 +232,7 @@ impl Election {
         st.steps += 1;
         let State { shell, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.store_reply(reply, out))) {
-            let e = format!("algorithm panicked in on_store_reply: {}", panic_text(&*panic));
+            let e = format!("algorithm panicked at a store answer: {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return;
         }
@@ -266,7 +266,7 @@ impl Election {
         st.steps += 1;
         let State { shell, out, .. } = &mut *st;
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.timer(timer, generation, out))) {
-            let e = format!("algorithm panicked in on_timer({timer}): {}", panic_text(&*panic));
+            let e = format!("algorithm panicked at timer {timer}: {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return;
         }
