@@ -133,3 +133,25 @@ fn a_fast_clock_fires_its_timers_sooner() {
     let (normal, fast) = (run(1.0), run(2.0));
     assert!(fast * 10 >= normal * 18 && fast * 10 <= normal * 22, "{normal} at rate 1, {fast} at rate 2");
 }
+
+/// `LEASED` covers every leased leadership of the catalogue: each kept entry whose leader holds a
+/// lease (`KeptSpec::lease`), and each kept entry with an option that gives one, with that option
+/// set; so a new leased algorithm is refused here until it has its row (docs/architecture.md's
+/// walkthrough names it).
+#[test]
+fn every_leased_leadership_has_a_row() {
+    let mut from_catalogue: Vec<(&str, Vec<&str>)> = Vec::new();
+    for spec in catalogue::CATALOGUE.iter().filter(|s| s.kept.is_some()) {
+        if spec.kept.is_some_and(|k| k.lease.is_some()) {
+            from_catalogue.push((spec.name, Vec::new()));
+        }
+        for option in spec.extras.options.iter().filter(|o| o.lease.is_some()) {
+            from_catalogue.push((spec.name, vec![option.name]));
+        }
+    }
+    let mut listed: Vec<(&str, Vec<&str>)> =
+        LEASED.iter().map(|(name, o)| (*name, o.iter().map(|(k, _)| *k).collect())).collect();
+    from_catalogue.sort();
+    listed.sort();
+    assert_eq!(listed, from_catalogue, "LEASED against the catalogue's leased leaderships");
+}
