@@ -53,9 +53,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::{Decision, Leadership, Rule};
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::{Topology, TopologyKind};
 
 mod explore;
@@ -690,6 +690,14 @@ impl Default for KeptCheck {
         }
     }
 }
+
+/// How deep a kept check of an algorithm whose nodes meet in a store goes when nothing else bounds
+/// it (the command line without `--max-depth`, `--max-states` or `--timeout-s`; every API check):
+/// its record's revision grows with every renewal, so no two states of a long enough schedule are
+/// equal and the check would not end by itself. With the default faults and delays, the lease on 3
+/// nodes reaches depth 20 in about 3 s and depth 30 only after 4 minutes and 50 million states
+/// (docs/checking.md, "The store", has deeper rows with shorter store delays).
+pub const STORE_DEPTH: usize = 20;
 
 /// Check the kept leadership of `spec` on `n` nodes of its complete network
 /// as `how` says, every node starting: one id arrangement, ids 1..=n in

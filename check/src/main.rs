@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use clap::Parser;
 use ringleader_check::{
-    CheckAsk, Checked, Clock, Election, Faults, KeptCheck, Limits, Refusal, Sweep, diagram, split_words, sweep,
-    sweep_kept,
+    CheckAsk, Checked, Clock, Election, Faults, KeptCheck, Limits, Refusal, STORE_DEPTH, Sweep, diagram, split_words,
+    sweep, sweep_kept,
 };
-use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
+use ringleader_core::algo::catalogue::CATALOGUE;
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::faults::{MAX_CLOCK_RATE, MIN_CLOCK_RATE};
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::spec::Provision;
 
 // A check clones and drops a state per move: glibc's malloc and free took a
@@ -209,6 +210,9 @@ enum CliError {
     /// `--partition-side` and `--each-split` together.
     #[error("--partition-side and --each-split: one or the other")]
     SideAndEachSplit,
+    /// `--clock` on a one-shot check, whose elections run at real rate.
+    #[error("--clock: only with --kept (a one-shot check's clocks all run at real rate)")]
+    ClockOneShot,
     /// `--clock` names an id the check does not have.
     #[error("--clock: no id {0} among 1..={1}")]
     ClockId(u64, u32),
@@ -244,6 +248,9 @@ fn plan(args: &Args) -> Result<Vec<Planned>, CliError> {
     };
     if args.each_split && (!args.kept || args.partitions == 0) {
         return Err(CliError::EachSplitAlone);
+    }
+    if args.clock.is_some() && !args.kept {
+        return Err(CliError::ClockOneShot);
     }
     if !args.partition_side.is_empty() && args.each_split {
         return Err(CliError::SideAndEachSplit);
@@ -310,13 +317,6 @@ fn print_header(args: &Args) {
         println!("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |");
     }
 }
-
-/// How deep a kept check of an algorithm whose nodes meet in a store goes when no bound is given:
-/// its record's revision grows with every renewal, so no two states of a long enough schedule are
-/// equal and the check would not end. With the default faults and delays, the lease on 3 nodes
-/// reaches depth 20 in about 5 s and depth 30 only after 4 minutes and 50 million states
-/// (docs/checking.md, "The store", has deeper rows with shorter store delays).
-const STORE_DEPTH: usize = 20;
 
 /// The limits the arguments set on one check.
 fn limits(args: &Args, fifo: bool) -> Limits {
@@ -538,4 +538,19 @@ fn describe(
         words.push_str("; FIFO links");
     }
     words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--clock` slows one node's timers in a kept check only: on a one-shot check, whose
+    /// elections run at real rate, it is refused instead of printed over rows it never touched.
+    #[test]
+    fn a_clock_is_refused_without_kept() {
+        let one_shot = Args::parse_from(["ringleader-check", "as-far", "--n", "3", "--clock", "1=0.5"]);
+        assert!(matches!(plan(&one_shot), Err(CliError::ClockOneShot)));
+        let kept = Args::parse_from(["ringleader-check", "bully", "--kept", "--n", "3", "--clock", "1=0.5"]);
+        assert!(plan(&kept).is_ok());
+    }
 }

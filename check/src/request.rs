@@ -4,8 +4,10 @@
 //! words. (How long a check may run and how many states it may visit are each caller's own: a shared
 //! server bounds them, a local run need not.)
 
-use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_core::algo::catalogue::{self};
+
 use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::Topology;
 
 use crate::{Election, Faults};

@@ -29,7 +29,7 @@ const OVERLAP: &str = "no two leases overlap";
 /// nodes hold the lease under one record revision either.
 const ONE_PER_TERM: &str = "at most one leader per term";
 
-fn lease() -> &'static catalogue::AlgorithmSpec {
+fn lease() -> &'static ringleader_core::spec::AlgorithmSpec {
     catalogue::find("lease").unwrap()
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use ringleader_check::{Faults, KeptCheck, Limits, sweep_kept};
-use ringleader_core::algo::catalogue::AlgorithmSpec;
+use ringleader_core::spec::AlgorithmSpec;
 
 /// Every combination of the three options, in the order (PreVote, CheckQuorum, lease).
 static COMBINATIONS: [(&str, AlgorithmSpec); 8] = [

@@ -17,12 +17,12 @@ use ringleader_check::{
     Counterexample, Election, ElectionModel, Faults, KeptCheck, Limits, Step, System, Verdict, Watched, sweep_kept,
     watch,
 };
-use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::raft::{self, Raft, RaftConfig};
-use ringleader_core::algo::spec::KeptSpec;
 use ringleader_core::algo::{AlgoError, Algorithm, Input, Leadership, Msg, NodeContext, Outbox, Port, TimerId};
 use ringleader_core::schedule::{Replayed, replay};
+use ringleader_core::spec::AlgorithmSpec;
+use ringleader_core::spec::KeptSpec;
 use ringleader_core::topology::{Topology, TopologyKind};
 
 static PLAIN: AlgorithmSpec = raft_with!(false, false, false);

@@ -5,15 +5,16 @@ use ringleader_check::{
     Election, ElectionModel, Faults, KeptCheck, Limits, Observation, Step, check, diagram, sweep, sweep_kept,
 };
 use ringleader_core::algo::bully::{self, Bully, BullyConfig};
-use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
+use ringleader_core::algo::catalogue::CATALOGUE;
 use ringleader_core::algo::detector::{Detected, DetectorConfig};
 use ringleader_core::algo::oneshot::{Ending, OneShotNode, Wake};
-use ringleader_core::algo::spec::{Assumptions, Candidates, Extras, Machine, Provision, RINGS};
 use ringleader_core::algo::{
     AlgoError, Algorithm, Decision, Effect, Input, Msg, NodeContext, Outbox, Port, RIGHT, Role, Rule, TimerId, other,
 };
 use ringleader_core::machine;
 use ringleader_core::schedule::replay;
+use ringleader_core::spec::AlgorithmSpec;
+use ringleader_core::spec::{Assumptions, Candidates, Extras, Machine, Provision, RINGS};
 use ringleader_core::topology::{Topology, TopologyKind};
 
 /// Every algorithm of the catalogue, in its one-shot mode, on 3 nodes (one election of a 2 × 2 mesh):
@@ -596,12 +597,12 @@ impl Algorithm for Deaf {
 
 /// The deaf bully's entry: the shipped bully's, kept mode replaced.
 static DEAF: AlgorithmSpec = AlgorithmSpec {
-    kept: Some(ringleader_core::algo::spec::KeptSpec { build: |c, d| Box::new(Deaf::new(c, d)), ..BULLY_KEPT }),
+    kept: Some(ringleader_core::spec::KeptSpec { build: |c, d| Box::new(Deaf::new(c, d)), ..BULLY_KEPT }),
     ..ringleader_core::algo::bully::SPEC
 };
 
 /// The shipped bully's kept facts.
-const BULLY_KEPT: ringleader_core::algo::spec::KeptSpec = match ringleader_core::algo::bully::SPEC.kept {
+const BULLY_KEPT: ringleader_core::spec::KeptSpec = match ringleader_core::algo::bully::SPEC.kept {
     Some(k) => k,
     None => panic!("bully keeps a leader"),
 };

@@ -22,7 +22,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ringleader_core::algo::spec::{AlgorithmSpec, HEAP_MEASURED_AT};
+use ringleader_core::spec::{AlgorithmSpec, HEAP_MEASURED_AT};
 use ringleader_core::topology::TopologyKind;
 
 use crate::record::Mode;

@@ -147,7 +147,18 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
     }
     let max_states = if req.max_states == 0 { DEFAULT_MAX_STATES } else { req.max_states } as usize;
     let timeout = Duration::from_secs(u64::from(if req.timeout_s == 0 { DEFAULT_SECONDS } else { req.timeout_s }));
-    let limits = Limits { fifo, max_states, timeout: Some(timeout), depth_first: req.depth_first, ..Limits::default() };
+    // A kept check of an algorithm whose nodes meet in a store never ends by itself (its record's
+    // revision grows): it explores every schedule up to a depth, as the command line does.
+    let store = req.kept && election.spec.live_provision == ringleader_core::spec::Provision::Store;
+    let max_depth = if store { ringleader_check::STORE_DEPTH } else { 0 };
+    let limits = Limits {
+        fifo,
+        max_states,
+        max_depth,
+        timeout: Some(timeout),
+        depth_first: req.depth_first,
+        ..Limits::default()
+    };
     Ok(Plan { election, limits })
 }
 
@@ -650,6 +661,23 @@ mod tests {
             timeout_s: 600,
             ..Default::default()
         }
+    }
+
+    /// A kept check of the lease (whose nodes meet in a store, so its states never repeat) explores
+    /// every schedule up to the checker's store depth and ends there: on 2 nodes without faults
+    /// nothing breaks up to that depth; a kept check of a message-passing algorithm has no depth.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lease_check_ends_at_the_store_depth() {
+        let lease = pb::CheckRequest { algorithm: "lease".into(), kept: true, n: 2, ..Default::default() };
+        let planned = plan(&lease).unwrap();
+        assert_eq!(planned.limits.max_depth, ringleader_check::STORE_DEPTH);
+        let bully = pb::CheckRequest { algorithm: "bully".into(), kept: true, n: 3, ..Default::default() };
+        assert_eq!(plan(&bully).unwrap().limits.max_depth, 0);
+        let v = verdict_of(planned).await;
+        // Nothing broke up to the depth, where it stopped: "holds where explored", not complete.
+        assert!(v.counterexamples.is_empty() && !v.complete, "{v:?}");
+        assert_eq!(v.depth as usize, ringleader_check::STORE_DEPTH, "{v:?}");
+        assert!(v.summary.contains("stopped by depth"), "{v:?}");
     }
 
     /// A split is checked alone when asked, and a bad split is refused naming `partition_side`:

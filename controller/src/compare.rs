@@ -13,8 +13,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_core::algo::catalogue::{self};
+
 use ringleader_core::diagram::Pen;
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_proto::v1 as pb;
 
 use crate::error::RequestError;

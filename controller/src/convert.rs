@@ -5,10 +5,10 @@
 //! [`ConvertError`] naming it; nothing here unwraps. Checks that need the
 //! catalogue or the cluster are [`crate::api`]'s.
 
-use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::{Decision, Role, Rule};
 use ringleader_core::diagram::Axis;
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::{IdOrder, TopologyKind};
 use ringleader_proto::v1 as pb;
 

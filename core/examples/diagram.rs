@@ -105,7 +105,7 @@ fn main() {
     };
     let topo = Topology::build(spec.default_topology(), n, o.seed)
         .unwrap_or_else(|e| fail(format!("{algorithm} on {n} nodes: {e}")));
-    let arrangement = |a: Option<ringleader_core::algo::spec::Arrangement>, which: &str| match a {
+    let arrangement = |a: Option<ringleader_core::spec::Arrangement>, which: &str| match a {
         Some(a) => (a.ids)(n, spec.rule),
         None => fail(format!("{algorithm} has no known {which}-case arrangement")),
     };

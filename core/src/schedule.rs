@@ -28,12 +28,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::algo::catalogue::AlgorithmSpec;
 use crate::algo::detector::DetectorConfig;
 use crate::algo::{Algorithm, Decision, Leadership, Msg, NodeContext, Port, PortInfo, Rule, TimerId};
 use crate::invariants;
 use crate::protocol::store::{LeaseRecord, MemStore, StoreOp, StoreReply};
 use crate::shell::{Output, Outputs, Shell};
+use crate::spec::AlgorithmSpec;
 use crate::topology::Topology;
 
 /// One step of a schedule.

@@ -458,8 +458,11 @@ impl<H> ShellState<H> {
     /// named after an input are conveniences over it). What the shell adds
     /// to the algorithm's step depends on the input: a start marks the node
     /// started (messages it held before wait for [`ShellState::release`]);
-    /// a leave reaches only a started node (an unstarted one has nothing to
-    /// hand over); a timer fires as it is given, so a driver that keeps
+    /// a leave reaches only a node started as an initiator (one woken only by
+    /// a message is not marked started, and is not asked to hand over: a
+    /// known limit for an algorithm where such a node can come to lead); a
+    /// leave's answer, whether it handed over, is read by
+    /// [`ShellState::leave`], so a driver calls that rather than this; a timer fires as it is given, so a driver that keeps
     /// stamps hands them to [`ShellState::timer`], which steps only the
     /// latest, uncancelled one. The algorithm may refuse a message; the
     /// effects of what it did before refusing still come out.

@@ -156,8 +156,9 @@ pub enum Provision {
 /// checked of it; [`Extras::NONE`] makes none of them, so an entry states
 /// only its own (`extras: Extras { exact: Some(..), ..Extras::NONE }`). A
 /// claim left out is never wrong, only unchecked (the conformance tests and
-/// pages then do without it); the facts a driver needs are
-/// [`AlgorithmSpec`]'s own fields.
+/// pages then do without it), except that an algorithm that takes settings
+/// must list them in `options`: a request's setting it does not list is
+/// refused.
 #[derive(Clone, Copy, Debug)]
 pub struct Extras {
     /// A sharper bound for one overlay, where the count depends on its shape:
@@ -339,7 +340,7 @@ pub const HEAP_MEASURED_AT: u64 = 2_048;
 /// kept mode compiles:
 ///
 /// ```
-/// use ringleader_core::algo::spec::KeptSpec;
+/// use ringleader_core::spec::KeptSpec;
 /// const BULLY: KeptSpec = ringleader_core::algo::bully::SPEC.kept.unwrap();
 /// const MINE: KeptSpec = KeptSpec {
 ///     build: BULLY.build,
@@ -355,7 +356,7 @@ pub const HEAP_MEASURED_AT: u64 = 2_048;
 /// and with a fact left out (here its convergence bound), it does not:
 ///
 /// ```compile_fail,E0063
-/// use ringleader_core::algo::spec::KeptSpec;
+/// use ringleader_core::spec::KeptSpec;
 /// const BULLY: KeptSpec = ringleader_core::algo::bully::SPEC.kept.unwrap();
 /// const MINE: KeptSpec = KeptSpec {
 ///     build: BULLY.build,

@@ -3,9 +3,11 @@
 //! topology the algorithm accepts, with FIFO, non-FIFO (where allowed),
 //! unit-delay and staggered schedules; random large n against the bounds.
 
-use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
+use ringleader_core::algo::catalogue::CATALOGUE;
+
 use ringleader_core::algo::{Role, Rule};
 use ringleader_core::sim::{self, SimConfig, SimReport};
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::{IdOrder, Topology, TopologyKind};
 
 /// All permutations of `1..=n` with id 1 at position 0 (rotations of a ring

@@ -4,10 +4,11 @@
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_core::algo::catalogue::{self};
 use ringleader_core::algo::{Decision, MsgKind, Role};
 use ringleader_core::faults::{Fault, FaultPlan, LinkFault, Scheduled, Trigger};
 use ringleader_core::sim::{self, SimConfig, SimReport};
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::{IdOrder, Topology};
 
 fn spec(name: &str) -> &'static AlgorithmSpec {

@@ -25,11 +25,12 @@
 //!   `KeptSpec::convergence_bound_ms`, argued in its rustdoc), which a
 //!   recovery should stay under.
 
+use ringleader_core::algo::Rule;
 use ringleader_core::algo::catalogue;
 use ringleader_core::algo::detector::DetectorConfig;
-use ringleader_core::algo::{Rule, spec};
 use ringleader_core::faults::{Fault, FaultPlan, Scheduled};
 use ringleader_core::sim::{self, SimConfig, SimReport};
+use ringleader_core::spec;
 use ringleader_core::topology::{IdOrder, Topology};
 
 const NODES: u32 = 5;

@@ -15,8 +15,9 @@ use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
 use ringleader_controller::config::{Config, ControllerConfig};
-use ringleader_core::algo::catalogue::{self, AlgorithmSpec, Candidates};
+use ringleader_core::algo::catalogue::{self};
 use ringleader_core::algo::{Rule, UNKNOWN_LEADER};
+use ringleader_core::spec::{AlgorithmSpec, Candidates};
 use ringleader_proto::v1::{self as pb, controller_client::ControllerClient};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;

@@ -23,12 +23,12 @@ mod tests;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::DetectorConfig;
 #[cfg(doc)]
 use ringleader_core::algo::detector::HEARTBEAT_TIMER;
 use ringleader_core::algo::{Algorithm, Msg, NodeContext, Port, PortInfo, Rule};
 use ringleader_core::shell::Shell;
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::Topology;
 
 use state::Node;

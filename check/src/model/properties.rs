@@ -50,7 +50,7 @@ impl ElectionModel {
     /// no-overlap and convergence properties of an election with a node's
     /// clock off real time's rate ([`Election::clock`]), that clock.
     ///
-    /// [`KeptSpec::liveness_needs`]: ringleader_core::algo::spec::KeptSpec::liveness_needs
+    /// [`KeptSpec::liveness_needs`]: ringleader_core::spec::KeptSpec::liveness_needs
     /// [`Election::clock`]: super::Election::clock
     pub fn caveat(&self, property: &str) -> Option<&'static str> {
         let convergence = KEPT_PROPERTIES[KEPT_PROPERTIES.len() - 1];

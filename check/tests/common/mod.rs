@@ -1,7 +1,7 @@
 //! What the Raft checker tests share: the shipped Raft's entry with chosen options.
 
 use ringleader_core::algo::raft;
-use ringleader_core::algo::spec::KeptSpec;
+use ringleader_core::spec::KeptSpec;
 
 /// The shipped Raft's kept facts.
 pub const RAFT_KEPT: KeptSpec = match raft::SPEC.kept {
@@ -14,8 +14,8 @@ pub const RAFT_KEPT: KeptSpec = match raft::SPEC.kept {
 #[macro_export]
 macro_rules! raft_with {
     ($pre_vote:literal, $check_quorum:literal, $lease:literal) => {
-        ringleader_core::algo::catalogue::AlgorithmSpec {
-            kept: Some(ringleader_core::algo::spec::KeptSpec {
+        ringleader_core::spec::AlgorithmSpec {
+            kept: Some(ringleader_core::spec::KeptSpec {
                 build: |c, d| {
                     // Rounds numbered modulo enough tags for the checker's delays (at most a
                     // detector period): the same runs renamed, and finitely many states.
@@ -24,7 +24,7 @@ macro_rules! raft_with {
                         .with_round_tags_for_delay(d.period_ms);
                     Box::new(ringleader_core::algo::raft::Raft::with_config(c, cfg))
                 },
-                lease: if $lease { Some(ringleader_core::algo::spec::Lease { lost: "lease ended" }) } else { None },
+                lease: if $lease { Some(ringleader_core::spec::Lease { lost: "lease ended" }) } else { None },
                 liveness_needs: None,
                 ..common::RAFT_KEPT
             }),

@@ -6,8 +6,10 @@
 
 use std::collections::HashMap;
 
-use ringleader_core::algo::catalogue::{self, AlgorithmSpec};
+use ringleader_core::algo::catalogue::{self};
+
 use ringleader_core::algo::detector::DetectorConfig;
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::{self, IdError, IdOrder, Topology, TopologyKind};
 use tonic::Status;
 
@@ -75,7 +77,7 @@ pub fn plan(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConf
 /// election of an algorithm that keeps its record in a store (`lease`);
 /// empty otherwise. [`check`] has refused such an election without one.
 pub fn etcd_endpoint(plan: &Plan, config: &ControllerConfig) -> String {
-    if plan.spec.live_provision == catalogue::Provision::Store && plan.mode == Mode::Live {
+    if plan.spec.live_provision == ringleader_core::spec::Provision::Store && plan.mode == Mode::Live {
         config.etcd_endpoint.clone()
     } else {
         String::new()
@@ -105,7 +107,7 @@ pub fn check(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerCon
     };
     within_message_budget(req, spec, n, k as usize, config)?;
     check_topology(req, kind, n)?;
-    ringleader_core::algo::spec::check_options(spec, &req.options, n, req.keep_leader)
+    ringleader_core::spec::check_options(spec, &req.options, n, req.keep_leader)
         .map_err(|(field, why)| RequestError::invalid(field, why))?;
     diagram(req, sim, n)?;
     store(req, spec, config)?;
@@ -144,7 +146,7 @@ pub fn build(req: &ElectionRequest, c: Checked) -> Result<Plan, RequestError> {
 /// in a store (`lease`) sends its nodes: the controller's; without one,
 /// such an election runs SIMULATED only (FAILED_PRECONDITION).
 fn store(req: &ElectionRequest, spec: &AlgorithmSpec, config: &ControllerConfig) -> Result<(), RequestError> {
-    if spec.live_provision != catalogue::Provision::Store || req.mode != Mode::Live {
+    if spec.live_provision != ringleader_core::spec::Provision::Store || req.mode != Mode::Live {
         return Ok(());
     }
     if config.etcd_endpoint.is_empty() {
@@ -526,7 +528,10 @@ fn ids(req: &ElectionRequest, spec: &AlgorithmSpec, n: u32) -> Result<Vec<u64>, 
 /// The catalogue's arrangement that a WORST_CASE or BEST_CASE `id_order`
 /// asks for (`None` for the other orders), refused naming `id_order` where the
 /// algorithm has none.
-fn arrangement(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<Option<catalogue::Arrangement>, RequestError> {
+fn arrangement(
+    req: &ElectionRequest,
+    spec: &AlgorithmSpec,
+) -> Result<Option<ringleader_core::spec::Arrangement>, RequestError> {
     let (arrangement, which) = match req.id_order {
         IdOrder::WorstCase => (spec.extras.worst_case, "worst"),
         IdOrder::BestCase => (spec.extras.best_case, "best"),
@@ -672,7 +677,7 @@ fn diagram(req: &ElectionRequest, sim: SimOptions, n: u32) -> Result<Option<Draw
 }
 
 /// Heartbeats per second the embedded cluster's process takes for one kept
-/// leadership ([`KeptSpec::heartbeats_per_period`](ringleader_core::algo::spec::KeptSpec::heartbeats_per_period)), all in this process.
+/// leadership ([`KeptSpec::heartbeats_per_period`](ringleader_core::spec::KeptSpec::heartbeats_per_period)), all in this process.
 /// Measured with `benches/keep` when ZooKeeper-style watched every
 /// neighbour: 64 nodes at 50 ms (80,640/s) agreed and kept their leader;
 /// 256 at 50 ms (1.3 M/s) never agreed.

@@ -201,9 +201,7 @@ fn prepare_requests(
                 log_messages: plan.diagram.is_some(),
                 // A kept leadership starts its initiators with `Start`, once every node is prepared.
                 start: is_initiator[i] && !plan.keep_leader,
-                options: ringleader_core::algo::spec::node_options(plan.spec, &plan.options, i as u32)
-                    .into_iter()
-                    .collect(),
+                options: ringleader_core::spec::node_options(plan.spec, &plan.options, i as u32).into_iter().collect(),
                 etcd_endpoint: plan.etcd_endpoint.clone(),
                 controller_incarnation: incarnation,
             }

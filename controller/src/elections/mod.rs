@@ -44,7 +44,7 @@ use crate::config::ControllerConfig;
 use crate::history::History;
 use crate::record::Stored;
 use crate::telemetry;
-use ringleader_core::algo::spec::AlgorithmSpec;
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::TopologyKind;
 
 pub use crate::error::{LaunchError, Overloaded};

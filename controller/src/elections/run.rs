@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use ringleader_core::algo::catalogue::AlgorithmSpec;
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::{Decision, Rule};
+use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::Topology;
 use tokio::sync::{Semaphore, watch};
 
@@ -89,11 +89,8 @@ impl Plan {
     }
 
     /// The lease its leader holds, if any: the algorithm's own, or one its options give.
-    pub fn lease(&self) -> Option<ringleader_core::algo::spec::Lease> {
-        self.spec
-            .kept
-            .and_then(|k| k.lease)
-            .or_else(|| ringleader_core::algo::spec::option_lease(self.spec, &self.options))
+    pub fn lease(&self) -> Option<ringleader_core::spec::Lease> {
+        self.spec.kept.and_then(|k| k.lease).or_else(|| ringleader_core::spec::option_lease(self.spec, &self.options))
     }
 }
 

@@ -20,7 +20,7 @@
 //! node decides when it knows n and has seen `n - 1` foreign ids.
 
 use super::oneshot::{AwakeStatus, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, RINGS};
+use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, RINGS};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 

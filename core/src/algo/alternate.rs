@@ -40,7 +40,7 @@
 //! suite checks that bound is attained for n = 2, 3, 5, 8.
 
 use super::oneshot::{self, CandidateStatus, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, descending, mirror};
+use crate::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, descending, mirror};
 use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
 use crate::topology::TopologyKind;

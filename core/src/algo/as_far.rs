@@ -21,7 +21,7 @@ use std::hash::Hash;
 use std::marker::PhantomData;
 
 use super::oneshot::{AwakeStatus, Ending, OneShotNode, Wake};
-use super::spec::{
+use crate::spec::{
     AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, RINGS, ascending, descending, mirror,
 };
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};

@@ -47,7 +47,7 @@
 
 use super::alternate;
 use super::oneshot::{self, COLLECT, Ending, OneShotNode};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, ascending};
+use crate::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, ascending};
 use super::{AlgoError, Hold, LEFT, Msg, NodeContext, Outbox, Port, RIGHT, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;

@@ -4,7 +4,7 @@
 //! them. Nothing outside this module compares an algorithm's name: what
 //! differs between algorithms is a fact in their entries.
 
-pub use super::spec::*;
+pub use crate::spec::*;
 
 /// Every algorithm, in the order `ListAlgorithms` shows them: the list in
 /// `core/src/algo/mod.rs` that declares their modules.

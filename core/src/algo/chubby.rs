@@ -156,7 +156,7 @@
 
 use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Lease, Provision, per_second};
+use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Lease, Provision, per_second};
 use super::{
     AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, Stable,
     TimerId,

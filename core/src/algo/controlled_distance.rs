@@ -29,7 +29,7 @@
 //!   the election ended, are swallowed.
 
 use super::oneshot::{self, CandidateStatus, Ending, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS, Candidates, Extras, Provision, ceil_log2};
+use crate::spec::{AlgorithmSpec, Assumptions, BI_RINGS, Candidates, Extras, Provision, ceil_log2};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule, other};
 use crate::machine;
 

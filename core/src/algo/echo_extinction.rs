@@ -51,7 +51,7 @@
 //! messages until Start, so every designated initiator competes.
 
 use super::oneshot::Ending;
-use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision};
+use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision};
 use super::{AlgoError, Algorithm, Decision, Input, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId};
 use crate::machine;
 use crate::topology::TopologyKind;

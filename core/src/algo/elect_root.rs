@@ -67,7 +67,7 @@
 //! 2 of the messages are `Election`s.
 
 use super::oneshot::{self, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, TREES};
+use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, TREES};
 use super::tree_saturation::Saturation;
 use super::{AlgoError, Decision, Msg, NodeContext, Outbox, Port, Role, Rule, UNKNOWN_LEADER};
 use crate::machine;

@@ -10,13 +10,13 @@
 //! algorithms' unit tests build their nodes and messages with, and [`Feed`]
 //! is how unit tests hand a bare state machine one input of each kind.
 
-use super::catalogue::AlgorithmSpec;
 use super::detector::DetectorConfig;
 use super::{
     AlgoError, Algorithm, Effect, Input, MAX_HELD, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule, Stable,
     StoreReply, TimerId,
 };
 use crate::shell::{Misstep, Output, Outputs, Shell};
+use crate::spec::AlgorithmSpec;
 use crate::topology::Topology;
 
 /// One method per [`Input`], for unit tests that feed a bare state machine

@@ -181,7 +181,7 @@
 
 use super::detector::DetectorConfig;
 use super::kept::Peers;
-use super::spec::{self, AlgoOption, AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Provision};
+use crate::spec::{self, AlgoOption, AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Provision};
 use super::store::{LeaseRecord, StoreOp, StoreReply};
 use super::{
     AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Options, Outbox, Port, Reports, Role, TimerId,

@@ -66,7 +66,7 @@
 //! O(n): B ≤ n and m < 2n for every rows × cols with both at least 2.
 
 use super::oneshot::{self, Ending, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, mirror};
+use crate::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, Provision, mirror};
 use super::{AlgoError, Compass, Decision, Msg, NodeContext, Outbox, Port, PortInfo, Role, Rule};
 use crate::machine;
 use crate::topology::TopologyKind;

@@ -45,7 +45,7 @@ use std::marker::PhantomData;
 use super::alternate;
 use super::bi_min_max;
 use super::oneshot::{self, COLLECT, Ending, OneShotNode};
-use super::spec::{
+use crate::spec::{
     AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, descending, reversed,
 };
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};

@@ -80,7 +80,7 @@
 //! seen) and the notification are Ringleader's additions, as in MinMax.
 
 use super::min_max::{MinMaxNode, Rounds};
-use super::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, descending};
+use crate::spec::{AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, descending};
 use super::{AlgoError, NodeContext, Outbox, Rule};
 use crate::machine;
 

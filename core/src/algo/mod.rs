@@ -4,7 +4,7 @@
 //! [`catalogue`] that lists them; and a test `harness` (feature `harness`). What a state
 //! machine is (the [`Algorithm`] trait, messages, effects) is
 //! [`crate::protocol`]'s, re-exported here, and what a catalogue entry says
-//! is [`crate::spec`]'s, re-exported as [`spec`].
+//! is [`crate::spec`]'s.
 //!
 //! ```
 //! use ringleader_core::algo::{catalogue, Algorithm, Effect, Input, Msg, NodeContext, Outbox, Rule, RIGHT};
@@ -16,7 +16,6 @@
 //! ```
 
 pub use crate::protocol::*;
-pub use crate::spec;
 
 pub mod catalogue;
 pub mod detector;
@@ -34,7 +33,7 @@ macro_rules! algorithms {
     ($($name:ident),* $(,)?) => {
         $(pub mod $name;)*
         /// Every algorithm's entry, in order ([`catalogue::CATALOGUE`]).
-        const ENTRIES: &[spec::AlgorithmSpec] = &[$($name::SPEC),*];
+        const ENTRIES: &[crate::spec::AlgorithmSpec] = &[$($name::SPEC),*];
     };
 }
 

@@ -41,7 +41,7 @@
 //! needed for one election and omitted.
 
 use super::oneshot::{Ending, OneShotNode, Wake};
-use super::spec::{
+use crate::spec::{
     AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, ascending, descending,
     mirror,
 };
@@ -210,7 +210,7 @@ mod tests {
         let spec = catalogue::find("participant-ring").unwrap();
         for n in [2u32, 3, 5, 8, 64] {
             let ring = Topology::ring(TopologyKind::RingUni, n, 0).unwrap();
-            let ids = catalogue::ascending(n);
+            let ids = crate::spec::ascending(n);
             let n64 = n as u64;
             let cost = |p: u32| {
                 let r = sim::run(spec, &ring, &ids, &[p], Rule::Max, &SimConfig::default());

@@ -23,7 +23,7 @@
 //! some better id already passed is safe, and keeps AsFar's worst case).
 
 use super::as_far::{AsFarNode, AsFarVariant};
-use super::spec::{AlgorithmSpec, Assumptions, BI_RINGS, Candidates, Extras, Provision};
+use crate::spec::{AlgorithmSpec, Assumptions, BI_RINGS, Candidates, Extras, Provision};
 use super::{NodeContext, Port, Rule};
 use crate::machine;
 

@@ -186,7 +186,7 @@
 
 use super::detector::DetectorConfig;
 use super::kept::{OneTimer, Peers};
-use super::spec::{
+use crate::spec::{
     AlgoOption, AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Lease, OptionError, Provision, flag,
     per_second,
 };

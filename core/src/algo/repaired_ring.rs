@@ -57,7 +57,7 @@
 
 use super::detector::{Behind, Detected, DetectorConfig};
 use super::kept::{OneTimer, Peers};
-use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Provision, per_second};
+use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, KeptSpec, Provision, per_second};
 use super::{
     AlgoError, Algorithm, Effect, Input, Leadership, Msg, NodeContext, Outbox, Port, Reports, Role, Rule, TimerId,
 };

@@ -33,7 +33,7 @@
 use std::collections::VecDeque;
 
 use super::oneshot::{self, Ending, OneShotNode};
-use super::spec::{
+use crate::spec::{
     AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, Candidates, Extras, Provision, ascending, bit_reversal,
     floor_log2, mirror,
 };

@@ -28,7 +28,7 @@
 //! (the slide is silent; dropping it loses the next stage's ids).
 
 use super::oneshot::{self, CandidateStatus, Ending, OneShotNode};
-use super::spec::{
+use crate::spec::{
     AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, Candidates, Extras, Provision, ascending, bit_reversal,
     floor_log2, mirror,
 };

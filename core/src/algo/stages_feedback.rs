@@ -43,7 +43,7 @@
 //! owes feedback.
 
 use super::oneshot::{self, Ending, OneShotNode};
-use super::spec::{
+use crate::spec::{
     AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, Candidates, Extras, Provision, feedback_worst_case, floor_log3,
     mirror, zigzag,
 };

@@ -79,7 +79,7 @@
 //!   first message wakes them.
 
 use super::oneshot::{self, Ending};
-use super::spec::{
+use crate::spec::{
     AlgorithmSpec, Arrangement, Assumptions, BI_RINGS, Candidates, Extras, Provision, ascending, ceil_log2,
 };
 use super::{
@@ -159,7 +159,7 @@ pub fn phase_start(i: u32) -> u64 {
 /// ticks once a round. The simulator's timer budget for this algorithm
 /// (twice this), so a large ring is not cut short by a fixed cap.
 pub fn max_timer_events(n: u64) -> u64 {
-    let p = super::catalogue::ceil_log2(n).min(61) as u32;
+    let p = crate::spec::ceil_log2(n).min(61) as u32;
     n.saturating_mul(phase_start(p + 1).saturating_add(n).saturating_add(2))
 }
 
@@ -173,7 +173,7 @@ fn distance(i: u32) -> u32 {
 /// No arrangement costs less: phase 0 always costs 3n (2n probes, one reply
 /// per link), and the winner's later phases 4·(2^p − 2) + 2n.
 pub fn best_case_messages(n: u64) -> u64 {
-    let p = super::catalogue::ceil_log2(n);
+    let p = crate::spec::ceil_log2(n);
     6 * n + (1u64 << (p + 2)) - 8
 }
 
@@ -396,7 +396,8 @@ impl Algorithm for SyncHs {
 mod tests {
     use super::*;
     use crate::algo::harness::Feed;
-    use crate::algo::catalogue::{ceil_log2, find};
+    use crate::algo::catalogue::{find};
+    use crate::spec::{ceil_log2};
     use crate::algo::harness::ring;
     use crate::algo::{Effect, LEFT, RIGHT};
     use crate::sim::{self, SimConfig};

@@ -25,7 +25,7 @@
 //! the saturated nodes know it, and no extra exchange is needed.
 
 use super::oneshot::{self, Ending, OneShotNode, Wake};
-use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, TREES};
+use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, TREES};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, Rule};
 use crate::machine;
 

@@ -28,7 +28,7 @@
 
 use super::alternate;
 use super::oneshot::{self, Ending, OneShotNode};
-use super::spec::{
+use crate::spec::{
     AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, descending, mirror,
 };
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};

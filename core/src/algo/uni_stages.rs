@@ -37,7 +37,7 @@
 //! first message of a phase from the second.
 
 use super::oneshot::{self, Ending, OneShotNode};
-use super::spec::{
+use crate::spec::{
     AlgorithmSpec, Arrangement, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, ascending, bit_reversal,
     floor_log2, mirror,
 };

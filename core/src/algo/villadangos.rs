@@ -69,7 +69,7 @@
 //! one; none does.
 
 use super::oneshot::Ending;
-use super::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision};
+use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision};
 use super::{AlgoError, Algorithm, Input, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId};
 use crate::machine;
 use crate::topology::TopologyKind;

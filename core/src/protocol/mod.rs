@@ -228,8 +228,9 @@ pub enum Effect {
 
 /// Everything a driver feeds a node's state machine, one variant per kind of
 /// input, through the one entry point [`Algorithm::step`]. A new capability
-/// is a new variant: every driver that has it constructs it, every algorithm
-/// that cares matches it (the others ignore it with `_ => Ok(())`). It is
+/// is a new variant: every driver that has it constructs it, and every
+/// algorithm's `step` names it, acting on it or listing it among the inputs
+/// it ignores (no `_ =>` arm, so that the compiler lists the places). It is
 /// `Copy` and borrows what it does not own, so a step allocates nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Input<'a> {

@@ -5,9 +5,10 @@
 //! A node has [`TIMER_SLOTS`] timers; an
 //! algorithm names its own `0..`[`ALGORITHM_TIMERS`], and the slots from
 //! there up are the heartbeat failure detector's
-//! ([`detector`](crate::algo::detector) wraps every kept-leadership
-//! algorithm, and its clock would be silently replaced by an algorithm's
-//! timer on the same id).
+//! ([`detector`](crate::algo::detector) wraps the kept leaderships that
+//! need one, bully, ZooKeeper-style and the repaired ring, and its clock
+//! would be silently replaced by an algorithm's timer on the same id; an
+//! algorithm that never runs under it says so with `without detector;`).
 
 use super::TimerId;
 

@@ -23,6 +23,8 @@ pub(super) fn on_leader(fault: &Fault, p: u32, n: u32) -> Fault {
     match *fault {
         Fault::LeaderClock { rate } => Fault::Clock { node: p, rate },
         Fault::PauseLeader { ms } => Fault::Pause { node: p, ms },
+        // A single node is cut off from nobody: one group of every node, which splits nothing.
+        _ if n <= 1 => Fault::Partition { groups: vec![vec![p]] },
         _ => Fault::Partition { groups: vec![vec![p], (0..n).filter(|&q| q != p).collect()] },
     }
 }

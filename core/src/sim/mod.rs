@@ -191,7 +191,7 @@ pub fn run_checked(
 }
 
 /// [`run`] in "keep a leader" mode: the state machines come from
-/// [`KeptSpec::build`](crate::algo::spec::KeptSpec::build) (boxed, with their failure detector), and
+/// [`KeptSpec::build`](crate::spec::KeptSpec::build) (boxed, with their failure detector), and
 /// `None` if the algorithm has no such mode. The failure detector runs with
 /// [`SimConfig::detector`]. Heartbeats never go quiet: give
 /// `cfg` a [`SimConfig::horizon`], or the run stops only at the idle rule

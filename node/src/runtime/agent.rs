@@ -18,8 +18,8 @@ use super::faults::{FaultTable, FaultsError, PauseChange, Resume};
 use super::links;
 use super::node::{ElectionTable, Node, Prepared, StreamEnd};
 use ringleader_core::algo::detector::DetectorConfig;
-use ringleader_core::algo::spec::check_options;
 use ringleader_core::algo::{NodeContext, Options, PortInfo, Rule, catalogue};
+use ringleader_core::spec::check_options;
 
 /// Most elections one node holds at once (prepared and not aborted).
 pub const MAX_ELECTIONS: usize = 4_096;
@@ -221,10 +221,10 @@ impl AgentService {
     /// `FAILED_PRECONDITION`.
     fn store(
         node: &Node,
-        spec: &ringleader_core::algo::spec::AlgorithmSpec,
+        spec: &ringleader_core::spec::AlgorithmSpec,
         req: &pb::PrepareRequest,
     ) -> Result<Option<Arc<super::store::EtcdStore>>, AgentError> {
-        if spec.live_provision != catalogue::Provision::Store {
+        if spec.live_provision != ringleader_core::spec::Provision::Store {
             return Ok(None);
         }
         let endpoint = match &node.cfg.etcd_endpoint {

@@ -101,7 +101,7 @@ async fn two_elections_at_once_both_finish() {
 async fn every_algorithm_matches_the_simulator() {
     let mut nodes = start_nodes(5).await;
     let ids = [3, 5, 1, 4, 2];
-    for spec in catalogue::CATALOGUE.iter().filter(|s| s.live_provision == catalogue::Provision::Nodes) {
+    for spec in catalogue::CATALOGUE.iter().filter(|s| s.live_provision == ringleader_core::spec::Provision::Nodes) {
         let kind = spec.default_topology();
         // Five positions make no mesh; meshes run live in the controller's end-to-end tests.
         let Ok(topo) = Topology::build(kind, 5, 1) else { continue };

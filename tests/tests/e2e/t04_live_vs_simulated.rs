@@ -1,4 +1,5 @@
-use ringleader_core::algo::catalogue::{CATALOGUE, Candidates};
+use ringleader_core::algo::catalogue::CATALOGUE;
+use ringleader_core::spec::Candidates;
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{TestController, election, live_and_simulated};
 

@@ -1,4 +1,4 @@
-use ringleader_core::algo::catalogue::{Candidates, Provision};
+use ringleader_core::spec::{Candidates, Provision};
 use ringleader_proto::v1 as pb;
 use ringleader_tests::{TestController, assert_correct, election};
 
