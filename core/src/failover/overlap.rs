@@ -64,6 +64,10 @@ pub struct Leaderships {
     pauses: Vec<VecDeque<(u64, u64)>>,
     /// What each pair of intervals was last judged to overlap by (µs).
     judged: HashMap<Pair, u64>,
+    /// Per node: the end its last interval was given by [`Leaderships::ended`]
+    /// (a crash or a broken stream seen by the controller), until the node
+    /// reports again: an upper bound its own late report may lower.
+    ended_at: Vec<Option<u64>>,
 }
 
 impl Leaderships {
@@ -74,6 +78,7 @@ impl Leaderships {
             closed: VecDeque::new(),
             pauses: vec![VecDeque::new(); n],
             judged: HashMap::new(),
+            ended_at: vec![None; n],
         }
     }
 
@@ -148,8 +153,30 @@ impl Leaderships {
 
     /// Node `i` holds a new belief since `at_us`: it leads term `leads`
     /// (`None`: it does not lead). The overlaps the interval it closes makes.
+    ///
+    /// A report that comes after [`Leaderships::ended`] closed the node's
+    /// interval, stamped before that end (the node stepped down, then was
+    /// stopped, and its report was still on the way when the stop was
+    /// seen), moves the end back to the report: the node's own clock says
+    /// when its belief ended; the stop only bounds it.
     pub fn belief(&mut self, i: usize, leads: Option<u64>, at_us: u64) -> Vec<Overlap> {
         let Some(slot) = self.open.get(i).copied() else { return Vec::new() };
+        match self.ended_at[i].take() {
+            Some(end) if slot.is_none() && at_us < end => {
+                let mut found = self.shorten(i, at_us);
+                // A late report that it led: an interval, but one that ended by `end` too.
+                if let Some(term) = leads {
+                    self.open[i] = Some((term, at_us));
+                    found.extend(self.close(i, end));
+                }
+                self.ended_at[i] = Some(end);
+                found
+            }
+            _ => self.believe(i, slot, leads, at_us),
+        }
+    }
+
+    fn believe(&mut self, i: usize, slot: Option<(u64, u64)>, leads: Option<u64>, at_us: u64) -> Vec<Overlap> {
         match (slot, leads) {
             (Some((term, _)), Some(t)) if term == t => Vec::new(),
             (Some(_), _) => {
@@ -166,7 +193,32 @@ impl Leaderships {
 
     /// Node `i`'s process (or incarnation) ended by `at_us`: its leadership, if any, ended too.
     pub fn ended(&mut self, i: usize, at_us: u64) -> Vec<Overlap> {
-        if self.open.get(i).is_some_and(Option::is_some) { self.close(i, at_us) } else { Vec::new() }
+        if !self.open.get(i).is_some_and(Option::is_some) {
+            return Vec::new();
+        }
+        let found = self.close(i, at_us);
+        self.ended_at[i] = self.closed.back().map(|&(.., to)| to);
+        found
+    }
+
+    /// Node `i`'s last interval, if it closed after `at_us`, ended by the
+    /// node's own report at `at_us` instead: judged again with the earlier
+    /// end (a finding that no longer holds comes back with 0 µs).
+    fn shorten(&mut self, i: usize, at_us: u64) -> Vec<Overlap> {
+        let Some(k) = self.closed.iter().rposition(|&(j, ..)| j == i) else { return Vec::new() };
+        let (_, term, from, end) = self.closed[k];
+        let to = at_us.max(from);
+        if to >= end {
+            return Vec::new();
+        }
+        self.closed[k].3 = to;
+        let others: Vec<_> = self.closed.iter().copied().filter(|&(j, ..)| j != i).collect();
+        let open: Vec<_> = (0..self.open.len())
+            .filter(|&j| j != i)
+            .filter_map(|j| self.open[j].map(|(t, f)| (j, t, f, to.max(f))))
+            .collect();
+        let interval = (i, term, from, to);
+        others.into_iter().chain(open).filter_map(|c| self.judge(interval, c)).collect()
     }
 
     /// Close every open interval of the nodes `heard` says are heard now,
@@ -240,6 +292,40 @@ mod tests {
             ]
         );
         assert!(l.ended(1, 200).is_empty(), "closed once");
+    }
+
+    /// A leader that stepped down (handing over) and was then stopped, its report of stepping
+    /// down still on the way when the stop was seen: the stop closes its interval at the stop, a
+    /// finding against the successor, and the late report moves the end back to the node's own
+    /// time, withdrawing the finding (0 µs). A report later than the stop changes nothing; a late
+    /// report that it led again ends by the stop too. Failed before: the stop's end stood, and CI
+    /// saw "believed they led at once for 0 ms" after a planned stop.
+    #[test]
+    fn a_late_report_moves_a_stopped_nodes_end_back() {
+        let mut l = Leaderships::new(2);
+        l.belief(0, Some(2), 0);
+        l.belief(1, Some(3), 1_500);
+        assert!(l.ended(0, 1_800).is_empty(), "node 1's interval is open: judged while running");
+        let heard = |i: usize| (i == 1).then_some(2_000);
+        assert_eq!(l.running(heard), [Overlap { who: [(0, 2), (1, 3)], us: 300, since: [0, 1_500] }]);
+        assert_eq!(l.belief(0, None, 1_000), [Overlap { who: [(0, 2), (1, 3)], us: 0, since: [0, 1_500] }]);
+        assert!(l.running(heard).is_empty(), "withdrawn for good");
+        assert!(l.belief(0, None, 1_200).is_empty(), "reported again: nothing to move");
+
+        let mut l = Leaderships::new(2);
+        l.belief(0, Some(2), 0);
+        l.belief(1, Some(3), 1_500);
+        l.ended(0, 1_800);
+        assert!(l.belief(0, None, 1_900).is_empty(), "a report after the stop: the stop's end stands");
+        assert_eq!(l.finish(2_000, |_| true), [Overlap { who: [(0, 2), (1, 3)], us: 300, since: [0, 1_500] }]);
+
+        let mut l = Leaderships::new(2);
+        l.belief(1, Some(3), 1_500);
+        l.belief(0, Some(2), 0);
+        l.ended(0, 1_000);
+        l.belief(0, None, 900);
+        assert_eq!(l.belief(0, Some(4), 950), [], "led term 4 from 950 to the stop at 1,000: before node 1 began");
+        assert_eq!(l.finish(2_000, |_| true), []);
     }
 
     /// The judge of a paused leader: node 0 leads term 1, pauses at 1 s, node 1 leads term 2 from
