@@ -870,7 +870,7 @@ impl Algorithm for Seed000 {
 
 static SEED_000: AlgorithmSpec = AlgorithmSpec {
     name: "seed-000-villadangos",
-    machine: Machine { build: |c| Box::new(Seed000::new(c)), ..ringleader_core::algo::villadangos::SPEC.machine },
+    machine: Machine { build: &|c| Box::new(Seed000::new(c)), ..ringleader_core::algo::villadangos::SPEC.machine },
     ..ringleader_core::algo::villadangos::SPEC
 };
 

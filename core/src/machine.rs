@@ -10,8 +10,8 @@
 macro_rules! machine {
     ($new:path) => {
         $crate::spec::Machine {
-            build: |c| ::std::boxed::Box::new($new(c)),
-            simulate: |s, t, i, k, r, c| $crate::sim::run_with(s, t, i, k, r, c, $new),
+            build: &|c| ::std::boxed::Box::new($new(c)),
+            simulate: &|s, t, i, k, r, c| $crate::sim::run_with(s, t, i, k, r, c, $new),
         }
     };
 }

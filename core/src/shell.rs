@@ -117,6 +117,12 @@ pub enum Misstep {
         /// The message.
         msg: Msg,
     },
+    /// The state machine failed ([`Effect::Fail`]): a program-defined
+    /// algorithm's program broke (it says what, at which step).
+    Failed {
+        /// What failed, where.
+        why: &'static str,
+    },
 }
 
 impl fmt::Display for Misstep {
@@ -127,6 +133,7 @@ impl fmt::Display for Misstep {
                 write!(f, "set or cancelled timer {timer}; a node has timers 0..{TIMER_SLOTS}")
             }
             Misstep::NoLink { port, msg } => write!(f, "sent {msg:?} on port {port}, which has no outgoing link"),
+            Misstep::Failed { why } => f.write_str(why),
         }
     }
 }
@@ -742,6 +749,7 @@ impl<H> ShellState<H> {
             Effect::Store(op) => Output::Store(op),
             // Taken by `settle`, for `leave`.
             Effect::HandingOver => return None,
+            Effect::Fail { why } => Output::Misstep(Misstep::Failed { why }),
         })
     }
 }

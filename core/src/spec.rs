@@ -10,8 +10,10 @@ use crate::protocol::{Algorithm, NodeContext, Rule};
 use crate::report::{SimConfig, SimReport};
 use crate::topology::{Topology, TopologyKind};
 
-/// Creates one node's state machine.
-pub type Build = fn(&NodeContext) -> Box<dyn Algorithm>;
+/// Creates one node's state machine. A function for a built-in entry
+/// ([`machine!`](crate::machine)); a program's entry, made when the program
+/// is installed, captures the program (the `ringleader-program` crate).
+pub type Build = &'static (dyn Fn(&NodeContext) -> Box<dyn Algorithm> + Send + Sync);
 
 /// Creates one node's state machine in "keep a leader" mode, with the failure
 /// detector's settings; the algorithm derives its own timeouts from them.
@@ -19,7 +21,8 @@ pub type BuildKept = fn(&NodeContext, DetectorConfig) -> Box<dyn Algorithm>;
 
 /// Runs the simulator with an algorithm's concrete state machine
 /// (see [`crate::sim::run_with`]); arguments as [`crate::sim::run`].
-pub type Simulate = fn(&AlgorithmSpec, &Topology, &[u64], &[u32], Rule, &SimConfig) -> SimReport;
+pub type Simulate =
+    &'static (dyn Fn(&AlgorithmSpec, &Topology, &[u64], &[u32], Rule, &SimConfig) -> SimReport + Send + Sync);
 
 /// Network assumptions of an algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,12 +135,18 @@ pub struct AlgorithmSpec {
 
 /// An entry's state machine, built by its drivers: from the one constructor
 /// `Type::new(&NodeContext)`, [`machine!`](crate::machine) gives both.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Machine {
     /// Creates one node's state machine.
     pub build: Build,
     /// Simulates an election with the concrete state machine (no boxing).
     pub simulate: Simulate,
+}
+
+impl std::fmt::Debug for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Machine { .. }")
+    }
 }
 
 /// What a LIVE run of an algorithm must provision besides its nodes and

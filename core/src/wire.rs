@@ -110,6 +110,8 @@ mod tests {
             Msg::AppendEntries { term: 3, leader: 4, round: 6 },
             Msg::AppendAck { term: 5, success: false, round: 7, last_log_term: 2, last_log_index: 9 },
             Msg::TimeoutNow { term: 3 },
+            Msg::Program { kind: 0x1234_5671, a: 7, b: 0, c: u64::MAX, d: 1 },
+            Msg::ProgramNotice { kind: 0x10, a: 0, b: 2, c: 0, d: 0 },
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
         kinds.dedup();

@@ -10,9 +10,39 @@ pub use crate::spec::*;
 /// `core/src/algo/mod.rs` that declares their modules.
 pub static CATALOGUE: &[AlgorithmSpec] = super::ENTRIES;
 
-/// The entry named `name`.
+/// The entry named `name`: a built-in one, or an installed program's.
 pub fn find(name: &str) -> Option<&'static AlgorithmSpec> {
-    CATALOGUE.iter().find(|a| a.name == name)
+    CATALOGUE.iter().find(|a| a.name == name).or_else(|| installed().into_iter().find(|a| a.name == name))
+}
+
+fn programs() -> &'static std::sync::RwLock<Vec<&'static AlgorithmSpec>> {
+    static INSTALLED: std::sync::OnceLock<std::sync::RwLock<Vec<&'static AlgorithmSpec>>> = std::sync::OnceLock::new();
+    INSTALLED.get_or_init(Default::default)
+}
+
+/// An entry's name is taken: by a built-in algorithm, or by another program.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the name `{0}` is taken by {1}")]
+pub struct NameTaken(pub String, pub &'static str);
+
+/// Make an entry made at run time (a program's, see the
+/// `ringleader-program` crate) findable by [`find`] in this process. A name
+/// a built-in algorithm has is refused; a program installed again under
+/// its name replaces the entry (its old entry stays valid for runs that
+/// hold it).
+pub fn install(spec: &'static AlgorithmSpec) -> Result<(), NameTaken> {
+    if CATALOGUE.iter().any(|a| a.name == spec.name) {
+        return Err(NameTaken(spec.name.to_string(), "a built-in algorithm"));
+    }
+    let mut list = programs().write().unwrap_or_else(|e| e.into_inner());
+    list.retain(|a| a.name != spec.name);
+    list.push(spec);
+    Ok(())
+}
+
+/// The entries installed at run time ([`install`]), in the order installed.
+pub fn installed() -> Vec<&'static AlgorithmSpec> {
+    programs().read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// Most timer events a failure-free one-shot run of `spec` on `n` nodes

@@ -42,6 +42,7 @@ pub use store::{LeaseRecord, MemStore, StoreOp, StoreReply, StoredLease};
 pub use timers::{ALGORITHM_TIMERS, TIMER_SLOTS, TimerRow, Timers};
 
 pub mod detector;
+pub mod program;
 pub mod store;
 
 mod msg;
@@ -224,6 +225,16 @@ pub enum Effect {
     /// belief changes (the successor's claim reached it) before stopping
     /// it. A leave that hands nothing over does not push it.
     HandingOver,
+    /// The node's state machine failed and takes no further step: a
+    /// program-defined algorithm whose program crashed, hung, answered
+    /// garbage or broke a limit (the `ringleader-program` crate). The
+    /// driver fails the election with `why` (a
+    /// [`Misstep::Failed`](crate::shell::Misstep::Failed)), which names the
+    /// step and the field. Built-in algorithms never push it.
+    Fail {
+        /// What failed, where: from [`program::failure`] (kept once per text).
+        why: &'static str,
+    },
 }
 
 /// Everything a driver feeds a node's state machine, one variant per kind of

@@ -124,9 +124,8 @@ macro_rules! messages {
                 }
             }
 
-            /// What it carries, in words, e.g. `id 6, stage 1` (fields that are
-            /// 0 or false left out; a true flag by its name): a diagram's label.
-            pub fn describe(&self) -> String {
+            /// Its fields in words, by their Rust names (see [`Msg::describe`]).
+            fn describe_fields(&self) -> String {
                 let mut parts: Vec<String> = Vec::new();
                 match self {
                     $(Msg::$variant { $($($field),*)? } => {
@@ -394,15 +393,68 @@ messages! {
         /// The leader's term.
         term: u64,
     } => "timeout_now", pb::TimeoutNow, Traffic::Election;
+    /// A message of a program-defined algorithm (the `ringleader-program`
+    /// crate, docs/programs.md), one of its election kinds. `kind` is the
+    /// program's tag and the kind's index ([`super::program::kind_of`]);
+    /// `a` to `d` are the kind's fields in its manifest's order.
+    Program {
+        /// The program's tag and the kind's index in its manifest.
+        kind: u32,
+        /// The kind's first field (0 when it has none).
+        a: u64,
+        /// The second field.
+        b: u64,
+        /// The third field.
+        c: u64,
+        /// The fourth field.
+        d: u64,
+    } => "program", pb::ProgramMsg, Traffic::Election;
+    /// A program's message of a kind its manifest marks as a notification
+    /// (announcing the winner), as [`Msg::Program`].
+    ProgramNotice {
+        /// The program's tag and the kind's index in its manifest.
+        kind: u32,
+        /// The kind's first field (0 when it has none).
+        a: u64,
+        /// The second field.
+        b: u64,
+        /// The third field.
+        c: u64,
+        /// The fourth field.
+        d: u64,
+    } => "program_notice", pb::ProgramMsg, Traffic::Notification;
 }
 
 impl Msg {
+    /// What it carries, in words, e.g. `id 6, stage 1` (fields that are 0
+    /// or false left out; a true flag by its name): a diagram's label. A
+    /// program's message names its fields as its manifest does.
+    pub fn describe(&self) -> String {
+        if let Msg::Program { kind, a, b, c, d } | Msg::ProgramNotice { kind, a, b, c, d } = *self
+            && let Some(carries) = super::program::describe(kind, [a, b, c, d])
+        {
+            return carries;
+        }
+        self.describe_fields()
+    }
+
+    /// The name of its kind: [`MsgKind::name`], or a program's own name for
+    /// the kind (its manifest's).
+    pub fn kind_name(&self) -> &'static str {
+        match *self {
+            Msg::Program { kind, .. } | Msg::ProgramNotice { kind, .. } => {
+                super::program::kind_name(kind).unwrap_or(self.kind().name())
+            }
+            _ => self.kind().name(),
+        }
+    }
+
     /// The message in words: its kind and what it carries, as the steps of a
     /// schedule say it: "election (id 3, stage 1)", "raft_vote (term 2,
     /// refused)", "heartbeat".
     pub fn in_words(&self) -> String {
         let carries = self.describe();
-        if carries.is_empty() { self.kind().name().to_string() } else { format!("{} ({carries})", self.kind().name()) }
+        if carries.is_empty() { self.kind_name().to_string() } else { format!("{} ({carries})", self.kind_name()) }
     }
 
     /// The term a message carries (kept leaderships' messages and
@@ -512,7 +564,8 @@ impl MsgKind {
             | MsgKind::RingCollect
             | MsgKind::NewLeader
             | MsgKind::VoteRequest
-            | MsgKind::RaftVoteRequest => MsgRole::Candidate,
+            | MsgKind::RaftVoteRequest
+            | MsgKind::Program => MsgRole::Candidate,
             MsgKind::Reply
             | MsgKind::Feedback
             | MsgKind::Message3
@@ -521,9 +574,12 @@ impl MsgKind {
             | MsgKind::Ack
             | MsgKind::Vote
             | MsgKind::RaftVote => MsgRole::Reply,
-            MsgKind::Notify | MsgKind::Coordinator | MsgKind::Commit | MsgKind::Handover | MsgKind::TimeoutNow => {
-                MsgRole::Announcement
-            }
+            MsgKind::Notify
+            | MsgKind::Coordinator
+            | MsgKind::Commit
+            | MsgKind::Handover
+            | MsgKind::TimeoutNow
+            | MsgKind::ProgramNotice => MsgRole::Announcement,
             MsgKind::Heartbeat
             | MsgKind::LeaseRenew
             | MsgKind::LeaseAck
@@ -642,7 +698,7 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), MsgKind::COUNT);
         let notifications: Vec<MsgKind> = MsgKind::ALL.into_iter().filter(|k| k.is_notification()).collect();
-        assert_eq!(notifications, [MsgKind::Notify, MsgKind::Coordinator, MsgKind::Commit]);
+        assert_eq!(notifications, [MsgKind::Notify, MsgKind::Coordinator, MsgKind::Commit, MsgKind::ProgramNotice]);
         let upkeep: Vec<MsgKind> = MsgKind::ALL.into_iter().filter(|k| k.is_upkeep()).collect();
         assert_eq!(
             upkeep,
