@@ -50,8 +50,11 @@ pub fn split(kind: u32) -> (u32, usize) {
     (kind >> KIND_BITS, (kind & (MAX_KINDS as u32 - 1)) as usize)
 }
 
-fn registry() -> &'static RwLock<HashMap<u32, (String, Vec<KindInfo>)>> {
-    static REGISTRY: OnceLock<RwLock<HashMap<u32, (String, Vec<KindInfo>)>>> = OnceLock::new();
+/// Every registered program by tag: its name and kinds.
+type Registry = RwLock<HashMap<u32, (String, Vec<KindInfo>)>>;
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(Default::default)
 }
 
