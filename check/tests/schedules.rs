@@ -126,7 +126,7 @@ const fn broken(name: &'static str, machine: Machine) -> AlgorithmSpec {
         rule: Rule::Max,
         candidates: Candidates::All,
         bound_formula: "n(n+1)/2 + n",
-        bound: |n, _| n * (n + 1) / 2 + n,
+        bound: &|n, _| n * (n + 1) / 2 + n,
         timer_events: |_| 0,
         // Unmeasured: only the checker runs it.
         heap_bytes_per_position: 0,

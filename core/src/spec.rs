@@ -24,6 +24,11 @@ pub type BuildKept = fn(&NodeContext, DetectorConfig) -> Box<dyn Algorithm>;
 pub type Simulate =
     &'static (dyn Fn(&AlgorithmSpec, &Topology, &[u64], &[u32], Rule, &SimConfig) -> SimReport + Send + Sync);
 
+/// The bound on all messages for n positions and k initiators: a function
+/// for a built-in entry (`bound: &|n, k| ...`), a program's declared
+/// formula for a program's entry.
+pub type Bound = &'static (dyn Fn(u64, u64) -> u64 + Send + Sync);
+
 /// Network assumptions of an algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Assumptions {
@@ -55,7 +60,7 @@ pub struct Assumptions {
 ///     rule: Rule::Max,
 ///     candidates: Candidates::All,
 ///     bound_formula: "n(n+1)/2 + n",
-///     bound: |n, _| n * (n + 1) / 2 + n,
+///     bound: &|n, _| n * (n + 1) / 2 + n,
 ///     timer_events: |_| 0,
 ///     heap_bytes_per_position: 308,
 ///     kept: None,
@@ -79,7 +84,7 @@ pub struct Assumptions {
 ///     assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
 ///     candidates: Candidates::All,
 ///     bound_formula: "n(n+1)/2 + n",
-///     bound: |n, _| n * (n + 1) / 2 + n,
+///     bound: &|n, _| n * (n + 1) / 2 + n,
 ///     timer_events: |_| 0,
 ///     heap_bytes_per_position: 308,
 ///     kept: None,
@@ -88,7 +93,7 @@ pub struct Assumptions {
 ///     extras: Extras::NONE,
 /// };
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct AlgorithmSpec {
     /// Catalogue name, e.g. `as-far`.
     pub name: &'static str,
@@ -110,7 +115,7 @@ pub struct AlgorithmSpec {
     pub bound_formula: &'static str,
     /// The bound on all messages for n positions and k initiators, valid on
     /// every overlay the algorithm accepts.
-    pub bound: fn(n: u64, k: u64) -> u64,
+    pub bound: Bound,
     /// Most timer events a failure-free one-shot run on n nodes fires: a
     /// round clock ticks every node every round (`sync-hs`); `|_| 0` for
     /// algorithms whose timers are few. The simulator's timer budget and
@@ -141,6 +146,22 @@ pub struct Machine {
     pub build: Build,
     /// Simulates an election with the concrete state machine (no boxing).
     pub simulate: Simulate,
+}
+
+impl std::fmt::Debug for AlgorithmSpec {
+    /// The entry's name and its facts that are data (not its functions).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlgorithmSpec")
+            .field("name", &self.name)
+            .field("topologies", &self.topologies)
+            .field("assumptions", &self.assumptions)
+            .field("rule", &self.rule)
+            .field("candidates", &self.candidates)
+            .field("bound_formula", &self.bound_formula)
+            .field("kept", &self.kept.is_some())
+            .field("live_provision", &self.live_provision)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Machine {

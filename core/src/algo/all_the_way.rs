@@ -38,7 +38,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Min,
     candidates: Candidates::All,
     bound_formula: "n^2",
-    bound: |n, _| n * n,
+    bound: &|n, _| n * n,
     timer_events: |_| 0,
     heap_bytes_per_position: 376,
     kept: None,

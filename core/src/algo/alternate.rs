@@ -61,7 +61,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "n*T(n) + n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
-    bound: |n, _| n * max_steps(n) + n,
+    bound: &|n, _| n * max_steps(n) + n,
     timer_events: |_| 0,
     heap_bytes_per_position: 276,
     kept: None,

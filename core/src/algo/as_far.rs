@@ -41,7 +41,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "n(n+1)/2 + n",
-    bound: |n, _| n * (n + 1) / 2 + n,
+    bound: &|n, _| n * (n + 1) / 2 + n,
     timer_events: |_| 0,
     heap_bytes_per_position: 308,
     kept: None,

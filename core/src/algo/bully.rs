@@ -125,7 +125,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "n^2 - 1 (one election after a leader crash: n(n-1))",
-    bound: |n, _| (n * n).saturating_sub(1),
+    bound: &|n, _| (n * n).saturating_sub(1),
     timer_events: |_| 0,
     heap_bytes_per_position: 145_569,
     kept: Some(KeptSpec {

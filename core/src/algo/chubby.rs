@@ -183,7 +183,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "6(n-1) (4(n-1) when the best id initiates)",
-    bound: |n, _| 6 * n.saturating_sub(1),
+    bound: &|n, _| 6 * n.saturating_sub(1),
     timer_events: |_| 0,
     heap_bytes_per_position: 72_585,
     kept: Some(KeptSpec {

@@ -47,7 +47,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "8n(1+ceil(log2 n)) + n",
-    bound: |n, _| 8 * n * (1 + ceil_log2(n)) + n,
+    bound: &|n, _| 8 * n * (1 + ceil_log2(n)) + n,
     timer_events: |_| 0,
     heap_bytes_per_position: 336,
     kept: None,

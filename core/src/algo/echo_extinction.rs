@@ -79,7 +79,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::Initiators,
     bound_formula: "2mk + n - 1 (m = links of the overlay)",
-    bound: |n, k| 2 * k * n.max(n * n.saturating_sub(1) / 2) + n.saturating_sub(1),
+    bound: &|n, k| 2 * k * n.max(n * n.saturating_sub(1) / 2) + n.saturating_sub(1),
     timer_events: |_| 0,
     heap_bytes_per_position: 587,
     kept: None,

@@ -86,7 +86,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Min,
     candidates: Candidates::Root,
     bound_formula: "3n + k - 2",
-    bound: |n, k| if n < 2 { 0 } else { 3 * n + k - 2 },
+    bound: &|n, k| if n < 2 { 0 } else { 3 * n + k - 2 },
     timer_events: |_| 0,
     heap_bytes_per_position: 390,
     kept: None,

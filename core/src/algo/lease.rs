@@ -209,7 +209,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::Initiators,
     bound_formula: "n-1 (one-shot: the holder's notifications; kept: none; store operations aside)",
-    bound: |n, _| n.saturating_sub(1),
+    bound: &|n, _| n.saturating_sub(1),
     timer_events: |_| 0,
     // Not measured by examples/memory: a node is a few words and a peers list.
     heap_bytes_per_position: 512,

@@ -84,7 +84,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::MeshCorners,
     bound_formula: "6n + k + 2max(rows, cols) - 9",
-    bound: |n, k| (6 * n + k + 2 * longest_side(n)).saturating_sub(9),
+    bound: &|n, k| (6 * n + k + 2 * longest_side(n)).saturating_sub(9),
     timer_events: |_| 0,
     heap_bytes_per_position: 440,
     kept: None,

@@ -67,7 +67,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "n*T(n) + 2n, T(n) = max{k : G_k <= n}, G = 1, 2, 3, 5, 8, ...",
-    bound: |n, _| n * alternate::max_steps(n) + 2 * n,
+    bound: &|n, _| n * alternate::max_steps(n) + 2 * n,
     timer_events: |_| 0,
     heap_bytes_per_position: 262,
     kept: None,

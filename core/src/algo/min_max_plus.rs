@@ -99,7 +99,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "E(n) + 2n, E(n) = n + sum over even i in 2..=m+1 of (2n - ceil(n F_i / F_(i+3))), m = max{odd r : 2 F_r <= n} (1.271 n log n + O(n))",
-    bound: |n, _| election_bound(n) + 2 * n,
+    bound: &|n, _| election_bound(n) + 2 * n,
     timer_events: |_| 0,
     heap_bytes_per_position: 262,
     kept: None,

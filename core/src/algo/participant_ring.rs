@@ -64,7 +64,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "3n-1 if k = 1, else n(n+1)/2 + n",
-    bound: |n, k| if k == 1 { 3 * n - 1 } else { n * (n + 1) / 2 + n },
+    bound: &|n, k| if k == 1 { 3 * n - 1 } else { n * (n + 1) / 2 + n },
     timer_events: |_| 0,
     heap_bytes_per_position: 300,
     kept: None,

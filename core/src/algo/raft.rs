@@ -215,7 +215,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::Initiators,
     bound_formula: "4(n-1)",
-    bound: |n, _| 4 * n.saturating_sub(1),
+    bound: &|n, _| 4 * n.saturating_sub(1),
     timer_events: |_| 0,
     heap_bytes_per_position: 70_658,
     kept: Some(KeptSpec {

@@ -82,7 +82,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "n(n+3)/2 (elections n(n+1)/2 as Chang-Roberts, one coordinator round n)",
-    bound: |n, _| n * (n + 3) / 2,
+    bound: &|n, _| n * (n + 3) / 2,
     timer_events: |_| 0,
     heap_bytes_per_position: 53_984,
     kept: Some(KeptSpec {

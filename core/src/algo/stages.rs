@@ -54,7 +54,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "2n*floor(log2 n) + 3n",
-    bound: |n, _| 2 * n * floor_log2(n) + 3 * n,
+    bound: &|n, _| 2 * n * floor_log2(n) + 3 * n,
     timer_events: |_| 0,
     heap_bytes_per_position: 388,
     kept: None,

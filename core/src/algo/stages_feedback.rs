@@ -63,7 +63,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "3n*floor(log3 n) + 6n",
-    bound: |n, _| 3 * n * floor_log3(n) + 6 * n,
+    bound: &|n, _| 3 * n * floor_log3(n) + 6 * n,
     timer_events: |_| 0,
     heap_bytes_per_position: 383,
     kept: None,

@@ -42,7 +42,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Min,
     candidates: Candidates::All,
     bound_formula: "3n + k - 4",
-    bound: |n, k| 3 * n + k - 4,
+    bound: &|n, k| 3 * n + k - 4,
     timer_events: |_| 0,
     heap_bytes_per_position: 398,
     kept: None,

@@ -60,7 +60,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "2n*floor(log2 n) + 2n",
-    bound: |n, _| 2 * n * floor_log2(n) + 2 * n,
+    bound: &|n, _| 2 * n * floor_log2(n) + 2 * n,
     timer_events: |_| 0,
     heap_bytes_per_position: 300,
     kept: None,

@@ -90,7 +90,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::Initiators,
     bound_formula: "2n + 2k - 3",
-    bound: |n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 },
+    bound: &|n, k| if k == 0 { 0 } else { 2 * n + 2 * k - 3 },
     timer_events: |_| 0,
     heap_bytes_per_position: 33_086,
     kept: None,

@@ -202,7 +202,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::All,
     bound_formula: "3(n-1) + 2 min(k, n-1) (NEW_LEADER, ACK, COMMIT from the best node; a WAKEUP from each other initiator and at most one COMMIT answering it; exactly 3(n-1) when the best node alone initiates)",
-    bound: |n, k| 3 * n.saturating_sub(1) + 2 * k.min(n.saturating_sub(1)),
+    bound: &|n, k| 3 * n.saturating_sub(1) + 2 * k.min(n.saturating_sub(1)),
     timer_events: |_| 0,
     heap_bytes_per_position: 43_949,
     kept: Some(KeptSpec {
