@@ -44,15 +44,15 @@ class Failure(Exception):
 
 
 def evaluate(formula, n, k):
-    """Evaluate a manifest's `bound` (integers, n, k, + - * / ^, parentheses, log2 = ceil of log2,
-    ceil, floor, min, max) in unsigned 64-bit arithmetic that saturates, as the Rust side does."""
-    tokens = re.findall(r"\s*(\d+|[a-z][a-z0-9]*|[-+*/^(),])", formula)
-    if "".join(tokens).replace(" ", "") != formula.replace(" ", ""):
-        raise ValueError(f"bound: cannot read {formula!r}")
+    """Evaluate a manifest's `bound` as the Rust side does (docs/programs.md): integers, n, k,
+    + - * / ^ and parentheses, log2 (the ceiling), ceil, floor, min and max of two, in unsigned
+    64-bit arithmetic; `/` rounds down, `ceil(a / b)` rounds that division up, subtraction stops
+    at 0, overflow stays at 2^64 - 1, and a division by 0 gives 2^64 - 1."""
+    tokens = re.findall(r"\d+|[a-z][a-z0-9]*|[-+*/^(),]|\S", formula)
     pos = 0
 
     def peek():
-        return tokens[pos].strip() if pos < len(tokens) else None
+        return tokens[pos] if pos < len(tokens) else None
 
     def take(expected=None):
         nonlocal pos
@@ -62,62 +62,78 @@ def evaluate(formula, n, k):
         pos += 1
         return t
 
-    def sat(x):
-        return max(0, min(U64, x))
-
-    def expr():
-        v = term()
+    def total():  # sum = product (("+" | "-") product)*
+        e = product()
         while peek() in ("+", "-"):
-            v = sat(v + term()) if take() == "+" else sat(v - term())
-        return v
+            e = (take(), e, product())
+        return e
 
-    def term():
-        v = power()
+    def product():
+        e = power()
         while peek() in ("*", "/"):
-            if take() == "*":
-                v = sat(v * power())
-            else:
-                d = power()
-                v = v // d if d else U64
-        return v
+            e = (take(), e, power())
+        return e
 
     def power():
-        v = atom()
+        e = atom()
         if peek() == "^":
             take()
-            v = sat(v ** min(power(), 64)) if v > 1 else v
-        return v
+            e = ("^", e, power())
+        return e
 
     def atom():
         t = take()
         if t == "(":
-            v = expr()
+            e = total()
             take(")")
-            return v
+            return e
         if t.isdigit():
-            return sat(int(t))
-        if t == "n":
-            return n
-        if t == "k":
-            return k
+            return ("num", int(t))
+        if t in ("n", "k"):
+            return (t,)
         if t in ("log2", "ceil", "floor", "min", "max"):
             take("(")
-            args = [expr()]
-            while peek() == ",":
-                take()
-                args.append(expr())
+            args = [total()]
+            if t in ("min", "max"):
+                take(",")
+                args.append(total())
             take(")")
-            if t == "log2":
-                return max(0, (args[0] - 1).bit_length()) if args[0] > 0 else 0
-            if t in ("ceil", "floor"):
-                return args[0]
-            return min(args) if t == "min" else max(args)
-        raise ValueError(f"bound: unknown name {t!r} in {formula!r}")
+            return (t, *args)
+        raise ValueError(f"bound: unexpected {t!r} in {formula!r}")
 
-    v = expr()
+    def ev(e):
+        op = e[0]
+        if op == "num":
+            return min(e[1], U64)
+        if op == "n":
+            return n
+        if op == "k":
+            return k
+        if op == "log2":
+            x = ev(e[1])
+            return 0 if x <= 1 else (x - 1).bit_length()
+        if op == "ceil" and e[1][0] == "/":
+            d = ev(e[1][2])
+            return U64 if d == 0 else -(-ev(e[1][1]) // d)
+        if op in ("ceil", "floor"):
+            return ev(e[1])
+        if op in ("min", "max"):
+            return (min if op == "min" else max)(ev(e[1]), ev(e[2]))
+        x, y = ev(e[1]), ev(e[2])
+        if op == "+":
+            return min(x + y, U64)
+        if op == "-":
+            return max(x - y, 0)
+        if op == "*":
+            return min(x * y, U64)
+        if op == "/":
+            return U64 if y == 0 else x // y
+        return U64 if x > 1 and y >= 64 else min(x ** y, U64)  # "^"
+
+    tree = total()
     if peek() is not None:
         raise ValueError(f"bound: unexpected {peek()!r} in {formula!r}")
-    return v
+    return ev(tree)
 
 
 # ---------------------------------------------------------------- the program's process
