@@ -16,7 +16,8 @@ declared bound.
 
 It tries random schedules, not all of them: `ringleader-check --program DIR`
 tries every one. Standard library only. Exit status 0 when every run ended
-well, 1 when one did not (its schedule is printed), 2 on a usage error.
+well, 1 when one did not (the first failure's schedule is printed; the tool
+stops there unless --keep-going), 2 on a usage error.
 """
 
 import argparse
@@ -387,6 +388,8 @@ def main():
     p.add_argument("--all-arrangements", action="store_true",
                    help="one run for each of the n! arrangements of the ids 1..n; prints each one's counts")
     p.add_argument("--step-ms", type=int, default=1000, help="the step limit (default 1000)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="after a failed run, go on with the others and count the failures")
     p.add_argument("--trace", action="store_true", help="print every step (on stderr)")
     a = p.parse_args()
 
@@ -422,18 +425,23 @@ def main():
                 el, no, leader, words = run(program, ids, initiators, rule, topology, fifo, a.stagger, rng, a.trace)
             except Failure as e:
                 failed += 1
-                print(f"run {r} (seed {a.seed + r}), ids {ids}, initiators at {initiators}: FAILED: {e.args[0]}")
-                if len(e.args) > 1:
-                    print("the schedule:")
-                    for w in e.args[1]:
-                        print("  " + w)
-                program.stop()
+                if failed == 1 or not a.keep_going:
+                    print(f"run {r} (seed {a.seed + r}), ids {ids}, initiators at {initiators}: FAILED: {e.args[0]}")
+                    if len(e.args) > 1:
+                        print("the schedule:")
+                        for w in e.args[1]:
+                            print("  " + w)
+                program.stop()  # a fresh process for the next run
+                if a.keep_going:
+                    continue
                 break
             total = el + no
             bound = evaluate(m["bound"], n, len(initiators)) if "bound" in m else None
             if bound is not None and total > bound:
                 failed += 1
                 print(f"run {r} (seed {a.seed + r}), ids {ids}: FAILED: {total} messages, over the bound {m['bound']} = {bound}")
+                if a.keep_going:
+                    continue
                 break
             totals.append(total)
             if a.all_arrangements or a.runs <= 10:
@@ -444,6 +452,8 @@ def main():
     if totals and len(totals) > 1:
         print(f"{len(totals)} runs ended well: messages min {min(totals)}, max {max(totals)}, "
               f"mean {sum(totals) / len(totals):.2f}")
+    if a.keep_going and failed:
+        print(f"{failed} of {len(totals) + failed} runs failed (the first one's schedule is above)")
     sys.exit(1 if failed else 0)
 
 
