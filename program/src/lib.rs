@@ -46,6 +46,9 @@ mod node;
 mod process;
 mod wire;
 
+#[cfg(test)]
+mod tests;
+
 /// The most an operator lets a program use; a manifest's `limits` may ask
 /// for less, never more.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +108,7 @@ pub struct Stats {
     pub cache_hits: u64,
     /// Processes started.
     pub processes_started: u64,
-    /// Requests that failed (the program's fault: a timeout, an exit, a bad reply).
+    /// Steps (and `init`s) that failed a node: a timeout, an exit, a bad reply.
     pub failures: u64,
 }
 
@@ -399,6 +402,11 @@ impl Program {
         }
     }
 
+    /// Count a node's failed step.
+    pub(crate) fn count_failure(&self) {
+        self.counters.failures.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The name of timer slot `slot`, if the manifest names one.
     pub(crate) fn timer_name(&self, slot: u32) -> Option<&'static str> {
         self.timer_names.get(slot as usize).copied()
@@ -420,19 +428,23 @@ impl Program {
 
     /// Answer `request` (an `init` when `init`, else a `step`): from the
     /// memo, or from a process, checked. `Err` is the failure's `<what>`.
-    pub(crate) fn ask(&self, request: &str, init: bool) -> Result<Arc<wire::Reply>, String> {
+    /// A reply that sends on a port beyond `ports` is refused here too, so
+    /// that its process is replaced as for any bad reply.
+    pub(crate) fn ask(&self, request: &str, init: bool, ports: u32) -> Result<Arc<wire::Reply>, String> {
         if let Some(reply) = self.memo.lock().unwrap_or_else(|e| e.into_inner()).replies.get(request) {
             self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(Arc::clone(reply));
         }
         self.counters.steps.fetch_add(1, Ordering::Relaxed);
         let names = |s: &str| self.state_name(s);
-        let reply = self.pool.ask(request, |line| wire::parse_reply(&self.manifest, line, init, &names)).map_err(|e| {
-            self.counters.failures.fetch_add(1, Ordering::Relaxed);
-            match e {
-                process::AskError::Failed(what) => what,
-                process::AskError::Start(e) => e.to_string(),
-            }
+        let check = |line: &str| {
+            let reply = wire::parse_reply(&self.manifest, line, init, &names)?;
+            wire::check_ports(&reply, ports)?;
+            Ok(reply)
+        };
+        let reply = self.pool.ask(request, check).map_err(|e| match e {
+            process::AskError::Failed(what) => what,
+            process::AskError::Start(e) => e.to_string(),
         })?;
         let reply = Arc::new(reply);
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());

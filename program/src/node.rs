@@ -82,12 +82,15 @@ impl ProgramNode {
             failed: Failed::No,
             steps: 0,
         };
-        match node.prog.ask(&wire::init_request(c), true) {
+        match node.prog.ask(&wire::init_request(c), true, c.ports) {
             Ok(reply) => {
                 node.state = Arc::clone(&reply.state);
                 node.name = reply.name;
             }
-            Err(what) => node.failed = Failed::Pending(failure(&node.failure_text("init", &what))),
+            Err(what) => {
+                node.prog.count_failure();
+                node.failed = Failed::Pending(failure(&node.failure_text("init", &what)));
+            }
         }
         node
     }
@@ -108,6 +111,7 @@ impl ProgramNode {
     }
 
     fn fail(&mut self, input: &str, what: &str, out: &mut Outbox) {
+        self.prog.count_failure();
         out.push(Effect::Fail { why: failure(&self.failure_text(input, what)) });
         self.failed = Failed::Reported;
         self.name = FAILED;
@@ -189,23 +193,18 @@ impl ProgramNode {
     }
 
     /// The effects of a checked reply at this node: `Err` names the output
-    /// field that does not fit the node (a port it does not have).
+    /// field that does not fit the node (a port it does not have: a reply
+    /// from the memo was checked at a node with other ports).
     fn effects(&self, reply: &Reply) -> Result<Vec<Effect>, String> {
+        wire::check_ports(reply, self.ports)?;
         let tag = self.prog.tag();
         let kinds = &self.prog.manifest().messages;
         reply
             .out
             .iter()
-            .enumerate()
-            .map(|(i, o)| {
+            .map(|o| {
                 Ok(match *o {
                     Output::Send { port, kind, fields: [a, b, c, d] } => {
-                        if port >= u64::from(self.ports) {
-                            return Err(format!(
-                                "reply field `out[{i}].port`: {port} is not a port of this node (it has {})",
-                                self.ports
-                            ));
-                        }
                         let kind_id = kind_of(tag, kind);
                         let msg = if kinds[kind].notification {
                             Msg::ProgramNotice { kind: kind_id, a, b, c, d }
@@ -240,7 +239,7 @@ impl Algorithm for ProgramNode {
         let Some(json) = self.input_json(input)? else { return Ok(()) };
         self.steps += 1;
         let request = wire::step_request(&self.state, &json);
-        let reply = self.prog.ask(&request, false);
+        let reply = self.prog.ask(&request, false, self.ports);
         match reply.and_then(|r| self.effects(&r).map(|e| (r, e))) {
             Ok((reply, effects)) => {
                 self.state = Arc::clone(&reply.state);

@@ -197,6 +197,18 @@ pub(crate) fn parse_reply(
     Ok(Reply { state, name, out })
 }
 
+/// Refuse a reply that sends on a port beyond `ports` (the node's port count).
+pub(crate) fn check_ports(reply: &Reply, ports: u32) -> Result<(), String> {
+    for (i, o) in reply.out.iter().enumerate() {
+        if let Output::Send { port, .. } = *o
+            && port >= u64::from(ports)
+        {
+            return Err(bad(&format!("out[{i}].port"), format!("{port} is not a port of this node (it has {ports})")));
+        }
+    }
+    Ok(())
+}
+
 fn state_name(s: &str) -> bool {
     is_name(s, 31, |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-')
 }
