@@ -47,6 +47,8 @@ mod process;
 mod wire;
 
 #[cfg(test)]
+mod docs;
+#[cfg(test)]
 mod tests;
 
 /// The most an operator lets a program use; a manifest's `limits` may ask

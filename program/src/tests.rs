@@ -25,7 +25,11 @@ def init(node):
     return {"state": {"id": node["id"], "ports": len(node["ports"]), "rule": node["rule"]}, "name": "asleep"}
 
 def main():
+    log = open("requests.log", "a") if os.path.exists("log-requests") else None
     for line in sys.stdin:
+        if log:
+            log.write(line)
+            log.flush()
         req = json.loads(line)
         if req["op"] == "init":
             reply = init(req["node"])
@@ -113,7 +117,9 @@ def step(state, inp):
 /// name, decisions, beliefs, records and a handover.
 #[test]
 fn an_echo_program_round_trips_every_input_and_output() {
-    let prog = load_ok(&program_dir("echo-all", manifest(), ECHO), Limits::default());
+    let dir = program_dir("echo-all", manifest(), ECHO);
+    std::fs::write(dir.join("log-requests"), "").unwrap();
+    let prog = load_ok(&dir, Limits::default());
     let tag = prog.tag();
     let mut node = ProgramNode::new(prog.clone(), &context(7));
     assert_eq!(node.state(), "asleep");
@@ -169,6 +175,12 @@ fn an_echo_program_round_trips_every_input_and_output() {
         assert_eq!(last, json);
         crate::wire::parse_input(prog.manifest(), &last).unwrap_or_else(|e| panic!("{json}: {e}"));
         assert_eq!(node.state(), json["type"].as_str().unwrap());
+    }
+    // Every request the program got is one of the documented forms.
+    let log = std::fs::read_to_string(dir.join("requests.log")).unwrap();
+    assert_eq!(log.lines().count(), 2 + 9, "the trial init, the node's init, 9 steps");
+    for line in log.lines() {
+        crate::wire::parse_request(prog.manifest(), line).unwrap_or_else(|e| panic!("{e}: {line}"));
     }
     assert_eq!(node.timer_name(1), Some("retry"));
     assert_eq!(node.timer_name(2), None);

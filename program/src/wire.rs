@@ -319,7 +319,7 @@ pub(crate) fn parse_request(m: &Manifest, line: &str) -> Result<Request, String>
         Some("init") => {
             known_keys(&r, "", &["op", "node"])?;
             let Some(Value::Object(node)) = r.get("node") else { return Err("node: not an object".into()) };
-            known_keys(node, "node", &["position", "id", "n", "rule", "coin", "ports", "options"])?;
+            known_keys(node, "node", &["id", "n", "rule", "coin", "ports", "options"])?;
             int(node.get("id"), "node.id", MAX_INT)?;
             opt_int(node.get("n"), "node.n")?;
             int(node.get("coin"), "node.coin", MAX_INT)?;
