@@ -50,7 +50,8 @@ fn the_manuals_examples_parse_with_the_crates_parsers() {
     let names = |s: &str| crate::intern(s);
     let mut seen = std::collections::BTreeSet::new();
     for (form, body) in &blocks {
-        let line: String = serde_json::from_str::<Value>(body).unwrap_or_else(|e| panic!("{form}: {e}\n{body}")).to_string();
+        let line: String =
+            serde_json::from_str::<Value>(body).unwrap_or_else(|e| panic!("{form}: {e}\n{body}")).to_string();
         let parsed = match form.as_str() {
             "manifest" => Manifest::parse(Path::new("program.json"), body).map(drop).map_err(|e| e.to_string()),
             "request" => wire::parse_request(&m, &line).map(drop),
@@ -65,7 +66,9 @@ fn the_manuals_examples_parse_with_the_crates_parsers() {
                 let reply = format!("{{\"state\": 0, \"out\": [{line}]}}");
                 wire::parse_reply(&m, &reply, false, &names).map(drop)
             }
-            other => panic!("a ```json block of no known form: `{other}` (manifest, request, input, reply-init, reply, reply-error, output)"),
+            other => panic!(
+                "a ```json block of no known form: `{other}` (manifest, request, input, reply-init, reply, reply-error, output)"
+            ),
         };
         parsed.unwrap_or_else(|e| panic!("{form}: {e}\n{body}"));
         seen.insert(form.as_str());
@@ -108,9 +111,12 @@ fn the_schema_defines_every_form() {
         "input".into(),
         "output".into(),
     ];
-    wanted.extend(["start", "message", "timer", "suspect", "heartbeat", "leave", "restore"].map(|t| format!("input_{t}")));
     wanted.extend(
-        ["send", "decide", "set_timer", "cancel_timer", "lead", "persist", "handing_over"].map(|t| format!("output_{t}")),
+        ["start", "message", "timer", "suspect", "heartbeat", "leave", "restore"].map(|t| format!("input_{t}")),
+    );
+    wanted.extend(
+        ["send", "decide", "set_timer", "cancel_timer", "lead", "persist", "handing_over"]
+            .map(|t| format!("output_{t}")),
     );
     for name in wanted {
         assert!(defs.contains_key(&name), "$defs lacks {name}");

@@ -18,7 +18,7 @@
 //! use ringleader_program::{Isolation, Limits};
 //!
 //! let program = ringleader_program::load(Path::new("examples/programs/chang-roberts"), Limits::default(), Isolation::Required)?;
-//! let spec = program.install()?; // now `catalogue::find("chang-roberts-py")` finds it
+//! let spec = program.install()?; // now `catalogue::find("chang-roberts")` finds it
 //! println!("{} ({})", spec.name, spec.bound_formula);
 //! # Ok::<(), ringleader_program::ProgramError>(())
 //! ```
@@ -257,11 +257,7 @@ pub fn load(dir: &Path, limits: Limits, isolation: Isolation) -> Result<Arc<Prog
 
 /// [`load`] every subdirectory of `dir` that holds a `program.json`, in the
 /// order of their names: the programs loaded, and the directories refused with why.
-pub fn load_all(
-    dir: &Path,
-    limits: Limits,
-    isolation: Isolation,
-) -> (Vec<Arc<Program>>, Vec<(PathBuf, ProgramError)>) {
+pub fn load_all(dir: &Path, limits: Limits, isolation: Isolation) -> (Vec<Arc<Program>>, Vec<(PathBuf, ProgramError)>) {
     let mut loaded = Vec::new();
     let mut refused = Vec::new();
     let entries = match std::fs::read_dir(dir) {

@@ -1,6 +1,6 @@
 //! `program.json`, the manifest: read from a JSON value field by field, so
 //! that every wrong field is refused by its name
-//! (`program.json: field `messages.election.fields[2]`: ...`), and a key
+//! (``program.json: field `messages.election.fields[2]`: ...``), and a key
 //! the manifest does not know is refused rather than ignored (a typo must
 //! not pass silently).
 
@@ -313,7 +313,11 @@ impl Reader {
 
     fn messages(&self, v: Option<&Value>) -> Result<Vec<MessageKind>, ProgramError> {
         let map = match v {
-            None => return Err(self.bad("messages", "missing: the message kinds, e.g. {\"election\": {\"fields\": [\"id\"]}}")),
+            None => {
+                return Err(
+                    self.bad("messages", "missing: the message kinds, e.g. {\"election\": {\"fields\": [\"id\"]}}")
+                );
+            }
             Some(Value::Object(map)) => map,
             Some(v) => return Err(self.bad("messages", format!("{} is not an object of message kinds", what(v)))),
         };
@@ -329,7 +333,9 @@ impl Reader {
         if !kind_name(name) {
             return Err(self.bad(
                 &at,
-                format!("`{name}` is not a kind name: a lower-case letter, then up to 31 lower-case letters, digits or `_`"),
+                format!(
+                    "`{name}` is not a kind name: a lower-case letter, then up to 31 lower-case letters, digits or `_`"
+                ),
             ));
         }
         let Value::Object(map) = v else {
@@ -400,7 +406,9 @@ impl Reader {
         match v {
             None => Ok(None),
             Some(Value::String(s)) => Formula::parse(s).map(Some).map_err(|e| self.bad("bound", e.to_string())),
-            Some(v) => Err(self.bad("bound", format!("{} is not a formula (a string such as \"n*(n+1)/2 + n\")", what(v)))),
+            Some(v) => {
+                Err(self.bad("bound", format!("{} is not a formula (a string such as \"n*(n+1)/2 + n\")", what(v))))
+            }
         }
     }
 
@@ -495,7 +503,12 @@ mod tests {
                 "messages.election.fields",
                 "5 fields",
             ),
-            ("messages", serde_json::json!({"election": {"fields": ["id", "id"]}}), "messages.election.fields[1]", "twice"),
+            (
+                "messages",
+                serde_json::json!({"election": {"fields": ["id", "id"]}}),
+                "messages.election.fields[1]",
+                "twice",
+            ),
             ("messages", serde_json::json!({"Election": {}}), "messages.Election", "not a kind name"),
             ("messages", serde_json::json!({"election": {"field": ["id"]}}), "messages.election.field", "unknown key"),
             (

@@ -69,8 +69,8 @@ struct PoolState {
 impl Pool {
     /// A pool for the program `m` in `dir` (no process started yet).
     pub(crate) fn new(m: &Manifest, dir: &Path, limits: Limits, isolation: Isolation) -> Result<Pool, ProgramError> {
-        let argv0 = resolve(&m.command[0], dir)
-            .map_err(|reason| ProgramError::Start { program: m.name.clone(), reason })?;
+        let argv0 =
+            resolve(&m.command[0], dir).map_err(|reason| ProgramError::Start { program: m.name.clone(), reason })?;
         Ok(Pool {
             recipe: Recipe {
                 program: m.name.clone(),
@@ -139,7 +139,7 @@ impl Pool {
 
     fn give_back(&self, mut proc: Proc) {
         proc.asked += 1;
-        if proc.asked % CPU_LOOK_EVERY == 0 && proc.cpu_s() * CPU_SHARE_REPLACED >= self.recipe.limits.cpu_s {
+        if proc.asked.is_multiple_of(CPU_LOOK_EVERY) && proc.cpu_s() * CPU_SHARE_REPLACED >= self.recipe.limits.cpu_s {
             drop(proc);
             self.gone();
             return;
@@ -278,7 +278,10 @@ impl Proc {
         });
         if let Err(e) = spawned {
             kill_group(pid, &mut child);
-            return Err(ProgramError::Start { program: r.program.clone(), reason: format!("no thread to talk to it: {e}") });
+            return Err(ProgramError::Start {
+                program: r.program.clone(),
+                reason: format!("no thread to talk to it: {e}"),
+            });
         }
         Ok(Proc { child, pid, requests: Some(req_tx), lines: line_rx, stderr: tail, asked: 0, reaped: false })
     }
@@ -332,7 +335,11 @@ impl Proc {
             ReadEnd::Eof => {
                 let status = self.exit_status(Duration::from_millis(limits.step_ms.min(1_000)));
                 let stderr = self.stderr_tail();
-                let said = if stderr.is_empty() { "it wrote nothing to stderr".into() } else { format!("its last stderr: {stderr}") };
+                let said = if stderr.is_empty() {
+                    "it wrote nothing to stderr".into()
+                } else {
+                    format!("its last stderr: {stderr}")
+                };
                 match status {
                     Some(s) => format!("the program exited ({}); {said}", status_words(s)),
                     None => format!("the program closed its stdout: the program was stopped; {said}"),

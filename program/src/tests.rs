@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use ringleader_core::protocol::program::kind_of;
 use ringleader_core::protocol::{
-    AlgoError, Algorithm, Decision, Effect, Input, Leadership, Msg, NodeContext, Outbox, PortInfo, Role, Rule,
-    Stable,
+    AlgoError, Algorithm, Decision, Effect, Input, Leadership, Msg, NodeContext, Outbox, PortInfo, Role, Rule, Stable,
 };
 use serde_json::{Value, json};
 
@@ -434,7 +433,10 @@ fn broken_programs_are_refused_at_load() {
     let bad_init = "def init(node):\n    return {\"state\": 1, \"name\": \"Asleep\"}\ndef step(s, i):\n    return {\"state\": s}\n";
     let e = load(&program_dir("bad-init", manifest(), bad_init), Limits::default(), Isolation::Required).unwrap_err();
     assert!(matches!(e, ProgramError::Init { .. }), "{e}");
-    assert!(e.to_string().starts_with("program bad-init, trial init: reply field `name`: `Asleep` is not a state name"), "{e}");
+    assert!(
+        e.to_string().starts_with("program bad-init, trial init: reply field `name`: `Asleep` is not a state name"),
+        "{e}"
+    );
 
     let e = load(Path::new("/nonexistent/program"), Limits::default(), Isolation::Required).unwrap_err();
     assert!(matches!(e, ProgramError::Io { .. }), "{e}");
@@ -491,7 +493,8 @@ fn a_python_chang_roberts_simulates_like_as_far() {
     assert_eq!(spec.bound_formula, "n*(n+1)/2 + n");
     assert_eq!((spec.bound)(5, 5), 20);
     let builtin = ringleader_core::algo::catalogue::find("as-far").unwrap();
-    let topo = ringleader_core::topology::Topology::ring(ringleader_core::topology::TopologyKind::RingUni, 5, 0).unwrap();
+    let topo =
+        ringleader_core::topology::Topology::ring(ringleader_core::topology::TopologyKind::RingUni, 5, 0).unwrap();
     let cfg = ringleader_core::report::SimConfig::default();
     for ids in [[3, 1, 4, 5, 2], [5, 4, 3, 2, 1], [1, 2, 3, 4, 5]] {
         let ours = ringleader_core::sim::run(spec, &topo, &ids, &[0, 1, 2, 3, 4], Rule::Max, &cfg);

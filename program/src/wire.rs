@@ -1,6 +1,6 @@
 //! The wire of protocol 1: the requests this side writes (`init`, `step`
 //! with an input) and the replies it reads, checked field by field. A
-//! reply's fault is told as `reply field `out[2].port`: ...`, the `<what>`
+//! reply's fault is told as ``reply field `out[2].port`: ...``, the `<what>`
 //! of a failure text (docs/programs.md).
 
 use std::sync::Arc;
@@ -37,10 +37,19 @@ pub(crate) struct Reply {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Output {
     /// Send a message of kind `kind` (its index) with `fields` (`a` to `d`).
-    Send { port: u64, kind: usize, fields: [u64; MAX_FIELDS] },
+    Send {
+        port: u64,
+        kind: usize,
+        fields: [u64; MAX_FIELDS],
+    },
     Decide(Decision),
-    SetTimer { slot: u32, after_ms: u64 },
-    CancelTimer { slot: u32 },
+    SetTimer {
+        slot: u32,
+        after_ms: u64,
+    },
+    CancelTimer {
+        slot: u32,
+    },
     Lead(Leadership),
     Persist(Stable),
     HandingOver,
@@ -235,7 +244,10 @@ fn output(m: &Manifest, v: &Value, at: &str) -> Result<Output, String> {
             let name = string(o.get("kind"), &field("kind"))?;
             let Some(kind) = m.kind_index(name) else {
                 let known: Vec<&str> = m.messages.iter().map(|k| k.name.as_str()).collect();
-                return Err(bad(&field("kind"), format!("`{name}` is not a message kind of the manifest ({})", known.join(", "))));
+                return Err(bad(
+                    &field("kind"),
+                    format!("`{name}` is not a message kind of the manifest ({})", known.join(", ")),
+                ));
             };
             let mut fields = [0; MAX_FIELDS];
             match o.get("fields") {
