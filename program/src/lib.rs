@@ -138,7 +138,7 @@ pub enum ProgramError {
     /// No network namespace could be made, and [`Isolation::Required`].
     #[error(
         "program {program}: the host allows no network namespace ({reason}), and programs must run without network \
-         (set programs isolation to none to run them with the host's network)"
+         (`programs.isolation = \"none\"`, or the checker's --no-isolation, runs them with the host's network)"
     )]
     Isolation {
         /// The program's name.

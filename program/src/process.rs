@@ -232,7 +232,7 @@ impl Proc {
         if !required && !isolated(pid) && !WARNED.swap(true, Ordering::Relaxed) {
             eprintln!(
                 "warning: program {} runs with the host's network: the host allows no network namespace, \
-                 and programs isolation is none",
+                 and programs.isolation is \"none\" (or the checker's --no-isolation)",
                 r.program
             );
         }
