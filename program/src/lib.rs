@@ -442,7 +442,10 @@ impl Program {
         };
         let reply = self.pool.ask(request, check).map_err(|e| match e {
             process::AskError::Failed(what) => what,
-            process::AskError::Start(e) => e.to_string(),
+            process::AskError::Start(ProgramError::Start { reason, .. }) => {
+                format!("no process: its command could not be started: {reason}")
+            }
+            process::AskError::Start(e) => format!("no process: {e}"),
         })?;
         let reply = Arc::new(reply);
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());

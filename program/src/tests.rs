@@ -505,3 +505,29 @@ fn a_python_chang_roberts_simulates_like_as_far() {
         assert_eq!(ours.counters.notification_messages, theirs.counters.notification_messages, "{ids:?}");
     }
 }
+
+/// A program whose command disappears after its process failed fails the next node with a text
+/// saying that no process could be started (nothing panics, no process is left half-made).
+#[test]
+fn a_command_that_is_gone_fails_the_next_step() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut m = manifest();
+    m["command"] = json!(["./main.py", "exit"]);
+    let dir = program_dir("gone-command", m, BAD);
+    let script = dir.join("main.py");
+    let code = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(&script, format!("#!/usr/bin/env python3\n{code}")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = load_ok(&dir, Limits::default());
+    let mut node = ProgramNode::new(prog.clone(), &context(7));
+    assert!(matches!(step(&mut node, Input::Start)[..], [Effect::Fail { .. }]));
+    std::fs::remove_file(&script).unwrap();
+    let mut next = ProgramNode::new(prog.clone(), &context(8));
+    let effects = step(&mut next, Input::Start);
+    let [Effect::Fail { why }] = effects[..] else { panic!("{effects:?}") };
+    assert!(
+        why.starts_with("program gone-command, id 8, step 0 (init): no process: its command could not be started: "),
+        "{why}"
+    );
+    assert_eq!(prog.stats().failures, 2);
+}
