@@ -74,6 +74,8 @@ impl<'l> MessageStyle<'l> {
     fn new(l: &'l Layout<'l, 'l>, step: usize, i: usize) -> Self {
         let a = &l.drawn[i];
         let name = a.kind.name();
+        // A program's kinds by its manifest's names ("election", not "program").
+        let kind = a.msg.map_or(name, |m| m.kind_name());
         let carries = a.msg.map(|m| m.describe()).unwrap_or_default();
         let what = if carries.is_empty() { String::new() } else { format!(" ({})", Pen::escape(&carries)) };
         let refused = a.msg.is_some_and(|m| m.refuses());
@@ -81,7 +83,7 @@ impl<'l> MessageStyle<'l> {
             l,
             i,
             step,
-            title: format!("{name}{what} {} -> {}", a.from, a.to),
+            title: format!("{kind}{what} {} -> {}", a.from, a.to),
             carries,
             c: l.colour(a.kind),
             w: RoleStyle::of(a.kind.role()).width,

@@ -95,7 +95,12 @@ fn message_entries(l: &Layout<'_, '_>) -> Vec<(String, String)> {
         .map(|k| {
             let count = drawn.iter().filter(|a| a.kind == k).count();
             let (c, w) = (l.colour(k), RoleStyle::of(k.role()).width);
-            (sample(|pen| arrow(pen, c, w, k.name())), format!("{} ({count})", k.name()))
+            // A program's kinds of one role share a colour: the legend names each (its manifest's names).
+            let mut names: Vec<&str> =
+                drawn.iter().filter(|a| a.kind == k).map(|a| a.msg.map_or(k.name(), |m| m.kind_name())).collect();
+            names.sort_unstable();
+            names.dedup();
+            (sample(|pen| arrow(pen, c, w, k.name())), format!("{} ({count})", names.join(", ")))
         })
         .collect();
     let roles = l.roles();
