@@ -524,27 +524,41 @@ trait Replay {
 
 impl Replay for ElectionModel {
     /// The schedule that takes the move of each index in turn (an index into
-    /// [`ElectionModel::successors`]), replayed step by step.
+    /// [`ElectionModel::successors`]), replayed step by step. A built-in
+    /// algorithm's schedule always replays; a program's may not, if its
+    /// process answered a step differently the second time (a step cut off
+    /// by its time limit once): the replay then stops where it parted, and
+    /// the error says so.
     fn replay(&self, property: &'static str, indices: &[u32]) -> Counterexample {
         let mut s = self.initial();
         let mut steps = Vec::with_capacity(indices.len());
         let mut actions = Vec::new();
-        for &i in indices {
+        let mut parted = false;
+        'moves: for &i in indices {
             actions.clear();
             self.successors(&s, &mut actions);
-            let mv = actions[i as usize].0;
+            let Some(&(mv, _)) = actions.get(i as usize) else {
+                parted = true;
+                break;
+            };
             for step in self.expand(&s, mv) {
+                let Some(next) = self.next_state(&s, step) else {
+                    parted = true;
+                    break 'moves;
+                };
                 steps.push(step);
-                s = self.next_state(&s, step).expect("a recorded step replays");
+                s = next;
             }
         }
-        Counterexample {
-            property,
-            steps,
-            decisions: s.decisions(),
-            beliefs: s.beliefs(),
-            error: s.error().map(str::to_string),
-        }
+        let error = match (s.error(), parted) {
+            (Some(e), _) => Some(e.to_string()),
+            (None, true) => Some(format!(
+                "the schedule found did not replay after {} steps: a step went otherwise the second time",
+                steps.len()
+            )),
+            (None, false) => None,
+        };
+        Counterexample { property, steps, decisions: s.decisions(), beliefs: s.beliefs(), error }
     }
 }
 

@@ -7,7 +7,7 @@
 
 use ringleader_core::algo::{Msg, Port};
 use ringleader_core::schedule::{Step, StoreItem};
-use ringleader_core::shell::{Output, Outputs};
+use ringleader_core::shell::{Misstep, Output, Outputs};
 
 use super::ElectionModel;
 use super::state::{Flight, Pending, Sent, StoreFlight, System};
@@ -71,6 +71,10 @@ impl ElectionModel {
                     }
                 }
                 Output::Decided(_) | Output::BeliefEnded(_) => {}
+                // A program's failure names its program, node and step already.
+                Output::Misstep(Misstep::Failed { why }) => {
+                    s.error.get_or_insert_with(|| why.to_string());
+                }
                 Output::Misstep(m) => {
                     s.error.get_or_insert_with(|| format!("position {p}: {m:?}"));
                 }
