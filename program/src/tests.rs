@@ -531,3 +531,34 @@ fn a_command_that_is_gone_fails_the_next_step() {
     );
     assert_eq!(prog.stats().failures, 2);
 }
+
+/// `load_all` loads every subdirectory holding a manifest, in name order, and lists each refused
+/// one with its error; a program without a bound lists it as not declared, with the drivers' budget.
+#[test]
+fn load_all_loads_each_program_and_lists_the_refused() {
+    let root = std::env::temp_dir().join(format!("ringleader-program-tests-{}", std::process::id())).join("all");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("not-a-program")).unwrap();
+    let mut m = manifest();
+    m.as_object_mut().unwrap().remove("bound");
+    for (sub, m) in [("b-good", m.clone()), ("a-bad", json!({"protocol": 1, "name": "a-bad"}))] {
+        let made = program_dir(sub, m, ECHO);
+        std::fs::rename(&made, root.join(sub)).unwrap();
+    }
+    let (loaded, refused) = crate::load_all(&root, Limits::default(), Isolation::Required);
+    assert_eq!(loaded.iter().map(|p| p.name()).collect::<Vec<_>>(), ["b-good"]);
+    assert_eq!(refused.len(), 1);
+    assert!(refused[0].0.ends_with("a-bad"));
+    let e = refused[0].1.to_string();
+    assert!(
+        e.ends_with(
+            "a-bad/program.json: field `topology`: missing: a topology name or an array of them (the first the default)"
+        ),
+        "{e}"
+    );
+    let spec = loaded[0].spec();
+    assert_eq!(spec.bound_formula, crate::NO_BOUND);
+    assert_eq!((spec.bound)(4, 1), 4 * 4 * 4 + 64);
+    let (none, refused) = crate::load_all(&root.join("nowhere"), Limits::default(), Isolation::Required);
+    assert!(none.is_empty() && matches!(refused[..], [(_, ProgramError::Io { .. })]));
+}
