@@ -3,9 +3,13 @@
 //! mode by default; the kept leaderships under faults with `--kept`); a line
 //! per algorithm and size, the shortest counterexample of each broken
 //! property (drawn as SVG with `--svg DIR`), and with `--markdown` the tables
-//! of docs/checking.md.
+//! of docs/checking.md. `--program DIR` checks a program of one's own (a
+//! directory with its `program.json`, docs/programs.md) as it checks a
+//! built-in.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
@@ -18,6 +22,7 @@ use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::faults::{MAX_CLOCK_RATE, MIN_CLOCK_RATE};
 use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::spec::Provision;
+use ringleader_program::{Isolation, Program, ProgramError};
 
 // A check clones and drops a state per move: glibc's malloc and free took a
 // quarter of a kept check's time, mimalloc's much less (docs/performance.md).
@@ -32,6 +37,14 @@ struct Args {
     /// Algorithms to check (catalogue names); every one by default (in its
     /// one-shot mode).
     algorithms: Vec<String>,
+    /// Check the program in this directory (its `program.json` and the code
+    /// it names, docs/programs.md) instead, as a built-in is checked.
+    #[arg(long, value_name = "DIR")]
+    program: Option<PathBuf>,
+    /// With --program: run it even where the host cannot give it a network
+    /// namespace of its own (it may then reach the network).
+    #[arg(long, requires = "program")]
+    no_isolation: bool,
     /// Sizes to check, e.g. `3,4`.
     #[arg(long, value_delimiter = ',', default_value = "3,4")]
     n: Vec<u32>,
@@ -143,7 +156,14 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let checks = match plan(&args) {
+    let program = match load(&args) {
+        Ok(program) => program,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let checks = match plan(&args, program.as_ref().map(|p| p.name())) {
         Ok(checks) => checks,
         Err(e) => {
             eprintln!("{e}");
@@ -161,7 +181,35 @@ fn main() -> ExitCode {
             }
         }
     }
+    if let Some(program) = program {
+        let s = program.stats();
+        eprintln!(
+            "program {}: {} requests answered by its processes, {} from its memo; {} processes started, {} failures",
+            program.name(),
+            s.steps,
+            s.cache_hits,
+            s.processes_started,
+            s.failures
+        );
+    }
     if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+}
+
+/// The program `--program` names, loaded and installed in the catalogue (so the checks below find it by
+/// its name, as they find a built-in), or `None` without `--program`.
+fn load(args: &Args) -> Result<Option<Arc<Program>>, CliError> {
+    let Some(dir) = &args.program else { return Ok(None) };
+    if !args.algorithms.is_empty() {
+        return Err(CliError::ProgramAndAlgorithms(args.algorithms.join(", ")));
+    }
+    let isolation = if args.no_isolation { Isolation::None } else { Isolation::Required };
+    let program = ringleader_program::load(dir, ringleader_program::Limits::default(), isolation)
+        .and_then(|p| p.install().map(|_| p))
+        .map_err(|source| match source {
+            ProgramError::Isolation { program, reason } => CliError::Isolation { program, reason },
+            source => CliError::Program { dir: dir.clone(), source },
+        })?;
+    Ok(Some(program))
 }
 
 /// One check to run: an algorithm at one size (and, with `--each-split`, one split), validated.
@@ -219,6 +267,28 @@ enum CliError {
     /// The overlay a counterexample is drawn on cannot be built.
     #[error(transparent)]
     Topology(#[from] ringleader_core::topology::TopologyError),
+    /// `--program` and algorithm names together.
+    #[error("--program and algorithm names ({0}): a program is checked alone")]
+    ProgramAndAlgorithms(String),
+    /// The program could not be loaded (its error names the manifest's field, or the step that failed).
+    #[error("--program {}: {source}", dir.display())]
+    Program {
+        /// The directory given.
+        dir: PathBuf,
+        /// What loading it met.
+        source: ProgramError,
+    },
+    /// The host cannot keep the program off the network, and `--no-isolation` was not given.
+    #[error(
+        "--program: program {program}: the host allows no network namespace ({reason}), and a program runs without \
+         network unless --no-isolation says otherwise"
+    )]
+    Isolation {
+        /// The program's name.
+        program: String,
+        /// What the host answered.
+        reason: String,
+    },
     /// A diagram could not be written.
     #[error("--svg {}: {source}", dir.display())]
     Svg {
@@ -240,8 +310,10 @@ fn refused(r: &Refusal) -> String {
 
 /// Every check the arguments ask for, each validated as the controller's CheckAlgorithm validates it
 /// ([`CheckAsk`]), or the first refusal.
-fn plan(args: &Args) -> Result<Vec<Planned>, CliError> {
-    let names: Vec<&str> = if args.algorithms.is_empty() {
+fn plan(args: &Args, program: Option<&str>) -> Result<Vec<Planned>, CliError> {
+    let names: Vec<&str> = if let Some(name) = program {
+        vec![name]
+    } else if args.algorithms.is_empty() {
         CATALOGUE.iter().filter(|s| !args.kept || s.kept.is_some()).map(|s| s.name).collect()
     } else {
         args.algorithms.iter().map(String::as_str).collect()
@@ -549,8 +621,8 @@ mod tests {
     #[test]
     fn a_clock_is_refused_without_kept() {
         let one_shot = Args::parse_from(["ringleader-check", "as-far", "--n", "3", "--clock", "1=0.5"]);
-        assert!(matches!(plan(&one_shot), Err(CliError::ClockOneShot)));
+        assert!(matches!(plan(&one_shot, None), Err(CliError::ClockOneShot)));
         let kept = Args::parse_from(["ringleader-check", "bully", "--kept", "--n", "3", "--clock", "1=0.5"]);
-        assert!(plan(&kept).is_ok());
+        assert!(plan(&kept, None).is_ok());
     }
 }
