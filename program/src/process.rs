@@ -30,6 +30,9 @@ const NOFILE: u64 = 64;
 const CPU_SHARE_REPLACED: u64 = 2;
 /// Requests between two looks at a process's CPU time.
 const CPU_LOOK_EVERY: u64 = 256;
+/// Time a fresh process gets for its first reply beyond the step limit: an interpreter's start
+/// (Python's takes tens of milliseconds, more on a loaded host) is not the program's step.
+pub(crate) const STARTUP_MS: u64 = 5_000;
 /// The errno a sandboxed child exits its `pre_exec` with when no network namespace could be made.
 const NO_NAMESPACE: i32 = libc::EPROTONOSUPPORT;
 
@@ -300,7 +303,8 @@ impl Proc {
         let mut line = Vec::with_capacity(request.len() + 1);
         line.extend_from_slice(request.as_bytes());
         line.push(b'\n');
-        let deadline = Instant::now() + Duration::from_millis(limits.step_ms);
+        let allowed = if self.asked == 0 { limits.step_ms + STARTUP_MS } else { limits.step_ms };
+        let deadline = Instant::now() + Duration::from_millis(allowed);
         if let Some(tx) = &self.requests
             && tx.send(line).is_err()
         {
@@ -309,9 +313,15 @@ impl Proc {
         match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(Ok(line)) => Ok(line),
             Ok(Err(end)) => Err(self.ended(end, limits)),
+            Err(RecvTimeoutError::Timeout) if self.asked == 0 => {
+                self.stop();
+                Err(format!(
+                    "no reply within {allowed} ms (the step limit and {STARTUP_MS} ms to start): the program was stopped"
+                ))
+            }
             Err(RecvTimeoutError::Timeout) => {
                 self.stop();
-                Err(format!("no reply within {} ms (the step limit): the program was stopped", limits.step_ms))
+                Err(format!("no reply within {allowed} ms (the step limit): the program was stopped"))
             }
             Err(RecvTimeoutError::Disconnected) => Err(self.ended(ReadEnd::Eof, limits)),
         }

@@ -562,3 +562,14 @@ fn load_all_loads_each_program_and_lists_the_refused() {
     let (none, refused) = crate::load_all(&root.join("nowhere"), Limits::default(), Isolation::Required);
     assert!(none.is_empty() && matches!(refused[..], [(_, ProgramError::Io { .. })]));
 }
+
+/// A process that takes longer than the step limit to start (a slow interpreter) is not failed for
+/// it: its first request gets the start allowance, its later ones the step limit.
+#[test]
+fn a_slow_start_is_not_a_slow_step() {
+    let slow = format!("time.sleep(1.0)\n{ECHO}");
+    let prog = load_ok(&program_dir("slow-start", manifest(), &slow), Limits { step_ms: 300, ..Limits::default() });
+    let mut node = ProgramNode::new(prog.clone(), &context(7));
+    assert_eq!(step(&mut node, Input::Start).len(), 11);
+    assert_eq!(prog.stats().failures, 0);
+}
