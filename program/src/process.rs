@@ -28,8 +28,8 @@ const FSIZE_BYTES: u64 = 1 << 20;
 const NOFILE: u64 = 64;
 /// A process is replaced between steps once it used this share (1/n) of its CPU allowance.
 const CPU_SHARE_REPLACED: u64 = 2;
-/// Requests between two looks at a process's CPU time.
-const CPU_LOOK_EVERY: u64 = 256;
+/// Requests between two looks at a process's CPU time (every request in the crate's tests).
+const CPU_LOOK_EVERY: u64 = if cfg!(test) { 1 } else { 256 };
 /// Time a fresh process gets for its first reply beyond the step limit: an interpreter's start
 /// (Python's takes tens of milliseconds, more on a loaded host) is not the program's step.
 pub(crate) const STARTUP_MS: u64 = 5_000;

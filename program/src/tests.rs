@@ -573,3 +573,29 @@ fn a_slow_start_is_not_a_slow_step() {
     assert_eq!(step(&mut node, Input::Start).len(), 11);
     assert_eq!(prog.stats().failures, 0);
 }
+
+const BURN: &str = r#"
+def step(state, inp):
+    end = time.process_time() + 1.2
+    while time.process_time() < end:
+        pass
+    state["burnt"] = state.get("burnt", 0) + 1
+    return {"state": state}
+"#;
+
+/// A process that used half its CPU allowance is replaced between steps, before RLIMIT_CPU would
+/// stop it mid-step: the program goes on in a fresh process and nothing fails.
+#[test]
+fn a_process_that_used_half_its_cpu_is_replaced() {
+    let prog = load_ok(
+        &program_dir("cpu-burner", manifest(), BURN),
+        Limits { step_ms: 30_000, cpu_s: 2, ..Limits::default() },
+    );
+    let mut node = ProgramNode::new(prog.clone(), &context(7));
+    let started = prog.stats().processes_started;
+    step(&mut node, Input::Start);
+    step(&mut node, Input::Timer(0));
+    assert_eq!(state(&node)["burnt"], 2);
+    assert_eq!(prog.stats().failures, 0);
+    assert_eq!(prog.stats().processes_started, started + 1, "the first process was retired after its burn");
+}
