@@ -183,13 +183,14 @@ fn main() -> ExitCode {
     }
     if let Some(program) = program {
         let s = program.stats();
+        let counted = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
         eprintln!(
-            "program {}: {} requests answered by its processes, {} from its memo; {} processes started, {} failures",
+            "program {}: {} answered by its processes, {} from its memo; {} started, {}",
             program.name(),
-            s.steps,
+            counted(s.steps, "request", "requests"),
             s.cache_hits,
-            s.processes_started,
-            s.failures
+            counted(s.processes_started, "process", "processes"),
+            counted(s.failures, "failure", "failures"),
         );
     }
     if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }

@@ -102,7 +102,13 @@ impl CheckAsk {
     /// The algorithm's entry, or a refusal naming `algorithm`.
     pub fn spec(&self) -> Result<&'static AlgorithmSpec, Refusal> {
         let spec = catalogue::find(&self.algorithm).ok_or_else(|| {
-            Refusal::invalid("algorithm", format!("unknown {:?}; known: {}", self.algorithm, catalogue::names()))
+            // The built-ins, then the programs installed in this process.
+            let mut known = catalogue::names();
+            for program in catalogue::installed() {
+                known.push_str(", ");
+                known.push_str(program.name);
+            }
+            Refusal::invalid("algorithm", format!("unknown {:?}; known: {known}", self.algorithm))
         })?;
         if self.kept && spec.kept.is_none() {
             return Err(Refusal::precondition(
