@@ -98,6 +98,9 @@ pub struct Config {
     pub auth: ringleader_node::auth::AuthSection,
     /// The `[tls]` section (shared with the nodes; see [`ringleader_node::tls`]).
     pub tls: ringleader_node::tls::TlsSection,
+    /// The `[programs]` section: the limits of installed programs' processes
+    /// (shared with the nodes; see [`ringleader_node::programs`]).
+    pub programs: ringleader_node::programs::ProgramsSection,
 }
 
 /// The `[controller]` section.
@@ -214,6 +217,17 @@ pub struct ControllerConfig {
     /// keep their record at, sent to each node in its `Prepare` (a node's own
     /// `etcd_endpoint` takes precedence); empty: `lease` runs SIMULATED only.
     pub etcd_endpoint: String,
+    /// Install the programs in this directory at start (one subdirectory
+    /// per program, each with its `program.json`; docs/programs.md), under
+    /// the `[programs]` limits; a program that fails to load is logged and
+    /// left out. The embedded cluster (`local_nodes`) runs them in this
+    /// process; external nodes need the same programs in their own
+    /// `node.programs_dir`. Empty: no programs.
+    pub programs_dir: String,
+    /// The programs installed from `programs_dir` (filled in at start, by
+    /// [`crate::run`]; not a setting).
+    #[serde(skip)]
+    pub programs: crate::programs::Installed,
 }
 
 impl Default for ControllerConfig {
@@ -248,6 +262,8 @@ impl Default for ControllerConfig {
             max_faults: 256,
             max_unread_mib: ringleader_node::unread::DEFAULT_BUDGET >> 20,
             etcd_endpoint: String::new(),
+            programs_dir: String::new(),
+            programs: crate::programs::Installed::default(),
         }
     }
 }
@@ -340,6 +356,9 @@ impl Config {
         c.validate_memory()?;
         c.validate_nodes()?;
         c.validate_limits()?;
+        ringleader_node::programs::check_dir("controller.programs_dir", &c.programs_dir)
+            .and_then(|()| self.programs.validate())
+            .map_err(|SettingError { key, reason }| ConfigError::Invalid { key, reason })?;
         self.telemetry.validate().map_err(|SettingError { key, reason }| ConfigError::Invalid { key, reason })?;
         self.auth.resolve().map_err(|SettingError { key, reason }| ConfigError::Invalid { key, reason })?;
         self.tls.load().map(|_| ()).map_err(|SettingError { key, reason }| ConfigError::Invalid { key, reason })
@@ -606,6 +625,13 @@ mod tests {
             },
             "controller.discover",
         );
+        bad(|c| c.programs_dir = "/no/such/programs".into(), "controller.programs_dir");
+        let mut c = Config::default();
+        c.programs.isolation = "sometimes".into();
+        assert!(c.validate().unwrap_err().to_string().contains("programs.isolation"));
+        let e = env(&[("RINGLEADER__PROGRAMS__STEP_MS", "0")]);
+        let c = Config::load_from(&Flags::default(), e).unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("programs.step_ms"));
         let mut c = Config::default();
         c.telemetry.metrics_listen = Some("localhost".into());
         assert!(c.validate().unwrap_err().to_string().contains("telemetry.metrics_listen"));

@@ -22,6 +22,8 @@ use crate::record::{
 pub struct ElectionRequest {
     /// Catalogue name.
     pub algorithm: String,
+    /// An installed program's name, instead of `algorithm` (empty: none).
+    pub program: String,
     /// Positions (0 = default).
     pub size: u32,
     /// How ids are placed when `ids` is empty (RANDOM uses `seed`).
@@ -168,6 +170,7 @@ impl TryFrom<pb::StartElectionRequest> for ElectionRequest {
         };
         Ok(ElectionRequest {
             algorithm: r.algorithm,
+            program: r.program,
             size: r.size,
             id_order,
             ids: r.ids,
@@ -406,6 +409,7 @@ pub fn election_summary(r: &ElectionRecord) -> pb::Election {
 pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
     {
         pb::AlgorithmInfo {
+            program: crate::programs::is_program(s),
             name: s.name.to_string(),
             title: s.title.to_string(),
             source: s.source.to_string(),

@@ -50,8 +50,29 @@ pub mod failover;
 pub mod faults;
 pub mod history;
 pub mod pages;
+pub mod programs;
 pub mod record;
 pub mod telemetry;
+
+/// Install the programs in `controller.programs_dir` (none when it is
+/// empty), off the async workers: each is started and asked for its first
+/// state. A program that fails to load is logged and left out.
+async fn install_programs(config: &config::Config) -> programs::Installed {
+    let dir = config.controller.programs_dir.clone();
+    if dir.is_empty() {
+        return programs::Installed::default();
+    }
+    let section = config.programs.clone();
+    let installed = tokio::task::spawn_blocking(move || {
+        ringleader_node::programs::install_dir(std::path::Path::new(&dir), &section)
+    })
+    .await
+    .unwrap_or_else(|e| {
+        warn!(error = %e, "installing the programs failed; none is installed");
+        Vec::new()
+    });
+    programs::Installed::new(installed)
+}
 
 /// Errors that stop the controller.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +106,8 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     config.validate()?;
+    let mut config = config;
+    config.controller.programs = install_programs(&config).await;
     let auth = config.auth.resolve().map_err(|ringleader_node::setting::SettingError { key, reason }| {
         config::ConfigError::Invalid { key, reason }
     })?;

@@ -23,6 +23,12 @@
 //! orphan_grace_ms = 60000        # abort every election held once no controller has listened this
 //!                                # long (its event stream gone: crashed, killed); 0: never
 //!
+//! programs_dir = "/programs"   # install the programs there at start (docs/programs.md); unset: none
+//!
+//! [programs]                   # limits of the programs' processes; see ringleader_node::programs
+//! step_ms = 1000
+//! isolation = "required"
+//!
 //! [telemetry]
 //! log = "info,ringleader_node=debug"  # tracing filter; RUST_LOG wins over it
 //! otlp_endpoint = "http://otel-collector:4317"  # else OTEL_EXPORTER_OTLP_ENDPOINT; unset: none
@@ -113,6 +119,9 @@ pub struct Config {
     /// `[tls]`
     #[serde(default)]
     pub tls: ringleader_node::tls::TlsSection,
+    /// `[programs]`: the limits of installed programs' processes
+    #[serde(default)]
+    pub programs: ringleader_node::programs::ProgramsSection,
 }
 
 /// `[node]`: who the node is and where it listens.
@@ -157,6 +166,12 @@ pub struct NodeSection {
     /// (empty: the controller's).
     #[serde(default)]
     pub etcd_endpoint: String,
+    /// Install the programs in this directory at start (one subdirectory
+    /// per program, each with its `program.json`): the controller's
+    /// elections may then name them (the controller needs the same ones in
+    /// its `controller.programs_dir`). Empty: none.
+    #[serde(default)]
+    pub programs_dir: String,
 }
 
 fn default_orphan_grace_ms() -> u64 {
@@ -268,6 +283,10 @@ impl Config {
             let v = self.node.idle_timeout_ms.to_string();
             return Err(invalid("node.idle_timeout_ms", &v, "must be between 1 s and a day (1000..=86400000)".into()));
         }
+        let dir = &self.node.programs_dir;
+        ringleader_node::programs::check_dir("node.programs_dir", dir)
+            .map_err(|e| invalid("node.programs_dir", dir, e.reason))?;
+        self.programs.validate().map_err(|SettingError { key, reason }| ConfigError::Section { key, reason })?;
         self.telemetry.validate().map_err(|SettingError { key, reason }| ConfigError::Section { key, reason })?;
         self.auth.resolve().map_err(|SettingError { key, reason }| ConfigError::Section { key, reason })?;
         self.tls.load().map_err(|SettingError { key, reason }| ConfigError::Section { key, reason })?;
@@ -323,6 +342,18 @@ mod tests {
         assert_eq!(c.node.advertise, "http://0.0.0.0:7000");
         assert!(!c.node.name.is_empty());
         assert_eq!(c.node.orphan_grace_ms, 60_000);
+    }
+
+    /// `node.programs_dir` must name a directory and the `[programs]` limits their ranges, each
+    /// refused naming its key.
+    #[test]
+    fn programs_settings_name_their_key() {
+        let e = Config::load_with_env(&Cli::default(), env(&[("RINGLEADER__NODE__PROGRAMS_DIR", "/no/such/dir")]));
+        assert!(e.unwrap_err().to_string().contains("node.programs_dir"));
+        let e = Config::load_with_env(&Cli::default(), env(&[("RINGLEADER__PROGRAMS__ISOLATION", "maybe")]));
+        assert!(e.unwrap_err().to_string().contains("programs.isolation"));
+        let c = Config::load_with_env(&Cli::default(), env(&[("RINGLEADER__PROGRAMS__STEP_MS", "250")])).unwrap();
+        assert_eq!(c.programs.step_ms, 250);
     }
 
     /// The file beats the defaults, the environment beats the file, and flags beat the environment.

@@ -10,6 +10,7 @@ pub mod limits;
 pub mod logs;
 pub mod meter;
 pub mod observe;
+pub mod programs;
 pub mod runtime;
 pub mod setting;
 pub mod tls;

@@ -91,6 +91,14 @@ async fn main() -> ExitCode {
             }
         }
     }
+    if !cfg.node.programs_dir.is_empty() {
+        let (dir, section) = (std::path::PathBuf::from(&cfg.node.programs_dir), cfg.programs.clone());
+        let installed =
+            tokio::task::spawn_blocking(move || ringleader_node::programs::install_dir(&dir, &section).len()).await;
+        if let Err(e) = installed {
+            warn!(error = %e, "installing the programs failed; none is installed");
+        }
+    }
     let node = NodeConfig {
         name: cfg.node.name,
         advertise: cfg.node.advertise,

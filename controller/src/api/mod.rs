@@ -206,7 +206,9 @@ impl Controller for ControllerService {
         request: Request<pb::ListAlgorithmsRequest>,
     ) -> Result<Response<pb::ListAlgorithmsResponse>, Status> {
         self.authorize(&request, "ListAlgorithms", Access::Read)?;
-        let algorithms = catalogue::CATALOGUE.iter().map(convert::algorithm_info).collect();
+        // The built-ins, then the programs this controller installed (`program: true`).
+        let programs = self.elections.config().programs.all().iter().copied();
+        let algorithms = catalogue::CATALOGUE.iter().chain(programs).map(convert::algorithm_info).collect();
         Ok(Response::new(pb::ListAlgorithmsResponse { algorithms }))
     }
 

@@ -89,7 +89,7 @@ pub fn etcd_endpoint(plan: &Plan, config: &ControllerConfig) -> String {
 /// 10^6 positions): a request `check` accepts, `build` builds. A sweep checks
 /// every point with it up front and builds one plan at a time.
 pub fn check(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerConfig) -> Result<Checked, RequestError> {
-    let spec = algorithm(req)?;
+    let spec = algorithm(req, config)?;
     check_keep_leader(req, spec)?;
     let detector = detector(req, config)?;
     let sim = simulation(req, spec)?;
@@ -162,17 +162,52 @@ fn store(req: &ElectionRequest, spec: &AlgorithmSpec, config: &ControllerConfig)
     Ok(())
 }
 
-/// The catalogue entry the request names.
-fn algorithm(req: &ElectionRequest) -> Result<&'static AlgorithmSpec, RequestError> {
+/// Longest name a refusal repeats back.
+const MAX_ECHOED_NAME: usize = 64;
+
+/// The entry the request names: a built-in algorithm (`algorithm`), or a
+/// program this controller installed (`program`), never both. Only the
+/// controller's own programs: not a path, not another's.
+fn algorithm(req: &ElectionRequest, config: &ControllerConfig) -> Result<&'static AlgorithmSpec, RequestError> {
+    let echoed = |name: &str| name.chars().take(MAX_ECHOED_NAME).collect::<String>();
+    if !req.program.is_empty() {
+        if !req.algorithm.is_empty() {
+            return Err(RequestError::invalid(
+                "program",
+                format!(
+                    "give either `algorithm` (a built-in) or `program` (an installed program), not both (algorithm \
+                     `{}`)",
+                    echoed(&req.algorithm)
+                ),
+            ));
+        }
+        return config.programs.find(&req.program).ok_or_else(|| {
+            RequestError::precondition(
+                "program",
+                format!(
+                    "no installed program is named `{}`; installed programs: {}",
+                    echoed(&req.program),
+                    config.programs.names()
+                ),
+            )
+        });
+    }
     if req.algorithm.is_empty() {
         return Err(RequestError::invalid("algorithm", format!("required; one of: {}", catalogue::names())));
     }
-    catalogue::find(&req.algorithm).ok_or_else(|| {
-        RequestError::invalid(
+    if let Some(spec) = catalogue::CATALOGUE.iter().find(|s| s.name == req.algorithm) {
+        return Ok(spec);
+    }
+    if config.programs.find(&req.algorithm).is_some() {
+        return Err(RequestError::invalid(
             "algorithm",
-            format!("unknown algorithm `{}`; known algorithms: {}", req.algorithm, catalogue::names()),
-        )
-    })
+            format!("`{}` is an installed program: name it in `program`", req.algorithm),
+        ));
+    }
+    Err(RequestError::invalid(
+        "algorithm",
+        format!("unknown algorithm `{}`; known algorithms: {}", echoed(&req.algorithm), catalogue::names()),
+    ))
 }
 
 /// A kept leadership needs an algorithm that keeps one; a LIVE one is not

@@ -94,6 +94,9 @@ enum Halt {
     Failed(Failures),
     /// `StopElection` or the shutdown, with what the election was doing then.
     Stopped(String),
+    /// A node's state machine failed (an installed program broke): the
+    /// election cannot finish; its error, naming the position and the step.
+    Broken(String),
 }
 
 /// Abort the election on the nodes, then say why it ended. The stop's
@@ -103,6 +106,7 @@ async fn halt(ctx: &Context<'_>, nodes: &[Arc<Node>], election_id: &str, halt: H
     match halt {
         Halt::Failed(e) => Outcome::failed(e.to_string()),
         Halt::Stopped(doing) => Outcome::failed(format!("{} ({doing})", ctx.stopped_text())),
+        Halt::Broken(why) => Outcome::failed(why),
     }
 }
 
@@ -335,6 +339,9 @@ async fn gather(
                 return Err(Halt::Stopped(doing));
             }
         }
+        if let Some(why) = found.iter().find_map(|(i, s)| broken(*i, nodes[*i].name(), s)) {
+            return Err(Halt::Broken(why));
+        }
         for (i, status) in found {
             decided.extend(agent::decision_of(status.role, status.leader_id).map(|d| (i, d)));
             if statuses[i].as_ref().is_none_or(|s| s.steps <= status.steps) {
@@ -377,6 +384,18 @@ async fn gather(
     let node_duration = node_duration(&statuses, &clocks);
     let collected = Collected { decisions, duration_ms, timed_out: false, node_duration };
     Ok(Gathered { collected, statuses, not_quiet })
+}
+
+/// The error of an election whose node at `position` (named `node`) reports
+/// its state machine failed (an installed program broke, or the algorithm
+/// panicked): it takes no more input, so the election cannot finish. Its
+/// first error names the step and the field. `None` while it has not failed.
+fn broken(position: usize, node: String, status: &pb::NodeElectionStatus) -> Option<String> {
+    if !status.failed {
+        return None;
+    }
+    let why = status.errors.first().map_or("its state machine failed", String::as_str);
+    Some(format!("position {position} (node {node}) failed: {why}"))
 }
 
 /// Is the election over, by the nodes' latest reports (a node that never

@@ -72,6 +72,8 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
     }
     let error = if report.cancelled {
         Some(format!("{} ({} simulated deliveries done)", ctx.stopped_text(), report.deliveries))
+    } else if let Some(failed) = program_failure(&plan, &report) {
+        Some(failed)
     } else if !report.terminated && budget < own_cap {
         Some(format!(
             "stopped after {} messages, the simulator's budget per election (max_simulated_messages)",
@@ -123,6 +125,25 @@ pub(super) async fn run(ctx: &Context<'_>, entry: &Entry, plan: Plan) -> Outcome
         per_position,
         diagram_svg,
     }
+}
+
+/// The error of a program's election whose program failed (or misbehaved
+/// otherwise): the simulator's first error, which names the position, the
+/// step and the field; `None` for a built-in, or a program that did not fail.
+fn program_failure(plan: &Plan, report: &SimReport) -> Option<String> {
+    if !crate::programs::is_program(plan.spec) {
+        return None;
+    }
+    let first = report.errors.first()?;
+    // "position 3 program x, ...": as a LIVE election says it, "position 3 failed: program x, ...".
+    let first = match first.strip_prefix("position ").and_then(|rest| rest.split_once(' ')) {
+        Some((position, what)) => format!("position {position} failed: {what}"),
+        None => first.clone(),
+    };
+    Some(match report.errors.len() - 1 {
+        0 => first,
+        more => format!("{first} (and {more} more error(s))"),
+    })
 }
 
 /// The metrics of a simulated run that took `duration_ms`, against `bound` (`formula`).

@@ -93,7 +93,12 @@ impl AgentService {
         let spec = catalogue::find(&req.algorithm).ok_or_else(|| {
             AgentError::field(
                 "algorithm",
-                format!("unknown algorithm `{}`; known: {}", req.algorithm, catalogue::names()),
+                format!(
+                    "unknown algorithm `{}`; known: {}; programs installed on this node (node.programs_dir): {}",
+                    req.algorithm.chars().take(64).collect::<String>(),
+                    catalogue::names(),
+                    crate::programs::installed_names()
+                ),
             )
         })?;
         let kept = if req.keep_leader {
@@ -167,6 +172,8 @@ impl AgentService {
         options.sort();
         check_options(spec, &options, req.size, !one_shot).map_err(|(field, why)| AgentError::field(field, why))?;
         let write_ms = kept.as_ref().map_or(0, |(_, d)| d.period_ms);
+        // An installed program's node asks its process for its first state (`init`): off the workers.
+        let program = crate::programs::is_program(spec);
         let (algo, rebuild) = match kept {
             Some((build, detector)) => {
                 let (id, size, coin) = (req.id, req.size, req.coin);
@@ -179,7 +186,7 @@ impl AgentService {
             None => {
                 let ctx =
                     NodeContext::new(req.id, rule, req.size, req.coin, &port_info).with_options(Options(&options));
-                ((spec.machine.build)(&ctx), None)
+                (super::election::stepping(program, || (spec.machine.build)(&ctx)), None)
             }
         };
         let setup = ElectionSetup {
@@ -195,6 +202,7 @@ impl AgentService {
             trace,
             log_messages: req.log_messages,
             store,
+            program,
         };
         debug!(
             election = %setup.election_id, algorithm = setup.algorithm, position = setup.position,
@@ -249,6 +257,10 @@ impl AgentService {
 
     /// Wake `election`'s node as an initiator.
     fn start(election: &Arc<Election>) -> Result<(), AgentError> {
+        if election.is_program() {
+            election.start_in_background();
+            return Ok(());
+        }
         let started = election.start().map_err(|r| AgentError::Election { code: r.code, message: r.message })?;
         debug!(election = election.id(), released = started.released, "started");
         Ok(())

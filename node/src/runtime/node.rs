@@ -305,7 +305,8 @@ impl Node {
         if early.aborted_set.remove(election.id()) {
             early.aborted.retain(|id| id != election.id());
         }
-        let started = if start { election.start().map(drop) } else { Ok(()) };
+        // A program's start waits on its process: it runs after this call, off the lock and the caller's task.
+        let started = if start && !election.is_program() { election.start().map(drop) } else { Ok(()) };
         for env in early.take(election.id(), &self.unknown_election) {
             if let Err(r) = self.hand_to(election, env) {
                 // Its link's reply stream may be gone: the election keeps the refusal.
@@ -314,6 +315,10 @@ impl Node {
         }
         if !self.table.insert(election.clone()) {
             return Err(Prepared::Taken);
+        }
+        drop(early);
+        if start && election.is_program() {
+            election.start_in_background();
         }
         started.map_err(Prepared::StartFailed)
     }

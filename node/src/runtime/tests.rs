@@ -161,6 +161,7 @@ fn fixture_reporting(start: Vec<Effect>, initiator: bool, reporter: Option<Arc<R
         trace: None,
         log_messages: false,
         store: None,
+        program: false,
     };
     let election = Election::new(setup, Box::new(Scripted { start, fired: fired.clone() }), tx, reporter);
     Fixture { election, fired, events }
@@ -394,6 +395,7 @@ fn kept_setup(faults: Arc<super::faults::FaultTable>, rebuild: Option<Rebuild>) 
         trace: None,
         log_messages: false,
         store: None,
+        program: false,
     }
 }
 
@@ -591,6 +593,7 @@ async fn the_per_message_path_forwards_each_message_once() {
         trace: None,
         log_messages: false,
         store: None,
+        program: false,
     };
     let election = Election::new(setup, Box::new(Relay), events, None);
     let mut forwarded = 0u64;

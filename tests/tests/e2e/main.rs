@@ -34,3 +34,4 @@ mod t29_raft_lease;
 mod t30_fencing;
 mod t31_scoped_faults;
 mod t32_class_checks;
+mod t33_programs;

@@ -43,6 +43,11 @@ impl Election {
                 return Ok(());
             }
         }
+        if self.setup.program {
+            // Its step may wait on its process: off the link's task, which carries other elections too.
+            self.enqueue(arrival);
+            return Ok(());
+        }
         self.receive_now(arrival, spare)
     }
 
@@ -159,7 +164,8 @@ impl Election {
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         st.steps += 1;
         let State { shell, out, .. } = &mut *st;
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.start(out))) {
+        let program = self.setup.program;
+        if let Err(panic) = super::stepping(program, || catch_unwind(AssertUnwindSafe(|| shell.start(out)))) {
             let e = format!("algorithm panicked at its start: {}", panic_text(&*panic));
             self.break_down(&mut st, e.clone());
             return Err(Rejection::new(Code::Internal, e));
@@ -188,6 +194,26 @@ impl Election {
         Ok(Started { released })
     }
 
+    /// [`Election::start`] on a blocking thread, for a program's election
+    /// (whose start waits on its process, up to its step limit): the caller
+    /// (a `Prepare` or `Start` call) answers at once. A start refused is
+    /// kept among the election's errors; a program that fails there fails
+    /// the election through its report.
+    pub(crate) fn start_in_background(self: &Arc<Self>) {
+        let election = self.clone();
+        let start = move || {
+            if let Err(r) = election.start() {
+                election.record_error(format!("start refused: {}", r.message));
+                let st = election.lock();
+                election.queue_report(st);
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn_blocking(start)),
+            Err(_) => start(),
+        }
+    }
+
     /// The node recovered from a crash fault: a kept election's node becomes
     /// a new incarnation, as in the simulator: a fresh state machine that gets
     /// the last persisted record back ([`Input::Restore`](ringleader_core::algo::Input::Restore)) and starts; the
@@ -200,7 +226,8 @@ impl Election {
         if st.closed || st.broken || !st.shell.started() || self.setup.faults.crashed() {
             return false;
         }
-        let algo = match catch_unwind(AssertUnwindSafe(|| (rebuild.0)())) {
+        let program = self.setup.program;
+        let algo = match super::stepping(program, || catch_unwind(AssertUnwindSafe(|| (rebuild.0)()))) {
             Ok(a) => a,
             Err(panic) => {
                 let e = format!("algorithm panicked while rebuilding after a crash: {}", panic_text(&*panic));
@@ -214,7 +241,7 @@ impl Election {
         info!(election = self.id(), position = self.setup.position, restored = ?st.shell.stable(), "restarted after a crash");
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let State { shell, out, .. } = &mut *st;
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.restart(algo, out))) {
+        if let Err(panic) = super::stepping(program, || catch_unwind(AssertUnwindSafe(|| shell.restart(algo, out)))) {
             let e = format!("algorithm panicked at its start after a crash: {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return false;
@@ -238,7 +265,8 @@ impl Election {
         let led = belief.leader == Some(self.setup.id);
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         let State { shell, out, .. } = &mut *st;
-        let handing = match catch_unwind(AssertUnwindSafe(|| shell.leave(out))) {
+        let program = self.setup.program;
+        let handing = match super::stepping(program, || catch_unwind(AssertUnwindSafe(|| shell.leave(out)))) {
             Ok(h) => h,
             Err(panic) => {
                 let e = format!("algorithm panicked at its leave: {}", panic_text(&*panic));
@@ -285,7 +313,7 @@ impl Election {
         st.steps += 1;
         node_metrics().received.add(1, &self.labels(msg));
         let State { shell, out, .. } = &mut *st;
-        match catch_unwind(AssertUnwindSafe(|| shell.message(port, msg, out))) {
+        match super::stepping(self.setup.program, || catch_unwind(AssertUnwindSafe(|| shell.message(port, msg, out)))) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
                 st.rejected += 1;

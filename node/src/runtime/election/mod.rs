@@ -14,6 +14,7 @@
 //! subscribers what the node knows, and [`pause`] holds the input of a
 //! paused node until it resumes.
 
+mod inbox;
 mod input;
 mod outputs;
 mod pause;
@@ -105,6 +106,21 @@ pub(crate) struct ElectionSetup {
     pub(crate) log_messages: bool,
     /// Where the algorithm's store operations go (`lease`); `None`: it uses none.
     pub(crate) store: Option<Arc<super::store::EtcdStore>>,
+    /// The algorithm is an installed program: each step may wait on its
+    /// process (up to the program's step limit), so steps run off the async
+    /// workers ([`stepping`]).
+    pub(crate) program: bool,
+}
+
+/// Run one step of an election's state machine: a program's
+/// (`program`) with [`tokio::task::block_in_place`] on a multi-threaded
+/// runtime, so that while it waits on its process (up to its step limit)
+/// the worker's other tasks (other elections' links, timers, the agent)
+/// move to another thread; a built-in's inline, as it never waits.
+pub(crate) fn stepping<R>(program: bool, step: impl FnOnce() -> R) -> R {
+    let multi = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if program && multi { tokio::task::block_in_place(step) } else { step() }
 }
 
 /// An envelope as it arrives, minus the election id.
@@ -229,6 +245,8 @@ pub(crate) struct Election {
     draining: AtomicBool,
     /// When it was prepared here.
     prepared: Instant,
+    /// A program's envelopes not taken yet ([`inbox`]).
+    inbox: Mutex<inbox::Inbox>,
 }
 
 /// What `Start` did.
@@ -286,6 +304,7 @@ impl Election {
             report_queued,
             draining: AtomicBool::new(false),
             prepared: Instant::now(),
+            inbox: Mutex::default(),
         })
     }
 
@@ -304,6 +323,11 @@ impl Election {
         self.prepared
     }
 
+    /// Does an installed program run it (whose steps wait on its process)?
+    pub(crate) fn is_program(&self) -> bool {
+        self.setup.program
+    }
+
     /// Is it a kept leadership (rather than a one-shot election)?
     pub(crate) fn is_kept(&self) -> bool {
         self.setup.rebuild.is_some()
@@ -312,7 +336,14 @@ impl Election {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic inside the algorithm is caught before it can poison the lock;
         // anything else that poisons it must not take the node down with it.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        match self.state.try_lock() {
+            Ok(st) => st,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            // Held by a step, which a program's may make wait up to its step limit: off the workers.
+            Err(std::sync::TryLockError::WouldBlock) => {
+                stepping(self.setup.program, || self.state.lock().unwrap_or_else(|e| e.into_inner()))
+            }
+        }
     }
 
     /// This node's id in the election.
@@ -326,7 +357,7 @@ fn unix_micros() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
 }
 
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {

@@ -16,7 +16,7 @@ use super::{Election, Input, MAX_LOGGED, State, panic_text, unix_micros};
 use crate::observe::{self, kv, node_metrics};
 use crate::runtime::reports::monotonic_us;
 use ringleader_core::algo::{Decision, Msg, Port, StoreOp, StoreReply, TimerId};
-use ringleader_core::shell::Output;
+use ringleader_core::shell::{Misstep, Output};
 
 impl Election {
     /// Carry out the effects in the outbox, in order; `span` is the step's
@@ -82,6 +82,12 @@ impl Election {
                 }
                 Output::SetTimer { timer, after_ms, generation } => {
                     self.set_timer(st, timer, after_ms, generation, context.clone())
+                }
+                Output::Misstep(Misstep::Failed { why }) => {
+                    // The state machine broke (a program's step failed): it takes no more input, and
+                    // the controller, told by the report, ends the election with this error.
+                    self.break_down(st, why.to_string());
+                    break;
                 }
                 Output::Misstep(m) => st.record_error(m.to_string()),
                 Output::Store(op) => self.store_op(st, op),
@@ -231,7 +237,10 @@ impl Election {
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         st.steps += 1;
         let State { shell, out, .. } = &mut *st;
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.store_reply(reply, out))) {
+        let program = self.setup.program;
+        if let Err(panic) =
+            super::stepping(program, || catch_unwind(AssertUnwindSafe(|| shell.store_reply(reply, out))))
+        {
             let e = format!("algorithm panicked at a store answer: {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return;
@@ -265,7 +274,10 @@ impl Election {
         let began = self.setup.trace.as_ref().map(|_| SystemTime::now());
         st.steps += 1;
         let State { shell, out, .. } = &mut *st;
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| shell.timer(timer, generation, out))) {
+        let program = self.setup.program;
+        if let Err(panic) =
+            super::stepping(program, || catch_unwind(AssertUnwindSafe(|| shell.timer(timer, generation, out))))
+        {
             let e = format!("algorithm panicked at timer {timer}: {}", panic_text(&*panic));
             self.break_down(&mut st, e);
             return;

@@ -34,11 +34,12 @@ impl Election {
     /// once this node has decided: only then can it tell the controller
     /// anything it waits for (its decision, and the figures that show the
     /// election over, which need every node decided), so a node sends a
-    /// report or two per election instead of one per step.
+    /// report or two per election instead of one per step; or once its
+    /// state machine failed (`failed`: the controller ends the election).
     pub(super) fn queue_report(self: &Arc<Self>, st: MutexGuard<'_, State>) {
-        let decided = st.shell.decision().is_some();
+        let due = st.shell.decision().is_some() || st.broken;
         drop(st);
-        if decided && let Some(r) = &self.reporter {
+        if due && let Some(r) = &self.reporter {
             r.queue(self, &self.report_queued);
         }
     }
@@ -109,6 +110,7 @@ impl Election {
             steps: st.steps,
             first_send_us: st.first_send_us,
             decided_us: st.decided_us,
+            failed: st.broken,
         }
     }
 }
