@@ -1,7 +1,7 @@
 //! A program of one's own in the checker (`ringleader-check --program DIR`): the Python
-//! Chang-Roberts and Franklin of examples/programs checked as the built-in AsFar and Stages are, its planted bug caught with
-//! a short counterexample told in the program's own words, and a program that misbehaves failing
-//! its step, as a verdict, without taking the checker down.
+//! Chang-Roberts and Franklin of examples/programs checked as the built-in AsFar and Stages are,
+//! a planted bug caught with a short counterexample told in the program's own words, and a
+//! program that misbehaves failing its step, as a verdict, without taking the checker down.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use ringleader_check::{CheckAsk, Election, ElectionModel, Limits, Step, Sweep, diagram, sweep};
 use ringleader_core::algo::catalogue;
+use ringleader_core::schedule::replay;
 use ringleader_core::spec::AlgorithmSpec;
 use ringleader_core::topology::Topology;
 use ringleader_program::{Isolation, Program, ProgramError};
@@ -119,45 +120,64 @@ fn checks_as(program: &Program, ours: &'static AlgorithmSpec, builtin: &str) {
     }
 }
 
-/// The planted-bug Chang-Roberts (examples/programs/chang-roberts-bug) on 3 and 4 nodes: the
-/// checker finds a broken property, its shortest counterexample is short (at most 30 steps) and
-/// replays, its words name the program's own message kinds ("election (id 3)", never the generic
-/// "program"), and its diagram names them too.
+/// The planted-bug Chang-Roberts and Franklin (examples/programs/{chang-roberts,franklin}-bug) on
+/// 3 and 4 nodes: the checker finds a broken property, its shortest counterexample is short (at
+/// most 30 steps) and replays on the second driver (`schedule::replay`) to the same decisions, its
+/// words name the program's own message kinds ("election (id 3)", never the generic "program"),
+/// and its diagram names them too.
 #[test]
-fn the_planted_bug_is_caught_with_a_short_counterexample_in_the_programs_words() {
-    let (program, spec) = installed("chang-roberts-bug");
+fn the_planted_bugs_are_caught_with_short_counterexamples_in_the_programs_words() {
+    for name in ["chang-roberts-bug", "franklin-bug"] {
+        planted_bug_is_caught(name);
+    }
+}
+
+/// The checks of [`the_planted_bugs_are_caught_with_short_counterexamples_in_the_programs_words`]
+/// for the example program `name`.
+fn planted_bug_is_caught(name: &str) {
+    let (program, spec) = installed(name);
     let kinds: Vec<&str> = program.manifest().messages.iter().map(|k| k.name.as_str()).collect();
     for n in [3, 4] {
         let (s, fifo) = sweep_named(spec, n);
-        let (ids, initiators, c) =
-            s.broken.iter().min_by_key(|(_, _, c)| c.steps.len()).unwrap_or_else(|| panic!("n={n}: no bug found"));
+        let (ids, initiators, c) = s
+            .broken
+            .iter()
+            .min_by_key(|(_, _, c)| c.steps.len())
+            .unwrap_or_else(|| panic!("{name} n={n}: no bug found"));
         let topology = Topology::build(spec.default_topology(), n, 7).unwrap();
         let election = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
         let model = ElectionModel::new(election.clone(), fifo);
         let words = model.words(&c.steps);
         println!(
-            "n={n}: ids {ids:?}, initiators {initiators:?}: \"{}\" broken by {} steps:\n  {}\n  ends: {:?}; {}",
+            "{name} n={n}: ids {ids:?}, initiators {initiators:?}: \"{}\" broken by {} steps:\n  {}\n  ends: {:?}; {}",
             c.property,
             c.steps.len(),
             words.join("\n  "),
             model.outcome(&c.steps),
             c.error.as_deref().unwrap_or("no error"),
         );
-        assert!(c.steps.len() <= 30, "n={n}: {} steps", c.steps.len());
+        assert!(c.steps.len() <= 30, "{name} n={n}: {} steps", c.steps.len());
         let delivered: Vec<_> = c
             .steps
             .iter()
             .filter_map(|st| if let Step::Deliver { msg, .. } = st { Some(*msg) } else { None })
             .collect();
-        assert!(!delivered.is_empty(), "n={n}: a message is delivered");
+        assert!(!delivered.is_empty(), "{name} n={n}: a message is delivered");
         for msg in &delivered {
-            assert!(kinds.contains(&msg.kind_name()), "n={n}: {} is one of {kinds:?}", msg.kind_name());
-            assert!(words.iter().any(|w| w.contains(&msg.in_words())), "n={n}: {} in {words:#?}", msg.in_words());
+            assert!(kinds.contains(&msg.kind_name()), "{name} n={n}: {} is one of {kinds:?}", msg.kind_name());
+            assert!(
+                words.iter().any(|w| w.contains(&msg.in_words())),
+                "{name} n={n}: {} in {words:#?}",
+                msg.in_words()
+            );
         }
-        assert!(!words.iter().any(|w| w.contains("program (")), "n={n}: {words:#?}");
+        assert!(!words.iter().any(|w| w.contains("program (")), "{name} n={n}: {words:#?}");
+        let again = replay(spec, &election.topology, ids, spec.rule, None, fifo, &c.steps)
+            .unwrap_or_else(|e| panic!("{name} n={n}: the schedule replays on the second driver: {e}"));
+        assert_eq!(again.decisions, c.decisions, "{name} n={n}: the replay ends where the check did");
         let svg = diagram(&election, fifo, c);
-        assert!(svg.contains(&format!("{} (", delivered[0].kind_name())), "n={n}: the diagram names its kinds");
-        assert!(svg.contains(spec.name), "n={n}: the diagram's title names the program");
+        assert!(svg.contains(&format!("{} (", delivered[0].kind_name())), "{name} n={n}: the diagram names its kinds");
+        assert!(svg.contains(spec.name), "{name} n={n}: the diagram's title names the program");
     }
 }
 
