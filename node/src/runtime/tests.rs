@@ -56,6 +56,8 @@ impl<T> std::ops::Deref for Shared<T> {
 struct Scripted {
     start: Vec<Effect>,
     fired: Shared<Vec<(TimerId, Instant)>>,
+    /// A `Wakeup` message's step waits for this lock (a test holds it to keep the step waiting).
+    gate: Shared<()>,
 }
 
 impl Scripted {
@@ -69,6 +71,10 @@ impl Scripted {
         match msg {
             Msg::Probe { .. } => panic!("scripted panic"),
             Msg::Reply { .. } => Err(AlgoError::Invalid("scripted refusal".into())),
+            Msg::Wakeup => {
+                drop(self.gate.lock().unwrap());
+                Ok(())
+            }
             // Echo back where it came from, and also on the other port.
             m => {
                 out.send(port, m);
@@ -125,6 +131,7 @@ struct Fixture {
     election: Arc<Election>,
     fired: Shared<Vec<(TimerId, Instant)>>,
     events: broadcast::Receiver<Arc<pb::NodeEvent>>,
+    gate: Shared<()>,
 }
 
 /// A non-initiator at position 0 of a 2-ring whose ports both lead to position 1 and are receive-only.
@@ -143,7 +150,13 @@ fn fixture_as(start: Vec<Effect>, initiator: bool) -> Fixture {
 
 /// [`fixture_as`], its reports (if any) queued with `reporter`.
 fn fixture_reporting(start: Vec<Effect>, initiator: bool, reporter: Option<Arc<Reporter>>) -> Fixture {
+    fixture_with(start, initiator, reporter, false)
+}
+
+/// [`fixture_reporting`], run as an installed program's election when `program`.
+fn fixture_with(start: Vec<Effect>, initiator: bool, reporter: Option<Arc<Reporter>>, program: bool) -> Fixture {
     let fired = Shared::default();
+    let gate = Shared::default();
     let (tx, events) = broadcast::channel(16);
     let setup = ElectionSetup {
         election_id: "e".into(),
@@ -161,10 +174,11 @@ fn fixture_reporting(start: Vec<Effect>, initiator: bool, reporter: Option<Arc<R
         trace: None,
         log_messages: false,
         store: None,
-        program: false,
+        program,
     };
-    let election = Election::new(setup, Box::new(Scripted { start, fired: fired.clone() }), tx, reporter);
-    Fixture { election, fired, events }
+    let machine = Scripted { start, fired: fired.clone(), gate: gate.clone() };
+    let election = Election::new(setup, Box::new(machine), tx, reporter);
+    Fixture { election, fired, events, gate }
 }
 
 fn body(m: Msg) -> pb::Body {
@@ -230,6 +244,52 @@ async fn reports_come_once_decided() {
     let none = tokio::time::timeout(Duration::from_millis(200), reports.recv()).await;
     assert!(none.is_err(), "no report without a listener: {none:?}");
     reporter.stop();
+}
+
+/// A step that fails (a program's `Effect::Fail`) breaks the election there: the rest of the step is not
+/// carried out (no timer pending), the node reports at once though undecided, with `failed` and the failure as
+/// its error (the controller ends the election with it), and it refuses every later envelope.
+#[tokio::test]
+async fn a_failed_step_breaks_the_election_and_is_reported_at_once() {
+    let reporter = Arc::new(Reporter::default());
+    let (tx, mut reports) = broadcast::channel(16);
+    tokio::spawn(reporter.clone().run(tx));
+    let (_listening, _) = reporter.listen(0);
+    let why = "program p, id 7, step 1 (start): the program said: no";
+    let effects = vec![Effect::Fail { why }, Effect::SetTimer { timer: 1, after_ms: 10 }];
+    let f = fixture_reporting(effects, false, Some(reporter.clone()));
+    f.election.start().unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(5), reports.recv()).await.unwrap().unwrap();
+    let st = report.status.clone().expect("a report carries the figures");
+    assert!(st.failed, "{st:#?}");
+    assert_eq!(st.errors, vec![why.to_string()]);
+    assert_eq!((st.timers_pending, report.role), (0, pb::Role::Undecided as i32));
+    let election = body(Msg::Election { id: 9, stage: 0, hops: 0 });
+    let refused = f.election.receive(Arrival::new(1, LEFT, Some(&election), 1), &mut None).unwrap_err();
+    assert_eq!(refused.code, Code::FailedPrecondition, "{refused:?}");
+    reporter.stop();
+}
+
+/// A program's election takes its envelopes off the caller's task (a link's, which carries other elections
+/// too): while its step waits (here on a lock the test holds, as a program's on its process), `receive` still
+/// returns at once for every envelope; once the step may go on, the queued envelopes are all taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_programs_envelopes_wait_in_its_queue_not_on_the_link() {
+    let f = fixture_with(Vec::new(), false, None, true);
+    f.election.start().unwrap();
+    let wakeup = body(Msg::Wakeup);
+    let held = f.gate.lock().unwrap();
+    for _ in 0..3 {
+        // Inline, the first would wait on the held lock and the test would never get past it.
+        f.election.receive(Arrival::new(1, LEFT, Some(&wakeup), 1), &mut None).unwrap();
+    }
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while f.election.status().received < 3 {
+        assert!(Instant::now() < deadline, "the queue was not taken: {:#?}", f.election.status());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(f.election.status().rejected, 0);
 }
 
 /// Closing an election (abort, shutdown) silences its pending timers.
