@@ -213,7 +213,9 @@ const MEMO_BYTES: usize = 256 << 20;
 /// Answered requests by their text.
 #[derive(Default)]
 struct Memo {
-    replies: HashMap<Box<str>, Arc<wire::Reply>>,
+    /// A request's reply, or the failure the program answered it with (a
+    /// hang, an exit, garbage: what the program does with that request).
+    replies: HashMap<Box<str>, Result<Arc<wire::Reply>, Arc<str>>>,
     bytes: usize,
 }
 
@@ -429,9 +431,9 @@ impl Program {
     /// A reply that sends on a port beyond `ports` is refused here too, so
     /// that its process is replaced as for any bad reply.
     pub(crate) fn ask(&self, request: &str, init: bool, ports: u32) -> Result<Arc<wire::Reply>, String> {
-        if let Some(reply) = self.memo.lock().unwrap_or_else(|e| e.into_inner()).replies.get(request) {
+        if let Some(answer) = self.memo.lock().unwrap_or_else(|e| e.into_inner()).replies.get(request) {
             self.counters.cache_hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(Arc::clone(reply));
+            return answer.clone().map_err(|why| why.to_string());
         }
         self.counters.steps.fetch_add(1, Ordering::Relaxed);
         let names = |s: &str| self.state_name(s);
@@ -440,22 +442,31 @@ impl Program {
             wire::check_ports(&reply, ports)?;
             Ok(reply)
         };
-        let reply = self.pool.ask(request, check).map_err(|e| match e {
-            process::AskError::Failed(what) => what,
-            process::AskError::Start(ProgramError::Start { reason, .. }) => {
-                format!("no process: its command could not be started: {reason}")
+        // A failure of the program's own (it hung, exited, answered garbage) is its answer to this
+        // request, kept like a reply: asking again would wait out the same step limit again (a
+        // check of a hanging program met each failing step hundreds of times), and a replayed
+        // counterexample meets the failure the search met. A process that could not be started
+        // is the host's failure, not the program's: not kept.
+        let answer = match self.pool.ask(request, check) {
+            Ok(reply) => Ok(Arc::new(reply)),
+            Err(process::AskError::Failed(what)) => Err(Arc::<str>::from(what)),
+            Err(process::AskError::Start(ProgramError::Start { reason, .. })) => {
+                return Err(format!("no process: its command could not be started: {reason}"));
             }
-            process::AskError::Start(e) => format!("no process: {e}"),
-        })?;
-        let reply = Arc::new(reply);
+            Err(process::AskError::Start(e)) => return Err(format!("no process: {e}")),
+        };
         let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        let bytes = request.len() + reply.state.len() + 64 * (1 + reply.out.len());
+        let bytes = request.len()
+            + match &answer {
+                Ok(reply) => reply.state.len() + 64 * (1 + reply.out.len()),
+                Err(why) => why.len() + 64,
+            };
         if memo.replies.len() >= MEMO_ENTRIES || memo.bytes + bytes > MEMO_BYTES {
             *memo = Memo::default();
         }
         memo.bytes += bytes;
-        memo.replies.insert(request.into(), Arc::clone(&reply));
-        Ok(reply)
+        memo.replies.insert(request.into(), answer.clone());
+        answer.map_err(|why| why.to_string())
     }
 
     /// A trial `init` at a two-port node, so that a program that cannot

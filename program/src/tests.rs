@@ -363,6 +363,32 @@ fn each_way_of_breaking_fails_the_node_with_a_clear_text() {
     }
 }
 
+/// A step the program failed (here it hangs past the step limit) is its answer to that request: a
+/// second node asking the same request gets the same failure from the memo at once, without a
+/// process (no new step, no new process, no second wait), as a check that meets the step again or
+/// replays its counterexample needs. Failed before: the memo kept only replies, so every meeting
+/// of a hanging step waited out the limit again (a check of `sleeper` at n = 3 took 10 minutes).
+#[test]
+fn a_failed_step_is_answered_from_the_memo_the_next_time() {
+    let limits = Limits { step_ms: 300, ..Limits::default() };
+    let mut m = manifest();
+    m["command"] = json!(["python3", "main.py", "sleep"]);
+    let prog = load_ok(&program_dir("bad-memo", m, BAD), limits);
+    let mut a = ProgramNode::new(prog.clone(), &context(7));
+    let mut b = a.clone();
+    let first = step(&mut a, Input::Start);
+    let [Effect::Fail { why }] = first[..] else { panic!("{first:?}") };
+    assert!(why.contains("no reply within 300 ms"), "{why}");
+    let before = prog.stats();
+    let second = step(&mut b, Input::Start);
+    let after = prog.stats();
+    assert_eq!(second, first, "the same failure, the same text");
+    assert_eq!(after.steps, before.steps, "no process was asked");
+    assert_eq!(after.processes_started, before.processes_started);
+    assert_eq!(after.cache_hits, before.cache_hits + 1);
+    assert!(b.failed());
+}
+
 /// A message step that fails names the message in words and its port.
 #[test]
 fn a_failed_message_step_names_the_message() {
