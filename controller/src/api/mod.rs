@@ -57,6 +57,11 @@ impl ControllerService {
         Self::with_auth(elections, Auth::default())
     }
 
+    /// The programs this controller installed (`controller.programs_dir`).
+    pub fn programs(&self) -> crate::programs::Installed {
+        self.elections.config().programs.clone()
+    }
+
     /// A service that asks callers for the tokens of `auth` (see [`ringleader_node::auth`]).
     pub fn with_auth(elections: Arc<Elections>, auth: Auth) -> Self {
         let faults =

@@ -346,10 +346,14 @@ pub(super) async fn start(State(lab): State<Lab>, headers: HeaderMap, body: axum
         Err(refusal) => return refusal.into_response(),
     };
     let (metadata, extensions, form) = request.into_parts();
-    let start = match form.to_request() {
+    let mut start = match form.to_request() {
         Ok(s) => s,
         Err(e) => return Refusal::of_status(&e.into()).into_response(),
     };
+    // The form lists the installed programs with the algorithms; the API takes them as `program`.
+    if lab.service.programs().find(&start.algorithm).is_some() {
+        start.program = std::mem::take(&mut start.algorithm);
+    }
     match lab.service.start_election(tonic::Request::from_parts(metadata, extensions, start)).await {
         Ok(answer) => {
             let id = answer.into_inner().election_id;

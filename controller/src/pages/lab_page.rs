@@ -6,18 +6,19 @@ use std::fmt::Write as _;
 
 use axum::extract::State;
 use axum::response::Html;
-use ringleader_core::algo::catalogue::CATALOGUE;
+use ringleader_core::algo::catalogue::{AlgorithmSpec, CATALOGUE};
 
 use super::lab::Lab;
 use super::{HEAD, escape};
 
 /// `GET /`: the lab's form.
 pub(super) async fn page(State(lab): State<Lab>) -> Html<String> {
-    Html(render(lab.token_required))
+    Html(render(lab.token_required, lab.service.programs().all()))
 }
 
-/// The lab page; `token_required` shows the token field.
-pub(super) fn render(token_required: bool) -> String {
+/// The lab page; `token_required` shows the token field; `programs` are the programs the
+/// controller installed, listed after the catalogue (the lab starts them as `program`).
+pub(super) fn render(token_required: bool, programs: &[&AlgorithmSpec]) -> String {
     let mut options = String::new();
     for kept in [false, true] {
         let _ =
@@ -29,6 +30,18 @@ pub(super) fn render(token_required: bool) -> String {
                 name = escape(spec.name),
                 title = escape(spec.title),
                 selected = if spec.name == CATALOGUE[0].name { " selected" } else { "" },
+            );
+        }
+        options.push_str("</optgroup>");
+    }
+    if !programs.is_empty() {
+        options.push_str("<optgroup label=\"programs the operator installed (one-shot)\">");
+        for spec in programs {
+            let _ = write!(
+                options,
+                "<option value=\"{name}\" data-kept=\"false\" data-program=\"true\">{title} — {name} (program)</option>",
+                name = escape(spec.name),
+                title = escape(spec.title),
             );
         }
         options.push_str("</optgroup>");
@@ -134,16 +147,24 @@ mod tests {
     use super::*;
 
     /// The page lists every algorithm of the catalogue by its title with its catalogue name, kept
-    /// ones marked, and shows the token field only when the controller asks for one.
+    /// ones marked, and shows the token field only when the controller asks for one; installed
+    /// programs follow in a group of their own, marked as programs, and only when there are some.
     #[test]
     fn the_page_lists_the_catalogue() {
-        let page = render(false);
+        let program = AlgorithmSpec { name: "my-ring", title: "My ring", ..CATALOGUE[0] };
+        let with = render(false, &[&program]);
+        assert!(
+            with.contains("value=\"my-ring\" data-kept=\"false\" data-program=\"true\">My ring — my-ring (program)")
+        );
+        let page = render(false, &[]);
+        assert!(!page.contains("data-program"));
         for spec in CATALOGUE {
             assert!(page.contains(&format!("{} — {}</option>", escape(spec.title), spec.name)), "{}", spec.name);
         }
         assert!(page.contains("value=\"bully\" data-kept=\"true\""));
         assert!(
-            page.contains("data-token-required=\"false\"") && render(true).contains("data-token-required=\"true\"")
+            page.contains("data-token-required=\"false\"")
+                && render(true, &[]).contains("data-token-required=\"true\"")
         );
     }
 }
