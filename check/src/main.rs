@@ -210,6 +210,8 @@ fn load(args: &Args) -> Result<Option<Arc<Program>>, CliError> {
             ProgramError::Isolation { program, reason } => CliError::Isolation { program, reason },
             source => CliError::Program { dir: dir.clone(), source },
         })?;
+    // A check meets the same failing step in many interleavings: it fails from the memo.
+    program.remember_failures();
     Ok(Some(program))
 }
 

@@ -38,7 +38,9 @@ fn isolated() -> bool {
 /// The example program `name`, loaded and installed in the catalogue.
 fn installed(name: &str) -> (Arc<Program>, &'static AlgorithmSpec) {
     let isolation = if isolated() { Isolation::Required } else { Isolation::None };
-    let program = ringleader_program::load(&example(name), Default::default(), isolation)
+    // 10 s a step: a loaded machine must never fail a correct step (the misbehaving ones fail at once).
+    let limits = ringleader_program::Limits { step_ms: 10_000, ..Default::default() };
+    let program = ringleader_program::load(&example(name), limits, isolation)
         .unwrap_or_else(|e| panic!("examples/programs/{name}: {e}"));
     let spec = program.install().unwrap_or_else(|e| panic!("examples/programs/{name}: {e}"));
     (program, spec)

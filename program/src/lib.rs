@@ -185,6 +185,8 @@ pub struct Program {
     timer_names: Vec<&'static str>,
     pool: process::Pool,
     memo: Mutex<Memo>,
+    /// Keep failures in the memo too ([`Program::remember_failures`]).
+    remember_failures: std::sync::atomic::AtomicBool,
     names: Mutex<Vec<&'static str>>,
     counters: Counters,
     spec: OnceLock<&'static AlgorithmSpec>,
@@ -249,6 +251,7 @@ pub fn load(dir: &Path, limits: Limits, isolation: Isolation) -> Result<Arc<Prog
         tag,
         pool,
         memo: Mutex::default(),
+        remember_failures: std::sync::atomic::AtomicBool::new(false),
         names: Mutex::default(),
         counters: Counters::default(),
         spec: OnceLock::new(),
@@ -337,7 +340,16 @@ impl Program {
         self.tag
     }
 
-    /// Its counters so far.
+    /// Keep a failed step in the memo as the program's answer to that request, as a model
+    /// check wants: the same request fails again at once, without a process (a hanging step costs
+    /// its limit once, not at every meeting), and a replayed counterexample meets the same
+    /// failure. Off by default: an election's failure may be the host's moment, and the next
+    /// election asks the program again.
+    pub fn remember_failures(&self) {
+        self.remember_failures.store(true, Ordering::Relaxed);
+    }
+
+    /// What the program's processes and memo have done so far.
     pub fn stats(&self) -> Stats {
         Stats {
             steps: self.counters.steps.load(Ordering::Relaxed),
@@ -437,19 +449,22 @@ impl Program {
         }
         self.counters.steps.fetch_add(1, Ordering::Relaxed);
         let names = |s: &str| self.state_name(s);
-        let check = |line: &str| {
-            let reply = wire::parse_reply(&self.manifest, line, init, &names)?;
-            wire::check_ports(&reply, ports)?;
-            Ok(reply)
-        };
-        // A failure of the program's own (it hung, exited, answered garbage) is its answer to this
-        // request, kept like a reply: asking again would wait out the same step limit again (a
-        // check of a hanging program met each failing step hundreds of times), and a replayed
-        // counterexample meets the failure the search met. A process that could not be started
-        // is the host's failure, not the program's: not kept.
+        // The reply is kept for any node that asks the same: its ports are checked by the node
+        // that takes it (a node with another number of ports may ask the same request).
+        let _ = ports;
+        let check = |line: &str| wire::parse_reply(&self.manifest, line, init, &names);
+        // In a check ([`Program::remember_failures`]) a failure (it hung, exited, answered
+        // garbage) is the program's answer to this request, kept like a reply: asking again would
+        // wait out the same step limit again, and a replayed counterexample meets the failure the
+        // search met. Elsewhere a failure may be the host's moment (a loaded machine, memory) and
+        // is not kept: the next election asks again. A process that could not be started is never
+        // the program's answer.
         let answer = match self.pool.ask(request, check) {
             Ok(reply) => Ok(Arc::new(reply)),
-            Err(process::AskError::Failed(what)) => Err(Arc::<str>::from(what)),
+            Err(process::AskError::Failed(what)) if self.remember_failures.load(Ordering::Relaxed) => {
+                Err(Arc::<str>::from(what))
+            }
+            Err(process::AskError::Failed(what)) => return Err(what),
             Err(process::AskError::Start(ProgramError::Start { reason, .. })) => {
                 return Err(format!("no process: its command could not be started: {reason}"));
             }

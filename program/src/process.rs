@@ -117,6 +117,9 @@ impl Pool {
     }
 
     fn take(&self) -> Result<Proc, AskError> {
+        let limits = &self.recipe.limits;
+        let waited = Duration::from_millis(limits.step_ms + STARTUP_MS);
+        let deadline = Instant::now() + waited;
         let mut state = self.lock();
         loop {
             if let Some(p) = state.idle.pop() {
@@ -136,7 +139,16 @@ impl Pool {
                     }
                 };
             }
-            state = self.freed.wait(state).unwrap_or_else(|e| e.into_inner());
+            // Every process is busy (other nodes' steps): wait, but not past a step's limit.
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(AskError::Failed(format!(
+                    "no process was free within {} ms: all {} of the program's processes were busy",
+                    waited.as_millis(),
+                    limits.processes.max(1)
+                )));
+            }
+            state = self.freed.wait_timeout(state, left).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
 
@@ -305,10 +317,17 @@ impl Proc {
         line.push(b'\n');
         let allowed = if self.asked == 0 { limits.step_ms + STARTUP_MS } else { limits.step_ms };
         let deadline = Instant::now() + Duration::from_millis(allowed);
-        if let Some(tx) = &self.requests
-            && tx.send(line).is_err()
-        {
-            return Err(self.ended(ReadEnd::Eof, limits));
+        // The writer thread holds at most one request: a program that did not read the last one
+        // (its pipe full) fails now, within the limit, rather than block this thread for good.
+        if let Some(tx) = &self.requests {
+            match tx.try_send(line) {
+                Ok(()) => {}
+                Err(std::sync::mpsc::TrySendError::Full(_)) => {
+                    self.stop();
+                    return Err("the program did not read its last request: the program was stopped".into());
+                }
+                Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return Err(self.ended(ReadEnd::Eof, limits)),
+            }
         }
         match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(Ok(line)) => Ok(line),
