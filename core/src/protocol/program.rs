@@ -103,8 +103,10 @@ pub fn describe(kind: u32, values: [u64; MAX_FIELDS]) -> Option<String> {
     })
 }
 
-/// Most distinct failure texts [`failure`] keeps.
-pub const MAX_FAILURE_TEXTS: usize = 4_096;
+/// Most distinct failure texts [`failure`] keeps (each names its node and step, so nearly every
+/// failure is distinct: a class's worth of broken programs stays well under it, at about 200 bytes
+/// a text).
+pub const MAX_FAILURE_TEXTS: usize = 65_536;
 
 /// `text` as a `&'static str` for [`Effect::Fail`](super::Effect::Fail):
 /// each distinct text is kept once, up to [`MAX_FAILURE_TEXTS`]; beyond, a
