@@ -2,7 +2,11 @@
 """Chang-Roberts that crashes: each node's 2nd step exits with status 3."""
 import sys
 
-import chang_roberts as cr
+import os
+
+# The correct Chang-Roberts of examples/programs/chang-roberts, with one way of misbehaving on top.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "chang-roberts"))
+import chang_roberts as cr  # noqa: E402
 
 base = cr.step
 

@@ -2,7 +2,12 @@
 """Chang-Roberts that hangs: each node's 3rd step sleeps 30 s (then answers as usual)."""
 import time
 
-import chang_roberts as cr
+import os
+import sys
+
+# The correct Chang-Roberts of examples/programs/chang-roberts, with one way of misbehaving on top.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "chang-roberts"))
+import chang_roberts as cr  # noqa: E402
 
 base = cr.step
 
