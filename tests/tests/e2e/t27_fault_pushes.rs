@@ -192,7 +192,11 @@ async fn a_node_out_of_step_gets_its_whole_share_with_the_next_change() {
     assert_eq!(failed.code(), tonic::Code::Unavailable, "{failed:?}");
     assert!(failed.message().contains("rec-1"), "{}", failed.message());
     let one = Call::Change { added: 1, removed: vec![] };
-    assert_eq!(calls(&recorders), [vec![one.clone()], vec![], vec![one.clone()]]);
+    let [to0, to1, to2] = <[Vec<Call>; 3]>::try_from(calls(&recorders)).unwrap();
+    assert_eq!((to0, to1), (vec![one.clone()], vec![]));
+    // rec-2 gets the one rule: as a change, or, if its event stream opened again meanwhile (as on a
+    // loaded machine, where CI once saw it), as its whole share, which holds just that rule.
+    assert!(to2 == [one.clone()] || to2 == [Call::Set(1)], "{to2:?}");
 
     inject(&mut client, slow("rec-0", 3)).await;
     assert_eq!(calls(&recorders), [vec![one.clone()], vec![Call::Set(1)], vec![]], "rec-1 is brought back");
