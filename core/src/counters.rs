@@ -12,7 +12,7 @@ use crate::protocol::{Msg, MsgKind};
 use crate::wire;
 
 /// Messages and bytes sent, by kind.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counters {
     /// Election and notification messages sent (heartbeats excluded).
     pub messages: u64,
@@ -26,6 +26,20 @@ pub struct Counters {
     pub by_kind: [u64; MsgKind::COUNT],
     /// Encoded protobuf sizes of the bodies sent, heartbeats included.
     pub bytes: u64,
+}
+
+impl Default for Counters {
+    /// Nothing counted (by hand: `Default` is not derived for arrays of more than 32).
+    fn default() -> Self {
+        Counters {
+            messages: 0,
+            election_messages: 0,
+            notification_messages: 0,
+            heartbeat_messages: 0,
+            by_kind: [0; MsgKind::COUNT],
+            bytes: 0,
+        }
+    }
 }
 
 impl Counters {

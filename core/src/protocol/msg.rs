@@ -423,6 +423,66 @@ messages! {
         /// The fourth field.
         d: u64,
     } => "program_notice", pb::ProgramMsg, Traffic::Notification;
+    // H5: yo-yo, ghs
+    /// Yo-Yo's YO- phase: the best id that came down the sender's in-links
+    /// (a source's own), sent down its out-links.
+    YoDown {
+        /// The best id the sender received (a source: its own).
+        id: u64,
+    } => "yo_down", pb::YoDown, Traffic::Election;
+    /// Yo-Yo's -YO phase: the vote sent back up an in-link, with pruning.
+    YoUp {
+        /// The id that came down this link was the best the sender saw and
+        /// every vote it got was yes.
+        yes: bool,
+        /// Cut this link.
+        prune: bool,
+        /// The sender, a sink with this one in-link, leaves: the receiver is
+        /// its parent for the notification.
+        leaf: bool,
+    } => "yo_up", pb::YoUp, Traffic::Election;
+    /// GHS `Connect`: the sender's fragment, at `level`, joins over this link.
+    GhsConnect {
+        /// The sender's fragment level.
+        level: u32,
+    } => "connect", pb::GhsConnect, Traffic::Election;
+    /// GHS `Initiate`: the fragment's level and name (its core edge's
+    /// weight), and whether to look for the best outgoing edge.
+    GhsInitiate {
+        /// The fragment's level.
+        level: u32,
+        /// The core edge's smaller endpoint id.
+        core_lo: u64,
+        /// The core edge's larger endpoint id.
+        core_hi: u64,
+        /// Look for the best outgoing edge (`Find`), or not (`Found`).
+        find: bool,
+    } => "initiate", pb::GhsInitiate, Traffic::Election;
+    /// GHS `Test`: does this link leave the sender's fragment?
+    GhsTest {
+        /// The sender's fragment level.
+        level: u32,
+        /// The sender's fragment name: core's smaller endpoint id.
+        core_lo: u64,
+        /// The core's larger endpoint id.
+        core_hi: u64,
+    } => "test", pb::GhsTest, Traffic::Election;
+    /// GHS `Accept`: the tested link leads to another fragment.
+    GhsAccept => "accept", pb::GhsAccept, Traffic::Election;
+    /// GHS `Reject`: the tested link is inside the fragment.
+    GhsReject => "reject", pb::GhsReject, Traffic::Election;
+    /// GHS `Report`: the best outgoing edge's weight in the sender's subtree
+    /// (0, 0: none) and, for the election, the best id in that subtree.
+    GhsReport {
+        /// The best edge's smaller endpoint id (0 with `best_hi` 0: none).
+        best_lo: u64,
+        /// The best edge's larger endpoint id.
+        best_hi: u64,
+        /// The best id in the sender's subtree.
+        top: u64,
+    } => "report", pb::GhsReport, Traffic::Election;
+    /// GHS `Change-root`: the fragment's best outgoing edge is below the receiver.
+    GhsChangeRoot => "change_root", pb::GhsChangeRoot, Traffic::Election;
 }
 
 impl Msg {
@@ -494,6 +554,8 @@ impl Msg {
                 | Msg::LeaseAck { granted: false, .. }
                 | Msg::RaftVote { granted: false, .. }
                 | Msg::AppendAck { success: false, .. }
+                | Msg::YoUp { yes: false, .. }
+                | Msg::GhsReject
         )
     }
 }
@@ -565,7 +627,12 @@ impl MsgKind {
             | MsgKind::NewLeader
             | MsgKind::VoteRequest
             | MsgKind::RaftVoteRequest
-            | MsgKind::Program => MsgRole::Candidate,
+            | MsgKind::Program
+            | MsgKind::YoDown
+            | MsgKind::GhsConnect
+            | MsgKind::GhsInitiate
+            | MsgKind::GhsTest
+            | MsgKind::GhsChangeRoot => MsgRole::Candidate,
             MsgKind::Reply
             | MsgKind::Feedback
             | MsgKind::Message3
@@ -573,7 +640,11 @@ impl MsgKind {
             | MsgKind::Answer
             | MsgKind::Ack
             | MsgKind::Vote
-            | MsgKind::RaftVote => MsgRole::Reply,
+            | MsgKind::RaftVote
+            | MsgKind::YoUp
+            | MsgKind::GhsAccept
+            | MsgKind::GhsReject
+            | MsgKind::GhsReport => MsgRole::Reply,
             MsgKind::Notify
             | MsgKind::Coordinator
             | MsgKind::Commit
@@ -604,7 +675,8 @@ impl Msg {
             | Msg::Message1 { id }
             | Msg::Message2 { id }
             | Msg::Message3 { id }
-            | Msg::Echo { id } => Some(id),
+            | Msg::Echo { id }
+            | Msg::YoDown { id } => Some(id),
             Msg::Saturate { id } => (id != 0).then_some(id),
             _ => None,
         }
