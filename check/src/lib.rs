@@ -41,7 +41,11 @@
 //! Breadth-first search finds the shortest schedule (in moves) that breaks a property
 //! ([`Counterexample`]); a state that breaks one is not explored further, so
 //! each other property reported is broken by the shortest schedule that does
-//! not break another first. The largest message count over every schedule is
+//! not break another first. Where every node starts in the same state (the
+//! same id) on a ring a rotation maps onto itself, the symmetric execution
+//! stands for the property it breaks instead, with its rounds in words
+//! ([`ElectionModel::symmetric`], [`Counterexample::rounds`]): Angluin's
+//! impossibility, watched. The largest message count over every schedule is
 //! reported beside the bound. Limits on states, depth, time and memory, and a
 //! cancel flag, end a check early, and say so ([`Report::complete`]);
 //! progress is reported as it goes ([`Progress`]). A counterexample replays
@@ -70,8 +74,8 @@ pub use request::{CheckAsk, Checked, MAX_DELAY_MS, MAX_FAULTS, MAX_N, MAX_PARTIT
 pub use watch::{Verdict, Watched, watch};
 
 pub use model::{
-    Clock, DEFAULT_DELAY_MS, Election, ElectionModel, Faults, KEPT_PROPERTIES, Move, Observation, PROPERTIES, Step,
-    System,
+    Clock, DEFAULT_DELAY_MS, ENDS, Election, ElectionModel, Faults, KEPT_PROPERTIES, MAX_ROUNDS, Move, Observation,
+    PROPERTIES, Step, System,
 };
 
 /// How far a check may go.
@@ -178,6 +182,9 @@ pub struct Counterexample {
     pub beliefs: Vec<Option<Leadership>>,
     /// What went wrong at the end, if a node erred.
     pub error: Option<String>,
+    /// The symmetric execution in words, a round per line and how it ends
+    /// ([`ElectionModel::symmetric`]); empty for any other schedule.
+    pub rounds: Vec<String>,
 }
 
 /// What a check found.
@@ -460,6 +467,12 @@ pub fn check_with(
         .filter_map(|(i, path)| path.as_ref().map(|path| model.replay(properties[i], path)))
         .collect();
     counterexamples.sort_by_key(|c| c.steps.len());
+    // Every node alike on a ring that looks the same from each: the symmetric execution stands for the
+    // property it breaks, first (it is the argument of the impossibility, not the shortest schedule).
+    if let Some(symmetric) = model.symmetric() {
+        counterexamples.retain(|c| c.property != symmetric.property);
+        counterexamples.insert(0, symmetric);
+    }
     Report {
         explored,
         states: seen.len(),
@@ -558,7 +571,7 @@ impl Replay for ElectionModel {
             )),
             (None, false) => None,
         };
-        Counterexample { property, steps, decisions: s.decisions(), beliefs: s.beliefs(), error }
+        Counterexample { property, steps, decisions: s.decisions(), beliefs: s.beliefs(), error, rounds: Vec::new() }
     }
 }
 
@@ -592,6 +605,13 @@ impl Sweep {
     /// Every election explored to the end, none broken.
     pub fn holds(&self) -> bool {
         self.complete && self.broken.is_empty()
+    }
+
+    /// The check of one election (`r`, its report) as a sweep of that one.
+    pub fn one(election: &Election, r: Report) -> Sweep {
+        let mut out = Sweep { complete: true, elapsed: r.elapsed, ..Sweep::default() };
+        out.add(&election.ids, &election.initiators, election.topology.len(), r);
+        out
     }
 
     fn add(&mut self, ids: &[u64], initiators: &[u32], n: u32, r: Report) {

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use ringleader_check::{
-    CheckAsk, Checked, Clock, Election, Faults, KeptCheck, Limits, Refusal, STORE_DEPTH, Sweep, diagram, split_words,
-    sweep, sweep_kept,
+    CheckAsk, Checked, Clock, Election, Faults, KeptCheck, Limits, Refusal, STORE_DEPTH, Sweep, check, diagram,
+    split_words, sweep, sweep_kept,
 };
 use ringleader_core::algo::catalogue::CATALOGUE;
 use ringleader_core::algo::detector::DetectorConfig;
@@ -48,6 +48,16 @@ struct Args {
     /// Sizes to check, e.g. `3,4`.
     #[arg(long, value_delimiter = ',', default_value = "3,4")]
     n: Vec<u32>,
+    /// Check the one election with these ids in position order, e.g.
+    /// `4,4,4,4` (every node initiating; its size is their number), instead
+    /// of every arrangement of 1..=n. One-shot ids may repeat: an anonymous
+    /// ring, whose symmetric execution is reported in rounds.
+    #[arg(long, value_delimiter = ',', conflicts_with = "anonymous")]
+    ids: Vec<u64>,
+    /// Check the one election in which every node has id 1 (an anonymous
+    /// ring), at each size of `--n`.
+    #[arg(long)]
+    anonymous: bool,
     /// Deliver in any order, even where the algorithm assumes FIFO links.
     #[arg(long)]
     any_order: bool,
@@ -331,8 +341,9 @@ fn plan(args: &Args, program: Option<&str>) -> Result<Vec<Planned>, CliError> {
         return Err(CliError::SideAndEachSplit);
     }
     let mut out = Vec::new();
+    let sizes = if args.ids.is_empty() { args.n.clone() } else { vec![args.ids.len() as u32] };
     for name in names {
-        for &n in &args.n {
+        for &n in &sizes {
             let ask = ask(args, name, n);
             let spec = ask.spec().map_err(CliError::Refused)?;
             let mut checked = ask.check().map_err(CliError::Refused)?;
@@ -363,6 +374,8 @@ fn ask(args: &Args, name: &str, n: u32) -> CheckAsk {
     CheckAsk {
         algorithm: name.to_string(),
         n,
+        ids: args.ids.clone(),
+        anonymous: args.anonymous,
         kept: args.kept,
         crashes: kept(args.crashes),
         recover: args.recover && args.kept,
@@ -449,6 +462,9 @@ fn run(args: &Args, p: &Planned) -> Result<bool, CliError> {
             eprintln!();
         }
         r
+    } else if !args.ids.is_empty() || args.anonymous {
+        // One election, as given: its report as a sweep of one.
+        Ok(Sweep::one(e, check(e.clone(), limits(args, fifo))))
     } else {
         let mut done = 0usize;
         let r = sweep(spec, n, 7, spec.rule, limits(args, fifo), |_, _, _| {
@@ -560,8 +576,14 @@ fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), CliE
                 .map_err(|source| CliError::Svg { dir: dir.clone(), source })?;
             eprintln!("  diagram: {}", path.display());
         }
-        println!("  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:", c.property, c.steps.len());
         let model = ringleader_check::ElectionModel::new(drawn, fifo);
+        if !c.rounds.is_empty() {
+            println!("  ids {ids:?}: the symmetric execution, {} steps in lock-step rounds:", c.steps.len());
+            for words in &c.rounds {
+                println!("    {words}");
+            }
+        }
+        println!("  ids {ids:?}, initiators {initiators:?}: {} broken by {} steps:", c.property, c.steps.len());
         for (i, words) in model.words(&c.steps).iter().enumerate() {
             println!("    {:>3}. {words}", i + 1);
         }

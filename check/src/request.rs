@@ -26,10 +26,13 @@ pub const MAX_PARTITION_MS: u64 = 600_000;
 pub struct CheckAsk {
     /// The algorithm's catalogue name.
     pub algorithm: String,
-    /// Nodes (0: 3).
+    /// Nodes (0: as many as `ids`, or 3).
     pub n: u32,
-    /// The ids in position order (empty: 1..=n).
+    /// The ids in position order (empty: 1..=n). They may repeat in a
+    /// one-shot check (an anonymous ring), not in a kept one.
     pub ids: Vec<u64>,
+    /// An anonymous ring: every node gets id 1 (not with `ids`, nor `kept`).
+    pub anonymous: bool,
     /// The initiators' positions, one-shot only (empty: every node).
     pub initiators: Vec<u32>,
     /// Check the kept leadership behind the heartbeat detector, with faults, instead of the one-shot election.
@@ -122,7 +125,11 @@ impl CheckAsk {
     /// Validate the whole request, naming the first field at fault.
     pub fn check(&self) -> Result<Checked, Refusal> {
         let spec = self.spec()?;
-        let n = if self.n == 0 { 3 } else { self.n };
+        let n = match (self.n, self.ids.len()) {
+            (0, 0) => 3,
+            (0, given) => u32::try_from(given).unwrap_or(u32::MAX),
+            (n, _) => n,
+        };
         if !(2..=MAX_N).contains(&n) {
             return Err(Refusal::invalid(
                 "n",
@@ -141,16 +148,28 @@ impl CheckAsk {
         Ok(Checked { election, fifo })
     }
 
+    /// The ids: given, every node's the same (`anonymous`), or 1..=n. A kept
+    /// leadership's must be distinct: its beliefs name the leader by id.
     fn ids(&self, n: u32) -> Result<Vec<u64>, Refusal> {
-        let ids: Vec<u64> = if self.ids.is_empty() { (1..=u64::from(n)).collect() } else { self.ids.clone() };
+        if self.anonymous && !self.ids.is_empty() {
+            return Err(Refusal::invalid("anonymous", "anonymous gives every node id 1: not with ids"));
+        }
+        if self.anonymous && self.kept {
+            return Err(Refusal::precondition("anonymous", "a kept leadership names its leader by id: not anonymous"));
+        }
+        let ids: Vec<u64> = match (self.anonymous, self.ids.is_empty()) {
+            (true, _) => vec![1; n as usize],
+            (false, true) => (1..=u64::from(n)).collect(),
+            (false, false) => self.ids.clone(),
+        };
         if ids.len() != n as usize {
             return Err(Refusal::invalid("ids", format!("{} ids for {n} nodes", ids.len())));
         }
-        let mut sorted = ids.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        if sorted.len() != ids.len() || sorted[0] == 0 {
-            return Err(Refusal::invalid("ids", "must be distinct and positive"));
+        if ids.contains(&0) {
+            return Err(Refusal::invalid("ids", "must be positive"));
+        }
+        if self.kept && ringleader_core::topology::check_distinct(&ids).is_err() {
+            return Err(Refusal::invalid("ids", "must be distinct in a kept check: its beliefs name the leader by id"));
         }
         Ok(ids)
     }
@@ -277,7 +296,12 @@ mod tests {
         let e = refused(CheckAsk { n: MAX_N + 1, ..ask("as-far") });
         assert_eq!(e.to_string(), "n: 7 nodes: from 2 to 6 (the state space grows factorially)");
         assert_eq!((e.flag(), e.precondition), ("--n".to_string(), false));
-        assert_eq!(refused(CheckAsk { ids: vec![1, 1, 2], ..ask("as-far") }).field, "ids");
+        assert_eq!(refused(CheckAsk { ids: vec![1, 0, 2], ..ask("as-far") }).field, "ids");
+        let anonymous = CheckAsk { ids: vec![4, 4, 4], ..ask("as-far") }.check().unwrap();
+        assert_eq!(anonymous.election.ids, [4, 4, 4], "a one-shot check takes repeated ids");
+        assert_eq!(CheckAsk { anonymous: true, ..ask("as-far") }.check().unwrap().election.ids, [1, 1, 1]);
+        assert_eq!(refused(CheckAsk { anonymous: true, ids: vec![1, 1, 1], ..ask("as-far") }).field, "anonymous");
+        assert_eq!(refused(CheckAsk { ids: vec![2, 2, 3], kept: true, ..ask("bully") }).field, "ids");
         assert_eq!(refused(CheckAsk { initiators: vec![3], ..ask("as-far") }).field, "initiators");
         assert_eq!(refused(CheckAsk { fifo: true, any_order: true, ..ask("as-far") }).field, "fifo");
         let one_shot_fault = refused(CheckAsk { losses: 1, ..ask("as-far") });

@@ -118,6 +118,7 @@ fn ask(req: &pb::CheckRequest) -> CheckAsk {
         algorithm: req.algorithm.clone(),
         n: req.n,
         ids: req.ids.clone(),
+        anonymous: req.anonymous,
         initiators: req.initiators.clone(),
         kept: req.kept,
         crashes: req.crashes,
@@ -587,6 +588,7 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
                 error: c.error.clone().unwrap_or_default(),
                 svg: diagram(election, fifo, c),
                 note: model.caveat(c.property).unwrap_or_default().to_string(),
+                rounds: c.rounds.clone(),
             }
         })
         .collect();

@@ -216,6 +216,9 @@ pub fn topology_from_pb(t: pb::TopologyKind) -> Option<TopologyKind> {
         pb::TopologyKind::Mesh => Some(TopologyKind::Mesh),
         pb::TopologyKind::Complete => Some(TopologyKind::Complete),
         pb::TopologyKind::Graph => Some(TopologyKind::Graph),
+        pb::TopologyKind::Torus => Some(TopologyKind::Torus),
+        pb::TopologyKind::Hypercube => Some(TopologyKind::Hypercube),
+        pb::TopologyKind::CompleteChordal => Some(TopologyKind::CompleteChordal),
     }
 }
 
@@ -229,6 +232,9 @@ pub fn topology_to_pb(t: TopologyKind) -> pb::TopologyKind {
         TopologyKind::Mesh => pb::TopologyKind::Mesh,
         TopologyKind::Complete => pb::TopologyKind::Complete,
         TopologyKind::Graph => pb::TopologyKind::Graph,
+        TopologyKind::Torus => pb::TopologyKind::Torus,
+        TopologyKind::Hypercube => pb::TopologyKind::Hypercube,
+        TopologyKind::CompleteChordal => pb::TopologyKind::CompleteChordal,
     }
 }
 
@@ -437,6 +443,7 @@ pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
                     kept_only: o.kept_only,
                 })
                 .collect(),
+            anonymous: s.extras.anonymous,
         }
     }
 }

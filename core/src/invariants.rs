@@ -168,7 +168,8 @@ pub fn live_nodes_agree_on_leader(
 
 /// No two different nodes lead in one term of a kept-leadership timeline:
 /// `timeline` holds each (position, belief) a node announced, and a node
-/// leads a term when its belief names its own id. Every term with more than
+/// leads a term when its belief names its own id (so a kept leadership's
+/// ids must be distinct: its drivers refuse repeats). Every term with more than
 /// one leader is reported with the leaders' positions.
 pub fn one_leader_per_term(ids: &[u64], timeline: &[(u32, Leadership)]) -> Result<(), Violation> {
     let mut leaders: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
@@ -205,13 +206,16 @@ pub fn one_belief_per_term(beliefs: &[Option<Leadership>]) -> Result<(), Violati
     Ok(())
 }
 
-/// The leader holds the winning id under `rule` among all of `ids`.
+/// The leader holds the winning id under `rule` among all of `ids`. Ids may
+/// repeat (an anonymous ring): several nodes then hold the extremum, and any
+/// one of them leading is fine (two leading is [`at_most_one_leader`]'s to judge).
 pub fn leader_is_extremum(rule: Rule, ids: &[u64], decisions: &[Option<Decision>]) -> Result<(), Violation> {
     leader_is_expected(rule.winner(ids.iter().copied()), rule, ids, decisions)
 }
 
 /// The leader holds `expected`, the winning id among the algorithm's
-/// candidates (see [`crate::spec::Candidates`]).
+/// candidates (see [`crate::spec::Candidates`]): by its id, so where ids
+/// repeat any node holding `expected` may lead.
 pub fn leader_is_expected(
     expected: Option<u64>,
     rule: Rule,
@@ -433,6 +437,25 @@ mod tests {
     }
     fn follow(id: u64) -> Option<Decision> {
         Some(Decision { role: Role::Follower, leader: id })
+    }
+
+    /// On repeated ids (an anonymous ring) the judges stay true: one of the several nodes holding
+    /// the extremum leading is a correct election whichever it is, and two of them leading is two
+    /// leaders, at their positions.
+    #[test]
+    fn repeated_ids_are_judged_by_position() {
+        let ids = [4, 2, 4];
+        for leader in [0, 2] {
+            let decisions: Vec<_> = (0..3).map(|p| if p == leader { lead(4) } else { follow(4) }).collect();
+            let v = verdict(Some(4), Rule::Max, &ids, &decisions, 5, 9, "9");
+            assert_eq!((v.leader, v.violations.clone()), (Some(leader as u32), vec![]), "leader at {leader}");
+            assert_eq!(leader_is_extremum(Rule::Max, &ids, &decisions), Ok(()));
+        }
+        let two = [lead(4), follow(4), lead(4)];
+        assert_eq!(at_most_one_leader(&two), Err(Violation::SeveralLeaders { count: 2, positions: vec![0, 2] }));
+        assert!(verdict(Some(4), Rule::Max, &ids, &two, 5, 9, "9").violations.iter().any(Violation::is_safety));
+        let low = [follow(2), lead(2), follow(2)];
+        assert!(leader_is_extremum(Rule::Max, &ids, &low).is_err(), "2 is not the maximum");
     }
 
     /// A correct outcome passes every check and names the leader's position.

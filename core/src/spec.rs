@@ -212,11 +212,16 @@ pub struct Extras {
     /// The settings a request may give it (`StartElection.options`); the
     /// state machine reads them from [`NodeContext::options`].
     pub options: &'static [AlgoOption],
+    /// It needs no ids: it elects on an anonymous ring, where every node has
+    /// the same id (randomness breaks the symmetry; Angluin's theorem says
+    /// no deterministic algorithm can). Every other algorithm assumes
+    /// distinct ids, and on repeated ids may elect several leaders or none.
+    pub anonymous: bool,
 }
 
 impl Extras {
     /// No claim: no sharper bound, no exact count, not schedule-independent,
-    /// no known arrangements, no options.
+    /// no known arrangements, no options, ids assumed distinct.
     pub const NONE: Extras = Extras {
         bound_on: None,
         exact: None,
@@ -224,6 +229,7 @@ impl Extras {
         worst_case: None,
         best_case: None,
         options: &[],
+        anonymous: false,
     };
 }
 
@@ -715,6 +721,12 @@ pub const ORIENTED_RINGS: &[TopologyKind] = &[TopologyKind::RingUni, TopologyKin
 pub const BI_RINGS: &[TopologyKind] = &[TopologyKind::RingBi, TopologyKind::RingBiUnoriented];
 /// Trees.
 pub const TREES: &[TopologyKind] = &[TopologyKind::Tree];
+/// Oriented tori (compass labels).
+pub const TORI: &[TopologyKind] = &[TopologyKind::Torus];
+/// Oriented hypercubes (dimension labels).
+pub const HYPERCUBES: &[TopologyKind] = &[TopologyKind::Hypercube];
+/// Complete networks with chordal labels.
+pub const CHORDAL_COMPLETE: &[TopologyKind] = &[TopologyKind::CompleteChordal];
 
 #[cfg(test)]
 mod tests {

@@ -36,6 +36,16 @@ pub enum TopologyKind {
     Complete,
     /// Any connected graph.
     Graph,
+    /// A rows × cols grid whose rows and columns wrap around (both at
+    /// least 3); every position has four ports, labelled north, east,
+    /// south and west, in that order.
+    Torus,
+    /// The d-dimensional hypercube on n = 2^d positions; port i leads
+    /// across dimension i (the position whose number differs in bit i).
+    Hypercube,
+    /// The complete graph with chordal labels: port p of position v leads
+    /// to position v + p + 1 mod n, the chord of length p + 1.
+    CompleteChordal,
 }
 
 impl TopologyKind {
@@ -49,6 +59,9 @@ impl TopologyKind {
             TopologyKind::Mesh => "MESH",
             TopologyKind::Complete => "COMPLETE",
             TopologyKind::Graph => "GRAPH",
+            TopologyKind::Torus => "TORUS",
+            TopologyKind::Hypercube => "HYPERCUBE",
+            TopologyKind::CompleteChordal => "COMPLETE_CHORDAL",
         }
     }
 
@@ -108,6 +121,12 @@ pub enum TopologyError {
     /// The mesh shape is impossible.
     #[error("not a mesh: {0}")]
     NotAMesh(String),
+    /// The torus shape is impossible.
+    #[error("not a torus: {0}")]
+    NotATorus(String),
+    /// A hypercube needs a power of two positions.
+    #[error("not a hypercube: {0} positions; a hypercube has 2^d (2, 4, 8, 16, ...)")]
+    NotAHypercube(u32),
 }
 
 /// What is wrong with the edges of a tree or graph.
@@ -279,6 +298,74 @@ impl Topology {
         Self::mesh(rows, cols)
     }
 
+    /// A `rows` × `cols` torus: the mesh of [`Self::mesh`] with rows and
+    /// columns wrapping around, so every position has four ports, always in
+    /// the order north, east, south, west and labelled so. Both sides must
+    /// be at least 3 (with 2 the north and south neighbours would coincide).
+    pub fn torus(rows: u32, cols: u32) -> Result<Self, TopologyError> {
+        let n = torus_size(rows, cols)?;
+        let links = (0..n)
+            .flat_map(|v| {
+                let (r, c) = (v / cols, v % cols);
+                let at = |r: u32, c: u32| r * cols + c;
+                // Each port arrives on the opposite direction's port: N(0) <-> S(2), E(1) <-> W(3).
+                [
+                    (at((r + rows - 1) % rows, c), 2, Compass::North),
+                    (at(r, (c + 1) % cols), 3, Compass::East),
+                    (at((r + 1) % rows, c), 0, Compass::South),
+                    (at(r, (c + cols - 1) % cols), 1, Compass::West),
+                ]
+                .map(|(peer, remote_port, label)| PortLink { peer, remote_port, outgoing: true, label })
+            })
+            .collect();
+        Ok(Topology { kind: TopologyKind::Torus, offsets: (0..=n).map(|v| 4 * v).collect(), links })
+    }
+
+    /// The most square torus of `n` positions: rows = the largest divisor
+    /// of `n` not above √n. Refused when that is below 3.
+    pub fn square_torus(n: u32) -> Result<Self, TopologyError> {
+        let (rows, cols) = torus_shape(n)?;
+        Self::torus(rows, cols)
+    }
+
+    /// The hypercube on `n` = 2^d positions (d ≥ 1): port i of position v
+    /// leads to v with bit i flipped and arrives on that position's port i.
+    pub fn hypercube(n: u32) -> Result<Self, TopologyError> {
+        if n < 2 {
+            return Err(TopologyError::TooSmall(n));
+        }
+        if !n.is_power_of_two() {
+            return Err(TopologyError::NotAHypercube(n));
+        }
+        let d = n.trailing_zeros();
+        let links = (0..n)
+            .flat_map(|v| {
+                (0..d).map(move |i| PortLink { peer: v ^ (1 << i), remote_port: i, outgoing: true, label: Compass::None })
+            })
+            .collect();
+        Ok(Topology { kind: TopologyKind::Hypercube, offsets: (0..=n).map(|v| v * d).collect(), links })
+    }
+
+    /// The complete graph on `n` positions with chordal labels: port p of
+    /// position v leads to v + p + 1 mod n (the chord of length p + 1) and
+    /// arrives on that position's chord n − p − 1 (port n − p − 2).
+    pub fn complete_chordal(n: u32) -> Result<Self, TopologyError> {
+        if n < 2 {
+            return Err(TopologyError::TooSmall(n));
+        }
+        let links = (0..n)
+            .flat_map(|v| {
+                (0..n - 1).map(move |p| PortLink {
+                    peer: (v + p + 1) % n,
+                    remote_port: n - p - 2,
+                    outgoing: true,
+                    label: Compass::None,
+                })
+            })
+            .collect();
+        Ok(Topology { kind: TopologyKind::CompleteChordal, offsets: (0..=n).map(|v| v * (n - 1)).collect(), links })
+    }
+
     /// Build from symmetric adjacency lists (`adj[v]` lists `v`'s neighbours
     /// in port order), labelling each port with `label(v, neighbour)`.
     fn from_adjacency(kind: TopologyKind, adj: &[Vec<u32>], label: impl Fn(u32, u32) -> Compass) -> Self {
@@ -320,14 +407,19 @@ impl Topology {
 
     /// The overlay of `kind` on `n` positions, random parts drawn from `seed`
     /// (orientation of unoriented rings, the shape of a tree).
-    /// Meshes take the most square shape of `n` positions ([`Self::square_mesh`]).
+    /// Meshes and tori take the most square shape of `n` positions
+    /// ([`Self::square_mesh`], [`Self::square_torus`]); a hypercube needs
+    /// `n` a power of two.
     pub fn build(kind: TopologyKind, n: u32, seed: u64) -> Result<Self, TopologyError> {
         match kind {
             TopologyKind::Tree => Self::random_tree(n, seed),
             TopologyKind::Graph => Self::random_graph(n, seed),
             TopologyKind::Complete => Self::complete(n),
             TopologyKind::Mesh => Self::square_mesh(n),
-            _ => Self::ring(kind, n, seed),
+            TopologyKind::Torus => Self::square_torus(n),
+            TopologyKind::Hypercube => Self::hypercube(n),
+            TopologyKind::CompleteChordal => Self::complete_chordal(n),
+            TopologyKind::RingUni | TopologyKind::RingBi | TopologyKind::RingBiUnoriented => Self::ring(kind, n, seed),
         }
     }
 
@@ -418,6 +510,29 @@ pub fn mesh_shape(n: u32) -> Result<(u32, u32), TopologyError> {
     if rows < 2 {
         return Err(TopologyError::NotAMesh(format!(
             "{n} positions cannot form a grid of at least 2 x 2 (give rows and cols, or a size with a divisor from 2 to its square root)"
+        )));
+    }
+    Ok((rows, n / rows))
+}
+
+/// The positions of a `rows` x `cols` torus, or why there is no such torus
+/// (what [`Topology::torus`] checks before it builds anything).
+pub fn torus_size(rows: u32, cols: u32) -> Result<u32, TopologyError> {
+    if rows < 3 || cols < 3 {
+        return Err(TopologyError::NotATorus(format!("{rows} x {cols}: a torus needs at least 3 rows and 3 columns")));
+    }
+    rows.checked_mul(cols).ok_or_else(|| TopologyError::NotATorus(format!("{rows} x {cols} is too large")))
+}
+
+/// The most square `rows × cols = n` with `3 ≤ rows ≤ cols`.
+pub fn torus_shape(n: u32) -> Result<(u32, u32), TopologyError> {
+    let mut rows = (n as f64).sqrt() as u32;
+    while rows > 2 && !n.is_multiple_of(rows) {
+        rows -= 1;
+    }
+    if rows < 3 {
+        return Err(TopologyError::NotATorus(format!(
+            "{n} positions cannot form a torus of at least 3 x 3 (give rows and cols, or a size with a divisor from 3 to its square root)"
         )));
     }
     Ok((rows, n / rows))
@@ -521,7 +636,9 @@ pub enum IdOrder {
     Descending,
     /// A permutation of 1..=n drawn from the seed.
     Random(u64),
-    /// Given ids in ring order.
+    /// Given ids in ring order. They may repeat (an anonymous ring gives
+    /// every node the same id): drivers that name nodes by id refuse
+    /// repeats themselves ([`check_distinct`]).
     Explicit(Vec<u64>),
     /// The algorithm's worst-case arrangement (see the catalogue's `worst_case`).
     WorstCase,
@@ -532,7 +649,7 @@ pub enum IdOrder {
 /// Bad id lists.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum IdError {
-    /// An id appears twice.
+    /// An id appears twice, where ids must be distinct ([`check_distinct`]).
     #[error("id {0} appears more than once")]
     Duplicate(u64),
     /// Worst and best cases depend on the algorithm: resolve them with the catalogue.
@@ -564,7 +681,6 @@ impl IdOrder {
                 if ids.len() != n as usize {
                     return Err(IdError::WrongLength { given: ids.len(), n });
                 }
-                check_distinct(ids)?;
                 ids.clone()
             }
             IdOrder::WorstCase | IdOrder::BestCase => return Err(IdError::NeedsAlgorithm),
@@ -572,7 +688,8 @@ impl IdOrder {
     }
 }
 
-/// Reject lists where an id appears twice.
+/// Reject lists where an id appears twice: for drivers that name a node by
+/// its id (a kept leadership's beliefs, faults and initiators given by id).
 pub fn check_distinct(ids: &[u64]) -> Result<(), IdError> {
     let mut seen = HashSet::with_capacity(ids.len());
     for &id in ids {
@@ -653,7 +770,8 @@ mod tests {
         assert_eq!(r, IdOrder::Random(9).arrange(50).unwrap());
         r.sort();
         assert_eq!(r, (1..=50).collect::<Vec<_>>());
-        assert_eq!(IdOrder::Explicit(vec![4, 4]).arrange(2), Err(IdError::Duplicate(4)));
+        assert_eq!(IdOrder::Explicit(vec![4, 4]).arrange(2), Ok(vec![4, 4]), "an anonymous ring repeats its id");
+        assert_eq!(check_distinct(&[4, 1, 4]), Err(IdError::Duplicate(4)));
         assert_eq!(IdOrder::Explicit(vec![4]).arrange(2), Err(IdError::WrongLength { given: 1, n: 2 }));
     }
 
@@ -739,6 +857,54 @@ mod tests {
         assert_eq!(mesh_shape(16), Ok((4, 4)));
         assert!(matches!(mesh_shape(13), Err(TopologyError::NotAMesh(m)) if m.contains("13")));
         assert_eq!(Topology::build(TopologyKind::Mesh, 6, 0).unwrap().edges().len(), 7);
+    }
+
+    /// Tori have 2n links, four ports everywhere in the order N, E, S, W pointing the right way round the
+    /// wrap, and refuse shapes thinner than 3 x 3; the most square shape is chosen from n.
+    #[test]
+    fn tori() {
+        let t = Topology::torus(3, 4).unwrap();
+        assert_eq!((t.len(), t.edge_count()), (12, 24));
+        assert_symmetric(&t);
+        let labels: Vec<(u32, Compass)> = t.ports(0).iter().map(|l| (l.peer, l.label)).collect();
+        assert_eq!(labels, vec![(8, Compass::North), (1, Compass::East), (4, Compass::South), (3, Compass::West)]);
+        assert!(matches!(Topology::torus(2, 5), Err(TopologyError::NotATorus(_))));
+        assert_eq!(torus_shape(16), Ok((4, 4)));
+        assert_eq!(torus_shape(18), Ok((3, 6)));
+        assert!(matches!(torus_shape(8), Err(TopologyError::NotATorus(m)) if m.contains('8')));
+        assert_eq!(Topology::build(TopologyKind::Torus, 9, 0).unwrap().edge_count(), 18);
+    }
+
+    /// Hypercubes link each position to the d positions one bit away, port i across dimension i, and
+    /// refuse sizes that are not powers of two with a message that says so.
+    #[test]
+    fn hypercubes() {
+        for d in 1..6 {
+            let t = Topology::hypercube(1 << d).unwrap();
+            assert_eq!(t.edge_count() as u32, d * (1 << d) / 2);
+            assert_symmetric(&t);
+            for v in 0..t.len() {
+                for (i, l) in t.ports(v).iter().enumerate() {
+                    assert_eq!((l.peer, l.remote_port), (v ^ (1 << i), i as Port));
+                }
+            }
+        }
+        let e = Topology::build(TopologyKind::Hypercube, 12, 0).unwrap_err();
+        assert_eq!(e, TopologyError::NotAHypercube(12));
+        assert!(e.to_string().contains("2^d"), "{e}");
+    }
+
+    /// The chordal complete graph's port p of v leads p + 1 positions on, and back on the chord n - p - 1.
+    #[test]
+    fn chordal_complete_graphs() {
+        for n in 2..9 {
+            let t = Topology::complete_chordal(n).unwrap();
+            assert_eq!(t.edge_count() as u32, n * (n - 1) / 2);
+            assert_symmetric(&t);
+        }
+        let t = Topology::complete_chordal(5).unwrap();
+        assert_eq!(t.ports(3).iter().map(|l| l.peer).collect::<Vec<_>>(), vec![4, 0, 1, 2]);
+        assert_eq!(t.link(3, 1).map(|l| l.remote_port), Some(2));
     }
 
     /// The complete graph has n(n-1)/2 edges and port p of v leads to the p-th other position.

@@ -17,6 +17,7 @@ mod reductions;
 mod render;
 mod state;
 mod step;
+mod symmetric;
 #[cfg(test)]
 mod tests;
 
@@ -37,6 +38,7 @@ pub use moves::Move;
 pub use properties::{KEPT_PROPERTIES, PROPERTIES};
 pub use ringleader_core::schedule::Step;
 pub use state::{Observation, System};
+pub use symmetric::{ENDS, MAX_ROUNDS};
 
 /// One election to check: an algorithm on an overlay, its ids (in position
 /// order), its initiators and the rule that picks the winner; one-shot, or

@@ -186,7 +186,7 @@ impl ElectionModel {
 
     /// A timer of the node at `node` as the steps name it: "answer timer",
     /// or "timer 2" when its algorithm gives it no name.
-    fn timer_words(&self, node: u32, timer: ringleader_core::algo::TimerId) -> String {
+    pub(super) fn timer_words(&self, node: u32, timer: ringleader_core::algo::TimerId) -> String {
         match self.fresh.get(node as usize).and_then(|a| a.timer_name(timer)) {
             Some(name) => format!("{name} timer"),
             None => format!("timer {timer}"),

@@ -10,7 +10,7 @@ use ringleader_core::algo::catalogue::{self};
 
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::spec::AlgorithmSpec;
-use ringleader_core::topology::{self, IdError, IdOrder, Topology, TopologyKind};
+use ringleader_core::topology::{self, IdError, IdOrder, Topology, TopologyError, TopologyKind};
 use tonic::Status;
 
 use crate::config::ControllerConfig;
@@ -322,6 +322,12 @@ fn scheduled(req: &ElectionRequest, sim: SimOptions) -> Result<(), RequestError>
 fn planned_faults(req: &ElectionRequest, ids: &[u64]) -> Result<Vec<PlannedFault>, RequestError> {
     use ringleader_core::faults::Fault;
     let position = |i: usize, id: u64| -> Result<u32, RequestError> {
+        if ids.iter().filter(|&&x| x == id).count() > 1 {
+            return Err(RequestError::invalid(
+                "simulation.faults",
+                format!("faults[{i}] names id {id}, which more than one node has"),
+            ));
+        }
         ids.iter().position(|&x| x == id).map(|p| p as u32).ok_or_else(|| {
             RequestError::invalid("simulation.faults", format!("faults[{i}] names id {id}, which no node has"))
         })
@@ -390,10 +396,10 @@ fn topology_kind(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<Topology
             format!("{} cannot run on {}; it runs on {}", spec.name, kind.name(), topology_names(spec)),
         ));
     }
-    if kind != TopologyKind::Mesh && (req.rows != 0 || req.cols != 0) {
+    if !is_grid(kind) && (req.rows != 0 || req.cols != 0) {
         return Err(RequestError::invalid(
             if req.rows != 0 { "topology.rows" } else { "topology.cols" },
-            format!("rows and cols are only given for MESH, not {}", kind.name()),
+            format!("rows and cols are only given for MESH and TORUS, not {}", kind.name()),
         ));
     }
     if !matches!(kind, TopologyKind::Tree | TopologyKind::Graph) && !req.edges.is_empty() {
@@ -409,8 +415,8 @@ fn topology_kind(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<Topology
 /// rows x cols; otherwise `size`, 0 meaning the whole cluster (LIVE) or
 /// [`DEFAULT_SIMULATED_SIZE`] (SIMULATED). Not checked against any limit yet.
 fn size(req: &ElectionRequest, kind: TopologyKind, cluster_nodes: usize) -> Result<u64, RequestError> {
-    let mesh_size =
-        (kind == TopologyKind::Mesh && req.rows != 0 && req.cols != 0).then(|| req.rows as u64 * req.cols as u64);
+    let mesh_size = (is_grid(kind) && req.rows != 0 && req.cols != 0).then(|| req.rows as u64 * req.cols as u64);
+    let grid = grid_word(kind);
     if !req.nodes.is_empty() {
         let named = req.nodes.len();
         let other = if req.mode != Mode::Live {
@@ -422,7 +428,7 @@ fn size(req: &ElectionRequest, kind: TopologyKind, cluster_nodes: usize) -> Resu
         } else {
             mesh_size
                 .filter(|&m| m != named as u64)
-                .map(|m| format!("{named} nodes named for a {} x {} mesh of {m} positions", req.rows, req.cols))
+                .map(|m| format!("{named} nodes named for a {} x {} {grid} of {m} positions", req.rows, req.cols))
         };
         if let Some(why) = other {
             return Err(RequestError::invalid("nodes", why));
@@ -441,7 +447,7 @@ fn size(req: &ElectionRequest, kind: TopologyKind, cluster_nodes: usize) -> Resu
         {
             return Err(RequestError::invalid(
                 "ids",
-                format!("{} ids given for a {} x {} mesh of {m} positions", req.ids.len(), req.rows, req.cols),
+                format!("{} ids given for a {} x {} {grid} of {m} positions", req.ids.len(), req.rows, req.cols),
             ));
         }
         Ok(req.ids.len() as u64)
@@ -493,10 +499,10 @@ fn size_fits(
             RequestError::invalid("size", format!("an election needs at least 2 positions, got {n}"))
         });
     }
-    if kind == TopologyKind::Complete && n > MAX_COMPLETE_SIZE as u64 {
+    if matches!(kind, TopologyKind::Complete | TopologyKind::CompleteChordal) && n > MAX_COMPLETE_SIZE as u64 {
         return Err(RequestError::invalid(
             "size",
-            format!("a COMPLETE network of {n} positions has too many links; at most {MAX_COMPLETE_SIZE} positions"),
+            format!("a {} network of {n} positions has too many links; at most {MAX_COMPLETE_SIZE} positions", kind.name()),
         ));
     }
     match req.mode {
@@ -553,8 +559,19 @@ fn ids(req: &ElectionRequest, spec: &AlgorithmSpec, n: u32) -> Result<Vec<u64>, 
             ref other => other.arrange(n),
         }
     }
+    .and_then(|ids| {
+        // A kept leadership's beliefs name their leader by id: with a repeated id, "I lead" and "I follow
+        // the other node with my id" would read the same. A one-shot election tells nodes by position.
+        if req.keep_leader {
+            topology::check_distinct(&ids)?;
+        }
+        Ok(ids)
+    })
     .map_err(|e| match e {
-        IdError::Duplicate(id) => RequestError::invalid("ids", format!("id {id} appears more than once")),
+        IdError::Duplicate(id) => RequestError::invalid(
+            "ids",
+            format!("id {id} appears more than once: a kept leadership names its leader by id, so its ids must be distinct"),
+        ),
         e @ IdError::WrongLength { .. } => RequestError::invalid("ids", e.to_string()),
         e @ IdError::NeedsAlgorithm => RequestError::invalid("id_order", e.to_string()),
     })
@@ -595,6 +612,12 @@ fn initiator_count(req: &ElectionRequest, n: u32) -> Result<u32, RequestError> {
 /// `initiators` of them (0: all) drawn from the seed.
 fn initiators(req: &ElectionRequest, ids: &[u64], n: u32) -> Result<Vec<u32>, RequestError> {
     if !req.initiator_ids.is_empty() {
+        if let Err(IdError::Duplicate(id)) = topology::check_distinct(ids) {
+            return Err(RequestError::invalid(
+                "initiator_ids",
+                format!("id {id} is on more than one node, so initiators cannot be named by id; give `initiators` (a count)"),
+            ));
+        }
         let position: HashMap<u64, u32> = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
         let mut chosen = Vec::with_capacity(req.initiator_ids.len());
         for id in &req.initiator_ids {
@@ -651,8 +674,12 @@ fn build_topology(req: &ElectionRequest, kind: TopologyKind, n: u32) -> Result<T
             Topology::graph(n, &req.edges).map_err(|e| RequestError::invalid("topology.edges", e.to_string()))
         }
         TopologyKind::Mesh => {
-            let (rows, cols) = mesh_dims(req, n)?;
+            let (rows, cols) = mesh_dims(req, kind, n)?;
             Topology::mesh(rows, cols).map_err(|e| RequestError::invalid(mesh_field(req), e.to_string()))
+        }
+        TopologyKind::Torus => {
+            let (rows, cols) = mesh_dims(req, kind, n)?;
+            Topology::torus(rows, cols).map_err(|e| RequestError::invalid(mesh_field(req), e.to_string()))
         }
         _ => Topology::build(kind, n, req.seed).map_err(|e| RequestError::invalid("size", e.to_string())),
     }
@@ -664,18 +691,37 @@ fn check_topology(req: &ElectionRequest, kind: TopologyKind, n: u32) -> Result<(
     match kind {
         TopologyKind::Tree | TopologyKind::Graph if !req.edges.is_empty() => build_topology(req, kind, n).map(drop),
         TopologyKind::Mesh => {
-            let (rows, cols) = mesh_dims(req, n)?;
+            let (rows, cols) = mesh_dims(req, kind, n)?;
             topology::mesh_size(rows, cols).map(drop).map_err(|e| RequestError::invalid(mesh_field(req), e.to_string()))
         }
-        // Rings, complete networks and drawn trees and graphs build on every size that fits.
+        TopologyKind::Torus => {
+            let (rows, cols) = mesh_dims(req, kind, n)?;
+            topology::torus_size(rows, cols).map(drop).map_err(|e| RequestError::invalid(mesh_field(req), e.to_string()))
+        }
+        TopologyKind::Hypercube if !n.is_power_of_two() => {
+            Err(RequestError::invalid("size", TopologyError::NotAHypercube(n).to_string()))
+        }
+        // Rings, complete networks, hypercubes and drawn trees and graphs build on every size that fits.
         _ => Ok(()),
     }
 }
 
-/// A mesh's rows and columns: as given, the missing one derived from the size, or the most square grid.
-fn mesh_dims(req: &ElectionRequest, n: u32) -> Result<(u32, u32), RequestError> {
+/// Is `kind` a grid shaped by rows and cols (a mesh or a torus)?
+fn is_grid(kind: TopologyKind) -> bool {
+    matches!(kind, TopologyKind::Mesh | TopologyKind::Torus)
+}
+
+/// What a grid of `kind` is called in errors.
+fn grid_word(kind: TopologyKind) -> &'static str {
+    if kind == TopologyKind::Torus { "torus" } else { "mesh" }
+}
+
+/// A mesh's or torus's rows and columns: as given, the missing one derived from the size, or the most
+/// square grid.
+fn mesh_dims(req: &ElectionRequest, kind: TopologyKind, n: u32) -> Result<(u32, u32), RequestError> {
+    let shape = if kind == TopologyKind::Torus { topology::torus_shape } else { topology::mesh_shape };
     Ok(match (req.rows, req.cols) {
-        (0, 0) => topology::mesh_shape(n).map_err(|e| RequestError::invalid("size", e.to_string()))?,
+        (0, 0) => shape(n).map_err(|e| RequestError::invalid("size", e.to_string()))?,
         (0, c) if !n.is_multiple_of(c) => {
             return Err(RequestError::invalid("topology.cols", format!("{c} columns do not divide size {n}")));
         }
@@ -912,8 +958,10 @@ mod tests {
         r.topology = Some(TopologyKind::RingUni);
         assert_eq!(refused(&r, 8), (Ia, "topology"));
         let mut r = req("as-far");
-        r.ids = vec![1, 2, 2];
+        r.ids = vec![1, 0, 2];
         assert_eq!(refused(&r, 8), (Ia, "ids"));
+        let kept = ElectionRequest { ids: vec![1, 2, 2], keep_leader: true, ..req("bully") };
+        assert_eq!(refused(&kept, 8), (Ia, "ids"));
         r.ids = vec![1, 2, 3];
         r.size = 4;
         assert_eq!(refused(&r, 8), (Ia, "ids"));
@@ -1131,7 +1179,9 @@ mod tests {
         assert_eq!(field(fits(&simulated, ring, limit + 1, 0)), (Code::InvalidArgument, "size"));
     }
 
-    /// Explicit ids are kept in ring order and must be positive and distinct; ASCENDING places
+    /// Explicit ids are kept in ring order and must be positive; they may repeat in a one-shot
+    /// election (an anonymous ring) but not in a kept leadership, nor name initiators or faults
+    /// when they repeat; ASCENDING places
     /// 1..=n; a worst case comes from the catalogue, and is refused naming id_order where unknown.
     #[test]
     fn ids_are_explicit_or_placed() {
@@ -1142,7 +1192,13 @@ mod tests {
         r.ids = vec![0, 1];
         assert_eq!(field(ids(&r, as_far, 2)), (Code::InvalidArgument, "ids"));
         r.ids = vec![4, 4];
-        assert_eq!(ids(&r, as_far, 2).unwrap_err().reason, "id 4 appears more than once");
+        assert_eq!(ids(&r, as_far, 2), Ok(vec![4, 4]), "a one-shot election on an anonymous ring");
+        r.initiator_ids = vec![4];
+        assert_eq!(field(initiators(&r, &[4, 4], 2)), (Code::InvalidArgument, "initiator_ids"));
+        let bully = catalogue::find("bully").unwrap();
+        let kept = ElectionRequest { keep_leader: true, ..r.clone() };
+        let e = ids(&kept, bully, 2).unwrap_err();
+        assert!(e.reason.starts_with("id 4 appears more than once: a kept leadership"), "{e}");
         let mut r = req("as-far");
         r.id_order = IdOrder::Ascending;
         assert_eq!(ids(&r, as_far, 4), Ok(vec![1, 2, 3, 4]));
