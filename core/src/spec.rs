@@ -217,11 +217,17 @@ pub struct Extras {
     /// no deterministic algorithm can). Every other algorithm assumes
     /// distinct ids, and on repeated ids may elect several leaders or none.
     pub anonymous: bool,
+    /// For an algorithm that waits by design (silence is information): how
+    /// long, in milliseconds, a failure-free LIVE run with these ids (ring
+    /// order) under this rule lasts at least. The controller refuses a LIVE
+    /// run that would outlast its decision timeout, naming `ids`. `None`: no
+    /// wait.
+    pub live_wait_ms: Option<fn(ids: &[u64], rule: Rule) -> u64>,
 }
 
 impl Extras {
     /// No claim: no sharper bound, no exact count, not schedule-independent,
-    /// no known arrangements, no options, ids assumed distinct.
+    /// no known arrangements, no options, ids assumed distinct, no wait.
     pub const NONE: Extras = Extras {
         bound_on: None,
         exact: None,
@@ -230,6 +236,7 @@ impl Extras {
         best_case: None,
         options: &[],
         anonymous: false,
+        live_wait_ms: None,
     };
 }
 

@@ -103,6 +103,7 @@ pub fn check(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerCon
     } else {
         // Given ids or initiators are checked by building from them (as large as the request).
         let ids = ids(req, spec, n)?;
+        live_wait(req, spec, &ids, config)?;
         initiators(req, &ids, n)?.len() as u32
     };
     within_message_budget(req, spec, n, k as usize, config)?;
@@ -540,6 +541,31 @@ fn size_fits(
         _ => {}
     }
     Ok(n as u32)
+}
+
+/// A LIVE run of an algorithm that waits by design (its catalogue entry's
+/// `live_wait_ms`) must be able to decide within the decision timeout: the
+/// wait grows with the ids (TimeSlice's smallest id times n rounds), so the
+/// refusal names `ids`. Ids placed by an order are 1..=n, whose waits are short.
+fn live_wait(
+    req: &ElectionRequest,
+    spec: &AlgorithmSpec,
+    ids: &[u64],
+    config: &ControllerConfig,
+) -> Result<(), RequestError> {
+    let Some(wait) = spec.extras.live_wait_ms else { return Ok(()) };
+    let ms = wait(ids, req.winner.unwrap_or(spec.rule));
+    if req.mode == Mode::Live && ms > config.decision_timeout_ms {
+        return Err(RequestError::precondition(
+            "ids",
+            format!(
+                "{} with these ids stays silent for {ms} ms before it can decide, more than the decision timeout \
+                 of {} ms (decision_timeout_ms); use smaller ids, or mode SIMULATED, which skips the silent rounds",
+                spec.name, config.decision_timeout_ms
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The ids in ring order: the explicit ones, or placed by `id_order` (the

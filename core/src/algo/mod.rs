@@ -64,4 +64,6 @@ algorithms! {
     chubby,
     raft,
     lease,
+    time_slice,
+    variable_speeds,
 }
