@@ -45,8 +45,13 @@ pub const LOCAL_BYTES_PER_LINK: u64 = 2 * 1024;
 /// built, so that building the plan is inside its reservation.
 pub fn estimate_of(spec: &AlgorithmSpec, mode: Mode, kind: TopologyKind, n: u32, local: bool) -> u64 {
     let n = u64::from(n);
-    let complete = kind == TopologyKind::Complete;
-    let links = if complete { n * n.saturating_sub(1) } else { 2 * n };
+    let complete = matches!(kind, TopologyKind::Complete | TopologyKind::CompleteChordal);
+    let links = match kind {
+        _ if complete => n * n.saturating_sub(1),
+        TopologyKind::Torus => 4 * n,
+        TopologyKind::Hypercube => n * u64::from(n.max(2).ilog2()),
+        _ => 2 * n,
+    };
     let bytes = match mode {
         Mode::Simulated => {
             let per = spec.heap_bytes_per_position;

@@ -480,6 +480,9 @@ pub enum Candidates {
     /// Whichever node the run makes the root of its spanning tree (which
     /// depends on the schedule): no id is expected to win.
     Root,
+    /// Whichever initiator's random draws win (Itai-Rodeh on an anonymous
+    /// ring): no id is expected to win.
+    Drawn,
 }
 
 impl Candidates {
@@ -490,6 +493,7 @@ impl Candidates {
             Candidates::Initiators => "the initiators",
             Candidates::MeshCorners => "the mesh corners",
             Candidates::Root => "the root the run builds (the better of the two saturated nodes)",
+            Candidates::Drawn => "the initiator whose random draws win",
         }
     }
 }
@@ -695,7 +699,7 @@ impl AlgorithmSpec {
             Candidates::MeshCorners => rule.winner(
                 (0..topo.len()).filter(|&p| topo.ports(p).len() == 2).filter_map(|p| ids.get(p as usize).copied()),
             ),
-            Candidates::Root => None,
+            Candidates::Root | Candidates::Drawn => None,
         }
     }
 }

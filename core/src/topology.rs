@@ -315,7 +315,12 @@ impl Topology {
                     (at((r + 1) % rows, c), 0, Compass::South),
                     (at(r, (c + cols - 1) % cols), 1, Compass::West),
                 ]
-                .map(|(peer, remote_port, label)| PortLink { peer, remote_port, outgoing: true, label })
+                .map(|(peer, remote_port, label)| PortLink {
+                    peer,
+                    remote_port,
+                    outgoing: true,
+                    label,
+                })
             })
             .collect();
         Ok(Topology { kind: TopologyKind::Torus, offsets: (0..=n).map(|v| 4 * v).collect(), links })
@@ -340,7 +345,12 @@ impl Topology {
         let d = n.trailing_zeros();
         let links = (0..n)
             .flat_map(|v| {
-                (0..d).map(move |i| PortLink { peer: v ^ (1 << i), remote_port: i, outgoing: true, label: Compass::None })
+                (0..d).map(move |i| PortLink {
+                    peer: v ^ (1 << i),
+                    remote_port: i,
+                    outgoing: true,
+                    label: Compass::None,
+                })
             })
             .collect();
         Ok(Topology { kind: TopologyKind::Hypercube, offsets: (0..=n).map(|v| v * d).collect(), links })

@@ -112,6 +112,15 @@ mod tests {
             Msg::TimeoutNow { term: 3 },
             Msg::Program { kind: 0x1234_5671, a: 7, b: 0, c: u64::MAX, d: 1 },
             Msg::ProgramNotice { kind: 0x10, a: 0, b: 2, c: 0, d: 0 },
+            Msg::Capture { stage: 3, id: u64::MAX },
+            Msg::CaptureAccept,
+            Msg::CaptureReject,
+            Msg::Warning { stage: u32::MAX, id: 2 },
+            Msg::WarningReply { yes: true },
+            Msg::HyperMatch { id: 9, stage: 3, path: 5, route: 2 },
+            Msg::ChordCapture { id: 4, span: 7 },
+            Msg::ChordAnswer { span: 3, accepted: true },
+            Msg::RandomId { id: 3, round: 2, hops: 4, unique: false },
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
         kinds.dedup();

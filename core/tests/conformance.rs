@@ -116,7 +116,9 @@ fn exhaustive_small_rings() {
             runs += exhaustive(spec, n, true);
         }
         eprintln!("{}: {runs} runs", spec.name);
-        assert!(runs > 10_000);
+        // A hypercube has only 2 and 4 positions below 7 (a torus none): fewer runs, all of them made.
+        let sizes = (2..=6).filter(|&n| spec.topologies.iter().any(|&k| buildable(k, n))).count();
+        assert!(runs > 10_000 || sizes < 3, "{}: {runs} runs", spec.name);
     }
 }
 

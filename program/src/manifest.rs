@@ -29,6 +29,9 @@ pub const TOPOLOGIES: &[TopologyKind] = &[
     TopologyKind::Mesh,
     TopologyKind::Complete,
     TopologyKind::Graph,
+    TopologyKind::Torus,
+    TopologyKind::Hypercube,
+    TopologyKind::CompleteChordal,
 ];
 
 /// A program's manifest, checked.

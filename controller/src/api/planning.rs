@@ -503,7 +503,10 @@ fn size_fits(
     if matches!(kind, TopologyKind::Complete | TopologyKind::CompleteChordal) && n > MAX_COMPLETE_SIZE as u64 {
         return Err(RequestError::invalid(
             "size",
-            format!("a {} network of {n} positions has too many links; at most {MAX_COMPLETE_SIZE} positions", kind.name()),
+            format!(
+                "a {} network of {n} positions has too many links; at most {MAX_COMPLETE_SIZE} positions",
+                kind.name()
+            ),
         ));
     }
     match req.mode {
@@ -596,7 +599,9 @@ fn ids(req: &ElectionRequest, spec: &AlgorithmSpec, n: u32) -> Result<Vec<u64>, 
     .map_err(|e| match e {
         IdError::Duplicate(id) => RequestError::invalid(
             "ids",
-            format!("id {id} appears more than once: a kept leadership names its leader by id, so its ids must be distinct"),
+            format!(
+                "id {id} appears more than once: a kept leadership names its leader by id, so its ids must be distinct"
+            ),
         ),
         e @ IdError::WrongLength { .. } => RequestError::invalid("ids", e.to_string()),
         e @ IdError::NeedsAlgorithm => RequestError::invalid("id_order", e.to_string()),
@@ -641,7 +646,9 @@ fn initiators(req: &ElectionRequest, ids: &[u64], n: u32) -> Result<Vec<u32>, Re
         if let Err(IdError::Duplicate(id)) = topology::check_distinct(ids) {
             return Err(RequestError::invalid(
                 "initiator_ids",
-                format!("id {id} is on more than one node, so initiators cannot be named by id; give `initiators` (a count)"),
+                format!(
+                    "id {id} is on more than one node, so initiators cannot be named by id; give `initiators` (a count)"
+                ),
             ));
         }
         let position: HashMap<u64, u32> = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
@@ -722,7 +729,9 @@ fn check_topology(req: &ElectionRequest, kind: TopologyKind, n: u32) -> Result<(
         }
         TopologyKind::Torus => {
             let (rows, cols) = mesh_dims(req, kind, n)?;
-            topology::torus_size(rows, cols).map(drop).map_err(|e| RequestError::invalid(mesh_field(req), e.to_string()))
+            topology::torus_size(rows, cols)
+                .map(drop)
+                .map_err(|e| RequestError::invalid(mesh_field(req), e.to_string()))
         }
         TopologyKind::Hypercube if !n.is_power_of_two() => {
             Err(RequestError::invalid("size", TopologyError::NotAHypercube(n).to_string()))

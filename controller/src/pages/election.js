@@ -142,6 +142,11 @@
       if (r.topology === "Mesh") {
         const cols = Math.ceil(Math.sqrt(n)), rows = Math.ceil(n / cols), step = (size - 60) / Math.max(cols - 1, rows - 1, 1);
         at = (p) => [30 + (p % cols) * step, 30 + Math.floor(p / cols) * step];
+      } else if (r.topology === "Torus") {
+        // Position 0's neighbours are 1, cols - 1, cols and n - cols: cols is the second largest.
+        const around = [...new Set(r.links.filter((l) => l[0] === 0 || l[1] === 0).map((l) => l[0] + l[1]))].sort((x, y) => y - x);
+        const cols = around.length > 1 ? around[1] : n, rows = Math.ceil(n / cols), step = (size - 60) / Math.max(cols - 1, rows - 1, 1);
+        at = (p) => [30 + (p % cols) * step, 30 + Math.floor(p / cols) * step];
       } else {
         const ring = mid - 30;
         at = (p) => [mid + ring * Math.sin(2 * Math.PI * p / n), mid - ring * Math.cos(2 * Math.PI * p / n)];

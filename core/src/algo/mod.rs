@@ -66,4 +66,12 @@ algorithms! {
     lease,
     time_slice,
     variable_speeds,
+    yo_yo,
+    hyper_elect,
+    chordal_capture,
+    korach_moran_zaks,
+    afek_gafni,
+    itai_rodeh,
+    ghs,
+    flood_max,
 }

@@ -17,7 +17,7 @@ pub(super) const LEADERLESS: [(&str, &str); 3] = [("fill", "white"), ("stroke", 
 /// candidate, proposing, collecting, processing) dark gold, one not yet
 /// competing (awake, PreVote's pre-candidate, saturated) light orange; one
 /// out of the running (defeated, passive, relay, non-participant) sky blue,
-/// a dummy or an echoed candidate light sky blue; a follower that knows its
+/// a dummy, an echoed candidate or a captured node light sky blue; a follower that knows its
 /// leader blue, one that promised its vote bluish green; a node that knows
 /// no leader yellow; one announcing or winning reddish purple, leaving wine;
 /// asleep grey; anything else dark grey. Within one algorithm every state
@@ -26,11 +26,11 @@ pub fn state_colour(state: &str) -> &'static str {
     match state {
         "leader" => "#D55E00",
         "leader-unleased" => "#F4A582",
-        "candidate" | "active" | "electing" | "looking" | "participant" | "running" => "#E69F00",
+        "candidate" | "active" | "electing" | "looking" | "participant" | "running" | "duelist" => "#E69F00",
         "waiting" | "proposing" | "collecting" | "processing" => "#8F6A00",
         "awake" | "pre-candidate" | "saturated" => "#F5CD7A",
         "defeated" | "passive" | "relay" | "non-participant" => "#56B4E9",
-        "dummy" | "echoed" => "#A9D8F5",
+        "dummy" | "echoed" | "captured" => "#A9D8F5",
         "follower" => "#0072B2",
         "promised" => "#009E73",
         "announcing" | "winning" => "#CC79A7",

@@ -483,6 +483,79 @@ messages! {
     } => "report", pb::GhsReport, Traffic::Election;
     /// GHS `Change-root`: the fragment's best outgoing edge is below the receiver.
     GhsChangeRoot => "change_root", pb::GhsChangeRoot, Traffic::Election;
+    // H4: korach-moran-zaks, afek-gafni
+    /// Capture in a complete network (Korach-Moran-Zaks, Afek-Gafni): a
+    /// candidate at `stage` (the nodes it has captured) asks the receiver to
+    /// join it.
+    Capture {
+        /// The candidate's stage: how many nodes it has captured.
+        stage: u32,
+        /// The candidate's id.
+        id: u64,
+    } => "capture", pb::CaptureStage, Traffic::Election;
+    /// The receiver of a `Capture` joins the candidate: its stage grows by one.
+    CaptureAccept => "capture_accept", pb::CaptureAccept, Traffic::Election;
+    /// The receiver of a `Capture` refuses it: the candidate is beaten (Korach-Moran-Zaks).
+    CaptureReject => "capture_reject", pb::CaptureReject, Traffic::Election;
+    /// A captured node warns its owner that a candidate at `stage` tries to
+    /// capture it: the owner, if weaker, is beaten and lets it go.
+    Warning {
+        /// The attacking candidate's stage.
+        stage: u32,
+        /// The attacking candidate's id.
+        id: u64,
+    } => "warning", pb::CaptureStage, Traffic::Election;
+    /// The owner's answer to a `Warning`: `yes`, the attacker is stronger
+    /// (the owner is beaten) and may take the node; otherwise it may not.
+    WarningReply {
+        /// The attacker beats the owner.
+        yes: bool,
+    } => "warning_reply", pb::WarningReply, Traffic::Election;
+    // H3: hyper-elect, chordal-capture
+    /// HyperElect's `Match` on a hypercube: the duelist `id` of a cube of
+    /// dimension `stage` − 1 challenges the duelist of the neighbouring one.
+    HyperMatch {
+        /// The duelist's id.
+        id: u64,
+        /// The duel's stage (1 to d).
+        stage: u32,
+        /// The dimensions crossed so far, as a bit mask: the receiver's
+        /// position XOR the sender's.
+        path: u32,
+        /// Dimensions still to cross before the next node that routes it.
+        route: u32,
+    } => "match", pb::HyperMatch, Traffic::Election;
+    /// Chordal capture on a complete network with chordal labels: the
+    /// candidate `id`, owning the `span` positions from itself on, asks the
+    /// position `span` further on for its territory.
+    ChordCapture {
+        /// The candidate's id.
+        id: u64,
+        /// Positions the candidate owns (itself and the next span − 1).
+        span: u32,
+    } => "chord_capture", pb::ChordCapture, Traffic::Election;
+    /// The answer to a `ChordCapture`: `accepted` hands over the receiver's
+    /// territory of `span` positions; otherwise the candidate is beaten.
+    ChordAnswer {
+        /// Positions handed over (0 when refused).
+        span: u32,
+        /// The capture succeeded.
+        accepted: bool,
+    } => "chord_answer", pb::ChordAnswer, Traffic::Election;
+    // H1: itai-rodeh
+    /// Itai-Rodeh on an anonymous ring: an active node's random id `id` of
+    /// election round `round`, `hops` links from its sender, `unique` until
+    /// it passes a node that drew the same id in the same round.
+    RandomId {
+        /// The id drawn (1..=n).
+        id: u64,
+        /// The sender's election round (from 1).
+        round: u32,
+        /// Links crossed, counting the one it arrives on.
+        hops: u32,
+        /// No other active node of the round drew `id` so far.
+        unique: bool,
+    } => "random_id", pb::RandomId, Traffic::Election;
 }
 
 impl Msg {
@@ -632,7 +705,12 @@ impl MsgKind {
             | MsgKind::GhsConnect
             | MsgKind::GhsInitiate
             | MsgKind::GhsTest
-            | MsgKind::GhsChangeRoot => MsgRole::Candidate,
+            | MsgKind::GhsChangeRoot
+            | MsgKind::Capture
+            | MsgKind::Warning
+            | MsgKind::HyperMatch
+            | MsgKind::ChordCapture
+            | MsgKind::RandomId => MsgRole::Candidate,
             MsgKind::Reply
             | MsgKind::Feedback
             | MsgKind::Message3
@@ -644,7 +722,11 @@ impl MsgKind {
             | MsgKind::YoUp
             | MsgKind::GhsAccept
             | MsgKind::GhsReject
-            | MsgKind::GhsReport => MsgRole::Reply,
+            | MsgKind::GhsReport
+            | MsgKind::CaptureAccept
+            | MsgKind::CaptureReject
+            | MsgKind::WarningReply
+            | MsgKind::ChordAnswer => MsgRole::Reply,
             MsgKind::Notify
             | MsgKind::Coordinator
             | MsgKind::Commit
@@ -676,7 +758,9 @@ impl Msg {
             | Msg::Message2 { id }
             | Msg::Message3 { id }
             | Msg::Echo { id }
-            | Msg::YoDown { id } => Some(id),
+            | Msg::YoDown { id }
+            | Msg::Capture { id, .. }
+            | Msg::Warning { id, .. } => Some(id),
             Msg::Saturate { id } => (id != 0).then_some(id),
             _ => None,
         }
@@ -688,7 +772,7 @@ impl Msg {
     pub fn stage(&self) -> Option<u32> {
         match *self {
             Msg::Election { stage, .. } | Msg::Probe { stage, .. } | Msg::Reply { stage, .. } => Some(stage),
-            Msg::Feedback { stage, .. } => Some(stage),
+            Msg::Feedback { stage, .. } | Msg::Capture { stage, .. } | Msg::Warning { stage, .. } => Some(stage),
             _ => None,
         }
     }
