@@ -654,6 +654,19 @@ pub fn sweep(
     seed: u64,
     rule: Rule,
     limits: Limits,
+    progress: impl FnMut(&[u64], &[u32], &Report),
+) -> Result<Sweep, SweepError> {
+    sweep_drawn(spec, n, seed, 0, rule, limits, progress)
+}
+
+/// [`sweep`], the nodes' random bits drawn from `coins` ([`Election::seed`]).
+pub fn sweep_drawn(
+    spec: &'static AlgorithmSpec,
+    n: u32,
+    seed: u64,
+    coins: u64,
+    rule: Rule,
+    limits: Limits,
     mut progress: impl FnMut(&[u64], &[u32], &Report),
 ) -> Result<Sweep, SweepError> {
     let started = Instant::now();
@@ -667,7 +680,10 @@ pub fn sweep(
     for ids in arrangements {
         for set in 1..(1u64 << n) {
             let initiators: Vec<u32> = (0..n).filter(|p| set >> p & 1 == 1).collect();
-            let election = Election::new(spec, topology.clone(), ids.clone(), initiators.clone(), rule);
+            let election = Election {
+                seed: coins,
+                ..Election::new(spec, topology.clone(), ids.clone(), initiators.clone(), rule)
+            };
             let r = check(election, limits);
             progress(&ids, &initiators, &r);
             out.add(&ids, &initiators, n, r);

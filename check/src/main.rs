@@ -15,7 +15,7 @@ use std::time::Duration;
 use clap::Parser;
 use ringleader_check::{
     CheckAsk, Checked, Clock, Election, Faults, KeptCheck, Limits, Refusal, STORE_DEPTH, Sweep, check, diagram,
-    split_words, sweep, sweep_kept,
+    split_words, sweep_drawn, sweep_kept,
 };
 use ringleader_core::algo::catalogue::CATALOGUE;
 use ringleader_core::algo::detector::DetectorConfig;
@@ -58,6 +58,11 @@ struct Args {
     /// ring), at each size of `--n`.
     #[arg(long)]
     anonymous: bool,
+    /// The seed of the nodes' random bits, as an election of this seed
+    /// draws them (randomised algorithms: Itai-Rodeh's draws, ProbAsFar's
+    /// directions); every schedule of those draws is checked.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
     /// Deliver in any order, even where the algorithm assumes FIFO links.
     #[arg(long)]
     any_order: bool,
@@ -347,6 +352,7 @@ fn plan(args: &Args, program: Option<&str>) -> Result<Vec<Planned>, CliError> {
             let ask = ask(args, name, n);
             let spec = ask.spec().map_err(CliError::Refused)?;
             let mut checked = ask.check().map_err(CliError::Refused)?;
+            checked.election.seed = args.seed;
             if let Some((id, rate)) = args.clock {
                 let position = u32::try_from(id).ok().and_then(|i| i.checked_sub(1)).filter(|&p| p < n);
                 let position = position.ok_or(CliError::ClockId(id, n))?;
@@ -467,7 +473,7 @@ fn run(args: &Args, p: &Planned) -> Result<bool, CliError> {
         Ok(Sweep::one(e, check(e.clone(), limits(args, fifo))))
     } else {
         let mut done = 0usize;
-        let r = sweep(spec, n, 7, spec.rule, limits(args, fifo), |_, _, _| {
+        let r = sweep_drawn(spec, n, 7, args.seed, spec.rule, limits(args, fifo), |_, _, _| {
             done += 1;
             if done.is_multiple_of(100) {
                 eprint!("\r{} n={n}: {done} elections checked", spec.name);

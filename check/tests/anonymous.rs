@@ -31,7 +31,8 @@ fn as_far_on_four_fours_is_the_symmetric_run() {
 /// any algorithm on distinct ids has rounds.
 #[test]
 fn distinct_ids_have_no_symmetric_run() {
-    let checked = CheckAsk { algorithm: "as-far".into(), ids: vec![1, 2, 3, 4], ..CheckAsk::default() }.check().unwrap();
+    let checked =
+        CheckAsk { algorithm: "as-far".into(), ids: vec![1, 2, 3, 4], ..CheckAsk::default() }.check().unwrap();
     assert!(check(checked.election, Limits { fifo: checked.fifo, ..Limits::default() }).holds());
 }
 
@@ -59,4 +60,19 @@ fn every_deterministic_algorithm_breaks_on_its_symmetric_run() {
         }
     }
     assert!(shown >= 5, "only {shown} algorithms had a symmetric run");
+}
+
+/// Itai-Rodeh on 3 nodes, for 40 seeds of the nodes' random bits: every arrangement and set of
+/// initiators holds every property on every schedule (one leader at most, agreement, a final
+/// state only once elected), and some seeds' draws collide, so that a second round is checked too.
+#[test]
+fn itai_rodeh_holds_on_every_schedule_of_many_draws() {
+    let spec = ringleader_core::algo::catalogue::find("itai-rodeh").unwrap();
+    let (mut deepest, mut shallowest) = (0, usize::MAX);
+    for coins in 0..40 {
+        let s = ringleader_check::sweep_drawn(spec, 3, 7, coins, spec.rule, Limits::default(), |_, _, _| {}).unwrap();
+        assert!(s.holds(), "seed {coins}: {:?}", s.broken.first());
+        (deepest, shallowest) = (deepest.max(s.depth), shallowest.min(s.depth));
+    }
+    assert!(deepest > shallowest, "some draws collide and take another round ({shallowest}..{deepest} steps)");
 }

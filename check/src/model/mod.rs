@@ -87,6 +87,11 @@ pub struct Election {
     ///
     /// [`Fault::Clock`]: ringleader_core::faults::Fault::Clock
     pub clock: Option<Clock>,
+    /// The seed of the nodes' random bits ([`NodeContext::coin`], drawn as
+    /// the simulator and the runtime draw them for an election of this
+    /// seed): a randomised algorithm is checked on every schedule of the
+    /// draws this seed gives. 0 by default.
+    pub seed: u64,
 }
 
 /// A node's clock that runs at `rate` times real time ([`Election::clock`]).
@@ -124,6 +129,7 @@ impl Election {
             partition_ms: None,
             partition_side: None,
             clock: None,
+            seed: 0,
         }
     }
 
@@ -333,7 +339,7 @@ impl ElectionModel {
         let fresh = (0..n)
             .map(|p| {
                 let e = &election;
-                let ctx = NodeContext::at(t, &e.ids, p, e.rule, 0, &mut info);
+                let ctx = NodeContext::at(t, &e.ids, p, e.rule, e.seed, &mut info);
                 match (e.kept, e.spec.kept.map(|k| k.build)) {
                     (Some(d), Some(build)) => build(&ctx, d),
                     _ => (e.spec.machine.build)(&ctx),

@@ -68,7 +68,14 @@ impl ElectionModel {
             if let Some(property) = broken.or(again.then_some(ENDS)) {
                 rounds.push(self.ending(property, round, &s));
                 let error = s.error().map(str::to_string);
-                return Some(Counterexample { property, steps, decisions: s.decisions(), beliefs: s.beliefs(), error, rounds });
+                return Some(Counterexample {
+                    property,
+                    steps,
+                    decisions: s.decisions(),
+                    beliefs: s.beliefs(),
+                    error,
+                    rounds,
+                });
             }
         }
         None

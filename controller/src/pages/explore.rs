@@ -35,6 +35,8 @@ pub(super) struct LabExplore {
     algorithm: String,
     /// Nodes (0: 3; at most four).
     n: u32,
+    /// The ids in ring order (empty: 1..=n); they may repeat (an anonymous ring).
+    ids: Vec<u64>,
     /// Links may reorder messages; unticked, every link is FIFO (the form's one link model,
     /// whatever the algorithm assumes).
     any_order: bool,
@@ -59,6 +61,7 @@ impl LabExplore {
         CheckAsk {
             algorithm: self.algorithm.clone(),
             n: self.n,
+            ids: self.ids.clone(),
             any_order: self.any_order,
             fifo: !self.any_order,
             kept: self.kept,

@@ -133,8 +133,11 @@
 
   // The election the check form describes (the explorer explores the same).
   function checked() {
+    // Ids in ring order, e.g. "4,4,4,4" (they fix n); empty: 1..n.
+    const ids = check.ids.value.split(/[\s,]+/).filter((x) => x !== "").map(Number);
     return {
-      algorithm: check.algorithm.value, n: Number(check.n.value), any_order: check.any_order.checked,
+      algorithm: check.algorithm.value, n: ids.length > 0 ? ids.length : Number(check.n.value), ids,
+      any_order: check.any_order.checked,
       kept: check.kept.checked, crashes: Number(check.crashes.value), losses: Number(check.losses.value),
       partitions: Number(check.partitions.value),
     };
@@ -227,6 +230,12 @@
     steps = answer.counterexample ? answer.counterexample.steps : [];
     property = answer.counterexample ? answer.counterexample.property : "";
     for (const s of steps) { const li = document.createElement("li"); li.textContent = s; list.append(li); }
+    // The symmetric execution (every node alike): its rounds, and how it ends.
+    const rounds = answer.counterexample && answer.counterexample.rounds ? answer.counterexample.rounds : [];
+    const roundList = document.getElementById("check-rounds");
+    roundList.textContent = "";
+    for (const r of rounds) { const li = document.createElement("li"); li.textContent = r; roundList.append(li); }
+    document.getElementById("check-symmetric").hidden = rounds.length === 0;
     if (answer.counterexample) {
       const doc = new DOMParser().parseFromString(answer.counterexample.svg, "image/svg+xml");
       diagram.append(document.importNode(doc.documentElement, true));
@@ -238,7 +247,9 @@
     slider.max = String(steps.length);
     // Nothing to step through when the property holds: no step buttons.
     document.getElementById("check-controls").hidden = !answer.counterexample;
-    document.getElementById("check-explore").hidden = !answer.counterexample || (asked.n || 3) > 4;
+    // Repeated ids name their steps alike, so a counterexample's words cannot be followed there.
+    const repeated = new Set(asked.ids).size < asked.ids.length;
+    document.getElementById("check-explore").hidden = !answer.counterexample || (asked.n || 3) > 4 || repeated;
     showStep(0);
     result.scrollIntoView({ block: "start" });
   }

@@ -586,6 +586,8 @@ pub struct LabCheck {
     pub algorithm: String,
     /// Nodes (0: the checker's default).
     pub n: u32,
+    /// The ids in ring order (empty: 1..=n); the same id on every node is an anonymous ring.
+    pub ids: Vec<u64>,
     /// Links may reorder messages; unticked, every link is FIFO.
     pub any_order: bool,
     /// Check the kept leadership (failure-tolerant algorithms).
@@ -617,8 +619,8 @@ const LAB_CHECK_SECONDS: u32 = 60;
 /// and last the verdict: `{"holds", "complete", "states", "summary",
 /// "stopped_by", "cached", "shared", "counterexample"}`, the shortest
 /// counterexample if any (its property, its steps in words, its error, its
-/// note (a liveness caveat, see `CheckCounterexample.note`) and
-/// its diagram), or a refusal line (`{"code", "field", "message"}`) if it
+/// note (a liveness caveat, see `CheckCounterexample.note`), its rounds (the
+/// symmetric execution, see `CheckCounterexample.rounds`) and its diagram), or a refusal line (`{"code", "field", "message"}`) if it
 /// could not run.
 pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
     use pb::check_event::Kind;
@@ -631,6 +633,7 @@ pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum
     let ask = pb::CheckRequest {
         algorithm: form.algorithm,
         n: form.n,
+        ids: form.ids,
         any_order: form.any_order,
         // The box unticked means what it says: links keep their order (as the runtime's one
         // stream per link does, and as the explorer explores), whatever the algorithm assumes.
@@ -657,7 +660,7 @@ pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum
             }
             Ok(pb::CheckEvent { kind: Some(Kind::Verdict(v)) }) => {
                 let counterexample = v.counterexamples.first().map(
-                    |c| serde_json::json!({ "property": c.property, "steps": c.steps, "error": c.error, "svg": c.svg, "note": c.note }),
+                    |c| serde_json::json!({ "property": c.property, "steps": c.steps, "error": c.error, "svg": c.svg, "note": c.note, "rounds": c.rounds }),
                 );
                 serde_json::json!({
                     "holds": v.holds,

@@ -101,6 +101,8 @@ pub(super) fn render(token_required: bool, programs: &[&AlgorithmSpec]) -> Strin
          <form id=\"check\" class=\"lab\">\
          <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
          <label>Nodes n <input name=\"n\" type=\"number\" min=\"0\" value=\"3\"></label><span class=\"error\" data-for=\"n\"></span>\
+         <label>Ids <input name=\"ids\" placeholder=\"4,4,4,4\" title=\"in ring order; empty: 1..n; the same id on every node: an anonymous ring\"></label>\
+         <span class=\"error\" data-for=\"ids\"></span><span class=\"error\" data-for=\"anonymous\"></span>\
          <fieldset><legend>Schedules</legend><label><input type=\"checkbox\" name=\"any_order\"> links may reorder messages</label>\
          <label><input type=\"checkbox\" name=\"kept\"> the kept leadership</label>\
          <label>crashes <input name=\"crashes\" type=\"number\" min=\"0\" value=\"0\"></label>\
@@ -113,6 +115,8 @@ pub(super) fn render(token_required: bool, programs: &[&AlgorithmSpec]) -> Strin
          <span class=\"error\" data-for=\"partitions\"></span></div>\
          <p class=\"submit\"><button type=\"submit\" id=\"check-run\">Check</button> <span id=\"check-status\" class=\"status\" data-for=\"\"></span></p>\
          </form><div id=\"check-result\" hidden><p id=\"check-verdict\"></p>\
+         <div id=\"check-symmetric\" hidden><p>Every node starts in the same state: the symmetric execution, \
+         in lock-step rounds (its steps below, one node after another within a round).</p><ol id=\"check-rounds\"></ol></div>\
          <div class=\"controls\" id=\"check-controls\"><button id=\"check-back\">◀ back</button><button id=\"check-forward\">forward ▶</button>\
          <button id=\"check-end\">to the violation ▶|</button><input type=\"range\" id=\"check-slider\" min=\"0\" value=\"0\">\
          <span id=\"check-where\"></span><button type=\"button\" id=\"check-explore\" hidden>open this counterexample \

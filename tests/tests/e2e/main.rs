@@ -35,3 +35,5 @@ mod t30_fencing;
 mod t31_scoped_faults;
 mod t32_class_checks;
 mod t33_programs;
+mod t34_anonymous;
+mod t35_sense_of_direction;
