@@ -189,6 +189,11 @@ fn with_value(x: u64) -> Vec<Msg> {
         Msg::Message2 { id: x },
         Msg::Message3 { id: x },
         Msg::Echo { id: x },
+        Msg::Capture { stage: s, id: x },
+        Msg::Warning { stage: s, id: x },
+        Msg::WarningReply { yes: x % 2 == 0 },
+        Msg::CaptureAccept,
+        Msg::CaptureReject,
     ];
     all.extend(harness::kept_messages(x, x, x, s));
     all
