@@ -191,7 +191,7 @@ fn with_value(x: u64) -> Vec<Msg> {
         Msg::Echo { id: x },
         Msg::Capture { stage: s, id: x },
         Msg::Warning { stage: s, id: x },
-        Msg::WarningReply { yes: x % 2 == 0 },
+        Msg::WarningReply { yes: x.is_multiple_of(2) },
         Msg::CaptureAccept,
         Msg::CaptureReject,
     ];
