@@ -35,7 +35,8 @@ fn schedules(seed: u64) -> [SimConfig; 3] {
 
 /// HyperElect on every arrangement of 4 and 8 nodes and on random ones of 16 and 32, all initiating or one,
 /// FIFO, unit-delay and non-FIFO: one leader, the best id, and between 3N - 3 and Santoro's 7N - (log N)^2
-/// - 3 log N - 7 messages, both reached exactly by some arrangement of N <= 8.
+/// - 3 log N - 7 messages, both reached exactly by some arrangement of N <= 8; the same count for one
+/// arrangement whatever the schedule and the initiators.
 #[test]
 fn hyper_elect_within_santoros_bound() {
     use ringleader_core::algo::hyper_elect::{best_count, bound};
@@ -57,16 +58,22 @@ fn hyper_elect_within_santoros_bound() {
         let (mut lo, mut hi) = (u64::MAX, 0);
         for (a, ids) in arrangements.iter().enumerate() {
             let inits: [Vec<u32>; 2] = [(0..n).collect(), vec![a as u32 % n]];
+            let rule = if a % 2 == 0 { Rule::Max } else { Rule::Min };
+            let mut counts = Vec::new();
             for init in &inits {
-                let rule = if a % 2 == 0 { Rule::Max } else { Rule::Min };
                 for cfg in schedules(a as u64) {
                     let m = run(spec, &topo, ids, init, rule, &cfg).counters.messages;
+                    counts.push(m);
                     let n = u64::from(n);
                     assert!((best_count(n)..=bound(n)).contains(&m), "n={n} ids={ids:?} {m} messages");
                     lo = lo.min(m);
                     hi = hi.max(m);
                 }
             }
+            assert!(
+                counts.iter().all(|&c| c == counts[0]),
+                "n={n} ids={ids:?}: the ids alone fix the count, {counts:?}"
+            );
         }
         eprintln!("hyper-elect N={n}: {lo}..={hi} messages, bound {}, best {}", bound(n.into()), best_count(n.into()));
         if n <= 8 {

@@ -74,6 +74,8 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
         TopologyKind::Complete,
         TopologyKind::RingBi,
         TopologyKind::RingBiUnoriented,
+        TopologyKind::Torus,
+        TopologyKind::Hypercube,
     ],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,

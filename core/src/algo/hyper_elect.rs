@@ -12,7 +12,8 @@
 //!   part (a node asleep joins when the first message reaches it).
 //! * Messages: at most 7N − d² − 3d − 7 (Santoro's bound, derived below),
 //!   at least 3N − 3; between the two, the count depends on where each
-//!   duel's winner sits. Ideal time O(d³): the stages follow one another
+//!   duel's winner sits, which the ids alone fix: not on the schedule nor
+//!   on who initiates. Ideal time O(d³): the stages follow one another
 //!   and a stage-i `Match` crosses at most 1 + i(i − 1)/2 links.
 //!
 //! **Stages.** A position's number, bit by bit, says where it is: the
@@ -83,7 +84,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(HyperElect::new),
-    extras: Extras::NONE,
+    extras: Extras { schedule_independent: true, ..Extras::NONE },
 };
 
 /// Santoro's bound 7N − d² − 3d − 7 with d = log2 N (0 below N = 2).
