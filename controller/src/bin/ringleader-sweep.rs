@@ -13,6 +13,12 @@
 //! ringleader-sweep --algorithms as-far,stages,controlled-distance --max-size 4096 \
 //!     --orders random,worst-case --repetitions 3 --csv sweep.csv --svg sweep.svg
 //! ```
+//!
+//! With `--lower-bound` it sets the algorithms against the Ω(n log n) lower
+//! bound for comparison-based ring algorithms instead: each on the
+//! bit-reversal ring of every size (`spec::bit_reversal`, mirrored for the
+//! min rule), every node initiating, in the simulator in-process (the
+//! arrangement is not one of the API's id orders), with the bound's curve.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,6 +64,11 @@ struct Args {
     /// simulated or live.
     #[arg(long, default_value = "simulated")]
     mode: String,
+    /// Run the algorithms on bit-reversal rings in-process and plot them
+    /// against the lower bound for comparison-based algorithms (see the
+    /// crate doc); --orders, --repetitions and --mode do not apply.
+    #[arg(long)]
+    lower_bound: bool,
     /// Initiators per election (0 = all).
     #[arg(long, default_value_t = 0)]
     initiators: u32,
@@ -143,6 +154,12 @@ enum SweepError {
     /// The stream ended without the result.
     #[error("the controller ended the sweep without a result")]
     NoResult,
+    /// `--lower-bound` with a name the catalogue does not have.
+    #[error("--algorithms: no algorithm `{0}` in the catalogue")]
+    UnknownAlgorithm(String),
+    /// `--lower-bound` could not build a point.
+    #[error("{0}")]
+    Simulation(String),
     /// An output file cannot be written.
     #[error("{}: {source}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
@@ -240,6 +257,9 @@ async fn run(args: Args) -> Result<(), SweepError> {
             return Err(SweepError::Exists { flag, path: path.clone() });
         }
     }
+    if args.lower_bound {
+        return lower_bound::run(&args);
+    }
     let request = pb::CompareRequest {
         algorithms: args.algorithms.clone(),
         sizes: args.sizes.clone(),
@@ -326,4 +346,204 @@ async fn run(args: Args) -> Result<(), SweepError> {
         let _ = task.await;
     }
     if wrong > 0 { Err(SweepError::Incorrect(wrong)) } else { Ok(()) }
+}
+
+/// `--lower-bound`: the algorithms on bit-reversal rings against the lower
+/// bound for comparison-based ring algorithms.
+mod lower_bound {
+    use std::fmt::Write as _;
+
+    use ringleader_core::algo::catalogue;
+    use ringleader_core::sim::{self, SimConfig};
+    use ringleader_core::spec::{bit_reversal, mirror};
+    use ringleader_core::topology::Topology;
+
+    use super::{Args, SweepError};
+
+    /// The lower bound plotted, for n a power of two ≥ 8: on the bit-reversal
+    /// ring every comparison-based synchronous algorithm sends at least
+    /// n / (2(2k + 1)) messages in its k-th active round, for k = 1..n/8
+    /// (Frederickson-Lynch, JACM 1987; the constants of Attiya-Welch,
+    /// Distributed Computing, 2nd ed. 2004, §3.4.2). Their sum, about
+    /// (n/4)·ln(n/4) = 0.17·n·log2 n, is the curve.
+    pub(super) fn bound(n: u64) -> f64 {
+        (1..=n / 8).map(|k| n as f64 / (2.0 * (2 * k + 1) as f64)).sum()
+    }
+
+    /// Sizes: the given ones, else powers of two from --min-size to --max-size.
+    fn sizes(args: &Args) -> Vec<u32> {
+        if !args.sizes.is_empty() {
+            return args.sizes.clone();
+        }
+        let mut v = Vec::new();
+        let mut n = args.min_size.max(2).next_power_of_two();
+        while n <= args.max_size {
+            v.push(n);
+            n *= 2;
+        }
+        v
+    }
+
+    pub(super) fn run(args: &Args) -> Result<(), SweepError> {
+        let specs: Vec<_> = args
+            .algorithms
+            .iter()
+            .map(|name| catalogue::find(name).ok_or_else(|| SweepError::UnknownAlgorithm(name.clone())))
+            .collect::<Result<_, _>>()?;
+        let sizes = sizes(args);
+        let mut csv = String::from("algorithm,n,messages,election,notification,bound,lower_bound,leader_ok\n");
+        let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        for spec in &specs {
+            let mut points = Vec::new();
+            for &n in &sizes {
+                let topo = Topology::build(spec.default_topology(), n, args.seed)
+                    .map_err(|e| SweepError::Simulation(format!("{} on {n}: {e}", spec.name)))?;
+                let ids = mirror(bit_reversal(n), n, spec.rule);
+                let all: Vec<u32> = (0..n).collect();
+                let r = sim::run(
+                    spec,
+                    &topo,
+                    &ids,
+                    &all,
+                    spec.rule,
+                    &SimConfig { seed: args.seed, ..SimConfig::default() },
+                );
+                let ok = r.verdict.violations.is_empty();
+                eprintln!(
+                    "{} n={n}: {} messages{}",
+                    spec.name,
+                    r.counters.messages,
+                    if ok { "" } else { " NOT correct" }
+                );
+                let _ = writeln!(
+                    csv,
+                    "{},{n},{},{},{},{},{:.1},{ok}",
+                    spec.name,
+                    r.counters.messages,
+                    r.counters.election_messages,
+                    r.counters.notification_messages,
+                    r.bound,
+                    bound(u64::from(n))
+                );
+                if !ok {
+                    return Err(SweepError::Incorrect(1));
+                }
+                points.push((f64::from(n), r.counters.messages as f64));
+            }
+            series.push((spec.name.to_string(), points));
+        }
+        let curve: Vec<(f64, f64)> =
+            sizes.iter().filter(|&&n| n >= 8).map(|&n| (f64::from(n), bound(u64::from(n)))).collect();
+        let svg = plot(&series, &curve);
+        let write = |path: &std::path::PathBuf, text: &str| {
+            std::fs::write(path, text).map_err(|source| SweepError::Write { path: path.clone(), source })
+        };
+        match &args.csv {
+            Some(path) => write(path, &csv)?,
+            None => print!("{csv}"),
+        }
+        if let Some(path) = &args.svg {
+            write(path, &svg)?;
+        }
+        Ok(())
+    }
+
+    const COLOURS: &[&str] = &[
+        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+        "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
+    ];
+
+    /// A log-log plot of messages against n: one solid line per algorithm,
+    /// the lower bound dashed and black, a legend on the right.
+    fn plot(series: &[(String, Vec<(f64, f64)>)], curve: &[(f64, f64)]) -> String {
+        let (w, h, left, top, pw, ph) = (900.0, 560.0, 70.0, 40.0, 560.0, 460.0);
+        let all = series.iter().flat_map(|s| s.1.iter()).chain(curve.iter());
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for &(x, y) in all {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y0 = y0.min(y.max(1.0));
+            y1 = y1.max(y);
+        }
+        let (lx0, lx1) = (x0.log10(), x1.log10().max(x0.log10() + 1e-9));
+        let (ly0, ly1) = (y0.log10().floor(), y1.log10().ceil().max(y0.log10().floor() + 1.0));
+        let px = |x: f64| left + (x.log10() - lx0) / (lx1 - lx0) * pw;
+        let py = |y: f64| top + ph - (y.max(1.0).log10() - ly0) / (ly1 - ly0) * ph;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="22" font-size="15" text-anchor="middle">Messages on bit-reversal rings, every node initiating (log-log)</text>"#,
+            left + pw / 2.0
+        );
+        // Decades on y, sizes on x.
+        let mut d = ly0 as i32;
+        while f64::from(d) <= ly1 {
+            let y = py(10f64.powi(d));
+            let _ = writeln!(s, r##"<line x1="{left}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/>"##, left + pw);
+            let _ = writeln!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="end">10^{d}</text>"#, left - 6.0, y + 4.0);
+            d += 1;
+        }
+        let xs: Vec<f64> = series.first().map(|s| s.1.iter().map(|p| p.0).collect()).unwrap_or_default();
+        for x in xs {
+            let gx = px(x);
+            let _ = writeln!(s, r##"<line x1="{gx:.1}" y1="{top}" x2="{gx:.1}" y2="{:.1}" stroke="#eee"/>"##, top + ph);
+            let _ = writeln!(s, r#"<text x="{gx:.1}" y="{:.1}" text-anchor="middle">{x}</text>"#, top + ph + 16.0);
+        }
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">n (ring size)</text>"#,
+            left + pw / 2.0,
+            h - 12.0
+        );
+        let _ = writeln!(s, r##"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#444"/>"##);
+        let path = |pts: &[(f64, f64)]| {
+            pts.iter()
+                .enumerate()
+                .map(|(i, &(x, y))| format!("{}{:.1},{:.1}", if i == 0 { "M" } else { "L" }, px(x), py(y)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let legend_x = left + pw + 20.0;
+        for (i, (name, pts)) in series.iter().enumerate() {
+            let c = COLOURS[i % COLOURS.len()];
+            let _ = writeln!(s, r#"<path d="{}" fill="none" stroke="{c}" stroke-width="1.8"/>"#, path(pts));
+            for &(x, y) in pts {
+                let _ = writeln!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{c}"/>"#, px(x), py(y));
+            }
+            let ly = top + 10.0 + 18.0 * i as f64;
+            let _ = writeln!(
+                s,
+                r#"<line x1="{legend_x}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{c}" stroke-width="2"/><text x="{:.1}" y="{:.1}">{name}</text>"#,
+                legend_x + 22.0,
+                legend_x + 28.0,
+                ly + 4.0
+            );
+        }
+        let ly = top + 10.0 + 18.0 * series.len() as f64;
+        let _ = writeln!(
+            s,
+            r#"<path d="{}" fill="none" stroke="black" stroke-width="2.2" stroke-dasharray="7,4"/>"#,
+            path(curve)
+        );
+        let _ = writeln!(
+            s,
+            r#"<line x1="{legend_x}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="black" stroke-width="2.2" stroke-dasharray="7,4"/><text x="{:.1}" y="{:.1}">lower bound for comparison-based</text>"#,
+            legend_x + 22.0,
+            legend_x + 28.0,
+            ly + 4.0
+        );
+        let _ = writeln!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#555">Σ n/(2(2k+1)), k = 1..n/8</text>"##,
+            legend_x + 28.0,
+            ly + 18.0
+        );
+        s.push_str("</svg>\n");
+        s
+    }
 }
