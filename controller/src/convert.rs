@@ -480,7 +480,7 @@ mod tests {
         assert_eq!(bad(pb::StartElectionRequest { id_order: 9, ..Default::default() }), "id_order");
         assert_eq!(bad(pb::StartElectionRequest { mode: 9, ..Default::default() }), "mode");
         assert_eq!(bad(pb::StartElectionRequest { winner: 9, ..Default::default() }), "winner");
-        let topology = Some(pb::Topology { kind: 9, edges: vec![], ..Default::default() });
+        let topology = Some(pb::Topology { kind: 99, edges: vec![], ..Default::default() });
         assert_eq!(bad(pb::StartElectionRequest { topology, ..Default::default() }), "topology.kind");
     }
 

@@ -487,7 +487,7 @@ mod tests {
             ("name", serde_json::json!(7), "name", "a number is not a string"),
             ("command", serde_json::json!([]), "command", "empty"),
             ("command", serde_json::json!(["python3", 3]), "command[1]", "a number is not a string"),
-            ("topology", serde_json::json!("HYPERCUBE"), "topology", "`HYPERCUBE` is not a topology"),
+            ("topology", serde_json::json!("MOBIUS_STRIP"), "topology", "`MOBIUS_STRIP` is not a topology"),
             ("topology", serde_json::json!(["TREE", "RING"]), "topology[1]", "`RING` is not a topology"),
             ("topology", serde_json::json!(["TREE", "TREE"]), "topology[1]", "named twice"),
             ("rule", serde_json::json!("biggest"), "rule", "is not \"max\" or \"min\""),
