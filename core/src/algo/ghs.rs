@@ -123,6 +123,10 @@ pub struct Ghs {
     top: u64,
     /// Messages deferred, in arrival order.
     queue: Vec<(Port, Msg)>,
+    /// The ports by increasing weight (once every weight is known).
+    order: Vec<Port>,
+    /// `order` before it holds no basic link (a link never becomes basic again).
+    cursor: u32,
     end: Ending,
 }
 
@@ -160,6 +164,8 @@ impl Ghs {
             find_count: 0,
             top: c.id,
             queue: Vec::new(),
+            order: Vec::new(),
+            cursor: 0,
             end: Ending::default(),
         }
     }
@@ -196,7 +202,10 @@ impl Ghs {
             self.end.decide(Role::Leader, self.id, out);
             return;
         }
-        let m = (0..self.degree()).min_by_key(|&p| self.weight(p)).unwrap_or(0);
+        let mut order: Vec<Port> = (0..self.degree()).collect();
+        order.sort_unstable_by_key(|&p| self.weight(p));
+        let m = order[0];
+        self.order = order;
         self.se[m as usize] = Edge::Branch;
         self.level = 0;
         self.find_count = 0;
@@ -205,8 +214,13 @@ impl Ghs {
 
     /// GHS's `test`: probe the lightest basic link, or report.
     fn test(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
-        let basic = (0..self.degree()).filter(|&p| self.se[p as usize] == Edge::Basic).min_by_key(|&p| self.weight(p));
-        match basic {
+        while let Some(&p) = self.order.get(self.cursor as usize) {
+            if self.se[p as usize] == Edge::Basic {
+                break;
+            }
+            self.cursor += 1;
+        }
+        match self.order.get(self.cursor as usize).copied() {
             Some(p) => {
                 self.test_edge = Some(p);
                 out.send(p, Msg::GhsTest { level: self.level, core_lo: self.fname.0, core_hi: self.fname.1 });

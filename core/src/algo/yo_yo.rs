@@ -156,6 +156,10 @@ pub struct YoYo {
     held: Vec<Option<u64>>,
     /// The current iteration (1 after the setup).
     iteration: u32,
+    /// Values (YO-) or votes (-YO) still to come in this phase.
+    waiting: u32,
+    /// How many `held` ports hold a value.
+    holding: u32,
     end: Ending,
 }
 
@@ -176,6 +180,8 @@ impl YoYo {
             parent: None,
             held: vec![None; d],
             iteration: 0,
+            waiting: 0,
+            holding: 0,
             end: Ending::default(),
         }
     }
@@ -217,12 +223,13 @@ impl YoYo {
         self.got.fill(None);
         self.votes.fill(None);
         self.phase = Phase::Down;
+        self.waiting = self.ports_where(Link::In).count() as u32;
         self.check_down(out)
     }
 
     /// YO-: once every in-link has its value, pass the best on (or, a sink, answer).
     fn check_down(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
-        if self.phase != Phase::Down || self.ports_where(Link::In).any(|p| self.got[p].is_none()) {
+        if self.phase != Phase::Down || self.waiting > 0 {
             return Ok(());
         }
         let best = self.rule.winner(self.ports_where(Link::In).filter_map(|p| self.got[p]));
@@ -237,12 +244,13 @@ impl YoYo {
             }
         }
         self.phase = Phase::Up;
+        self.waiting = self.ports_where(Link::Out).count() as u32;
         Ok(())
     }
 
     /// -YO: once every out-link has voted, answer.
     fn check_up(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
-        if self.phase != Phase::Up || self.ports_where(Link::Out).any(|p| self.votes[p].is_none()) {
+        if self.phase != Phase::Up || self.waiting > 0 {
             return Ok(());
         }
         // The vote on a cut link does not count: the value it answers came down a kept link too.
@@ -255,6 +263,7 @@ impl YoYo {
     fn answer(&mut self, all_yes: bool, out: &mut Outbox) -> Result<(), AlgoError> {
         let ins: Vec<usize> = self.ports_where(Link::In).collect();
         // Votes from the out-links: pruned links go, NO links flip.
+        let (mut remaining_out, mut flipped) = (0, false);
         for p in 0..self.link.len() {
             if self.link[p] != Link::Out {
                 continue;
@@ -265,6 +274,9 @@ impl YoYo {
                 self.child[p] = v.leaf;
             } else if !v.yes {
                 self.link[p] = Link::In;
+                flipped = true;
+            } else {
+                remaining_out += 1;
             }
         }
         if ins.is_empty() {
@@ -281,10 +293,15 @@ impl YoYo {
             return self.begin_iteration(out);
         }
         // A sink now, with every out-link cut (none flipped in).
-        let sink = self.ports_where(Link::Out).next().is_none()
-            && self.link.iter().enumerate().all(|(p, l)| *l != Link::In || ins.contains(&p));
+        let sink = remaining_out == 0 && !flipped;
         // One in-link per value is kept: the first port that brought it.
-        let kept: Vec<bool> = ins.iter().map(|&p| !ins.iter().any(|&q| q < p && self.got[q] == self.got[p])).collect();
+        let mut by_value: Vec<(Option<u64>, usize, usize)> =
+            ins.iter().enumerate().map(|(i, &p)| (self.got[p], p, i)).collect();
+        by_value.sort_unstable();
+        let mut kept = vec![false; ins.len()];
+        for (j, &(v, _, i)) in by_value.iter().enumerate() {
+            kept[i] = j == 0 || by_value[j - 1].0 != v;
+        }
         let leaf = sink && kept.iter().filter(|k| **k).count() == 1;
         for (i, &p) in ins.iter().enumerate() {
             let yes = all_yes && self.got[p] == Some(self.value);
@@ -326,15 +343,18 @@ impl YoYo {
 
     /// Take the held `yo_down`s the node can take now, until none is left that it can.
     fn release_held(&mut self, out: &mut Outbox) -> Result<(), AlgoError> {
-        loop {
+        while self.holding > 0 {
             let ready = (0..self.held.len()).find(|&p| {
                 self.held[p].is_some() && self.phase == Phase::Down && self.link[p] == Link::In && self.got[p].is_none()
             });
             let Some(p) = ready else { return Ok(()) };
             let v = self.held[p].take();
+            self.holding -= 1;
             self.got[p] = v;
+            self.waiting -= 1;
             self.check_down(out)?;
         }
+        Ok(())
     }
 
     fn invalid(&self, port: Port, msg: Msg) -> AlgoError {
@@ -364,6 +384,7 @@ impl YoYo {
                 self.wake(out)?;
                 if self.phase == Phase::Down && self.link[p] == Link::In && self.got[p].is_none() {
                     self.got[p] = Some(id);
+                    self.waiting -= 1;
                     self.check_down(out)?;
                 } else if self.held[p].is_none()
                     && (self.phase == Phase::Setup
@@ -373,6 +394,7 @@ impl YoYo {
                 {
                     // The next iteration's value, ahead of the NO that flips this link (or of an id).
                     self.held[p] = Some(id);
+                    self.holding += 1;
                     return Ok(());
                 } else {
                     return Err(self.invalid(port, msg));
@@ -383,6 +405,7 @@ impl YoYo {
                     return Err(self.invalid(port, msg));
                 }
                 self.votes[p] = Some(Vote { yes, prune, leaf });
+                self.waiting -= 1;
                 self.check_up(out)?;
             }
             Msg::Notify { leader } => {
@@ -443,7 +466,7 @@ impl Algorithm for YoYo {
     }
 
     fn held(&self) -> usize {
-        self.held.iter().filter(|h| h.is_some()).count()
+        self.holding as usize
     }
 
     fn only_refreshes(&self, _port: Port, _msg: &Msg) -> bool {
