@@ -63,7 +63,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound_formula: "5n floor(log2 n) + 4m + n - 2 (m = links: GHS's 5n log n + 2m, 2m ids, n - 2 notifications)",
     bound: &|n, k| bound_on(n, n.max(n * n.saturating_sub(1) / 2), k),
     timer_events: |_| 0,
-    heap_bytes_per_position: 805,
+    heap_bytes_per_position: 841,
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(Ghs::new),

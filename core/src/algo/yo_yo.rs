@@ -84,7 +84,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound_formula: "2m + 2m(ceil(log2 n) + 1) + n - 1 (m = links of the overlay)",
     bound: &|n, k| bound_on(n, n.max(n * n.saturating_sub(1) / 2), k),
     timer_events: |_| 0,
-    heap_bytes_per_position: 741,
+    heap_bytes_per_position: 749,
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(YoYo::new),
