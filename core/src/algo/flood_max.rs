@@ -65,7 +65,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound_formula: "(n-1) * 2m (m = links of the overlay)",
     bound: &|n, _| n.saturating_sub(1) * 2 * n.max(n * n.saturating_sub(1) / 2),
     timer_events: |_| 0,
-    heap_bytes_per_position: 587,
+    heap_bytes_per_position: 668,
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(FloodMax::new),

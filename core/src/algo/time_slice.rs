@@ -80,7 +80,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound_formula: "n(n+1)/2 + n",
     bound: &|n, _| n * (n + 1) / 2 + n,
     timer_events: |n| n,
-    heap_bytes_per_position: 308,
+    heap_bytes_per_position: 418,
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(TimeSlice::new),

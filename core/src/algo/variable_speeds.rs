@@ -76,7 +76,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound_formula: "n(n+1)/2 + n",
     bound: &|n, _| n * (n + 1) / 2 + n,
     timer_events: |n| 2 * n,
-    heap_bytes_per_position: 308,
+    heap_bytes_per_position: 450,
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(VariableSpeeds::new),
