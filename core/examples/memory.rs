@@ -50,7 +50,8 @@ fn main() {
         // quadratic algorithm on 2^16 positions would take hours; memory per position does not
         // depend on n).
         // A complete network has n(n - 1) links: at most 2,048 nodes.
-        let mut n = if spec.default_topology() == ringleader_core::topology::TopologyKind::Complete {
+        use ringleader_core::topology::TopologyKind;
+        let mut n = if matches!(spec.default_topology(), TopologyKind::Complete | TopologyKind::CompleteChordal) {
             largest.min(2_048)
         } else {
             largest

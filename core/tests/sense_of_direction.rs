@@ -34,8 +34,8 @@ fn schedules(seed: u64) -> [SimConfig; 3] {
 }
 
 /// HyperElect on every arrangement of 4 and 8 nodes and on random ones of 16 and 32, all initiating or one,
-/// FIFO, unit-delay and non-FIFO: one leader, the best id, and between 3N - 3 and Santoro's 7N - (log N)^2
-/// - 3 log N - 7 messages, both reached exactly by some arrangement of N <= 8; the same count for one
+/// FIFO, unit-delay and non-FIFO: one leader, the best id, and between 3N - 3 and Santoro's
+/// 7N - (log N)^2 - 3 log N - 7 messages, both reached exactly by some arrangement of N <= 8; the same count for one
 /// arrangement whatever the schedule and the initiators.
 #[test]
 fn hyper_elect_within_santoros_bound() {

@@ -79,7 +79,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound_formula: "3n + 2k - 5",
     bound: &|n, k| (3 * n + 2 * k).saturating_sub(5),
     timer_events: |_| 0,
-    heap_bytes_per_position: 300,
+    heap_bytes_per_position: 16_717,
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(ChordalCapture::new),

@@ -80,7 +80,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound_formula: "7n - (log n)^2 - 3log n - 7",
     bound: &|n, _| bound(n),
     timer_events: |_| 0,
-    heap_bytes_per_position: 300,
+    heap_bytes_per_position: 406,
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(HyperElect::new),
