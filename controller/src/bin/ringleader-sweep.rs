@@ -354,6 +354,7 @@ mod lower_bound {
     use std::fmt::Write as _;
 
     use ringleader_core::algo::catalogue;
+    use ringleader_core::diagram::Pen;
     use ringleader_core::sim::{self, SimConfig};
     use ringleader_core::spec::{bit_reversal, mirror};
     use ringleader_core::topology::Topology;
@@ -469,38 +470,50 @@ mod lower_bound {
         let (ly0, ly1) = (y0.log10().floor(), y1.log10().ceil().max(y0.log10().floor() + 1.0));
         let px = |x: f64| left + (x.log10() - lx0) / (lx1 - lx0) * pw;
         let py = |y: f64| top + ph - (y.max(1.0).log10() - ly0) / (ly1 - ly0) * ph;
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-        );
-        let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-        let _ = writeln!(
-            s,
-            r#"<text x="{}" y="22" font-size="15" text-anchor="middle">Messages on bit-reversal rings, every node initiating (log-log)</text>"#,
-            left + pw / 2.0
-        );
+        let mut pen = Pen::new();
+        pen.element("svg")
+            .attr("xmlns", "http://www.w3.org/2000/svg")
+            .attr("width", w)
+            .attr("height", h)
+            .attr("viewBox", format_args!("0 0 {w} {h}"))
+            .attr("font-family", "sans-serif")
+            .attr("font-size", 12)
+            .open();
+        pen.newline();
+        pen.rect().attr("width", w).attr("height", h).attr("fill", "white").close();
+        pen.text()
+            .px("x", left + pw / 2.0)
+            .attr("y", 22)
+            .attr("font-size", 15)
+            .attr("text-anchor", "middle")
+            .content("Messages on bit-reversal rings, every node initiating (log-log)");
+        pen.newline();
         // Decades on y, sizes on x.
         let mut d = ly0 as i32;
         while f64::from(d) <= ly1 {
             let y = py(10f64.powi(d));
-            let _ = writeln!(s, r##"<line x1="{left}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/>"##, left + pw);
-            let _ = writeln!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="end">10^{d}</text>"#, left - 6.0, y + 4.0);
+            pen.line().px("x1", left).px("y1", y).px("x2", left + pw).px("y2", y).attr("stroke", "#ddd").close();
+            pen.text().px("x", left - 6.0).px("y", y + 4.0).attr("text-anchor", "end").content(format_args!("10^{d}"));
+            pen.newline();
             d += 1;
         }
         let xs: Vec<f64> = series.first().map(|s| s.1.iter().map(|p| p.0).collect()).unwrap_or_default();
         for x in xs {
             let gx = px(x);
-            let _ = writeln!(s, r##"<line x1="{gx:.1}" y1="{top}" x2="{gx:.1}" y2="{:.1}" stroke="#eee"/>"##, top + ph);
-            let _ = writeln!(s, r#"<text x="{gx:.1}" y="{:.1}" text-anchor="middle">{x}</text>"#, top + ph + 16.0);
+            pen.line().px("x1", gx).px("y1", top).px("x2", gx).px("y2", top + ph).attr("stroke", "#eee").close();
+            pen.text().px("x", gx).px("y", top + ph + 16.0).attr("text-anchor", "middle").content(x);
+            pen.newline();
         }
-        let _ = writeln!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">n (ring size)</text>"#,
-            left + pw / 2.0,
-            h - 12.0
-        );
-        let _ = writeln!(s, r##"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#444"/>"##);
+        pen.text().px("x", left + pw / 2.0).px("y", h - 12.0).attr("text-anchor", "middle").content("n (ring size)");
+        pen.rect()
+            .px("x", left)
+            .px("y", top)
+            .px("width", pw)
+            .px("height", ph)
+            .attr("fill", "none")
+            .attr("stroke", "#444")
+            .close();
+        pen.newline();
         let path = |pts: &[(f64, f64)]| {
             pts.iter()
                 .enumerate()
@@ -511,39 +524,36 @@ mod lower_bound {
         let legend_x = left + pw + 20.0;
         for (i, (name, pts)) in series.iter().enumerate() {
             let c = COLOURS[i % COLOURS.len()];
-            let _ = writeln!(s, r#"<path d="{}" fill="none" stroke="{c}" stroke-width="1.8"/>"#, path(pts));
+            pen.path().attr("d", path(pts)).attr("fill", "none").attr("stroke", c).attr("stroke-width", 1.8).close();
             for &(x, y) in pts {
-                let _ = writeln!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{c}"/>"#, px(x), py(y));
+                pen.circle().px("cx", px(x)).px("cy", py(y)).attr("r", 2.5).attr("fill", c).close();
             }
             let ly = top + 10.0 + 18.0 * i as f64;
-            let _ = writeln!(
-                s,
-                r#"<line x1="{legend_x}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{c}" stroke-width="2"/><text x="{:.1}" y="{:.1}">{name}</text>"#,
-                legend_x + 22.0,
-                legend_x + 28.0,
-                ly + 4.0
-            );
+            pen.line()
+                .px("x1", legend_x)
+                .px("y1", ly)
+                .px("x2", legend_x + 22.0)
+                .px("y2", ly)
+                .attr("stroke", c)
+                .attr("stroke-width", 2)
+                .close();
+            pen.text().px("x", legend_x + 28.0).px("y", ly + 4.0).content(name);
+            pen.newline();
         }
         let ly = top + 10.0 + 18.0 * series.len() as f64;
-        let _ = writeln!(
-            s,
-            r#"<path d="{}" fill="none" stroke="black" stroke-width="2.2" stroke-dasharray="7,4"/>"#,
-            path(curve)
-        );
-        let _ = writeln!(
-            s,
-            r#"<line x1="{legend_x}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="black" stroke-width="2.2" stroke-dasharray="7,4"/><text x="{:.1}" y="{:.1}">lower bound for comparison-based</text>"#,
-            legend_x + 22.0,
-            legend_x + 28.0,
-            ly + 4.0
-        );
-        let _ = writeln!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#555">Σ n/(2(2k+1)), k = 1..n/8</text>"##,
-            legend_x + 28.0,
-            ly + 18.0
-        );
-        s.push_str("</svg>\n");
-        s
+        let dashed = [("fill", "none"), ("stroke", "black"), ("stroke-width", "2.2"), ("stroke-dasharray", "7,4")];
+        pen.path().attr("d", path(curve)).attrs(&dashed).close();
+        pen.line().px("x1", legend_x).px("y1", ly).px("x2", legend_x + 22.0).px("y2", ly).attrs(&dashed).close();
+        pen.text().px("x", legend_x + 28.0).px("y", ly + 4.0).content("lower bound for comparison-based");
+        pen.text()
+            .px("x", legend_x + 28.0)
+            .px("y", ly + 18.0)
+            .attr("font-size", 11)
+            .attr("fill", "#555")
+            .content("Σ n/(2(2k+1)), k = 1..n/8");
+        pen.newline();
+        pen.end("svg");
+        pen.newline();
+        pen.finish()
     }
 }

@@ -546,9 +546,10 @@ mod tests {
         assert_eq!(notified_candidate(4).to_string(), "notification reached candidate 4");
     }
 
-    /// Every one-shot ring algorithm (the [`OneShotNode`]s and SyncHs) starts at most once: a fresh node is
-    /// asleep, its first start wakes it and sends, a second start does nothing; a port beyond
-    /// LEFT and RIGHT is refused before the algorithm sees the message.
+    /// Every one-shot ring algorithm (the [`OneShotNode`]s, SyncHs, TimeSlice, VariableSpeeds and
+    /// Itai-Rodeh) starts at most once: a fresh node is asleep, its first start wakes it and sends (or sets
+    /// its timer), a second start does nothing; a port beyond LEFT and RIGHT is refused before the algorithm
+    /// sees the message.
     #[test]
     fn ring_nodes_start_once_and_refuse_foreign_ports() {
         use crate::algo::catalogue::CATALOGUE;
@@ -570,7 +571,7 @@ mod tests {
             assert_eq!(refused, Err(AlgoError::BadPort { port: 2 }), "{}", spec.name);
             checked += 1;
         }
-        assert_eq!(checked, 15, "the fourteen ring nodes and SyncHs");
+        assert_eq!(checked, 18, "the ring one-shot algorithms");
     }
 
     /// Held messages go back out of the port opposite their arrival, in

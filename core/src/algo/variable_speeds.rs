@@ -66,9 +66,10 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     source: "N. A. Lynch, Distributed Algorithms, Morgan Kaufmann 1996, 3.5.2 (VariableSpeeds); G. N. Frederickson, \
              N. A. Lynch, Electing a leader in a synchronous ring, JACM 34(1), 1987",
     description: "Every node that starts by itself sends its id, but the token of id v waits 2^v rounds at \
-                  each node (its owner too), so small ids run fast and large ones crawl; a node relays only a token better \
-                  than all it has seen. The smallest token overtakes and ends all others: under synchrony \
-                  fewer than 2n election messages plus n notifications, in about n * 2^min rounds.",
+                  each node (its owner too), so small ids run fast and large ones crawl; a node relays only \
+                  a token better than all it has seen. The smallest token overtakes and ends all others: \
+                  under synchrony fewer than 2n election messages plus n notifications, in about n * 2^min \
+                  rounds.",
     topologies: RINGS,
     assumptions: Assumptions { bidirectional: false, oriented: false, fifo: false },
     rule: Rule::Min,
