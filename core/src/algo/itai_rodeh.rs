@@ -62,7 +62,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     bound_formula: "unbounded (probabilistic): at most k·n per round + n, rounds unbounded",
     bound: &|_, _| u64::MAX,
     timer_events: |_| 0,
-    heap_bytes_per_position: 257,
+    heap_bytes_per_position: 325,
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(ItaiRodeh::new),
