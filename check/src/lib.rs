@@ -105,7 +105,9 @@ pub struct Limits {
     /// position order) per set of initiators, not all n! of them, since
     /// every other is the same election with the positions renamed (the
     /// test `on_a_complete_network_every_arrangement_is_a_renaming` measures
-    /// it for every such algorithm of the catalogue). Off by default.
+    /// it for every such algorithm of the catalogue). An algorithm whose
+    /// port order matters (`Extras::port_order_matters`) runs every
+    /// arrangement all the same. Off by default.
     pub symmetric: bool,
     /// Kept leaderships: tell states apart without the ticks since the last
     /// fault, and explore a state again only when it comes back with more of
@@ -672,11 +674,9 @@ pub fn sweep_drawn(
     let started = Instant::now();
     let topology = Topology::build(spec.default_topology(), n, seed)?;
     let mut out = Sweep { complete: true, ..Sweep::default() };
-    let arrangements = if limits.symmetric && topology.kind() == TopologyKind::Complete {
-        vec![(1..=u64::from(n)).collect()]
-    } else {
-        arrangements(&topology)
-    };
+    let renaming = topology.kind() == TopologyKind::Complete && !spec.extras.port_order_matters;
+    let arrangements =
+        if limits.symmetric && renaming { vec![(1..=u64::from(n)).collect()] } else { arrangements(&topology) };
     for ids in arrangements {
         for set in 1..(1u64 << n) {
             let initiators: Vec<u32> = (0..n).filter(|p| set >> p & 1 == 1).collect();

@@ -223,11 +223,17 @@ pub struct Extras {
     /// run that would outlast its decision timeout, naming `ids`. `None`: no
     /// wait.
     pub live_wait_ms: Option<fn(ids: &[u64], rule: Rule) -> u64>,
+    /// It tries its ports one at a time in the order of their labels (a
+    /// capture goes to port 0 first), so on a complete network one
+    /// arrangement of the ids is not the same election as another with the
+    /// positions renamed: the checker's symmetric sweep
+    /// (`ringleader_check::Limits::symmetric`) runs every arrangement for it.
+    pub port_order_matters: bool,
 }
 
 impl Extras {
     /// No claim: no sharper bound, no exact count, not schedule-independent,
-    /// no known arrangements, no options, ids assumed distinct, no wait.
+    /// no known arrangements, no options, ids assumed distinct, no wait, ports alike.
     pub const NONE: Extras = Extras {
         bound_on: None,
         exact: None,
@@ -237,6 +243,7 @@ impl Extras {
         options: &[],
         anonymous: false,
         live_wait_ms: None,
+        port_order_matters: false,
     };
 }
 
@@ -483,6 +490,10 @@ pub enum Candidates {
     /// Whichever initiator's random draws win (Itai-Rodeh on an anonymous
     /// ring): no id is expected to win.
     Drawn,
+    /// Whichever initiator captures every node (Korach-Moran-Zaks,
+    /// Afek-Gafni): a smaller id that has captured more beats a larger one,
+    /// so the schedule decides and no id is expected to win.
+    Captor,
 }
 
 impl Candidates {
@@ -494,6 +505,7 @@ impl Candidates {
             Candidates::MeshCorners => "the mesh corners",
             Candidates::Root => "the root the run builds (the better of the two saturated nodes)",
             Candidates::Drawn => "the initiator whose random draws win",
+            Candidates::Captor => "the initiator that captures every node (the schedule decides)",
         }
     }
 }
@@ -699,7 +711,7 @@ impl AlgorithmSpec {
             Candidates::MeshCorners => rule.winner(
                 (0..topo.len()).filter(|&p| topo.ports(p).len() == 2).filter_map(|p| ids.get(p as usize).copied()),
             ),
-            Candidates::Root | Candidates::Drawn => None,
+            Candidates::Root | Candidates::Drawn | Candidates::Captor => None,
         }
     }
 }

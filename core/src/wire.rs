@@ -121,6 +121,15 @@ mod tests {
             Msg::ChordCapture { id: 4, span: 7 },
             Msg::ChordAnswer { span: 3, accepted: true },
             Msg::RandomId { id: 3, round: 2, hops: 4, unique: false },
+            Msg::YoDown { id: u64::MAX },
+            Msg::YoUp { yes: true, prune: false, leaf: true },
+            Msg::GhsConnect { level: 3 },
+            Msg::GhsInitiate { level: 2, core_lo: 1, core_hi: u64::MAX, find: true },
+            Msg::GhsTest { level: 1, core_lo: 4, core_hi: 9 },
+            Msg::GhsAccept,
+            Msg::GhsReject,
+            Msg::GhsReport { best_lo: 0, best_hi: 0, top: 7 },
+            Msg::GhsChangeRoot,
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
         kinds.dedup();

@@ -14,7 +14,7 @@
 //! * Candidates: the initiators; a node captured before it wakes never
 //!   competes.
 //! * Winner: whichever candidate captures every other node (it depends on
-//!   the schedule, [`Candidates::Root`]).
+//!   the schedule, [`Candidates::Captor`]).
 //!
 //! ## The algorithm
 //!
@@ -48,7 +48,7 @@
 //! schedule. The paper's O(n) time needs its further refinements; no time
 //! bound is claimed here.
 //!
-//! [`Candidates::Root`]: crate::spec::Candidates::Root
+//! [`Candidates::Captor`]: crate::spec::Candidates::Captor
 //! [`CaptureNode`]: super::korach_moran_zaks::CaptureNode
 //! [`Flavour::Silent`]: super::korach_moran_zaks::Flavour::Silent
 
@@ -72,7 +72,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
-    candidates: Candidates::Root,
+    candidates: Candidates::Captor,
     bound_formula: "4·Σ_(i=1..n−1) min(k, ⌊n/i⌋) + n − 1 (≈ 2.77 n log n)",
     bound: &capture_bound,
     timer_events: |_| 0,
@@ -80,7 +80,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(CaptureNode::afek_gafni),
-    extras: Extras::NONE,
+    extras: Extras { port_order_matters: true, ..Extras::NONE },
 };
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //!   competes.
 //! * Winner: whichever candidate captures every other node. It depends on the
 //!   schedule (a smaller id that captured more nodes beats a larger one), so
-//!   the entry names no expected winner ([`Candidates::Root`]); the checks
+//!   the entry names no expected winner ([`Candidates::Captor`]); the checks
 //!   hold it to exactly one leader that everybody follows.
 //!
 //! ## The algorithm
@@ -82,7 +82,7 @@
 //! Ideal time is O(n) per candidate's n − 1 attempts, plus waits behind other
 //! attackers at a captured node; no time bound is claimed.
 //!
-//! [`Candidates::Root`]: crate::spec::Candidates::Root
+//! [`Candidates::Captor`]: crate::spec::Candidates::Captor
 
 use super::oneshot::Ending;
 use super::{AlgoError, Algorithm, Input, Msg, NodeContext, Outbox, Port, Role, Rule, TimerId};
@@ -105,7 +105,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     topologies: &[TopologyKind::Complete],
     assumptions: Assumptions { bidirectional: true, oriented: false, fifo: false },
     rule: Rule::Max,
-    candidates: Candidates::Root,
+    candidates: Candidates::Captor,
     bound_formula: "4·Σ_(i=1..n−1) min(k, ⌊n/i⌋) + n − 1 (≈ 2.77 n log n)",
     bound: &capture_bound,
     timer_events: |_| 0,
@@ -113,7 +113,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     kept: None,
     live_provision: Provision::Nodes,
     machine: machine!(CaptureNode::korach_moran_zaks),
-    extras: Extras::NONE,
+    extras: Extras { port_order_matters: true, ..Extras::NONE },
 };
 
 /// The bound of both capture elections (this one and Afek-Gafni's): at

@@ -26,10 +26,11 @@ pub fn state_colour(state: &str) -> &'static str {
     match state {
         "leader" => "#D55E00",
         "leader-unleased" => "#F4A582",
-        "candidate" | "active" | "electing" | "looking" | "participant" | "running" | "duelist" => "#E69F00",
-        "waiting" | "proposing" | "collecting" | "processing" => "#8F6A00",
-        "awake" | "pre-candidate" | "saturated" => "#F5CD7A",
-        "defeated" | "passive" | "relay" | "non-participant" => "#56B4E9",
+        "candidate" | "active" | "electing" | "looking" | "participant" | "running" | "duelist" | "yo-down"
+        | "find" => "#E69F00",
+        "waiting" | "proposing" | "collecting" | "processing" | "yo-up" | "found" => "#8F6A00",
+        "awake" | "pre-candidate" | "saturated" | "setup" | "hello" => "#F5CD7A",
+        "defeated" | "passive" | "relay" | "non-participant" | "pruned" => "#56B4E9",
         "dummy" | "echoed" | "captured" => "#A9D8F5",
         "follower" => "#0072B2",
         "promised" => "#009E73",

@@ -423,7 +423,7 @@ messages! {
         /// The fourth field.
         d: u64,
     } => "program_notice", pb::ProgramMsg, Traffic::Notification;
-    // H5: yo-yo, ghs
+    // Yo-Yo and GHS (any graph)
     /// Yo-Yo's YO- phase: the best id that came down the sender's in-links
     /// (a source's own), sent down its out-links.
     YoDown {
@@ -483,7 +483,7 @@ messages! {
     } => "report", pb::GhsReport, Traffic::Election;
     /// GHS `Change-root`: the fragment's best outgoing edge is below the receiver.
     GhsChangeRoot => "change_root", pb::GhsChangeRoot, Traffic::Election;
-    // H4: korach-moran-zaks, afek-gafni
+    // Korach-Moran-Zaks and Afek-Gafni (complete networks, capture)
     /// Capture in a complete network (Korach-Moran-Zaks, Afek-Gafni): a
     /// candidate at `stage` (the nodes it has captured) asks the receiver to
     /// join it.
@@ -511,7 +511,7 @@ messages! {
         /// The attacker beats the owner.
         yes: bool,
     } => "warning_reply", pb::WarningReply, Traffic::Election;
-    // H3: hyper-elect, chordal-capture
+    // HyperElect and chordal capture (sense of direction)
     /// HyperElect's `Match` on a hypercube: the duelist `id` of a cube of
     /// dimension `stage` − 1 challenges the duelist of the neighbouring one.
     HyperMatch {
@@ -542,7 +542,7 @@ messages! {
         /// The capture succeeded.
         accepted: bool,
     } => "chord_answer", pb::ChordAnswer, Traffic::Election;
-    // H1: itai-rodeh
+    // Itai-Rodeh (anonymous rings)
     /// Itai-Rodeh on an anonymous ring: an active node's random id `id` of
     /// election round `round`, `hops` links from its sender, `unique` until
     /// it passes a node that drew the same id in the same round.
