@@ -172,7 +172,7 @@ impl ChordalCapture {
         let Part::Candidate { span } = self.part else {
             return Err(AlgoError::Invalid(format!("an answer on port {port} in {:?}", self.part)));
         };
-        if port + 1 != span || (accepted && (got == 0 || span + got > self.n())) {
+        if port + 1 != span || (accepted && (got == 0 || span.checked_add(got).is_none_or(|t| t > self.n()))) {
             return Err(AlgoError::Invalid(format!("an answer of span {got} on port {port} to a capture of span {span}")));
         }
         let span = if accepted { span + got } else { span };

@@ -44,6 +44,11 @@ use crate::machine;
 use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, Provision, floor_log2};
 use crate::topology::TopologyKind;
 
+/// The highest fragment level a message may carry: a fragment of level L
+/// holds at least 2^L nodes, so no run on fewer than 2^32 nodes reaches 32.
+/// A higher level is refused as implausible before it touches any state.
+pub const MAX_LEVEL: u32 = 31;
+
 /// This algorithm's catalogue entry.
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "ghs",
@@ -448,6 +453,17 @@ impl Ghs {
             | Msg::GhsReject
             | Msg::GhsReport { .. }
             | Msg::GhsChangeRoot => {
+                if let Msg::GhsConnect { level } | Msg::GhsInitiate { level, .. } | Msg::GhsTest { level, .. } = msg
+                    && level > MAX_LEVEL
+                {
+                    // A fragment of level L holds at least 2^L nodes, so no run's level reaches 32.
+                    return Err(AlgoError::Implausible {
+                        algorithm: SPEC.name,
+                        field: "level",
+                        value: u64::from(level),
+                        max: u64::from(MAX_LEVEL),
+                    });
+                }
                 self.wake(out);
                 if !self.process(port, msg, out)? {
                     // At most one deferred message per link and a report: more is no run's.
@@ -664,6 +680,26 @@ mod tests {
             let topo = Topology::graph(n, &random_graph_edges(n, seed)).unwrap();
             let ids = crate::topology::IdOrder::Random(seed).arrange(n).unwrap();
             check(&topo, &ids, &cfgs, Rule::Max);
+        }
+    }
+
+    /// A forged level (u32::MAX on Initiate, then on Connect, over a link the peer made a branch)
+    /// is refused as implausible; before the fix the merge's `level + 1` overflowed.
+    #[test]
+    fn a_forged_level_is_refused() {
+        use crate::algo::harness::Feeder;
+        let (node, ports) = crate::algo::harness::node(&SPEC, 2, false).unwrap();
+        let mut f = Feeder::new(node, ports);
+        f.start();
+        let _ = f.message(0, Msg::Election { id: 2, stage: 0, hops: 0 });
+        let forged = [
+            Msg::GhsInitiate { level: u32::MAX, core_lo: 1, core_hi: 2, find: false },
+            Msg::GhsConnect { level: u32::MAX },
+            Msg::GhsTest { level: MAX_LEVEL + 1, core_lo: 1, core_hi: 2 },
+        ];
+        for msg in forged {
+            let r = f.message(0, msg);
+            assert!(matches!(r, Err(AlgoError::Implausible { field: "level", .. })), "{msg:?}: {r:?}");
         }
     }
 }
