@@ -219,10 +219,11 @@ pub struct Extras {
     pub anonymous: bool,
     /// For an algorithm that waits by design (silence is information): how
     /// long, in milliseconds, a failure-free LIVE run with these ids (ring
-    /// order) under this rule lasts at least. The controller refuses a LIVE
-    /// run that would outlast its decision timeout, naming `ids`. `None`: no
-    /// wait.
-    pub live_wait_ms: Option<fn(ids: &[u64], rule: Rule) -> u64>,
+    /// order) and initiators (positions) under this rule lasts at least. The
+    /// controller refuses a LIVE run that would outlast its decision timeout,
+    /// naming `ids` (or `initiators` when the ids were placed by an order).
+    /// `None`: no wait.
+    pub live_wait_ms: Option<LiveWait>,
     /// It tries its ports one at a time in the order of their labels (a
     /// capture goes to port 0 first), so on a complete network one
     /// arrangement of the ids is not the same election as another with the
@@ -230,6 +231,11 @@ pub struct Extras {
     /// (`ringleader_check::Limits::symmetric`) runs every arrangement for it.
     pub port_order_matters: bool,
 }
+
+/// How long a LIVE run with these ids (ring order) and initiators
+/// (positions) under this rule lasts at least, in milliseconds
+/// ([`Extras::live_wait_ms`]).
+pub type LiveWait = fn(ids: &[u64], initiators: &[u32], rule: Rule) -> u64;
 
 impl Extras {
     /// No claim: no sharper bound, no exact count, not schedule-independent,

@@ -1,7 +1,7 @@
 //! The symmetric execution (Angluin's argument, Santoro's "Election:
 //! Impossibility Result"): on a ring that looks the same from every node (a
 //! rotation maps each node's ports onto the next one's, as on an oriented
-//! ring) where every node starts in the same state (the same id, every node
+//! ring or a complete network with chordal labels) where every node starts in the same state (the same id, every node
 //! an initiator), a synchronous scheduler can make every node take the same
 //! step in lock-step rounds, so that after every round every node is again
 //! in the same state. A deterministic algorithm then either has every node

@@ -96,15 +96,17 @@ pub fn check(req: &ElectionRequest, cluster_nodes: usize, config: &ControllerCon
     scheduled(req, sim)?;
     let kind = topology_kind(req, spec)?;
     let n = size_fits(req, spec, kind, size(req, kind, cluster_nodes)?, cluster_nodes, config)?;
-    let k = if req.ids.is_empty() && req.initiator_ids.is_empty() {
+    let k = if req.ids.is_empty() && req.initiator_ids.is_empty() && spec.extras.live_wait_ms.is_none() {
         // Nothing the request gave to check against: the ids are placed by an order.
         arrangement(req, spec)?;
         initiator_count(req, n)?
     } else {
-        // Given ids or initiators are checked by building from them (as large as the request).
+        // Given ids or initiators, and an algorithm whose wait follows its ids and initiators,
+        // are checked by building them (as large as the request).
         let ids = ids(req, spec, n)?;
-        live_wait(req, spec, &ids, config)?;
-        initiators(req, &ids, n)?.len() as u32
+        let initiators = initiators(req, &ids, n)?;
+        live_wait(req, spec, &ids, &initiators, config)?;
+        initiators.len() as u32
     };
     within_message_budget(req, spec, n, k as usize, config)?;
     check_topology(req, kind, n)?;
@@ -548,22 +550,27 @@ fn size_fits(
 
 /// A LIVE run of an algorithm that waits by design (its catalogue entry's
 /// `live_wait_ms`) must be able to decide within the decision timeout: the
-/// wait grows with the ids (TimeSlice's smallest id times n rounds), so the
-/// refusal names `ids`. Ids placed by an order are 1..=n, whose waits are short.
+/// wait grows with the best initiator's id (TimeSlice's smallest initiating
+/// id times n rounds), so the refusal names `ids`, or `initiators` when the
+/// ids were placed by an order (one initiator of 1..=n may still hold a
+/// large id).
 fn live_wait(
     req: &ElectionRequest,
     spec: &AlgorithmSpec,
     ids: &[u64],
+    initiators: &[u32],
     config: &ControllerConfig,
 ) -> Result<(), RequestError> {
     let Some(wait) = spec.extras.live_wait_ms else { return Ok(()) };
-    let ms = wait(ids, req.winner.unwrap_or(spec.rule));
+    let ms = wait(ids, initiators, req.winner.unwrap_or(spec.rule));
     if req.mode == Mode::Live && ms > config.decision_timeout_ms {
+        let field = if req.ids.is_empty() { "initiators" } else { "ids" };
         return Err(RequestError::precondition(
-            "ids",
+            field,
             format!(
-                "{} with these ids stays silent for {ms} ms before it can decide, more than the decision timeout \
-                 of {} ms (decision_timeout_ms); use smaller ids, or mode SIMULATED, which skips the silent rounds",
+                "{} with these ids and initiators stays silent for {ms} ms before it can decide, more than the \
+                 decision timeout of {} ms (decision_timeout_ms); use smaller ids, more initiators, or mode \
+                 SIMULATED, which skips the silent rounds",
                 spec.name, config.decision_timeout_ms
             ),
         ));
@@ -914,6 +921,40 @@ mod tests {
             let d = DetectorConfig { period_ms: period.parse().unwrap(), timeout_ms: timeout.parse().unwrap() };
             assert!(check(algorithm, agreed, d).is_ok(), "{algorithm} {agreed} with the suggested {d:?}");
         }
+    }
+
+    /// A LIVE TimeSlice with one drawn initiator (ids placed in order) waits for that initiator's
+    /// slice: a request whose drawn initiator waits past the decision timeout is refused naming
+    /// `initiators`, one whose initiator waits less is accepted (both happen over 32 seeds); the
+    /// same request SIMULATED is accepted, since the simulator skips the silent rounds.
+    #[test]
+    fn a_live_wait_follows_the_drawn_initiator() {
+        let config = ControllerConfig::default();
+        let (mut refused_some, mut accepted_some) = (false, false);
+        for seed in 0..32 {
+            let live = ElectionRequest { mode: Mode::Live, initiators: 1, seed, ..req("time-slice") };
+            let ids = ids(&live, live_spec("time-slice"), 64).unwrap();
+            let drawn = topology::pick_initiators(64, 1, seed)[0];
+            let wait = (ids[drawn as usize] - 1) * 64 * ringleader_core::algo::time_slice::ROUND_MS;
+            match plan(&live, 64, &config) {
+                Err(e) => {
+                    assert!(wait > config.decision_timeout_ms, "seed {seed}: refused a wait of {wait} ms");
+                    assert_eq!((e.code, e.field.as_ref()), (Code::FailedPrecondition, "initiators"), "seed {seed}");
+                    refused_some = true;
+                }
+                Ok(_) => {
+                    assert!(wait <= config.decision_timeout_ms, "seed {seed}: accepted a wait of {wait} ms");
+                    accepted_some = true;
+                }
+            }
+            let simulated = ElectionRequest { mode: Mode::Simulated, ..live };
+            assert!(plan(&simulated, 64, &config).is_ok(), "seed {seed}: SIMULATED");
+        }
+        assert!(refused_some && accepted_some);
+    }
+
+    fn live_spec(name: &str) -> &'static AlgorithmSpec {
+        catalogue::find(name).unwrap()
     }
 
     /// A kept leadership takes the controller's detector unless the request gives one; detector settings

@@ -116,11 +116,13 @@ pub fn wait_ms(id: u64, n: u32, rule: Rule) -> u64 {
     }
 }
 
-/// How long a LIVE run with `ids` stays silent before the winner's token
-/// leaves: its slice's wait (the catalogue's `live_wait_ms`).
-fn live_wait_ms(ids: &[u64], rule: Rule) -> u64 {
+/// How long a LIVE run with `ids` and these initiators stays silent before
+/// the first token leaves: the best initiator's slice (a node that does not
+/// initiate waits for a message; the catalogue's `live_wait_ms`).
+fn live_wait_ms(ids: &[u64], initiators: &[u32], rule: Rule) -> u64 {
     let n = u32::try_from(ids.len()).unwrap_or(u32::MAX);
-    rule.winner(ids.iter().copied()).map_or(0, |best| wait_ms(best, n, rule))
+    let starting = initiators.iter().filter_map(|&p| ids.get(p as usize).copied());
+    rule.winner(starting).map_or(0, |best| wait_ms(best, n, rule))
 }
 
 /// Rounds until the last node knows the leader when the smallest id is `min`

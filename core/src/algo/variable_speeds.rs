@@ -114,10 +114,12 @@ pub fn hold_ms(id: u64, rule: Rule) -> u64 {
     }
 }
 
-/// How long a LIVE run with `ids` lasts at least: the best id's token
-/// waits at each of the n nodes (the catalogue's `live_wait_ms`).
-fn live_wait_ms(ids: &[u64], rule: Rule) -> u64 {
-    rule.winner(ids.iter().copied()).map_or(0, |best| hold_ms(best, rule).saturating_mul(ids.len() as u64))
+/// How long a LIVE run with `ids` and these initiators lasts at least: the
+/// best initiator's token (only initiators compete) waits at each of the n
+/// nodes (the catalogue's `live_wait_ms`).
+fn live_wait_ms(ids: &[u64], initiators: &[u32], rule: Rule) -> u64 {
+    let starting = initiators.iter().filter_map(|&p| ids.get(p as usize).copied());
+    rule.winner(starting).map_or(0, |best| hold_ms(best, rule).saturating_mul(ids.len() as u64))
 }
 
 /// The bound on election messages with every node starting and every hop
