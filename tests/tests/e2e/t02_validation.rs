@@ -27,7 +27,12 @@ async fn bad_requests_name_the_field() {
         ("controlled-distance on a unidirectional ring", election_on("controlled-distance", uni, &[]), Ia, "topology"),
         ("alternate on an unoriented ring", election_on("alternate", unoriented, &[]), Ia, "topology"),
         ("uni-stages on an unoriented ring", election_on("uni-stages", unoriented, &[]), Ia, "topology"),
-        ("duplicate ids", pb::StartElectionRequest { ids: vec![3, 1, 3], ..election("as-far") }, Ia, "ids"),
+        (
+            "duplicate ids in a kept leadership (one-shot elections take them)",
+            pb::StartElectionRequest { ids: vec![3, 1, 3], keep_leader: true, wait: false, ..election("bully") },
+            Ia,
+            "ids",
+        ),
         (
             "ids and size disagree",
             pb::StartElectionRequest { ids: vec![1, 2, 3], size: 4, ..election("as-far") },

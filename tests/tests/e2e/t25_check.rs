@@ -111,8 +111,12 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
     let cases: [(pb::CheckRequest, tonic::Code, &str); 13] = [
         (bad(|r| r.algorithm = "paxos".into()), tonic::Code::InvalidArgument, "algorithm"),
         (bad(|r| r.n = 7), tonic::Code::InvalidArgument, "n"),
-        (bad(|r| r.ids = vec![1, 2]), tonic::Code::InvalidArgument, "ids"),
-        (bad(|r| r.ids = vec![1, 1, 2]), tonic::Code::InvalidArgument, "ids"),
+        (bad(|r| (r.n, r.ids) = (3, vec![1, 2])), tonic::Code::InvalidArgument, "ids"),
+        (
+            bad(|r| (r.algorithm, r.kept, r.ids) = ("bully".into(), true, vec![1, 1, 2])),
+            tonic::Code::InvalidArgument,
+            "ids",
+        ),
         (bad(|r| r.initiators = vec![3]), tonic::Code::InvalidArgument, "initiators"),
         (bad(|r| r.kept = true), tonic::Code::FailedPrecondition, "kept"),
         (bad(|r| r.losses = 1), tonic::Code::FailedPrecondition, "losses"),
@@ -136,7 +140,7 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
         ),
     ];
     for (req, code, field) in cases {
-        let status = client.check_algorithm(req).await.unwrap_err();
+        let status = client.check_algorithm(req.clone()).await.expect_err(&format!("{req:?}"));
         assert_refused(&status, code, field);
     }
     // Kept bully with a partition runs for minutes: take two progress events and go.
