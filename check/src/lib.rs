@@ -64,13 +64,17 @@ use ringleader_core::topology::{Topology, TopologyKind};
 
 mod explore;
 mod model;
+mod parallel;
 mod request;
+mod walk;
 mod watch;
 
 pub use explore::{
     Exploration, MAX_EXPLORE_N, MAX_PATH, NodeNow, PropertyNow, explore, explore_model, path_of, path_of_words,
 };
+pub use parallel::cores;
 pub use request::{CheckAsk, Checked, MAX_DELAY_MS, MAX_FAULTS, MAX_N, MAX_PARTITION_MS, Refusal};
+pub use walk::{Sampled, Violation, WalkProgress, Walks, simulate, walk_seed};
 pub use watch::{Verdict, Watched, watch};
 
 pub use model::{
@@ -115,6 +119,13 @@ pub struct Limits {
     /// earlier: the convergence property asks more of it, and nothing else
     /// reads the clock). The same verdicts; far fewer states. On by default.
     pub subsume: bool,
+    /// Threads a check runs on (0 or 1: the calling thread alone). A sweep
+    /// checks that many elections at once, each on one; a single
+    /// breadth-first check expands that many states at once and takes them
+    /// in the order one thread would, so every count, verdict and
+    /// counterexample is the same for every number of threads (see the
+    /// `parallel` module). Depth-first runs on one. 1 by default.
+    pub threads: usize,
 }
 
 impl Limits {
@@ -129,6 +140,7 @@ impl Limits {
         reduce: true,
         symmetric: false,
         subsume: true,
+        threads: 1,
     };
 }
 
@@ -356,6 +368,9 @@ pub fn check_with(
 ) -> Report {
     let started = Instant::now();
     let model = ElectionModel::new(election, limits.fifo).with_reduction(limits.reduce);
+    if limits.threads > 1 && !limits.depth_first {
+        return parallel::check_bfs(&model, limits, cancel, progress);
+    }
     let init = model.initial();
     // A kept leadership's states are told apart without their clock, and one
     // seen with a clock at least as late stands for it (see "The clock" in
@@ -677,16 +692,23 @@ pub fn sweep_drawn(
     let renaming = topology.kind() == TopologyKind::Complete && !spec.extras.port_order_matters;
     let arrangements =
         if limits.symmetric && renaming { vec![(1..=u64::from(n)).collect()] } else { arrangements(&topology) };
+    let mut elections = Vec::new();
     for ids in arrangements {
         for set in 1..(1u64 << n) {
             let initiators: Vec<u32> = (0..n).filter(|p| set >> p & 1 == 1).collect();
-            let election = Election {
-                seed: coins,
-                ..Election::new(spec, topology.clone(), ids.clone(), initiators.clone(), rule)
-            };
-            let r = check(election, limits);
-            progress(&ids, &initiators, &r);
-            out.add(&ids, &initiators, n, r);
+            elections.push(Election { seed: coins, ..Election::new(spec, topology.clone(), ids.clone(), initiators, rule) });
+        }
+    }
+    let mut each = |e: &Election, r: Report| {
+        progress(&e.ids, &e.initiators, &r);
+        out.add(&e.ids, &e.initiators, n, r);
+    };
+    if limits.threads > 1 {
+        parallel::sweep_elections(elections, limits, limits.threads, each);
+    } else {
+        for e in elections {
+            let r = check(e.clone(), limits);
+            each(&e, r);
         }
     }
     out.elapsed = started.elapsed();

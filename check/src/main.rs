@@ -17,6 +17,7 @@ use ringleader_check::{
     CheckAsk, Checked, Clock, Election, Faults, KeptCheck, Limits, Refusal, STORE_DEPTH, Sweep, check, diagram,
     split_words, sweep_drawn, sweep_kept,
 };
+use ringleader_check::{Walks, simulate};
 use ringleader_core::algo::catalogue::CATALOGUE;
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::faults::{MAX_CLOCK_RATE, MIN_CLOCK_RATE};
@@ -86,6 +87,12 @@ struct Args {
     /// Explore depth-first (a smaller queue; counterexamples need not be shortest).
     #[arg(long)]
     dfs: bool,
+    /// Threads to check on (default: the machine's cores): a sweep checks
+    /// that many elections at once, one election's breadth-first check
+    /// expands that many states at once; the same states, verdicts and
+    /// counterexamples on any number (docs/checking.md, "Threads").
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
     /// Kept: let quiet heartbeats arrive at every point, not only just before
     /// their receiver's steps (no partial-order reduction; same verdicts,
     /// many more states).
@@ -167,6 +174,24 @@ struct Args {
     /// Print the results as the Markdown table of docs/checking.md.
     #[arg(long)]
     markdown: bool,
+    /// Sample instead of exploring every schedule: random walks from the
+    /// initial state, each taking at every state one of its moves chosen by a
+    /// seeded generator, to `--depth` moves or until no move is left; the first
+    /// walk that breaks a property is reported with its seed (see
+    /// docs/checking.md, "Random walks"). One election: the ids of `--ids`, or
+    /// 1..=n, every node initiating.
+    #[arg(long)]
+    simulate: bool,
+    /// With --simulate: how many walks.
+    #[arg(long, requires = "simulate", default_value_t = ringleader_check::Walks::DEFAULT.walks)]
+    walks: u64,
+    /// With --simulate: the most moves a walk takes.
+    #[arg(long, requires = "simulate", default_value_t = ringleader_check::Walks::DEFAULT.depth)]
+    depth: usize,
+    /// With --simulate: the first walk's seed (each next walk's is drawn from
+    /// the one before). A violation's seed given here walks it again first.
+    #[arg(long, requires = "simulate", default_value_t = ringleader_check::Walks::DEFAULT.seed)]
+    walk_seed: u64,
 }
 
 fn main() -> ExitCode {
@@ -424,11 +449,15 @@ fn limits(args: &Args, fifo: bool) -> Limits {
         reduce: !args.no_reduction,
         symmetric: args.symmetric,
         subsume: !args.no_subsumption,
+        threads: args.threads.map_or_else(ringleader_check::cores, usize::from),
     }
 }
 
 /// Run one planned check and print its line and its counterexamples; `Ok(true)` when a property broke.
 fn run(args: &Args, p: &Planned) -> Result<bool, CliError> {
+    if args.simulate {
+        return run_walks(args, p);
+    }
     let (spec, n, e) = (p.spec, p.n, &p.checked.election);
     let fifo = p.checked.fifo;
     let result = if args.kept {
@@ -496,6 +525,58 @@ fn run(args: &Args, p: &Planned) -> Result<bool, CliError> {
     Ok(!s.broken.is_empty())
 }
 
+/// Walk one planned check (`--simulate`) and print its line and its counterexample, in the exhaustive
+/// check's words; `Ok(true)` when a walk broke a property.
+fn run_walks(args: &Args, p: &Planned) -> Result<bool, CliError> {
+    let (spec, n, e) = (p.spec, p.n, &p.checked.election);
+    let walks = Walks { walks: args.walks, depth: args.depth, seed: args.walk_seed };
+    let mut last = 0;
+    let s = simulate(e.clone(), limits(args, p.checked.fifo), walks, None, |w| {
+        if w.elapsed.as_secs() >= last + 5 {
+            last = w.elapsed.as_secs();
+            eprint!(
+                "\r{} n={n}: {} walks, {} steps, {} states, deepest {} ({:.0} s)",
+                spec.name,
+                w.walks,
+                w.steps,
+                w.states,
+                w.deepest,
+                w.elapsed.as_secs_f64()
+            );
+        }
+    });
+    if last > 0 {
+        eprintln!();
+    }
+    let links = if p.checked.fifo { "FIFO" } else { "any order" };
+    let setting = match e.kept {
+        Some(_) => format!(
+            "kept ({links}, {})",
+            describe(e.faults, e.punctual_timers, false, e.partition_ms, e.partition_side, n)
+        ),
+        None => format!("({links})"),
+    };
+    println!(
+        "{} n={n} {setting}, random walks from seed {}: {} walk{}, {} steps, {} distinct states, deepest walk {}, \
+         {} ended quiet; {} in {:.1} s",
+        spec.name,
+        walks.seed,
+        s.walks,
+        if s.walks == 1 { "" } else { "s" },
+        s.steps,
+        s.states,
+        s.deepest,
+        s.quiescent,
+        s.words(),
+        s.elapsed.as_secs_f64()
+    );
+    let Some(v) = s.violation else { return Ok(false) };
+    println!("  walk {} (seed {}): replay with --simulate --walk-seed {} --walks 1", v.walk + 1, v.seed, v.seed);
+    let broken = Sweep { broken: vec![(e.ids.clone(), e.initiators.clone(), v.counterexample)], ..Sweep::default() };
+    print_counterexamples(args, p, &broken)?;
+    Ok(true)
+}
+
 /// The line of one check (or its Markdown row).
 fn print_line(args: &Args, p: &Planned, s: &Sweep) {
     let (spec, n, e, fifo) = (p.spec, p.n, &p.checked.election, p.checked.fifo);
@@ -526,7 +607,7 @@ fn print_line(args: &Args, p: &Planned, s: &Sweep) {
     let (most, bound) = if args.kept {
         ("—".to_string(), "—".to_string())
     } else {
-        (s.all_initiators.0.to_string(), s.all_initiators.1.to_string())
+        (s.all_initiators.0.to_string(), ringleader_core::spec::bound_text(s.all_initiators.1))
     };
     let secs = s.elapsed.as_secs_f64();
     if args.markdown && args.kept {
