@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ringleader_check::{CheckAsk, Checked, Election, KeptCheck, Limits, Report, check_with, diagram, split_words};
+use ringleader_core::spec::finite_bound;
 use ringleader_proto::v1 as pb;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tonic::Status;
@@ -639,7 +640,7 @@ fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict
         states: report.states as u64,
         depth: report.depth as u32,
         most_messages: report.most_messages,
-        bound: if election.kept.is_some() { 0 } else { report.bound },
+        bound: if election.kept.is_some() { 0 } else { finite_bound(report.bound).unwrap_or(0) },
         elapsed_s: report.elapsed.as_secs_f64(),
         counterexamples,
         summary,

@@ -8,7 +8,7 @@
 use ringleader_core::algo::detector::DetectorConfig;
 use ringleader_core::algo::{Decision, Role, Rule};
 use ringleader_core::diagram::Axis;
-use ringleader_core::spec::AlgorithmSpec;
+use ringleader_core::spec::{AlgorithmSpec, UNBOUNDED};
 use ringleader_core::topology::{IdOrder, TopologyKind};
 use ringleader_proto::v1 as pb;
 
@@ -313,9 +313,10 @@ impl From<&Metrics> for pb::Metrics {
             duration_ms: m.duration_ms,
             node_duration_us: m.node_duration_us.unwrap_or(0),
             node_duration_error_us: m.node_duration_error_us,
-            bound: m.bound,
+            bound: m.finite_bound().unwrap_or(0),
             bound_formula: m.bound_formula.to_string(),
             bound_ratio: m.bound_ratio(),
+            unbounded: m.bound == UNBOUNDED,
         }
     }
 }
@@ -444,6 +445,7 @@ pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
                 })
                 .collect(),
             anonymous: s.extras.anonymous,
+            unbounded: s.unbounded(),
         }
     }
 }
@@ -451,6 +453,29 @@ pub fn algorithm_info(s: &AlgorithmSpec) -> pb::AlgorithmInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Itai-Rodeh has no finite message bound: ListAlgorithms flags it `unbounded` (and no other
+    /// built-in), and its elections' metrics give bound 0 and ratio 0 with the flag, never the
+    /// sentinel figure or a ratio against it; a finite bound passes through with its ratio.
+    #[test]
+    fn an_unbounded_bound_is_flagged_not_shown() {
+        let flagged: Vec<_> = ringleader_core::algo::catalogue::CATALOGUE
+            .iter()
+            .filter(|s| algorithm_info(s).unbounded)
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(flagged, ["itai-rodeh"]);
+        let unbounded = Metrics {
+            messages: 26,
+            bound: ringleader_core::spec::UNBOUNDED,
+            bound_formula: "unbounded",
+            ..Metrics::default()
+        };
+        let m = pb::Metrics::from(&unbounded);
+        assert_eq!((m.bound, m.bound_ratio, m.unbounded), (0, 0.0, true));
+        let m = pb::Metrics::from(&Metrics { messages: 6, bound: 12, bound_formula: "n", ..Metrics::default() });
+        assert_eq!((m.bound, m.bound_ratio, m.unbounded), (12, 0.5, false));
+    }
 
     /// RFC 3339 formatting of Unix milliseconds matches known dates (epoch, a leap day, this session).
     #[test]

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ringleader_core::algo::{Decision, Rule};
+use ringleader_core::spec::finite_bound;
 
 /// Elections with at most this many positions list their participants.
 pub const MAX_PARTICIPANTS: u32 = 1024;
@@ -102,9 +103,15 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// `messages / bound` (0 when the bound is 0).
+    /// The bound, when there is a finite one: `None` for none (0, a kept
+    /// leadership) or an algorithm without one ([`UNBOUNDED`]).
+    pub fn finite_bound(&self) -> Option<u64> {
+        finite_bound(self.bound).filter(|&b| b > 0)
+    }
+
+    /// `messages / bound` (0 without a finite bound).
     pub fn bound_ratio(&self) -> f64 {
-        if self.bound == 0 { 0.0 } else { self.messages as f64 / self.bound as f64 }
+        self.finite_bound().map_or(0.0, |b| self.messages as f64 / b as f64)
     }
 }
 

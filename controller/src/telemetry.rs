@@ -9,7 +9,7 @@
 //! | `ringleader.elections.failed` | counter | algorithm, mode |
 //! | `ringleader.election.duration` (s) | histogram | algorithm, mode |
 //! | `ringleader.election.messages` | histogram | algorithm, mode |
-//! | `ringleader.election.bound` | histogram | algorithm, mode |
+//! | `ringleader.election.bound` | histogram (finite bounds only) | algorithm, mode |
 //! | `ringleader.election.measured_to_bound` (1) | histogram | algorithm, mode |
 //! | `ringleader.failover.duration` (s) | histogram | algorithm |
 //! | `ringleader.leader.position` | gauge | algorithm (newest running kept leadership) |
@@ -78,7 +78,9 @@ pub fn close_span(span: &tracing::Span, r: &ElectionRecord) {
     }
     if let Some(m) = &r.metrics {
         span.set_attribute("ringleader.messages", m.messages as i64);
-        span.set_attribute("ringleader.bound", m.bound as i64);
+        if let Some(bound) = m.finite_bound() {
+            span.set_attribute("ringleader.bound", bound as i64);
+        }
     }
     if let Some(e) = &r.error {
         span.set_status(opentelemetry::trace::Status::error(e.clone()));
@@ -182,8 +184,8 @@ impl Metrics {
         if let Some(m) = &r.metrics {
             self.duration.record(m.duration_ms as f64 / 1e3, &labels);
             self.messages.record(m.messages, &labels);
-            if m.bound > 0 {
-                self.bound.record(m.bound, &labels);
+            if let Some(bound) = m.finite_bound() {
+                self.bound.record(bound, &labels);
                 self.ratio.record(m.bound_ratio(), &labels);
             }
         }

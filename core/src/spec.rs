@@ -29,6 +29,22 @@ pub type Simulate =
 /// formula for a program's entry.
 pub type Bound = &'static (dyn Fn(u64, u64) -> u64 + Send + Sync);
 
+/// The bound of an entry for which no finite message bound holds on every
+/// run (a randomised algorithm whose rounds are unbounded: Itai-Rodeh).
+/// Every message count is within it; no figure or ratio against it is
+/// shown to a user ([`bound_text`], [`finite_bound`]).
+pub const UNBOUNDED: u64 = u64::MAX;
+
+/// `bound`, or `None` when it is [`UNBOUNDED`].
+pub fn finite_bound(bound: u64) -> Option<u64> {
+    (bound != UNBOUNDED).then_some(bound)
+}
+
+/// A bound as a user reads it: its figure, or "unbounded".
+pub fn bound_text(bound: u64) -> String {
+    finite_bound(bound).map_or_else(|| "unbounded".to_string(), |b| b.to_string())
+}
+
 /// Network assumptions of an algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Assumptions {
@@ -694,6 +710,12 @@ impl AlgorithmSpec {
         self.topologies[0]
     }
 
+    /// No finite message bound holds on every run: its bound is
+    /// [`UNBOUNDED`] (tried at a small and a large size).
+    pub fn unbounded(&self) -> bool {
+        [(3, 3), (1024, 1024)].iter().all(|&(n, k)| (self.bound)(n, k) == UNBOUNDED)
+    }
+
     /// Can it run on `t`?
     pub fn supports(&self, t: TopologyKind) -> bool {
         self.topologies.contains(&t)
@@ -766,6 +788,17 @@ mod tests {
     #[test]
     fn arrangements_in_lexicographic_order() {
         assert_eq!(permutations(&[]), vec![Vec::<u64>::new()]);
+    /// A bound reads as its figure, or "unbounded" for [`UNBOUNDED`] (never
+    /// the sentinel); only Itai-Rodeh's entry is unbounded.
+    #[test]
+    fn unbounded_reads_as_a_word() {
+        assert_eq!((bound_text(44), bound_text(UNBOUNDED)), ("44".to_string(), "unbounded".to_string()));
+        assert_eq!((finite_bound(44), finite_bound(UNBOUNDED)), (Some(44), None));
+        let unbounded: Vec<_> =
+            crate::algo::catalogue::CATALOGUE.iter().filter(|s| s.unbounded()).map(|s| s.name).collect();
+        assert_eq!(unbounded, ["itai-rodeh"]);
+    }
+
         assert_eq!(
             permutations(&[1, 2, 3]),
             vec![vec![1, 2, 3], vec![1, 3, 2], vec![2, 1, 3], vec![2, 3, 1], vec![3, 1, 2], vec![3, 2, 1]]

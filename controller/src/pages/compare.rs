@@ -43,7 +43,7 @@ fn cost_row(rows: &mut String, r: &ElectionRecord) {
         Some(m) => (
             m.messages.to_string(),
             bound_text(m.bound),
-            if m.bound > 0 { format!("{:.3}", m.bound_ratio()) } else { "–".into() },
+            if m.finite_bound().is_some() { format!("{:.3}", m.bound_ratio()) } else { "–".into() },
             m.ideal_time.to_string(),
             format!("{} ms", m.duration_ms),
         ),

@@ -56,8 +56,9 @@ fn index_row(rows: &mut String, r: &ElectionRecord) {
     );
 }
 
+/// A bound as the pages show it: "none" (0, a kept leadership), "unbounded" or its figure.
 pub(super) fn bound_text(bound: u64) -> String {
-    if bound == 0 { "none".to_string() } else { bound.to_string() }
+    if bound == 0 { "none".to_string() } else { ringleader_core::spec::bound_text(bound) }
 }
 
 pub(super) fn mode_text(r: &ElectionRecord) -> &'static str {
@@ -176,7 +177,7 @@ pub fn render(r: &ElectionRecord, token_required: bool) -> String {
         body.push_str("</ul>");
     }
     if let Some(m) = &r.metrics {
-        let ratio = if m.bound > 0 { format!("{:.3}", m.bound_ratio()) } else { "–".into() };
+        let ratio = if m.finite_bound().is_some() { format!("{:.3}", m.bound_ratio()) } else { "–".into() };
         let _ = write!(
             body,
             "<h2>Metrics against the bound</h2><table id=\"metrics\"><tr><th>messages</th><th>bound</th><th>messages / bound</th>\
@@ -390,6 +391,27 @@ mod tests {
             metrics: Some(Metrics { messages: 6, bound: 9, bound_formula: "n(n+1)/2", ..Metrics::default() }),
             ..ElectionRecord::blank("e1-</script><x>".into(), "as-far", Mode::Simulated)
         }
+    }
+
+    /// An election of an algorithm with no finite bound (Itai-Rodeh) reads "unbounded" in the index
+    /// and on its page, with no ratio: never the sentinel figure nor a ratio against it.
+    #[test]
+    fn an_unbounded_algorithm_reads_unbounded_without_a_ratio() {
+        let r = ElectionRecord {
+            metrics: Some(Metrics {
+                messages: 26,
+                bound: ringleader_core::spec::UNBOUNDED,
+                bound_formula: "unbounded (probabilistic)",
+                ..Metrics::default()
+            }),
+            ..ElectionRecord::blank("e1".into(), "itai-rodeh", Mode::Simulated)
+        };
+        let (mut row, page) = (String::new(), render(&r, false));
+        index_row(&mut row, &r);
+        assert!(row.contains("<td class=\"n\">unbounded</td>"), "{row}");
+        assert!(page.contains("<td class=\"n\">26</td><td class=\"n\">unbounded</td><td class=\"n\">–</td>"), "{page}");
+        let figure = ringleader_core::spec::UNBOUNDED.to_string();
+        assert!(!row.contains(&figure) && !page.contains(&figure) && !page.contains("e-1"), "{page}");
     }
 
     /// A running one-shot election that asked for a diagram says it is drawn when it ends; a running

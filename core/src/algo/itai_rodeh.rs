@@ -17,8 +17,9 @@
 //!   costs at most a·n ≤ k·n messages, and the notification n more. The
 //!   number of rounds is unbounded: the greatest draw may be shared round
 //!   after round, with a probability that shrinks geometrically but never
-//!   reaches 0. So there is no worst case: the entry's bound is unbounded
-//!   (`u64::MAX`), and termination holds with probability 1, not on every
+//!   reaches 0. So there is no worst case: the entry's bound is
+//!   [`UNBOUNDED`](crate::spec::UNBOUNDED) (users read "unbounded", never
+//!   a figure), and termination holds with probability 1, not on every
 //!   draw. The expected number of rounds with a active nodes drawing from
 //!   {1..n} is E(a) = 1 + Σ_{j≥2} P(a, j) E(j), P(a, j) the probability
 //!   that exactly j of a draws hold the maximum: 1.69 at n = a = 3, falling
@@ -43,7 +44,7 @@
 use super::oneshot::{Ending, OneShotNode, Wake};
 use super::{AlgoError, Msg, NodeContext, Outbox, Port, RIGHT, Rule, other};
 use crate::machine;
-use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision};
+use crate::spec::{AlgorithmSpec, Assumptions, Candidates, Extras, ORIENTED_RINGS, Provision, UNBOUNDED};
 
 /// This algorithm's catalogue entry.
 pub const SPEC: AlgorithmSpec = AlgorithmSpec {
@@ -60,7 +61,7 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     rule: Rule::Max,
     candidates: Candidates::Drawn,
     bound_formula: "unbounded (probabilistic): at most k·n per round + n, rounds unbounded",
-    bound: &|_, _| u64::MAX,
+    bound: &|_, _| UNBOUNDED,
     timer_events: |_| 0,
     heap_bytes_per_position: 325,
     kept: None,
