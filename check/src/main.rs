@@ -558,7 +558,7 @@ fn run_walks(args: &Args, p: &Planned) -> Result<bool, CliError> {
     };
     println!(
         "{} n={n} {setting}, random walks from seed {}: {} walk{}, {} steps, {} distinct states, deepest walk {}, \
-         {} ended quiet; {} in {:.1} s",
+         {} ended quiet, {} with a partition or crash; {} in {:.1} s",
         spec.name,
         walks.seed,
         s.walks,
@@ -567,6 +567,7 @@ fn run_walks(args: &Args, p: &Planned) -> Result<bool, CliError> {
         s.states,
         s.deepest,
         s.quiescent,
+        s.faulted,
         s.words(),
         s.elapsed.as_secs_f64()
     );

@@ -49,7 +49,7 @@ use crate::{
 };
 
 /// How many walks to take, how deep, from which seed ([`simulate`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Walks {
     /// Walks to take (the run stops sooner at a violation or a limit).
     pub walks: u64,
@@ -62,8 +62,8 @@ pub struct Walks {
 
 impl Walks {
     /// The command line's and the API's defaults: 1,000 walks of at most
-    /// 1,000 moves, from seed 1.
-    pub const DEFAULT: Walks = Walks { walks: 1_000, depth: 1_000, seed: 1 };
+    /// 1,000 moves, from seed 0.
+    pub const DEFAULT: Walks = Walks { walks: 1_000, depth: 1_000, seed: 0 };
 }
 
 impl Default for Walks {
@@ -104,6 +104,9 @@ pub struct Sampled {
     /// Walks that ended where no move was left (a finished election), not at
     /// the depth.
     pub quiescent: u64,
+    /// Walks in which a partition or a crash struck (a lost or duplicated
+    /// message is not counted).
+    pub faulted: u64,
     /// One-shot: the most messages any walk sent.
     pub most_messages: u64,
     /// The limit that cut the run short, if one did: "states", "time",
@@ -206,6 +209,7 @@ pub fn simulate(
     let heal = !model.ranks_partitions();
     let key = |s: &crate::System| fingerprint(s, !subsume, heal);
     let properties = model.properties();
+    let n = model.election().ids.len() as u32;
     let mut out = Sampled {
         asked: walks,
         walks: 0,
@@ -213,6 +217,7 @@ pub fn simulate(
         states: 0,
         deepest: 0,
         quiescent: 0,
+        faulted: 0,
         most_messages: 0,
         limit: None,
         violation: None,
@@ -233,7 +238,9 @@ pub fn simulate(
         let mut s = init.clone();
         indices.clear();
         out.walks += 1;
+        let mut faulted = false;
         loop {
+            faulted |= s.partitioned() || (0..n).any(|p| s.is_down(p));
             if let Some(i) = (0..properties.len()).find(|&i| !model.holds(i, &s)) {
                 let counterexample = model.replay(properties[i], &indices);
                 out.violation = Some(Violation { walk, seed, moves: indices.len(), counterexample });
@@ -284,6 +291,7 @@ pub fn simulate(
             }
         }
         out.deepest = out.deepest.max(indices.len());
+        out.faulted += u64::from(faulted);
     }
     out.deepest = out.deepest.max(indices.len());
     out.states = seen.len();

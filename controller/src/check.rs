@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ringleader_check::{CheckAsk, Checked, Election, KeptCheck, Limits, Report, check_with, diagram, split_words};
+use ringleader_check::{Counterexample, ElectionModel, Sampled, Walks, simulate};
 use ringleader_core::spec::finite_bound;
 use ringleader_proto::v1 as pb;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
@@ -53,6 +54,8 @@ pub const DEFAULT_SECONDS: u32 = 60;
 pub struct Plan {
     election: Election,
     limits: Limits,
+    /// Random walks instead of every schedule (`simulate`).
+    walks: Option<Walks>,
 }
 
 /// What decides a check's verdict, and nothing else: the validated election
@@ -79,6 +82,8 @@ pub struct CheckKey {
     fifo: bool,
     max_states: usize,
     depth_first: bool,
+    /// Random walks (`simulate`): how many, how deep, from which seed.
+    walks: Option<Walks>,
 }
 
 impl Plan {
@@ -100,6 +105,7 @@ impl Plan {
             fifo: self.limits.fifo,
             max_states: self.limits.max_states,
             depth_first: self.limits.depth_first,
+            walks: self.walks,
         }
     }
 
@@ -161,7 +167,40 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
         depth_first: req.depth_first,
         ..Limits::default()
     };
-    Ok(Plan { election, limits })
+    let walks = walks(req)?;
+    Ok(Plan { election, limits, walks })
+}
+
+/// The most walks a `simulate` check takes.
+pub const MAX_WALKS: u32 = 1_000_000;
+/// The most moves one walk of a `simulate` check takes.
+pub const MAX_WALK_DEPTH: u32 = 100_000;
+
+/// The walks `req` asks for (`simulate`), each field checked, or `None` for every schedule.
+fn walks(req: &pb::CheckRequest) -> Result<Option<Walks>, Status> {
+    if !req.simulate {
+        let set = [("walks", req.walks > 0), ("walk_depth", req.walk_depth > 0), ("walk_seed", req.walk_seed > 0)];
+        if let Some((field, _)) = set.into_iter().find(|&(_, set)| set) {
+            let why = "only with simulate (random walks)".to_string();
+            return Err(crate::error::RequestError::precondition(field, why).into());
+        }
+        return Ok(None);
+    }
+    if req.depth_first {
+        return Err(invalid("depth_first", "not with simulate: a walk takes one schedule, in no search order"));
+    }
+    if req.walks > MAX_WALKS {
+        return Err(invalid("walks", format!("{} is above {MAX_WALKS}", req.walks)));
+    }
+    if req.walk_depth > MAX_WALK_DEPTH {
+        return Err(invalid("walk_depth", format!("{} moves is above {MAX_WALK_DEPTH}", req.walk_depth)));
+    }
+    let default = Walks::DEFAULT;
+    Ok(Some(Walks {
+        walks: if req.walks == 0 { default.walks } else { u64::from(req.walks) },
+        depth: if req.walk_depth == 0 { default.depth } else { req.walk_depth as usize },
+        seed: req.walk_seed,
+    }))
 }
 
 /// Breadth-first, a check's resident memory per state found, at its peak,
@@ -199,7 +238,9 @@ pub fn reservation_bytes(limits: &Limits, budget_bytes: u64, max_concurrent: usi
 /// the memory of `ringleader_check::MEMORY_READ_STATES` states.
 pub fn reserve(plan: &mut Plan, budget: &Arc<Budget>, config: &ControllerConfig) -> Result<Reservation, Status> {
     let budget_bytes = config.memory_budget_mib.saturating_mul(1 << 20);
-    let bytes = reservation_bytes(&plan.limits, budget_bytes, config.max_concurrent_checks);
+    // Random walks keep what a depth-first check keeps: a table of fingerprints, and a path.
+    let sized = Limits { depth_first: plan.limits.depth_first || plan.walks.is_some(), ..plan.limits };
+    let bytes = reservation_bytes(&sized, budget_bytes, config.max_concurrent_checks);
     let memory = budget
         .reserve(bytes, || {
             let e = &plan.election;
@@ -410,7 +451,30 @@ impl Inner {
         let (this, k, f) = (self.clone(), key.clone(), flight.clone());
         let thread = tokio::task::spawn_blocking(move || {
             let stop = AtomicBool::new(false);
-            let Plan { election, limits } = plan;
+            let Plan { election, limits, walks } = plan;
+            if let Some(walks) = walks {
+                let sampled = simulate(election.clone(), limits, walks, Some(&stop), |w| {
+                    let secs = w.elapsed.as_secs_f64();
+                    let progress = pb::CheckProgress {
+                        states: w.states as u64,
+                        depth: w.deepest as u32,
+                        states_per_second: if secs > 0.0 { w.states as f64 / secs } else { 0.0 },
+                        elapsed_s: secs,
+                    };
+                    f.stage.send_replace(Stage::Running(Some(progress)));
+                    if f.stage.receiver_count() == 0 && this.abandon(&k, &f) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                });
+                trim();
+                let verdict = walk_verdict(&election, limits.fifo, &sampled);
+                drop(memory);
+                drop(place);
+                // The same seed gives the same walks: only a run no limit of time, memory or a
+                // caller cut is kept.
+                let settled = matches!(sampled.limit, None | Some("states"));
+                return this.finish(&k, &f, Ok(verdict), settled);
+            }
             let report = check_with(election.clone(), limits, Some(&stop), |p| {
                 let secs = p.elapsed.as_secs_f64();
                 let progress = pb::CheckProgress {
@@ -575,24 +639,82 @@ fn trim() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn trim() {}
 
+/// A counterexample of a check of `election` as the API gives it: its steps and how the nodes
+/// ended in words, its diagram, and what it may owe to the model.
+fn counterexample(election: &Election, fifo: bool, c: &Counterexample) -> pb::CheckCounterexample {
+    let model = ringleader_check::ElectionModel::new(election.clone(), fifo);
+    pb::CheckCounterexample {
+        property: c.property.to_string(),
+        steps: model.words(&c.steps),
+        outcome: model.outcome(&c.steps),
+        error: c.error.clone().unwrap_or_default(),
+        svg: diagram(election, fifo, c),
+        note: model.caveat(c.property).unwrap_or_default().to_string(),
+        rounds: c.rounds.clone(),
+    }
+}
+
+/// The verdict of a run of random walks of `election` (`simulate`): never `holds` nor `complete`
+/// (a sample is not a proof); the walks' figures in `walks`, the first violation's schedule as the
+/// counterexample.
+fn walk_verdict(election: &Election, fifo: bool, s: &Sampled) -> pb::CheckVerdict {
+    let stopped_by = match s.limit {
+        Some("states") => "max_states",
+        Some("time") => "timeout_s",
+        Some("memory") => "memory_budget_mib",
+        _ => "",
+    };
+    let split = election.partition_side.map(|side| format!(" (split {})", split_words(side, &election.ids)));
+    let links = if fifo && !election.spec.assumptions.fifo { " on FIFO links" } else { "" };
+    let summary = format!(
+        "{} n={}{}{}{links}, random walks from seed {}: {} steps, deepest walk {}; {} in {:.1} s",
+        election.spec.name,
+        election.ids.len(),
+        if election.kept.is_some() { " kept" } else { "" },
+        split.unwrap_or_default(),
+        s.asked.seed,
+        s.steps,
+        s.deepest,
+        s.words(),
+        s.elapsed.as_secs_f64()
+    );
+    let violation = s.violation.as_ref();
+    pb::CheckVerdict {
+        states: s.states as u64,
+        depth: s.deepest as u32,
+        most_messages: s.most_messages,
+        bound: if election.kept.is_some() {
+            0
+        } else {
+            finite_bound(ElectionModel::new(election.clone(), fifo).bound()).unwrap_or(0)
+        },
+        elapsed_s: s.elapsed.as_secs_f64(),
+        counterexamples: violation.map(|v| counterexample(election, fifo, &v.counterexample)).into_iter().collect(),
+        summary,
+        stopped_by: stopped_by.into(),
+        walks: Some(pb::CheckWalks {
+            walks: s.walks,
+            asked: s.asked.walks,
+            depth: s.asked.depth as u32,
+            seed: s.asked.seed,
+            steps: s.steps,
+            states: s.states as u64,
+            deepest: s.deepest as u32,
+            quiescent: s.quiescent,
+            violated: violation.is_some(),
+            violation_walk: violation.map_or(0, |v| v.walk + 1),
+            violation_moves: violation.map_or(0, |v| v.moves as u32),
+            violation_seed: violation.map_or(0, |v| v.seed),
+            verdict: s.words(),
+        }),
+        ..Default::default()
+    }
+}
+
 /// The verdict of `report`, a check of `election`.
 fn verdict(election: &Election, fifo: bool, report: &Report) -> pb::CheckVerdict {
-    let counterexamples: Vec<pb::CheckCounterexample> = report
-        .counterexamples
-        .iter()
-        .map(|c| {
-            let model = ringleader_check::ElectionModel::new(election.clone(), fifo);
-            pb::CheckCounterexample {
-                property: c.property.to_string(),
-                steps: model.words(&c.steps),
-                outcome: model.outcome(&c.steps),
-                error: c.error.clone().unwrap_or_default(),
-                svg: diagram(election, fifo, c),
-                note: model.caveat(c.property).unwrap_or_default().to_string(),
-                rounds: c.rounds.clone(),
-            }
-        })
-        .collect();
+    let counterexamples: Vec<pb::CheckCounterexample> =
+        report.counterexamples.iter().map(|c| counterexample(election, fifo, c)).collect();
     // The setting that cut the check short, and what that means for the verdict.
     let (stopped_by, cut) = match report.limit {
         None => ("", String::new()),
@@ -792,6 +914,52 @@ mod tests {
     /// Run `plan` to its verdict (queue and progress events skipped) on a controller of its own.
     async fn verdict_of(plan: Plan) -> pb::CheckVerdict {
         verdict_under(plan, 0).await
+    }
+
+    /// Random walks through the API: Stages on links that reorder is broken by a walk, its
+    /// verdict neither holding nor complete, its counterexample that walk's schedule and its seed
+    /// given; that seed as `walk_seed` walks the same schedule first. AsFar on 3 nodes reports no
+    /// violation in every walk asked, in words. The walk fields without `simulate`, `depth_first`
+    /// with it and counts beyond the bounds are refused naming their field.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn random_walks_find_and_replay_a_violation() {
+        let stages = |seed: u64, walks: u32| pb::CheckRequest {
+            algorithm: "stages".into(),
+            any_order: true,
+            simulate: true,
+            walks,
+            walk_depth: 200,
+            walk_seed: seed,
+            ..Default::default()
+        };
+        let v = verdict_of(plan(&stages(11, 2_000)).unwrap()).await;
+        let w = v.walks.clone().expect("the walks' figures");
+        assert!(w.violated && !v.holds && !v.complete, "{v:?}");
+        assert_eq!((w.walks, v.counterexamples.len()), (w.violation_walk, 1), "{w:?}");
+        assert!(v.summary.contains(&format!("(replay: seed {})", w.violation_seed)), "{}", v.summary);
+        let again = verdict_of(plan(&stages(w.violation_seed, 1)).unwrap()).await;
+        assert_eq!(again.counterexamples[0].steps, v.counterexamples[0].steps);
+        assert_eq!(again.walks.unwrap().violation_moves, w.violation_moves);
+
+        let as_far = pb::CheckRequest { algorithm: "as-far".into(), simulate: true, walks: 50, ..Default::default() };
+        let v = verdict_of(plan(&as_far).unwrap()).await;
+        let w = v.walks.unwrap();
+        assert!(!w.violated && w.walks == 50 && v.counterexamples.is_empty(), "{w:?}");
+        assert!(
+            w.verdict.starts_with("no violation in 50 walks of depth 1000, ")
+                && w.verdict.ends_with("a sample, not a proof")
+        );
+
+        let refused = |r: pb::CheckRequest| plan(&r).unwrap_err();
+        let field = |s: &Status| crate::error::field_of(s).map(str::to_string);
+        let e = refused(pb::CheckRequest { algorithm: "as-far".into(), walk_seed: 3, ..Default::default() });
+        assert_eq!((e.code(), field(&e).as_deref()), (tonic::Code::FailedPrecondition, Some("walk_seed")), "{e:?}");
+        let e = refused(pb::CheckRequest { depth_first: true, ..as_far.clone() });
+        assert_eq!(field(&e).as_deref(), Some("depth_first"), "{e:?}");
+        let e = refused(pb::CheckRequest { walks: MAX_WALKS + 1, ..as_far.clone() });
+        assert_eq!(field(&e).as_deref(), Some("walks"), "{e:?}");
+        let e = refused(pb::CheckRequest { walk_depth: MAX_WALK_DEPTH + 1, ..as_far });
+        assert_eq!(field(&e).as_deref(), Some("walk_depth"), "{e:?}");
     }
 
     /// The events of `rx` to the end of the stream.

@@ -143,6 +143,16 @@
     };
   }
 
+  // Random walks instead of every schedule, when the form asks for them (the seed stays a
+  // string: it takes 64 bits).
+  function walking() {
+    if (check.search.value !== "walk") return {};
+    return {
+      simulate: true, walks: Number(check.walks.value || 0), walk_depth: Number(check.walk_depth.value || 0),
+      walk_seed: check.walk_seed.value.trim(),
+    };
+  }
+
   function labHeaders() {
     const headers = { "content-type": "application/json", "x-ringleader-lab": "1" };
     const token = sessionStorage.getItem("ringleader-token") || form.token.value;
@@ -217,6 +227,21 @@
     result.hidden = false;
     const verdict = document.getElementById("check-verdict");
     verdict.textContent = answer.summary;
+    // Random walks: the sampled verdict in words, and the seed that walks the violation again.
+    if (answer.walks) {
+      const w = answer.walks;
+      const sampled = document.createElement("strong");
+      sampled.textContent = w.violated
+        ? "Random walk " + w.violation_walk + " broke \"" + (answer.counterexample ? answer.counterexample.property : "")
+          + "\"; replay it: random walk from seed " + w.violation_seed + " (1 walk)."
+        : w.verdict.charAt(0).toUpperCase() + w.verdict.slice(1) + ".";
+      verdict.prepend(sampled, document.createElement("br"));
+      if (w.violated) {
+        const replay = document.createElement("button"); replay.type = "button"; replay.textContent = "set the form to replay it";
+        replay.addEventListener("click", () => { check.walk_seed.value = w.violation_seed; check.walks.value = "1"; });
+        verdict.append(" ", replay);
+      }
+    }
     // A broken property that rests on timing the checker does not give says so (Raft's split votes).
     if (answer.counterexample && answer.counterexample.note) {
       const note = document.createElement("span"); note.className = "note";
@@ -261,11 +286,13 @@
     const run = document.getElementById("check-run");
     if (run.disabled) return;
     run.disabled = true;
-    setStatus(status, "checking every schedule…");
+    const walks = walking();
+    const doing = walks.simulate ? "walking random schedules" : "checking every schedule";
+    setStatus(status, doing + "…");
     result.hidden = true;
     try {
       asked = checked();
-      const response = await fetch("/lab/check", { method: "POST", headers: labHeaders(), body: JSON.stringify(Object.assign({ timeout_s: Number(check.timeout_s.value || 0) }, asked)) });
+      const response = await fetch("/lab/check", { method: "POST", headers: labHeaders(), body: JSON.stringify(Object.assign({ timeout_s: Number(check.timeout_s.value || 0) }, walks, asked)) });
       let answered = false;
       await eachLine(response, (x) => {
         if (x.summary !== undefined || x.holds !== undefined) {
@@ -278,13 +305,13 @@
           refuse(check, status, x, "not checked");
         } else if (x.running) {
           const states = typeof x.states === "number" ? ": " + x.states.toLocaleString("en") + " states so far" : "";
-          setStatus(status, "checking every schedule" + states + "…");
+          setStatus(status, doing + states + "…");
         } else {
           const position = queuePosition(x);
           if (position !== null && position > 0) {
             setStatus(status, "waiting: position " + position + " in the queue" +
               (typeof x.waiting === "number" && x.waiting > 1 ? " (" + x.waiting + " checks waiting)" : ""));
-          } else if (position !== null) setStatus(status, "checking every schedule…");
+          } else if (position !== null) setStatus(status, doing + "…");
         }
       });
       if (!answered) setStatus(status, "the check ended without a verdict");
@@ -418,8 +445,20 @@
     explore([], steps, election).then(() => explorer.scrollIntoView({ block: "start" }));
   });
 
+  // An address with `#check?…` runs a check: the check form set as it says (`search=walk` for
+  // random walks, with `walks`, `walk_depth` and `walk_seed`), e.g. a random walk's replay.
+  function checkFromAddress() {
+    const q = new URLSearchParams(location.hash.slice("#check?".length));
+    const fields = ["algorithm", "n", "ids", "crashes", "losses", "partitions", "timeout_s", "walks", "walk_depth", "walk_seed"];
+    for (const name of fields) if (q.has(name)) check[name].value = q.get(name);
+    for (const name of ["any_order", "kept"]) check[name].checked = q.get(name) === "true";
+    check.search.value = q.get("search") === "walk" ? "walk" : "every";
+    check.requestSubmit();
+  }
+
   // An address with `#explore?…` opens the explorer there: the check form set to its election.
   function openFromAddress() {
+    if (location.hash.startsWith("#check?")) return checkFromAddress();
     if (!location.hash.startsWith("#explore?")) return;
     const q = new URLSearchParams(location.hash.slice("#explore?".length));
     for (const name of ["algorithm", "n", "crashes", "losses", "partitions"]) if (q.has(name)) check[name].value = q.get(name);

@@ -604,6 +604,15 @@ pub struct LabCheck {
     /// How long the check may run once it has its turn, seconds: a safety stop behind the state
     /// budget (0: 60 s; at most the API's 600).
     pub timeout_s: u32,
+    /// Random walks instead of every schedule (`CheckRequest.simulate`).
+    pub simulate: bool,
+    /// With `simulate`: walks (0: the API's default).
+    pub walks: u32,
+    /// With `simulate`: the most moves a walk takes (0: the API's default).
+    pub walk_depth: u32,
+    /// With `simulate`: the first walk's seed, in decimal (empty: 0). A string, since a walk's
+    /// seed takes 64 bits and a page's numbers hold 53.
+    pub walk_seed: String,
 }
 
 /// How long a lab check may run when the form names no time: every check of the teaching sheets
@@ -617,7 +626,8 @@ const LAB_CHECK_SECONDS: u32 = 60;
 /// `{"position": 0, "waiting": …}` when it starts running;
 /// `{"running": true, "states": …, "depth": …, "elapsed_s": …}` as it runs;
 /// and last the verdict: `{"holds", "complete", "states", "summary",
-/// "stopped_by", "cached", "shared", "counterexample"}`, the shortest
+/// "stopped_by", "cached", "shared", "counterexample", "walks"}` (`walks`: with `simulate`, the
+/// walks' figures, their verdict in words and the violating walk's seed as a string), the shortest
 /// counterexample if any (its property, its steps in words, its error, its
 /// note (a liveness caveat, see `CheckCounterexample.note`), its rounds (the
 /// symmetric execution, see `CheckCounterexample.rounds`) and its diagram), or a refusal line (`{"code", "field", "message"}`) if it
@@ -630,6 +640,16 @@ pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum
         Err(refusal) => return refusal.into_response(),
     };
     let (metadata, extensions, form) = request.into_parts();
+    let walk_seed = match form.walk_seed.trim() {
+        "" => 0,
+        seed => match seed.parse::<u64>() {
+            Ok(seed) => seed,
+            Err(_) => {
+                let why = format!("{seed:?} is not a whole number from 0 to {}", u64::MAX);
+                return Refusal::new(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", "walk_seed", why).into_response();
+            }
+        },
+    };
     let ask = pb::CheckRequest {
         algorithm: form.algorithm,
         n: form.n,
@@ -644,6 +664,10 @@ pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum
         partitions: form.partitions,
         max_states: form.max_states,
         timeout_s: if form.timeout_s == 0 { LAB_CHECK_SECONDS } else { form.timeout_s },
+        simulate: form.simulate,
+        walks: form.walks,
+        walk_depth: form.walk_depth,
+        walk_seed,
         ..Default::default()
     };
     let events = match lab.service.check_algorithm(tonic::Request::from_parts(metadata, extensions, ask)).await {
@@ -671,6 +695,16 @@ pub(super) async fn check(State(lab): State<Lab>, headers: HeaderMap, body: axum
                     "cached": v.cached,
                     "shared": v.shared,
                     "counterexample": counterexample,
+                    "walks": v.walks.map(|w| serde_json::json!({
+                        "walks": w.walks,
+                        "depth": w.depth,
+                        "states": w.states,
+                        "deepest": w.deepest,
+                        "verdict": w.verdict,
+                        "violated": w.violated,
+                        "violation_walk": w.violation_walk,
+                        "violation_seed": w.violation_seed.to_string(),
+                    })),
                 })
             }
             Ok(pb::CheckEvent { kind: None }) => return None,

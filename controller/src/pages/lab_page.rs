@@ -96,7 +96,8 @@ pub(super) fn render(token_required: bool, programs: &[&AlgorithmSpec]) -> Strin
          </form>\
          <h2>Check every schedule</h2><p>The checker tries every order in which a small election's messages may \
          arrive (and, for a kept leadership, the faults asked for), up to its budget of states, and shows the shortest schedule that \
-         breaks a property. Checks take turns: while yours waits, the status beside Check gives its place in the queue; \
+         breaks a property; for one too large to finish, a random walk samples schedules from a seed instead (a sample, \
+         not a proof). Checks take turns: while yours waits, the status beside Check gives its place in the queue; \
          a check asked before is answered at once.</p>\
          <form id=\"check\" class=\"lab\">\
          <label>Algorithm <select name=\"algorithm\">{options}</select></label><span class=\"error\" data-for=\"algorithm\"></span>\
@@ -109,10 +110,17 @@ pub(super) fn render(token_required: bool, programs: &[&AlgorithmSpec]) -> Strin
          <label>losses <input name=\"losses\" type=\"number\" min=\"0\" value=\"0\"></label>\
          <label>partitions <input name=\"partitions\" type=\"number\" min=\"0\" value=\"0\"></label>\
          <label>stop after <input name=\"timeout_s\" type=\"number\" min=\"1\" max=\"600\" value=\"60\"> s of running</label></fieldset>\
+         <fieldset><legend>Search</legend><label><input type=\"radio\" name=\"search\" value=\"every\" checked> every schedule</label>\
+         <label title=\"for a check too large to finish: seeded random schedules, each checked at every step; a sample, not a proof\">\
+         <input type=\"radio\" name=\"search\" value=\"walk\"> random walk</label>\
+         <label>walks <input name=\"walks\" type=\"number\" min=\"1\" max=\"1000000\" value=\"1000\"></label>\
+         <label>depth <input name=\"walk_depth\" type=\"number\" min=\"1\" max=\"100000\" value=\"1000\"></label>\
+         <label>seed <input name=\"walk_seed\" value=\"0\" size=\"20\" inputmode=\"numeric\"></label></fieldset>\
          <div class=\"errors\"><span class=\"error\" data-for=\"timeout_s\"></span>\
          <span class=\"error\" data-for=\"kept\"></span><span class=\"error\" data-for=\"crashes\"></span>\
          <span class=\"error\" data-for=\"any_order\"></span><span class=\"error\" data-for=\"losses\"></span>\
-         <span class=\"error\" data-for=\"partitions\"></span></div>\
+         <span class=\"error\" data-for=\"partitions\"></span><span class=\"error\" data-for=\"walks\"></span>\
+         <span class=\"error\" data-for=\"walk_depth\"></span><span class=\"error\" data-for=\"walk_seed\"></span></div>\
          <p class=\"submit\"><button type=\"submit\" id=\"check-run\">Check</button> <span id=\"check-status\" class=\"status\" data-for=\"\"></span></p>\
          </form><div id=\"check-result\" hidden><p id=\"check-verdict\"></p>\
          <div id=\"check-symmetric\" hidden><p>Every node starts in the same state: the symmetric execution, \
