@@ -404,7 +404,8 @@ fn ask(args: &Args, name: &str, n: u32) -> CheckAsk {
     let kept = |count: u8| if args.kept { u32::from(count) } else { 0 };
     CheckAsk {
         algorithm: name.to_string(),
-        n,
+        // Sized by `--ids` when given, so that a refused size names `--ids`.
+        n: if args.ids.is_empty() { n } else { 0 },
         ids: args.ids.clone(),
         anonymous: args.anonymous,
         kept: args.kept,

@@ -125,19 +125,20 @@ impl CheckAsk {
     /// Validate the whole request, naming the first field at fault.
     pub fn check(&self) -> Result<Checked, Refusal> {
         let spec = self.spec()?;
-        let n = match (self.n, self.ids.len()) {
-            (0, 0) => 3,
-            (0, given) => u32::try_from(given).unwrap_or(u32::MAX),
-            (n, _) => n,
+        // The size, and the field that gave it: a refused size names the one the caller set.
+        let (n, sized_by) = match (self.n, self.ids.len()) {
+            (0, 0) => (3, "n"),
+            (0, given) => (u32::try_from(given).unwrap_or(u32::MAX), "ids"),
+            (n, _) => (n, "n"),
         };
         if !(2..=MAX_N).contains(&n) {
             return Err(Refusal::invalid(
-                "n",
+                sized_by,
                 format!("{n} nodes: from 2 to {MAX_N} (the state space grows factorially)"),
             ));
         }
         let topology =
-            Topology::build(spec.default_topology(), n, 7).map_err(|e| Refusal::invalid("n", e.to_string()))?;
+            Topology::build(spec.default_topology(), n, 7).map_err(|e| Refusal::invalid(sized_by, e.to_string()))?;
         let ids = self.ids(n)?;
         if self.fifo && self.any_order {
             return Err(Refusal::invalid("fifo", "FIFO links and any_order: one or the other"));
@@ -286,6 +287,22 @@ mod tests {
 
     fn ask(algorithm: &str) -> CheckAsk {
         CheckAsk { algorithm: algorithm.into(), ..CheckAsk::default() }
+    }
+
+    /// A size that came from `ids` (no `n` given) and is refused, out of range or not one the
+    /// algorithm's topology takes (a hypercube of 3), names `ids`, the field the caller gave; with `n`
+    /// given, `n`.
+    #[test]
+    fn a_size_given_by_ids_is_refused_naming_ids() {
+        let refused = |a: CheckAsk| a.check().unwrap_err();
+        let seven: Vec<u64> = (1..=7).collect();
+        let e = refused(CheckAsk { ids: seven.clone(), ..ask("as-far") });
+        assert_eq!((e.field, e.flag()), ("ids", "--ids".to_string()), "{e}");
+        assert!(e.why.contains("7 nodes: from 2 to 6"), "{e}");
+        assert_eq!(refused(CheckAsk { ids: vec![5], ..ask("as-far") }).field, "ids");
+        assert_eq!(refused(CheckAsk { ids: vec![1, 2, 3], ..ask("hyper-elect") }).field, "ids");
+        assert_eq!(refused(CheckAsk { n: 3, ..ask("hyper-elect") }).field, "n");
+        assert_eq!(refused(CheckAsk { n: 7, ids: seven, ..ask("as-far") }).field, "n");
     }
 
     /// Each bad field is refused by name, with the limits both callers share; a good request gives its election.

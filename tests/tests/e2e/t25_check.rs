@@ -108,9 +108,12 @@ async fn check_refuses_bad_requests_and_stops_when_the_caller_goes() {
         f(&mut r);
         r
     };
-    let cases: [(pb::CheckRequest, tonic::Code, &str); 13] = [
+    let cases: [(pb::CheckRequest, tonic::Code, &str); 15] = [
         (bad(|r| r.algorithm = "paxos".into()), tonic::Code::InvalidArgument, "algorithm"),
         (bad(|r| r.n = 7), tonic::Code::InvalidArgument, "n"),
+        // A size given by `ids` alone is refused naming `ids`: 7 of them, or 3 for a hypercube.
+        (bad(|r| r.ids = (1..=7).collect()), tonic::Code::InvalidArgument, "ids"),
+        (bad(|r| (r.algorithm, r.ids) = ("hyper-elect".into(), vec![1, 2, 3])), tonic::Code::InvalidArgument, "ids"),
         (bad(|r| (r.n, r.ids) = (3, vec![1, 2])), tonic::Code::InvalidArgument, "ids"),
         (
             bad(|r| (r.algorithm, r.kept, r.ids) = ("bully".into(), true, vec![1, 1, 2])),
