@@ -486,9 +486,17 @@ pub fn check_with(
     counterexamples.sort_by_key(|c| c.steps.len());
     // Every node alike on a ring that looks the same from each: the symmetric execution stands for the
     // property it breaks, first (it is the argument of the impossibility, not the shortest schedule).
-    if let Some(symmetric) = model.symmetric() {
-        counterexamples.retain(|c| c.property != symmetric.property);
-        counterexamples.insert(0, symmetric);
+    // It runs within the check's time, memory and cancel, and one cut short counts as the check's limit.
+    match model.symmetric_within(&limits, started, cancel) {
+        Ok(Some(symmetric)) => {
+            counterexamples.retain(|c| c.property != symmetric.property);
+            counterexamples.insert(0, symmetric);
+        }
+        Ok(None) => {}
+        Err(what) => {
+            complete = false;
+            limit.get_or_insert(what);
+        }
     }
     Report {
         explored,

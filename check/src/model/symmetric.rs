@@ -11,18 +11,24 @@
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use ringleader_core::algo::{LEFT, Msg, Port, RIGHT, Role};
 
 use super::ElectionModel;
 use super::state::{Sent, System};
-use crate::{Counterexample, Step};
+use crate::{Counterexample, Limits, Step, resident_mib};
 
 /// The property a symmetric run that comes back to a state it passed breaks: it goes round for ever.
 pub const ENDS: &str = "the election ends";
 
 /// The most rounds a symmetric run is followed for.
 pub const MAX_ROUNDS: usize = 10_000;
+
+/// A symmetric run reads the process's resident memory every this many
+/// rounds (and before its first), against [`Limits::max_memory_mib`].
+pub const MEMORY_READ_ROUNDS: usize = 64;
 
 impl ElectionModel {
     /// The symmetric execution of this election, when there is one: a
@@ -37,30 +43,63 @@ impl ElectionModel {
     /// where there is no such run, or it ends without breaking anything
     /// within [`MAX_ROUNDS`].
     pub fn symmetric(&self) -> Option<Counterexample> {
+        self.symmetric_within(&Limits::default(), Instant::now(), None).ok().flatten()
+    }
+
+    /// [`Self::symmetric`] within a check's limits: its timeout (from
+    /// `started`, when the check began), its memory and its caller's
+    /// `cancel`, read before every round (the memory every
+    /// [`MEMORY_READ_ROUNDS`]). `Err` names the limit that cut the run
+    /// short, as [`crate::Report::limit`] does: "time", "memory" or
+    /// "stopped".
+    pub fn symmetric_within(
+        &self,
+        limits: &Limits,
+        started: Instant,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Option<Counterexample>, &'static str> {
+        let limited = |round: usize| {
+            [
+                (cancel.is_some_and(|c| c.load(Ordering::Relaxed)), "stopped"),
+                (limits.timeout.is_some_and(|t| started.elapsed() >= t), "time"),
+                (
+                    limits.max_memory_mib > 0
+                        && (round - 1).is_multiple_of(MEMORY_READ_ROUNDS)
+                        && resident_mib().is_some_and(|m| m > limits.max_memory_mib),
+                    "memory",
+                ),
+            ]
+            .into_iter()
+            .find_map(|(hit, what)| hit.then_some(what))
+        };
         let e = &self.election;
         let n = e.topology.len();
         if self.is_kept() || e.initiators.len() != n as usize || !self.rotation_maps_the_ring() {
-            return None;
+            return Ok(None);
         }
         let mut s = self.initial();
         if !same_everywhere(&s) {
-            return None;
+            return Ok(None);
         }
         let hasher = foldhash::quality::FixedState::with_seed(0x5e77);
         let mut seen = HashSet::new();
         let (mut steps, mut rounds) = (Vec::new(), Vec::new());
         for round in 1..=MAX_ROUNDS {
+            if let Some(what) = limited(round) {
+                return Err(what);
+            }
             seen.insert(hasher.hash_one((&s.nodes, &s.links, &s.timers, &s.unstarted)));
-            let (taken, what) = self.lockstep(&s)?;
+            let Some((taken, what)) = self.lockstep(&s) else { return Ok(None) };
             let before = s.clone();
             // What every node sent this round (position 0's stand for every node's).
             let mut sent = Vec::new();
             for &step in &taken {
-                s = self.next_state_logged(&s, step, Some(&mut sent))?;
+                let Some(next) = self.next_state_logged(&s, step, Some(&mut sent)) else { return Ok(None) };
+                s = next;
             }
             steps.extend_from_slice(&taken);
             if !same_everywhere(&s) {
-                return None;
+                return Ok(None);
             }
             rounds.push(self.round_words(round, &what, &before, &s, &sent));
             let broken = (0..self.properties().len()).find(|&i| !self.holds(i, &s)).map(|i| self.properties()[i]);
@@ -68,17 +107,17 @@ impl ElectionModel {
             if let Some(property) = broken.or(again.then_some(ENDS)) {
                 rounds.push(self.ending(property, round, &s));
                 let error = s.error().map(str::to_string);
-                return Some(Counterexample {
+                return Ok(Some(Counterexample {
                     property,
                     steps,
                     decisions: s.decisions(),
                     beliefs: s.beliefs(),
                     error,
                     rounds,
-                });
+                }));
             }
         }
-        None
+        Ok(None)
     }
 
     /// A rotation by one position maps every port onto the same port of the next node: port q of
@@ -178,5 +217,39 @@ fn port_words(port: Port) -> String {
         LEFT => "left port".into(),
         RIGHT => "right port".into(),
         other => format!("port {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use crate::{CheckAsk, Limits, check_with};
+
+    /// AsFar on [4, 4, 4], whose symmetric run breaks "at most one leader": unlimited, that run is
+    /// the check's first counterexample; a check stopped by its caller, out of time or over its
+    /// memory (1 MiB) runs no symmetric run past its limit, on one thread or two: no counterexample
+    /// in rounds, and the report is incomplete, naming the limit.
+    #[test]
+    fn the_symmetric_run_obeys_the_checks_limits() {
+        let checked = CheckAsk { algorithm: "as-far".into(), ids: vec![4; 3], ..CheckAsk::default() }.check().unwrap();
+        let run = |limits: Limits, cancel: Option<&AtomicBool>| {
+            check_with(checked.election.clone(), Limits { fifo: checked.fifo, ..limits }, cancel, |_| {})
+        };
+        let free = run(Limits::default(), None);
+        assert!(free.complete && !free.counterexamples[0].rounds.is_empty(), "{free:?}");
+        let stopped = AtomicBool::new(true);
+        for threads in [1, 2] {
+            let cut = [
+                (run(Limits { threads, ..Limits::default() }, Some(&stopped)), "stopped"),
+                (run(Limits { threads, timeout: Some(Duration::ZERO), ..Limits::default() }, None), "time"),
+                (run(Limits { threads, max_memory_mib: 1, ..Limits::default() }, None), "memory"),
+            ];
+            for (r, limit) in cut {
+                assert_eq!((r.complete, r.limit), (false, Some(limit)), "{threads} threads: {r:?}");
+                assert!(r.counterexamples.iter().all(|c| c.rounds.is_empty()), "{threads} threads, {limit}: {r:?}");
+            }
+        }
     }
 }
