@@ -29,6 +29,13 @@
 //! is the first moment every live node names one live leader other than the
 //! lost one (or the same node with a higher term, after it recovered).
 //!
+//! **A leader back in its own term.** A lost leader that every live node
+//! names again in the term it led (its node was taken as down a moment, a
+//! pulse left unanswered by an overloaded host, and is heard again) is no new
+//! leadership: its failover stays open and the leader is followed again, so
+//! that its next loss (a real pause or crash) dates the failover afresh, with
+//! its own detection, rather than going unseen.
+//!
 //! Each loss has its [`Cause`], in the words records and pages show.
 
 pub use crate::record::FailoverRecord;
@@ -75,12 +82,17 @@ impl Tracker {
     }
 
     /// The agreed leader is gone (not live) at `now_ms`, for `cause`. Opens
-    /// a failover unless one is open or no leader was agreed.
+    /// a failover unless no leader was agreed, or one is open and its leader
+    /// did not come back. A failover whose leader came back in its own term
+    /// (see [`Tracker::agreed`]) is opened again by this later loss: it is
+    /// dated here and detected afresh, as if the earlier loss had not been.
     pub fn leader_lost(&mut self, now_ms: u64, cause: Cause) -> Mark {
-        if self.open.is_some() {
-            return Mark::None;
-        }
         let Some((leader, term)) = self.held.take() else { return Mark::None };
+        if let Some(i) = self.open {
+            let r = &mut self.records[i];
+            (r.lost_at_ms, r.cause, r.detection_ms) = (now_ms, cause, None);
+            return Mark::Opened(i);
+        }
         self.records.push(FailoverRecord {
             leader,
             term,
@@ -125,8 +137,11 @@ impl Tracker {
             Some(i) => {
                 let r = &mut self.records[i];
                 if (leader.position, term) == (r.leader.position, r.term) {
-                    // The lost leader is back in its own term (its node came back): not a new leadership.
+                    // The lost leader is back in its own term (its node came back): not a new
+                    // leadership. The failover stays open, and the leader is held again, so that
+                    // its next loss is seen (and dates the failover) rather than lost in this one.
                     self.open = Some(i);
+                    self.held = Some((leader, term));
                     return Mark::None;
                 }
                 let since = now_ms.saturating_sub(r.lost_at_ms);
@@ -187,5 +202,31 @@ mod tests {
         assert_eq!(t.agreed(90, node(2), 3), Mark::Closed(0), "the same node, re-elected in a higher term");
         assert_eq!(t.records()[0].agreement_ms, Some(50));
         assert_eq!(t.records()[0].detection_ms, Some(50), "agreement implies detection");
+    }
+
+    /// A leader lost (its node taken as down a moment) and agreed again in its own term is held
+    /// again: its next loss dates the open failover afresh, detection included, and the next
+    /// agreement closes it with that loss's figures. Before, the tracker held no leader after the
+    /// return: the next loss opened nothing, and the failover kept the first loss's date and
+    /// detection (a paused leader's failover read "lost at 5 ms, detection 0").
+    #[test]
+    fn a_leader_back_in_its_own_term_is_lost_again_at_its_next_loss() {
+        let mut t = Tracker::new();
+        t.agreed(10, node(1), 1);
+        assert_eq!(t.leader_lost(5, Cause::Unreachable), Mark::Opened(0));
+        t.belief(5, 0, None);
+        assert_eq!(t.records()[0].detection_ms, Some(0), "an early belief detected the first loss");
+        assert_eq!(t.agreed(1_500, node(1), 1), Mark::None, "back in its own term: no new leadership");
+        assert_eq!(t.held_position(), Some(1), "held again");
+        assert_eq!(t.agreed(1_600, node(1), 1), Mark::None);
+        assert_eq!(t.leader_lost(3_000, Cause::Unreachable), Mark::Opened(0), "the failover opens again");
+        let r = &t.records()[0];
+        assert_eq!((r.lost_at_ms, r.detection_ms, r.cause), (3_000, None, Cause::Unreachable));
+        t.belief(3_900, 1, None);
+        assert_eq!(t.agreed(4_000, node(2), 2), Mark::Closed(0));
+        assert_eq!(t.records().len(), 1);
+        let r = &t.records()[0];
+        assert_eq!((r.detection_ms, r.agreement_ms), (Some(900), Some(1_000)));
+        assert_eq!(r.new_leader, Some((node(2), 2)));
     }
 }

@@ -665,6 +665,35 @@ mod tests {
         assert_eq!((r.cause, r.lost_at_ms, r.detection_ms), (Cause::Unreachable, 40, Some(20)));
     }
 
+    /// A leader taken as down a moment (a pulse left unanswered at start on a loaded host) that
+    /// comes back in its own term is followed again: its later loss (a pause) is the failover,
+    /// dated when it was last heard before that loss, detected and agreed from there. Before, the
+    /// later loss opened nothing and the failover kept the first loss's date (5 ms) and detection.
+    #[test]
+    fn a_leader_back_from_a_false_loss_fails_over_at_its_real_loss() {
+        let mut f = three();
+        agreed_on_node_0(&mut f);
+        f.streams(&[false, true, true], |_| at(5).unix_us, at(1_100).unix_us);
+        f.faults(ActiveFaults::default(), at(1_100).unix_us);
+        assert_eq!(f.leader_lost(at(1_100)), Some(0));
+        assert_eq!(f.records()[0].lost_at_ms, 5);
+        assert_eq!(f.streams(&[true; 3], |_| 0, at(1_300).unix_us), [0]);
+        f.rejoining(0);
+        f.belief(says(0, 1, Some(30), 0), at(1_310));
+        f.rejoined(0);
+        assert_eq!(f.agreement(1_310), None, "back in its own term closes nothing");
+        f.streams(&[false, true, true], |_| at(2_000).unix_us, at(3_100).unix_us);
+        assert_eq!(f.leader_lost(at(3_100)), Some(0), "the pause is a loss");
+        f.belief(says(1, 2, None, 0), at(2_950));
+        f.belief(says(2, 2, Some(20), 0), at(3_000));
+        f.belief(says(1, 2, Some(20), 0), at(3_050));
+        assert_eq!(f.agreement(3_100), Some(0));
+        let r = &f.records()[0];
+        assert_eq!(f.records().len(), 1);
+        assert_eq!((r.lost_at_ms, r.detection_ms, r.agreement_ms), (2_000, Some(950), Some(1_050)));
+        assert_eq!(r.new_leader.as_ref().map(|(l, t)| (l.node.as_str(), *t)), Some(("node-2", 2)));
+    }
+
     /// A leader that names no leader any more lost its leadership in its algorithm's words; a
     /// planned handover opens a failover that is not measured (it is over before a reading).
     #[test]
