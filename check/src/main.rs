@@ -647,7 +647,9 @@ fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), CliE
     let (spec, n, e, fifo) = (p.spec, p.n, &p.checked.election, p.checked.fifo);
     for (k, (ids, initiators, c)) in s.broken.iter().enumerate().take(3) {
         let topology = ringleader_core::topology::Topology::build(spec.default_topology(), n, 7)?;
-        let mut drawn = Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule);
+        // The check's seed: a randomised algorithm's steps mean the same draws only with it.
+        let mut drawn =
+            Election { seed: e.seed, ..Election::new(spec, topology, ids.clone(), initiators.clone(), spec.rule) };
         if let Some(detector) = e.kept {
             drawn = Election {
                 delay_ms: e.delay_ms,
@@ -655,6 +657,7 @@ fn print_counterexamples(args: &Args, p: &Planned, s: &Sweep) -> Result<(), CliE
                 partition_ms: e.partition_ms,
                 partition_side: e.partition_side,
                 clock: e.clock,
+                seed: e.seed,
                 ..Election::kept(spec, drawn.topology, drawn.ids, detector, e.faults)
             };
         }

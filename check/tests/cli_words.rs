@@ -20,3 +20,15 @@ fn a_size_given_by_ids_is_refused_naming_ids() {
         assert!(!stderr.contains("--n:"), "{args:?}: {stderr}");
     }
 }
+
+/// ProbAsFar (randomised) on ids [4, 4, 4] with `--seed 5` breaks "at most one leader": the
+/// counterexample printed is told with the draws of seed 5 (the same ones the check used), so its
+/// ends show the leaders that break the property, not seed 0's replay of the same steps.
+#[test]
+fn a_counterexample_is_told_with_the_checks_seed() {
+    let out = run(&["prob-as-far", "--ids", "4,4,4", "--seed", "5"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("at most one leader broken by"), "{stdout}");
+    let ends = stdout.lines().find(|l| l.trim_start().starts_with("ends:")).expect("an ends line");
+    assert!(ends.matches(" leads").count() >= 2, "two leaders or more: {stdout}");
+}

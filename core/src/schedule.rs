@@ -271,7 +271,9 @@ pub enum Cannot {
 
 /// Replay `steps` on `spec`'s nodes (its kept mode behind detector `kept`,
 /// or its one-shot mode) on `topology` with `ids`, under `rule`; messages
-/// on FIFO links must be delivered in order when `fifo`.
+/// on FIFO links must be delivered in order when `fifo`. The nodes draw
+/// the random bits of seed 0: [`replay_seeded`] replays a schedule found
+/// with another seed.
 pub fn replay(
     spec: &AlgorithmSpec,
     topology: &Topology,
@@ -281,7 +283,24 @@ pub fn replay(
     fifo: bool,
     steps: &[Step],
 ) -> Result<Replayed, ReplayError> {
-    let mut run = Run::new(spec, topology, ids, rule, kept, fifo);
+    replay_seeded(spec, topology, ids, rule, kept, fifo, 0, steps)
+}
+
+/// [`replay`] with the nodes' random bits of `seed` ([`NodeContext::coin`]
+/// of an election of that seed): a randomised algorithm's schedule means
+/// the same draws only under the seed it was found with.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_seeded(
+    spec: &AlgorithmSpec,
+    topology: &Topology,
+    ids: &[u64],
+    rule: Rule,
+    kept: Option<DetectorConfig>,
+    fifo: bool,
+    seed: u64,
+    steps: &[Step],
+) -> Result<Replayed, ReplayError> {
+    let mut run = Run::new(spec, topology, ids, rule, kept, fifo, seed);
     for (index, &step) in steps.iter().enumerate() {
         let fail = |why: Cannot| ReplayError { index, step, why };
         if let Some(p) = run.take(step).map_err(fail)? {
@@ -300,6 +319,8 @@ struct Run<'a> {
     rule: Rule,
     kept: Option<DetectorConfig>,
     fifo: bool,
+    /// The nodes' random bits are an election of this seed's.
+    seed: u64,
     info: Vec<PortInfo>,
     nodes: Vec<Shell<Box<dyn Algorithm>>>,
     links: BTreeMap<(u32, Port), Vec<Msg>>,
@@ -324,6 +345,7 @@ impl<'a> Run<'a> {
         rule: Rule,
         kept: Option<DetectorConfig>,
         fifo: bool,
+        seed: u64,
     ) -> Run<'a> {
         let n = topology.len();
         let mut run = Run {
@@ -333,6 +355,7 @@ impl<'a> Run<'a> {
             rule,
             kept,
             fifo,
+            seed,
             info: Vec::new(),
             nodes: Vec::with_capacity(n as usize),
             links: BTreeMap::new(),
@@ -364,7 +387,7 @@ impl<'a> Run<'a> {
 
     /// A fresh state machine for position `p` (its kept mode behind the detector, or its one-shot mode).
     fn build(&mut self, p: u32) -> Box<dyn Algorithm> {
-        let ctx = NodeContext::at(self.topology, self.ids, p, self.rule, 0, &mut self.info);
+        let ctx = NodeContext::at(self.topology, self.ids, p, self.rule, self.seed, &mut self.info);
         match (self.kept, self.spec.kept.map(|k| k.build)) {
             (Some(d), Some(b)) => b(&ctx, d),
             _ => (self.spec.machine.build)(&ctx),
