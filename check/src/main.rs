@@ -87,10 +87,11 @@ struct Args {
     /// Explore depth-first (a smaller queue; counterexamples need not be shortest).
     #[arg(long)]
     dfs: bool,
-    /// Threads to check on (default: the machine's cores): a sweep checks
-    /// that many elections at once, one election's breadth-first check
-    /// expands that many states at once; the same states, verdicts and
-    /// counterexamples on any number (docs/checking.md, "Threads").
+    /// Threads to check on: a sweep checks that many elections at once
+    /// (default: the machine's cores); one election's check (kept, `--ids`)
+    /// expands that many states at once breadth-first (default: 1). The same
+    /// states, verdicts and counterexamples on any number (docs/checking.md,
+    /// "Threads").
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,
     /// Kept: let quiet heartbeats arrive at every point, not only just before
@@ -439,6 +440,13 @@ fn print_header(args: &Args) {
     }
 }
 
+/// The threads one election's check runs on: one unless `--threads` says
+/// otherwise (sharing one check's queue measured slower than one thread on
+/// a 2-core machine: docs/checking.md, "Threads").
+fn one_check_threads(args: &Args) -> usize {
+    args.threads.map_or(1, usize::from)
+}
+
 /// The limits the arguments set on one check.
 fn limits(args: &Args, fifo: bool) -> Limits {
     Limits {
@@ -472,7 +480,7 @@ fn run(args: &Args, p: &Planned) -> Result<bool, CliError> {
             partition_side: e.partition_side,
             clock: e.clock,
         };
-        let mut limits = limits(args, fifo);
+        let mut limits = Limits { threads: one_check_threads(args), ..limits(args, fifo) };
         if spec.live_provision == Provision::Store && args.max_depth == 0 && args.max_states == 0 && args.timeout_s == 0
         {
             limits.max_depth = STORE_DEPTH;
@@ -501,7 +509,7 @@ fn run(args: &Args, p: &Planned) -> Result<bool, CliError> {
         r
     } else if !args.ids.is_empty() || args.anonymous {
         // One election, as given: its report as a sweep of one.
-        Ok(Sweep::one(e, check(e.clone(), limits(args, fifo))))
+        Ok(Sweep::one(e, check(e.clone(), Limits { threads: one_check_threads(args), ..limits(args, fifo) })))
     } else {
         let mut done = 0usize;
         let r = sweep_drawn(spec, n, 7, args.seed, spec.rule, limits(args, fifo), |_, _, _| {
