@@ -704,7 +704,8 @@ pub fn sweep_drawn(
     for ids in arrangements {
         for set in 1..(1u64 << n) {
             let initiators: Vec<u32> = (0..n).filter(|p| set >> p & 1 == 1).collect();
-            elections.push(Election { seed: coins, ..Election::new(spec, topology.clone(), ids.clone(), initiators, rule) });
+            elections
+                .push(Election { seed: coins, ..Election::new(spec, topology.clone(), ids.clone(), initiators, rule) });
         }
     }
     let mut each = |e: &Election, r: Report| {

@@ -143,6 +143,10 @@ fn ask(req: &pb::CheckRequest) -> CheckAsk {
     }
 }
 
+/// The most threads a request may ask for (`threads`); no more than the
+/// controller's cores are used.
+pub const MAX_THREADS: u32 = 1_024;
+
 /// Validate `req`, naming the field at fault (the checker's [`CheckAsk::check`], then how far this shared
 /// server lets a check go). The plan is run by [`Checks::ask`].
 pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
@@ -159,12 +163,16 @@ pub fn plan(req: &pb::CheckRequest) -> Result<Plan, Status> {
     // revision grows): it explores every schedule up to a depth, as the command line does.
     let store = req.kept && election.spec.live_provision == ringleader_core::spec::Provision::Store;
     let max_depth = if store { ringleader_check::STORE_DEPTH } else { 0 };
+    if req.threads > MAX_THREADS {
+        return Err(invalid("threads", format!("{} is above {MAX_THREADS}", req.threads)));
+    }
     let limits = Limits {
         fifo,
         max_states,
         max_depth,
         timeout: Some(timeout),
         depth_first: req.depth_first,
+        threads: (req.threads as usize).min(ringleader_check::cores()),
         ..Limits::default()
     };
     let walks = walks(req)?;
@@ -914,6 +922,28 @@ mod tests {
     /// Run `plan` to its verdict (queue and progress events skipped) on a controller of its own.
     async fn verdict_of(plan: Plan) -> pb::CheckVerdict {
         verdict_under(plan, 0).await
+    }
+
+    /// `threads` runs a check's search on that many threads (no more than the cores) with the
+    /// verdict of one: Stages on 3 nodes on links that reorder, broken, gives the same states and
+    /// counterexample on 1 and 2 threads; more than `MAX_THREADS` is refused naming `threads`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn threads_give_the_verdict_of_one() {
+        let stages = |threads| pb::CheckRequest {
+            algorithm: "stages".into(),
+            n: 3,
+            any_order: true,
+            threads,
+            ..Default::default()
+        };
+        let two = plan(&stages(2)).unwrap();
+        assert_eq!(two.limits.threads, 2.min(ringleader_check::cores()));
+        let (one, two) = (verdict_of(plan(&stages(0)).unwrap()).await, verdict_of(two).await);
+        assert!(!one.holds && !one.counterexamples.is_empty(), "{one:?}");
+        assert_eq!((two.states, two.counterexamples.clone()), (one.states, one.counterexamples.clone()));
+        let e = plan(&stages(MAX_THREADS + 1)).unwrap_err();
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+        assert!(e.message().starts_with("threads: "), "{e:?}");
     }
 
     /// Random walks through the API: Stages on links that reorder is broken by a walk, its
