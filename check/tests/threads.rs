@@ -9,16 +9,19 @@ use ringleader_check::{
 use ringleader_core::algo::catalogue::CATALOGUE;
 use ringleader_core::topology::{Topology, TopologyKind};
 
-/// What must not depend on the number of threads: the counts, the verdict, and each
+/// What must not depend on the number of threads, in words: the counts, the verdict, and each
 /// counterexample's property and steps.
-fn summary(r: &Report) -> (usize, usize, usize, u64, u64, bool, Option<&'static str>, Vec<(&'static str, String)>) {
-    let broken = r.counterexamples.iter().map(|c| (c.property, format!("{:?}", c.steps))).collect();
-    (r.states, r.explored, r.depth, r.final_states, r.most_messages, r.complete, r.limit, broken)
+fn summary(r: &Report) -> String {
+    let broken: Vec<String> = r.counterexamples.iter().map(|c| format!("{} {:?}", c.property, c.steps)).collect();
+    let counts = (r.states, r.explored, r.depth, r.final_states, r.most_messages, r.complete, r.limit);
+    format!("{counts:?} {broken:?}")
 }
 
-fn sweep_summary(s: &Sweep) -> (usize, usize, usize, usize, u64, bool, Vec<String>) {
-    let broken = s.broken.iter().map(|(ids, set, c)| format!("{ids:?} {set:?} {} {:?}", c.property, c.steps)).collect();
-    (s.elections, s.states, s.explored, s.depth, s.most_messages, s.complete, broken)
+fn sweep_summary(s: &Sweep) -> String {
+    let broken: Vec<String> =
+        s.broken.iter().map(|(ids, set, c)| format!("{ids:?} {set:?} {} {:?}", c.property, c.steps)).collect();
+    let counts = (s.elections, s.states, s.explored, s.depth, s.most_messages, s.complete);
+    format!("{counts:?} {broken:?}")
 }
 
 fn on(threads: usize, limits: Limits) -> Limits {
