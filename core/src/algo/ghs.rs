@@ -534,10 +534,10 @@ impl Algorithm for Ghs {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::sweeps::{all_then_one, random_graphs, small_graph_arrangements};
     use crate::algo::harness::{Probe, decide, send};
-    use crate::sim::{self, SimConfig};
-    use crate::spec::permutations;
-    use crate::topology::{Topology, random_graph_edges};
+    use crate::sim::SimConfig;
+    use crate::topology::Topology;
 
     fn id(id: u64) -> Msg {
         Msg::Election { id, stage: 0, hops: 0 }
@@ -624,24 +624,16 @@ mod tests {
         p.refuses(1, Msg::Notify { leader: 9 });
     }
 
+    /// The runs of `ids` on `topo` under `rule` ([`all_then_one`]): GHS's part (all but the id
+    /// exchange and the notifications) within 5n⌊log2 n⌋ + 2m, and exactly n − 2 notifications.
     fn check(topo: &Topology, ids: &[u64], cfgs: &[SimConfig], rule: Rule) {
-        let spec = catalogue::find("ghs").unwrap();
-        let all: Vec<u32> = (0..topo.len()).collect();
         let n = topo.len() as u64;
         let m = topo.edge_count() as u64;
-        for cfg in cfgs {
-            for init in [&all[..], &all[..1]] {
-                let r = sim::run(spec, topo, ids, init, rule, cfg);
-                assert!(r.errors.is_empty(), "{ids:?} {:?}", r.errors);
-                assert!(r.verdict.violations.is_empty(), "{ids:?} {:?}", r.verdict.violations);
-                let leader = r.verdict.leader.expect("a leader");
-                assert_eq!(Some(ids[leader as usize]), rule.winner(ids.iter().copied()));
-                let ghs = r.counters.messages - 2 * m - r.counters.notification_messages;
-                assert!(ghs <= 5 * n * floor_log2(n) + 2 * m, "GHS part {ghs} on {ids:?}");
-                assert!(r.counters.messages <= r.bound, "{} > {} on {ids:?}", r.counters.messages, r.bound);
-                assert_eq!(r.counters.notification_messages, n - 2);
-            }
-        }
+        all_then_one(catalogue::find("ghs").unwrap(), topo, ids, rule, cfgs, |r| {
+            let ghs = r.counters.messages - 2 * m - r.counters.notification_messages;
+            assert!(ghs <= 5 * n * floor_log2(n) + 2 * m, "GHS part {ghs} on {ids:?}");
+            assert_eq!(r.counters.notification_messages, n - 2, "{ids:?}");
+        });
     }
 
     /// Every arrangement of ids on small graphs (a triangle with a tail, a 4-cycle with a chord, a
@@ -649,21 +641,9 @@ mod tests {
     /// initiator: the best id leads, n − 2 notifications, GHS's part within 5n⌊log2 n⌋ + 2m.
     #[test]
     fn every_arrangement_of_small_graphs_within_the_bound() {
-        let graphs: [(u32, &[(u32, u32)]); 5] = [
-            (4, &[(0, 1), (1, 2), (2, 0), (2, 3)]),
-            (4, &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)]),
-            (5, &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)]),
-            (6, &[(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (0, 3), (2, 5)]),
-            (4, &[(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]),
-        ];
         let cfgs =
             [SimConfig { seed: 3, ..SimConfig::default() }, SimConfig { unit_delay: true, ..SimConfig::default() }];
-        for (n, edges) in graphs {
-            let topo = Topology::graph(n, edges).unwrap();
-            for ids in permutations(&(1..=n as u64).collect::<Vec<_>>()) {
-                check(&topo, &ids, &cfgs, Rule::Max);
-            }
-        }
+        small_graph_arrangements(|topo, ids| check(topo, ids, &cfgs, Rule::Max));
         let k4 = Topology::graph(4, &[(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]).unwrap();
         check(&k4, &[3, 1, 4, 2], &cfgs, Rule::Min);
     }
@@ -675,10 +655,7 @@ mod tests {
             SimConfig { seed: 1, ..SimConfig::default() },
             SimConfig { seed: 2, max_delay: 64, ..SimConfig::default() },
         ];
-        for seed in 0..12u64 {
-            let n = 5 + (seed as u32 * 3);
-            let topo = Topology::graph(n, &random_graph_edges(n, seed)).unwrap();
-            let ids = crate::topology::IdOrder::Random(seed).arrange(n).unwrap();
+        for (topo, ids) in random_graphs() {
             check(&topo, &ids, &cfgs, Rule::Max);
         }
     }

@@ -319,6 +319,10 @@ pub fn election(id: u64, stage: u32) -> Msg {
     Msg::Election { id, stage, hops: 0 }
 }
 
+/// The case sweeps the algorithms' exhaustive tests share.
+#[cfg(test)]
+pub(crate) mod sweeps;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -455,10 +455,10 @@ impl Algorithm for CaptureNode {
 pub(crate) mod tests {
     use super::*;
     use crate::algo::catalogue;
-    use crate::algo::harness::Feed;
+    use crate::algo::harness::sweeps::complete_cases;
+    use crate::algo::harness::{Feed, send};
     use crate::algo::{Decision, Effect, MsgKind};
     use crate::sim::{self, SimConfig};
-    use crate::spec::permutations;
     use crate::topology::Topology;
 
     /// A node of `flavour` with `id` and `ports` ports.
@@ -470,10 +470,6 @@ pub(crate) mod tests {
         }
     }
 
-    fn send(port: Port, msg: Msg) -> Effect {
-        Effect::Send { port, msg }
-    }
-
     /// Every arrangement of ids 1..=n for n ≤ `max_n`, every non-empty
     /// initiator set, both rules, and three schedules (FIFO random delays,
     /// unit delays, non-FIFO wide delays): one leader everybody follows, an
@@ -483,34 +479,18 @@ pub(crate) mod tests {
         let spec = catalogue::find(name).unwrap();
         let mut runs = 0;
         let mut most = vec![0; max_n as usize + 1];
-        for n in 2..=max_n {
-            let topo = Topology::complete(n).unwrap();
-            for ids in permutations(&(1..=n as u64).collect::<Vec<_>>()) {
-                for mask in 1u32..(1 << n) {
-                    let init: Vec<u32> = (0..n).filter(|p| mask & (1 << p) != 0).collect();
-                    let k = init.len() as u64;
-                    for rule in [Rule::Max, Rule::Min] {
-                        let seed = (mask as u64) << 8 | ids[0];
-                        for cfg in [
-                            SimConfig { seed, ..SimConfig::default() },
-                            SimConfig { seed, unit_delay: true, fifo: false, ..SimConfig::default() },
-                            SimConfig { seed, fifo: false, max_delay: 64, ..SimConfig::default() },
-                        ] {
-                            let r = sim::run(spec, &topo, &ids, &init, rule, &cfg);
-                            let ctx = format!("{name} ids={ids:?} init={init:?} {rule:?} {cfg:?}");
-                            assert!(r.verdict.violations.is_empty(), "{ctx}: {:?}", r.verdict.violations);
-                            let leader = r.verdict.leader.expect("a leader");
-                            assert!(init.contains(&leader), "{ctx}: leader at {leader}, not an initiator");
-                            let n = n as u64;
-                            assert!(r.counters.messages <= capture_bound(n, k), "{ctx}: {}", r.counters.messages);
-                            assert_eq!(r.counters.notification_messages, n - 1, "{ctx}");
-                            most[n as usize] = most[n as usize].max(r.counters.messages);
-                            runs += 1;
-                        }
-                    }
-                }
-            }
-        }
+        complete_cases(max_n, |topo, ids, init, rule, cfg| {
+            let r = sim::run(spec, topo, ids, init, rule, cfg);
+            let ctx = format!("{name} ids={ids:?} init={init:?} {rule:?} {cfg:?}");
+            assert!(r.verdict.violations.is_empty(), "{ctx}: {:?}", r.verdict.violations);
+            let leader = r.verdict.leader.expect("a leader");
+            assert!(init.contains(&leader), "{ctx}: leader at {leader}, not an initiator");
+            let (n, k) = (u64::from(topo.len()), init.len() as u64);
+            assert!(r.counters.messages <= capture_bound(n, k), "{ctx}: {}", r.counters.messages);
+            assert_eq!(r.counters.notification_messages, n - 1, "{ctx}");
+            most[n as usize] = most[n as usize].max(r.counters.messages);
+            runs += 1;
+        });
         (most, runs)
     }
 

@@ -299,6 +299,7 @@ mod tests {
     use super::*;
     use crate::algo::LEFT;
     use crate::algo::catalogue::find;
+    use crate::algo::harness::sweeps::synchronous_rings;
     use crate::algo::harness::{Probe, decide, election as el, send};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology, TopologyKind};
@@ -373,27 +374,12 @@ mod tests {
     /// notification messages, elects id 1, and ends by (1 + 1) * n rounds.
     #[test]
     fn exactly_2n_on_every_small_arrangement_under_synchrony() {
-        let spec = find("time-slice").unwrap();
-        for n in 2..=7u32 {
-            for ids in crate::spec::ring_arrangements(n) {
-                for &kind in spec.topologies {
-                    for cfg in [
-                        SimConfig { seed: n as u64, ..SimConfig::default() },
-                        SimConfig { unit_delay: true, ..SimConfig::default() },
-                    ] {
-                        let r = run(kind, &ids, &cfg);
-                        assert!(r.verdict.violations.is_empty(), "{ids:?} {kind:?}: {:?}", r.verdict.violations);
-                        let n64 = u64::from(n);
-                        assert_eq!(
-                            (r.counters.election_messages, r.counters.notification_messages),
-                            (n64, n64),
-                            "{ids:?} {kind:?}"
-                        );
-                        assert!(r.end_time <= synchronous_rounds(1, n) * ROUND_MS, "{ids:?}: ended at {}", r.end_time);
-                    }
-                }
-            }
-        }
+        synchronous_rings(find("time-slice").unwrap(), |ids, kind, _, r| {
+            let n = ids.len() as u32;
+            let n64 = u64::from(n);
+            assert_eq!((r.counters.election_messages, r.counters.notification_messages), (n64, n64), "{ids:?} {kind:?}");
+            assert!(r.end_time <= synchronous_rounds(1, n) * ROUND_MS, "{ids:?}: ended at {}", r.end_time);
+        });
     }
 
     /// With large ids the count is still 2n, and the run ends in the smallest id's slice: after

@@ -280,6 +280,7 @@ impl Algorithm for VariableSpeeds {
 mod tests {
     use super::*;
     use crate::algo::LEFT;
+    use crate::algo::harness::sweeps::synchronous_rings;
     use crate::algo::harness::{Probe, decide, election as el, send};
     use crate::sim::{self, SimConfig};
     use crate::topology::{IdOrder, Topology, TopologyKind};
@@ -355,28 +356,12 @@ mod tests {
     /// fewer than 2.375n ([`stretched_bound`]).
     #[test]
     fn fewer_than_2n_on_every_small_arrangement_under_synchrony() {
-        for n in 2..=7u32 {
-            let all: Vec<u32> = (0..n).collect();
-            for ids in crate::spec::ring_arrangements(n) {
-                for &kind in SPEC.topologies {
-                    for cfg in [
-                        SimConfig { seed: n as u64, ..SimConfig::default() },
-                        SimConfig { unit_delay: true, ..SimConfig::default() },
-                    ] {
-                        let topo = Topology::build(kind, n, cfg.seed).unwrap();
-                        let r = sim::run(&SPEC, &topo, &ids, &all, Rule::Min, &cfg);
-                        assert!(r.verdict.violations.is_empty(), "{ids:?} {kind:?}: {:?}", r.verdict.violations);
-                        let bound = if cfg.unit_delay { 2 * u64::from(n) } else { stretched_bound(n) };
-                        assert!(
-                            r.counters.election_messages < bound,
-                            "{ids:?} {kind:?}: {}",
-                            r.counters.election_messages
-                        );
-                        assert_eq!(r.counters.notification_messages, u64::from(n));
-                    }
-                }
-            }
-        }
+        synchronous_rings(&SPEC, |ids, kind, cfg, r| {
+            let n = ids.len() as u32;
+            let bound = if cfg.unit_delay { 2 * u64::from(n) } else { stretched_bound(n) };
+            assert!(r.counters.election_messages < bound, "{ids:?} {kind:?}: {}", r.counters.election_messages);
+            assert_eq!(r.counters.notification_messages, u64::from(n));
+        });
     }
 
     /// Random arrangements of larger rings (ids 1..=n, so speeds up to 2^n rounds a hop: the simulator jumps

@@ -351,14 +351,14 @@ impl Algorithm for Villadangos {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::harness::Feed;
     use crate::algo::Decision;
     use crate::algo::catalogue;
+    use crate::algo::harness::sweeps::complete_cases;
+    use crate::algo::harness::{Feed, send};
     use crate::algo::{Effect, MsgKind, PortInfo};
     use crate::counters::Counters;
     use crate::shell::{Output, Outputs, Shell};
     use crate::sim::{self, SimConfig};
-    use crate::spec::permutations;
     use crate::topology::Topology;
 
     /// Node with `id` on a complete network whose other ids are `peers` (port order).
@@ -372,10 +372,6 @@ mod tests {
             port_info: &info,
             ..Default::default()
         })
-    }
-
-    fn send(port: Port, msg: Msg) -> Effect {
-        Effect::Send { port, msg }
     }
 
     /// A hand-driven complete network of node shells: every send waits in
@@ -605,42 +601,22 @@ mod tests {
     fn exact_count_and_time_bound() {
         let spec = catalogue::find(NAME).unwrap();
         let mut runs = 0;
-        for n in 2..=6u32 {
-            let topo = Topology::complete(n).unwrap();
-            for ids in permutations(&(1..=n as u64).collect::<Vec<_>>()) {
-                for mask in 1u32..(1 << n) {
-                    let init: Vec<u32> = (0..n).filter(|p| mask & (1 << p) != 0).collect();
-                    let k = init.len() as u64;
-                    for rule in [Rule::Max, Rule::Min] {
-                        let seed = (mask as u64) << 8 | ids[0];
-                        for cfg in [
-                            SimConfig { seed, ..SimConfig::default() },
-                            SimConfig { seed, unit_delay: true, fifo: false, ..SimConfig::default() },
-                            SimConfig { seed, fifo: false, max_delay: 64, ..SimConfig::default() },
-                        ] {
-                            let r = sim::run(spec, &topo, &ids, &init, rule, &cfg);
-                            let ctx = format!("ids={ids:?} init={init:?} {rule:?} {cfg:?}");
-                            assert!(r.verdict.violations.is_empty(), "{ctx}: {:?}", r.verdict.violations);
-                            let n = n as u64;
-                            assert_eq!(r.counters.messages, 2 * n + 2 * k - 3, "{ctx}");
-                            assert_eq!(r.counters.notification_messages, n - 1, "{ctx}");
-                            assert!(r.ideal_time <= n + k, "{ctx}: ideal time {}", r.ideal_time);
-                            let inits: Vec<u64> = init.iter().map(|&p| ids[p as usize]).collect();
-                            let worst_initiator =
-                                inits.iter().copied().reduce(|a, b| if rule.beats(a, b) { b } else { a });
-                            let k_best = ids
-                                .iter()
-                                .filter(|i| !inits.contains(i))
-                                .all(|&i| rule.beats(worst_initiator.unwrap(), i));
-                            if k_best {
-                                assert_eq!(r.ideal_time, n + k, "{ctx}");
-                            }
-                            runs += 1;
-                        }
-                    }
-                }
+        complete_cases(6, |topo, ids, init, rule, cfg| {
+            let r = sim::run(spec, topo, ids, init, rule, cfg);
+            let ctx = format!("ids={ids:?} init={init:?} {rule:?} {cfg:?}");
+            assert!(r.verdict.violations.is_empty(), "{ctx}: {:?}", r.verdict.violations);
+            let (n, k) = (u64::from(topo.len()), init.len() as u64);
+            assert_eq!(r.counters.messages, 2 * n + 2 * k - 3, "{ctx}");
+            assert_eq!(r.counters.notification_messages, n - 1, "{ctx}");
+            assert!(r.ideal_time <= n + k, "{ctx}: ideal time {}", r.ideal_time);
+            let inits: Vec<u64> = init.iter().map(|&p| ids[p as usize]).collect();
+            let worst_initiator = inits.iter().copied().reduce(|a, b| if rule.beats(a, b) { b } else { a });
+            let k_best = ids.iter().filter(|i| !inits.contains(i)).all(|&i| rule.beats(worst_initiator.unwrap(), i));
+            if k_best {
+                assert_eq!(r.ideal_time, n + k, "{ctx}");
             }
-        }
+            runs += 1;
+        });
         assert!(runs > 50_000, "{runs}");
     }
 

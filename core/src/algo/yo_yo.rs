@@ -478,10 +478,10 @@ impl Algorithm for YoYo {
 mod tests {
     use super::*;
     use crate::algo::catalogue;
+    use crate::algo::harness::sweeps::{all_then_one, random_graphs, small_graph_arrangements};
     use crate::algo::harness::{Probe, decide, send};
-    use crate::sim::{self, SimConfig};
-    use crate::spec::permutations;
-    use crate::topology::{Topology, random_graph_edges};
+    use crate::sim::SimConfig;
+    use crate::topology::Topology;
 
     fn id(id: u64) -> Msg {
         Msg::Election { id, stage: 0, hops: 0 }
@@ -610,24 +610,13 @@ mod tests {
         p.refuses(0, down(3));
     }
 
-    fn check_all(topo: &Topology, ids: &[u64], cfgs: &[SimConfig]) -> u64 {
-        let spec = catalogue::find("yo-yo").unwrap();
-        let all: Vec<u32> = (0..topo.len()).collect();
-        let mut worst = 0;
-        for cfg in cfgs {
-            for init in [&all[..], &all[..1]] {
-                let r = sim::run(spec, topo, ids, init, Rule::Min, cfg);
-                assert!(r.verdict.violations.is_empty(), "{ids:?} {:?}", r.verdict.violations);
-                assert!(r.errors.is_empty(), "{ids:?} {:?}", r.errors);
-                let leader = r.verdict.leader.expect("a leader");
-                assert_eq!(ids[leader as usize], *ids.iter().min().unwrap());
-                assert!(r.counters.messages <= r.bound, "{} > {} on {ids:?}", r.counters.messages, r.bound);
-                assert!(r.counters.election_messages >= 2 * topo.edge_count() as u64);
-                assert_eq!(r.counters.notification_messages, topo.len() as u64 - 1);
-                worst = worst.max(r.counters.messages);
-            }
-        }
-        worst
+    /// The runs of `ids` on `topo` ([`all_then_one`], minimum rule): at least the id exchange (2m) and
+    /// exactly n − 1 notifications.
+    fn check(topo: &Topology, ids: &[u64], cfgs: &[SimConfig]) {
+        all_then_one(catalogue::find("yo-yo").unwrap(), topo, ids, Rule::Min, cfgs, |r| {
+            assert!(r.counters.election_messages >= 2 * topo.edge_count() as u64, "{ids:?}");
+            assert_eq!(r.counters.notification_messages, topo.len() as u64 - 1, "{ids:?}");
+        });
     }
 
     /// Every arrangement of ids on small graphs (a triangle with a tail, a 4-cycle with a chord, a
@@ -635,27 +624,15 @@ mod tests {
     /// delays: the minimum leads, n − 1 notifications, and the count is within Santoro's bound.
     #[test]
     fn every_arrangement_of_small_graphs_within_the_bound() {
-        let graphs: [(u32, &[(u32, u32)]); 5] = [
-            (4, &[(0, 1), (1, 2), (2, 0), (2, 3)]),
-            (4, &[(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)]),
-            (5, &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)]),
-            (6, &[(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (0, 3), (2, 5)]),
-            (4, &[(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]),
-        ];
         let cfgs = [
             SimConfig { seed: 3, ..SimConfig::default() },
             SimConfig { seed: 5, fifo: false, max_delay: 32, ..SimConfig::default() },
             SimConfig { unit_delay: true, ..SimConfig::default() },
         ];
-        for (n, edges) in graphs {
-            let topo = Topology::graph(n, edges).unwrap();
-            for ids in permutations(&(1..=n as u64).collect::<Vec<_>>()) {
-                check_all(&topo, &ids, &cfgs);
-            }
-        }
+        small_graph_arrangements(|topo, ids| check(topo, ids, &cfgs));
     }
 
-    /// Random connected graphs from seeds (n = 5..40) and a path: the minimum leads within the bound
+    /// Random connected graphs from seeds (n = 5..38) and a path: the minimum leads within the bound
     /// on FIFO and non-FIFO schedules.
     #[test]
     fn random_graphs_within_the_bound() {
@@ -663,13 +640,10 @@ mod tests {
             SimConfig { seed: 1, ..SimConfig::default() },
             SimConfig { seed: 2, fifo: false, max_delay: 64, ..SimConfig::default() },
         ];
-        for seed in 0..12u64 {
-            let n = 5 + (seed as u32 * 3);
-            let topo = Topology::graph(n, &random_graph_edges(n, seed)).unwrap();
-            let ids = crate::topology::IdOrder::Random(seed).arrange(n).unwrap();
-            check_all(&topo, &ids, &cfgs);
+        for (topo, ids) in random_graphs() {
+            check(&topo, &ids, &cfgs);
         }
         let path = Topology::graph(7, &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6)]).unwrap();
-        check_all(&path, &[4, 2, 6, 1, 7, 3, 5], &cfgs);
+        check(&path, &[4, 2, 6, 1, 7, 3, 5], &cfgs);
     }
 }
