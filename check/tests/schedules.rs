@@ -36,6 +36,11 @@ fn every_schedule_of_every_small_election_holds() {
             assert!(r.holds() && r.states > 1000, "{}: {:?}", spec.name, r.counterexamples.first());
             continue;
         }
+        if spec.default_topology() == TopologyKind::Torus {
+            // The smallest torus has 9 nodes, past what the checker takes (2 to 6): its elections are
+            // tried on random schedules in core/tests/torus_election.rs instead.
+            continue;
+        }
         // A hypercube has no 3 nodes: its smallest sweep with more than one duel is on 4.
         let n = if Topology::build(spec.default_topology(), 3, 7).is_ok() { 3 } else { 4 };
         let s = sweep(spec, n, 7, spec.rule, limits, |_, _, _| {}).unwrap();

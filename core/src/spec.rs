@@ -516,6 +516,10 @@ pub enum Candidates {
     /// Afek-Gafni): a smaller id that has captured more beats a larger one,
     /// so the schedule decides and no id is expected to win.
     Captor,
+    /// Whichever candidate outlasts every stage (the torus election): a
+    /// weaker id that got a stage further beats a better one, so the
+    /// schedule decides and no id is expected to win.
+    Survivor,
 }
 
 impl Candidates {
@@ -528,6 +532,7 @@ impl Candidates {
             Candidates::Root => "the root the run builds (the better of the two saturated nodes)",
             Candidates::Drawn => "the initiator whose random draws win",
             Candidates::Captor => "the initiator that captures every node (the schedule decides)",
+            Candidates::Survivor => "the candidate that outlasts every stage (the schedule decides)",
         }
     }
 }
@@ -705,15 +710,15 @@ impl AlgorithmSpec {
         self.kept.map(|k| (k.convergence_bound_ms)(d, n, delay_ms))
     }
 
-    /// The default topology.
-    pub fn default_topology(&self) -> TopologyKind {
-        self.topologies[0]
-    }
-
     /// No finite message bound holds on every run: its bound is
     /// [`UNBOUNDED`] (tried at a small and a large size).
     pub fn unbounded(&self) -> bool {
         [(3, 3), (1024, 1024)].iter().all(|&(n, k)| (self.bound)(n, k) == UNBOUNDED)
+    }
+
+    /// The default topology.
+    pub fn default_topology(&self) -> TopologyKind {
+        self.topologies[0]
     }
 
     /// Can it run on `t`?
@@ -739,7 +744,7 @@ impl AlgorithmSpec {
             Candidates::MeshCorners => rule.winner(
                 (0..topo.len()).filter(|&p| topo.ports(p).len() == 2).filter_map(|p| ids.get(p as usize).copied()),
             ),
-            Candidates::Root | Candidates::Drawn | Candidates::Captor => None,
+            Candidates::Root | Candidates::Drawn | Candidates::Captor | Candidates::Survivor => None,
         }
     }
 }
@@ -783,11 +788,6 @@ pub const CHORDAL_COMPLETE: &[TopologyKind] = &[TopologyKind::CompleteChordal];
 mod tests {
     use super::*;
 
-    /// Permutations come in lexicographic order of positions, each exactly
-    /// once; ring arrangements are those with id 1 first, in the same order.
-    #[test]
-    fn arrangements_in_lexicographic_order() {
-        assert_eq!(permutations(&[]), vec![Vec::<u64>::new()]);
     /// A bound reads as its figure, or "unbounded" for [`UNBOUNDED`] (never
     /// the sentinel); only Itai-Rodeh's entry is unbounded.
     #[test]
@@ -799,6 +799,11 @@ mod tests {
         assert_eq!(unbounded, ["itai-rodeh"]);
     }
 
+    /// Permutations come in lexicographic order of positions, each exactly
+    /// once; ring arrangements are those with id 1 first, in the same order.
+    #[test]
+    fn arrangements_in_lexicographic_order() {
+        assert_eq!(permutations(&[]), vec![Vec::<u64>::new()]);
         assert_eq!(
             permutations(&[1, 2, 3]),
             vec![vec![1, 2, 3], vec![1, 3, 2], vec![2, 1, 3], vec![2, 3, 1], vec![3, 1, 2], vec![3, 2, 1]]

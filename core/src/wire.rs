@@ -130,6 +130,18 @@ mod tests {
             Msg::GhsReject,
             Msg::GhsReport { best_lo: 0, best_hi: 0, top: 7 },
             Msg::GhsChangeRoot,
+            Msg::TorusMark { id: 5, stage: 2, step: 9, kills: 1, purged: true, beyond: false },
+            Msg::TorusKill {
+                killer: 9,
+                victim: 5,
+                stage: 1,
+                east: -3,
+                north: 2,
+                back_east: i32::MIN,
+                back_north: i32::MAX,
+            },
+            Msg::TorusVerdict { killer: 9, stage: 1, beaten: true, east: 0, north: -1 },
+            Msg::TorusNotify { leader: 9, east: 3, north: 0 },
         ];
         let mut kinds: Vec<_> = msgs.iter().map(Msg::kind).collect();
         kinds.dedup();

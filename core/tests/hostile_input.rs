@@ -211,10 +211,17 @@ fn with_value(x: u64) -> Vec<Msg> {
         Msg::GhsReport { best_lo: x, best_hi: x, top: x },
         Msg::GhsChangeRoot,
     ];
+    let i = x.min(i32::MAX as u64) as i32;
     for f in [false, true] {
         all.push(Msg::ChordAnswer { span: s, accepted: f });
         all.push(Msg::YoUp { yes: f, prune: !f, leaf: f });
+        all.push(Msg::TorusMark { id: x, stage: s, step: s, kills: s, purged: f, beyond: !f });
+        all.push(Msg::TorusVerdict { killer: x, stage: s, beaten: f, east: i, north: -i });
     }
+    for (e, n) in [(0, 0), (i, 0), (-i, 0), (0, i), (0, -i), (i32::MIN, i32::MIN)] {
+        all.push(Msg::TorusKill { killer: x, victim: x, stage: s, east: e, north: n, back_east: n, back_north: e });
+    }
+    all.push(Msg::TorusNotify { leader: x, east: s, north: s });
     all.extend(harness::kept_messages(x, x, x, s));
     all
 }
@@ -228,10 +235,10 @@ fn forged_messages_cover_every_kind() {
     assert_eq!(kinds.len(), ringleader_core::algo::MsgKind::COUNT, "{kinds:?}");
 }
 
-/// Position 0 of `spec` on the smallest of 3 or 4 nodes its default topology has (a hypercube has
-/// no 3), one-shot or kept, under `rule`.
+/// Position 0 of `spec` on the smallest of 3, 4 or 9 nodes its default topology has (a hypercube has
+/// no 3, a torus neither 3 nor 4), one-shot or kept, under `rule`.
 fn small_node(spec: &AlgorithmSpec, kept: bool, rule: Rule) -> Option<(Box<dyn Algorithm>, u32)> {
-    let n = if Topology::build(spec.default_topology(), 3, 7).is_ok() { 3 } else { 4 };
+    let n = [3, 4, 9].into_iter().find(|&n| Topology::build(spec.default_topology(), n, 7).is_ok())?;
     harness::node_under(spec, n, kept, rule)
 }
 

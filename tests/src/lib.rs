@@ -373,7 +373,11 @@ pub fn assert_correct(e: &pb::Election) {
         let winner = match candidates {
             Candidates::All => rule_of(e).winner(e.participants.iter().map(|p| p.id)),
             Candidates::Initiators => rule_of(e).winner(e.participants.iter().filter(|p| p.initiator).map(|p| p.id)),
-            Candidates::MeshCorners | Candidates::Root | Candidates::Drawn | Candidates::Captor => Some(leader.id),
+            Candidates::MeshCorners
+            | Candidates::Root
+            | Candidates::Drawn
+            | Candidates::Captor
+            | Candidates::Survivor => Some(leader.id),
         };
         assert_eq!(Some(leader.id), winner, "{ctx}: leader id");
         let at = &e.participants[leader.position as usize];

@@ -74,4 +74,5 @@ algorithms! {
     itai_rodeh,
     ghs,
     flood_max,
+    torus_elect,
 }

@@ -57,6 +57,12 @@ impl Word for u32 {
     }
 }
 
+impl Word for i32 {
+    fn word(&self, name: &str) -> Option<String> {
+        (*self != 0).then(|| format!("{} {self}", name.replace('_', " ")))
+    }
+}
+
 impl Word for bool {
     /// A flag is named when set; an answer (`granted`) is said either way,
     /// "granted" or "refused", since a refusal is what a student looks for.
@@ -556,6 +562,66 @@ messages! {
         /// No other active node of the round drew `id` so far.
         unique: bool,
     } => "random_id", pb::RandomId, Traffic::Election;
+    // Election on an oriented torus (marking territory)
+    /// Torus election: candidate `id`'s token of stage `stage` walking the
+    /// border of its square, arriving at the receiver as step `step` of the
+    /// walk.
+    TorusMark {
+        /// The candidate's id.
+        id: u64,
+        /// The candidate's stage (its square has side 2^(stage + 1)).
+        stage: u32,
+        /// The walk's step at the receiver (4L at the end, home again).
+        step: u32,
+        /// Kills the token has sent so far.
+        kills: u32,
+        /// A stronger mark stopped the token: it only walks home.
+        purged: bool,
+        /// The mark that stopped it was of a later stage.
+        beyond: bool,
+    } => "mark", pb::TorusMark, Traffic::Election;
+    /// Torus election: the stronger `killer`'s token crossed the weaker
+    /// `victim`'s border; the kill goes to the victim.
+    TorusKill {
+        /// The id of the candidate whose token crossed.
+        killer: u64,
+        /// The id of the candidate whose mark it found.
+        victim: u64,
+        /// The stage of both.
+        stage: u32,
+        /// Links still to go east (west when negative) to the victim.
+        east: i32,
+        /// Then links north (south when negative).
+        north: i32,
+        /// The way from the victim to the killer, east.
+        back_east: i32,
+        /// The way from the victim to the killer, north.
+        back_north: i32,
+    } => "kill", pb::TorusKill, Traffic::Election;
+    /// Torus election: the victim's answer to a kill.
+    TorusVerdict {
+        /// The killer it goes to.
+        killer: u64,
+        /// The stage of the kill.
+        stage: u32,
+        /// The killer must give up too: the victim went past the stage, or
+        /// was stopped by a later stage.
+        beaten: bool,
+        /// Links still to go east (west when negative) to the killer.
+        east: i32,
+        /// Then links north (south when negative).
+        north: i32,
+    } => "verdict", pb::TorusVerdict, Traffic::Election;
+    /// Torus election: the leader's announcement along a spanning tree (its
+    /// row, then every column).
+    TorusNotify {
+        /// The leader's id.
+        leader: u64,
+        /// Links still to go east along the leader's row after the receiver.
+        east: u32,
+        /// Links still to go north up the receiver's column.
+        north: u32,
+    } => "torus_notify", pb::TorusNotify, Traffic::Notification;
 }
 
 impl Msg {
@@ -710,7 +776,9 @@ impl MsgKind {
             | MsgKind::Warning
             | MsgKind::HyperMatch
             | MsgKind::ChordCapture
-            | MsgKind::RandomId => MsgRole::Candidate,
+            | MsgKind::RandomId
+            | MsgKind::TorusMark
+            | MsgKind::TorusKill => MsgRole::Candidate,
             MsgKind::Reply
             | MsgKind::Feedback
             | MsgKind::Message3
@@ -726,13 +794,15 @@ impl MsgKind {
             | MsgKind::CaptureAccept
             | MsgKind::CaptureReject
             | MsgKind::WarningReply
-            | MsgKind::ChordAnswer => MsgRole::Reply,
+            | MsgKind::ChordAnswer
+            | MsgKind::TorusVerdict => MsgRole::Reply,
             MsgKind::Notify
             | MsgKind::Coordinator
             | MsgKind::Commit
             | MsgKind::Handover
             | MsgKind::TimeoutNow
-            | MsgKind::ProgramNotice => MsgRole::Announcement,
+            | MsgKind::ProgramNotice
+            | MsgKind::TorusNotify => MsgRole::Announcement,
             MsgKind::Heartbeat
             | MsgKind::LeaseRenew
             | MsgKind::LeaseAck
@@ -854,7 +924,10 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), MsgKind::COUNT);
         let notifications: Vec<MsgKind> = MsgKind::ALL.into_iter().filter(|k| k.is_notification()).collect();
-        assert_eq!(notifications, [MsgKind::Notify, MsgKind::Coordinator, MsgKind::Commit, MsgKind::ProgramNotice]);
+        assert_eq!(
+            notifications,
+            [MsgKind::Notify, MsgKind::Coordinator, MsgKind::Commit, MsgKind::ProgramNotice, MsgKind::TorusNotify]
+        );
         let upkeep: Vec<MsgKind> = MsgKind::ALL.into_iter().filter(|k| k.is_upkeep()).collect();
         assert_eq!(
             upkeep,

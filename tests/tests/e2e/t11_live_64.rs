@@ -19,7 +19,7 @@ async fn every_algorithm_live_on_64_nodes() {
         // A mesh elects among its corners; Elect_root elects whichever root the run builds.
         if !matches!(
             spec.candidates,
-            Candidates::MeshCorners | Candidates::Root | Candidates::Drawn | Candidates::Captor
+            Candidates::MeshCorners | Candidates::Root | Candidates::Drawn | Candidates::Captor | Candidates::Survivor
         ) {
             // Every node initiates, so every node is a candidate.
             let expected = if spec.rule == ringleader_core::algo::Rule::Max { 64 } else { 1 };
