@@ -1,10 +1,12 @@
 //! The `CheckAlgorithm` RPC: one small election on every schedule
-//! (`ringleader-check`), its progress streamed, stopped when the caller goes.
+//! (`ringleader-check`), or on random walks (`simulate`), its progress
+//! streamed, stopped when the caller goes.
 //!
 //! A class asks the same questions at once, so checks are shared
 //! ([`Checks`]): a request is reduced to what decides its verdict
 //! ([`CheckKey`]: the validated election and links, `max_states`,
-//! `depth_first`); a verdict already found for it is answered at once from a
+//! `depth_first`, and with `simulate` the walks asked: random walks, whose
+//! same seed gives the same walks); a verdict already found for it is answered at once from a
 //! bounded cache ([`cache`]); an identical request (with the same
 //! `timeout_s`) arriving while one is queued or running joins that run and
 //! shares its queue position, progress and verdict. Only verdicts no
@@ -61,7 +63,8 @@ pub struct Plan {
 /// What decides a check's verdict, and nothing else: the validated election
 /// (algorithm, ids in position order, initiators, rule, detector, faults,
 /// delays, timers, partition bound and split), whether links are FIFO, the
-/// state budget and the order of the search. Requests that spell the same
+/// state budget, the order of the search, and the random walks asked
+/// (`simulate`: how many, how deep, from which seed). Requests that spell the same
 /// check differently (ids given or defaulted, `n` given or derived from the
 /// ids, `initiators` with `kept`, either side of a split, `fifo` where the
 /// algorithm assumes it) have equal keys; `timeout_s` is not part of it (a
