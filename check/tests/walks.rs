@@ -89,3 +89,28 @@ fn the_same_seed_gives_the_same_walks() {
     assert_eq!((stopped.limit, stopped.walks), (Some("stopped"), 1), "{stopped:?}");
     assert!(!stopped.clean() && stopped.words().contains("stopped by stopped after 1 of 40 walks"));
 }
+
+/// A deep violation of a kept leadership: kept bully on 3 nodes with a crash and a lost message
+/// (10 ms messages, punctual timers), whose shortest split the exhaustive search finds 54 steps
+/// deep, is split by a walk too: "at most one leader per term" broken within 1,000 walks, by a
+/// schedule no shorter than the search's, which its seed walks again.
+#[test]
+fn a_deep_kept_violation_is_walked_into() {
+    let kept =
+        CheckAsk { kept: true, crashes: 1, losses: 1, delay_ms: Some(10), punctual_timers: true, ..ask("bully", 3) };
+    let walks = Walks { walks: 1_000, depth: 500, seed: 1 };
+    let s = walk(kept.clone(), walks);
+    let v = s.violation.expect("a walk splits kept bully");
+    assert_eq!(v.counterexample.property, "at most one leader per term");
+    let (election, limits) = asked(kept.clone());
+    let shortest = check(election, limits);
+    let theirs = shortest.counterexamples.iter().find(|c| c.property == v.counterexample.property).unwrap();
+    assert!(
+        v.counterexample.steps.len() >= theirs.steps.len(),
+        "{} < {}",
+        v.counterexample.steps.len(),
+        theirs.steps.len()
+    );
+    let again = walk(kept, Walks { walks: 1, seed: v.seed, ..walks }).violation.unwrap();
+    assert_eq!(again.counterexample.steps, v.counterexample.steps);
+}
