@@ -16,7 +16,8 @@
 //! breaking (its process died or its host became unreachable: SIGKILL, a
 //! pod deleted, a cut link to the controller; a process that stops answering
 //! the controller's pulse for the detector timeout, paused or overloaded,
-//! breaks it too), dated when the node was last heard, an injected partition that
+//! breaks it too), dated when the node was last heard (or, if that was
+//! earlier, when its leadership was agreed), an injected partition that
 //! leaves the leader in a group of at most half the cluster (then the nodes
 //! so cut off take no part in the figures: agreement is the majority's), or
 //! the leader itself announcing that it names no leader (it stepped down: a
@@ -58,6 +59,8 @@ pub enum Mark {
 pub struct Tracker {
     /// The agreed leader and term.
     held: Option<(LeaderInfo, u64)>,
+    /// Since when it is held (agreed, or back in its own term).
+    held_since_ms: u64,
     /// Index of the failover still waiting for agreement.
     open: Option<usize>,
     records: Vec<FailoverRecord>,
@@ -112,6 +115,13 @@ impl Tracker {
         self.held.as_ref().map(|(l, _)| l.position)
     }
 
+    /// Since when the agreed leadership is held, if one is: a loss learnt
+    /// late is dated no earlier (what came before is the election that
+    /// agreed it, no reaction to the loss).
+    pub fn held_since(&self) -> Option<u64> {
+        self.held.as_ref().map(|_| self.held_since_ms)
+    }
+
     /// The term of the agreed leadership, if any.
     pub fn held_term(&self) -> Option<u64> {
         self.held.as_ref().map(|&(_, t)| t)
@@ -141,7 +151,7 @@ impl Tracker {
                     // leadership. The failover stays open, and the leader is held again, so that
                     // its next loss is seen (and dates the failover) rather than lost in this one.
                     self.open = Some(i);
-                    self.held = Some((leader, term));
+                    (self.held, self.held_since_ms) = (Some((leader, term)), now_ms);
                     return Mark::None;
                 }
                 let since = now_ms.saturating_sub(r.lost_at_ms);
@@ -152,7 +162,7 @@ impl Tracker {
             }
             None => Mark::None,
         };
-        self.held = Some((leader, term));
+        (self.held, self.held_since_ms) = (Some((leader, term)), now_ms);
         mark
     }
 }

@@ -244,6 +244,88 @@ async fn a_paused_leader_is_a_failover_and_no_overlap() {
     ctl.stop().await;
 }
 
+/// A leader taken as down a moment is followed again: three `ringleader-node` processes keep a
+/// Chubby-style leader with a 5 s lease (detector timeout 1 s); SIGSTOP of the leader until the
+/// controller takes it as down (its pulse unanswered for 1 s), then SIGCONT, well within the
+/// lease: the same leader leads the same term, agreed, as on a loaded machine where a pulse went
+/// unanswered at start. A second SIGSTOP, past the lease, lets the others elect: the record has one
+/// failover of that leader's term, dated at this pause (after the first SIGSTOP ended), ending with
+/// the new leader in a higher term. Before, the failover was the first SIGSTOP's, dated then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_back_from_a_moment_down_fails_over_at_its_real_pause() {
+    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let nodes: Vec<NodeProcess> =
+        ports.iter().enumerate().map(|(i, &p)| NodeProcess::spawn(&format!("b{i}"), p)).collect();
+    let mut config = test_config(0);
+    config.controller.nodes = ports.iter().map(|p| format!("http://127.0.0.1:{p}")).collect();
+    let ctl = TestController::start_with(config).await;
+    wait_reachable(&ctl, 3).await;
+    let mut client = ctl.client();
+    let detector = Some(pb::FailureDetector { period_ms: 200, timeout_ms: 1_000 });
+    let e = client.start_election(pb::StartElectionRequest { detector, ..kept("chubby") }).await.unwrap().into_inner();
+    // Started after the election: its clock is never ahead of the election's.
+    let started = Instant::now();
+    let first = settled_leader(&ctl, &e.election_id).await;
+    let leader = first.leader.clone().unwrap();
+    let i: usize = leader.node.trim_start_matches('b').parse().expect("a node of this test");
+    let pid = nodes[i].child.id().to_string();
+    let signal = |sig: &str| assert!(Command::new("kill").args([sig, &pid]).status().expect("kill").success());
+
+    tracing::info!("--- stop the leader until the controller takes it as down, then let it go on");
+    signal("-STOP");
+    taken_as_down(&mut client, &e.election_id).await;
+    let resumed_ms = started.elapsed().as_millis() as u64;
+    signal("-CONT");
+    let back = settled_leader(&ctl, &e.election_id).await;
+    assert_eq!((back.leader.as_ref().map(|l| &l.node), back.term), (Some(&leader.node), first.term), "{back:?}");
+
+    tracing::info!("--- stop it past its lease: the others elect");
+    signal("-STOP");
+    let next = leader_until(&mut client, &e.election_id, Duration::from_secs(30), |l| {
+        l.agreed && l.leader.as_ref().is_some_and(|r| r.node != leader.node)
+    })
+    .await;
+    signal("-CONT");
+    let done = client
+        .stop_election(pb::StopElectionRequest { election_id: e.election_id.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(done.violations.is_empty(), "{:?}", done.violations);
+    let ours: Vec<&pb::Failover> = done
+        .failovers
+        .iter()
+        .filter(|f| f.term == first.term && f.leader.as_ref().is_some_and(|l| l.node == leader.node))
+        .collect();
+    let [f] = ours.as_slice() else {
+        panic!("one failover of {} in term {}: {:?}", leader.node, first.term, done.failovers)
+    };
+    // Heard again only after the first stop ended; 1 ms for the rounding of the two clocks' ms.
+    assert!(f.lost_at_ms + 1 >= resumed_ms, "dated at the second stop, not the first (over at {resumed_ms} ms): {f:?}");
+    assert!(f.new_term > first.term && f.agreement_ms.is_some(), "{f:?}");
+    assert_eq!(f.new_leader.as_ref().map(|l| &l.node), next.leader.as_ref().map(|l| &l.node));
+    eprintln!(
+        "a moment down: {} taken as down, back by {resumed_ms} ms in term {}; its failover lost at {} ms, detection \
+         {:?} ms, agreement {:?} ms",
+        leader.node, first.term, f.lost_at_ms, f.detection_ms, f.agreement_ms
+    );
+    ctl.stop().await;
+}
+
+/// Wait (at most 5 s) until the controller no longer shows kept leadership `id`'s leader as agreed
+/// and live: its node taken as down, or no leader at all among the live nodes.
+async fn taken_as_down(client: &mut ringleader_tests::Client, id: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match client.get_leader(pb::GetLeaderRequest { election_id: id.into() }).await {
+            Ok(l) if l.get_ref().leader_down || !l.get_ref().agreed => return,
+            Err(no) if no.code() == tonic::Code::FailedPrecondition => return,
+            other => assert!(Instant::now() < deadline, "the leader is still agreed and live: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The leader of kept leadership `id` once the cluster has settled (at most 20 s): every node
 /// answers (GetCluster), the live nodes agree on the leader and its node is not taken as down.
 async fn settled_leader(ctl: &TestController, id: &str) -> pb::Leader {

@@ -320,9 +320,12 @@ impl Follower {
     pub(super) fn leader_lost(&mut self, at: Now) -> Option<usize> {
         let p = self.tracker.held_position()? as usize;
         let cause = self.loss(p)?;
-        // A node whose stream broke was lost when it was last heard, maybe a while ago.
+        // A node whose stream broke was lost when it was last heard, maybe a while ago, though
+        // never before its leadership was agreed: the beliefs before then are the election that
+        // agreed it, and would pass for a detection.
         let lost_ms = if cause == Cause::Unreachable {
-            at.ms.saturating_sub(at.unix_us.saturating_sub(self.lost_at_us[p]) / 1_000)
+            let heard_ms = at.ms.saturating_sub(at.unix_us.saturating_sub(self.lost_at_us[p]) / 1_000);
+            heard_ms.max(self.tracker.held_since().unwrap_or(0))
         } else {
             at.ms
         };
@@ -668,15 +671,15 @@ mod tests {
     /// A leader taken as down a moment (a pulse left unanswered at start on a loaded host) that
     /// comes back in its own term is followed again: its later loss (a pause) is the failover,
     /// dated when it was last heard before that loss, detected and agreed from there. Before, the
-    /// later loss opened nothing and the failover kept the first loss's date (5 ms) and detection.
+    /// later loss opened nothing and the failover kept the first loss's date (40 ms) and detection.
     #[test]
     fn a_leader_back_from_a_false_loss_fails_over_at_its_real_loss() {
         let mut f = three();
         agreed_on_node_0(&mut f);
-        f.streams(&[false, true, true], |_| at(5).unix_us, at(1_100).unix_us);
+        f.streams(&[false, true, true], |_| at(40).unix_us, at(1_100).unix_us);
         f.faults(ActiveFaults::default(), at(1_100).unix_us);
         assert_eq!(f.leader_lost(at(1_100)), Some(0));
-        assert_eq!(f.records()[0].lost_at_ms, 5);
+        assert_eq!(f.records()[0].lost_at_ms, 40);
         assert_eq!(f.streams(&[true; 3], |_| 0, at(1_300).unix_us), [0]);
         f.rejoining(0);
         f.belief(says(0, 1, Some(30), 0), at(1_310));
@@ -692,6 +695,26 @@ mod tests {
         assert_eq!(f.records().len(), 1);
         assert_eq!((r.lost_at_ms, r.detection_ms, r.agreement_ms), (2_000, Some(950), Some(1_050)));
         assert_eq!(r.new_leader.as_ref().map(|(l, t)| (l.node.as_str(), *t)), Some(("node-2", 2)));
+    }
+
+    /// A leader last heard before its leadership was agreed (the pulse that would have heard it
+    /// later had not come yet) and then lost is lost when it was agreed: the others' beliefs from
+    /// before, the election that agreed it, are no detection. Before, the loss was dated when it was
+    /// last heard and a follower's earlier "no leader yet" read as a detection within a millisecond.
+    #[test]
+    fn a_loss_learnt_late_is_dated_no_earlier_than_its_agreement() {
+        let mut f = three();
+        f.belief(says(0, 1, Some(30), 0), at(8));
+        f.belief(says(1, 1, None, 0), at(12));
+        f.belief(says(1, 1, Some(30), 0), at(20));
+        f.belief(says(2, 1, Some(30), 0), at(20));
+        assert_eq!(f.agreement(20), None, "a first agreement closes no failover");
+        f.streams(&[false, true, true], |_| at(8).unix_us, at(1_100).unix_us);
+        assert_eq!(f.leader_lost(at(1_100)), Some(0));
+        let r = &f.records()[0];
+        assert_eq!((r.lost_at_ms, r.detection_ms), (20, None));
+        f.belief(says(1, 2, None, 0), at(1_200));
+        assert_eq!(f.records()[0].detection_ms, Some(1_180));
     }
 
     /// A leader that names no leader any more lost its leadership in its algorithm's words; a
