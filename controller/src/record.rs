@@ -104,7 +104,8 @@ pub struct Metrics {
 
 impl Metrics {
     /// The bound, when there is a finite one: `None` for none (0, a kept
-    /// leadership) or an algorithm without one ([`UNBOUNDED`]).
+    /// leadership) or an algorithm without one
+    /// ([`UNBOUNDED`](ringleader_core::spec::UNBOUNDED)).
     pub fn finite_bound(&self) -> Option<u64> {
         finite_bound(self.bound).filter(|&b| b > 0)
     }

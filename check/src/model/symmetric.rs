@@ -49,7 +49,7 @@ impl ElectionModel {
     /// [`Self::symmetric`] within a check's limits: its timeout (from
     /// `started`, when the check began), its memory and its caller's
     /// `cancel`, read before every round (the memory every
-    /// [`MEMORY_READ_ROUNDS`]). `Err` names the limit that cut the run
+    /// `MEMORY_READ_ROUNDS`). `Err` names the limit that cut the run
     /// short, as [`crate::Report::limit`] does: "time", "memory" or
     /// "stopped".
     pub fn symmetric_within(

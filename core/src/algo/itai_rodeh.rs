@@ -18,7 +18,7 @@
 //!   number of rounds is unbounded: the greatest draw may be shared round
 //!   after round, with a probability that shrinks geometrically but never
 //!   reaches 0. So there is no worst case: the entry's bound is
-//!   [`UNBOUNDED`](crate::spec::UNBOUNDED) (users read "unbounded", never
+//!   [`UNBOUNDED`] (users read "unbounded", never
 //!   a figure), and termination holds with probability 1, not on every
 //!   draw. The expected number of rounds with a active nodes drawing from
 //!   {1..n} is E(a) = 1 + Σ_{j≥2} P(a, j) E(j), P(a, j) the probability
