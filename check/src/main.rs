@@ -423,6 +423,7 @@ fn ask(args: &Args, name: &str, n: u32) -> CheckAsk {
         fifo: args.fifo,
         any_order: args.any_order,
         detector: DetectorConfig { period_ms: args.period_ms, timeout_ms: args.suspect_ms },
+        walk: args.simulate,
         ..CheckAsk::default()
     }
 }

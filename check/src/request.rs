@@ -14,6 +14,9 @@ use crate::{Election, Faults};
 
 /// The most nodes a check may have: the state space grows factorially.
 pub const MAX_N: u32 = 6;
+/// The most nodes random walks may have (one-shot, `walk`): a walk keeps one
+/// state at a time, so only its length grows with n.
+pub const MAX_WALK_N: u32 = 64;
 /// Faults of one kind a check may contain: each multiplies the states.
 pub const MAX_FAULTS: u32 = 2;
 /// The longest message delay a kept check takes, in ms.
@@ -61,6 +64,9 @@ pub struct CheckAsk {
     pub any_order: bool,
     /// The detector's settings (kept checks).
     pub detector: DetectorConfig,
+    /// Random walks rather than every schedule: a one-shot election may
+    /// then have up to [`MAX_WALK_N`] nodes (a torus has at least 9).
+    pub walk: bool,
 }
 
 /// Why a check was refused: the field at fault and why, and whether the request is well-formed but cannot
@@ -131,7 +137,11 @@ impl CheckAsk {
             (0, given) => (u32::try_from(given).unwrap_or(u32::MAX), "ids"),
             (n, _) => (n, "n"),
         };
-        if !(2..=MAX_N).contains(&n) {
+        if self.walk && !self.kept {
+            if !(2..=MAX_WALK_N).contains(&n) {
+                return Err(Refusal::invalid(sized_by, format!("{n} nodes: random walks take 2 to {MAX_WALK_N}")));
+            }
+        } else if !(2..=MAX_N).contains(&n) {
             return Err(Refusal::invalid(
                 sized_by,
                 format!("{n} nodes: from 2 to {MAX_N} (the state space grows factorially)"),
@@ -303,6 +313,21 @@ mod tests {
         assert_eq!(refused(CheckAsk { ids: vec![1, 2, 3], ..ask("hyper-elect") }).field, "ids");
         assert_eq!(refused(CheckAsk { n: 3, ..ask("hyper-elect") }).field, "n");
         assert_eq!(refused(CheckAsk { n: 7, ids: seven, ..ask("as-far") }).field, "n");
+    }
+
+    /// Random walks take one-shot elections of up to MAX_WALK_N nodes, so a torus (9 nodes at least) can be
+    /// sampled; every schedule of one still stops at MAX_N, and a kept check keeps MAX_N even as walks.
+    #[test]
+    fn walks_take_larger_elections() {
+        let nine: Vec<u64> = (1..=9).collect();
+        let walk = CheckAsk { ids: nine.clone(), walk: true, ..ask("torus-elect") }.check().unwrap();
+        assert_eq!(walk.election.ids.len(), 9);
+        let e = CheckAsk { ids: nine, ..ask("torus-elect") }.check().unwrap_err();
+        assert!(e.why.contains("9 nodes: from 2 to 6"), "{e}");
+        let e = CheckAsk { n: MAX_WALK_N + 1, walk: true, ..ask("as-far") }.check().unwrap_err();
+        assert_eq!(e.to_string(), "n: 65 nodes: random walks take 2 to 64");
+        let e = CheckAsk { n: 7, walk: true, kept: true, ..ask("bully") }.check().unwrap_err();
+        assert!(e.why.contains("7 nodes: from 2 to 6"), "{e}");
     }
 
     /// Each bad field is refused by name, with the limits both callers share; a good request gives its election.

@@ -143,6 +143,7 @@ fn ask(req: &pb::CheckRequest) -> CheckAsk {
         fifo: req.fifo,
         any_order: req.any_order,
         detector: KeptCheck::default().detector,
+        walk: req.simulate,
     }
 }
 
