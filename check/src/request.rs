@@ -65,7 +65,7 @@ pub struct CheckAsk {
     /// The detector's settings (kept checks).
     pub detector: DetectorConfig,
     /// Random walks rather than every schedule: a one-shot election may
-    /// then have up to [`MAX_WALK_N`] nodes (a torus has at least 9).
+    /// then have up to `MAX_WALK_N` (64) nodes (a torus has at least 9).
     pub walk: bool,
 }
 
