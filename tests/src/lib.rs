@@ -359,12 +359,19 @@ pub fn assert_correct(e: &pb::Election) {
     assert!(e.agreed, "{ctx}: not agreed");
     let leader = e.leader.as_ref().unwrap_or_else(|| panic!("{ctx}: no leader"));
     let m = e.metrics.as_ref().unwrap_or_else(|| panic!("{ctx}: no metrics"));
-    assert!(m.messages <= m.bound, "{ctx}: {} messages > bound {} = {}", m.messages, m.bound_formula, m.bound);
+    // An unbounded algorithm (Itai-Rodeh) reports no figure: bound 0 and the flag.
+    assert!(
+        m.unbounded || m.messages <= m.bound,
+        "{ctx}: {} messages > bound {} = {}",
+        m.messages,
+        m.bound_formula,
+        m.bound
+    );
     assert_eq!(m.messages, m.election_messages + m.notification_messages, "{ctx}: election + notification");
     // Heartbeats are listed by kind but kept out of `messages` (see core/src/counters.rs).
     let heartbeats = m.messages_by_kind.get("heartbeat").copied().unwrap_or(0);
     assert_eq!(m.messages, m.messages_by_kind.values().sum::<u64>() - heartbeats, "{ctx}: per-kind counts");
-    assert!(m.bound > 0 && !m.bound_formula.is_empty(), "{ctx}: bound");
+    assert!((m.bound > 0) != m.unbounded && !m.bound_formula.is_empty(), "{ctx}: bound");
     assert!(m.bytes > 0 && m.ideal_time > 0, "{ctx}: bytes and ideal time");
     if !e.participants.is_empty() {
         assert_eq!(e.participants.len(), e.n as usize, "{ctx}: participants");

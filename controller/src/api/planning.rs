@@ -416,7 +416,8 @@ fn topology_kind(req: &ElectionRequest, spec: &AlgorithmSpec) -> Result<Topology
 
 /// The number of positions asked for: named nodes fix it, then explicit ids, then a mesh's
 /// rows x cols; otherwise `size`, 0 meaning the whole cluster (LIVE) or
-/// [`DEFAULT_SIMULATED_SIZE`] (SIMULATED). Not checked against any limit yet.
+/// [`DEFAULT_SIMULATED_SIZE`] (SIMULATED; the next size the topology takes, 9
+/// for a torus). Not checked against any limit yet.
 fn size(req: &ElectionRequest, kind: TopologyKind, cluster_nodes: usize) -> Result<u64, RequestError> {
     let mesh_size = (is_grid(kind) && req.rows != 0 && req.cols != 0).then(|| req.rows as u64 * req.cols as u64);
     let grid = grid_word(kind);
@@ -468,7 +469,10 @@ fn size(req: &ElectionRequest, kind: TopologyKind, cluster_nodes: usize) -> Resu
     } else if req.size == 0 {
         Ok(match req.mode {
             Mode::Live => cluster_nodes as u64,
-            Mode::Simulated => DEFAULT_SIMULATED_SIZE as u64,
+            // The first size from the default that the topology takes (a torus has no 8: 9).
+            Mode::Simulated => (DEFAULT_SIMULATED_SIZE..DEFAULT_SIMULATED_SIZE + 64)
+                .find(|&n| ringleader_core::topology::Topology::build(kind, n, 7).is_ok())
+                .unwrap_or(DEFAULT_SIMULATED_SIZE) as u64,
         })
     } else {
         Ok(req.size as u64)
@@ -990,6 +994,8 @@ mod tests {
         let mut sim = req("as-far");
         sim.mode = Mode::Simulated;
         assert_eq!(plan(&sim, 0, &ControllerConfig::default()).unwrap().n(), DEFAULT_SIMULATED_SIZE);
+        let torus = ElectionRequest { algorithm: "torus-elect".into(), ..sim.clone() };
+        assert_eq!(plan(&torus, 0, &ControllerConfig::default()).unwrap().n(), 9, "a torus has no 8 positions: 9");
     }
 
     /// Shape parameters belong to their topology: rows/cols only for MESH, edges only for TREE and GRAPH,
