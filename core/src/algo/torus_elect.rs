@@ -114,8 +114,8 @@ pub const SPEC: AlgorithmSpec = AlgorithmSpec {
     description: "Each candidate walks the border of a square of side 2^(stage+1) with the compass labels, marking \
                   it; a stronger mark stops a walk, a walk that crosses a weaker same-stage border kills its owner \
                   unless that one already went further. Survivors own disjoint squares, so few pay for the next, \
-                  larger one: O(n) messages. The square that covers the torus leads and notifies along its row and \
-                  up every column.",
+                  larger one: O(n) messages on a square torus. The square that covers the torus leads and \
+                  notifies along its row and up every column.",
     topologies: TORI,
     assumptions: Assumptions { bidirectional: true, oriented: true, fifo: false },
     rule: Rule::Max,
@@ -490,7 +490,7 @@ impl TorusElect {
     fn take_verdict(&mut self, stage: u32, beaten: bool, out: &mut Outbox) -> Result<(), AlgoError> {
         match &mut self.part {
             Part::Running(st) if st.stage == stage && (!st.home || st.verdicts < st.kills) => {
-                st.verdicts += 1;
+                st.verdicts = st.verdicts.saturating_add(1);
                 st.beaten |= beaten;
                 self.settle(out)
             }
