@@ -358,6 +358,29 @@ pub fn check(election: Election, limits: Limits) -> Report {
     check_with(election, limits, None, |_| {})
 }
 
+/// The first limit a breadth- or depth-first check has reached with `states`
+/// seen, at depth `d`, `log_len` states logged: its name in the report, or none.
+fn limit_hit(
+    limits: &Limits,
+    states: usize,
+    d: usize,
+    started: Instant,
+    over_memory: bool,
+    log_len: usize,
+    cancel: Option<&AtomicBool>,
+) -> Option<&'static str> {
+    [
+        (limits.max_states > 0 && states >= limits.max_states, "states"),
+        (limits.max_depth > 0 && d >= limits.max_depth, "depth"),
+        (limits.timeout.is_some_and(|t| started.elapsed() >= t), "time"),
+        (over_memory, "memory"),
+        (log_len >= u32::MAX as usize / 2, "log"),
+        (cancel.is_some_and(|c| c.load(Ordering::Relaxed)), "stopped"),
+    ]
+    .into_iter()
+    .find_map(|(hit, what)| hit.then_some(what))
+}
+
 /// [`check`], stopped early when `cancel` is set, telling `progress` how far
 /// it has got about four times a second.
 pub fn check_with(
@@ -442,17 +465,7 @@ pub fn check_with(
             over_memory = limits.max_memory_mib > 0
                 && resident_mib().is_some_and(|m| m.saturating_add(growth_mib) > limits.max_memory_mib);
         }
-        let limited = [
-            (limits.max_states > 0 && seen.len() >= limits.max_states, "states"),
-            (limits.max_depth > 0 && d >= limits.max_depth, "depth"),
-            (limits.timeout.is_some_and(|t| started.elapsed() >= t), "time"),
-            (over_memory, "memory"),
-            (log.len() >= u32::MAX as usize / 2, "log"),
-            (cancel.is_some_and(|c| c.load(Ordering::Relaxed)), "stopped"),
-        ]
-        .into_iter()
-        .find_map(|(hit, what)| hit.then_some(what));
-        if let Some(what) = limited {
+        if let Some(what) = limit_hit(&limits, seen.len(), d, started, over_memory, log.len(), cancel) {
             complete = false;
             limit.get_or_insert(what);
             if limits.max_depth > 0 && d >= limits.max_depth {
